@@ -1,0 +1,121 @@
+#!/usr/bin/env node
+/**
+ * subsvc: the service's one command.
+ *   subsvc serve                         HTTP service (+ bulk workers unless WORKERS=0)
+ *   subsvc worker                        bulk workers only
+ *   subsvc merchant create --name NAME   prints {"merchantId","apiKey"}
+ *   subsvc subscriptions seed --merchant ID --count N [--status S] [--plan UUID]
+ * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
+ */
+import { parseArgs } from 'node:util';
+import { loadConfig, type Config } from './config.js';
+import { connectDatabase } from './db/mongo.js';
+import { createLogger, type Logger } from './logger.js';
+import { serve, work, type Running } from './server.js';
+import { composeService } from './service.js';
+import { normaliseId, type SubscriptionStatus } from './subscriptions/subscriptions.rules.js';
+
+const USAGE = `usage:
+  subsvc serve
+  subsvc worker
+  subsvc merchant create --name NAME
+  subsvc subscriptions seed --merchant ID --count N [--status fulfilled|paused|cancelled] [--plan UUID]`;
+
+class UsageError extends Error {}
+
+function runUntilSignalled(running: Running, config: Config, log: Logger): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'signal received');
+    const timer = setTimeout(() => {
+      log.error('shutdown deadline passed; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs + 10_000);
+    timer.unref();
+    running.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+}
+
+async function admin<T>(config: Config, task: (service: Awaited<ReturnType<typeof composeService>>) => Promise<T>): Promise<T> {
+  if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: admin commands work on a running database');
+  const log = createLogger('silent');
+  const database = await connectDatabase(config.mongodbUri, Math.max(config.dbTimeoutMs, 3_000), log).catch(
+    (error: Error) => {
+      throw new UsageError(`cannot reach the database at MONGODB_URI: ${error.message.split('\n')[0]}`);
+    },
+  );
+  try {
+    return await task(await composeService(database.db, { ...config, workers: 0 }, log));
+  } finally {
+    await database.close();
+  }
+}
+
+function positiveInteger(raw: string | undefined, name: string, max: number): number {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1 || value > max) throw new UsageError(`${name} must be an integer from 1 to ${max}`);
+  return value;
+}
+
+const STATUSES: readonly SubscriptionStatus[] = ['fulfilled', 'paused', 'cancelled'];
+
+async function seed(config: Config, args: string[]): Promise<unknown> {
+  const { values } = parseArgs({
+    args,
+    options: { merchant: { type: 'string' }, count: { type: 'string' }, status: { type: 'string' }, plan: { type: 'string' } },
+  });
+  const merchantId = normaliseId(values.merchant ?? '');
+  if (!merchantId) throw new UsageError('--merchant must be a merchant id (a UUID)');
+  const count = positiveInteger(values.count, '--count', 100_000);
+  const status = (values.status ?? 'fulfilled') as SubscriptionStatus;
+  if (!STATUSES.includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
+  const planId = values.plan === undefined ? undefined : normaliseId(values.plan);
+  if (planId === undefined && values.plan !== undefined) throw new UsageError('--plan must be a UUID');
+  return admin(config, async (service) => {
+    if (!(await service.merchants.exists(merchantId))) throw new UsageError(`no merchant with id ${merchantId}`);
+    const seeded = await service.subscriptions.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
+    return { subscriptionIds: seeded.map((s) => s.id) };
+  });
+}
+
+async function main(argv: string[]): Promise<void> {
+  const config = loadConfig();
+  const [command, subcommand, ...rest] = argv;
+  if (command === 'serve' || command === 'worker') {
+    const log = createLogger(config.logLevel);
+    const running = command === 'serve' ? await serve(config, log, (text) => process.stdout.write(`${text}\n`)) : await work(config, log);
+    runUntilSignalled(running, config, log);
+    return;
+  }
+  let result: unknown;
+  if (command === 'merchant' && subcommand === 'create') {
+    const { values } = parseArgs({ args: rest, options: { name: { type: 'string' } } });
+    const name = values.name?.trim();
+    if (!name || name.length > 200) throw new UsageError('--name is required (1 to 200 characters)');
+    result = await admin(config, (service) => service.auth.createMerchant(name));
+  } else if (command === 'subscriptions' && subcommand === 'seed') {
+    result = await seed(config, rest);
+  } else if (command === 'help' || command === '--help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  } else {
+    throw new UsageError(`unknown command: ${argv.join(' ') || '(none)'}\n${USAGE}`);
+  }
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const message = error instanceof UsageError ? error.message : String((error as Error)?.message ?? error).split('\n')[0];
+  process.stderr.write(`subsvc: ${message}\n`);
+  process.exitCode = error instanceof UsageError ? 2 : 1;
+});

@@ -1,0 +1,82 @@
+/**
+ * The service's configuration: read once from the environment at boot, typed and frozen.
+ * Nothing else in the code reads process.env.
+ */
+export type EmbeddedEngine = 'auto' | 'memory-server' | 'ferretdb';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  /** Unset: an embedded database is started (DESIGN.md §8). */
+  readonly mongodbUri: string | undefined;
+  readonly embeddedEngine: EmbeddedEngine;
+  readonly logLevel: LogLevel;
+  /** How long a resolved API key is remembered, so that hot paths do not look it up every time. */
+  readonly authCacheTtlMs: number;
+  /** How long the driver waits for a reachable server before a request answers 503. */
+  readonly dbTimeoutMs: number;
+  /** How long SIGTERM waits for in-flight work before closing anyway. */
+  readonly shutdownTimeoutMs: number;
+  /** Bulk chunks this process applies at once; 0 makes an HTTP-only process. */
+  readonly workers: number;
+  /** How long a chunk stays locked by a worker that stopped answering (a killed one). */
+  readonly bulkLockLifetimeMs: number;
+  /** How often an idle worker looks for queued chunks. */
+  readonly bulkPollIntervalMs: number;
+  /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
+  readonly demo: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+  }
+  return value;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function mongodbUri(env: Env): string | undefined {
+  const raw = env.MONGODB_URI;
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^mongodb(\+srv)?:\/\//.test(raw)) {
+    throw new ConfigError('MONGODB_URI must start with mongodb:// or mongodb+srv://');
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const uri = mongodbUri(env);
+  const demo = oneOf(env, 'DEMO', ['on', 'off', 'auto'], 'auto');
+  return Object.freeze({
+    host: env.HOST || '127.0.0.1',
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    mongodbUri: uri,
+    embeddedEngine: oneOf(env, 'EMBEDDED_DB', ['auto', 'memory-server', 'ferretdb'] as const, 'auto'),
+    logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+    authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 1_500, 100, 60_000),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    workers: integer(env, 'WORKERS', 4, 0, 64),
+    bulkLockLifetimeMs: integer(env, 'BULK_LOCK_LIFETIME_MS', 10_000, 1_000, 3_600_000),
+    bulkPollIntervalMs: integer(env, 'BULK_POLL_INTERVAL_MS', 200, 10, 60_000),
+    demo: demo === 'on' || (demo === 'auto' && uri === undefined),
+  });
+}

@@ -1,0 +1,65 @@
+/**
+ * The one error catalogue (DESIGN.md §7). Every error response is built from an entry here
+ * and rendered as application/problem+json by the problem middleware.
+ */
+export interface ProblemKind {
+  readonly status: number;
+  readonly code: string;
+  readonly title: string;
+  readonly slug: string;
+}
+
+function kind(status: number, code: string, title: string, slug: string): ProblemKind {
+  return Object.freeze({ status, code, title, slug });
+}
+
+export const Problems = Object.freeze({
+  invalidRequest: kind(400, '0040', 'Invalid request', 'invalid-request'),
+  unauthorized: kind(401, '0010', 'Unauthorized', 'unauthorized'),
+  subscriptionNotFound: kind(404, '0020', 'Subscription not found', 'subscription-not-found'),
+  routeNotFound: kind(404, '0021', 'Not found', 'not-found'),
+  invalidStatusTransition: kind(409, '0030', 'Invalid status transition', 'invalid-status-transition'),
+  payloadTooLarge: kind(413, '0042', 'Payload too large', 'payload-too-large'),
+  unsupportedMediaType: kind(415, '0041', 'Unsupported media type', 'unsupported-media-type'),
+  internal: kind(500, '0900', 'Internal Server Error', 'internal-server-error'),
+  unavailable: kind(503, '0910', 'Service unavailable', 'service-unavailable'),
+});
+
+export interface FieldError {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** An error that already knows which catalogue entry it is. */
+export class ProblemError extends Error {
+  override name = 'ProblemError';
+
+  constructor(
+    readonly kind: ProblemKind,
+    readonly detail: string,
+    readonly errors?: readonly FieldError[],
+  ) {
+    super(detail);
+  }
+}
+
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: string;
+  errors?: FieldError[];
+}
+
+export function problemBody(kind: ProblemKind, detail: string, errors?: readonly FieldError[]): ProblemBody {
+  const body: ProblemBody = {
+    type: `urn:subsvc:problem:${kind.slug}`,
+    title: kind.title,
+    status: kind.status,
+    detail,
+    code: kind.code,
+  };
+  if (errors && errors.length > 0) body.errors = [...errors];
+  return body;
+}

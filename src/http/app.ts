@@ -1,0 +1,44 @@
+/** The Koa application: request context, errors, body, then the spec's operations. */
+import Koa from 'koa';
+import type { AuthService } from '../auth/auth.service.js';
+import type { Logger } from '../logger.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { subscriptionHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
+import { jsonBodyMiddleware } from './body.middleware.js';
+import { createOpenApiBackend } from './openapi.js';
+import { problemMiddleware } from './problem.middleware.js';
+import { requestContextMiddleware } from './request-context.middleware.js';
+
+export interface AppDependencies {
+  readonly auth: AuthService;
+  readonly subscriptions: SubscriptionsService;
+  readonly bulk: BulkAcceptor;
+  readonly log: Logger;
+}
+
+export async function createApp({ auth, subscriptions, bulk, log }: AppDependencies): Promise<Koa> {
+  const api = await createOpenApiBackend(auth, subscriptionHandlers(subscriptions, bulk));
+  const httpLog = log.child({ component: 'http' });
+
+  const app = new Koa();
+  app.use(requestContextMiddleware(httpLog));
+  app.use(problemMiddleware(httpLog));
+  app.use(async (ctx, next) => {
+    ctx.set('Cache-Control', 'no-store');
+    await next();
+  });
+  app.use(jsonBodyMiddleware());
+  app.use(async (ctx) => {
+    await api.handleRequest(
+      {
+        method: ctx.method,
+        path: ctx.path,
+        query: ctx.querystring,
+        headers: ctx.headers as Record<string, string | string[]>,
+        body: ctx.request.body,
+      },
+      ctx,
+    );
+  });
+  return app;
+}

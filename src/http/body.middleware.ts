@@ -1,0 +1,50 @@
+/**
+ * Reads JSON bodies of up to 256 KiB (DESIGN.md §7). A body of another media type answers 415
+ * before anything is read; a request without a body reaches the operation with `{}`.
+ */
+import type { Middleware } from 'koa';
+import bodyParser from 'koa-bodyparser';
+import { Problems, ProblemError } from '../errors.js';
+
+export const BODY_LIMIT_BYTES = 256 * 1024;
+
+/** raw-body marks its errors with a `type`; co-body throws a SyntaxError for bad JSON. */
+function toBodyProblem(error: Error & { type?: string }): ProblemError {
+  switch (error.type) {
+    case 'entity.too.large':
+      return new ProblemError(Problems.payloadTooLarge, `The request body exceeds ${BODY_LIMIT_BYTES} bytes.`);
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ProblemError(Problems.unsupportedMediaType, 'The request body encoding is not supported.');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new ProblemError(Problems.invalidRequest, 'The request body could not be read completely.');
+    default:
+      return new ProblemError(Problems.invalidRequest, 'The request body is not valid JSON (an object is expected).', [
+        { path: '/', message: error instanceof SyntaxError ? 'malformed JSON' : 'unreadable body' },
+      ]);
+  }
+}
+
+export function jsonBodyMiddleware(): Middleware {
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: `${BODY_LIMIT_BYTES}b`,
+    strict: true,
+    onerror: (error) => {
+      throw toBodyProblem(error);
+    },
+  });
+  return async (ctx, next) => {
+    const length = Number(ctx.get('content-length') || '0');
+    const hasBody = ctx.get('transfer-encoding') !== '' || length > 0;
+    if (hasBody && !ctx.is('application/json')) {
+      const type = ctx.get('content-type') || 'none';
+      throw new ProblemError(
+        Problems.unsupportedMediaType,
+        `Content-Type ${type} is not supported; send application/json.`,
+      );
+    }
+    await parse(ctx, next);
+  };
+}

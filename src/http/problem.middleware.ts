@@ -1,0 +1,51 @@
+/**
+ * The one place errors become responses: every error, thrown anywhere below, is rendered as
+ * application/problem+json from the catalogue. Unknown errors become a logged 500 whose body
+ * says nothing internal.
+ */
+import type { Middleware } from 'koa';
+import { MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError } from 'mongodb';
+import { Problems, ProblemError, problemBody, type ProblemBody } from '../errors.js';
+import type { Logger } from '../logger.js';
+import {
+  InvalidTransitionError,
+  SubscriptionNotFoundError,
+} from '../subscriptions/subscriptions.rules.js';
+
+function isDatabaseUnavailable(error: unknown): boolean {
+  return (
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNetworkError ||
+    error instanceof MongoTopologyClosedError ||
+    error instanceof MongoNotConnectedError
+  );
+}
+
+export function toProblem(error: unknown): ProblemBody | undefined {
+  if (error instanceof ProblemError) return problemBody(error.kind, error.detail, error.errors);
+  if (error instanceof SubscriptionNotFoundError) return problemBody(Problems.subscriptionNotFound, error.message);
+  if (error instanceof InvalidTransitionError) return problemBody(Problems.invalidStatusTransition, error.message);
+  if (isDatabaseUnavailable(error)) {
+    return problemBody(Problems.unavailable, 'The database is unavailable; retry later.');
+  }
+  return undefined;
+}
+
+export function problemMiddleware(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      let body = toProblem(error);
+      if (!body) {
+        log.error({ err: error }, 'unexpected error');
+        body = problemBody(Problems.internal, 'An unexpected error occurred.');
+      } else if (body.status >= 500) {
+        log.warn({ err: error, code: body.code }, 'request failed');
+      }
+      ctx.status = body.status;
+      ctx.type = 'application/problem+json';
+      ctx.body = body;
+    }
+  };
+}

@@ -1,0 +1,23 @@
+/** Gives every request an id (echoed from X-Request-Id when sane, generated otherwise) and logs it once done. */
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import { runWithRequestId, type Logger } from '../logger.js';
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestContextMiddleware(log: Logger): Middleware {
+  return async (ctx, next) => {
+    const given = ctx.get('x-request-id');
+    const reqId = SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+    ctx.set('X-Request-Id', reqId);
+    const started = process.hrtime.bigint();
+    await runWithRequestId(reqId, async () => {
+      try {
+        await next();
+      } finally {
+        const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+        log.info({ method: ctx.method, path: ctx.path, status: ctx.status, durationMs }, 'request completed');
+      }
+    });
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Timestamps with microseconds (DESIGN.md §5): ISO 8601 UTC with exactly six fractional digits.
+ * They are stored as these fixed-width strings, which sort like the instants they name and
+ * round-trip exactly (a BSON Date keeps only milliseconds).
+ */
+let lastMicros = 0n;
+const hrtimeAtStart = process.hrtime.bigint();
+const epochMicrosAtStart = BigInt(Date.now()) * 1000n;
+
+/** Microseconds since the epoch, strictly increasing within this process. */
+function epochMicros(): bigint {
+  const elapsedMicros = (process.hrtime.bigint() - hrtimeAtStart) / 1000n;
+  const wallMicros = BigInt(Date.now()) * 1000n;
+  // hrtime gives sub-millisecond precision; the wall clock keeps it honest over long runs.
+  let micros = epochMicrosAtStart + elapsedMicros;
+  if (micros / 1000n !== wallMicros / 1000n) micros = wallMicros + (micros % 1000n);
+  if (micros <= lastMicros) micros = lastMicros + 1n;
+  lastMicros = micros;
+  return micros;
+}
+
+export function formatTimestamp(micros: bigint): string {
+  const millis = Number(micros / 1000n);
+  const fraction = String(micros % 1_000_000n).padStart(6, '0');
+  return `${new Date(millis).toISOString().slice(0, 19)}.${fraction}Z`;
+}
+
+export function nowTimestamp(): string {
+  return formatTimestamp(epochMicros());
+}
+
+export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;

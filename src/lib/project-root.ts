@@ -1,0 +1,14 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The folder holding package.json and openapi/, whether running from src/ or dist/src/. */
+export function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'openapi', 'openapi.yaml'))) {
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error('cannot find the project root (openapi/openapi.yaml)');
+    dir = parent;
+  }
+  return dir;
+}

@@ -1,0 +1,35 @@
+/**
+ * pino JSON logs. The request id travels with the request through AsyncLocalStorage, so every
+ * line written while serving it carries `reqId`, whichever component writes it.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { LogLevel } from './config.js';
+
+export type { Logger };
+
+interface RequestContext {
+  readonly reqId: string;
+}
+
+const requestContext = new AsyncLocalStorage<RequestContext>();
+
+export function runWithRequestId<T>(reqId: string, fn: () => T): T {
+  return requestContext.run({ reqId }, fn);
+}
+
+/** Header names whose values are secrets: never written to a log line. */
+const redactedPaths = ['apiKey', '*.apiKey', 'headers["x-api-key"]', 'headers["x_api_key"]', '*.headers["x-api-key"]'];
+
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  const options = {
+    level,
+    base: { service: 'subsvc' },
+    redact: { paths: redactedPaths, censor: '[redacted]' },
+    mixin: () => {
+      const context = requestContext.getStore();
+      return context ? { reqId: context.reqId } : {};
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}

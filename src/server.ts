@@ -1,0 +1,94 @@
+/**
+ * The long-running processes: `serve` (HTTP and, unless WORKERS=0, bulk workers) and `worker`
+ * (bulk workers only). Each returns a stop() that stops accepting work, drains in-flight bulk
+ * chunks within the deadline, and closes the database.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.js';
+import { startEmbeddedDatabase } from './db/embedded.js';
+import { connectDatabase, type Database } from './db/mongo.js';
+import { createDemo } from './demo.js';
+import type { Logger } from './logger.js';
+import { composeService } from './service.js';
+
+export interface Running {
+  readonly url?: string;
+  stop(): Promise<void>;
+}
+
+interface OpenedDatabase {
+  readonly database: Database;
+  readonly embedded: boolean;
+  close(): Promise<void>;
+}
+
+async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase> {
+  if (config.mongodbUri) {
+    const database = await connectDatabase(config.mongodbUri, config.dbTimeoutMs, log);
+    return { database, embedded: false, close: () => database.close() };
+  }
+  const embedded = await startEmbeddedDatabase(config.embeddedEngine, log);
+  try {
+    const database = await connectDatabase(`${embedded.uri.replace(/\/$/, '')}/subscriptions`, config.dbTimeoutMs, log);
+    return {
+      database,
+      embedded: true,
+      close: async () => {
+        await database.close();
+        await embedded.stop();
+      },
+    };
+  } catch (error) {
+    await embedded.stop();
+    throw error;
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const { port: actual } = server.address() as AddressInfo;
+      resolve(`http://${host.includes(':') ? `[${host}]` : host}:${actual}`);
+    });
+  });
+}
+
+export async function serve(config: Config, log: Logger, announce: (text: string) => void): Promise<Running> {
+  const opened = await openDatabase(config, log);
+  const service = await composeService(opened.database.db, config, log);
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (await service.app()).callback());
+  const url = await listen(server, config.port, config.host);
+  await service.queue.startWorkers();
+  log.info({ url, workers: config.workers, embedded: opened.embedded }, 'service listening');
+  if (config.demo) announce(await createDemo(service.auth, service.subscriptions, url));
+  return {
+    url,
+    async stop() {
+      log.info('stopping: no new requests; draining bulk workers');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await service.queue.stop(config.shutdownTimeoutMs);
+      server.closeAllConnections();
+      await closed;
+      await opened.close();
+      log.info('stopped');
+    },
+  };
+}
+
+export async function work(config: Config, log: Logger): Promise<Running> {
+  if (config.workers === 0) throw new Error('WORKERS=0 leaves a worker process nothing to do');
+  const opened = await openDatabase(config, log);
+  const service = await composeService(opened.database.db, config, log);
+  await service.queue.startWorkers();
+  return {
+    async stop() {
+      log.info('stopping: draining bulk workers');
+      await service.queue.stop(config.shutdownTimeoutMs);
+      await opened.close();
+      log.info('stopped');
+    },
+  };
+}

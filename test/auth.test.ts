@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from './support/http.js';
+import { startTestService, type TestService } from './support/service.js';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(() => t.close());
+
+describe('authentication', () => {
+  it('with no API key, pause answers 401 0010', async () => {
+    const { merchantId } = await t.merchant();
+    const [id] = await t.seed(merchantId, 1);
+    const res = await call(t.baseUrl, `/v2/subscriptions/${id}/pause`);
+    expect(res.status).toBe(401);
+    expect(res.body).toMatchObject({ status: 401, code: '0010', title: 'Unauthorized' });
+  });
+
+  it('with an unknown API key, resume answers 401 0010', async () => {
+    const { merchantId } = await t.merchant();
+    const [id] = await t.seed(merchantId, 1, 'paused');
+    const res = await call(t.baseUrl, `/v2/subscriptions/${id}/resume`, { apiKey: 'sk_not-a-key-anyone-was-given' });
+    expect(res.status).toBe(401);
+    expect(res.body.code).toBe('0010');
+  });
+
+  it('accepts the key under the x_api_key header too', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const [id] = await t.seed(merchantId, 1);
+    const res = await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { headers: { x_api_key: apiKey } });
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('paused');
+  });
+
+  it("with merchant B's key, merchant A's subscription is not found and stays unchanged", async () => {
+    const a = await t.merchant();
+    const b = await t.merchant();
+    const [id] = await t.seed(a.merchantId, 1);
+    const before = await t.db.collection('subscriptions').findOne({ _id: id as never });
+    const res = await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: b.apiKey });
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: '0020', detail: `Subscription ${id} not found` });
+    expect(await t.db.collection('subscriptions').findOne({ _id: id as never })).toEqual(before);
+  });
+
+  it('stores only a hash of the API key', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const stored = await t.db.collection('merchants').findOne({ _id: merchantId as never });
+    expect(JSON.stringify(stored)).not.toContain(apiKey);
+    expect(stored?.apiKeyHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+});

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call } from './support/http.js';
+import { startTestService, type TestService } from './support/service.js';
+
+let t: TestService;
+let apiKey: string;
+let id: string;
+beforeAll(async () => {
+  t = await startTestService();
+  const merchant = await t.merchant();
+  apiKey = merchant.apiKey;
+  [id] = (await t.seed(merchant.merchantId, 1)) as [string];
+});
+afterAll(() => t.close());
+
+const path = () => `/v2/subscriptions/${id}/pause`;
+
+describe('request bodies', () => {
+  it('an empty JSON object is a single operation', async () => {
+    const res = await call(t.baseUrl, path(), { apiKey, json: {} });
+    expect(res.status).toBe(200);
+  });
+
+  it('malformed JSON answers 400 0040', async () => {
+    const res = await call(t.baseUrl, path(), { apiKey, headers: { 'content-type': 'application/json' }, rawBody: '{"subscriptions": [' });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ code: '0040', title: 'Invalid request' });
+  });
+
+  it('an unknown body property answers 400 0040 naming it, and changes nothing', async () => {
+    const before = await t.db.collection('subscriptions').findOne({ _id: id as never });
+    const res = await call(t.baseUrl, path(), { apiKey, json: { status: 'cancelled' } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('0040');
+    expect(res.body.errors).toContainEqual({ path: '/', message: 'must NOT have additional properties: status' });
+    expect(await t.db.collection('subscriptions').findOne({ _id: id as never })).toEqual(before);
+  });
+
+  it('a JSON array body answers 400 0040', async () => {
+    const res = await call(t.baseUrl, path(), { apiKey, json: [id] });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('0040');
+  });
+
+  it('a text/plain body answers 415 0041', async () => {
+    const res = await call(t.baseUrl, path(), { apiKey, headers: { 'content-type': 'text/plain' }, rawBody: 'pause please' });
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ code: '0041', title: 'Unsupported media type' });
+  });
+
+  it('a body over 256 KiB answers 413 0042', async () => {
+    const big = JSON.stringify({ subscriptions: ['x'.repeat(270 * 1024)] });
+    const res = await call(t.baseUrl, path(), { apiKey, headers: { 'content-type': 'application/json' }, rawBody: big });
+    expect(res.status).toBe(413);
+    expect(res.body).toMatchObject({ code: '0042', title: 'Payload too large' });
+  });
+});
+
+describe('routes', () => {
+  it.each(['/v1/subscriptions/x/pause', '/v2/subscriptions', '/nothing-here', '/v2/subscriptions/x/cancel'])(
+    'POST %s answers 404 0021 as problem+json',
+    async (route) => {
+      const res = await call(t.baseUrl, route, { apiKey });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ code: '0021', title: 'Not found' });
+    },
+  );
+
+  it('a GET on an operation path answers 404 0021', async () => {
+    const res = await call(t.baseUrl, path(), { method: 'GET', apiKey });
+    expect(res.status).toBe(404);
+    expect(res.body.code).toBe('0021');
+  });
+});
+
+describe('request ids', () => {
+  it('echoes X-Request-Id and writes it on the log line of the request', async () => {
+    const res = await call(t.baseUrl, path(), { apiKey, headers: { 'x-request-id': 'trace-abc-123' } });
+    expect(res.headers.get('x-request-id')).toBe('trace-abc-123');
+    expect(t.logLines).toContainEqual(expect.objectContaining({ reqId: 'trace-abc-123', msg: 'request completed', status: 200 }));
+  });
+
+  it('generates a request id when none is given', async () => {
+    const res = await call(t.baseUrl, path(), { apiKey });
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('internal errors', () => {
+  it('a stored subscription that breaks the model answers 500 0900 with nothing internal in the body', async () => {
+    const broken = '7d444840-9dc0-4c2f-a5f8-3a2b1c0d9e8f';
+    const { merchantId, apiKey: key } = await t.merchant();
+    await t.db.collection('subscriptions').insertOne({
+      _id: broken as never,
+      merchantId,
+      planId: broken,
+      status: 'teleported',
+      cycle: 1,
+      createdAt: '2026-01-01T00:00:00.000000Z',
+      modifiedAt: '2026-01-01T00:00:00.000000Z',
+    });
+    const res = await call(t.baseUrl, `/v2/subscriptions/${broken}/pause`, { apiKey: key });
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({
+      type: 'urn:subsvc:problem:internal-server-error',
+      title: 'Internal Server Error',
+      status: 500,
+      detail: 'An unexpected error occurred.',
+      code: '0900',
+    });
+    expect(t.logLines).toContainEqual(expect.objectContaining({ level: 50, msg: 'unexpected error' }));
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * The service under test: the real composition on the real database from the global setup, in
+ * a database of its own, listening on an ephemeral loopback port. Log lines are kept for the
+ * tests that read them.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { MongoClient, type Db } from 'mongodb';
+import { inject } from 'vitest';
+import { createLogger } from '../../src/logger.js';
+import { composeService, type Service, type ServiceConfig } from '../../src/service.js';
+import type { SubscriptionStatus } from '../../src/subscriptions/subscriptions.rules.js';
+
+export interface TestService {
+  readonly baseUrl: string;
+  readonly db: Db;
+  readonly service: Service;
+  readonly logLines: Record<string, unknown>[];
+  readonly engine: string;
+  /** A merchant with its API key, made the way `subsvc merchant create` makes one. */
+  merchant(): Promise<{ merchantId: string; apiKey: string }>;
+  seed(merchantId: string, count: number, status?: SubscriptionStatus): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export function databaseUri(dbName: string): string {
+  const base = inject('mongoUri');
+  const url = new URL(base);
+  url.pathname = `/${dbName}`;
+  return url.toString();
+}
+
+export async function startTestService(overrides: Partial<ServiceConfig> = {}): Promise<TestService> {
+  const client = await new MongoClient(databaseUri('unused')).connect();
+  const db = client.db(`test_${randomUUID().slice(0, 8)}`);
+  const logLines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
+      done();
+    },
+  });
+  const log = createLogger('debug', sink);
+  const config: ServiceConfig = { authCacheTtlMs: 30_000, workers: 0, bulkLockLifetimeMs: 5_000, bulkPollIntervalMs: 100, ...overrides };
+  const service = await composeService(db, config, log);
+  const server: Server = createServer((await service.app()).callback());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await service.queue.startWorkers();
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    db,
+    service,
+    logLines,
+    engine: inject('dbEngine'),
+    merchant: () => service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`),
+    seed: async (merchantId, count, status = 'fulfilled') =>
+      (await service.subscriptions.seed({ merchantId, count, status })).map((s) => s.id),
+    async close() {
+      await service.queue.stop(5_000);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await db.dropDatabase().catch(() => undefined);
+      await client.close();
+    },
+  };
+}

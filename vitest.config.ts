@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
+    // The first run on a new machine builds FerretDB (about 2 minutes) in the global setup.
+    hookTimeout: 300_000,
+    testTimeout: 60_000,
+    pool: 'forks',
+    reporters: process.env.CI ? ['default'] : ['default'],
+  },
+});
