@@ -12,7 +12,7 @@ import { loadConfig, type Config } from './config.js';
 import { connectDatabase } from './db/mongo.js';
 import { createLogger, type Logger } from './logger.js';
 import { serve, work, type Running } from './server.js';
-import { composeService } from './service.js';
+import { composeDomain, type Domain } from './service.js';
 import { normaliseId, type SubscriptionStatus } from './subscriptions/subscriptions.rules.js';
 
 const USAGE = `usage:
@@ -46,7 +46,7 @@ function runUntilSignalled(running: Running, config: Config, log: Logger): void 
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
-async function admin<T>(config: Config, task: (service: Awaited<ReturnType<typeof composeService>>) => Promise<T>): Promise<T> {
+async function admin<T>(config: Config, task: (domain: Domain) => Promise<T>): Promise<T> {
   if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: admin commands work on a running database');
   const log = createLogger('silent');
   const database = await connectDatabase(config.mongodbUri, Math.max(config.dbTimeoutMs, 3_000), log).catch(
@@ -55,7 +55,7 @@ async function admin<T>(config: Config, task: (service: Awaited<ReturnType<typeo
     },
   );
   try {
-    return await task(await composeService(database.db, { ...config, workers: 0 }, log));
+    return await task(await composeDomain(database.db, config));
   } finally {
     await database.close();
   }

@@ -13,20 +13,35 @@ import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
 
 export type ServiceConfig = Pick<Config, 'authCacheTtlMs' | 'workers' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs'>;
 
-export interface Service {
+/** Repositories and domain services: what the admin commands need. */
+export interface Domain {
   readonly merchants: MerchantsRepository;
+  readonly subscriptionsRepository: SubscriptionsRepository;
   readonly auth: AuthService;
   readonly subscriptions: SubscriptionsService;
+}
+
+/** The domain plus the bulk queue and the HTTP app: what `serve`, `worker` and the tests need. */
+export interface Service extends Domain {
   readonly queue: BulkQueue;
   app(): Promise<Koa>;
 }
 
-export async function composeService(db: Db, config: ServiceConfig, log: Logger): Promise<Service> {
+export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs'>): Promise<Domain> {
   const merchants = new MerchantsRepository(db);
   const subscriptionsRepository = new SubscriptionsRepository(db);
   await Promise.all([merchants.ensureIndexes(), subscriptionsRepository.ensureIndexes()]);
-  const auth = new AuthService(merchants, config.authCacheTtlMs);
-  const subscriptions = new SubscriptionsService(subscriptionsRepository);
+  return {
+    merchants,
+    subscriptionsRepository,
+    auth: new AuthService(merchants, config.authCacheTtlMs),
+    subscriptions: new SubscriptionsService(subscriptionsRepository),
+  };
+}
+
+export async function composeService(db: Db, config: ServiceConfig, log: Logger): Promise<Service> {
+  const domain = await composeDomain(db, config);
+  const { auth, subscriptions, subscriptionsRepository } = domain;
   const queue = new BulkQueue(db, subscriptions, log, {
     concurrency: config.workers,
     lockLifetimeMs: config.bulkLockLifetimeMs,
@@ -34,9 +49,7 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
   });
   const bulk = new BulkService(subscriptionsRepository, queue);
   return {
-    merchants,
-    auth,
-    subscriptions,
+    ...domain,
     queue,
     app: () => createApp({ auth, subscriptions, bulk, log }),
   };

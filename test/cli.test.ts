@@ -1,0 +1,81 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../src/db/ferretdb.js';
+import { databaseUri } from './support/service.js';
+
+const run = promisify(execFile);
+const dbName = `cli_${Date.now()}`;
+let client: MongoClient;
+
+/** Runs the CLI from source, as `npx subsvc` runs its compiled twin. */
+async function subsvc(args: string[], env: Record<string, string | undefined>) {
+  const childEnv = { ...process.env, ...env };
+  if (env.MONGODB_URI === undefined) delete childEnv.MONGODB_URI;
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: childEnv });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+beforeAll(async () => {
+  client = await new MongoClient(databaseUri(dbName)).connect();
+});
+afterAll(async () => {
+  await client.db(dbName).dropDatabase();
+  await client.close();
+});
+
+describe('subsvc admin commands', () => {
+  it('merchant create prints one JSON line with the id and a key whose hash alone is stored', async () => {
+    const res = await subsvc(['merchant', 'create', '--name', 'Acme'], { MONGODB_URI: databaseUri(dbName) });
+    expect(res.code).toBe(0);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const created = JSON.parse(lines[0]!);
+    expect(Object.keys(created).sort()).toEqual(['apiKey', 'merchantId']);
+    const stored = await client.db(dbName).collection('merchants').findOne({ _id: created.merchantId });
+    expect(stored).toMatchObject({ name: 'Acme' });
+    expect(JSON.stringify(stored)).not.toContain(created.apiKey);
+  });
+
+  it('subscriptions seed creates subscriptions of the merchant with the given status and plan', async () => {
+    const uri = databaseUri(dbName);
+    const { merchantId } = JSON.parse((await subsvc(['merchant', 'create', '--name', 'Seeder'], { MONGODB_URI: uri })).stdout);
+    const plan = '3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c';
+    const res = await subsvc(['subscriptions', 'seed', '--merchant', merchantId, '--count', '3', '--status', 'paused', '--plan', plan], { MONGODB_URI: uri });
+    expect(res.code).toBe(0);
+    const { subscriptionIds } = JSON.parse(res.stdout);
+    expect(subscriptionIds).toHaveLength(3);
+    const docs = await client.db(dbName).collection('subscriptions').find({ _id: { $in: subscriptionIds } }).toArray();
+    expect(docs.map((d) => [d.merchantId, d.status, d.planId])).toEqual(Array(3).fill([merchantId, 'paused', plan]));
+  });
+
+  it('without MONGODB_URI, an admin command exits non-zero with one line on stderr and nothing on stdout', async () => {
+    const res = await subsvc(['merchant', 'create', '--name', 'Nobody'], { MONGODB_URI: undefined });
+    expect(res.code).not.toBe(0);
+    expect(res.stdout).toBe('');
+    expect(res.stderr.trim().split('\n')).toEqual(['subsvc: MONGODB_URI is not set: admin commands work on a running database']);
+  });
+
+  it('with an unreachable database, an admin command exits non-zero with a one-line message', async () => {
+    const port = await freePort();
+    const res = await subsvc(['merchant', 'create', '--name', 'Nobody'], { MONGODB_URI: `mongodb://127.0.0.1:${port}/x` });
+    expect(res.code).not.toBe(0);
+    expect(res.stdout).toBe('');
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toMatch(/^subsvc: cannot reach the database at MONGODB_URI/);
+  });
+
+  it('seeding for a merchant that does not exist fails with a clear message', async () => {
+    const res = await subsvc(['subscriptions', 'seed', '--merchant', '3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c', '--count', '1'], {
+      MONGODB_URI: databaseUri(dbName),
+    });
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toBe('subsvc: no merchant with id 3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c\n');
+  });
+});
