@@ -6,6 +6,7 @@ import { MerchantsRepository } from './auth/merchants.repository.js';
 import { BulkQueue } from './bulk/bulk.jobs.js';
 import { BulkService } from './bulk/bulk.service.js';
 import type { Config } from './config.js';
+import { detectEngine } from './db/mongo.js';
 import { createApp } from './http/app.js';
 import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
@@ -42,8 +43,15 @@ export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs
 export async function composeService(db: Db, config: ServiceConfig, log: Logger): Promise<Service> {
   const domain = await composeDomain(db, config);
   const { auth, subscriptions, subscriptionsRepository } = domain;
+  const { engine } = await detectEngine(db);
+  // FerretDB's SQLite backend has one writer per database: chunks applied in parallel only
+  // contend for it (and fail with "database is locked"), so there they run one at a time.
+  const concurrency = engine === 'ferretdb' ? Math.min(config.workers, 1) : config.workers;
+  if (concurrency !== config.workers) {
+    log.warn({ requested: config.workers, concurrency }, 'FerretDB: bulk chunks are applied one at a time per process');
+  }
   const queue = new BulkQueue(db, subscriptions, log, {
-    concurrency: config.workers,
+    concurrency,
     lockLifetimeMs: config.bulkLockLifetimeMs,
     pollIntervalMs: config.bulkPollIntervalMs,
   });

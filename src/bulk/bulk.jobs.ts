@@ -3,9 +3,9 @@
  *
  * One Agenda job carries a chunk of up to CHUNK_SIZE commands rather than one job per command.
  * Agenda has no bulk create, and writing its job documents ourselves with insertMany would tie
- * us to a storage schema that is Agenda's to change. With chunks, a 3000-id request is 12
+ * us to a storage schema that is Agenda's to change. With chunks, a 3000-id request is 30
  * small inserts made in parallel through Agenda's own API, and a worker applies a chunk with one
- * conditional updateMany instead of 250 round trips. Every command's outcome is still logged.
+ * conditional updateMany instead of 100 round trips. Every command's outcome is still logged.
  *
  * Jobs are durable before the 202; a worker that dies holding one loses its lock after
  * `lockLifetimeMs` and another worker picks the chunk up; applying it again changes nothing.
@@ -19,7 +19,7 @@ import type { CommandOutcome, SubscriptionsService } from '../subscriptions/subs
 
 export const JOB_NAME = 'bulk-commands';
 export const JOBS_COLLECTION = 'bulkJobs';
-export const CHUNK_SIZE = 250;
+export const CHUNK_SIZE = 100;
 /** Commands whose own update failed are retried in a new chunk this many times. */
 const MAX_COMMAND_ATTEMPTS = 5;
 

@@ -18,6 +18,13 @@ export function databaseName(uri: string): string {
   return decodeURIComponent(path) || DEFAULT_DB_NAME;
 }
 
+/** FerretDB answers buildInfo with its own version fields. */
+export async function detectEngine(db: Db): Promise<{ engine: 'ferretdb' | 'mongodb'; version: string }> {
+  const buildInfo = await db.admin().command({ buildInfo: 1 });
+  const engine = 'ferretdbVersion' in buildInfo || 'ferretdb' in buildInfo ? 'ferretdb' : 'mongodb';
+  return { engine, version: String(buildInfo.version) };
+}
+
 export async function connectDatabase(uri: string, timeoutMs: number, log: Logger): Promise<Database> {
   const client = new MongoClient(uri, {
     serverSelectionTimeoutMS: timeoutMs,
@@ -26,9 +33,8 @@ export async function connectDatabase(uri: string, timeoutMs: number, log: Logge
   });
   await client.connect();
   const db = client.db(databaseName(uri));
-  const buildInfo = await db.admin().command({ buildInfo: 1 });
-  const engine = 'ferretdbVersion' in buildInfo || 'ferretdb' in buildInfo ? 'ferretdb' : 'mongodb';
-  log.info({ db: db.databaseName, engine, version: buildInfo.version }, 'database connected');
+  const { engine, version } = await detectEngine(db);
+  log.info({ db: db.databaseName, engine, version }, 'database connected');
   if (engine === 'ferretdb') {
     log.warn(
       'FerretDB: a conditional update is not atomic against a concurrent one from another process; ' +

@@ -43,7 +43,7 @@ export async function startTestService(overrides: Partial<ServiceConfig> = {}): 
     },
   });
   const log = createLogger('debug', sink);
-  const config: ServiceConfig = { authCacheTtlMs: 30_000, workers: 0, bulkLockLifetimeMs: 5_000, bulkPollIntervalMs: 100, ...overrides };
+  const config: ServiceConfig = { authCacheTtlMs: 30_000, workers: 0, bulkLockLifetimeMs: 10_000, bulkPollIntervalMs: 100, ...overrides };
   const service = await composeService(db, config, log);
   const server: Server = createServer((await service.app()).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
