@@ -63,6 +63,7 @@ export interface components {
     schemas: {
         /**
          * Format: uuid
+         * @description A UUID in its canonical 36-character form; letters may be upper or lower case.
          * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
          */
         Uuid: string;
