@@ -8,6 +8,5 @@ export default defineConfig({
     hookTimeout: 300_000,
     testTimeout: 60_000,
     pool: 'forks',
-    reporters: process.env.CI ? ['default'] : ['default'],
   },
 });
