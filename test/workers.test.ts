@@ -67,4 +67,20 @@ describe('worker processes', () => {
     expect(await waitFor(() => paused(ids), (n) => n === 1000, DRAIN_MS, 1_000)).toBe(1000);
     await rescuer.stop();
   });
+
+  it('SIGTERM lets the in-flight chunk finish, leaves no chunk locked, and exits; the rest is applied by the next worker', { timeout: DRAIN_MS }, async () => {
+    const ids = await acceptBulkPause(500);
+    const worker = await startWorker(databaseUri(t.db.databaseName), { SHUTDOWN_TIMEOUT_MS: '20000' });
+    workers.push(worker);
+    await waitFor(() => paused(ids), (n) => n > 0, 60_000, 50);
+    const exit = new Promise<number | null>((resolve) => worker.child.once('exit', (code) => resolve(code)));
+    worker.child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+    expect(worker.lines.map((l) => l.msg)).toContain('stopped');
+    expect(await t.db.collection('bulkJobs').countDocuments({ lockedAt: { $ne: null } })).toBe(0);
+    const next = await startWorker(databaseUri(t.db.databaseName));
+    workers.push(next);
+    expect(await waitFor(() => paused(ids), (n) => n === 500, DRAIN_MS, 1_000)).toBe(500);
+    await next.stop();
+  });
 });

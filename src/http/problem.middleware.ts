@@ -4,7 +4,13 @@
  * says nothing internal.
  */
 import type { Middleware } from 'koa';
-import { MongoNetworkError, MongoServerSelectionError, MongoTopologyClosedError, MongoNotConnectedError } from 'mongodb';
+import {
+  MongoClientClosedError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from 'mongodb';
 import { Problems, ProblemError, problemBody, type ProblemBody } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
@@ -17,7 +23,8 @@ function isDatabaseUnavailable(error: unknown): boolean {
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNetworkError ||
     error instanceof MongoTopologyClosedError ||
-    error instanceof MongoNotConnectedError
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoClientClosedError
   );
 }
 
