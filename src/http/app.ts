@@ -5,6 +5,7 @@ import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { subscriptionHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import { jsonBodyMiddleware } from './body.middleware.js';
+import { docsRouter } from './docs.routes.js';
 import { createOpenApiBackend } from './openapi.js';
 import { problemMiddleware } from './problem.middleware.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
@@ -27,6 +28,8 @@ export async function createApp({ auth, subscriptions, bulk, log }: AppDependenc
     ctx.set('Cache-Control', 'no-store');
     await next();
   });
+  const docs = docsRouter();
+  app.use(docs.routes());
   app.use(jsonBodyMiddleware());
   app.use(async (ctx) => {
     await api.handleRequest(
