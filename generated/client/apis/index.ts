@@ -1,0 +1,3 @@
+/* tslint:disable */
+/* eslint-disable */
+export * from './SubscriptionsApi.js';

@@ -1,0 +1,105 @@
+/**
+ * Spec, mock and service agree: the service behind `prism proxy --errors` shows no contract
+ * violation; Prism and the service give the same status to the same invalid requests; and the
+ * generated files follow the spec.
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SPEC_PATH } from '../src/lib/spec.js';
+import { call } from './support/http.js';
+import { startPrism, type RunningPrism } from './support/prism.js';
+import { startTestService, type TestService } from './support/service.js';
+
+const run = promisify(execFile);
+let service: TestService;
+let mock: RunningPrism;
+let referee: RunningPrism;
+let merchant: { merchantId: string; apiKey: string };
+beforeAll(async () => {
+  service = await startTestService();
+  [mock, referee] = await Promise.all([startPrism(), startPrism(service.baseUrl)]);
+  merchant = await service.merchant();
+});
+afterAll(async () => {
+  await Promise.all([mock?.stop(), referee?.stop()]);
+  await service?.close();
+});
+
+describe('the service behind prism proxy --errors', () => {
+  it('answers the integration scenarios with no contract violation', async () => {
+    const [fulfilled, paused, cancelled, bulkA, bulkB] = await Promise.all([
+      service.seed(merchant.merchantId, 1, 'fulfilled'),
+      service.seed(merchant.merchantId, 1, 'paused'),
+      service.seed(merchant.merchantId, 1, 'cancelled'),
+      service.seed(merchant.merchantId, 1, 'fulfilled'),
+      service.seed(merchant.merchantId, 1, 'paused'),
+    ]);
+    const cases: [string, RequestInit, number][] = [
+      [`/v2/subscriptions/${fulfilled[0]}/pause`, {}, 200],
+      [`/v2/subscriptions/${fulfilled[0]}/pause`, {}, 200],
+      [`/v2/subscriptions/${paused[0]}/resume`, {}, 200],
+      [`/v2/subscriptions/${cancelled[0]}/pause`, {}, 409],
+      [`/v2/subscriptions/${randomUUID()}/resume`, {}, 404],
+      ['/v2/subscriptions/bulk/pause', { body: JSON.stringify({ subscriptions: [bulkA[0], randomUUID()] }) }, 202],
+      ['/v2/subscriptions/bulk/resume', { body: JSON.stringify({ subscriptions: [bulkB[0]] }) }, 202],
+    ];
+    for (const [path, init, expected] of cases) {
+      const headers: Record<string, string> = { 'x-api-key': merchant.apiKey };
+      if (init.body) headers['content-type'] = 'application/json';
+      const res = await fetch(`${referee.baseUrl}${path}`, { method: 'POST', headers, ...init });
+      const violations = res.headers.get('sl-violations');
+      expect({ path, status: res.status, violations }).toEqual({ path, status: expected, violations: null });
+    }
+  });
+});
+
+describe('Prism and the service give the same verdict on invalid requests', () => {
+  const json = { 'content-type': 'application/json' };
+  const table: [string, (key: string) => { path: string; headers: Record<string, string>; body?: string }, number][] = [
+    ['an invalid UUID in the list', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [randomUUID(), 'nope'] }) }), 400],
+    ['3001 ids', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: Array.from({ length: 3001 }, () => randomUUID()) }) }), 400],
+    ['an empty list', (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [] }) }), 400],
+    ['an unknown body property', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ status: 'paused' }) }), 400],
+    ['a missing API key', () => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: {} }), 401],
+    ['a text/plain body', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { 'content-type': 'text/plain', 'x-api-key': key }, body: 'pause' }), 415],
+  ];
+
+  it.each(table)('%s', async (_name, request, expected) => {
+    const forMock = request('sk_any-key-the-mock-accepts');
+    const fromMock = await fetch(`${mock.baseUrl}${forMock.path}`, { method: 'POST', headers: forMock.headers, body: forMock.body });
+    const forService = request(merchant.apiKey);
+    const fromService = await call(service.baseUrl, forService.path, { headers: forService.headers, ...(forService.body ? { rawBody: forService.body } : {}) });
+    expect({ mock: fromMock.status, service: fromService.status }).toEqual({ mock: expected, service: expected });
+  });
+});
+
+describe('regeneration', () => {
+  const listFiles = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
+
+  it('the committed generated/ matches the committed spec', async () => {
+    const { stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--check']);
+    expect(stderr).toContain('generated/ matches');
+  });
+
+  it('a changed description in a copy of the spec changes the generated types and client', { timeout: 120_000 }, async () => {
+    const work = mkdtempSync(join(tmpdir(), 'subsvc-regen-'));
+    try {
+      const spec = readFileSync(SPEC_PATH, 'utf8').replace('summary: Pause a subscription, or many at once', 'summary: Pause it, changed by a test');
+      writeFileSync(join(work, 'openapi.yaml'), spec);
+      await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--spec', join(work, 'openapi.yaml'), '--out', join(work, 'out')]);
+      const changedTypes = readFileSync(join(work, 'out', 'openapi.d.ts'), 'utf8');
+      const changedClient = readFileSync(join(work, 'out', 'client', 'apis', 'SubscriptionsApi.ts'), 'utf8');
+      expect(changedTypes).toContain('Pause it, changed by a test');
+      expect(changedClient).toContain('Pause it, changed by a test');
+      expect(readFileSync('generated/client/apis/SubscriptionsApi.ts', 'utf8')).not.toContain('Pause it, changed by a test');
+      expect(listFiles(join(work, 'out'))).toEqual(listFiles('generated'));
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
