@@ -12,7 +12,10 @@ import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
 import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
 
-export type ServiceConfig = Pick<Config, 'authCacheTtlMs' | 'workers' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs'>;
+export type ServiceConfig = Pick<
+  Config,
+  'authCacheTtlMs' | 'workers' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs' | 'dbTimeoutMs'
+>;
 
 /** Repositories and domain services: what the admin commands need. */
 export interface Domain {
@@ -59,6 +62,17 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
   return {
     ...domain,
     queue,
-    app: () => createApp({ auth, subscriptions, bulk, log }),
+    app: () =>
+      createApp({
+        auth,
+        subscriptions,
+        bulk,
+        log,
+        readiness: {
+          db,
+          timeoutMs: config.dbTimeoutMs,
+          workersRunning: () => (concurrency === 0 ? undefined : queue.workersRunning),
+        },
+      }),
   };
 }

@@ -90,6 +90,11 @@ export class BulkQueue {
     }
   }
 
+  /** Whether this process applies bulk commands: false for an HTTP-only process, or once stopping. */
+  get workersRunning(): boolean {
+    return this.running;
+  }
+
   async startWorkers(): Promise<void> {
     await this.agenda.ready;
     if (this.options.concurrency === 0) return;

@@ -6,6 +6,7 @@ import type { SubscriptionsService } from '../subscriptions/subscriptions.servic
 import { subscriptionHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import { jsonBodyMiddleware } from './body.middleware.js';
 import { docsRouter } from './docs.routes.js';
+import { healthRouter, type Readiness } from './health.routes.js';
 import { createOpenApiBackend } from './openapi.js';
 import { problemMiddleware } from './problem.middleware.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
@@ -14,10 +15,11 @@ export interface AppDependencies {
   readonly auth: AuthService;
   readonly subscriptions: SubscriptionsService;
   readonly bulk: BulkAcceptor;
+  readonly readiness: Readiness;
   readonly log: Logger;
 }
 
-export async function createApp({ auth, subscriptions, bulk, log }: AppDependencies): Promise<Koa> {
+export async function createApp({ auth, subscriptions, bulk, readiness, log }: AppDependencies): Promise<Koa> {
   const api = await createOpenApiBackend(auth, subscriptionHandlers(subscriptions, bulk));
   const httpLog = log.child({ component: 'http' });
 
@@ -28,8 +30,8 @@ export async function createApp({ auth, subscriptions, bulk, log }: AppDependenc
     ctx.set('Cache-Control', 'no-store');
     await next();
   });
-  const docs = docsRouter();
-  app.use(docs.routes());
+  app.use(healthRouter(readiness).routes());
+  app.use(docsRouter().routes());
   app.use(jsonBodyMiddleware());
   app.use(async (ctx) => {
     await api.handleRequest(

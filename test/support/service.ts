@@ -7,7 +7,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
+import { connectDatabase } from '../../src/db/mongo.js';
 import { inject } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { composeService, type Service, type ServiceConfig } from '../../src/service.js';
@@ -26,15 +27,23 @@ export interface TestService {
 }
 
 export function databaseUri(dbName: string): string {
-  const base = inject('mongoUri');
-  const url = new URL(base);
+  return onServer(inject('mongoUri'), dbName);
+}
+
+export interface TestServiceOptions extends Partial<ServiceConfig> {
+  /** Another server than the run's shared one (the fault tests stop and restart their own). */
+  readonly serverUri?: string;
+}
+
+/** A URI naming one database on a server, e.g. mongodb://127.0.0.1:27017/ + name. */
+function onServer(serverUri: string, dbName: string): string {
+  const url = new URL(serverUri);
   url.pathname = `/${dbName}`;
   return url.toString();
 }
 
-export async function startTestService(overrides: Partial<ServiceConfig> = {}): Promise<TestService> {
-  const client = await new MongoClient(databaseUri('unused')).connect();
-  const db = client.db(`test_${randomUUID().slice(0, 8)}`);
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const { serverUri, ...overrides } = options;
   const logLines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -43,7 +52,16 @@ export async function startTestService(overrides: Partial<ServiceConfig> = {}): 
     },
   });
   const log = createLogger('debug', sink);
-  const config: ServiceConfig = { authCacheTtlMs: 30_000, workers: 0, bulkLockLifetimeMs: 10_000, bulkPollIntervalMs: 100, ...overrides };
+  const config: ServiceConfig = {
+    authCacheTtlMs: 30_000,
+    workers: 0,
+    bulkLockLifetimeMs: 10_000,
+    bulkPollIntervalMs: 100,
+    dbTimeoutMs: 1_500,
+    ...overrides,
+  };
+  const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), `test_${randomUUID().slice(0, 8)}`), config.dbTimeoutMs, log);
+  const { db } = database;
   const service = await composeService(db, config, log);
   const server: Server = createServer((await service.app()).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -63,7 +81,7 @@ export async function startTestService(overrides: Partial<ServiceConfig> = {}): 
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await db.dropDatabase().catch(() => undefined);
-      await client.close();
+      await database.close();
     },
   };
 }

@@ -1,0 +1,48 @@
+/**
+ * Probes for orchestrators, without an API key and outside /v2 (like /docs, they are not API
+ * operations): /healthz says the process answers; /readyz that the database answers a ping
+ * within the request timeout and, where this process runs workers, that they are running.
+ */
+import Router from '@koa/router';
+import type { Db } from 'mongodb';
+import { Problems, ProblemError } from '../errors.js';
+
+export interface Readiness {
+  readonly db: Db;
+  readonly timeoutMs: number;
+  /** undefined for a process that runs no workers. */
+  readonly workersRunning: () => boolean | undefined;
+}
+
+async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  const ping = db.command({ ping: 1 }).then(
+    () => true,
+    () => false,
+  );
+  try {
+    return await Promise.race([ping, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export function healthRouter({ db, timeoutMs, workersRunning }: Readiness): Router {
+  const router = new Router();
+  router.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    const database = (await databaseAnswers(db, timeoutMs)) ? 'ok' : 'unreachable';
+    const running = workersRunning();
+    const queue = running === undefined ? 'none' : running ? 'running' : 'stopped';
+    if (database !== 'ok' || queue === 'stopped') {
+      throw new ProblemError(Problems.unavailable, `Not ready: database ${database}, bulk workers ${queue}.`);
+    }
+    ctx.body = { status: 'ready', database, workers: queue };
+  });
+  return router;
+}
