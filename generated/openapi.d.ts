@@ -130,7 +130,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0020" | "0021" | "0030" | "0040" | "0041" | "0042" | "0900" | "0910";
+            code: "0010" | "0020" | "0021" | "0030" | "0040" | "0041" | "0042" | "0060" | "0900" | "0910";
             /** @description For code 0040, each rule the request broke. */
             errors?: {
                 /** @description JSON Pointer into the request (`/subscriptions/3`), or the part of the request (`path`, `header`). */
@@ -147,6 +147,8 @@ export interface components {
         BulkAccepted: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -207,6 +209,18 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The merchant's rate limit is used up; retry after `Retry-After` seconds. Nothing was done. */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description An unexpected error. Nothing internal is disclosed; the `X-Request-Id` locates it in the logs. */
         InternalServerError: {
             headers: {
@@ -249,6 +263,22 @@ export interface components {
     headers: {
         /** @description The request's id, echoed from the request's `X-Request-Id` or generated; it appears in every log line about the request. */
         "X-Request-Id": string;
+        /**
+         * @description The caller's remaining quota (IETF draft-ietf-httpapi-ratelimit-headers): `r` requests
+         *     left now, `t` seconds until the quota is whole again. Each merchant has a token bucket.
+         * @example "merchant";r=97;t=1
+         */
+        RateLimit: string;
+        /**
+         * @description The quota: `q` requests, refilled over `w` seconds (a token bucket of `q` tokens).
+         * @example "merchant";q=200;w=2
+         */
+        "RateLimit-Policy": string;
+        /**
+         * @description Seconds to wait before the next request can succeed.
+         * @example 1
+         */
+        "Retry-After": number;
     };
     pathItems: never;
 }
@@ -275,6 +305,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -288,6 +320,7 @@ export interface operations {
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -313,6 +346,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -326,6 +361,7 @@ export interface operations {
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
         };

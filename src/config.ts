@@ -24,6 +24,9 @@ export interface Config {
   readonly bulkLockLifetimeMs: number;
   /** How often an idle worker looks for queued chunks. */
   readonly bulkPollIntervalMs: number;
+  /** Per-merchant token bucket: requests at once, and refill per second (0 = no limit). */
+  readonly rateLimitBurst: number;
+  readonly rateLimitPerSecond: number;
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
 }
@@ -77,6 +80,8 @@ export function loadConfig(env: Env = process.env): Config {
     workers: integer(env, 'WORKERS', 4, 0, 64),
     bulkLockLifetimeMs: integer(env, 'BULK_LOCK_LIFETIME_MS', 10_000, 1_000, 3_600_000),
     bulkPollIntervalMs: integer(env, 'BULK_POLL_INTERVAL_MS', 200, 10, 60_000),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
   });
 }

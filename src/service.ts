@@ -8,13 +8,20 @@ import { BulkService } from './bulk/bulk.service.js';
 import type { Config } from './config.js';
 import { detectEngine } from './db/mongo.js';
 import { createApp } from './http/app.js';
+import { RateLimiter } from './http/rate-limit.js';
 import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
 import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
 
 export type ServiceConfig = Pick<
   Config,
-  'authCacheTtlMs' | 'workers' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs' | 'dbTimeoutMs'
+  | 'authCacheTtlMs'
+  | 'workers'
+  | 'bulkLockLifetimeMs'
+  | 'bulkPollIntervalMs'
+  | 'dbTimeoutMs'
+  | 'rateLimitBurst'
+  | 'rateLimitPerSecond'
 >;
 
 /** Repositories and domain services: what the admin commands need. */
@@ -68,6 +75,7 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
         subscriptions,
         bulk,
         log,
+        limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,
         readiness: {
           db,
           timeoutMs: config.dbTimeoutMs,

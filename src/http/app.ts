@@ -9,6 +9,7 @@ import { docsRouter } from './docs.routes.js';
 import { healthRouter, type Readiness } from './health.routes.js';
 import { createOpenApiBackend } from './openapi.js';
 import { problemMiddleware } from './problem.middleware.js';
+import type { RateLimiter } from './rate-limit.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 
 export interface AppDependencies {
@@ -16,11 +17,13 @@ export interface AppDependencies {
   readonly subscriptions: SubscriptionsService;
   readonly bulk: BulkAcceptor;
   readonly readiness: Readiness;
+  /** undefined: no rate limit. */
+  readonly limiter: RateLimiter | undefined;
   readonly log: Logger;
 }
 
-export async function createApp({ auth, subscriptions, bulk, readiness, log }: AppDependencies): Promise<Koa> {
-  const api = await createOpenApiBackend(auth, subscriptionHandlers(subscriptions, bulk));
+export async function createApp({ auth, subscriptions, bulk, readiness, limiter, log }: AppDependencies): Promise<Koa> {
+  const api = await createOpenApiBackend(auth, subscriptionHandlers(subscriptions, bulk), limiter);
   const httpLog = log.child({ component: 'http' });
 
   const app = new Koa();

@@ -11,6 +11,7 @@ import { Problems, ProblemError, type FieldError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { Merchant } from '../auth/merchants.repository.js';
+import type { RateLimiter } from './rate-limit.js';
 
 /**
  * openapi-backend checks a definition against the OpenAPI 3.0 meta-schema only, which rejects a
@@ -56,6 +57,7 @@ function rethrowSecurityFailure(c: Context): void {
 export async function createOpenApiBackend(
   auth: AuthService,
   handlers: Record<string, OperationHandler>,
+  limiter: RateLimiter | undefined,
 ): Promise<OpenApi31Backend> {
   const api = new OpenApi31Backend({
     definition: loadSpec(),
@@ -78,6 +80,10 @@ export async function createOpenApiBackend(
     },
     methodNotAllowed: (c: Context) => {
       throw new ProblemError(Problems.routeNotFound, `No route for ${c.request.method.toUpperCase()} ${c.request.path}`);
+    },
+    // After authentication, before validation: a merchant over its limit gets 429 whatever it sent.
+    postSecurityHandler: (c: Context, ctx: KoaContext) => {
+      if (limiter && c.security?.authorized) limiter.enforce(merchantOf(c).id, ctx);
     },
     unauthorizedHandler: (c: Context) => {
       rethrowSecurityFailure(c);

@@ -58,6 +58,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     bulkLockLifetimeMs: 10_000,
     bulkPollIntervalMs: 100,
     dbTimeoutMs: 1_500,
+    rateLimitBurst: 200,
+    rateLimitPerSecond: 100,
     ...overrides,
   };
   const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), `test_${randomUUID().slice(0, 8)}`), config.dbTimeoutMs, log);
