@@ -1,0 +1,143 @@
+/**
+ * npm run load: mixed single and bulk traffic on loopback for LOAD_SECONDS (default 60) at 64
+ * connections, then waits for every accepted bulk command to be applied. Prints a table and
+ * writes bench/results/load.json. It checks what must hold (no 5xx, nothing lost, memory back
+ * within bounds) and exits 1 when any of it does not, but it is a script, not a timed test.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { MongoClient } from 'mongodb';
+import { loadConfig } from '../src/config.js';
+import { startEmbeddedDatabase } from '../src/db/embedded.js';
+import { detectEngine } from '../src/db/mongo.js';
+import { projectRoot } from '../src/lib/project-root.js';
+import { createLogger } from '../src/logger.js';
+import { composeService } from '../src/service.js';
+
+const SECONDS = Number(process.env.LOAD_SECONDS ?? 60);
+const CONNECTIONS = 64;
+const MERCHANTS = 8;
+const PER_MERCHANT = 500;
+const BULK_SIZE = 20;
+const BULK_SHARE = 0.1;
+/** Resident memory after the run may exceed its start by at most this much. */
+const RSS_BOUND_MB = 150;
+
+const log = createLogger('warn');
+const rssMb = () => process.memoryUsage().rss / 2 ** 20;
+
+async function main(): Promise<number> {
+  const config = loadConfig();
+  const embedded = config.mongodbUri ? undefined : await startEmbeddedDatabase(config.embeddedEngine, log);
+  const client = await new MongoClient(config.mongodbUri ?? embedded!.uri, { serverSelectionTimeoutMS: config.dbTimeoutMs }).connect();
+  const db = client.db(`load_${Date.now()}`);
+  const { engine, version } = await detectEngine(db);
+  try {
+    // Limits sized for the run: the point is the service under load, not the limiter's 429s.
+    const service = await composeService(db, { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000 }, log);
+    const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, (await service.app()).callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await service.queue.startWorkers();
+    const merchants = await Promise.all(
+      Array.from({ length: MERCHANTS }, async (_, i) => {
+        const { merchantId, apiKey } = await service.auth.createMerchant(`load ${i}`);
+        const ids = (await service.subscriptions.seed({ merchantId, count: PER_MERCHANT, status: 'fulfilled' })).map((s) => s.id);
+        return { apiKey, ids };
+      }),
+    );
+    global.gc?.();
+    const rssStart = rssMb();
+    console.error(`engine ${engine} ${version}; ${SECONDS} s at ${CONNECTIONS} connections ...`);
+
+    let n = 0;
+    const result = await autocannon({
+      url: baseUrl,
+      connections: CONNECTIONS,
+      duration: SECONDS,
+      timeout: 60,
+      requests: [
+        {
+          method: 'POST',
+          setupRequest: (request) => {
+            const m = merchants[n % MERCHANTS]!;
+            const operation = Math.floor(n / MERCHANTS) % 2 === 0 ? 'pause' : 'resume';
+            n++;
+            if (Math.random() < BULK_SHARE) {
+              const start = Math.floor(Math.random() * (PER_MERCHANT - BULK_SIZE));
+              const ids = m.ids.slice(start, start + BULK_SIZE);
+              return {
+                ...request,
+                path: `/v2/subscriptions/bulk/${operation}`,
+                headers: { 'x-api-key': m.apiKey, 'content-type': 'application/json' },
+                body: JSON.stringify({ subscriptions: ids }),
+              };
+            }
+            const id = m.ids[Math.floor(Math.random() * PER_MERCHANT)]!;
+            return { ...request, path: `/v2/subscriptions/${id}/${operation}`, headers: { 'x-api-key': m.apiKey } };
+          },
+        },
+      ],
+    });
+    const statuses: Record<string, number> = { '1xx': result['1xx'], '2xx': result['2xx'], '3xx': result['3xx'], '4xx': result['4xx'], '5xx': result['5xx'] };
+    console.error('traffic done; waiting for every queued bulk command to be applied ...');
+    const drainStart = Date.now();
+    const queued = () => db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
+    while ((await queued()) > 0 && Date.now() - drainStart < 30 * 60_000) await new Promise((r) => setTimeout(r, 1000));
+    const leftInQueue = await queued();
+    const failedForGood = await db.collection('bulkJobs').countDocuments({ failCount: { $gt: 0 }, nextRunAt: null });
+    await service.queue.stop(30_000);
+    await new Promise((resolve) => server.close(resolve));
+    global.gc?.();
+    const rssEnd = rssMb();
+
+    const results = {
+      engine,
+      engineVersion: version,
+      measuredAt: new Date().toISOString(),
+      seconds: SECONDS,
+      connections: CONNECTIONS,
+      requests: result.requests.total,
+      throughputRps: result.requests.average,
+      latencyMs: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+      statuses,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      drainSeconds: (Date.now() - drainStart) / 1000,
+      bulkChunksLeftInQueue: leftInQueue,
+      bulkChunksFailedForGood: failedForGood,
+      rssStartMb: Math.round(rssStart),
+      rssEndMb: Math.round(rssEnd),
+      rssBoundMb: RSS_BOUND_MB,
+    };
+    const checks: [string, boolean][] = [
+      ['no 5xx', result['5xx'] === 0],
+      ['no connection errors or timeouts', result.errors === 0 && result.timeouts === 0],
+      ['every accepted bulk command applied (queue empty, none failed)', leftInQueue === 0 && failedForGood === 0],
+      [`resident memory within ${RSS_BOUND_MB} MB of its start`, rssEnd - rssStart <= RSS_BOUND_MB],
+    ];
+    console.log(`\nengine: ${engine} ${version}, ${SECONDS} s, ${CONNECTIONS} connections, ${BULK_SHARE * 100}% bulk of ${BULK_SIZE} ids`);
+    console.log('| measure | value |\n|---|---|');
+    console.log(`| requests | ${result.requests.total} (${result.requests.average.toFixed(0)} req/s) |`);
+    console.log(`| latency p50 / p90 / p99 / max | ${result.latency.p50} / ${result.latency.p90} / ${result.latency.p99} / ${result.latency.max} ms |`);
+    console.log(`| statuses | ${Object.entries(statuses).map(([k, v]) => `${k} ${v}`).join(', ')} |`);
+    console.log(`| errors / timeouts | ${result.errors} / ${result.timeouts} |`);
+    console.log(`| bulk queue drained after traffic | ${results.drainSeconds.toFixed(1)} s, ${leftInQueue} chunks left, ${failedForGood} failed |`);
+    console.log(`| resident memory start → end | ${results.rssStartMb} → ${results.rssEndMb} MB (bound +${RSS_BOUND_MB} MB) |`);
+    for (const [name, ok] of checks) console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}`);
+    const dir = join(projectRoot(), 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'load.json'), `${JSON.stringify({ ...results, checks: Object.fromEntries(checks) }, null, 2)}\n`);
+    console.log('\nwritten to bench/results/load.json');
+    return checks.every(([, ok]) => ok) ? 0 : 1;
+  } finally {
+    await db.dropDatabase().catch(() => undefined);
+    await client.close();
+    await embedded?.stop();
+  }
+}
+
+process.exitCode = await main();
