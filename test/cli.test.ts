@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../src/db/ferretdb.js';
+import { freePort } from '../src/lib/net.js';
 import { databaseUri } from './support/service.js';
 
 const run = promisify(execFile);

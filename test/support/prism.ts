@@ -1,8 +1,7 @@
 /** Prism (the partner teams' mock, and a contract referee in proxy mode) as a child process on loopback. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { connect } from 'node:net';
 import { join } from 'node:path';
-import { freePort } from '../../src/db/ferretdb.js';
+import { canConnect, freePort } from '../../src/lib/net.js';
 import { SPEC_PATH } from '../../src/lib/spec.js';
 import { projectRoot } from '../../src/lib/project-root.js';
 
@@ -10,17 +9,6 @@ export interface RunningPrism {
   readonly baseUrl: string;
   readonly output: () => string;
   stop(): Promise<void>;
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** `prism mock SPEC`, or `prism proxy SPEC UPSTREAM --errors` when an upstream is given. */
@@ -35,7 +23,7 @@ export async function startPrism(upstream?: string): Promise<RunningPrism> {
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const deadline = Date.now() + 60_000;
-  while (!(await listening(port))) {
+  while (!(await canConnect(port))) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`prism did not start:\n${output}`);
     await new Promise((r) => setTimeout(r, 200));
   }
