@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Db } from 'mongodb';
+import { loadConfig } from '../../src/config.js';
 import { connectDatabase } from '../../src/db/mongo.js';
 import { inject } from 'vitest';
 import { createLogger } from '../../src/logger.js';
@@ -52,16 +53,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     },
   });
   const log = createLogger('debug', sink);
-  const config: ServiceConfig = {
-    authCacheTtlMs: 30_000,
-    workers: 0,
-    bulkLockLifetimeMs: 10_000,
-    bulkPollIntervalMs: 100,
-    dbTimeoutMs: 1_500,
-    rateLimitBurst: 200,
-    rateLimitPerSecond: 100,
-    ...overrides,
-  };
+  // The service's own defaults (an empty environment), but HTTP-only unless a test asks for
+  // workers, and polling faster so that tests wait less.
+  const config: ServiceConfig = { ...loadConfig({}), workers: 0, bulkPollIntervalMs: 100, ...overrides };
   const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), `test_${randomUUID().slice(0, 8)}`), config.dbTimeoutMs, log);
   const { db } = database;
   const service = await composeService(db, config, log);
