@@ -9,17 +9,15 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { loadConfig } from '../src/config.js';
-import { startEmbeddedDatabase } from '../src/db/embedded.js';
-import { databaseName, detectEngine } from '../src/db/mongo.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
 import { composeService, type Service } from '../src/service.js';
+import { listenOnLoopback, openScratchDatabase } from './support.js';
 
 const BULK_SIZE = 3000;
 const ACCEPT_SAMPLES = 20;
@@ -37,12 +35,6 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
   await fn();
   return performance.now() - start;
 }
-function listen(server: Server): Promise<string> {
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
-  );
-}
-
 /** Each phase starts from empty collections: FerretDB scans whole collections, so leftovers would skew the next phase. */
 async function clean(db: Db): Promise<void> {
   await Promise.all(['subscriptions', 'bulkJobs', 'rawCommands'].map((c) => db.collection(c).deleteMany({})));
@@ -153,18 +145,15 @@ async function load(baseUrl: string, apiKey: string, ids: string[]) {
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const embedded = config.mongodbUri ? undefined : await startEmbeddedDatabase(config.embeddedEngine, log);
-  const base = config.mongodbUri ?? embedded!.uri;
-  const client = await new MongoClient(base).connect();
-  const db = client.db(`bench_${Date.now()}`);
-  const { engine, version } = await detectEngine(db);
+  const scratch = await openScratchDatabase(config, 'bench', log);
+  const { db, engine, version } = scratch;
   try {
     // The rate limit is off here: this measures the service's own cost, not the limit.
     const service = await composeService(db, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log);
     const server = createServer((await service.app()).callback());
-    const baseUrl = await listen(server);
+    const baseUrl = await listenOnLoopback(server);
     const { merchantId, apiKey } = await service.auth.createMerchant('bench');
-    console.error(`engine: ${engine} ${version} (${embedded ? `embedded: ${embedded.reason}` : `MONGODB_URI, database ${databaseName(base)}`})`);
+    console.error(`engine: ${engine} ${version} (${scratch.source})`);
 
     console.error('(a) acceptance latency ...');
     await clean(db);
@@ -176,7 +165,7 @@ async function main(): Promise<void> {
     const single = await load(baseUrl, apiKey, await seed(service, merchantId, 1000));
     await clean(db);
     const bare = bareServer(db, merchantId);
-    const bareUrl = await listen(bare);
+    const bareUrl = await listenOnLoopback(bare);
     const bareLoad = await load(bareUrl, apiKey, await seed(service, merchantId, 1000));
     await Promise.all([server, bare].map((s) => new Promise((resolve) => s.close(resolve))));
 
@@ -206,9 +195,7 @@ async function main(): Promise<void> {
     writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
     console.log(`\nwritten to bench/results/latest.json`);
   } finally {
-    await db.dropDatabase().catch(() => undefined);
-    await client.close();
-    await embedded?.stop();
+    await scratch.close();
   }
 }
 

@@ -6,16 +6,13 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { MongoClient } from 'mongodb';
 import { loadConfig } from '../src/config.js';
-import { startEmbeddedDatabase } from '../src/db/embedded.js';
-import { detectEngine } from '../src/db/mongo.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
 import { composeService } from '../src/service.js';
+import { listenOnLoopback, openScratchDatabase } from './support.js';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 60);
 const CONNECTIONS = 64;
@@ -31,16 +28,13 @@ const rssMb = () => process.memoryUsage().rss / 2 ** 20;
 
 async function main(): Promise<number> {
   const config = loadConfig();
-  const embedded = config.mongodbUri ? undefined : await startEmbeddedDatabase(config.embeddedEngine, log);
-  const client = await new MongoClient(config.mongodbUri ?? embedded!.uri, { serverSelectionTimeoutMS: config.dbTimeoutMs }).connect();
-  const db = client.db(`load_${Date.now()}`);
-  const { engine, version } = await detectEngine(db);
+  const scratch = await openScratchDatabase(config, 'load', log, { serverSelectionTimeoutMS: config.dbTimeoutMs });
+  const { db, engine, version } = scratch;
   try {
     // Limits sized for the run: the point is the service under load, not the limiter's 429s.
     const service = await composeService(db, { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000 }, log);
     const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, (await service.app()).callback());
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const baseUrl = await listenOnLoopback(server);
     await service.queue.startWorkers();
     const merchants = await Promise.all(
       Array.from({ length: MERCHANTS }, async (_, i) => {
@@ -134,9 +128,7 @@ async function main(): Promise<number> {
     console.log('\nwritten to bench/results/load.json');
     return checks.every(([, ok]) => ok) ? 0 : 1;
   } finally {
-    await db.dropDatabase().catch(() => undefined);
-    await client.close();
-    await embedded?.stop();
+    await scratch.close();
   }
 }
 
