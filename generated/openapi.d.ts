@@ -130,7 +130,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0020" | "0021" | "0030" | "0040" | "0041" | "0042" | "0060" | "0900" | "0910";
+            code: "0010" | "0020" | "0021" | "0030" | "0040" | "0041" | "0042" | "0050" | "0051" | "0060" | "0900" | "0910";
             /** @description For code 0040, each rule the request broke. */
             errors?: {
                 /** @description JSON Pointer into the request (`/subscriptions/3`), or the part of the request (`path`, `header`). */
@@ -149,6 +149,7 @@ export interface components {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                 [name: string]: unknown;
             };
             content: {
@@ -182,8 +183,20 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The subscription's status does not allow the operation (it is `cancelled`). */
+        /**
+         * @description The subscription's status does not allow the operation (it is `cancelled`, code 0030), or
+         *     a request with the same `Idempotency-Key` is still being served (code 0051).
+         */
         InvalidStatusTransition: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The `Idempotency-Key` was already used with a different request (path or body). */
+        IdempotencyKeyReused: {
             headers: {
                 [name: string]: unknown;
             };
@@ -248,6 +261,16 @@ export interface components {
          * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
          */
         SubscriptionId: string;
+        /**
+         * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+         *     request of the same merchant with the same key and the same request (path and body) gets
+         *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+         *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+         *     same key while the first request is still being served answers 409 (0051). Only
+         *     successful responses are stored: after an error the key may be used again.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        IdempotencyKey: string;
     };
     requestBodies: {
         /**
@@ -261,6 +284,8 @@ export interface components {
         };
     };
     headers: {
+        /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`, replayed; nothing was done again. */
+        "Idempotent-Replayed": "true";
         /** @description The request's id, echoed from the request's `X-Request-Id` or generated; it appears in every log line about the request. */
         "X-Request-Id": string;
         /**
@@ -287,7 +312,18 @@ export interface operations {
     pauseSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description UUID of the subscription for a single operation. A value that is not the
@@ -307,6 +343,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -320,6 +357,7 @@ export interface operations {
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -328,7 +366,18 @@ export interface operations {
     resumeSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description UUID of the subscription for a single operation. A value that is not the
@@ -348,6 +397,7 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -361,6 +411,7 @@ export interface operations {
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -21,6 +21,8 @@ export const Problems = Object.freeze({
   invalidStatusTransition: kind(409, '0030', 'Invalid status transition', 'invalid-status-transition'),
   payloadTooLarge: kind(413, '0042', 'Payload too large', 'payload-too-large'),
   unsupportedMediaType: kind(415, '0041', 'Unsupported media type', 'unsupported-media-type'),
+  idempotencyKeyReused: kind(422, '0050', 'Idempotency key reused', 'idempotency-key-reused'),
+  idempotencyKeyInFlight: kind(409, '0051', 'Idempotency key in use', 'idempotency-key-in-flight'),
   tooManyRequests: kind(429, '0060', 'Too many requests', 'too-many-requests'),
   internal: kind(500, '0900', 'Internal Server Error', 'internal-server-error'),
   unavailable: kind(503, '0910', 'Service unavailable', 'service-unavailable'),

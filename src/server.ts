@@ -10,7 +10,7 @@ import { startEmbeddedDatabase } from './db/embedded.js';
 import { connectDatabase, type Database } from './db/mongo.js';
 import { createDemo } from './demo.js';
 import type { Logger } from './logger.js';
-import { composeService } from './service.js';
+import { composeService, type Service } from './service.js';
 
 export interface Running {
   readonly url?: string;
@@ -45,6 +45,17 @@ async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase
   }
 }
 
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+/** Deletes expired idempotency keys: storage hygiene where the server has no TTL index (FerretDB). */
+function sweepExpiredKeys(service: Service, log: Logger): () => void {
+  const timer = setInterval(() => {
+    service.idempotency.deleteExpired().catch((error: unknown) => log.warn({ err: error }, 'idempotency key sweep failed'));
+  }, SWEEP_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 function listen(server: Server, port: number, host: string): Promise<string> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -61,12 +72,14 @@ export async function serve(config: Config, log: Logger, announce: (text: string
   const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (await service.app()).callback());
   const url = await listen(server, config.port, config.host);
   await service.queue.startWorkers();
+  const stopSweeping = sweepExpiredKeys(service, log);
   log.info({ url, workers: config.workers, embedded: opened.embedded }, 'service listening');
   if (config.demo) announce(await createDemo(service.auth, service.subscriptions, url));
   return {
     url,
     async stop() {
       log.info('stopping: no new requests; draining bulk workers');
+      stopSweeping();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await service.queue.stop(config.shutdownTimeoutMs);

@@ -9,6 +9,7 @@ import type { Config } from './config.js';
 import { detectEngine } from './db/mongo.js';
 import { createApp } from './http/app.js';
 import { RateLimiter } from './http/rate-limit.js';
+import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
 import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
@@ -35,6 +36,7 @@ export interface Domain {
 /** The domain plus the bulk queue and the HTTP app: what `serve`, `worker` and the tests need. */
 export interface Service extends Domain {
   readonly queue: BulkQueue;
+  readonly idempotency: IdempotencyRepository;
   app(): Promise<Koa>;
 }
 
@@ -66,15 +68,19 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
     pollIntervalMs: config.bulkPollIntervalMs,
   });
   const bulk = new BulkService(subscriptionsRepository, queue);
+  const idempotency = new IdempotencyRepository(db);
+  await idempotency.ensureIndexes(log);
   return {
     ...domain,
     queue,
+    idempotency,
     app: () =>
       createApp({
         auth,
         subscriptions,
         bulk,
         log,
+        idempotency,
         limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,
         readiness: {
           db,

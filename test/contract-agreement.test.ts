@@ -58,6 +58,26 @@ describe('the service behind prism proxy --errors', () => {
   });
 });
 
+describe('Idempotency-Key through prism proxy --errors', () => {
+  it('a replay and a reused key are answered as the spec says, with no violation', async () => {
+    const [a, b] = await service.seed(merchant.merchantId, 2, 'fulfilled');
+    const send = (id: string) =>
+      fetch(`${referee.baseUrl}/v2/subscriptions/${id}/pause`, {
+        method: 'POST',
+        headers: { 'x-api-key': merchant.apiKey, 'idempotency-key': `referee-${a}` },
+      });
+    const seen = [];
+    for (const res of [await send(a!), await send(a!), await send(b!)]) {
+      seen.push({ status: res.status, replayed: res.headers.get('idempotent-replayed'), violations: res.headers.get('sl-violations') });
+    }
+    expect(seen).toEqual([
+      { status: 200, replayed: null, violations: null },
+      { status: 200, replayed: 'true', violations: null },
+      { status: 422, replayed: null, violations: null },
+    ]);
+  });
+});
+
 describe('Prism and the service give the same verdict on invalid requests', () => {
   const json = { 'content-type': 'application/json' };
   const table: [string, (key: string) => { path: string; headers: Record<string, string>; body?: string }, number][] = [

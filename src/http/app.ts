@@ -10,6 +10,8 @@ import { healthRouter, type Readiness } from './health.routes.js';
 import { createOpenApiBackend } from './openapi.js';
 import { problemMiddleware } from './problem.middleware.js';
 import type { RateLimiter } from './rate-limit.js';
+import { idempotent } from '../idempotency/idempotency.js';
+import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 
 export interface AppDependencies {
@@ -19,11 +21,16 @@ export interface AppDependencies {
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
+  readonly idempotency: IdempotencyRepository;
   readonly log: Logger;
 }
 
-export async function createApp({ auth, subscriptions, bulk, readiness, limiter, log }: AppDependencies): Promise<Koa> {
-  const api = await createOpenApiBackend(auth, subscriptionHandlers(subscriptions, bulk), limiter);
+export async function createApp(deps: AppDependencies): Promise<Koa> {
+  const { auth, subscriptions, bulk, readiness, limiter, idempotency, log } = deps;
+  const handlers = Object.fromEntries(
+    Object.entries(subscriptionHandlers(subscriptions, bulk)).map(([id, handler]) => [id, idempotent(idempotency, handler)]),
+  );
+  const api = await createOpenApiBackend(auth, handlers, limiter);
   const httpLog = log.child({ component: 'http' });
 
   const app = new Koa();

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { canConnect, freePort } from '../../src/lib/net.js';
 import { SPEC_PATH } from '../../src/lib/spec.js';
+import { writeMockSpec } from '../../scripts/mock-spec.js';
 import { projectRoot } from '../../src/lib/project-root.js';
 
 export interface RunningPrism {
@@ -11,10 +12,13 @@ export interface RunningPrism {
   stop(): Promise<void>;
 }
 
-/** `prism mock SPEC`, or `prism proxy SPEC UPSTREAM --errors` when an upstream is given. */
+/**
+ * `prism mock` on the mock's spec, as `npm run mock` serves it (scripts/mock-spec.ts), or
+ * `prism proxy SPEC UPSTREAM --errors` on the spec as written when an upstream is given.
+ */
 export async function startPrism(upstream?: string): Promise<RunningPrism> {
   const port = await freePort();
-  const args = upstream ? ['proxy', SPEC_PATH, upstream, '--errors'] : ['mock', SPEC_PATH];
+  const args = upstream ? ['proxy', SPEC_PATH, upstream, '--errors'] : ['mock', writeMockSpec()];
   const child: ChildProcess = spawn(join(projectRoot(), 'node_modules', '.bin', 'prism'), [...args, '-h', '127.0.0.1', '-p', String(port)], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

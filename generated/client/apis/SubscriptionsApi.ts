@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * Subscription Pause and Resume API
- * Merchants pause and resume their subscriptions. Each operation works on one subscription (200 with the subscription) or, when the JSON body carries `subscriptions`, on a batch of 1 to 3000 (202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations. 
+ * Merchants pause and resume their subscriptions. Each operation works on one subscription (200 with the subscription) or, when the JSON body carries `subscriptions`, on a batch of 1 to 3000 (202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations. 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -48,6 +48,16 @@ export interface PauseSubscriptionRequest {
      */
     subscriptionId: string;
     /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
+    /**
      * 
      */
     commandRequest?: CommandRequest;
@@ -61,6 +71,16 @@ export interface ResumeSubscriptionRequest {
      * 
      */
     subscriptionId: string;
+    /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
     /**
      * 
      */
@@ -88,6 +108,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
         const headerParameters: runtime.HTTPHeaders = {};
 
         headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
@@ -146,6 +170,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
         const headerParameters: runtime.HTTPHeaders = {};
 
         headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication

@@ -1,0 +1,80 @@
+/**
+ * Stored responses for Idempotency-Key, scoped per merchant. Claiming a key is one insert on a
+ * unique _id: atomic on MongoDB and, unlike a conditional update, on FerretDB v1 too.
+ */
+import { MongoServerError, type Collection, type Db } from 'mongodb';
+import type { Logger } from '../logger.js';
+
+interface IdempotencyDocument {
+  _id: string;
+  fingerprint: string;
+  state: 'in_flight' | 'done';
+  status?: number;
+  body?: unknown;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export type Claim =
+  | { readonly kind: 'new' }
+  | { readonly kind: 'replay'; readonly status: number; readonly body: unknown }
+  | { readonly kind: 'mismatch' }
+  | { readonly kind: 'in_flight' };
+
+export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
+/** A claim held longer than this belongs to a request that died; the key may be used again. */
+const ABANDONED_AFTER_MS = 60_000;
+
+const isDuplicateKey = (error: unknown) => error instanceof MongoServerError && error.code === 11000;
+
+export class IdempotencyRepository {
+  private readonly collection: Collection<IdempotencyDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<IdempotencyDocument>('idempotencyKeys');
+  }
+
+  /** A TTL index where the server has them; `deleteExpired` sweeps where it does not. */
+  async ensureIndexes(log: Logger): Promise<void> {
+    try {
+      await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expires' });
+    } catch (error) {
+      log.warn({ err: error }, 'no TTL index for idempotency keys; expired keys are swept periodically instead');
+    }
+  }
+
+  async claim(merchantId: string, key: string, fingerprint: string, now = new Date()): Promise<Claim> {
+    const _id = `${merchantId}:${key}`;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await this.collection.insertOne({ _id, fingerprint, state: 'in_flight', createdAt: now, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) });
+        return { kind: 'new' };
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      const existing = await this.collection.findOne({ _id });
+      if (!existing) continue;
+      const abandoned = existing.state === 'in_flight' && now.getTime() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
+      if (existing.expiresAt <= now || abandoned) {
+        await this.collection.deleteOne({ _id, createdAt: existing.createdAt });
+        continue;
+      }
+      if (existing.state === 'in_flight') return { kind: 'in_flight' };
+      if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
+      return { kind: 'replay', status: existing.status!, body: existing.body };
+    }
+    return { kind: 'in_flight' };
+  }
+
+  async complete(merchantId: string, key: string, status: number, body: unknown): Promise<void> {
+    await this.collection.updateOne({ _id: `${merchantId}:${key}` }, { $set: { state: 'done', status, body } });
+  }
+
+  async release(merchantId: string, key: string): Promise<void> {
+    await this.collection.deleteOne({ _id: `${merchantId}:${key}`, state: 'in_flight' });
+  }
+
+  async deleteExpired(now = new Date()): Promise<number> {
+    return (await this.collection.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+  }
+}

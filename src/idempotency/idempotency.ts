@@ -1,0 +1,59 @@
+/**
+ * Idempotency-Key for every operation (IETF draft, Stripe's semantics): the same key and the same
+ * request within 24 h replay the stored response with `Idempotent-Replayed: true` and do nothing
+ * again; the same key with another request answers 422 (0050); while the first is being served,
+ * 409 (0051). Only successful responses are stored: after an error the key is released.
+ */
+import { createHash } from 'node:crypto';
+import type { Context } from 'openapi-backend';
+import { Problems, ProblemError } from '../errors.js';
+import { merchantOf, type OperationHandler } from '../http/openapi.js';
+import type { IdempotencyRepository } from './idempotency.repository.js';
+
+/**
+ * What makes two requests "the same request": the operation, the body, and the subscription in the
+ * path, except for bulk requests, whose path segment is ignored (DESIGN §2): a retry of
+ * `/bulk/pause` sent to `/{subscriptionId}/pause` with the same body is the same request.
+ */
+function fingerprint(c: Context): string {
+  const body = (c.request.requestBody ?? {}) as { subscriptions?: unknown };
+  const pathSegment = body.subscriptions === undefined ? decodeSegment(String(c.request.params.subscriptionId)) : null;
+  return createHash('sha256').update(JSON.stringify([c.operation.operationId, pathSegment, body])).digest('hex');
+}
+
+function decodeSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw).toLowerCase();
+  } catch {
+    return raw;
+  }
+}
+
+export function idempotent(repository: IdempotencyRepository, handler: OperationHandler): OperationHandler {
+  return async (c, ctx) => {
+    const raw = c.request.headers['idempotency-key'];
+    const key = Array.isArray(raw) ? raw[0] : raw;
+    if (!key) return handler(c, ctx);
+    const merchantId = merchantOf(c).id;
+    const claim = await repository.claim(merchantId, key, fingerprint(c));
+    if (claim.kind === 'mismatch') {
+      throw new ProblemError(Problems.idempotencyKeyReused, 'This Idempotency-Key was used with a different request.');
+    }
+    if (claim.kind === 'in_flight') {
+      throw new ProblemError(Problems.idempotencyKeyInFlight, 'A request with this Idempotency-Key is still being served; retry later.');
+    }
+    if (claim.kind === 'replay') {
+      ctx.status = claim.status;
+      ctx.body = claim.body;
+      ctx.set('Idempotent-Replayed', 'true');
+      return;
+    }
+    try {
+      await handler(c, ctx);
+    } catch (error) {
+      await repository.release(merchantId, key);
+      throw error;
+    }
+    await repository.complete(merchantId, key, ctx.status, ctx.body);
+  };
+}
