@@ -24,6 +24,9 @@ export interface Config {
   readonly bulkLockLifetimeMs: number;
   /** How often an idle worker looks for queued chunks. */
   readonly bulkPollIntervalMs: number;
+  /** A client must send a request's headers within this, and the whole request within the next; else 408. */
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
   /** Per-merchant token bucket: requests at once, and refill per second (0 = no limit). */
   readonly rateLimitBurst: number;
   readonly rateLimitPerSecond: number;
@@ -68,6 +71,11 @@ function mongodbUri(env: Env): string | undefined {
 export function loadConfig(env: Env = process.env): Config {
   const uri = mongodbUri(env);
   const demo = oneOf(env, 'DEMO', ['on', 'off', 'auto'], 'auto');
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  if (requestTimeoutMs < headersTimeoutMs) {
+    throw new ConfigError(`REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be at least HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
+  }
   return Object.freeze({
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 8080, 0, 65535),
@@ -80,6 +88,8 @@ export function loadConfig(env: Env = process.env): Config {
     workers: integer(env, 'WORKERS', 4, 0, 64),
     bulkLockLifetimeMs: integer(env, 'BULK_LOCK_LIFETIME_MS', 10_000, 1_000, 3_600_000),
     bulkPollIntervalMs: integer(env, 'BULK_POLL_INTERVAL_MS', 200, 10, 60_000),
+    headersTimeoutMs,
+    requestTimeoutMs,
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),

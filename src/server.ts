@@ -3,12 +3,13 @@
  * (bulk workers only). Each returns a stop() that stops accepting work, drains in-flight bulk
  * chunks within the deadline, and closes the database.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { startEmbeddedDatabase } from './db/embedded.js';
 import { connectDatabase, type Database } from './db/mongo.js';
 import { createDemo } from './demo.js';
+import { createHttpServer } from './http/http-server.js';
 import type { Logger } from './logger.js';
 import { composeService, type Service } from './service.js';
 
@@ -69,7 +70,7 @@ function listen(server: Server, port: number, host: string): Promise<string> {
 export async function serve(config: Config, log: Logger, announce: (text: string) => void): Promise<Running> {
   const opened = await openDatabase(config, log);
   const service = await composeService(opened.database.db, config, log);
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000, keepAliveTimeout: 5_000 }, (await service.app()).callback());
+  const server = createHttpServer(config, (await service.app()).callback());
   const url = await listen(server, config.port, config.host);
   await service.queue.startWorkers();
   const stopSweeping = sweepExpiredKeys(service, log);

@@ -14,6 +14,8 @@ import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 
+const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
+
 export interface AppDependencies {
   readonly auth: AuthService;
   readonly subscriptions: SubscriptionsService;
@@ -34,6 +36,12 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   const httpLog = log.child({ component: 'http' });
 
   const app = new Koa();
+  // What Koa reports after the problem middleware is done: a connection that failed under the
+  // response (a client that hung up, a 408 from node:http's timeouts). Logged, never printed raw.
+  app.on('error', (error: Error & { code?: string }) => {
+    const byClient = error.code !== undefined && CLIENT_GONE.has(error.code);
+    httpLog[byClient ? 'debug' : 'warn']({ err: error }, 'response not delivered');
+  });
   app.use(requestContextMiddleware(httpLog));
   app.use(problemMiddleware(httpLog));
   app.use(async (ctx, next) => {

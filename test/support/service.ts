@@ -3,13 +3,14 @@
  * a database of its own, listening on an ephemeral loopback port. Log lines are kept for the
  * tests that read them.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Db } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
 import { connectDatabase } from '../../src/db/mongo.js';
+import { createHttpServer, type HttpLimits } from '../../src/http/http-server.js';
 import { inject } from 'vitest';
 import { createLogger } from '../../src/logger.js';
 import { composeService, type Service, type ServiceConfig } from '../../src/service.js';
@@ -31,7 +32,7 @@ export function databaseUri(dbName: string): string {
   return onServer(inject('mongoUri'), dbName);
 }
 
-export interface TestServiceOptions extends Partial<ServiceConfig> {
+export interface TestServiceOptions extends Partial<ServiceConfig & HttpLimits> {
   /** Another server than the run's shared one (the fault tests stop and restart their own). */
   readonly serverUri?: string;
 }
@@ -55,11 +56,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const log = createLogger('debug', sink);
   // The service's own defaults (an empty environment), but HTTP-only unless a test asks for
   // workers, and polling faster so that tests wait less.
-  const config: ServiceConfig = { ...loadConfig({}), workers: 0, bulkPollIntervalMs: 100, ...overrides };
+  const config: ServiceConfig & HttpLimits = { ...loadConfig({}), workers: 0, bulkPollIntervalMs: 100, ...overrides };
   const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), `test_${randomUUID().slice(0, 8)}`), config.dbTimeoutMs, log);
   const { db } = database;
   const service = await composeService(db, config, log);
-  const server: Server = createServer((await service.app()).callback());
+  const server: Server = createHttpServer(config, (await service.app()).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   await service.queue.startWorkers();
