@@ -103,14 +103,32 @@ export class BulkQueue {
     this.log.info({ concurrency: this.options.concurrency, lockLifetimeMs: this.options.lockLifetimeMs }, 'bulk workers started');
   }
 
-  /** Lets in-flight chunks finish within the deadline, then releases whatever is left. */
+  /**
+   * Lets in-flight chunks finish within the deadline. Chunks still running at the deadline, and
+   * chunks this process had locked but not started, are picked up again by any worker once their
+   * lock lifetime has passed (re-applying changes nothing).
+   */
   async stop(deadlineMs: number): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    const result = await this.agenda.drain({ timeout: deadlineMs, closeConnection: false });
-    if (result.timedOut) {
-      this.log.warn({ running: result.running }, 'bulk workers still busy at the deadline; their chunks will be picked up again');
-      await this.agenda.stop(false);
+    // Agenda 6.2's drain() can miss the last chunk: the job emits 'complete' before it removes
+    // itself (removeOnComplete) and is only then taken off the running list, so drain() waits for
+    // an event that never comes, until the deadline. We watch the running count ourselves and end
+    // the wait as soon as it is zero.
+    const idle = new AbortController();
+    const watch = setInterval(() => {
+      this.agenda.getRunningStats().then(
+        (stats) => (stats.runningJobs === 0 ? idle.abort() : undefined),
+        () => idle.abort(), // drain() has already finished
+      );
+    }, 50);
+    try {
+      const result = await this.agenda.drain({ timeout: deadlineMs, signal: idle.signal, closeConnection: false });
+      if (result.running > 0) {
+        this.log.warn({ running: result.running }, 'bulk workers still busy at the deadline; their chunks will be picked up again');
+      }
+    } finally {
+      clearInterval(watch);
     }
   }
 
