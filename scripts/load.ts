@@ -5,14 +5,12 @@
  * within bounds) and exits 1 when any of it does not, but it is a script, not a timed test.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { loadConfig } from '../src/config.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { composeService } from '../src/service.js';
-import { listenOnLoopback, openScratchDatabase } from './support.js';
+import { openScratchDatabase, serveOnLoopback } from './support.js';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 60);
 const CONNECTIONS = 64;
@@ -31,11 +29,7 @@ async function main(): Promise<number> {
   const scratch = await openScratchDatabase(config, 'load', log, { serverSelectionTimeoutMS: config.dbTimeoutMs });
   const { db, engine, version } = scratch;
   try {
-    // Limits sized for the run: the point is the service under load, not the limiter's 429s.
-    const service = await composeService(db, { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000 }, log);
-    const server = createServer({ requestTimeout: 30_000, headersTimeout: 10_000 }, (await service.app()).callback());
-    const baseUrl = await listenOnLoopback(server);
-    await service.queue.startWorkers();
+    const { service, baseUrl, stop } = await serveOnLoopback(db, config, log);
     const merchants = await Promise.all(
       Array.from({ length: MERCHANTS }, async (_, i) => {
         const { merchantId, apiKey } = await service.auth.createMerchant(`load ${i}`);
@@ -83,8 +77,7 @@ async function main(): Promise<number> {
     while ((await queued()) > 0 && Date.now() - drainStart < 30 * 60_000) await new Promise((r) => setTimeout(r, 1000));
     const leftInQueue = await queued();
     const failedForGood = await db.collection('bulkJobs').countDocuments({ failCount: { $gt: 0 }, nextRunAt: null });
-    await service.queue.stop(30_000);
-    await new Promise((resolve) => server.close(resolve));
+    await stop();
     global.gc?.();
     const rssEnd = rssMb();
 

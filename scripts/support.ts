@@ -1,11 +1,13 @@
-/** What the measuring scripts (bench, load) share: a scratch database and a loopback server. */
+/** What the scripts that run the service (bench, load, fuzz) share: a scratch database and a loopback server. */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import type { Config } from '../src/config.js';
 import { startEmbeddedDatabase } from '../src/db/embedded.js';
 import { detectEngine } from '../src/db/mongo.js';
+import { createHttpServer } from '../src/http/http-server.js';
 import type { Logger } from '../src/logger.js';
+import { composeService, type Service } from '../src/service.js';
 
 export interface ScratchDatabase {
   readonly db: Db;
@@ -46,4 +48,30 @@ export function listenOnLoopback(server: Server): Promise<string> {
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
   );
+}
+
+export interface LoopbackService {
+  readonly service: Service;
+  readonly baseUrl: string;
+  /** Stops the workers (letting in-flight chunks finish) and the server. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The whole service (HTTP and bulk workers) on an ephemeral loopback port, with a rate limit
+ * too large to reach: the point is the service, not the limiter's 429s, and its headers are still sent.
+ */
+export async function serveOnLoopback(db: Db, config: Config, log: Logger): Promise<LoopbackService> {
+  const service = await composeService(db, { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000 }, log);
+  const server = createHttpServer(config, (await service.app()).callback());
+  const baseUrl = await listenOnLoopback(server);
+  await service.queue.startWorkers();
+  return {
+    service,
+    baseUrl,
+    async stop() {
+      await service.queue.stop(30_000);
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

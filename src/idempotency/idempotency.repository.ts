@@ -39,7 +39,9 @@ export class IdempotencyRepository {
     try {
       await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expires' });
     } catch (error) {
-      log.warn({ err: error }, 'no TTL index for idempotency keys; expired keys are swept periodically instead');
+      // FerretDB v1 has no TTL indexes (DESIGN.md §8): expected there, so the reason without a stack.
+      const reason = error instanceof Error ? error.message : String(error);
+      log.warn({ reason }, 'no TTL index for idempotency keys; expired keys are swept periodically instead');
     }
   }
 

@@ -31,6 +31,8 @@ export interface SeedOptions {
   readonly count: number;
   readonly status: SubscriptionStatus;
   readonly planId?: string;
+  /** The ids to give them (the first `count` are used); random ones where absent. */
+  readonly ids?: readonly string[];
 }
 
 export class SubscriptionsService {
@@ -109,10 +111,10 @@ export class SubscriptionsService {
     return toApply;
   }
 
-  async seed({ merchantId, count, status, planId }: SeedOptions): Promise<Subscription[]> {
+  async seed({ merchantId, count, status, planId, ids }: SeedOptions): Promise<Subscription[]> {
     const now = nowTimestamp();
-    const subscriptions = Array.from({ length: count }, () => ({
-      id: randomUUID(),
+    const subscriptions = Array.from({ length: count }, (_, i) => ({
+      id: ids?.[i] ?? randomUUID(),
       merchantId,
       planId: planId ?? randomUUID(),
       status,

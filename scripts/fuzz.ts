@@ -1,0 +1,116 @@
+/**
+ * npm run test:fuzz: Schemathesis against the live service, with the spec and a valid key.
+ *
+ * Schemathesis comes from PyPI into a project-local virtual environment (.cache/schemathesis),
+ * pinned by scripts/fuzz-requirements.txt and rebuilt when that file changes. The service runs
+ * in this process on a scratch database (embedded when MONGODB_URI is unset), with its workers,
+ * a rate limit too large to reach (its headers are still checked) and a merchant owning the
+ * subscriptions the spec's examples name, so the examples phase reaches the 200 and 202 paths.
+ *
+ * Every check, every phase (examples, coverage, fuzzing, stateful), FUZZ_EXAMPLES (default 200)
+ * examples per operation and a fixed seed (FUZZ_SEED, default 20261122). Exits with Schemathesis's
+ * status: 0 only when nothing failed.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../src/config.js';
+import { CACHE_DIR } from '../src/db/embedded.js';
+import { projectRoot } from '../src/lib/project-root.js';
+import { SPEC_PATH } from '../src/lib/spec.js';
+import { createLogger } from '../src/logger.js';
+import { openScratchDatabase, serveOnLoopback } from './support.js';
+
+const REQUIREMENTS = join(projectRoot(), 'scripts', 'fuzz-requirements.txt');
+const VENV = join(CACHE_DIR, 'schemathesis');
+const EXAMPLES = Number(process.env.FUZZ_EXAMPLES ?? 200);
+const SEED = process.env.FUZZ_SEED ?? '20261122';
+/** The ids the spec's examples use: owned by the fuzzing merchant, so examples reach 200 and 202. */
+const EXAMPLE_IDS = [
+  '6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60',
+  '7a2d3b5f-4c8e-4d9f-8a1b-2c3d4e5f6071',
+  '8b3e4c6a-5d9f-4eab-9b2c-3d4e5f607182',
+];
+
+/** The venv's `st`, created or rebuilt when the pinned requirements change. */
+function ensureSchemathesis(): string {
+  const st = join(VENV, 'bin', 'st');
+  const stamp = join(VENV, '.requirements-sha256');
+  const wanted = createHash('sha256').update(readFileSync(REQUIREMENTS)).digest('hex');
+  if (existsSync(st) && existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) return st;
+  console.error(`installing Schemathesis into ${VENV} (from PyPI; first run only) ...`);
+  rmSync(VENV, { recursive: true, force: true });
+  mkdirSync(CACHE_DIR, { recursive: true });
+  try {
+    execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
+  } catch (error) {
+    throw new Error(`npm run test:fuzz needs Python 3.10+ with its venv module as python3 (${String(error)})`);
+  }
+  execFileSync(join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', REQUIREMENTS], {
+    stdio: 'inherit',
+  });
+  writeFileSync(stamp, wanted);
+  return st;
+}
+
+function runSchemathesis(st: string, baseUrl: string, apiKey: string): Promise<number> {
+  const reportDir = join(projectRoot(), 'test-artifacts', 'schemathesis');
+  const args = [
+    '--config-file',
+    join(projectRoot(), 'scripts', 'schemathesis.toml'),
+    'run',
+    SPEC_PATH,
+    '--url',
+    baseUrl,
+    '--checks',
+    'all',
+    '--phases',
+    'examples,coverage,fuzzing,stateful',
+    '--max-examples',
+    String(EXAMPLES),
+    '--seed',
+    SEED,
+    '--continue-on-failure',
+    '--workers',
+    '1',
+    '--request-timeout',
+    '10',
+    '--report',
+    'junit',
+    '--report-dir',
+    reportDir,
+    ...process.argv.slice(2),
+  ];
+  return new Promise((resolve, reject) => {
+    const child = spawn(st, args, { stdio: 'inherit', env: { ...process.env, SUBSVC_FUZZ_API_KEY: apiKey } });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+  });
+}
+
+async function main(): Promise<number> {
+  const st = ensureSchemathesis();
+  const config = loadConfig();
+  const log = createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : config.logLevel);
+  const scratch = await openScratchDatabase(config, 'fuzz', log, { serverSelectionTimeoutMS: config.dbTimeoutMs });
+  try {
+    const { service, baseUrl, stop } = await serveOnLoopback(scratch.db, config, log);
+    const { merchantId, apiKey } = await service.auth.createMerchant('fuzz');
+    await service.subscriptions.seed({ merchantId, count: EXAMPLE_IDS.length, status: 'fulfilled', ids: EXAMPLE_IDS });
+    console.error(`Schemathesis against ${baseUrl} (${scratch.engine} ${scratch.version}, ${scratch.source}); seed ${SEED}`);
+    const code = await runSchemathesis(st, baseUrl, apiKey);
+    await stop();
+    return code;
+  } finally {
+    await scratch.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
