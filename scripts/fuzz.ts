@@ -96,12 +96,14 @@ async function main(): Promise<number> {
   const scratch = await openScratchDatabase(config, 'fuzz', log, { serverSelectionTimeoutMS: config.dbTimeoutMs });
   try {
     const { service, baseUrl, stop } = await serveOnLoopback(scratch.db, config, log);
-    const { merchantId, apiKey } = await service.auth.createMerchant('fuzz');
-    await service.subscriptions.seed({ merchantId, count: EXAMPLE_IDS.length, status: 'fulfilled', ids: EXAMPLE_IDS });
-    console.error(`Schemathesis against ${baseUrl} (${scratch.engine} ${scratch.version}, ${scratch.source}); seed ${SEED}`);
-    const code = await runSchemathesis(st, baseUrl, apiKey);
-    await stop();
-    return code;
+    try {
+      const { merchantId, apiKey } = await service.auth.createMerchant('fuzz');
+      await service.subscriptions.seed({ merchantId, count: EXAMPLE_IDS.length, status: 'fulfilled', ids: EXAMPLE_IDS });
+      console.error(`Schemathesis against ${baseUrl} (${scratch.engine} ${scratch.version}, ${scratch.source}); seed ${SEED}`);
+      return await runSchemathesis(st, baseUrl, apiKey);
+    } finally {
+      await stop();
+    }
   } finally {
     await scratch.close();
   }
