@@ -51,7 +51,9 @@ export function idempotent(repository: IdempotencyRepository, handler: Operation
     try {
       await handler(c, ctx);
     } catch (error) {
-      await repository.release(merchantId, key);
+      // Best effort: if the release fails too (the database is down), the claim is freed once
+      // abandoned (60 s), and the client gets the first error, not the release's.
+      await repository.release(merchantId, key).catch(() => undefined);
       throw error;
     }
     await repository.complete(merchantId, key, ctx.status, ctx.body);
