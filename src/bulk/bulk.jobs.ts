@@ -111,14 +111,16 @@ export class BulkQueue {
   async stop(deadlineMs: number): Promise<void> {
     if (!this.running) return;
     this.running = false;
-    // Agenda 6.2's drain() can miss the last chunk: the job emits 'complete' before it removes
-    // itself (removeOnComplete) and is only then taken off the running list, so drain() waits for
-    // an event that never comes, until the deadline. We watch the running count ourselves and end
-    // the wait as soon as it is zero.
+    // While drain() waits, this process still runs the chunks it has already locked, one after
+    // another; it fetches no new ones. But Agenda 6.2's drain() can miss the end: a job emits
+    // 'complete' before it removes itself (removeOnComplete) and only then leaves the running
+    // list, so drain() may wait for an event that never comes, until the deadline. We watch the
+    // locked count ourselves (running chunks are locked too) and end the wait when it is zero,
+    // that is when nothing this process holds is left, not merely between two chunks.
     const idle = new AbortController();
     const watch = setInterval(() => {
       this.agenda.getRunningStats().then(
-        (stats) => (stats.runningJobs === 0 ? idle.abort() : undefined),
+        (stats) => (stats.lockedJobs === 0 ? idle.abort() : undefined),
         () => idle.abort(), // drain() has already finished
       );
     }, 50);
