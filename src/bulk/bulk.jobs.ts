@@ -126,7 +126,9 @@ export class BulkQueue {
     }, 50);
     try {
       const result = await this.agenda.drain({ timeout: deadlineMs, signal: idle.signal, closeConnection: false });
-      if (result.running > 0) {
+      // With the watch above, reaching the deadline means chunks are still held (running, or
+      // locked and not started), which a check of `running` alone would miss.
+      if (result.timedOut) {
         this.log.warn({ running: result.running }, 'bulk workers still busy at the deadline; their chunks will be picked up again');
       }
     } finally {
