@@ -2,6 +2,7 @@
  * The embedded database used when MONGODB_URI is unset, by `npm start` and by the tests
  * (DESIGN.md §8): mongodb-memory-server where a `mongod` can be had, FerretDB v1 otherwise.
  */
+import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
 import type { EmbeddedEngine } from '../config.js';
 import { projectRoot } from '../lib/project-root.js';
@@ -18,8 +19,30 @@ export interface EmbeddedDatabase {
 
 export const CACHE_DIR = join(projectRoot(), '.cache');
 
+/**
+ * Where no mongod is found locally and its download host does not even resolve (an offline
+ * machine), says so at once: mongodb-memory-server would spend about 6 s retrying the download.
+ * Behind a proxy the host need not resolve here, so the download is left to try.
+ */
+async function assertMongodObtainable(): Promise<void> {
+  const { DryMongoBinary } = await import('mongodb-memory-server');
+  if (await DryMongoBinary.locateBinary(DryMongoBinary.getEnsuredOptions())) return;
+  const env = process.env;
+  if (env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy || env.ALL_PROXY || env.all_proxy) return;
+  const { hostname } = new URL(env.MONGOMS_DOWNLOAD_URL ?? env.MONGOMS_DOWNLOAD_MIRROR ?? 'https://fastdl.mongodb.org');
+  try {
+    await lookup(hostname);
+  } catch (error) {
+    throw new Error(`no mongod is cached and ${hostname} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? error})`);
+  }
+}
+
 async function startMemoryServer(): Promise<EmbeddedDatabase> {
-  const { MongoMemoryServer } = await import('mongodb-memory-server');
+  await assertMongodObtainable();
+  const { MongoBinary, MongoMemoryServer } = await import('mongodb-memory-server');
+  // Find (or download) the mongod first: where none can be had, the error comes back here for
+  // the start-up log's one line, instead of create()'s console warning with a stack trace.
+  await MongoBinary.getPath();
   const server = await MongoMemoryServer.create();
   return {
     uri: server.getUri(),
