@@ -19,13 +19,15 @@ export interface EmbeddedDatabase {
 
 export const CACHE_DIR = join(projectRoot(), '.cache');
 
+/** Imported when first needed: a MONGODB_URI or EMBEDDED_DB=ferretdb start never loads it. */
+type MemoryServerModule = typeof import('mongodb-memory-server');
+
 /**
  * Where no mongod is found locally and its download host does not even resolve (an offline
  * machine), says so at once: mongodb-memory-server would spend about 6 s retrying the download.
  * Behind a proxy the host need not resolve here, so the download is left to try.
  */
-async function assertMongodObtainable(): Promise<void> {
-  const { DryMongoBinary } = await import('mongodb-memory-server');
+async function assertMongodObtainable(DryMongoBinary: MemoryServerModule['DryMongoBinary']): Promise<void> {
   if (await DryMongoBinary.locateBinary(DryMongoBinary.getEnsuredOptions())) return;
   const env = process.env;
   if (env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy || env.ALL_PROXY || env.all_proxy) return;
@@ -38,8 +40,8 @@ async function assertMongodObtainable(): Promise<void> {
 }
 
 async function startMemoryServer(): Promise<EmbeddedDatabase> {
-  await assertMongodObtainable();
-  const { MongoBinary, MongoMemoryServer } = await import('mongodb-memory-server');
+  const { DryMongoBinary, MongoBinary, MongoMemoryServer } = await import('mongodb-memory-server');
+  await assertMongodObtainable(DryMongoBinary);
   // Find (or download) the mongod first: where none can be had, the error comes back here for
   // the start-up log's one line, instead of create()'s console warning with a stack trace.
   await MongoBinary.getPath();
