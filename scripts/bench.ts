@@ -90,14 +90,14 @@ async function benchDrain(db: Db, service: Service, baseUrl: string, apiKey: str
   const subscriptions = db.collection('subscriptions');
   await clean(db);
   const ids = await seed(service, merchantId, BULK_SIZE);
-  await service.queue.startWorkers();
+  await service.workers.start();
   await postBulk(baseUrl, apiKey, ids);
   const start = performance.now();
   while ((await subscriptions.countDocuments({ _id: { $in: ids as never[] }, status: 'paused' })) < BULK_SIZE) {
     await new Promise((r) => setTimeout(r, 100));
   }
   const drainMs = performance.now() - start;
-  await service.queue.stop(30_000);
+  await service.workers.stop(30_000);
 
   await clean(db);
   const rawIds = await seed(service, merchantId, BULK_SIZE);

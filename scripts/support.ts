@@ -65,12 +65,12 @@ export async function serveOnLoopback(db: Db, config: Config, log: Logger): Prom
   const service = await composeService(db, { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000 }, log);
   const server = createHttpServer(config, (await service.app()).callback());
   const baseUrl = await listenOnLoopback(server);
-  await service.queue.startWorkers();
+  await service.workers.start();
   return {
     service,
     baseUrl,
     async stop() {
-      await service.queue.stop(30_000);
+      await service.workers.stop(30_000);
       await new Promise((resolve) => server.close(resolve));
     },
   };

@@ -72,7 +72,7 @@ export async function serve(config: Config, log: Logger, announce: (text: string
   const service = await composeService(opened.database.db, config, log);
   const server = createHttpServer(config, (await service.app()).callback());
   const url = await listen(server, config.port, config.host);
-  await service.queue.startWorkers();
+  await service.workers.start();
   const stopSweeping = sweepExpiredKeys(service, log);
   log.info({ url, workers: config.workers, embedded: opened.embedded }, 'service listening');
   if (config.demo) announce(await createDemo(service.auth, service.subscriptions, url));
@@ -83,7 +83,7 @@ export async function serve(config: Config, log: Logger, announce: (text: string
       stopSweeping();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await service.queue.stop(config.shutdownTimeoutMs);
+      await service.workers.stop(config.shutdownTimeoutMs);
       server.closeAllConnections();
       await closed;
       await opened.close();
@@ -96,11 +96,11 @@ export async function work(config: Config, log: Logger): Promise<Running> {
   if (config.workers === 0) throw new Error('WORKERS=0 leaves a worker process nothing to do');
   const opened = await openDatabase(config, log);
   const service = await composeService(opened.database.db, config, log);
-  await service.queue.startWorkers();
+  await service.workers.start();
   return {
     async stop() {
       log.info('stopping: draining bulk workers');
-      await service.queue.stop(config.shutdownTimeoutMs);
+      await service.workers.stop(config.shutdownTimeoutMs);
       await opened.close();
       log.info('stopped');
     },

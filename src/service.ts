@@ -3,8 +3,11 @@ import type Koa from 'koa';
 import type { Db } from 'mongodb';
 import { AuthService } from './auth/auth.service.js';
 import { MerchantsRepository } from './auth/merchants.repository.js';
-import { BulkQueue } from './bulk/bulk.jobs.js';
+import { BulkDispatcher } from './bulk/bulk.dispatcher.js';
+import { BulkQueue } from './bulk/bulk.queue.js';
+import { BulkRepository } from './bulk/bulk.repository.js';
 import { BulkService } from './bulk/bulk.service.js';
+import { BulkWorker } from './bulk/bulk.worker.js';
 import type { Config } from './config.js';
 import { detectEngine } from './db/mongo.js';
 import { createApp } from './http/app.js';
@@ -35,7 +38,8 @@ export interface Domain {
 
 /** The domain plus the bulk queue and the HTTP app: what `serve`, `worker` and the tests need. */
 export interface Service extends Domain {
-  readonly queue: BulkQueue;
+  /** Bulk workers: start() takes chunk jobs (unless WORKERS=0), stop() drains them. */
+  readonly workers: BulkWorker;
   readonly idempotency: IdempotencyRepository;
   app(): Promise<Koa>;
 }
@@ -52,6 +56,9 @@ export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs
   };
 }
 
+/** How long bulk requests and their outcomes are kept (docs/design.md §6). */
+const BULK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
 export async function composeService(db: Db, config: ServiceConfig, log: Logger): Promise<Service> {
   const domain = await composeDomain(db, config);
   const { auth, subscriptions, subscriptionsRepository } = domain;
@@ -62,17 +69,21 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
   if (concurrency !== config.workers) {
     log.warn({ requested: config.workers, concurrency }, 'FerretDB: bulk chunks are applied one at a time per process');
   }
-  const queue = new BulkQueue(db, subscriptions, log, {
+  const queue = new BulkQueue(db, log, {
     concurrency,
     lockLifetimeMs: config.bulkLockLifetimeMs,
     pollIntervalMs: config.bulkPollIntervalMs,
   });
-  const bulk = new BulkService(subscriptionsRepository, queue);
+  const bulkRepository = new BulkRepository(db, BULK_RETENTION_MS);
+  await bulkRepository.ensureIndexes();
+  const dispatcher = new BulkDispatcher(bulkRepository, queue, log);
+  const workers = new BulkWorker(bulkRepository, subscriptions, queue, dispatcher, log);
+  const bulk = new BulkService(subscriptionsRepository, bulkRepository, dispatcher, log);
   const idempotency = new IdempotencyRepository(db);
   await idempotency.ensureIndexes(log);
   return {
     ...domain,
-    queue,
+    workers,
     idempotency,
     app: () =>
       createApp({
@@ -85,7 +96,7 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
         readiness: {
           db,
           timeoutMs: config.dbTimeoutMs,
-          workersRunning: () => (concurrency === 0 ? undefined : queue.workersRunning),
+          workersRunning: () => (concurrency === 0 ? undefined : workers.running),
         },
       }),
   };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOBS_COLLECTION } from '../src/bulk/bulk.jobs.js';
+import { bulkRequestsOf } from './support/bulk.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
@@ -13,6 +13,8 @@ afterAll(() => t.close());
 
 const subscriptions = () => t.db.collection('subscriptions');
 const countWith = (ids: string[], status: string) => subscriptions().countDocuments({ _id: { $in: ids as never[] }, status });
+/** The log lines of a request's commands once applied (not the 'queued' ones, nor the request's own lines). */
+const appliedLines = (requestId: string) => t.logLines.filter((l) => l.requestId === requestId && l.outcome !== undefined && l.outcome !== 'queued');
 const bulk = (operation: 'pause' | 'resume', apiKey: string, ids: unknown, segment = 'bulk') =>
   call(t.baseUrl, `/v2/subscriptions/${segment}/${operation}`, { apiKey, json: { subscriptions: ids } });
 
@@ -46,13 +48,12 @@ describe('bulk acceptance', () => {
     ['an empty list', () => []],
     ['a list that is not an array', () => 'not-a-list'],
   ])('%s answers 400 0040 and queues nothing', async (_case, makeIds) => {
-    const { apiKey } = await t.merchant();
-    const jobsBefore = await t.db.collection(JOBS_COLLECTION).countDocuments();
+    const { merchantId, apiKey } = await t.merchant();
     const res = await bulk('pause', apiKey, makeIds());
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('0040');
     expect(res.body.errors[0].path).toBe('/subscriptions');
-    expect(await t.db.collection(JOBS_COLLECTION).countDocuments()).toBe(jobsBefore);
+    expect(await bulkRequestsOf(t.db, merchantId)).toBe(0);
   });
 
   it('one invalid UUID among valid ones answers 400 naming its position, and nothing is applied', async () => {
@@ -95,10 +96,15 @@ describe('bulk acceptance', () => {
     },
   );
 
-  it('without an API key answers 401 and queues nothing', async () => {
-    const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { json: { subscriptions: [randomUUID()] } });
+  it('without an API key answers 401, queues nothing and changes nothing', async () => {
+    const { merchantId } = await t.merchant();
+    const ids = await t.seed(merchantId, 2);
+    const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { json: { subscriptions: ids } });
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('0010');
+    expect(await t.db.collection('bulkRequests').countDocuments({ subscriptionIds: { $in: ids } })).toBe(0);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await countWith(ids, 'fulfilled')).toBe(2);
   });
 });
 
@@ -113,7 +119,7 @@ describe('bulk processing', () => {
     expect(res.body.acceptedCount).toBe(3);
     const { requestId } = res.body;
     const outcomes = () =>
-      t.logLines.filter((l) => l.requestId === requestId && l.outcome !== 'queued').map((l) => [l.subscriptionId, l.outcome, l.operation]);
+      appliedLines(requestId).map((l) => [l.subscriptionId, l.outcome, l.operation]);
     const seen = await waitFor(async () => outcomes(), (o) => o.length === 3, 20_000);
     expect(seen).toEqual(
       expect.arrayContaining([
@@ -124,28 +130,58 @@ describe('bulk processing', () => {
     );
     expect(t.logLines.filter((l) => l.requestId === requestId && l.outcome === 'queued')).toHaveLength(3);
     expect(await subscriptions().findOne({ _id: cancelled as never })).toMatchObject({ status: 'cancelled' });
-    expect(await subscriptions().findOne({ _id: alreadyPaused as never })).toEqual(before);
+    expect(await subscriptions().findOne({ _id: alreadyPaused as never })).toMatchObject({ status: 'paused', modifiedAt: before!.modifiedAt });
   });
 
-  it('a single pause racing a bulk resume ends paused or fulfilled, consistent with the order the log shows', async () => {
+  it('a single pause racing a bulk resume of a fulfilled subscription: each order ends as that order says', async () => {
     const { merchantId, apiKey } = await t.merchant();
-    const [id] = await t.seed(merchantId, 1, 'paused');
+    const [id] = await t.seed(merchantId, 1, 'fulfilled');
     const [bulkReply, singleReply] = await Promise.all([
       bulk('resume', apiKey, [id]),
       call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey }),
     ]);
     expect(bulkReply.status).toBe(202);
     expect(singleReply.status).toBe(200);
+    expect(singleReply.body.status).toBe('paused');
     const requestId = bulkReply.body.requestId;
     const [line] = await waitFor(
-      async () => t.logLines.filter((l) => l.requestId === requestId && l.outcome !== 'queued'),
+      async () => appliedLines(requestId),
       (lines) => lines.length === 1,
       20_000,
     );
     const final = await subscriptions().findOne({ _id: id as never });
-    // The resume applied after the pause → fulfilled; it found it already fulfilled → noop → paused stays.
-    if (line!.outcome === 'applied') expect(final!.status).toBe('fulfilled');
-    else expect(final!.status).toBe(singleReply.body.status);
-    expect(['applied', 'noop']).toContain(line!.outcome);
+    if (line!.outcome === 'applied') {
+      // The pause came first; the resume found it paused and resumed it, after the pause's change.
+      expect(final).toMatchObject({ status: 'fulfilled' });
+      expect(final!.modifiedAt > singleReply.body.modifiedAt).toBe(true);
+    } else {
+      // The resume came first and found it fulfilled (nothing to do); the pause then paused it.
+      expect(line!.outcome).toBe('noop');
+      expect(final).toMatchObject({ status: 'paused', modifiedAt: singleReply.body.modifiedAt });
+    }
+  });
+
+  it('a bulk resume racing single resumes of the same 300 subscriptions changes each exactly once, and no 200 is overwritten', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const ids = await t.seed(merchantId, 300, 'paused');
+    const seeded = new Map((await subscriptions().find({ _id: { $in: ids as never[] } }).toArray()).map((d) => [d._id, d.modifiedAt]));
+    const [bulkReply, ...singles] = await Promise.all([
+      bulk('resume', apiKey, ids),
+      ...ids.map((id) => call(t.baseUrl, `/v2/subscriptions/${id}/resume`, { apiKey })),
+    ]);
+    expect(bulkReply.status).toBe(202);
+    const requestId = bulkReply.body.requestId;
+    const outcomes = await waitFor(
+      async () => appliedLines(requestId),
+      (lines) => lines.length >= 300,
+      60_000,
+    );
+    const byBulk = new Set(outcomes.filter((l) => l.outcome === 'applied').map((l) => l.subscriptionId));
+    const bySingle = singles.filter((r) => r.status === 200 && r.body.modifiedAt !== seeded.get(r.body.id)).map((r) => r.body);
+    expect(byBulk.size + bySingle.length).toBe(300);
+    for (const single of bySingle) expect(byBulk.has(single.id)).toBe(false);
+    const stored = new Map((await subscriptions().find({ _id: { $in: ids as never[] } }).toArray()).map((d) => [d._id, d]));
+    expect([...stored.values()].every((d) => d.status === 'fulfilled')).toBe(true);
+    for (const single of bySingle) expect(stored.get(single.id)!.modifiedAt).toBe(single.modifiedAt);
   });
 });

@@ -1,6 +1,7 @@
 /** Slow or stalled clients are cut off with 408 and hold nothing open (HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS). */
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bulkRequestsOf } from './support/bulk.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -31,7 +32,7 @@ describe('HTTP timeouts', () => {
     expect(closedAfterMs).toBeLessThan(3_000);
   });
 
-  it('a body that never arrives answers 408, closes the connection, and nothing is applied', async () => {
+  it('a body that never arrives answers 408, closes the connection, and nothing is queued or applied', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const [id] = await t.seed(merchantId, 1);
     const body = JSON.stringify({ subscriptions: [id] });
@@ -39,6 +40,7 @@ describe('HTTP timeouts', () => {
     const { reply, closedAfterMs } = await rawExchange(head + body);
     expect(reply).toMatch(/^HTTP\/1\.1 408 /);
     expect(closedAfterMs).toBeLessThan(5_000);
+    expect(await bulkRequestsOf(t.db, merchantId)).toBe(0);
     expect(await t.db.collection('subscriptions').findOne({ _id: id as never })).toMatchObject({ status: 'fulfilled' });
     // A client's stall is the client's problem: no error or warning in the service's log.
     expect(t.logLines.filter((line) => line.component === 'http' && Number(line.level) >= 40).map((line) => line.msg)).toEqual([]);

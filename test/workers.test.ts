@@ -37,7 +37,7 @@ describe('worker processes', () => {
     const ids = await acceptBulkPause(5);
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await paused(ids)).toBe(0);
-    expect(await t.db.collection('bulkJobs').countDocuments({ 'data.subscriptionIds': { $in: ids } })).toBe(1);
+    expect(await t.db.collection('bulkRequests').countDocuments({ subscriptionIds: { $in: ids } })).toBe(1);
     const worker = await startWorker(databaseUri(t.db.databaseName));
     workers.push(worker);
     expect(await waitFor(() => paused(ids), (n) => n === 5, 30_000)).toBe(5);

@@ -1,47 +1,58 @@
 /**
- * Accepting a bulk request (DESIGN.md §6): normalise and collapse the ids, keep the caller's own
- * subscriptions (one query), queue one command per id durably, and report what was not queued.
- * Nothing is applied here; the workers do that after the 202.
+ * Accepting a bulk request (docs/design.md §6): normalise and collapse the ids, keep the caller's
+ * own subscriptions (one query), and store the request with every accepted id in one document
+ * (one insert): a request is accepted whole or not at all. Nothing is applied here; it is
+ * dispatched to the workers once the 202 has been sent.
  */
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
+import { nowTimestamp } from '../lib/clock.js';
+import type { Logger } from '../logger.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
-import { CHUNK_SIZE, type BulkCommandChunk, type BulkQueue } from './bulk.jobs.js';
+import { chunkCountFor } from './bulk.chunks.js';
+import type { BulkDispatcher } from './bulk.dispatcher.js';
+import type { BulkRepository } from './bulk.repository.js';
 
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
 
-function chunked<T>(items: readonly T[], size: number): T[][] {
-  const chunks: T[][] = [];
-  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
-  return chunks;
-}
-
 export class BulkService {
+  private readonly log: Logger;
+
   constructor(
-    private readonly repository: SubscriptionsRepository,
-    private readonly queue: BulkQueue,
-  ) {}
+    private readonly subscriptions: SubscriptionsRepository,
+    private readonly repository: BulkRepository,
+    private readonly dispatcher: BulkDispatcher,
+    log: Logger,
+  ) {
+    this.log = log.child({ component: 'bulk' });
+  }
 
   /** The ids were checked against the spec at the edge: 1 to 3000 UUIDs. */
   async accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[]): Promise<BulkAcceptance> {
     const requestId = randomUUID();
     const unique = [...new Set(subscriptionIds.map((id) => id.toLowerCase()))];
-    const owned = await this.repository.ownedIds(merchantId, unique);
+    const owned = await this.subscriptions.ownedIds(merchantId, unique);
     const accepted = unique.filter((id) => owned.has(id));
-    const chunks: BulkCommandChunk[] = chunked(accepted, CHUNK_SIZE).map((ids) => ({
+    const rejected = unique.filter((id) => !owned.has(id)).map((subscriptionId) => ({ subscriptionId, reason: 'not_found' as const }));
+    const createdAt = nowTimestamp();
+    await this.repository.insert({
       requestId,
       merchantId,
       operation,
-      subscriptionIds: ids,
-      attempt: 1,
-    }));
-    await this.queue.enqueue(chunks);
-    return {
-      requestId,
-      operation,
       acceptedCount: accepted.length,
-      rejected: unique.filter((id) => !owned.has(id)).map((subscriptionId) => ({ subscriptionId, reason: 'not_found' })),
-    };
+      rejected,
+      chunkCount: chunkCountFor(accepted.length),
+      createdAt,
+      completedAt: accepted.length === 0 ? createdAt : null,
+      subscriptionIds: accepted,
+    });
+    for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
+    return { requestId, operation, acceptedCount: accepted.length, rejected };
+  }
+
+  /** Hands an accepted request to the workers; called once its 202 has been sent. */
+  dispatch(requestId: string): void {
+    this.dispatcher.dispatchSoon(requestId);
   }
 }

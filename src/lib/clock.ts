@@ -30,3 +30,8 @@ export function nowTimestamp(): string {
 }
 
 export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+/** The timestamp `ms` milliseconds ago, in the same format (for comparisons with stored timestamps). */
+export function timestampBefore(ms: number): string {
+  return formatTimestamp(BigInt(Date.now() - ms) * 1000n);
+}

@@ -21,7 +21,13 @@ export class KeyedMutex {
     return result;
   }
 
-  get size(): number {
-    return this.tails.size;
+  /**
+   * Runs the task holding every key. Keys are taken in sorted order, so two tasks with
+   * overlapping keys cannot each hold one the other waits for.
+   */
+  runAll<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
+    const sorted = [...new Set(keys)].sort();
+    const holding = (i: number): Promise<T> => (i === sorted.length ? task() : this.run(sorted[i]!, () => holding(i + 1)));
+    return holding(0);
   }
 }

@@ -16,6 +16,8 @@ type BulkAcceptance = components['schemas']['BulkAcceptance'];
 
 export interface BulkAcceptor {
   accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[]): Promise<BulkAcceptance>;
+  /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
+  dispatch(requestId: string): void;
 }
 
 function pausedView(s: Subscription): PausedSubscription {
@@ -47,8 +49,10 @@ export function subscriptionHandlers(
       const merchant = merchantOf(c);
       const body = (c.request.requestBody ?? {}) as CommandRequest;
       if (body.subscriptions !== undefined) {
+        const acceptance = await bulk.accept(merchant.id, operation, body.subscriptions);
         ctx.status = 202;
-        ctx.body = await bulk.accept(merchant.id, operation, body.subscriptions);
+        ctx.body = acceptance;
+        ctx.res.once('close', () => bulk.dispatch(acceptance.requestId));
         return;
       }
       ctx.status = 200;

@@ -13,7 +13,28 @@ interface SubscriptionDocument {
   cycle: number;
   createdAt: string;
   modifiedAt: string;
+  /**
+   * The last bulk commands that reached this subscription, as `<requestId>:applied|noop`: written
+   * in the same update as the change they made, so that a chunk run again (a worker killed
+   * mid-chunk, a lock that expired, two workers holding the same chunk) finds its command done
+   * and never applies it a second time, however the subscription changed since (docs/design.md §6).
+   */
+  bulkCommands?: string[];
 }
+
+/** How many bulk command marks a subscription keeps: a run repeated after more than this many later commands is not expected. */
+const KEPT_COMMAND_MARKS = 32;
+
+export type CommandMark = 'applied' | 'noop';
+
+/** A subscription's state as far as one bulk command is concerned. */
+export interface CommandState {
+  readonly status: SubscriptionStatus;
+  /** Set once the command took effect here (it changed the status, or found it already there). */
+  readonly mark: CommandMark | undefined;
+}
+
+const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
 function toSubscription(doc: SubscriptionDocument): Subscription {
   return {
@@ -59,33 +80,48 @@ export class SubscriptionsRepository {
     return doc ? toSubscription(doc) : undefined;
   }
 
+  /**
+   * Applies one bulk command to the subscriptions it has not reached yet, marking each in the same
+   * document update: those in `from` change to `to` (marked applied), those already in `to` are
+   * marked noop. Two updates whatever the number of ids; a repeated call changes nothing.
+   */
+  async applyCommand(
+    merchantId: string,
+    ids: readonly string[],
+    transition: { readonly from: SubscriptionStatus; readonly to: SubscriptionStatus },
+    requestId: string,
+    at: string,
+  ): Promise<void> {
+    const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
+    const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
+    await this.collection.updateMany(
+      { ...notReached, status: transition.from },
+      { $set: { status: transition.to, modifiedAt: at }, $push: mark('applied') },
+    );
+    await this.collection.updateMany({ ...notReached, status: transition.to }, { $push: mark('noop') });
+  }
+
+  /** Each found subscription's status and whether the command reached it; absent ids are not in the map. */
+  async commandStates(merchantId: string, ids: readonly string[], requestId: string): Promise<Map<string, CommandState>> {
+    const docs = await this.collection
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1 } })
+      .toArray();
+    const [applied, noop] = marks(requestId);
+    return new Map(
+      docs.map((d) => {
+        const kept = d.bulkCommands ?? [];
+        const mark = kept.includes(applied) ? 'applied' : kept.includes(noop) ? 'noop' : undefined;
+        return [d._id, { status: d.status, mark }];
+      }),
+    );
+  }
+
   /** Which of these ids are subscriptions of the merchant: one query. */
   async ownedIds(merchantId: string, ids: readonly string[]): Promise<Set<string>> {
     const docs = await this.collection
       .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1 } })
       .toArray();
     return new Set(docs.map((d) => d._id));
-  }
-
-  async findMany(merchantId: string, ids: readonly string[]): Promise<Subscription[]> {
-    const docs = await this.collection.find({ _id: { $in: [...ids] }, merchantId }).toArray();
-    return docs.map(toSubscription);
-  }
-
-  /** The conditional update of many subscriptions in one statement; returns how many changed. */
-  async transitionMany(
-    merchantId: string,
-    ids: readonly string[],
-    from: SubscriptionStatus,
-    to: SubscriptionStatus,
-    at: string,
-  ): Promise<number> {
-    if (ids.length === 0) return 0;
-    const result = await this.collection.updateMany(
-      { _id: { $in: [...ids] }, merchantId, status: from },
-      { $set: { status: to, modifiedAt: at } },
-    );
-    return result.modifiedCount;
   }
 
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {

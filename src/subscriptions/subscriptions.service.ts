@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
-import type { SubscriptionsRepository } from './subscriptions.repository.js';
+import type { CommandState, SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   TRANSITIONS,
   InvalidTransitionError,
@@ -35,6 +35,17 @@ export interface SeedOptions {
   readonly ids?: readonly string[];
 }
 
+/** The outcome a command has reached on a subscription, or undefined while it has not (a concurrent writer interfered). */
+function commandOutcome(operation: Operation, state: CommandState | undefined): CommandOutcome | undefined {
+  if (!state) return { outcome: 'skipped', reason: 'not_found' };
+  if (state.mark) return { outcome: state.mark };
+  try {
+    return decide(operation, state.status) === 'reject' ? { outcome: 'skipped', reason: 'cancelled' } : undefined;
+  } catch (error) {
+    return { outcome: 'failed', reason: (error as Error).message };
+  }
+}
+
 export class SubscriptionsService {
   private readonly mutex = new KeyedMutex();
 
@@ -62,53 +73,33 @@ export class SubscriptionsService {
   }
 
   /**
-   * Applies one operation to many subscriptions with the same rules as `apply`: one read, one
-   * conditional update of all that can change, and a second read only if another writer raced us.
+   * Applies one bulk command to many subscriptions, with the rules of `apply` and at most once per
+   * subscription: the change and its mark are one update of the subscription's own document, so
+   * a chunk run twice, or by two workers at once, finds its commands done (docs/design.md §6).
+   * Serialised per subscription with `apply` within this process, like every status change.
    */
-  async applyMany(merchantId: string, ids: readonly string[], operation: Operation): Promise<Map<string, CommandOutcome>> {
-    const outcomes = new Map<string, CommandOutcome>();
-    const { from, to } = TRANSITIONS[operation];
-    const candidates = this.classify(await this.repository.findMany(merchantId, ids), ids, operation, outcomes);
-    const at = nowTimestamp();
-    const changed = await this.repository.transitionMany(merchantId, candidates, from, to, at);
-    if (changed === candidates.length) {
-      for (const id of candidates) outcomes.set(id, { outcome: 'applied' });
-      return outcomes;
-    }
-    for (const s of await this.repository.findMany(merchantId, candidates)) {
-      if (s.modifiedAt === at && s.status === to) outcomes.set(s.id, { outcome: 'applied' });
-    }
-    const raced = candidates.filter((id) => !outcomes.has(id));
-    const stillOpen = this.classify(await this.repository.findMany(merchantId, raced), raced, operation, outcomes);
-    for (const id of stillOpen) outcomes.set(id, { outcome: 'failed', reason: 'status kept changing; will retry' });
-    return outcomes;
-  }
-
-  /** Records the outcome of every id that needs no update; returns the ids that do. */
-  private classify(
-    found: readonly Subscription[],
+  async applyCommands(
+    merchantId: string,
     ids: readonly string[],
     operation: Operation,
-    outcomes: Map<string, CommandOutcome>,
-  ): string[] {
-    const byId = new Map(found.map((s) => [s.id, s]));
-    const toApply: string[] = [];
-    for (const id of ids) {
-      const subscription = byId.get(id);
-      if (!subscription) {
-        outcomes.set(id, { outcome: 'skipped', reason: 'not_found' });
-        continue;
+    requestId: string,
+  ): Promise<Map<string, CommandOutcome>> {
+    return this.mutex.runAll(ids, async () => {
+      const outcomes = new Map<string, CommandOutcome>();
+      let open = [...ids];
+      for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
+        await this.repository.applyCommand(merchantId, open, TRANSITIONS[operation], requestId, nowTimestamp());
+        const states = await this.repository.commandStates(merchantId, open, requestId);
+        open = open.filter((id) => {
+          const outcome = commandOutcome(operation, states.get(id));
+          if (outcome) outcomes.set(id, outcome);
+          return !outcome;
+        });
       }
-      try {
-        const decision = decide(operation, subscription.status);
-        if (decision === 'apply') toApply.push(id);
-        else if (decision === 'noop') outcomes.set(id, { outcome: 'noop' });
-        else outcomes.set(id, { outcome: 'skipped', reason: 'cancelled' });
-      } catch (error) {
-        outcomes.set(id, { outcome: 'failed', reason: (error as Error).message });
-      }
-    }
-    return toApply;
+      // Still neither marked nor cancelled: another writer kept flipping them between our updates.
+      for (const id of open) outcomes.set(id, { outcome: 'failed', reason: 'status kept changing' });
+      return outcomes;
+    });
   }
 
   async seed({ merchantId, count, status, planId, ids }: SeedOptions): Promise<Subscription[]> {

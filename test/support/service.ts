@@ -63,7 +63,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const server: Server = createHttpServer(config, (await service.app()).callback());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  await service.queue.startWorkers();
+  await service.workers.start();
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     db,
@@ -74,7 +74,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     seed: async (merchantId, count, status = 'fulfilled') =>
       (await service.subscriptions.seed({ merchantId, count, status })).map((s) => s.id),
     async close() {
-      await service.queue.stop(5_000);
+      await service.workers.stop(5_000);
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
       await db.dropDatabase().catch(() => undefined);

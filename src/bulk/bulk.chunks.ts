@@ -1,0 +1,27 @@
+/**
+ * The chunk format shared by the producer (dispatch) and the consumer (workers). One Agenda job
+ * carries one chunk of up to CHUNK_SIZE commands rather than one job per command: Agenda has no
+ * bulk create, and a worker applies a chunk with two conditional updateMany and one read instead
+ * of a hundred round trips, while every command's outcome is still kept and logged.
+ */
+export const CHUNK_SIZE = 100;
+
+/** What an Agenda job carries: the chunk document holds the ids and, once run, the outcomes. */
+export interface ChunkJobData {
+  readonly chunkId: string;
+}
+
+export function chunked<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {
+  const chunks: T[][] = [];
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
+  return chunks;
+}
+
+/** Chunk ids name their request and position, so a request's chunks are found by `_id` alone. */
+export function chunkIds(requestId: string, chunkCount: number): string[] {
+  return Array.from({ length: chunkCount }, (_, i) => `${requestId}:${String(i).padStart(4, '0')}`);
+}
+
+export function chunkCountFor(commands: number): number {
+  return Math.ceil(commands / CHUNK_SIZE);
+}

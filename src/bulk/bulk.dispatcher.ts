@@ -1,0 +1,62 @@
+/**
+ * The producer side of bulk commands: turns an accepted request (one document holding every id)
+ * into chunk documents and one Agenda job per chunk. Runs after the 202 has been sent, so that
+ * nothing can be applied before it; every step is safe to repeat, so a dispatch cut short (the
+ * process stopped, the database failed) is simply done again by the sweep that workers run.
+ */
+import { nowTimestamp, timestampBefore } from '../lib/clock.js';
+import type { Logger } from '../logger.js';
+import { chunkIds, chunked } from './bulk.chunks.js';
+import type { BulkQueue } from './bulk.queue.js';
+import type { BulkRepository } from './bulk.repository.js';
+
+/** A request accepted this long ago and still not dispatched was left by a process that stopped. */
+const STRAGGLER_AFTER_MS = 5_000;
+const SWEEP_BATCH = 20;
+
+export class BulkDispatcher {
+  private readonly log: Logger;
+
+  constructor(
+    private readonly repository: BulkRepository,
+    private readonly queue: BulkQueue,
+    log: Logger,
+  ) {
+    this.log = log.child({ component: 'bulk' });
+  }
+
+  async dispatch(requestId: string): Promise<void> {
+    const request = await this.repository.findUndispatched(requestId);
+    if (!request?.subscriptionIds) return;
+    const { merchantId, operation, chunkCount, createdAt } = request;
+    const ids = chunkIds(requestId, chunkCount);
+    const chunks = chunked(request.subscriptionIds).map((subscriptionIds, i) => ({
+      chunkId: ids[i]!,
+      requestId,
+      merchantId,
+      operation,
+      subscriptionIds,
+      chunkCount,
+      outcomes: null,
+    }));
+    await this.repository.insertChunks(chunks, createdAt);
+    await this.queue.enqueue(ids);
+    await this.repository.markDispatched(requestId, nowTimestamp());
+    this.log.debug({ requestId, chunks: chunkCount }, 'bulk request dispatched');
+  }
+
+  /** Dispatch after the response, logged rather than thrown: the sweep repeats what fails here. */
+  dispatchSoon(requestId: string): void {
+    this.dispatch(requestId).catch((error: unknown) =>
+      this.log.warn({ err: error, requestId }, 'bulk request not dispatched yet; the workers will'),
+    );
+  }
+
+  /** Dispatches the requests that a stopped process accepted but did not dispatch. */
+  async sweep(): Promise<void> {
+    for (const requestId of await this.repository.undispatchedBefore(timestampBefore(STRAGGLER_AFTER_MS), SWEEP_BATCH)) {
+      await this.dispatch(requestId);
+      this.log.info({ requestId }, 'bulk request dispatched by the sweep');
+    }
+  }
+}

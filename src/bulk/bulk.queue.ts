@@ -1,0 +1,128 @@
+/**
+ * Agenda v6 in the service's own database, and nothing else: the producer side stores one job per
+ * chunk (`enqueue`), the consumer side runs jobs through the handlers it is given (`consume`)
+ * and drains them on stop. What a chunk is and how it is applied live in bulk.chunks.ts and
+ * bulk.worker.ts.
+ *
+ * A worker that dies holding a job loses its lock after `lockLifetimeMs` and another takes the
+ * job; a job that throws is retried with exponential backoff. Running a chunk twice is safe
+ * (bulk.worker.ts), which is what makes both of these harmless.
+ */
+import { Agenda, backoffStrategies, type Job } from 'agenda';
+import { MongoBackend } from '@agendajs/mongo-backend';
+import type { Db } from 'mongodb';
+import type { Logger } from '../logger.js';
+import type { ChunkJobData } from './bulk.chunks.js';
+
+export const JOB_NAME = 'bulk-chunk';
+export const JOBS_COLLECTION = 'bulkJobs';
+
+export interface QueueOptions {
+  /** Chunks one process applies at once; 0 runs none (an HTTP-only process). */
+  readonly concurrency: number;
+  readonly lockLifetimeMs: number;
+  readonly pollIntervalMs: number;
+}
+
+export interface ChunkHandlers {
+  /** Applies one chunk; throws to have it retried later. */
+  process(chunkId: string): Promise<void>;
+  /** Called once a chunk's retries are spent. */
+  giveUp(chunkId: string, error: Error): Promise<void>;
+}
+
+export class BulkQueue {
+  private readonly agenda: Agenda;
+  private readonly log: Logger;
+  private consuming = false;
+
+  constructor(
+    db: Db,
+    log: Logger,
+    private readonly options: QueueOptions,
+  ) {
+    this.log = log.child({ component: 'bulk' });
+    this.agenda = new Agenda({
+      backend: new MongoBackend({ mongo: db, collection: JOBS_COLLECTION }),
+      processEvery: options.pollIntervalMs,
+      defaultLockLifetime: options.lockLifetimeMs,
+      maxConcurrency: Math.max(options.concurrency, 1),
+      removeOnComplete: true,
+    });
+    this.agenda.on('error', (error: Error) => this.log.error({ err: error }, 'job queue error'));
+  }
+
+  /** Stores one job per chunk; resolves once every one is durable. */
+  async enqueue(chunkIds: readonly string[]): Promise<void> {
+    await this.agenda.ready;
+    await Promise.all(chunkIds.map((chunkId) => this.agenda.create<ChunkJobData>(JOB_NAME, { chunkId }).save()));
+  }
+
+  /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
+  get isConsuming(): boolean {
+    return this.consuming;
+  }
+
+  async consume(handlers: ChunkHandlers): Promise<void> {
+    await this.agenda.ready;
+    if (this.options.concurrency === 0) return;
+    const { concurrency, lockLifetimeMs } = this.options;
+    this.agenda.define<ChunkJobData>(JOB_NAME, (job) => this.run(job, handlers), {
+      concurrency,
+      lockLimit: concurrency,
+      lockLifetime: lockLifetimeMs,
+      backoff: backoffStrategies.exponential({ delay: 500, factor: 2, maxDelay: 30_000, maxRetries: 10, jitter: 0.2 }),
+    });
+    this.agenda.on(`retry exhausted:${JOB_NAME}`, (error: Error, job: { attrs: { data: unknown } }) => {
+      handlers.giveUp((job.attrs.data as ChunkJobData).chunkId, error).catch((e: unknown) => this.log.error({ err: e }, 'could not record a chunk that failed for good'));
+    });
+    await this.agenda.start();
+    this.consuming = true;
+    this.log.info({ concurrency, lockLifetimeMs }, 'bulk workers started');
+  }
+
+  /** Runs a job, renewing its lock while it runs so that a slow chunk is not taken by a second worker meanwhile. */
+  private async run(job: Job<ChunkJobData>, handlers: ChunkHandlers): Promise<void> {
+    const renew = setInterval(() => {
+      job.touch().catch((error: unknown) => this.log.warn({ err: error }, 'could not renew a chunk lock'));
+    }, Math.max(this.options.lockLifetimeMs / 3, 100));
+    try {
+      await handlers.process(job.attrs.data.chunkId);
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /**
+   * Lets in-flight chunks finish within the deadline. Chunks still running at the deadline, and
+   * chunks this process had locked but not started, are taken again by any worker once their
+   * lock lifetime has passed.
+   */
+  async stop(deadlineMs: number): Promise<void> {
+    if (!this.consuming) return;
+    this.consuming = false;
+    // While drain() waits, this process still runs the chunks it has already locked, one after
+    // another; it fetches no new ones. But Agenda 6.2's drain() can miss the end: a job emits
+    // 'complete' before it removes itself (removeOnComplete) and only then leaves the running
+    // list, so drain() may wait for an event that never comes, until the deadline. We watch the
+    // locked count ourselves (running chunks are locked too) and end the wait when it is zero,
+    // that is when nothing this process holds is left, not merely between two chunks.
+    const idle = new AbortController();
+    const watch = setInterval(() => {
+      this.agenda.getRunningStats().then(
+        (stats) => (stats.lockedJobs === 0 ? idle.abort() : undefined),
+        () => idle.abort(), // drain() has already finished
+      );
+    }, 50);
+    try {
+      const result = await this.agenda.drain({ timeout: deadlineMs, signal: idle.signal, closeConnection: false });
+      // With the watch above, reaching the deadline means chunks are still held (running, or
+      // locked and not started), which a check of `running` alone would miss.
+      if (result.timedOut) {
+        this.log.warn({ running: result.running }, 'bulk workers still busy at the deadline; their chunks will be picked up again');
+      }
+    } finally {
+      clearInterval(watch);
+    }
+  }
+}

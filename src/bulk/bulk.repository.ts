@@ -1,0 +1,158 @@
+/**
+ * Every MongoDB call about bulk requests. A request is one document, written by one insert: it
+ * is accepted whole or not at all (docs/design.md §6). Once dispatched, its ids live in chunk
+ * documents of up to CHUNK_SIZE, one per Agenda job, which also keep each command's outcome.
+ */
+import { MongoServerError, type Collection, type Db } from 'mongodb';
+import type { Operation } from '../subscriptions/subscriptions.rules.js';
+import { chunkIds } from './bulk.chunks.js';
+import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
+
+export interface Rejection {
+  readonly subscriptionId: string;
+  readonly reason: 'not_found';
+}
+
+export interface BulkRequest {
+  readonly requestId: string;
+  readonly merchantId: string;
+  readonly operation: Operation;
+  readonly acceptedCount: number;
+  readonly rejected: readonly Rejection[];
+  readonly chunkCount: number;
+  readonly createdAt: string;
+  readonly completedAt: string | null;
+  /** The accepted ids, until the request is dispatched into chunks. */
+  readonly subscriptionIds?: readonly string[];
+}
+
+export interface ItemOutcome {
+  readonly subscriptionId: string;
+  readonly outcome: CommandOutcome['outcome'];
+  readonly reason: string | null;
+  readonly at: string;
+}
+
+export interface BulkChunk {
+  readonly chunkId: string;
+  readonly requestId: string;
+  readonly merchantId: string;
+  readonly operation: Operation;
+  readonly subscriptionIds: readonly string[];
+  /** How many chunks the request has, so that the last one to finish can complete it. */
+  readonly chunkCount: number;
+  /** Set once, by the first run that finished the chunk. */
+  readonly outcomes: readonly ItemOutcome[] | null;
+}
+
+interface RequestDocument extends Omit<BulkRequest, 'requestId'> {
+  _id: string;
+  dispatchedAt: string | null;
+  expiresAt: Date;
+}
+
+interface ChunkDocument extends Omit<BulkChunk, 'chunkId'> {
+  _id: string;
+  expiresAt: Date;
+}
+
+const isDuplicateKey = (error: unknown) =>
+  error instanceof MongoServerError && (error.code === 11000 || (error as { writeErrors?: { code: number }[] }).writeErrors?.every((e) => e.code === 11000));
+
+function toRequest({ _id, dispatchedAt: _d, expiresAt: _e, ...rest }: RequestDocument): BulkRequest {
+  return { requestId: _id, ...rest };
+}
+
+function toChunk({ _id, expiresAt: _e, ...rest }: ChunkDocument): BulkChunk {
+  return { chunkId: _id, ...rest };
+}
+
+export class BulkRepository {
+  private readonly requests: Collection<RequestDocument>;
+  private readonly chunks: Collection<ChunkDocument>;
+
+  constructor(
+    db: Db,
+    private readonly retentionMs: number,
+  ) {
+    this.requests = db.collection<RequestDocument>('bulkRequests');
+    this.chunks = db.collection<ChunkDocument>('bulkChunks');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await Promise.all([
+      this.requests.createIndex({ merchantId: 1, createdAt: -1 }, { name: 'merchant_requests' }),
+      this.requests.createIndex({ dispatchedAt: 1 }, { name: 'undispatched' }),
+    ]);
+  }
+
+  /** The one write that accepts a request. */
+  async insert(request: BulkRequest): Promise<void> {
+    const { requestId, ...rest } = request;
+    const expiresAt = new Date(Date.parse(request.createdAt) + this.retentionMs);
+    const nothingToDo = request.acceptedCount === 0;
+    await this.requests.insertOne({ _id: requestId, ...rest, dispatchedAt: nothingToDo ? request.createdAt : null, expiresAt });
+  }
+
+  async find(merchantId: string, requestId: string): Promise<BulkRequest | undefined> {
+    const doc = await this.requests.findOne({ _id: requestId, merchantId }, { projection: { subscriptionIds: 0 } });
+    return doc ? toRequest(doc) : undefined;
+  }
+
+  /** The request with its ids, while it still has them (not yet dispatched). */
+  async findUndispatched(requestId: string): Promise<BulkRequest | undefined> {
+    const doc = await this.requests.findOne({ _id: requestId, dispatchedAt: null });
+    return doc ? toRequest(doc) : undefined;
+  }
+
+  /** Requests accepted before `before` and still not dispatched (the process that accepted them stopped). */
+  async undispatchedBefore(before: string, limit: number): Promise<string[]> {
+    const docs = await this.requests
+      .find({ dispatchedAt: null, createdAt: { $lt: before } }, { projection: { _id: 1 } })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** Writes the chunk documents; ones that exist already (a dispatch repeated) are left as they are. */
+  async insertChunks(chunks: readonly BulkChunk[], createdAt: string): Promise<void> {
+    const expiresAt = new Date(Date.parse(createdAt) + this.retentionMs);
+    try {
+      await this.chunks.insertMany(
+        chunks.map(({ chunkId, ...rest }) => ({ _id: chunkId, ...rest, expiresAt })),
+        { ordered: false },
+      );
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+  }
+
+  /** Drops the ids from the request document: its chunks hold them now. */
+  async markDispatched(requestId: string, at: string): Promise<void> {
+    await this.requests.updateOne({ _id: requestId, dispatchedAt: null }, { $set: { dispatchedAt: at }, $unset: { subscriptionIds: '' } });
+  }
+
+  async findChunk(chunkId: string): Promise<BulkChunk | undefined> {
+    const doc = await this.chunks.findOne({ _id: chunkId });
+    return doc ? toChunk(doc) : undefined;
+  }
+
+  async chunksOf(requestId: string, chunkCount: number): Promise<BulkChunk[]> {
+    const docs = await this.chunks.find({ _id: { $in: chunkIds(requestId, chunkCount) } }).toArray();
+    return docs.map(toChunk);
+  }
+
+  /** Records the chunk's outcomes unless a run did already; true when this call recorded them. */
+  async recordOutcomes(chunkId: string, outcomes: readonly ItemOutcome[]): Promise<boolean> {
+    const result = await this.chunks.updateOne({ _id: chunkId, outcomes: null }, { $set: { outcomes: [...outcomes] } });
+    return result.modifiedCount === 1;
+  }
+
+  /** Sets completedAt once every chunk has its outcomes; true for the call that set it. */
+  async completeIfDone(requestId: string, chunkCount: number, at: string): Promise<boolean> {
+    const done = await this.chunks.countDocuments({ _id: { $in: chunkIds(requestId, chunkCount) }, outcomes: { $ne: null } });
+    if (done < chunkCount) return false;
+    const result = await this.requests.updateOne({ _id: requestId, completedAt: null }, { $set: { completedAt: at } });
+    return result.modifiedCount === 1;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The consumer side of bulk commands, another entry point beside the HTTP handlers: takes chunk
+ * jobs from the queue and applies them through the same service the handlers call.
+ *
+ * The one rule (docs/design.md §6): a command takes effect at most once, whatever runs twice.
+ * The change and its mark are one update of the subscription's own document, and a chunk's
+ * outcomes are recorded once, by the first run that finishes it. So a chunk run again (its
+ * worker was killed, its lock expired, two workers took it at once) changes nothing and counts
+ * nothing twice, and never undoes a change made after its command was applied.
+ */
+import { nowTimestamp } from '../lib/clock.js';
+import type { Logger } from '../logger.js';
+import type { CommandOutcome, SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import type { BulkDispatcher } from './bulk.dispatcher.js';
+import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
+import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
+
+const SWEEP_EVERY_MS = 5_000;
+
+/** Thrown while some commands of a chunk are unresolved (a concurrent writer kept interfering): Agenda retries the chunk. */
+class ChunkUnresolvedError extends Error {
+  override name = 'ChunkUnresolvedError';
+}
+
+export class BulkWorker implements ChunkHandlers {
+  private readonly log: Logger;
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly repository: BulkRepository,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly queue: BulkQueue,
+    private readonly dispatcher: BulkDispatcher,
+    log: Logger,
+  ) {
+    this.log = log.child({ component: 'bulk' });
+  }
+
+  /** Takes jobs (unless this is an HTTP-only process) and sweeps up requests left undispatched. */
+  async start(): Promise<void> {
+    await this.queue.consume(this);
+    if (!this.queue.isConsuming) return;
+    this.sweeper = setInterval(() => {
+      this.dispatcher.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'bulk dispatch sweep failed'));
+    }, SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  get running(): boolean {
+    return this.queue.isConsuming;
+  }
+
+  async stop(deadlineMs: number): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.queue.stop(deadlineMs);
+  }
+
+  async process(chunkId: string): Promise<void> {
+    await this.finish(chunkId, false);
+  }
+
+  /** Retries are spent: record what each command reached, the rest as failed, so the request completes. */
+  async giveUp(chunkId: string, error: Error): Promise<void> {
+    this.log.error({ err: error, chunkId }, 'bulk chunk failed for good');
+    await this.finish(chunkId, true);
+  }
+
+  private async finish(chunkId: string, final: boolean): Promise<void> {
+    const chunk = await this.repository.findChunk(chunkId);
+    if (!chunk || chunk.outcomes) return; // expired, or finished by an earlier run
+    const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId);
+    const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === 'status kept changing').length;
+    if (unresolved > 0 && !final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunkId} unresolved`);
+    const at = nowTimestamp();
+    const outcomes: ItemOutcome[] = chunk.subscriptionIds.map((subscriptionId) => {
+      const result = results.get(subscriptionId)!;
+      return { subscriptionId, outcome: result.outcome, reason: 'reason' in result ? result.reason : null, at };
+    });
+    if (!(await this.repository.recordOutcomes(chunkId, outcomes))) return; // another run recorded them first
+    for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
+    if (await this.repository.completeIfDone(chunk.requestId, chunk.chunkCount, at)) {
+      this.log.info({ requestId: chunk.requestId, operation: chunk.operation }, 'bulk request completed');
+    }
+  }
+
+  private logOutcome(chunk: BulkChunk, subscriptionId: string, result: CommandOutcome): void {
+    const line = { requestId: chunk.requestId, subscriptionId, operation: chunk.operation, ...result };
+    if (result.outcome === 'failed') this.log.error(line, 'bulk command failed');
+    else this.log.info(line, `bulk command ${result.outcome}`);
+  }
+}
