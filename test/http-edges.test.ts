@@ -48,6 +48,24 @@ describe('request bodies', () => {
     expect(res.body).toMatchObject({ code: '0041', title: 'Unsupported media type' });
   });
 
+  it('an unknown Content-Encoding answers 415 0041', async () => {
+    const headers = { 'content-type': 'application/json', 'content-encoding': 'foo' };
+    const res = await call(t.baseUrl, path(), { apiKey, headers, rawBody: '{}' });
+    expect(res.status).toBe(415);
+    expect(res.body).toMatchObject({ code: '0041', title: 'Unsupported media type' });
+  });
+
+  it('3000 invalid ids answer one error per position, the first 100 listed and the total in the detail', async () => {
+    const ids = Array.from({ length: 3000 }, (_, i) => `not-a-uuid-${i}`);
+    const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('0040');
+    expect(res.body.errors).toHaveLength(100);
+    expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(ids.slice(0, 100).map((_, i) => `/subscriptions/${i}`));
+    expect(res.body.detail).toContain('3000 errors');
+    expect(JSON.stringify(res.body).length).toBeLessThan(20_000);
+  });
+
   it('a body over 256 KiB answers 413 0042', async () => {
     const big = JSON.stringify({ subscriptions: ['x'.repeat(270 * 1024)] });
     const res = await call(t.baseUrl, path(), { apiKey, headers: { 'content-type': 'application/json' }, rawBody: big });
@@ -66,10 +84,40 @@ describe('routes', () => {
     },
   );
 
-  it('a GET on an operation path answers 404 0021', async () => {
-    const res = await call(t.baseUrl, path(), { method: 'GET', apiKey });
+  it.each(['GET', 'DELETE', 'PUT'])('%s on an operation path answers 405 0045 with Allow: POST', async (method) => {
+    const res = await call(t.baseUrl, path(), { method, apiKey });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+    expect(res.body).toMatchObject({ code: '0045', title: 'Method not allowed' });
+  });
+});
+
+describe('the path is decoded exactly once', () => {
+  const percentEncoded = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+
+  it('malformed percent-encoding in the id answers 404 0020 with a key, 401 without, never 500', async () => {
+    const malformed = '/v2/subscriptions/%E0%A4%A/pause';
+    const res = await call(t.baseUrl, malformed, { apiKey });
     expect(res.status).toBe(404);
-    expect(res.body.code).toBe('0021');
+    expect(res.body).toMatchObject({ code: '0020', detail: 'Subscription %E0%A4%A not found' });
+    expect((await call(t.baseUrl, malformed)).status).toBe(401);
+  });
+
+  it('a percent-encoded id is the subscription', async () => {
+    const res = await call(t.baseUrl, `/v2/subscriptions/${percentEncoded(id)}/pause`, { apiKey });
+    expect(res.status).toBe(200);
+    expect(res.body.id).toBe(id);
+  });
+
+  it('a double-encoded id is not the subscription: 404 0020 and nothing changes', async () => {
+    const { merchantId, apiKey: key } = await t.merchant();
+    const [own] = (await t.seed(merchantId, 1)) as [string];
+    const before = await t.db.collection('subscriptions').findOne({ _id: own as never });
+    const doubled = percentEncoded(own).replaceAll('%', '%25');
+    const res = await call(t.baseUrl, `/v2/subscriptions/${doubled}/pause`, { apiKey: key });
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ code: '0020', detail: `Subscription ${percentEncoded(own)} not found` });
+    expect(await t.db.collection('subscriptions').findOne({ _id: own as never })).toEqual(before);
   });
 });
 
