@@ -1,4 +1,12 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createOpenApiBackend, openApiMiddleware } from '../src/http/openapi.js';
+import { problemMiddleware } from '../src/http/problem.middleware.js';
+import { loadSpec } from '../src/lib/spec.js';
+import { createLogger } from '../src/logger.js';
+import type { OperationHandlers } from '../src/operations/operation-context.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -118,6 +126,29 @@ describe('the path is decoded exactly once', () => {
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ code: '0020', detail: `Subscription ${percentEncoded(own)} not found` });
     expect(await t.db.collection('subscriptions').findOne({ _id: own as never })).toEqual(before);
+  });
+});
+
+describe('an operation of the spec without a handler', () => {
+  it('answers 501 0901 as problem+json once the caller is authenticated (a bug, never a 500)', async () => {
+    const spec = loadSpec() as { paths: Record<string, unknown> };
+    spec.paths['/v2/not-yet'] = { get: { operationId: 'notYet', responses: { '200': { description: 'never' } } } };
+    // No handler at all: the type system prevents this for the real spec, hence the cast.
+    const api = await createOpenApiBackend(t.service.auth, {} as OperationHandlers, { requests: undefined, authFailures: undefined }, spec as never);
+    const app = new Koa();
+    app.use(problemMiddleware(createLogger('silent')));
+    app.use(openApiMiddleware(api));
+    const server: Server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      expect((await call(baseUrl, '/v2/not-yet', { method: 'GET' })).status).toBe(401);
+      const res = await call(baseUrl, '/v2/not-yet', { method: 'GET', apiKey });
+      expect(res.status).toBe(501);
+      expect(res.body).toMatchObject({ code: '0901', title: 'Not implemented', detail: 'notYet is in the API contract but not implemented yet.' });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
