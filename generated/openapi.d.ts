@@ -130,8 +130,11 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0020" | "0021" | "0030" | "0040" | "0041" | "0042" | "0050" | "0051" | "0060" | "0900" | "0910";
-            /** @description For code 0040, each rule the request broke. */
+            code: "0010" | "0020" | "0021" | "0030" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            /**
+             * @description For code 0040, the rules the request broke: one per position (the first rule
+             *     broken there), at most 100; `detail` says how many there are in all.
+             */
             errors?: {
                 /** @description JSON Pointer into the request (`/subscriptions/3`), or the part of the request (`path`, `header`). */
                 path: string;
@@ -165,7 +168,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The API key is missing or unknown. */
+        /** @description The API key is missing or unknown, or `x-api-key` and `x_api_key` carry different keys. */
         Unauthorized: {
             headers: {
                 [name: string]: unknown;
@@ -222,12 +225,29 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The merchant's rate limit is used up; retry after `Retry-After` seconds. Nothing was done. */
+        /**
+         * @description The merchant's rate limit is used up, or the client address has failed authentication
+         *     too often; retry after `Retry-After` seconds. Nothing was done.
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The path exists but not with this method (answered for any path of this API; OpenAPI
+         *     has no place to declare it for a method a path does not have). `Allow` lists the
+         *     path's methods.
+         */
+        MethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["Allow"];
                 [name: string]: unknown;
             };
             content: {
@@ -258,6 +278,8 @@ export interface components {
          * @description UUID of the subscription for a single operation. A value that is not the
          *     id of one of the caller's subscriptions answers 404. Ignored by bulk
          *     requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+         *     Percent-encoding is decoded exactly once; a value that is not valid
+         *     percent-encoding is taken as written (and so is not found).
          * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
          */
         SubscriptionId: string;
@@ -300,6 +322,11 @@ export interface components {
          */
         "RateLimit-Policy": string;
         /**
+         * @description The methods the path has, comma-separated.
+         * @example POST
+         */
+        Allow: string;
+        /**
          * @description Seconds to wait before the next request can succeed.
          * @example 1
          */
@@ -329,6 +356,8 @@ export interface operations {
                  * @description UUID of the subscription for a single operation. A value that is not the
                  *     id of one of the caller's subscriptions answers 404. Ignored by bulk
                  *     requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+                 *     Percent-encoding is decoded exactly once; a value that is not valid
+                 *     percent-encoding is taken as written (and so is not found).
                  * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
                  */
                 subscriptionId: components["parameters"]["SubscriptionId"];
@@ -383,6 +412,8 @@ export interface operations {
                  * @description UUID of the subscription for a single operation. A value that is not the
                  *     id of one of the caller's subscriptions answers 404. Ignored by bulk
                  *     requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+                 *     Percent-encoding is decoded exactly once; a value that is not valid
+                 *     percent-encoding is taken as written (and so is not found).
                  * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
                  */
                 subscriptionId: components["parameters"]["SubscriptionId"];

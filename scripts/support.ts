@@ -58,11 +58,12 @@ export interface LoopbackService {
 }
 
 /**
- * The whole service (HTTP and bulk workers) on an ephemeral loopback port, with a rate limit
- * too large to reach: the point is the service, not the limiter's 429s, and its headers are still sent.
+ * The whole service (HTTP and bulk workers) on an ephemeral loopback port, with rate limits
+ * (per merchant, and on failed authentication per address: a fuzzer sends many requests without
+ * a key) too large to reach: the point is the service, not the limiter's 429s, and its headers are still sent.
  */
 export async function serveOnLoopback(db: Db, config: Config, log: Logger): Promise<LoopbackService> {
-  const service = await composeService(db, { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000 }, log);
+  const service = await composeService(db, { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000, authFailuresPerMinute: 1_000_000 }, log);
   const server = createHttpServer(config, (await service.app()).callback());
   const baseUrl = await listenOnLoopback(server);
   await service.workers.start();

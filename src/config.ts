@@ -30,6 +30,8 @@ export interface Config {
   /** Per-merchant token bucket: requests at once, and refill per second (0 = no limit). */
   readonly rateLimitBurst: number;
   readonly rateLimitPerSecond: number;
+  /** Failed authentications one client address may make per minute before it gets 429 (0 = no limit). */
+  readonly authFailuresPerMinute: number;
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
 }
@@ -92,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs,
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
+    authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 60, 0, 1_000_000),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
   });
 }

@@ -15,9 +15,13 @@ function kind(status: number, code: string, title: string, slug: string): Proble
 
 export const Problems = Object.freeze({
   invalidRequest: kind(400, '0040', 'Invalid request', 'invalid-request'),
+  // What node:http refuses before the app sees a request: invalid requests with their own status.
+  requestTimeout: kind(408, '0040', 'Invalid request', 'request-timeout'),
+  headersTooLarge: kind(431, '0040', 'Invalid request', 'request-header-fields-too-large'),
   unauthorized: kind(401, '0010', 'Unauthorized', 'unauthorized'),
   subscriptionNotFound: kind(404, '0020', 'Subscription not found', 'subscription-not-found'),
   routeNotFound: kind(404, '0021', 'Not found', 'not-found'),
+  methodNotAllowed: kind(405, '0045', 'Method not allowed', 'method-not-allowed'),
   invalidStatusTransition: kind(409, '0030', 'Invalid status transition', 'invalid-status-transition'),
   payloadTooLarge: kind(413, '0042', 'Payload too large', 'payload-too-large'),
   unsupportedMediaType: kind(415, '0041', 'Unsupported media type', 'unsupported-media-type'),
@@ -25,6 +29,7 @@ export const Problems = Object.freeze({
   idempotencyKeyInFlight: kind(409, '0051', 'Idempotency key in use', 'idempotency-key-in-flight'),
   tooManyRequests: kind(429, '0060', 'Too many requests', 'too-many-requests'),
   internal: kind(500, '0900', 'Internal Server Error', 'internal-server-error'),
+  notImplemented: kind(501, '0901', 'Not implemented', 'not-implemented'),
   unavailable: kind(503, '0910', 'Service unavailable', 'service-unavailable'),
 });
 

@@ -26,6 +26,7 @@ export type ServiceConfig = Pick<
   | 'dbTimeoutMs'
   | 'rateLimitBurst'
   | 'rateLimitPerSecond'
+  | 'authFailuresPerMinute'
 >;
 
 /** Repositories and domain services: what the admin commands need. */
@@ -93,6 +94,9 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
         log,
         idempotency,
         limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,
+        authFailures: config.authFailuresPerMinute > 0
+          ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
+          : undefined,
         readiness: {
           db,
           timeoutMs: config.dbTimeoutMs,

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../src/auth/auth.service.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -31,6 +33,38 @@ describe('authentication', () => {
     const res = await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { headers: { x_api_key: apiKey } });
     expect(res.status).toBe(200);
     expect(res.body.status).toBe('paused');
+  });
+
+  it('two different keys in x-api-key and x_api_key answer 401 0010 and change nothing, whichever is valid', async () => {
+    const a = await t.merchant();
+    const b = await t.merchant();
+    const [id] = await t.seed(a.merchantId, 1);
+    const before = await t.db.collection('subscriptions').findOne({ _id: id as never });
+    for (const other of [b.apiKey, 'sk_not-a-key-anyone-was-given']) {
+      for (const headers of [{ 'x-api-key': a.apiKey, x_api_key: other }, { 'x-api-key': other, x_api_key: a.apiKey }]) {
+        const res = await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { headers });
+        expect(res.status).toBe(401);
+        expect(res.body).toMatchObject({ code: '0010', detail: 'x-api-key and x_api_key carry different keys; send one.' });
+      }
+    }
+    expect(await t.db.collection('subscriptions').findOne({ _id: id as never })).toEqual(before);
+  });
+
+  it('the same key in both x-api-key and x_api_key is accepted', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const [id] = await t.seed(merchantId, 1);
+    const res = await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { headers: { 'x-api-key': apiKey, x_api_key: apiKey } });
+    expect(res.status).toBe(200);
+  });
+
+  it('an unknown key is remembered as unknown for AUTH_CACHE_TTL_MS: a key stored after it was refused is still refused', async () => {
+    const { merchantId } = await t.merchant();
+    const [id] = await t.seed(merchantId, 1);
+    const key = `sk_${randomUUID()}`;
+    expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: key })).status).toBe(401);
+    // Stored behind the service's back: only a database lookup could find it now.
+    await t.db.collection('merchants').updateOne({ _id: merchantId as never }, { $set: { apiKeyHash: hashApiKey(key) } });
+    expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: key })).status).toBe(401);
   });
 
   it("with merchant B's key, merchant A's subscription is not found and stays unchanged", async () => {

@@ -80,20 +80,22 @@ describe('Idempotency-Key through prism proxy --errors', () => {
 
 describe('Prism and the service give the same verdict on invalid requests', () => {
   const json = { 'content-type': 'application/json' };
-  const table: [string, (key: string) => { path: string; headers: Record<string, string>; body?: string }, number][] = [
+  const table: [string, (key: string) => { path: string; headers: Record<string, string>; body?: string; method?: string }, number][] = [
     ['an invalid UUID in the list', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [randomUUID(), 'nope'] }) }), 400],
     ['3001 ids', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: Array.from({ length: 3001 }, () => randomUUID()) }) }), 400],
     ['an empty list', (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [] }) }), 400],
     ['an unknown body property', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ status: 'paused' }) }), 400],
     ['a missing API key', () => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: {} }), 401],
     ['a text/plain body', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { 'content-type': 'text/plain', 'x-api-key': key }, body: 'pause' }), 415],
+    ['a GET on an operation path', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/resume`, headers: { 'x-api-key': key }, method: 'GET' }), 405],
   ];
 
   it.each(table)('%s', async (_name, request, expected) => {
     const forMock = request('sk_any-key-the-mock-accepts');
-    const fromMock = await fetch(`${mock.baseUrl}${forMock.path}`, { method: 'POST', headers: forMock.headers, body: forMock.body });
+    const method = forMock.method ?? 'POST';
+    const fromMock = await fetch(`${mock.baseUrl}${forMock.path}`, { method, headers: forMock.headers, body: forMock.body });
     const forService = request(merchant.apiKey);
-    const fromService = await call(service.baseUrl, forService.path, { headers: forService.headers, ...(forService.body ? { rawBody: forService.body } : {}) });
+    const fromService = await call(service.baseUrl, forService.path, { method, headers: forService.headers, ...(forService.body ? { rawBody: forService.body } : {}) });
     expect({ mock: fromMock.status, service: fromService.status }).toEqual({ mock: expected, service: expected });
   });
 });

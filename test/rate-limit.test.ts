@@ -47,3 +47,29 @@ describe('the per-merchant rate limit (token bucket: 3 at once, 1 per second)', 
     expect(res.headers.get('ratelimit')).toMatch(/^"merchant";r=2;/);
   });
 });
+
+describe('the limit on failed authentication per client address (AUTH_FAILURE_LIMIT=3 a minute)', () => {
+  let limited: TestService;
+  beforeAll(async () => {
+    limited = await startTestService({ authFailuresPerMinute: 3 });
+  });
+  afterAll(() => limited.close());
+
+  it('after 3 failures the address gets 429 0060 with Retry-After instead of 401, before any key is looked up', async () => {
+    const { merchantId, apiKey } = await limited.merchant();
+    const [id] = await limited.seed(merchantId, 1);
+    const statuses = [];
+    for (const key of ['sk_wrong-1', undefined, 'sk_wrong-1']) {
+      statuses.push((await call(limited.baseUrl, `/v2/subscriptions/${id}/pause`, key ? { apiKey: key } : {})).status);
+    }
+    expect(statuses).toEqual([401, 401, 401]);
+    const before = await limited.db.collection('subscriptions').findOne({ _id: id as never });
+    for (const key of ['sk_wrong-2', apiKey]) {
+      const res = await call(limited.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: key });
+      expect(res.status).toBe(429);
+      expect(res.body).toMatchObject({ code: '0060', title: 'Too many requests' });
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    expect(await limited.db.collection('subscriptions').findOne({ _id: id as never })).toEqual(before);
+  });
+});

@@ -1,9 +1,11 @@
 /**
  * API keys (DESIGN.md §3): random 32-byte secrets shown once at creation; only their SHA-256
- * hash is stored, found by an index and compared in constant time. Resolved keys are kept for
- * a short while so that hot paths do not pay a database round trip per request.
+ * hash is stored, found by an index and compared in constant time. Resolved keys, and keys found
+ * to be unknown, are kept for a short while so that neither hot paths nor a flood of one wrong
+ * key pay a database round trip per request.
  */
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { Problems, ProblemError } from '../errors.js';
 import type { Merchant, MerchantsRepository } from './merchants.repository.js';
 
 const KEY_PREFIX = 'sk_';
@@ -13,18 +15,32 @@ export function hashApiKey(apiKey: string): string {
   return createHash('sha256').update(apiKey, 'utf8').digest('hex');
 }
 
+/**
+ * The one key a request presents: `x-api-key` or its variant `x_api_key`. Both may be sent, but
+ * then with the same key: two different keys are refused rather than one silently preferred.
+ */
+export function presentedApiKey(dashed: string | undefined, underscored: string | undefined): string | undefined {
+  if (dashed !== undefined && underscored !== undefined && dashed !== underscored) {
+    throw new ProblemError(Problems.unauthorized, 'x-api-key and x_api_key carry different keys; send one.');
+  }
+  return dashed ?? underscored;
+}
+
 export interface CreatedMerchant {
   readonly merchantId: string;
   readonly apiKey: string;
 }
 
 interface CacheEntry {
-  readonly merchant: Merchant;
+  /** undefined: the key is unknown. */
+  readonly merchant: Merchant | undefined;
   readonly expiresAt: number;
 }
 
 export class AuthService {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly known = new Map<string, CacheEntry>();
+  // Apart from the known keys, so that a flood of random keys cannot push them out.
+  private readonly unknown = new Map<string, CacheEntry>();
 
   constructor(
     private readonly merchants: MerchantsRepository,
@@ -34,7 +50,9 @@ export class AuthService {
   async createMerchant(name: string): Promise<CreatedMerchant> {
     const apiKey = KEY_PREFIX + randomBytes(32).toString('base64url');
     const merchantId = randomUUID();
-    await this.merchants.insert({ id: merchantId, name, apiKeyHash: hashApiKey(apiKey) });
+    const apiKeyHash = hashApiKey(apiKey);
+    await this.merchants.insert({ id: merchantId, name, apiKeyHash });
+    this.unknown.delete(apiKeyHash);
     return { merchantId, apiKey };
   }
 
@@ -42,18 +60,18 @@ export class AuthService {
   async authenticate(apiKey: string | undefined): Promise<Merchant | undefined> {
     if (!apiKey || !apiKey.startsWith(KEY_PREFIX) || apiKey.length > 200) return undefined;
     const hash = hashApiKey(apiKey);
-    const cached = this.cache.get(hash);
+    const cached = this.known.get(hash) ?? this.unknown.get(hash);
     if (cached && cached.expiresAt > Date.now()) return cached.merchant;
-    const merchant = await this.merchants.findByKeyHash(hash);
-    if (!merchant || !sameHash(merchant.apiKeyHash, hash)) return undefined;
-    this.remember(hash, merchant);
+    const found = await this.merchants.findByKeyHash(hash);
+    const merchant = found && sameHash(found.apiKeyHash, hash) ? found : undefined;
+    this.remember(merchant ? this.known : this.unknown, hash, merchant);
     return merchant;
   }
 
-  private remember(hash: string, merchant: Merchant): void {
+  private remember(cache: Map<string, CacheEntry>, hash: string, merchant: Merchant | undefined): void {
     if (this.cacheTtlMs === 0) return;
-    if (this.cache.size >= CACHE_LIMIT) this.cache.clear();
-    this.cache.set(hash, { merchant, expiresAt: Date.now() + this.cacheTtlMs });
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(hash, { merchant, expiresAt: Date.now() + this.cacheTtlMs });
   }
 }
 

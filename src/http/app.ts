@@ -7,11 +7,12 @@ import { subscriptionHandlers, type BulkAcceptor } from '../subscriptions/subscr
 import { jsonBodyMiddleware } from './body.middleware.js';
 import { docsRouter } from './docs.routes.js';
 import { healthRouter, type Readiness } from './health.routes.js';
-import { createOpenApiBackend } from './openapi.js';
+import { createOpenApiBackend, openApiMiddleware } from './openapi.js';
 import { problemMiddleware } from './problem.middleware.js';
 import type { RateLimiter } from './rate-limit.js';
 import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
+import type { OperationHandlers } from '../operations/operation-context.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
@@ -23,16 +24,19 @@ export interface AppDependencies {
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
+  /** Failed authentications per client address; undefined: no limit. */
+  readonly authFailures: RateLimiter | undefined;
   readonly idempotency: IdempotencyRepository;
   readonly log: Logger;
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, subscriptions, bulk, readiness, limiter, idempotency, log } = deps;
+  const { auth, subscriptions, bulk, readiness, limiter, authFailures, idempotency, log } = deps;
+  const operations: OperationHandlers = subscriptionHandlers(subscriptions, bulk);
   const handlers = Object.fromEntries(
-    Object.entries(subscriptionHandlers(subscriptions, bulk)).map(([id, handler]) => [id, idempotent(idempotency, handler)]),
-  );
-  const api = await createOpenApiBackend(auth, handlers, limiter);
+    Object.entries(operations).map(([id, handler]) => [id, idempotent(idempotency, handler)]),
+  ) as OperationHandlers;
+  const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
   const httpLog = log.child({ component: 'http' });
 
   const app = new Koa();
@@ -51,17 +55,6 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   app.use(healthRouter(readiness).routes());
   app.use(docsRouter().routes());
   app.use(jsonBodyMiddleware());
-  app.use(async (ctx) => {
-    await api.handleRequest(
-      {
-        method: ctx.method,
-        path: ctx.path,
-        query: ctx.querystring,
-        headers: ctx.headers as Record<string, string | string[]>,
-        body: ctx.request.body,
-      },
-      ctx,
-    );
-  });
+  app.use(openApiMiddleware(api));
   return app;
 }

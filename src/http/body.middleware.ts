@@ -8,8 +8,14 @@ import { Problems, ProblemError } from '../errors.js';
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
 
-/** raw-body marks its errors with a `type`; co-body throws a SyntaxError for bad JSON. */
-function toBodyProblem(error: Error & { type?: string }): ProblemError {
+/**
+ * raw-body marks its errors with a `type`; inflation throws an untyped 415 for a Content-Encoding
+ * it cannot decode; co-body throws a SyntaxError for bad JSON.
+ */
+function toBodyProblem(error: Error & { type?: string; status?: number }): ProblemError {
+  if (error.type === undefined && error.status === 415) {
+    return new ProblemError(Problems.unsupportedMediaType, `${error.message}; send identity, gzip, deflate or br.`);
+  }
   switch (error.type) {
     case 'entity.too.large':
       return new ProblemError(Problems.payloadTooLarge, `The request body exceeds ${BODY_LIMIT_BYTES} bytes.`);

@@ -1,17 +1,19 @@
 /**
  * openapi-backend routes every request by the spec's operationId and validates it against the
- * spec before a handler sees it. Its fallbacks (unknown route, failed auth, invalid request)
- * throw catalogue errors that the problem middleware renders.
+ * spec before a handler sees it. Its fallbacks (unknown route, wrong method, failed auth, invalid
+ * request, an operation without a handler) throw catalogue errors that the problem middleware
+ * renders.
  */
 import addFormats from 'ajv-formats';
-import type { Context as KoaContext } from 'koa';
+import type { Context as KoaContext, Middleware } from 'koa';
 import { OpenAPIBackend, type Context, type Document, type Handler } from 'openapi-backend';
-import type { ErrorObject } from 'ajv';
-import { Problems, ProblemError, type FieldError } from '../errors.js';
-import { loadSpec } from '../lib/spec.js';
-import type { AuthService } from '../auth/auth.service.js';
+import { presentedApiKey, type AuthService } from '../auth/auth.service.js';
 import type { Merchant } from '../auth/merchants.repository.js';
+import { Problems, ProblemError } from '../errors.js';
+import { loadSpec } from '../lib/spec.js';
+import { merchantOf, type OperationHandlers } from '../operations/operation-context.js';
 import type { RateLimiter } from './rate-limit.js';
+import { ERRORS_LISTED, validationErrors } from './validation-errors.js';
 
 /**
  * openapi-backend checks a definition against the OpenAPI 3.0 meta-schema only, which rejects a
@@ -24,28 +26,59 @@ export class OpenApi31Backend extends OpenAPIBackend {
   }
 }
 
-export type OperationHandler = (c: Context, ctx: KoaContext) => Promise<void>;
+export interface Limits {
+  /** Per merchant; undefined: no limit. */
+  readonly requests: RateLimiter | undefined;
+  /** Failed authentications per client address; undefined: no limit. */
+  readonly authFailures: RateLimiter | undefined;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 function header(c: Context, name: string): string | undefined {
   const value = c.request.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** Ajv's errors as `{path, message}`: JSON Pointers into the body, or the part of the request. */
-function fieldErrors(errors: ErrorObject[] | null | undefined): FieldError[] {
-  return (errors ?? []).map((e) => {
-    const [part, ...rest] = e.instancePath.split('/').filter(Boolean);
-    const where = part === 'requestBody' ? `/${rest.join('/')}` : e.instancePath || '/';
-    const property = e.keyword === 'additionalProperties' ? `: ${String(e.params.additionalProperty)}` : '';
-    return { path: where, message: `${e.message ?? 'is invalid'}${property}` };
-  });
+/**
+ * The path as the router should see it. The router percent-decodes each segment once, and throws
+ * on a segment that is not valid percent-encoding (a 500 before); such a segment is escaped so
+ * that it decodes to itself: an id taken as written, which no subscription has.
+ */
+export function routablePath(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => {
+      try {
+        decodeURIComponent(segment);
+        return segment;
+      } catch {
+        return encodeURIComponent(segment);
+      }
+    })
+    .join('/');
 }
 
-/** The merchant the request's API key resolved to (set by the security handlers). */
-export function merchantOf(c: Context): Merchant {
-  const merchant = (c.security?.ApiKey ?? c.security?.ApiKeyUnderscore) as Merchant | undefined;
-  if (!merchant) throw new ProblemError(Problems.unauthorized, 'A valid API key is required in the x-api-key header.');
-  return merchant;
+function allowedMethods(api: OpenAPIBackend, path: string): string {
+  return METHODS.filter((method) => api.router.matchOperation({ method, path, headers: {} }))
+    .map((method) => method.toUpperCase())
+    .join(', ');
+}
+
+/** Resolves the presented key (one lookup per request, both headers read) and counts failures per address. */
+function apiKeyHandler(auth: AuthService, failures: RateLimiter | undefined) {
+  return async (c: Context, ctx: KoaContext): Promise<Merchant | undefined> => {
+    failures?.refuseWhenEmpty(ctx.ip, ctx);
+    let merchant: Merchant | undefined;
+    try {
+      merchant = await auth.authenticate(presentedApiKey(header(c, 'x-api-key'), header(c, 'x_api_key')));
+    } catch (error) {
+      if (error instanceof ProblemError) failures?.take(ctx.ip);
+      throw error;
+    }
+    if (!merchant) failures?.take(ctx.ip);
+    return merchant;
+  };
 }
 
 function rethrowSecurityFailure(c: Context): void {
@@ -56,11 +89,12 @@ function rethrowSecurityFailure(c: Context): void {
 
 export async function createOpenApiBackend(
   auth: AuthService,
-  handlers: Record<string, OperationHandler>,
-  limiter: RateLimiter | undefined,
+  handlers: OperationHandlers,
+  limits: Limits,
+  definition: Document = loadSpec(),
 ): Promise<OpenApi31Backend> {
   const api = new OpenApi31Backend({
-    definition: loadSpec(),
+    definition,
     strict: true,
     // Validators compile on first use: the service validates requests only, never responses.
     quick: true,
@@ -71,32 +105,53 @@ export async function createOpenApiBackend(
       return ajv;
     },
   });
-  api.registerSecurityHandler('ApiKey', (c) => auth.authenticate(header(c, 'x-api-key')));
-  api.registerSecurityHandler('ApiKeyUnderscore', (c) => auth.authenticate(header(c, 'x_api_key')));
+  // Both schemes name the same key: the ApiKey handler reads both headers, so that a request is
+  // looked up once and two different keys are refused (merchantOf reads its result).
+  api.registerSecurityHandler('ApiKey', apiKeyHandler(auth, limits.authFailures));
+  api.registerSecurityHandler('ApiKeyUnderscore', () => undefined);
   api.register({
     ...(handlers as Record<string, Handler>),
-    notFound: (c: Context) => {
-      throw new ProblemError(Problems.routeNotFound, `No route for ${c.request.method.toUpperCase()} ${c.request.path}`);
+    notFound: (_c: Context, ctx: KoaContext) => {
+      throw new ProblemError(Problems.routeNotFound, `No route for ${ctx.method} ${ctx.path}`);
     },
-    methodNotAllowed: (c: Context) => {
-      throw new ProblemError(Problems.routeNotFound, `No route for ${c.request.method.toUpperCase()} ${c.request.path}`);
+    methodNotAllowed: (c: Context, ctx: KoaContext) => {
+      const allow = allowedMethods(api, c.request.path);
+      ctx.set('Allow', allow);
+      throw new ProblemError(Problems.methodNotAllowed, `${ctx.method} is not allowed on ${ctx.path}; use ${allow}.`);
+    },
+    notImplemented: (c: Context) => {
+      throw new ProblemError(Problems.notImplemented, `${c.operation.operationId} is in the API contract but not implemented yet.`);
     },
     // After authentication, before validation: a merchant over its limit gets 429 whatever it sent.
     postSecurityHandler: (c: Context, ctx: KoaContext) => {
-      if (limiter && c.security?.authorized) limiter.enforce(merchantOf(c).id, ctx);
+      if (limits.requests && c.security?.authorized) limits.requests.enforce(merchantOf(c).id, ctx);
     },
     unauthorizedHandler: (c: Context) => {
       rethrowSecurityFailure(c);
       throw new ProblemError(Problems.unauthorized, 'A valid API key is required in the x-api-key header.');
     },
     validationFail: (c: Context) => {
-      throw new ProblemError(
-        Problems.invalidRequest,
-        'The request does not match the API contract.',
-        fieldErrors(c.validation.errors),
-      );
+      const { total, listed } = validationErrors(c.validation.errors);
+      const shown = total > ERRORS_LISTED ? ` (${total} errors; the first ${ERRORS_LISTED} are listed)` : '';
+      throw new ProblemError(Problems.invalidRequest, `The request does not match the API contract${shown}.`, listed);
     },
   });
   await api.init();
   return api;
+}
+
+/** Hands the request to openapi-backend, which answers it or throws a catalogue error. */
+export function openApiMiddleware(api: OpenAPIBackend): Middleware {
+  return async (ctx) => {
+    await api.handleRequest(
+      {
+        method: ctx.method,
+        path: routablePath(ctx.path),
+        query: ctx.querystring,
+        headers: ctx.headers as Record<string, string | string[]>,
+        body: ctx.request.body,
+      },
+      ctx,
+    );
+  };
 }

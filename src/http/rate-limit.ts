@@ -1,8 +1,9 @@
 /**
- * A token bucket per merchant, in this process: `burst` requests at once, refilled at
- * `perSecond`. Answers carry the IETF RateLimit / RateLimit-Policy fields; an empty bucket
- * answers 429 code 0060 with Retry-After, before anything is done. With several processes each
- * keeps its own buckets, so a merchant's total is the limit times the number of processes.
+ * Token buckets, in this process: `burst` at once, refilled at `perSecond`. Per merchant, every
+ * request takes a token: answers carry the IETF RateLimit / RateLimit-Policy fields, and an empty
+ * bucket answers 429 code 0060 with Retry-After before anything is done. Per client address, each
+ * failed authentication takes one, and an empty bucket answers 429 before any key is looked up.
+ * With several processes each keeps its own buckets, so the total is the limit times the processes.
  */
 import type { Context as KoaContext } from 'koa';
 import { Problems, ProblemError } from '../errors.js';
@@ -12,16 +13,30 @@ interface Bucket {
   updatedAt: number;
 }
 
+/** Buckets kept before the full ones (idle keys) are forgotten: addresses are unbounded. */
+const BUCKET_LIMIT = 10_000;
+
+export interface RateLimiterOptions {
+  /** What is limited, for the RateLimit fields and the 429 detail. */
+  readonly scope?: 'merchant' | 'address';
+  /** Milliseconds, monotonic. */
+  readonly now?: () => number;
+}
+
 export class RateLimiter {
   private readonly buckets = new Map<string, Bucket>();
-  private readonly policy: string;
+  private readonly scope: 'merchant' | 'address';
+  private readonly now: () => number;
+  private readonly windowSeconds: number;
 
   constructor(
     private readonly burst: number,
     private readonly perSecond: number,
-    private readonly now: () => number = () => performance.now(),
+    { scope = 'merchant', now = () => performance.now() }: RateLimiterOptions = {},
   ) {
-    this.policy = `"merchant";q=${burst};w=${Math.ceil(burst / perSecond)}`;
+    this.scope = scope;
+    this.now = now;
+    this.windowSeconds = Math.ceil(burst / perSecond);
   }
 
   /** Takes one token for the key, or throws 429; sets the rate-limit fields either way. */
@@ -30,23 +45,48 @@ export class RateLimiter {
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
     const refillSeconds = Math.ceil((this.burst - bucket.tokens) / this.perSecond);
-    ctx.set('RateLimit-Policy', this.policy);
-    ctx.set('RateLimit', `"merchant";r=${Math.floor(bucket.tokens)};t=${refillSeconds}`);
-    if (allowed) return;
+    ctx.set('RateLimit-Policy', `"${this.scope}";q=${this.burst};w=${this.windowSeconds}`);
+    ctx.set('RateLimit', `"${this.scope}";r=${Math.floor(bucket.tokens)};t=${refillSeconds}`);
+    if (!allowed) this.refuse(bucket, ctx);
+  }
+
+  /** Throws 429 while the key's bucket is empty, taking nothing. */
+  refuseWhenEmpty(key: string, ctx: KoaContext): void {
+    const bucket = this.refilled(key);
+    if (bucket.tokens < 1) this.refuse(bucket, ctx);
+  }
+
+  /** Takes one token for the key (down to none), answering nothing. */
+  take(key: string): void {
+    const bucket = this.refilled(key);
+    bucket.tokens = Math.max(0, bucket.tokens - 1);
+  }
+
+  private refuse(bucket: Bucket, ctx: KoaContext): never {
     const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
     ctx.set('Retry-After', String(retryAfter));
-    throw new ProblemError(
-      Problems.tooManyRequests,
-      `Rate limit of ${this.burst} requests per ${Math.ceil(this.burst / this.perSecond)} seconds exceeded; retry in ${retryAfter} s.`,
-    );
+    const limit = `${this.burst} requests per ${this.windowSeconds} seconds`;
+    const detail =
+      this.scope === 'merchant'
+        ? `Rate limit of ${limit} exceeded; retry in ${retryAfter} s.`
+        : `Too many failed authentications from this address (${limit}); retry in ${retryAfter} s.`;
+    throw new ProblemError(Problems.tooManyRequests, detail);
   }
 
   private refilled(key: string): Bucket {
     const now = this.now();
+    if (this.buckets.size >= BUCKET_LIMIT && !this.buckets.has(key)) this.forgetFull(now);
     const bucket = this.buckets.get(key) ?? { tokens: this.burst, updatedAt: now };
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond);
     bucket.updatedAt = now;
     this.buckets.set(key, bucket);
     return bucket;
+  }
+
+  /** A full bucket is the same as none. */
+  private forgetFull(now: number): void {
+    for (const [key, bucket] of this.buckets) {
+      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond >= this.burst) this.buckets.delete(key);
+    }
   }
 }

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'openapi-backend';
 import { Problems, ProblemError } from '../errors.js';
-import { merchantOf, type OperationHandler } from '../http/openapi.js';
+import { merchantOf, operationOf, type OperationHandler } from '../operations/operation-context.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 
 /**
@@ -16,17 +16,10 @@ import type { IdempotencyRepository } from './idempotency.repository.js';
  * `/bulk/pause` sent to `/{subscriptionId}/pause` with the same body is the same request.
  */
 function fingerprint(c: Context): string {
-  const body = (c.request.requestBody ?? {}) as { subscriptions?: unknown };
-  const pathSegment = body.subscriptions === undefined ? decodeSegment(String(c.request.params.subscriptionId)) : null;
-  return createHash('sha256').update(JSON.stringify([c.operation.operationId, pathSegment, body])).digest('hex');
-}
-
-function decodeSegment(raw: string): string {
-  try {
-    return decodeURIComponent(raw).toLowerCase();
-  } catch {
-    return raw;
-  }
+  const { operationId, subscriptionId, bulkIds, body } = operationOf(c);
+  // Ids are case-insensitive (DESIGN §6): `/ABC…/pause` retried as `/abc…/pause` is the same request.
+  const pathSegment = bulkIds === undefined ? (subscriptionId?.toLowerCase() ?? null) : null;
+  return createHash('sha256').update(JSON.stringify([operationId, pathSegment, body])).digest('hex');
 }
 
 export function idempotent(repository: IdempotencyRepository, handler: OperationHandler): OperationHandler {

@@ -2,14 +2,11 @@
  * Thin handlers keyed by operationId: read the typed request, call the service, set the
  * response. One path serves single and bulk operations, decided by the body (DESIGN.md §2).
  */
-import type { Context } from 'openapi-backend';
-import type { Context as KoaContext } from 'koa';
 import type { components, operations } from '../../generated/openapi.js';
-import { merchantOf, type OperationHandler } from '../http/openapi.js';
+import { operationOf, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
 import type { Operation, Subscription } from './subscriptions.rules.js';
 
-type CommandRequest = components['schemas']['CommandRequest'];
 type PausedSubscription = operations['pauseSubscription']['responses']['200']['content']['application/json'];
 type ResumedSubscription = operations['resumeSubscription']['responses']['200']['content']['application/json'];
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
@@ -30,33 +27,23 @@ function resumedView(s: Subscription): ResumedSubscription {
   return { id, planId, status, cycle, createdAt, modifiedAt };
 }
 
-function pathId(c: Context): string {
-  const raw = String(c.request.params.subscriptionId);
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
-}
-
 export function subscriptionHandlers(
   subscriptions: SubscriptionsService,
   bulk: BulkAcceptor,
-): Record<string, OperationHandler> {
+): OperationHandlers {
   const handle =
     (operation: Operation, view: (s: Subscription) => PausedSubscription | ResumedSubscription): OperationHandler =>
-    async (c: Context, ctx: KoaContext) => {
-      const merchant = merchantOf(c);
-      const body = (c.request.requestBody ?? {}) as CommandRequest;
-      if (body.subscriptions !== undefined) {
-        const acceptance = await bulk.accept(merchant.id, operation, body.subscriptions);
+    async (c, ctx) => {
+      const { merchant, bulkIds, subscriptionId } = operationOf(c);
+      if (bulkIds !== undefined) {
+        const acceptance = await bulk.accept(merchant.id, operation, bulkIds);
         ctx.status = 202;
         ctx.body = acceptance;
         ctx.res.once('close', () => bulk.dispatch(acceptance.requestId));
         return;
       }
       ctx.status = 200;
-      ctx.body = view(await subscriptions.apply(merchant.id, pathId(c), operation));
+      ctx.body = view(await subscriptions.apply(merchant.id, String(subscriptionId), operation));
     };
   return {
     pauseSubscription: handle('PAUSE', pausedView),

@@ -44,6 +44,8 @@ export interface PauseSubscriptionRequest {
      * UUID of the subscription for a single operation. A value that is not the
      * id of one of the caller's subscriptions answers 404. Ignored by bulk
      * requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+     * Percent-encoding is decoded exactly once; a value that is not valid
+     * percent-encoding is taken as written (and so is not found).
      * 
      */
     subscriptionId: string;
@@ -68,6 +70,8 @@ export interface ResumeSubscriptionRequest {
      * UUID of the subscription for a single operation. A value that is not the
      * id of one of the caller's subscriptions answers 404. Ignored by bulk
      * requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+     * Percent-encoding is decoded exactly once; a value that is not valid
+     * percent-encoding is taken as written (and so is not found).
      * 
      */
     subscriptionId: string;

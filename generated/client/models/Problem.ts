@@ -48,7 +48,9 @@ export interface Problem {
      */
     code: ProblemCodeEnum;
     /**
-     * For code 0040, each rule the request broke.
+     * For code 0040, the rules the request broke: one per position (the first rule
+     * broken there), at most 100; `detail` says how many there are in all.
+     * 
      */
     errors?: Array<ProblemErrorsInner>;
 }
@@ -65,10 +67,12 @@ export const ProblemCodeEnum = {
     _0040: '0040',
     _0041: '0041',
     _0042: '0042',
+    _0045: '0045',
     _0050: '0050',
     _0051: '0051',
     _0060: '0060',
     _0900: '0900',
+    _0901: '0901',
     _0910: '0910',
 } as const;
 export type ProblemCodeEnum = typeof ProblemCodeEnum[keyof typeof ProblemCodeEnum];

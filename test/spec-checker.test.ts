@@ -1,3 +1,7 @@
+/**
+ * The checker that every response a test receives goes through (test/support/contract.ts): it must
+ * pass what the spec allows and catch what it does not, or the other tests' checks mean nothing.
+ */
 import { describe, expect, it } from 'vitest';
 import { contractViolations } from './support/contract.js';
 
@@ -13,22 +17,28 @@ const subscription = {
 };
 const json = 'application/json';
 
-describe('the spec checker every test response goes through', () => {
-  it('accepts a pause response that matches the spec', async () => {
+describe('contractViolations, the spec checker every test response goes through', () => {
+  it('finds nothing wrong with a pause 200 that matches the PausedSubscription schema', async () => {
     expect(await contractViolations({ method: 'POST', path: pausePath, status: 200, contentType: json, body: subscription })).toEqual([]);
   });
 
-  it('rejects a pause response without merchantId, and a resume response with it', async () => {
+  it('catches a pause 200 without merchantId, and a resume 200 with it (each operation its own schema)', async () => {
     const { merchantId: _, ...withoutMerchant } = subscription;
     expect(await contractViolations({ method: 'POST', path: pausePath, status: 200, contentType: json, body: withoutMerchant })).not.toEqual([]);
     const resumePath = pausePath.replace('pause', 'resume');
     expect(await contractViolations({ method: 'POST', path: resumePath, status: 200, contentType: json, body: subscription })).not.toEqual([]);
   });
 
-  it('rejects a millisecond timestamp, an undeclared status and a problem sent as plain JSON', async () => {
+  it('catches a timestamp with three fractional digits instead of six', async () => {
     const millis = { ...subscription, modifiedAt: '2026-11-22T10:15:30.123Z' };
     expect(await contractViolations({ method: 'POST', path: pausePath, status: 200, contentType: json, body: millis })).not.toEqual([]);
+  });
+
+  it('catches a status the operation does not declare', async () => {
     expect(await contractViolations({ method: 'POST', path: pausePath, status: 418, contentType: json, body: {} })).not.toEqual([]);
+  });
+
+  it('catches a problem sent as application/json, and passes it as application/problem+json', async () => {
     const problem = { type: 'urn:x', title: 'Subscription not found', status: 404, detail: 'd', code: '0020' };
     expect(await contractViolations({ method: 'POST', path: pausePath, status: 404, contentType: json, body: problem })).not.toEqual([]);
     expect(
@@ -36,7 +46,15 @@ describe('the spec checker every test response goes through', () => {
     ).toEqual([]);
   });
 
-  it('rejects an error outside the spec paths that is not a problem', async () => {
+  it('catches a 400 listing more than 100 errors, the most the spec allows', async () => {
+    const errors = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `/subscriptions/${i}`, message: 'must match format "uuid"' }));
+    const invalid = (n: number) => ({ type: 'urn:x', title: 'Invalid request', status: 400, detail: 'd', code: '0040', errors: errors(n) });
+    const check = (n: number) => contractViolations({ method: 'POST', path: pausePath, status: 400, contentType: 'application/problem+json', body: invalid(n) });
+    expect(await check(100)).toEqual([]);
+    expect(await check(101)).not.toEqual([]);
+  });
+
+  it('catches an error outside the spec paths that is not a problem (Koa plain text)', async () => {
     expect(await contractViolations({ method: 'GET', path: '/nope', status: 404, contentType: 'text/plain', body: 'Not Found' })).not.toEqual([]);
   });
 });

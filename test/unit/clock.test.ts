@@ -1,0 +1,37 @@
+/** Timestamps (DESIGN.md §5): six fractional digits, strictly increasing, sorting like their instants. */
+import { describe, expect, it } from 'vitest';
+import { formatTimestamp, nowTimestamp, TIMESTAMP_PATTERN } from '../../src/lib/clock.js';
+
+describe('the clock', () => {
+  it('formats an instant in microseconds as UTC with exactly six fractional digits', () => {
+    expect(formatTimestamp(1_700_000_000_123_456n)).toBe('2023-11-14T22:13:20.123456Z');
+    expect(formatTimestamp(1_700_000_000_000_001n)).toBe('2023-11-14T22:13:20.000001Z');
+    expect(formatTimestamp(1_700_000_000_000_000n)).toBe('2023-11-14T22:13:20.000000Z');
+  });
+
+  it('gives 10000 timestamps in a row that match the pattern and strictly increase, as strings too', () => {
+    const stamps = Array.from({ length: 10_000 }, () => nowTimestamp());
+    expect(stamps.every((s) => TIMESTAMP_PATTERN.test(s))).toBe(true);
+    for (let i = 1; i < stamps.length; i++) expect(stamps[i]! > stamps[i - 1]!).toBe(true);
+  });
+
+  it('is the wall clock to the millisecond', () => {
+    const before = Date.now();
+    const stamp = nowTimestamp();
+    const after = Date.now();
+    const millis = Date.parse(stamp);
+    // The hrtime correction keeps the stamp within the millisecond the wall clock shows.
+    expect(millis).toBeGreaterThanOrEqual(before - 1);
+    expect(millis).toBeLessThanOrEqual(after + 1);
+  });
+
+  it('sorts as strings exactly as the instants they name, across seconds, days and years', () => {
+    const instants = [
+      1_699_999_999_999_999n, 1_700_000_000_000_000n, 1_700_000_000_000_001n, 1_700_000_000_999_999n,
+      1_700_000_001_000_000n, 1_703_980_799_999_999n, 1_703_980_800_000_000n, 1_000_000_000_000_000n, 9_999_999_999_999_999n,
+    ];
+    const byString = [...instants].sort((a, b) => (formatTimestamp(a) < formatTimestamp(b) ? -1 : 1));
+    const byInstant = [...instants].sort((a, b) => (a < b ? -1 : 1));
+    expect(byString).toEqual(byInstant);
+  });
+});
