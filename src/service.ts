@@ -7,6 +7,7 @@ import { BulkDispatcher } from './bulk/bulk.dispatcher.js';
 import { BulkQueue } from './bulk/bulk.queue.js';
 import { BulkRepository } from './bulk/bulk.repository.js';
 import { BulkService } from './bulk/bulk.service.js';
+import { BulkStatusService } from './bulk/bulk.status.js';
 import { BulkWorker } from './bulk/bulk.worker.js';
 import type { Config } from './config.js';
 import { detectEngine } from './db/mongo.js';
@@ -91,6 +92,7 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
         auth,
         subscriptions,
         bulk,
+        bulkStatus: new BulkStatusService(bulkRepository),
         log,
         idempotency,
         limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,

@@ -4,9 +4,9 @@
  * (one insert): a request is accepted whole or not at all. Nothing is applied here; it is
  * dispatched to the workers once the 202 has been sent.
  */
-import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import { nowTimestamp } from '../lib/clock.js';
+import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
@@ -30,7 +30,7 @@ export class BulkService {
 
   /** The ids were checked against the spec at the edge: 1 to 3000 UUIDs. */
   async accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[]): Promise<BulkAcceptance> {
-    const requestId = randomUUID();
+    const requestId = uuidv7();
     const unique = [...new Set(subscriptionIds.map((id) => id.toLowerCase()))];
     const owned = await this.subscriptions.ownedIds(merchantId, unique);
     const accepted = unique.filter((id) => owned.has(id));
