@@ -162,6 +162,15 @@ export class BulkRepository {
     return result.modifiedCount === 1;
   }
 
+  /** Removes requests and chunks past their retention; where the server has TTL indexes they go by themselves. */
+  async deleteExpired(now = new Date()): Promise<number> {
+    const [requests] = await Promise.all([
+      this.requests.deleteMany({ expiresAt: { $lte: now } }),
+      this.chunks.deleteMany({ expiresAt: { $lte: now } }),
+    ]);
+    return requests.deletedCount;
+  }
+
   /** Sets completedAt once every chunk has its outcomes; true for the call that set it. */
   async completeIfDone(requestId: string, chunkCount: number, at: string): Promise<boolean> {
     const done = await this.chunks.countDocuments({ _id: { $in: chunkIds(requestId, chunkCount) }, outcomes: { $ne: null } });
