@@ -95,6 +95,11 @@ export class BulkRepository {
     await this.requests.insertOne({ _id: requestId, ...rest, dispatchedAt: nothingToDo ? request.createdAt : null, expiresAt });
   }
 
+  /** Takes back a request whose insert may have reached the database while its answer did not. */
+  async remove(requestId: string): Promise<void> {
+    await this.requests.deleteOne({ _id: requestId, dispatchedAt: null });
+  }
+
   async find(merchantId: string, requestId: string): Promise<BulkRequest | undefined> {
     const doc = await this.requests.findOne({ _id: requestId, merchantId }, { projection: { subscriptionIds: 0 } });
     return doc ? toRequest(doc) : undefined;

@@ -36,17 +36,24 @@ export class BulkService {
     const accepted = unique.filter((id) => owned.has(id));
     const rejected = unique.filter((id) => !owned.has(id)).map((subscriptionId) => ({ subscriptionId, reason: 'not_found' as const }));
     const createdAt = nowTimestamp();
-    await this.repository.insert({
-      requestId,
-      merchantId,
-      operation,
-      acceptedCount: accepted.length,
-      rejected,
-      chunkCount: chunkCountFor(accepted.length),
-      createdAt,
-      completedAt: accepted.length === 0 ? createdAt : null,
-      subscriptionIds: accepted,
-    });
+    try {
+      await this.repository.insert({
+        requestId,
+        merchantId,
+        operation,
+        acceptedCount: accepted.length,
+        rejected,
+        chunkCount: chunkCountFor(accepted.length),
+        createdAt,
+        completedAt: accepted.length === 0 ? createdAt : null,
+        subscriptionIds: accepted,
+      });
+    } catch (error) {
+      // The insert may have reached the database before the connection failed: take it back, so
+      // that the error means nothing was accepted (unless the database is unreachable even for this).
+      await this.repository.remove(requestId).catch(() => undefined);
+      throw error;
+    }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
     return { requestId, operation, acceptedCount: accepted.length, rejected };
   }
