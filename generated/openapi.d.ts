@@ -57,6 +57,115 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your subscriptions
+         * @description The caller's subscriptions in `id` order, a page at a time. Pass the previous page's
+         *     `nextCursor` as `startingAfter` for the next page (any subscription id works too);
+         *     walking every page returns each subscription exactly once, even when subscriptions are
+         *     added or removed meanwhile (a removed one is simply not returned).
+         */
+        get: operations["listSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/subscriptions/{subscriptionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a subscription
+         * @description The subscription as the pause operation shows it. Reading changes nothing.
+         */
+        get: operations["getSubscription"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/bulk-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your bulk requests
+         * @description The caller's bulk requests, newest first, a page at a time (kept 30 days).
+         */
+        get: operations["listBulkRequests"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/bulk-requests/{requestId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a bulk request
+         * @description Where a bulk request stands: how many of its commands are still pending and what the others
+         *     did. The five counts always add up to `acceptedCount`; `state` is `completed` exactly when
+         *     none is pending. The 202 that accepted the request points here in its `Location` header.
+         */
+        get: operations["getBulkRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/bulk-requests/{requestId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The outcome of each command of a bulk request
+         * @description One item per accepted subscription, in `subscriptionId` order, a page at a time:
+         *     `pending` until a worker has applied it, then `applied` (the status changed), `noop`
+         *     (it was already in the target status), `skipped` (with `reason`: `cancelled`, or
+         *     `not_found` when the subscription went away after acceptance) or `failed` (with `reason`).
+         *     An item never shows two outcomes, even when a worker dies mid-way and another takes over.
+         */
+        get: operations["listBulkRequestItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -106,7 +215,7 @@ export interface components {
         /** @enum {string} */
         BulkOperation: "PAUSE" | "RESUME";
         BulkAcceptance: {
-            /** @description Correlation id carried by every queued command and written in every log line about them. Not queryable. */
+            /** @description Correlation id carried by every queued command and written in every log line about them; also the id of the request's status (`GET /v2/bulk-requests/{requestId}`). */
             requestId: components["schemas"]["Uuid"];
             operation: components["schemas"]["BulkOperation"];
             /** @description Number of commands queued (unique ids of existing subscriptions of the caller). */
@@ -122,6 +231,69 @@ export interface components {
              */
             reason: "not_found";
         };
+        /** @description A subscription as a read shows it (the same fields as the pause answer). */
+        Subscription: {
+            id: components["schemas"]["Uuid"];
+            merchantId: components["schemas"]["Uuid"];
+            planId: components["schemas"]["Uuid"];
+            status: components["schemas"]["SubscriptionStatus"];
+            /** @description Billing cycle counter; never changed by pause or resume. */
+            cycle: number;
+            createdAt: components["schemas"]["Timestamp"];
+            modifiedAt: components["schemas"]["Timestamp"];
+        };
+        SubscriptionList: {
+            data: components["schemas"]["Subscription"][];
+            /** @description Whether a next page exists. */
+            hasMore: boolean;
+            /** @description Pass as `startingAfter` for the next page; null on the last one. */
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
+        /**
+         * @description `pending`: not applied yet. `applied`: the status changed. `noop`: it already had the
+         *     target status. `skipped`: not applicable (`reason` says why). `failed`: could not be applied.
+         * @enum {string}
+         */
+        CommandOutcome: "pending" | "applied" | "noop" | "skipped" | "failed";
+        BulkRequest: {
+            requestId: components["schemas"]["Uuid"];
+            operation: components["schemas"]["BulkOperation"];
+            /**
+             * @description `queued`: no command applied yet. `running`: some applied, some pending. `completed`: none pending.
+             * @enum {string}
+             */
+            state: "queued" | "running" | "completed";
+            acceptedCount: number;
+            /** @description How many commands have each outcome; they add up to `acceptedCount`. */
+            counts: {
+                pending: number;
+                applied: number;
+                noop: number;
+                skipped: number;
+                failed: number;
+            };
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description When the last command was applied; null until then. */
+            completedAt: components["schemas"]["Timestamp"] | null;
+        };
+        BulkRequestList: {
+            data: components["schemas"]["BulkRequest"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
+        BulkRequestItem: {
+            subscriptionId: components["schemas"]["Uuid"];
+            outcome: components["schemas"]["CommandOutcome"];
+            /** @description Why it was skipped (`cancelled`, `not_found`) or failed; null otherwise. */
+            reason: string | null;
+            /** @description When the outcome was reached; null while pending. */
+            at: components["schemas"]["Timestamp"] | null;
+        };
+        BulkRequestItemList: {
+            data: components["schemas"]["BulkRequestItem"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
         /** @description An RFC 9457 problem with the service's four-digit error code. */
         Problem: {
             /** Format: uri-reference */
@@ -130,7 +302,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0020" | "0021" | "0030" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            code: "0010" | "0020" | "0021" | "0022" | "0030" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
             /**
              * @description For code 0040, the rules the request broke: one per position (the first rule
              *     broken there), at most 100; `detail` says how many there are in all.
@@ -146,9 +318,11 @@ export interface components {
         /**
          * @description The bulk request is accepted: one command per unique, existing subscription
          *     of the caller is queued durably; none is applied before this response.
+         *     `Location` points to the request's status.
          */
         BulkAccepted: {
             headers: {
+                Location: components["headers"]["Location"];
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -157,6 +331,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["BulkAcceptance"];
+            };
+        };
+        /** @description No bulk request of the caller has this id. */
+        BulkRequestNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description The path, headers or body break the contract (malformed JSON, an unknown property, a bad `subscriptions` list). */
@@ -284,6 +467,15 @@ export interface components {
          */
         SubscriptionId: string;
         /**
+         * @description The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
+         * @example 3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+         */
+        RequestId: string;
+        /** @description How many items a page holds at most. */
+        Limit: number;
+        /** @description The previous page's `nextCursor`; the page starts after it. */
+        StartingAfter: components["schemas"]["Uuid"];
+        /**
          * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
          *     request of the same merchant with the same key and the same request (path and body) gets
          *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
@@ -306,6 +498,11 @@ export interface components {
         };
     };
     headers: {
+        /**
+         * @description Where the accepted bulk request can be followed (`GET /v2/bulk-requests/{requestId}`).
+         * @example /v2/bulk-requests/3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+         */
+        Location: string;
         /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`, replayed; nothing was done again. */
         "Idempotent-Replayed": "true";
         /** @description The request's id, echoed from the request's `X-Request-Id` or generated; it appears in every log line about the request. */
@@ -443,6 +640,188 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSubscriptions: {
+        parameters: {
+            query?: {
+                /** @description Only subscriptions in this status. */
+                status?: components["schemas"]["SubscriptionStatus"];
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of subscriptions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description UUID of the subscription for a single operation. A value that is not the
+                 *     id of one of the caller's subscriptions answers 404. Ignored by bulk
+                 *     requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+                 *     Percent-encoding is decoded exactly once; a value that is not valid
+                 *     percent-encoding is taken as written (and so is not found).
+                 * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBulkRequests: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of bulk requests. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkRequestList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBulkRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
+                 * @example 3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+                 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bulk request's status. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkRequest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BulkRequestNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBulkRequestItems: {
+        parameters: {
+            query?: {
+                /** @description Only items with this outcome. */
+                outcome?: components["schemas"]["CommandOutcome"];
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
+                 * @example 3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+                 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of items. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BulkRequestItemList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BulkRequestNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

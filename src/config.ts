@@ -32,6 +32,8 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   /** Failed authentications one client address may make per minute before it gets 429 (0 = no limit). */
   readonly authFailuresPerMinute: number;
+  /** How long bulk requests and their outcomes can be read after they were accepted. */
+  readonly bulkRetentionDays: number;
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
 }
@@ -95,6 +97,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 60, 0, 1_000_000),
+    bulkRetentionDays: integer(env, 'BULK_RETENTION_DAYS', 30, 1, 3650),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
   });
 }

@@ -21,6 +21,7 @@ export const Problems = Object.freeze({
   unauthorized: kind(401, '0010', 'Unauthorized', 'unauthorized'),
   subscriptionNotFound: kind(404, '0020', 'Subscription not found', 'subscription-not-found'),
   routeNotFound: kind(404, '0021', 'Not found', 'not-found'),
+  bulkRequestNotFound: kind(404, '0022', 'Bulk request not found', 'bulk-request-not-found'),
   methodNotAllowed: kind(405, '0045', 'Method not allowed', 'method-not-allowed'),
   invalidStatusTransition: kind(409, '0030', 'Invalid status transition', 'invalid-status-transition'),
   payloadTooLarge: kind(413, '0042', 'Payload too large', 'payload-too-large'),

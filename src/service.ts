@@ -7,6 +7,7 @@ import { BulkDispatcher } from './bulk/bulk.dispatcher.js';
 import { BulkQueue } from './bulk/bulk.queue.js';
 import { BulkRepository } from './bulk/bulk.repository.js';
 import { BulkService } from './bulk/bulk.service.js';
+import { BulkStatusService } from './bulk/bulk.status.js';
 import { BulkWorker } from './bulk/bulk.worker.js';
 import type { Config } from './config.js';
 import { detectEngine } from './db/mongo.js';
@@ -26,6 +27,7 @@ export type ServiceConfig = Pick<
   | 'dbTimeoutMs'
   | 'rateLimitBurst'
   | 'rateLimitPerSecond'
+  | 'bulkRetentionDays'
   | 'authFailuresPerMinute'
 >;
 
@@ -41,6 +43,8 @@ export interface Domain {
 export interface Service extends Domain {
   /** Bulk workers: start() takes chunk jobs (unless WORKERS=0), stop() drains them. */
   readonly workers: BulkWorker;
+  /** Bulk requests and their outcomes as stored (the retention sweep is here). */
+  readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
   app(): Promise<Koa>;
 }
@@ -57,9 +61,6 @@ export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs
   };
 }
 
-/** How long bulk requests and their outcomes are kept (docs/design.md §6). */
-const BULK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
 export async function composeService(db: Db, config: ServiceConfig, log: Logger): Promise<Service> {
   const domain = await composeDomain(db, config);
   const { auth, subscriptions, subscriptionsRepository } = domain;
@@ -75,7 +76,7 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
     lockLifetimeMs: config.bulkLockLifetimeMs,
     pollIntervalMs: config.bulkPollIntervalMs,
   });
-  const bulkRepository = new BulkRepository(db, BULK_RETENTION_MS);
+  const bulkRepository = new BulkRepository(db, config.bulkRetentionDays * 24 * 60 * 60 * 1000);
   await bulkRepository.ensureIndexes();
   const dispatcher = new BulkDispatcher(bulkRepository, queue, log);
   const workers = new BulkWorker(bulkRepository, subscriptions, queue, dispatcher, log);
@@ -85,12 +86,14 @@ export async function composeService(db: Db, config: ServiceConfig, log: Logger)
   return {
     ...domain,
     workers,
+    bulkRequests: bulkRepository,
     idempotency,
     app: () =>
       createApp({
         auth,
         subscriptions,
         bulk,
+        bulkStatus: new BulkStatusService(bulkRepository),
         log,
         idempotency,
         limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,

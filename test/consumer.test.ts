@@ -5,12 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Configuration, ResponseError, SubscriptionsApi, type InitOverrideFunction } from '../generated/client/index.js';
+import { BulkRequestsApi, Configuration, ResponseError, SubscriptionsApi, type InitOverrideFunction } from '../generated/client/index.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
 
 interface Target {
   readonly api: SubscriptionsApi;
+  readonly bulkRequests: BulkRequestsApi;
   readonly anonymous: SubscriptionsApi;
   readonly fulfilledId: () => Promise<string>;
   readonly pausedId: () => Promise<string>;
@@ -62,6 +63,36 @@ function scenarios(name: string, target: () => Target) {
       expect(Number.isInteger(body.acceptedCount)).toBe(true);
     });
 
+    it('follows a bulk pause from its 202 to each outcome: Location, status until completed, items, each subscription', async () => {
+      const t = target();
+      const ids = [await t.fulfilledId(), await t.fulfilledId()];
+      const raw = await t.api.pauseSubscriptionRaw({ subscriptionId: 'bulk', commandRequest: { subscriptions: ids } }, t.prefer(202));
+      const { requestId } = (await raw.raw.json()) as { requestId: string };
+      expect(raw.raw.headers.get('location')).toBe(`/v2/bulk-requests/${requestId}`);
+      let status = await t.bulkRequests.getBulkRequest({ requestId });
+      for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await t.bulkRequests.getBulkRequest({ requestId });
+      }
+      expect(status.state).toBe('completed');
+      const { pending, applied, noop, skipped, failed } = status.counts;
+      expect(pending + applied + noop + skipped + failed).toBe(status.acceptedCount);
+      const items = await t.bulkRequests.listBulkRequestItems({ requestId });
+      for (const item of items.data.filter((i) => i.outcome === 'applied')) {
+        const subscription = await t.api.getSubscription({ subscriptionId: item.subscriptionId });
+        expect(subscription.status).toBe('paused');
+      }
+      expect(items.data.some((i) => i.outcome === 'applied')).toBe(true);
+    });
+
+    it('lists subscriptions a page at a time', async () => {
+      const t = target();
+      await t.fulfilledId();
+      const page = await t.api.listSubscriptions({ limit: 1 });
+      expect(page.data.length).toBeLessThanOrEqual(1);
+      expect(page.hasMore).toBe(page.nextCursor !== null);
+    });
+
     it('pausing an unknown subscription answers 404 0020', async () => {
       const t = target();
       const { status, body } = await problemOf(t.api.pauseSubscription({ subscriptionId: randomUUID() }, t.prefer(404)));
@@ -91,7 +122,7 @@ let mock: RunningPrism;
 let service: TestService;
 let merchant: { merchantId: string; apiKey: string };
 beforeAll(async () => {
-  [mock, service] = await Promise.all([startPrism(), startTestService()]);
+  [mock, service] = await Promise.all([startPrism(), startTestService({ workers: 2 })]);
   merchant = await service.merchant();
 });
 afterAll(async () => {
@@ -99,10 +130,12 @@ afterAll(async () => {
   await service?.close();
 });
 
-const client = (basePath: string, apiKey?: string) => new SubscriptionsApi(new Configuration({ basePath, ...(apiKey ? { apiKey } : {}) }));
+const configuration = (basePath: string, apiKey?: string) => new Configuration({ basePath, ...(apiKey ? { apiKey } : {}) });
+const client = (basePath: string, apiKey?: string) => new SubscriptionsApi(configuration(basePath, apiKey));
 
 scenarios('the Prism mock', () => ({
   api: client(mock.baseUrl, 'sk_any-key-the-mock-accepts'),
+  bulkRequests: new BulkRequestsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
   anonymous: client(mock.baseUrl),
   fulfilledId: async () => randomUUID(),
   pausedId: async () => randomUUID(),
@@ -111,6 +144,7 @@ scenarios('the Prism mock', () => ({
 
 scenarios('the real service', () => ({
   api: client(service.baseUrl, merchant.apiKey),
+  bulkRequests: new BulkRequestsApi(configuration(service.baseUrl, merchant.apiKey)),
   anonymous: client(service.baseUrl),
   fulfilledId: async () => (await service.seed(merchant.merchantId, 1, 'fulfilled'))[0]!,
   pausedId: async () => (await service.seed(merchant.merchantId, 1, 'paused'))[0]!,

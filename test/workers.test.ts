@@ -4,10 +4,11 @@
  * (its conditional update is not atomic, DESIGN.md §8): applying a chunk twice changes nothing,
  * which is what these tests rely on and check.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call } from './support/http.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
+import { startWireProxy } from './support/wire-proxy.js';
 import { startWorker, type WorkerProcess } from './support/worker-process.js';
 
 const DRAIN_MS = 300_000;
@@ -83,5 +84,43 @@ describe('worker processes', () => {
     workers.push(next);
     expect(await waitFor(() => paused(ids), (n) => n === 500, DRAIN_MS, 1_000)).toBe(500);
     await next.stop();
+  });
+
+  it('a chunk run again after its worker was killed never undoes a change made after the chunk was applied', { timeout: 120_000 }, async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const ids = await t.seed(merchantId, 50);
+    const accepted = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
+    const location = accepted.headers.get('location')!;
+    // The first worker reaches the database through a proxy that holds the chunk's outcome record:
+    // by then it has paused all 50; it is killed before it can say so.
+    const proxy = await startWireProxy(inject('mongoUri'));
+    try {
+      const record = proxy.on({ command: 'update', collection: 'bulkChunks' }, { action: 'hold' });
+      const first = await startWorker(proxy.uri(t.db.databaseName), { BULK_LOCK_LIFETIME_MS: '1000' });
+      workers.push(first);
+      await record.reached;
+      await first.stop('SIGKILL');
+      expect(await paused(ids)).toBe(50);
+      // The merchant resumes one of them afterwards.
+      const resumed = await call(t.baseUrl, `/v2/subscriptions/${ids[0]}/resume`, { apiKey });
+      expect(resumed.body.status).toBe('fulfilled');
+      const rescuer = await startWorker(databaseUri(t.db.databaseName), { BULK_LOCK_LIFETIME_MS: '1000' });
+      workers.push(rescuer);
+      const status = await waitFor(
+        () => call(t.baseUrl, location, { method: 'GET', apiKey }),
+        (res) => res.body.state === 'completed',
+        60_000,
+        250,
+      );
+      expect(status.body.counts).toEqual({ pending: 0, applied: 50, noop: 0, skipped: 0, failed: 0 });
+      expect(await t.db.collection('subscriptions').findOne({ _id: ids[0] as never })).toMatchObject({
+        status: 'fulfilled',
+        modifiedAt: resumed.body.modifiedAt,
+      });
+      expect(await paused(ids)).toBe(49);
+      await rescuer.stop();
+    } finally {
+      await proxy.close();
+    }
   });
 });

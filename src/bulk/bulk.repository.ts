@@ -5,6 +5,7 @@
  */
 import { MongoServerError, type Collection, type Db } from 'mongodb';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { chunkIds } from './bulk.chunks.js';
 import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
@@ -81,7 +82,7 @@ export class BulkRepository {
 
   async ensureIndexes(): Promise<void> {
     await Promise.all([
-      this.requests.createIndex({ merchantId: 1, createdAt: -1 }, { name: 'merchant_requests' }),
+      this.requests.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_requests' }),
       this.requests.createIndex({ dispatchedAt: 1 }, { name: 'undispatched' }),
     ]);
   }
@@ -94,9 +95,24 @@ export class BulkRepository {
     await this.requests.insertOne({ _id: requestId, ...rest, dispatchedAt: nothingToDo ? request.createdAt : null, expiresAt });
   }
 
+  /** Takes back a request whose insert may have reached the database while its answer did not. */
+  async remove(requestId: string): Promise<void> {
+    await this.requests.deleteOne({ _id: requestId, dispatchedAt: null });
+  }
+
   async find(merchantId: string, requestId: string): Promise<BulkRequest | undefined> {
     const doc = await this.requests.findOne({ _id: requestId, merchantId }, { projection: { subscriptionIds: 0 } });
     return doc ? toRequest(doc) : undefined;
+  }
+
+  /** The merchant's requests, newest first (request ids are UUIDv7, so `_id` order is time order). */
+  async page(merchantId: string, { limit, startingAfter }: PageRequest): Promise<Page<BulkRequest>> {
+    const docs = await this.requests
+      .find({ merchantId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) }, { projection: { subscriptionIds: 0 } })
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .toArray();
+    return pageOf(docs.map(toRequest), limit, (r) => r.requestId);
   }
 
   /** The request with its ids, while it still has them (not yet dispatched). */
@@ -137,8 +153,11 @@ export class BulkRepository {
     return doc ? toChunk(doc) : undefined;
   }
 
-  async chunksOf(requestId: string, chunkCount: number): Promise<BulkChunk[]> {
-    const docs = await this.chunks.find({ _id: { $in: chunkIds(requestId, chunkCount) } }).toArray();
+  /** The chunks of these requests, by `_id` alone. */
+  async chunksOf(requests: readonly Pick<BulkRequest, 'requestId' | 'chunkCount'>[]): Promise<BulkChunk[]> {
+    const ids = requests.flatMap((r) => chunkIds(r.requestId, r.chunkCount));
+    if (ids.length === 0) return [];
+    const docs = await this.chunks.find({ _id: { $in: ids } }).toArray();
     return docs.map(toChunk);
   }
 
@@ -146,6 +165,15 @@ export class BulkRepository {
   async recordOutcomes(chunkId: string, outcomes: readonly ItemOutcome[]): Promise<boolean> {
     const result = await this.chunks.updateOne({ _id: chunkId, outcomes: null }, { $set: { outcomes: [...outcomes] } });
     return result.modifiedCount === 1;
+  }
+
+  /** Removes requests and chunks past their retention; where the server has TTL indexes they go by themselves. */
+  async deleteExpired(now = new Date()): Promise<number> {
+    const [requests] = await Promise.all([
+      this.requests.deleteMany({ expiresAt: { $lte: now } }),
+      this.chunks.deleteMany({ expiresAt: { $lte: now } }),
+    ]);
+    return requests.deletedCount;
   }
 
   /** Sets completedAt once every chunk has its outcomes; true for the call that set it. */

@@ -4,9 +4,9 @@
  * (one insert): a request is accepted whole or not at all. Nothing is applied here; it is
  * dispatched to the workers once the 202 has been sent.
  */
-import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import { nowTimestamp } from '../lib/clock.js';
+import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
@@ -30,23 +30,30 @@ export class BulkService {
 
   /** The ids were checked against the spec at the edge: 1 to 3000 UUIDs. */
   async accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[]): Promise<BulkAcceptance> {
-    const requestId = randomUUID();
+    const requestId = uuidv7();
     const unique = [...new Set(subscriptionIds.map((id) => id.toLowerCase()))];
     const owned = await this.subscriptions.ownedIds(merchantId, unique);
     const accepted = unique.filter((id) => owned.has(id));
     const rejected = unique.filter((id) => !owned.has(id)).map((subscriptionId) => ({ subscriptionId, reason: 'not_found' as const }));
     const createdAt = nowTimestamp();
-    await this.repository.insert({
-      requestId,
-      merchantId,
-      operation,
-      acceptedCount: accepted.length,
-      rejected,
-      chunkCount: chunkCountFor(accepted.length),
-      createdAt,
-      completedAt: accepted.length === 0 ? createdAt : null,
-      subscriptionIds: accepted,
-    });
+    try {
+      await this.repository.insert({
+        requestId,
+        merchantId,
+        operation,
+        acceptedCount: accepted.length,
+        rejected,
+        chunkCount: chunkCountFor(accepted.length),
+        createdAt,
+        completedAt: accepted.length === 0 ? createdAt : null,
+        subscriptionIds: accepted,
+      });
+    } catch (error) {
+      // The insert may have reached the database before the connection failed: take it back, so
+      // that the error means nothing was accepted (unless the database is unreachable even for this).
+      await this.repository.remove(requestId).catch(() => undefined);
+      throw error;
+    }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
     return { requestId, operation, acceptedCount: accepted.length, rejected };
   }

@@ -16,6 +16,8 @@ import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
 import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
 
 const SWEEP_EVERY_MS = 5_000;
+/** Expired bulk requests are removed this often (where the server has no TTL index to do it). */
+const EXPIRY_SWEEP_EVERY = 120;
 
 /** Thrown while some commands of a chunk are unresolved (a concurrent writer kept interfering): Agenda retries the chunk. */
 class ChunkUnresolvedError extends Error {
@@ -25,6 +27,7 @@ class ChunkUnresolvedError extends Error {
 export class BulkWorker implements ChunkHandlers {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
+  private sweeps = 0;
 
   constructor(
     private readonly repository: BulkRepository,
@@ -42,6 +45,9 @@ export class BulkWorker implements ChunkHandlers {
     if (!this.queue.isConsuming) return;
     this.sweeper = setInterval(() => {
       this.dispatcher.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'bulk dispatch sweep failed'));
+      if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) {
+        this.repository.deleteExpired().catch((error: unknown) => this.log.warn({ err: error }, 'bulk retention sweep failed'));
+      }
     }, SWEEP_EVERY_MS);
     this.sweeper.unref();
   }

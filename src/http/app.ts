@@ -3,7 +3,9 @@ import Koa from 'koa';
 import type { AuthService } from '../auth/auth.service.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
-import { subscriptionHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
+import { bulkRequestHandlers } from '../bulk/bulk.handlers.js';
+import type { BulkStatusService } from '../bulk/bulk.status.js';
+import { subscriptionCommandHandlers, subscriptionReadHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import { jsonBodyMiddleware } from './body.middleware.js';
 import { docsRouter } from './docs.routes.js';
 import { healthRouter, type Readiness } from './health.routes.js';
@@ -21,6 +23,7 @@ export interface AppDependencies {
   readonly auth: AuthService;
   readonly subscriptions: SubscriptionsService;
   readonly bulk: BulkAcceptor;
+  readonly bulkStatus: BulkStatusService;
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
@@ -31,13 +34,17 @@ export interface AppDependencies {
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, subscriptions, bulk, readiness, limiter, authFailures, idempotency, log } = deps;
-  const operations: OperationHandlers = subscriptionHandlers(subscriptions, bulk);
-  const handlers = Object.fromEntries(
-    Object.entries(operations).map(([id, handler]) => [id, idempotent(idempotency, handler)]),
-  ) as OperationHandlers;
-  const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
+  const { auth, subscriptions, bulk, bulkStatus, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
+  const commands = subscriptionCommandHandlers(subscriptions, bulk);
+  // Commands are made safe to retry; reads are safe as they are.
+  const handlers: OperationHandlers = {
+    pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
+    resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
+    ...subscriptionReadHandlers(subscriptions),
+    ...bulkRequestHandlers(bulkStatus),
+  };
+  const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 
   const app = new Koa();
   // What Koa reports after the problem middleware is done: a connection that failed under the

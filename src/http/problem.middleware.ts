@@ -11,6 +11,7 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
 } from 'mongodb';
+import { BulkRequestNotFoundError } from '../bulk/bulk.status.js';
 import { Problems, ProblemError, problemBody, type ProblemBody } from '../errors.js';
 import type { Logger } from '../logger.js';
 import {
@@ -31,6 +32,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
 export function toProblem(error: unknown): ProblemBody | undefined {
   if (error instanceof ProblemError) return problemBody(error.kind, error.detail, error.errors);
   if (error instanceof SubscriptionNotFoundError) return problemBody(Problems.subscriptionNotFound, error.message);
+  if (error instanceof BulkRequestNotFoundError) return problemBody(Problems.bulkRequestNotFound, error.message);
   if (error instanceof InvalidTransitionError) return problemBody(Problems.invalidStatusTransition, error.message);
   if (isDatabaseUnavailable(error)) {
     return problemBody(Problems.unavailable, 'The database is unavailable; retry later.');

@@ -11,15 +11,23 @@ interface IdempotencyDocument {
   state: 'in_flight' | 'done';
   status?: number;
   body?: unknown;
+  /** The response's Location header, where it had one (a bulk 202). */
+  location?: string;
   createdAt: Date;
   expiresAt: Date;
 }
 
 export type Claim =
   | { readonly kind: 'new' }
-  | { readonly kind: 'replay'; readonly status: number; readonly body: unknown }
+  | { readonly kind: 'replay'; readonly response: StoredResponse }
   | { readonly kind: 'mismatch' }
   | { readonly kind: 'in_flight' };
+
+export interface StoredResponse {
+  readonly status: number;
+  readonly body: unknown;
+  readonly location?: string;
+}
 
 export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** A claim held longer than this belongs to a request that died; the key may be used again. */
@@ -63,13 +71,14 @@ export class IdempotencyRepository {
       }
       if (existing.state === 'in_flight') return { kind: 'in_flight' };
       if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      return { kind: 'replay', status: existing.status!, body: existing.body };
+      const { status, body, location } = existing;
+      return { kind: 'replay', response: { status: status!, body, ...(location ? { location } : {}) } };
     }
     return { kind: 'in_flight' };
   }
 
-  async complete(merchantId: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.collection.updateOne({ _id: `${merchantId}:${key}` }, { $set: { state: 'done', status, body } });
+  async complete(merchantId: string, key: string, response: StoredResponse): Promise<void> {
+    await this.collection.updateOne({ _id: `${merchantId}:${key}` }, { $set: { state: 'done', ...response } });
   }
 
   async release(merchantId: string, key: string): Promise<void> {

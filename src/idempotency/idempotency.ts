@@ -2,12 +2,14 @@
  * Idempotency-Key for every operation (IETF draft, Stripe's semantics): the same key and the same
  * request within 24 h replay the stored response with `Idempotent-Replayed: true` and do nothing
  * again; the same key with another request answers 422 (0050); while the first is being served,
- * 409 (0051). Only successful responses are stored: after an error the key is released.
+ * 409 (0051). Only successful responses are stored: after an error the key is released; a
+ * failure to store a successful response never turns it into an error.
  */
 import { createHash } from 'node:crypto';
 import type { Context } from 'openapi-backend';
 import { Problems, ProblemError } from '../errors.js';
 import { merchantOf, operationOf, type OperationHandler } from '../operations/operation-context.js';
+import type { Logger } from '../logger.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 
 /**
@@ -22,7 +24,7 @@ function fingerprint(c: Context): string {
   return createHash('sha256').update(JSON.stringify([operationId, pathSegment, body])).digest('hex');
 }
 
-export function idempotent(repository: IdempotencyRepository, handler: OperationHandler): OperationHandler {
+export function idempotent(repository: IdempotencyRepository, log: Logger, handler: OperationHandler): OperationHandler {
   return async (c, ctx) => {
     const raw = c.request.headers['idempotency-key'];
     const key = Array.isArray(raw) ? raw[0] : raw;
@@ -36,8 +38,10 @@ export function idempotent(repository: IdempotencyRepository, handler: Operation
       throw new ProblemError(Problems.idempotencyKeyInFlight, 'A request with this Idempotency-Key is still being served; retry later.');
     }
     if (claim.kind === 'replay') {
-      ctx.status = claim.status;
-      ctx.body = claim.body;
+      const { status, body, location } = claim.response;
+      ctx.status = status;
+      ctx.body = body;
+      if (location) ctx.set('Location', location);
       ctx.set('Idempotent-Replayed', 'true');
       return;
     }
@@ -49,6 +53,12 @@ export function idempotent(repository: IdempotencyRepository, handler: Operation
       await repository.release(merchantId, key).catch(() => undefined);
       throw error;
     }
-    await repository.complete(merchantId, key, ctx.status, ctx.body);
+    // The operation has succeeded: its answer stands even if storing it fails. The claim then
+    // stays in flight until abandoned (60 s): a retry meanwhile gets 409 0051, later runs again,
+    // which the operations' own idempotence makes harmless.
+    const location = ctx.response.get('Location');
+    await repository.complete(merchantId, key, { status: ctx.status, body: ctx.body, ...(location ? { location } : {}) }).catch((error: unknown) => {
+      log.warn({ err: error }, 'the response of an Idempotency-Key request could not be stored; it will not be replayed');
+    });
   };
 }

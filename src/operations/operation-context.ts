@@ -10,6 +10,7 @@ import type { Context } from 'openapi-backend';
 import type { operations } from '../../generated/openapi.js';
 import type { Merchant } from '../auth/merchants.repository.js';
 import { Problems, ProblemError } from '../errors.js';
+import { DEFAULT_PAGE_SIZE, type PageRequest } from '../lib/pagination.js';
 
 export type OperationId = keyof operations;
 
@@ -27,6 +28,19 @@ export interface OperationContext {
   readonly bulkIds: readonly string[] | undefined;
   /** A request header; the first value when it was sent more than once. */
   header(name: string): string | undefined;
+}
+
+/** A list operation's `limit` and `startingAfter` (validated against the spec at the edge). */
+export function pageRequestOf({ query }: OperationContext): PageRequest {
+  const first = (value: string | string[] | undefined) => (Array.isArray(value) ? value[0] : value);
+  const limit = first(query.limit);
+  return { limit: limit === undefined ? DEFAULT_PAGE_SIZE : Number(limit), startingAfter: first(query.startingAfter) };
+}
+
+/** A query parameter's value, the first one when it was sent more than once. */
+export function queryValue({ query }: OperationContext, name: string): string | undefined {
+  const value = query[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /** Runs once openapi-backend has routed, authenticated and validated the request. */

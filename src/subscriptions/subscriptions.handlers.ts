@@ -3,9 +3,9 @@
  * response. One path serves single and bulk operations, decided by the body (DESIGN.md §2).
  */
 import type { components, operations } from '../../generated/openapi.js';
-import { operationOf, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';
+import { operationOf, pageRequestOf, queryValue, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
-import type { Operation, Subscription } from './subscriptions.rules.js';
+import type { Operation, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
 type PausedSubscription = operations['pauseSubscription']['responses']['200']['content']['application/json'];
 type ResumedSubscription = operations['resumeSubscription']['responses']['200']['content']['application/json'];
@@ -27,10 +27,11 @@ function resumedView(s: Subscription): ResumedSubscription {
   return { id, planId, status, cycle, createdAt, modifiedAt };
 }
 
-export function subscriptionHandlers(
+/** Pause and resume, single or bulk: the commands (the app makes them idempotent). */
+export function subscriptionCommandHandlers(
   subscriptions: SubscriptionsService,
   bulk: BulkAcceptor,
-): OperationHandlers {
+): Pick<OperationHandlers, 'pauseSubscription' | 'resumeSubscription'> {
   const handle =
     (operation: Operation, view: (s: Subscription) => PausedSubscription | ResumedSubscription): OperationHandler =>
     async (c, ctx) => {
@@ -39,6 +40,7 @@ export function subscriptionHandlers(
         const acceptance = await bulk.accept(merchant.id, operation, bulkIds);
         ctx.status = 202;
         ctx.body = acceptance;
+        ctx.set('Location', `/v2/bulk-requests/${acceptance.requestId}`);
         ctx.res.once('close', () => bulk.dispatch(acceptance.requestId));
         return;
       }
@@ -48,5 +50,23 @@ export function subscriptionHandlers(
   return {
     pauseSubscription: handle('PAUSE', pausedView),
     resumeSubscription: handle('RESUME', resumedView),
+  };
+}
+
+/** Reads: a subscription, and the merchant's list of them. */
+export function subscriptionReadHandlers(
+  subscriptions: SubscriptionsService,
+): Pick<OperationHandlers, 'getSubscription' | 'listSubscriptions'> {
+  return {
+    getSubscription: async (c, ctx) => {
+      const { merchant, subscriptionId } = operationOf(c);
+      ctx.body = pausedView(await subscriptions.get(merchant.id, String(subscriptionId)));
+    },
+    listSubscriptions: async (c, ctx) => {
+      const context = operationOf(c);
+      const status = queryValue(context, 'status') as SubscriptionStatus | undefined;
+      const page = await subscriptions.list(context.merchant.id, status, pageRequestOf(context));
+      ctx.body = { ...page, data: page.data.map(pausedView) };
+    },
   };
 }

@@ -3,6 +3,7 @@
  * no _id or driver type leaves this file.
  */
 import type { Collection, Db } from 'mongodb';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
 interface SubscriptionDocument {
@@ -114,6 +115,17 @@ export class SubscriptionsRepository {
         return [d._id, { status: d.status, mark }];
       }),
     );
+  }
+
+  /** The merchant's subscriptions in `_id` order after `startingAfter`: a walk along the {merchantId, _id} index. */
+  async page(merchantId: string, status: SubscriptionStatus | undefined, { limit, startingAfter }: PageRequest): Promise<Page<Subscription>> {
+    const filter = {
+      merchantId,
+      ...(status ? { status } : {}),
+      ...(startingAfter ? { _id: { $gt: startingAfter } } : {}),
+    };
+    const docs = await this.collection.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
+    return pageOf(docs.map(toSubscription), limit, (s) => s.id);
   }
 
   /** Which of these ids are subscriptions of the merchant: one query. */

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
 import type { CommandState, SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   TRANSITIONS,
@@ -50,6 +51,17 @@ export class SubscriptionsService {
   private readonly mutex = new KeyedMutex();
 
   constructor(private readonly repository: SubscriptionsRepository) {}
+
+  async get(merchantId: string, rawId: string): Promise<Subscription> {
+    const id = normaliseId(rawId);
+    const found = id === undefined ? undefined : await this.repository.find(merchantId, id);
+    if (!found) throw new SubscriptionNotFoundError(rawId);
+    return found;
+  }
+
+  list(merchantId: string, status: SubscriptionStatus | undefined, page: PageRequest): Promise<Page<Subscription>> {
+    return this.repository.page(merchantId, status, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
+  }
 
   /** Applies the operation and returns the subscription as it is afterwards. */
   async apply(merchantId: string, rawId: string, operation: Operation): Promise<Subscription> {

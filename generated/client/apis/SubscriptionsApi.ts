@@ -38,6 +38,48 @@ import {
     ResumedSubscriptionFromJSON,
     ResumedSubscriptionToJSON,
 } from '../models/ResumedSubscription.js';
+import {
+    type Subscription,
+    SubscriptionFromJSON,
+    SubscriptionToJSON,
+} from '../models/Subscription.js';
+import {
+    type SubscriptionList,
+    SubscriptionListFromJSON,
+    SubscriptionListToJSON,
+} from '../models/SubscriptionList.js';
+import {
+    type SubscriptionStatus,
+    SubscriptionStatusFromJSON,
+    SubscriptionStatusToJSON,
+} from '../models/SubscriptionStatus.js';
+
+export interface GetSubscriptionRequest {
+    /**
+     * UUID of the subscription for a single operation. A value that is not the
+     * id of one of the caller's subscriptions answers 404. Ignored by bulk
+     * requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+     * Percent-encoding is decoded exactly once; a value that is not valid
+     * percent-encoding is taken as written (and so is not found).
+     * 
+     */
+    subscriptionId: string;
+}
+
+export interface ListSubscriptionsRequest {
+    /**
+     * Only subscriptions in this status.
+     */
+    status?: SubscriptionStatus;
+    /**
+     * How many items a page holds at most.
+     */
+    limit?: number;
+    /**
+     * The previous page's `nextCursor`; the page starts after it.
+     */
+    startingAfter?: string;
+}
 
 export interface PauseSubscriptionRequest {
     /**
@@ -95,6 +137,120 @@ export interface ResumeSubscriptionRequest {
  * 
  */
 export class SubscriptionsApi extends runtime.BaseAPI {
+
+    /**
+     * Creates request options for getSubscription without sending the request
+     */
+    async getSubscriptionRequestOpts(requestParameters: GetSubscriptionRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['subscriptionId'] == null) {
+            throw new runtime.RequiredError(
+                'subscriptionId',
+                'Required parameter "subscriptionId" was null or undefined when calling getSubscription().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions/{subscriptionId}`;
+        urlPath = urlPath.replace('{subscriptionId}', encodeURIComponent(String(requestParameters['subscriptionId'])));
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * The subscription as the pause operation shows it. Reading changes nothing.
+     * Read a subscription
+     */
+    async getSubscriptionRaw(requestParameters: GetSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Subscription>> {
+        const requestOptions = await this.getSubscriptionRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SubscriptionFromJSON(jsonValue));
+    }
+
+    /**
+     * The subscription as the pause operation shows it. Reading changes nothing.
+     * Read a subscription
+     */
+    async getSubscription(requestParameters: GetSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Subscription> {
+        const response = await this.getSubscriptionRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listSubscriptions without sending the request
+     */
+    async listSubscriptionsRequestOpts(requestParameters: ListSubscriptionsRequest): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        if (requestParameters['status'] != null) {
+            queryParameters['status'] = requestParameters['status'];
+        }
+
+        if (requestParameters['limit'] != null) {
+            queryParameters['limit'] = requestParameters['limit'];
+        }
+
+        if (requestParameters['startingAfter'] != null) {
+            queryParameters['startingAfter'] = requestParameters['startingAfter'];
+        }
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * The caller\'s subscriptions in `id` order, a page at a time. Pass the previous page\'s `nextCursor` as `startingAfter` for the next page (any subscription id works too); walking every page returns each subscription exactly once, even when subscriptions are added or removed meanwhile (a removed one is simply not returned). 
+     * List your subscriptions
+     */
+    async listSubscriptionsRaw(requestParameters: ListSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SubscriptionList>> {
+        const requestOptions = await this.listSubscriptionsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SubscriptionListFromJSON(jsonValue));
+    }
+
+    /**
+     * The caller\'s subscriptions in `id` order, a page at a time. Pass the previous page\'s `nextCursor` as `startingAfter` for the next page (any subscription id works too); walking every page returns each subscription exactly once, even when subscriptions are added or removed meanwhile (a removed one is simply not returned). 
+     * List your subscriptions
+     */
+    async listSubscriptions(requestParameters: ListSubscriptionsRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SubscriptionList> {
+        const response = await this.listSubscriptionsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
 
     /**
      * Creates request options for pauseSubscription without sending the request

@@ -1,3 +1,4 @@
 /* tslint:disable */
 /* eslint-disable */
+export * from './BulkRequestsApi.js';
 export * from './SubscriptionsApi.js';

@@ -35,7 +35,7 @@ import {
  */
 export interface BulkAcceptance {
     /**
-     * Correlation id carried by every queued command and written in every log line about them. Not queryable.
+     * Correlation id carried by every queued command and written in every log line about them; also the id of the request's status (`GET /v2/bulk-requests/{requestId}`).
      */
     requestId: string;
     /**

@@ -1,0 +1,81 @@
+/**
+ * The read side of bulk requests: where a request stands and what each command did. Counts and
+ * items are worked out from the chunk documents, where each outcome is recorded once, so they
+ * are exact even when a chunk ran twice; the five counts always add up to `acceptedCount`.
+ */
+import type { components } from '../../generated/openapi.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
+import { pageOf } from '../lib/pagination.js';
+import type { BulkChunk, BulkRepository, BulkRequest } from './bulk.repository.js';
+
+export type BulkRequestView = components['schemas']['BulkRequest'];
+export type BulkRequestItem = components['schemas']['BulkRequestItem'];
+type Outcome = components['schemas']['CommandOutcome'];
+
+export class BulkRequestNotFoundError extends Error {
+  override name = 'BulkRequestNotFoundError';
+
+  constructor(readonly requestId: string) {
+    super(`Bulk request ${requestId} not found`);
+  }
+}
+
+function view(request: BulkRequest, chunks: readonly BulkChunk[]): BulkRequestView {
+  const counts = { pending: 0, applied: 0, noop: 0, skipped: 0, failed: 0 };
+  let lastAt: string | null = null;
+  for (const { outcomes } of chunks) {
+    for (const item of outcomes ?? []) {
+      counts[item.outcome] += 1;
+      if (lastAt === null || item.at > lastAt) lastAt = item.at;
+    }
+  }
+  counts.pending = request.acceptedCount - counts.applied - counts.noop - counts.skipped - counts.failed;
+  const state = counts.pending === 0 ? 'completed' : counts.pending === request.acceptedCount ? 'queued' : 'running';
+  const { requestId, operation, acceptedCount, createdAt } = request;
+  // The last outcome is when it completed, whether or not the worker that recorded it lived to say so.
+  const completedAt = state === 'completed' ? (request.completedAt ?? lastAt ?? createdAt) : null;
+  return { requestId, operation, state, acceptedCount, counts, createdAt, completedAt };
+}
+
+export class BulkStatusService {
+  constructor(private readonly repository: BulkRepository) {}
+
+  async get(merchantId: string, requestId: string): Promise<BulkRequestView> {
+    const request = await this.found(merchantId, requestId);
+    return view(request, await this.repository.chunksOf([request]));
+  }
+
+  async list(merchantId: string, page: PageRequest): Promise<Page<BulkRequestView>> {
+    const requests = await this.repository.page(merchantId, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
+    const chunks = await this.repository.chunksOf(requests.data);
+    return { ...requests, data: requests.data.map((r) => view(r, chunks.filter((c) => c.requestId === r.requestId))) };
+  }
+
+  /** Every accepted command's outcome, in subscription id order. */
+  async items(merchantId: string, requestId: string, outcome: Outcome | undefined, { limit, startingAfter }: PageRequest): Promise<Page<BulkRequestItem>> {
+    const request = await this.found(merchantId, requestId);
+    const after = startingAfter?.toLowerCase();
+    const all = (await this.allItems(request))
+      .filter((item) => (outcome === undefined || item.outcome === outcome) && (after === undefined || item.subscriptionId > after))
+      .sort((a, b) => (a.subscriptionId < b.subscriptionId ? -1 : 1));
+    return pageOf(all.slice(0, limit + 1), limit, (item) => item.subscriptionId);
+  }
+
+  private async allItems(request: BulkRequest, dispatchedMeanwhile = false): Promise<BulkRequestItem[]> {
+    const pending = (subscriptionId: string): BulkRequestItem => ({ subscriptionId, outcome: 'pending', reason: null, at: null });
+    const chunks = await this.repository.chunksOf([request]);
+    if (chunks.length < request.chunkCount && !dispatchedMeanwhile) {
+      // Not dispatched yet: the ids are still in the request document (unless it was dispatched meanwhile).
+      const undispatched = await this.repository.findUndispatched(request.requestId);
+      if (undispatched?.subscriptionIds) return undispatched.subscriptionIds.map(pending);
+      return this.allItems(request, true);
+    }
+    return chunks.flatMap((chunk) => chunk.outcomes?.map((o) => ({ ...o })) ?? chunk.subscriptionIds.map(pending));
+  }
+
+  private async found(merchantId: string, requestId: string): Promise<BulkRequest> {
+    const request = await this.repository.find(merchantId, requestId.toLowerCase());
+    if (!request) throw new BulkRequestNotFoundError(requestId);
+    return request;
+  }
+}
