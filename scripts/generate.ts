@@ -31,8 +31,12 @@ function generateClient(specPath: string, out: string): void {
   const args = ['generate', '-i', specPath, '-g', 'typescript-fetch', '-o', out];
   args.push('-t', join(root, 'openapi', 'generator-templates', 'typescript-fetch'));
   args.push('--additional-properties=importFileExtension=.js', '--global-property', 'apiDocs=false,modelDocs=false');
+  // The first run downloads the jar from Maven Central. The Node installed from npm trusts only the
+  // CAs built into it, where a distribution's Node trusts the system's: ask for the system's, so
+  // that a proxy or mirror the machine trusts works here too (older Nodes ignore the variable).
+  const env = { ...process.env, PWD: root, NODE_USE_SYSTEM_CA: '1' };
   try {
-    execFileSync(bin('openapi-generator-cli'), args, { cwd: root, env: { ...process.env, PWD: root }, stdio: 'pipe' });
+    execFileSync(bin('openapi-generator-cli'), args, { cwd: root, env, stdio: 'pipe' });
   } catch (error) {
     const e = error as { stdout?: Buffer; stderr?: Buffer };
     process.stderr.write(`${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`);
