@@ -21,6 +21,9 @@ import {
 /** A concurrent writer can flip the status between our update and our read; retry that many times. */
 const MAX_ATTEMPTS = 5;
 
+/** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
+export const KEPT_CHANGING = 'status kept changing';
+
 /** What one bulk command did (DESIGN.md §4, §6). */
 export type CommandOutcome =
   | { readonly outcome: 'applied' | 'noop' }
@@ -109,7 +112,7 @@ export class SubscriptionsService {
         });
       }
       // Still neither marked nor cancelled: another writer kept flipping them between our updates.
-      for (const id of open) outcomes.set(id, { outcome: 'failed', reason: 'status kept changing' });
+      for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
       return outcomes;
     });
   }
