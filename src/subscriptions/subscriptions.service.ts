@@ -103,7 +103,11 @@ export class SubscriptionsService {
       const outcomes = new Map<string, CommandOutcome>();
       let open = [...ids];
       for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
-        await this.repository.applyCommand(merchantId, open, TRANSITIONS[operation], requestId, nowTimestamp());
+        const { allApplied } = await this.repository.applyCommand(merchantId, open, TRANSITIONS[operation], requestId, nowTimestamp());
+        if (allApplied) {
+          for (const id of open) outcomes.set(id, { outcome: 'applied' });
+          return outcomes;
+        }
         const states = await this.repository.commandStates(merchantId, open, requestId);
         open = open.filter((id) => {
           const outcome = commandOutcome(operation, states.get(id));
