@@ -51,7 +51,17 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 }
 /** Each phase starts from empty collections: FerretDB scans whole collections, so leftovers would skew the next phase. */
 async function clean(db: Db): Promise<void> {
-  await Promise.all(['subscriptions', 'bulkJobs', 'rawCommands'].map((c) => db.collection(c).deleteMany({})));
+  await clearBulk(db);
+  await Promise.all(['subscriptions', 'rawCommands'].map((c) => db.collection(c).deleteMany({})));
+}
+
+/**
+ * Removes accepted bulk requests once the service has dispatched them (it does so just after the
+ * 202, in the background): the next sample then starts on empty collections, not during that work.
+ */
+async function clearBulk(db: Db): Promise<void> {
+  while ((await db.collection('bulkRequests').countDocuments({ dispatchedAt: null })) > 0) await new Promise((r) => setTimeout(r, 20));
+  await Promise.all(['bulkRequests', 'bulkChunks', 'bulkChunksFinished', 'bulkJobs'].map((c) => db.collection(c).deleteMany({})));
 }
 
 async function seed(service: Service, merchantId: string, count: number): Promise<string[]> {
@@ -81,7 +91,7 @@ async function benchAcceptance(db: Db, service: Service, baseUrl: string, apiKey
   const floor: number[] = [];
   for (let i = 0; i < ACCEPT_SAMPLES; i++) {
     accept.push(await timed(() => postBulk(baseUrl, apiKey, ids)));
-    await db.collection('bulkJobs').deleteMany({});
+    await clearBulk(db);
     const commands = ids.map((subscriptionId) => ({ requestId: randomUUID(), subscriptionId, operation: 'PAUSE', queuedAt: new Date() }));
     raw.push(await timed(() => db.collection('rawCommands').insertMany(commands)));
     await db.collection('rawCommands').deleteMany({});
@@ -177,7 +187,7 @@ async function benchSize(db: Db, service: Service, baseUrl: string, apiKey: stri
   const accept: number[] = [];
   for (let i = 0; i < SIZE_ACCEPT_SAMPLES; i++) {
     accept.push(await timed(() => postBulk(baseUrl, apiKey, request)));
-    await db.collection('bulkJobs').deleteMany({});
+    await clearBulk(db);
   }
   return {
     subscriptions: size,

@@ -76,7 +76,7 @@ export class BulkWorker implements ChunkHandlers {
     if (!chunk) return; // past its retention
     // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.
     if (!chunk.outcomes) await this.apply(chunk, final);
-    if (await this.repository.completeIfDone(chunk.requestId, chunk.chunkCount, nowTimestamp())) {
+    if (await this.repository.finishChunk(chunk, nowTimestamp())) {
       this.log.info({ requestId: chunk.requestId, operation: chunk.operation }, 'bulk request completed');
     }
   }
