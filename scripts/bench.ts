@@ -22,8 +22,8 @@ import { FERRETDB_PATCH, ferretdbBinaryPath } from '../src/db/ferretdb.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { composeService, type Service } from '../src/service.js';
-import { listenOnLoopback, openScratchDatabase } from './support.js';
+import { startService, type Service } from '../src/composition.js';
+import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from './support.js';
 
 const BULK_SIZE = 3000;
 const ACCEPT_SAMPLES = 20;
@@ -230,10 +230,10 @@ async function main(): Promise<void> {
   const scratch = await openScratchDatabase(config, 'bench', log);
   const { db, engine, version } = scratch;
   try {
-    // The rate limit is off here: this measures the service's own cost, not the limit.
-    const service = await composeService(db, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log);
-    const server = createServer((await service.app()).callback());
-    const baseUrl = await listenOnLoopback(server);
+    // The rate limit is off here: this measures the service's own cost, not the limit. Workers
+    // start in (b): in (a) they would apply the chunks that the samples remove.
+    const running = await startService(scratch.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+    const { service, server, url: baseUrl } = running;
     const { merchantId, apiKey } = await service.auth.createMerchant('bench');
     console.error(`engine: ${engine} ${version} (${scratch.source})`);
 

@@ -51,9 +51,11 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
 }
 
 export class SubscriptionsService {
-  private readonly mutex = new KeyedMutex();
-
-  constructor(private readonly repository: SubscriptionsRepository) {}
+  constructor(
+    private readonly repository: SubscriptionsRepository,
+    /** Shared by every service instance of a process that changes subscriptions (requests and workers). */
+    private readonly mutex = new KeyedMutex(),
+  ) {}
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
     const id = normaliseId(rawId);
