@@ -101,12 +101,12 @@ export function work(config: Config, log: Logger): Promise<Running> {
     const watch = watchConnection(opened.database, config, log);
     // A worker process serves no request: all its database work takes the background bound.
     const service = await composeService({ ...opened.database, db: opened.database.background }, config, log, watch.healthy);
-    await service.queue.startWorkers();
+    await service.workers.start();
     return {
       async stop() {
         log.info('stopping: draining bulk workers');
         watch.stop();
-        await service.queue.stop(config.shutdownTimeoutMs);
+        await service.workers.stop(config.shutdownTimeoutMs);
         await opened.close();
         log.info('stopped');
       },

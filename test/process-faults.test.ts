@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { JOB_NAME, JOBS_COLLECTION } from '../src/bulk/bulk.jobs.js';
+import { JOB_NAME, JOBS_COLLECTION } from '../src/bulk/bulk.queue.js';
 import { databaseUri } from './support/service.js';
 import { waitFor } from './support/wait.js';
 import { startServe, type ServeProcess } from './support/worker-process.js';

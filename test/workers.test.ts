@@ -1,7 +1,7 @@
 /**
  * Bulk workers as separate processes sharing one database with an HTTP-only service.
  * On FerretDB two processes contend for SQLite's single writer and may lock the same chunk twice
- * (its conditional update is not atomic, DESIGN.md §8): applying a chunk twice changes nothing,
+ * (its conditional update is not atomic, docs/design.md §8): applying a chunk twice changes nothing,
  * which is what these tests rely on and check.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

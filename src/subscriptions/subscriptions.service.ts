@@ -24,7 +24,7 @@ const MAX_ATTEMPTS = 5;
 /** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
 export const KEPT_CHANGING = 'status kept changing';
 
-/** What one bulk command did (DESIGN.md §4, §6). */
+/** What one bulk command did (docs/design.md §4, §6). */
 export type CommandOutcome =
   | { readonly outcome: 'applied' | 'noop' }
   | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' }
