@@ -65,7 +65,7 @@ async function clearBulk(db: Db): Promise<void> {
 }
 
 async function seed(service: Service, merchantId: string, count: number): Promise<string[]> {
-  return (await service.subscriptions.seed({ merchantId, count, status: 'fulfilled' })).map((s) => s.id);
+  return (await service.seeder.seed({ merchantId, count, status: 'fulfilled' })).map((s) => s.id);
 }
 
 async function postBulk(baseUrl: string, apiKey: string, ids: string[]): Promise<void> {

@@ -98,7 +98,7 @@ async function main(): Promise<number> {
     const { service, baseUrl, stop } = await serveOnLoopback(scratch, config, log);
     try {
       const { merchantId, apiKey } = await service.auth.createMerchant('fuzz');
-      await service.subscriptions.seed({ merchantId, count: EXAMPLE_IDS.length, status: 'fulfilled', ids: EXAMPLE_IDS });
+      await service.seeder.seed({ merchantId, count: EXAMPLE_IDS.length, status: 'fulfilled', ids: EXAMPLE_IDS });
       console.error(`Schemathesis against ${baseUrl} (${scratch.engine} ${scratch.version}, ${scratch.source}); seed ${SEED}`);
       return await runSchemathesis(st, baseUrl, apiKey);
     } finally {

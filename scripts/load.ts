@@ -33,7 +33,7 @@ async function main(): Promise<number> {
     const merchants = await Promise.all(
       Array.from({ length: MERCHANTS }, async (_, i) => {
         const { merchantId, apiKey } = await service.auth.createMerchant(`load ${i}`);
-        const ids = (await service.subscriptions.seed({ merchantId, count: PER_MERCHANT, status: 'fulfilled' })).map((s) => s.id);
+        const ids = (await service.seeder.seed({ merchantId, count: PER_MERCHANT, status: 'fulfilled' })).map((s) => s.id);
         return { apiKey, ids };
       }),
     );

@@ -96,7 +96,7 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
   if (planId === undefined && values.plan !== undefined) throw new UsageError('--plan must be a UUID');
   return admin(config, async (service) => {
     if (!(await service.merchants.exists(merchantId))) throw new UsageError(`no merchant with id ${merchantId}`);
-    const seeded = await service.subscriptions.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
+    const seeded = await service.seeder.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
     return { subscriptionIds: seeded.map((s) => s.id) };
   });
 }

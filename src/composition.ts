@@ -24,6 +24,7 @@ import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { KeyedMutex } from './lib/keyed-mutex.js';
 import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
+import { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
 
 export type ServiceConfig = Pick<
@@ -45,6 +46,8 @@ export interface Domain {
   readonly subscriptionsRepository: SubscriptionsRepository;
   readonly auth: AuthService;
   readonly subscriptions: SubscriptionsService;
+  /** Creates subscriptions directly (admin command, demo, tests). */
+  readonly seeder: SubscriptionSeeder;
 }
 
 /** The domain plus the bulk workers and the HTTP app: what `serve`, `worker` and the tests need. */
@@ -66,6 +69,7 @@ export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs
     subscriptionsRepository,
     auth: new AuthService(merchants, config.authCacheTtlMs),
     subscriptions: new SubscriptionsService(subscriptionsRepository, mutex),
+    seeder: new SubscriptionSeeder(subscriptionsRepository),
   };
 }
 

@@ -80,7 +80,7 @@ export function serve(config: Config, log: Logger, announce: (text: string) => v
     const { service, url } = running;
     const stopSweeping = sweepExpiredKeys(service, opened.database, log);
     log.info({ url, bulkConcurrency: config.bulkConcurrency, embedded: opened.embedded }, 'service listening');
-    if (config.demo) announce(await createDemo(service.auth, service.subscriptions, url));
+    if (config.demo) announce(await createDemo(service.auth, service.seeder, url));
     return {
       url,
       async stop() {

@@ -2,7 +2,6 @@
  * Pause and resume of one subscription, called by the HTTP handlers and, for bulk commands,
  * by the job workers. Business rules only: the request's shape was checked at the edge.
  */
-import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
@@ -29,15 +28,6 @@ export type CommandOutcome =
   | { readonly outcome: 'applied' | 'noop' }
   | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' }
   | { readonly outcome: 'failed'; readonly reason: string };
-
-export interface SeedOptions {
-  readonly merchantId: string;
-  readonly count: number;
-  readonly status: SubscriptionStatus;
-  readonly planId?: string;
-  /** The ids to give them (the first `count` are used); random ones where absent. */
-  readonly ids?: readonly string[];
-}
 
 /** The outcome a command has reached on a subscription, or undefined while it has not (a concurrent writer interfered). */
 function commandOutcome(operation: Operation, state: CommandState | undefined): CommandOutcome | undefined {
@@ -121,20 +111,5 @@ export class SubscriptionsService {
       for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
       return outcomes;
     });
-  }
-
-  async seed({ merchantId, count, status, planId, ids }: SeedOptions): Promise<Subscription[]> {
-    const now = nowTimestamp();
-    const subscriptions = Array.from({ length: count }, (_, i) => ({
-      id: ids?.[i] ?? randomUUID(),
-      merchantId,
-      planId: planId ?? randomUUID(),
-      status,
-      cycle: 1,
-      createdAt: now,
-      modifiedAt: now,
-    }));
-    await this.repository.insertMany(subscriptions);
-    return subscriptions;
   }
 }

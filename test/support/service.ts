@@ -69,7 +69,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logLines,
     merchant: () => service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`),
     seed: async (merchantId, count, status = 'fulfilled') =>
-      (await service.subscriptions.seed({ merchantId, count, status })).map((s) => s.id),
+      (await service.seeder.seed({ merchantId, count, status })).map((s) => s.id),
     async close() {
       await running.stop(5_000);
       await database.background.dropDatabase().catch(() => undefined);
