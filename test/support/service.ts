@@ -34,6 +34,8 @@ export interface TestServiceOptions extends Partial<ServiceConfig & HttpLimits &
   readonly serverUri?: string;
   /** The tests' name for bulkConcurrency: chunks this service applies at once (default 0, HTTP only). */
   readonly workers?: number;
+  /** Another service's database, to run two services (two processes' worth of clients) on one database. */
+  readonly databaseName?: string;
 }
 
 /** A URI naming one database on a server, e.g. mongodb://127.0.0.1:27017/ + name. */
@@ -44,7 +46,7 @@ function onServer(serverUri: string, dbName: string): string {
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const { serverUri, workers, ...overrides } = options;
+  const { serverUri, workers, databaseName, ...overrides } = options;
   const logLines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -58,7 +60,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   // unless a test sets dbTimeoutMs: FerretDB on a machine shared by parallel test runs can take
   // seconds for a write, which would turn into 503s that the test is not about.
   const config = { ...loadConfig({}), bulkConcurrency: workers ?? 0, bulkPollIntervalMs: 100, dbTimeoutMs: 10_000, ...overrides };
-  const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), `test_${randomUUID().slice(0, 8)}`), config, log);
+  const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), databaseName ?? `test_${randomUUID().slice(0, 8)}`), config, log);
   const running = await startService(database, config, log, { port: 0, host: '127.0.0.1' });
   const { service } = running;
   return {
@@ -72,7 +74,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       (await service.seeder.seed({ merchantId, count, status })).map((s) => s.id),
     async close() {
       await running.stop(5_000);
-      await database.background.dropDatabase().catch(() => undefined);
+      if (!databaseName) await database.background.dropDatabase().catch(() => undefined);
       await database.close();
     },
   };
