@@ -93,12 +93,12 @@ async function main(): Promise<number> {
   const st = ensureSchemathesis();
   const config = loadConfig();
   const log = createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : config.logLevel);
-  const scratch = await openScratchDatabase(config, 'fuzz', log, { serverSelectionTimeoutMS: config.dbTimeoutMs });
+  const scratch = await openScratchDatabase(config, 'fuzz', log);
   try {
-    const { service, baseUrl, stop } = await serveOnLoopback(scratch.db, config, log);
+    const { service, baseUrl, stop } = await serveOnLoopback(scratch, config, log);
     try {
       const { merchantId, apiKey } = await service.auth.createMerchant('fuzz');
-      await service.subscriptions.seed({ merchantId, count: EXAMPLE_IDS.length, status: 'fulfilled', ids: EXAMPLE_IDS });
+      await service.seeder.seed({ merchantId, count: EXAMPLE_IDS.length, status: 'fulfilled', ids: EXAMPLE_IDS });
       console.error(`Schemathesis against ${baseUrl} (${scratch.engine} ${scratch.version}, ${scratch.source}); seed ${SEED}`);
       return await runSchemathesis(st, baseUrl, apiKey);
     } finally {

@@ -26,14 +26,14 @@ const rssMb = () => process.memoryUsage().rss / 2 ** 20;
 
 async function main(): Promise<number> {
   const config = loadConfig();
-  const scratch = await openScratchDatabase(config, 'load', log, { serverSelectionTimeoutMS: config.dbTimeoutMs });
+  const scratch = await openScratchDatabase(config, 'load', log);
   const { db, engine, version } = scratch;
   try {
-    const { service, baseUrl, stop } = await serveOnLoopback(db, config, log);
+    const { service, baseUrl, stop } = await serveOnLoopback(scratch, config, log);
     const merchants = await Promise.all(
       Array.from({ length: MERCHANTS }, async (_, i) => {
         const { merchantId, apiKey } = await service.auth.createMerchant(`load ${i}`);
-        const ids = (await service.subscriptions.seed({ merchantId, count: PER_MERCHANT, status: 'fulfilled' })).map((s) => s.id);
+        const ids = (await service.seeder.seed({ merchantId, count: PER_MERCHANT, status: 'fulfilled' })).map((s) => s.id);
         return { apiKey, ids };
       }),
     );

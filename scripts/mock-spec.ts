@@ -4,7 +4,7 @@
  *
  * Prism answers every request that fails validation with the operation's 422 when one is declared,
  * and only otherwise with its 400 (prism-http, mocker: expected codes `[422, 400]`). The service
- * answers invalid requests with 400 (DESIGN §7); its only 422 is code 0050, an `Idempotency-Key`
+ * answers invalid requests with 400 (docs/design.md §7); its only 422 is code 0050, an `Idempotency-Key`
  * reused with another request, which a mock that remembers nothing can never detect. Served the
  * spec as written, the mock would answer 422 "Idempotency key reused" to a malformed UUID. So the
  * mock gets the spec without its 422s, and mock and service keep giving the same verdict

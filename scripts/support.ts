@@ -1,16 +1,19 @@
 /** What the scripts that run the service (bench, load, fuzz) share: a scratch database and a loopback server. */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
+import { startService, type ListenOptions, type Service } from '../src/composition.js';
 import type { Config } from '../src/config.js';
 import { startEmbeddedDatabase } from '../src/db/embedded.js';
-import { detectEngine } from '../src/db/mongo.js';
-import { createHttpServer } from '../src/http/http-server.js';
+import { connectDatabase, type Database } from '../src/db/mongo.js';
 import type { Logger } from '../src/logger.js';
-import { composeService, type Service } from '../src/service.js';
 
 export interface ScratchDatabase {
+  /** For the service: its clients, with the configured timeouts. */
+  readonly database: Database;
+  /** For the scripts' own raw-driver baselines and clean-ups: a client without timeouts (FerretDB's raw baselines take minutes). */
   readonly db: Db;
+  /** Which server, for the printed table and the results file; code branches on database.capabilities. */
   readonly engine: 'ferretdb' | 'mongodb';
   readonly version: string;
   /** Where it runs, for the printed table: the embedded engine and why, or MONGODB_URI. */
@@ -20,24 +23,21 @@ export interface ScratchDatabase {
 }
 
 /** A fresh database named `<prefix>_<time>` on MONGODB_URI's server, or on an embedded one. */
-export async function openScratchDatabase(
-  config: Config,
-  prefix: string,
-  log: Logger,
-  options: MongoClientOptions = {},
-): Promise<ScratchDatabase> {
-  const embedded = config.mongodbUri ? undefined : await startEmbeddedDatabase(config.embeddedEngine, log);
-  const client = await new MongoClient(config.mongodbUri ?? embedded!.uri, options).connect();
-  const db = client.db(`${prefix}_${Date.now()}`);
-  const { engine, version } = await detectEngine(db);
+export async function openScratchDatabase(config: Config, prefix: string, log: Logger): Promise<ScratchDatabase> {
+  const embedded = config.mongodbUri ? undefined : await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, log);
+  const serverUri = new URL(config.mongodbUri ?? embedded!.uri);
+  serverUri.pathname = `/${prefix}_${Date.now()}`;
+  const database = await connectDatabase(serverUri.toString(), config, log);
+  const raw = await new MongoClient(serverUri.toString()).connect();
+  const db = raw.db(database.db.databaseName);
   return {
+    database,
     db,
-    engine,
-    version,
+    ...database.server,
     source: embedded ? `embedded: ${embedded.reason}` : `MONGODB_URI, scratch database ${db.databaseName}`,
     async close() {
       await db.dropDatabase().catch(() => undefined);
-      await client.close();
+      await Promise.all([database.close(), raw.close()]);
       await embedded?.stop();
     },
   };
@@ -49,6 +49,8 @@ export function listenOnLoopback(server: Server): Promise<string> {
     server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
   );
 }
+
+export const LOOPBACK_WITHOUT_WORKERS: ListenOptions = { port: 0, host: '127.0.0.1', startWorkers: false };
 
 export interface LoopbackService {
   readonly service: Service;
@@ -62,17 +64,8 @@ export interface LoopbackService {
  * (per merchant, and on failed authentication per address: a fuzzer sends many requests without
  * a key) too large to reach: the point is the service, not the limiter's 429s, and its headers are still sent.
  */
-export async function serveOnLoopback(db: Db, config: Config, log: Logger): Promise<LoopbackService> {
-  const service = await composeService(db, { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000, authFailuresPerMinute: 1_000_000 }, log);
-  const server = createHttpServer(config, (await service.app()).callback());
-  const baseUrl = await listenOnLoopback(server);
-  await service.workers.start();
-  return {
-    service,
-    baseUrl,
-    async stop() {
-      await service.workers.stop(30_000);
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
+export async function serveOnLoopback(scratch: ScratchDatabase, config: Config, log: Logger): Promise<LoopbackService> {
+  const limitless = { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000, authFailuresPerMinute: 1_000_000 };
+  const running = await startService(scratch.database, limitless, log, { port: 0, host: '127.0.0.1' });
+  return { service: running.service, baseUrl: running.url, stop: () => running.stop(30_000) };
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * subsvc: the service's one command.
- *   subsvc serve                         HTTP service (+ bulk workers unless WORKERS=0)
+ *   subsvc serve                         HTTP service (+ bulk workers unless BULK_CONCURRENCY=0)
  *   subsvc worker                        bulk workers only
  *   subsvc merchant create --name NAME   prints {"merchantId","apiKey"}
  *   subsvc subscriptions seed --merchant ID --count N [--status S] [--plan UUID]
@@ -11,8 +11,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.js';
 import { connectDatabase } from './db/mongo.js';
 import { createLogger, type Logger } from './logger.js';
-import { serve, work, type Running } from './server.js';
-import { composeDomain, type Domain } from './service.js';
+import { composeDomain, type Domain } from './composition.js';
+import { serve, work, type Running } from './processes.js';
 import { normaliseId, type SubscriptionStatus } from './subscriptions/subscriptions.rules.js';
 
 const USAGE = `usage:
@@ -22,6 +22,18 @@ const USAGE = `usage:
   subsvc subscriptions seed --merchant ID --count N [--status fulfilled|paused|cancelled] [--plan UUID]`;
 
 class UsageError extends Error {}
+
+/**
+ * A rejection nobody awaited must not take HTTP and workers down with it: Agenda 6.2 calls
+ * `unlockJob` without awaiting it, so one failed write (a network blip, FerretDB's "database is
+ * locked") would otherwise end the process. Logged (the error only: no request data), and the
+ * process carries on; the job's lock expires and another poll picks it up.
+ */
+function surviveUnhandledRejections(log: Logger): void {
+  process.on('unhandledRejection', (reason: unknown) => {
+    log.error({ err: reason }, 'unhandled rejection (logged; the process carries on)');
+  });
+}
 
 function runUntilSignalled(running: Running, config: Config, log: Logger): void {
   let stopping = false;
@@ -49,7 +61,8 @@ function runUntilSignalled(running: Running, config: Config, log: Logger): void 
 async function admin<T>(config: Config, task: (domain: Domain) => Promise<T>): Promise<T> {
   if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: admin commands work on a running database');
   const log = createLogger('silent');
-  const database = await connectDatabase(config.mongodbUri, Math.max(config.dbTimeoutMs, 3_000), log).catch(
+  const timeoutMs = Math.max(config.dbTimeoutMs, 3_000);
+  const database = await connectDatabase(config.mongodbUri, { dbTimeoutMs: timeoutMs, bulkDbTimeoutMs: timeoutMs }, log).catch(
     (error: Error) => {
       throw new UsageError(`cannot reach the database at MONGODB_URI: ${error.message.split('\n')[0]}`);
     },
@@ -83,7 +96,7 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
   if (planId === undefined && values.plan !== undefined) throw new UsageError('--plan must be a UUID');
   return admin(config, async (service) => {
     if (!(await service.merchants.exists(merchantId))) throw new UsageError(`no merchant with id ${merchantId}`);
-    const seeded = await service.subscriptions.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
+    const seeded = await service.seeder.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
     return { subscriptionIds: seeded.map((s) => s.id) };
   });
 }
@@ -93,6 +106,7 @@ async function main(argv: string[]): Promise<void> {
   const [command, subcommand, ...rest] = argv;
   if (command === 'serve' || command === 'worker') {
     const log = createLogger(config.logLevel);
+    surviveUnhandledRejections(log);
     const running = command === 'serve' ? await serve(config, log, (text) => process.stdout.write(`${text}\n`)) : await work(config, log);
     runUntilSignalled(running, config, log);
     return;

@@ -8,18 +8,29 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   readonly host: string;
   readonly port: number;
-  /** Unset: an embedded database is started (DESIGN.md §8). */
+  /** Unset: an embedded database is started (docs/design.md §8). */
   readonly mongodbUri: string | undefined;
   readonly embeddedEngine: EmbeddedEngine;
   readonly logLevel: LogLevel;
   /** How long a resolved API key is remembered, so that hot paths do not look it up every time. */
   readonly authCacheTtlMs: number;
-  /** How long the driver waits for a reachable server before a request answers 503. */
+  /**
+   * Bounds each database operation of a request (server selection, connecting, and waiting for
+   * a reply on the socket): past it the request answers 503 (docs/design.md §7).
+   */
   readonly dbTimeoutMs: number;
+  /** The same bound for background work (bulk workers and the job queue), which may write more at once. */
+  readonly bulkDbTimeoutMs: number;
+  /** When the database has been unreachable this long, the client is closed and opened again. */
+  readonly dbReconnectAfterMs: number;
+  /** When it is still unreachable after this long, /healthz answers 503 so that an orchestrator restarts the process. */
+  readonly dbUnhealthyAfterMs: number;
+  /** Proxy variables of the environment, for the embedded database's download check. */
+  readonly downloadProxy: DownloadProxy;
   /** How long SIGTERM waits for in-flight work before closing anyway. */
   readonly shutdownTimeoutMs: number;
-  /** Bulk chunks this process applies at once; 0 makes an HTTP-only process. */
-  readonly workers: number;
+  /** Bulk chunks this process applies at once (BULK_CONCURRENCY, or its older name WORKERS); 0 makes an HTTP-only process. */
+  readonly bulkConcurrency: number;
   /** How long a chunk stays locked by a worker that stopped answering (a killed one). */
   readonly bulkLockLifetimeMs: number;
   /** How often an idle worker looks for queued chunks. */
@@ -36,6 +47,13 @@ export interface Config {
   readonly bulkRetentionDays: number;
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
+}
+
+export interface DownloadProxy {
+  /** Whether any HTTP(S)_PROXY or ALL_PROXY variable is set. */
+  readonly proxied: boolean;
+  /** MONGOMS_DOWNLOAD_URL or MONGOMS_DOWNLOAD_MIRROR, as mongodb-memory-server reads them. */
+  readonly mongodDownloadUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -72,6 +90,20 @@ function mongodbUri(env: Env): string | undefined {
   return raw;
 }
 
+function downloadProxy(env: Env): DownloadProxy {
+  const names = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'all_proxy'];
+  return {
+    proxied: names.some((name) => Boolean(env[name])),
+    mongodDownloadUrl: env.MONGOMS_DOWNLOAD_URL || env.MONGOMS_DOWNLOAD_MIRROR || undefined,
+  };
+}
+
+/** BULK_CONCURRENCY; WORKERS is its former name, still accepted when the new one is unset. */
+function bulkConcurrency(env: Env): number {
+  const name = env.BULK_CONCURRENCY === undefined || env.BULK_CONCURRENCY === '' ? 'WORKERS' : 'BULK_CONCURRENCY';
+  return integer(env, name, 4, 0, 64);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const uri = mongodbUri(env);
   const demo = oneOf(env, 'DEMO', ['on', 'off', 'auto'], 'auto');
@@ -88,8 +120,12 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 1_500, 100, 60_000),
+    bulkDbTimeoutMs: integer(env, 'BULK_DB_TIMEOUT_MS', 30_000, 100, 600_000),
+    dbReconnectAfterMs: integer(env, 'DB_RECONNECT_AFTER_MS', 10_000, 500, 3_600_000),
+    dbUnhealthyAfterMs: integer(env, 'DB_UNHEALTHY_AFTER_MS', 60_000, 1_000, 86_400_000),
+    downloadProxy: downloadProxy(env),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
-    workers: integer(env, 'WORKERS', 4, 0, 64),
+    bulkConcurrency: bulkConcurrency(env),
     bulkLockLifetimeMs: integer(env, 'BULK_LOCK_LIFETIME_MS', 10_000, 1_000, 3_600_000),
     bulkPollIntervalMs: integer(env, 'BULK_POLL_INTERVAL_MS', 200, 10, 60_000),
     headersTimeoutMs,

@@ -1,10 +1,10 @@
 /** `npm start` on the embedded database: a demo merchant, a few subscriptions, and curl commands to try. */
 import type { AuthService } from './auth/auth.service.js';
-import type { SubscriptionsService } from './subscriptions/subscriptions.service.js';
+import type { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
 
-export async function createDemo(auth: AuthService, subscriptions: SubscriptionsService, baseUrl: string): Promise<string> {
+export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, baseUrl: string): Promise<string> {
   const { merchantId, apiKey } = await auth.createMerchant('Demo merchant');
-  const fulfilled = await subscriptions.seed({ merchantId, count: 3, status: 'fulfilled' });
+  const fulfilled = await seeder.seed({ merchantId, count: 3, status: 'fulfilled' });
   const [first, second, third] = fulfilled.map((s) => s.id);
   const curl = (path: string, body?: string) =>
     `curl -s -X POST ${baseUrl}${path} -H 'x-api-key: ${apiKey}'` +

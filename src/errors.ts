@@ -1,5 +1,5 @@
 /**
- * The one error catalogue (DESIGN.md §7). Every error response is built from an entry here
+ * The one error catalogue (docs/design.md §7). Every error response is built from an entry here
  * and rendered as application/problem+json by the problem middleware.
  */
 export interface ProblemKind {

@@ -18,7 +18,7 @@ const appliedLines = (requestId: string) => t.logLines.filter((l) => l.requestId
 const bulk = (operation: 'pause' | 'resume', apiKey: string, ids: unknown, segment = 'bulk') =>
   call(t.baseUrl, `/v2/subscriptions/${segment}/${operation}`, { apiKey, json: { subscriptions: ids } });
 
-/** FerretDB v1 writes about 50 documents a second here (DESIGN.md §8); MongoDB is far faster. */
+/** FerretDB v1 writes about 50 documents a second here (docs/design.md §8); MongoDB is far faster. */
 const DRAIN_3000_MS = 240_000;
 
 describe('bulk pause and resume of 3000 subscriptions', () => {

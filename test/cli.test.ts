@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +15,8 @@ async function subsvc(args: string[], env: Record<string, string | undefined>) {
   const childEnv = { ...process.env, ...env };
   if (env.MONGODB_URI === undefined) delete childEnv.MONGODB_URI;
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: childEnv });
+    // A process that never exits is killed after 30 s, and fails the test that ran it.
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: childEnv, timeout: 30_000 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -77,5 +79,20 @@ describe('subsvc admin commands', () => {
     });
     expect(res.code).not.toBe(0);
     expect(res.stderr).toBe('subsvc: no merchant with id 3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c\n');
+  });
+});
+
+describe('subsvc serve', () => {
+  it('on a port already in use, exits non-zero with one line on stderr', { timeout: 60_000 }, async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const { port } = blocker.address() as { port: number };
+    try {
+      const res = await subsvc(['serve'], { MONGODB_URI: databaseUri(dbName), PORT: String(port), LOG_LEVEL: 'silent' });
+      expect(res.code).toBe(1);
+      expect(res.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^subsvc: .*EADDRINUSE/)]);
+    } finally {
+      blocker.close();
+    }
   });
 });

@@ -80,6 +80,17 @@ const cases: Case[] = [
   { name: 'transition: escaped id', run: (db) => subs(db).findOneAndUpdate({ _id: ODD_IDS[0] as never, merchantId: 'm1', status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: 'T4' } }, { returnDocument: 'after' }) },
   { name: 'transitionMany: updateMany {_id: {$in}, merchantId, status}', run: (db) => subs(db).updateMany({ _id: { $in: mixed as never[] }, merchantId: 'm1', status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: 'T5' } }) },
   { name: 'updateMany {_id: {$in}, merchantId, status}: nothing matches', run: (db) => subs(db).updateMany({ _id: { $in: ids('m2', 0, 30) as never[] }, merchantId: 'm1', status: 'fulfilled' }, { $set: { status: 'paused' } }) },
+  {
+    name: 'bulk command: updateMany {_id: {$in}, merchantId, status, marks $nin} with $set and $push $each $slice, twice',
+    run: async (db) => {
+      const notReached = { _id: { $in: mixed as never[] }, merchantId: 'm1', bulkCommands: { $nin: ['r1:applied', 'r1:noop'] } };
+      const mark = (kind: string) => ({ bulkCommands: { $each: [`r1:${kind}`], $slice: -32 } }) as never;
+      const once = () => subs(db).updateMany({ ...notReached, status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: 'T6' }, $push: mark('applied') });
+      return [await once(), await subs(db).updateMany({ ...notReached, status: 'paused' }, { $push: mark('noop') }), await once()];
+    },
+  },
+  { name: 'bulk command states: find {_id: {$in}, merchantId}, projection status and marks', run: (db) => subs(db).find({ _id: { $in: mixed as never[] }, merchantId: 'm1' }, { projection: { status: 1, bulkCommands: 1 } }).toArray() },
+  { name: 'finished chunks: countDocuments {_id: {$in}}', run: (db) => subs(db).countDocuments({ _id: { $in: mixed as never[] } }) },
   { name: 'insertMany unordered with duplicate ids', run: (db) => subs(db).insertMany([{ _id: 'sub_m1_001', merchantId: 'm1' }, { _id: 'new-1', merchantId: 'm1' }, { _id: 'new-1', merchantId: 'm1' }] as never[], { ordered: false }) },
   { name: 'idempotency claim: insertOne new, then the same _id', run: async (db) => [await keys(db).insertOne({ _id: 'm1:new' as never, state: 'in_flight' }), await keys(db).insertOne({ _id: 'm1:new' as never, state: 'in_flight' }).catch(errorOf)] },
   { name: 'idempotency complete: updateOne {_id}', run: (db) => keys(db).updateOne({ _id: 'm1:new' as never }, { $set: { state: 'done', status: 202, body: { a: 1 } } }) },

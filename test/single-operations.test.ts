@@ -16,7 +16,7 @@ const stored = (id: string) => t.db.collection('subscriptions').findOne({ _id: i
 const pause = (id: string, options = {}) => call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey, ...options });
 const resume = (id: string, options = {}) => call(t.baseUrl, `/v2/subscriptions/${id}/resume`, { apiKey, ...options });
 
-describe('the state table (DESIGN.md §4)', () => {
+describe('the state table (docs/design.md §4)', () => {
   it('pausing a fulfilled subscription answers 200 paused with a new modifiedAt and the same cycle', async () => {
     const [id] = await t.seed(merchantId, 1);
     const before = await stored(id!);
@@ -77,7 +77,7 @@ describe('the state table (DESIGN.md §4)', () => {
   });
 });
 
-describe('timestamps (DESIGN.md §5)', () => {
+describe('timestamps (docs/design.md §5)', () => {
   it('carry exactly six fractional digits and round-trip exactly through storage', async () => {
     const [id] = await t.seed(merchantId, 1);
     const res = await pause(id!);

@@ -12,7 +12,7 @@ let client: MongoClient;
 const dbName = `test_proxy_${randomUUID().slice(0, 8)}`;
 beforeAll(async () => {
   proxy = await startWireProxy(inject('mongoUri'));
-  client = new MongoClient(proxy.uri(dbName), { serverSelectionTimeoutMS: 2_000, retryWrites: false, retryReads: false });
+  client = new MongoClient(proxy.uri(dbName), { serverSelectionTimeoutMS: 10_000, retryWrites: false, retryReads: false });
   await client.connect();
 });
 afterAll(async () => {

@@ -1,7 +1,7 @@
 /**
  * Bulk workers as separate processes sharing one database with an HTTP-only service.
  * On FerretDB two processes contend for SQLite's single writer and may lock the same chunk twice
- * (its conditional update is not atomic, DESIGN.md §8): applying a chunk twice changes nothing,
+ * (its conditional update is not atomic, docs/design.md §8): applying a chunk twice changes nothing,
  * which is what these tests rely on and check.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -24,13 +24,22 @@ afterAll(async () => {
 
 const paused = (ids: string[]) => t.db.collection('subscriptions').countDocuments({ _id: { $in: ids as never[] }, status: 'paused' });
 
+let lastAccepted: { apiKey: string; location: string };
 async function acceptBulkPause(count: number): Promise<string[]> {
   const { merchantId, apiKey } = await t.merchant();
   const ids = await t.seed(merchantId, count);
   const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
   expect(res.status).toBe(202);
   expect(res.body.acceptedCount).toBe(count);
+  lastAccepted = { apiKey, location: res.headers.get('location')! };
   return ids;
+}
+
+/** The last accepted request's counts, once it has completed: each command counted once, whoever ran it. */
+async function finalCounts(): Promise<Record<string, number>> {
+  const { apiKey, location } = lastAccepted;
+  const res = await waitFor(() => call(t.baseUrl, location, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', 30_000, 250);
+  return res.body.counts;
 }
 
 describe('worker processes', () => {
@@ -38,7 +47,8 @@ describe('worker processes', () => {
     const ids = await acceptBulkPause(5);
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await paused(ids)).toBe(0);
-    expect(await t.db.collection('bulkRequests').countDocuments({ subscriptionIds: { $in: ids } })).toBe(1);
+    const waiting = await call(t.baseUrl, lastAccepted.location, { method: 'GET', apiKey: lastAccepted.apiKey });
+    expect(waiting.body).toMatchObject({ state: 'queued', counts: { pending: 5 } });
     const worker = await startWorker(databaseUri(t.db.databaseName));
     workers.push(worker);
     expect(await waitFor(() => paused(ids), (n) => n === 5, 30_000)).toBe(5);
@@ -53,6 +63,7 @@ describe('worker processes', () => {
     // A chunk's log lines reach the pipe just after its update reaches the database: wait for them.
     const applied = () => new Set(pair.flatMap((w) => w.lines.filter((l) => l.outcome === 'applied').map((l) => l.subscriptionId))).size;
     expect(await waitFor(async () => applied(), (n) => n === 3000, 10_000)).toBe(3000);
+    expect(await finalCounts()).toEqual({ pending: 0, applied: 3000, noop: 0, skipped: 0, failed: 0 });
     await Promise.all(pair.map((w) => w.stop()));
   });
 
@@ -67,6 +78,7 @@ describe('worker processes', () => {
     const rescuer = await startWorker(databaseUri(t.db.databaseName));
     workers.push(rescuer);
     expect(await waitFor(() => paused(ids), (n) => n === 1000, DRAIN_MS, 1_000)).toBe(1000);
+    expect(await finalCounts()).toEqual({ pending: 0, applied: 1000, noop: 0, skipped: 0, failed: 0 });
     await rescuer.stop();
   });
 

@@ -1,5 +1,5 @@
 /**
- * API keys (DESIGN.md §3): random 32-byte secrets shown once at creation; only their SHA-256
+ * API keys (docs/design.md §3): random 32-byte secrets shown once at creation; only their SHA-256
  * hash is stored, found by an index and compared in constant time. Resolved keys, and keys found
  * to be unknown, are kept for a short while so that neither hot paths nor a flood of one wrong
  * key pay a database round trip per request.

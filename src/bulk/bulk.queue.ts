@@ -47,6 +47,7 @@ export class BulkQueue {
       processEvery: options.pollIntervalMs,
       defaultLockLifetime: options.lockLifetimeMs,
       maxConcurrency: Math.max(options.concurrency, 1),
+      lockLimit: Math.max(options.concurrency, 1) * 2,
       removeOnComplete: true,
     });
     this.agenda.on('error', (error: Error) => this.log.error({ err: error }, 'job queue error'));
@@ -69,7 +70,9 @@ export class BulkQueue {
     const { concurrency, lockLifetimeMs } = this.options;
     this.agenda.define<ChunkJobData>(JOB_NAME, (job) => this.run(job, handlers), {
       concurrency,
-      lockLimit: concurrency,
+      // One chunk locked ahead of each running one: Agenda starts a locked job as soon as a slot
+      // frees, but locks new ones only every poll interval, which would idle a slot between chunks.
+      lockLimit: concurrency * 2,
       lockLifetime: lockLifetimeMs,
       backoff: backoffStrategies.exponential({ delay: 500, factor: 2, maxDelay: 30_000, maxRetries: 10, jitter: 0.2 }),
     });

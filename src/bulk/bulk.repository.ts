@@ -57,6 +57,12 @@ interface ChunkDocument extends Omit<BulkChunk, 'chunkId'> {
   expiresAt: Date;
 }
 
+/** A finished chunk, small so that counting a request's finished chunks reads little. */
+interface FinishedChunkDocument {
+  _id: string;
+  expiresAt: Date;
+}
+
 const isDuplicateKey = (error: unknown) =>
   error instanceof MongoServerError && (error.code === 11000 || (error as { writeErrors?: { code: number }[] }).writeErrors?.every((e) => e.code === 11000));
 
@@ -71,6 +77,7 @@ function toChunk({ _id, expiresAt: _e, ...rest }: ChunkDocument): BulkChunk {
 export class BulkRepository {
   private readonly requests: Collection<RequestDocument>;
   private readonly chunks: Collection<ChunkDocument>;
+  private readonly finished: Collection<FinishedChunkDocument>;
 
   constructor(
     db: Db,
@@ -78,6 +85,7 @@ export class BulkRepository {
   ) {
     this.requests = db.collection<RequestDocument>('bulkRequests');
     this.chunks = db.collection<ChunkDocument>('bulkChunks');
+    this.finished = db.collection<FinishedChunkDocument>('bulkChunksFinished');
   }
 
   async ensureIndexes(): Promise<void> {
@@ -172,15 +180,23 @@ export class BulkRepository {
     const [requests] = await Promise.all([
       this.requests.deleteMany({ expiresAt: { $lte: now } }),
       this.chunks.deleteMany({ expiresAt: { $lte: now } }),
+      this.finished.deleteMany({ expiresAt: { $lte: now } }),
     ]);
     return requests.deletedCount;
   }
 
-  /** Sets completedAt once every chunk has its outcomes; true for the call that set it. */
-  async completeIfDone(requestId: string, chunkCount: number, at: string): Promise<boolean> {
-    const done = await this.chunks.countDocuments({ _id: { $in: chunkIds(requestId, chunkCount) }, outcomes: { $ne: null } });
-    if (done < chunkCount) return false;
-    const result = await this.requests.updateOne({ _id: requestId, completedAt: null }, { $set: { completedAt: at } });
+  /**
+   * Notes a chunk whose outcomes are recorded, then sets the request's completedAt once every
+   * chunk is noted; true for the call that set it. Safe to repeat (an insert by the chunk's id).
+   */
+  async finishChunk(chunk: BulkChunk, at: string): Promise<boolean> {
+    const expiresAt = new Date(Date.now() + this.retentionMs);
+    await this.finished.insertOne({ _id: chunk.chunkId, expiresAt }).catch((error: unknown) => {
+      if (!isDuplicateKey(error)) throw error;
+    });
+    const done = await this.finished.countDocuments({ _id: { $in: chunkIds(chunk.requestId, chunk.chunkCount) } });
+    if (done < chunk.chunkCount) return false;
+    const result = await this.requests.updateOne({ _id: chunk.requestId, completedAt: null }, { $set: { completedAt: at } });
     return result.modifiedCount === 1;
   }
 }

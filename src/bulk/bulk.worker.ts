@@ -10,7 +10,7 @@
  */
 import { nowTimestamp } from '../lib/clock.js';
 import type { Logger } from '../logger.js';
-import type { CommandOutcome, SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { KEPT_CHANGING, type CommandOutcome, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
 import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
@@ -73,19 +73,26 @@ export class BulkWorker implements ChunkHandlers {
 
   private async finish(chunkId: string, final: boolean): Promise<void> {
     const chunk = await this.repository.findChunk(chunkId);
-    if (!chunk || chunk.outcomes) return; // expired, or finished by an earlier run
+    if (!chunk) return; // past its retention
+    // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.
+    if (!chunk.outcomes) await this.apply(chunk, final);
+    if (await this.repository.finishChunk(chunk, nowTimestamp())) {
+      this.log.info({ requestId: chunk.requestId, operation: chunk.operation }, 'bulk request completed');
+    }
+  }
+
+  private async apply(chunk: BulkChunk, final: boolean): Promise<void> {
     const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId);
-    const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === 'status kept changing').length;
-    if (unresolved > 0 && !final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunkId} unresolved`);
+    const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === KEPT_CHANGING).length;
+    if (unresolved > 0 && !final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunk.chunkId} unresolved`);
     const at = nowTimestamp();
     const outcomes: ItemOutcome[] = chunk.subscriptionIds.map((subscriptionId) => {
       const result = results.get(subscriptionId)!;
       return { subscriptionId, outcome: result.outcome, reason: 'reason' in result ? result.reason : null, at };
     });
-    if (!(await this.repository.recordOutcomes(chunkId, outcomes))) return; // another run recorded them first
-    for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
-    if (await this.repository.completeIfDone(chunk.requestId, chunk.chunkCount, at)) {
-      this.log.info({ requestId: chunk.requestId, operation: chunk.operation }, 'bulk request completed');
+    // Logged by the run that records them, so that a chunk run twice is logged once.
+    if (await this.repository.recordOutcomes(chunk.chunkId, outcomes)) {
+      for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
     }
   }
 

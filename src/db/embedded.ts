@@ -1,10 +1,10 @@
 /**
  * The embedded database used when MONGODB_URI is unset, by `npm start` and by the tests
- * (DESIGN.md §8): mongodb-memory-server where a `mongod` can be had, FerretDB v1 otherwise.
+ * (docs/design.md §8): mongodb-memory-server where a `mongod` can be had, FerretDB v1 otherwise.
  */
 import { lookup } from 'node:dns/promises';
 import { join } from 'node:path';
-import type { EmbeddedEngine } from '../config.js';
+import type { DownloadProxy, EmbeddedEngine } from '../config.js';
 import { projectRoot } from '../lib/project-root.js';
 import type { Logger } from '../logger.js';
 import { ensureFerretdbBinary, startFerretdb } from './ferretdb.js';
@@ -27,11 +27,10 @@ type MemoryServerModule = typeof import('mongodb-memory-server');
  * machine), says so at once: mongodb-memory-server would spend about 6 s retrying the download.
  * Behind a proxy the host need not resolve here, so the download is left to try.
  */
-async function assertMongodObtainable(DryMongoBinary: MemoryServerModule['DryMongoBinary']): Promise<void> {
+async function assertMongodObtainable(DryMongoBinary: MemoryServerModule['DryMongoBinary'], download: DownloadProxy): Promise<void> {
   if (await DryMongoBinary.locateBinary(DryMongoBinary.getEnsuredOptions())) return;
-  const env = process.env;
-  if (env.HTTPS_PROXY || env.https_proxy || env.HTTP_PROXY || env.http_proxy || env.ALL_PROXY || env.all_proxy) return;
-  const { hostname } = new URL(env.MONGOMS_DOWNLOAD_URL ?? env.MONGOMS_DOWNLOAD_MIRROR ?? 'https://fastdl.mongodb.org');
+  if (download.proxied) return;
+  const { hostname } = new URL(download.mongodDownloadUrl ?? 'https://fastdl.mongodb.org');
   try {
     await lookup(hostname);
   } catch (error) {
@@ -39,9 +38,9 @@ async function assertMongodObtainable(DryMongoBinary: MemoryServerModule['DryMon
   }
 }
 
-async function startMemoryServer(): Promise<EmbeddedDatabase> {
+async function startMemoryServer(download: DownloadProxy): Promise<EmbeddedDatabase> {
   const { DryMongoBinary, MongoBinary, MongoMemoryServer } = await import('mongodb-memory-server');
-  await assertMongodObtainable(DryMongoBinary);
+  await assertMongodObtainable(DryMongoBinary, download);
   // Find (or download) the mongod first: where none can be had, the error comes back here for
   // the start-up log's one line, instead of create()'s console warning with a stack trace.
   await MongoBinary.getPath();
@@ -62,13 +61,13 @@ async function startEmbeddedFerretdb(log: Logger, reason: string): Promise<Embed
   return { uri: server.uri, engine: 'ferretdb', reason, stop: () => server.stop() };
 }
 
-export async function startEmbeddedDatabase(engine: EmbeddedEngine, log: Logger): Promise<EmbeddedDatabase> {
+export async function startEmbeddedDatabase(engine: EmbeddedEngine, download: DownloadProxy, log: Logger): Promise<EmbeddedDatabase> {
   let database: EmbeddedDatabase;
   if (engine === 'ferretdb') {
     database = await startEmbeddedFerretdb(log, 'EMBEDDED_DB=ferretdb');
   } else {
     try {
-      database = await startMemoryServer();
+      database = await startMemoryServer(download);
     } catch (error) {
       if (engine === 'memory-server') throw error;
       const why = (error as Error).message.replace(/\s+/g, ' ').trim().slice(0, 300);

@@ -1,6 +1,6 @@
 /**
  * FerretDB v1 with its SQLite backend: the embedded database where no `mongod` can be had
- * (DESIGN.md §8), built (patched) by ./ferretdb-build.ts and started here.
+ * (docs/design.md §8), built (patched) by ./ferretdb-build.ts and started here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,16 +1,45 @@
-/** The MongoDB connection: the official driver, the database named by the URI's path. */
+/**
+ * The MongoDB connection: the official driver, the database named by the URI's path, and what
+ * the server can guarantee, decided here once (docs/design.md §8).
+ *
+ * Two clients on the same server, because the driver (7.x) bounds waiting for a reply only per
+ * client (`socketTimeoutMS`; its `timeoutMS` is ignored): `db` serves requests, each operation
+ * bounded by DB_TIMEOUT_MS so that a hung database answers 503 quickly; `background` serves the
+ * bulk workers and the job queue, bounded by BULK_DB_TIMEOUT_MS, since a chunk's write may
+ * legitimately take longer than a request should wait.
+ */
 import { MongoClient, type Db } from 'mongodb';
 import { ConnectionString } from 'mongodb-connection-string-url';
 import type { Logger } from '../logger.js';
 
 export const DEFAULT_DB_NAME = 'subscriptions';
 
+/** What the server guarantees; code asks these, never which engine it is. */
+export interface Capabilities {
+  /** TTL indexes expire documents by themselves (FerretDB v1: no). */
+  readonly ttlIndexes: boolean;
+  /** A conditional update is atomic against a concurrent one from another process (FerretDB v1: no). */
+  readonly atomicConditionalUpdate: boolean;
+  /** Writes from several connections proceed in parallel (FerretDB's SQLite backend: one writer per database). */
+  readonly parallelWriters: boolean;
+}
+
 export interface Database {
-  readonly client: MongoClient;
+  /** For requests: every operation bounded by DB_TIMEOUT_MS. */
   readonly db: Db;
-  /** `ferretdb` or `mongodb`: FerretDB lacks some MongoDB guarantees (DESIGN.md §8). */
-  readonly engine: 'ferretdb' | 'mongodb';
+  /** For bulk workers and the job queue: bounded by BULK_DB_TIMEOUT_MS. */
+  readonly background: Db;
+  readonly capabilities: Capabilities;
+  /** Which server answered, for logs and reports only. */
+  readonly server: ServerInfo;
+  /** Closes both clients and opens them again; `db` and `background` stay valid. */
+  reopen(): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface DatabaseTimeouts {
+  readonly dbTimeoutMs: number;
+  readonly bulkDbTimeoutMs: number;
 }
 
 export function databaseName(uri: string): string {
@@ -18,28 +47,52 @@ export function databaseName(uri: string): string {
   return decodeURIComponent(path) || DEFAULT_DB_NAME;
 }
 
-/** FerretDB answers buildInfo with its own version fields. */
-export async function detectEngine(db: Db): Promise<{ engine: 'ferretdb' | 'mongodb'; version: string }> {
-  const buildInfo = await db.admin().command({ buildInfo: 1 });
-  const engine = 'ferretdbVersion' in buildInfo || 'ferretdb' in buildInfo ? 'ferretdb' : 'mongodb';
-  return { engine, version: String(buildInfo.version) };
+/** Which server answered, for logs and reports only: code branches on Capabilities. */
+export interface ServerInfo {
+  readonly engine: 'ferretdb' | 'mongodb';
+  readonly version: string;
 }
 
-export async function connectDatabase(uri: string, timeoutMs: number, log: Logger): Promise<Database> {
-  const client = new MongoClient(uri, {
+/** FerretDB answers buildInfo with its own version fields; it is the one engine known to lack these. */
+export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabilities; server: ServerInfo }> {
+  const buildInfo = await db.admin().command({ buildInfo: 1 });
+  const ferretdb = 'ferretdbVersion' in buildInfo || 'ferretdb' in buildInfo;
+  const server: ServerInfo = { engine: ferretdb ? 'ferretdb' : 'mongodb', version: String(buildInfo.version) };
+  return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb }, server };
+}
+
+function client(uri: string, timeoutMs: number): MongoClient {
+  return new MongoClient(uri, {
     serverSelectionTimeoutMS: timeoutMs,
     connectTimeoutMS: timeoutMs,
+    socketTimeoutMS: timeoutMs,
     appName: 'subsvc',
   });
-  await client.connect();
-  const db = client.db(databaseName(uri));
-  const { engine, version } = await detectEngine(db);
-  log.info({ db: db.databaseName, engine, version }, 'database connected');
-  if (engine === 'ferretdb') {
-    log.warn(
-      'FerretDB: a conditional update is not atomic against a concurrent one from another process; ' +
-        'changes are serialised within this process only (DESIGN.md §8)',
-    );
+}
+
+export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, log: Logger): Promise<Database> {
+  const clients = [client(uri, timeouts.dbTimeoutMs), client(uri, timeouts.bulkDbTimeoutMs)] as const;
+  const close = async () => {
+    await Promise.all(clients.map((c) => c.close(true)));
+  };
+  try {
+    await Promise.all(clients.map((c) => c.connect()));
+    const [db, background] = clients.map((c) => c.db(databaseName(uri))) as [Db, Db];
+    const { capabilities, server } = await detectCapabilities(db);
+    log.info({ db: db.databaseName, server, capabilities }, 'database connected');
+    if (!capabilities.atomicConditionalUpdate) {
+      log.warn(
+        `${server.engine} ${server.version}: a conditional update is not atomic against a concurrent one from another process; ` +
+          'changes are serialised within this process only (docs/design.md §8)',
+      );
+    }
+    const reopen = async () => {
+      await close();
+      await Promise.all(clients.map((c) => c.connect()));
+    };
+    return { db, background, capabilities, server, reopen, close };
+  } catch (error) {
+    await close();
+    throw error;
   }
-  return { client, db, engine, close: () => client.close() };
 }

@@ -1,5 +1,5 @@
 /**
- * Reads JSON bodies of up to 256 KiB (DESIGN.md §7). A body of another media type answers 415
+ * Reads JSON bodies of up to 256 KiB (docs/design.md §7). A body of another media type answers 415
  * before anything is read; a request without a body reaches the operation with `{}`.
  */
 import type { Middleware } from 'koa';

@@ -1,7 +1,9 @@
 /**
  * Probes for orchestrators, without an API key and outside /v2 (like /docs, they are not API
- * operations): /healthz says the process answers; /readyz that the database answers a ping
- * within the request timeout and, where this process runs workers, that they are running.
+ * operations): /healthz that the process answers and has not lost the database for good (see
+ * db/connection-watch.ts: after DB_UNHEALTHY_AFTER_MS of outage a restart is the remedy left);
+ * /readyz that the database answers a ping within the request timeout and, where this process
+ * runs workers, that they are running.
  */
 import Router from '@koa/router';
 import type { Db } from 'mongodb';
@@ -10,6 +12,8 @@ import { Problems, ProblemError } from '../errors.js';
 export interface Readiness {
   readonly db: Db;
   readonly timeoutMs: number;
+  /** False once the database has been lost for longer than a reconnect can fix. */
+  readonly healthy: () => boolean;
   /** undefined for a process that runs no workers. */
   readonly workersRunning: () => boolean | undefined;
 }
@@ -30,9 +34,10 @@ async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolean> {
   }
 }
 
-export function healthRouter({ db, timeoutMs, workersRunning }: Readiness): Router {
+export function healthRouter({ db, timeoutMs, healthy, workersRunning }: Readiness): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
+    if (!healthy()) throw new ProblemError(Problems.unavailable, 'Unhealthy: the database has been unreachable for too long; restart the process.');
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {

@@ -19,8 +19,15 @@ import {
   SubscriptionNotFoundError,
 } from '../subscriptions/subscriptions.rules.js';
 
+/**
+ * The driver (7.9) lets a write to a connection that the server side has just closed escape as
+ * Node's own EPIPE or ECONNRESET error, not a MongoNetworkError; seen through the wire proxy.
+ */
+const SOCKET_GONE = new Set(['EPIPE', 'ECONNRESET']);
+
 function isDatabaseUnavailable(error: unknown): boolean {
   return (
+    SOCKET_GONE.has((error as NodeJS.ErrnoException | undefined)?.code ?? '') ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNetworkError ||
     error instanceof MongoTopologyClosedError ||

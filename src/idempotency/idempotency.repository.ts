@@ -43,11 +43,13 @@ export class IdempotencyRepository {
   }
 
   /** A TTL index where the server has them; `deleteExpired` sweeps where it does not. */
-  async ensureIndexes(log: Logger): Promise<void> {
+  /** Only a server without TTL indexes (capabilities.ttlIndexes false) may refuse this one: keys are swept there instead. */
+  async ensureIndexes(ttlIndexes: boolean, log: Logger): Promise<void> {
     try {
       await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expires' });
     } catch (error) {
-      // FerretDB v1 has no TTL indexes (DESIGN.md §8): expected there, so the reason without a stack.
+      if (ttlIndexes) throw error;
+      // Expected on such a server (docs/design.md §8), so the reason without a stack.
       const reason = error instanceof Error ? error.message : String(error);
       log.warn({ reason }, 'no TTL index for idempotency keys; expired keys are swept periodically instead');
     }

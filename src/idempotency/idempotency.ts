@@ -14,12 +14,12 @@ import type { IdempotencyRepository } from './idempotency.repository.js';
 
 /**
  * What makes two requests "the same request": the operation, the body, and the subscription in the
- * path, except for bulk requests, whose path segment is ignored (DESIGN §2): a retry of
+ * path, except for bulk requests, whose path segment is ignored (docs/design.md §2): a retry of
  * `/bulk/pause` sent to `/{subscriptionId}/pause` with the same body is the same request.
  */
 function fingerprint(c: Context): string {
   const { operationId, subscriptionId, bulkIds, body } = operationOf(c);
-  // Ids are case-insensitive (DESIGN §6): `/ABC…/pause` retried as `/abc…/pause` is the same request.
+  // Ids are case-insensitive (docs/design.md §6): `/ABC…/pause` retried as `/abc…/pause` is the same request.
   const pathSegment = bulkIds === undefined ? (subscriptionId?.toLowerCase() ?? null) : null;
   return createHash('sha256').update(JSON.stringify([operationId, pathSegment, body])).digest('hex');
 }

@@ -1,5 +1,5 @@
 /**
- * Timestamps with microseconds (DESIGN.md §5): ISO 8601 UTC with exactly six fractional digits.
+ * Timestamps with microseconds (docs/design.md §5): ISO 8601 UTC with exactly six fractional digits.
  * They are stored as these fixed-width strings, which sort like the instants they name and
  * round-trip exactly (a BSON Date keeps only milliseconds).
  */

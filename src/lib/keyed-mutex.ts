@@ -2,7 +2,7 @@
  * Serialises tasks that share a key, within this process. FerretDB v1 does not make a
  * conditional update atomic against a concurrent one (it queries, then writes by _id), so
  * changes to one subscription are queued here to keep concurrent requests safe on either
- * engine (DESIGN.md §8). Across processes, MongoDB's atomic update is what protects them.
+ * engine (docs/design.md §8). Across processes, MongoDB's atomic update is what protects them.
  */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();

@@ -2,7 +2,7 @@
  * One request's operation inputs, worked out once and shared by http/ (which routes and
  * authenticates) and the features (which act): the merchant the API key resolved to, the spec's
  * operationId, the path parameters decoded exactly once (by the router), the query, the body, and
- * whether a pause or resume is a bulk request (DESIGN.md §2). Features import this module, never
+ * whether a pause or resume is a bulk request (docs/design.md §2). Features import this module, never
  * http/.
  */
 import type { Context as KoaContext } from 'koa';

@@ -1,6 +1,6 @@
 /**
  * Thin handlers keyed by operationId: read the typed request, call the service, set the
- * response. One path serves single and bulk operations, decided by the body (DESIGN.md §2).
+ * response. One path serves single and bulk operations, decided by the body (docs/design.md §2).
  */
 import type { components, operations } from '../../generated/openapi.js';
 import { operationOf, pageRequestOf, queryValue, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';

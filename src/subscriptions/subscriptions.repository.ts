@@ -84,7 +84,7 @@ export class SubscriptionsRepository {
   /**
    * Applies one bulk command to the subscriptions it has not reached yet, marking each in the same
    * document update: those in `from` change to `to` (marked applied), those already in `to` are
-   * marked noop. Two updates whatever the number of ids; a repeated call changes nothing.
+   * marked noop. At most two updates whatever the number of ids; a repeated call changes nothing.
    */
   async applyCommand(
     merchantId: string,
@@ -92,14 +92,17 @@ export class SubscriptionsRepository {
     transition: { readonly from: SubscriptionStatus; readonly to: SubscriptionStatus },
     requestId: string,
     at: string,
-  ): Promise<void> {
+  ): Promise<{ allApplied: boolean }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
-    await this.collection.updateMany(
+    const applied = await this.collection.updateMany(
       { ...notReached, status: transition.from },
       { $set: { status: transition.to, modifiedAt: at }, $push: mark('applied') },
     );
+    // The usual case: every one changed, so none can be a no-op and there is nothing to read back.
+    if (applied.modifiedCount === ids.length) return { allApplied: true };
     await this.collection.updateMany({ ...notReached, status: transition.to }, { $push: mark('noop') });
+    return { allApplied: false };
   }
 
   /** Each found subscription's status and whether the command reached it; absent ids are not in the map. */

@@ -1,5 +1,5 @@
 /**
- * The state rules of DESIGN.md §4, apart from HTTP and from MongoDB.
+ * The state rules of docs/design.md §4, apart from HTTP and from MongoDB.
  *
  * | operation       | from        | result                          |
  * | pause           | fulfilled   | paused, modifiedAt = now        |

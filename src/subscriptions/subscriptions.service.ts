@@ -2,7 +2,6 @@
  * Pause and resume of one subscription, called by the HTTP handlers and, for bulk commands,
  * by the job workers. Business rules only: the request's shape was checked at the edge.
  */
-import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
@@ -21,20 +20,14 @@ import {
 /** A concurrent writer can flip the status between our update and our read; retry that many times. */
 const MAX_ATTEMPTS = 5;
 
-/** What one bulk command did (DESIGN.md §4, §6). */
+/** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
+export const KEPT_CHANGING = 'status kept changing';
+
+/** What one bulk command did (docs/design.md §4, §6). */
 export type CommandOutcome =
   | { readonly outcome: 'applied' | 'noop' }
   | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' }
   | { readonly outcome: 'failed'; readonly reason: string };
-
-export interface SeedOptions {
-  readonly merchantId: string;
-  readonly count: number;
-  readonly status: SubscriptionStatus;
-  readonly planId?: string;
-  /** The ids to give them (the first `count` are used); random ones where absent. */
-  readonly ids?: readonly string[];
-}
 
 /** The outcome a command has reached on a subscription, or undefined while it has not (a concurrent writer interfered). */
 function commandOutcome(operation: Operation, state: CommandState | undefined): CommandOutcome | undefined {
@@ -48,9 +41,11 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
 }
 
 export class SubscriptionsService {
-  private readonly mutex = new KeyedMutex();
-
-  constructor(private readonly repository: SubscriptionsRepository) {}
+  constructor(
+    private readonly repository: SubscriptionsRepository,
+    /** Shared by every service instance of a process that changes subscriptions (requests and workers). */
+    private readonly mutex = new KeyedMutex(),
+  ) {}
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
     const id = normaliseId(rawId);
@@ -100,7 +95,11 @@ export class SubscriptionsService {
       const outcomes = new Map<string, CommandOutcome>();
       let open = [...ids];
       for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
-        await this.repository.applyCommand(merchantId, open, TRANSITIONS[operation], requestId, nowTimestamp());
+        const { allApplied } = await this.repository.applyCommand(merchantId, open, TRANSITIONS[operation], requestId, nowTimestamp());
+        if (allApplied) {
+          for (const id of open) outcomes.set(id, { outcome: 'applied' });
+          return outcomes;
+        }
         const states = await this.repository.commandStates(merchantId, open, requestId);
         open = open.filter((id) => {
           const outcome = commandOutcome(operation, states.get(id));
@@ -109,23 +108,8 @@ export class SubscriptionsService {
         });
       }
       // Still neither marked nor cancelled: another writer kept flipping them between our updates.
-      for (const id of open) outcomes.set(id, { outcome: 'failed', reason: 'status kept changing' });
+      for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
       return outcomes;
     });
-  }
-
-  async seed({ merchantId, count, status, planId, ids }: SeedOptions): Promise<Subscription[]> {
-    const now = nowTimestamp();
-    const subscriptions = Array.from({ length: count }, (_, i) => ({
-      id: ids?.[i] ?? randomUUID(),
-      merchantId,
-      planId: planId ?? randomUUID(),
-      status,
-      cycle: 1,
-      createdAt: now,
-      modifiedAt: now,
-    }));
-    await this.repository.insertMany(subscriptions);
-    return subscriptions;
   }
 }

@@ -3,17 +3,15 @@
  * a database of its own, listening on an ephemeral loopback port. Log lines are kept for the
  * tests that read them.
  */
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Db } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
-import { connectDatabase } from '../../src/db/mongo.js';
-import { createHttpServer, type HttpLimits } from '../../src/http/http-server.js';
+import { startService, type Service, type ServiceConfig } from '../../src/composition.js';
+import { connectDatabase, type DatabaseTimeouts } from '../../src/db/mongo.js';
+import type { HttpLimits } from '../../src/http/http-server.js';
 import { inject } from 'vitest';
 import { createLogger } from '../../src/logger.js';
-import { composeService, type Service, type ServiceConfig } from '../../src/service.js';
 import type { SubscriptionStatus } from '../../src/subscriptions/subscriptions.rules.js';
 
 export interface TestService {
@@ -21,7 +19,6 @@ export interface TestService {
   readonly db: Db;
   readonly service: Service;
   readonly logLines: Record<string, unknown>[];
-  readonly engine: string;
   /** A merchant with its API key, made the way `subsvc merchant create` makes one. */
   merchant(): Promise<{ merchantId: string; apiKey: string }>;
   seed(merchantId: string, count: number, status?: SubscriptionStatus): Promise<string[]>;
@@ -32,9 +29,13 @@ export function databaseUri(dbName: string): string {
   return onServer(inject('mongoUri'), dbName);
 }
 
-export interface TestServiceOptions extends Partial<ServiceConfig & HttpLimits> {
-  /** Another server than the run's shared one (the fault tests stop and restart their own). */
+export interface TestServiceOptions extends Partial<ServiceConfig & HttpLimits & DatabaseTimeouts> {
+  /** Another server than the run's shared one (e.g. the wire proxy's URI). */
   readonly serverUri?: string;
+  /** The tests' name for bulkConcurrency: chunks this service applies at once (default 0, HTTP only). */
+  readonly workers?: number;
+  /** Another service's database, to run two services (two processes' worth of clients) on one database. */
+  readonly databaseName?: string;
 }
 
 /** A URI naming one database on a server, e.g. mongodb://127.0.0.1:27017/ + name. */
@@ -45,7 +46,7 @@ function onServer(serverUri: string, dbName: string): string {
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
-  const { serverUri, ...overrides } = options;
+  const { serverUri, workers, databaseName, ...overrides } = options;
   const logLines: Record<string, unknown>[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -55,29 +56,25 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   });
   const log = createLogger('debug', sink);
   // The service's own defaults (an empty environment), but HTTP-only unless a test asks for
-  // workers, and polling faster so that tests wait less.
-  const config: ServiceConfig & HttpLimits = { ...loadConfig({}), workers: 0, bulkPollIntervalMs: 100, ...overrides };
-  const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), `test_${randomUUID().slice(0, 8)}`), config.dbTimeoutMs, log);
-  const { db } = database;
-  const service = await composeService(db, config, log);
-  const server: Server = createHttpServer(config, (await service.app()).callback());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await service.workers.start();
+  // workers, polling faster so that tests wait less, and a request's database bound of 10 s
+  // unless a test sets dbTimeoutMs: FerretDB on a machine shared by parallel test runs can take
+  // seconds for a write, which would turn into 503s that the test is not about.
+  const config = { ...loadConfig({}), bulkConcurrency: workers ?? 0, bulkPollIntervalMs: 100, dbTimeoutMs: 10_000, ...overrides };
+  const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), databaseName ?? `test_${randomUUID().slice(0, 8)}`), config, log);
+  const running = await startService(database, config, log, { port: 0, host: '127.0.0.1' });
+  const { service } = running;
   return {
-    baseUrl: `http://127.0.0.1:${port}`,
-    db,
+    baseUrl: running.url,
+    // The tests' own reads and writes take the background client's longer bound.
+    db: database.background,
     service,
     logLines,
-    engine: inject('dbEngine'),
     merchant: () => service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`),
     seed: async (merchantId, count, status = 'fulfilled') =>
-      (await service.subscriptions.seed({ merchantId, count, status })).map((s) => s.id),
+      (await service.seeder.seed({ merchantId, count, status })).map((s) => s.id),
     async close() {
-      await service.workers.stop(5_000);
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await db.dropDatabase().catch(() => undefined);
+      await running.stop(5_000);
+      if (!databaseName) await database.background.dropDatabase().catch(() => undefined);
       await database.close();
     },
   };

@@ -1,4 +1,4 @@
-/** Timestamps (DESIGN.md §5): six fractional digits, strictly increasing, sorting like their instants. */
+/** Timestamps (docs/design.md §5): six fractional digits, strictly increasing, sorting like their instants. */
 import { describe, expect, it } from 'vitest';
 import { formatTimestamp, nowTimestamp, TIMESTAMP_PATTERN } from '../../src/lib/clock.js';
 

@@ -1,4 +1,4 @@
-/** The state rules of DESIGN.md §4 as one table: every operation from every status. */
+/** The state rules of docs/design.md §4 as one table: every operation from every status. */
 import { describe, expect, it } from 'vitest';
 import { CorruptSubscriptionError, decide, TRANSITIONS, type Decision, type Operation } from '../../src/subscriptions/subscriptions.rules.js';
 

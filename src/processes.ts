@@ -1,0 +1,115 @@
+/**
+ * The long-running processes: `serve` (HTTP and, unless BULK_CONCURRENCY=0, bulk workers) and
+ * `worker` (bulk workers only). Each opens the database, watches the connection
+ * (db/connection-watch.ts), and returns a stop() that stops accepting work, drains in-flight
+ * bulk chunks within the deadline, and closes the database.
+ */
+import type { Config } from './config.js';
+import { composeService, startService, type Service } from './composition.js';
+import { watchConnection } from './db/connection-watch.js';
+import { startEmbeddedDatabase } from './db/embedded.js';
+import { connectDatabase, type Database } from './db/mongo.js';
+import { createDemo } from './demo.js';
+import type { Logger } from './logger.js';
+
+export interface Running {
+  readonly url?: string;
+  stop(): Promise<void>;
+}
+
+interface OpenedDatabase {
+  readonly database: Database;
+  readonly embedded: boolean;
+  close(): Promise<void>;
+}
+
+async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase> {
+  if (config.mongodbUri) {
+    const database = await connectDatabase(config.mongodbUri, config, log);
+    return { database, embedded: false, close: () => database.close() };
+  }
+  const embedded = await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, log);
+  try {
+    const database = await connectDatabase(`${embedded.uri.replace(/\/$/, '')}/subscriptions`, config, log);
+    return {
+      database,
+      embedded: true,
+      close: async () => {
+        await database.close();
+        await embedded.stop();
+      },
+    };
+  } catch (error) {
+    await embedded.stop();
+    throw error;
+  }
+}
+
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+/** Deletes expired idempotency keys where the server has no TTL index to do it. */
+function sweepExpiredKeys(service: Service, database: Database, log: Logger): () => void {
+  if (database.capabilities.ttlIndexes) return () => undefined;
+  const timer = setInterval(() => {
+    service.idempotency.deleteExpired().catch((error: unknown) => log.warn({ err: error }, 'idempotency key sweep failed'));
+  }, SWEEP_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** Opens the database, runs `start`, and closes the database again if `start` fails. */
+async function withDatabase(config: Config, log: Logger, start: (opened: OpenedDatabase) => Promise<Running>): Promise<Running> {
+  const opened = await openDatabase(config, log);
+  try {
+    return await start(opened);
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+}
+
+export function serve(config: Config, log: Logger, announce: (text: string) => void): Promise<Running> {
+  return withDatabase(config, log, async (opened) => {
+    const watch = watchConnection(opened.database, config, log);
+    const running = await startService(opened.database, config, log, { port: config.port, host: config.host, healthy: watch.healthy }).catch(
+      (error: unknown) => {
+        watch.stop();
+        throw error;
+      },
+    );
+    const { service, url } = running;
+    const stopSweeping = sweepExpiredKeys(service, opened.database, log);
+    log.info({ url, bulkConcurrency: config.bulkConcurrency, embedded: opened.embedded }, 'service listening');
+    if (config.demo) announce(await createDemo(service.auth, service.seeder, url));
+    return {
+      url,
+      async stop() {
+        log.info('stopping: no new requests; draining bulk workers');
+        stopSweeping();
+        watch.stop();
+        await running.stop(config.shutdownTimeoutMs);
+        await opened.close();
+        log.info('stopped');
+      },
+    };
+  });
+}
+
+export function work(config: Config, log: Logger): Promise<Running> {
+  if (config.bulkConcurrency === 0) throw new Error('BULK_CONCURRENCY=0 leaves a worker process nothing to do');
+  return withDatabase(config, log, async (opened) => {
+    const watch = watchConnection(opened.database, config, log);
+    // A worker process serves no request: all its database work takes the background bound.
+    const service = await composeService({ ...opened.database, db: opened.database.background }, config, log, watch.healthy);
+    await service.workers.start();
+    return {
+      async stop() {
+        log.info('stopping: draining bulk workers');
+        watch.stop();
+        await service.workers.stop(config.shutdownTimeoutMs);
+        await opened.close();
+        log.info('stopped');
+      },
+    };
+  });
+}
