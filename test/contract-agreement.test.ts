@@ -45,7 +45,8 @@ describe('the service behind prism proxy --errors', () => {
       [`/v2/subscriptions/${paused[0]}/resume`, {}, 200],
       [`/v2/subscriptions/${cancelled[0]}/pause`, {}, 409],
       [`/v2/subscriptions/${randomUUID()}/resume`, {}, 404],
-      ['/v2/subscriptions/bulk/pause', { body: JSON.stringify({ subscriptions: [bulkA[0], randomUUID()] }) }, 202],
+      ['/v2/subscriptions/bulk/pause', { body: JSON.stringify({ subscriptions: [bulkA[0], randomUUID(), cancelled[0]] }) }, 202],
+      [`/v2/subscriptions/${randomUUID()}/pause`, { body: JSON.stringify({ subscriptions: [bulkA[0]] }) }, 202],
       ['/v2/subscriptions/bulk/resume', { body: JSON.stringify({ subscriptions: [bulkB[0]] }) }, 202],
     ];
     for (const [path, init, expected] of cases) {
@@ -83,6 +84,7 @@ describe('Prism and the service give the same verdict on invalid requests', () =
   const table: [string, (key: string) => { path: string; headers: Record<string, string>; body?: string; method?: string }, number][] = [
     ['an invalid UUID in the list', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [randomUUID(), 'nope'] }) }), 400],
     ['3001 ids', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: Array.from({ length: 3001 }, () => randomUUID()) }) }), 400],
+    ['no body on the bulk operation', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { 'x-api-key': key } }), 400],
     ['an empty list', (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [] }) }), 400],
     ['an unknown body property', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ status: 'paused' }) }), 400],
     ['a missing API key', () => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: {} }), 401],

@@ -43,7 +43,7 @@ export interface BulkAcceptance {
      */
     operation: BulkOperation;
     /**
-     * Number of commands queued (unique ids of existing subscriptions of the caller).
+     * Number of commands queued (unique ids of the caller's subscriptions that are not cancelled).
      */
     acceptedCount: number;
     /**

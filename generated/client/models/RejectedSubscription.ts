@@ -24,7 +24,7 @@ export interface RejectedSubscription {
      */
     subscriptionId: string;
     /**
-     * `not_found`: no subscription of the caller has this id.
+     * `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again.
      */
     reason: RejectedSubscriptionReasonEnum;
 }
@@ -35,6 +35,7 @@ export interface RejectedSubscription {
  */
 export const RejectedSubscriptionReasonEnum = {
     NotFound: 'not_found',
+    Cancelled: 'cancelled',
 } as const;
 export type RejectedSubscriptionReasonEnum = typeof RejectedSubscriptionReasonEnum[keyof typeof RejectedSubscriptionReasonEnum];
 
@@ -45,8 +46,6 @@ export type RejectedSubscriptionReasonEnum = typeof RejectedSubscriptionReasonEn
 export function instanceOfRejectedSubscription(value: object): value is RejectedSubscription {
     if (!('subscriptionId' in value) || value['subscriptionId'] === undefined) return false;
     if (!('reason' in value) || value['reason'] === undefined) return false;
-    if (value['reason'] !== 'not_found') return false;
-    
     return true;
 }
 
