@@ -5,7 +5,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -108,6 +108,26 @@ describe('regeneration', () => {
   it('the committed generated/ matches the committed spec', async () => {
     const { stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--check']);
     expect(stderr).toContain('generated/ matches');
+  });
+
+  it('a broken $ref in a copy of the spec: generate prints one line per problem, no stack trace, and generates nothing', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'subsvc-regen-'));
+    try {
+      const spec = readFileSync(SPEC_PATH, 'utf8').replace("$ref: '#/components/schemas/BulkCommandRequest'", "$ref: '#/components/schemas/NoSuchSchema'");
+      writeFileSync(join(work, 'openapi.yaml'), spec);
+      const failure = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--spec', join(work, 'openapi.yaml'), '--out', join(work, 'out')]).then(
+        () => undefined,
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(failure?.code).toBe(1);
+      const lines = failure!.stderr.trim().split('\n');
+      expect(lines.filter((l) => l.includes(' error '))).toEqual([expect.stringMatching(/openapi\.yaml:\d+:\d+ error Can't resolve \$ref \(no-unresolved-refs\)$/)]);
+      expect(lines.at(-1)).toMatch(/does not lint: nothing generated$/);
+      expect(failure!.stderr).not.toMatch(/^\s+at /m);
+      expect(existsSync(join(work, 'out'))).toBe(false);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('a changed description in a copy of the spec changes the generated types and client', { timeout: 120_000 }, async () => {
