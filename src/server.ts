@@ -21,20 +21,24 @@ export interface Running {
 interface OpenedDatabase {
   readonly database: Database;
   readonly embedded: boolean;
+  /** The embedded database's URI (printed for the demo); undefined on MONGODB_URI. */
+  readonly embeddedUri: string | undefined;
   close(): Promise<void>;
 }
 
 async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase> {
   if (config.mongodbUri) {
     const database = await connectDatabase(config.mongodbUri, config.dbTimeoutMs, log);
-    return { database, embedded: false, close: () => database.close() };
+    return { database, embedded: false, embeddedUri: undefined, close: () => database.close() };
   }
   const embedded = await startEmbeddedDatabase(config.embeddedEngine, log);
   try {
-    const database = await connectDatabase(`${embedded.uri.replace(/\/$/, '')}/subscriptions`, config.dbTimeoutMs, log);
+    const embeddedUri = `${embedded.uri.replace(/\/$/, '')}/subscriptions`;
+    const database = await connectDatabase(embeddedUri, config.dbTimeoutMs, log);
     return {
       database,
       embedded: true,
+      embeddedUri,
       close: async () => {
         await database.close();
         await embedded.stop();
@@ -75,7 +79,7 @@ export async function serve(config: Config, log: Logger, announce: (text: string
   await service.workers.start();
   const stopSweeping = sweepExpiredKeys(service, log);
   log.info({ url, workers: config.workers, embedded: opened.embedded }, 'service listening');
-  if (config.demo) announce(await createDemo(service.auth, service.subscriptions, url));
+  if (config.demo) announce(await createDemo(service.auth, service.subscriptions, { baseUrl: url, databaseUri: opened.embeddedUri }));
   return {
     url,
     async stop() {
