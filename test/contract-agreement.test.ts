@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SPEC_PATH } from '../src/lib/spec.js';
+import { exampleList } from '../scripts/mock-spec.js';
 import { call } from './support/http.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -99,6 +100,42 @@ describe('Prism and the service give the same verdict on invalid requests', () =
     const forService = request(merchant.apiKey);
     const fromService = await call(service.baseUrl, forService.path, { method, headers: forService.headers, ...(forService.body ? { rawBody: forService.body } : {}) });
     expect({ mock: fromMock.status, service: fromService.status }).toEqual({ mock: expected, service: expected });
+  });
+});
+
+describe('the mock answers only what it can know (README: where the mock differs)', () => {
+  const mockCall = (path: string, headers: Record<string, string> = {}, body?: unknown) =>
+    fetch(`${mock.baseUrl}${path}`, {
+      method: body === undefined && !path.endsWith('pause') ? 'GET' : 'POST',
+      headers: { 'x-api-key': 'sk_any', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  it('sends no Idempotent-Replayed or X-Request-Id header, whose values only the service knows', async () => {
+    const answers = [await mockCall(`/v2/subscriptions/${randomUUID()}/pause`), await mockCall('/v2/subscriptions/bulk/pause', {}, { subscriptions: [randomUUID()] })];
+    expect(answers.map((r) => [r.status, r.headers.get('idempotent-replayed'), r.headers.get('x-request-id')])).toEqual([
+      [200, null, null],
+      [202, null, null],
+    ]);
+  });
+
+  it('Prefer: dynamic=true gives lower-case uuids and timestamps that are real instants', async () => {
+    for (let i = 0; i < 10; i++) {
+      const body = (await (await mockCall(`/v2/subscriptions/${randomUUID()}`, { prefer: 'dynamic=true' })).json()) as Record<string, string>;
+      for (const field of ['id', 'merchantId', 'planId']) expect(body[field]).toBe(body[field]!.toLowerCase());
+      for (const field of ['createdAt', 'modifiedAt']) {
+        expect(body[field]).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+        expect(new Date(body[field]!).toISOString().slice(0, 19)).toBe(body[field]!.slice(0, 19));
+      }
+    }
+  });
+
+  it('Prefer: example=NAME picks a listed example, and the README lists every name the spec has', async () => {
+    const res = await mockCall(`/v2/subscriptions/${randomUUID()}/pause`, { prefer: 'code=409, example=cancelled' });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ code: '0030' });
+    const readme = readFileSync('README.md', 'utf8');
+    expect(readme).toContain(['```text', ...exampleList(), '```'].join('\n'));
   });
 });
 
