@@ -1,6 +1,7 @@
 /**
  * Rebuilds generated/ from openapi/openapi.yaml, the single source of truth:
  *   generated/openapi.d.ts   types (openapi-typescript), used by the service
+ *   generated/requests.http  a request collection (+ http-client.env.json: mock and service)
  *   generated/client/        a typescript-fetch client (openapi-generator, jar pinned in
  *                            openapitools.json, cached in .cache/openapi-generator)
  * The spec is linted first (Redocly), and nothing is generated from one that fails.
@@ -8,10 +9,12 @@
  *   tsx scripts/generate.ts --check   exit 1 when generated/ differs from what the spec produces
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, cpSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, readdirSync, rmSync, statSync, cpSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { ENVIRONMENTS, httpCollection } from './http-collection.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const spec = join(root, 'openapi', 'openapi.yaml');
@@ -59,6 +62,8 @@ function generateInto(dir: string, specPath = spec): void {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   generateClient(specPath, join(dir, 'client'));
+  writeFileSync(join(dir, 'requests.http'), httpCollection(parse(readFileSync(specPath, 'utf8'))));
+  writeFileSync(join(dir, 'http-client.env.json'), `${JSON.stringify(ENVIRONMENTS, null, 2)}\n`);
 }
 
 /** The template override only adds `override` to one constructor parameter, for our noImplicitOverride. */

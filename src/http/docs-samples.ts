@@ -42,23 +42,54 @@ function bodyExample(spec: Spec, operation: Operation): { param: string; value: 
   return { param: lowerFirst(lastSegment(media.schema.$ref)), value: Object.values(media.examples ?? {})[0]?.value };
 }
 
-function samples(spec: Spec, path: string, method: string, operation: Operation): Operation['x-codeSamples'] {
-  const base = spec.servers?.[0]?.url ?? 'http://127.0.0.1:8080';
+/** One operation's request with the spec's example values, as a sample shows it. */
+export interface ExampleRequest {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly method: string;
+  /** The path with its parameters filled in from their examples. */
+  readonly path: string;
+  readonly pathParams: readonly { readonly name: string; readonly value: string }[];
+  readonly body: { readonly param: string; readonly value: unknown } | undefined;
+  readonly clientClass: string;
+}
+
+function exampleRequest(spec: Spec, path: string, method: string, operation: Operation): ExampleRequest {
   const params = (operation.parameters ?? []).map((p) => (p.$ref ? spec.components.parameters[lastSegment(p.$ref)]! : p));
-  const pathParams = params.filter((p) => p.in === 'path');
-  const concrete = pathParams.reduce((at, p) => at.replace(`{${p.name}}`, String(p.example)), path);
-  const body = bodyExample(spec, operation);
+  const pathParams = params.filter((p) => p.in === 'path').map((p) => ({ name: p.name, value: String(p.example) }));
+  return {
+    operationId: operation.operationId,
+    summary: (operation as { summary?: string }).summary ?? operation.operationId,
+    method: method.toUpperCase(),
+    path: pathParams.reduce((at, p) => at.replace(`{${p.name}}`, p.value), path),
+    pathParams,
+    body: bodyExample(spec, operation),
+    clientClass: clientClass(operation.tags?.[0] ?? 'Default'),
+  };
+}
+
+/** Every operation's example request, in the spec's order. */
+export function exampleRequests(document: unknown): ExampleRequest[] {
+  const spec = document as Spec;
+  return Object.entries(spec.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([, operation]) => operation && typeof operation === 'object' && 'operationId' in operation)
+      .map(([method, operation]) => exampleRequest(spec, path, method, operation)),
+  );
+}
+
+function samples(base: string, request: ExampleRequest): Operation['x-codeSamples'] {
+  const { method, path, body, pathParams, clientClass: api, operationId } = request;
   const curl = [
-    `curl -s${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} '${base}${concrete}' -H "x-api-key: $API_KEY"`,
+    `curl -s${method === 'GET' ? '' : ` -X ${method}`} '${base}${path}' -H "x-api-key: $API_KEY"`,
     ...(body ? [`  -H 'content-type: application/json' -d '${JSON.stringify(body.value)}'`] : []),
   ].join(' \\\n');
-  const args = [...pathParams.map((p) => `${p.name}: '${String(p.example)}'`), ...(body ? [`${body.param}: ${JSON.stringify(body.value)}`] : [])];
-  const api = clientClass(operation.tags?.[0] ?? 'Default');
+  const args = [...pathParams.map((p) => `${p.name}: '${p.value}'`), ...(body ? [`${body.param}: ${JSON.stringify(body.value)}`] : [])];
   const typescript = [
     `import { Configuration, ${api} } from './generated/client/index.js';`,
     '',
     `const api = new ${api}(new Configuration({ basePath: '${base}', apiKey: process.env.API_KEY }));`,
-    `const result = await api.${operation.operationId}(${args.length > 0 ? `{ ${args.join(', ')} }` : ''});`,
+    `const result = await api.${operationId}(${args.length > 0 ? `{ ${args.join(', ')} }` : ''});`,
   ].join('\n');
   return [
     { lang: 'Shell', label: 'curl', source: curl },
@@ -69,9 +100,12 @@ function samples(spec: Spec, path: string, method: string, operation: Operation)
 /** The spec with `x-codeSamples` on every operation (a copy: the argument is not changed). */
 export function withCodeSamples<T>(document: T): T {
   const spec = structuredClone(document) as Spec;
-  for (const [path, item] of Object.entries(spec.paths)) {
-    for (const [method, operation] of Object.entries(item)) {
-      if (operation && typeof operation === 'object' && 'operationId' in operation) operation['x-codeSamples'] = samples(spec, path, method, operation);
+  const base = spec.servers?.[0]?.url ?? 'http://127.0.0.1:8080';
+  const requests = new Map(exampleRequests(spec).map((r) => [r.operationId, r]));
+  for (const item of Object.values(spec.paths)) {
+    for (const operation of Object.values(item)) {
+      const request = operation && typeof operation === 'object' ? requests.get(operation.operationId) : undefined;
+      if (request) operation['x-codeSamples'] = samples(base, request);
     }
   }
   return spec as T;
