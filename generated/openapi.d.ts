@@ -843,6 +843,7 @@ export interface operations {
                     "application/json": components["schemas"]["Subscription"];
                 };
             };
+            400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SubscriptionNotFound"];
             429: components["responses"]["TooManyRequests"];
@@ -910,6 +911,7 @@ export interface operations {
                     "application/json": components["schemas"]["BulkRequest"];
                 };
             };
+            400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BulkRequestNotFound"];
             429: components["responses"]["TooManyRequests"];
