@@ -57,6 +57,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/subscriptions/bulk/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause many subscriptions at once
+         * @description Queues one pause per unique id of the caller's subscriptions (1 to 3000 ids) and answers
+         *     202 once the request is stored, whole; none is applied before the answer. Ids that are not
+         *     the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued.
+         *     `Location` points to the request's status. The same as `POST
+         *     /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working
+         *     (and is the same request for `Idempotency-Key`).
+         */
+        post: operations["bulkPauseSubscriptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/subscriptions/bulk/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume many subscriptions at once
+         * @description Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk
+         *     pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a
+         *     `subscriptions` body.
+         */
+        post: operations["bulkResumeSubscriptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/subscriptions": {
         parameters: {
             query?: never;
@@ -209,16 +256,21 @@ export interface components {
         };
         /** @description Empty for a single operation; with `subscriptions` for a bulk one. */
         CommandRequest: {
-            /** @description 1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed. */
-            subscriptions?: components["schemas"]["Uuid"][];
+            subscriptions?: components["schemas"]["SubscriptionIdList"];
         };
+        /** @description The subscriptions of a bulk operation. */
+        BulkCommandRequest: {
+            subscriptions: components["schemas"]["SubscriptionIdList"];
+        };
+        /** @description 1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed. */
+        SubscriptionIdList: components["schemas"]["Uuid"][];
         /** @enum {string} */
         BulkOperation: "PAUSE" | "RESUME";
         BulkAcceptance: {
             /** @description Correlation id carried by every queued command and written in every log line about them; also the id of the request's status (`GET /v2/bulk-requests/{requestId}`). */
             requestId: components["schemas"]["Uuid"];
             operation: components["schemas"]["BulkOperation"];
-            /** @description Number of commands queued (unique ids of existing subscriptions of the caller). */
+            /** @description Number of commands queued (unique ids of the caller's subscriptions that are not cancelled). */
             acceptedCount: number;
             /** @description The ids that were not queued, each with the reason. */
             rejected?: components["schemas"]["RejectedSubscription"][];
@@ -226,10 +278,10 @@ export interface components {
         RejectedSubscription: {
             subscriptionId: components["schemas"]["Uuid"];
             /**
-             * @description `not_found`: no subscription of the caller has this id.
+             * @description `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again.
              * @enum {string}
              */
-            reason: "not_found";
+            reason: "not_found" | "cancelled";
         };
         /** @description A subscription as a read shows it (the same fields as the pause answer). */
         Subscription: {
@@ -316,8 +368,9 @@ export interface components {
     };
     responses: {
         /**
-         * @description The bulk request is accepted: one command per unique, existing subscription
-         *     of the caller is queued durably; none is applied before this response.
+         * @description The bulk request is accepted: one command per unique subscription of the
+         *     caller that is not `cancelled` is queued durably; none is applied before this
+         *     response. The other ids are in `rejected`, each with its reason.
          *     `Location` points to the request's status.
          */
         BulkAccepted: {
@@ -331,6 +384,15 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["BulkAcceptance"];
+            };
+        };
+        /** @description A request with the same `Idempotency-Key` is still being served (code 0051); retry later. */
+        IdempotencyKeyInFlight: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
             };
         };
         /** @description No bulk request of the caller has this id. */
@@ -496,6 +558,12 @@ export interface components {
                 "application/json": components["schemas"]["CommandRequest"];
             };
         };
+        /** @description The subscriptions to act on. */
+        BulkCommandBody: {
+            content: {
+                "application/json": components["schemas"]["BulkCommandRequest"];
+            };
+        };
     };
     headers: {
         /**
@@ -637,6 +705,70 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["InvalidStatusTransition"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkPauseSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["BulkCommandBody"];
+        responses: {
+            202: components["responses"]["BulkAccepted"];
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkResumeSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["BulkCommandBody"];
+        responses: {
+            202: components["responses"]["BulkAccepted"];
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];

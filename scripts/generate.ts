@@ -1,29 +1,69 @@
 /**
  * Rebuilds generated/ from openapi/openapi.yaml, the single source of truth:
  *   generated/openapi.d.ts   types (openapi-typescript), used by the service
+ *   generated/requests.http  a request collection (+ http-client.env.json: mock and service)
  *   generated/client/        a typescript-fetch client (openapi-generator, jar pinned in
  *                            openapitools.json, cached in .cache/openapi-generator)
+ * The spec is linted first (Redocly), and nothing is generated from one that fails.
  *   tsx scripts/generate.ts           write generated/
  *   tsx scripts/generate.ts --check   exit 1 when generated/ differs from what the spec produces
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync, cpSync, mkdirSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, readdirSync, rmSync, statSync, cpSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { ENVIRONMENTS, httpCollection } from './http-collection.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const spec = join(root, 'openapi', 'openapi.yaml');
 const target = join(root, 'generated');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 
+/**
+ * Redocly first, one line per problem: the generators' own reports of a broken spec are dozens of
+ * lines with stack traces (41 lines for one unresolved `$ref`).
+ */
+function lint(specPath: string): void {
+  const result = spawnSync(bin('redocly'), ['lint', specPath, '--format', 'stylish'], { cwd: root, encoding: 'utf8' });
+  const file = relative(root, specPath);
+  const problems = result.stdout
+    .split('\n')
+    .map((line) => /^\s+(\d+:\d+)\s+(error|warning)\s+(\S+)\s+(.*)$/.exec(line))
+    .filter((match) => match !== null)
+    .map(([, at, severity, rule, message]) => `${file}:${at} ${severity} ${message} (${rule})`);
+  if (result.status === 0) return;
+  console.error(problems.length > 0 ? problems.join('\n') : `${result.stdout}${result.stderr}`);
+  console.error(`${file} does not lint: nothing generated`);
+  process.exit(1);
+}
+
+/** openapi-generator-cli downloads its jar on first use, silently: say what and how big first. */
+async function announceGeneratorDownload(): Promise<void> {
+  const { version, storageDir } = (JSON.parse(readFileSync(join(root, 'openapitools.json'), 'utf8')) as GeneratorConfig)['generator-cli'];
+  if (existsSync(join(root, storageDir, `${version}.jar`))) return;
+  const url = `https://repo1.maven.org/maven2/org/openapitools/openapi-generator-cli/${version}/openapi-generator-cli-${version}.jar`;
+  const head = await fetch(url, { method: 'HEAD', signal: AbortSignal.timeout(5000) }).catch(() => undefined);
+  const bytes = Number(head?.headers.get('content-length') ?? NaN);
+  const size = Number.isFinite(bytes) ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : 'about 30 MB';
+  console.error(`downloading openapi-generator-cli ${version} (${size}, first run only) from Maven Central into ${storageDir}/`);
+}
+
+interface GeneratorConfig {
+  readonly 'generator-cli': { readonly version: string; readonly storageDir: string };
+}
+
 function generateInto(dir: string, specPath = spec): void {
+  lint(specPath);
   mkdirSync(dir, { recursive: true });
   execFileSync(bin('openapi-typescript'), [specPath, '--output', join(dir, 'openapi.d.ts')], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   generateClient(specPath, join(dir, 'client'));
+  writeFileSync(join(dir, 'requests.http'), httpCollection(parse(readFileSync(specPath, 'utf8'))));
+  writeFileSync(join(dir, 'http-client.env.json'), `${JSON.stringify(ENVIRONMENTS, null, 2)}\n`);
 }
 
 /** The template override only adds `override` to one constructor parameter, for our noImplicitOverride. */
@@ -66,6 +106,7 @@ const argument = (name: string) => {
 };
 const otherSpec = argument('--spec');
 const otherOut = argument('--out');
+await announceGeneratorDownload();
 if (otherSpec && otherOut) {
   generateInto(otherOut, otherSpec);
   process.exit(0);

@@ -1,14 +1,19 @@
 /**
- * The spec as the Prism mock is served it: `openapi/openapi.yaml` without the responses a
- * stateless mock cannot mean.
+ * The spec as the Prism mock is served it: `openapi/openapi.yaml` without what a stateless mock
+ * would answer falsely. Derived on every start: nothing to keep in step by hand; the README's
+ * table of where the mock differs from the service says why each change is made.
  *
- * Prism answers every request that fails validation with the operation's 422 when one is declared,
- * and only otherwise with its 400 (prism-http, mocker: expected codes `[422, 400]`). The service
- * answers invalid requests with 400 (docs/design.md §7); its only 422 is code 0050, an `Idempotency-Key`
- * reused with another request, which a mock that remembers nothing can never detect. Served the
- * spec as written, the mock would answer 422 "Idempotency key reused" to a malformed UUID. So the
- * mock gets the spec without its 422s, and mock and service keep giving the same verdict
- * (`test/contract-agreement.test.ts`). Derived on every start: nothing to keep in step by hand.
+ * - No 422s. Prism answers every request that fails validation with the operation's 422 when one
+ *   is declared, and only otherwise with its 400 (prism-http, mocker: expected codes `[422, 400]`).
+ *   The service answers invalid requests with 400 (docs/design.md §7); its only 422 is code 0050, an
+ *   `Idempotency-Key` reused with another request, which a mock that remembers nothing can never
+ *   detect. Served the spec as written, the mock would answer 422 to a malformed UUID.
+ * - No `Idempotent-Replayed` or `X-Request-Id` response headers: Prism would send them on every
+ *   answer (`true`, and the literal `string`), though the mock never replays nor echoes an id.
+ * - Dynamic data (`Prefer: dynamic=true`) that is valid: uuids from their format (lower case)
+ *   rather than from the case-insensitive pattern, and timestamps from a pattern of real dates
+ *   (the spec's pattern alone produces `0205-56-62T74:72:60…Z`). Requests are validated as before:
+ *   the uuid format accepts either case, and timestamps appear in responses only.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,21 +23,76 @@ import { loadSpec } from '../src/lib/spec.js';
 
 /** Statuses only a stateful server can answer: dropped from every operation for the mock. */
 export const STATEFUL_ONLY_STATUSES = ['422'] as const;
+/** Response headers whose value only the service knows. */
+export const STATEFUL_ONLY_HEADERS = ['Idempotent-Replayed', 'X-Request-Id'] as const;
+/** Every timestamp this pattern produces is a real instant that the spec's pattern accepts. */
+const VALID_TIMESTAMP = '^20[2-3]\\d-(0[1-9]|1[0-2])-(0[1-9]|1\\d|2[0-8])T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d\\.\\d{6}Z$';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
-/** Writes the mock's spec under `.cache/mock/` and returns its path. */
-export function writeMockSpec(): string {
-  const spec = loadSpec() as { paths?: Record<string, Record<string, { responses?: Record<string, unknown> }>> };
+interface Response {
+  headers?: Record<string, unknown>;
+  content?: Record<string, { examples?: Record<string, unknown> }>;
+  $ref?: string;
+}
+interface Operation {
+  operationId?: string;
+  responses?: Record<string, Response>;
+}
+interface Spec {
+  paths?: Record<string, Record<string, Operation>>;
+  components?: { responses?: Record<string, Response>; schemas?: Record<string, Record<string, unknown>> };
+}
+
+function withoutStatefulHeaders(response: Response): void {
+  for (const name of STATEFUL_ONLY_HEADERS) delete response.headers?.[name];
+}
+
+/** The spec the mock serves, as an object. */
+export function mockSpec(): Spec {
+  const spec = loadSpec() as Spec;
   for (const pathItem of Object.values(spec.paths ?? {})) {
     for (const method of METHODS) {
       const responses = pathItem[method]?.responses;
-      for (const status of STATEFUL_ONLY_STATUSES) if (responses) delete responses[status];
+      if (!responses) continue;
+      for (const status of STATEFUL_ONLY_STATUSES) delete responses[status];
+      Object.values(responses).forEach(withoutStatefulHeaders);
     }
   }
+  Object.values(spec.components?.responses ?? {}).forEach(withoutStatefulHeaders);
+  const schemas = spec.components?.schemas ?? {};
+  delete schemas.Uuid!.pattern;
+  schemas.Timestamp!.pattern = VALID_TIMESTAMP;
+  return spec;
+}
+
+/**
+ * The names `Prefer: example=NAME` accepts, one line per status and set of names with the
+ * operations that have them: printed by `npm run mock`, and the README's list (a test keeps
+ * the two equal).
+ */
+export function exampleList(spec: Spec = mockSpec()): string[] {
+  const resolve = (r: Response) => (r.$ref ? spec.components!.responses![r.$ref.split('/').pop()!]! : r);
+  const operationsOf = new Map<string, string[]>();
+  for (const pathItem of Object.values(spec.paths ?? {})) {
+    for (const method of METHODS) {
+      const operation = pathItem[method];
+      for (const [status, response] of Object.entries(operation?.responses ?? {})) {
+        const names = Object.values(resolve(response).content ?? {}).flatMap((media) => Object.keys(media.examples ?? {}));
+        if (names.length === 0) continue;
+        const key = `code=${status}  example=${names.join('|')}`;
+        operationsOf.set(key, [...(operationsOf.get(key) ?? []), operation!.operationId!]);
+      }
+    }
+  }
+  return [...operationsOf].sort(([a], [b]) => a.localeCompare(b)).map(([key, operations]) => `${key.padEnd(44)}${operations.join(', ')}`);
+}
+
+/** Writes the mock's spec under `.cache/mock/` and returns its path. */
+export function writeMockSpec(): string {
   const dir = join(projectRoot(), '.cache', 'mock');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, 'openapi.yaml');
-  writeFileSync(path, `# Derived from openapi/openapi.yaml by scripts/mock-spec.ts; do not edit.\n${stringify(spec)}`);
+  writeFileSync(path, `# Derived from openapi/openapi.yaml by scripts/mock-spec.ts; do not edit.\n${stringify(mockSpec())}`);
   return path;
 }

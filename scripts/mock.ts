@@ -2,8 +2,9 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { projectRoot } from '../src/lib/project-root.js';
-import { writeMockSpec } from './mock-spec.js';
+import { exampleList, writeMockSpec } from './mock-spec.js';
 
+console.error(`Prefer: example=NAME (with Prefer: code=STATUS) picks one of these examples:\n  ${exampleList().join('\n  ')}`);
 const prism = spawn(
   join(projectRoot(), 'node_modules', '.bin', 'prism'),
   ['mock', writeMockSpec(), '-h', process.env.MOCK_HOST ?? '127.0.0.1', '-p', process.env.MOCK_PORT ?? '4010', ...process.argv.slice(2)],

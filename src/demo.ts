@@ -1,25 +1,40 @@
-/** `npm start` on the embedded database: a demo merchant, a few subscriptions, and curl commands to try. */
+/**
+ * `npm start` on the embedded database: a demo merchant, a few subscriptions (one of them
+ * cancelled, to see a 409 and a bulk rejection), where the docs are, the database's URI (for the
+ * admin commands and a shell), and curl commands to try.
+ */
 import type { AuthService } from './auth/auth.service.js';
 import type { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
 
-export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, baseUrl: string): Promise<string> {
+export interface DemoPlace {
+  /** Where the service listens. */
+  readonly baseUrl: string;
+  /** The embedded database's URI; undefined on the operator's own MONGODB_URI. */
+  readonly databaseUri: string | undefined;
+}
+
+export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, { baseUrl, databaseUri }: DemoPlace): Promise<string> {
   const { merchantId, apiKey } = await auth.createMerchant('Demo merchant');
   const fulfilled = await seeder.seed({ merchantId, count: 3, status: 'fulfilled' });
+  const [cancelled] = await seeder.seed({ merchantId, count: 1, status: 'cancelled' });
   const [first, second, third] = fulfilled.map((s) => s.id);
   const curl = (path: string, body?: string) =>
     `curl -s -X POST ${baseUrl}${path} -H 'x-api-key: ${apiKey}'` +
     (body ? ` -H 'content-type: application/json' -d '${body}'` : '');
   return [
     '',
-    'Demo data on the embedded database (gone when the service stops):',
+    `API reference: ${baseUrl}/docs`,
+    ...(databaseUri ? ['Demo data on the embedded database (gone when the service stops):', `  MONGODB_URI=${databaseUri}`] : ['Demo data:']),
     `  merchant:      ${merchantId}`,
     `  API key:       ${apiKey}`,
     `  subscriptions: ${first} ${second} ${third} (fulfilled)`,
+    `                 ${cancelled!.id} (cancelled)`,
     '',
     'Try:',
     `  ${curl(`/v2/subscriptions/${first}/pause`)}`,
     `  ${curl(`/v2/subscriptions/${first}/resume`)}`,
-    `  ${curl('/v2/subscriptions/bulk/pause', JSON.stringify({ subscriptions: [second, third] }))}`,
+    `  ${curl(`/v2/subscriptions/${cancelled!.id}/pause`)}    # 409: cancelled`,
+    `  ${curl('/v2/subscriptions/bulk/pause', JSON.stringify({ subscriptions: [second, third, cancelled!.id] }))}`,
     `  ${curl('/v2/subscriptions/bulk/resume', JSON.stringify({ subscriptions: [second, third] }))}`,
     '',
   ].join('\n');

@@ -20,20 +20,24 @@ export interface Running {
 interface OpenedDatabase {
   readonly database: Database;
   readonly embedded: boolean;
+  /** The embedded database's URI (printed for the demo); undefined on MONGODB_URI. */
+  readonly embeddedUri: string | undefined;
   close(): Promise<void>;
 }
 
 async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase> {
   if (config.mongodbUri) {
     const database = await connectDatabase(config.mongodbUri, config, log);
-    return { database, embedded: false, close: () => database.close() };
+    return { database, embedded: false, embeddedUri: undefined, close: () => database.close() };
   }
   const embedded = await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, log);
   try {
-    const database = await connectDatabase(`${embedded.uri.replace(/\/$/, '')}/subscriptions`, config, log);
+    const embeddedUri = `${embedded.uri.replace(/\/$/, '')}/subscriptions`;
+    const database = await connectDatabase(embeddedUri, config, log);
     return {
       database,
       embedded: true,
+      embeddedUri,
       close: async () => {
         await database.close();
         await embedded.stop();
@@ -80,7 +84,7 @@ export function serve(config: Config, log: Logger, announce: (text: string) => v
     const { service, url } = running;
     const stopSweeping = sweepExpiredKeys(service, opened.database, log);
     log.info({ url, bulkConcurrency: config.bulkConcurrency, embedded: opened.embedded }, 'service listening');
-    if (config.demo) announce(await createDemo(service.auth, service.seeder, url));
+    if (config.demo) announce(await createDemo(service.auth, service.seeder, { baseUrl: url, databaseUri: opened.embeddedUri }));
     return {
       url,
       async stop() {

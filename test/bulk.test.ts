@@ -32,22 +32,23 @@ describe('bulk pause and resume of 3000 subscriptions', () => {
 
     const paused = await bulk('pause', apiKey, ids);
     expect(paused.status).toBe(202);
-    expect(paused.body).toMatchObject({ operation: 'PAUSE', acceptedCount: 3000, rejected: [] });
+    expect(paused.body).toMatchObject({ operation: 'PAUSE', acceptedCount: 2960 });
+    expect(paused.body.rejected).toEqual(cancelled.map((subscriptionId) => ({ subscriptionId, reason: 'cancelled' })));
     const location = paused.headers.get('location')!;
     const status = await waitFor(() => call(t.baseUrl, location, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', DRAIN_3000_MS, 500);
-    expect(status.body.counts).toEqual({ pending: 0, applied: 2900, noop: 60, skipped: 40, failed: 0 });
+    expect(status.body.counts).toEqual({ pending: 0, applied: 2900, noop: 60, skipped: 0, failed: 0 });
     const items: { subscriptionId: string; outcome: string }[] = [];
     for (let cursor: string | null = ''; cursor !== null; ) {
       const page: Reply = await call(t.baseUrl, `${location}/items?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`, { method: 'GET', apiKey });
       items.push(...page.body.data);
       cursor = page.body.nextCursor;
     }
-    expect(items).toHaveLength(3000);
+    expect(items).toHaveLength(2960);
+    expect(await countWith(cancelled, 'cancelled')).toBe(40);
     const stored = new Map((await subscriptions().find({ _id: { $in: ids as never[] } }).toArray()).map((d) => [String(d._id), d]));
     for (const item of items) {
       const doc = stored.get(item.subscriptionId)!;
-      const expected = { applied: 'paused', noop: 'paused', skipped: 'cancelled' }[item.outcome as 'applied' | 'noop' | 'skipped'];
-      expect(doc.status).toBe(expected);
+      expect(doc.status).toBe('paused');
       expect(doc.modifiedAt > before.get(item.subscriptionId)!).toBe(item.outcome === 'applied');
     }
 
@@ -69,6 +70,17 @@ describe('bulk acceptance', () => {
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('0040');
     expect(res.body.errors[0].path).toBe('/subscriptions');
+    expect(await bulkRequestsOf(t.db, merchantId)).toBe(0);
+  });
+
+  it.each([
+    ['no body', {}],
+    ['an empty object', { json: {} }],
+  ])('POST /v2/subscriptions/bulk/pause with %s answers 400 0040 and queues nothing', async (_case, body) => {
+    const { merchantId, apiKey } = await t.merchant();
+    const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, ...body });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('0040');
     expect(await bulkRequestsOf(t.db, merchantId)).toBe(0);
   });
 
@@ -125,26 +137,26 @@ describe('bulk acceptance', () => {
 });
 
 describe('bulk processing', () => {
-  it('skips cancelled subscriptions, leaves no-ops unchanged, and logs every outcome with its requestId', async () => {
+  it('rejects cancelled subscriptions at acceptance, leaves no-ops unchanged, and logs every outcome with its requestId', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const [cancelled] = await t.seed(merchantId, 1, 'cancelled');
     const [alreadyPaused] = await t.seed(merchantId, 1, 'paused');
     const [fulfilled] = await t.seed(merchantId, 1, 'fulfilled');
     const before = await subscriptions().findOne({ _id: alreadyPaused as never });
     const res = await bulk('pause', apiKey, [cancelled, alreadyPaused, fulfilled]);
-    expect(res.body.acceptedCount).toBe(3);
+    expect(res.body).toMatchObject({ acceptedCount: 2, rejected: [{ subscriptionId: cancelled, reason: 'cancelled' }] });
     const { requestId } = res.body;
     const outcomes = () =>
       appliedLines(requestId).map((l) => [l.subscriptionId, l.outcome, l.operation]);
-    const seen = await waitFor(async () => outcomes(), (o) => o.length === 3, 20_000);
+    const seen = await waitFor(async () => outcomes(), (o) => o.length === 2, 20_000);
     expect(seen).toEqual(
       expect.arrayContaining([
-        [cancelled, 'skipped', 'PAUSE'],
         [alreadyPaused, 'noop', 'PAUSE'],
         [fulfilled, 'applied', 'PAUSE'],
       ]),
     );
-    expect(t.logLines.filter((l) => l.requestId === requestId && l.outcome === 'queued')).toHaveLength(3);
+    expect(t.logLines.filter((l) => l.requestId === requestId && l.outcome === 'queued')).toHaveLength(2);
+    expect(t.logLines.some((l) => l.subscriptionId === cancelled)).toBe(false);
     expect(await subscriptions().findOne({ _id: cancelled as never })).toMatchObject({ status: 'cancelled' });
     expect(await subscriptions().findOne({ _id: alreadyPaused as never })).toMatchObject({ status: 'paused', modifiedAt: before!.modifiedAt });
   });

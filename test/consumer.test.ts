@@ -51,23 +51,28 @@ function scenarios(name: string, target: () => Target) {
       expect(Number.isInteger(resumed.cycle)).toBe(true);
     });
 
-    it('bulk-pauses subscriptions: 202 with requestId, operation and acceptedCount', async () => {
+    it('bulk-pauses subscriptions through the typed method: requestId, operation and acceptedCount', async () => {
       const t = target();
       const ids = [await t.fulfilledId(), await t.fulfilledId()];
-      // The typed method reads only the 200 schema, so a 202 is read from the raw response.
-      const raw = await t.api.pauseSubscriptionRaw({ subscriptionId: 'bulk', commandRequest: { subscriptions: ids } }, t.prefer(202));
-      expect(raw.raw.status).toBe(202);
-      const body = await raw.raw.json();
-      expect(body).toMatchObject({ operation: 'PAUSE' });
-      expect(body.requestId).toMatch(/^[0-9a-f-]{36}$/i);
-      expect(Number.isInteger(body.acceptedCount)).toBe(true);
+      const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids } });
+      expect(accepted.operation).toBe('PAUSE');
+      expect(accepted.requestId).toMatch(/^[0-9a-f-]{36}$/i);
+      expect(Number.isInteger(accepted.acceptedCount)).toBe(true);
+    });
+
+    it('bulk-resumes subscriptions through the typed method: every rejected id has a documented reason', async () => {
+      const t = target();
+      const accepted = await t.api.bulkResumeSubscriptions({ bulkCommandRequest: { subscriptions: [await t.pausedId(), randomUUID()] } });
+      expect(accepted.requestId).toMatch(/^[0-9a-f-]{36}$/i);
+      for (const { reason } of accepted.rejected ?? []) expect(['not_found', 'cancelled']).toContain(reason);
     });
 
     it('follows a bulk pause from its 202 to each outcome: Location, status until completed, items, each subscription', async () => {
       const t = target();
       const ids = [await t.fulfilledId(), await t.fulfilledId()];
-      const raw = await t.api.pauseSubscriptionRaw({ subscriptionId: 'bulk', commandRequest: { subscriptions: ids } }, t.prefer(202));
-      const { requestId } = (await raw.raw.json()) as { requestId: string };
+      const raw = await t.api.bulkPauseSubscriptionsRaw({ bulkCommandRequest: { subscriptions: ids } });
+      const { requestId } = await raw.value();
+      expect(raw.raw.status).toBe(202);
       expect(raw.raw.headers.get('location')).toBe(`/v2/bulk-requests/${requestId}`);
       let status = await t.bulkRequests.getBulkRequest({ requestId });
       for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {
@@ -109,9 +114,7 @@ function scenarios(name: string, target: () => Target) {
 
     it('a bulk list with an invalid id answers 400 0040', async () => {
       const t = target();
-      const { status, body } = await problemOf(
-        t.api.pauseSubscription({ subscriptionId: 'bulk', commandRequest: { subscriptions: ['not-a-uuid'] } }),
-      );
+      const { status, body } = await problemOf(t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ['not-a-uuid'] } }));
       expect(status).toBe(400);
       expect(body.code).toBe('0040');
     });

@@ -5,12 +5,14 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { SPEC_PATH } from '../src/lib/spec.js';
+import { exampleList } from '../scripts/mock-spec.js';
 import { call } from './support/http.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -45,7 +47,8 @@ describe('the service behind prism proxy --errors', () => {
       [`/v2/subscriptions/${paused[0]}/resume`, {}, 200],
       [`/v2/subscriptions/${cancelled[0]}/pause`, {}, 409],
       [`/v2/subscriptions/${randomUUID()}/resume`, {}, 404],
-      ['/v2/subscriptions/bulk/pause', { body: JSON.stringify({ subscriptions: [bulkA[0], randomUUID()] }) }, 202],
+      ['/v2/subscriptions/bulk/pause', { body: JSON.stringify({ subscriptions: [bulkA[0], randomUUID(), cancelled[0]] }) }, 202],
+      [`/v2/subscriptions/${randomUUID()}/pause`, { body: JSON.stringify({ subscriptions: [bulkA[0]] }) }, 202],
       ['/v2/subscriptions/bulk/resume', { body: JSON.stringify({ subscriptions: [bulkB[0]] }) }, 202],
     ];
     for (const [path, init, expected] of cases) {
@@ -83,6 +86,7 @@ describe('Prism and the service give the same verdict on invalid requests', () =
   const table: [string, (key: string) => { path: string; headers: Record<string, string>; body?: string; method?: string }, number][] = [
     ['an invalid UUID in the list', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [randomUUID(), 'nope'] }) }), 400],
     ['3001 ids', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: Array.from({ length: 3001 }, () => randomUUID()) }) }), 400],
+    ['no body on the bulk operation', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { 'x-api-key': key } }), 400],
     ['an empty list', (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [] }) }), 400],
     ['an unknown body property', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ status: 'paused' }) }), 400],
     ['a missing API key', () => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: {} }), 401],
@@ -100,12 +104,88 @@ describe('Prism and the service give the same verdict on invalid requests', () =
   });
 });
 
+describe('the mock answers only what it can know (README: where the mock differs)', () => {
+  const mockCall = (path: string, headers: Record<string, string> = {}, body?: unknown) =>
+    fetch(`${mock.baseUrl}${path}`, {
+      method: body === undefined && !path.endsWith('pause') ? 'GET' : 'POST',
+      headers: { 'x-api-key': 'sk_any', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+
+  it('sends no Idempotent-Replayed or X-Request-Id header, whose values only the service knows', async () => {
+    const answers = [await mockCall(`/v2/subscriptions/${randomUUID()}/pause`), await mockCall('/v2/subscriptions/bulk/pause', {}, { subscriptions: [randomUUID()] })];
+    expect(answers.map((r) => [r.status, r.headers.get('idempotent-replayed'), r.headers.get('x-request-id')])).toEqual([
+      [200, null, null],
+      [202, null, null],
+    ]);
+  });
+
+  it('Prefer: dynamic=true gives lower-case uuids and timestamps that are real instants', async () => {
+    for (let i = 0; i < 10; i++) {
+      const body = (await (await mockCall(`/v2/subscriptions/${randomUUID()}`, { prefer: 'dynamic=true' })).json()) as Record<string, string>;
+      for (const field of ['id', 'merchantId', 'planId']) expect(body[field]).toBe(body[field]!.toLowerCase());
+      for (const field of ['createdAt', 'modifiedAt']) {
+        expect(body[field]).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
+        expect(new Date(body[field]!).toISOString().slice(0, 19)).toBe(body[field]!.slice(0, 19));
+      }
+    }
+  });
+
+  it('Prefer: example=NAME picks a listed example, and the README lists every name the spec has', async () => {
+    const res = await mockCall(`/v2/subscriptions/${randomUUID()}/pause`, { prefer: 'code=409, example=cancelled' });
+    expect(res.status).toBe(409);
+    expect(await res.json()).toMatchObject({ code: '0030' });
+    const readme = readFileSync('README.md', 'utf8');
+    expect(readme).toContain(['```text', ...exampleList(), '```'].join('\n'));
+  });
+});
+
+describe('the generated request collection (generated/requests.http)', () => {
+  it('every request, sent as written with the mock environment, gets the operation’s success from the mock', async () => {
+    // The mock environment as written, on the port this test's mock listens on (4010 with npm run mock).
+    const env: Record<string, string> = { ...JSON.parse(readFileSync('generated/http-client.env.json', 'utf8')).mock, baseUrl: mock.baseUrl };
+    const fill = (text: string) => text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => env[name]!);
+    const blocks = readFileSync('generated/requests.http', 'utf8').split(/^### .*$/m).slice(1);
+    const seen = [];
+    for (const block of blocks) {
+      const [head, ...rest] = block.trim().split('\n\n');
+      const [requestLine, ...headerLines] = fill(head!).split('\n');
+      const [method, url] = requestLine!.split(' ');
+      const headers = Object.fromEntries(headerLines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]));
+      const res = await fetch(url!, { method, headers, ...(rest.length > 0 ? { body: rest.join('\n\n') } : {}) });
+      seen.push(`${method} ${new URL(url!).pathname} ${res.status}`);
+    }
+    expect(seen.length).toBe(Object.values(parse(readFileSync(SPEC_PATH, 'utf8')).paths as Record<string, object>).flatMap(Object.keys).length);
+    for (const line of seen) expect(line).toMatch(/ 20[02]$/);
+  });
+});
+
 describe('regeneration', () => {
   const listFiles = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
 
   it('the committed generated/ matches the committed spec', async () => {
     const { stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--check']);
     expect(stderr).toContain('generated/ matches');
+  });
+
+  it('a broken $ref in a copy of the spec: generate prints one line per problem, no stack trace, and generates nothing', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'subsvc-regen-'));
+    try {
+      const spec = readFileSync(SPEC_PATH, 'utf8').replace("$ref: '#/components/schemas/BulkCommandRequest'", "$ref: '#/components/schemas/NoSuchSchema'");
+      writeFileSync(join(work, 'openapi.yaml'), spec);
+      const failure = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--spec', join(work, 'openapi.yaml'), '--out', join(work, 'out')]).then(
+        () => undefined,
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(failure?.code).toBe(1);
+      const lines = failure!.stderr.trim().split('\n');
+      expect(lines.filter((l) => l.includes(' error '))).toEqual([expect.stringMatching(/openapi\.yaml:\d+:\d+ error Can't resolve \$ref \(no-unresolved-refs\)$/)]);
+      expect(lines.at(-1)).toMatch(/does not lint: nothing generated$/);
+      expect(failure!.stderr).not.toMatch(/^\s+at /m);
+      expect(existsSync(join(work, 'out'))).toBe(false);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('a changed description in a copy of the spec changes the generated types and client', { timeout: 120_000 }, async () => {

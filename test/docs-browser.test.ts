@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)('the docs page in Chromium', () => {
-  it('renders both operations from the spec', async () => {
+  it('renders the operations from the spec, with curl and client samples and the error-code table', async () => {
     const page = await browser.newPage();
     await page.goto(`${t.baseUrl}/docs`);
     const heading = (text: string) => page.locator('h2', { hasText: text });
@@ -35,6 +35,12 @@ describe.skipIf(!available)('the docs page in Chromium', () => {
     expect(await heading('Pause a subscription, or many at once').isVisible()).toBe(true);
     expect(await heading('Resume a subscription, or many at once').isVisible()).toBe(true);
     expect(await page.title()).toBe('Subscription Pause and Resume API');
+    expect(await page.getByText('Error codes', { exact: true }).first().isVisible()).toBe(true);
+    expect(await page.locator('td', { hasText: 'do not retry: a cancelled subscription never changes' }).count()).toBe(1);
+    expect(await page.getByRole('tab', { name: 'TypeScript (generated client)' }).count()).toBeGreaterThan(0);
+    // A GET shows its curl sample first (a POST shows its payload first, with curl a tab away).
+    const curl = await page.locator('pre', { hasText: 'curl -s' }).allTextContents();
+    expect(curl).toContain(`curl -s 'http://localhost:8080/v2/subscriptions/6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60' -H "x-api-key: $API_KEY"`);
     mkdirSync('test-artifacts', { recursive: true });
     await page.screenshot({ path: 'test-artifacts/docs.png', fullPage: false });
     await page.close();

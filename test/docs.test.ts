@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { Problems } from '../src/errors.js';
 import { SPEC_PATH } from '../src/lib/spec.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -29,11 +30,32 @@ describe('the published contract', () => {
     const page = await fetch(`${t.baseUrl}/docs`);
     expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain('spec-url="/openapi.json"');
+    expect(html).toContain('spec-url="/docs/openapi.json"');
     expect(html).not.toMatch(/https?:\/\//);
     const script = await fetch(`${t.baseUrl}/docs/redoc.standalone.js`);
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toMatch(/javascript/);
     expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  });
+
+  it('the reference renders the spec with a curl and a generated-client sample for every operation', async () => {
+    const spec = parse(readFileSync(SPEC_PATH, 'utf8'));
+    const rendered = await (await fetch(`${t.baseUrl}/docs/openapi.json`)).json();
+    const operations = Object.values(rendered.paths as Record<string, Record<string, Record<string, any>>>).flatMap((item) => Object.values(item));
+    expect(operations.length).toBeGreaterThan(0);
+    for (const operation of operations) {
+      const [curl, typescript] = operation['x-codeSamples'];
+      expect(curl.source).toMatch(/^curl -s /);
+      expect(typescript.source).toContain(`await api.${operation.operationId}(`);
+      delete operation['x-codeSamples'];
+    }
+    expect(rendered).toEqual(spec);
+  });
+
+  it('the spec’s error table has one row for every code the service can answer, with what to do', async () => {
+    const { tags } = parse(readFileSync(SPEC_PATH, 'utf8')) as { tags: { name: string; description: string }[] };
+    const table = tags.find((tag) => tag.name === 'Error codes')!.description;
+    const rows = new Set([...table.matchAll(/^\| (\d{3}) \| (\d{4}) \| .+ \| .+ \|$/gm)].map(([, status, code]) => `${status} ${code}`));
+    expect(rows).toEqual(new Set(Object.values(Problems).map((p) => `${p.status} ${p.code}`)));
   });
 });

@@ -60,7 +60,7 @@ const cases: Case[] = [
   { name: 'find {_id, merchantId}: escaped and multi-byte ids', run: (db) => Promise.all(ODD_IDS.map((_id) => subs(db).findOne({ _id: _id as never, merchantId: 'm1' }))) },
   { name: 'find {_id: {$eq}, merchantId}', run: (db) => subs(db).findOne({ _id: { $eq: 'sub_m1_008' as never }, merchantId: 'm1' }) },
   { name: 'find {_id: {$eq: <a document>}} compares with the document', run: (db) => subs(db).find({ _id: { $eq: { $in: ['sub_m1_001'] } as never } }).toArray() },
-  { name: 'ownedIds: {_id: {$in}, merchantId}, projection _id', run: (db) => subs(db).find({ _id: { $in: mixed as never[] }, merchantId: 'm1' }, { projection: { _id: 1 } }).toArray() },
+  { name: 'ownedStatuses: {_id: {$in}, merchantId}, projection _id, status', run: (db) => subs(db).find({ _id: { $in: mixed as never[] }, merchantId: 'm1' }, { projection: { _id: 1, status: 1 } }).toArray() },
   { name: 'findMany: {_id: {$in}, merchantId}, own, foreign and absent ids', run: (db) => subs(db).find({ _id: { $in: mixed as never[] }, merchantId: 'm1' }).toArray() },
   { name: '{_id: {$in}, merchantId}: foreign merchant only', run: (db) => subs(db).find({ _id: { $in: ids('m2', 0, 20) as never[] }, merchantId: 'm1' }).toArray() },
   { name: '{_id: {$in}, merchantId}: no id exists', run: (db) => subs(db).find({ _id: { $in: ['x', 'y'] as never[] }, merchantId: 'm1' }).toArray() },

@@ -59,6 +59,15 @@ describe('GET /v2/subscriptions/{id}', () => {
     expect(res.body).toMatchObject({ code: '0020', detail: `Subscription ${id} not found` });
   });
 
+  it('an id over 200 characters answers 400 0040, as the spec documents (found by the fuzzer)', async () => {
+    const { apiKey } = await t.merchant();
+    for (const path of [`/v2/subscriptions/${'a'.repeat(201)}`, `/v2/bulk-requests/${'a'.repeat(201)}`]) {
+      const res = await get(apiKey, path);
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('0040');
+    }
+  });
+
   it('without an API key answers 401 0010', async () => {
     const res = await call(t.baseUrl, `/v2/subscriptions/${randomUUID()}`, { method: 'GET' });
     expect(res.status).toBe(401);

@@ -11,7 +11,7 @@ import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
 export interface Rejection {
   readonly subscriptionId: string;
-  readonly reason: 'not_found';
+  readonly reason: 'not_found' | 'cancelled';
 }
 
 export interface BulkRequest {

@@ -1,8 +1,9 @@
 /**
  * Accepting a bulk request (docs/design.md §6): normalise and collapse the ids, keep the caller's
- * own subscriptions (one query), and store the request with every accepted id in one document
- * (one insert): a request is accepted whole or not at all. Nothing is applied here; it is
- * dispatched to the workers once the 202 has been sent.
+ * own subscriptions that are not cancelled (one query; a cancelled subscription never changes
+ * again, so it is rejected now rather than skipped by a worker later), and store the request
+ * with every accepted id in one document (one insert): a request is accepted whole or not at
+ * all. Nothing is applied here; it is dispatched to the workers once the 202 has been sent.
  */
 import type { components } from '../../generated/openapi.js';
 import { nowTimestamp } from '../lib/clock.js';
@@ -12,7 +13,7 @@ import type { SubscriptionsRepository } from '../subscriptions/subscriptions.rep
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
-import type { BulkRepository } from './bulk.repository.js';
+import type { BulkRepository, Rejection } from './bulk.repository.js';
 
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
 
@@ -32,9 +33,13 @@ export class BulkService {
   async accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[]): Promise<BulkAcceptance> {
     const requestId = uuidv7();
     const unique = [...new Set(subscriptionIds.map((id) => id.toLowerCase()))];
-    const owned = await this.subscriptions.ownedIds(merchantId, unique);
-    const accepted = unique.filter((id) => owned.has(id));
-    const rejected = unique.filter((id) => !owned.has(id)).map((subscriptionId) => ({ subscriptionId, reason: 'not_found' as const }));
+    const statuses = await this.subscriptions.ownedStatuses(merchantId, unique);
+    const accepted = unique.filter((id) => statuses.has(id) && statuses.get(id) !== 'cancelled');
+    const rejected = unique.flatMap((subscriptionId): Rejection[] => {
+      const status = statuses.get(subscriptionId);
+      if (status === undefined) return [{ subscriptionId, reason: 'not_found' }];
+      return status === 'cancelled' ? [{ subscriptionId, reason: 'cancelled' }] : [];
+    });
     const createdAt = nowTimestamp();
     try {
       await this.repository.insert({

@@ -41,6 +41,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
     resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
+    bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
+    bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
     ...subscriptionReadHandlers(subscriptions),
     ...bulkRequestHandlers(bulkStatus),
   };

@@ -1,6 +1,8 @@
 /**
  * The contract for humans and tools, without an API key: the spec itself (`/openapi.yaml`,
- * `/openapi.json`) and an API reference rendered from it by Redoc, bundled from npm (no CDN).
+ * `/openapi.json`) and an API reference rendered from it by Redoc, bundled from npm (no CDN),
+ * with a curl and a generated-client sample per operation (Redoc has no console to send requests:
+ * the curl samples are the way to try one; Scalar's reference, which has one, is not installed).
  * These are infrastructure, not API operations, so they sit outside the spec on @koa/router.
  */
 import { readFileSync } from 'node:fs';
@@ -8,6 +10,7 @@ import { createRequire } from 'node:module';
 import Router from '@koa/router';
 import { parse } from 'yaml';
 import { SPEC_PATH } from '../lib/spec.js';
+import { withCodeSamples } from './docs-samples.js';
 
 const require = createRequire(import.meta.url);
 
@@ -19,7 +22,7 @@ const page = `<!doctype html>
     <title>Subscription Pause and Resume API</title>
   </head>
   <body>
-    <redoc spec-url="/openapi.json" hide-download-button="false"></redoc>
+    <redoc spec-url="/docs/openapi.json" hide-download-button="false"></redoc>
     <script src="/docs/redoc.standalone.js"></script>
   </body>
 </html>
@@ -28,6 +31,7 @@ const page = `<!doctype html>
 export function docsRouter(): Router {
   const yamlText = readFileSync(SPEC_PATH, 'utf8');
   const json = JSON.stringify(parse(yamlText));
+  const withSamples = JSON.stringify(withCodeSamples(parse(yamlText)));
   const redoc = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'));
   const router = new Router();
   router.get('/openapi.yaml', (ctx) => {
@@ -37,6 +41,11 @@ export function docsRouter(): Router {
   router.get('/openapi.json', (ctx) => {
     ctx.type = 'application/json';
     ctx.body = json;
+  });
+  // What the reference renders: the spec plus curl and client samples for each operation.
+  router.get('/docs/openapi.json', (ctx) => {
+    ctx.type = 'application/json';
+    ctx.body = withSamples;
   });
   router.get('/docs', (ctx) => {
     ctx.type = 'text/html; charset=utf-8';

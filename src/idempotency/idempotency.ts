@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'openapi-backend';
 import { Problems, ProblemError } from '../errors.js';
-import { merchantOf, operationOf, type OperationHandler } from '../operations/operation-context.js';
+import { merchantOf, operationOf, type OperationHandler, type OperationId } from '../operations/operation-context.js';
 import type { Logger } from '../logger.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 
@@ -21,8 +21,19 @@ function fingerprint(c: Context): string {
   const { operationId, subscriptionId, bulkIds, body } = operationOf(c);
   // Ids are case-insensitive (docs/design.md §6): `/ABC…/pause` retried as `/abc…/pause` is the same request.
   const pathSegment = bulkIds === undefined ? (subscriptionId?.toLowerCase() ?? null) : null;
-  return createHash('sha256').update(JSON.stringify([operationId, pathSegment, body])).digest('hex');
+  const operation = SAME_REQUEST_AS[operationId] ?? operationId;
+  return createHash('sha256').update(JSON.stringify([operation, pathSegment, body])).digest('hex');
 }
+
+/**
+ * The bulk operations are fingerprinted as the body-based form on the templated path, which they
+ * are the same request as: a key stored by either matches a retry through the other, and keys
+ * stored before the bulk paths were operations of their own still replay.
+ */
+const SAME_REQUEST_AS: Partial<Record<OperationId, OperationId>> = {
+  bulkPauseSubscriptions: 'pauseSubscription',
+  bulkResumeSubscriptions: 'resumeSubscription',
+};
 
 export function idempotent(repository: IdempotencyRepository, log: Logger, handler: OperationHandler): OperationHandler {
   return async (c, ctx) => {

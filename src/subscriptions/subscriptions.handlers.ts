@@ -27,29 +27,39 @@ function resumedView(s: Subscription): ResumedSubscription {
   return { id, planId, status, cycle, createdAt, modifiedAt };
 }
 
-/** Pause and resume, single or bulk: the commands (the app makes them idempotent). */
+/**
+ * Pause and resume, single or bulk: the commands (the app makes them idempotent). A bulk request
+ * is its own operation on `/bulk/pause` and `/bulk/resume`, and the body-based form on the
+ * templated path is the same request (DESIGN.md §2): both go through `acceptBulk`.
+ */
 export function subscriptionCommandHandlers(
   subscriptions: SubscriptionsService,
   bulk: BulkAcceptor,
-): Pick<OperationHandlers, 'pauseSubscription' | 'resumeSubscription'> {
-  const handle =
-    (operation: Operation, view: (s: Subscription) => PausedSubscription | ResumedSubscription): OperationHandler =>
+): Pick<OperationHandlers, 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'> {
+  const acceptBulk =
+    (operation: Operation): OperationHandler =>
     async (c, ctx) => {
+      const { merchant, bulkIds } = operationOf(c);
+      const acceptance = await bulk.accept(merchant.id, operation, bulkIds ?? []);
+      ctx.status = 202;
+      ctx.body = acceptance;
+      ctx.set('Location', `/v2/bulk-requests/${acceptance.requestId}`);
+      ctx.res.once('close', () => bulk.dispatch(acceptance.requestId));
+    };
+  const handle = (operation: Operation, view: (s: Subscription) => PausedSubscription | ResumedSubscription): OperationHandler => {
+    const bulkHandler = acceptBulk(operation);
+    return async (c, ctx) => {
       const { merchant, bulkIds, subscriptionId } = operationOf(c);
-      if (bulkIds !== undefined) {
-        const acceptance = await bulk.accept(merchant.id, operation, bulkIds);
-        ctx.status = 202;
-        ctx.body = acceptance;
-        ctx.set('Location', `/v2/bulk-requests/${acceptance.requestId}`);
-        ctx.res.once('close', () => bulk.dispatch(acceptance.requestId));
-        return;
-      }
+      if (bulkIds !== undefined) return bulkHandler(c, ctx);
       ctx.status = 200;
       ctx.body = view(await subscriptions.apply(merchant.id, String(subscriptionId), operation));
     };
+  };
   return {
     pauseSubscription: handle('PAUSE', pausedView),
     resumeSubscription: handle('RESUME', resumedView),
+    bulkPauseSubscriptions: acceptBulk('PAUSE'),
+    bulkResumeSubscriptions: acceptBulk('RESUME'),
   };
 }
 

@@ -131,12 +131,12 @@ export class SubscriptionsRepository {
     return pageOf(docs.map(toSubscription), limit, (s) => s.id);
   }
 
-  /** Which of these ids are subscriptions of the merchant: one query. */
-  async ownedIds(merchantId: string, ids: readonly string[]): Promise<Set<string>> {
+  /** The status of each of these ids that is a subscription of the merchant (others are absent): one query. */
+  async ownedStatuses(merchantId: string, ids: readonly string[]): Promise<Map<string, SubscriptionStatus>> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1 } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1, status: 1 } })
       .toArray();
-    return new Set(docs.map((d) => d._id));
+    return new Map(docs.map((d) => [d._id, d.status]));
   }
 
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * Subscription Pause and Resume API
- * Merchants pause and resume their subscriptions. Each operation works on one subscription (200 with the subscription) or, when the JSON body carries `subscriptions`, on a batch of 1 to 3000 (202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations. 
+ * Merchants pause and resume their subscriptions, one at a time (200 with the subscription) or 1 to 3000 at once (`/bulk/pause`, `/bulk/resume`, or a `subscriptions` body on the single operations\' paths; 202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations.  What `version` means, and every error code with what to do about it: the sections \"Versions\" and \"Error codes\" (tags). 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -18,6 +18,11 @@ import {
     BulkAcceptanceFromJSON,
     BulkAcceptanceToJSON,
 } from '../models/BulkAcceptance.js';
+import {
+    type BulkCommandRequest,
+    BulkCommandRequestFromJSON,
+    BulkCommandRequestToJSON,
+} from '../models/BulkCommandRequest.js';
 import {
     type CommandRequest,
     CommandRequestFromJSON,
@@ -53,6 +58,40 @@ import {
     SubscriptionStatusFromJSON,
     SubscriptionStatusToJSON,
 } from '../models/SubscriptionStatus.js';
+
+export interface BulkPauseSubscriptionsRequest {
+    /**
+     * 
+     */
+    bulkCommandRequest: BulkCommandRequest;
+    /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
+}
+
+export interface BulkResumeSubscriptionsRequest {
+    /**
+     * 
+     */
+    bulkCommandRequest: BulkCommandRequest;
+    /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
+}
 
 export interface GetSubscriptionRequest {
     /**
@@ -137,6 +176,128 @@ export interface ResumeSubscriptionRequest {
  * 
  */
 export class SubscriptionsApi extends runtime.BaseAPI {
+
+    /**
+     * Creates request options for bulkPauseSubscriptions without sending the request
+     */
+    async bulkPauseSubscriptionsRequestOpts(requestParameters: BulkPauseSubscriptionsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['bulkCommandRequest'] == null) {
+            throw new runtime.RequiredError(
+                'bulkCommandRequest',
+                'Required parameter "bulkCommandRequest" was null or undefined when calling bulkPauseSubscriptions().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions/bulk/pause`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: BulkCommandRequestToJSON(requestParameters['bulkCommandRequest']),
+        };
+    }
+
+    /**
+     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). 
+     * Pause many subscriptions at once
+     */
+    async bulkPauseSubscriptionsRaw(requestParameters: BulkPauseSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkAcceptance>> {
+        const requestOptions = await this.bulkPauseSubscriptionsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BulkAcceptanceFromJSON(jsonValue));
+    }
+
+    /**
+     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). 
+     * Pause many subscriptions at once
+     */
+    async bulkPauseSubscriptions(requestParameters: BulkPauseSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkAcceptance> {
+        const response = await this.bulkPauseSubscriptionsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for bulkResumeSubscriptions without sending the request
+     */
+    async bulkResumeSubscriptionsRequestOpts(requestParameters: BulkResumeSubscriptionsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['bulkCommandRequest'] == null) {
+            throw new runtime.RequiredError(
+                'bulkCommandRequest',
+                'Required parameter "bulkCommandRequest" was null or undefined when calling bulkResumeSubscriptions().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions/bulk/resume`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: BulkCommandRequestToJSON(requestParameters['bulkCommandRequest']),
+        };
+    }
+
+    /**
+     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. 
+     * Resume many subscriptions at once
+     */
+    async bulkResumeSubscriptionsRaw(requestParameters: BulkResumeSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkAcceptance>> {
+        const requestOptions = await this.bulkResumeSubscriptionsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BulkAcceptanceFromJSON(jsonValue));
+    }
+
+    /**
+     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. 
+     * Resume many subscriptions at once
+     */
+    async bulkResumeSubscriptions(requestParameters: BulkResumeSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkAcceptance> {
+        const response = await this.bulkResumeSubscriptionsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
 
     /**
      * Creates request options for getSubscription without sending the request

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * Subscription Pause and Resume API
- * Merchants pause and resume their subscriptions. Each operation works on one subscription (200 with the subscription) or, when the JSON body carries `subscriptions`, on a batch of 1 to 3000 (202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations. 
+ * Merchants pause and resume their subscriptions, one at a time (200 with the subscription) or 1 to 3000 at once (`/bulk/pause`, `/bulk/resume`, or a `subscriptions` body on the single operations\' paths; 202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations.  What `version` means, and every error code with what to do about it: the sections \"Versions\" and \"Error codes\" (tags). 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -24,7 +24,7 @@ export interface RejectedSubscription {
      */
     subscriptionId: string;
     /**
-     * `not_found`: no subscription of the caller has this id.
+     * `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again.
      */
     reason: RejectedSubscriptionReasonEnum;
 }
@@ -35,6 +35,7 @@ export interface RejectedSubscription {
  */
 export const RejectedSubscriptionReasonEnum = {
     NotFound: 'not_found',
+    Cancelled: 'cancelled',
 } as const;
 export type RejectedSubscriptionReasonEnum = typeof RejectedSubscriptionReasonEnum[keyof typeof RejectedSubscriptionReasonEnum];
 
@@ -45,8 +46,6 @@ export type RejectedSubscriptionReasonEnum = typeof RejectedSubscriptionReasonEn
 export function instanceOfRejectedSubscription(value: object): value is RejectedSubscription {
     if (!('subscriptionId' in value) || value['subscriptionId'] === undefined) return false;
     if (!('reason' in value) || value['reason'] === undefined) return false;
-    if (value['reason'] !== 'not_found') return false;
-    
     return true;
 }
 

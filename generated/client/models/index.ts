@@ -1,6 +1,7 @@
 /* tslint:disable */
 /* eslint-disable */
 export * from './BulkAcceptance.js';
+export * from './BulkCommandRequest.js';
 export * from './BulkOperation.js';
 export * from './BulkRequest.js';
 export * from './BulkRequestCounts.js';

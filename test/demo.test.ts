@@ -1,0 +1,47 @@
+/**
+ * The `npm start` banner (src/demo.ts): what it prints works as printed. Its docs URL answers, its
+ * MONGODB_URI reaches the demo data, and each curl command answers what its comment says.
+ */
+import { MongoClient } from 'mongodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDemo } from '../src/demo.js';
+import { call } from './support/http.js';
+import { databaseUri, startTestService, type TestService } from './support/service.js';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(() => t.close());
+
+const CURL = /^ {2}curl -s -X POST (\S+) -H 'x-api-key: (\S+)'(?: -H 'content-type: application\/json' -d '(.+?)')?(?:\s+#.*)?$/;
+
+describe('the demo banner', () => {
+  it('prints the docs URL, the embedded MONGODB_URI, a cancelled subscription, and curl commands that answer as shown', async () => {
+    const uri = databaseUri(t.db.databaseName);
+    const banner = await createDemo(t.service.auth, t.service.seeder, { baseUrl: t.baseUrl, databaseUri: uri });
+    const lines = banner.split('\n');
+
+    expect(lines).toContain(`API reference: ${t.baseUrl}/docs`);
+    expect((await fetch(`${t.baseUrl}/docs`)).status).toBe(200);
+    expect(lines).toContain(`  MONGODB_URI=${uri}`);
+    const cancelledId = /^\s+(\S+) \(cancelled\)$/.exec(lines.find((l) => l.endsWith('(cancelled)'))!)![1];
+    const client = await new MongoClient(uri).connect();
+    try {
+      expect(await client.db().collection('subscriptions').findOne({ _id: cancelledId as never })).toMatchObject({ status: 'cancelled' });
+    } finally {
+      await client.close();
+    }
+
+    const statuses = [];
+    for (const match of lines.map((l) => CURL.exec(l)).filter((m) => m !== null)) {
+      const [, url, apiKey, body] = match;
+      const reply = await call(t.baseUrl, url!.slice(t.baseUrl.length), { apiKey, ...(body ? { json: JSON.parse(body) } : {}) });
+      statuses.push(reply.status);
+      if (reply.status === 202 && reply.body.operation === 'PAUSE') {
+        expect(reply.body.rejected).toEqual([{ subscriptionId: cancelledId, reason: 'cancelled' }]);
+      }
+    }
+    expect(statuses).toEqual([200, 200, 409, 202, 202]);
+  });
+});
