@@ -104,7 +104,7 @@ describe('a bulk request as a resource', () => {
     }
   });
 
-  it('the list shows the caller’s requests newest first, a page at a time', async () => {
+  it('the list (listBulkRequests) shows the caller’s requests newest first, a page at a time', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const [id] = await t.seed(merchantId, 1);
     const accepted: string[] = [];
