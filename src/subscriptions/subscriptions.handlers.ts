@@ -30,7 +30,7 @@ function resumedView(s: Subscription): ResumedSubscription {
 /**
  * Pause and resume, single or bulk: the commands (the app makes them idempotent). A bulk request
  * is its own operation on `/bulk/pause` and `/bulk/resume`, and the body-based form on the
- * templated path is the same request (DESIGN.md §2): both go through `acceptBulk`.
+ * templated path is the same request (docs/design.md §2): both go through `acceptBulk`.
  */
 export function subscriptionCommandHandlers(
   subscriptions: SubscriptionsService,
