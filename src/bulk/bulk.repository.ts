@@ -3,7 +3,8 @@
  * is accepted whole or not at all (docs/design.md §6). Once dispatched, its ids live in chunk
  * documents of up to CHUNK_SIZE, one per Agenda job, which also keep each command's outcome.
  */
-import { MongoServerError, type Collection, type Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError } from '../db/mongo.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { chunkIds } from './bulk.chunks.js';
@@ -63,8 +64,6 @@ interface FinishedChunkDocument {
   expiresAt: Date;
 }
 
-const isDuplicateKey = (error: unknown) =>
-  error instanceof MongoServerError && (error.code === 11000 || (error as { writeErrors?: { code: number }[] }).writeErrors?.every((e) => e.code === 11000));
 
 function toRequest({ _id, dispatchedAt: _d, expiresAt: _e, ...rest }: RequestDocument): BulkRequest {
   return { requestId: _id, ...rest };
@@ -147,7 +146,7 @@ export class BulkRepository {
         { ordered: false },
       );
     } catch (error) {
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
     }
   }
 
@@ -192,7 +191,7 @@ export class BulkRepository {
   async finishChunk(chunk: BulkChunk, at: string): Promise<boolean> {
     const expiresAt = new Date(Date.now() + this.retentionMs);
     await this.finished.insertOne({ _id: chunk.chunkId, expiresAt }).catch((error: unknown) => {
-      if (!isDuplicateKey(error)) throw error;
+      if (!isDuplicateKeyError(error)) throw error;
     });
     const done = await this.finished.countDocuments({ _id: { $in: chunkIds(chunk.requestId, chunk.chunkCount) } });
     if (done < chunk.chunkCount) return false;

@@ -8,7 +8,7 @@
  * bulk workers and the job queue, bounded by BULK_DB_TIMEOUT_MS, since a chunk's write may
  * legitimately take longer than a request should wait.
  */
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { ConnectionString } from 'mongodb-connection-string-url';
 import type { Logger } from '../logger.js';
 
@@ -95,4 +95,11 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
     await close();
     throw error;
   }
+}
+
+/** A write refused for a duplicate `_id` or unique key (for a bulk insert: every document refused so). */
+export function isDuplicateKeyError(error: unknown): boolean {
+  if (!(error instanceof MongoServerError)) return false;
+  const writeErrors = (error as { writeErrors?: { code: number }[] }).writeErrors;
+  return error.code === 11000 || (writeErrors !== undefined && writeErrors.length > 0 && writeErrors.every((e) => e.code === 11000));
 }

@@ -2,7 +2,8 @@
  * Stored responses for Idempotency-Key, scoped per merchant. Claiming a key is one insert on a
  * unique _id: atomic on MongoDB and, unlike a conditional update, on FerretDB v1 too.
  */
-import { MongoServerError, type Collection, type Db } from 'mongodb';
+import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError } from '../db/mongo.js';
 import type { Logger } from '../logger.js';
 
 interface IdempotencyDocument {
@@ -33,7 +34,6 @@ export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** A claim held longer than this belongs to a request that died; the key may be used again. */
 const ABANDONED_AFTER_MS = 60_000;
 
-const isDuplicateKey = (error: unknown) => error instanceof MongoServerError && error.code === 11000;
 
 export class IdempotencyRepository {
   private readonly collection: Collection<IdempotencyDocument>;
@@ -62,7 +62,7 @@ export class IdempotencyRepository {
         await this.collection.insertOne({ _id, fingerprint, state: 'in_flight', createdAt: now, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) });
         return { kind: 'new' };
       } catch (error) {
-        if (!isDuplicateKey(error)) throw error;
+        if (!isDuplicateKeyError(error)) throw error;
       }
       const existing = await this.collection.findOne({ _id });
       if (!existing) continue;
