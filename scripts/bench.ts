@@ -91,7 +91,7 @@ async function postBulk(baseUrl: string, apiKey: string, ids: string[]): Promise
  * insertMany is the least any implementation must spend, so the service's own overhead is its
  * time over that floor.
  */
-async function benchAcceptance(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, ids: string[]) {
+async function benchAcceptance(db: Db, baseUrl: string, apiKey: string, merchantId: string, ids: string[]) {
   const accept: number[] = [];
   const raw: number[] = [];
   const query: number[] = [];
@@ -246,7 +246,7 @@ async function main(): Promise<void> {
 
     console.error('(a) acceptance latency ...');
     await clean(db);
-    const accept = await benchAcceptance(db, service, baseUrl, apiKey, merchantId, await seed(db, merchantId, BULK_SIZE));
+    const accept = await benchAcceptance(db, baseUrl, apiKey, merchantId, await seed(db, merchantId, BULK_SIZE));
     console.error('(b) drain ...');
     const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId, engine);
     console.error(`(c) single pause, ${CONNECTIONS} connections, ${LOAD_SECONDS} s each ...`);
