@@ -15,11 +15,12 @@
  *   (the spec's pattern alone produces `0205-56-62T74:72:60…Z`). Requests are validated as before:
  *   the uuid format accepts either case, and timestamps appear in responses only.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { projectRoot } from '../src/lib/project-root.js';
-import { loadSpec } from '../src/lib/spec.js';
+import { loadSpec, SPEC_PATH } from '../src/lib/spec.js';
 
 /** Statuses only a stateful server can answer: dropped from every operation for the mock. */
 export const STATEFUL_ONLY_STATUSES = ['422'] as const;
@@ -49,8 +50,8 @@ function withoutStatefulHeaders(response: Response): void {
 }
 
 /** The spec the mock serves, as an object. */
-export function mockSpec(): Spec {
-  const spec = loadSpec() as Spec;
+export function mockSpec(source = SPEC_PATH): Spec {
+  const spec = loadSpec(source) as Spec;
   for (const pathItem of Object.values(spec.paths ?? {})) {
     for (const method of METHODS) {
       const responses = pathItem[method]?.responses;
@@ -88,11 +89,17 @@ export function exampleList(spec: Spec = mockSpec()): string[] {
   return [...operationsOf].sort(([a], [b]) => a.localeCompare(b)).map(([key, operations]) => `${key.padEnd(44)}${operations.join(', ')}`);
 }
 
-/** Writes the mock's spec under `.cache/mock/` and returns its path. */
-export function writeMockSpec(): string {
+/**
+ * Writes the mock's spec under `.cache/mock/` and returns its path. The file is rewritten only
+ * when its content changes: Prism restarts whenever the file it serves changes (it watches it),
+ * so a mock started elsewhere from the same spec must not be restarted by an identical write.
+ */
+export function writeMockSpec(source = SPEC_PATH): string {
   const dir = join(projectRoot(), '.cache', 'mock');
   mkdirSync(dir, { recursive: true });
-  const path = join(dir, 'openapi.yaml');
-  writeFileSync(path, `# Derived from openapi/openapi.yaml by scripts/mock-spec.ts; do not edit.\n${stringify(mockSpec())}`);
+  const name = resolve(source) === SPEC_PATH ? 'openapi' : `openapi-${createHash('sha256').update(resolve(source)).digest('hex').slice(0, 12)}`;
+  const path = join(dir, `${name}.yaml`);
+  const content = `# Derived from ${relative(projectRoot(), source)} by scripts/mock-spec.ts; do not edit.\n${stringify(mockSpec(source))}`;
+  if (!existsSync(path) || readFileSync(path, 'utf8') !== content) writeFileSync(path, content);
   return path;
 }

@@ -6,7 +6,7 @@ import { projectRoot } from './project-root.js';
 
 export const SPEC_PATH = join(projectRoot(), 'openapi', 'openapi.yaml');
 
-/** A fresh copy of the spec, parsed from openapi/openapi.yaml. */
-export function loadSpec(): Document {
-  return parse(readFileSync(SPEC_PATH, 'utf8')) as Document;
+/** A fresh copy of the spec, parsed from openapi/openapi.yaml (or another copy of it). */
+export function loadSpec(path = SPEC_PATH): Document {
+  return parse(readFileSync(path, 'utf8')) as Document;
 }
