@@ -23,7 +23,7 @@ export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, 
     (body ? ` -H 'content-type: application/json' -d '${body}'` : '');
   return [
     '',
-    `API reference: ${baseUrl}/docs`,
+    `API reference: ${baseUrl}/docs  (console to send requests: ${baseUrl}/docs/try)`,
     ...(databaseUri ? ['Demo data on the embedded database (gone when the service stops):', `  MONGODB_URI=${databaseUri}`] : ['Demo data:']),
     `  merchant:      ${merchantId}`,
     `  API key:       ${apiKey}`,

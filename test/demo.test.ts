@@ -22,7 +22,7 @@ describe('the demo banner', () => {
     const banner = await createDemo(t.service.auth, t.service.seeder, { baseUrl: t.baseUrl, databaseUri: uri });
     const lines = banner.split('\n');
 
-    expect(lines).toContain(`API reference: ${t.baseUrl}/docs`);
+    expect(lines).toContain(`API reference: ${t.baseUrl}/docs  (console to send requests: ${t.baseUrl}/docs/try)`);
     expect((await fetch(`${t.baseUrl}/docs`)).status).toBe(200);
     expect(lines).toContain(`  MONGODB_URI=${uri}`);
     const cancelledId = /^\s+(\S+) \(cancelled\)$/.exec(lines.find((l) => l.endsWith('(cancelled)'))!)![1];

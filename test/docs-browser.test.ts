@@ -45,4 +45,23 @@ describe.skipIf(!available)('the docs page in Chromium', () => {
     await page.screenshot({ path: 'test-artifacts/docs.png', fullPage: false });
     await page.close();
   });
+
+  it('has a console (/docs/try) that sends a request with the caller\'s API key to the running service', async () => {
+    const { apiKey } = await t.merchant();
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const outside: string[] = [];
+    page.on('request', (r) => (r.url().startsWith(t.baseUrl) || r.url().startsWith('data:') ? undefined : outside.push(r.url())));
+    await page.goto(`${t.baseUrl}/docs/try#tag/subscriptions/GET/v2/subscriptions`);
+    await page.locator('button', { hasText: 'Test Request(get /v2/subscriptions)' }).click({ timeout: 30_000 });
+    const client = page.getByRole('dialog');
+    await client.getByText('Value:').first().click();
+    await page.keyboard.type(apiKey);
+    await client.getByRole('button', { name: /^Send/ }).first().click();
+    // A 200 and not a 401: the key typed into the console went out with the request.
+    await client.getByText('200 OK').first().waitFor({ timeout: 15_000 });
+    expect(await client.getByText('"hasMore"').count()).toBeGreaterThan(0);
+    expect(outside).toEqual([]);
+    await page.screenshot({ path: 'test-artifacts/docs-try.png', fullPage: false });
+    await page.close();
+  }, 60_000);
 });

@@ -38,6 +38,18 @@ describe('the published contract', () => {
     expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
   });
 
+  it('GET /docs/try serves the console (Scalar) on the same spec, bundled, no CDN', async () => {
+    const page = await fetch(`${t.baseUrl}/docs/try`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain("url: '/docs/openapi.json'");
+    expect(html).not.toMatch(/https?:\/\//);
+    const script = await fetch(`${t.baseUrl}/docs/scalar.standalone.js`);
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/javascript/);
+    expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  });
+
   it('the reference renders the spec with a curl and a generated-client sample for every operation', async () => {
     const spec = parse(readFileSync(SPEC_PATH, 'utf8'));
     const rendered = await (await fetch(`${t.baseUrl}/docs/openapi.json`)).json();
