@@ -88,16 +88,19 @@ describe('the rules', () => {
     expect(firings(id!)).toMatchObject([{ msg: 'scheduled pause applied', transition: 'pause', scheduledAt: res.body.schedule.pauseAt }]);
   });
 
-  it('resumeAt only: paused now, resumes by itself; pausing again with another resumeAt replaces it', async () => {
+  it('resumeAt only: paused now; pausing again with another resumeAt replaces it, which fires once, at the new time', async () => {
     const [id] = await t.seed(merchantId, 1);
-    const first = await pause(id!, { resumeAt: inMs(60_000), reason: 'travelling' });
+    const first = await pause(id!, { resumeAt: inMs(1000), reason: 'travelling' });
     expect(first.body).toMatchObject({ status: 'paused', schedule: { pauseAt: null }, pauseReason: 'travelling' });
-    const second = await pause(id!, { resumeAt: inMs(1500) });
-    expect(second.body.schedule.resumeAt < first.body.schedule.resumeAt).toBe(true);
+    const second = await pause(id!, { resumeAt: inMs(3000) });
+    expect(second.body.schedule.resumeAt > first.body.schedule.resumeAt).toBe(true);
     expect(second.body.pauseReason).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 1800));
+    expect((await read(id!)).body).toMatchObject({ status: 'paused', schedule: second.body.schedule });
     const after = await waitFor(() => read(id!), (r) => r.body.status === 'fulfilled', 20_000);
     expect(after.body.schedule).toBeUndefined();
     expect(firings(id!)).toMatchObject([{ msg: 'scheduled resume applied', scheduledAt: second.body.schedule.resumeAt }]);
+    expect(String(after.body.modifiedAt) >= second.body.schedule.resumeAt).toBe(true);
   });
 
   it('a pause with no body on a paused subscription changes nothing, its schedule included', async () => {
