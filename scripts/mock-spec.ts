@@ -85,7 +85,7 @@ export function exampleList(spec: Spec = mockSpec()): string[] {
       }
     }
   }
-  return [...operationsOf].sort(([a], [b]) => a.localeCompare(b)).map(([key, operations]) => `${key.padEnd(44)}${operations.join(', ')}`);
+  return [...operationsOf].sort(([a], [b]) => a.localeCompare(b)).map(([key, operations]) => `${`${key}  `.padEnd(44)}${operations.join(', ')}`);
 }
 
 /** Writes the mock's spec under `.cache/mock/` and returns its path. */
