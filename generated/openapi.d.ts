@@ -28,7 +28,7 @@ export interface paths {
          *     now), `resumeAt` (when it ends by itself; absent: paused until resumed) and
          *     `reason` (at most 500 characters), for one subscription or, beside
          *     `subscriptions`, for each of a bulk request's. Times are RFC 3339 in the
-         *     future, `pauseAt` before `resumeAt`, `resumeAt` at most 3 years ahead; any
+         *     future and at most 3 years ahead, `pauseAt` before `resumeAt`; any
          *     fractional precision is kept to microseconds. Otherwise 400 `0043` naming
          *     the field. A subscription shows its pending `schedule` and, while paused
          *     with a reason, `pauseReason`; neither is present when not set. Rules:
@@ -320,7 +320,7 @@ export interface components {
         };
         /**
          * Format: date-time
-         * @description RFC 3339 date-time in the future (any offset; fractional seconds kept to microseconds).
+         * @description RFC 3339 date-time in the future, at most 3 years ahead (any offset; fractional seconds kept to microseconds).
          * @example 2026-12-01T00:00:00Z
          */
         ScheduleTime: string;

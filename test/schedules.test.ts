@@ -148,6 +148,19 @@ describe('the rules', () => {
     expect(firings(id!)).toMatchObject([{ outcome: 'skipped', transition: 'cancelled' }]);
   });
 
+  it('a bulk pause with pauseAt and resumeAt schedules each: applied where fulfilled, noop where already paused (pauseAt dropped)', async () => {
+    const [fulfilled] = await t.seed(merchantId, 1);
+    const [paused] = await t.seed(merchantId, 1, 'paused');
+    const pauseAt = inMs(600_000);
+    const resumeAt = inMs(900_000);
+    const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: [fulfilled, paused], pauseAt, resumeAt, reason: 'moving' } });
+    const location = res.headers.get('location')!;
+    const done = await waitFor(() => call(t.baseUrl, location, { apiKey, method: 'GET' }), (r) => r.body.state === 'completed', 20_000);
+    expect(done.body.counts).toMatchObject({ applied: 1, noop: 1 });
+    expect((await read(fulfilled!)).body).toMatchObject({ status: 'fulfilled', schedule: { pauseAt: expect.stringMatching(/Z$/), resumeAt: expect.stringMatching(/Z$/) } });
+    expect((await read(paused!)).body).toMatchObject({ status: 'paused', schedule: { pauseAt: null }, pauseReason: 'moving' });
+  });
+
   it('DELETE …/schedule on an unknown subscription answers 404 0020', async () => {
     expect((await dropSchedule('6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60')).body).toMatchObject({ status: 404, code: '0020' });
   });
