@@ -327,7 +327,7 @@ async function main(): Promise<void> {
     console.log(row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bareLoad.rps.toFixed(0)} req/s p50 ${bareLoad.p50Ms} p99 ${bareLoad.p99Ms}`, results.singleThroughputRatio, '>= 0.6x', results.singleThroughputRatio >= 0.6));
     const lagTarget = config.schedulePollMs + drain.drainMs;
     console.log(
-      row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms} p99 ${lag.scheduleLagP99Ms} ms`, `poll ${config.schedulePollMs} + drain ${drain.drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / lagTarget, '<= 1x', lag.scheduleLagP99Ms <= lagTarget),
+      row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`, `poll ${config.schedulePollMs} + drain ${drain.drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / lagTarget, '<= 1x', lag.scheduleLagP99Ms <= lagTarget),
     );
     if (lag.scheduleResumed < BULK_SIZE || !lag.pausedBeforeResumeAt) console.log(`(e) not comparable: ${lag.scheduleResumed} resumed; the bulk pause ${lag.pausedBeforeResumeAt ? 'was' : 'was NOT'} applied before resumeAt`);
     const floorRatio = accept.acceptFloorMedianMs / accept.rawInsertMedianMs;

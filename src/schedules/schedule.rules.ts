@@ -1,20 +1,10 @@
 /**
- * Scheduled pause and resume (docs/design.md §9), apart from HTTP and from MongoDB: what a pause
- * request's `pauseAt`, `resumeAt` and `reason` may be, and what each command and each due
- * schedule writes. Times are kept as the service's microsecond timestamps (docs/design.md §5),
- * which sort like the instants they name.
+ * Scheduled pause and resume (docs/design.md §9), apart from HTTP and from MongoDB: what each
+ * command and each due schedule writes. Times are the service's microsecond timestamps
+ * (docs/design.md §5), which sort like the instants they name.
  */
-import { formatTimestamp } from '../lib/clock.js';
 import { TRANSITIONS, type Operation, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
-
-/** The body fields of a pause that schedule it: a request without any of them answers as before. */
-export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
-
-export interface ScheduleRequest {
-  readonly pauseAt?: string;
-  readonly resumeAt?: string;
-  readonly reason?: string;
-}
+import type { ScheduleRequest } from './schedule.request.js';
 
 /** The schedule fields a subscription document carries; `nextScheduledAt` is the earliest pending time, for the workers' poll. */
 export interface StoredSchedule {
@@ -38,62 +28,6 @@ export interface CommandPlan {
   readonly already: SubscriptionStatus;
   readonly whenFrom: Change;
   readonly whenAlready: Change | undefined;
-}
-
-export class InvalidScheduleError extends Error {
-  override name = 'InvalidScheduleError';
-
-  constructor(
-    readonly field: (typeof SCHEDULE_FIELDS)[number],
-    readonly rule: string,
-  ) {
-    super(`${field} ${rule}.`);
-  }
-}
-
-const MAX_YEARS_AHEAD = 3;
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):?(\d{2})?)$/;
-
-/** Microseconds since the epoch of an RFC 3339 date-time (fractions past microseconds dropped); undefined if it is not one. */
-export function parseRfc3339(text: string): bigint | undefined {
-  const m = RFC3339.exec(text);
-  if (!m) return undefined;
-  const [, y, mo, d, h, mi, s, fraction = '', zulu, sign, oh = '0', om = '0'] = m;
-  const date = new Date(0);
-  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  date.setUTCHours(Number(h), Number(mi), Number(s));
-  const offsetMinutes = zulu ? 0 : (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
-  const millis = date.getTime() - offsetMinutes * 60_000;
-  if (Number.isNaN(millis)) return undefined;
-  return BigInt(millis) * 1000n + BigInt(fraction.slice(0, 6).padEnd(6, '0'));
-}
-
-function futureTime(field: 'pauseAt' | 'resumeAt', raw: unknown, nowMicros: bigint): bigint | undefined {
-  if (raw === undefined) return undefined;
-  const micros = typeof raw === 'string' ? parseRfc3339(raw) : undefined;
-  if (micros === undefined) throw new InvalidScheduleError(field, 'must be an RFC 3339 date-time');
-  if (micros <= nowMicros) throw new InvalidScheduleError(field, 'must be in the future');
-  const limit = new Date(Number(nowMicros / 1000n));
-  limit.setUTCFullYear(limit.getUTCFullYear() + MAX_YEARS_AHEAD);
-  if (micros > BigInt(limit.getTime()) * 1000n) throw new InvalidScheduleError(field, `must be at most ${MAX_YEARS_AHEAD} years ahead`);
-  return micros;
-}
-
-/** The schedule a pause body asks for, or undefined when it has none of the fields. The shape was checked at the edge. */
-export function scheduleRequestOf(body: Readonly<Record<string, unknown>>, nowMicros: bigint): ScheduleRequest | undefined {
-  if (!SCHEDULE_FIELDS.some((field) => body[field] !== undefined)) return undefined;
-  const pauseAt = futureTime('pauseAt', body.pauseAt, nowMicros);
-  const resumeAt = futureTime('resumeAt', body.resumeAt, nowMicros);
-  if (pauseAt !== undefined && resumeAt !== undefined && pauseAt >= resumeAt) throw new InvalidScheduleError('pauseAt', 'must be before resumeAt');
-  const reason = body.reason;
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length === 0 || [...reason].length > 500)) {
-    throw new InvalidScheduleError('reason', 'must be 1 to 500 characters');
-  }
-  return {
-    ...(pauseAt !== undefined ? { pauseAt: formatTimestamp(pauseAt) } : {}),
-    ...(resumeAt !== undefined ? { resumeAt: formatTimestamp(resumeAt) } : {}),
-    ...(reason !== undefined ? { reason } : {}),
-  };
 }
 
 /** A change that leaves exactly these schedule fields, removing the others. */
