@@ -42,12 +42,15 @@ describe('due schedules', () => {
     const ids = await t.seed(merchantId, 3000);
     const resumeAt = inMs(5000);
     await bulkPauseUntil(t, apiKey, ids, resumeAt);
+    const pausedBy = Date.now() - Date.parse(resumeAt);
     expect(await waitFor(() => resumedWithoutSchedule(t, ids), (n) => n === 3000, 120_000, 500)).toBe(3000);
     const resumed = t.logLines.filter((l) => l.msg === 'scheduled resume applied' && l.merchantId === merchantId);
     expect(resumed).toHaveLength(3000);
     expect(new Set(resumed.map((l) => l.subscriptionId)).size).toBe(3000);
     const lastMs = Math.max(...resumed.map((l) => Number(l.time)));
-    console.log(`3000 scheduled resumes: the last applied ${lastMs - Date.parse(resumeAt)} ms after resumeAt (poll 500 ms)`);
+    const paused = pausedBy > 0 ? `${pausedBy} ms after resumeAt` : `${-pausedBy} ms before resumeAt`;
+    const lastAfter = lastMs - Date.parse(resumeAt);
+    console.log(`3000 scheduled resumes: the bulk pause was applied ${paused}; the last resume was logged ${lastAfter} ms after resumeAt, ${lastAfter - pausedBy} ms after the pause was (poll 500 ms)`);
   });
 
   it('a schedule that falls due while the service is stopped is applied when it starts again', { timeout: 60_000 }, async () => {

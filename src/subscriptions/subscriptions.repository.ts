@@ -1,6 +1,7 @@
 /**
- * Every MongoDB call about subscriptions. Documents map to the domain's Subscription here;
- * no _id or driver type leaves this file.
+ * Every MongoDB call about subscriptions but the due schedules' (schedules.repository.ts, on the
+ * same documents). Documents map to the domain's Subscription here; no _id or driver type leaves
+ * the repositories.
  */
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -43,7 +44,7 @@ export interface CommandState {
 
 const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
-export function toSubscription(doc: SubscriptionDocument): Subscription {
+function toSubscription(doc: SubscriptionDocument): Subscription {
   const scheduled = doc.pauseAt !== undefined || doc.resumeAt !== undefined;
   return {
     id: doc._id,
