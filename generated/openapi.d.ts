@@ -23,6 +23,30 @@ export interface paths {
          *     With `subscriptions` in the body: a bulk pause. The path segment is then
          *     ignored (the literal `{subscriptionId}`, `bulk` or any id works), and the
          *     answer is 202 once one command per owned subscription is queued.
+         *
+         *     **Schedules.** The body may carry `pauseAt` (when the pause starts; absent:
+         *     now), `resumeAt` (when it ends by itself; absent: paused until resumed) and
+         *     `reason` (at most 500 characters), for one subscription or, beside
+         *     `subscriptions`, for each of a bulk request's. Times are RFC 3339 in the
+         *     future and at most 3 years ahead, `pauseAt` before `resumeAt`; any
+         *     fractional precision is kept to microseconds. Otherwise 400 `0043` naming
+         *     the field. A subscription shows its pending `schedule` and, while paused
+         *     with a reason, `pauseReason`; neither is present when not set. Rules:
+         *
+         *     | request | subscription | result |
+         *     |---|---|---|
+         *     | pause with `pauseAt` | `fulfilled` | stays `fulfilled` with the schedule; at `pauseAt` it becomes `paused` |
+         *     | pause with `pauseAt` | `paused` | stays `paused`; `pauseAt` has nothing left to do and is dropped, `resumeAt` kept |
+         *     | pause with `resumeAt` (no `pauseAt`) | `fulfilled` or `paused` | `paused` now; resumes by itself at `resumeAt` |
+         *     | pause with any schedule field | `fulfilled` or `paused` | replaces the whole schedule and reason with what it carries |
+         *     | pause without schedule fields | `paused` | nothing changes, its schedule included |
+         *     | pause without schedule fields | `fulfilled` | `paused` now; a pending `pauseAt` is dropped, `resumeAt` kept |
+         *     | resume | `paused` | `fulfilled` now; its scheduled resume and reason are dropped |
+         *     | `DELETE …/schedule` | `fulfilled` or `paused` | pending `pauseAt` and `resumeAt` dropped |
+         *     | any of these | `cancelled` | 409 `0030`; a schedule whose subscription was cancelled meanwhile does nothing when due |
+         *
+         *     Any change of schedule changes `modifiedAt`. Due schedules are applied by
+         *     the service's workers, with the outcomes of bulk commands.
          */
         post: operations["pauseSubscription"];
         delete?: never;
@@ -73,7 +97,8 @@ export interface paths {
          *     the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued.
          *     `Location` points to the request's status. The same as `POST
          *     /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working
-         *     (and is the same request for `Idempotency-Key`).
+         *     (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside
+         *     `subscriptions` schedule each accepted subscription, with the rules of the single pause.
          */
         post: operations["bulkPauseSubscriptions"];
         delete?: never;
@@ -142,6 +167,29 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/subscriptions/{subscriptionId}/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Drop a subscription's pending scheduled pause and resume
+         * @description Drops the pending `pauseAt` and `resumeAt` and answers 200 with the subscription, which
+         *     keeps its status (a paused one stays paused until resumed). Without a schedule it
+         *     changes nothing. `modifiedAt` changes when a schedule was dropped. A `cancelled`
+         *     subscription answers 409 `0030`.
+         */
+        delete: operations["deleteSubscriptionSchedule"];
         options?: never;
         head?: never;
         patch?: never;
@@ -242,6 +290,9 @@ export interface components {
             cycle: number;
             createdAt: components["schemas"]["Timestamp"];
             modifiedAt: components["schemas"]["Timestamp"];
+            schedule?: components["schemas"]["Schedule"];
+            /** @description Why it is paused, as given with the pause; present only while `paused` with a reason. */
+            pauseReason?: string;
         };
         /** @description A subscription as the pause operation reports it (with `merchantId`). */
         PausedSubscription: {
@@ -253,6 +304,48 @@ export interface components {
             cycle: number;
             createdAt: components["schemas"]["Timestamp"];
             modifiedAt: components["schemas"]["Timestamp"];
+            schedule?: components["schemas"]["Schedule"];
+            /** @description Why it is paused, as given with the pause; present only while `paused` with a reason. */
+            pauseReason?: string;
+        };
+        /**
+         * @description A subscription's pending scheduled pause and resume; present only while one is pending.
+         *     A time is null when only the other one is scheduled.
+         */
+        Schedule: {
+            /** @description When it becomes `paused`. */
+            pauseAt: components["schemas"]["Timestamp"] | null;
+            /** @description When it becomes `fulfilled` again. */
+            resumeAt: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * Format: date-time
+         * @description RFC 3339 date-time in the future, at most 3 years ahead (any offset; fractional seconds kept to microseconds).
+         * @example 2026-12-01T00:00:00Z
+         */
+        ScheduleTime: string;
+        /**
+         * @description Why the subscription is paused (shown as `pauseReason` while it is).
+         * @example Travelling until the 1st
+         */
+        PauseReason: string;
+        /** @description Empty to pause now; with schedule fields to schedule; with `subscriptions` for a bulk pause. */
+        PauseRequest: {
+            subscriptions?: components["schemas"]["SubscriptionIdList"];
+            /** @description When the pause starts; absent, now. Before `resumeAt`. */
+            pauseAt?: components["schemas"]["ScheduleTime"];
+            /** @description When the pause ends by itself; absent, paused until resumed. At most 3 years ahead. */
+            resumeAt?: components["schemas"]["ScheduleTime"];
+            reason?: components["schemas"]["PauseReason"];
+        };
+        /** @description The subscriptions of a bulk pause, and optionally when (the fields of the single pause). */
+        BulkPauseRequest: {
+            subscriptions: components["schemas"]["SubscriptionIdList"];
+            /** @description When the pause starts; absent, now. Before `resumeAt`. */
+            pauseAt?: components["schemas"]["ScheduleTime"];
+            /** @description When the pause ends by itself; absent, paused until resumed. At most 3 years ahead. */
+            resumeAt?: components["schemas"]["ScheduleTime"];
+            reason?: components["schemas"]["PauseReason"];
         };
         /** @description Empty for a single operation; with `subscriptions` for a bulk one. */
         CommandRequest: {
@@ -293,6 +386,9 @@ export interface components {
             cycle: number;
             createdAt: components["schemas"]["Timestamp"];
             modifiedAt: components["schemas"]["Timestamp"];
+            schedule?: components["schemas"]["Schedule"];
+            /** @description Why it is paused, as given with the pause; present only while `paused` with a reason. */
+            pauseReason?: string;
         };
         SubscriptionList: {
             data: components["schemas"]["Subscription"][];
@@ -355,15 +451,27 @@ export interface components {
             detail: string;
             /** @enum {string} */
             code: "0010" | "0020" | "0021" | "0022" | "0030" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
-            /**
-             * @description For code 0040, the rules the request broke: one per position (the first rule
-             *     broken there), at most 100; `detail` says how many there are in all.
-             */
-            errors?: {
-                /** @description JSON Pointer into the request (`/subscriptions/3`), or the part of the request (`path`, `header`). */
-                path: string;
-                message: string;
-            }[];
+            errors?: components["schemas"]["ProblemErrors"];
+        };
+        /**
+         * @description For codes 0040 and 0043, the rules the request broke: one per position (the first rule
+         *     broken there), at most 100; `detail` says how many there are in all.
+         */
+        ProblemErrors: {
+            /** @description JSON Pointer into the request (`/subscriptions/3`, `/resumeAt`), or the part of the request (`path`, `header`). */
+            path: string;
+            message: string;
+        }[];
+        /** @description A problem answered to a pause request. As `Problem`, and code 0043 (an invalid schedule field) besides. */
+        PauseProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0020" | "0021" | "0022" | "0030" | "0040" | "0041" | "0042" | "0043" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
         };
     };
     responses: {
@@ -411,6 +519,18 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /**
+         * @description The request breaks the contract (0040, as for every operation), or a schedule field is
+         *     invalid (0043: `errors` names the field).
+         */
+        InvalidPauseRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["PauseProblem"];
             };
         };
         /** @description The API key is missing or unknown, or `x-api-key` and `x_api_key` carry different keys. */
@@ -558,6 +678,21 @@ export interface components {
                 "application/json": components["schemas"]["CommandRequest"];
             };
         };
+        /**
+         * @description Optional. Absent, empty or `{}` to pause the path's subscription now; with `pauseAt`,
+         *     `resumeAt` or `reason` to schedule it; with `subscriptions` for a bulk pause.
+         */
+        PauseBody: {
+            content: {
+                "application/json": components["schemas"]["PauseRequest"];
+            };
+        };
+        /** @description The subscriptions to pause, and optionally when. */
+        BulkPauseBody: {
+            content: {
+                "application/json": components["schemas"]["BulkPauseRequest"];
+            };
+        };
         /** @description The subscriptions to act on. */
         BulkCommandBody: {
             content: {
@@ -629,9 +764,9 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: components["requestBodies"]["CommandBody"];
+        requestBody?: components["requestBodies"]["PauseBody"];
         responses: {
-            /** @description The subscription, now paused (or already paused). */
+            /** @description The subscription, now paused (or already paused), or with its pause scheduled. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -645,7 +780,7 @@ export interface operations {
                 };
             };
             202: components["responses"]["BulkAccepted"];
-            400: components["responses"]["InvalidRequest"];
+            400: components["responses"]["InvalidPauseRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["InvalidStatusTransition"];
@@ -731,10 +866,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["BulkCommandBody"];
+        requestBody: components["requestBodies"]["BulkPauseBody"];
         responses: {
             202: components["responses"]["BulkAccepted"];
-            400: components["responses"]["InvalidRequest"];
+            400: components["responses"]["InvalidPauseRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
@@ -846,6 +981,46 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SubscriptionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSubscriptionSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description UUID of the subscription for a single operation. A value that is not the
+                 *     id of one of the caller's subscriptions answers 404. Ignored by bulk
+                 *     requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+                 *     Percent-encoding is decoded exactly once; a value that is not valid
+                 *     percent-encoding is taken as written (and so is not found).
+                 * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, without a schedule. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            409: components["responses"]["InvalidStatusTransition"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

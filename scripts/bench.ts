@@ -7,6 +7,8 @@
  *   (c) single pause at 32 connections                 vs  a bare node:http server, same queries
  *   (d) the size axis: single pause/resume p50/p99 and throughput, and a 3000-id acceptance, with
  *       1,000 and 100,000 subscriptions in the collection: the per-request cost must not grow
+ *   (e) schedule lag: 3000 scheduled resumes due at the same moment, from resumeAt to each one's
+ *       resume (its modifiedAt), p50 and p99, beside (b)'s drain time: p99 <= poll interval + drain
  * Prints a table and writes bench/results/latest.json. A measurement, never a pass/fail test.
  * MONGODB_URI selects the database; unset, the embedded one (FerretDB where no mongod can be had).
  */
@@ -24,7 +26,7 @@ import { FERRETDB_PATCH, ferretdbBinaryPath } from '../src/db/ferretdb.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { startService, type Service } from '../src/composition.js';
+import { startService, startWorkers, type Service } from '../src/composition.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from './support.js';
 
 const BULK_SIZE = 3000;
@@ -75,11 +77,11 @@ async function seed(db: Db, merchantId: string, count: number): Promise<string[]
   return (await seeder.seed({ merchantId, count, status: 'fulfilled' })).map((s) => s.id);
 }
 
-async function postBulk(baseUrl: string, apiKey: string, ids: string[]): Promise<string> {
+async function postBulk(baseUrl: string, apiKey: string, ids: string[], schedule: { resumeAt?: string } = {}): Promise<string> {
   const res = await fetch(`${baseUrl}/v2/subscriptions/bulk/pause`, {
     method: 'POST',
     headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
-    body: JSON.stringify({ subscriptions: ids }),
+    body: JSON.stringify({ subscriptions: ids, ...schedule }),
   });
   if (res.status !== 202) throw new Error(`bulk pause answered ${res.status}: ${await res.text()}`);
   return ((await res.json()) as { requestId: string }).requestId;
@@ -145,6 +147,27 @@ async function benchDrain(db: Db, service: Service, baseUrl: string, apiKey: str
     }
   });
   return { drainMs, rawUpdateMs: rawMs, drainBaseline: `updateMany per ${RAW_CHUNK}, in turn` };
+}
+
+/**
+ * (e) A bulk pause of 3000 with one resumeAt far enough ahead for the pause to be applied first;
+ * then the lag of each scheduled resume: its modifiedAt (written by the resume) minus resumeAt.
+ */
+async function benchScheduleLag(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, drainMs: number) {
+  const subscriptions = db.collection('subscriptions');
+  const count = (status: string) => subscriptions.countDocuments({ _id: { $in: ids as never[] }, status });
+  await clean(db);
+  const ids = await seed(db, merchantId, BULK_SIZE);
+  await startWorkers(service);
+  const resumeAt = Date.now() + Math.max(5_000, 3 * drainMs);
+  await postBulk(baseUrl, apiKey, ids, { resumeAt: new Date(resumeAt).toISOString() });
+  while ((await count('paused')) < BULK_SIZE && Date.now() < resumeAt) await new Promise((r) => setTimeout(r, 100));
+  const pausedBeforeResumeAt = Date.now() < resumeAt;
+  for (const until = Date.now() + 300_000; (await count('fulfilled')) < BULK_SIZE && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
+  await Promise.all([service.workers.stop(30_000), service.schedules.stop()]);
+  const docs = await subscriptions.find({ _id: { $in: ids as never[] }, status: 'fulfilled' }, { projection: { modifiedAt: 1 } }).toArray();
+  const lags = docs.map((d) => Date.parse(String(d.modifiedAt)) - resumeAt);
+  return { scheduleResumed: docs.length, scheduleLagP50Ms: percentile(lags, 50), scheduleLagP99Ms: percentile(lags, 99), pausedBeforeResumeAt };
 }
 
 /** The same work as a single pause, on a bare node:http server: the conditional update, then a read if it matched nothing. */
@@ -254,6 +277,8 @@ async function main(): Promise<void> {
     const accept = await benchAcceptance(db, baseUrl, apiKey, merchantId, await seed(db, merchantId, BULK_SIZE));
     console.error('(b) drain ...');
     const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId, engine);
+    console.error('(e) schedule lag ...');
+    const lag = await benchScheduleLag(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
     console.error(`(c) single pause, ${CONNECTIONS} connections, ${LOAD_SECONDS} s each ...`);
     await clean(db);
     const single = await load(baseUrl, apiKey, await seed(db, merchantId, 1000));
@@ -287,9 +312,11 @@ async function main(): Promise<void> {
       singleThroughputRatio: single.rps / bareLoad.rps,
       sizeRatioSingleP50: large.singleP50Ms / small.singleP50Ms,
       sizeRatioAccept: large.acceptMedianMs / small.acceptMedianMs,
-      targets: { acceptRatio: '<= 2', drainRatio: '<= 2', singleThroughputRatio: '>= 0.6', sizeRatioSingleP50: '<= 2', sizeRatioAccept: '<= 2' },
+      schedulePollMs: config.schedulePollMs,
+      targets: { acceptRatio: '<= 2', drainRatio: '<= 2', singleThroughputRatio: '>= 0.6', sizeRatioSingleP50: '<= 2', sizeRatioAccept: '<= 2', scheduleLagP99Ms: '<= schedulePollMs + drainMs' },
       ...accept,
       ...drain,
+      ...lag,
       single,
       bare: bareLoad,
       sizes,
@@ -303,6 +330,11 @@ async function main(): Promise<void> {
     console.log(row('(a) the same, over query + insert', `${accept.acceptMedianMs.toFixed(0)} ms`, `${accept.acceptFloorMedianMs.toFixed(0)} ms (query ${accept.rawOwnershipQueryMedianMs.toFixed(0)})`, results.acceptOverheadRatio, '-', undefined));
     console.log(row('(b) 202 to 3000 applied', `${drain.drainMs.toFixed(0)} ms`, `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`, results.drainRatio, '<= 2x', results.drainRatio <= 2));
     console.log(row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bareLoad.rps.toFixed(0)} req/s p50 ${bareLoad.p50Ms} p99 ${bareLoad.p99Ms}`, results.singleThroughputRatio, '>= 0.6x', results.singleThroughputRatio >= 0.6));
+    const lagTarget = config.schedulePollMs + drain.drainMs;
+    console.log(
+      row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`, `poll ${config.schedulePollMs} + drain ${drain.drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / lagTarget, '<= 1x', lag.scheduleLagP99Ms <= lagTarget),
+    );
+    if (lag.scheduleResumed < BULK_SIZE || !lag.pausedBeforeResumeAt) console.log(`(e) not comparable: ${lag.scheduleResumed} resumed; the bulk pause ${lag.pausedBeforeResumeAt ? 'was' : 'was NOT'} applied before resumeAt`);
     const floorRatio = accept.acceptFloorMedianMs / accept.rawInsertMedianMs;
     console.log(
       `\n(a) the ownership query alone takes ${accept.rawOwnershipQueryMedianMs.toFixed(0)} ms raw, so query + insert is already ${floorRatio.toFixed(2)}x the insertMany` +

@@ -86,7 +86,7 @@ export function exampleList(spec: Spec = mockSpec()): string[] {
       }
     }
   }
-  return [...operationsOf].sort(([a], [b]) => a.localeCompare(b)).map(([key, operations]) => `${key.padEnd(44)}${operations.join(', ')}`);
+  return [...operationsOf].sort(([a], [b]) => a.localeCompare(b)).map(([key, operations]) => `${`${key}  `.padEnd(44)}${operations.join(', ')}`);
 }
 
 /**

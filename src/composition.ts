@@ -22,6 +22,9 @@ import { createHttpServer, type HttpLimits } from './http/http-server.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { KeyedMutex } from './lib/keyed-mutex.js';
+import { SchedulesRepository } from './schedules/schedules.repository.js';
+import { SchedulesService } from './schedules/schedules.service.js';
+import { ScheduleWorker } from './schedules/schedules.worker.js';
 import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
@@ -33,6 +36,7 @@ export type ServiceConfig = Pick<
   | 'bulkConcurrency'
   | 'bulkLockLifetimeMs'
   | 'bulkPollIntervalMs'
+  | 'schedulePollMs'
   | 'bulkRetentionDays'
   | 'dbTimeoutMs'
   | 'rateLimitBurst'
@@ -54,6 +58,8 @@ export interface Domain {
 export interface Service extends Domain {
   /** Bulk workers, on the background client (see db/mongo.ts): start() takes chunk jobs (unless BULK_CONCURRENCY=0), stop() drains them. */
   readonly workers: BulkWorker;
+  /** Applies due schedules, on the background client; runs where the bulk workers do (BULK_CONCURRENCY > 0). */
+  readonly schedules: ScheduleWorker;
   /** Bulk requests and their outcomes as stored (the retention sweep is here). */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
@@ -98,18 +104,21 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const dispatcher = new BulkDispatcher(backgroundBulk, queue, log);
   const workerSubscriptions = new SubscriptionsService(new SubscriptionsRepository(background), mutex);
   const workers = new BulkWorker(backgroundBulk, workerSubscriptions, queue, dispatcher, log);
+  const schedules = new ScheduleWorker(new SchedulesRepository(background), mutex, config.schedulePollMs, log);
   const bulk = new BulkService(subscriptionsRepository, bulkRepository, dispatcher, log);
   const idempotency = new IdempotencyRepository(db);
   await idempotency.ensureIndexes(capabilities.ttlIndexes, log);
   return {
     ...domain,
     workers,
+    schedules,
     bulkRequests: backgroundBulk,
     idempotency,
     app: () =>
       createApp({
         auth,
         subscriptions,
+        schedules: new SchedulesService(subscriptionsRepository, mutex),
         bulk,
         bulkStatus: new BulkStatusService(bulkRepository),
         log,
@@ -156,12 +165,18 @@ function listen(server: Server, port: number, host: string): Promise<string> {
   });
 }
 
+/** Bulk workers and, where they run (not in an HTTP-only process), the schedule workers. */
+export async function startWorkers(service: Service): Promise<void> {
+  await service.workers.start();
+  if (service.workers.running) service.schedules.start();
+}
+
 /** The service listening, with its workers started: the one assembly everything runs. */
 export async function startService(database: Database, config: ServiceConfig & HttpLimits, log: Logger, options: ListenOptions): Promise<RunningService> {
   const service = await composeService(database, config, log, options.healthy);
   const server = createHttpServer(config, (await service.app()).callback());
   const url = await listen(server, options.port, options.host);
-  if (options.startWorkers !== false) await service.workers.start();
+  if (options.startWorkers !== false) await startWorkers(service);
   return {
     service,
     server,
@@ -169,7 +184,7 @@ export async function startService(database: Database, config: ServiceConfig & H
     async stop(deadlineMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await service.workers.stop(deadlineMs);
+      await Promise.all([service.workers.stop(deadlineMs), service.schedules.stop()]);
       server.closeAllConnections();
       await closed;
     },

@@ -35,6 +35,8 @@ export interface Config {
   readonly bulkLockLifetimeMs: number;
   /** How often an idle worker looks for queued chunks. */
   readonly bulkPollIntervalMs: number;
+  /** How often the workers look for due schedules (a scheduled transition lags by up to this, plus the time to apply). */
+  readonly schedulePollMs: number;
   /** A client must send a request's headers within this, and the whole request within the next; else 408. */
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
@@ -128,6 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
     bulkConcurrency: bulkConcurrency(env),
     bulkLockLifetimeMs: integer(env, 'BULK_LOCK_LIFETIME_MS', 10_000, 1_000, 3_600_000),
     bulkPollIntervalMs: integer(env, 'BULK_POLL_INTERVAL_MS', 200, 10, 60_000),
+    schedulePollMs: integer(env, 'SCHEDULE_POLL_MS', 1_000, 10, 60_000),
     headersTimeoutMs,
     requestTimeoutMs,
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),

@@ -15,6 +15,7 @@ function kind(status: number, code: string, title: string, slug: string): Proble
 
 export const Problems = Object.freeze({
   invalidRequest: kind(400, '0040', 'Invalid request', 'invalid-request'),
+  invalidSchedule: kind(400, '0043', 'Invalid schedule', 'invalid-schedule'),
   // What node:http refuses before the app sees a request: invalid requests with their own status.
   requestTimeout: kind(408, '0040', 'Invalid request', 'request-timeout'),
   headersTooLarge: kind(431, '0040', 'Invalid request', 'request-header-fields-too-large'),

@@ -17,11 +17,18 @@ interface Target {
   readonly pausedId: () => Promise<string>;
   /** The mock needs to be told which documented response to give; the service decides by itself. */
   readonly prefer: (code: number) => InitOverrideFunction | undefined;
+  readonly preferExample: (name: string) => InitOverrideFunction | undefined;
 }
 
 function preferring(code: number): InitOverrideFunction {
   return async ({ init }) => ({ headers: { ...(init.headers as Record<string, string>), Prefer: `code=${code}` } });
 }
+
+function preferringExample(name: string): InitOverrideFunction {
+  return async ({ init }) => ({ headers: { ...(init.headers as Record<string, string>), Prefer: `example=${name}` } });
+}
+
+const REASON = 'Travelling until the 1st';
 
 async function problemOf(call: Promise<unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
   const error = await call.then(
@@ -90,6 +97,33 @@ function scenarios(name: string, target: () => Target) {
       expect(items.data.some((i) => i.outcome === 'applied')).toBe(true);
     });
 
+    it('pauses a subscription until a time ahead, with a reason: paused, and the read shows when it resumes', async () => {
+      const t = target();
+      const resumeAt = new Date(Date.now() + 600_000);
+      const request = { subscriptionId: await t.fulfilledId(), commandRequest: { resumeAt, reason: REASON } };
+      const paused = await t.api.pauseSubscription(request, t.preferExample('pausedUntil'));
+      expect(paused).toMatchObject({ status: 'paused', pauseReason: REASON, schedule: { pauseAt: null } });
+      expect(paused.schedule?.resumeAt).toMatch(/\.\d{6}Z$/);
+      const read = await t.api.getSubscription({ subscriptionId: paused.id }, t.preferExample('pausedUntil'));
+      expect(read.schedule).toEqual(paused.schedule);
+    });
+
+    it('bulk-pauses subscriptions until a time ahead: 202, then each one paused with its scheduled resume', async () => {
+      const t = target();
+      const ids = [await t.fulfilledId(), await t.fulfilledId()];
+      const resumeAt = new Date(Date.now() + 600_000);
+      const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids, resumeAt } });
+      expect(accepted.operation).toBe('PAUSE');
+      let status = await t.bulkRequests.getBulkRequest({ requestId: accepted.requestId });
+      for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await t.bulkRequests.getBulkRequest({ requestId: accepted.requestId });
+      }
+      const subscription = await t.api.getSubscription({ subscriptionId: ids[0]! }, t.preferExample('pausedUntil'));
+      expect(subscription.status).toBe('paused');
+      expect(subscription.schedule?.resumeAt).toMatch(/\.\d{6}Z$/);
+    });
+
     it('lists subscriptions a page at a time', async () => {
       const t = target();
       await t.fulfilledId();
@@ -143,6 +177,7 @@ scenarios('the Prism mock', () => ({
   fulfilledId: async () => randomUUID(),
   pausedId: async () => randomUUID(),
   prefer: preferring,
+  preferExample: preferringExample,
 }));
 
 scenarios('the real service', () => ({
@@ -152,4 +187,26 @@ scenarios('the real service', () => ({
   fulfilledId: async () => (await service.seed(merchant.merchantId, 1, 'fulfilled'))[0]!,
   pausedId: async () => (await service.seed(merchant.merchantId, 1, 'paused'))[0]!,
   prefer: () => undefined,
+  preferExample: () => undefined,
 }));
+
+// The mock answers with the same documented example whenever it is asked: time does not pass for it.
+describe('consumer scenario against the real service only (a stateless mock cannot resume anything later)', () => {
+  it('pauses until two seconds ahead, reads it paused, waits, reads it resumed', async () => {
+    const api = client(service.baseUrl, merchant.apiKey);
+    const [subscriptionId] = await service.seed(merchant.merchantId, 1, 'fulfilled');
+    const resumeAt = new Date(Date.now() + 2000);
+    await api.pauseSubscription({ subscriptionId: subscriptionId!, commandRequest: { resumeAt, reason: REASON } });
+    const paused = await api.getSubscription({ subscriptionId: subscriptionId! });
+    expect(paused).toMatchObject({ status: 'paused', pauseReason: REASON });
+    await new Promise((r) => setTimeout(r, Math.max(resumeAt.getTime() - Date.now(), 0)));
+    let read = await api.getSubscription({ subscriptionId: subscriptionId! });
+    for (let polls = 0; read.status !== 'fulfilled' && polls < 100; polls++) {
+      await new Promise((r) => setTimeout(r, 200));
+      read = await api.getSubscription({ subscriptionId: subscriptionId! });
+    }
+    expect(read.status).toBe('fulfilled');
+    expect(read.schedule).toBeUndefined();
+    expect(read.pauseReason).toBeUndefined();
+  });
+});

@@ -28,7 +28,7 @@ export class BulkDispatcher {
   async dispatch(requestId: string): Promise<void> {
     const request = await this.repository.findUndispatched(requestId);
     if (!request?.subscriptionIds) return;
-    const { merchantId, operation, chunkCount, createdAt } = request;
+    const { merchantId, operation, chunkCount, createdAt, schedule } = request;
     const ids = chunkIds(requestId, chunkCount);
     const chunks = chunked(request.subscriptionIds).map((subscriptionIds, i) => ({
       chunkId: ids[i]!,
@@ -38,6 +38,7 @@ export class BulkDispatcher {
       subscriptionIds,
       chunkCount,
       outcomes: null,
+      ...(schedule ? { schedule } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
     await this.queue.enqueue(ids);

@@ -6,6 +6,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
+import type { ScheduleRequest } from '../schedules/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { chunkIds } from './bulk.chunks.js';
 import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
@@ -24,6 +25,8 @@ export interface BulkRequest {
   readonly chunkCount: number;
   readonly createdAt: string;
   readonly completedAt: string | null;
+  /** A bulk pause's schedule, applied to every accepted id (docs/design.md §9). */
+  readonly schedule?: ScheduleRequest;
   /** The accepted ids, until the request is dispatched into chunks. */
   readonly subscriptionIds?: readonly string[];
 }
@@ -45,6 +48,7 @@ export interface BulkChunk {
   readonly chunkCount: number;
   /** Set once, by the first run that finished the chunk. */
   readonly outcomes: readonly ItemOutcome[] | null;
+  readonly schedule?: ScheduleRequest;
 }
 
 interface RequestDocument extends Omit<BulkRequest, 'requestId'> {

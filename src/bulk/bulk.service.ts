@@ -11,6 +11,7 @@ import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
+import type { ScheduleRequest } from '../schedules/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkRepository, Rejection } from './bulk.repository.js';
@@ -29,8 +30,8 @@ export class BulkService {
     this.log = log.child({ component: 'bulk' });
   }
 
-  /** The ids were checked against the spec at the edge: 1 to 3000 UUIDs. */
-  async accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[]): Promise<BulkAcceptance> {
+  /** The ids were checked against the spec at the edge: 1 to 3000 UUIDs; a schedule, against its rules. */
+  async accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[], schedule?: ScheduleRequest): Promise<BulkAcceptance> {
     const requestId = uuidv7();
     const unique = [...new Set(subscriptionIds.map((id) => id.toLowerCase()))];
     const statuses = await this.subscriptions.ownedStatuses(merchantId, unique);
@@ -51,6 +52,7 @@ export class BulkService {
         chunkCount: chunkCountFor(accepted.length),
         createdAt,
         completedAt: accepted.length === 0 ? createdAt : null,
+        ...(schedule ? { schedule } : {}),
         subscriptionIds: accepted,
       });
     } catch (error) {

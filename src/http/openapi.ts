@@ -12,6 +12,7 @@ import type { Merchant } from '../auth/merchants.repository.js';
 import { Problems, ProblemError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
 import { merchantOf, type OperationHandlers } from '../operations/operation-context.js';
+import { SCHEDULE_FIELDS } from '../schedules/schedule.request.js';
 import type { RateLimiter } from './rate-limit.js';
 import { ERRORS_LISTED, validationErrors } from './validation-errors.js';
 
@@ -32,6 +33,8 @@ export interface Limits {
   /** Failed authentications per client address; undefined: no limit. */
   readonly authFailures: RateLimiter | undefined;
 }
+
+const SCHEDULE_PATHS = new Set<string>(SCHEDULE_FIELDS.map((field) => `/${field}`));
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
@@ -132,6 +135,11 @@ export async function createOpenApiBackend(
     },
     validationFail: (c: Context) => {
       const { total, listed } = validationErrors(c.validation.errors);
+      // Only schedule fields wrong (docs/design.md §9): 0043, naming them.
+      const scheduleOnly = listed.every((e) => SCHEDULE_PATHS.has(e.path));
+      if (total > 0 && scheduleOnly) {
+        throw new ProblemError(Problems.invalidSchedule, listed.map((e) => `${e.path.slice(1)} ${e.message}`).join('; ') + '.', listed);
+      }
       const shown = total > ERRORS_LISTED ? ` (${total} errors; the first ${ERRORS_LISTED} are listed)` : '';
       throw new ProblemError(Problems.invalidRequest, `The request does not match the API contract${shown}.`, listed);
     },

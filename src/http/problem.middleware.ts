@@ -14,6 +14,7 @@ import {
 import { BulkRequestNotFoundError } from '../bulk/bulk.status.js';
 import { Problems, ProblemError, problemBody, type ProblemBody } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { InvalidScheduleError } from '../schedules/schedule.request.js';
 import {
   InvalidTransitionError,
   SubscriptionNotFoundError,
@@ -41,6 +42,7 @@ export function toProblem(error: unknown): ProblemBody | undefined {
   if (error instanceof SubscriptionNotFoundError) return problemBody(Problems.subscriptionNotFound, error.message);
   if (error instanceof BulkRequestNotFoundError) return problemBody(Problems.bulkRequestNotFound, error.message);
   if (error instanceof InvalidTransitionError) return problemBody(Problems.invalidStatusTransition, error.message);
+  if (error instanceof InvalidScheduleError) return problemBody(Problems.invalidSchedule, error.message, [{ path: `/${error.field}`, message: error.rule }]);
   if (isDatabaseUnavailable(error)) {
     return problemBody(Problems.unavailable, 'The database is unavailable; retry later.');
   }

@@ -25,6 +25,11 @@ export function formatTimestamp(micros: bigint): string {
   return `${new Date(millis).toISOString().slice(0, 19)}.${fraction}Z`;
 }
 
+/** Now, in microseconds since the epoch (for comparisons with parsed times). */
+export function nowMicros(): bigint {
+  return epochMicros();
+}
+
 export function nowTimestamp(): string {
   return formatTimestamp(epochMicros());
 }

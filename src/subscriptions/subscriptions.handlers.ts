@@ -3,7 +3,10 @@
  * response. One path serves single and bulk operations, decided by the body (docs/design.md §2).
  */
 import type { components, operations } from '../../generated/openapi.js';
-import { operationOf, pageRequestOf, queryValue, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';
+import { nowMicros } from '../lib/clock.js';
+import { operationOf, pageRequestOf, queryValue, type OperationContext, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';
+import { scheduleRequestOf, type ScheduleRequest } from '../schedules/schedule.request.js';
+import type { SchedulesService } from '../schedules/schedules.service.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
 import type { Operation, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
@@ -12,19 +15,29 @@ type ResumedSubscription = operations['resumeSubscription']['responses']['200'][
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
 
 export interface BulkAcceptor {
-  accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[]): Promise<BulkAcceptance>;
+  accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[], schedule?: ScheduleRequest): Promise<BulkAcceptance>;
   /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
   dispatch(requestId: string): void;
 }
 
+/** The schedule and reason, only where set: a subscription without them looks as it always did. */
+function scheduleView({ schedule, pauseReason }: Subscription): Pick<PausedSubscription, 'schedule' | 'pauseReason'> {
+  return { ...(schedule ? { schedule } : {}), ...(pauseReason !== undefined ? { pauseReason } : {}) };
+}
+
 function pausedView(s: Subscription): PausedSubscription {
   const { id, merchantId, planId, status, cycle, createdAt, modifiedAt } = s;
-  return { id, merchantId, planId, status, cycle, createdAt, modifiedAt };
+  return { id, merchantId, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s) };
 }
 
 function resumedView(s: Subscription): ResumedSubscription {
   const { id, planId, status, cycle, createdAt, modifiedAt } = s;
-  return { id, planId, status, cycle, createdAt, modifiedAt };
+  return { id, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s) };
+}
+
+/** A pause's schedule fields, checked against the rules of docs/design.md §9 (400 0043); never for a resume. */
+function scheduleOf(operation: Operation, { body }: OperationContext): ScheduleRequest | undefined {
+  return operation === 'PAUSE' ? scheduleRequestOf(body, nowMicros()) : undefined;
 }
 
 /**
@@ -39,8 +52,8 @@ export function subscriptionCommandHandlers(
   const acceptBulk =
     (operation: Operation): OperationHandler =>
     async (c, ctx) => {
-      const { merchant, bulkIds } = operationOf(c);
-      const acceptance = await bulk.accept(merchant.id, operation, bulkIds ?? []);
+      const context = operationOf(c);
+      const acceptance = await bulk.accept(context.merchant.id, operation, context.bulkIds ?? [], scheduleOf(operation, context));
       ctx.status = 202;
       ctx.body = acceptance;
       ctx.set('Location', `/v2/bulk-requests/${acceptance.requestId}`);
@@ -49,10 +62,11 @@ export function subscriptionCommandHandlers(
   const handle = (operation: Operation, view: (s: Subscription) => PausedSubscription | ResumedSubscription): OperationHandler => {
     const bulkHandler = acceptBulk(operation);
     return async (c, ctx) => {
-      const { merchant, bulkIds, subscriptionId } = operationOf(c);
-      if (bulkIds !== undefined) return bulkHandler(c, ctx);
+      const context = operationOf(c);
+      if (context.bulkIds !== undefined) return bulkHandler(c, ctx);
+      const schedule = scheduleOf(operation, context);
       ctx.status = 200;
-      ctx.body = view(await subscriptions.apply(merchant.id, String(subscriptionId), operation));
+      ctx.body = view(await subscriptions.apply(context.merchant.id, String(context.subscriptionId), operation, schedule));
     };
   };
   return {
@@ -63,11 +77,16 @@ export function subscriptionCommandHandlers(
   };
 }
 
-/** Reads: a subscription, and the merchant's list of them. */
+/** Reads: a subscription, and the merchant's list of them; and dropping a subscription's schedule. */
 export function subscriptionReadHandlers(
   subscriptions: SubscriptionsService,
-): Pick<OperationHandlers, 'getSubscription' | 'listSubscriptions'> {
+  schedules: SchedulesService,
+): Pick<OperationHandlers, 'getSubscription' | 'listSubscriptions' | 'deleteSubscriptionSchedule'> {
   return {
+    deleteSubscriptionSchedule: async (c, ctx) => {
+      const { merchant, subscriptionId } = operationOf(c);
+      ctx.body = pausedView(await schedules.drop(merchant.id, String(subscriptionId)));
+    },
     getSubscription: async (c, ctx) => {
       const { merchant, subscriptionId } = operationOf(c);
       ctx.body = pausedView(await subscriptions.get(merchant.id, String(subscriptionId)));

@@ -1,12 +1,17 @@
 /**
- * Every MongoDB call about subscriptions. Documents map to the domain's Subscription here;
- * no _id or driver type leaves this file.
+ * Every MongoDB call about subscriptions but the due schedules' (schedules.repository.ts, on the
+ * same documents). Documents map to the domain's Subscription here; no _id or driver type leaves
+ * the repositories.
  */
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import type { Change, CommandPlan, StoredSchedule } from '../schedules/schedule.rules.js';
 import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
-interface SubscriptionDocument {
+export const SUBSCRIPTIONS_COLLECTION = 'subscriptions';
+
+/** A subscription as stored: its schedule fields are present only while set (docs/design.md §9). */
+export interface SubscriptionDocument extends Partial<StoredSchedule> {
   _id: string;
   merchantId: string;
   planId: string;
@@ -21,6 +26,8 @@ interface SubscriptionDocument {
    * and never applies it a second time, however the subscription changed since (docs/design.md §6).
    */
   bulkCommands?: string[];
+  /** The workers' run that last applied a due schedule here, to tell which of a chunk's updates were its own. */
+  scheduleRun?: string;
 }
 
 /** How many bulk command marks a subscription keeps: a run repeated after more than this many later commands is not expected. */
@@ -38,6 +45,7 @@ export interface CommandState {
 const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
 function toSubscription(doc: SubscriptionDocument): Subscription {
+  const scheduled = doc.pauseAt !== undefined || doc.resumeAt !== undefined;
   return {
     id: doc._id,
     merchantId: doc.merchantId,
@@ -46,18 +54,39 @@ function toSubscription(doc: SubscriptionDocument): Subscription {
     cycle: doc.cycle,
     createdAt: doc.createdAt,
     modifiedAt: doc.modifiedAt,
+    ...(scheduled ? { schedule: { pauseAt: doc.pauseAt ?? null, resumeAt: doc.resumeAt ?? null } } : {}),
+    ...(doc.status === 'paused' && doc.pauseReason !== undefined ? { pauseReason: doc.pauseReason } : {}),
   };
+}
+
+/** The update that makes a change; modifiedAt changes unless `at` is undefined. */
+export function updateFor(change: Change, at: string | undefined, extra: Partial<SubscriptionDocument> = {}): UpdateFilter<SubscriptionDocument> {
+  const update: UpdateFilter<SubscriptionDocument> = { $set: { status: change.status, ...change.set, ...(at ? { modifiedAt: at } : {}), ...extra } };
+  if (change.unset.length > 0) update.$unset = Object.fromEntries(change.unset.map((f) => [f, ''])) as Record<keyof StoredSchedule, ''>;
+  return update;
+}
+
+/** A filter on exact schedule times; null matches a field that is absent (not scheduled). */
+export function exactSchedule(times: { readonly pauseAt: string | null; readonly resumeAt: string | null }): Filter<SubscriptionDocument> {
+  return { pauseAt: times.pauseAt, resumeAt: times.resumeAt } as Filter<SubscriptionDocument>;
+}
+
+/** What a conditional change expects to find: the status and, where given, the exact schedule times. */
+export interface Expected {
+  readonly status: SubscriptionStatus;
+  readonly schedule?: { readonly pauseAt: string | null; readonly resumeAt: string | null };
 }
 
 export class SubscriptionsRepository {
   private readonly collection: Collection<SubscriptionDocument>;
 
   constructor(db: Db) {
-    this.collection = db.collection<SubscriptionDocument>('subscriptions');
+    this.collection = db.collection<SubscriptionDocument>(SUBSCRIPTIONS_COLLECTION);
   }
 
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_subscriptions' });
+    await this.collection.createIndex({ nextScheduledAt: 1 }, { name: 'due_schedules' });
   }
 
   async find(merchantId: string, id: string): Promise<Subscription | undefined> {
@@ -65,19 +94,12 @@ export class SubscriptionsRepository {
     return doc ? toSubscription(doc) : undefined;
   }
 
-  /** One conditional atomic update: changes the status only if it is still `from`. */
-  async transition(
-    merchantId: string,
-    id: string,
-    from: SubscriptionStatus,
-    to: SubscriptionStatus,
-    at: string,
-  ): Promise<Subscription | undefined> {
-    const doc = await this.collection.findOneAndUpdate(
-      { _id: id, merchantId, status: from },
-      { $set: { status: to, modifiedAt: at } },
-      { returnDocument: 'after' },
-    );
+  /** One conditional atomic update: makes the change only if the subscription is still as expected. */
+  async change(merchantId: string, id: string, expected: Expected, change: Change, at: string): Promise<Subscription | undefined> {
+    const schedule = expected.schedule ? exactSchedule(expected.schedule) : {};
+    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId, status: expected.status, ...schedule }, updateFor(change, at), {
+      returnDocument: 'after',
+    });
     return doc ? toSubscription(doc) : undefined;
   }
 
@@ -86,22 +108,14 @@ export class SubscriptionsRepository {
    * document update: those in `from` change to `to` (marked applied), those already in `to` are
    * marked noop. At most two updates whatever the number of ids; a repeated call changes nothing.
    */
-  async applyCommand(
-    merchantId: string,
-    ids: readonly string[],
-    transition: { readonly from: SubscriptionStatus; readonly to: SubscriptionStatus },
-    requestId: string,
-    at: string,
-  ): Promise<{ allApplied: boolean }> {
+  async applyCommand(merchantId: string, ids: readonly string[], plan: CommandPlan, requestId: string, at: string): Promise<{ allApplied: boolean }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
-    const applied = await this.collection.updateMany(
-      { ...notReached, status: transition.from },
-      { $set: { status: transition.to, modifiedAt: at }, $push: mark('applied') },
-    );
+    const applied = await this.collection.updateMany({ ...notReached, status: plan.from }, { ...updateFor(plan.whenFrom, at), $push: mark('applied') });
     // The usual case: every one changed, so none can be a no-op and there is nothing to read back.
     if (applied.modifiedCount === ids.length) return { allApplied: true };
-    await this.collection.updateMany({ ...notReached, status: transition.to }, { $push: mark('noop') });
+    const noop = plan.whenAlready ? updateFor(plan.whenAlready, at) : {};
+    await this.collection.updateMany({ ...notReached, status: plan.already }, { ...noop, $push: mark('noop') });
     return { allApplied: false };
   }
 

@@ -7,6 +7,8 @@
  * | resume          | paused      | fulfilled, modifiedAt = now     |
  * | resume          | fulfilled   | no change (idempotent)          |
  * | pause or resume | cancelled   | rejected                        |
+ *
+ * Schedules (pauseAt, resumeAt, reason) add to these: src/schedules/schedule.rules.ts.
  */
 import type { components } from '../../generated/openapi.js';
 
@@ -21,6 +23,10 @@ export interface Subscription {
   readonly cycle: number;
   readonly createdAt: string;
   readonly modifiedAt: string;
+  /** Present only while a pause or resume is scheduled. */
+  readonly schedule?: components['schemas']['Schedule'];
+  /** Present only while paused with a reason. */
+  readonly pauseReason?: string;
 }
 
 export interface Transition {
@@ -58,9 +64,10 @@ export class InvalidTransitionError extends Error {
   constructor(
     readonly subscriptionId: string,
     readonly status: SubscriptionStatus,
-    readonly operation: Operation,
+    readonly operation: Operation | 'SCHEDULE',
   ) {
-    super(`Subscription ${subscriptionId} is ${status} and cannot be ${operation === 'PAUSE' ? 'paused' : 'resumed'}`);
+    const change = { PAUSE: 'be paused', RESUME: 'be resumed', SCHEDULE: 'have its schedule changed' }[operation];
+    super(`Subscription ${subscriptionId} is ${status} and cannot ${change}`);
   }
 }
 

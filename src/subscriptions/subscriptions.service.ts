@@ -5,9 +5,10 @@
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
+import { planCommand } from '../schedules/schedule.rules.js';
+import type { ScheduleRequest } from '../schedules/schedule.request.js';
 import type { CommandState, SubscriptionsRepository } from './subscriptions.repository.js';
 import {
-  TRANSITIONS,
   InvalidTransitionError,
   SubscriptionNotFoundError,
   decide,
@@ -58,23 +59,28 @@ export class SubscriptionsService {
     return this.repository.page(merchantId, status, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
   }
 
-  /** Applies the operation and returns the subscription as it is afterwards. */
-  async apply(merchantId: string, rawId: string, operation: Operation): Promise<Subscription> {
+  /** Applies the operation (a pause with its schedule, if any) and returns the subscription as it is afterwards. */
+  async apply(merchantId: string, rawId: string, operation: Operation, schedule?: ScheduleRequest): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
-    return this.mutex.run(id, () => this.applyOnce(merchantId, id, rawId, operation));
+    return this.mutex.run(id, () => this.applyOnce(merchantId, id, rawId, operation, schedule));
   }
 
-  private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation): Promise<Subscription> {
-    const { from, to } = TRANSITIONS[operation];
+  private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation, schedule: ScheduleRequest | undefined): Promise<Subscription> {
+    const plan = planCommand(operation, schedule);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const changed = await this.repository.transition(merchantId, id, from, to, nowTimestamp());
+      const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp());
       if (changed) return changed;
       const current = await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
       const decision = decide(operation, current.status);
-      if (decision === 'noop') return current;
       if (decision === 'reject') throw new InvalidTransitionError(rawId, current.status, operation);
+      if (decision === 'noop') {
+        if (!plan.whenAlready) return current;
+        // Already in the target status: only its schedule changes.
+        const rescheduled = await this.repository.change(merchantId, id, { status: plan.already }, plan.whenAlready, nowTimestamp());
+        if (rescheduled) return rescheduled;
+      }
     }
     throw new Error(`subscription ${id} kept changing under ${operation}; gave up after ${MAX_ATTEMPTS} attempts`);
   }
@@ -90,12 +96,14 @@ export class SubscriptionsService {
     ids: readonly string[],
     operation: Operation,
     requestId: string,
+    schedule?: ScheduleRequest,
   ): Promise<Map<string, CommandOutcome>> {
+    const plan = planCommand(operation, schedule);
     return this.mutex.runAll(ids, async () => {
       const outcomes = new Map<string, CommandOutcome>();
       let open = [...ids];
       for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
-        const { allApplied } = await this.repository.applyCommand(merchantId, open, TRANSITIONS[operation], requestId, nowTimestamp());
+        const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, nowTimestamp());
         if (allApplied) {
           for (const id of open) outcomes.set(id, { outcome: 'applied' });
           return outcomes;

@@ -24,10 +24,25 @@ import {
     BulkCommandRequestToJSON,
 } from '../models/BulkCommandRequest.js';
 import {
+    type BulkPauseRequest,
+    BulkPauseRequestFromJSON,
+    BulkPauseRequestToJSON,
+} from '../models/BulkPauseRequest.js';
+import {
     type CommandRequest,
     CommandRequestFromJSON,
     CommandRequestToJSON,
 } from '../models/CommandRequest.js';
+import {
+    type PauseProblem,
+    PauseProblemFromJSON,
+    PauseProblemToJSON,
+} from '../models/PauseProblem.js';
+import {
+    type PauseRequest,
+    PauseRequestFromJSON,
+    PauseRequestToJSON,
+} from '../models/PauseRequest.js';
 import {
     type PausedSubscription,
     PausedSubscriptionFromJSON,
@@ -63,7 +78,7 @@ export interface BulkPauseSubscriptionsRequest {
     /**
      * 
      */
-    bulkCommandRequest: BulkCommandRequest;
+    bulkCommandRequest: BulkPauseRequest;
     /**
      * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
      * request of the same merchant with the same key and the same request (path and body) gets
@@ -91,6 +106,18 @@ export interface BulkResumeSubscriptionsRequest {
      * 
      */
     idempotencyKey?: string;
+}
+
+export interface DeleteSubscriptionScheduleRequest {
+    /**
+     * UUID of the subscription for a single operation. A value that is not the
+     * id of one of the caller's subscriptions answers 404. Ignored by bulk
+     * requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+     * Percent-encoding is decoded exactly once; a value that is not valid
+     * percent-encoding is taken as written (and so is not found).
+     * 
+     */
+    subscriptionId: string;
 }
 
 export interface GetSubscriptionRequest {
@@ -143,7 +170,7 @@ export interface PauseSubscriptionRequest {
     /**
      * 
      */
-    commandRequest?: CommandRequest;
+    commandRequest?: PauseRequest;
 }
 
 export interface ResumeSubscriptionRequest {
@@ -214,12 +241,12 @@ export class SubscriptionsApi extends runtime.BaseAPI {
             method: 'POST',
             headers: headerParameters,
             query: queryParameters,
-            body: BulkCommandRequestToJSON(requestParameters['bulkCommandRequest']),
+            body: BulkPauseRequestToJSON(requestParameters['bulkCommandRequest']),
         };
     }
 
     /**
-     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). 
+     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause. 
      * Pause many subscriptions at once
      */
     async bulkPauseSubscriptionsRaw(requestParameters: BulkPauseSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkAcceptance>> {
@@ -230,7 +257,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). 
+     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause. 
      * Pause many subscriptions at once
      */
     async bulkPauseSubscriptions(requestParameters: BulkPauseSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkAcceptance> {
@@ -296,6 +323,61 @@ export class SubscriptionsApi extends runtime.BaseAPI {
      */
     async bulkResumeSubscriptions(requestParameters: BulkResumeSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkAcceptance> {
         const response = await this.bulkResumeSubscriptionsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for deleteSubscriptionSchedule without sending the request
+     */
+    async deleteSubscriptionScheduleRequestOpts(requestParameters: DeleteSubscriptionScheduleRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['subscriptionId'] == null) {
+            throw new runtime.RequiredError(
+                'subscriptionId',
+                'Required parameter "subscriptionId" was null or undefined when calling deleteSubscriptionSchedule().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions/{subscriptionId}/schedule`;
+        urlPath = urlPath.replace('{subscriptionId}', encodeURIComponent(String(requestParameters['subscriptionId'])));
+
+        return {
+            path: urlPath,
+            method: 'DELETE',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Drops the pending `pauseAt` and `resumeAt` and answers 200 with the subscription, which keeps its status (a paused one stays paused until resumed). Without a schedule it changes nothing. `modifiedAt` changes when a schedule was dropped. A `cancelled` subscription answers 409 `0030`. 
+     * Drop a subscription\'s pending scheduled pause and resume
+     */
+    async deleteSubscriptionScheduleRaw(requestParameters: DeleteSubscriptionScheduleRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Subscription>> {
+        const requestOptions = await this.deleteSubscriptionScheduleRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SubscriptionFromJSON(jsonValue));
+    }
+
+    /**
+     * Drops the pending `pauseAt` and `resumeAt` and answers 200 with the subscription, which keeps its status (a paused one stays paused until resumed). Without a schedule it changes nothing. `modifiedAt` changes when a schedule was dropped. A `cancelled` subscription answers 409 `0030`. 
+     * Drop a subscription\'s pending scheduled pause and resume
+     */
+    async deleteSubscriptionSchedule(requestParameters: DeleteSubscriptionScheduleRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Subscription> {
+        const response = await this.deleteSubscriptionScheduleRaw(requestParameters, initOverrides);
         return await response.value();
     }
 
@@ -451,12 +533,12 @@ export class SubscriptionsApi extends runtime.BaseAPI {
             method: 'POST',
             headers: headerParameters,
             query: queryParameters,
-            body: CommandRequestToJSON(requestParameters['commandRequest']),
+            body: PauseRequestToJSON(requestParameters['commandRequest']),
         };
     }
 
     /**
-     * Without a body, or with a JSON object without `subscriptions`: pauses the subscription in the path and answers 200 with it (`merchantId` included). A `fulfilled` subscription becomes `paused` and `modifiedAt` changes; a `paused` one is returned unchanged; a `cancelled` one answers 409.  With `subscriptions` in the body: a bulk pause. The path segment is then ignored (the literal `{subscriptionId}`, `bulk` or any id works), and the answer is 202 once one command per owned subscription is queued. 
+     * Without a body, or with a JSON object without `subscriptions`: pauses the subscription in the path and answers 200 with it (`merchantId` included). A `fulfilled` subscription becomes `paused` and `modifiedAt` changes; a `paused` one is returned unchanged; a `cancelled` one answers 409.  With `subscriptions` in the body: a bulk pause. The path segment is then ignored (the literal `{subscriptionId}`, `bulk` or any id works), and the answer is 202 once one command per owned subscription is queued.  **Schedules.** The body may carry `pauseAt` (when the pause starts; absent: now), `resumeAt` (when it ends by itself; absent: paused until resumed) and `reason` (at most 500 characters), for one subscription or, beside `subscriptions`, for each of a bulk request\'s. Times are RFC 3339 in the future and at most 3 years ahead, `pauseAt` before `resumeAt`; any fractional precision is kept to microseconds. Otherwise 400 `0043` naming the field. A subscription shows its pending `schedule` and, while paused with a reason, `pauseReason`; neither is present when not set. Rules:  | request | subscription | result | |---|---|---| | pause with `pauseAt` | `fulfilled` | stays `fulfilled` with the schedule; at `pauseAt` it becomes `paused` | | pause with `pauseAt` | `paused` | stays `paused`; `pauseAt` has nothing left to do and is dropped, `resumeAt` kept | | pause with `resumeAt` (no `pauseAt`) | `fulfilled` or `paused` | `paused` now; resumes by itself at `resumeAt` | | pause with any schedule field | `fulfilled` or `paused` | replaces the whole schedule and reason with what it carries | | pause without schedule fields | `paused` | nothing changes, its schedule included | | pause without schedule fields | `fulfilled` | `paused` now; a pending `pauseAt` is dropped, `resumeAt` kept | | resume | `paused` | `fulfilled` now; its scheduled resume and reason are dropped | | `DELETE …/schedule` | `fulfilled` or `paused` | pending `pauseAt` and `resumeAt` dropped | | any of these | `cancelled` | 409 `0030`; a schedule whose subscription was cancelled meanwhile does nothing when due |  Any change of schedule changes `modifiedAt`. Due schedules are applied by the service\'s workers, with the outcomes of bulk commands. 
      * Pause a subscription, or many at once
      */
     async pauseSubscriptionRaw(requestParameters: PauseSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PausedSubscription>> {
@@ -467,7 +549,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Without a body, or with a JSON object without `subscriptions`: pauses the subscription in the path and answers 200 with it (`merchantId` included). A `fulfilled` subscription becomes `paused` and `modifiedAt` changes; a `paused` one is returned unchanged; a `cancelled` one answers 409.  With `subscriptions` in the body: a bulk pause. The path segment is then ignored (the literal `{subscriptionId}`, `bulk` or any id works), and the answer is 202 once one command per owned subscription is queued. 
+     * Without a body, or with a JSON object without `subscriptions`: pauses the subscription in the path and answers 200 with it (`merchantId` included). A `fulfilled` subscription becomes `paused` and `modifiedAt` changes; a `paused` one is returned unchanged; a `cancelled` one answers 409.  With `subscriptions` in the body: a bulk pause. The path segment is then ignored (the literal `{subscriptionId}`, `bulk` or any id works), and the answer is 202 once one command per owned subscription is queued.  **Schedules.** The body may carry `pauseAt` (when the pause starts; absent: now), `resumeAt` (when it ends by itself; absent: paused until resumed) and `reason` (at most 500 characters), for one subscription or, beside `subscriptions`, for each of a bulk request\'s. Times are RFC 3339 in the future and at most 3 years ahead, `pauseAt` before `resumeAt`; any fractional precision is kept to microseconds. Otherwise 400 `0043` naming the field. A subscription shows its pending `schedule` and, while paused with a reason, `pauseReason`; neither is present when not set. Rules:  | request | subscription | result | |---|---|---| | pause with `pauseAt` | `fulfilled` | stays `fulfilled` with the schedule; at `pauseAt` it becomes `paused` | | pause with `pauseAt` | `paused` | stays `paused`; `pauseAt` has nothing left to do and is dropped, `resumeAt` kept | | pause with `resumeAt` (no `pauseAt`) | `fulfilled` or `paused` | `paused` now; resumes by itself at `resumeAt` | | pause with any schedule field | `fulfilled` or `paused` | replaces the whole schedule and reason with what it carries | | pause without schedule fields | `paused` | nothing changes, its schedule included | | pause without schedule fields | `fulfilled` | `paused` now; a pending `pauseAt` is dropped, `resumeAt` kept | | resume | `paused` | `fulfilled` now; its scheduled resume and reason are dropped | | `DELETE …/schedule` | `fulfilled` or `paused` | pending `pauseAt` and `resumeAt` dropped | | any of these | `cancelled` | 409 `0030`; a schedule whose subscription was cancelled meanwhile does nothing when due |  Any change of schedule changes `modifiedAt`. Due schedules are applied by the service\'s workers, with the outcomes of bulk commands. 
      * Pause a subscription, or many at once
      */
     async pauseSubscription(requestParameters: PauseSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PausedSubscription> {

@@ -20,6 +20,13 @@ import {
     SubscriptionStatusToJSON,
     SubscriptionStatusToJSONTyped,
 } from './SubscriptionStatus.js';
+import type { Schedule } from './Schedule.js';
+import {
+    ScheduleFromJSON,
+    ScheduleFromJSONTyped,
+    ScheduleToJSON,
+    ScheduleToJSONTyped,
+} from './Schedule.js';
 
 /**
  * A subscription as the pause operation reports it (with `merchantId`).
@@ -55,6 +62,14 @@ export interface PausedSubscription {
      * ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
      */
     modifiedAt: string;
+    /**
+     * 
+     */
+    schedule?: Schedule;
+    /**
+     * Why it is paused, as given with the pause; present only while `paused` with a reason.
+     */
+    pauseReason?: string;
 }
 
 
@@ -90,6 +105,8 @@ export function PausedSubscriptionFromJSONTyped(json: any, ignoreDiscriminator: 
         'cycle': json['cycle'],
         'createdAt': json['createdAt'],
         'modifiedAt': json['modifiedAt'],
+        'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
+        'pauseReason': json['pauseReason'] == null ? undefined : json['pauseReason'],
     };
 }
 
@@ -111,6 +128,8 @@ export function PausedSubscriptionToJSONTyped(value?: PausedSubscription | null,
         'cycle': value['cycle'],
         'createdAt': value['createdAt'],
         'modifiedAt': value['modifiedAt'],
+        'schedule': ScheduleToJSON(value['schedule']),
+        'pauseReason': value['pauseReason'],
     };
 }
 

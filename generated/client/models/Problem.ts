@@ -48,7 +48,7 @@ export interface Problem {
      */
     code: ProblemCodeEnum;
     /**
-     * For code 0040, the rules the request broke: one per position (the first rule
+     * For codes 0040 and 0043, the rules the request broke: one per position (the first rule
      * broken there), at most 100; `detail` says how many there are in all.
      * 
      */

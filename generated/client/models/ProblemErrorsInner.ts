@@ -20,7 +20,7 @@ import { mapValues } from '../runtime.js';
  */
 export interface ProblemErrorsInner {
     /**
-     * JSON Pointer into the request (`/subscriptions/3`), or the part of the request (`path`, `header`).
+     * JSON Pointer into the request (`/subscriptions/3`, `/resumeAt`), or the part of the request (`path`, `header`).
      */
     path: string;
     /**

@@ -20,6 +20,13 @@ import {
     SubscriptionStatusToJSON,
     SubscriptionStatusToJSONTyped,
 } from './SubscriptionStatus.js';
+import type { Schedule } from './Schedule.js';
+import {
+    ScheduleFromJSON,
+    ScheduleFromJSONTyped,
+    ScheduleToJSON,
+    ScheduleToJSONTyped,
+} from './Schedule.js';
 
 /**
  * A subscription as the resume operation reports it (no `merchantId`).
@@ -51,6 +58,14 @@ export interface ResumedSubscription {
      * ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
      */
     modifiedAt: string;
+    /**
+     * 
+     */
+    schedule?: Schedule;
+    /**
+     * Why it is paused, as given with the pause; present only while `paused` with a reason.
+     */
+    pauseReason?: string;
 }
 
 
@@ -84,6 +99,8 @@ export function ResumedSubscriptionFromJSONTyped(json: any, ignoreDiscriminator:
         'cycle': json['cycle'],
         'createdAt': json['createdAt'],
         'modifiedAt': json['modifiedAt'],
+        'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
+        'pauseReason': json['pauseReason'] == null ? undefined : json['pauseReason'],
     };
 }
 
@@ -104,6 +121,8 @@ export function ResumedSubscriptionToJSONTyped(value?: ResumedSubscription | nul
         'cycle': value['cycle'],
         'createdAt': value['createdAt'],
         'modifiedAt': value['modifiedAt'],
+        'schedule': ScheduleToJSON(value['schedule']),
+        'pauseReason': value['pauseReason'],
     };
 }
 

@@ -1,0 +1,72 @@
+/**
+ * A pause request's `pauseAt`, `resumeAt` and `reason` (docs/design.md §9): the rules a schema
+ * cannot state (in the future, at most 3 years ahead, in order), and times normalised to the
+ * service's microsecond UTC timestamps (docs/design.md §5).
+ */
+import { formatTimestamp } from '../lib/clock.js';
+
+/** The body fields of a pause that schedule it: a request without any of them answers as before. */
+export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
+
+export interface ScheduleRequest {
+  readonly pauseAt?: string;
+  readonly resumeAt?: string;
+  readonly reason?: string;
+}
+
+export class InvalidScheduleError extends Error {
+  override name = 'InvalidScheduleError';
+
+  constructor(
+    readonly field: (typeof SCHEDULE_FIELDS)[number],
+    readonly rule: string,
+  ) {
+    super(`${field} ${rule}.`);
+  }
+}
+
+const MAX_YEARS_AHEAD = 3;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):?(\d{2})?)$/;
+
+/** Microseconds since the epoch of an RFC 3339 date-time (fractions past microseconds dropped); undefined if it is not one. */
+export function parseRfc3339(text: string): bigint | undefined {
+  const m = RFC3339.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s, fraction = '', zulu, sign, oh = '0', om = '0'] = m;
+  const date = new Date(0);
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  date.setUTCHours(Number(h), Number(mi), Number(s));
+  const offsetMinutes = zulu ? 0 : (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
+  const millis = date.getTime() - offsetMinutes * 60_000;
+  if (Number.isNaN(millis)) return undefined;
+  return BigInt(millis) * 1000n + BigInt(fraction.slice(0, 6).padEnd(6, '0'));
+}
+
+function futureTime(field: 'pauseAt' | 'resumeAt', raw: unknown, nowMicros: bigint): bigint | undefined {
+  if (raw === undefined) return undefined;
+  const micros = typeof raw === 'string' ? parseRfc3339(raw) : undefined;
+  if (micros === undefined) throw new InvalidScheduleError(field, 'must be an RFC 3339 date-time');
+  if (micros <= nowMicros) throw new InvalidScheduleError(field, 'must be in the future');
+  const limit = new Date(Number(nowMicros / 1000n));
+  limit.setUTCFullYear(limit.getUTCFullYear() + MAX_YEARS_AHEAD);
+  if (micros > BigInt(limit.getTime()) * 1000n) throw new InvalidScheduleError(field, `must be at most ${MAX_YEARS_AHEAD} years ahead`);
+  return micros;
+}
+
+/** The schedule a pause body asks for, or undefined when it has none of the fields. The shape was checked at the edge. */
+export function scheduleRequestOf(body: Readonly<Record<string, unknown>>, nowMicros: bigint): ScheduleRequest | undefined {
+  if (!SCHEDULE_FIELDS.some((field) => body[field] !== undefined)) return undefined;
+  const pauseAt = futureTime('pauseAt', body.pauseAt, nowMicros);
+  const resumeAt = futureTime('resumeAt', body.resumeAt, nowMicros);
+  if (pauseAt !== undefined && resumeAt !== undefined && pauseAt >= resumeAt) throw new InvalidScheduleError('pauseAt', 'must be before resumeAt');
+  const reason = body.reason;
+  if (reason !== undefined && (typeof reason !== 'string' || reason.length === 0 || [...reason].length > 500)) {
+    throw new InvalidScheduleError('reason', 'must be 1 to 500 characters');
+  }
+  return {
+    ...(pauseAt !== undefined ? { pauseAt: formatTimestamp(pauseAt) } : {}),
+    ...(resumeAt !== undefined ? { resumeAt: formatTimestamp(resumeAt) } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+  };
+}
+

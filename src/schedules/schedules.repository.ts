@@ -1,0 +1,68 @@
+/**
+ * The MongoDB calls of due schedules. A schedule lives in its subscription's document (so a
+ * change of status and of schedule is one atomic update), with `nextScheduledAt`, the earliest
+ * pending time, indexed for the workers' poll (docs/design.md §9).
+ */
+import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import { SUBSCRIPTIONS_COLLECTION, exactSchedule, updateFor, type SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
+import type { DueState, Firing } from './schedule.rules.js';
+
+export interface DueSubscription extends DueState {
+  readonly id: string;
+  readonly merchantId: string;
+}
+
+/** One firing planned for the subscriptions that were read in exactly the same state. */
+export interface FiringGroup {
+  readonly state: DueState;
+  readonly firing: Firing;
+  readonly ids: readonly string[];
+}
+
+export class SchedulesRepository {
+  private readonly collection: Collection<SubscriptionDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<SubscriptionDocument>(SUBSCRIPTIONS_COLLECTION);
+  }
+
+  /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
+  async due(now: string, limit: number): Promise<DueSubscription[]> {
+    const docs = await this.collection
+      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, nextScheduledAt: 1 } })
+      .sort({ nextScheduledAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => ({
+      id: d._id,
+      merchantId: d.merchantId,
+      status: d.status,
+      pauseAt: d.pauseAt ?? null,
+      resumeAt: d.resumeAt ?? null,
+      nextScheduledAt: d.nextScheduledAt!,
+    }));
+  }
+
+  /**
+   * Applies due schedules: the one write of a scheduled transition (an event outbox entry belongs
+   * in this same update). Each group is one conditional updateMany whose filter is the exact state
+   * its subscriptions were read in, so a schedule changed or dropped since, or already applied by
+   * another worker, matches nothing: a schedule never fires in an old version nor twice in
+   * effect. All groups go in one round trip. Returns the ids this call changed (marked `runId`).
+   */
+  async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
+    if (groups.length === 0) return new Set();
+    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ state, firing, ids }) => ({
+      updateMany: {
+        filter: { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state) },
+        update: updateFor(firing.change, firing.touches ? at : undefined, { scheduleRun: runId }),
+      },
+    }));
+    const all = groups.flatMap((g) => g.ids);
+    const result = await this.collection.bulkWrite(operations, { ordered: false });
+    if (result.modifiedCount === all.length) return new Set(all);
+    // Some were changed meanwhile (by a request, or another worker): read back which are ours.
+    const ours = await this.collection.find({ _id: { $in: all }, scheduleRun: runId }, { projection: { _id: 1 } }).toArray();
+    return new Set(ours.map((d) => d._id));
+  }
+}

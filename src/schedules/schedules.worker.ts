@@ -1,0 +1,104 @@
+/**
+ * Applies due schedules, beside the bulk workers (docs/design.md §9): every poll interval it reads
+ * the due subscriptions in chunks, earliest first, and applies each chunk with one round trip of
+ * conditional updates (schedules.repository.ts). No job per subscription: 100,000 schedules due
+ * in the same minute are 200 chunks. A schedule that fell due while no worker ran (the service
+ * was stopped) is simply due at the next poll. A worker killed mid-chunk loses nothing: what it
+ * did not write is still due, and what it wrote no longer is.
+ */
+import { randomUUID } from 'node:crypto';
+import { nowTimestamp } from '../lib/clock.js';
+import type { KeyedMutex } from '../lib/keyed-mutex.js';
+import type { Logger } from '../logger.js';
+import { planFiring, type Firing } from './schedule.rules.js';
+import type { DueSubscription, FiringGroup, SchedulesRepository } from './schedules.repository.js';
+
+export const SCHEDULE_CHUNK = 500;
+/** Chunks one poll applies at most before it waits again (a bound against a loop that keeps finding work). */
+const CHUNKS_PER_POLL = 400;
+
+/** Subscriptions read in the same state and due for the same firing share one conditional update. */
+function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
+  const groups = new Map<string, { state: DueSubscription; firing: Firing; ids: string[] }>();
+  for (const subscription of due) {
+    const { status, pauseAt, resumeAt, nextScheduledAt } = subscription;
+    const key = JSON.stringify([status, pauseAt, resumeAt, nextScheduledAt]);
+    const group = groups.get(key) ?? { state: subscription, firing: planFiring(subscription, now), ids: [] };
+    group.ids.push(subscription.id);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+export class ScheduleWorker {
+  private readonly log: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private polling: Promise<void> = Promise.resolve();
+  private running = false;
+
+  constructor(
+    private readonly repository: SchedulesRepository,
+    /** The process's per-subscription mutex, shared with requests and bulk workers. */
+    private readonly mutex: KeyedMutex,
+    private readonly pollMs: number,
+    log: Logger,
+  ) {
+    this.log = log.child({ component: 'schedules' });
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+    this.log.info({ pollMs: this.pollMs }, 'schedule workers started');
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await this.polling;
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.polling = this.poll()
+        .then(() => undefined)
+        .catch((error: unknown) => this.log.warn({ err: error }, 'schedule poll failed; retried at the next'))
+        .finally(() => {
+          if (this.running) this.schedule(this.pollMs);
+        });
+    }, delayMs);
+  }
+
+  /** Applies every due schedule, a chunk at a time; returns how many subscriptions it changed. */
+  async poll(): Promise<number> {
+    let changed = 0;
+    for (let chunk = 0; chunk < CHUNKS_PER_POLL && this.running; chunk++) {
+      const due = await this.repository.due(nowTimestamp(), SCHEDULE_CHUNK);
+      if (due.length === 0) break;
+      const applied = await this.mutex.runAll(
+        due.map((d) => d.id),
+        () => this.apply(due),
+      );
+      // Nothing matched: all changed meanwhile; read them again at the next poll rather than now.
+      if (applied === 0) break;
+      changed += applied;
+    }
+    return changed;
+  }
+
+  private async apply(due: readonly DueSubscription[]): Promise<number> {
+    const groups = grouped(due, nowTimestamp());
+    const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
+    const merchants = new Map(due.map((d) => [d.id, d.merchantId]));
+    for (const { state, firing, ids } of groups) {
+      if (!firing.outcome) continue;
+      const scheduledAt = firing.kind === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);
+      const msg = firing.kind === 'cancelled' ? 'scheduled change skipped: cancelled' : `scheduled ${firing.kind} ${firing.outcome}`;
+      for (const subscriptionId of ids.filter((id) => ours.has(id))) {
+        this.log.info({ subscriptionId, merchantId: merchants.get(subscriptionId), transition: firing.kind, scheduledAt, outcome: firing.outcome }, msg);
+      }
+    }
+    return ours.size;
+  }
+}
