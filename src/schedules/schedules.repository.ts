@@ -5,6 +5,7 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { SUBSCRIPTIONS_COLLECTION, exactSchedule, updateFor, type SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
+import { ScheduleClock } from './schedule.clock.js';
 import type { DueState, Firing } from './schedule.rules.js';
 
 export interface DueSubscription extends DueState {
@@ -21,9 +22,18 @@ export interface FiringGroup {
 
 export class SchedulesRepository {
   private readonly collection: Collection<SubscriptionDocument>;
+  /** When the next schedule falls due: read before querying the subscriptions (schedule.clock.ts). */
+  readonly clock: ScheduleClock;
 
   constructor(db: Db) {
     this.collection = db.collection<SubscriptionDocument>(SUBSCRIPTIONS_COLLECTION);
+    this.clock = new ScheduleClock(db);
+  }
+
+  /** The earliest pending time of any subscription (served by the due_schedules index). */
+  async earliest(): Promise<string | undefined> {
+    const doc = await this.collection.findOne({ nextScheduledAt: { $exists: true } }, { sort: { nextScheduledAt: 1 }, projection: { nextScheduledAt: 1 } });
+    return doc?.nextScheduledAt;
   }
 
   /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
@@ -60,6 +70,8 @@ export class SchedulesRepository {
     }));
     const all = groups.flatMap((g) => g.ids);
     const result = await this.collection.bulkWrite(operations, { ordered: false });
+    // A resume still pending after a scheduled pause: another worker's poll may be settling the clock.
+    await this.clock.note(groups.map((g) => g.firing.change.set.nextScheduledAt));
     if (result.modifiedCount === all.length) return new Set(all);
     // Some were changed meanwhile (by a request, or another worker): read back which are ours.
     const ours = await this.collection.find({ _id: { $in: all }, scheduleRun: runId }, { projection: { _id: 1 } }).toArray();

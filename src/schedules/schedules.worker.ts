@@ -14,6 +14,8 @@ import { planFiring, type Firing } from './schedule.rules.js';
 import type { DueSubscription, FiringGroup, SchedulesRepository } from './schedules.repository.js';
 
 export const SCHEDULE_CHUNK = 500;
+/** How often the subscriptions are read for due schedules whatever the clock says (schedule.clock.ts). */
+const FULL_SWEEP_MS = 5 * 60_000;
 /** Chunks one poll applies at most before it waits again (a bound against a loop that keeps finding work). */
 const CHUNKS_PER_POLL = 400;
 
@@ -35,6 +37,8 @@ export class ScheduleWorker {
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> = Promise.resolve();
   private running = false;
+  /** When the subscriptions were last read whatever the clock said; 0: at the first poll. */
+  private lastFullSweep = 0;
 
   constructor(
     private readonly repository: SchedulesRepository,
@@ -70,12 +74,25 @@ export class ScheduleWorker {
     }, delayMs);
   }
 
-  /** Applies every due schedule, a chunk at a time; returns how many subscriptions it changed. */
+  /**
+   * Applies every due schedule, a chunk at a time, when the clock says one is due (or at the
+   * first poll and every FULL_SWEEP_MS), then sets the clock to the earliest time left; returns
+   * how many subscriptions it changed.
+   */
   async poll(): Promise<number> {
+    const clock = await this.repository.clock.read();
+    const sweep = Date.now() - this.lastFullSweep >= FULL_SWEEP_MS;
+    if (!sweep && clock && (clock.at === undefined || clock.at > nowTimestamp())) return 0;
+    if (sweep) this.lastFullSweep = Date.now();
     let changed = 0;
     for (let chunk = 0; chunk < CHUNKS_PER_POLL && this.running; chunk++) {
+      // Read before the queries: a time noted after this (its write may have come after them too) changes the version, and the settle leaves it.
+      const reading = chunk === 0 ? clock : await this.repository.clock.read();
       const due = await this.repository.due(nowTimestamp(), SCHEDULE_CHUNK);
-      if (due.length === 0) break;
+      if (due.length === 0) {
+        await this.repository.clock.settle(reading, await this.repository.earliest());
+        break;
+      }
       const applied = await this.mutex.runAll(
         due.map((d) => d.id),
         () => this.apply(due),

@@ -5,6 +5,7 @@
  */
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import { ScheduleClock } from '../schedules/schedule.clock.js';
 import type { Change, CommandPlan, StoredSchedule } from '../schedules/schedule.rules.js';
 import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
@@ -79,9 +80,12 @@ export interface Expected {
 
 export class SubscriptionsRepository {
   private readonly collection: Collection<SubscriptionDocument>;
+  /** Told of every pending time written here, after the write (schedule.clock.ts). */
+  private readonly clock: ScheduleClock;
 
   constructor(db: Db) {
     this.collection = db.collection<SubscriptionDocument>(SUBSCRIPTIONS_COLLECTION);
+    this.clock = new ScheduleClock(db);
   }
 
   async ensureIndexes(): Promise<void> {
@@ -100,6 +104,7 @@ export class SubscriptionsRepository {
     const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId, status: expected.status, ...schedule }, updateFor(change, at), {
       returnDocument: 'after',
     });
+    if (doc) await this.clock.note([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;
   }
 
@@ -113,10 +118,13 @@ export class SubscriptionsRepository {
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     const applied = await this.collection.updateMany({ ...notReached, status: plan.from }, { ...updateFor(plan.whenFrom, at), $push: mark('applied') });
     // The usual case: every one changed, so none can be a no-op and there is nothing to read back.
-    if (applied.modifiedCount === ids.length) return { allApplied: true };
-    const noop = plan.whenAlready ? updateFor(plan.whenAlready, at) : {};
-    await this.collection.updateMany({ ...notReached, status: plan.already }, { ...noop, $push: mark('noop') });
-    return { allApplied: false };
+    const allApplied = applied.modifiedCount === ids.length;
+    if (!allApplied) {
+      const noop = plan.whenAlready ? updateFor(plan.whenAlready, at) : {};
+      await this.collection.updateMany({ ...notReached, status: plan.already }, { ...noop, $push: mark('noop') });
+    }
+    await this.clock.note([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
+    return { allApplied };
   }
 
   /** Each found subscription's status and whether the command reached it; absent ids are not in the map. */
