@@ -26,6 +26,7 @@ import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
+import { composeEventsAndWebhooks, type WebhooksConfig } from './webhooks/webhooks.compose.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -38,7 +39,14 @@ export type ServiceConfig = Pick<
   | 'rateLimitBurst'
   | 'rateLimitPerSecond'
   | 'authFailuresPerMinute'
->;
+> & WebhooksConfig;
+
+/** What a worker process runs: bulk chunks, the events outbox sweep and webhook deliveries. */
+export interface Workers {
+  start(): Promise<void>;
+  stop(deadlineMs: number): Promise<void>;
+  readonly running: boolean;
+}
 
 /** Repositories and domain services: what the admin commands need. */
 export interface Domain {
@@ -52,8 +60,8 @@ export interface Domain {
 
 /** The domain plus the bulk workers and the HTTP app: what `serve`, `worker` and the tests need. */
 export interface Service extends Domain {
-  /** Bulk workers, on the background client (see db/mongo.ts): start() takes chunk jobs (unless BULK_CONCURRENCY=0), stop() drains them. */
-  readonly workers: BulkWorker;
+  /** Bulk and webhook workers, on the background client (see db/mongo.ts): start() takes jobs (unless BULK_CONCURRENCY=0), stop() drains them. */
+  readonly workers: Workers;
   /** Bulk requests and their outcomes as stored (the retention sweep is here). */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
@@ -97,7 +105,23 @@ export async function composeService(database: Database, config: ServiceConfig, 
   await bulkRepository.ensureIndexes();
   const dispatcher = new BulkDispatcher(backgroundBulk, queue, log);
   const workerSubscriptions = new SubscriptionsService(new SubscriptionsRepository(background), mutex);
-  const workers = new BulkWorker(backgroundBulk, workerSubscriptions, queue, dispatcher, log);
+  const webhooks = await composeEventsAndWebhooks(database, config, concurrency, {
+    subscriptions: [subscriptions, workerSubscriptions],
+    bulkStatus: new BulkStatusService(backgroundBulk),
+  }, log);
+  const bulkWorker = new BulkWorker(backgroundBulk, workerSubscriptions, queue, dispatcher, log, webhooks.bulkCompleted);
+  const workers: Workers = {
+    start: async () => {
+      await bulkWorker.start();
+      await webhooks.start();
+    },
+    stop: async (deadlineMs) => {
+      await Promise.all([bulkWorker.stop(deadlineMs), webhooks.stop(deadlineMs)]);
+    },
+    get running() {
+      return bulkWorker.running;
+    },
+  };
   const bulk = new BulkService(subscriptionsRepository, bulkRepository, dispatcher, log);
   const idempotency = new IdempotencyRepository(db);
   await idempotency.ensureIndexes(capabilities.ttlIndexes, log);
@@ -112,6 +136,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
         subscriptions,
         bulk,
         bulkStatus: new BulkStatusService(bulkRepository),
+        webhooks: webhooks.handlers,
         log,
         idempotency,
         limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,

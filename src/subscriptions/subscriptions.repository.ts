@@ -2,11 +2,13 @@
  * Every MongoDB call about subscriptions. Documents map to the domain's Subscription here;
  * no _id or driver type leaves this file.
  */
+import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
+import { outboxEntry, type OutboxEntry } from '../events/outbox.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
+import type { ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
-interface SubscriptionDocument {
+export interface SubscriptionDocument {
   _id: string;
   merchantId: string;
   planId: string;
@@ -21,6 +23,8 @@ interface SubscriptionDocument {
    * and never applies it a second time, however the subscription changed since (docs/design.md §6).
    */
   bulkCommands?: string[];
+  /** Events of status changes not yet in the `events` collection, pushed by the change's own update (src/events/outbox.ts). */
+  outbox?: OutboxEntry[];
 }
 
 /** How many bulk command marks a subscription keeps: a run repeated after more than this many later commands is not expected. */
@@ -37,7 +41,8 @@ export interface CommandState {
 
 const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
-function toSubscription(doc: SubscriptionDocument): Subscription {
+/** A stored subscription as the read operation returns it (also the `subscription` of its events). */
+export function toSubscription(doc: SubscriptionDocument): Subscription {
   return {
     id: doc._id,
     merchantId: doc.merchantId,
@@ -65,17 +70,18 @@ export class SubscriptionsRepository {
     return doc ? toSubscription(doc) : undefined;
   }
 
-  /** One conditional atomic update: changes the status only if it is still `from`. */
+  /** One conditional atomic update: changes the status only if it is still `from`, with its event in the outbox. */
   async transition(
     merchantId: string,
     id: string,
     from: SubscriptionStatus,
     to: SubscriptionStatus,
     at: string,
+    cause: ChangeCause,
   ): Promise<Subscription | undefined> {
     const doc = await this.collection.findOneAndUpdate(
       { _id: id, merchantId, status: from },
-      { $set: { status: to, modifiedAt: at } },
+      { $set: { status: to, modifiedAt: at }, $push: { outbox: outboxEntry(from, to, at, cause, randomUUID()) } },
       { returnDocument: 'after' },
     );
     return doc ? toSubscription(doc) : undefined;
@@ -84,7 +90,9 @@ export class SubscriptionsRepository {
   /**
    * Applies one bulk command to the subscriptions it has not reached yet, marking each in the same
    * document update: those in `from` change to `to` (marked applied), those already in `to` are
-   * marked noop. At most two updates whatever the number of ids; a repeated call changes nothing.
+   * marked noop. At most two updates whatever the number of ids; a repeated call changes nothing. Each
+   * change's event goes into the outbox in the same update (one entry, the same in every document:
+   * its key is the requestId, and the event id is made from it and the subscription's id).
    */
   async applyCommand(
     merchantId: string,
@@ -92,12 +100,16 @@ export class SubscriptionsRepository {
     transition: { readonly from: SubscriptionStatus; readonly to: SubscriptionStatus },
     requestId: string,
     at: string,
+    cause: ChangeCause,
   ): Promise<{ allApplied: boolean }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     const applied = await this.collection.updateMany(
       { ...notReached, status: transition.from },
-      { $set: { status: transition.to, modifiedAt: at }, $push: mark('applied') },
+      {
+        $set: { status: transition.to, modifiedAt: at },
+        $push: { ...mark('applied'), outbox: outboxEntry(transition.from, transition.to, at, cause, requestId) },
+      },
     );
     // The usual case: every one changed, so none can be a no-op and there is nothing to read back.
     if (applied.modifiedCount === ids.length) return { allApplied: true };

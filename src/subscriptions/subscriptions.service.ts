@@ -12,6 +12,7 @@ import {
   SubscriptionNotFoundError,
   decide,
   normaliseId,
+  type ChangeCause,
   type Operation,
   type Subscription,
   type SubscriptionStatus,
@@ -40,12 +41,26 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
   }
 }
 
+/** Told the ids of subscriptions whose status changed (their events wait in the outbox). */
+export type ChangeListener = (ids: readonly string[]) => void;
+
 export class SubscriptionsService {
+  private readonly listeners: ChangeListener[] = [];
+
   constructor(
     private readonly repository: SubscriptionsRepository,
     /** Shared by every service instance of a process that changes subscriptions (requests and workers). */
     private readonly mutex = new KeyedMutex(),
   ) {}
+
+  /** Called after every change, never awaited: the events relay (src/events/) listens here. */
+  onChange(listener: ChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(ids: readonly string[]): void {
+    if (ids.length > 0) for (const listener of this.listeners) listener(ids);
+  }
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
     const id = normaliseId(rawId);
@@ -58,18 +73,21 @@ export class SubscriptionsService {
     return this.repository.page(merchantId, status, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
   }
 
-  /** Applies the operation and returns the subscription as it is afterwards. */
-  async apply(merchantId: string, rawId: string, operation: Operation): Promise<Subscription> {
+  /** Applies the operation and returns the subscription as it is afterwards; a change records its event with `cause`. */
+  async apply(merchantId: string, rawId: string, operation: Operation, cause: ChangeCause = { kind: 'api' }): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
-    return this.mutex.run(id, () => this.applyOnce(merchantId, id, rawId, operation));
+    return this.mutex.run(id, () => this.applyOnce(merchantId, id, rawId, operation, cause));
   }
 
-  private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation): Promise<Subscription> {
+  private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation, cause: ChangeCause): Promise<Subscription> {
     const { from, to } = TRANSITIONS[operation];
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const changed = await this.repository.transition(merchantId, id, from, to, nowTimestamp());
-      if (changed) return changed;
+      const changed = await this.repository.transition(merchantId, id, from, to, nowTimestamp(), cause);
+      if (changed) {
+        this.changed([id]);
+        return changed;
+      }
       const current = await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
       const decision = decide(operation, current.status);
@@ -90,26 +108,37 @@ export class SubscriptionsService {
     ids: readonly string[],
     operation: Operation,
     requestId: string,
+    cause: ChangeCause = { kind: 'bulk', requestId },
   ): Promise<Map<string, CommandOutcome>> {
-    return this.mutex.runAll(ids, async () => {
-      const outcomes = new Map<string, CommandOutcome>();
-      let open = [...ids];
-      for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
-        const { allApplied } = await this.repository.applyCommand(merchantId, open, TRANSITIONS[operation], requestId, nowTimestamp());
-        if (allApplied) {
-          for (const id of open) outcomes.set(id, { outcome: 'applied' });
-          return outcomes;
-        }
-        const states = await this.repository.commandStates(merchantId, open, requestId);
-        open = open.filter((id) => {
-          const outcome = commandOutcome(operation, states.get(id));
-          if (outcome) outcomes.set(id, outcome);
-          return !outcome;
-        });
+    const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, requestId, cause));
+    this.changed([...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
+    return outcomes;
+  }
+
+  private async applyCommandsOnce(
+    merchantId: string,
+    ids: readonly string[],
+    operation: Operation,
+    requestId: string,
+    cause: ChangeCause,
+  ): Promise<Map<string, CommandOutcome>> {
+    const outcomes = new Map<string, CommandOutcome>();
+    let open = [...ids];
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
+      const { allApplied } = await this.repository.applyCommand(merchantId, open, TRANSITIONS[operation], requestId, nowTimestamp(), cause);
+      if (allApplied) {
+        for (const id of open) outcomes.set(id, { outcome: 'applied' });
+        return outcomes;
       }
-      // Still neither marked nor cancelled: another writer kept flipping them between our updates.
-      for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
-      return outcomes;
-    });
+      const states = await this.repository.commandStates(merchantId, open, requestId);
+      open = open.filter((id) => {
+        const outcome = commandOutcome(operation, states.get(id));
+        if (outcome) outcomes.set(id, outcome);
+        return !outcome;
+      });
+    }
+    // Still neither marked nor cancelled: another writer kept flipping them between our updates.
+    for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
+    return outcomes;
   }
 }
