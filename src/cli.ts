@@ -10,7 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.js';
-import { connectDatabase } from './db/mongo.js';
+import { connectDatabase, type Database } from './db/mongo.js';
 import { createLogger, type Logger } from './logger.js';
 import { composeDomain, type Domain } from './composition.js';
 import { serve, work, type Running } from './processes.js';
@@ -61,15 +61,16 @@ function runUntilSignalled(running: Running, config: Config, log: Logger): void 
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
+async function connectAdmin(uri: string, config: Config): Promise<Database> {
+  const timeoutMs = Math.max(config.dbTimeoutMs, 3_000);
+  return connectDatabase(uri, { dbTimeoutMs: timeoutMs, bulkDbTimeoutMs: timeoutMs }, createLogger('silent')).catch((error: Error) => {
+    throw new UsageError(`cannot reach the database at MONGODB_URI: ${error.message.split('\n')[0]}`);
+  });
+}
+
 async function admin<T>(config: Config, task: (domain: Domain) => Promise<T>): Promise<T> {
   if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: admin commands work on a running database');
-  const log = createLogger('silent');
-  const timeoutMs = Math.max(config.dbTimeoutMs, 3_000);
-  const database = await connectDatabase(config.mongodbUri, { dbTimeoutMs: timeoutMs, bulkDbTimeoutMs: timeoutMs }, log).catch(
-    (error: Error) => {
-      throw new UsageError(`cannot reach the database at MONGODB_URI: ${error.message.split('\n')[0]}`);
-    },
-  );
+  const database = await connectAdmin(config.mongodbUri, config);
   try {
     return await task(await composeDomain(database.db, config));
   } finally {
@@ -111,7 +112,7 @@ async function listen(config: Config, args: string[]): Promise<void> {
   if (!merchantId) throw new UsageError('--merchant must be a merchant id (a UUID)');
   const port = positiveInteger(values.port, '--port', 65535);
   if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: webhooks listen registers its endpoint in the running database');
-  const database = await connectDatabase(config.mongodbUri, Math.max(config.dbTimeoutMs, 3_000), createLogger('silent'));
+  const database = await connectAdmin(config.mongodbUri, config);
   const print = (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`);
   const listening = await listenForWebhooks(database.db, merchantId, port, print);
   print({ listening: `http://127.0.0.1:${port}/`, endpointId: listening.endpointId });

@@ -52,8 +52,8 @@ describe('events and deliveries', () => {
     expect(events.map((e) => e.type).sort()).toEqual(['subscription.paused', 'subscription.resumed']);
     const resumedEvent = events.find((e) => e.type === 'subscription.resumed');
     const read = await api(apiKey, 'GET', `/v2/subscriptions/${id}`);
-    expect(resumedEvent.data).toEqual({ ...read.body, previousStatus: 'paused', cause: { kind: 'api' } });
-    expect(resumedEvent.data.modifiedAt).toBe(resumed.body.modifiedAt);
+    expect(resumedEvent.data).toEqual({ subscription: read.body, previousStatus: 'paused', cause: { kind: 'api' } });
+    expect(resumedEvent.data.subscription.modifiedAt).toBe(resumed.body.modifiedAt);
     expect((await api(apiKey, 'GET', `/v2/events/${resumedEvent.id}`)).body).toEqual(resumedEvent);
     expect((await allEvents(apiKey, '&type=subscription.paused')).map((e) => e.type)).toEqual(['subscription.paused']);
     // Give a duplicate time to show up, then: exactly one delivery per event, each signed.
@@ -75,7 +75,7 @@ describe('events and deliveries', () => {
     const events = await allEvents(apiKey);
     const paused = events.filter((e) => e.type === 'subscription.paused');
     expect(paused).toHaveLength(300);
-    expect(new Set(paused.map((e) => e.data.id))).toEqual(new Set(ids));
+    expect(new Set(paused.map((e) => e.data.subscription.id))).toEqual(new Set(ids));
     expect(paused.every((e) => e.data.cause.kind === 'bulk' && e.data.cause.requestId === requestId)).toBe(true);
     const completed = events.filter((e) => e.type === 'bulk_request.completed');
     expect(completed).toHaveLength(1);

@@ -18,7 +18,8 @@ export interface EventSink {
   fanOut(merchantId: string, events: readonly Event[]): Promise<void>;
 }
 
-const SWEEP_EVERY_MS = 2_000;
+/** Only for what a killed process left: on FerretDB, which has no index for it, this scans the subscriptions. */
+const SWEEP_EVERY_MS = 5_000;
 const SWEEP_BATCH = 200;
 /** Expired events are removed this often (where the server has no TTL index to do it). */
 const EXPIRY_SWEEP_EVERY = 600;

@@ -4,7 +4,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from '../logger.js';
-import { ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { bulkWriteInParts, ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
 import type { components } from '../../generated/openapi.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
@@ -90,10 +90,9 @@ export class EventsRepository {
       group.ids.push(_id);
       groups.set(key, group);
     }
-    if (groups.size === 0) return;
-    await this.subscriptions.bulkWrite(
+    await bulkWriteInParts(
+      this.subscriptions,
       [...groups.values()].map(({ ids, outbox }) => ({ updateMany: { filter: { _id: { $in: ids } }, update: { $pullAll: { outbox } } } })),
-      { ordered: false },
     );
   }
 

@@ -1,5 +1,5 @@
 /** Small MongoDB helpers shared by the events and webhooks repositories. */
-import type { Collection, Document } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import type { Logger } from '../logger.js';
 
@@ -21,5 +21,21 @@ export async function ensureTtlIndex<T extends Document>(collection: Collection<
     if (ttlIndexes) throw error;
     const reason = error instanceof Error ? error.message : String(error);
     log.warn({ reason }, `no TTL index for ${what}; expired ones are swept periodically instead`);
+  }
+}
+
+/**
+ * Statements per write command. FerretDB v1 (SQLite) holds a connection for each statement of an
+ * update command until the whole command ends: measured here, a bulkWrite of 100 updateOne with
+ * other work going on exhausted its pool and stopped every client (a goroutine dump showed the
+ * command holding 100 open result sets while waiting for one more connection). MongoDB has no
+ * such limit; a few more round trips cost little.
+ */
+const STATEMENTS_PER_COMMAND = 16;
+
+/** bulkWrite in commands of at most STATEMENTS_PER_COMMAND statements, one after another. */
+export async function bulkWriteInParts<T extends Document>(collection: Collection<T>, operations: readonly AnyBulkWriteOperation<T>[]): Promise<void> {
+  for (let i = 0; i < operations.length; i += STATEMENTS_PER_COMMAND) {
+    await collection.bulkWrite(operations.slice(i, i + STATEMENTS_PER_COMMAND), { ordered: false });
   }
 }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { bulkWriteInParts, ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { Logger } from '../logger.js';
 import { EVENT_RETENTION_MS } from '../events/events.repository.js';
@@ -77,10 +77,10 @@ export class DeliveriesRepository {
     return docs.map((d) => d._id);
   }
 
-  /** Records the batch's attempts and where each delivery stands now: one round trip. */
+  /** Records the batch's attempts and where each delivery stands now. */
   async record(updates: readonly DeliveryUpdate[]): Promise<void> {
-    if (updates.length === 0) return;
-    await this.collection.bulkWrite(
+    await bulkWriteInParts(
+      this.collection,
       updates.map(({ id, attempt, status, retryAt }) => ({
         updateOne: {
           filter: { _id: id },
@@ -91,7 +91,6 @@ export class DeliveriesRepository {
           },
         },
       })),
-      { ordered: false },
     );
   }
 
