@@ -767,6 +767,29 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
+            code: "0010" | "0020" | "0021" | "0022" | "0030" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            /**
+             * @description For code 0040, the rules the request broke: one per position (the first rule
+             *     broken there), at most 100; `detail` says how many there are in all.
+             */
+            errors?: {
+                /** @description JSON Pointer into the request (`/subscriptions/3`), or the part of the request (`path`, `header`). */
+                path: string;
+                message: string;
+            }[];
+        };
+        /**
+         * @description A problem as `Problem`, from the events and webhook endpoint operations, whose codes
+         *     also include `0023`, `0024` and `0044` (a schema of its own, so that the operations
+         *     released before them keep their list of codes).
+         */
+        WebhooksProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
             code: "0010" | "0020" | "0021" | "0022" | "0023" | "0024" | "0030" | "0040" | "0041" | "0042" | "0044" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
             /**
              * @description For code 0040, the rules the request broke: one per position (the first rule
@@ -823,7 +846,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["WebhooksProblem"];
             };
         };
         /** @description No webhook endpoint of the caller has this id. */
@@ -832,7 +855,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["WebhooksProblem"];
             };
         };
         /** @description The body breaks the contract (`0040`, also when the merchant has 16 endpoints already), or the URL is not allowed (`0044`). */
@@ -841,7 +864,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["WebhooksProblem"];
             };
         };
         /** @description The path, headers or body break the contract (malformed JSON, an unknown property, a bad `subscriptions` list). */
@@ -1005,6 +1028,16 @@ export interface components {
         WebhookSignature: string;
     };
     requestBodies: {
+        WebhookEndpointCreateBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        WebhookEndpointUpdateBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
         /**
          * @description Optional. Absent, empty or `{}` for a single operation on the path's
          *     subscription; `{"subscriptions": [...]}` for a bulk operation.
@@ -1552,11 +1585,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WebhookEndpointCreate"];
-            };
-        };
+        requestBody: components["requestBodies"]["WebhookEndpointCreateBody"];
         responses: {
             /** @description The endpoint, with its secret (shown this once). */
             201: {
@@ -1650,11 +1679,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WebhookEndpointUpdate"];
-            };
-        };
+        requestBody: components["requestBodies"]["WebhookEndpointUpdateBody"];
         responses: {
             /** @description The endpoint as it is now. */
             200: {

@@ -38,6 +38,11 @@ import {
     ProblemFromJSON,
     ProblemToJSON,
 } from '../models/Problem.js';
+import {
+    type WebhooksProblem,
+    WebhooksProblemFromJSON,
+    WebhooksProblemToJSON,
+} from '../models/WebhooksProblem.js';
 
 export interface GetEventRequest {
     /**

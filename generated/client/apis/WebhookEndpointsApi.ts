@@ -48,6 +48,11 @@ import {
     WebhookEndpointWithSecretFromJSON,
     WebhookEndpointWithSecretToJSON,
 } from '../models/WebhookEndpointWithSecret.js';
+import {
+    type WebhooksProblem,
+    WebhooksProblemFromJSON,
+    WebhooksProblemToJSON,
+} from '../models/WebhooksProblem.js';
 
 export interface CreateWebhookEndpointRequest {
     /**

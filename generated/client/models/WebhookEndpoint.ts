@@ -30,7 +30,7 @@ export interface WebhookEndpoint {
     /**
      * The event types to send, or `["*"]` for all.
      */
-    events: Set<WebhookEndpointEventsEnum>;
+    events: Array<WebhookEndpointEventsEnum>;
     /**
      * 
      */
@@ -96,7 +96,7 @@ export function WebhookEndpointFromJSONTyped(json: any, ignoreDiscriminator: boo
         
         'id': json['id'],
         'url': json['url'],
-        'events': new Set(json['events']),
+        'events': json['events'],
         'description': json['description'] == null ? undefined : json['description'],
         'status': json['status'],
         'disabledReason': json['disabledReason'],
@@ -117,7 +117,7 @@ export function WebhookEndpointToJSONTyped(value?: WebhookEndpoint | null, ignor
         
         'id': value['id'],
         'url': value['url'],
-        'events': Array.from(value['events'] as Set<any>),
+        'events': value['events'],
         'description': value['description'],
         'status': value['status'],
         'disabledReason': value['disabledReason'],

@@ -26,7 +26,7 @@ export interface WebhookEndpointCreate {
     /**
      * The event types to send, or `["*"]` for all.
      */
-    events: Set<WebhookEndpointCreateEventsEnum>;
+    events: Array<WebhookEndpointCreateEventsEnum>;
     /**
      * 
      */
@@ -66,7 +66,7 @@ export function WebhookEndpointCreateFromJSONTyped(json: any, ignoreDiscriminato
     return {
         
         'url': json['url'],
-        'events': new Set(json['events']),
+        'events': json['events'],
         'description': json['description'] == null ? undefined : json['description'],
     };
 }
@@ -83,7 +83,7 @@ export function WebhookEndpointCreateToJSONTyped(value?: WebhookEndpointCreate |
     return {
         
         'url': value['url'],
-        'events': Array.from(value['events'] as Set<any>),
+        'events': value['events'],
         'description': value['description'],
     };
 }

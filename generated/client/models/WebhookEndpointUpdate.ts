@@ -26,7 +26,7 @@ export interface WebhookEndpointUpdate {
     /**
      * The event types to send, or `["*"]` for all.
      */
-    events?: Set<WebhookEndpointUpdateEventsEnum>;
+    events?: Array<WebhookEndpointUpdateEventsEnum>;
     /**
      * 
      */
@@ -77,7 +77,7 @@ export function WebhookEndpointUpdateFromJSONTyped(json: any, ignoreDiscriminato
     return {
         
         'url': json['url'] == null ? undefined : json['url'],
-        'events': json['events'] == null ? undefined : new Set(json['events']),
+        'events': json['events'] == null ? undefined : json['events'],
         'description': json['description'] == null ? undefined : json['description'],
         'status': json['status'] == null ? undefined : json['status'],
     };
@@ -95,7 +95,7 @@ export function WebhookEndpointUpdateToJSONTyped(value?: WebhookEndpointUpdate |
     return {
         
         'url': value['url'],
-        'events': value['events'] == null ? undefined : Array.from(value['events'] as Set<any>),
+        'events': value['events'],
         'description': value['description'],
         'status': value['status'],
     };

@@ -30,7 +30,7 @@ export interface WebhookEndpointWithSecret {
     /**
      * The event types to send, or `["*"]` for all.
      */
-    events: Set<WebhookEndpointWithSecretEventsEnum>;
+    events: Array<WebhookEndpointWithSecretEventsEnum>;
     /**
      * 
      */
@@ -101,7 +101,7 @@ export function WebhookEndpointWithSecretFromJSONTyped(json: any, ignoreDiscrimi
         
         'id': json['id'],
         'url': json['url'],
-        'events': new Set(json['events']),
+        'events': json['events'],
         'description': json['description'] == null ? undefined : json['description'],
         'status': json['status'],
         'disabledReason': json['disabledReason'],
@@ -123,7 +123,7 @@ export function WebhookEndpointWithSecretToJSONTyped(value?: WebhookEndpointWith
         
         'id': value['id'],
         'url': value['url'],
-        'events': Array.from(value['events'] as Set<any>),
+        'events': value['events'],
         'description': value['description'],
         'status': value['status'],
         'disabledReason': value['disabledReason'],

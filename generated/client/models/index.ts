@@ -36,3 +36,4 @@ export * from './WebhookEndpointCreate.js';
 export * from './WebhookEndpointList.js';
 export * from './WebhookEndpointUpdate.js';
 export * from './WebhookEndpointWithSecret.js';
+export * from './WebhooksProblem.js';
