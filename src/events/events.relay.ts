@@ -21,6 +21,8 @@ export interface EventSink {
 /** Only for what a killed process left: on FerretDB, which has no index for it, this scans the subscriptions. */
 const SWEEP_EVERY_MS = 5_000;
 const SWEEP_BATCH = 200;
+/** How long a relay after a change waits for others to join it. */
+const GATHER_MS = 10;
 /** Expired events are removed this often (where the server has no TTL index to do it). */
 const EXPIRY_SWEEP_EVERY = 600;
 
@@ -39,6 +41,9 @@ export class EventsRelay {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeps = 0;
+  /** Changed subscriptions whose outboxes the next relay takes. */
+  private readonly waiting = new Set<string>();
+  private relaying: Promise<void> | undefined;
 
   constructor(
     private readonly repository: EventsRepository,
@@ -62,9 +67,27 @@ export class EventsRelay {
     return holders.length;
   }
 
-  /** After a change: relayed in the background, never delaying the answer; the sweep repeats what fails. */
+  /**
+   * After a change: relayed in the background, never delaying the answer; the sweep repeats what
+   * fails. Changes arriving together are relayed together, one relay at a time per process, so
+   * that under load the relay costs a few writes per batch, not per change, and does not crowd
+   * out the requests (on FerretDB every write waits for its one writer).
+   */
   relaySoon(ids: readonly string[]): void {
-    this.relay(ids).catch((error: unknown) => this.log.warn({ err: error }, 'events not relayed yet; the sweep will'));
+    for (const id of ids) this.waiting.add(id);
+    this.relaying ??= this.relayWaiting().finally(() => {
+      this.relaying = undefined;
+      if (this.waiting.size > 0) this.relaySoon([]);
+    });
+  }
+
+  private async relayWaiting(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+    while (this.waiting.size > 0) {
+      const ids = [...this.waiting].slice(0, SWEEP_BATCH * 2);
+      for (const id of ids) this.waiting.delete(id);
+      await this.relay(ids).catch((error: unknown) => this.log.warn({ err: error }, 'events not relayed yet; the sweep will'));
+    }
   }
 
   /**
