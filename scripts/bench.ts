@@ -206,8 +206,13 @@ async function benchSize(db: Db, service: Service, baseUrl: string, apiKey: stri
   };
 }
 
-async function load(baseUrl: string, apiKey: string, ids: string[], connections = CONNECTIONS, seconds = LOAD_SECONDS) {
+/** `toggle`: pause, then resume, each id in turn, so that every request changes a subscription (and records an event). */
+async function load(baseUrl: string, apiKey: string, ids: string[], connections = CONNECTIONS, seconds = LOAD_SECONDS, toggle = false) {
   let next = 0;
+  const path = () => {
+    const n = next++;
+    return `/v2/subscriptions/${ids[n % ids.length]}/${toggle && Math.floor(n / ids.length) % 2 === 1 ? 'resume' : 'pause'}`;
+  };
   const result = await autocannon({
     url: baseUrl,
     connections,
@@ -217,7 +222,7 @@ async function load(baseUrl: string, apiKey: string, ids: string[], connections 
       {
         method: 'POST',
         headers: { 'x-api-key': apiKey },
-        setupRequest: (request) => ({ ...request, path: `/v2/subscriptions/${ids[next++ % ids.length]}/pause` }),
+        setupRequest: (request) => ({ ...request, path: path() }),
       },
     ],
   });
@@ -230,6 +235,63 @@ async function load(baseUrl: string, apiKey: string, ids: string[], connections 
     errors: result.errors,
     timeouts: result.timeouts,
   };
+}
+
+/** A webhook receiver on loopback that takes every delivery (204) and counts them. */
+async function startReceiver(): Promise<{ url: string; received: () => number; close: () => Promise<void> }> {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  const url = await listenOnLoopback(server);
+  return { url: `${url}/hooks`, received: () => received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/**
+ * (e) What events and webhooks cost: the 3000-id drain and single-change throughput (pause and
+ * resume in turn, so that every request records an event) with one enabled endpoint on a loopback
+ * receiver, against the same without endpoints, on a service of its own with its workers running
+ * throughout, so that deliveries are sent while the figures with the endpoint are taken.
+ */
+async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
+  const receiver = await startReceiver();
+  const subscriptions = db.collection('subscriptions');
+  const drain = async () => {
+    await clean(db);
+    const ids = await seed(db, merchantId, BULK_SIZE);
+    await postBulk(baseUrl, apiKey, ids);
+    return timed(async () => {
+      while ((await subscriptions.countDocuments({ _id: { $in: ids as never[] }, status: 'paused' })) < BULK_SIZE) await new Promise((r) => setTimeout(r, 100));
+    });
+  };
+  const single = async () => {
+    await clean(db);
+    return load(baseUrl, apiKey, await seed(db, merchantId, 1000), CONNECTIONS, LOAD_SECONDS, true);
+  };
+  try {
+    const drainWithout = await drain();
+    const singleWithout = await single();
+    const registered = await fetch(`${baseUrl}/v2/webhook-endpoints`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, events: ['*'] }),
+    });
+    if (registered.status !== 201) throw new Error(`registering the endpoint answered ${registered.status}: ${await registered.text()}`);
+    const started = performance.now();
+    const before = receiver.received();
+    const drainWith = await drain();
+    // The bulk's events plus its completion, delivered.
+    while (receiver.received() - before < BULK_SIZE + 1 && performance.now() - started < 600_000) await new Promise((r) => setTimeout(r, 100));
+    const deliveredMs = performance.now() - started;
+    const singleWith = await single();
+    return { drainWithoutMs: drainWithout, drainWithMs: drainWith, deliveredMs, singleWithout, singleWith, delivered: receiver.received() };
+  } finally {
+    await receiver.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -257,6 +319,11 @@ async function main(): Promise<void> {
     const bareUrl = await listenOnLoopback(bare);
     const bareLoad = await load(bareUrl, apiKey, await seed(db, merchantId, 1000));
     await Promise.all([bare].map((s) => new Promise((resolve) => s.close(resolve))));
+    console.error('(e) events and webhooks: one loopback endpoint against none ...');
+    // Loopback endpoints are private addresses: allowed here whatever MONGODB_URI says.
+    const withWorkers = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, { port: 0, host: '127.0.0.1' });
+    const events = await benchEvents(db, withWorkers.url, apiKey, merchantId).finally(() => withWorkers.stop(30_000));
+    await clean(db);
     const sizes = [];
     for (const size of SIZES) {
       console.error(`(d) ${size} subscriptions in the collection ...`);
@@ -282,12 +349,18 @@ async function main(): Promise<void> {
       singleThroughputRatio: single.rps / bareLoad.rps,
       sizeRatioSingleP50: large.singleP50Ms / small.singleP50Ms,
       sizeRatioAccept: large.acceptMedianMs / small.acceptMedianMs,
-      targets: { acceptRatio: '<= 2', drainRatio: '<= 2', singleThroughputRatio: '>= 0.6', sizeRatioSingleP50: '<= 2', sizeRatioAccept: '<= 2' },
+      eventsDrainRatio: events.drainWithMs / events.drainWithoutMs,
+      eventsSingleThroughputRatio: events.singleWith.rps / events.singleWithout.rps,
+      targets: {
+        acceptRatio: '<= 2', drainRatio: '<= 2', singleThroughputRatio: '>= 0.6', sizeRatioSingleP50: '<= 2', sizeRatioAccept: '<= 2',
+        eventsDrainRatio: '<= 1.2', eventsSingleThroughputRatio: '>= 0.8',
+      },
       ...accept,
       ...drain,
       single,
       bare: bareLoad,
       sizes,
+      events,
     };
     const row = (name: string, ours: string, raw: string, ratio: number, target: string, met: boolean | undefined) =>
       `| ${name.padEnd(34)} | ${ours.padStart(22)} | ${raw.padStart(22)} | ${ratio.toFixed(2).padStart(6)} | ${target.padEnd(7)} | ${met === undefined ? '' : met ? 'met' : 'MISSED'} |`;
@@ -298,6 +371,10 @@ async function main(): Promise<void> {
     console.log(row('(a) the same, over query + insert', `${accept.acceptMedianMs.toFixed(0)} ms`, `${accept.acceptFloorMedianMs.toFixed(0)} ms (query ${accept.rawOwnershipQueryMedianMs.toFixed(0)})`, results.acceptOverheadRatio, '-', undefined));
     console.log(row('(b) 202 to 3000 applied', `${drain.drainMs.toFixed(0)} ms`, `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`, results.drainRatio, '<= 2x', results.drainRatio <= 2));
     console.log(row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bareLoad.rps.toFixed(0)} req/s p50 ${bareLoad.p50Ms} p99 ${bareLoad.p99Ms}`, results.singleThroughputRatio, '>= 0.6x', results.singleThroughputRatio >= 0.6));
+    const { singleWith, singleWithout } = events;
+    console.log(row('(e) 3000 applied, 1 endpoint / none', `${events.drainWithMs.toFixed(0)} ms`, `${events.drainWithoutMs.toFixed(0)} ms`, results.eventsDrainRatio, '<= 1.2x', results.eventsDrainRatio <= 1.2));
+    console.log(row('(e) pause+resume, 1 endpoint / none', `${singleWith.rps.toFixed(0)} req/s p99 ${singleWith.p99Ms}`, `${singleWithout.rps.toFixed(0)} req/s p99 ${singleWithout.p99Ms}`, results.eventsSingleThroughputRatio, '>= 0.8x', results.eventsSingleThroughputRatio >= 0.8));
+    console.log(`(e) the 3000 events and the completion delivered ${(events.deliveredMs / 1000).toFixed(1)} s after the bulk was posted (${events.delivered} deliveries in all)`);
     const floorRatio = accept.acceptFloorMedianMs / accept.rawInsertMedianMs;
     console.log(
       `\n(a) the ownership query alone takes ${accept.rawOwnershipQueryMedianMs.toFixed(0)} ms raw, so query + insert is already ${floorRatio.toFixed(2)}x the insertMany` +
