@@ -36,12 +36,14 @@ describe('request bodies', () => {
   });
 
   it('an unknown body property answers 400 0040 naming it, and changes nothing', async () => {
-    const before = await t.db.collection('subscriptions').findOne({ _id: id as never });
+    // The events outbox is left out: an earlier test's change is relayed out of it in the background.
+    const stored = () => t.db.collection('subscriptions').findOne({ _id: id as never }, { projection: { outbox: 0 } });
+    const before = await stored();
     const res = await call(t.baseUrl, path(), { apiKey, json: { status: 'cancelled' } });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('0040');
     expect(res.body.errors).toContainEqual({ path: '/', message: 'must NOT have additional properties: status' });
-    expect(await t.db.collection('subscriptions').findOne({ _id: id as never })).toEqual(before);
+    expect(await stored()).toEqual(before);
   });
 
   it('a JSON array body answers 400 0040', async () => {
