@@ -261,10 +261,423 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your events
+         * @description What happened to the caller's subscriptions and bulk requests, newest first, a page at a
+         *     time (kept 30 days). Every change of a subscription's status has exactly one event; a
+         *     pause or resume that changes nothing has none. The same events are sent to the webhook
+         *     endpoints that subscribe to them.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/events/{eventId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an event */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/events/{eventId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event again
+         * @description Queues one more delivery of the event to each of the caller's enabled endpoints that
+         *     subscribe to its type. The deliveries carry the event's own `webhook-id`, so a receiver
+         *     that deduplicates sees it once.
+         */
+        post: operations["resendEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your webhook endpoints
+         * @description Oldest first, a page at a time; secrets are never shown.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description The answer carries the endpoint's signing `secret`, and no other answer ever does: keep
+         *     it. At most 16 endpoints per merchant. The URL must be `https` and resolve only to public
+         *     addresses (checked again at every delivery), unless the service runs with
+         *     `WEBHOOKS_ALLOW_PRIVATE_URLS=true`; otherwise 400 with code `0044`.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{endpointId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a webhook endpoint */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Remove a webhook endpoint */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook endpoint
+         * @description Changes its `url` (checked like at registration), `events`, `description` or `status`.
+         *     Enabling a disabled endpoint clears `disabledReason` and its failure count; a disabled
+         *     endpoint receives nothing, and deliveries queued for it end `failed`.
+         */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v2/webhook-endpoints/{endpointId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliveries to a webhook endpoint
+         * @description Each event sent (or being sent) to the endpoint, newest first, with every attempt: its
+         *     status code or error and duration, and when the next one is due.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "subscription.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscription was paused
+         * @description Sent by the Standard Webhooks specification (https://www.standardwebhooks.com): at least
+         *     once and in no particular order. Deduplicate by `webhook-id`; order by `data.subscription.modifiedAt`.
+         *     Answer any 2xx within 10 seconds; anything else is retried for about a day.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.resumed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscription was resumed
+         * @description Sent like `subscription.paused`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "bulk_request.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A bulk request has no pending command left
+         * @description Sent like `subscription.paused`, once per bulk request, with its final counts.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["BulkRequestWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
+        /** @enum {string} */
+        EventType: "subscription.paused" | "subscription.resumed" | "bulk_request.completed";
+        /**
+         * @description What made the change: `api` (a single pause or resume call; no `requestId`, the call's
+         *     `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's
+         *     id) or `schedule`.
+         */
+        EventCause: {
+            /** @enum {string} */
+            kind: "api" | "bulk" | "schedule";
+            requestId?: components["schemas"]["Uuid"];
+        };
+        /**
+         * @description The subscription as `GET /v2/subscriptions/{id}` showed it right after the change, the
+         *     status before it, and the change's cause.
+         */
+        SubscriptionEventData: {
+            subscription: components["schemas"]["Subscription"];
+            previousStatus: components["schemas"]["SubscriptionStatus"];
+            cause: components["schemas"]["EventCause"];
+        };
+        SubscriptionEvent: {
+            id: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            type: "subscription.paused" | "subscription.resumed";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["SubscriptionEventData"];
+        };
+        BulkRequestEvent: {
+            id: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            type: "bulk_request.completed";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["BulkRequest"];
+        };
+        /** @description Something that happened; `data` depends on `type`. */
+        Event: components["schemas"]["SubscriptionEvent"] | components["schemas"]["BulkRequestEvent"];
+        EventList: {
+            data: components["schemas"]["Event"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
+        EventResend: {
+            eventId: components["schemas"]["Uuid"];
+            /** @description How many endpoints the event was queued to. */
+            queued: number;
+        };
+        /** @description The body of a subscription event's delivery. */
+        SubscriptionWebhook: {
+            /** @enum {string} */
+            type: "subscription.paused" | "subscription.resumed";
+            timestamp: components["schemas"]["Timestamp"];
+            data: components["schemas"]["SubscriptionEventData"];
+        };
+        /** @description The body of a `bulk_request.completed` delivery. */
+        BulkRequestWebhook: {
+            /** @enum {string} */
+            type: "bulk_request.completed";
+            timestamp: components["schemas"]["Timestamp"];
+            data: components["schemas"]["BulkRequest"];
+        };
+        /** @description The event types to send, or `["*"]` for all. */
+        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "bulk_request.completed")[];
+        /** @description An absolute `https` URL (`http` only where the service allows private URLs). */
+        WebhookUrl: string;
+        WebhookEndpointCreate: {
+            url: components["schemas"]["WebhookUrl"];
+            events: components["schemas"]["WebhookEventFilter"];
+            description?: string;
+        };
+        WebhookEndpointUpdate: {
+            url?: components["schemas"]["WebhookUrl"];
+            events?: components["schemas"]["WebhookEventFilter"];
+            description?: string;
+            /** @enum {string} */
+            status?: "enabled" | "disabled";
+        };
+        WebhookEndpoint: {
+            id: components["schemas"]["Uuid"];
+            url: string;
+            events: components["schemas"]["WebhookEventFilter"];
+            description?: string;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @description Why the service disabled it (deliveries kept failing); null when enabled or disabled by you. */
+            disabledReason: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        WebhookEndpointWithSecret: {
+            id: components["schemas"]["Uuid"];
+            url: string;
+            events: components["schemas"]["WebhookEventFilter"];
+            description?: string;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            disabledReason: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description `whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer. */
+            secret: string;
+        };
+        WebhookEndpointList: {
+            data: components["schemas"]["WebhookEndpoint"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
+        WebhookAttempt: {
+            at: components["schemas"]["Timestamp"];
+            /** @description The receiver's status code; null when no answer came. */
+            statusCode: number | null;
+            /** @description Why no answer came (timeout, refused, URL not allowed); null when one came. */
+            error: string | null;
+            durationMs: number;
+        };
+        WebhookDelivery: {
+            id: string;
+            eventId: components["schemas"]["Uuid"];
+            eventType: components["schemas"]["EventType"];
+            /**
+             * @description `pending`: not acknowledged yet, retries due. `succeeded`: a 2xx came. `failed`: retries spent, or the endpoint was disabled.
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            attempts: components["schemas"]["WebhookAttempt"][];
+            /** @description When the next attempt is due; null when none is. */
+            nextAttemptAt: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            hasMore: boolean;
+            nextCursor: string | null;
+        };
         /**
          * Format: uuid
          * @description A UUID in its canonical 36-character form; letters may be upper or lower case.
@@ -473,6 +886,21 @@ export interface components {
             code: "0010" | "0020" | "0021" | "0022" | "0030" | "0040" | "0041" | "0042" | "0043" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        /**
+         * @description A problem as `Problem`, from the events and webhook endpoint operations, whose codes
+         *     also include `0023`, `0024` and `0044` (a schema of its own, so that the operations
+         *     released before them keep their list of codes).
+         */
+        WebhooksProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0020" | "0021" | "0022" | "0023" | "0024" | "0030" | "0040" | "0041" | "0042" | "0044" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
     };
     responses: {
         /**
@@ -510,6 +938,33 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description No event of the caller has this id. */
+        EventNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["WebhooksProblem"];
+            };
+        };
+        /** @description No webhook endpoint of the caller has this id. */
+        WebhookEndpointNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["WebhooksProblem"];
+            };
+        };
+        /** @description The body breaks the contract (`0040`, also when the merchant has 16 endpoints already), or the URL is not allowed (`0044`). */
+        InvalidWebhookEndpoint: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["WebhooksProblem"];
             };
         };
         /** @description The path, headers or body break the contract (malformed JSON, an unknown property, a bad `subscriptions` list). */
@@ -667,8 +1122,34 @@ export interface components {
          * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
          */
         IdempotencyKey: string;
+        /**
+         * @description An event's `id`. An unknown id, or another merchant's, answers 404.
+         * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e5f
+         */
+        EventId: string;
+        /**
+         * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
+         * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
+         */
+        EndpointId: string;
+        /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+        WebhookId: string;
+        /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+        WebhookTimestamp: string;
+        /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+        WebhookSignature: string;
     };
     requestBodies: {
+        WebhookEndpointCreateBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointCreate"];
+            };
+        };
+        WebhookEndpointUpdateBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookEndpointUpdate"];
+            };
+        };
         /**
          * @description Optional. Absent, empty or `{}` for a single operation on the path's
          *     subscription; `{"subscriptions": [...]}` for a bulk operation.
@@ -1131,6 +1612,297 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BulkRequestNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                /** @description Only events of this type. */
+                type?: components["schemas"]["EventType"];
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An event's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e5f
+                 */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["EventNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resendEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An event's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e5f
+                 */
+                eventId: components["parameters"]["EventId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries are queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventResend"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["EventNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WebhookEndpointCreateBody"];
+        responses: {
+            /** @description The endpoint, with its secret (shown this once). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["InvalidWebhookEndpoint"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; nothing more is sent to it. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WebhookEndpointUpdateBody"];
+        responses: {
+            /** @description The endpoint as it is now. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["InvalidWebhookEndpoint"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

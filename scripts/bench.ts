@@ -26,7 +26,7 @@ import { FERRETDB_PATCH, ferretdbBinaryPath } from '../src/db/ferretdb.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { startService, startWorkers, type Service } from '../src/composition.js';
+import { startService, type Service } from '../src/composition.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from './support.js';
 
 const BULK_SIZE = 3000;
@@ -158,13 +158,13 @@ async function benchScheduleLag(db: Db, service: Service, baseUrl: string, apiKe
   const count = (status: string) => subscriptions.countDocuments({ _id: { $in: ids as never[] }, status });
   await clean(db);
   const ids = await seed(db, merchantId, BULK_SIZE);
-  await startWorkers(service);
+  await service.workers.start();
   const resumeAt = Date.now() + Math.max(5_000, 3 * drainMs);
   await postBulk(baseUrl, apiKey, ids, { resumeAt: new Date(resumeAt).toISOString() });
   while ((await count('paused')) < BULK_SIZE && Date.now() < resumeAt) await new Promise((r) => setTimeout(r, 100));
   const pausedBeforeResumeAt = Date.now() < resumeAt;
   for (const until = Date.now() + 300_000; (await count('fulfilled')) < BULK_SIZE && Date.now() < until; ) await new Promise((r) => setTimeout(r, 100));
-  await Promise.all([service.workers.stop(30_000), service.schedules.stop()]);
+  await service.workers.stop(30_000);
   const docs = await subscriptions.find({ _id: { $in: ids as never[] }, status: 'fulfilled' }, { projection: { modifiedAt: 1 } }).toArray();
   const lags = docs.map((d) => Date.parse(String(d.modifiedAt)) - resumeAt);
   return { scheduleResumed: docs.length, scheduleLagP50Ms: percentile(lags, 50), scheduleLagP99Ms: percentile(lags, 99), pausedBeforeResumeAt };
@@ -234,8 +234,13 @@ async function benchSize(db: Db, service: Service, baseUrl: string, apiKey: stri
   };
 }
 
-async function load(baseUrl: string, apiKey: string, ids: string[], connections = CONNECTIONS, seconds = LOAD_SECONDS) {
+/** `toggle`: pause, then resume, each id in turn, so that every request changes a subscription (and records an event). */
+async function load(baseUrl: string, apiKey: string, ids: string[], connections = CONNECTIONS, seconds = LOAD_SECONDS, toggle = false) {
   let next = 0;
+  const path = () => {
+    const n = next++;
+    return `/v2/subscriptions/${ids[n % ids.length]}/${toggle && Math.floor(n / ids.length) % 2 === 1 ? 'resume' : 'pause'}`;
+  };
   const result = await autocannon({
     url: baseUrl,
     connections,
@@ -245,7 +250,7 @@ async function load(baseUrl: string, apiKey: string, ids: string[], connections 
       {
         method: 'POST',
         headers: { 'x-api-key': apiKey },
-        setupRequest: (request) => ({ ...request, path: `/v2/subscriptions/${ids[next++ % ids.length]}/pause` }),
+        setupRequest: (request) => ({ ...request, path: path() }),
       },
     ],
   });
@@ -258,6 +263,63 @@ async function load(baseUrl: string, apiKey: string, ids: string[], connections 
     errors: result.errors,
     timeouts: result.timeouts,
   };
+}
+
+/** A webhook receiver on loopback that takes every delivery (204) and counts them. */
+async function startReceiver(): Promise<{ url: string; received: () => number; close: () => Promise<void> }> {
+  let received = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  const url = await listenOnLoopback(server);
+  return { url: `${url}/hooks`, received: () => received, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/**
+ * (f) What events and webhooks cost: the 3000-id drain and single-change throughput (pause and
+ * resume in turn, so that every request records an event) with one enabled endpoint on a loopback
+ * receiver, against the same without endpoints, on a service of its own with its workers running
+ * throughout, so that deliveries are sent while the figures with the endpoint are taken.
+ */
+async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
+  const receiver = await startReceiver();
+  const subscriptions = db.collection('subscriptions');
+  const drain = async () => {
+    await clean(db);
+    const ids = await seed(db, merchantId, BULK_SIZE);
+    await postBulk(baseUrl, apiKey, ids);
+    return timed(async () => {
+      while ((await subscriptions.countDocuments({ _id: { $in: ids as never[] }, status: 'paused' })) < BULK_SIZE) await new Promise((r) => setTimeout(r, 100));
+    });
+  };
+  const single = async () => {
+    await clean(db);
+    return load(baseUrl, apiKey, await seed(db, merchantId, 1000), CONNECTIONS, LOAD_SECONDS, true);
+  };
+  try {
+    const drainWithout = await drain();
+    const singleWithout = await single();
+    const registered = await fetch(`${baseUrl}/v2/webhook-endpoints`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url, events: ['*'] }),
+    });
+    if (registered.status !== 201) throw new Error(`registering the endpoint answered ${registered.status}: ${await registered.text()}`);
+    const started = performance.now();
+    const before = receiver.received();
+    const drainWith = await drain();
+    // The bulk's events plus its completion, delivered.
+    while (receiver.received() - before < BULK_SIZE + 1 && performance.now() - started < 600_000) await new Promise((r) => setTimeout(r, 100));
+    const deliveredMs = performance.now() - started;
+    const singleWith = await single();
+    return { drainWithoutMs: drainWithout, drainWithMs: drainWith, deliveredMs, singleWithout, singleWith, delivered: receiver.received() };
+  } finally {
+    await receiver.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -287,6 +349,11 @@ async function main(): Promise<void> {
     const bareUrl = await listenOnLoopback(bare);
     const bareLoad = await load(bareUrl, apiKey, await seed(db, merchantId, 1000));
     await Promise.all([bare].map((s) => new Promise((resolve) => s.close(resolve))));
+    console.error('(f) events and webhooks: one loopback endpoint against none ...');
+    // Loopback endpoints are private addresses: allowed here whatever MONGODB_URI says.
+    const withWorkers = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, { port: 0, host: '127.0.0.1' });
+    const events = await benchEvents(db, withWorkers.url, apiKey, merchantId).finally(() => withWorkers.stop(30_000));
+    await clean(db);
     const sizes = [];
     for (const size of SIZES) {
       console.error(`(d) ${size} subscriptions in the collection ...`);
@@ -313,13 +380,19 @@ async function main(): Promise<void> {
       sizeRatioSingleP50: large.singleP50Ms / small.singleP50Ms,
       sizeRatioAccept: large.acceptMedianMs / small.acceptMedianMs,
       schedulePollMs: config.schedulePollMs,
-      targets: { acceptRatio: '<= 2', drainRatio: '<= 2', singleThroughputRatio: '>= 0.6', sizeRatioSingleP50: '<= 2', sizeRatioAccept: '<= 2', scheduleLagP99Ms: '<= schedulePollMs + drainMs' },
+      eventsDrainRatio: events.drainWithMs / events.drainWithoutMs,
+      eventsSingleThroughputRatio: events.singleWith.rps / events.singleWithout.rps,
+      targets: {
+        acceptRatio: '<= 2', drainRatio: '<= 2', singleThroughputRatio: '>= 0.6', sizeRatioSingleP50: '<= 2', sizeRatioAccept: '<= 2',
+        scheduleLagP99Ms: '<= schedulePollMs + drainMs', eventsDrainRatio: '<= 1.2', eventsSingleThroughputRatio: '>= 0.8',
+      },
       ...accept,
       ...drain,
       ...lag,
       single,
       bare: bareLoad,
       sizes,
+      events,
     };
     const row = (name: string, ours: string, raw: string, ratio: number, target: string, met: boolean | undefined) =>
       `| ${name.padEnd(34)} | ${ours.padStart(22)} | ${raw.padStart(22)} | ${ratio.toFixed(2).padStart(6)} | ${target.padEnd(7)} | ${met === undefined ? '' : met ? 'met' : 'MISSED'} |`;
@@ -335,6 +408,10 @@ async function main(): Promise<void> {
       row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`, `poll ${config.schedulePollMs} + drain ${drain.drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / lagTarget, '<= 1x', lag.scheduleLagP99Ms <= lagTarget),
     );
     if (lag.scheduleResumed < BULK_SIZE || !lag.pausedBeforeResumeAt) console.log(`(e) not comparable: ${lag.scheduleResumed} resumed; the bulk pause ${lag.pausedBeforeResumeAt ? 'was' : 'was NOT'} applied before resumeAt`);
+    const { singleWith, singleWithout } = events;
+    console.log(row('(f) 3000 applied, 1 endpoint / none', `${events.drainWithMs.toFixed(0)} ms`, `${events.drainWithoutMs.toFixed(0)} ms`, results.eventsDrainRatio, '<= 1.2x', results.eventsDrainRatio <= 1.2));
+    console.log(row('(f) pause+resume, 1 endpoint / none', `${singleWith.rps.toFixed(0)} req/s p99 ${singleWith.p99Ms}`, `${singleWithout.rps.toFixed(0)} req/s p99 ${singleWithout.p99Ms}`, results.eventsSingleThroughputRatio, '>= 0.8x', results.eventsSingleThroughputRatio >= 0.8));
+    console.log(`(f) the 3000 events and the completion delivered ${(events.deliveredMs / 1000).toFixed(1)} s after the bulk was posted (${events.delivered} deliveries in all)`);
     const floorRatio = accept.acceptFloorMedianMs / accept.rawInsertMedianMs;
     console.log(
       `\n(a) the ownership query alone takes ${accept.rawOwnershipQueryMedianMs.toFixed(0)} ms raw, so query + insert is already ${floorRatio.toFixed(2)}x the insertMany` +

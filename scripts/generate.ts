@@ -13,7 +13,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync, readdirSync, rmSy
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { ENVIRONMENTS, httpCollection } from './http-collection.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -66,8 +66,30 @@ function generateInto(dir: string, specPath = spec): void {
   writeFileSync(join(dir, 'http-client.env.json'), `${JSON.stringify(ENVIRONMENTS, null, 2)}\n`);
 }
 
+/**
+ * The client calls the service, so it is generated without the spec's `webhooks` (requests the
+ * service sends, which typescript-fetch renders as broken API methods); their payload types are
+ * in openapi.d.ts.
+ */
+function withoutWebhooks(specPath: string, dir: string): string {
+  const document = parse(readFileSync(specPath, 'utf8')) as Record<string, unknown>;
+  delete document.webhooks;
+  const out = join(dir, 'client-spec.yaml');
+  writeFileSync(out, stringify(document));
+  return out;
+}
+
 /** The template override only adds `override` to one constructor parameter, for our noImplicitOverride. */
 function generateClient(specPath: string, out: string): void {
+  const scratch = mkdtempSync(join(tmpdir(), 'subsvc-client-spec-'));
+  try {
+    generateClientFrom(withoutWebhooks(specPath, scratch), out);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+function generateClientFrom(specPath: string, out: string): void {
   const args = ['generate', '-i', specPath, '-g', 'typescript-fetch', '-o', out];
   args.push('-t', join(root, 'openapi', 'generator-templates', 'typescript-fetch'));
   args.push('--additional-properties=importFileExtension=.js', '--global-property', 'apiDocs=false,modelDocs=false');

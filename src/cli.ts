@@ -5,21 +5,24 @@
  *   subsvc worker                        bulk workers only
  *   subsvc merchant create --name NAME   prints {"merchantId","apiKey"}
  *   subsvc subscriptions seed --merchant ID --count N [--status S] [--plan UUID]
+ *   subsvc webhooks listen --merchant ID --port N   prints each delivery as a JSON line until stopped
  * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.js';
-import { connectDatabase } from './db/mongo.js';
+import { connectDatabase, type Database } from './db/mongo.js';
 import { createLogger, type Logger } from './logger.js';
 import { composeDomain, type Domain } from './composition.js';
 import { serve, work, type Running } from './processes.js';
 import { normaliseId, type SubscriptionStatus } from './subscriptions/subscriptions.rules.js';
+import { listenForWebhooks } from './webhooks/listen.js';
 
 const USAGE = `usage:
   subsvc serve
   subsvc worker
   subsvc merchant create --name NAME
-  subsvc subscriptions seed --merchant ID --count N [--status fulfilled|paused|cancelled] [--plan UUID]`;
+  subsvc subscriptions seed --merchant ID --count N [--status fulfilled|paused|cancelled] [--plan UUID]
+  subsvc webhooks listen --merchant ID --port N`;
 
 class UsageError extends Error {}
 
@@ -58,15 +61,16 @@ function runUntilSignalled(running: Running, config: Config, log: Logger): void 
   process.once('SIGINT', () => stop('SIGINT'));
 }
 
+async function connectAdmin(uri: string, config: Config): Promise<Database> {
+  const timeoutMs = Math.max(config.dbTimeoutMs, 3_000);
+  return connectDatabase(uri, { dbTimeoutMs: timeoutMs, bulkDbTimeoutMs: timeoutMs }, createLogger('silent')).catch((error: Error) => {
+    throw new UsageError(`cannot reach the database at MONGODB_URI: ${error.message.split('\n')[0]}`);
+  });
+}
+
 async function admin<T>(config: Config, task: (domain: Domain) => Promise<T>): Promise<T> {
   if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: admin commands work on a running database');
-  const log = createLogger('silent');
-  const timeoutMs = Math.max(config.dbTimeoutMs, 3_000);
-  const database = await connectDatabase(config.mongodbUri, { dbTimeoutMs: timeoutMs, bulkDbTimeoutMs: timeoutMs }, log).catch(
-    (error: Error) => {
-      throw new UsageError(`cannot reach the database at MONGODB_URI: ${error.message.split('\n')[0]}`);
-    },
-  );
+  const database = await connectAdmin(config.mongodbUri, config);
   try {
     return await task(await composeDomain(database.db, config));
   } finally {
@@ -101,6 +105,22 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
   });
 }
 
+/** Registers a local endpoint and prints what arrives, until SIGINT or SIGTERM removes it (src/webhooks/listen.ts). */
+async function listen(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { merchant: { type: 'string' }, port: { type: 'string' } } });
+  const merchantId = normaliseId(values.merchant ?? '');
+  if (!merchantId) throw new UsageError('--merchant must be a merchant id (a UUID)');
+  const port = positiveInteger(values.port, '--port', 65535);
+  if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: webhooks listen registers its endpoint in the running database');
+  const database = await connectAdmin(config.mongodbUri, config);
+  const print = (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`);
+  const listening = await listenForWebhooks(database.db, merchantId, port, print);
+  print({ listening: `http://127.0.0.1:${port}/`, endpointId: listening.endpointId });
+  const stop = () => void listening.stop().finally(() => database.close().finally(() => process.exit(0)));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
 async function main(argv: string[]): Promise<void> {
   const config = loadConfig();
   const [command, subcommand, ...rest] = argv;
@@ -111,6 +131,7 @@ async function main(argv: string[]): Promise<void> {
     runUntilSignalled(running, config, log);
     return;
   }
+  if (command === 'webhooks' && subcommand === 'listen') return listen(config, rest);
   let result: unknown;
   if (command === 'merchant' && subcommand === 'create') {
     const { values } = parseArgs({ args: rest, options: { name: { type: 'string' } } });

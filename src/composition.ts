@@ -29,6 +29,7 @@ import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
+import { composeEventsAndWebhooks, type WebhooksConfig } from './webhooks/webhooks.compose.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -42,7 +43,14 @@ export type ServiceConfig = Pick<
   | 'rateLimitBurst'
   | 'rateLimitPerSecond'
   | 'authFailuresPerMinute'
->;
+> & WebhooksConfig;
+
+/** What a worker process runs: bulk chunks, the events outbox sweep and webhook deliveries. */
+export interface Workers {
+  start(): Promise<void>;
+  stop(deadlineMs: number): Promise<void>;
+  readonly running: boolean;
+}
 
 /** Repositories and domain services: what the admin commands need. */
 export interface Domain {
@@ -56,10 +64,11 @@ export interface Domain {
 
 /** The domain plus the bulk workers and the HTTP app: what `serve`, `worker` and the tests need. */
 export interface Service extends Domain {
-  /** Bulk workers, on the background client (see db/mongo.ts): start() takes chunk jobs (unless BULK_CONCURRENCY=0), stop() drains them. */
-  readonly workers: BulkWorker;
-  /** Applies due schedules, on the background client; runs where the bulk workers do (BULK_CONCURRENCY > 0). */
-  readonly schedules: ScheduleWorker;
+  /**
+   * Bulk, webhook and schedule workers, on the background client (see db/mongo.ts): start() takes
+   * jobs and polls due schedules (unless BULK_CONCURRENCY=0), stop() drains them.
+   */
+  readonly workers: Workers;
   /** Bulk requests and their outcomes as stored (the retention sweep is here). */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
@@ -103,15 +112,32 @@ export async function composeService(database: Database, config: ServiceConfig, 
   await bulkRepository.ensureIndexes();
   const dispatcher = new BulkDispatcher(backgroundBulk, queue, log);
   const workerSubscriptions = new SubscriptionsService(new SubscriptionsRepository(background), mutex);
-  const workers = new BulkWorker(backgroundBulk, workerSubscriptions, queue, dispatcher, log);
   const schedules = new ScheduleWorker(new SchedulesRepository(background), mutex, config.schedulePollMs, log);
+  const webhooks = await composeEventsAndWebhooks(database, config, concurrency, {
+    subscriptions: [subscriptions, workerSubscriptions, schedules],
+    bulkStatus: new BulkStatusService(backgroundBulk),
+  }, log);
+  const bulkWorker = new BulkWorker(backgroundBulk, workerSubscriptions, queue, dispatcher, log, webhooks.bulkCompleted);
+  const workers: Workers = {
+    start: async () => {
+      await bulkWorker.start();
+      await webhooks.start();
+      // Where bulk workers run (not in an HTTP-only process), due schedules are applied too.
+      if (bulkWorker.running) schedules.start();
+    },
+    stop: async (deadlineMs) => {
+      await Promise.all([bulkWorker.stop(deadlineMs), webhooks.stop(deadlineMs), schedules.stop()]);
+    },
+    get running() {
+      return bulkWorker.running;
+    },
+  };
   const bulk = new BulkService(subscriptionsRepository, bulkRepository, dispatcher, log);
   const idempotency = new IdempotencyRepository(db);
   await idempotency.ensureIndexes(capabilities.ttlIndexes, log);
   return {
     ...domain,
     workers,
-    schedules,
     bulkRequests: backgroundBulk,
     idempotency,
     app: () =>
@@ -121,6 +147,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
         schedules: new SchedulesService(subscriptionsRepository, mutex),
         bulk,
         bulkStatus: new BulkStatusService(bulkRepository),
+        webhooks: webhooks.handlers,
         log,
         idempotency,
         limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,
@@ -165,18 +192,12 @@ function listen(server: Server, port: number, host: string): Promise<string> {
   });
 }
 
-/** Bulk workers and, where they run (not in an HTTP-only process), the schedule workers. */
-export async function startWorkers(service: Service): Promise<void> {
-  await service.workers.start();
-  if (service.workers.running) service.schedules.start();
-}
-
 /** The service listening, with its workers started: the one assembly everything runs. */
 export async function startService(database: Database, config: ServiceConfig & HttpLimits, log: Logger, options: ListenOptions): Promise<RunningService> {
   const service = await composeService(database, config, log, options.healthy);
   const server = createHttpServer(config, (await service.app()).callback());
   const url = await listen(server, options.port, options.host);
-  if (options.startWorkers !== false) await startWorkers(service);
+  if (options.startWorkers !== false) await service.workers.start();
   return {
     service,
     server,
@@ -184,7 +205,7 @@ export async function startService(database: Database, config: ServiceConfig & H
     async stop(deadlineMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await Promise.all([service.workers.stop(deadlineMs), service.schedules.stop()]);
+      await service.workers.stop(deadlineMs);
       server.closeAllConnections();
       await closed;
     },

@@ -47,6 +47,10 @@ export interface Config {
   readonly authFailuresPerMinute: number;
   /** How long bulk requests and their outcomes can be read after they were accepted. */
   readonly bulkRetentionDays: number;
+  /** Webhook URLs may be http and private addresses (local development; default: on with the embedded database). */
+  readonly webhooksAllowPrivateUrls: boolean;
+  /** Delays before each retry of a failed webhook delivery; after the last one it is marked failed. */
+  readonly webhookRetryDelaysMs: readonly number[];
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
 }
@@ -81,6 +85,24 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
     throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
   }
   return raw as T;
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const value = oneOf(env, name, ['true', 'false'] as const, fallback ? 'true' : 'false');
+  return value === 'true';
+}
+
+/** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: about a day (Standard Webhooks' recommendation). */
+const WEBHOOK_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
+
+function delays(env: Env, name: string, fallback: readonly number[]): readonly number[] {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const values = raw.split(',').map(Number);
+  if (values.length > 20 || values.some((v) => !Number.isInteger(v) || v < 10 || v > 86_400_000)) {
+    throw new ConfigError(`${name} must be up to 20 comma-separated integers from 10 to 86400000 (ms), got "${raw}"`);
+  }
+  return Object.freeze(values);
 }
 
 function mongodbUri(env: Env): string | undefined {
@@ -137,6 +159,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 60, 0, 1_000_000),
     bulkRetentionDays: integer(env, 'BULK_RETENTION_DAYS', 30, 1, 3650),
+    webhooksAllowPrivateUrls: flag(env, 'WEBHOOKS_ALLOW_PRIVATE_URLS', uri === undefined),
+    webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
   });
 }

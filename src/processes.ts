@@ -5,7 +5,7 @@
  * bulk chunks within the deadline, and closes the database.
  */
 import type { Config } from './config.js';
-import { composeService, startService, startWorkers, type Service } from './composition.js';
+import { composeService, startService, type Service } from './composition.js';
 import { watchConnection } from './db/connection-watch.js';
 import { startEmbeddedDatabase } from './db/embedded.js';
 import { connectDatabase, type Database } from './db/mongo.js';
@@ -105,12 +105,12 @@ export function work(config: Config, log: Logger): Promise<Running> {
     const watch = watchConnection(opened.database, config, log);
     // A worker process serves no request: all its database work takes the background bound.
     const service = await composeService({ ...opened.database, db: opened.database.background }, config, log, watch.healthy);
-    await startWorkers(service);
+    await service.workers.start();
     return {
       async stop() {
         log.info('stopping: draining bulk workers');
         watch.stop();
-        await Promise.all([service.workers.stop(config.shutdownTimeoutMs), service.schedules.stop()]);
+        await service.workers.stop(config.shutdownTimeoutMs);
         await opened.close();
         log.info('stopped');
       },

@@ -5,13 +5,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BulkRequestsApi, Configuration, ResponseError, SubscriptionsApi, type InitOverrideFunction } from '../generated/client/index.js';
+import { BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type InitOverrideFunction } from '../generated/client/index.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
 
 interface Target {
   readonly api: SubscriptionsApi;
   readonly bulkRequests: BulkRequestsApi;
+  readonly events: EventsApi;
+  readonly webhooks: WebhookEndpointsApi;
+  /** A URL the target accepts: the mock's example, or loopback (the test service allows private URLs). */
+  readonly webhookUrl: string;
   readonly anonymous: SubscriptionsApi;
   readonly fulfilledId: () => Promise<string>;
   readonly pausedId: () => Promise<string>;
@@ -132,6 +136,23 @@ function scenarios(name: string, target: () => Target) {
       expect(page.hasMore).toBe(page.nextCursor !== null);
     });
 
+    it('registers a webhook endpoint (201, secret shown once) and lists the paused events, newest first', async () => {
+      const t = target();
+      const endpoint = await t.webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url: t.webhookUrl, events: ['*'], description: 'Billing' } });
+      expect([endpoint.url, endpoint.status, endpoint.events]).toEqual([t.webhookUrl, 'enabled', ['*']]);
+      expect(endpoint.secret).toMatch(/^whsec_/);
+      await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId() });
+      // The service records the event right after its answer: look until it is there.
+      let page = await t.events.listEvents({ type: 'subscription.paused', limit: 20 });
+      for (let tries = 0; page.data.length === 0 && tries < 50; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        page = await t.events.listEvents({ type: 'subscription.paused', limit: 20 });
+      }
+      expect(page.data.length).toBeGreaterThan(0);
+      expect(page.data.every((e) => e.type === 'subscription.paused')).toBe(true);
+      expect(page.hasMore).toBe(page.nextCursor !== null);
+    });
+
     it('pausing an unknown subscription answers 404 0020', async () => {
       const t = target();
       const { status, body } = await problemOf(t.api.pauseSubscription({ subscriptionId: randomUUID() }, t.prefer(404)));
@@ -173,6 +194,9 @@ const client = (basePath: string, apiKey?: string) => new SubscriptionsApi(confi
 scenarios('the Prism mock', () => ({
   api: client(mock.baseUrl, 'sk_any-key-the-mock-accepts'),
   bulkRequests: new BulkRequestsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
+  events: new EventsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
+  webhooks: new WebhookEndpointsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
+  webhookUrl: 'https://example.com/webhooks',
   anonymous: client(mock.baseUrl),
   fulfilledId: async () => randomUUID(),
   pausedId: async () => randomUUID(),
@@ -183,6 +207,9 @@ scenarios('the Prism mock', () => ({
 scenarios('the real service', () => ({
   api: client(service.baseUrl, merchant.apiKey),
   bulkRequests: new BulkRequestsApi(configuration(service.baseUrl, merchant.apiKey)),
+  events: new EventsApi(configuration(service.baseUrl, merchant.apiKey)),
+  webhooks: new WebhookEndpointsApi(configuration(service.baseUrl, merchant.apiKey)),
+  webhookUrl: 'http://127.0.0.1:9/hooks',
   anonymous: client(service.baseUrl),
   fulfilledId: async () => (await service.seed(merchant.merchantId, 1, 'fulfilled'))[0]!,
   pausedId: async () => (await service.seed(merchant.merchantId, 1, 'paused'))[0]!,

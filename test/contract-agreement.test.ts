@@ -156,7 +156,7 @@ describe('the generated request collection (generated/requests.http)', () => {
       seen.push(`${method} ${new URL(url!).pathname} ${res.status}`);
     }
     expect(seen.length).toBe(Object.values(parse(readFileSync(SPEC_PATH, 'utf8')).paths as Record<string, object>).flatMap(Object.keys).length);
-    for (const line of seen) expect(line).toMatch(/ 20[02]$/);
+    for (const line of seen) expect(line).toMatch(/ 20[0-4]$/);
   });
 });
 

@@ -9,7 +9,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const snapshot = (ids: string[]) => t.db.collection('subscriptions').find({ _id: { $in: ids as never[] } }).sort({ _id: 1 }).toArray();
+// Without the events outbox, which the relay of an earlier change empties in the background.
+const snapshot = (ids: string[]) => t.db.collection('subscriptions').find({ _id: { $in: ids as never[] } }, { projection: { outbox: 0 } }).sort({ _id: 1 }).toArray();
 
 describe("merchant B's key on merchant A's subscriptions", () => {
   it.each(['pause', 'resume'])('single %s answers 404 and changes nothing', async (operation) => {

@@ -11,6 +11,7 @@
 import { Agenda, backoffStrategies, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db } from 'mongodb';
+import { drainAgenda, runRenewingLock } from '../lib/agenda-jobs.js';
 import type { Logger } from '../logger.js';
 import type { ChunkJobData } from './bulk.chunks.js';
 
@@ -84,48 +85,14 @@ export class BulkQueue {
     this.log.info({ concurrency, lockLifetimeMs }, 'bulk workers started');
   }
 
-  /** Runs a job, renewing its lock while it runs so that a slow chunk is not taken by a second worker meanwhile. */
-  private async run(job: Job<ChunkJobData>, handlers: ChunkHandlers): Promise<void> {
-    const renew = setInterval(() => {
-      job.touch().catch((error: unknown) => this.log.warn({ err: error }, 'could not renew a chunk lock'));
-    }, Math.max(this.options.lockLifetimeMs / 3, 100));
-    try {
-      await handlers.process(job.attrs.data.chunkId);
-    } finally {
-      clearInterval(renew);
-    }
+  private run(job: Job<ChunkJobData>, handlers: ChunkHandlers): Promise<void> {
+    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => handlers.process(job.attrs.data.chunkId));
   }
 
-  /**
-   * Lets in-flight chunks finish within the deadline. Chunks still running at the deadline, and
-   * chunks this process had locked but not started, are taken again by any worker once their
-   * lock lifetime has passed.
-   */
+  /** Lets in-flight chunks finish within the deadline (lib/agenda-jobs.ts). */
   async stop(deadlineMs: number): Promise<void> {
     if (!this.consuming) return;
     this.consuming = false;
-    // While drain() waits, this process still runs the chunks it has already locked, one after
-    // another; it fetches no new ones. But Agenda 6.2's drain() can miss the end: a job emits
-    // 'complete' before it removes itself (removeOnComplete) and only then leaves the running
-    // list, so drain() may wait for an event that never comes, until the deadline. We watch the
-    // locked count ourselves (running chunks are locked too) and end the wait when it is zero,
-    // that is when nothing this process holds is left, not merely between two chunks.
-    const idle = new AbortController();
-    const watch = setInterval(() => {
-      this.agenda.getRunningStats().then(
-        (stats) => (stats.lockedJobs === 0 ? idle.abort() : undefined),
-        () => idle.abort(), // drain() has already finished
-      );
-    }, 50);
-    try {
-      const result = await this.agenda.drain({ timeout: deadlineMs, signal: idle.signal, closeConnection: false });
-      // With the watch above, reaching the deadline means chunks are still held (running, or
-      // locked and not started), which a check of `running` alone would miss.
-      if (result.timedOut) {
-        this.log.warn({ running: result.running }, 'bulk workers still busy at the deadline; their chunks will be picked up again');
-      }
-    } finally {
-      clearInterval(watch);
-    }
+    await drainAgenda(this.agenda, deadlineMs, this.log, 'bulk workers');
   }
 }

@@ -190,16 +190,17 @@ export class BulkRepository {
 
   /**
    * Notes a chunk whose outcomes are recorded, then sets the request's completedAt once every
-   * chunk is noted; true for the call that set it. Safe to repeat (an insert by the chunk's id).
+   * chunk is noted. `done`: every chunk is noted; `first`: this call set completedAt. Safe to
+   * repeat (an insert by the chunk's id).
    */
-  async finishChunk(chunk: BulkChunk, at: string): Promise<boolean> {
+  async finishChunk(chunk: BulkChunk, at: string): Promise<{ done: boolean; first: boolean }> {
     const expiresAt = new Date(Date.now() + this.retentionMs);
     await this.finished.insertOne({ _id: chunk.chunkId, expiresAt }).catch((error: unknown) => {
       if (!isDuplicateKeyError(error)) throw error;
     });
     const done = await this.finished.countDocuments({ _id: { $in: chunkIds(chunk.requestId, chunk.chunkCount) } });
-    if (done < chunk.chunkCount) return false;
+    if (done < chunk.chunkCount) return { done: false, first: false };
     const result = await this.requests.updateOne({ _id: chunk.requestId, completedAt: null }, { $set: { completedAt: at } });
-    return result.modifiedCount === 1;
+    return { done: true, first: result.modifiedCount === 1 };
   }
 }

@@ -24,6 +24,9 @@ class ChunkUnresolvedError extends Error {
   override name = 'ChunkUnresolvedError';
 }
 
+/** Records a completed request's event (idempotently: it may be called again for the same request). */
+export type CompletionHook = (merchantId: string, requestId: string) => Promise<void>;
+
 export class BulkWorker implements ChunkHandlers {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
@@ -35,6 +38,7 @@ export class BulkWorker implements ChunkHandlers {
     private readonly queue: BulkQueue,
     private readonly dispatcher: BulkDispatcher,
     log: Logger,
+    private readonly completion?: CompletionHook,
   ) {
     this.log = log.child({ component: 'bulk' });
   }
@@ -76,9 +80,10 @@ export class BulkWorker implements ChunkHandlers {
     if (!chunk) return; // past its retention
     // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.
     if (!chunk.outcomes) await this.apply(chunk, final);
-    if (await this.repository.finishChunk(chunk, nowTimestamp())) {
-      this.log.info({ requestId: chunk.requestId, operation: chunk.operation }, 'bulk request completed');
-    }
+    const { done, first } = await this.repository.finishChunk(chunk, nowTimestamp());
+    if (first) this.log.info({ requestId: chunk.requestId, operation: chunk.operation }, 'bulk request completed');
+    // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
+    if (done) await this.completion?.(chunk.merchantId, chunk.requestId);
   }
 
   private async apply(chunk: BulkChunk, final: boolean): Promise<void> {

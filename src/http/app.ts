@@ -16,6 +16,7 @@ import type { RateLimiter } from './rate-limit.js';
 import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { OperationHandlers } from '../operations/operation-context.js';
+import type { EventsAndWebhooks } from '../webhooks/webhooks.compose.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
@@ -26,6 +27,8 @@ export interface AppDependencies {
   readonly schedules: SchedulesService;
   readonly bulk: BulkAcceptor;
   readonly bulkStatus: BulkStatusService;
+  /** Events and webhook endpoints (src/webhooks/webhooks.compose.ts). */
+  readonly webhooks: EventsAndWebhooks['handlers'];
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
@@ -36,7 +39,7 @@ export interface AppDependencies {
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, subscriptions, schedules, bulk, bulkStatus, readiness, limiter, authFailures, idempotency, log } = deps;
+  const { auth, subscriptions, schedules, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
   const commands = subscriptionCommandHandlers(subscriptions, bulk);
   // Commands are made safe to retry; reads are safe as they are.
@@ -47,6 +50,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
     ...subscriptionReadHandlers(subscriptions, schedules),
     ...bulkRequestHandlers(bulkStatus),
+    ...webhooks,
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 

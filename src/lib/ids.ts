@@ -1,5 +1,13 @@
 /** Ids that sort by creation time. */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+
+function version7(bytes: Buffer, now: number): string {
+  bytes.writeUIntBE(now, 0, 6);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
 
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then random bits. Ids made later
@@ -7,10 +15,10 @@ import { randomBytes } from 'node:crypto';
  * is just an id.
  */
 export function uuidv7(now = Date.now()): string {
-  const bytes = randomBytes(16);
-  bytes.writeUIntBE(now, 0, 6);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x70;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return version7(randomBytes(16), now);
+}
+
+/** A UUIDv7 whose "random" bits are a hash of `name`: the same name and time give the same id. */
+export function uuidv7Named(name: string, now: number): string {
+  return version7(createHash('sha256').update(name).digest().subarray(0, 16), now);
 }

@@ -5,6 +5,8 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { SUBSCRIPTIONS_COLLECTION, exactSchedule, updateFor, type SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
+import { outboxEntry } from '../events/outbox.js';
+import { bulkWriteInParts } from '../lib/mongo-helpers.js';
 import { ScheduleClock } from './schedule.clock.js';
 import type { DueState, Firing } from './schedule.rules.js';
 
@@ -58,21 +60,21 @@ export class SchedulesRepository {
    * in this same update). Each group is one conditional updateMany whose filter is the exact state
    * its subscriptions were read in, so a schedule changed or dropped since, or already applied by
    * another worker, matches nothing: a schedule never fires in an old version nor twice in
-   * effect. All groups go in one round trip. Returns the ids this call changed (marked `runId`).
+   * effect. The groups go in as few round trips as FerretDB allows (lib/mongo-helpers.ts). Returns the ids this call changed (marked `runId`).
    */
   async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
     if (groups.length === 0) return new Set();
-    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ state, firing, ids }) => ({
-      updateMany: {
-        filter: { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state) },
-        update: updateFor(firing.change, firing.touches ? at : undefined, { scheduleRun: runId }),
-      },
-    }));
+    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ state, firing, ids }, group) => {
+      const update = updateFor(firing.change, firing.touches ? at : undefined, { scheduleRun: runId });
+      // A change of status carries its event, in the same update; one entry for the whole group, named by the run and group (src/events/outbox.ts).
+      if (firing.change.status !== state.status) update.$push = { outbox: outboxEntry(state.status, firing.change.status, at, { kind: 'schedule' }, `${runId}:${group}`) };
+      return { updateMany: { filter: { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state) }, update } };
+    });
     const all = groups.flatMap((g) => g.ids);
-    const result = await this.collection.bulkWrite(operations, { ordered: false });
+    const modified = await bulkWriteInParts(this.collection, operations);
     // A resume still pending after a scheduled pause: another worker's poll may be settling the clock.
     await this.clock.note(groups.map((g) => g.firing.change.set.nextScheduledAt));
-    if (result.modifiedCount === all.length) return new Set(all);
+    if (modified === all.length) return new Set(all);
     // Some were changed meanwhile (by a request, or another worker): read back which are ours.
     const ours = await this.collection.find({ _id: { $in: all }, scheduleRun: runId }, { projection: { _id: 1 } }).toArray();
     return new Set(ours.map((d) => d._id));

@@ -26,7 +26,7 @@ export class SchedulesService {
         if (current.status === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!current.schedule) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        const changed = await this.repository.change(merchantId, id, expected, dropSchedule(current.status), nowTimestamp());
+        const changed = await this.repository.change(merchantId, id, expected, dropSchedule(current.status), nowTimestamp(), { kind: 'api' });
         if (changed) return changed;
       }
       throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);

@@ -1,6 +1,6 @@
 /**
  * Applies due schedules, beside the bulk workers (docs/design.md §9): every poll interval it reads
- * the due subscriptions in chunks, earliest first, and applies each chunk with one round trip of
+ * the due subscriptions in chunks, earliest first, and applies each chunk with a few round trips of
  * conditional updates (schedules.repository.ts). No job per subscription: 100,000 schedules due
  * in the same minute are 200 chunks. A schedule that fell due while no worker ran (the service
  * was stopped) is simply due at the next poll. A worker killed mid-chunk loses nothing: what it
@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
+import type { ChangeListener } from '../subscriptions/subscriptions.service.js';
 import { planFiring, type Firing } from './schedule.rules.js';
 import type { DueSubscription, FiringGroup, SchedulesRepository } from './schedules.repository.js';
 
@@ -39,6 +40,7 @@ export class ScheduleWorker {
   private running = false;
   /** When the subscriptions were last read whatever the clock said; 0: at the first poll. */
   private lastFullSweep = 0;
+  private readonly listeners: ChangeListener[] = [];
 
   constructor(
     private readonly repository: SchedulesRepository,
@@ -48,6 +50,11 @@ export class ScheduleWorker {
     log: Logger,
   ) {
     this.log = log.child({ component: 'schedules' });
+  }
+
+  /** Told the ids whose status a due schedule changed (their events wait in the outbox), like SubscriptionsService.onChange. */
+  onChange(listener: ChangeListener): void {
+    this.listeners.push(listener);
   }
 
   start(): void {
@@ -108,6 +115,8 @@ export class ScheduleWorker {
     const groups = grouped(due, nowTimestamp());
     const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
     const merchants = new Map(due.map((d) => [d.id, d.merchantId]));
+    const moved = groups.filter((g) => g.firing.change.status !== g.state.status).flatMap((g) => g.ids.filter((id) => ours.has(id)));
+    if (moved.length > 0) for (const listener of this.listeners) listener(moved);
     for (const { state, firing, ids } of groups) {
       if (!firing.outcome) continue;
       const scheduledAt = firing.kind === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);

@@ -3,11 +3,13 @@
  * same documents). Documents map to the domain's Subscription here; no _id or driver type leaves
  * the repositories.
  */
+import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import { outboxEntry, type OutboxEntry } from '../events/outbox.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { ScheduleClock } from '../schedules/schedule.clock.js';
 import type { Change, CommandPlan, StoredSchedule } from '../schedules/schedule.rules.js';
-import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
+import type { ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
 export const SUBSCRIPTIONS_COLLECTION = 'subscriptions';
 
@@ -29,6 +31,8 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   bulkCommands?: string[];
   /** The workers' run that last applied a due schedule here, to tell which of a chunk's updates were its own. */
   scheduleRun?: string;
+  /** Events of status changes not yet in the `events` collection, pushed by the change's own update (src/events/outbox.ts). */
+  outbox?: OutboxEntry[];
 }
 
 /** How many bulk command marks a subscription keeps: a run repeated after more than this many later commands is not expected. */
@@ -45,7 +49,8 @@ export interface CommandState {
 
 const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
-function toSubscription(doc: SubscriptionDocument): Subscription {
+/** A stored subscription as the read operation returns it (also the `subscription` of its events). */
+export function toSubscription(doc: SubscriptionDocument): Subscription {
   const scheduled = doc.pauseAt !== undefined || doc.resumeAt !== undefined;
   return {
     id: doc._id,
@@ -98,10 +103,14 @@ export class SubscriptionsRepository {
     return doc ? toSubscription(doc) : undefined;
   }
 
-  /** One conditional atomic update: makes the change only if the subscription is still as expected. */
-  async change(merchantId: string, id: string, expected: Expected, change: Change, at: string): Promise<Subscription | undefined> {
+  /**
+   * One conditional atomic update: makes the change only if the subscription is still as expected;
+   * a change of status carries its event in the outbox, in the same update.
+   */
+  async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
     const schedule = expected.schedule ? exactSchedule(expected.schedule) : {};
-    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId, status: expected.status, ...schedule }, updateFor(change, at), {
+    const event = change.status === expected.status ? {} : { $push: { outbox: outboxEntry(expected.status, change.status, at, cause, randomUUID()) } };
+    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId, status: expected.status, ...schedule }, { ...updateFor(change, at), ...event }, {
       returnDocument: 'after',
     });
     if (doc) await this.clock.note([change.set.nextScheduledAt]);
@@ -111,12 +120,24 @@ export class SubscriptionsRepository {
   /**
    * Applies one bulk command to the subscriptions it has not reached yet, marking each in the same
    * document update: those in `from` change to `to` (marked applied), those already in `to` are
-   * marked noop. At most two updates whatever the number of ids; a repeated call changes nothing.
+   * marked noop. At most two updates whatever the number of ids; a repeated call changes nothing. Each
+   * change's event goes into the outbox in the same update (one entry, the same in every document:
+   * its key is the requestId, and the event id is made from it and the subscription's id).
    */
-  async applyCommand(merchantId: string, ids: readonly string[], plan: CommandPlan, requestId: string, at: string): Promise<{ allApplied: boolean }> {
+  async applyCommand(
+    merchantId: string,
+    ids: readonly string[],
+    plan: CommandPlan,
+    requestId: string,
+    at: string,
+    cause: ChangeCause,
+  ): Promise<{ allApplied: boolean }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
-    const applied = await this.collection.updateMany({ ...notReached, status: plan.from }, { ...updateFor(plan.whenFrom, at), $push: mark('applied') });
+    const applied = await this.collection.updateMany(
+      { ...notReached, status: plan.from },
+      { ...updateFor(plan.whenFrom, at), $push: { ...mark('applied'), outbox: outboxEntry(plan.from, plan.whenFrom.status, at, cause, requestId) } },
+    );
     // The usual case: every one changed, so none can be a no-op and there is nothing to read back.
     const allApplied = applied.modifiedCount === ids.length;
     if (!allApplied) {

@@ -29,6 +29,12 @@ export interface Subscription {
   readonly pauseReason?: string;
 }
 
+/** What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for `bulk`. */
+export interface ChangeCause {
+  readonly kind: 'api' | 'bulk' | 'schedule';
+  readonly requestId?: string;
+}
+
 export interface Transition {
   readonly from: SubscriptionStatus;
   readonly to: SubscriptionStatus;

@@ -5,7 +5,7 @@
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
-import { planCommand } from '../schedules/schedule.rules.js';
+import { planCommand, type CommandPlan } from '../schedules/schedule.rules.js';
 import type { ScheduleRequest } from '../schedules/schedule.request.js';
 import type { CommandState, SubscriptionsRepository } from './subscriptions.repository.js';
 import {
@@ -13,6 +13,7 @@ import {
   SubscriptionNotFoundError,
   decide,
   normaliseId,
+  type ChangeCause,
   type Operation,
   type Subscription,
   type SubscriptionStatus,
@@ -41,12 +42,26 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
   }
 }
 
+/** Told the ids of subscriptions whose status changed (their events wait in the outbox). */
+export type ChangeListener = (ids: readonly string[]) => void;
+
 export class SubscriptionsService {
+  private readonly listeners: ChangeListener[] = [];
+
   constructor(
     private readonly repository: SubscriptionsRepository,
     /** Shared by every service instance of a process that changes subscriptions (requests and workers). */
     private readonly mutex = new KeyedMutex(),
   ) {}
+
+  /** Called after every change, never awaited: the events relay (src/events/) listens here. */
+  onChange(listener: ChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(ids: readonly string[]): void {
+    if (ids.length > 0) for (const listener of this.listeners) listener(ids);
+  }
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
     const id = normaliseId(rawId);
@@ -59,18 +74,21 @@ export class SubscriptionsService {
     return this.repository.page(merchantId, status, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
   }
 
-  /** Applies the operation (a pause with its schedule, if any) and returns the subscription as it is afterwards. */
-  async apply(merchantId: string, rawId: string, operation: Operation, schedule?: ScheduleRequest): Promise<Subscription> {
+  /** Applies the operation (a pause with its schedule, if any) and returns the subscription as it is afterwards; a change records its event with `cause`. */
+  async apply(merchantId: string, rawId: string, operation: Operation, schedule?: ScheduleRequest, cause: ChangeCause = { kind: 'api' }): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
-    return this.mutex.run(id, () => this.applyOnce(merchantId, id, rawId, operation, schedule));
+    return this.mutex.run(id, () => this.applyOnce(merchantId, id, rawId, operation, schedule, cause));
   }
 
-  private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation, schedule: ScheduleRequest | undefined): Promise<Subscription> {
+  private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation, schedule: ScheduleRequest | undefined, cause: ChangeCause): Promise<Subscription> {
     const plan = planCommand(operation, schedule);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp());
-      if (changed) return changed;
+      const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
+      if (changed) {
+        this.changed([id]);
+        return changed;
+      }
       const current = await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
       const decision = decide(operation, current.status);
@@ -78,7 +96,7 @@ export class SubscriptionsService {
       if (decision === 'noop') {
         if (!plan.whenAlready) return current;
         // Already in the target status: only its schedule changes.
-        const rescheduled = await this.repository.change(merchantId, id, { status: plan.already }, plan.whenAlready, nowTimestamp());
+        const rescheduled = await this.repository.change(merchantId, id, { status: plan.already }, plan.whenAlready, nowTimestamp(), cause);
         if (rescheduled) return rescheduled;
       }
     }
@@ -97,27 +115,39 @@ export class SubscriptionsService {
     operation: Operation,
     requestId: string,
     schedule?: ScheduleRequest,
+    cause: ChangeCause = { kind: 'bulk', requestId },
   ): Promise<Map<string, CommandOutcome>> {
     const plan = planCommand(operation, schedule);
-    return this.mutex.runAll(ids, async () => {
-      const outcomes = new Map<string, CommandOutcome>();
-      let open = [...ids];
-      for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
-        const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, nowTimestamp());
-        if (allApplied) {
-          for (const id of open) outcomes.set(id, { outcome: 'applied' });
-          return outcomes;
-        }
-        const states = await this.repository.commandStates(merchantId, open, requestId);
-        open = open.filter((id) => {
-          const outcome = commandOutcome(operation, states.get(id));
-          if (outcome) outcomes.set(id, outcome);
-          return !outcome;
-        });
+    const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause));
+    this.changed([...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
+    return outcomes;
+  }
+
+  private async applyCommandsOnce(
+    merchantId: string,
+    ids: readonly string[],
+    operation: Operation,
+    plan: CommandPlan,
+    requestId: string,
+    cause: ChangeCause,
+  ): Promise<Map<string, CommandOutcome>> {
+    const outcomes = new Map<string, CommandOutcome>();
+    let open = [...ids];
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
+      const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, nowTimestamp(), cause);
+      if (allApplied) {
+        for (const id of open) outcomes.set(id, { outcome: 'applied' });
+        return outcomes;
       }
-      // Still neither marked nor cancelled: another writer kept flipping them between our updates.
-      for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
-      return outcomes;
-    });
+      const states = await this.repository.commandStates(merchantId, open, requestId);
+      open = open.filter((id) => {
+        const outcome = commandOutcome(operation, states.get(id));
+        if (outcome) outcomes.set(id, outcome);
+        return !outcome;
+      });
+    }
+    // Still neither marked nor cancelled: another writer kept flipping them between our updates.
+    for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
+    return outcomes;
   }
 }

@@ -1,0 +1,128 @@
+/**
+ * Moves events from subscriptions' outboxes into the `events` collection and hands them to the
+ * webhooks (fan-out), then takes them out of the outbox. Every step is safe to repeat: an event's
+ * id comes from its outbox entry, stored events and deliveries are inserted by id (duplicates
+ * ignored), and the entry leaves the outbox last. So a relay cut short anywhere, a process killed
+ * with SIGKILL included, is simply done again: right after each change by the process that made
+ * it, and by the sweep that worker processes run.
+ */
+import { uuidv7Named } from '../lib/ids.js';
+import { toSubscription } from '../subscriptions/subscriptions.repository.js';
+import type { Logger } from '../logger.js';
+import type { BulkRequestView } from '../bulk/bulk.status.js';
+import type { Event, EventsRepository, OutboxHolder } from './events.repository.js';
+import { eventTypeOf, subscriptionEventId } from './outbox.js';
+
+/** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
+export interface EventSink {
+  fanOut(merchantId: string, events: readonly Event[]): Promise<void>;
+}
+
+/** Only for what a killed process left: on FerretDB, which has no index for it, this scans the subscriptions. */
+const SWEEP_EVERY_MS = 5_000;
+const SWEEP_BATCH = 200;
+/** How long a relay after a change waits for others to join it. */
+const GATHER_MS = 10;
+/** Expired events are removed this often (where the server has no TTL index to do it). */
+const EXPIRY_SWEEP_EVERY = 600;
+
+/** The subscription as the read showed it right after each change: as stored now, with the status and time of the change. */
+function eventsOf(holder: OutboxHolder): Event[] {
+  const current = toSubscription(holder);
+  return holder.outbox.map((entry) => ({
+    id: subscriptionEventId(entry, holder._id),
+    type: eventTypeOf(entry.status) as 'subscription.paused',
+    createdAt: entry.at,
+    data: { subscription: { ...current, status: entry.status, modifiedAt: entry.at }, previousStatus: entry.previousStatus, cause: entry.cause },
+  }));
+}
+
+export class EventsRelay {
+  private readonly log: Logger;
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeps = 0;
+  /** Changed subscriptions whose outboxes the next relay takes. */
+  private readonly waiting = new Set<string>();
+  private relaying: Promise<void> | undefined;
+
+  constructor(
+    private readonly repository: EventsRepository,
+    private readonly sink: EventSink,
+    log: Logger,
+  ) {
+    this.log = log.child({ component: 'events' });
+  }
+
+  /** Relays the outboxes of these subscriptions (or, for the sweep, of any); returns how many subscriptions had some. */
+  async relay(ids?: readonly string[]): Promise<number> {
+    const holders = await this.repository.outboxes(ids, ids?.length ?? SWEEP_BATCH);
+    const byMerchant = new Map<string, OutboxHolder[]>();
+    for (const holder of holders) byMerchant.set(holder.merchantId, [...(byMerchant.get(holder.merchantId) ?? []), holder]);
+    for (const [merchantId, group] of byMerchant) {
+      const events = group.flatMap(eventsOf);
+      await this.emit(merchantId, events);
+      await this.repository.clearOutboxes(group);
+      for (const event of events) this.log.info({ eventId: event.id, type: event.type }, 'event recorded');
+    }
+    return holders.length;
+  }
+
+  /**
+   * After a change: relayed in the background, never delaying the answer; the sweep repeats what
+   * fails. Changes arriving together are relayed together, one relay at a time per process, so
+   * that under load the relay costs a few writes per batch, not per change, and does not crowd
+   * out the requests (on FerretDB every write waits for its one writer).
+   */
+  relaySoon(ids: readonly string[]): void {
+    for (const id of ids) this.waiting.add(id);
+    this.relaying ??= this.relayWaiting().finally(() => {
+      this.relaying = undefined;
+      if (this.waiting.size > 0) this.relaySoon([]);
+    });
+  }
+
+  private async relayWaiting(): Promise<void> {
+    await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+    while (this.waiting.size > 0) {
+      const ids = [...this.waiting].slice(0, SWEEP_BATCH * 2);
+      for (const id of ids) this.waiting.delete(id);
+      await this.relay(ids).catch((error: unknown) => this.log.warn({ err: error }, 'events not relayed yet; the sweep will'));
+    }
+  }
+
+  /**
+   * A completed bulk request's event. Recorded by every chunk run that finds the request
+   * completed, so a worker killed before recording it leaves it to the run that repeats the
+   * chunk; its id comes from the request and its stored completion time, the same on every run.
+   */
+  async bulkCompleted(merchantId: string, view: BulkRequestView): Promise<void> {
+    const completedAt = view.completedAt ?? view.createdAt;
+    const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
+    await this.emit(merchantId, [{ id, type: 'bulk_request.completed', createdAt: completedAt, data: view }]);
+    this.log.info({ eventId: id, type: 'bulk_request.completed', requestId: view.requestId }, 'event recorded');
+  }
+
+  private async emit(merchantId: string, events: readonly Event[]): Promise<void> {
+    await this.repository.insert(merchantId, events);
+    await this.sink.fanOut(merchantId, events);
+  }
+
+  /** Worker processes sweep outboxes that a stopped process left behind. */
+  start(): void {
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.sweeper);
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      while ((await this.relay()) === SWEEP_BATCH);
+      if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) await this.repository.deleteExpired();
+    } catch (error) {
+      this.log.warn({ err: error }, 'events sweep failed');
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * Every MongoDB call about stored events (`events`, kept 30 days) and about the outbox entries
+ * waiting in subscription documents (src/events/outbox.ts).
+ */
+import type { Collection, Db } from 'mongodb';
+import type { Logger } from '../logger.js';
+import { bulkWriteInParts, ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import type { components } from '../../generated/openapi.js';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import type { SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
+import type { EventType, OutboxEntry } from './outbox.js';
+
+export type Event = components['schemas']['Event'];
+
+/** A subscription with events waiting in its outbox, as stored. */
+export type OutboxHolder = SubscriptionDocument & { readonly outbox: OutboxEntry[] };
+
+interface EventDocument {
+  _id: string;
+  merchantId: string;
+  type: EventType;
+  createdAt: string;
+  data: Event['data'];
+  expiresAt: Date;
+}
+
+export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+const toEvent = ({ _id, type, createdAt, data }: EventDocument): Event => ({ id: _id, type, createdAt, data }) as Event;
+
+export class EventsRepository {
+  private readonly events: Collection<EventDocument>;
+  private readonly subscriptions: Collection<OutboxHolder>;
+
+  constructor(db: Db) {
+    this.events = db.collection<EventDocument>('events');
+    this.subscriptions = db.collection<OutboxHolder>('subscriptions');
+  }
+
+  async ensureIndexes(ttlIndexes: boolean, log: Logger): Promise<void> {
+    await ensureTtlIndex(this.events, ttlIndexes, log, 'events');
+    await Promise.all([
+      this.events.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_events' }),
+      this.events.createIndex({ merchantId: 1, type: 1, _id: -1 }, { name: 'merchant_events_by_type' }),
+      this.subscriptions.createIndex({ 'outbox.key': 1 }, { name: 'subscription_outbox', sparse: true }),
+    ]);
+  }
+
+  /** Stores the events; ones stored already (a relay repeated) are left as they are. */
+  async insert(merchantId: string, events: readonly Event[]): Promise<void> {
+    const expiresAt = new Date(Date.now() + EVENT_RETENTION_MS);
+    await insertNew(this.events, events.map(({ id, type, createdAt, data }) => ({ _id: id, merchantId, type, createdAt, data, expiresAt })));
+  }
+
+  async find(merchantId: string, id: string): Promise<Event | undefined> {
+    const doc = await this.events.findOne({ _id: id, merchantId });
+    return doc ? toEvent(doc) : undefined;
+  }
+
+  /** These events (of any merchant), by id: what a batch of deliveries sends. */
+  async findMany(ids: readonly string[]): Promise<Map<string, Event>> {
+    const docs = await this.events.find({ _id: { $in: [...ids] } }).toArray();
+    return new Map(docs.map((doc) => [doc._id, toEvent(doc)]));
+  }
+
+  /** The merchant's events, newest first (event ids are UUIDv7, so `_id` order is time order). */
+  async page(merchantId: string, type: EventType | undefined, { limit, startingAfter }: PageRequest): Promise<Page<Event>> {
+    const filter = { merchantId, ...(type ? { type } : {}), ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
+    const docs = await this.events.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+    return pageOf(docs.map(toEvent), limit, (e) => e.id);
+  }
+
+  /** Subscriptions with events waiting: these ids, or any (the sweep), up to `limit`. */
+  async outboxes(ids: readonly string[] | undefined, limit: number): Promise<OutboxHolder[]> {
+    const waiting = { 'outbox.key': { $exists: true } };
+    const filter = ids ? { _id: { $in: [...ids] }, ...waiting } : waiting;
+    return this.subscriptions.find(filter).limit(limit).toArray();
+  }
+
+  /**
+   * Takes the relayed entries out of each subscription's outbox; entries pushed meanwhile stay.
+   * Subscriptions holding the same entries (those a bulk command changed) are cleared by one
+   * updateMany, so a bulk chunk's outboxes cost one update, not one per subscription.
+   */
+  async clearOutboxes(relayed: readonly OutboxHolder[]): Promise<void> {
+    const groups = new Map<string, { ids: string[]; outbox: OutboxEntry[] }>();
+    for (const { _id, outbox } of relayed) {
+      const key = JSON.stringify(outbox);
+      const group = groups.get(key) ?? { ids: [], outbox };
+      group.ids.push(_id);
+      groups.set(key, group);
+    }
+    await bulkWriteInParts(
+      this.subscriptions,
+      [...groups.values()].map(({ ids, outbox }) => ({ updateMany: { filter: { _id: { $in: ids } }, update: { $pullAll: { outbox } } } })),
+    );
+  }
+
+  /** Removes events past their retention; where the server has TTL indexes they go by themselves. */
+  async deleteExpired(now = new Date()): Promise<number> {
+    return (await this.events.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+  }
+}

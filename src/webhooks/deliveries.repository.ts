@@ -1,0 +1,110 @@
+/**
+ * Every MongoDB call about webhook deliveries: one document per event and endpoint (and per
+ * resend), with its attempts. `dueAt` is when a worker may take it: the next attempt's time, or,
+ * while a worker holds it, the end of that worker's lease; null once it is finished.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import type { components } from '../../generated/openapi.js';
+import { formatTimestamp } from '../lib/clock.js';
+import { bulkWriteInParts, ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import type { Logger } from '../logger.js';
+import { EVENT_RETENTION_MS } from '../events/events.repository.js';
+
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type WebhookAttempt = components['schemas']['WebhookAttempt'];
+
+export interface Delivery extends WebhookDelivery {
+  readonly merchantId: string;
+  readonly endpointId: string;
+}
+
+/** What one attempt (or a decision not to attempt) leaves of a delivery. */
+export interface DeliveryUpdate {
+  readonly id: string;
+  readonly attempt: WebhookAttempt | undefined;
+  readonly status: WebhookDelivery['status'];
+  /** When to try again (status pending); undefined otherwise. */
+  readonly retryAt?: Date;
+}
+
+interface DeliveryDocument extends Omit<Delivery, 'id'> {
+  _id: string;
+  dueAt: Date | null;
+  claim?: string;
+  expiresAt: Date;
+}
+
+const toDelivery = ({ _id, dueAt: _d, claim: _c, expiresAt: _e, ...rest }: DeliveryDocument): Delivery => ({ id: _id, ...rest });
+
+export class DeliveriesRepository {
+  private readonly collection: Collection<DeliveryDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<DeliveryDocument>('webhookDeliveries');
+  }
+
+  async ensureIndexes(ttlIndexes: boolean, log: Logger): Promise<void> {
+    await ensureTtlIndex(this.collection, ttlIndexes, log, 'webhook deliveries');
+    await Promise.all([
+      this.collection.createIndex({ endpointId: 1, _id: -1 }, { name: 'endpoint_deliveries' }),
+      this.collection.createIndex({ dueAt: 1 }, { name: 'due_deliveries', sparse: true }),
+    ]);
+  }
+
+  /** Creates the deliveries, due now; ones that exist already (a fan-out repeated) are left as they are. */
+  async insert(deliveries: readonly Delivery[]): Promise<void> {
+    const now = new Date();
+    const expiresAt = new Date(now.getTime() + EVENT_RETENTION_MS);
+    await insertNew(this.collection, deliveries.map(({ id, ...rest }) => ({ _id: id, ...rest, dueAt: now, expiresAt })));
+  }
+
+  /**
+   * Takes those of these deliveries that are due and held by no other worker, until `leaseUntil`:
+   * one update and one read for the batch. A worker that dies holding some leaves them due again
+   * when the lease ends.
+   */
+  async claim(ids: readonly string[], leaseUntil: Date, now = new Date()): Promise<Delivery[]> {
+    const claim = randomUUID();
+    await this.collection.updateMany({ _id: { $in: [...ids] }, status: 'pending', dueAt: { $lte: now } }, { $set: { dueAt: leaseUntil, claim } });
+    return (await this.collection.find({ _id: { $in: [...ids] }, claim }).toArray()).map(toDelivery);
+  }
+
+  /** Pending deliveries due before `before` that no job took (their job was lost): for the sweep. */
+  async overdue(before: Date, limit: number): Promise<string[]> {
+    const docs = await this.collection.find({ dueAt: { $lt: before }, status: 'pending' }, { projection: { _id: 1 } }).limit(limit).toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** Records the batch's attempts and where each delivery stands now. */
+  async record(updates: readonly DeliveryUpdate[]): Promise<void> {
+    await bulkWriteInParts(
+      this.collection,
+      updates.map(({ id, attempt, status, retryAt }) => ({
+        updateOne: {
+          filter: { _id: id },
+          update: {
+            $set: { status, dueAt: retryAt ?? null, nextAttemptAt: retryAt ? formatDate(retryAt) : null },
+            $unset: { claim: '' },
+            ...(attempt ? { $push: { attempts: attempt } } : {}),
+          },
+        },
+      })),
+    );
+  }
+
+  /** An endpoint's deliveries, newest event first (delivery ids start with the event's UUIDv7). */
+  async page(endpointId: string, { limit, startingAfter }: PageRequest): Promise<Page<Delivery>> {
+    const filter = { endpointId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
+    const docs = await this.collection.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+    return pageOf(docs.map(toDelivery), limit, (d) => d.id);
+  }
+
+  /** Removes deliveries past their retention; where the server has TTL indexes they go by themselves. */
+  async deleteExpired(now = new Date()): Promise<number> {
+    return (await this.collection.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+  }
+}
+
+const formatDate = (date: Date): string => formatTimestamp(BigInt(date.getTime()) * 1000n);

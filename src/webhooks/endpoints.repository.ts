@@ -1,0 +1,95 @@
+/** Every MongoDB call about webhook endpoints. The secret is stored so that it can sign, and leaves only through `forDelivery`. */
+import type { Collection, Db } from 'mongodb';
+import type { components } from '../../generated/openapi.js';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+
+export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
+export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'events' | 'description' | 'status' | 'disabledReason'>>;
+
+interface EndpointDocument extends Omit<WebhookEndpoint, 'id'> {
+  _id: string;
+  merchantId: string;
+  secret: string;
+  /** Deliveries failed for good since the last success (the disabling rule, delivery.worker.ts). */
+  failuresInARow: number;
+}
+
+export interface DeliveryTarget {
+  readonly id: string;
+  readonly url: string;
+  readonly secret: string;
+  readonly enabled: boolean;
+}
+
+function toEndpoint({ _id, merchantId: _m, secret: _s, failuresInARow: _f, ...rest }: EndpointDocument): WebhookEndpoint {
+  return { id: _id, ...rest };
+}
+
+export class EndpointsRepository {
+  private readonly collection: Collection<EndpointDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<EndpointDocument>('webhookEndpoints');
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_endpoints' });
+  }
+
+  async insert(merchantId: string, endpoint: WebhookEndpoint, secret: string): Promise<void> {
+    const { id, ...rest } = endpoint;
+    await this.collection.insertOne({ _id: id, merchantId, ...rest, secret, failuresInARow: 0 });
+  }
+
+  count(merchantId: string): Promise<number> {
+    return this.collection.countDocuments({ merchantId });
+  }
+
+  async find(merchantId: string, id: string): Promise<WebhookEndpoint | undefined> {
+    const doc = await this.collection.findOne({ _id: id, merchantId });
+    return doc ? toEndpoint(doc) : undefined;
+  }
+
+  async page(merchantId: string, { limit, startingAfter }: PageRequest): Promise<Page<WebhookEndpoint>> {
+    const filter = { merchantId, ...(startingAfter ? { _id: { $gt: startingAfter } } : {}) };
+    const docs = await this.collection.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
+    return pageOf(docs.map(toEndpoint), limit, (e) => e.id);
+  }
+
+  /** Applies the changes; enabling clears the failure count. Undefined when there is no such endpoint. */
+  async update(merchantId: string, id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined> {
+    const reset = changes.status === 'enabled' ? { failuresInARow: 0, disabledReason: null } : {};
+    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId }, { $set: { ...changes, ...reset } }, { returnDocument: 'after' });
+    return doc ? toEndpoint(doc) : undefined;
+  }
+
+  async delete(merchantId: string, id: string): Promise<boolean> {
+    return (await this.collection.deleteOne({ _id: id, merchantId })).deletedCount === 1;
+  }
+
+  /** The merchant's enabled endpoints that take this event type. */
+  async subscribedTo(merchantId: string, type: WebhookEndpoint['events'][number]): Promise<string[]> {
+    const docs = await this.collection
+      .find({ merchantId, status: 'enabled', events: { $in: ['*' as const, type] } }, { projection: { _id: 1 } })
+      .toArray();
+    return docs.map((d) => d._id);
+  }
+
+  /** These endpoints as a delivery needs them (with the secret); removed ones are absent. */
+  async forDelivery(ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
+    const docs = await this.collection.find({ _id: { $in: [...ids] } }, { projection: { url: 1, secret: 1, status: 1 } }).toArray();
+    return new Map(docs.map((doc) => [doc._id, { id: doc._id, url: doc.url, secret: doc.secret, enabled: doc.status === 'enabled' }]));
+  }
+
+  async succeeded(id: string): Promise<void> {
+    await this.collection.updateOne({ _id: id, failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } });
+  }
+
+  /** Counts a delivery failed for good; disables the endpoint at `limit` in a row. True when this disabled it. */
+  async failed(id: string, limit: number, reason: string): Promise<boolean> {
+    const doc = await this.collection.findOneAndUpdate({ _id: id }, { $inc: { failuresInARow: 1 } }, { returnDocument: 'after' });
+    if (!doc || doc.failuresInARow < limit || doc.status !== 'enabled') return false;
+    const result = await this.collection.updateOne({ _id: id, status: 'enabled' }, { $set: { status: 'disabled', disabledReason: reason } });
+    return result.modifiedCount === 1;
+  }
+}

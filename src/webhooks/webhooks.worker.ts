@@ -1,0 +1,165 @@
+/**
+ * From stored events to receivers: the fan-out (one delivery document per event and subscribed
+ * enabled endpoint, inserted together, and one job per batch of them) and the sending of a batch
+ * (POSTs SEND_CONCURRENCY at a time, results recorded in one round trip, the failed ones
+ * rescheduled together as one job at their next attempt). Deliveries are at least once and
+ * unordered: a worker killed mid-batch leaves its deliveries to another once its lease ends,
+ * which sends again with the same `webhook-id`. A sweep in worker processes queues deliveries
+ * that are long overdue (their job was lost).
+ *
+ * Disabling rule: an endpoint whose deliveries fail for good (every retry spent, about a day)
+ * DISABLE_AFTER times in a row, with no success between, is disabled, with the reason recorded.
+ */
+import { nowTimestamp } from '../lib/clock.js';
+import { uuidv7 } from '../lib/ids.js';
+import type { Logger } from '../logger.js';
+import type { Event, EventsRepository } from '../events/events.repository.js';
+import type { EventSink } from '../events/events.relay.js';
+import type { Resender } from '../events/events.handlers.js';
+import type { DeliveriesRepository, Delivery, DeliveryUpdate } from './deliveries.repository.js';
+import { DELIVERY_BATCH, type DeliveryQueue } from './delivery.queue.js';
+import type { DeliveryTarget, EndpointsRepository } from './endpoints.repository.js';
+import { attemptDelivery, DELIVERY_TIMEOUT_MS } from './sender.js';
+
+export const DISABLE_AFTER = 5;
+/** POSTs one batch has in flight at once. */
+const SEND_CONCURRENCY = 16;
+const SWEEP_EVERY_MS = 30_000;
+/** A pending delivery this long past due has no job that will take it. */
+const OVERDUE_AFTER_MS = 120_000;
+const EXPIRY_SWEEP_EVERY = 20;
+
+export class WebhooksWorker implements EventSink, Resender {
+  private readonly log: Logger;
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweeps = 0;
+
+  constructor(
+    private readonly endpoints: EndpointsRepository,
+    private readonly deliveries: DeliveriesRepository,
+    private readonly events: EventsRepository,
+    private readonly queue: DeliveryQueue,
+    private readonly options: { readonly allowPrivateUrls: boolean; readonly retryDelaysMs: readonly number[] },
+    log: Logger,
+  ) {
+    this.log = log.child({ component: 'webhooks' });
+  }
+
+  /** One delivery per event and subscribed endpoint; repeated, it creates no new delivery. */
+  async fanOut(merchantId: string, events: readonly Event[]): Promise<void> {
+    await this.queueDeliveries(merchantId, events, (event, endpointId) => `${event.id}.${endpointId}`);
+  }
+
+  /** Another delivery of the event (same webhook-id) to each subscribed enabled endpoint. */
+  async resend(merchantId: string, event: Event): Promise<number> {
+    const resend = uuidv7();
+    return this.queueDeliveries(merchantId, [event], (e, endpointId) => `${e.id}.${endpointId}.${resend}`);
+  }
+
+  private async queueDeliveries(merchantId: string, events: readonly Event[], idOf: (event: Event, endpointId: string) => string): Promise<number> {
+    const subscribed = new Map<string, string[]>();
+    const deliveries: Delivery[] = [];
+    const createdAt = nowTimestamp();
+    for (const event of events) {
+      if (!subscribed.has(event.type)) subscribed.set(event.type, await this.endpoints.subscribedTo(merchantId, event.type));
+      for (const endpointId of subscribed.get(event.type)!) {
+        deliveries.push({ id: idOf(event, endpointId), merchantId, endpointId, eventId: event.id, eventType: event.type, status: 'pending', attempts: [], nextAttemptAt: createdAt, createdAt });
+      }
+    }
+    if (deliveries.length === 0) return 0;
+    await this.deliveries.insert(deliveries);
+    await this.queue.enqueue(deliveries.map((d) => d.id));
+    return deliveries.length;
+  }
+
+  async start(): Promise<void> {
+    await this.queue.consume((ids) => this.sendBatch(ids));
+    this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
+    this.sweeper.unref();
+  }
+
+  async stop(deadlineMs: number): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.queue.stop(deadlineMs);
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      const overdue = await this.deliveries.overdue(new Date(Date.now() - OVERDUE_AFTER_MS), DELIVERY_BATCH);
+      if (overdue.length > 0) {
+        this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
+        await this.queue.enqueue(overdue);
+      }
+      if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) await this.deliveries.deleteExpired();
+    } catch (error) {
+      this.log.warn({ err: error }, 'webhook delivery sweep failed');
+    }
+  }
+
+  /** Sends the deliveries of one job that are still due and held by no other worker. */
+  async sendBatch(ids: readonly string[]): Promise<void> {
+    const rounds = Math.ceil(ids.length / SEND_CONCURRENCY);
+    const claimed = await this.deliveries.claim(ids, new Date(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000) + 30_000));
+    if (claimed.length === 0) return;
+    const [events, targets] = await Promise.all([
+      this.events.findMany([...new Set(claimed.map((d) => d.eventId))]),
+      this.endpoints.forDelivery([...new Set(claimed.map((d) => d.endpointId))]),
+    ]);
+    const updates: DeliveryUpdate[] = [];
+    let next = 0;
+    const sendNext = async (): Promise<void> => {
+      while (next < claimed.length) {
+        const delivery = claimed[next++]!;
+        updates.push(await this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId)));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, claimed.length) }, sendNext));
+    await this.deliveries.record(updates);
+    await this.afterRecorded(claimed, updates, targets);
+  }
+
+  /** One attempt, or none when the endpoint or the event is gone or the endpoint is disabled. */
+  private async attempt(delivery: Delivery, target: DeliveryTarget | undefined, event: Event | undefined): Promise<DeliveryUpdate> {
+    const line = { eventId: delivery.eventId, endpointId: delivery.endpointId, deliveryId: delivery.id };
+    if (!target?.enabled || !event) {
+      this.log.info(line, target ? (event ? 'webhook not sent: endpoint disabled' : 'webhook not sent: event expired') : 'webhook not sent: endpoint removed');
+      return { id: delivery.id, attempt: undefined, status: 'failed' };
+    }
+    const attempt = await attemptDelivery(target, event, this.options.allowPrivateUrls);
+    const outcome = { ...line, statusCode: attempt.statusCode, error: attempt.error, durationMs: attempt.durationMs };
+    if (attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300) {
+      this.log.info(outcome, 'webhook delivered');
+      return { id: delivery.id, attempt, status: 'succeeded' };
+    }
+    const delay = this.options.retryDelaysMs[delivery.attempts.length];
+    if (delay === undefined) {
+      this.log.warn(outcome, 'webhook delivery failed for good');
+      return { id: delivery.id, attempt, status: 'failed' };
+    }
+    this.log.info({ ...outcome, retryInMs: delay }, 'webhook attempt failed; will retry');
+    return { id: delivery.id, attempt, status: 'pending', retryAt: new Date(Date.now() + delay) };
+  }
+
+  /** Endpoint bookkeeping (the disabling rule) and one job per retry time for the failed ones. */
+  private async afterRecorded(claimed: readonly Delivery[], updates: readonly DeliveryUpdate[], targets: Map<string, DeliveryTarget>): Promise<void> {
+    const endpointOf = new Map(claimed.map((d) => [d.id, d.endpointId]));
+    const succeeded = new Set(updates.filter((u) => u.status === 'succeeded').map((u) => endpointOf.get(u.id)!));
+    await Promise.all([...succeeded].map((id) => this.endpoints.succeeded(id)));
+    for (const update of updates) {
+      if (update.status !== 'failed' || !update.attempt) continue;
+      const endpointId = endpointOf.get(update.id)!;
+      const reason = `${DISABLE_AFTER} deliveries in a row failed after every retry (last: ${update.attempt.error ?? `HTTP ${update.attempt.statusCode}`})`;
+      if (targets.has(endpointId) && (await this.endpoints.failed(endpointId, DISABLE_AFTER, reason))) {
+        this.log.warn({ endpointId, reason }, 'webhook endpoint disabled');
+      }
+    }
+    const retries = new Map<number, string[]>();
+    for (const update of updates) {
+      if (!update.retryAt) continue;
+      // Retries due within a second of each other share a job, at the latest of their times.
+      const second = Math.ceil(update.retryAt.getTime() / 1000) * 1000;
+      retries.set(second, [...(retries.get(second) ?? []), update.id]);
+    }
+    for (const [at, ids] of retries) await this.queue.enqueue(ids, new Date(at));
+  }
+}

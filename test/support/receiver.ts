@@ -1,0 +1,47 @@
+/** A webhook receiver on loopback: records every delivery, verified with `standardwebhooks` (not our code), and answers as told. */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+
+export interface Received {
+  readonly id: string;
+  readonly verified: boolean;
+  readonly body: { type: string; timestamp: string; data: Record<string, any> };
+}
+
+export interface Receiver {
+  readonly url: string;
+  readonly received: Received[];
+  /** The status the next deliveries get (a queue; 200 once it is empty). */
+  answers: number[];
+  secret: string | undefined;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(port = 0): Promise<Receiver> {
+  const receiver: Receiver = {
+    url: '',
+    received: [],
+    answers: [],
+    secret: undefined,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+  const server: Server = createServer((req, res) => {
+    let text = '';
+    req.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    req.on('end', () => {
+      let verified = false;
+      try {
+        new Webhook(receiver.secret!).verify(text, req.headers as Record<string, string>);
+        verified = true;
+      } catch {
+        verified = false;
+      }
+      receiver.received.push({ id: String(req.headers['webhook-id']), verified, body: JSON.parse(text) });
+      res.writeHead(receiver.answers.shift() ?? 200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  (receiver as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  return receiver;
+}
