@@ -116,6 +116,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const webhooks = await composeEventsAndWebhooks(database, config, concurrency, {
     subscriptions: [subscriptions, workerSubscriptions, schedules],
     bulkStatus: new BulkStatusService(backgroundBulk),
+    mutex,
   }, log);
   const bulkWorker = new BulkWorker(backgroundBulk, workerSubscriptions, queue, dispatcher, log, webhooks.bulkCompleted);
   const workers: Workers = {

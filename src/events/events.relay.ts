@@ -7,6 +7,7 @@
  * it, and by the sweep that worker processes run.
  */
 import { uuidv7Named } from '../lib/ids.js';
+import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import { toSubscription } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
@@ -49,6 +50,14 @@ export class EventsRelay {
     private readonly repository: EventsRepository,
     private readonly sink: EventSink,
     log: Logger,
+    /**
+     * The process's per-subscription mutex, held while outboxes are cleared. FerretDB writes a
+     * whole document back after reading it, so a clear running beside a change of the same
+     * subscription could write back the status it read: measured, 10 of 3000 scheduled resumes
+     * were undone that way and applied again (test/schedules-workers.test.ts). MongoDB updates
+     * atomically; across processes FerretDB cannot be helped (docs/design.md §8).
+     */
+    private readonly mutex: KeyedMutex,
   ) {
     this.log = log.child({ component: 'events' });
   }
@@ -61,7 +70,10 @@ export class EventsRelay {
     for (const [merchantId, group] of byMerchant) {
       const events = group.flatMap(eventsOf);
       await this.emit(merchantId, events);
-      await this.repository.clearOutboxes(group);
+      await this.mutex.runAll(
+        group.map((h) => h._id),
+        () => this.repository.clearOutboxes(group),
+      );
       for (const event of events) this.log.info({ eventId: event.id, type: event.type }, 'event recorded');
     }
     return holders.length;

@@ -13,6 +13,7 @@ import { EventsRelay } from '../events/events.relay.js';
 import { EventsRepository } from '../events/events.repository.js';
 import { EventsService } from '../events/events.service.js';
 import type { OperationHandlers } from '../operations/operation-context.js';
+import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { ChangeListener } from '../subscriptions/subscriptions.service.js';
 import { DeliveriesRepository } from './deliveries.repository.js';
 import { DeliveryQueue } from './delivery.queue.js';
@@ -43,7 +44,7 @@ export async function composeEventsAndWebhooks(
   database: Pick<Database, 'db' | 'background' | 'capabilities'>,
   config: WebhooksConfig,
   concurrency: number,
-  deps: { readonly subscriptions: readonly { onChange(listener: ChangeListener): void }[]; readonly bulkStatus: BulkStatusService },
+  deps: { readonly subscriptions: readonly { onChange(listener: ChangeListener): void }[]; readonly bulkStatus: BulkStatusService; readonly mutex: KeyedMutex },
   log: Logger,
 ): Promise<EventsAndWebhooks> {
   const { db, background, capabilities } = database;
@@ -70,7 +71,7 @@ export async function composeEventsAndWebhooks(
     { allowPrivateUrls, retryDelaysMs: config.webhookRetryDelaysMs },
     log,
   );
-  const relay = new EventsRelay(backgroundEvents, worker, log);
+  const relay = new EventsRelay(backgroundEvents, worker, log, deps.mutex);
   for (const subscriptions of deps.subscriptions) subscriptions.onChange((ids) => relay.relaySoon(ids));
   const endpoints = new EndpointsService(endpointsRepository, allowPrivateUrls);
   return {
