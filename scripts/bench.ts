@@ -118,23 +118,31 @@ async function benchAcceptance(db: Db, baseUrl: string, apiKey: string, merchant
   };
 }
 
+/**
+ * A bulk pause of these ids, timed from the 202 to the request's completion. Watched by its
+ * completedAt, one read by _id: counting the 3000 ids every poll would cost the engine about as
+ * much as a chunk and slow the drain it measures. The count is checked once, after.
+ */
+async function timedDrain(db: Db, baseUrl: string, apiKey: string, ids: string[]): Promise<number> {
+  const requestId = await postBulk(baseUrl, apiKey, ids);
+  const start = performance.now();
+  while (!(await db.collection('bulkRequests').findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 1 } }))) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const drainMs = performance.now() - start;
+  const paused = await db.collection('subscriptions').countDocuments({ _id: { $in: ids as never[] }, status: 'paused' });
+  if (paused !== ids.length) throw new Error(`the bulk request completed with ${paused} of ${ids.length} paused`);
+  return drainMs;
+}
+
 /** (b) From the 202 to all applied, with the workers of this process, vs the same updates sent raw. */
 async function benchDrain(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, engine: string) {
   const subscriptions = db.collection('subscriptions');
   await clean(db);
   const ids = await seed(db, merchantId, BULK_SIZE);
   await service.workers.start();
-  const requestId = await postBulk(baseUrl, apiKey, ids);
-  const start = performance.now();
-  // Watched by the request's completedAt, one read by _id: counting the 3000 ids every poll would
-  // cost the engine about as much as a chunk and slow the drain it measures. The count comes after.
-  while (!(await db.collection('bulkRequests').findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 1 } }))) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  const drainMs = performance.now() - start;
+  const drainMs = await timedDrain(db, baseUrl, apiKey, ids);
   await service.workers.stop(30_000);
-  const paused = await subscriptions.countDocuments({ _id: { $in: ids as never[] }, status: 'paused' });
-  if (paused !== BULK_SIZE) throw new Error(`the bulk request completed with ${paused} of ${BULK_SIZE} paused`);
 
   await clean(db);
   const rawIds = await seed(db, merchantId, BULK_SIZE);
@@ -287,14 +295,9 @@ async function startReceiver(): Promise<{ url: string; received: () => number; c
  */
 async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
   const receiver = await startReceiver();
-  const subscriptions = db.collection('subscriptions');
   const drain = async () => {
     await clean(db);
-    const ids = await seed(db, merchantId, BULK_SIZE);
-    await postBulk(baseUrl, apiKey, ids);
-    return timed(async () => {
-      while ((await subscriptions.countDocuments({ _id: { $in: ids as never[] }, status: 'paused' })) < BULK_SIZE) await new Promise((r) => setTimeout(r, 100));
-    });
+    return timedDrain(db, baseUrl, apiKey, await seed(db, merchantId, BULK_SIZE));
   };
   const single = async () => {
     await clean(db);
