@@ -96,15 +96,18 @@ describe('due schedules', () => {
     const lines = processes.flatMap((p) => p.lines).filter((l) => l.msg === 'scheduled resume applied' && l.merchantId === merchantId);
     const perSubscription = new Map<unknown, number>();
     for (const l of lines) perSubscription.set(l.subscriptionId, (perSubscription.get(l.subscriptionId) ?? 0) + 1);
-    expect(perSubscription.size).toBe(1000);
     const twice = [...perSubscription.values()].filter((n) => n > 1).length;
     const byProcess = processes.map((p) => p.lines.filter((l) => l.msg === 'scheduled resume applied' && l.merchantId === merchantId).length);
-    if (inject('dbCapabilities').atomicConditionalUpdate) {
+    if (atomic) {
+      expect(perSubscription.size).toBe(1000);
       expect(twice).toBe(0);
     } else {
+      // A process logs the resumes its own run wrote (read back by its run id); a whole-document
+      // write of the other process (its own resume, or an outbox clear) can replace that id.
       console.log(
         `FerretDB limit, measured: ${twice} of 1000 scheduled resumes were written by both worker processes (its conditional update queries, ` +
-          `then writes by _id); each process applied ${byProcess.join(' and ')}; every subscription ended fulfilled without its schedule.`,
+          `then writes by _id); each process applied ${byProcess.join(' and ')}; ${1000 - perSubscription.size} resumes were logged by neither ` +
+          '(a whole-document write of the other process replaced the run id that a process reads back); every subscription ended fulfilled without its schedule.',
       );
     }
   });
