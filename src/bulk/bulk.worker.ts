@@ -16,6 +16,8 @@ import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
 import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
 
 const SWEEP_EVERY_MS = 5_000;
+/** A chunk that ended this recently is taken as one of a request still being applied. */
+const BETWEEN_CHUNKS_MS = 250;
 /** Expired bulk requests are removed this often (where the server has no TTL index to do it). */
 const EXPIRY_SWEEP_EVERY = 120;
 
@@ -31,6 +33,8 @@ export class BulkWorker implements ChunkHandlers {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
   private sweeps = 0;
+  private active = 0;
+  private lastChunkAt = 0;
 
   constructor(
     private readonly repository: BulkRepository,
@@ -66,7 +70,22 @@ export class BulkWorker implements ChunkHandlers {
   }
 
   async process(chunkId: string): Promise<void> {
-    await this.finish(chunkId, false);
+    this.active++;
+    try {
+      await this.finish(chunkId, false);
+    } finally {
+      this.active--;
+      this.lastChunkAt = Date.now();
+    }
+  }
+
+  /**
+   * Whether this process is applying a bulk request: a chunk is running, or one ended a moment ago
+   * (the next locked one starts right after). Background work that can wait (the events relay)
+   * waits meanwhile: on FerretDB every write waits for its one writer.
+   */
+  get busy(): boolean {
+    return this.active > 0 || Date.now() - this.lastChunkAt < BETWEEN_CHUNKS_MS;
   }
 
   /** Retries are spent: record what each command reached, the rest as failed, so the request completes. */

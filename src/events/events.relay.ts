@@ -24,6 +24,8 @@ const SWEEP_EVERY_MS = 5_000;
 const SWEEP_BATCH = 200;
 /** How long a relay after a change waits for others to join it. */
 const GATHER_MS = 10;
+/** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
+const DEFER_AT_MOST_MS = 30_000;
 /** Expired events are removed this often (where the server has no TTL index to do it). */
 const EXPIRY_SWEEP_EVERY = 600;
 
@@ -58,6 +60,8 @@ export class EventsRelay {
      * atomically; across processes FerretDB cannot be helped (docs/design.md §8).
      */
     private readonly mutex: KeyedMutex,
+    /** Whether this process is applying a bulk request, which the relay lets finish first (at most DEFER_AT_MOST_MS). */
+    private readonly busy: () => boolean = () => false,
   ) {
     this.log = log.child({ component: 'events' });
   }
@@ -95,6 +99,11 @@ export class EventsRelay {
 
   private async relayWaiting(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+    // A bulk request's events wait until its chunks are applied: relayed between chunks they
+    // would double the writes on the request's way to completion (measured on FerretDB: the
+    // 3000-id drain took 10.4 s with them, against 4.0 s before events).
+    const until = Date.now() + DEFER_AT_MOST_MS;
+    while (this.busy() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
     while (this.waiting.size > 0) {
       const ids = [...this.waiting].slice(0, SWEEP_BATCH * 2);
       for (const id of ids) this.waiting.delete(id);

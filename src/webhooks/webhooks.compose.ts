@@ -44,7 +44,7 @@ export async function composeEventsAndWebhooks(
   database: Pick<Database, 'db' | 'background' | 'capabilities'>,
   config: WebhooksConfig,
   concurrency: number,
-  deps: { readonly subscriptions: readonly { onChange(listener: ChangeListener): void }[]; readonly bulkStatus: BulkStatusService; readonly mutex: KeyedMutex },
+  deps: { readonly subscriptions: readonly { onChange(listener: ChangeListener): void }[]; readonly bulkStatus: BulkStatusService; readonly mutex: KeyedMutex; readonly busy: () => boolean },
   log: Logger,
 ): Promise<EventsAndWebhooks> {
   const { db, background, capabilities } = database;
@@ -71,7 +71,7 @@ export async function composeEventsAndWebhooks(
     { allowPrivateUrls, retryDelaysMs: config.webhookRetryDelaysMs },
     log,
   );
-  const relay = new EventsRelay(backgroundEvents, worker, log, deps.mutex);
+  const relay = new EventsRelay(backgroundEvents, worker, log, deps.mutex, deps.busy);
   for (const subscriptions of deps.subscriptions) subscriptions.onChange((ids) => relay.relaySoon(ids));
   const endpoints = new EndpointsService(endpointsRepository, allowPrivateUrls);
   return {
