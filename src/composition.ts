@@ -117,7 +117,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     subscriptions: [subscriptions, workerSubscriptions, schedules],
     bulkStatus: new BulkStatusService(backgroundBulk),
     mutex,
-    busy: () => bulkWorker.busy,
+    busy: () => bulkWorker.busy || schedules.busy,
   }, log);
   const bulkWorker = new BulkWorker(backgroundBulk, workerSubscriptions, queue, dispatcher, log, webhooks.bulkCompleted);
   const workers: Workers = {

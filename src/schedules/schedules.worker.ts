@@ -41,6 +41,7 @@ export class ScheduleWorker {
   /** When the subscriptions were last read whatever the clock said; 0: at the first poll. */
   private lastFullSweep = 0;
   private readonly listeners: ChangeListener[] = [];
+  private applying = false;
 
   constructor(
     private readonly repository: SchedulesRepository,
@@ -50,6 +51,11 @@ export class ScheduleWorker {
     log: Logger,
   ) {
     this.log = log.child({ component: 'schedules' });
+  }
+
+  /** Whether due schedules are being applied: work that can wait (the events relay) waits, as for bulk chunks. */
+  get busy(): boolean {
+    return this.applying;
   }
 
   /** Told the ids whose status a due schedule changed (their events wait in the outbox), like SubscriptionsService.onChange. */
@@ -92,21 +98,26 @@ export class ScheduleWorker {
     if (!sweep && clock && (clock.at === undefined || clock.at > nowTimestamp())) return 0;
     if (sweep) this.lastFullSweep = Date.now();
     let changed = 0;
-    for (let chunk = 0; chunk < CHUNKS_PER_POLL && this.running; chunk++) {
-      // Read before the queries: a time noted after this (its write may have come after them too) changes the version, and the settle leaves it.
-      const reading = chunk === 0 ? clock : await this.repository.clock.read();
-      const due = await this.repository.due(nowTimestamp(), SCHEDULE_CHUNK);
-      if (due.length === 0) {
-        await this.repository.clock.settle(reading, await this.repository.earliest());
-        break;
+    try {
+      for (let chunk = 0; chunk < CHUNKS_PER_POLL && this.running; chunk++) {
+        // Read before the queries: a time noted after this (its write may have come after them too) changes the version, and the settle leaves it.
+        const reading = chunk === 0 ? clock : await this.repository.clock.read();
+        const due = await this.repository.due(nowTimestamp(), SCHEDULE_CHUNK);
+        if (due.length === 0) {
+          await this.repository.clock.settle(reading, await this.repository.earliest());
+          break;
+        }
+        this.applying = true;
+        const applied = await this.mutex.runAll(
+          due.map((d) => d.id),
+          () => this.apply(due),
+        );
+        // Nothing matched: all changed meanwhile; read them again at the next poll rather than now.
+        if (applied === 0) break;
+        changed += applied;
       }
-      const applied = await this.mutex.runAll(
-        due.map((d) => d.id),
-        () => this.apply(due),
-      );
-      // Nothing matched: all changed meanwhile; read them again at the next poll rather than now.
-      if (applied === 0) break;
-      changed += applied;
+    } finally {
+      this.applying = false;
     }
     return changed;
   }
