@@ -8,5 +8,8 @@ export default defineConfig({
     hookTimeout: 300_000,
     testTimeout: 60_000,
     pool: 'forks',
+    // The json report gives `npm test` its closing line (scripts/test-summary.ts).
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-artifacts/vitest.json' },
   },
 });

@@ -1,0 +1,25 @@
+/** The closing lines of `npm test` (scripts/test-summary.ts), which CI reads to know that tests ran. */
+import { describe, expect, it } from 'vitest';
+import { junitCounts, summary, vitestCounts } from '../../scripts/test-summary.js';
+
+const junit = (attributes: string) => `<?xml version="1.0" encoding="utf-8"?>\n<testsuites ${attributes} time="29.4">\n  <testsuite name="schemathesis" tests="8"></testsuite>\n</testsuites>\n`;
+
+describe('the test summary', () => {
+  it('ends on one plain line with the counts of both runners added up', () => {
+    const lines = summary([
+      ['vitest', vitestCounts({ numPassedTests: 289, numFailedTests: 0, numPendingTests: 1, numTodoTests: 0 })],
+      ['schemathesis', junitCounts(junit('errors="0" failures="0" skipped="0" tests="20"'))],
+    ]);
+    expect(lines).toEqual(['vitest: 289 passed, 0 failed, 1 skipped', 'schemathesis: 20 passed, 0 failed, 0 skipped', 'total: 309 passed, 0 failed, 1 skipped']);
+    // The form CI reads: 'N passed, N failed', optionally ', N skipped', one word and a colon before it.
+    expect(lines.at(-1)).toMatch(/^\w+: \d+ passed, \d+ failed(, \d+ skipped)?$/);
+  });
+
+  it('counts a failed or erroring Schemathesis operation as failed, not passed', () => {
+    expect(junitCounts(junit('errors="1" failures="2" skipped="1" tests="8"'))).toEqual({ passed: 4, failed: 3, skipped: 1 });
+  });
+
+  it('refuses a file that is not a JUnit report', () => {
+    expect(() => junitCounts('<html></html>')).toThrow(/not a JUnit report/);
+  });
+});
