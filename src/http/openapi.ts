@@ -13,6 +13,7 @@ import { Problems, ProblemError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
 import { merchantOf, type OperationHandlers } from '../operations/operation-context.js';
 import { SCHEDULE_FIELDS } from '../schedules/schedule.request.js';
+import { precompileRouter } from './fast-router.js';
 import type { RateLimiter } from './rate-limit.js';
 import { ERRORS_LISTED, validationErrors } from './validation-errors.js';
 
@@ -145,6 +146,7 @@ export async function createOpenApiBackend(
     },
   });
   await api.init();
+  precompileRouter(api.router);
   return api;
 }
 

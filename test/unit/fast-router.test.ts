@@ -1,0 +1,43 @@
+/** The precompiled router (src/http/fast-router.ts) routes every request exactly as openapi-backend's own router does. */
+import { OpenAPIRouter, type Document } from 'openapi-backend';
+import { describe, expect, it } from 'vitest';
+import { precompileRouter } from '../../src/http/fast-router.js';
+import { loadSpec } from '../../src/lib/spec.js';
+
+const METHODS = ['get', 'post', 'patch', 'delete', 'put', 'head', 'options'];
+
+function outcome(router: OpenAPIRouter, method: string, path: string, strict: boolean): string {
+  try {
+    return router.matchOperation({ method, path, headers: {} }, strict)?.operationId ?? 'none';
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+describe('the precompiled router', () => {
+  const definition = loadSpec() as Document;
+  const theirs = new OpenAPIRouter({ definition });
+  const ours = new OpenAPIRouter({ definition });
+  precompileRouter(ours);
+  const id = '6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60';
+  const paths = [
+    ...Object.keys(definition.paths ?? {}).map((template) => template.replace(/\{[^}]+\}/g, id)),
+    // Literal paths that templates also match: the more specific wins (bulk/pause is no subscription id).
+    '/v2/subscriptions/bulk/pause', '/v2/subscriptions/bulk', '/v2/subscriptions/bulk/resume/',
+    '/v2/subscriptions/', `/v2/subscriptions/${id}/pause/`, `/v2/subscriptions/${id}/other`, '/v2/subscriptions/a.b/pause',
+    '/v2/events/x/resend', '/v2', '/', '', '/v3/subscriptions', `/v2/subscriptions/${id}/pause?x=1`, '/V2/SUBSCRIPTIONS',
+  ];
+
+  it('answers every method on every path of the spec, and on paths near them, with the same operation, 404 or 405', () => {
+    const cases = paths.flatMap((path) => METHODS.flatMap((method) => [true, false].map((strict) => [method, path, strict] as const)));
+    const differences = cases.filter(([method, path, strict]) => outcome(ours, method, path, strict) !== outcome(theirs, method, path, strict));
+    expect(differences).toEqual([]);
+    // The comparison covers all three kinds of answer.
+    const answers = new Set(cases.map(([method, path, strict]) => outcome(ours, method, path, strict).split(':')[0]));
+    expect([...answers]).toEqual(expect.arrayContaining(['pauseSubscription', 'bulkPauseSubscriptions', '404-notFound', '405-methodNotAllowed', 'none']));
+  });
+
+  it('finds an operation by its id as before', () => {
+    expect(ours.getOperation('getSubscription')?.path).toBe(theirs.getOperation('getSubscription')?.path);
+  });
+});
