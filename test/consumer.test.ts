@@ -5,9 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type InitOverrideFunction } from '../generated/client/index.js';
+import { BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type EventList, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
+import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
+import { waitFor } from './support/wait.js';
 
 interface Target {
   readonly api: SubscriptionsApi;
@@ -19,6 +21,12 @@ interface Target {
   readonly anonymous: SubscriptionsApi;
   readonly fulfilledId: () => Promise<string>;
   readonly pausedId: () => Promise<string>;
+  readonly cancelledId: () => Promise<string>;
+  /**
+   * Whether what a request changed can be read back: the service keeps it; the mock answers each
+   * request with a documented example or a value generated from the schema, whatever came before.
+   */
+  readonly stateful: boolean;
   /** The mock needs to be told which documented response to give; the service decides by itself. */
   readonly prefer: (code: number) => InitOverrideFunction | undefined;
   readonly preferExample: (name: string) => InitOverrideFunction | undefined;
@@ -128,6 +136,42 @@ function scenarios(name: string, target: () => Target) {
       expect(subscription.schedule?.resumeAt).toMatch(/\.\d{6}Z$/);
     });
 
+    it('drops a scheduled resume: 200, still paused with its reason, and the read shows no schedule', async () => {
+      const t = target();
+      const resumeAt = new Date(Date.now() + 600_000);
+      const request = { subscriptionId: await t.fulfilledId(), commandRequest: { resumeAt, reason: REASON } };
+      const paused = await t.api.pauseSubscription(request, t.preferExample('pausedUntil'));
+      const dropped = await t.api.deleteSubscriptionSchedule({ subscriptionId: paused.id });
+      expect(dropped).toMatchObject({ id: paused.id, status: 'paused', pauseReason: REASON });
+      expect(dropped.schedule).toBeUndefined();
+      const read = await t.api.getSubscription({ subscriptionId: paused.id }, t.preferExample('paused'));
+      expect([read.status, read.schedule]).toEqual(['paused', undefined]);
+    });
+
+    it('drops a scheduled pause before it starts: 200 without a schedule; the service keeps it fulfilled, and a second drop changes nothing', async () => {
+      const t = target();
+      const [pauseAt, resumeAt] = [new Date(Date.now() + 600_000), new Date(Date.now() + 1_200_000)];
+      const request = { subscriptionId: await t.fulfilledId(), commandRequest: { pauseAt, resumeAt } };
+      const scheduled = await t.api.pauseSubscription(request, t.preferExample('pauseScheduled'));
+      expect(scheduled.status).toBe('fulfilled');
+      expect(scheduled.schedule?.pauseAt).toMatch(/\.\d{6}Z$/);
+      const dropped = await t.api.deleteSubscriptionSchedule({ subscriptionId: scheduled.id });
+      expect(dropped.id).toBe(scheduled.id);
+      expect(dropped.schedule).toBeUndefined();
+      // The mock's one documented answer is a paused subscription ('dropped'): it cannot know this one was fulfilled.
+      if (!t.stateful) return;
+      expect(dropped.status).toBe('fulfilled');
+      expect(dropped.modifiedAt).not.toBe(scheduled.modifiedAt);
+      expect(await t.api.deleteSubscriptionSchedule({ subscriptionId: scheduled.id })).toEqual(dropped);
+      expect(await t.api.getSubscription({ subscriptionId: scheduled.id })).toEqual(dropped);
+    });
+
+    it('dropping the schedule of a cancelled subscription answers 409 0030', async () => {
+      const t = target();
+      const { status, body } = await problemOf(t.api.deleteSubscriptionSchedule({ subscriptionId: await t.cancelledId() }, t.prefer(409)));
+      expect([status, body.code]).toEqual([409, '0030']);
+    });
+
     it('lists subscriptions a page at a time', async () => {
       const t = target();
       await t.fulfilledId();
@@ -151,6 +195,57 @@ function scenarios(name: string, target: () => Target) {
       expect(page.data.length).toBeGreaterThan(0);
       expect(page.data.every((e) => e.type === 'subscription.paused')).toBe(true);
       expect(page.hasMore).toBe(page.nextCursor !== null);
+    });
+
+    it('manages a webhook endpoint: registers it, sees a delivery, lists and reads it, disables and narrows it, deletes it (204), then 404 0023', async () => {
+      const t = target();
+      const created = await t.webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url: t.webhookUrl, events: ['*'], description: 'Lifecycle' } });
+      await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId() });
+      // The service fans the event out to its endpoints right after its answer: look until the delivery is there.
+      const deliveries = await waitFor(() => t.webhooks.listWebhookDeliveries({ endpointId: created.id }), (page) => page.data.length > 0, 20_000);
+      expect(deliveries.data.map((d) => d.eventType)).toContain('subscription.paused');
+      expect(deliveries.hasMore).toBe(deliveries.nextCursor !== null);
+      const listed = await t.webhooks.listWebhookEndpoints({ limit: 100 });
+      expect(listed.hasMore).toBe(listed.nextCursor !== null);
+      const read = await t.webhooks.getWebhookEndpoint({ endpointId: created.id });
+      const updated = await t.webhooks.updateWebhookEndpoint({ endpointId: created.id, webhookEndpointUpdate: { status: 'disabled', events: ['subscription.resumed'] } });
+      if (t.stateful) {
+        const { secret: _shownOnce, ...endpoint } = created;
+        expect(listed.data).toContainEqual(endpoint);
+        expect(read).toEqual(endpoint);
+        expect(updated).toEqual({ ...endpoint, status: 'disabled', events: ['subscription.resumed'] });
+        expect(await t.webhooks.getWebhookEndpoint({ endpointId: created.id })).toEqual(updated);
+      }
+      const deleted = await t.webhooks.deleteWebhookEndpointRaw({ endpointId: created.id });
+      expect(deleted.raw.status).toBe(204);
+      const { status, body } = await problemOf(t.webhooks.getWebhookEndpoint({ endpointId: created.id }, t.prefer(404)));
+      expect([status, body.code]).toEqual([404, '0023']);
+    });
+
+    it('reads one event from the list by its id, and sends it again: 202, queued to the endpoints that take it', async () => {
+      const t = target();
+      await t.webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url: t.webhookUrl, events: ['subscription.paused'] } });
+      const paused = await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId() });
+      const ofIt = (page: EventList) => page.data.find((e) => 'subscription' in e.data && e.data.subscription.id === paused.id);
+      const page = await waitFor(() => t.events.listEvents({ type: 'subscription.paused', limit: 100 }), (p) => ofIt(p) !== undefined, 20_000);
+      const listed = ofIt(page);
+      expect(listed).toBeDefined();
+      const event = await t.events.getEvent({ eventId: listed!.id });
+      expect(event).toEqual(listed);
+      const resent = await t.events.resendEventRaw({ eventId: event.id });
+      expect(resent.raw.status).toBe(202);
+      const { eventId, queued } = await resent.value();
+      expect(Number.isInteger(queued)).toBe(true);
+      // The mock's answer is generated from the schema: another id, and 0.
+      if (t.stateful) expect([eventId, queued > 0]).toEqual([event.id, true]);
+    });
+
+    it('an unknown event answers 404 0024, to a read and to a resend', async () => {
+      const t = target();
+      for (const request of [t.events.getEvent({ eventId: randomUUID() }, t.prefer(404)), t.events.resendEvent({ eventId: randomUUID() }, t.prefer(404))]) {
+        const { status, body } = await problemOf(request);
+        expect([status, body.code]).toEqual([404, '0024']);
+      }
     });
 
     it('pausing an unknown subscription answers 404 0020', async () => {
@@ -188,7 +283,19 @@ afterAll(async () => {
   await service?.close();
 });
 
-const configuration = (basePath: string, apiKey?: string) => new Configuration({ basePath, ...(apiKey ? { apiKey } : {}) });
+/** Every answer either target gives is checked against the spec, as test/support/http.ts does for the other tests. */
+const checkedAgainstSpec: Middleware = {
+  async post({ url, init, response }) {
+    const { pathname, search } = new URL(url);
+    const contentType = response.headers.get('content-type') ?? '';
+    const text = await response.clone().text();
+    const body: unknown = contentType.includes('json') && text ? JSON.parse(text) : text;
+    const violations = await contractViolations({ method: init.method ?? 'GET', path: pathname + search, status: response.status, contentType, body });
+    if (violations.length > 0) throw new Error(`${init.method} ${pathname} → ${response.status} breaks the contract:\n  ${violations.join('\n  ')}\n${text}`);
+  },
+};
+
+const configuration = (basePath: string, apiKey?: string) => new Configuration({ basePath, middleware: [checkedAgainstSpec], ...(apiKey ? { apiKey } : {}) });
 const client = (basePath: string, apiKey?: string) => new SubscriptionsApi(configuration(basePath, apiKey));
 
 scenarios('the Prism mock', () => ({
@@ -200,6 +307,8 @@ scenarios('the Prism mock', () => ({
   anonymous: client(mock.baseUrl),
   fulfilledId: async () => randomUUID(),
   pausedId: async () => randomUUID(),
+  cancelledId: async () => randomUUID(),
+  stateful: false,
   prefer: preferring,
   preferExample: preferringExample,
 }));
@@ -213,6 +322,8 @@ scenarios('the real service', () => ({
   anonymous: client(service.baseUrl),
   fulfilledId: async () => (await service.seed(merchant.merchantId, 1, 'fulfilled'))[0]!,
   pausedId: async () => (await service.seed(merchant.merchantId, 1, 'paused'))[0]!,
+  cancelledId: async () => (await service.seed(merchant.merchantId, 1, 'cancelled'))[0]!,
+  stateful: true,
   prefer: () => undefined,
   preferExample: () => undefined,
 }));

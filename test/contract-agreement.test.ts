@@ -16,6 +16,7 @@ import { exampleList } from '../scripts/mock-spec.js';
 import { call } from './support/http.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
+import { waitFor } from './support/wait.js';
 
 const run = promisify(execFile);
 let service: TestService;
@@ -95,12 +96,117 @@ describe('Prism and the service give the same verdict on invalid requests', () =
   ];
 
   it.each(table)('%s', async (_name, request, expected) => {
-    const forMock = request('sk_any-key-the-mock-accepts');
-    const method = forMock.method ?? 'POST';
-    const fromMock = await fetch(`${mock.baseUrl}${forMock.path}`, { method, headers: forMock.headers, body: forMock.body });
-    const forService = request(merchant.apiKey);
-    const fromService = await call(service.baseUrl, forService.path, { method, headers: forService.headers, ...(forService.body ? { rawBody: forService.body } : {}) });
+    const { mock: fromMock, service: fromService } = await verdicts(request('sk_any-key-the-mock-accepts'), request(merchant.apiKey));
     expect({ mock: fromMock.status, service: fromService.status }).toEqual({ mock: expected, service: expected });
+  });
+});
+
+interface TableRequest {
+  readonly path: string;
+  readonly headers: Record<string, string>;
+  readonly body?: string;
+  readonly method?: string;
+  /** Sent to the mock only: a stateless mock knows no ids, so it is asked for the answer (README: where the mock differs). */
+  readonly mockPrefers?: string;
+}
+
+/** The status and problem `code` the mock and the service give to one request each (the service's answer checked against the spec). */
+async function verdicts(forMock: TableRequest, forService: TableRequest) {
+  const method = forMock.method ?? 'POST';
+  const mockHeaders = { ...forMock.headers, ...(forMock.mockPrefers ? { prefer: forMock.mockPrefers } : {}) };
+  const fromMock = await fetch(`${mock.baseUrl}${forMock.path}`, { method, headers: mockHeaders, body: forMock.body });
+  const mockBody = (fromMock.headers.get('content-type') ?? '').includes('json') ? ((await fromMock.json()) as { code?: string }) : undefined;
+  const fromService = await call(service.baseUrl, forService.path, { method, headers: forService.headers, ...(forService.body ? { rawBody: forService.body } : {}) });
+  return { mock: { status: fromMock.status, code: mockBody?.code }, service: { status: fromService.status, code: (fromService.body as { code?: string }).code } };
+}
+
+/** Ids of the service's merchant that the success rows act on (the mock takes any id). */
+interface Ids {
+  /** Paused with a scheduled resume. */
+  readonly scheduled: string;
+  readonly cancelled: string;
+  /** The `subscription.paused` event of `scheduled`. */
+  readonly event: string;
+  readonly endpoint: string;
+  /** An endpoint for the one row that deletes it. */
+  readonly doomedEndpoint: string;
+}
+
+async function serviceIds(): Promise<Ids> {
+  const [[scheduled], [cancelled]] = await Promise.all([service.seed(merchant.merchantId, 1, 'fulfilled'), service.seed(merchant.merchantId, 1, 'cancelled')]);
+  const send = (path: string, options: Parameters<typeof call>[2]) => call(service.baseUrl, path, { apiKey: merchant.apiKey, ...options });
+  const paused = await send(`/v2/subscriptions/${scheduled}/pause`, { json: { resumeAt: new Date(Date.now() + 600_000).toISOString() } });
+  const endpoints = [];
+  for (const description of ['kept', 'doomed']) endpoints.push(await send('/v2/webhook-endpoints', { json: { url: 'http://127.0.0.1:9/hooks', events: ['*'], description } }));
+  const ofScheduled = (e: { data: { subscription: { id: string } } }) => e.data.subscription.id === scheduled;
+  // The service records the event right after its answer: look until it is there.
+  const events = await waitFor(() => send('/v2/events?type=subscription.paused&limit=100', { method: 'GET' }), (r) => r.body.data.some(ofScheduled), 20_000);
+  expect([paused.status, ...endpoints.map((e) => e.status)]).toEqual([200, 201, 201]);
+  const event = events.body.data.find(ofScheduled);
+  return { scheduled: scheduled!, cancelled: cancelled!, event: event.id, endpoint: endpoints[0]!.body.id, doomedEndpoint: endpoints[1]!.body.id };
+}
+
+const anyIds = (): Ids => ({ scheduled: randomUUID(), cancelled: randomUUID(), event: randomUUID(), endpoint: randomUUID(), doomedEndpoint: randomUUID() });
+
+describe('Prism and the service give the same verdict on the schedule, events and webhook endpoint operations', () => {
+  const json = { 'content-type': 'application/json' };
+  type Row = [string, (key: string, ids: Ids) => TableRequest, number, string | undefined];
+  /** An empty key: no `x-api-key` header at all. */
+  const auth = (key: string): Record<string, string> => (key ? { 'x-api-key': key } : {});
+  const send = (method: string, path: string, key: string, extra: Partial<TableRequest> = {}): TableRequest => ({ path, method, ...extra, headers: { ...auth(key), ...extra.headers } });
+  const get = (path: string, key: string, mockPrefers?: string) => send('GET', path, key, mockPrefers ? { mockPrefers } : {});
+  const patch = (path: string, key: string, body: unknown, mockPrefers?: string) =>
+    send('PATCH', path, key, { headers: json, body: JSON.stringify(body), ...(mockPrefers ? { mockPrefers } : {}) });
+  const table: Row[] = [
+    ['deleteSubscriptionSchedule: a scheduled resume dropped', (key, ids) => send('DELETE', `/v2/subscriptions/${ids.scheduled}/schedule`, key), 200, undefined],
+    ['deleteSubscriptionSchedule: an unknown subscription', (key) => send('DELETE', `/v2/subscriptions/${randomUUID()}/schedule`, key, { mockPrefers: 'code=404' }), 404, '0020'],
+    ['deleteSubscriptionSchedule: a cancelled subscription', (key, ids) => send('DELETE', `/v2/subscriptions/${ids.cancelled}/schedule`, key, { mockPrefers: 'code=409' }), 409, '0030'],
+    ['deleteSubscriptionSchedule: a missing API key', (_key, ids) => send('DELETE', `/v2/subscriptions/${ids.scheduled}/schedule`, ''), 401, '0010'],
+    ['getEvent: an event', (key, ids) => get(`/v2/events/${ids.event}`, key), 200, undefined],
+    ['getEvent: an unknown event', (key) => get(`/v2/events/${randomUUID()}`, key, 'code=404'), 404, '0024'],
+    ['getEvent: a missing API key', (_key, ids) => get(`/v2/events/${ids.event}`, ''), 401, '0010'],
+    ['resendEvent: an event', (key, ids) => send('POST', `/v2/events/${ids.event}/resend`, key), 202, undefined],
+    ['resendEvent: an unknown event', (key) => send('POST', `/v2/events/${randomUUID()}/resend`, key, { mockPrefers: 'code=404' }), 404, '0024'],
+    ['resendEvent: a missing API key', (_key, ids) => send('POST', `/v2/events/${ids.event}/resend`, ''), 401, '0010'],
+    ['listWebhookEndpoints: a page', (key) => get('/v2/webhook-endpoints?limit=10', key), 200, undefined],
+    ['listWebhookEndpoints: limit=0', (key) => get('/v2/webhook-endpoints?limit=0', key), 400, '0040'],
+    ['listWebhookEndpoints: a missing API key', () => get('/v2/webhook-endpoints', ''), 401, '0010'],
+    ['getWebhookEndpoint: an endpoint', (key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}`, key), 200, undefined],
+    ['getWebhookEndpoint: an unknown endpoint', (key) => get(`/v2/webhook-endpoints/${randomUUID()}`, key, 'code=404'), 404, '0023'],
+    ['getWebhookEndpoint: a missing API key', (_key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}`, ''), 401, '0010'],
+    ['updateWebhookEndpoint: disabled, other events', (key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, key, { status: 'disabled', events: ['subscription.resumed'] }), 200, undefined],
+    ['updateWebhookEndpoint: an empty body', (key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, key, {}), 400, '0040'],
+    ['updateWebhookEndpoint: a status outside the enum', (key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, key, { status: 'off' }), 400, '0040'],
+    ['updateWebhookEndpoint: an unknown endpoint', (key) => patch(`/v2/webhook-endpoints/${randomUUID()}`, key, { description: 'x' }, 'code=404'), 404, '0023'],
+    ['updateWebhookEndpoint: a missing API key', (_key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, '', { description: 'x' }), 401, '0010'],
+    ['createWebhookEndpoint: an unknown body property', (key) => send('POST', '/v2/webhook-endpoints', key, { headers: json, body: JSON.stringify({ url: 'https://example.com/hooks', events: ['*'], secret: 'mine' }) }), 400, '0040'],
+    ['createWebhookEndpoint: an event type that does not exist', (key) => send('POST', '/v2/webhook-endpoints', key, { headers: json, body: JSON.stringify({ url: 'https://example.com/hooks', events: ['subscription.cancelled'] }) }), 400, '0040'],
+    ['listWebhookDeliveries: a page', (key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}/deliveries?limit=10`, key), 200, undefined],
+    ['listWebhookDeliveries: limit=101', (key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}/deliveries?limit=101`, key), 400, '0040'],
+    ['listWebhookDeliveries: an unknown endpoint', (key) => get(`/v2/webhook-endpoints/${randomUUID()}/deliveries`, key, 'code=404'), 404, '0023'],
+    ['listWebhookDeliveries: a missing API key', (_key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}/deliveries`, ''), 401, '0010'],
+    ['deleteWebhookEndpoint: an endpoint', (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key), 204, undefined],
+    ['deleteWebhookEndpoint: the same endpoint again', (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key, { mockPrefers: 'code=404' }), 404, '0023'],
+    ['deleteWebhookEndpoint: a missing API key', (_key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.endpoint}`, ''), 401, '0010'],
+  ];
+
+  let ids: Ids;
+  beforeAll(async () => {
+    ids = await serviceIds();
+  });
+
+  it.each(table)('%s', async (_name, request, status, code) => {
+    const { mock: fromMock, service: fromService } = await verdicts(request('sk_any-key-the-mock-accepts', anyIds()), request(merchant.apiKey, ids));
+    expect({ mock: fromMock, service: fromService }).toEqual({ mock: { status, code }, service: { status, code } });
+  });
+
+  it('each success above, sent to the service through prism proxy --errors, shows no contract violation', async () => {
+    const fresh = await serviceIds();
+    for (const [name, request, status] of table.filter(([, , status]) => status < 300)) {
+      const { path, method, headers, body } = request(merchant.apiKey, fresh);
+      const res = await fetch(`${referee.baseUrl}${path}`, { method, headers, body });
+      expect({ name, status: res.status, violations: res.headers.get('sl-violations') }).toEqual({ name, status, violations: null });
+    }
   });
 });
 
