@@ -406,6 +406,7 @@ async function main(): Promise<void> {
     console.log(row('(a) the same, over query + insert', `${accept.acceptMedianMs.toFixed(0)} ms`, `${accept.acceptFloorMedianMs.toFixed(0)} ms (query ${accept.rawOwnershipQueryMedianMs.toFixed(0)})`, results.acceptOverheadRatio, '-', undefined));
     console.log(row('(b) 202 to 3000 applied', `${drain.drainMs.toFixed(0)} ms`, `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`, results.drainRatio, '<= 2x', results.drainRatio <= 2));
     console.log(row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bareLoad.rps.toFixed(0)} req/s p50 ${bareLoad.p50Ms} p99 ${bareLoad.p99Ms}`, results.singleThroughputRatio, '>= 0.6x', results.singleThroughputRatio >= 0.6));
+    if (single.non2xx + bareLoad.non2xx > 0) console.log(`(c) answers other than 2xx: service ${single.non2xx}, bare ${bareLoad.non2xx}`);
     const lagTarget = config.schedulePollMs + drain.drainMs;
     console.log(
       row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`, `poll ${config.schedulePollMs} + drain ${drain.drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / lagTarget, '<= 1x', lag.scheduleLagP99Ms <= lagTarget),

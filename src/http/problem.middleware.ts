@@ -33,7 +33,10 @@ function isDatabaseUnavailable(error: unknown): boolean {
     error instanceof MongoNetworkError ||
     error instanceof MongoTopologyClosedError ||
     error instanceof MongoNotConnectedError ||
-    error instanceof MongoClientClosedError
+    error instanceof MongoClientClosedError ||
+    // No connection free within DB_TIMEOUT_MS (where requests have few: src/db/mongo.ts); the
+    // driver does not export this error's class.
+    (error instanceof Error && error.name === 'MongoWaitQueueTimeoutError')
   );
 }
 
