@@ -83,8 +83,7 @@ export async function composeEventsAndWebhooks(
       await worker.start();
     },
     async stop(deadlineMs) {
-      relay.stop();
-      await worker.stop(deadlineMs);
+      await Promise.all([relay.stop(), worker.stop(deadlineMs)]);
     },
   };
 }
