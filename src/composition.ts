@@ -114,7 +114,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const workerSubscriptions = new SubscriptionsService(new SubscriptionsRepository(background), mutex);
   const schedules = new ScheduleWorker(new SchedulesRepository(background), mutex, config.schedulePollMs, log);
   const webhooks = await composeEventsAndWebhooks(database, config, concurrency, {
-    subscriptions: [subscriptions, workerSubscriptions, schedules],
+    changes: [subscriptions.changes, workerSubscriptions.changes, schedules.changes],
     bulkStatus: new BulkStatusService(backgroundBulk),
     mutex,
     busy: () => bulkWorker.busy || schedules.busy,

@@ -7,10 +7,10 @@
  * did not write is still due, and what it wrote no longer is.
  */
 import { randomUUID } from 'node:crypto';
+import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
-import type { ChangeListener } from '../subscriptions/subscriptions.service.js';
 import { planFiring, type Firing } from './schedule.rules.js';
 import type { DueSubscription, FiringGroup, SchedulesRepository } from './schedules.repository.js';
 
@@ -47,7 +47,8 @@ export class ScheduleWorker {
   private running = false;
   /** When the subscriptions were last read whatever the clock said; 0: at the first poll. */
   private lastFullSweep = 0;
-  private readonly listeners: ChangeListener[] = [];
+  /** Told the ids whose status a due schedule changed, as SubscriptionsService's are. */
+  readonly changes = new ChangeNotifier();
   private applying = false;
 
   constructor(
@@ -63,11 +64,6 @@ export class ScheduleWorker {
   /** Whether due schedules are being applied: work that can wait (the events relay) waits, as for bulk chunks. */
   get busy(): boolean {
     return this.applying;
-  }
-
-  /** Told the ids whose status a due schedule changed (their events wait in the outbox), like SubscriptionsService.onChange. */
-  onChange(listener: ChangeListener): void {
-    this.listeners.push(listener);
   }
 
   start(): void {
@@ -138,7 +134,7 @@ export class ScheduleWorker {
     const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
     const merchants = new Map(due.map((d) => [d.id, d.merchantId]));
     const moved = groups.filter((g) => g.firing.change.status !== g.state.status).flatMap((g) => g.ids.filter((id) => ours.has(id)));
-    if (moved.length > 0) for (const listener of this.listeners) listener(moved);
+    this.changes.notify(moved);
     for (const { state, firing, ids } of groups) {
       if (!firing.outcome) continue;
       const scheduledAt = firing.kind === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);

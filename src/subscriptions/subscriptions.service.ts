@@ -2,6 +2,7 @@
  * Pause and resume of one subscription, called by the HTTP handlers and, for bulk commands,
  * by the job workers. Business rules only: the request's shape was checked at the edge.
  */
+import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
@@ -42,26 +43,15 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
   }
 }
 
-/** Told the ids of subscriptions whose status changed (their events wait in the outbox). */
-export type ChangeListener = (ids: readonly string[]) => void;
-
 export class SubscriptionsService {
-  private readonly listeners: ChangeListener[] = [];
+  /** Told after every change of status: the events relay (src/events/) listens here. */
+  readonly changes = new ChangeNotifier();
 
   constructor(
     private readonly repository: SubscriptionsRepository,
     /** Shared by every service instance of a process that changes subscriptions (requests and workers). */
     private readonly mutex = new KeyedMutex(),
   ) {}
-
-  /** Called after every change, never awaited: the events relay (src/events/) listens here. */
-  onChange(listener: ChangeListener): void {
-    this.listeners.push(listener);
-  }
-
-  private changed(ids: readonly string[]): void {
-    if (ids.length > 0) for (const listener of this.listeners) listener(ids);
-  }
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
     const id = normaliseId(rawId);
@@ -86,7 +76,7 @@ export class SubscriptionsService {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
       if (changed) {
-        this.changed([id]);
+        this.changes.notify([id]);
         return changed;
       }
       const current = await this.repository.find(merchantId, id);
@@ -119,7 +109,7 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     const plan = planCommand(operation, schedule);
     const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause));
-    this.changed([...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
+    this.changes.notify([...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
     return outcomes;
   }
 

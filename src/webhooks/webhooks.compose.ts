@@ -14,7 +14,7 @@ import { EventsRepository } from '../events/events.repository.js';
 import { EventsService } from '../events/events.service.js';
 import type { OperationHandlers } from '../operations/operation-context.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
-import type { ChangeListener } from '../subscriptions/subscriptions.service.js';
+import type { ChangeNotifier } from '../lib/change-notifier.js';
 import { DeliveriesRepository } from './deliveries.repository.js';
 import { DeliveryQueue } from './delivery.queue.js';
 import { EndpointsRepository } from './endpoints.repository.js';
@@ -44,7 +44,7 @@ export async function composeEventsAndWebhooks(
   database: Pick<Database, 'db' | 'background' | 'capabilities'>,
   config: WebhooksConfig,
   concurrency: number,
-  deps: { readonly subscriptions: readonly { onChange(listener: ChangeListener): void }[]; readonly bulkStatus: BulkStatusService; readonly mutex: KeyedMutex; readonly busy: () => boolean },
+  deps: { readonly changes: readonly ChangeNotifier[]; readonly bulkStatus: BulkStatusService; readonly mutex: KeyedMutex; readonly busy: () => boolean },
   log: Logger,
 ): Promise<EventsAndWebhooks> {
   const { db, background, capabilities } = database;
@@ -72,7 +72,7 @@ export async function composeEventsAndWebhooks(
     log,
   );
   const relay = new EventsRelay(backgroundEvents, worker, log, deps.mutex, deps.busy);
-  for (const subscriptions of deps.subscriptions) subscriptions.onChange((ids) => relay.relaySoon(ids));
+  for (const changes of deps.changes) changes.onChange((ids) => relay.relaySoon(ids));
   const endpoints = new EndpointsService(endpointsRepository, allowPrivateUrls);
   return {
     handlers: { ...eventHandlers(new EventsService(events), worker), ...webhookHandlers(endpoints, deliveries) },
