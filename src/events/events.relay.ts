@@ -29,8 +29,8 @@ export interface EventSink {
 const SWEEP_EVERY_MS = 5 * 60_000;
 const RETRY_MS = 5_000;
 const SWEEP_BATCH = 200;
-/** How long a relay after a change waits for others to join it. */
-const GATHER_MS = 10;
+/** How long a relay after a change waits for others to join it: under load, fewer and larger batches (each costs an event insert, an outbox clear, a deliveries insert and a delivery job). */
+const GATHER_MS = 50;
 /** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
 const DEFER_AT_MOST_MS = 30_000;
 /** Expired events are removed every this many sweeps, hourly (where the server has no TTL index to do it). */
