@@ -106,10 +106,12 @@ describe('the rules', () => {
   it('a pause with no body on a paused subscription changes nothing, its schedule included', async () => {
     const [id] = await t.seed(merchantId, 1);
     await pause(id!, { resumeAt: inMs(600_000) });
-    const before = await stored(id!);
+    // The events outbox is left out: the first pause's event leaves it in the background, at any moment.
+    const storedState = () => t.db.collection('subscriptions').findOne({ _id: id as never }, { projection: { outbox: 0 } });
+    const before = await storedState();
     const res = await pause(id!);
     expect(res.body.schedule.resumeAt).toBeDefined();
-    expect(await stored(id!)).toEqual(before);
+    expect(await storedState()).toEqual(before);
   });
 
   it('a manual resume of a paused subscription resumes now and drops its scheduled resume and reason', async () => {
