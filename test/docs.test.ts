@@ -26,25 +26,16 @@ describe('the published contract', () => {
     expect(await res.json()).toEqual(parse(readFileSync(SPEC_PATH, 'utf8')));
   });
 
-  it('GET /docs serves a page that renders the spec with the bundled Redoc, no CDN', async () => {
-    const page = await fetch(`${t.baseUrl}/docs`);
+  it.each([
+    ['GET /docs serves a page that renders the spec with the bundled Redoc, no CDN', '/docs', 'spec-url="/docs/openapi.json"', '/docs/redoc.standalone.js'],
+    ['GET /docs/try serves the console (Scalar) on the same spec, bundled, no CDN', '/docs/try', "url: '/docs/openapi.json'", '/docs/scalar.standalone.js'],
+  ])('%s', async (_name, path, specReference, scriptPath) => {
+    const page = await fetch(`${t.baseUrl}${path}`);
     expect(page.status).toBe(200);
     const html = await page.text();
-    expect(html).toContain('spec-url="/docs/openapi.json"');
+    expect(html).toContain(specReference);
     expect(html).not.toMatch(/https?:\/\//);
-    const script = await fetch(`${t.baseUrl}/docs/redoc.standalone.js`);
-    expect(script.status).toBe(200);
-    expect(script.headers.get('content-type')).toMatch(/javascript/);
-    expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
-  });
-
-  it('GET /docs/try serves the console (Scalar) on the same spec, bundled, no CDN', async () => {
-    const page = await fetch(`${t.baseUrl}/docs/try`);
-    expect(page.status).toBe(200);
-    const html = await page.text();
-    expect(html).toContain("url: '/docs/openapi.json'");
-    expect(html).not.toMatch(/https?:\/\//);
-    const script = await fetch(`${t.baseUrl}/docs/scalar.standalone.js`);
+    const script = await fetch(`${t.baseUrl}${scriptPath}`);
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toMatch(/javascript/);
     expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
