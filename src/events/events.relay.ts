@@ -79,7 +79,11 @@ export class EventsRelay {
   async relay(ids?: readonly string[]): Promise<number> {
     const holders = await this.repository.outboxes(ids, ids?.length ?? SWEEP_BATCH);
     const byMerchant = new Map<string, OutboxHolder[]>();
-    for (const holder of holders) byMerchant.set(holder.merchantId, [...(byMerchant.get(holder.merchantId) ?? []), holder]);
+    for (const holder of holders) {
+      const group = byMerchant.get(holder.merchantId) ?? [];
+      group.push(holder);
+      byMerchant.set(holder.merchantId, group);
+    }
     for (const [merchantId, group] of byMerchant) {
       const events = group.flatMap(eventsOf);
       await this.emit(merchantId, events);

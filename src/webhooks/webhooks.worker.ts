@@ -158,7 +158,9 @@ export class WebhooksWorker implements EventSink, Resender {
       if (!update.retryAt) continue;
       // Retries due within a second of each other share a job, at the latest of their times.
       const second = Math.ceil(update.retryAt.getTime() / 1000) * 1000;
-      retries.set(second, [...(retries.get(second) ?? []), update.id]);
+      const ids = retries.get(second) ?? [];
+      ids.push(update.id);
+      retries.set(second, ids);
     }
     for (const [at, ids] of retries) await this.queue.enqueue(ids, new Date(at));
   }
