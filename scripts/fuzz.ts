@@ -13,8 +13,9 @@
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
 import { projectRoot } from '../src/lib/project-root.js';
@@ -82,11 +83,44 @@ function runSchemathesis(st: string, baseUrl: string, apiKey: string): Promise<n
     reportDir,
     ...process.argv.slice(2),
   ];
+  mkdirSync(reportDir, { recursive: true });
+  const consolePath = join(reportDir, 'console.txt');
+  const consoleFile = createWriteStream(consolePath);
   return new Promise((resolve, reject) => {
-    const child = spawn(st, args, { stdio: 'inherit', env: { ...process.env, SUBSVC_FUZZ_API_KEY: apiKey } });
+    // Schemathesis's console goes to a file, never to our output: it closes on a pytest-like line
+    // (`=== 2 warnings in 222.74s ===`), which CI reads as a runner that ran no test.
+    const child = spawn(st, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SUBSVC_FUZZ_API_KEY: apiKey } });
+    child.stdout.pipe(consoleFile, { end: false });
+    child.stderr.pipe(consoleFile, { end: false });
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    child.on('close', (code, signal) => {
+      consoleFile.end(() => {
+        const text = readFileSync(consolePath, 'utf8');
+        const status = code ?? (signal ? 1 : 0);
+        // On a failure, its report is what says what failed: shown, with the fences that read as a runner's closing line rewritten.
+        if (status !== 0) console.error(withoutClosingFences(text));
+        for (const line of consoleSummary(text)) console.error(line);
+        console.error(`Schemathesis's full console: ${consolePath}`);
+        resolve(status);
+      });
+    });
   });
+}
+
+/** `==== SUMMARY ====` and `==== 2 warnings in 1.2s ====` become `-- SUMMARY --`: nothing that a reader of pytest output takes for its last line. */
+export function withoutClosingFences(text: string): string {
+  return text.replace(/^=+ (.*?) =+$/gm, '-- $1 --');
+}
+
+/** What Schemathesis said, in our words: its test-case counts and its warnings, one line each. */
+export function consoleSummary(text: string): string[] {
+  const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
+  const cases = /Test cases:\s*\n\s*(.+)/.exec(plain)?.[1]?.trim();
+  const warnings = [...plain.matchAll(/^\s*⚠️\s*(.+)$/gm)].map((m) => m[1]!.trim());
+  return [
+    `Schemathesis test cases: ${cases ?? 'no count found in its console'}`,
+    ...warnings.map((w) => `Schemathesis warning: ${w}`),
+  ];
 }
 
 async function main(): Promise<number> {
@@ -109,10 +143,12 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    console.error(error);
-    process.exit(1);
-  },
-);
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

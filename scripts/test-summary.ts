@@ -1,18 +1,11 @@
 /**
- * The last step of `npm test`: one closing line for the whole run, `total: N passed, N failed, N skipped`,
- * after one line each for vitest and Schemathesis.
+ * The closing lines of `npm test` (printed by scripts/test-run.ts): one line per suite, then
+ * `total: N passed, N failed, N skipped`, the plain line CI reads to know that tests ran.
  *
  * Why: CI reads a run's closing lines to tell a run that tested nothing from one that passed. Vitest's
- * summary is not a format it reads, and the last lines it saw were Schemathesis's
- * `=== 2 warnings in 253.68s ===`, which look like pytest closing on no test at all.
- *
- * Reads test-artifacts/vitest.json (vitest's json reporter, vitest.config.ts) and the JUnit report that
- * Schemathesis wrote in this run (test-artifacts/schemathesis/, newest, not older than vitest's).
+ * summary is not a format it reads, and a run once ended on Schemathesis's `=== 2 warnings in 253.68s ===`,
+ * which looks like pytest closing on no test at all (its console now goes to a file: scripts/fuzz.ts).
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { projectRoot } from '../src/lib/project-root.js';
 
 export interface Counts {
   passed: number;
@@ -48,23 +41,3 @@ export function summary(parts: readonly (readonly [string, Counts])[]): string[]
   return [...parts.map(([label, counts]) => countsLine(label, counts)), countsLine('total', total)];
 }
 
-function main(): number {
-  const artifacts = join(projectRoot(), 'test-artifacts');
-  const vitestReport = join(artifacts, 'vitest.json');
-  const parts: [string, Counts][] = [['vitest', vitestCounts(JSON.parse(readFileSync(vitestReport, 'utf8')) as VitestJson)]];
-  const since = statSync(vitestReport).mtimeMs;
-  const junitDir = join(artifacts, 'schemathesis');
-  const junit = readdirSync(junitDir, { withFileTypes: true })
-    .filter((f) => f.isFile() && f.name.endsWith('.xml'))
-    .map((f) => join(junitDir, f.name))
-    .filter((path) => statSync(path).mtimeMs >= since)
-    .sort()
-    .at(-1);
-  if (!junit) throw new Error(`no Schemathesis report in ${junitDir} from this run`);
-  parts.push(['schemathesis', junitCounts(readFileSync(junit, 'utf8'))]);
-  const lines = summary(parts);
-  console.log(lines.join('\n'));
-  return parts.some(([, c]) => c.failed > 0) ? 1 : 0;
-}
-
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) process.exitCode = main();

@@ -1,5 +1,6 @@
 /** The closing lines of `npm test` (scripts/test-summary.ts), which CI reads to know that tests ran. */
 import { describe, expect, it } from 'vitest';
+import { consoleSummary, withoutClosingFences } from '../../scripts/fuzz.js';
 import { junitCounts, summary, vitestCounts } from '../../scripts/test-summary.js';
 
 const junit = (attributes: string) => `<?xml version="1.0" encoding="utf-8"?>\n<testsuites ${attributes} time="29.4">\n  <testsuite name="schemathesis" tests="8"></testsuite>\n</testsuites>\n`;
@@ -21,5 +22,30 @@ describe('the test summary', () => {
 
   it('refuses a file that is not a JUnit report', () => {
     expect(() => junitCounts('<html></html>')).toThrow(/not a JUnit report/);
+  });
+});
+
+describe("Schemathesis's console, as npm test prints it", () => {
+  const console = [
+    'Test cases:',
+    '  4468 generated, 4468 passed, 36 skipped',
+    '',
+    'Warnings:',
+    '  ⚠️ Missing test data: 6 operations repeatedly returned 404 responses',
+    '',
+    '============================ 2 warnings in 222.74s =============================',
+  ].join('\n');
+
+  it('keeps no line that reads as a runner closing (pytest fences become dashes)', () => {
+    const shown = withoutClosingFences(console);
+    expect(shown).not.toMatch(/^=+ .* =+$/m);
+    expect(shown).toContain('-- 2 warnings in 222.74s --');
+  });
+
+  it('says its counts and warnings in our words', () => {
+    expect(consoleSummary(console)).toEqual([
+      'Schemathesis test cases: 4468 generated, 4468 passed, 36 skipped',
+      'Schemathesis warning: Missing test data: 6 operations repeatedly returned 404 responses',
+    ]);
   });
 });
