@@ -1,6 +1,6 @@
 /**
  * The spec as the Prism mock is served it: `openapi/openapi.yaml` without what a stateless mock
- * would answer falsely. Derived on every start: nothing to keep in step by hand; the README's
+ * would answer falsely. Derived on every start: nothing to keep in step by hand; docs/partners.md's
  * table of where the mock differs from the service says why each change is made.
  *
  * - No 422s. Prism answers every request that fails validation with the operation's 422 when one
@@ -69,7 +69,7 @@ export function mockSpec(source = SPEC_PATH): Spec {
 
 /**
  * The names `Prefer: example=NAME` accepts, one line per status and set of names with the
- * operations that have them: printed by `npm run mock`, and the README's list (a test keeps
+ * operations that have them: printed by `npm run mock`, and docs/partners.md's list (a test keeps
  * the two equal).
  */
 export function exampleList(spec: Spec = mockSpec()): string[] {

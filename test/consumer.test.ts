@@ -1,7 +1,7 @@
 /**
  * One suite of consumer scenarios, run through the generated client twice: against the Prism
  * mock partner teams test with, and against the real service. A consumer who passed against the
- * mock works against the service. The mock is steered with `Prefer: code=…`, as the README shows.
+ * mock works against the service. The mock is steered with `Prefer: code=…`, as docs/partners.md shows.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -106,7 +106,7 @@ interface TableRequest {
   readonly headers: Record<string, string>;
   readonly body?: string;
   readonly method?: string;
-  /** Sent to the mock only: a stateless mock knows no ids, so it is asked for the answer (README: where the mock differs). */
+  /** Sent to the mock only: a stateless mock knows no ids, so it is asked for the answer (docs/partners.md: where the mock differs). */
   readonly mockPrefers?: string;
 }
 
@@ -210,7 +210,7 @@ describe('Prism and the service give the same verdict on the schedule, events an
   });
 });
 
-describe('the mock answers only what it can know (README: where the mock differs)', () => {
+describe('the mock answers only what it can know (docs/partners.md: where the mock differs)', () => {
   const mockCall = (path: string, headers: Record<string, string> = {}, body?: unknown) =>
     fetch(`${mock.baseUrl}${path}`, {
       method: body === undefined && !path.endsWith('pause') ? 'GET' : 'POST',
@@ -237,11 +237,11 @@ describe('the mock answers only what it can know (README: where the mock differs
     }
   });
 
-  it('Prefer: example=NAME picks a listed example, and the README lists every name the spec has', async () => {
+  it('Prefer: example=NAME picks a listed example, and docs/partners.md lists every name the spec has', async () => {
     const res = await mockCall(`/v2/subscriptions/${randomUUID()}/pause`, { prefer: 'code=409, example=cancelled' });
     expect(res.status).toBe(409);
     expect(await res.json()).toMatchObject({ code: '0030' });
-    const readme = readFileSync('README.md', 'utf8');
+    const readme = readFileSync('docs/partners.md', 'utf8');
     expect(readme).toContain(['```text', ...exampleList(), '```'].join('\n'));
   });
 });

@@ -1,6 +1,6 @@
 /**
  * `npm run mock` follows the spec: an edit is served without a restart, and an edit that does not
- * parse leaves the last good contract served (README: for partner teams, the mock).
+ * parse leaves the last good contract served (docs/partners.md).
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -2,7 +2,7 @@
  * The outbox: a subscription's events, kept in its own document until they are in the `events`
  * collection. An entry is written by the same update that changes the status, so no change can
  * be stored without its event, even on FerretDB, which has no transactions (MongoDB is atomic per
- * document). events.relay.ts moves entries out; see docs in README "Events and webhooks".
+ * document). events.relay.ts moves entries out; see docs/reliability.md, "How every change gets its event".
  */
 import { uuidv7Named } from '../lib/ids.js';
 import type { components } from '../../generated/openapi.js';

