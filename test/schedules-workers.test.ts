@@ -6,7 +6,7 @@
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { call } from './support/http.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
-import { waitFor } from './support/wait.js';
+import { pollFor, waitFor } from './support/wait.js';
 import { startWireProxy } from './support/wire-proxy.js';
 import { startWorker, type WorkerProcess } from './support/worker-process.js';
 
@@ -31,6 +31,34 @@ async function bulkPauseUntil(t: TestService, apiKey: string, ids: string[], res
   const location = res.headers.get('location')!;
   const done = await waitFor(() => call(t.baseUrl, location, { apiKey, method: 'GET' }), (r) => r.body.state === 'completed', 120_000, 250);
   expect(done.body.counts).toMatchObject({ applied: ids.length });
+}
+
+const atomic = inject('dbCapabilities').atomicConditionalUpdate;
+const NOT_ATOMIC =
+  'FerretDB v1 has no atomic conditional update across processes (it queries, then writes by _id): two worker processes can both ' +
+  "apply one schedule, and a whole-document write of one can undo the other's (docs/design.md §9); the test beside it asserts what FerretDB does give";
+if (!atomic) console.log(`schedules-workers: exactly-once across two worker processes is skipped: ${NOT_ATOMIC}`);
+
+/** An HTTP-only service and two worker processes polling every 100 ms; `count` subscriptions paused with resumeAt 4 s ahead. */
+let shared: TestService | undefined;
+const t = () => shared!;
+async function twoWorkersResume(count: number): Promise<{ merchantId: string; ids: string[] }> {
+  shared = await service({ workers: 0 });
+  const uri = databaseUri(shared.db.databaseName);
+  const env = { SCHEDULE_POLL_MS: '100' };
+  processes.push(await startWorker(uri, env), await startWorker(uri, env));
+  const { merchantId, apiKey } = await shared.merchant();
+  const ids = await shared.seed(merchantId, count);
+  await bulkPauseUntil(shared, apiKey, ids, inMs(4000));
+  return { merchantId, ids };
+}
+
+/** Subscription id -> how many times the last two worker processes logged its scheduled resume. */
+function resumesLogged(merchantId: string): Map<unknown, number> {
+  const lines = processes.slice(-2).flatMap((p) => p.lines).filter((l) => l.msg === 'scheduled resume applied' && l.merchantId === merchantId);
+  const perSubscription = new Map<unknown, number>();
+  for (const l of lines) perSubscription.set(l.subscriptionId, (perSubscription.get(l.subscriptionId) ?? 0) + 1);
+  return perSubscription;
 }
 
 const resumedWithoutSchedule = (t: TestService, ids: string[]) =>
@@ -72,44 +100,39 @@ describe('due schedules', () => {
     await again.db.dropDatabase();
   });
 
-  it('two worker processes polling the same due schedules apply each once in effect', { timeout: 240_000 }, async () => {
-    const t = await service({ workers: 0 });
-    const uri = databaseUri(t.db.databaseName);
-    const env = { SCHEDULE_POLL_MS: '100' };
-    processes.push(await startWorker(uri, env), await startWorker(uri, env));
-    const { merchantId, apiKey } = await t.merchant();
-    const ids = await t.seed(merchantId, 1000);
-    await bulkPauseUntil(t, apiKey, ids, inMs(4000));
-    const atomic = inject('dbCapabilities').atomicConditionalUpdate;
-    const resumed = await waitFor(() => resumedWithoutSchedule(t, ids), (n) => n === 1000, atomic ? 120_000 : 60_000, 500);
-    if (!atomic && resumed < 1000) {
-      // Each process also clears the events outboxes of what it changed, a write of the whole
-      // document on FerretDB; beside the other process's write of the same subscription it can
-      // put back the state that process changed, schedule included (docs/design.md §8, §9).
-      console.log(
-        `FerretDB limit, measured: with two worker processes, ${1000 - resumed} of 1000 scheduled resumes were undone by a concurrent ` +
-          'write of the other process within 60 s (FerretDB writes whole documents back, unguarded across processes); run one worker process on FerretDB.',
-      );
-      return;
-    }
-    expect(resumed).toBe(1000);
-    const lines = processes.flatMap((p) => p.lines).filter((l) => l.msg === 'scheduled resume applied' && l.merchantId === merchantId);
-    const perSubscription = new Map<unknown, number>();
-    for (const l of lines) perSubscription.set(l.subscriptionId, (perSubscription.get(l.subscriptionId) ?? 0) + 1);
+  it.skipIf(!atomic)(
+    `two worker processes polling the same due schedules apply each exactly once${atomic ? '' : ` (skipped: ${NOT_ATOMIC})`}`,
+    { timeout: 240_000 },
+    async () => {
+      const { merchantId, ids } = await twoWorkersResume(1000);
+      expect(await waitFor(() => resumedWithoutSchedule(t(), ids), (n) => n === 1000, 120_000, 500, 'all 1000 resumed')).toBe(1000);
+      // A resume's log line reaches the pipe just after its write reaches the database.
+      await waitFor(async () => resumesLogged(merchantId).size, (n) => n === 1000, 10_000, 100, 'a logged resume of each');
+      const perSubscription = resumesLogged(merchantId);
+      expect([...perSubscription.values()].filter((n) => n > 1)).toEqual([]);
+    },
+  );
+
+  it.runIf(!atomic)('on FerretDB, two worker processes lose no due schedule: each ends resumed, or paused with its schedule still due (fired again at the next full read)', { timeout: 240_000 }, async () => {
+    const { merchantId, ids } = await twoWorkersResume(1000);
+    // How far two processes get in 60 s: a measurement window, not a wait for a fact.
+    const { value: resumed } = await pollFor(() => resumedWithoutSchedule(t(), ids), (n) => n === 1000, 60_000, 500);
+    const stillDue = await t().db.collection('subscriptions').countDocuments({
+      _id: { $in: ids as never[] }, status: 'paused', resumeAt: { $exists: true }, nextScheduledAt: { $exists: true },
+    });
+    expect(resumed + stillDue, 'subscriptions either resumed or paused with their schedule still due').toBe(1000);
+    expect(resumed).toBeGreaterThan(0);
+    const perSubscription = resumesLogged(merchantId);
     const twice = [...perSubscription.values()].filter((n) => n > 1).length;
-    const byProcess = processes.map((p) => p.lines.filter((l) => l.msg === 'scheduled resume applied' && l.merchantId === merchantId).length);
-    if (atomic) {
-      expect(perSubscription.size).toBe(1000);
-      expect(twice).toBe(0);
-    } else {
-      // A process logs the resumes its own run wrote (read back by its run id); a whole-document
-      // write of the other process (its own resume, or an outbox clear) can replace that id.
-      console.log(
-        `FerretDB limit, measured: ${twice} of 1000 scheduled resumes were written by both worker processes (its conditional update queries, ` +
-          `then writes by _id); each process applied ${byProcess.join(' and ')}; ${1000 - perSubscription.size} resumes were logged by neither ` +
-          '(a whole-document write of the other process replaced the run id that a process reads back); every subscription ended fulfilled without its schedule.',
-      );
-    }
+    const byProcess = processes.slice(-2).map((p) => p.lines.filter((l) => l.msg === 'scheduled resume applied' && l.merchantId === merchantId).length);
+    // A process logs the resumes its own run wrote (read back by its run id); a whole-document
+    // write of the other process (its own resume, or an outbox clear) can replace that id, or put
+    // back the state the other process changed, schedule included (docs/design.md §8, §9).
+    console.log(
+      `FerretDB limit, measured: with two worker processes, ${stillDue} of 1000 scheduled resumes were undone by a concurrent write of the ` +
+        `other process and still due after 60 s; ${twice} were written by both; each process logged ${byProcess.join(' and ')}; ` +
+        `${1000 - perSubscription.size} were logged by neither. None was lost. Run one worker process on FerretDB.`,
+    );
   });
 
   it('an idle poll reads one clock document, not the subscriptions; they are read when a schedule is due', { timeout: 60_000 }, async () => {
