@@ -12,7 +12,7 @@ import { eventHandlers } from '../events/events.handlers.js';
 import { EventsRelay } from '../events/events.relay.js';
 import { EventsRepository } from '../events/events.repository.js';
 import { EventsService } from '../events/events.service.js';
-import type { OperationHandlers } from '../operations/operation-context.js';
+import type { Handlers } from '../operations/operation-context.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { ChangeNotifier } from '../lib/change-notifier.js';
 import { DeliveriesRepository } from './deliveries.repository.js';
@@ -28,7 +28,7 @@ type EventOperations = 'listEvents' | 'getEvent' | 'resendEvent' | 'createWebhoo
   | 'getWebhookEndpoint' | 'updateWebhookEndpoint' | 'deleteWebhookEndpoint' | 'listWebhookDeliveries';
 
 export interface EventsAndWebhooks {
-  readonly handlers: Pick<OperationHandlers, EventOperations>;
+  readonly handlers: Pick<Handlers, EventOperations>;
   readonly bulkCompleted: CompletionHook;
   /** Worker side: the outbox sweep and the delivery jobs (when `concurrency` > 0). */
   start(): Promise<void>;
