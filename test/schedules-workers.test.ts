@@ -140,24 +140,35 @@ describe('due schedules', () => {
     // every interval, it would keep the engine busy however few schedules there are.
     const proxy = await startWireProxy(inject('mongoUri'));
     try {
+      // The due queries (the events relay also reads subscriptions, by _id, after each change), and
+      // the polls themselves, each of which reads the clock first: counted on the wire.
+      const dueQuery = ({ body }: { body: { filter?: object } }) => JSON.stringify(body.filter ?? {}).includes('nextScheduledAt');
+      const reads = proxy.on({ command: 'find', collection: 'subscriptions', match: dueQuery }, { action: 'hold', ms: 0 });
+      const clockReads = proxy.on({ command: 'find', collection: 'scheduleClock' }, { action: 'hold', ms: 0 });
+      const polls = async (n: number) => {
+        const from = clockReads.hits;
+        await waitFor(async () => clockReads.hits, (hits) => hits >= from + n, 20_000, 20, `${n} polls`);
+      };
       const t = await service({ workers: 1, schedulePollMs: 100, serverUri: proxy.uri('') });
       const { merchantId, apiKey } = await t.merchant();
       const [id] = await t.seed(merchantId, 1);
-      await new Promise((r) => setTimeout(r, 1000)); // the first poll reads them whatever the clock says
-      // The due queries (the events relay also reads subscriptions, by _id, after each change).
-      const dueQuery = ({ body }: { body: { filter?: object } }) => JSON.stringify(body.filter ?? {}).includes('nextScheduledAt');
-      const reads = proxy.on({ command: 'find', collection: 'subscriptions', match: dueQuery }, { action: 'hold', ms: 0 });
-      const resumeAt = inMs(2500);
+      // The first poll reads the subscriptions whatever the clock says; then the clock settles.
+      await waitFor(async () => reads.hits, (n) => n >= 1, 20_000, 20, "the first poll's full read");
+      await polls(2);
+      const idle = reads.hits;
+      // Far enough ahead that the idle polls below end before it on a loaded machine.
+      const resumeAt = inMs(5000);
       expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey, json: { resumeAt } })).status).toBe(200);
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(reads.hits, 'due queries during 15 idle polls').toBe(0);
-      const resumed = await waitFor(() => call(t.baseUrl, `/v2/subscriptions/${id}`, { apiKey, method: 'GET' }), (r) => r.body.status === 'fulfilled', 10_000, 200);
+      await polls(10);
+      expect(Date.now(), 'the idle polls ended before resumeAt').toBeLessThan(Date.parse(resumeAt));
+      expect(reads.hits - idle, 'due queries during 10 idle polls').toBe(0);
+      const resumed = await waitFor(() => call(t.baseUrl, `/v2/subscriptions/${id}`, { apiKey, method: 'GET' }), (r) => r.body.status === 'fulfilled', 20_000, 200);
       expect(resumed.body.schedule).toBeUndefined();
-      await new Promise((r) => setTimeout(r, 700)); // the poll that resumed it then reads what is left, and settles the clock
+      await polls(3); // the poll that resumed it then reads what is left, and settles the clock
       const whenDue = reads.hits;
-      expect(whenDue).toBeGreaterThan(0);
-      await new Promise((r) => setTimeout(r, 1500));
-      expect(reads.hits, 'due queries in the idle polls after the resume').toBe(whenDue);
+      expect(whenDue).toBeGreaterThan(idle);
+      await polls(15);
+      expect(reads.hits, 'due queries in the 15 idle polls after the resume').toBe(whenDue);
     } finally {
       await proxy.close();
     }
