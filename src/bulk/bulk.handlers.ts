@@ -1,5 +1,5 @@
 /** Thin handlers for following bulk requests: a request's status, its items, and the merchant's list. */
-import { pageRequestOf, type Handlers } from '../operations/operation-context.js';
+import { pageRequestOf, type Handlers } from '../request-context/request-context.js';
 import type { BulkStatusService } from './bulk.status.js';
 
 export function bulkRequestHandlers(status: BulkStatusService): Pick<Handlers, 'getBulkRequest' | 'listBulkRequestItems' | 'listBulkRequests'> {

@@ -15,7 +15,7 @@ import { problemMiddleware } from './problem.middleware.js';
 import type { RateLimiter } from './rate-limit.js';
 import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
-import { operationHandlers, type OperationHandlers } from '../operations/operation-context.js';
+import { operationHandlers, type OperationHandlers } from '../request-context/request-context.js';
 import type { EventsAndWebhooks } from '../webhooks/webhooks.compose.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 

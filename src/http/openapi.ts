@@ -11,7 +11,7 @@ import { presentedApiKey, type AuthService } from '../auth/auth.service.js';
 import type { Merchant } from '../auth/merchants.repository.js';
 import { Problems, ProblemError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
-import { merchantOf, type OperationHandlers } from '../operations/operation-context.js';
+import { merchantOf, type OperationHandlers } from '../request-context/request-context.js';
 import { SCHEDULE_FIELDS } from '../schedules/schedule.request.js';
 import { PrecompiledRouter } from './fast-router.js';
 import type { RateLimiter } from './rate-limit.js';

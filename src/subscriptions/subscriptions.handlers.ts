@@ -4,7 +4,7 @@
  */
 import type { components, operations } from '../../generated/openapi.js';
 import { nowMicros } from '../lib/clock.js';
-import { pageRequestOf, type Handlers, type Request } from '../operations/operation-context.js';
+import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from '../schedules/schedule.request.js';
 import type { SchedulesService } from '../schedules/schedules.service.js';
 import type { SubscriptionsService } from './subscriptions.service.js';

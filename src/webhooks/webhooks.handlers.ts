@@ -1,6 +1,6 @@
 /** Thin handlers for webhook endpoints and their deliveries. */
-import type { Handlers } from '../operations/operation-context.js';
-import { pageRequestOf } from '../operations/operation-context.js';
+import type { Handlers } from '../request-context/request-context.js';
+import { pageRequestOf } from '../request-context/request-context.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { EndpointsService } from './endpoints.service.js';
 

@@ -1,5 +1,5 @@
 /**
- * Handlers typed from the spec (src/operations/operation-context.ts): what the type checker
+ * Handlers typed from the spec (src/request-context/request-context.ts): what the type checker
  * refuses (each `@ts-expect-error` fails `tsc` the day the types stop refusing it), and what the
  * adapter hands to a handler and writes back, through openapi-backend's routing and validation.
  */
@@ -9,7 +9,7 @@ import type { Document } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
 import { OpenApi31Backend } from '../../src/http/openapi.js';
 import { loadSpec } from '../../src/lib/spec.js';
-import { operationHandler, type Handler, type Request } from '../../src/operations/operation-context.js';
+import { operationHandler, type Handler, type Request } from '../../src/request-context/request-context.js';
 
 const subscription = {
   id: '6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60',
