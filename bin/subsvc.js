@@ -8,4 +8,4 @@ if (major < 24 || (major === 24 && minor < 18)) {
   console.error('Run it through npm (npm start, npx subsvc …), which uses the Node installed in node_modules/.bin.');
   process.exit(1);
 }
-await import('../dist/src/cli.js');
+await import('../dist/src/main/cli.js');

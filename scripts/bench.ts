@@ -26,7 +26,7 @@ import { FERRETDB_PATCH, ferretdbBinaryPath } from '../src/db/ferretdb.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { startService, type Service } from '../src/composition.js';
+import { startService, type Service } from '../src/main/composition.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from './support.js';
 
 const BULK_SIZE = 3000;

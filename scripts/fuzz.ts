@@ -6,6 +6,10 @@
  * in this process on a scratch database (embedded when MONGODB_URI is unset), with its workers,
  * a rate limit too large to reach (its headers are still checked) and a merchant owning the
  * subscriptions the spec's examples name, so the examples phase reaches the 200 and 202 paths.
+ * The operations on one webhook endpoint or one event need ids that exist: the merchant gets a
+ * webhook endpoint (delivering to a receiver on loopback) and an event (a pause), whose ids go to
+ * Schemathesis as fixed parameters (scripts/schemathesis.toml); each deletion gets an endpoint
+ * of its own, made just before it by scripts/schemathesis_hooks.py.
  *
  * Every check, every phase (examples, coverage, fuzzing, stateful), FUZZ_EXAMPLES (default 200)
  * examples per operation and a fixed seed (FUZZ_SEED, default 20261122). Exits with Schemathesis's
@@ -14,6 +18,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.js';
@@ -21,7 +26,7 @@ import { CACHE_DIR } from '../src/db/embedded.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { SPEC_PATH } from '../src/lib/spec.js';
 import { createLogger } from '../src/logger.js';
-import { openScratchDatabase, serveOnLoopback } from './support.js';
+import { listenOnLoopback, openScratchDatabase, serveOnLoopback } from './support.js';
 
 const REQUIREMENTS = join(projectRoot(), 'scripts', 'fuzz-requirements.txt');
 const VENV = join(CACHE_DIR, 'schemathesis');
@@ -33,6 +38,23 @@ const EXAMPLE_IDS = [
   '7a2d3b5f-4c8e-4d9f-8a1b-2c3d4e5f6071',
   '8b3e4c6a-5d9f-4eab-9b2c-3d4e5f607182',
 ];
+/** Paused before the run, so that the merchant has an event for getEvent and resendEvent. */
+const EVENT_SUBSCRIPTION_ID = '9c4f5d7b-6e0a-4fbc-8c3d-4e5f60718293';
+/**
+ * deleteWebhookEndpoint's fixed endpointId: never an endpoint, the hooks file replaces it with a
+ * fresh one before each deletion, so that every phase (not only the first) can delete one.
+ */
+const DELETABLE_PLACEHOLDER = '00000000-0000-4000-8000-0000000000de';
+
+/** The ids Schemathesis is given (scripts/schemathesis.toml reads them from its environment). */
+interface Fixtures {
+  readonly SUBSVC_FUZZ_API_KEY: string;
+  readonly SUBSVC_FUZZ_BASE_URL: string;
+  readonly SUBSVC_FUZZ_RECEIVER_URL: string;
+  readonly SUBSVC_FUZZ_ENDPOINT_ID: string;
+  readonly SUBSVC_FUZZ_EVENT_ID: string;
+  readonly SUBSVC_FUZZ_DELETABLE_ID: string;
+}
 
 /** The venv's `st`, created or rebuilt when the pinned requirements change. */
 function ensureSchemathesis(): string {
@@ -55,7 +77,36 @@ function ensureSchemathesis(): string {
   return st;
 }
 
-function runSchemathesis(st: string, baseUrl: string, apiKey: string): Promise<number> {
+/** Through the API, as a merchant would: a webhook endpoint and, by pausing a subscription, an event. */
+async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: string): Promise<Fixtures> {
+  const call = async (method: string, path: string, body?: unknown): Promise<any> => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { 'x-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (!res.ok) throw new Error(`fuzz fixtures: ${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json();
+  };
+  const endpoint = await call('POST', '/v2/webhook-endpoints', { url: receiverUrl, events: ['*'], description: 'fuzz' });
+  await call('POST', `/v2/subscriptions/${EVENT_SUBSCRIPTION_ID}/pause`);
+  // The event is written by the relay, after the pause has answered.
+  let event: { id: string } | undefined;
+  for (const deadline = Date.now() + 30_000; !event; await new Promise((resolve) => setTimeout(resolve, 100))) {
+    event = (await call('GET', '/v2/events?limit=1')).data[0];
+    if (!event && Date.now() > deadline) throw new Error('fuzz fixtures: the pause left no event within 30 s');
+  }
+  return {
+    SUBSVC_FUZZ_API_KEY: apiKey,
+    SUBSVC_FUZZ_BASE_URL: baseUrl,
+    SUBSVC_FUZZ_RECEIVER_URL: receiverUrl,
+    SUBSVC_FUZZ_ENDPOINT_ID: endpoint.id,
+    SUBSVC_FUZZ_EVENT_ID: event.id,
+    SUBSVC_FUZZ_DELETABLE_ID: DELETABLE_PLACEHOLDER,
+  };
+}
+
+function runSchemathesis(st: string, fixtures: Fixtures): Promise<number> {
   const reportDir = join(projectRoot(), 'test-artifacts', 'schemathesis');
   const args = [
     '--config-file',
@@ -63,7 +114,7 @@ function runSchemathesis(st: string, baseUrl: string, apiKey: string): Promise<n
     'run',
     SPEC_PATH,
     '--url',
-    baseUrl,
+    fixtures.SUBSVC_FUZZ_BASE_URL,
     '--checks',
     'all',
     '--phases',
@@ -89,7 +140,8 @@ function runSchemathesis(st: string, baseUrl: string, apiKey: string): Promise<n
   return new Promise((resolve, reject) => {
     // Schemathesis's console goes to a file, never to our output: it closes on a pytest-like line
     // (`=== 2 warnings in 222.74s ===`), which CI reads as a runner that ran no test.
-    const child = spawn(st, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SUBSVC_FUZZ_API_KEY: apiKey } });
+    const env = { ...process.env, ...fixtures, SCHEMATHESIS_HOOKS: join(projectRoot(), 'scripts', 'schemathesis_hooks.py') };
+    const child = spawn(st, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
     child.stdout.pipe(consoleFile, { end: false });
     child.stderr.pipe(consoleFile, { end: false });
     child.on('error', reject);
@@ -128,17 +180,24 @@ async function main(): Promise<number> {
   const config = loadConfig();
   const log = createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : config.logLevel);
   const scratch = await openScratchDatabase(config, 'fuzz', log);
+  // Where the fixture endpoint's deliveries go: loopback, so private URLs are allowed in this run.
+  const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
   try {
-    const { service, baseUrl, stop } = await serveOnLoopback(scratch, config, log);
+    const receiverUrl = `${await listenOnLoopback(receiver)}/webhooks`;
+    const { service, baseUrl, stop } = await serveOnLoopback(scratch, { ...config, webhooksAllowPrivateUrls: true }, log);
     try {
       const { merchantId, apiKey } = await service.auth.createMerchant('fuzz');
-      await service.seeder.seed({ merchantId, count: EXAMPLE_IDS.length, status: 'fulfilled', ids: EXAMPLE_IDS });
+      const ids = [...EXAMPLE_IDS, EVENT_SUBSCRIPTION_ID];
+      await service.seeder.seed({ merchantId, count: ids.length, status: 'fulfilled', ids });
+      const fixtures = await createFixtures(baseUrl, apiKey, receiverUrl);
       console.error(`Schemathesis against ${baseUrl} (${scratch.engine} ${scratch.version}, ${scratch.source}); seed ${SEED}`);
-      return await runSchemathesis(st, baseUrl, apiKey);
+      return await runSchemathesis(st, fixtures);
     } finally {
       await stop();
     }
   } finally {
+    receiver.closeAllConnections();
+    receiver.close();
     await scratch.close();
   }
 }

@@ -2,7 +2,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MongoClient, type Db } from 'mongodb';
-import { startService, type ListenOptions, type Service } from '../src/composition.js';
+import { startService, type ListenOptions, type Service } from '../src/main/composition.js';
 import type { Config } from '../src/config.js';
 import { startEmbeddedDatabase } from '../src/db/embedded.js';
 import { connectDatabase, type Database } from '../src/db/mongo.js';

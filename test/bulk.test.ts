@@ -91,7 +91,8 @@ describe('bulk acceptance', () => {
     const res = await bulk('pause', apiKey, [ids[0], 'not-a-uuid', ids[1], ids[2]]);
     expect(res.status).toBe(400);
     expect(res.body.errors.map((e: { path: string }) => e.path)).toEqual(['/subscriptions/1']);
-    await new Promise((r) => setTimeout(r, 500));
+    // Nothing was queued, so nothing can be applied later: no bulk request was recorded.
+    expect(await bulkRequestsOf(t.db, merchantId)).toBe(0);
     expect(await countWith(ids, 'fulfilled')).toBe(3);
   });
 
@@ -108,8 +109,10 @@ describe('bulk acceptance', () => {
       { subscriptionId: foreign, reason: 'not_found' },
       { subscriptionId: unknown, reason: 'not_found' },
     ]);
-    expect(await waitFor(() => countWith([a!, b!], 'paused'), (n) => n === 2)).toBe(2);
-    await new Promise((r) => setTimeout(r, 300));
+    // Once the request has completed, every command it holds has been applied: the foreign id is not among them.
+    const done = await waitFor(() => call(t.baseUrl, res.headers.get('location')!, { method: 'GET', apiKey: mine.apiKey }), (r) => r.body.state === 'completed', 20_000);
+    expect(done.body.counts).toMatchObject({ pending: 0, applied: 2 });
+    expect(await countWith([a!, b!], 'paused')).toBe(2);
     expect(await subscriptions().findOne({ _id: foreign as never })).toMatchObject({ status: 'fulfilled', merchantId: other.merchantId });
   });
 
@@ -131,8 +134,8 @@ describe('bulk acceptance', () => {
     const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { json: { subscriptions: ids } });
     expect(res.status).toBe(401);
     expect(res.body.code).toBe('0010');
+    // Nothing was queued, so nothing can be applied later.
     expect(await t.db.collection('bulkRequests').countDocuments({ subscriptionIds: { $in: ids } })).toBe(0);
-    await new Promise((r) => setTimeout(r, 500));
     expect(await countWith(ids, 'fulfilled')).toBe(2);
   });
 });

@@ -16,7 +16,7 @@ async function subsvc(args: string[], env: Record<string, string | undefined>) {
   if (env.MONGODB_URI === undefined) delete childEnv.MONGODB_URI;
   try {
     // A process that never exits is killed after 30 s, and fails the test that ran it.
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { env: childEnv, timeout: 30_000 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: childEnv, timeout: 30_000 });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

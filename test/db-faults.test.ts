@@ -11,8 +11,13 @@ import { waitFor } from './support/wait.js';
 import { startWireProxy, type WireProxy } from './support/wire-proxy.js';
 
 const DB_TIMEOUT_MS = 1_500;
-/** The bound a test allows: the timeout, plus a margin for a loaded machine (two sequential operations at most). */
-const ANSWER_WITHIN_MS = 2 * DB_TIMEOUT_MS + 1_000;
+/**
+ * The bound a test allows, derived from the configured timeout: a request makes two sequential
+ * operations at most, each bounded by DB_TIMEOUT_MS; twice that again is the margin for a loaded
+ * machine (2 cores shared by several test runs). What is asserted is that the answer comes from the
+ * timeout, not from the database coming back or the client giving up, so the margin can be generous.
+ */
+const ANSWER_WITHIN_MS = 4 * DB_TIMEOUT_MS + 2_000;
 
 let proxy: WireProxy;
 let t: TestService;

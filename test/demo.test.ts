@@ -1,10 +1,10 @@
 /**
- * The `npm start` banner (src/demo.ts): what it prints works as printed. Its docs URL answers, its
+ * The `npm start` banner (src/main/demo.ts): what it prints works as printed. Its docs URL answers, its
  * MONGODB_URI reaches the demo data, and each curl command answers what its comment says.
  */
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDemo } from '../src/demo.js';
+import { createDemo } from '../src/main/demo.js';
 import { call } from './support/http.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 

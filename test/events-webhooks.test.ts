@@ -48,12 +48,40 @@ async function allEvents(apiKey: string, query = ''): Promise<any[]> {
   return events;
 }
 
+async function allDeliveries(apiKey: string, endpointId: string): Promise<any[]> {
+  const deliveries: any[] = [];
+  let cursor: string | null = null;
+  do {
+    const res = await api(apiKey, 'GET', `/v2/webhook-endpoints/${endpointId}/deliveries?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`);
+    expect(res.status).toBe(200);
+    deliveries.push(...res.body.data);
+    cursor = res.body.nextCursor;
+  } while (cursor);
+  return deliveries;
+}
+
+const eventsWaiting = (merchantId: string) => t.db.collection('subscriptions').countDocuments({ merchantId, 'outbox.key': { $exists: true } });
+
+/**
+ * The recorded fact after which nothing more is sent: no event is left in an outbox (every
+ * fan-out is done) and every delivery to the endpoint has ended. Returns those deliveries.
+ */
+async function settled(merchantId: string, apiKey: string, endpointId: string, expected: number): Promise<any[]> {
+  await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 30_000, 100, 'the outboxes to empty');
+  return waitFor(
+    () => allDeliveries(apiKey, endpointId),
+    (ds) => ds.length >= expected && ds.every((d) => d.status !== 'pending'),
+    60_000,
+    250,
+    `${expected} deliveries, all ended`,
+  );
+}
+
 describe('events and deliveries', () => {
-  const eventsWaiting = (merchantId: string) => t.db.collection('subscriptions').countDocuments({ merchantId, 'outbox.key': { $exists: true } });
 
   it('a single pause and resume give one event each, none for a no-op, and one verified delivery each', async () => {
     const { merchantId, apiKey } = await t.merchant();
-    const { receiver } = await endpointFor(apiKey);
+    const { receiver, id: endpointId } = await endpointFor(apiKey);
     const [id] = await t.seed(merchantId, 1);
     expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`)).status).toBe(200);
     expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`)).status).toBe(200); // no-op
@@ -67,8 +95,9 @@ describe('events and deliveries', () => {
     expect(resumedEvent.data.subscription.modifiedAt).toBe(resumed.body.modifiedAt);
     expect((await api(apiKey, 'GET', `/v2/events/${resumedEvent.id}`)).body).toEqual(resumedEvent);
     expect((await allEvents(apiKey, '&type=subscription.paused')).map((e) => e.type)).toEqual(['subscription.paused']);
-    // Give a duplicate time to show up, then: exactly one delivery per event, each signed.
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Once nothing more can be sent: exactly one delivery per event, one attempt each, each signed.
+    const deliveries = await settled(merchantId, apiKey, endpointId, 2);
+    expect(deliveries.map((d) => [d.eventId, d.status, d.attempts.length]).sort()).toEqual(events.map((e) => [e.id, 'succeeded', 1]).sort());
     expect(receiver.received.every((r) => r.verified)).toBe(true);
     expect(receiver.received.map((r) => r.id).sort()).toEqual(events.map((e) => e.id).sort());
     expect(receiver.received.find((r) => r.id === resumedEvent.id)!.body).toEqual({ type: resumedEvent.type, timestamp: resumedEvent.createdAt, data: resumedEvent.data });
@@ -78,7 +107,7 @@ describe('events and deliveries', () => {
 
   it(`a ${BULK}-id bulk pause gives exactly one event per change (cause bulk), one delivery each, and bulk_request.completed with final counts`, async () => {
     const { merchantId, apiKey } = await t.merchant();
-    const { receiver } = await endpointFor(apiKey);
+    const { receiver, id: endpointId } = await endpointFor(apiKey);
     const ids = await t.seed(merchantId, BULK - 20);
     const already = await t.seed(merchantId, 20, 'paused');
     const accepted = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [...ids, ...already] });
@@ -94,7 +123,8 @@ describe('events and deliveries', () => {
     expect(completed).toHaveLength(1);
     expect(completed[0].data).toEqual((await api(apiKey, 'GET', `/v2/bulk-requests/${requestId}`)).body);
     expect(completed[0].data.counts).toEqual({ pending: 0, applied: BULK - 20, noop: 20, skipped: 0, failed: 0 });
-    await new Promise((r) => setTimeout(r, 1_000));
+    const deliveries = await settled(merchantId, apiKey, endpointId, BULK - 20 + 1);
+    expect(deliveries.filter((d) => d.status === 'succeeded' && d.attempts.length === 1)).toHaveLength(BULK - 20 + 1);
     expect(receiver.received).toHaveLength(BULK - 20 + 1);
     expect(new Set(receiver.received.map((r) => r.id))).toEqual(new Set(events.map((e) => e.id)));
     expect(receiver.received.every((r) => r.verified)).toBe(true);
@@ -145,7 +175,10 @@ describe('events and deliveries', () => {
     const [id] = await t.seed(merchantId, 1);
     await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`);
     await waitFor(async () => watching.receiver.received.length, (n) => n >= 1, 30_000);
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Once the event has left the outbox its fan-out is done: the others have no delivery to send, ever.
+    await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 30_000, 100, 'the outbox to empty');
+    expect(await allDeliveries(apiKey, disabled.id)).toEqual([]);
+    expect(await allDeliveries(apiKey, otherTypes.id)).toEqual([]);
     expect(disabled.receiver.received).toEqual([]);
     expect(otherTypes.receiver.received).toEqual([]);
   });

@@ -6,7 +6,7 @@ import { createOpenApiBackend, openApiMiddleware } from '../src/http/openapi.js'
 import { problemMiddleware } from '../src/http/problem.middleware.js';
 import { loadSpec } from '../src/lib/spec.js';
 import { createLogger } from '../src/logger.js';
-import type { OperationHandlers } from '../src/operations/operation-context.js';
+import type { OperationHandlers } from '../src/request-context/request-context.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 

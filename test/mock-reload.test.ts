@@ -35,7 +35,7 @@ beforeAll(async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
   };
-  expect(await waitFor(() => canConnect(port), Boolean, 60_000, 200), `the mock did not start:\n${output}`).toBe(true);
+  await waitFor(() => canConnect(port), Boolean, 60_000, 200, () => `the mock to start; it printed:\n${output}`);
 }, 90_000);
 
 afterAll(() => stop?.());

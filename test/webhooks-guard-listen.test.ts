@@ -33,7 +33,7 @@ describe('subsvc webhooks listen', () => {
   it('registers a local endpoint, prints each delivery verified, and removes the endpoint when stopped', async () => {
     const { merchantId, apiKey } = await open.merchant();
     const port = await freePort();
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'webhooks', 'listen', '--merchant', merchantId, '--port', String(port)], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'webhooks', 'listen', '--merchant', merchantId, '--port', String(port)], {
       env: { ...process.env, MONGODB_URI: databaseUri(open.db.databaseName) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -45,13 +45,18 @@ async function finalCounts(): Promise<Record<string, number>> {
 describe('worker processes', () => {
   it('an HTTP-only service applies nothing: the commands wait, durable, for a worker', async () => {
     const ids = await acceptBulkPause(5);
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(await paused(ids)).toBe(0);
     const waiting = await call(t.baseUrl, lastAccepted.location, { method: 'GET', apiKey: lastAccepted.apiKey });
     expect(waiting.body).toMatchObject({ state: 'queued', counts: { pending: 5 } });
     const worker = await startWorker(databaseUri(t.db.databaseName));
     workers.push(worker);
     expect(await waitFor(() => paused(ids), (n) => n === 5, 30_000)).toBe(5);
+    // Who applied them, as recorded: the worker logged each of the five as applied (had the
+    // service applied one first, the worker would have found it paused: noop), the service none.
+    const appliedBy = (lines: Record<string, unknown>[]) =>
+      lines.filter((l) => l.outcome === 'applied' && ids.includes(l.subscriptionId as string)).map((l) => l.subscriptionId).sort();
+    expect(await waitFor(async () => appliedBy(worker.lines), (a) => a.length === 5, 10_000, 100, "the worker's five 'applied' lines")).toEqual([...ids].sort());
+    expect(appliedBy(t.logLines)).toEqual([]);
+    expect(await finalCounts()).toEqual({ pending: 0, applied: 5, noop: 0, skipped: 0, failed: 0 });
     await worker.stop();
   });
 

@@ -15,7 +15,7 @@ import { problemMiddleware } from './problem.middleware.js';
 import type { RateLimiter } from './rate-limit.js';
 import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
-import type { OperationHandlers } from '../operations/operation-context.js';
+import { operationHandlers, type OperationHandlers } from '../request-context/request-context.js';
 import type { EventsAndWebhooks } from '../webhooks/webhooks.compose.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 
@@ -41,16 +41,14 @@ export interface AppDependencies {
 export async function createApp(deps: AppDependencies): Promise<Koa> {
   const { auth, subscriptions, schedules, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
-  const commands = subscriptionCommandHandlers(subscriptions, bulk);
+  const commands = operationHandlers(subscriptionCommandHandlers(subscriptions, bulk));
   // Commands are made safe to retry; reads are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
     resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
     bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
-    ...subscriptionReadHandlers(subscriptions, schedules),
-    ...bulkRequestHandlers(bulkStatus),
-    ...webhooks,
+    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions, schedules), ...bulkRequestHandlers(bulkStatus), ...webhooks }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 

@@ -5,8 +5,13 @@
  * 1.07 s of the 8.7 s of CPU the process spent in 10 s, one eighth of it. The definition never
  * changes after `init()`, so the list and the patterns are built once; the rules stay the router's
  * own (exact path first, then templates, the most specific first, 404 or 405 when `strict`).
+ *
+ * A subclass that overrides public methods only (getOperations, getOperation, matchOperation),
+ * installed through the backend's public `router` and `validator.router` fields: no private
+ * member is called or replaced, so a release that changes those signatures fails the type check,
+ * and test/unit/fast-router.test.ts compares every path and method with the library's own router.
  */
-import type { OpenAPIRouter, Operation } from 'openapi-backend';
+import { OpenAPIRouter, type Document, type Operation, type Request } from 'openapi-backend';
 
 interface Template {
   readonly operation: Operation;
@@ -17,34 +22,54 @@ interface Template {
 
 const escapeRegExp = (literal: string) => literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-export function precompileRouter(router: OpenAPIRouter): void {
-  const operations = router.getOperations();
-  const templates: Template[] = operations
-    .map((operation) => ({
-      operation,
-      pattern: new RegExp(`^${operation.path.split(/\{[^}]+\}/).map(escapeRegExp).join('[^/]+')}$`),
-      literalLength: operation.path.replace(/\{.*?\}/g, '').length,
-    }))
-    // Stable: among equally specific templates the definition's order decides, as in the router.
-    .sort((a, b) => b.literalLength - a.literalLength);
+export class PrecompiledRouter extends OpenAPIRouter {
+  private readonly operations: Operation[];
+  private readonly byId: Map<string, Operation>;
+  private readonly templates: Template[];
+  /** The api root without its trailing slash ('' for '/'): a path is under it at a segment boundary. */
+  private readonly root: string;
 
-  router.getOperations = () => operations;
-  router.matchOperation = ((request, strict?: boolean) => {
-    const req = router.normalizeRequest(request);
-    if (!(router as unknown as { isUnderApiRoot(path: string): boolean }).isUnderApiRoot(req.path)) {
-      if (strict) throw new Error('404-notFound: no route matches request');
-      return undefined;
-    }
-    const path = router.normalizePath(req.path);
-    const exact = operations.find((op) => op.path === path && op.method === req.method);
+  constructor(opts: { definition: Document; apiRoot?: string; ignoreTrailingSlashes?: boolean }) {
+    super(opts);
+    this.operations = super.getOperations();
+    this.byId = new Map(this.operations.filter((op) => op.operationId).map((op) => [op.operationId!, op]));
+    this.templates = this.operations
+      .map((operation) => ({
+        operation,
+        pattern: new RegExp(`^${operation.path.split(/\{[^}]+\}/).map(escapeRegExp).join('[^/]+')}$`),
+        literalLength: operation.path.replace(/\{.*?\}/g, '').length,
+      }))
+      // Stable: among equally specific templates the definition's order decides, as in the router.
+      .sort((a, b) => b.literalLength - a.literalLength);
+    this.root = this.apiRoot.replace(/\/$/, '');
+  }
+
+  override getOperations(): Operation[] {
+    return this.operations;
+  }
+
+  override getOperation(operationId: string): Operation | undefined {
+    return this.byId.get(operationId);
+  }
+
+  override matchOperation(req: Request): Operation | undefined;
+  override matchOperation(req: Request, strict: boolean): Operation;
+  override matchOperation(request: Request, strict?: boolean): Operation | undefined {
+    const req = this.normalizeRequest(request);
+    const underRoot = this.root === '' ? req.path.startsWith('/') : req.path === this.root || req.path.startsWith(`${this.root}/`);
+    if (!underRoot) return this.notFound(strict);
+    const path = this.normalizePath(req.path);
+    const exact = this.operations.find((op) => op.path === path && op.method === req.method);
     if (exact) return exact;
-    const matching = templates.filter((t) => t.pattern.test(path));
-    if (matching.length === 0) {
-      if (strict) throw new Error('404-notFound: no route matches request');
-      return undefined;
-    }
+    const matching = this.templates.filter((t) => t.pattern.test(path));
+    if (matching.length === 0) return this.notFound(strict);
     const match = matching.find((t) => t.operation.method === req.method)?.operation;
     if (!match && strict) throw new Error('405-methodNotAllowed: this method is not registered for the route');
     return match;
-  }) as OpenAPIRouter['matchOperation'];
+  }
+
+  private notFound(strict: boolean | undefined): undefined {
+    if (strict) throw new Error('404-notFound: no route matches request');
+    return undefined;
+  }
 }

@@ -11,9 +11,9 @@ import { presentedApiKey, type AuthService } from '../auth/auth.service.js';
 import type { Merchant } from '../auth/merchants.repository.js';
 import { Problems, ProblemError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
-import { merchantOf, type OperationHandlers } from '../operations/operation-context.js';
+import { merchantOf, type OperationHandlers } from '../request-context/request-context.js';
 import { SCHEDULE_FIELDS } from '../schedules/schedule.request.js';
-import { precompileRouter } from './fast-router.js';
+import { PrecompiledRouter } from './fast-router.js';
 import type { RateLimiter } from './rate-limit.js';
 import { ERRORS_LISTED, validationErrors } from './validation-errors.js';
 
@@ -25,6 +25,15 @@ import { ERRORS_LISTED, validationErrors } from './validation-errors.js';
 export class OpenApi31Backend extends OpenAPIBackend {
   override validateDefinition(): Document {
     return this.document;
+  }
+
+  /** The router built once from the dereferenced definition (http/fast-router.ts), for routing and validation alike. */
+  override async init(): Promise<this> {
+    await super.init();
+    const router = new PrecompiledRouter({ definition: this.definition, apiRoot: this.apiRoot, ignoreTrailingSlashes: this.ignoreTrailingSlashes });
+    this.router = router;
+    if (this.validator) this.validator.router = router;
+    return this;
   }
 }
 
@@ -146,7 +155,6 @@ export async function createOpenApiBackend(
     },
   });
   await api.init();
-  precompileRouter(api.router);
   return api;
 }
 

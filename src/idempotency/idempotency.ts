@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'openapi-backend';
 import { Problems, ProblemError } from '../errors.js';
-import { merchantOf, operationOf, type OperationHandler, type OperationId } from '../operations/operation-context.js';
+import { merchantOf, operationOf, type OperationHandler, type OperationId } from '../request-context/request-context.js';
 import type { Logger } from '../logger.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 

@@ -1,18 +1,17 @@
 /**
- * A pause request's `pauseAt`, `resumeAt` and `reason` (docs/design.md §9): the rules a schema
+ * A pause request's `pauseAt`, `resumeAt` and `reason` (docs/design.md §9): only the rules a schema
  * cannot state (in the future, at most 3 years ahead, in order), and times normalised to the
- * service's microsecond UTC timestamps (docs/design.md §5).
+ * service's microsecond UTC timestamps (docs/design.md §5). Their form (an RFC 3339 date-time, a
+ * reason of 1 to 500 characters) is the spec's, validated before a handler runs.
  */
+import type { components } from '../../generated/openapi.js';
 import { formatTimestamp } from '../lib/clock.js';
 
 /** The body fields of a pause that schedule it: a request without any of them answers as before. */
 export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
 
-export interface ScheduleRequest {
-  readonly pauseAt?: string;
-  readonly resumeAt?: string;
-  readonly reason?: string;
-}
+/** The schedule fields of a pause, as the spec types them (times normalised once checked). */
+export type ScheduleRequest = Readonly<Pick<components['schemas']['PauseRequest'], (typeof SCHEDULE_FIELDS)[number]>>;
 
 export class InvalidScheduleError extends Error {
   override name = 'InvalidScheduleError';
@@ -42,10 +41,11 @@ export function parseRfc3339(text: string): bigint | undefined {
   return BigInt(millis) * 1000n + BigInt(fraction.slice(0, 6).padEnd(6, '0'));
 }
 
-function futureTime(field: 'pauseAt' | 'resumeAt', raw: unknown, nowMicros: bigint): bigint | undefined {
+function futureTime(field: 'pauseAt' | 'resumeAt', raw: string | undefined, nowMicros: bigint): bigint | undefined {
   if (raw === undefined) return undefined;
-  const micros = typeof raw === 'string' ? parseRfc3339(raw) : undefined;
-  if (micros === undefined) throw new InvalidScheduleError(field, 'must be an RFC 3339 date-time');
+  const micros = parseRfc3339(raw);
+  // The spec's date-time format was checked before: not parsing one here is a bug, not bad input.
+  if (micros === undefined) throw new Error(`${field} passed the spec's date-time check but could not be parsed: ${raw}`);
   if (micros <= nowMicros) throw new InvalidScheduleError(field, 'must be in the future');
   const limit = new Date(Number(nowMicros / 1000n));
   limit.setUTCFullYear(limit.getUTCFullYear() + MAX_YEARS_AHEAD);
@@ -53,20 +53,16 @@ function futureTime(field: 'pauseAt' | 'resumeAt', raw: unknown, nowMicros: bigi
   return micros;
 }
 
-/** The schedule a pause body asks for, or undefined when it has none of the fields. The shape was checked at the edge. */
-export function scheduleRequestOf(body: Readonly<Record<string, unknown>>, nowMicros: bigint): ScheduleRequest | undefined {
+/** The schedule a pause body asks for, or undefined when it has none of the fields. */
+export function scheduleRequestOf(body: ScheduleRequest, nowMicros: bigint): ScheduleRequest | undefined {
   if (!SCHEDULE_FIELDS.some((field) => body[field] !== undefined)) return undefined;
   const pauseAt = futureTime('pauseAt', body.pauseAt, nowMicros);
   const resumeAt = futureTime('resumeAt', body.resumeAt, nowMicros);
   if (pauseAt !== undefined && resumeAt !== undefined && pauseAt >= resumeAt) throw new InvalidScheduleError('pauseAt', 'must be before resumeAt');
-  const reason = body.reason;
-  if (reason !== undefined && (typeof reason !== 'string' || reason.length === 0 || [...reason].length > 500)) {
-    throw new InvalidScheduleError('reason', 'must be 1 to 500 characters');
-  }
+  const { reason } = body;
   return {
     ...(pauseAt !== undefined ? { pauseAt: formatTimestamp(pauseAt) } : {}),
     ...(resumeAt !== undefined ? { resumeAt: formatTimestamp(resumeAt) } : {}),
     ...(reason !== undefined ? { reason } : {}),
   };
 }
-

@@ -4,11 +4,13 @@
  */
 import type { components, operations } from '../../generated/openapi.js';
 import { nowMicros } from '../lib/clock.js';
-import { operationOf, pageRequestOf, queryValue, type OperationContext, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';
+import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from '../schedules/schedule.request.js';
 import type { SchedulesService } from '../schedules/schedules.service.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
-import type { Operation, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
+import type { Operation, Subscription } from './subscriptions.rules.js';
+
+type CommandOperation = 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions';
 
 type PausedSubscription = operations['pauseSubscription']['responses']['200']['content']['application/json'];
 type ResumedSubscription = operations['resumeSubscription']['responses']['200']['content']['application/json'];
@@ -35,45 +37,33 @@ function resumedView(s: Subscription): ResumedSubscription {
   return { id, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s) };
 }
 
-/** A pause's schedule fields, checked against the rules of docs/design.md §9 (400 0043); never for a resume. */
-function scheduleOf(operation: Operation, { body }: OperationContext): ScheduleRequest | undefined {
-  return operation === 'PAUSE' ? scheduleRequestOf(body, nowMicros()) : undefined;
-}
-
 /**
  * Pause and resume, single or bulk: the commands (the app makes them idempotent). A bulk request
  * is its own operation on `/bulk/pause` and `/bulk/resume`, and the body-based form on the
- * templated path is the same request (docs/design.md §2): both go through `acceptBulk`.
+ * templated path is the same request (docs/design.md §2): both go through `acceptBulk`. A pause's
+ * schedule is checked against the rules the schema cannot state (docs/design.md §9, 400 0043).
  */
 export function subscriptionCommandHandlers(
   subscriptions: SubscriptionsService,
   bulk: BulkAcceptor,
-): Pick<OperationHandlers, 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'> {
-  const acceptBulk =
-    (operation: Operation): OperationHandler =>
-    async (c, ctx) => {
-      const context = operationOf(c);
-      const acceptance = await bulk.accept(context.merchant.id, operation, context.bulkIds ?? [], scheduleOf(operation, context));
-      ctx.status = 202;
-      ctx.body = acceptance;
-      ctx.set('Location', `/v2/bulk-requests/${acceptance.requestId}`);
-      ctx.res.once('close', () => bulk.dispatch(acceptance.requestId));
-    };
-  const handle = (operation: Operation, view: (s: Subscription) => PausedSubscription | ResumedSubscription): OperationHandler => {
-    const bulkHandler = acceptBulk(operation);
-    return async (c, ctx) => {
-      const context = operationOf(c);
-      if (context.bulkIds !== undefined) return bulkHandler(c, ctx);
-      const schedule = scheduleOf(operation, context);
-      ctx.status = 200;
-      ctx.body = view(await subscriptions.apply(context.merchant.id, String(context.subscriptionId), operation, schedule));
-    };
+): Pick<Handlers, 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'> {
+  const acceptBulk = async (request: Request<CommandOperation>, operation: Operation, ids: readonly string[], schedule: ScheduleRequest | undefined) => {
+    const acceptance = await bulk.accept(request.merchant.id, operation, ids, schedule);
+    request.afterResponse(() => bulk.dispatch(acceptance.requestId));
+    return { status: 202, body: acceptance, headers: { Location: `/v2/bulk-requests/${acceptance.requestId}` } } as const;
   };
   return {
-    pauseSubscription: handle('PAUSE', pausedView),
-    resumeSubscription: handle('RESUME', resumedView),
-    bulkPauseSubscriptions: acceptBulk('PAUSE'),
-    bulkResumeSubscriptions: acceptBulk('RESUME'),
+    pauseSubscription: async (request) => {
+      const schedule = scheduleRequestOf(request.body, nowMicros());
+      if (request.body.subscriptions) return acceptBulk(request, 'PAUSE', request.body.subscriptions, schedule);
+      return { status: 200, body: pausedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', schedule)) };
+    },
+    resumeSubscription: async (request) => {
+      if (request.body.subscriptions) return acceptBulk(request, 'RESUME', request.body.subscriptions, undefined);
+      return { status: 200, body: resumedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME')) };
+    },
+    bulkPauseSubscriptions: async (request) => acceptBulk(request, 'PAUSE', request.body.subscriptions, scheduleRequestOf(request.body, nowMicros())),
+    bulkResumeSubscriptions: async (request) => acceptBulk(request, 'RESUME', request.body.subscriptions, undefined),
   };
 }
 
@@ -81,21 +71,13 @@ export function subscriptionCommandHandlers(
 export function subscriptionReadHandlers(
   subscriptions: SubscriptionsService,
   schedules: SchedulesService,
-): Pick<OperationHandlers, 'getSubscription' | 'listSubscriptions' | 'deleteSubscriptionSchedule'> {
+): Pick<Handlers, 'getSubscription' | 'listSubscriptions' | 'deleteSubscriptionSchedule'> {
   return {
-    deleteSubscriptionSchedule: async (c, ctx) => {
-      const { merchant, subscriptionId } = operationOf(c);
-      ctx.body = pausedView(await schedules.drop(merchant.id, String(subscriptionId)));
-    },
-    getSubscription: async (c, ctx) => {
-      const { merchant, subscriptionId } = operationOf(c);
-      ctx.body = pausedView(await subscriptions.get(merchant.id, String(subscriptionId)));
-    },
-    listSubscriptions: async (c, ctx) => {
-      const context = operationOf(c);
-      const status = queryValue(context, 'status') as SubscriptionStatus | undefined;
-      const page = await subscriptions.list(context.merchant.id, status, pageRequestOf(context));
-      ctx.body = { ...page, data: page.data.map(pausedView) };
+    deleteSubscriptionSchedule: async ({ merchant, params }) => ({ status: 200, body: pausedView(await schedules.drop(merchant.id, params.subscriptionId)) }),
+    getSubscription: async ({ merchant, params }) => ({ status: 200, body: pausedView(await subscriptions.get(merchant.id, params.subscriptionId)) }),
+    listSubscriptions: async ({ merchant, query }) => {
+      const page = await subscriptions.list(merchant.id, query.status, pageRequestOf(query));
+      return { status: 200, body: { ...page, data: page.data.map(pausedView) } };
     },
   };
 }

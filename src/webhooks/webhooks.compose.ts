@@ -1,5 +1,5 @@
 /**
- * Events and webhooks, built once beside the rest (src/composition.ts): the outbox relay listening
+ * Events and webhooks, built once beside the rest (src/main/composition.ts): the outbox relay listening
  * to subscription changes, the bulk completion hook, the HTTP handlers, and the worker side (the
  * outbox sweep and the delivery jobs) that runs where bulk workers run.
  */
@@ -12,7 +12,7 @@ import { eventHandlers } from '../events/events.handlers.js';
 import { EventsRelay } from '../events/events.relay.js';
 import { EventsRepository } from '../events/events.repository.js';
 import { EventsService } from '../events/events.service.js';
-import type { OperationHandlers } from '../operations/operation-context.js';
+import type { Handlers } from '../request-context/request-context.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { ChangeNotifier } from '../lib/change-notifier.js';
 import { DeliveriesRepository } from './deliveries.repository.js';
@@ -28,7 +28,7 @@ type EventOperations = 'listEvents' | 'getEvent' | 'resendEvent' | 'createWebhoo
   | 'getWebhookEndpoint' | 'updateWebhookEndpoint' | 'deleteWebhookEndpoint' | 'listWebhookDeliveries';
 
 export interface EventsAndWebhooks {
-  readonly handlers: Pick<OperationHandlers, EventOperations>;
+  readonly handlers: Pick<Handlers, EventOperations>;
   readonly bulkCompleted: CompletionHook;
   /** Worker side: the outbox sweep and the delivery jobs (when `concurrency` > 0). */
   start(): Promise<void>;

@@ -1,8 +1,8 @@
 /** Thin handlers for webhook endpoints and their deliveries. */
-import { operationOf, pageRequestOf, type OperationHandlers } from '../operations/operation-context.js';
+import type { Handlers } from '../request-context/request-context.js';
+import { pageRequestOf } from '../request-context/request-context.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
-import type { EndpointChanges } from './endpoints.repository.js';
-import type { EndpointsService, NewEndpoint } from './endpoints.service.js';
+import type { EndpointsService } from './endpoints.service.js';
 
 type EndpointOperations =
   | 'createWebhookEndpoint'
@@ -12,35 +12,20 @@ type EndpointOperations =
   | 'deleteWebhookEndpoint'
   | 'listWebhookDeliveries';
 
-export function webhookHandlers(endpoints: EndpointsService, deliveries: DeliveriesRepository): Pick<OperationHandlers, EndpointOperations> {
+export function webhookHandlers(endpoints: EndpointsService, deliveries: DeliveriesRepository): Pick<Handlers, EndpointOperations> {
   return {
-    createWebhookEndpoint: async (c, ctx) => {
-      const { merchant, body } = operationOf(c);
-      ctx.status = 201;
-      ctx.body = await endpoints.create(merchant.id, body as unknown as NewEndpoint);
+    createWebhookEndpoint: async ({ merchant, body }) => ({ status: 201, body: await endpoints.create(merchant.id, body) }),
+    listWebhookEndpoints: async ({ merchant, query }) => ({ status: 200, body: await endpoints.list(merchant.id, pageRequestOf(query)) }),
+    getWebhookEndpoint: async ({ merchant, params }) => ({ status: 200, body: await endpoints.get(merchant.id, params.endpointId) }),
+    updateWebhookEndpoint: async ({ merchant, params, body }) => ({ status: 200, body: await endpoints.update(merchant.id, params.endpointId, body) }),
+    deleteWebhookEndpoint: async ({ merchant, params }) => {
+      await endpoints.delete(merchant.id, params.endpointId);
+      return { status: 204, body: undefined };
     },
-    listWebhookEndpoints: async (c, ctx) => {
-      const context = operationOf(c);
-      ctx.body = await endpoints.list(context.merchant.id, pageRequestOf(context));
-    },
-    getWebhookEndpoint: async (c, ctx) => {
-      const { merchant, params } = operationOf(c);
-      ctx.body = await endpoints.get(merchant.id, String(params.endpointId));
-    },
-    updateWebhookEndpoint: async (c, ctx) => {
-      const { merchant, params, body } = operationOf(c);
-      ctx.body = await endpoints.update(merchant.id, String(params.endpointId), body as EndpointChanges);
-    },
-    deleteWebhookEndpoint: async (c, ctx) => {
-      const { merchant, params } = operationOf(c);
-      await endpoints.delete(merchant.id, String(params.endpointId));
-      ctx.status = 204;
-    },
-    listWebhookDeliveries: async (c, ctx) => {
-      const context = operationOf(c);
-      const endpoint = await endpoints.get(context.merchant.id, String(context.params.endpointId));
-      const page = await deliveries.page(endpoint.id, pageRequestOf(context));
-      ctx.body = { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, ...delivery }) => delivery) };
+    listWebhookDeliveries: async ({ merchant, params, query }) => {
+      const endpoint = await endpoints.get(merchant.id, params.endpointId);
+      const page = await deliveries.page(endpoint.id, pageRequestOf(query));
+      return { status: 200, body: { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, ...delivery }) => delivery) } };
     },
   };
 }

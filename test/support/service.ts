@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Db } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
-import { startService, type Service, type ServiceConfig } from '../../src/composition.js';
+import { startService, type Service, type ServiceConfig } from '../../src/main/composition.js';
 import { connectDatabase, type DatabaseTimeouts } from '../../src/db/mongo.js';
 import type { HttpLimits } from '../../src/http/http-server.js';
 import { inject } from 'vitest';

@@ -19,7 +19,7 @@ export interface ServeProcess extends ServiceProcess {
 }
 
 async function startProcess(command: 'serve' | 'worker', mongodbUri: string, env: Record<string, string>, readyMsg: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', command], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', command], {
     env: {
       ...process.env,
       MONGODB_URI: mongodbUri,

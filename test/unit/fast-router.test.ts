@@ -1,7 +1,7 @@
 /** The precompiled router (src/http/fast-router.ts) routes every request exactly as openapi-backend's own router does. */
 import { OpenAPIRouter, type Document } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
-import { precompileRouter } from '../../src/http/fast-router.js';
+import { PrecompiledRouter } from '../../src/http/fast-router.js';
 import { loadSpec } from '../../src/lib/spec.js';
 
 const METHODS = ['get', 'post', 'patch', 'delete', 'put', 'head', 'options'];
@@ -17,8 +17,7 @@ function outcome(router: OpenAPIRouter, method: string, path: string, strict: bo
 describe('the precompiled router', () => {
   const definition = loadSpec() as Document;
   const theirs = new OpenAPIRouter({ definition });
-  const ours = new OpenAPIRouter({ definition });
-  precompileRouter(ours);
+  const ours = new PrecompiledRouter({ definition });
   const id = '6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60';
   const paths = [
     ...Object.keys(definition.paths ?? {}).map((template) => template.replace(/\{[^}]+\}/g, id)),
@@ -37,7 +36,25 @@ describe('the precompiled router', () => {
     expect([...answers]).toEqual(expect.arrayContaining(['pauseSubscription', 'bulkPauseSubscriptions', '404-notFound', '405-methodNotAllowed', 'none']));
   });
 
-  it('finds an operation by its id as before', () => {
-    expect(ours.getOperation('getSubscription')?.path).toBe(theirs.getOperation('getSubscription')?.path);
+  it('lists the same operations and finds each by its id as before', () => {
+    expect(ours.getOperations()).toEqual(theirs.getOperations());
+    for (const { operationId } of theirs.getOperations()) expect(ours.getOperation(operationId!)).toEqual(theirs.getOperation(operationId!));
+    expect(ours.getOperation('noSuchOperation')).toBeUndefined();
+  });
+
+  it('routes under another api root as the library does', () => {
+    const rooted = { definition, apiRoot: '/api/' };
+    const [mine, library] = [new PrecompiledRouter(rooted), new OpenAPIRouter(rooted)];
+    const near = ['/api/v2/subscriptions', '/api', '/api/', '/apiv2/subscriptions', '/v2/subscriptions', `/api/v2/subscriptions/${id}/pause/`];
+    for (const path of near) for (const method of METHODS) for (const strict of [true, false]) {
+      expect(`${method} ${path} ${strict}: ${outcome(mine, method, path, strict)}`).toBe(`${method} ${path} ${strict}: ${outcome(library, method, path, strict)}`);
+    }
+  });
+
+  it('is what the service routes and validates with', async () => {
+    const { OpenApi31Backend } = await import('../../src/http/openapi.js');
+    const api = await new OpenApi31Backend({ definition: loadSpec() as Document, quick: true }).init();
+    expect(api.router).toBeInstanceOf(PrecompiledRouter);
+    expect(api.validator.router).toBe(api.router);
   });
 });

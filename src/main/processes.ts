@@ -4,13 +4,13 @@
  * (db/connection-watch.ts), and returns a stop() that stops accepting work, drains in-flight
  * bulk chunks within the deadline, and closes the database.
  */
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 import { composeService, startService, type Service } from './composition.js';
-import { watchConnection } from './db/connection-watch.js';
-import { startEmbeddedDatabase } from './db/embedded.js';
-import { connectDatabase, type Database } from './db/mongo.js';
+import { watchConnection } from '../db/connection-watch.js';
+import { startEmbeddedDatabase } from '../db/embedded.js';
+import { connectDatabase, type Database } from '../db/mongo.js';
 import { createDemo } from './demo.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 
 export interface Running {
   readonly url?: string;

@@ -9,13 +9,13 @@
  * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from './config.js';
-import { connectDatabase, type Database } from './db/mongo.js';
-import { createLogger, type Logger } from './logger.js';
+import { loadConfig, type Config } from '../config.js';
+import { connectDatabase, type Database } from '../db/mongo.js';
+import { createLogger, type Logger } from '../logger.js';
 import { composeDomain, type Domain } from './composition.js';
 import { serve, work, type Running } from './processes.js';
-import { normaliseId, type SubscriptionStatus } from './subscriptions/subscriptions.rules.js';
-import { listenForWebhooks } from './webhooks/listen.js';
+import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
+import { listenForWebhooks } from '../webhooks/listen.js';
 
 const USAGE = `usage:
   subsvc serve

@@ -3,8 +3,8 @@
  * cancelled, to see a 409 and a bulk rejection), where the docs are, the database's URI (for the
  * admin commands and a shell), and curl commands to try.
  */
-import type { AuthService } from './auth/auth.service.js';
-import type { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
+import type { AuthService } from '../auth/auth.service.js';
+import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 
 export interface DemoPlace {
   /** Where the service listens. */
