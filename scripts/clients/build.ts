@@ -13,7 +13,7 @@ import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../../src/lib/project-root.js';
 import { runQuietly } from '../run-quietly.js';
-import { cachedVenv } from './python.js';
+import { cachedVenv } from '../python-venv.js';
 
 export const CLIENTS = join(projectRoot(), 'clients');
 export const DIST = join(CLIENTS, 'dist');

@@ -31,7 +31,7 @@ import { runQuietly } from '../run-quietly.js';
 import { type LoopbackService, openScratchDatabase, serveOnLoopback } from '../support.js';
 import { type Counts, countsLine, summary } from '../test-summary.js';
 import { buildPackages, describeBuilt } from './build.js';
-import { createVenv, pipInstall } from './python.js';
+import { createVenv, pipInstall } from '../python-venv.js';
 
 const ROOT = projectRoot();
 const SCENARIOS = join(ROOT, 'clients', 'scenarios');

@@ -1,9 +1,9 @@
-/** Python virtual environments for the clients: one to build the wheel with, scratch ones to install it into. */
+/** Python virtual environments: cached ones for tools (Schemathesis, the wheel build), scratch ones to install the client's wheel into. */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { CACHE_DIR } from '../../src/db/embedded.js';
+import { CACHE_DIR } from '../src/db/embedded.js';
 
 const PIP_QUIET = ['--quiet', '--disable-pip-version-check'];
 
