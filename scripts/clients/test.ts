@@ -29,7 +29,7 @@ import { startPrism } from '../../test/support/prism.js';
 import { withoutClosingFences } from '../fuzz.js';
 import { runQuietly } from '../run-quietly.js';
 import { type LoopbackService, openScratchDatabase, serveOnLoopback } from '../support.js';
-import { type Counts, countsLine, summary } from '../test-summary.js';
+import { type Counts, countsLine, junitCaseCounts, summary } from '../test-summary.js';
 import { buildPackages, describeBuilt } from './build.js';
 import { createVenv, pipInstall } from '../python-venv.js';
 
@@ -51,15 +51,6 @@ interface Language {
   readonly name: string;
   /** Runs the scenarios against the target described in targetFile; leaves a JUnit report at report. */
   run(targetFile: string, report: string, label: string): Promise<void>;
-}
-
-/** Test cases in a JUnit report (node's or pytest's: both nest them in <testsuite>s). */
-export function junitCaseCounts(xml: string): Counts {
-  const cases = [...xml.matchAll(/<testcase\b[^>]*?(?:\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => m[1] ?? '');
-  if (cases.length === 0 && !/<testsuites?\b/.test(xml)) throw new Error('not a JUnit report');
-  const failed = cases.filter((body) => /<(failure|error)\b/.test(body)).length;
-  const skipped = cases.filter((body) => /<skipped\b/.test(body) && !/<(failure|error)\b/.test(body)).length;
-  return { passed: cases.length - failed - skipped, failed, skipped };
 }
 
 /** A child process to its end; its output to `out` (a file) or to ours. */
