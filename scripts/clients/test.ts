@@ -201,7 +201,7 @@ async function main(): Promise<number> {
   for (const v of violations) console.log(`contract violation: ${v}`);
   const lines = summary(parts);
   const total = parts.reduce((sum, [, c]) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }), { passed: 0, failed: violations.length, skipped: 0 });
-  console.log(`\n${lines.slice(0, -1).join('\n')}\n${countsLine('clients', total)}`);
+  console.log(`\n${lines.slice(0, -1).join('\n')}\n${countsLine("all the clients' runs", total)}`);
   writeFileSync(join(ARTIFACTS, 'counts.json'), JSON.stringify(total));
   return total.failed > 0 ? 1 : 0;
 }
