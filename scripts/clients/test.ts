@@ -22,6 +22,7 @@ import { join, relative } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import { projectRoot } from '../../src/lib/project-root.js';
+import { SPEC_PATH } from '../../src/lib/spec.js';
 import { createLogger } from '../../src/logger.js';
 import type { SubscriptionStatus } from '../../src/subscriptions/subscriptions.rules.js';
 import { startContractProxy, type ContractProxy } from '../../test/support/contract-proxy.js';
@@ -31,6 +32,7 @@ import { runQuietly } from '../run-quietly.js';
 import { type LoopbackService, openScratchDatabase, serveOnLoopback } from '../support.js';
 import { type Counts, countsLine, junitCaseCounts, summary } from '../test-summary.js';
 import { buildPackages, describeBuilt } from './build.js';
+import { specVersion as specVersionOf } from './generate.js';
 import { createVenv, pipInstall } from '../python-venv.js';
 
 const ROOT = projectRoot();
@@ -173,6 +175,7 @@ async function mockTarget(): Promise<{ target: Target; stop(): Promise<void> }> 
 async function main(): Promise<number> {
   rmSync(ARTIFACTS, { recursive: true, force: true });
   mkdirSync(ARTIFACTS, { recursive: true });
+  const specVersion = specVersionOf(SPEC_PATH);
   const built = buildPackages();
   for (const line of describeBuilt(built)) console.log(line);
   const scratchDirs: string[] = [];
@@ -186,7 +189,7 @@ async function main(): Promise<number> {
       for (const { target } of started) {
         const label = `${tag}-${target.label}`;
         const targetFile = join(ARTIFACTS, `${label}.target.json`);
-        writeFileSync(targetFile, JSON.stringify({ name: target.name, baseUrl: target.proxy.baseUrl, stateful: target.stateful, ...(await target.account()) }));
+        writeFileSync(targetFile, JSON.stringify({ name: target.name, baseUrl: target.proxy.baseUrl, stateful: target.stateful, specVersion, ...(await target.account()) }));
         console.log(`\n${language.name} against ${target.name}, through the contract-checking proxy`);
         const report = join(ARTIFACTS, `${label}.xml`);
         await language.run(targetFile, report, label);

@@ -5,6 +5,7 @@ in TypeScript with the tarball: clients/scenarios/typescript/scenarios.test.ts.
 """
 
 import json
+from importlib import metadata
 import os
 import re
 import threading
@@ -86,6 +87,12 @@ def problem_of(call):
     error = caught.value
     assert error.headers["content-type"].startswith("application/problem+json")
     return error.status, json.loads(error.body)["code"]
+
+
+def test_is_installed_as_the_contracts_version_with_its_typed_models():
+    assert (metadata.version("subsvc-client"), subsvc_client.__version__) == (TARGET["specVersion"], TARGET["specVersion"])
+    assert sorted(re.split(r"[<>=(; ]", r)[0] for r in metadata.requires("subsvc-client")) == ["pydantic", "python-dateutil", "typing-extensions", "urllib3"]
+    assert metadata.files("subsvc-client") and any(f.name == "py.typed" for f in metadata.files("subsvc-client"))
 
 
 def test_pauses_a_subscription_200_with_it_paused_merchant_id_included(api):

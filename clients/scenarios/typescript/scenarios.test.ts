@@ -27,6 +27,8 @@ interface Target {
   readonly apiKey: string;
   /** The service keeps what a request changed; the mock answers each request from the spec alone. */
   readonly stateful: boolean;
+  /** The spec's info.version, which the package carries. */
+  readonly specVersion: string;
   /** Subscription ids the merchant owns, by status (the mock's are any UUIDs). */
   readonly ids: Record<'fulfilled' | 'paused' | 'cancelled', string[]>;
 }
@@ -70,6 +72,11 @@ async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what
 }
 
 describe(`@subsvc/client against ${target.name}`, () => {
+  it("is installed as the contract's version, an ES module with its types, depending on nothing", () => {
+    const installed = JSON.parse(readFileSync(new URL('./node_modules/@subsvc/client/package.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual([installed.version, installed.type, installed.types, installed.dependencies], [target.specVersion, 'module', './dist/index.d.ts', undefined]);
+  });
+
   it('pauses a subscription: 200 with it paused, merchantId included', async () => {
     const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled') });
     assert.equal(paused.status, 'paused');
