@@ -122,9 +122,11 @@ try {
     const drift = OUTPUTS.flatMap(({ target }) => differences(join(work, target), join(root, target)).map((d) => `${target}: ${d}`));
     if (drift.length > 0) {
       console.error(`generated/ or clients/ has drifted from openapi/ (run npm run generate):\n  ${drift.join('\n  ')}`);
-      process.exit(1);
+      // exitCode, not exit(): the temporary folder is removed below either way.
+      process.exitCode = 1;
+    } else {
+      console.error(`${OUTPUTS.map((o) => `${o.target}/`).join(', ')} match ${relative(root, spec)}`);
     }
-    console.error(`${OUTPUTS.map((o) => `${o.target}/`).join(', ')} match ${relative(root, spec)}`);
   } else {
     for (const { target } of OUTPUTS) {
       rmSync(join(root, target), { recursive: true, force: true });
