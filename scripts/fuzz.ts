@@ -15,21 +15,19 @@
  * examples per operation and a fixed seed (FUZZ_SEED, default 20261122). Exits with Schemathesis's
  * status: 0 only when nothing failed.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/config.js';
-import { CACHE_DIR } from '../src/db/embedded.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { SPEC_PATH } from '../src/lib/spec.js';
 import { createLogger } from '../src/logger.js';
+import { cachedVenv } from './python-venv.js';
 import { listenOnLoopback, openScratchDatabase, serveOnLoopback } from './support.js';
 
 const REQUIREMENTS = join(projectRoot(), 'scripts', 'fuzz-requirements.txt');
-const VENV = join(CACHE_DIR, 'schemathesis');
 const EXAMPLES = Number(process.env.FUZZ_EXAMPLES ?? 200);
 const SEED = process.env.FUZZ_SEED ?? '20261122';
 /** The ids the spec's examples use: owned by the fuzzing merchant, so examples reach 200 and 202. */
@@ -58,23 +56,7 @@ interface Fixtures {
 
 /** The venv's `st`, created or rebuilt when the pinned requirements change. */
 function ensureSchemathesis(): string {
-  const st = join(VENV, 'bin', 'st');
-  const stamp = join(VENV, '.requirements-sha256');
-  const wanted = createHash('sha256').update(readFileSync(REQUIREMENTS)).digest('hex');
-  if (existsSync(st) && existsSync(stamp) && readFileSync(stamp, 'utf8') === wanted) return st;
-  console.error(`installing Schemathesis into ${VENV} (from PyPI; first run only) ...`);
-  rmSync(VENV, { recursive: true, force: true });
-  mkdirSync(CACHE_DIR, { recursive: true });
-  try {
-    execFileSync('python3', ['-m', 'venv', VENV], { stdio: 'inherit' });
-  } catch (error) {
-    throw new Error(`npm run test:fuzz needs Python 3.10+ with its venv module as python3 (${String(error)})`);
-  }
-  execFileSync(join(VENV, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', '-r', REQUIREMENTS], {
-    stdio: 'inherit',
-  });
-  writeFileSync(stamp, wanted);
-  return st;
+  return join(dirname(cachedVenv('schemathesis', REQUIREMENTS, 'Schemathesis')), 'st');
 }
 
 /** Through the API, as a merchant would: a webhook endpoint and, by pausing a subscription, an event. */

@@ -4,21 +4,25 @@
  *   generated/requests.http  a request collection (+ http-client.env.json: mock and service)
  *   generated/client/        a typescript-fetch client (openapi-generator, jar pinned in
  *                            openapitools.json, cached in .cache/openapi-generator)
+ *   clients/typescript/, clients/python/   the packages merchants install (scripts/clients/generate.ts),
+ *                            then built: a tarball and a wheel in clients/dist/ (scripts/clients/build.ts)
  * The spec is linted first (Redocly), and nothing is generated from one that fails.
- *   tsx scripts/generate.ts           write generated/
- *   tsx scripts/generate.ts --check   exit 1 when generated/ differs from what the spec produces
+ *   tsx scripts/generate.ts           write generated/ and clients/, and build the packages
+ *   tsx scripts/generate.ts --check   exit 1 when generated/ or clients/ differs from what the spec produces
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, readdirSync, rmSync, statSync, cpSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, stringify } from 'yaml';
+import { parse } from 'yaml';
 import { ENVIRONMENTS, httpCollection } from './http-collection.js';
+import { buildPackages, describeBuilt } from './clients/build.js';
+import { generatePackage, PACKAGES } from './clients/generate.js';
+import { runOpenapiGenerator, specWithoutWebhooks, TEMPLATES } from './openapi-generator.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const spec = join(root, 'openapi', 'openapi.yaml');
-const target = join(root, 'generated');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 
 /**
@@ -66,43 +70,16 @@ function generateInto(dir: string, specPath = spec): void {
   writeFileSync(join(dir, 'http-client.env.json'), `${JSON.stringify(ENVIRONMENTS, null, 2)}\n`);
 }
 
-/**
- * The client calls the service, so it is generated without the spec's `webhooks` (requests the
- * service sends, which typescript-fetch renders as broken API methods); their payload types are
- * in openapi.d.ts.
- */
-function withoutWebhooks(specPath: string, dir: string): string {
-  const document = parse(readFileSync(specPath, 'utf8')) as Record<string, unknown>;
-  delete document.webhooks;
-  const out = join(dir, 'client-spec.yaml');
-  writeFileSync(out, stringify(document));
-  return out;
-}
-
 /** The template override only adds `override` to one constructor parameter, for our noImplicitOverride. */
 function generateClient(specPath: string, out: string): void {
   const scratch = mkdtempSync(join(tmpdir(), 'subsvc-client-spec-'));
   try {
-    generateClientFrom(withoutWebhooks(specPath, scratch), out);
+    const args = ['generate', '-i', specWithoutWebhooks(specPath, scratch), '-g', 'typescript-fetch', '-o', out];
+    args.push('-t', join(TEMPLATES, 'typescript-fetch'));
+    args.push('--additional-properties=importFileExtension=.js', '--global-property', 'apiDocs=false,modelDocs=false');
+    runOpenapiGenerator(args);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
-  }
-}
-
-function generateClientFrom(specPath: string, out: string): void {
-  const args = ['generate', '-i', specPath, '-g', 'typescript-fetch', '-o', out];
-  args.push('-t', join(root, 'openapi', 'generator-templates', 'typescript-fetch'));
-  args.push('--additional-properties=importFileExtension=.js', '--global-property', 'apiDocs=false,modelDocs=false');
-  // The first run downloads the jar from Maven Central. The Node installed from npm trusts only the
-  // CAs built into it, where a distribution's Node trusts the system's: ask for the system's, so
-  // that a proxy or mirror the machine trusts works here too (older Nodes ignore the variable).
-  const env = { ...process.env, PWD: root, NODE_USE_SYSTEM_CA: '1' };
-  try {
-    execFileSync(bin('openapi-generator-cli'), args, { cwd: root, env, stdio: 'pipe' });
-  } catch (error) {
-    const e = error as { stdout?: Buffer; stderr?: Buffer };
-    process.stderr.write(`${e.stdout?.toString() ?? ''}${e.stderr?.toString() ?? ''}`);
-    throw error;
   }
 }
 
@@ -133,20 +110,30 @@ if (otherSpec && otherOut) {
   generateInto(otherOut, otherSpec);
   process.exit(0);
 }
+/** What the spec produces: generated/, and the packages under clients/ (scripts/clients/generate.ts). */
+const OUTPUTS: { readonly target: string; readonly make: (dir: string) => void }[] = [
+  { target: 'generated', make: (dir) => generateInto(dir) },
+  ...PACKAGES.map((pkg) => ({ target: join('clients', pkg.folder), make: (dir: string) => generatePackage(pkg, spec, dir) })),
+];
 const work = mkdtempSync(join(tmpdir(), 'subsvc-generate-'));
 try {
-  generateInto(work);
+  for (const { target, make } of OUTPUTS) make(join(work, target));
   if (process.argv.includes('--check')) {
-    const drift = differences(work, target);
+    const drift = OUTPUTS.flatMap(({ target }) => differences(join(work, target), join(root, target)).map((d) => `${target}: ${d}`));
     if (drift.length > 0) {
-      console.error(`generated/ has drifted from openapi/ (run npm run generate):\n  ${drift.join('\n  ')}`);
-      process.exit(1);
+      console.error(`generated/ or clients/ has drifted from openapi/ (run npm run generate):\n  ${drift.join('\n  ')}`);
+      // exitCode, not exit(): the temporary folder is removed below either way.
+      process.exitCode = 1;
+    } else {
+      console.error(`${OUTPUTS.map((o) => `${o.target}/`).join(', ')} match ${relative(root, spec)}`);
     }
-    console.error(`generated/ matches ${relative(root, spec)}`);
   } else {
-    rmSync(target, { recursive: true, force: true });
-    cpSync(work, target, { recursive: true });
-    console.error(`generated/ rebuilt from ${relative(root, spec)}`);
+    for (const { target } of OUTPUTS) {
+      rmSync(join(root, target), { recursive: true, force: true });
+      cpSync(join(work, target), join(root, target), { recursive: true });
+    }
+    console.error(`${OUTPUTS.map((o) => `${o.target}/`).join(', ')} rebuilt from ${relative(root, spec)}`);
+    for (const line of describeBuilt(buildPackages())) console.error(line);
   }
 } finally {
   rmSync(work, { recursive: true, force: true });

@@ -46,7 +46,18 @@ const SUITES: Suite[] = [
     command: ['tsx', 'scripts/fuzz.ts'],
     counts: (since) => junitCounts(readFileSync(newestJunit(join(ARTIFACTS, 'schemathesis'), since), 'utf8')),
   },
+  {
+    label: 'clients',
+    command: ['tsx', 'scripts/clients/test.ts'],
+    counts: (since) => freshCounts(join(ARTIFACTS, 'clients', 'counts.json'), since),
+  },
 ];
+
+/** A counts file this run of the suite wrote (scripts/clients/test.ts sums its runs' JUnit reports into it). */
+function freshCounts(path: string, since: number): Counts {
+  if ((statSync(path, { throwIfNoEntry: false })?.mtimeMs ?? 0) < since) throw new Error(`no ${path} from this run`);
+  return JSON.parse(readFileSync(path, 'utf8')) as Counts;
+}
 
 function main(): number {
   mkdirSync(ARTIFACTS, { recursive: true });

@@ -34,6 +34,18 @@ export function junitCounts(xml: string): Counts {
   return { passed: attribute('tests') - failed - skipped, failed, skipped };
 }
 
+/**
+ * Test cases in a JUnit report that puts its counts on each <testsuite>, not on <testsuites>:
+ * `node --test`'s and pytest's, from the clients' scenarios (scripts/clients/test.ts).
+ */
+export function junitCaseCounts(xml: string): Counts {
+  const cases = [...xml.matchAll(/<testcase\b[^>]*?(?:\/>|>([\s\S]*?)<\/testcase>)/g)].map((m) => m[1] ?? '');
+  if (cases.length === 0 && !/<testsuites?\b/.test(xml)) throw new Error('not a JUnit report');
+  const failed = cases.filter((body) => /<(failure|error)\b/.test(body)).length;
+  const skipped = cases.filter((body) => /<skipped\b/.test(body) && !/<(failure|error)\b/.test(body)).length;
+  return { passed: cases.length - failed - skipped, failed, skipped };
+}
+
 export const countsLine = (label: string, { passed, failed, skipped }: Counts) => `${label}: ${passed} passed, ${failed} failed, ${skipped} skipped`;
 
 export function summary(parts: readonly (readonly [string, Counts])[]): string[] {

@@ -1,7 +1,7 @@
 /** The closing lines of `npm test` (scripts/test-summary.ts), which CI reads to know that tests ran. */
 import { describe, expect, it } from 'vitest';
 import { consoleSummary, withoutClosingFences } from '../../scripts/fuzz.js';
-import { junitCounts, summary, vitestCounts } from '../../scripts/test-summary.js';
+import { junitCaseCounts, junitCounts, summary, vitestCounts } from '../../scripts/test-summary.js';
 
 const junit = (attributes: string) => `<?xml version="1.0" encoding="utf-8"?>\n<testsuites ${attributes} time="29.4">\n  <testsuite name="schemathesis" tests="8"></testsuite>\n</testsuites>\n`;
 
@@ -22,6 +22,41 @@ describe('the test summary', () => {
 
   it('refuses a file that is not a JUnit report', () => {
     expect(() => junitCounts('<html></html>')).toThrow(/not a JUnit report/);
+  });
+});
+
+describe("the clients' scenario reports (node --test and pytest JUnit)", () => {
+  it("counts pytest's test cases: a failure and an error are failed, a skip is skipped", () => {
+    const xml =
+      '<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5">' +
+      '<testcase classname="t" name="a" time="0.01" /><testcase classname="t" name="b" time="0.01" />' +
+      '<testcase classname="t" name="c" time="0.01"><failure message="assert 1 == 2">...</failure></testcase>' +
+      '<testcase classname="t" name="d" time="0.01"><error message="fixture">...</error></testcase>' +
+      '<testcase classname="t" name="e" time="0.00"><skipped type="pytest.skip" message="the mock sends no webhooks">...</skipped></testcase>' +
+      '</testsuite></testsuites>';
+    expect(junitCaseCounts(xml)).toEqual({ passed: 2, failed: 2, skipped: 1 });
+  });
+
+  it("counts node's test cases, whose <testsuites> carries no counts", () => {
+    const xml = [
+      '<?xml version="1.0" encoding="utf-8"?>',
+      '<testsuites>',
+      '\t<testsuite name="@subsvc/client against the Prism mock" tests="3" failures="1" skipped="1">',
+      '\t\t<testcase name="pauses" time="0.3" classname="s" file="/tmp/x.ts"/>',
+      '\t\t<testcase name="resumes" time="0.1" classname="s" failure="no">',
+      '\t\t\t<failure type="testCodeFailure" message="no">[Error]</failure>',
+      '\t\t</testcase>',
+      '\t\t<testcase name="webhook" time="0.0" classname="s">',
+      '\t\t\t<skipped type="skipped" message="the mock sends no webhooks"/>',
+      '\t\t</testcase>',
+      '\t</testsuite>',
+      '</testsuites>',
+    ].join('\n');
+    expect(junitCaseCounts(xml)).toEqual({ passed: 1, failed: 1, skipped: 1 });
+  });
+
+  it('refuses a file that is not a JUnit report', () => {
+    expect(() => junitCaseCounts('<html></html>')).toThrow(/not a JUnit report/);
   });
 });
 

@@ -1,0 +1,8 @@
+# flake8: noqa
+
+# import apis into api package
+from subsvc_client.api.bulk_requests_api import BulkRequestsApi
+from subsvc_client.api.events_api import EventsApi
+from subsvc_client.api.subscriptions_api import SubscriptionsApi
+from subsvc_client.api.webhook_endpoints_api import WebhookEndpointsApi
+

@@ -1,0 +1,226 @@
+"""A merchant's scenarios with subsvc-client installed from its wheel, run by pytest in a scratch
+virtual environment (scripts/clients/test.ts) against the target SUBSVC_TARGET names: the Prism mock
+or the service, each behind a proxy that checks every answer against the spec. The same scenarios,
+in TypeScript with the tarball: clients/scenarios/typescript/scenarios.test.ts.
+"""
+
+import json
+from importlib import metadata
+import os
+import re
+import threading
+import time
+import uuid
+from datetime import datetime, timedelta, timezone
+from uuid import UUID
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pydantic
+import pytest
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+import subsvc_client
+from subsvc_client import (
+    BulkCommandRequest,
+    BulkPauseRequest,
+    PauseRequest,
+    WebhookEndpointCreate,
+)
+from subsvc_client.exceptions import ApiException
+
+with open(os.environ["SUBSVC_TARGET"], encoding="utf-8") as target_file:
+    TARGET = json.load(target_file)
+STATEFUL = TARGET["stateful"]
+REASON = "Travelling until the 1st"
+MICROSECONDS_UTC = re.compile(r"\.\d{6}Z$")
+# The models type ids as uuid.UUID; the methods take them as str.
+
+
+def take(status):
+    if not TARGET["ids"][status]:
+        raise AssertionError(f"the target has no {status} subscription left")
+    return TARGET["ids"][status].pop(0)
+
+
+def prefer(value):
+    """The mock answers what it is asked for (`Prefer`); the service decides by itself.
+
+    The client's Accept names only application/json, and Prism falls back to a 200 when the preferred
+    status has no such body: an error's body is application/problem+json, so Accept says so too.
+    """
+    return None if STATEFUL else {"Prefer": value, "Accept": "application/json, application/problem+json"}
+
+
+def client(api_key=TARGET["apiKey"]):
+    configuration = subsvc_client.Configuration(host=TARGET["baseUrl"])
+    if api_key:
+        configuration.api_key["ApiKey"] = api_key
+    return subsvc_client.ApiClient(configuration)
+
+
+@pytest.fixture
+def api():
+    with client() as c:
+        yield subsvc_client.SubscriptionsApi(c)
+
+
+@pytest.fixture
+def bulk_requests():
+    with client() as c:
+        yield subsvc_client.BulkRequestsApi(c)
+
+
+def poll(read, done, what):
+    deadline = time.monotonic() + 20
+    while True:
+        value = read()
+        if done(value):
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited 20 s for {what}")
+        time.sleep(0.1)
+
+
+def problem_of(call):
+    with pytest.raises(ApiException) as caught:
+        call()
+    error = caught.value
+    assert error.headers["content-type"].startswith("application/problem+json")
+    return error.status, json.loads(error.body)["code"]
+
+
+def test_is_installed_as_the_contracts_version_with_its_typed_models():
+    assert (metadata.version("subsvc-client"), subsvc_client.__version__) == (TARGET["specVersion"], TARGET["specVersion"])
+    assert sorted(re.split(r"[<>=(; ]", r)[0] for r in metadata.requires("subsvc-client")) == ["pydantic", "python-dateutil", "typing-extensions", "urllib3"]
+    assert metadata.files("subsvc-client") and any(f.name == "py.typed" for f in metadata.files("subsvc-client"))
+
+
+def test_pauses_a_subscription_200_with_it_paused_merchant_id_included(api):
+    paused = api.pause_subscription(take("fulfilled"))
+    assert paused.status == "paused"
+    assert isinstance(paused.merchant_id, UUID)
+    assert MICROSECONDS_UTC.search(paused.modified_at)
+
+
+def test_resumes_a_subscription_200_with_it_fulfilled(api):
+    resumed = api.resume_subscription(take("paused"))
+    assert resumed.status == "fulfilled"
+    assert isinstance(resumed.cycle, int)
+
+
+def test_retries_a_pause_with_the_same_idempotency_key_the_same_answer_replayed_by_the_service(api):
+    subscription_id, key = take("fulfilled"), str(uuid.uuid4())
+    first = api.pause_subscription_with_http_info(subscription_id, idempotency_key=key)
+    again = api.pause_subscription_with_http_info(subscription_id, idempotency_key=key)
+    assert (first.status_code, again.status_code) == (200, 200)
+    if STATEFUL:  # the mock remembers nothing, so never replays (the spec says so)
+        assert again.headers["idempotent-replayed"] == "true"
+        assert again.data == first.data
+
+
+def test_bulk_pauses_subscriptions_and_follows_the_request_from_its_202_to_each_outcome(api, bulk_requests):
+    ids = [take("fulfilled"), take("fulfilled")]
+    accepted = api.bulk_pause_subscriptions_with_http_info(BulkPauseRequest(subscriptions=ids))
+    request_id = str(accepted.data.request_id)
+    assert (accepted.status_code, accepted.data.operation) == (202, "PAUSE")
+    assert accepted.headers["location"] == f"/v2/bulk-requests/{request_id}"
+    status = poll(lambda: bulk_requests.get_bulk_request(request_id), lambda s: s.state == "completed", "the bulk request to complete")
+    c = status.counts
+    assert c.pending + c.applied + c.noop + c.skipped + c.failed == status.accepted_count
+    applied = [item for item in bulk_requests.list_bulk_request_items(request_id).data if item.outcome == "applied"]
+    assert applied
+    for item in applied:
+        assert api.get_subscription(str(item.subscription_id), _headers=prefer("example=paused")).status == "paused"
+
+
+def test_bulk_resumes_with_an_id_it_does_not_know_accepted_and_every_rejected_id_has_a_documented_reason(api):
+    accepted = api.bulk_resume_subscriptions(BulkCommandRequest(subscriptions=[take("paused"), str(uuid.uuid4())]))
+    for rejected in accepted.rejected or []:
+        assert rejected.reason in ("not_found", "cancelled")
+    if STATEFUL:  # the mock answers with the spec's one 202 example, a pause's
+        assert (accepted.operation, accepted.accepted_count, len(accepted.rejected or [])) == ("RESUME", 1, 1)
+
+
+def test_pauses_until_a_time_ahead_with_a_reason_reads_the_schedule_back_then_drops_it(api):
+    resume_at = datetime.now(timezone.utc) + timedelta(minutes=10)
+    paused = api.pause_subscription(
+        take("fulfilled"), command_request=PauseRequest(resume_at=resume_at, reason=REASON), _headers=prefer("example=pausedUntil")
+    )
+    assert (paused.status, paused.pause_reason) == ("paused", REASON)
+    assert MICROSECONDS_UTC.search(paused.schedule.resume_at)
+    read = api.get_subscription(str(paused.id), _headers=prefer("example=pausedUntil"))
+    assert read.schedule == paused.schedule
+    dropped = api.delete_subscription_schedule(str(paused.id))
+    assert (dropped.status, dropped.schedule) == ("paused", None)
+
+
+def test_lists_subscriptions_a_page_at_a_time(api):
+    page = api.list_subscriptions(limit=1)
+    assert len(page.data) <= 1
+    assert page.has_more == (page.next_cursor is not None)
+
+
+def test_finds_the_event_of_a_pause_in_the_events_list_newest_first_and_reads_it_by_its_id(api):
+    paused = api.pause_subscription(take("fulfilled"))
+    with client() as c:
+        events = subsvc_client.EventsApi(c)
+
+        def of_it(page):
+            found = [e.actual_instance for e in page.data]
+            if not STATEFUL:
+                return found[0] if found else None
+            return next((e for e in found if hasattr(e.data, "subscription") and e.data.subscription.id == paused.id), None)
+
+        page = poll(lambda: events.list_events(type="subscription.paused", limit=100), lambda p: of_it(p) is not None, "the pause event")
+        listed = of_it(page)
+        assert listed.type == "subscription.paused"
+        if STATEFUL:
+            assert events.get_event(str(listed.id)).actual_instance == listed
+
+
+def test_answers_errors_as_problems_with_their_codes_404_0020_401_0010_400_0040_409_0030(api):
+    assert problem_of(lambda: api.pause_subscription(str(uuid.uuid4()), _headers=prefer("code=404"))) == (404, "0020")
+    with client(api_key=None) as anonymous:
+        assert problem_of(lambda: subsvc_client.SubscriptionsApi(anonymous).resume_subscription(str(uuid.uuid4()))) == (401, "0010")
+    # The typed model refuses an id that is not a UUID before anything is sent; sent anyway, the target answers 400 0040.
+    with pytest.raises(pydantic.ValidationError):
+        BulkPauseRequest(subscriptions=["not-a-uuid"])
+    assert problem_of(lambda: api.bulk_pause_subscriptions(BulkPauseRequest.model_construct(subscriptions=["not-a-uuid"]))) == (400, "0040")
+    assert problem_of(lambda: api.pause_subscription(take("cancelled"), _headers=prefer("code=409"))) == (409, "0030")
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    received = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["content-length"])).decode("utf-8")
+        _Receiver.received.append((body, {k.lower(): v for k, v in self.headers.items()}))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.skipif(not STATEFUL, reason="the mock sends no webhooks")
+def test_receives_the_webhook_of_a_pause_and_verifies_its_signature_with_standardwebhooks(api):
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with client() as c:
+            webhooks = subsvc_client.WebhookEndpointsApi(c)
+            url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
+            endpoint = webhooks.create_webhook_endpoint(WebhookEndpointCreate(url=url, events=["subscription.paused"]))
+            paused = api.pause_subscription(take("fulfilled"))
+            wh = Webhook(endpoint.secret)
+
+            def of_it():
+                return next((r for r in _Receiver.received if wh.verify(r[0], r[1])["data"]["subscription"]["id"] == str(paused.id)), None)
+
+            body, headers = poll(of_it, lambda d: d is not None, "the webhook delivery")
+            assert UUID(headers["webhook-id"])
+            with pytest.raises(WebhookVerificationError):
+                wh.verify(body.replace("paused", "resumed"), headers)
+            webhooks.delete_webhook_endpoint(str(endpoint.id))
+    finally:
+        server.shutdown()

@@ -1,0 +1,190 @@
+/**
+ * A merchant's scenarios with @subsvc/client installed from its tarball, run by Node's own test
+ * runner in a scratch project (scripts/clients/test.ts) against the target SUBSVC_TARGET names:
+ * the Prism mock or the service, each behind a proxy that checks every answer against the spec.
+ * The same scenarios, in Python with the wheel: clients/scenarios/python/test_scenarios.py.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, it } from 'node:test';
+import {
+  BulkRequestsApi,
+  Configuration,
+  EventsApi,
+  ResponseError,
+  SubscriptionsApi,
+  WebhookEndpointsApi,
+  type InitOverrideFunction,
+} from '@subsvc/client';
+import { Webhook } from 'standardwebhooks';
+
+interface Target {
+  readonly name: string;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  /** The service keeps what a request changed; the mock answers each request from the spec alone. */
+  readonly stateful: boolean;
+  /** The spec's info.version, which the package carries. */
+  readonly specVersion: string;
+  /** Subscription ids the merchant owns, by status (the mock's are any UUIDs). */
+  readonly ids: Record<'fulfilled' | 'paused' | 'cancelled', string[]>;
+}
+
+const target = JSON.parse(readFileSync(process.env.SUBSVC_TARGET!, 'utf8')) as Target;
+const configuration = new Configuration({ basePath: target.baseUrl, apiKey: target.apiKey });
+const subscriptions = new SubscriptionsApi(configuration);
+const bulkRequests = new BulkRequestsApi(configuration);
+const events = new EventsApi(configuration);
+const webhooks = new WebhookEndpointsApi(configuration);
+const REASON = 'Travelling until the 1st';
+
+function take(status: keyof Target['ids']): string {
+  const id = target.ids[status].shift();
+  if (!id) throw new Error(`the target has no ${status} subscription left`);
+  return id;
+}
+
+/** The mock answers what it is asked for (`Prefer`); the service decides by itself, so it is sent nothing. */
+function prefer(value: string): InitOverrideFunction | undefined {
+  if (target.stateful) return undefined;
+  return async ({ init }) => ({ headers: { ...(init.headers as Record<string, string>), Prefer: value } });
+}
+
+async function problemOf(call: Promise<unknown>): Promise<{ status: number; code: unknown }> {
+  const error = await call.then(() => undefined, (e: unknown) => e);
+  assert.ok(error instanceof ResponseError, `expected an error answer, got ${String(error)}`);
+  assert.match(error.response.headers.get('content-type') ?? '', /^application\/problem\+json/);
+  const body = (await error.response.json()) as { code: unknown };
+  return { status: error.response.status, code: body.code };
+}
+
+async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`waited 20 s for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe(`@subsvc/client against ${target.name}`, () => {
+  it("is installed as the contract's version, an ES module with its types, depending on nothing", () => {
+    const installed = JSON.parse(readFileSync(new URL('./node_modules/@subsvc/client/package.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual([installed.version, installed.type, installed.types, installed.dependencies], [target.specVersion, 'module', './dist/index.d.ts', undefined]);
+  });
+
+  it('pauses a subscription: 200 with it paused, merchantId included', async () => {
+    const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled') });
+    assert.equal(paused.status, 'paused');
+    assert.match(paused.merchantId, /^[0-9a-f-]{36}$/i);
+    assert.match(paused.modifiedAt, /\.\d{6}Z$/);
+  });
+
+  it('resumes a subscription: 200 with it fulfilled', async () => {
+    const resumed = await subscriptions.resumeSubscription({ subscriptionId: take('paused') });
+    assert.equal(resumed.status, 'fulfilled');
+    assert.ok(Number.isInteger(resumed.cycle));
+  });
+
+  it('retries a pause with the same Idempotency-Key: the same answer, replayed by the service', async () => {
+    const request = { subscriptionId: take('fulfilled'), idempotencyKey: randomUUID() };
+    const first = await subscriptions.pauseSubscriptionRaw(request);
+    const again = await subscriptions.pauseSubscriptionRaw(request);
+    assert.deepEqual([first.raw.status, again.raw.status], [200, 200]);
+    // The mock remembers nothing, so never replays (the spec says so).
+    if (!target.stateful) return;
+    assert.equal(again.raw.headers.get('idempotent-replayed'), 'true');
+    assert.deepEqual(await again.value(), await first.value());
+  });
+
+  it('bulk-pauses subscriptions and follows the request from its 202 to each outcome', async () => {
+    const ids = [take('fulfilled'), take('fulfilled')];
+    const accepted = await subscriptions.bulkPauseSubscriptionsRaw({ bulkCommandRequest: { subscriptions: ids } });
+    const { requestId, operation } = await accepted.value();
+    assert.deepEqual([accepted.raw.status, operation], [202, 'PAUSE']);
+    assert.equal(accepted.raw.headers.get('location'), `/v2/bulk-requests/${requestId}`);
+    const status = await poll(() => bulkRequests.getBulkRequest({ requestId }), (s) => s.state === 'completed', 'the bulk request to complete');
+    const { pending, applied, noop, skipped, failed } = status.counts;
+    assert.equal(pending + applied + noop + skipped + failed, status.acceptedCount);
+    const items = await bulkRequests.listBulkRequestItems({ requestId });
+    const appliedItems = items.data.filter((item) => item.outcome === 'applied');
+    assert.ok(appliedItems.length > 0);
+    for (const item of appliedItems) {
+      assert.equal((await subscriptions.getSubscription({ subscriptionId: item.subscriptionId }, prefer('example=paused'))).status, 'paused');
+    }
+  });
+
+  it('bulk-resumes with an id it does not know: accepted, and every rejected id has a documented reason', async () => {
+    const accepted = await subscriptions.bulkResumeSubscriptions({ bulkCommandRequest: { subscriptions: [take('paused'), randomUUID()] } });
+    for (const { reason } of accepted.rejected ?? []) assert.ok(['not_found', 'cancelled'].includes(reason));
+    // The mock answers with the spec's one 202 example, a pause's.
+    if (target.stateful) assert.deepEqual([accepted.operation, accepted.acceptedCount, accepted.rejected?.length], ['RESUME', 1, 1]);
+  });
+
+  it('pauses until a time ahead with a reason, reads the schedule back, then drops it', async () => {
+    const resumeAt = new Date(Date.now() + 600_000);
+    const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled'), commandRequest: { resumeAt, reason: REASON } }, prefer('example=pausedUntil'));
+    assert.deepEqual([paused.status, paused.pauseReason], ['paused', REASON]);
+    assert.match(String(paused.schedule?.resumeAt), /\.\d{6}Z$/);
+    const read = await subscriptions.getSubscription({ subscriptionId: paused.id }, prefer('example=pausedUntil'));
+    assert.deepEqual(read.schedule, paused.schedule);
+    const dropped = await subscriptions.deleteSubscriptionSchedule({ subscriptionId: paused.id });
+    assert.deepEqual([dropped.status, dropped.schedule], ['paused', undefined]);
+  });
+
+  it('lists subscriptions a page at a time', async () => {
+    const page = await subscriptions.listSubscriptions({ limit: 1 });
+    assert.ok(page.data.length <= 1);
+    assert.equal(page.hasMore, page.nextCursor !== null);
+  });
+
+  it('finds the event of a pause in the events list, newest first, and reads it by its id', async () => {
+    const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled') });
+    const ofIt = (page: Awaited<ReturnType<EventsApi['listEvents']>>) =>
+      target.stateful ? page.data.find((e) => 'subscription' in e.data && e.data.subscription.id === paused.id) : page.data[0];
+    const page = await poll(() => events.listEvents({ type: 'subscription.paused', limit: 100 }), (p) => ofIt(p) !== undefined, 'the pause event');
+    const listed = ofIt(page)!;
+    assert.equal(listed.type, 'subscription.paused');
+    if (target.stateful) assert.deepEqual(await events.getEvent({ eventId: listed.id }), listed);
+  });
+
+  it('answers errors as problems with their codes: 404 0020, 401 0010, 400 0040, 409 0030', async () => {
+    const anonymous = new SubscriptionsApi(new Configuration({ basePath: target.baseUrl }));
+    assert.deepEqual(await problemOf(subscriptions.pauseSubscription({ subscriptionId: randomUUID() }, prefer('code=404'))), { status: 404, code: '0020' });
+    assert.deepEqual(await problemOf(anonymous.resumeSubscription({ subscriptionId: randomUUID() })), { status: 401, code: '0010' });
+    assert.deepEqual(await problemOf(subscriptions.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ['not-a-uuid'] } })), { status: 400, code: '0040' });
+    assert.deepEqual(await problemOf(subscriptions.pauseSubscription({ subscriptionId: take('cancelled') }, prefer('code=409'))), { status: 409, code: '0030' });
+  });
+
+  // The mock sends no webhook: this one needs the service.
+  it('receives the webhook of a pause and verifies its signature with standardwebhooks', { skip: target.stateful ? false : 'the mock sends no webhooks' }, async () => {
+    const received: { body: string; headers: Record<string, string> }[] = [];
+    const receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push({ body, headers: request.headers as Record<string, string> });
+        response.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+      const endpoint = await webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url, events: ['subscription.paused'] } });
+      const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled') });
+      const wh = new Webhook(endpoint.secret);
+      const ofIt = () => received.find((r) => (wh.verify(r.body, r.headers) as { data: { subscription: { id: string } } }).data.subscription.id === paused.id);
+      const delivery = await poll(async () => ofIt(), (d) => d !== undefined, 'the webhook delivery');
+      assert.equal(delivery!.headers['webhook-id']?.length, 36);
+      assert.throws(() => wh.verify(delivery!.body.replace('paused', 'resumed'), delivery!.headers), /signature/i);
+      await webhooks.deleteWebhookEndpoint({ endpointId: endpoint.id });
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+});

@@ -1,0 +1,6 @@
+/* tslint:disable */
+/* eslint-disable */
+export * from './BulkRequestsApi.js';
+export * from './EventsApi.js';
+export * from './SubscriptionsApi.js';
+export * from './WebhookEndpointsApi.js';

@@ -1,0 +1,227 @@
+/**
+ * The clients as a merchant uses them (npm test's `clients` suite; alone: tsx scripts/clients/test.ts):
+ * both packages built afresh from clients/ (scripts/clients/build.ts), then
+ *   TypeScript: the tarball and standardwebhooks npm-installed into a scratch project, its scenarios
+ *               (clients/scenarios/typescript) type-checked against the package's .d.ts, then run by
+ *               `node --test`;
+ *   Python:     the wheel pip-installed into a scratch virtual environment with pytest and
+ *               standardwebhooks (pinned: scripts/clients/scenario-requirements.txt), its scenarios
+ *               (clients/scenarios/python) run by pytest,
+ * each against the Prism mock and against the service (a scratch database, workers on), both behind
+ * a proxy that checks every answer against the spec (test/support/contract-proxy.ts).
+ *
+ * pytest's console goes to test-artifacts/clients/, never to our output: it closes on a line like
+ * `=== 9 passed in 3.1s ===`, which CI reads as the runner's closing line. Its counts, and node's,
+ * come from their JUnit reports and are printed in our words; the total goes to
+ * test-artifacts/clients/counts.json for scripts/test-run.ts. Exits 1 when anything failed.
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { loadConfig } from '../../src/config.js';
+import { projectRoot } from '../../src/lib/project-root.js';
+import { SPEC_PATH } from '../../src/lib/spec.js';
+import { createLogger } from '../../src/logger.js';
+import type { SubscriptionStatus } from '../../src/subscriptions/subscriptions.rules.js';
+import { startContractProxy, type ContractProxy } from '../../test/support/contract-proxy.js';
+import { startPrism } from '../../test/support/prism.js';
+import { withoutClosingFences } from '../fuzz.js';
+import { runQuietly } from '../run-quietly.js';
+import { type LoopbackService, openScratchDatabase, serveOnLoopback } from '../support.js';
+import { type Counts, countsLine, junitCaseCounts, summary } from '../test-summary.js';
+import { buildPackages, describeBuilt } from './build.js';
+import { specVersion as specVersionOf } from './generate.js';
+import { createVenv, pipInstall } from '../python-venv.js';
+
+const ROOT = projectRoot();
+const SCENARIOS = join(ROOT, 'clients', 'scenarios');
+export const ARTIFACTS = join(ROOT, 'test-artifacts', 'clients');
+const bin = (name: string) => join(ROOT, 'node_modules', '.bin', name);
+
+interface Target {
+  readonly name: string;
+  readonly label: string;
+  readonly proxy: ContractProxy;
+  /** A fresh merchant's key and subscriptions for each run (the mock takes any key and any id). */
+  account(): Promise<{ apiKey: string; ids: Record<SubscriptionStatus, string[]> }>;
+  readonly stateful: boolean;
+}
+
+interface Language {
+  readonly name: string;
+  /** Runs the scenarios against the target described in targetFile; leaves a JUnit report at report. */
+  run(targetFile: string, report: string, label: string): Promise<void>;
+}
+
+/** A child process to its end; its output to `out` (a file) or to ours. */
+function finished(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; out?: string }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', options.out ? 'pipe' : 'inherit', options.out ? 'pipe' : 'inherit'] });
+    const file = options.out ? createWriteStream(options.out) : undefined;
+    if (file) {
+      child.stdout!.pipe(file, { end: false });
+      child.stderr!.pipe(file, { end: false });
+    }
+    child.on('error', reject);
+    child.on('close', (code, signal) => (file ? file.end(() => resolve(code ?? (signal ? 1 : 0))) : resolve(code ?? (signal ? 1 : 0))));
+  });
+}
+
+/** A scratch project with the tarball installed as a merchant would, its scenarios type-checked against the package's .d.ts. */
+function typescriptProject(tarball: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'subsvc-merchant-ts-'));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'merchant-scenarios', private: true, type: 'module' }));
+  runQuietly('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, 'standardwebhooks@1.1.1'], { cwd: dir });
+  cpSync(join(SCENARIOS, 'typescript', 'scenarios.test.ts'), join(dir, 'scenarios.test.ts'));
+  const compilerOptions = {
+    target: 'ES2022',
+    module: 'NodeNext',
+    strict: true,
+    noEmit: true,
+    erasableSyntaxOnly: true,
+    types: ['node'],
+    typeRoots: [join(ROOT, 'node_modules', '@types')],
+  };
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['scenarios.test.ts'] }));
+  runQuietly(bin('tsc'), ['-p', dir]);
+  return dir;
+}
+
+const typescript = (project: string): Language => ({
+  name: 'TypeScript (@subsvc/client tarball)',
+  async run(targetFile, report) {
+    const args = ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=junit', `--test-reporter-destination=${report}`, 'scenarios.test.ts'];
+    await finished(process.execPath, args, { cwd: project, env: { ...process.env, SUBSVC_TARGET: targetFile } });
+  },
+});
+
+/** A scratch virtual environment with the wheel pip-installed as a merchant would, and pytest. */
+function pythonEnvironment(wheel: string): { dir: string; python: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'subsvc-merchant-py-'));
+  createVenv(join(dir, 'venv'), "the Python client's scenarios");
+  pipInstall(join(dir, 'venv'), ['-c', join(ROOT, 'scripts', 'clients', 'scenario-requirements.txt'), wheel, 'pytest', 'standardwebhooks']);
+  cpSync(join(SCENARIOS, 'python', 'test_scenarios.py'), join(dir, 'test_scenarios.py'));
+  return { dir, python: join(dir, 'venv', 'bin', 'python') };
+}
+
+const python = ({ dir, python: interpreter }: { dir: string; python: string }): Language => ({
+  name: 'Python (subsvc-client wheel)',
+  async run(targetFile, report, label) {
+    const out = join(ARTIFACTS, `${label}.txt`);
+    const args = ['-m', 'pytest', 'test_scenarios.py', '-p', 'no:cacheprovider', '-rs', '-v', `--junitxml=${report}`];
+    const status = await finished(interpreter, args, { cwd: dir, env: { ...process.env, SUBSVC_TARGET: targetFile, PYTHONDONTWRITEBYTECODE: '1' }, out });
+    const text = readFileSync(out, 'utf8');
+    // Its test lines are shown; its closing fence (read by CI as a runner's last line) is rewritten.
+    console.log(withoutClosingFences(status === 0 ? text.split('\n').filter((l) => /(PASSED|FAILED|SKIPPED|ERROR)/.test(l)).join('\n') : text));
+    console.log(`pytest's full console: ${relative(ROOT, out)}`);
+  },
+});
+
+async function serviceTarget(): Promise<{ target: Target; stop(): Promise<void> }> {
+  const config = loadConfig();
+  const log = createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : config.logLevel);
+  const scratch = await openScratchDatabase(config, 'clients', log);
+  // Polling faster than the default, so that a bulk request completes within the scenario's wait; loopback webhooks allowed.
+  let running: LoopbackService | undefined;
+  try {
+    running = await serveOnLoopback(scratch, { ...config, bulkPollIntervalMs: 100, schedulePollMs: 200, webhooksAllowPrivateUrls: true }, log);
+  } catch (error) {
+    await scratch.close();
+    throw error;
+  }
+  const { service, baseUrl } = running;
+  const proxy = await startContractProxy(baseUrl);
+  const seed = async (merchantId: string, count: number, status: SubscriptionStatus) => (await service.seeder.seed({ merchantId, count, status })).map((s) => s.id);
+  return {
+    target: {
+      name: `the service (${scratch.engine} ${scratch.version})`,
+      label: 'service',
+      proxy,
+      stateful: true,
+      async account() {
+        const { merchantId, apiKey } = await service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`);
+        return { apiKey, ids: { fulfilled: await seed(merchantId, 12, 'fulfilled'), paused: await seed(merchantId, 4, 'paused'), cancelled: await seed(merchantId, 2, 'cancelled') } };
+      },
+    },
+    async stop() {
+      await proxy.stop();
+      await running.stop();
+      await scratch.close();
+    },
+  };
+}
+
+async function mockTarget(): Promise<{ target: Target; stop(): Promise<void> }> {
+  const prism = await startPrism();
+  const proxy = await startContractProxy(prism.baseUrl);
+  const any = (n: number) => Array.from({ length: n }, () => randomUUID());
+  return {
+    target: {
+      name: 'the Prism mock',
+      label: 'mock',
+      proxy,
+      stateful: false,
+      account: async () => ({ apiKey: 'sk_any-key-the-mock-accepts', ids: { fulfilled: any(12), paused: any(4), cancelled: any(2) } }),
+    },
+    async stop() {
+      await proxy.stop();
+      await prism.stop();
+    },
+  };
+}
+
+async function main(): Promise<number> {
+  rmSync(ARTIFACTS, { recursive: true, force: true });
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const specVersion = specVersionOf(SPEC_PATH);
+  const built = buildPackages();
+  for (const line of describeBuilt(built)) console.log(line);
+  const scratchDirs: string[] = [];
+  const started = await Promise.all([mockTarget(), serviceTarget()]);
+  const parts: [string, Counts][] = [];
+  try {
+    const project = typescriptProject(built.tarball);
+    const environment = pythonEnvironment(built.wheel);
+    scratchDirs.push(project, environment.dir);
+    for (const [tag, language] of [['typescript', typescript(project)], ['python', python(environment)]] as const) {
+      for (const { target } of started) {
+        const label = `${tag}-${target.label}`;
+        const targetFile = join(ARTIFACTS, `${label}.target.json`);
+        writeFileSync(targetFile, JSON.stringify({ name: target.name, baseUrl: target.proxy.baseUrl, stateful: target.stateful, specVersion, ...(await target.account()) }));
+        console.log(`\n${language.name} against ${target.name}, through the contract-checking proxy`);
+        const report = join(ARTIFACTS, `${label}.xml`);
+        await language.run(targetFile, report, label);
+        parts.push([`${language.name} against ${target.name}`, readJunit(report)]);
+      }
+    }
+  } finally {
+    await Promise.all(started.map((s) => s.stop()));
+    for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+  }
+  const violations = started.flatMap(({ target }) => target.proxy.violations.map((v) => `${target.name}: ${v}`));
+  for (const v of violations) console.log(`contract violation: ${v}`);
+  const lines = summary(parts);
+  const total = parts.reduce((sum, [, c]) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }), { passed: 0, failed: violations.length, skipped: 0 });
+  console.log(`\n${lines.slice(0, -1).join('\n')}\n${countsLine("all the clients' runs", total)}`);
+  writeFileSync(join(ARTIFACTS, 'counts.json'), JSON.stringify(total));
+  return total.failed > 0 ? 1 : 0;
+}
+
+function readJunit(report: string): Counts {
+  try {
+    return junitCaseCounts(readFileSync(report, 'utf8'));
+  } catch (error) {
+    console.log(`no JUnit report at ${relative(ROOT, report)} (${(error as Error).message}): counted as one failure`);
+    return { passed: 0, failed: 1, skipped: 0 };
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

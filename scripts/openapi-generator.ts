@@ -1,0 +1,31 @@
+/** openapi-generator-cli as scripts/generate.ts and scripts/clients/generate.ts run it (jar pinned in openapitools.json). */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { projectRoot } from '../src/lib/project-root.js';
+import { runQuietly } from './run-quietly.js';
+
+export const TEMPLATES = join(projectRoot(), 'openapi', 'generator-templates');
+
+/**
+ * The clients call the service, so they are generated without the spec's `webhooks` (requests the
+ * service sends, which typescript-fetch renders as broken API methods); their payload types are
+ * in generated/openapi.d.ts.
+ */
+export function specWithoutWebhooks(specPath: string, dir: string): string {
+  const document = parse(readFileSync(specPath, 'utf8')) as Record<string, unknown>;
+  delete document.webhooks;
+  const out = join(dir, 'client-spec.yaml');
+  writeFileSync(out, stringify(document));
+  return out;
+}
+
+/** `openapi-generator-cli ARGS`, quiet unless it fails (then its whole report). */
+export function runOpenapiGenerator(args: readonly string[]): void {
+  const root = projectRoot();
+  // The first run downloads the jar from Maven Central. The Node installed from npm trusts only the
+  // CAs built into it, where a distribution's Node trusts the system's: ask for the system's, so
+  // that a proxy or mirror the machine trusts works here too (older Nodes ignore the variable).
+  const env = { ...process.env, PWD: root, NODE_USE_SYSTEM_CA: '1' };
+  runQuietly(join(root, 'node_modules', '.bin', 'openapi-generator-cli'), args, { cwd: root, env });
+}
