@@ -6,7 +6,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
-import type { ScheduleRequest } from '../schedules/schedule.request.js';
+import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { chunkIds } from './bulk.chunks.js';
 import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';

@@ -11,7 +11,7 @@ import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
-import type { ScheduleRequest } from '../schedules/schedule.request.js';
+import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkRepository, Rejection } from './bulk.repository.js';

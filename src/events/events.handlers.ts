@@ -1,7 +1,7 @@
 /** Thin handlers for events: list, read, and send one again to the merchant's endpoints. */
 import { operationOf, pageRequestOf, queryValue, type OperationHandlers } from '../operations/operation-context.js';
 import type { EventsService } from './events.service.js';
-import type { EventType } from './outbox.js';
+import type { EventType } from '../subscriptions/outbox.js';
 import type { Event } from './events.repository.js';
 
 export interface Resender {

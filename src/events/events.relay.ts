@@ -12,7 +12,7 @@ import { toSubscription } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
 import type { Event, EventsRepository, OutboxHolder } from './events.repository.js';
-import { eventTypeOf, subscriptionEventId } from './outbox.js';
+import { eventTypeOf, subscriptionEventId } from '../subscriptions/outbox.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
 export interface EventSink {

@@ -4,11 +4,11 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from '../logger.js';
-import { ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { ensureTtlIndex, insertNew } from '../db/mongo-helpers.js';
 import type { components } from '../../generated/openapi.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
-import type { EventType, OutboxEntry } from './outbox.js';
+import type { EventType, OutboxEntry } from '../subscriptions/outbox.js';
 
 export type Event = components['schemas']['Event'];
 

@@ -4,7 +4,7 @@
  * (docs/design.md §5), which sort like the instants they name.
  */
 import { TRANSITIONS, type Operation, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
-import type { ScheduleRequest } from './schedule.request.js';
+import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 
 /** The schedule fields a subscription document carries; `nextScheduledAt` is the earliest pending time, for the workers' poll. */
 export interface StoredSchedule {

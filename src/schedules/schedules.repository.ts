@@ -5,9 +5,9 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { SUBSCRIPTIONS_COLLECTION, exactSchedule, updateFor, type SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
-import { outboxEntry } from '../events/outbox.js';
-import { bulkWriteInParts } from '../lib/mongo-helpers.js';
-import { ScheduleClock } from './schedule.clock.js';
+import { outboxEntry } from '../subscriptions/outbox.js';
+import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import type { DueState, Firing } from './schedule.rules.js';
 
 export interface DueSubscription extends DueState {

@@ -5,7 +5,7 @@
 import type { components, operations } from '../../generated/openapi.js';
 import { nowMicros } from '../lib/clock.js';
 import { operationOf, pageRequestOf, queryValue, type OperationContext, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';
-import { scheduleRequestOf, type ScheduleRequest } from '../schedules/schedule.request.js';
+import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';
 import type { SchedulesService } from '../schedules/schedules.service.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
 import type { Operation, Subscription, SubscriptionStatus } from './subscriptions.rules.js';

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { outboxEntry, type OutboxEntry } from '../events/outbox.js';
+import { outboxEntry, type OutboxEntry } from './outbox.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import { ScheduleClock } from '../schedules/schedule.clock.js';
+import { ScheduleClock } from './schedule.clock.js';
 import type { Change, CommandPlan, StoredSchedule } from '../schedules/schedule.rules.js';
 import type { ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 

@@ -7,7 +7,7 @@ import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { planCommand, type CommandPlan } from '../schedules/schedule.rules.js';
-import type { ScheduleRequest } from '../schedules/schedule.request.js';
+import type { ScheduleRequest } from './schedule.request.js';
 import type { CommandState, SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,

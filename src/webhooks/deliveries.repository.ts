@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { bulkWriteInParts, ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { bulkWriteInParts, ensureTtlIndex, insertNew } from '../db/mongo-helpers.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { Logger } from '../logger.js';
 import { EVENT_RETENTION_MS } from '../events/events.repository.js';

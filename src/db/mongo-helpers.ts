@@ -1,6 +1,6 @@
 /** Small MongoDB helpers shared by the events and webhooks repositories. */
 import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
-import { isDuplicateKeyError } from '../db/mongo.js';
+import { isDuplicateKeyError } from './mongo.js';
 import type { Logger } from '../logger.js';
 
 /** Inserts the documents; ones whose `_id` exists already are left as they are (a repeated step). */
