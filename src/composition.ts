@@ -22,9 +22,8 @@ import { createHttpServer, type HttpLimits } from './http/http-server.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { IdempotencyRepository } from './idempotency/idempotency.repository.js';
 import { KeyedMutex } from './lib/keyed-mutex.js';
-import { SchedulesRepository } from './schedules/schedules.repository.js';
-import { SchedulesService } from './schedules/schedules.service.js';
 import { ScheduleWorker } from './schedules/schedules.worker.js';
+import { ScheduleClock } from './subscriptions/schedule.clock.js';
 import type { Logger } from './logger.js';
 import { SubscriptionsRepository } from './subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
@@ -77,7 +76,7 @@ export interface Service extends Domain {
 
 export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs'>, mutex = new KeyedMutex()): Promise<Domain> {
   const merchants = new MerchantsRepository(db);
-  const subscriptionsRepository = new SubscriptionsRepository(db);
+  const subscriptionsRepository = new SubscriptionsRepository(db, { clock: new ScheduleClock(db) });
   await Promise.all([merchants.ensureIndexes(), subscriptionsRepository.ensureIndexes()]);
   return {
     merchants,
@@ -111,10 +110,13 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const backgroundBulk = new BulkRepository(background, retentionMs);
   await bulkRepository.ensureIndexes();
   const dispatcher = new BulkDispatcher(backgroundBulk, queue, log);
-  const workerSubscriptions = new SubscriptionsService(new SubscriptionsRepository(background), mutex);
-  const schedules = new ScheduleWorker(new SchedulesRepository(background), mutex, config.schedulePollMs, log);
+  const clock = new ScheduleClock(background);
+  const backgroundSubscriptions = new SubscriptionsRepository(background, { clock });
+  const workerSubscriptions = new SubscriptionsService(backgroundSubscriptions, mutex);
+  const schedules = new ScheduleWorker(workerSubscriptions, clock, config.schedulePollMs, log);
   const webhooks = await composeEventsAndWebhooks(database, config, concurrency, {
-    changes: [subscriptions.changes, workerSubscriptions.changes, schedules.changes],
+    changes: [subscriptions.changes, workerSubscriptions.changes],
+    outboxes: backgroundSubscriptions,
     bulkStatus: new BulkStatusService(backgroundBulk),
     mutex,
     busy: () => bulkWorker.busy || schedules.busy,
@@ -146,7 +148,6 @@ export async function composeService(database: Database, config: ServiceConfig, 
       createApp({
         auth,
         subscriptions,
-        schedules: new SchedulesService(subscriptionsRepository, mutex),
         bulk,
         bulkStatus: new BulkStatusService(bulkRepository),
         webhooks: webhooks.handlers,

@@ -1,4 +1,4 @@
-/** Small MongoDB helpers shared by the events and webhooks repositories. */
+/** Small MongoDB helpers shared by the repositories. */
 import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
 import { isDuplicateKeyError } from './mongo.js';
 import type { Logger } from '../logger.js';
@@ -24,20 +24,15 @@ export async function ensureTtlIndex<T extends Document>(collection: Collection<
   }
 }
 
-/**
- * Statements per write command. FerretDB v1 (SQLite) holds a connection for each statement of an
- * update command until the whole command ends: measured here, a bulkWrite of 100 updateOne with
- * other work going on exhausted its pool and stopped every client (a goroutine dump showed the
- * command holding 100 open result sets while waiting for one more connection). MongoDB has no
- * such limit; a few more round trips cost little.
- */
-const STATEMENTS_PER_COMMAND = 16;
-
-/** bulkWrite in commands of at most STATEMENTS_PER_COMMAND statements, one after another; resolves to how many documents they modified. */
-export async function bulkWriteInParts<T extends Document>(collection: Collection<T>, operations: readonly AnyBulkWriteOperation<T>[]): Promise<number> {
+/** bulkWrite in commands of at most `perCommand` statements (undefined: one command), one after another; resolves to how many documents they modified. */
+export async function bulkWriteInParts<T extends Document>(
+  collection: Collection<T>,
+  operations: readonly AnyBulkWriteOperation<T>[],
+  perCommand = operations.length,
+): Promise<number> {
   let modified = 0;
-  for (let i = 0; i < operations.length; i += STATEMENTS_PER_COMMAND) {
-    modified += (await collection.bulkWrite(operations.slice(i, i + STATEMENTS_PER_COMMAND), { ordered: false })).modifiedCount;
+  for (let i = 0; i < operations.length; i += perCommand) {
+    modified += (await collection.bulkWrite(operations.slice(i, i + perCommand), { ordered: false })).modifiedCount;
   }
   return modified;
 }

@@ -8,10 +8,11 @@
  */
 import { uuidv7Named } from '../lib/ids.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
-import { toSubscription } from '../subscriptions/subscriptions.repository.js';
+import { RETRY } from '../lib/retry.js';
+import { toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
-import type { Event, EventsRepository, OutboxHolder } from './events.repository.js';
+import type { Event, EventsRepository } from './events.repository.js';
 import { eventTypeOf, subscriptionEventId } from '../subscriptions/outbox.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
@@ -27,7 +28,7 @@ export interface EventSink {
  * the due schedules (bench (e): schedule lag p99 24.5 s against 7 s).
  */
 const SWEEP_EVERY_MS = 5 * 60_000;
-const RETRY_MS = 5_000;
+const RETRY_MS = RETRY.eventsRelay.delayMs;
 const SWEEP_BATCH = 200;
 /** How long a relay after a change waits for others to join it: under load, fewer and larger batches (each costs an event insert, an outbox clear, a deliveries insert and a delivery job). */
 const GATHER_MS = 50;
@@ -59,6 +60,8 @@ export class EventsRelay {
 
   constructor(
     private readonly repository: EventsRepository,
+    /** Where the outboxes are: the subscriptions' one store. */
+    private readonly outboxes: Pick<SubscriptionsRepository, 'outboxes' | 'clearOutboxes'>,
     private readonly sink: EventSink,
     log: Logger,
     /**
@@ -77,7 +80,7 @@ export class EventsRelay {
 
   /** Relays the outboxes of these subscriptions (or, for the sweep, of any); returns how many subscriptions had some. */
   async relay(ids?: readonly string[]): Promise<number> {
-    const holders = await this.repository.outboxes(ids, ids?.length ?? SWEEP_BATCH);
+    const holders = await this.outboxes.outboxes(ids, ids?.length ?? SWEEP_BATCH);
     const byMerchant = new Map<string, OutboxHolder[]>();
     for (const holder of holders) {
       const group = byMerchant.get(holder.merchantId) ?? [];
@@ -89,7 +92,7 @@ export class EventsRelay {
       await this.emit(merchantId, events);
       await this.mutex.runAll(
         group.map((h) => h._id),
-        () => this.repository.clearOutboxes(group),
+        () => this.outboxes.clearOutboxes(group),
       );
       for (const event of events) this.log.info({ eventId: event.id, type: event.type }, 'event recorded');
     }

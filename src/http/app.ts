@@ -3,7 +3,6 @@ import Koa from 'koa';
 import type { AuthService } from '../auth/auth.service.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
-import type { SchedulesService } from '../schedules/schedules.service.js';
 import { bulkRequestHandlers } from '../bulk/bulk.handlers.js';
 import type { BulkStatusService } from '../bulk/bulk.status.js';
 import { subscriptionCommandHandlers, subscriptionReadHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
@@ -24,7 +23,6 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_RE
 export interface AppDependencies {
   readonly auth: AuthService;
   readonly subscriptions: SubscriptionsService;
-  readonly schedules: SchedulesService;
   readonly bulk: BulkAcceptor;
   readonly bulkStatus: BulkStatusService;
   /** Events and webhook endpoints (src/webhooks/webhooks.compose.ts). */
@@ -39,7 +37,7 @@ export interface AppDependencies {
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, subscriptions, schedules, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
+  const { auth, subscriptions, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
   const commands = subscriptionCommandHandlers(subscriptions, bulk);
   // Commands are made safe to retry; reads are safe as they are.
@@ -48,7 +46,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
     bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
-    ...subscriptionReadHandlers(subscriptions, schedules),
+    ...subscriptionReadHandlers(subscriptions),
     ...bulkRequestHandlers(bulkStatus),
     ...webhooks,
   };

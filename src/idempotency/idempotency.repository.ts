@@ -5,6 +5,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import type { Logger } from '../logger.js';
+import { RETRY } from '../lib/retry.js';
 
 interface IdempotencyDocument {
   _id: string;
@@ -57,7 +58,7 @@ export class IdempotencyRepository {
 
   async claim(merchantId: string, key: string, fingerprint: string, now = new Date()): Promise<Claim> {
     const _id = `${merchantId}:${key}`;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < RETRY.idempotencyClaim.attempts; attempt++) {
       try {
         await this.collection.insertOne({ _id, fingerprint, state: 'in_flight', createdAt: now, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) });
         return { kind: 'new' };

@@ -6,7 +6,6 @@ import type { components, operations } from '../../generated/openapi.js';
 import { nowMicros } from '../lib/clock.js';
 import { operationOf, pageRequestOf, queryValue, type OperationContext, type OperationHandler, type OperationHandlers } from '../operations/operation-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';
-import type { SchedulesService } from '../schedules/schedules.service.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
 import type { Operation, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
@@ -80,12 +79,11 @@ export function subscriptionCommandHandlers(
 /** Reads: a subscription, and the merchant's list of them; and dropping a subscription's schedule. */
 export function subscriptionReadHandlers(
   subscriptions: SubscriptionsService,
-  schedules: SchedulesService,
 ): Pick<OperationHandlers, 'getSubscription' | 'listSubscriptions' | 'deleteSubscriptionSchedule'> {
   return {
     deleteSubscriptionSchedule: async (c, ctx) => {
       const { merchant, subscriptionId } = operationOf(c);
-      ctx.body = pausedView(await schedules.drop(merchant.id, String(subscriptionId)));
+      ctx.body = pausedView(await subscriptions.dropSchedule(merchant.id, String(subscriptionId)));
     },
     getSubscription: async (c, ctx) => {
       const { merchant, subscriptionId } = operationOf(c);

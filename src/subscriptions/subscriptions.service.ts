@@ -1,27 +1,33 @@
 /**
- * Pause and resume of one subscription, called by the HTTP handlers and, for bulk commands,
- * by the job workers. Business rules only: the request's shape was checked at the edge.
+ * Every change of a subscription, whatever starts it: the HTTP handlers (pause, resume, dropping a
+ * schedule), the bulk workers (bulk commands) and the schedule workers (due schedules). Each is
+ * decided by the one table of rules (subscriptions.rules.ts) and written by the one store
+ * (subscriptions.repository.ts). Business rules only: the request's shape was checked at the edge.
  */
+import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
-import { planCommand, type CommandPlan } from '../schedules/schedule.rules.js';
+import { RETRY } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
-import type { CommandState, SubscriptionsRepository } from './subscriptions.repository.js';
+import type { CommandState, DueSubscription, FiringGroup, SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
   SubscriptionNotFoundError,
+  commandOf,
   decide,
   normaliseId,
+  planCommand,
   type ChangeCause,
+  type CommandPlan,
   type Operation,
   type Subscription,
   type SubscriptionStatus,
 } from './subscriptions.rules.js';
 
 /** A concurrent writer can flip the status between our update and our read; retry that many times. */
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
 
 /** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
 export const KEPT_CHANGING = 'status kept changing';
@@ -37,10 +43,34 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
   if (!state) return { outcome: 'skipped', reason: 'not_found' };
   if (state.mark) return { outcome: state.mark };
   try {
-    return decide(operation, state.status) === 'reject' ? { outcome: 'skipped', reason: 'cancelled' } : undefined;
+    return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled' ? { outcome: 'skipped', reason: 'cancelled' } : undefined;
   } catch (error) {
     return { outcome: 'failed', reason: (error as Error).message };
   }
+}
+
+/** What the rules read of a subscription as the API shows it. */
+function ruleStateOf(subscription: Subscription) {
+  return { status: subscription.status, pauseAt: subscription.schedule?.pauseAt ?? null, resumeAt: subscription.schedule?.resumeAt ?? null };
+}
+
+/** Due subscriptions read in the same state share one ruling and one conditional update. */
+function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
+  const groups = new Map<string, { state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
+  for (const subscription of due) {
+    const { status, pauseAt, resumeAt, nextScheduledAt } = subscription;
+    const key = JSON.stringify([status, pauseAt, resumeAt, nextScheduledAt]);
+    const group = groups.get(key) ?? { state: subscription, ruling: decide(subscription, { kind: 'FIRE', now }), ids: [] };
+    group.ids.push(subscription.id);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+/** What applying due schedules did: the groups as ruled, and which of their ids this call changed. */
+export interface Firings {
+  readonly groups: readonly FiringGroup[];
+  readonly ours: ReadonlySet<string>;
 }
 
 export class SubscriptionsService {
@@ -81,9 +111,9 @@ export class SubscriptionsService {
       }
       const current = await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
-      const decision = decide(operation, current.status);
-      if (decision === 'reject') throw new InvalidTransitionError(rawId, current.status, operation);
-      if (decision === 'noop') {
+      const { outcome } = decide(ruleStateOf(current), commandOf(operation, schedule));
+      if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
+      if (outcome === 'noop') {
         if (!plan.whenAlready) return current;
         // Already in the target status: only its schedule changes.
         const rescheduled = await this.repository.change(merchantId, id, { status: plan.already }, plan.whenAlready, nowTimestamp(), cause);
@@ -91,6 +121,51 @@ export class SubscriptionsService {
       }
     }
     throw new Error(`subscription ${id} kept changing under ${operation}; gave up after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /** Drops the pending pause and resume (`DELETE …/schedule`); the subscription as it is afterwards. */
+  async dropSchedule(merchantId: string, rawId: string): Promise<Subscription> {
+    const id = normaliseId(rawId);
+    if (id === undefined) throw new SubscriptionNotFoundError(rawId);
+    return this.mutex.run(id, async () => {
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const current = await this.repository.find(merchantId, id);
+        if (!current) throw new SubscriptionNotFoundError(rawId);
+        const { outcome, change } = decide(ruleStateOf(current), { kind: 'DROP_SCHEDULE' });
+        if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
+        if (!change) return current;
+        const expected = { status: current.status, schedule: current.schedule };
+        const changed = await this.repository.change(merchantId, id, expected, change, nowTimestamp(), { kind: 'api' });
+        if (changed) return changed;
+      }
+      throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);
+    });
+  }
+
+  /** Up to `limit` subscriptions with a schedule due now, earliest first; and the earliest pending time of any. */
+  due(limit: number): Promise<DueSubscription[]> {
+    return this.repository.due(nowTimestamp(), limit);
+  }
+
+  earliestScheduled(): Promise<string | undefined> {
+    return this.repository.earliestScheduled();
+  }
+
+  /**
+   * Applies these due schedules as read, holding their subscriptions: one conditional update per
+   * group read in the same state, so a schedule changed meanwhile does not fire in its old version
+   * (docs/design.md §9).
+   */
+  async fireDue(due: readonly DueSubscription[]): Promise<Firings> {
+    return this.mutex.runAll(
+      due.map((d) => d.id),
+      async () => {
+        const groups = grouped(due, nowTimestamp());
+        const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
+        this.changes.notify(groups.filter((g) => g.ruling.event).flatMap((g) => g.ids.filter((id) => ours.has(id))));
+        return { groups, ours };
+      },
+    );
   }
 
   /**

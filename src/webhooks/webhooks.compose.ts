@@ -15,6 +15,7 @@ import { EventsService } from '../events/events.service.js';
 import type { OperationHandlers } from '../operations/operation-context.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { ChangeNotifier } from '../lib/change-notifier.js';
+import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import { DeliveriesRepository } from './deliveries.repository.js';
 import { DeliveryQueue } from './delivery.queue.js';
 import { EndpointsRepository } from './endpoints.repository.js';
@@ -44,7 +45,7 @@ export async function composeEventsAndWebhooks(
   database: Pick<Database, 'db' | 'background' | 'capabilities'>,
   config: WebhooksConfig,
   concurrency: number,
-  deps: { readonly changes: readonly ChangeNotifier[]; readonly bulkStatus: BulkStatusService; readonly mutex: KeyedMutex; readonly busy: () => boolean },
+  deps: { readonly changes: readonly ChangeNotifier[]; readonly outboxes: SubscriptionsRepository; readonly bulkStatus: BulkStatusService; readonly mutex: KeyedMutex; readonly busy: () => boolean },
   log: Logger,
 ): Promise<EventsAndWebhooks> {
   const { db, background, capabilities } = database;
@@ -71,7 +72,7 @@ export async function composeEventsAndWebhooks(
     { allowPrivateUrls, retryDelaysMs: config.webhookRetryDelaysMs },
     log,
   );
-  const relay = new EventsRelay(backgroundEvents, worker, log, deps.mutex, deps.busy);
+  const relay = new EventsRelay(backgroundEvents, deps.outboxes, worker, log, deps.mutex, deps.busy);
   for (const changes of deps.changes) changes.onChange((ids) => relay.relaySoon(ids));
   const endpoints = new EndpointsService(endpointsRepository, allowPrivateUrls);
   return {

@@ -12,6 +12,7 @@
  */
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
+import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import type { Event, EventsRepository } from '../events/events.repository.js';
 import type { EventSink } from '../events/events.relay.js';
@@ -26,7 +27,7 @@ export const DISABLE_AFTER = 5;
 const SEND_CONCURRENCY = 16;
 const SWEEP_EVERY_MS = 30_000;
 /** A pending delivery this long past due has no job that will take it. */
-const OVERDUE_AFTER_MS = 120_000;
+const OVERDUE_AFTER_MS = RETRY.overdueDelivery.delayMs;
 const EXPIRY_SWEEP_EVERY = 20;
 
 export class WebhooksWorker implements EventSink, Resender {
