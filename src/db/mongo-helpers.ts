@@ -1,7 +1,6 @@
 /** Small MongoDB helpers shared by the repositories. */
 import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
 import { isDuplicateKeyError } from './mongo.js';
-import type { Logger } from '../logger.js';
 
 /** Inserts the documents; ones whose `_id` exists already are left as they are (a repeated step). */
 export async function insertNew<T extends Document>(collection: Collection<T>, docs: readonly T[]): Promise<void> {
@@ -10,17 +9,6 @@ export async function insertNew<T extends Document>(collection: Collection<T>, d
     await collection.insertMany(docs as never[], { ordered: false });
   } catch (error) {
     if (!isDuplicateKeyError(error)) throw error;
-  }
-}
-
-/** A TTL index on `expiresAt` where the server has them; elsewhere (FerretDB v1) the caller's sweep deletes instead. */
-export async function ensureTtlIndex<T extends Document>(collection: Collection<T>, ttlIndexes: boolean, log: Logger, what: string): Promise<void> {
-  try {
-    await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expires' });
-  } catch (error) {
-    if (ttlIndexes) throw error;
-    const reason = error instanceof Error ? error.message : String(error);
-    log.warn({ reason }, `no TTL index for ${what}; expired ones are swept periodically instead`);
   }
 }
 

@@ -7,7 +7,7 @@
  * it, and by the sweep that worker processes run.
  */
 import { uuidv7Named } from '../lib/ids.js';
-import type { KeyedMutex } from '../lib/keyed-mutex.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { RETRY } from '../lib/retry.js';
 import { toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
@@ -34,8 +34,6 @@ const SWEEP_BATCH = 200;
 const GATHER_MS = 50;
 /** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
 const DEFER_AT_MOST_MS = 30_000;
-/** Expired events are removed every this many sweeps, hourly (where the server has no TTL index to do it). */
-const EXPIRY_SWEEP_EVERY = 12;
 
 /** The subscription as the read showed it right after each change: as stored now, with the status and time of the change. */
 function eventsOf(holder: OutboxHolder): Event[] {
@@ -51,7 +49,6 @@ function eventsOf(holder: OutboxHolder): Event[] {
 export class EventsRelay {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
-  private sweeps = 0;
   /** The sweep under way, if any: a tick that comes while one runs is skipped. */
   private sweeping: Promise<void> | undefined;
   /** Changed subscriptions whose outboxes the next relay takes. */
@@ -71,7 +68,7 @@ export class EventsRelay {
      * were undone that way and applied again (test/schedules-workers.test.ts). MongoDB updates
      * atomically; across processes FerretDB cannot be helped (docs/design.md §8).
      */
-    private readonly mutex: KeyedMutex,
+    private readonly mutex: PerKeyQueue,
     /** Whether this process is applying a bulk request, which the relay lets finish first (at most DEFER_AT_MOST_MS). */
     private readonly busy: () => boolean = () => false,
   ) {
@@ -175,7 +172,6 @@ export class EventsRelay {
         await this.idle();
         more = (await this.relay()) === SWEEP_BATCH;
       }
-      if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) await this.repository.deleteExpired();
     } catch (error) {
       this.log.warn({ err: error }, 'events sweep failed');
     }

@@ -3,8 +3,8 @@
  * subscription documents are the subscriptions store's (src/subscriptions/outbox.ts).
  */
 import type { Collection, Db } from 'mongodb';
-import type { Logger } from '../logger.js';
-import { ensureTtlIndex, insertNew } from '../db/mongo-helpers.js';
+import { insertNew } from '../db/mongo-helpers.js';
+import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { EventType } from '../subscriptions/outbox.js';
@@ -31,8 +31,8 @@ export class EventsRepository {
     this.events = db.collection<EventDocument>('events');
   }
 
-  async ensureIndexes(ttlIndexes: boolean, log: Logger): Promise<void> {
-    await ensureTtlIndex(this.events, ttlIndexes, log, 'events');
+  async ensureIndexes(ttlIndexes: boolean): Promise<void> {
+    await ensureTtlIndex(this.events, ttlIndexes);
     await Promise.all([
       this.events.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_events' }),
       this.events.createIndex({ merchantId: 1, type: 1, _id: -1 }, { name: 'merchant_events_by_type' }),

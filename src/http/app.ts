@@ -1,6 +1,8 @@
 /** The Koa application: request context, errors, body, then the spec's operations. */
 import Koa from 'koa';
 import type { AuthService } from '../auth/auth.service.js';
+import type { eventHandlers } from '../events/events.handlers.js';
+import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { bulkRequestHandlers } from '../bulk/bulk.handlers.js';
@@ -15,7 +17,6 @@ import type { RateLimiter } from './rate-limit.js';
 import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { OperationHandlers } from '../operations/operation-context.js';
-import type { EventsAndWebhooks } from '../webhooks/webhooks.compose.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
@@ -25,8 +26,8 @@ export interface AppDependencies {
   readonly subscriptions: SubscriptionsService;
   readonly bulk: BulkAcceptor;
   readonly bulkStatus: BulkStatusService;
-  /** Events and webhook endpoints (src/webhooks/webhooks.compose.ts). */
-  readonly webhooks: EventsAndWebhooks['handlers'];
+  /** Events and webhook endpoints (src/events/events.handlers.ts, src/webhooks/webhooks.handlers.ts). */
+  readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers>;
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;

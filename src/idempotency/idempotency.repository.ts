@@ -4,7 +4,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
-import type { Logger } from '../logger.js';
+import { ensureTtlIndex } from '../db/retention.js';
 import { RETRY } from '../lib/retry.js';
 
 interface IdempotencyDocument {
@@ -43,17 +43,9 @@ export class IdempotencyRepository {
     this.collection = db.collection<IdempotencyDocument>('idempotencyKeys');
   }
 
-  /** A TTL index where the server has them; `deleteExpired` sweeps where it does not. */
-  /** Only a server without TTL indexes (capabilities.ttlIndexes false) may refuse this one: keys are swept there instead. */
-  async ensureIndexes(ttlIndexes: boolean, log: Logger): Promise<void> {
-    try {
-      await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expires' });
-    } catch (error) {
-      if (ttlIndexes) throw error;
-      // Expected on such a server (docs/design.md §8), so the reason without a stack.
-      const reason = error instanceof Error ? error.message : String(error);
-      log.warn({ reason }, 'no TTL index for idempotency keys; expired keys are swept periodically instead');
-    }
+  /** A TTL index where the server has them; the retention sweeper calls `deleteExpired` where it does not (db/retention.ts). */
+  async ensureIndexes(ttlIndexes: boolean): Promise<void> {
+    await ensureTtlIndex(this.collection, ttlIndexes);
   }
 
   async claim(merchantId: string, key: string, fingerprint: string, now = new Date()): Promise<Claim> {

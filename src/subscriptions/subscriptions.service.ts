@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
-import { KeyedMutex } from '../lib/keyed-mutex.js';
+import { KeyedMutex, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
@@ -80,7 +80,7 @@ export class SubscriptionsService {
   constructor(
     private readonly repository: SubscriptionsRepository,
     /** Shared by every service instance of a process that changes subscriptions (requests and workers). */
-    private readonly mutex = new KeyedMutex(),
+    private readonly mutex: PerKeyQueue = new KeyedMutex(),
   ) {}
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {

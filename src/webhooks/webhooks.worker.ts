@@ -28,12 +28,10 @@ const SEND_CONCURRENCY = 16;
 const SWEEP_EVERY_MS = 30_000;
 /** A pending delivery this long past due has no job that will take it. */
 const OVERDUE_AFTER_MS = RETRY.overdueDelivery.delayMs;
-const EXPIRY_SWEEP_EVERY = 20;
 
 export class WebhooksWorker implements EventSink, Resender {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
-  private sweeps = 0;
 
   constructor(
     private readonly endpoints: EndpointsRepository,
@@ -91,7 +89,6 @@ export class WebhooksWorker implements EventSink, Resender {
         this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
         await this.queue.enqueue(overdue);
       }
-      if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) await this.deliveries.deleteExpired();
     } catch (error) {
       this.log.warn({ err: error }, 'webhook delivery sweep failed');
     }
