@@ -1,8 +1,8 @@
 /**
  * Applies due schedules, beside the bulk workers (docs/design.md §9): every poll interval it reads
  * the due subscriptions, earliest first, and applies them in chunks through SubscriptionsService,
- * each with a few round trips of conditional updates (subscriptions.repository.ts `fire`). No job per subscription: 100,000 schedules due
- * in the same minute are 200 chunks. A schedule that fell due while no worker ran (the service
+ * each with a few round trips of conditional updates (subscriptions.repository.ts `fire`). No job
+ * per subscription: 100,000 schedules due in the same minute are 200 chunks. A schedule that fell due while no worker ran (the service
  * was stopped) is simply due at the next poll. A worker killed mid-chunk loses nothing: what it
  * did not write is still due, and what it wrote no longer is.
  */
