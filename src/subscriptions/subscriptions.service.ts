@@ -111,12 +111,12 @@ export class SubscriptionsService {
       }
       const current = await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
-      const { outcome } = decide(ruleStateOf(current), commandOf(operation, schedule));
+      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, schedule));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
       if (outcome === 'noop') {
-        if (!plan.whenAlready) return current;
+        if (!change) return current;
         // Already in the target status: only its schedule changes.
-        const rescheduled = await this.repository.change(merchantId, id, { status: plan.already }, plan.whenAlready, nowTimestamp(), cause);
+        const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, nowTimestamp(), cause);
         if (rescheduled) return rescheduled;
       }
     }
@@ -142,11 +142,12 @@ export class SubscriptionsService {
     });
   }
 
-  /** Up to `limit` subscriptions with a schedule due now, earliest first; and the earliest pending time of any. */
+  /** Up to `limit` subscriptions with a schedule due now, earliest first. */
   due(limit: number): Promise<DueSubscription[]> {
     return this.repository.due(nowTimestamp(), limit);
   }
 
+  /** The earliest pending time of any subscription. */
   earliestScheduled(): Promise<string | undefined> {
     return this.repository.earliestScheduled();
   }
