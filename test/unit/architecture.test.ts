@@ -1,7 +1,8 @@
 /**
  * How the folders of src/ depend on each other, read from the source: one way only (no folder
  * imports one that imports it back), and `lib/` imports nothing of ours. A file at the root of
- * src/ counts as a folder of its own.
+ * src/ counts as a folder of its own. And one store per collection: each collection is named by
+ * one module only.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -66,6 +67,25 @@ function cycles(graph: Map<string, Set<string>>): string[][] {
   for (const node of graph.keys()) if (!index.has(node)) visit(node);
   return found;
 }
+
+/** Collection name → the files that name it (`db.collection('x')`, `collection: 'x'`, `X_COLLECTION = 'x'`). */
+function collectionOwners(files = sourceFiles(SRC)): Map<string, string[]> {
+  const owners = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    const names = new Set([...text.matchAll(/\.collection(?:<[^>]*>)?\(\s*'([^']+)'|collection: '([^']+)'|_COLLECTION = '([^']+)'/g)].map((m) => m[1] ?? m[2] ?? m[3]!));
+    for (const name of names) owners.set(name, [...(owners.get(name) ?? []), relative(SRC, file)]);
+  }
+  return owners;
+}
+
+describe('one store per collection', () => {
+  it('each collection is named by one module of src/ only', () => {
+    const owners = collectionOwners();
+    expect(owners.get('subscriptions')).toEqual([join('subscriptions', 'subscriptions.repository.ts')]);
+    expect([...owners].filter(([, files]) => files.length > 1)).toEqual([]);
+  });
+});
 
 describe('folder dependencies of src/', () => {
   const graph = folderGraph();
