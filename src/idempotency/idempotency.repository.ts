@@ -5,7 +5,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import { RETRY } from '../lib/retry.js';
+import { RETRY, untilSettled } from '../lib/retry.js';
 
 interface IdempotencyDocument {
   _id: string;
@@ -50,7 +50,7 @@ export class IdempotencyRepository {
 
   async claim(merchantId: string, key: string, fingerprint: string, now = new Date()): Promise<Claim> {
     const _id = `${merchantId}:${key}`;
-    for (let attempt = 0; attempt < RETRY.idempotencyClaim.attempts; attempt++) {
+    const claim = await untilSettled(RETRY.idempotencyClaim, async (): Promise<Claim | undefined> => {
       try {
         await this.collection.insertOne({ _id, fingerprint, state: 'in_flight', createdAt: now, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) });
         return { kind: 'new' };
@@ -58,18 +58,18 @@ export class IdempotencyRepository {
         if (!isDuplicateKeyError(error)) throw error;
       }
       const existing = await this.collection.findOne({ _id });
-      if (!existing) continue;
+      if (!existing) return undefined;
       const abandoned = existing.state === 'in_flight' && now.getTime() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
       if (existing.expiresAt <= now || abandoned) {
         await this.collection.deleteOne({ _id, createdAt: existing.createdAt });
-        continue;
+        return undefined;
       }
       if (existing.state === 'in_flight') return { kind: 'in_flight' };
       if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
       const { status, body, location } = existing;
       return { kind: 'replay', response: { status: status!, body, ...(location ? { location } : {}) } };
-    }
-    return { kind: 'in_flight' };
+    });
+    return claim ?? { kind: 'in_flight' };
   }
 
   async complete(merchantId: string, key: string, response: StoredResponse): Promise<void> {

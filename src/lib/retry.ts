@@ -47,3 +47,15 @@ export const RETRY = Object.freeze({
  */
 export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
 
+
+/**
+ * The one retry loop: runs `attempt` up to `policy.attempts` times, until it settles (returns a
+ * value other than undefined); undefined when no attempt did. An error ends it at once.
+ */
+export async function untilSettled<T>(policy: ImmediateRetry, attempt: (n: number) => Promise<T | undefined>): Promise<T | undefined> {
+  for (let n = 0; n < policy.attempts; n++) {
+    const settled = await attempt(n);
+    if (settled !== undefined) return settled;
+  }
+  return undefined;
+}

@@ -9,7 +9,7 @@ import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
-import { RETRY } from '../lib/retry.js';
+import { RETRY, untilSettled } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import type { CommandState, DueSubscription, FiringGroup, SubscriptionsRepository } from './subscriptions.repository.js';
 import {
@@ -103,7 +103,7 @@ export class SubscriptionsService {
 
   private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation, schedule: ScheduleRequest | undefined, cause: ChangeCause): Promise<Subscription> {
     const plan = planCommand(operation, schedule);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const settled = await untilSettled(RETRY.concurrentWriter, async () => {
       const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
       if (changed) {
         this.changes.notify([id]);
@@ -113,13 +113,12 @@ export class SubscriptionsService {
       if (!current) throw new SubscriptionNotFoundError(rawId);
       const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, schedule));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
-      if (outcome === 'noop') {
-        if (!change) return current;
-        // Already in the target status: only its schedule changes.
-        const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, nowTimestamp(), cause);
-        if (rescheduled) return rescheduled;
-      }
-    }
+      if (outcome !== 'noop') return undefined;
+      if (!change) return current;
+      // Already in the target status: only its schedule changes.
+      return this.repository.change(merchantId, id, { status: current.status }, change, nowTimestamp(), cause);
+    });
+    if (settled) return settled;
     throw new Error(`subscription ${id} kept changing under ${operation}; gave up after ${MAX_ATTEMPTS} attempts`);
   }
 
@@ -128,16 +127,16 @@ export class SubscriptionsService {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
     return this.mutex.run(id, async () => {
-      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const settled = await untilSettled(RETRY.concurrentWriter, async () => {
         const current = await this.repository.find(merchantId, id);
         if (!current) throw new SubscriptionNotFoundError(rawId);
         const { outcome, change } = decide(ruleStateOf(current), { kind: 'DROP_SCHEDULE' });
         if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        const changed = await this.repository.change(merchantId, id, expected, change, nowTimestamp(), { kind: 'api' });
-        if (changed) return changed;
-      }
+        return this.repository.change(merchantId, id, expected, change, nowTimestamp(), { kind: 'api' });
+      });
+      if (settled) return settled;
       throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);
     });
   }
@@ -199,11 +198,13 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     const outcomes = new Map<string, CommandOutcome>();
     let open = [...ids];
-    for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
+    if (open.length === 0) return outcomes;
+    await untilSettled(RETRY.concurrentWriter, async () => {
       const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, nowTimestamp(), cause);
       if (allApplied) {
         for (const id of open) outcomes.set(id, { outcome: 'applied' });
-        return outcomes;
+        open = [];
+        return true;
       }
       const states = await this.repository.commandStates(merchantId, open, requestId);
       open = open.filter((id) => {
@@ -211,7 +212,8 @@ export class SubscriptionsService {
         if (outcome) outcomes.set(id, outcome);
         return !outcome;
       });
-    }
+      return open.length === 0 || undefined;
+    });
     // Still neither marked nor cancelled: another writer kept flipping them between our updates.
     for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
     return outcomes;
