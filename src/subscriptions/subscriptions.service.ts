@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
-import { KeyedMutex, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
@@ -79,8 +79,12 @@ export class SubscriptionsService {
 
   constructor(
     private readonly repository: SubscriptionsRepository,
-    /** Shared by every service instance of a process that changes subscriptions (requests and workers). */
-    private readonly mutex: PerKeyQueue = new KeyedMutex(),
+    /**
+     * Shared by every service instance of a process that changes subscriptions (requests and
+     * workers): a KeyedMutex where the server's conditional update is not atomic, else UNQUEUED
+     * (decided by the composition root, src/db/workarounds.ts).
+     */
+    private readonly mutex: PerKeyQueue,
   ) {}
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
