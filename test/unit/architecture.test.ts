@@ -103,6 +103,11 @@ describe('folder dependencies of src/', () => {
     expect([...(graph.get('subscriptions') ?? [])].filter((to) => features.includes(to))).toEqual([]);
   });
 
+  it('db/ imports no folder of ours but lib/ (root modules such as the logger aside)', () => {
+    const folders = new Set(readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name));
+    expect([...(graph.get('db') ?? [])].filter((to) => folders.has(to) && to !== 'lib')).toEqual([]);
+  });
+
   it('finds a cycle when there is one (the check itself can fail)', () => {
     const withCycle = new Map([
       ['a', new Set(['b'])],
