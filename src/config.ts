@@ -2,6 +2,8 @@
  * The service's configuration: read once from the environment at boot, typed and frozen.
  * Nothing else in the code reads process.env.
  */
+import { WEBHOOK_RETRY_DELAYS_MS } from './lib/retry.js';
+
 export type EmbeddedEngine = 'auto' | 'memory-server' | 'ferretdb';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -93,7 +95,6 @@ function flag(env: Env, name: string, fallback: boolean): boolean {
 }
 
 /** 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: about a day (Standard Webhooks' recommendation). */
-const WEBHOOK_RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];
 
 function delays(env: Env, name: string, fallback: readonly number[]): readonly number[] {
   const raw = env[name];

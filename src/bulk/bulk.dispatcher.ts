@@ -5,13 +5,14 @@
  * process stopped, the database failed) is simply done again by the sweep that workers run.
  */
 import { nowTimestamp, timestampBefore } from '../lib/clock.js';
+import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import { chunkIds, chunked } from './bulk.chunks.js';
 import type { BulkQueue } from './bulk.queue.js';
 import type { BulkRepository } from './bulk.repository.js';
 
 /** A request accepted this long ago and still not dispatched was left by a process that stopped. */
-const STRAGGLER_AFTER_MS = 5_000;
+const STRAGGLER_AFTER_MS = RETRY.undispatchedBulk.delayMs;
 const SWEEP_BATCH = 20;
 
 export class BulkDispatcher {

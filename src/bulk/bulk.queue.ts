@@ -1,29 +1,23 @@
 /**
- * Agenda v6 in the service's own database, and nothing else: the producer side stores one job per
- * chunk (`enqueue`), the consumer side runs jobs through the handlers it is given (`consume`)
+ * The bulk chunks' queue (src/db/job-queue.ts, in `bulkJobs`): the producer side stores one job
+ * per chunk (`enqueue`), the consumer side runs jobs through the handlers it is given (`consume`)
  * and drains them on stop. What a chunk is and how it is applied live in bulk.chunks.ts and
  * bulk.worker.ts.
  *
  * A worker that dies holding a job loses its lock after `lockLifetimeMs` and another takes the
- * job; a job that throws is retried with exponential backoff. Running a chunk twice is safe
- * (bulk.worker.ts), which is what makes both of these harmless.
+ * job; a job that throws is retried with exponential backoff (RETRY.bulkChunk). Running a chunk
+ * twice is safe (bulk.worker.ts), which is what makes both of these harmless.
  */
-import { Agenda, backoffStrategies, type Job } from 'agenda';
-import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db } from 'mongodb';
-import { drainAgenda, runRenewingLock } from '../lib/agenda-jobs.js';
+import { JobQueue, type JobQueueOptions } from '../db/job-queue.js';
+import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import type { ChunkJobData } from './bulk.chunks.js';
 
 export const JOB_NAME = 'bulk-chunk';
 export const JOBS_COLLECTION = 'bulkJobs';
 
-export interface QueueOptions {
-  /** Chunks one process applies at once; 0 runs none (an HTTP-only process). */
-  readonly concurrency: number;
-  readonly lockLifetimeMs: number;
-  readonly pollIntervalMs: number;
-}
+export type QueueOptions = JobQueueOptions;
 
 export interface ChunkHandlers {
   /** Applies one chunk; throws to have it retried later. */
@@ -33,9 +27,8 @@ export interface ChunkHandlers {
 }
 
 export class BulkQueue {
-  private readonly agenda: Agenda;
+  private readonly queue: JobQueue<ChunkJobData>;
   private readonly log: Logger;
-  private consuming = false;
 
   constructor(
     db: Db,
@@ -43,56 +36,32 @@ export class BulkQueue {
     private readonly options: QueueOptions,
   ) {
     this.log = log.child({ component: 'bulk' });
-    this.agenda = new Agenda({
-      backend: new MongoBackend({ mongo: db, collection: JOBS_COLLECTION }),
-      processEvery: options.pollIntervalMs,
-      defaultLockLifetime: options.lockLifetimeMs,
-      maxConcurrency: Math.max(options.concurrency, 1),
-      lockLimit: Math.max(options.concurrency, 1) * 2,
-      removeOnComplete: true,
-    });
-    this.agenda.on('error', (error: Error) => this.log.error({ err: error }, 'job queue error'));
+    // One chunk locked ahead of each running one, so that a slot does not idle between chunks.
+    this.queue = new JobQueue(db, this.log, { collection: JOBS_COLLECTION, jobName: JOB_NAME, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk }, options);
   }
 
   /** Stores one job per chunk; resolves once every one is durable. */
   async enqueue(chunkIds: readonly string[]): Promise<void> {
-    await this.agenda.ready;
-    await Promise.all(chunkIds.map((chunkId) => this.agenda.create<ChunkJobData>(JOB_NAME, { chunkId }).save()));
+    await this.queue.enqueue(chunkIds.map((chunkId) => ({ chunkId })));
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
   get isConsuming(): boolean {
-    return this.consuming;
+    return this.queue.isConsuming;
   }
 
   async consume(handlers: ChunkHandlers): Promise<void> {
-    await this.agenda.ready;
-    if (this.options.concurrency === 0) return;
+    await this.queue.consume(
+      ({ chunkId }) => handlers.process(chunkId),
+      ({ chunkId }, error) => handlers.giveUp(chunkId, error),
+    );
+    if (!this.queue.isConsuming) return;
     const { concurrency, lockLifetimeMs } = this.options;
-    this.agenda.define<ChunkJobData>(JOB_NAME, (job) => this.run(job, handlers), {
-      concurrency,
-      // One chunk locked ahead of each running one: Agenda starts a locked job as soon as a slot
-      // frees, but locks new ones only every poll interval, which would idle a slot between chunks.
-      lockLimit: concurrency * 2,
-      lockLifetime: lockLifetimeMs,
-      backoff: backoffStrategies.exponential({ delay: 500, factor: 2, maxDelay: 30_000, maxRetries: 10, jitter: 0.2 }),
-    });
-    this.agenda.on(`retry exhausted:${JOB_NAME}`, (error: Error, job: { attrs: { data: unknown } }) => {
-      handlers.giveUp((job.attrs.data as ChunkJobData).chunkId, error).catch((e: unknown) => this.log.error({ err: e }, 'could not record a chunk that failed for good'));
-    });
-    await this.agenda.start();
-    this.consuming = true;
     this.log.info({ concurrency, lockLifetimeMs }, 'bulk workers started');
   }
 
-  private run(job: Job<ChunkJobData>, handlers: ChunkHandlers): Promise<void> {
-    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => handlers.process(job.attrs.data.chunkId));
-  }
-
-  /** Lets in-flight chunks finish within the deadline (lib/agenda-jobs.ts). */
+  /** Lets in-flight chunks finish within the deadline (db/job-queue.ts). */
   async stop(deadlineMs: number): Promise<void> {
-    if (!this.consuming) return;
-    this.consuming = false;
-    await drainAgenda(this.agenda, deadlineMs, this.log, 'bulk workers');
+    await this.queue.stop(deadlineMs);
   }
 }

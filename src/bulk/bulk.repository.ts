@@ -5,8 +5,9 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
+import { ensureTtlIndex } from '../db/retention.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
-import type { ScheduleRequest } from '../schedules/schedule.request.js';
+import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { chunkIds } from './bulk.chunks.js';
 import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
@@ -91,10 +92,14 @@ export class BulkRepository {
     this.finished = db.collection<FinishedChunkDocument>('bulkChunksFinished');
   }
 
-  async ensureIndexes(): Promise<void> {
+  /** With TTL indexes on the three collections where the server has them; the retention sweeper calls `deleteExpired` where it does not (db/retention.ts). */
+  async ensureIndexes(ttlIndexes: boolean): Promise<void> {
     await Promise.all([
       this.requests.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_requests' }),
       this.requests.createIndex({ dispatchedAt: 1 }, { name: 'undispatched' }),
+      ensureTtlIndex(this.requests, ttlIndexes),
+      ensureTtlIndex(this.chunks, ttlIndexes),
+      ensureTtlIndex(this.finished, ttlIndexes),
     ]);
   }
 

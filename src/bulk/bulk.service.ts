@@ -10,8 +10,8 @@ import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
-import type { Operation } from '../subscriptions/subscriptions.rules.js';
-import type { ScheduleRequest } from '../schedules/schedule.request.js';
+import { commandOf, decide, type Operation } from '../subscriptions/subscriptions.rules.js';
+import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkRepository, Rejection } from './bulk.repository.js';
@@ -35,11 +35,13 @@ export class BulkService {
     const requestId = uuidv7();
     const unique = [...new Set(subscriptionIds.map((id) => id.toLowerCase()))];
     const statuses = await this.subscriptions.ownedStatuses(merchantId, unique);
-    const accepted = unique.filter((id) => statuses.has(id) && statuses.get(id) !== 'cancelled');
+    // The rules' answer for the command on each status: a cancelled subscription never changes again.
+    const cancelled = (status: string) => decide({ status, pauseAt: null, resumeAt: null }, commandOf(operation, schedule)).outcome === 'cancelled';
+    const accepted = unique.filter((id) => statuses.has(id) && !cancelled(statuses.get(id)!));
     const rejected = unique.flatMap((subscriptionId): Rejection[] => {
       const status = statuses.get(subscriptionId);
       if (status === undefined) return [{ subscriptionId, reason: 'not_found' }];
-      return status === 'cancelled' ? [{ subscriptionId, reason: 'cancelled' }] : [];
+      return cancelled(status) ? [{ subscriptionId, reason: 'cancelled' }] : [];
     });
     const createdAt = nowTimestamp();
     try {

@@ -18,8 +18,6 @@ import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.j
 const SWEEP_EVERY_MS = 5_000;
 /** A chunk that ended this recently is taken as one of a request still being applied. */
 const BETWEEN_CHUNKS_MS = 250;
-/** Expired bulk requests are removed this often (where the server has no TTL index to do it). */
-const EXPIRY_SWEEP_EVERY = 120;
 
 /** Thrown while some commands of a chunk are unresolved (a concurrent writer kept interfering): Agenda retries the chunk. */
 class ChunkUnresolvedError extends Error {
@@ -32,7 +30,6 @@ export type CompletionHook = (merchantId: string, requestId: string) => Promise<
 export class BulkWorker implements ChunkHandlers {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
-  private sweeps = 0;
   private active = 0;
   private lastChunkAt = 0;
 
@@ -53,9 +50,6 @@ export class BulkWorker implements ChunkHandlers {
     if (!this.queue.isConsuming) return;
     this.sweeper = setInterval(() => {
       this.dispatcher.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'bulk dispatch sweep failed'));
-      if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) {
-        this.repository.deleteExpired().catch((error: unknown) => this.log.warn({ err: error }, 'bulk retention sweep failed'));
-      }
     }, SWEEP_EVERY_MS);
     this.sweeper.unref();
   }

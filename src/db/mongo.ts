@@ -11,6 +11,7 @@
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { ConnectionString } from 'mongodb-connection-string-url';
 import type { Logger } from '../logger.js';
+import { workaroundsFor } from './workarounds.js';
 
 export const DEFAULT_DB_NAME = 'subscriptions';
 
@@ -22,6 +23,8 @@ export interface Capabilities {
   readonly atomicConditionalUpdate: boolean;
   /** Writes from several connections proceed in parallel (FerretDB's SQLite backend: one writer per database). */
   readonly parallelWriters: boolean;
+  /** A query on an indexed field other than `_id` is served by its index (FerretDB's SQLite backend pushes down only `_id`). */
+  readonly secondaryIndexes: boolean;
 }
 
 export interface Database {
@@ -58,17 +61,8 @@ export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabi
   const buildInfo = await db.admin().command({ buildInfo: 1 });
   const ferretdb = 'ferretdbVersion' in buildInfo || 'ferretdb' in buildInfo;
   const server: ServerInfo = { engine: ferretdb ? 'ferretdb' : 'mongodb', version: String(buildInfo.version) };
-  return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb }, server };
+  return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb }, server };
 }
-
-/**
- * FerretDB's SQLite backend has one writer: with 32 requests changing subscriptions at once, the
- * writes wait on its lock and their tail grows long. Measured with the raw driver, 1000 changes
- * of distinct documents: p99 640-750 ms and up to 1.65 s at 32 connections (past DB_TIMEOUT_MS,
- * so some requests answered 503), p99 57-110 ms at 4, in the same time overall. So requests get
- * at most this many connections there, and a request waits for one at most DB_TIMEOUT_MS.
- */
-const ONE_WRITER_REQUEST_POOL = 4;
 
 function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number } = {}): MongoClient {
   return new MongoClient(uri, {
@@ -88,19 +82,15 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
   try {
     await Promise.all(clients.map((c) => c.connect()));
     const { capabilities, server } = await detectCapabilities(clients[0]!.db(databaseName(uri)));
-    if (!capabilities.parallelWriters) {
+    // The one workaround applied here, where the client is opened (db/workarounds.ts).
+    const { requestPool } = workaroundsFor(capabilities);
+    if (requestPool !== undefined) {
       await clients[0]!.close(true);
-      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: ONE_WRITER_REQUEST_POOL }), clients[1]!];
+      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: requestPool }), clients[1]!];
       await clients[0]!.connect();
     }
     const [db, background] = clients.map((c) => c.db(databaseName(uri))) as [Db, Db];
     log.info({ db: db.databaseName, server, capabilities }, 'database connected');
-    if (!capabilities.atomicConditionalUpdate) {
-      log.warn(
-        `${server.engine} ${server.version}: a conditional update is not atomic against a concurrent one from another process; ` +
-          'changes are serialised within this process only (docs/design.md §8)',
-      );
-    }
     const reopen = async () => {
       await close();
       await Promise.all(clients.map((c) => c.connect()));

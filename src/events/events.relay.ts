@@ -7,12 +7,13 @@
  * it, and by the sweep that worker processes run.
  */
 import { uuidv7Named } from '../lib/ids.js';
-import type { KeyedMutex } from '../lib/keyed-mutex.js';
-import { toSubscription } from '../subscriptions/subscriptions.repository.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
+import { RETRY } from '../lib/retry.js';
+import { toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
-import type { Event, EventsRepository, OutboxHolder } from './events.repository.js';
-import { eventTypeOf, subscriptionEventId } from './outbox.js';
+import type { Event, EventsRepository } from './events.repository.js';
+import { eventTypeOf, subscriptionEventId } from '../subscriptions/outbox.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
 export interface EventSink {
@@ -27,14 +28,12 @@ export interface EventSink {
  * the due schedules (bench (e): schedule lag p99 24.5 s against 7 s).
  */
 const SWEEP_EVERY_MS = 5 * 60_000;
-const RETRY_MS = 5_000;
+const RETRY_MS = RETRY.eventsRelay.delayMs;
 const SWEEP_BATCH = 200;
 /** How long a relay after a change waits for others to join it: under load, fewer and larger batches (each costs an event insert, an outbox clear, a deliveries insert and a delivery job). */
 const GATHER_MS = 50;
 /** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
 const DEFER_AT_MOST_MS = 30_000;
-/** Expired events are removed every this many sweeps, hourly (where the server has no TTL index to do it). */
-const EXPIRY_SWEEP_EVERY = 12;
 
 /** The subscription as the read showed it right after each change: as stored now, with the status and time of the change. */
 function eventsOf(holder: OutboxHolder): Event[] {
@@ -50,7 +49,6 @@ function eventsOf(holder: OutboxHolder): Event[] {
 export class EventsRelay {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
-  private sweeps = 0;
   /** The sweep under way, if any: a tick that comes while one runs is skipped. */
   private sweeping: Promise<void> | undefined;
   /** Changed subscriptions whose outboxes the next relay takes. */
@@ -59,6 +57,8 @@ export class EventsRelay {
 
   constructor(
     private readonly repository: EventsRepository,
+    /** Where the outboxes are: the subscriptions' one store. */
+    private readonly outboxes: Pick<SubscriptionsRepository, 'outboxes' | 'clearOutboxes'>,
     private readonly sink: EventSink,
     log: Logger,
     /**
@@ -68,7 +68,7 @@ export class EventsRelay {
      * were undone that way and applied again (test/schedules-workers.test.ts). MongoDB updates
      * atomically; across processes FerretDB cannot be helped (docs/design.md §8).
      */
-    private readonly mutex: KeyedMutex,
+    private readonly mutex: PerKeyQueue,
     /** Whether this process is applying a bulk request, which the relay lets finish first (at most DEFER_AT_MOST_MS). */
     private readonly busy: () => boolean = () => false,
   ) {
@@ -77,7 +77,7 @@ export class EventsRelay {
 
   /** Relays the outboxes of these subscriptions (or, for the sweep, of any); returns how many subscriptions had some. */
   async relay(ids?: readonly string[]): Promise<number> {
-    const holders = await this.repository.outboxes(ids, ids?.length ?? SWEEP_BATCH);
+    const holders = await this.outboxes.outboxes(ids, ids?.length ?? SWEEP_BATCH);
     const byMerchant = new Map<string, OutboxHolder[]>();
     for (const holder of holders) {
       const group = byMerchant.get(holder.merchantId) ?? [];
@@ -89,7 +89,7 @@ export class EventsRelay {
       await this.emit(merchantId, events);
       await this.mutex.runAll(
         group.map((h) => h._id),
-        () => this.repository.clearOutboxes(group),
+        () => this.outboxes.clearOutboxes(group),
       );
       for (const event of events) this.log.info({ eventId: event.id, type: event.type }, 'event recorded');
     }
@@ -172,7 +172,6 @@ export class EventsRelay {
         await this.idle();
         more = (await this.relay()) === SWEEP_BATCH;
       }
-      if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) await this.repository.deleteExpired();
     } catch (error) {
       this.log.warn({ err: error }, 'events sweep failed');
     }

@@ -1,19 +1,15 @@
 /**
- * Every MongoDB call about stored events (`events`, kept 30 days) and about the outbox entries
- * waiting in subscription documents (src/events/outbox.ts).
+ * Every MongoDB call about stored events (`events`, kept 30 days). The outbox entries waiting in
+ * subscription documents are the subscriptions store's (src/subscriptions/outbox.ts).
  */
 import type { Collection, Db } from 'mongodb';
-import type { Logger } from '../logger.js';
-import { ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { insertNew } from '../db/mongo-helpers.js';
+import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import type { SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
-import type { EventType, OutboxEntry } from './outbox.js';
+import type { EventType } from '../subscriptions/outbox.js';
 
 export type Event = components['schemas']['Event'];
-
-/** A subscription with events waiting in its outbox, as stored. */
-export type OutboxHolder = SubscriptionDocument & { readonly outbox: OutboxEntry[] };
 
 interface EventDocument {
   _id: string;
@@ -30,19 +26,16 @@ const toEvent = ({ _id, type, createdAt, data }: EventDocument): Event => ({ id:
 
 export class EventsRepository {
   private readonly events: Collection<EventDocument>;
-  private readonly subscriptions: Collection<OutboxHolder>;
 
   constructor(db: Db) {
     this.events = db.collection<EventDocument>('events');
-    this.subscriptions = db.collection<OutboxHolder>('subscriptions');
   }
 
-  async ensureIndexes(ttlIndexes: boolean, log: Logger): Promise<void> {
-    await ensureTtlIndex(this.events, ttlIndexes, log, 'events');
+  async ensureIndexes(ttlIndexes: boolean): Promise<void> {
+    await ensureTtlIndex(this.events, ttlIndexes);
     await Promise.all([
       this.events.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_events' }),
       this.events.createIndex({ merchantId: 1, type: 1, _id: -1 }, { name: 'merchant_events_by_type' }),
-      this.subscriptions.createIndex({ 'outbox.key': 1 }, { name: 'subscription_outbox', sparse: true }),
     ]);
   }
 
@@ -68,28 +61,6 @@ export class EventsRepository {
     const filter = { merchantId, ...(type ? { type } : {}), ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
     const docs = await this.events.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
     return pageOf(docs.map(toEvent), limit, (e) => e.id);
-  }
-
-  /** Subscriptions with events waiting: these ids, or any (the sweep), up to `limit`. */
-  async outboxes(ids: readonly string[] | undefined, limit: number): Promise<OutboxHolder[]> {
-    const waiting = { 'outbox.key': { $exists: true } };
-    const filter = ids ? { _id: { $in: [...ids] }, ...waiting } : waiting;
-    return this.subscriptions.find(filter).limit(limit).toArray();
-  }
-
-  /**
-   * Takes the relayed entries out of their subscriptions' outboxes, in one update: each document
-   * loses the entries equal to one in the list, and holds none of the others' (entries pushed
-   * meanwhile stay). Measured on FerretDB, 400 outboxes cleared so took 350-370 ms, against
-   * 400-540 ms as one update per subscription. (FerretDB ignores `$pull` with a condition, such
-   * as `{key: {$in: [...]}}`, changing nothing: hence the exact entries.)
-   */
-  async clearOutboxes(relayed: readonly OutboxHolder[]): Promise<void> {
-    if (relayed.length === 0) return;
-    // A bulk command's entry is the same in every document it changed: listed once.
-    const entries = new Map<string, OutboxEntry>();
-    for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
-    await this.subscriptions.updateMany({ _id: { $in: relayed.map((h) => h._id) } }, { $pullAll: { outbox: [...entries.values()] } });
   }
 
   /** Removes events past their retention; where the server has TTL indexes they go by themselves. */

@@ -2,7 +2,7 @@
 import { Problems, ProblemError } from '../errors.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { Event, EventsRepository } from './events.repository.js';
-import type { EventType } from './outbox.js';
+import type { EventType } from '../subscriptions/outbox.js';
 
 export class EventsService {
   constructor(private readonly repository: EventsRepository) {}

@@ -1,9 +1,10 @@
 /** The Koa application: request context, errors, body, then the spec's operations. */
 import Koa from 'koa';
 import type { AuthService } from '../auth/auth.service.js';
+import type { eventHandlers } from '../events/events.handlers.js';
+import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
-import type { SchedulesService } from '../schedules/schedules.service.js';
 import { bulkRequestHandlers } from '../bulk/bulk.handlers.js';
 import type { BulkStatusService } from '../bulk/bulk.status.js';
 import { subscriptionCommandHandlers, subscriptionReadHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
@@ -16,7 +17,6 @@ import type { RateLimiter } from './rate-limit.js';
 import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { operationHandlers, type OperationHandlers } from '../request-context/request-context.js';
-import type { EventsAndWebhooks } from '../webhooks/webhooks.compose.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
@@ -24,11 +24,10 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_RE
 export interface AppDependencies {
   readonly auth: AuthService;
   readonly subscriptions: SubscriptionsService;
-  readonly schedules: SchedulesService;
   readonly bulk: BulkAcceptor;
   readonly bulkStatus: BulkStatusService;
-  /** Events and webhook endpoints (src/webhooks/webhooks.compose.ts). */
-  readonly webhooks: EventsAndWebhooks['handlers'];
+  /** Events and webhook endpoints (src/events/events.handlers.ts, src/webhooks/webhooks.handlers.ts). */
+  readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers>;
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
@@ -39,7 +38,7 @@ export interface AppDependencies {
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, subscriptions, schedules, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
+  const { auth, subscriptions, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
   const commands = operationHandlers(subscriptionCommandHandlers(subscriptions, bulk));
   // Commands are made safe to retry; reads are safe as they are.
@@ -48,7 +47,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
     bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
-    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions, schedules), ...bulkRequestHandlers(bulkStatus), ...webhooks }),
+    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...webhooks }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 

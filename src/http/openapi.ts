@@ -12,7 +12,7 @@ import type { Merchant } from '../auth/merchants.repository.js';
 import { Problems, ProblemError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
 import { merchantOf, type OperationHandlers } from '../request-context/request-context.js';
-import { SCHEDULE_FIELDS } from '../schedules/schedule.request.js';
+import { SCHEDULE_FIELDS } from '../subscriptions/schedule.request.js';
 import { PrecompiledRouter } from './fast-router.js';
 import type { RateLimiter } from './rate-limit.js';
 import { ERRORS_LISTED, validationErrors } from './validation-errors.js';

@@ -14,7 +14,7 @@ import {
 import { BulkRequestNotFoundError } from '../bulk/bulk.status.js';
 import { Problems, ProblemError, problemBody, type ProblemBody } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { InvalidScheduleError } from '../schedules/schedule.request.js';
+import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
 import {
   InvalidTransitionError,
   SubscriptionNotFoundError,

@@ -4,7 +4,8 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
-import type { Logger } from '../logger.js';
+import { ensureTtlIndex } from '../db/retention.js';
+import { RETRY, untilSettled } from '../lib/retry.js';
 
 interface IdempotencyDocument {
   _id: string;
@@ -42,22 +43,14 @@ export class IdempotencyRepository {
     this.collection = db.collection<IdempotencyDocument>('idempotencyKeys');
   }
 
-  /** A TTL index where the server has them; `deleteExpired` sweeps where it does not. */
-  /** Only a server without TTL indexes (capabilities.ttlIndexes false) may refuse this one: keys are swept there instead. */
-  async ensureIndexes(ttlIndexes: boolean, log: Logger): Promise<void> {
-    try {
-      await this.collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expires' });
-    } catch (error) {
-      if (ttlIndexes) throw error;
-      // Expected on such a server (docs/design.md §8), so the reason without a stack.
-      const reason = error instanceof Error ? error.message : String(error);
-      log.warn({ reason }, 'no TTL index for idempotency keys; expired keys are swept periodically instead');
-    }
+  /** A TTL index where the server has them; the retention sweeper calls `deleteExpired` where it does not (db/retention.ts). */
+  async ensureIndexes(ttlIndexes: boolean): Promise<void> {
+    await ensureTtlIndex(this.collection, ttlIndexes);
   }
 
   async claim(merchantId: string, key: string, fingerprint: string, now = new Date()): Promise<Claim> {
     const _id = `${merchantId}:${key}`;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    const claim = await untilSettled(RETRY.idempotencyClaim, async (): Promise<Claim | undefined> => {
       try {
         await this.collection.insertOne({ _id, fingerprint, state: 'in_flight', createdAt: now, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) });
         return { kind: 'new' };
@@ -65,18 +58,18 @@ export class IdempotencyRepository {
         if (!isDuplicateKeyError(error)) throw error;
       }
       const existing = await this.collection.findOne({ _id });
-      if (!existing) continue;
+      if (!existing) return undefined;
       const abandoned = existing.state === 'in_flight' && now.getTime() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
       if (existing.expiresAt <= now || abandoned) {
         await this.collection.deleteOne({ _id, createdAt: existing.createdAt });
-        continue;
+        return undefined;
       }
       if (existing.state === 'in_flight') return { kind: 'in_flight' };
       if (existing.fingerprint !== fingerprint) return { kind: 'mismatch' };
       const { status, body, location } = existing;
       return { kind: 'replay', response: { status: status!, body, ...(location ? { location } : {}) } };
-    }
-    return { kind: 'in_flight' };
+    });
+    return claim ?? { kind: 'in_flight' };
   }
 
   async complete(merchantId: string, key: string, response: StoredResponse): Promise<void> {

@@ -1,8 +1,9 @@
 /**
  * Serialises tasks that share a key, within this process. FerretDB v1 does not make a
- * conditional update atomic against a concurrent one (it queries, then writes by _id), so
- * changes to one subscription are queued here to keep concurrent requests safe on either
- * engine (docs/design.md §8). Across processes, MongoDB's atomic update is what protects them.
+ * conditional update atomic against a concurrent one (it queries, then writes by _id), so there
+ * changes to one subscription are queued here (docs/design.md §8). Where the server's
+ * conditional update is atomic, it is the guard and nothing is queued (UNQUEUED): the composition
+ * root decides which (src/db/workarounds.ts).
  */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();
@@ -31,3 +32,12 @@ export class KeyedMutex {
     return holding(0);
   }
 }
+
+/** What changes of one subscription are queued by: a KeyedMutex, or UNQUEUED. */
+export type PerKeyQueue = Pick<KeyedMutex, 'run' | 'runAll'>;
+
+/** Runs every task at once: for a server whose atomic conditional update guards each change. */
+export const UNQUEUED: PerKeyQueue = Object.freeze({
+  run: <T>(_key: string, task: () => Promise<T>) => task(),
+  runAll: <T>(_keys: readonly string[], task: () => Promise<T>) => task(),
+});

@@ -72,7 +72,7 @@ async function admin<T>(config: Config, task: (domain: Domain) => Promise<T>): P
   if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: admin commands work on a running database');
   const database = await connectAdmin(config.mongodbUri, config);
   try {
-    return await task(await composeDomain(database.db, config));
+    return await task(await composeDomain(database, config));
   } finally {
     await database.close();
   }

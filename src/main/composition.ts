@@ -1,7 +1,8 @@
 /**
- * The composition root: every repository, service and entry point built once, dependencies
- * passed in; and startService(), the one assembly of HTTP server and bulk workers that `serve`,
- * the tests and the scripts all run.
+ * The composition root: every repository built once per database client, every service and entry
+ * point built once, dependencies passed in; the engine workarounds decided here from the server's
+ * capabilities (src/db/workarounds.ts) and logged at start; and startService(), the one assembly
+ * of HTTP server and workers that `serve`, the tests and the scripts all run.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,20 +17,30 @@ import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkWorker } from '../bulk/bulk.worker.js';
 import type { Config } from '../config.js';
-import type { Database } from '../db/mongo.js';
+import type { Capabilities, Database } from '../db/mongo.js';
+import { RetentionSweeper } from '../db/retention.js';
+import { describeWorkarounds, workaroundsFor, type Workarounds } from '../db/workarounds.js';
+import { eventHandlers } from '../events/events.handlers.js';
+import { EventsRelay } from '../events/events.relay.js';
+import { EventsRepository } from '../events/events.repository.js';
+import { EventsService } from '../events/events.service.js';
 import { createApp } from '../http/app.js';
 import { createHttpServer, type HttpLimits } from '../http/http-server.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
-import { KeyedMutex } from '../lib/keyed-mutex.js';
-import { SchedulesRepository } from '../schedules/schedules.repository.js';
-import { SchedulesService } from '../schedules/schedules.service.js';
-import { ScheduleWorker } from '../schedules/schedules.worker.js';
+import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
+import { ScheduleWorker } from '../schedules/schedules.worker.js';
+import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
-import { composeEventsAndWebhooks, type WebhooksConfig } from '../webhooks/webhooks.compose.js';
+import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
+import { DeliveryQueue } from '../webhooks/delivery.queue.js';
+import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
+import { EndpointsService } from '../webhooks/endpoints.service.js';
+import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
+import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -43,9 +54,11 @@ export type ServiceConfig = Pick<
   | 'rateLimitBurst'
   | 'rateLimitPerSecond'
   | 'authFailuresPerMinute'
-> & WebhooksConfig;
+  | 'webhooksAllowPrivateUrls'
+  | 'webhookRetryDelaysMs'
+>;
 
-/** What a worker process runs: bulk chunks, the events outbox sweep and webhook deliveries. */
+/** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
 export interface Workers {
   start(): Promise<void>;
   stop(deadlineMs: number): Promise<void>;
@@ -62,96 +75,187 @@ export interface Domain {
   readonly seeder: SubscriptionSeeder;
 }
 
-/** The domain plus the bulk workers and the HTTP app: what `serve`, `worker` and the tests need. */
+/** The domain plus the workers and the HTTP app: what `serve`, `worker` and the tests need. */
 export interface Service extends Domain {
   /**
-   * Bulk, webhook and schedule workers, on the background client (see db/mongo.ts): start() takes
+   * Bulk, schedule and webhook workers, on the background client (see db/mongo.ts): start() takes
    * jobs and polls due schedules (unless BULK_CONCURRENCY=0), stop() drains them.
    */
   readonly workers: Workers;
-  /** Bulk requests and their outcomes as stored (the retention sweep is here). */
+  /** Bulk requests and their outcomes as stored. */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
   app(): Promise<Koa>;
 }
 
-export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs'>, mutex = new KeyedMutex()): Promise<Domain> {
-  const merchants = new MerchantsRepository(db);
-  const subscriptionsRepository = new SubscriptionsRepository(db);
-  await Promise.all([merchants.ensureIndexes(), subscriptionsRepository.ensureIndexes()]);
+/**
+ * What the composition builds for the server's capabilities: each workaround only where the
+ * capability whose absence turns it on is missing (src/db/workarounds.ts). On a server that has
+ * them all, none: no per-subscription queue, no parts, no clock, no pauses, no sweeper.
+ */
+export interface Engine {
+  readonly workarounds: Workarounds;
+  /** The per-subscription queue shared by every service of this process that changes subscriptions. */
+  readonly mutex: PerKeyQueue;
+  /** Bulk chunks (and webhook batches) one process runs at once. */
+  readonly concurrency: (requested: number) => number;
+  /** Whether the events relay waits for this process's bulk chunks and due schedules. */
+  readonly relayPauses: boolean;
+}
+
+export function engineFor(capabilities: Capabilities): Engine {
+  const workarounds = workaroundsFor(capabilities);
   return {
-    merchants,
-    subscriptionsRepository,
-    auth: new AuthService(merchants, config.authCacheTtlMs),
-    subscriptions: new SubscriptionsService(subscriptionsRepository, mutex),
-    seeder: new SubscriptionSeeder(subscriptionsRepository),
+    workarounds,
+    mutex: workarounds.keyedMutex ? new KeyedMutex() : UNQUEUED,
+    concurrency: (requested) => (workarounds.oneJobAtATime ? Math.min(requested, 1) : requested),
+    relayPauses: workarounds.relayPauses,
+  };
+}
+
+/** Every repository over one database client. */
+interface Stores {
+  readonly merchants: MerchantsRepository;
+  readonly subscriptions: SubscriptionsRepository;
+  /** Undefined where the due query is served by an index. */
+  readonly clock: ScheduleClock | undefined;
+  readonly bulk: BulkRepository;
+  readonly idempotency: IdempotencyRepository;
+  readonly events: EventsRepository;
+  readonly endpoints: EndpointsRepository;
+  readonly deliveries: DeliveriesRepository;
+}
+
+function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores {
+  const clock = workarounds.scheduleClock ? new ScheduleClock(db) : undefined;
+  const { statementsPerCommand } = workarounds;
+  return {
+    merchants: new MerchantsRepository(db),
+    subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand }),
+    clock,
+    bulk: new BulkRepository(db, retentionMs),
+    idempotency: new IdempotencyRepository(db),
+    events: new EventsRepository(db),
+    endpoints: new EndpointsRepository(db),
+    deliveries: new DeliveriesRepository(db, statementsPerCommand),
+  };
+}
+
+async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void> {
+  await Promise.all([
+    stores.merchants.ensureIndexes(),
+    stores.subscriptions.ensureIndexes(),
+    stores.bulk.ensureIndexes(ttlIndexes),
+    stores.idempotency.ensureIndexes(ttlIndexes),
+    stores.events.ensureIndexes(ttlIndexes),
+    stores.endpoints.ensureIndexes(),
+    stores.deliveries.ensureIndexes(ttlIndexes),
+  ]);
+}
+
+/** The admin commands' domain, on one client (src/main/cli.ts). */
+export async function composeDomain(database: Pick<Database, 'db' | 'capabilities'>, config: Pick<Config, 'authCacheTtlMs' | 'bulkRetentionDays'>): Promise<Domain> {
+  const engine = engineFor(database.capabilities);
+  const stores = storesOn(database.db, engine.workarounds, config.bulkRetentionDays * 24 * 60 * 60 * 1000);
+  await Promise.all([stores.merchants.ensureIndexes(), stores.subscriptions.ensureIndexes()]);
+  return domainOn(stores, engine.mutex, config);
+}
+
+function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'authCacheTtlMs'>): Domain {
+  return {
+    merchants: stores.merchants,
+    subscriptionsRepository: stores.subscriptions,
+    auth: new AuthService(stores.merchants, config.authCacheTtlMs),
+    subscriptions: new SubscriptionsService(stores.subscriptions, mutex),
+    seeder: new SubscriptionSeeder(stores.subscriptions),
   };
 }
 
 /**
  * Requests use `database.db`; everything that runs in the background (the dispatch after a 202,
- * the workers, Agenda) uses `database.background`, so that its writes get the longer
- * BULK_DB_TIMEOUT_MS. Both sides' subscription services share one per-subscription mutex, so
- * that single and bulk changes to one subscription are serialised in this process.
+ * the workers, Agenda, the events relay) uses `database.background`, so that its writes get the
+ * longer BULK_DB_TIMEOUT_MS: one set of repositories on each (one set when they are the same
+ * client, as in a worker process). Every subscriptions service of the process shares one
+ * per-subscription queue, where the server needs one.
  */
 export async function composeService(database: Database, config: ServiceConfig, log: Logger, healthy: () => boolean = () => true): Promise<Service> {
   const { db, background, capabilities } = database;
-  const mutex = new KeyedMutex();
-  const domain = await composeDomain(db, config, mutex);
-  const { auth, subscriptions, subscriptionsRepository } = domain;
-  // FerretDB's SQLite backend has one writer per database: chunks applied in parallel only
-  // contend for it (and fail with "database is locked"), so there they run one at a time.
-  const concurrency = capabilities.parallelWriters ? config.bulkConcurrency : Math.min(config.bulkConcurrency, 1);
-  if (concurrency !== config.bulkConcurrency) {
-    log.warn({ requested: config.bulkConcurrency, concurrency }, 'one writer at a time on this server: bulk chunks are applied one at a time per process');
-  }
+  const engine = engineFor(capabilities);
+  const { workarounds, mutex } = engine;
+  const turnedOn = describeWorkarounds(workarounds);
+  if (turnedOn.length > 0) log.warn({ workarounds: turnedOn }, `engine workarounds turned on: ${turnedOn.map((w) => w.workaround).join(', ')}`);
+  else log.info('engine workarounds: none (the server has every capability)');
   const retentionMs = config.bulkRetentionDays * 24 * 60 * 60 * 1000;
-  const queue = new BulkQueue(background, log, { concurrency, lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs });
-  const bulkRepository = new BulkRepository(db, retentionMs);
-  const backgroundBulk = new BulkRepository(background, retentionMs);
-  await bulkRepository.ensureIndexes();
-  const dispatcher = new BulkDispatcher(backgroundBulk, queue, log);
-  const workerSubscriptions = new SubscriptionsService(new SubscriptionsRepository(background), mutex);
-  const schedules = new ScheduleWorker(new SchedulesRepository(background), mutex, config.schedulePollMs, log);
-  const webhooks = await composeEventsAndWebhooks(database, config, concurrency, {
-    changes: [subscriptions.changes, workerSubscriptions.changes, schedules.changes],
-    bulkStatus: new BulkStatusService(backgroundBulk),
-    mutex,
-    busy: () => bulkWorker.busy || schedules.busy,
-  }, log);
-  const bulkWorker = new BulkWorker(backgroundBulk, workerSubscriptions, queue, dispatcher, log, webhooks.bulkCompleted);
+  const stores = storesOn(db, workarounds, retentionMs);
+  const backgroundStores = background === db ? stores : storesOn(background, workarounds, retentionMs);
+  await ensureIndexes(stores, capabilities.ttlIndexes);
+  const domain = domainOn(stores, mutex, config);
+  const { auth, subscriptions } = domain;
+
+  const concurrency = engine.concurrency(config.bulkConcurrency);
+  const bulkQueue = new BulkQueue(background, log, { concurrency, lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs });
+  const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
+  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex);
+  const schedules = new ScheduleWorker(workerSubscriptions, backgroundStores.clock, config.schedulePollMs, log);
+
+  // Events and webhooks: the relay listens to every service that changes subscriptions, so that each change is relayed right after it (and by the sweep if that fails).
+  const allowPrivateUrls = config.webhooksAllowPrivateUrls;
+  const deliveryQueue = new DeliveryQueue(background, log.child({ component: 'webhooks' }), {
+    concurrency,
+    pollIntervalMs: config.bulkPollIntervalMs,
+    lockLifetimeMs: config.bulkLockLifetimeMs,
+  });
+  const webhooks = new WebhooksWorker(
+    backgroundStores.endpoints,
+    backgroundStores.deliveries,
+    backgroundStores.events,
+    deliveryQueue,
+    { allowPrivateUrls, retryDelaysMs: config.webhookRetryDelaysMs },
+    log,
+  );
+  const busy = engine.relayPauses ? (): boolean => bulkWorker.busy || schedules.busy : (): boolean => false;
+  const relay: EventsRelay = new EventsRelay(backgroundStores.events, backgroundStores.subscriptions, webhooks, log, mutex, busy);
+  for (const service of [subscriptions, workerSubscriptions]) service.changes.onChange((ids) => relay.relaySoon(ids));
+  const backgroundStatus = new BulkStatusService(backgroundStores.bulk);
+  const bulkCompleted = async (merchantId: string, requestId: string): Promise<void> => relay.bulkCompleted(merchantId, await backgroundStatus.get(merchantId, requestId));
+  const bulkWorker: BulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);
+
+  const retention = workarounds.expirySweeps
+    ? new RetentionSweeper({ 'idempotency keys': stores.idempotency, 'bulk requests': backgroundStores.bulk, events: backgroundStores.events, 'webhook deliveries': backgroundStores.deliveries }, log)
+    : undefined;
   const workers: Workers = {
     start: async () => {
+      retention?.start();
       await bulkWorker.start();
+      // Where bulk workers run (not in an HTTP-only process), due schedules, the outbox sweep and deliveries run too.
+      if (!bulkWorker.running) return;
+      relay.start();
       await webhooks.start();
-      // Where bulk workers run (not in an HTTP-only process), due schedules are applied too.
-      if (bulkWorker.running) schedules.start();
+      schedules.start();
     },
     stop: async (deadlineMs) => {
-      await Promise.all([bulkWorker.stop(deadlineMs), webhooks.stop(deadlineMs), schedules.stop()]);
+      await Promise.all([bulkWorker.stop(deadlineMs), relay.stop(), webhooks.stop(deadlineMs), schedules.stop(), retention?.stop()]);
     },
     get running() {
       return bulkWorker.running;
     },
   };
-  const bulk = new BulkService(subscriptionsRepository, bulkRepository, dispatcher, log);
-  const idempotency = new IdempotencyRepository(db);
-  await idempotency.ensureIndexes(capabilities.ttlIndexes, log);
+  const bulk = new BulkService(stores.subscriptions, stores.bulk, dispatcher, log);
+  const endpoints = new EndpointsService(stores.endpoints, allowPrivateUrls);
   return {
     ...domain,
     workers,
-    bulkRequests: backgroundBulk,
-    idempotency,
+    bulkRequests: backgroundStores.bulk,
+    idempotency: stores.idempotency,
     app: () =>
       createApp({
         auth,
         subscriptions,
-        schedules: new SchedulesService(subscriptionsRepository, mutex),
         bulk,
-        bulkStatus: new BulkStatusService(bulkRepository),
-        webhooks: webhooks.handlers,
+        bulkStatus: new BulkStatusService(stores.bulk),
+        webhooks: { ...eventHandlers(new EventsService(stores.events), webhooks), ...webhookHandlers(endpoints, stores.deliveries) },
         log,
-        idempotency,
+        idempotency: stores.idempotency,
         limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,
         authFailures: config.authFailuresPerMinute > 0
           ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })

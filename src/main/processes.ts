@@ -5,7 +5,7 @@
  * bulk chunks within the deadline, and closes the database.
  */
 import type { Config } from '../config.js';
-import { composeService, startService, type Service } from './composition.js';
+import { composeService, startService } from './composition.js';
 import { watchConnection } from '../db/connection-watch.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
@@ -49,18 +49,6 @@ async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase
   }
 }
 
-const SWEEP_EVERY_MS = 10 * 60_000;
-
-/** Deletes expired idempotency keys where the server has no TTL index to do it. */
-function sweepExpiredKeys(service: Service, database: Database, log: Logger): () => void {
-  if (database.capabilities.ttlIndexes) return () => undefined;
-  const timer = setInterval(() => {
-    service.idempotency.deleteExpired().catch((error: unknown) => log.warn({ err: error }, 'idempotency key sweep failed'));
-  }, SWEEP_EVERY_MS);
-  timer.unref();
-  return () => clearInterval(timer);
-}
-
 /** Opens the database, runs `start`, and closes the database again if `start` fails. */
 async function withDatabase(config: Config, log: Logger, start: (opened: OpenedDatabase) => Promise<Running>): Promise<Running> {
   const opened = await openDatabase(config, log);
@@ -82,14 +70,12 @@ export function serve(config: Config, log: Logger, announce: (text: string) => v
       },
     );
     const { service, url } = running;
-    const stopSweeping = sweepExpiredKeys(service, opened.database, log);
     log.info({ url, bulkConcurrency: config.bulkConcurrency, embedded: opened.embedded }, 'service listening');
     if (config.demo) announce(await createDemo(service.auth, service.seeder, { baseUrl: url, databaseUri: opened.embeddedUri }));
     return {
       url,
       async stop() {
         log.info('stopping: no new requests; draining bulk workers');
-        stopSweeping();
         watch.stop();
         await running.stop(config.shutdownTimeoutMs);
         await opened.close();

@@ -1,18 +1,16 @@
 /**
  * Applies due schedules, beside the bulk workers (docs/design.md §9): every poll interval it reads
- * the due subscriptions, earliest first, and applies them in chunks, each with a few round trips of
- * conditional updates (schedules.repository.ts). No job per subscription: 100,000 schedules due
- * in the same minute are 200 chunks. A schedule that fell due while no worker ran (the service
+ * the due subscriptions, earliest first, and applies them in chunks through SubscriptionsService,
+ * each with a few round trips of conditional updates (subscriptions.repository.ts `fire`). No job
+ * per subscription: 100,000 schedules due in the same minute are 200 chunks. A schedule that fell due while no worker ran (the service
  * was stopped) is simply due at the next poll. A worker killed mid-chunk loses nothing: what it
  * did not write is still due, and what it wrote no longer is.
  */
-import { randomUUID } from 'node:crypto';
-import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
-import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
-import { planFiring, type Firing } from './schedule.rules.js';
-import type { DueSubscription, FiringGroup, SchedulesRepository } from './schedules.repository.js';
+import type { ClockReading, ScheduleClock } from '../subscriptions/schedule.clock.js';
+import type { DueSubscription } from '../subscriptions/subscriptions.repository.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 
 /** Due subscriptions applied by one round trip of conditional updates, holding their mutex. */
 export const SCHEDULE_CHUNK = 500;
@@ -27,19 +25,6 @@ const FULL_SWEEP_MS = 5 * 60_000;
 /** Reads one poll makes at most before it waits again (a bound against a loop that keeps finding work). */
 const READS_PER_POLL = 40;
 
-/** Subscriptions read in the same state and due for the same firing share one conditional update. */
-function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
-  const groups = new Map<string, { state: DueSubscription; firing: Firing; ids: string[] }>();
-  for (const subscription of due) {
-    const { status, pauseAt, resumeAt, nextScheduledAt } = subscription;
-    const key = JSON.stringify([status, pauseAt, resumeAt, nextScheduledAt]);
-    const group = groups.get(key) ?? { state: subscription, firing: planFiring(subscription, now), ids: [] };
-    group.ids.push(subscription.id);
-    groups.set(key, group);
-  }
-  return [...groups.values()];
-}
-
 export class ScheduleWorker {
   private readonly log: Logger;
   private timer: NodeJS.Timeout | undefined;
@@ -47,14 +32,12 @@ export class ScheduleWorker {
   private running = false;
   /** When the subscriptions were last read whatever the clock said; 0: at the first poll. */
   private lastFullSweep = 0;
-  /** Told the ids whose status a due schedule changed, as SubscriptionsService's are. */
-  readonly changes = new ChangeNotifier();
   private applying = false;
 
   constructor(
-    private readonly repository: SchedulesRepository,
-    /** The process's per-subscription mutex, shared with requests and bulk workers. */
-    private readonly mutex: KeyedMutex,
+    private readonly subscriptions: SubscriptionsService,
+    /** When the next schedule falls due; undefined where the due query is served by an index (src/main/composition.ts). */
+    private readonly clock: ScheduleClock | undefined,
     private readonly pollMs: number,
     log: Logger,
   ) {
@@ -96,28 +79,25 @@ export class ScheduleWorker {
    * how many subscriptions it changed.
    */
   async poll(): Promise<number> {
-    const clock = await this.repository.clock.read();
-    const sweep = Date.now() - this.lastFullSweep >= FULL_SWEEP_MS;
+    const clock = await this.clock?.read();
+    const sweep = this.clock === undefined || Date.now() - this.lastFullSweep >= FULL_SWEEP_MS;
     if (!sweep && clock && (clock.at === undefined || clock.at > nowTimestamp())) return 0;
     if (sweep) this.lastFullSweep = Date.now();
     let changed = 0;
     try {
       for (let read = 0; read < READS_PER_POLL && this.running; read++) {
         // Read before the queries: a time noted after this (its write may have come after them too) changes the version, and the settle leaves it.
-        const reading = read === 0 ? clock : await this.repository.clock.read();
-        const due = await this.repository.due(nowTimestamp(), DUE_READ);
+        const reading = read === 0 ? clock : await this.clock?.read();
+        const due = await this.subscriptions.due(DUE_READ);
         if (due.length === 0) {
-          await this.repository.clock.settle(reading, await this.repository.earliest());
+          await this.settle(reading);
           break;
         }
         this.applying = true;
         let applied = 0;
         for (let i = 0; i < due.length && this.running; i += SCHEDULE_CHUNK) {
           const chunk = due.slice(i, i + SCHEDULE_CHUNK);
-          applied += await this.mutex.runAll(
-            chunk.map((d) => d.id),
-            () => this.apply(chunk),
-          );
+          applied += await this.apply(chunk);
         }
         // Nothing matched: all changed meanwhile; read them again at the next poll rather than now.
         if (applied === 0) break;
@@ -129,18 +109,22 @@ export class ScheduleWorker {
     return changed;
   }
 
+  /** Sets the clock, where there is one, to the earliest time left. */
+  private async settle(reading: ClockReading | undefined): Promise<void> {
+    if (this.clock) await this.clock.settle(reading, await this.subscriptions.earliestScheduled());
+  }
+
   private async apply(due: readonly DueSubscription[]): Promise<number> {
-    const groups = grouped(due, nowTimestamp());
-    const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
+    const { groups, ours } = await this.subscriptions.fireDue(due);
     const merchants = new Map(due.map((d) => [d.id, d.merchantId]));
-    const moved = groups.filter((g) => g.firing.change.status !== g.state.status).flatMap((g) => g.ids.filter((id) => ours.has(id)));
-    this.changes.notify(moved);
-    for (const { state, firing, ids } of groups) {
-      if (!firing.outcome) continue;
-      const scheduledAt = firing.kind === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);
-      const msg = firing.kind === 'cancelled' ? 'scheduled change skipped: cancelled' : `scheduled ${firing.kind} ${firing.outcome}`;
+    for (const { state, ruling, ids } of groups) {
+      if (ruling.outcome === 'corrected') continue;
+      const transition = ruling.outcome === 'cancelled' ? 'cancelled' : ruling.due;
+      const outcome = ruling.outcome === 'cancelled' ? 'skipped' : ruling.outcome;
+      const scheduledAt = transition === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);
+      const msg = transition === 'cancelled' ? 'scheduled change skipped: cancelled' : `scheduled ${transition} ${outcome}`;
       for (const subscriptionId of ids.filter((id) => ours.has(id))) {
-        this.log.info({ subscriptionId, merchantId: merchants.get(subscriptionId), transition: firing.kind, scheduledAt, outcome: firing.outcome }, msg);
+        this.log.info({ subscriptionId, merchantId: merchants.get(subscriptionId), transition, scheduledAt, outcome }, msg);
       }
     }
     return ours.size;

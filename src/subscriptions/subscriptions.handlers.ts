@@ -5,8 +5,7 @@
 import type { components, operations } from '../../generated/openapi.js';
 import { nowMicros } from '../lib/clock.js';
 import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
-import { scheduleRequestOf, type ScheduleRequest } from '../schedules/schedule.request.js';
-import type { SchedulesService } from '../schedules/schedules.service.js';
+import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
 import type { Operation, Subscription } from './subscriptions.rules.js';
 
@@ -70,10 +69,9 @@ export function subscriptionCommandHandlers(
 /** Reads: a subscription, and the merchant's list of them; and dropping a subscription's schedule. */
 export function subscriptionReadHandlers(
   subscriptions: SubscriptionsService,
-  schedules: SchedulesService,
 ): Pick<Handlers, 'getSubscription' | 'listSubscriptions' | 'deleteSubscriptionSchedule'> {
   return {
-    deleteSubscriptionSchedule: async ({ merchant, params }) => ({ status: 200, body: pausedView(await schedules.drop(merchant.id, params.subscriptionId)) }),
+    deleteSubscriptionSchedule: async ({ merchant, params }) => ({ status: 200, body: pausedView(await subscriptions.dropSchedule(merchant.id, params.subscriptionId)) }),
     getSubscription: async ({ merchant, params }) => ({ status: 200, body: pausedView(await subscriptions.get(merchant.id, params.subscriptionId)) }),
     listSubscriptions: async ({ merchant, query }) => {
       const page = await subscriptions.list(merchant.id, query.status, pageRequestOf(query));

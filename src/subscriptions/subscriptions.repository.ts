@@ -1,17 +1,17 @@
 /**
- * Every MongoDB call about subscriptions but the due schedules' (schedules.repository.ts, on the
- * same documents). Documents map to the domain's Subscription here; no _id or driver type leaves
- * the repositories.
+ * The one store of the subscriptions collection: every MongoDB call that reads or writes it, for
+ * requests, bulk commands, due schedules and the events outbox. Documents map to the domain's
+ * Subscription here; no _id or driver type leaves the repositories.
  */
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { outboxEntry, type OutboxEntry } from '../events/outbox.js';
+import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import { ScheduleClock } from '../schedules/schedule.clock.js';
-import type { Change, CommandPlan, StoredSchedule } from '../schedules/schedule.rules.js';
-import type { ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
+import { outboxEntry, type OutboxEntry } from './outbox.js';
+import type { ScheduleClock } from './schedule.clock.js';
+import type { Change, ChangeCause, CommandPlan, RuleState, Ruling, StoredSchedule, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
-export const SUBSCRIPTIONS_COLLECTION = 'subscriptions';
+const SUBSCRIPTIONS_COLLECTION = 'subscriptions';
 
 /** A subscription as stored: its schedule fields are present only while set (docs/design.md §9). */
 export interface SubscriptionDocument extends Partial<StoredSchedule> {
@@ -31,7 +31,7 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   bulkCommands?: string[];
   /** The workers' run that last applied a due schedule here, to tell which of a chunk's updates were its own. */
   scheduleRun?: string;
-  /** Events of status changes not yet in the `events` collection, pushed by the change's own update (src/events/outbox.ts). */
+  /** Events of status changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
   outbox?: OutboxEntry[];
 }
 
@@ -66,14 +66,14 @@ export function toSubscription(doc: SubscriptionDocument): Subscription {
 }
 
 /** The update that makes a change; modifiedAt changes unless `at` is undefined. */
-export function updateFor(change: Change, at: string | undefined, extra: Partial<SubscriptionDocument> = {}): UpdateFilter<SubscriptionDocument> {
+function updateFor(change: Change, at: string | undefined, extra: Partial<SubscriptionDocument> = {}): UpdateFilter<SubscriptionDocument> {
   const update: UpdateFilter<SubscriptionDocument> = { $set: { status: change.status, ...change.set, ...(at ? { modifiedAt: at } : {}), ...extra } };
   if (change.unset.length > 0) update.$unset = Object.fromEntries(change.unset.map((f) => [f, ''])) as Record<keyof StoredSchedule, ''>;
   return update;
 }
 
 /** A filter on exact schedule times; null matches a field that is absent (not scheduled). */
-export function exactSchedule(times: { readonly pauseAt: string | null; readonly resumeAt: string | null }): Filter<SubscriptionDocument> {
+function exactSchedule(times: { readonly pauseAt: string | null; readonly resumeAt: string | null }): Filter<SubscriptionDocument> {
   return { pauseAt: times.pauseAt, resumeAt: times.resumeAt } as Filter<SubscriptionDocument>;
 }
 
@@ -83,19 +83,62 @@ export interface Expected {
   readonly schedule?: { readonly pauseAt: string | null; readonly resumeAt: string | null };
 }
 
+/**
+ * The one way an event goes into the outbox: pushed by the update that makes the change of
+ * status, so that no change is stored without its event (src/subscriptions/outbox.ts).
+ */
+function withEvent(update: UpdateFilter<SubscriptionDocument>, entry: OutboxEntry): UpdateFilter<SubscriptionDocument> {
+  return { ...update, $push: { ...(update.$push ?? {}), outbox: entry } } as UpdateFilter<SubscriptionDocument>;
+}
+
+/** A subscription with events waiting in its outbox, as stored. */
+export type OutboxHolder = SubscriptionDocument & { readonly outbox: OutboxEntry[] };
+
+/** The fields a due schedule is decided on, exactly as read. */
+export interface DueState extends RuleState {
+  readonly status: SubscriptionStatus;
+  readonly nextScheduledAt: string;
+}
+
+export interface DueSubscription extends DueState {
+  readonly id: string;
+  readonly merchantId: string;
+}
+
+/** One ruling for the due subscriptions that were read in exactly the same state. */
+export interface FiringGroup {
+  readonly state: DueState;
+  readonly ruling: Ruling;
+  readonly ids: readonly string[];
+}
+
+/** How the store writes, decided by the composition root from the server's capabilities (src/main/composition.ts). */
+export interface SubscriptionsStoreOptions {
+  /** Told of every pending time written here, after the write (schedule.clock.ts); absent where the due query is served by an index. */
+  readonly clock?: ScheduleClock;
+  /** At most this many statements per write command (db/mongo-helpers.ts); absent: no limit. */
+  readonly statementsPerCommand?: number;
+}
+
 export class SubscriptionsRepository {
   private readonly collection: Collection<SubscriptionDocument>;
-  /** Told of every pending time written here, after the write (schedule.clock.ts). */
-  private readonly clock: ScheduleClock;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly options: SubscriptionsStoreOptions = {},
+  ) {
     this.collection = db.collection<SubscriptionDocument>(SUBSCRIPTIONS_COLLECTION);
-    this.clock = new ScheduleClock(db);
   }
 
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_subscriptions' });
     await this.collection.createIndex({ nextScheduledAt: 1 }, { name: 'due_schedules' });
+    await this.collection.createIndex({ 'outbox.key': 1 }, { name: 'subscription_outbox', sparse: true });
+  }
+
+  /** Tells the clock, where there is one, of pending times just written. */
+  private async noteTimes(times: readonly (string | undefined)[]): Promise<void> {
+    await this.options.clock?.note(times);
   }
 
   async find(merchantId: string, id: string): Promise<Subscription | undefined> {
@@ -109,11 +152,11 @@ export class SubscriptionsRepository {
    */
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
     const schedule = expected.schedule ? exactSchedule(expected.schedule) : {};
-    const event = change.status === expected.status ? {} : { $push: { outbox: outboxEntry(expected.status, change.status, at, cause, randomUUID()) } };
-    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId, status: expected.status, ...schedule }, { ...updateFor(change, at), ...event }, {
+    const update = change.status === expected.status ? updateFor(change, at) : withEvent(updateFor(change, at), outboxEntry(expected.status, change.status, at, cause, randomUUID()));
+    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId, status: expected.status, ...schedule }, update, {
       returnDocument: 'after',
     });
-    if (doc) await this.clock.note([change.set.nextScheduledAt]);
+    if (doc) await this.noteTimes([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;
   }
 
@@ -136,7 +179,7 @@ export class SubscriptionsRepository {
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     const applied = await this.collection.updateMany(
       { ...notReached, status: plan.from },
-      { ...updateFor(plan.whenFrom, at), $push: { ...mark('applied'), outbox: outboxEntry(plan.from, plan.whenFrom.status, at, cause, requestId) } },
+      withEvent({ ...updateFor(plan.whenFrom, at), $push: mark('applied') }, outboxEntry(plan.from, plan.whenFrom.status, at, cause, requestId)),
     );
     // The usual case: every one changed, so none can be a no-op and there is nothing to read back.
     const allApplied = applied.modifiedCount === ids.length;
@@ -144,7 +187,7 @@ export class SubscriptionsRepository {
       const noop = plan.whenAlready ? updateFor(plan.whenAlready, at) : {};
       await this.collection.updateMany({ ...notReached, status: plan.already }, { ...noop, $push: mark('noop') });
     }
-    await this.clock.note([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
+    await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
     return { allApplied };
   }
 
@@ -180,6 +223,77 @@ export class SubscriptionsRepository {
       .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1, status: 1 } })
       .toArray();
     return new Map(docs.map((d) => [d._id, d.status]));
+  }
+
+  /** The earliest pending time of any subscription (served by the due_schedules index). */
+  async earliestScheduled(): Promise<string | undefined> {
+    const doc = await this.collection.findOne({ nextScheduledAt: { $exists: true } }, { sort: { nextScheduledAt: 1 }, projection: { nextScheduledAt: 1 } });
+    return doc?.nextScheduledAt;
+  }
+
+  /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
+  async due(now: string, limit: number): Promise<DueSubscription[]> {
+    const docs = await this.collection
+      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, nextScheduledAt: 1 } })
+      .sort({ nextScheduledAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => ({
+      id: d._id,
+      merchantId: d.merchantId,
+      status: d.status,
+      pauseAt: d.pauseAt ?? null,
+      resumeAt: d.resumeAt ?? null,
+      nextScheduledAt: d.nextScheduledAt!,
+    }));
+  }
+
+  /**
+   * Applies due schedules: the one write of a scheduled transition, with its event in the same
+   * update. Each group is one conditional updateMany whose filter is the exact state its
+   * subscriptions were read in, so a schedule changed or dropped since, or already applied by
+   * another worker, matches nothing: a schedule never fires in an old version nor twice in
+   * effect. The groups go in as few commands as the server allows. Returns the ids this call
+   * changed (marked `runId`).
+   */
+  async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
+    if (groups.length === 0) return new Set();
+    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ state, ruling, ids }, group) => {
+      const update = updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId });
+      // One outbox entry for the whole group, named by the run and group (src/subscriptions/outbox.ts).
+      const write = ruling.event ? withEvent(update, outboxEntry(ruling.event.from, ruling.event.to, at, { kind: 'schedule' }, `${runId}:${group}`)) : update;
+      return { updateMany: { filter: { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state) }, update: write } };
+    });
+    const all = groups.flatMap((g) => g.ids);
+    const modified = await bulkWriteInParts(this.collection, operations, this.options.statementsPerCommand);
+    // A resume still pending after a scheduled pause: another worker's poll may be settling the clock.
+    await this.noteTimes(groups.map((g) => g.ruling.change?.set.nextScheduledAt));
+    if (modified === all.length) return new Set(all);
+    // Some were changed meanwhile (by a request, or another worker): read back which are ours.
+    const ours = await this.collection.find({ _id: { $in: all }, scheduleRun: runId }, { projection: { _id: 1 } }).toArray();
+    return new Set(ours.map((d) => d._id));
+  }
+
+  /** Subscriptions with events waiting: these ids, or any (the sweep), up to `limit`. */
+  async outboxes(ids: readonly string[] | undefined, limit: number): Promise<OutboxHolder[]> {
+    const waiting = { 'outbox.key': { $exists: true } };
+    const filter = ids ? { _id: { $in: [...ids] }, ...waiting } : waiting;
+    return (await this.collection.find(filter).limit(limit).toArray()) as OutboxHolder[];
+  }
+
+  /**
+   * Takes the relayed entries out of their subscriptions' outboxes, in one update: each document
+   * loses the entries equal to one in the list, and holds none of the others' (entries pushed
+   * meanwhile stay). Measured on FerretDB, 400 outboxes cleared so took 350-370 ms, against
+   * 400-540 ms as one update per subscription. (FerretDB ignores `$pull` with a condition, such
+   * as `{key: {$in: [...]}}`, changing nothing: hence the exact entries.)
+   */
+  async clearOutboxes(relayed: readonly OutboxHolder[]): Promise<void> {
+    if (relayed.length === 0) return;
+    // A bulk command's entry is the same in every document it changed: listed once.
+    const entries = new Map<string, OutboxEntry>();
+    for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
+    await this.collection.updateMany({ _id: { $in: relayed.map((h) => h._id) } }, { $pullAll: { outbox: [...entries.values()] } });
   }
 
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {

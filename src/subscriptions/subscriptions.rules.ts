@@ -1,16 +1,21 @@
 /**
- * The state rules of docs/design.md §4, apart from HTTP and from MongoDB.
+ * The one table of rules (docs/design.md §4 and §9), apart from HTTP and from MongoDB: what every
+ * command does to a subscription, whatever starts it (a request, a bulk command, a due schedule,
+ * dropping a schedule). `decide` maps the current state and the command to the outcome, the write
+ * and the event; SubscriptionsService is the one caller that acts on it. Times are the service's
+ * microsecond timestamps (docs/design.md §5), which sort like the instants they name.
  *
- * | operation       | from        | result                          |
- * | pause           | fulfilled   | paused, modifiedAt = now        |
- * | pause           | paused      | no change (idempotent)          |
- * | resume          | paused      | fulfilled, modifiedAt = now     |
- * | resume          | fulfilled   | no change (idempotent)          |
- * | pause or resume | cancelled   | rejected                        |
- *
- * Schedules (pauseAt, resumeAt, reason) add to these: src/schedules/schedule.rules.ts.
+ * | command       | fulfilled                           | paused                                 | cancelled           |
+ * |---------------|-------------------------------------|----------------------------------------|---------------------|
+ * | PAUSE         | applied: paused; with a pauseAt,    | noop; a schedule given replaces the    | cancelled           |
+ * |               | stays fulfilled with its schedule   | schedule (its pauseAt dropped)         |                     |
+ * | RESUME        | noop                                | applied: fulfilled                     | cancelled           |
+ * | DROP_SCHEDULE | applied when a time is pending, else noop                                    | cancelled           |
+ * | FIRE          | a due pauseAt: applied (paused: noop); a due resumeAt: applied (fulfilled:  | cancelled; its dead |
+ * |               | noop); nothing due: corrected (nextScheduledAt only)                         | schedule is removed |
  */
 import type { components } from '../../generated/openapi.js';
+import type { ScheduleRequest } from './schedule.request.js';
 
 export type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
 export type Operation = components['schemas']['BulkOperation'];
@@ -45,15 +50,151 @@ export const TRANSITIONS: Readonly<Record<Operation, Transition>> = Object.freez
   RESUME: { from: 'paused', to: 'fulfilled' },
 });
 
-/** What an operation does to a subscription in a given status. */
-export type Decision = 'apply' | 'noop' | 'reject';
+/** The schedule fields a subscription document carries; `nextScheduledAt` is the earliest pending time, for the workers' poll. */
+export interface StoredSchedule {
+  readonly pauseAt: string;
+  readonly resumeAt: string;
+  readonly pauseReason: string;
+  readonly nextScheduledAt: string;
+}
+export type ScheduleField = keyof StoredSchedule;
 
-export function decide(operation: Operation, status: string): Decision {
+/** A write to one subscription: its status afterwards, the schedule fields set and removed. */
+export interface Change {
+  readonly status: SubscriptionStatus;
+  readonly set: Partial<StoredSchedule>;
+  readonly unset: readonly ScheduleField[];
+}
+
+/** Everything that changes a subscription. FIRE: its schedule, as due at `now`. */
+export type Command =
+  | { readonly kind: 'PAUSE'; readonly schedule?: ScheduleRequest }
+  | { readonly kind: 'RESUME' }
+  | { readonly kind: 'DROP_SCHEDULE' }
+  | { readonly kind: 'FIRE'; readonly now: string };
+
+/** What the rules read of a subscription. */
+export interface RuleState {
+  readonly status: string;
+  readonly pauseAt: string | null;
+  readonly resumeAt: string | null;
+}
+
+/**
+ * What a command does: `applied` (it did what it asks), `noop` (the subscription was already so),
+ * `cancelled` (neither applies to a cancelled subscription), `corrected` (a due poll found nothing
+ * due: only `nextScheduledAt` is corrected).
+ */
+export type Outcome = 'applied' | 'noop' | 'cancelled' | 'corrected';
+
+export interface Ruling {
+  readonly outcome: Outcome;
+  /** What to write; undefined: nothing. */
+  readonly change: Change | undefined;
+  /** Whether the write changes `modifiedAt` (any change of status or schedule). */
+  readonly touches: boolean;
+  /** The change of status the write makes, recorded as its event in the same write; undefined: none, so no event. */
+  readonly event: Transition | undefined;
+  /** For FIRE: which scheduled transition fell due. */
+  readonly due?: 'pause' | 'resume';
+}
+
+const STATUSES: readonly string[] = ['fulfilled', 'paused', 'cancelled'];
+
+/** A change that leaves exactly these schedule fields, removing the others. */
+function leaving(status: SubscriptionStatus, set: Partial<StoredSchedule>): Change {
+  const all: ScheduleField[] = ['pauseAt', 'resumeAt', 'pauseReason', 'nextScheduledAt'];
+  const kept = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined)) as Partial<StoredSchedule>;
+  return { status, set: kept, unset: all.filter((f) => !(f in kept)) };
+}
+
+function ruling(status: SubscriptionStatus, outcome: Outcome, change: Change | undefined, touches = change !== undefined): Ruling {
+  const event = change && change.status !== status ? { from: status, to: change.status } : undefined;
+  return { outcome, change, touches, event };
+}
+
+/**
+ * Pause and resume. Commands without a schedule write no more than before schedules existed,
+ * except for dropping what they make moot: a pause now drops a pending `pauseAt`, a resume the
+ * scheduled resume and the reason. `nextScheduledAt` may then be left earlier than what is
+ * pending; the workers' poll corrects it when it comes. A pause with any schedule field replaces
+ * the whole schedule and reason; already paused, a `pauseAt` has nothing left to do.
+ */
+function pauseOrResume(status: SubscriptionStatus, operation: Operation, schedule: ScheduleRequest | undefined): Ruling {
   const { from, to } = TRANSITIONS[operation];
-  if (status === from) return 'apply';
-  if (status === to) return 'noop';
-  if (status === 'cancelled') return 'reject';
-  throw new CorruptSubscriptionError(`unknown subscription status ${JSON.stringify(status)}`);
+  if (status === 'cancelled') return ruling(status, 'cancelled', undefined);
+  if (operation === 'RESUME') return status === from ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason'] }) : ruling(status, 'noop', undefined);
+  if (!schedule) return status === from ? ruling(status, 'applied', { status: to, set: {}, unset: ['pauseAt'] }) : ruling(status, 'noop', undefined);
+  const { pauseAt, resumeAt, reason } = schedule;
+  const pausedUntil = leaving('paused', { resumeAt, pauseReason: reason, nextScheduledAt: resumeAt });
+  if (status === to) return ruling(status, 'noop', pausedUntil);
+  return ruling(status, 'applied', pauseAt ? leaving('fulfilled', { pauseAt, resumeAt, pauseReason: reason, nextScheduledAt: pauseAt }) : pausedUntil);
+}
+
+/** `DELETE …/schedule`: the pending times go; a paused subscription keeps its reason, a fulfilled one's pending reason goes too. */
+function drop(state: RuleState & { readonly status: SubscriptionStatus }): Ruling {
+  const { status } = state;
+  if (status === 'cancelled') return ruling(status, 'cancelled', undefined);
+  if (state.pauseAt === null && state.resumeAt === null) return ruling(status, 'noop', undefined);
+  const unset: ScheduleField[] = ['pauseAt', 'resumeAt', 'nextScheduledAt'];
+  return ruling(status, 'applied', { status, set: {}, unset: status === 'paused' ? unset : [...unset, 'pauseReason'] });
+}
+
+/** A due schedule: the transition that fell due first, or only a correction of `nextScheduledAt`; a cancelled subscription's dead schedule is removed. */
+function fire(state: RuleState & { readonly status: SubscriptionStatus }, now: string): Ruling {
+  const { status, pauseAt, resumeAt } = state;
+  const pending = { pauseAt: pauseAt ?? undefined, resumeAt: resumeAt ?? undefined };
+  if (status === 'cancelled') return ruling(status, 'cancelled', leaving(status, {}), false);
+  if (pauseAt !== null && pauseAt <= now) {
+    const change = leaving('paused', { resumeAt: pending.resumeAt, nextScheduledAt: pending.resumeAt });
+    // pauseReason is kept: it shows once paused.
+    return { ...ruling(status, status === 'paused' ? 'noop' : 'applied', { ...change, unset: change.unset.filter((f) => f !== 'pauseReason') }), due: 'pause' };
+  }
+  if (resumeAt !== null && resumeAt <= now) {
+    return { ...ruling(status, status === 'fulfilled' ? 'noop' : 'applied', leaving('fulfilled', { pauseAt: pending.pauseAt, nextScheduledAt: pending.pauseAt })), due: 'resume' };
+  }
+  const change = leaving(status, { nextScheduledAt: pauseAt ?? resumeAt ?? undefined });
+  return ruling(status, 'corrected', { ...change, unset: change.unset.filter((f) => f === 'nextScheduledAt') }, false);
+}
+
+/** The one rule: what `command` does to a subscription in `state`. A status the model does not know is corrupt data, never a decision. */
+export function decide(state: RuleState, command: Command): Ruling {
+  if (!STATUSES.includes(state.status)) throw new CorruptSubscriptionError(`unknown subscription status ${JSON.stringify(state.status)}`);
+  const known = state as RuleState & { readonly status: SubscriptionStatus };
+  switch (command.kind) {
+    case 'PAUSE':
+      return pauseOrResume(known.status, 'PAUSE', command.schedule);
+    case 'RESUME':
+      return pauseOrResume(known.status, 'RESUME', undefined);
+    case 'DROP_SCHEDULE':
+      return drop(known);
+    case 'FIRE':
+      return fire(known, command.now);
+  }
+}
+
+/** The command of a pause or resume request. */
+export function commandOf(operation: Operation, schedule?: ScheduleRequest): Command {
+  return operation === 'PAUSE' ? { kind: 'PAUSE', ...(schedule ? { schedule } : {}) } : { kind: 'RESUME' };
+}
+
+/**
+ * A pause or resume as conditional writes by status, for one update of many subscriptions (a bulk
+ * chunk): what it writes to a subscription in its `from` status, and to one already in the target
+ * status (undefined: nothing). Read off `decide`, which for these commands depends on the status alone.
+ */
+export interface CommandPlan {
+  readonly from: SubscriptionStatus;
+  readonly already: SubscriptionStatus;
+  readonly whenFrom: Change;
+  readonly whenAlready: Change | undefined;
+}
+
+export function planCommand(operation: Operation, schedule: ScheduleRequest | undefined): CommandPlan {
+  const { from, to } = TRANSITIONS[operation];
+  const unscheduled = { pauseAt: null, resumeAt: null };
+  const whenFrom = decide({ status: from, ...unscheduled }, commandOf(operation, schedule)).change!;
+  return { from, already: to, whenFrom, whenAlready: decide({ status: to, ...unscheduled }, commandOf(operation, schedule)).change };
 }
 
 export class SubscriptionNotFoundError extends Error {

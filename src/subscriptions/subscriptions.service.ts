@@ -1,27 +1,33 @@
 /**
- * Pause and resume of one subscription, called by the HTTP handlers and, for bulk commands,
- * by the job workers. Business rules only: the request's shape was checked at the edge.
+ * Every change of a subscription, whatever starts it: the HTTP handlers (pause, resume, dropping a
+ * schedule), the bulk workers (bulk commands) and the schedule workers (due schedules). Each is
+ * decided by the one table of rules (subscriptions.rules.ts) and written by the one store
+ * (subscriptions.repository.ts). Business rules only: the request's shape was checked at the edge.
  */
+import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
-import { KeyedMutex } from '../lib/keyed-mutex.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
-import { planCommand, type CommandPlan } from '../schedules/schedule.rules.js';
-import type { ScheduleRequest } from '../schedules/schedule.request.js';
-import type { CommandState, SubscriptionsRepository } from './subscriptions.repository.js';
+import { RETRY, untilSettled } from '../lib/retry.js';
+import type { ScheduleRequest } from './schedule.request.js';
+import type { CommandState, DueSubscription, FiringGroup, SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
   SubscriptionNotFoundError,
+  commandOf,
   decide,
   normaliseId,
+  planCommand,
   type ChangeCause,
+  type CommandPlan,
   type Operation,
   type Subscription,
   type SubscriptionStatus,
 } from './subscriptions.rules.js';
 
 /** A concurrent writer can flip the status between our update and our read; retry that many times. */
-const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
 
 /** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
 export const KEPT_CHANGING = 'status kept changing';
@@ -37,10 +43,34 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
   if (!state) return { outcome: 'skipped', reason: 'not_found' };
   if (state.mark) return { outcome: state.mark };
   try {
-    return decide(operation, state.status) === 'reject' ? { outcome: 'skipped', reason: 'cancelled' } : undefined;
+    return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled' ? { outcome: 'skipped', reason: 'cancelled' } : undefined;
   } catch (error) {
     return { outcome: 'failed', reason: (error as Error).message };
   }
+}
+
+/** What the rules read of a subscription as the API shows it. */
+function ruleStateOf(subscription: Subscription) {
+  return { status: subscription.status, pauseAt: subscription.schedule?.pauseAt ?? null, resumeAt: subscription.schedule?.resumeAt ?? null };
+}
+
+/** Due subscriptions read in the same state share one ruling and one conditional update. */
+function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
+  const groups = new Map<string, { state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
+  for (const subscription of due) {
+    const { status, pauseAt, resumeAt, nextScheduledAt } = subscription;
+    const key = JSON.stringify([status, pauseAt, resumeAt, nextScheduledAt]);
+    const group = groups.get(key) ?? { state: subscription, ruling: decide(subscription, { kind: 'FIRE', now }), ids: [] };
+    group.ids.push(subscription.id);
+    groups.set(key, group);
+  }
+  return [...groups.values()];
+}
+
+/** What applying due schedules did: the groups as ruled, and which of their ids this call changed. */
+export interface Firings {
+  readonly groups: readonly FiringGroup[];
+  readonly ours: ReadonlySet<string>;
 }
 
 export class SubscriptionsService {
@@ -49,8 +79,12 @@ export class SubscriptionsService {
 
   constructor(
     private readonly repository: SubscriptionsRepository,
-    /** Shared by every service instance of a process that changes subscriptions (requests and workers). */
-    private readonly mutex = new KeyedMutex(),
+    /**
+     * Shared by every service instance of a process that changes subscriptions (requests and
+     * workers): a KeyedMutex where the server's conditional update is not atomic, else UNQUEUED
+     * (decided by the composition root, src/db/workarounds.ts).
+     */
+    private readonly mutex: PerKeyQueue,
   ) {}
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
@@ -73,7 +107,7 @@ export class SubscriptionsService {
 
   private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation, schedule: ScheduleRequest | undefined, cause: ChangeCause): Promise<Subscription> {
     const plan = planCommand(operation, schedule);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const settled = await untilSettled(RETRY.concurrentWriter, async () => {
       const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
       if (changed) {
         this.changes.notify([id]);
@@ -81,16 +115,61 @@ export class SubscriptionsService {
       }
       const current = await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
-      const decision = decide(operation, current.status);
-      if (decision === 'reject') throw new InvalidTransitionError(rawId, current.status, operation);
-      if (decision === 'noop') {
-        if (!plan.whenAlready) return current;
-        // Already in the target status: only its schedule changes.
-        const rescheduled = await this.repository.change(merchantId, id, { status: plan.already }, plan.whenAlready, nowTimestamp(), cause);
-        if (rescheduled) return rescheduled;
-      }
-    }
+      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, schedule));
+      if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
+      if (outcome !== 'noop') return undefined;
+      if (!change) return current;
+      // Already in the target status: only its schedule changes.
+      return this.repository.change(merchantId, id, { status: current.status }, change, nowTimestamp(), cause);
+    });
+    if (settled) return settled;
     throw new Error(`subscription ${id} kept changing under ${operation}; gave up after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /** Drops the pending pause and resume (`DELETE …/schedule`); the subscription as it is afterwards. */
+  async dropSchedule(merchantId: string, rawId: string): Promise<Subscription> {
+    const id = normaliseId(rawId);
+    if (id === undefined) throw new SubscriptionNotFoundError(rawId);
+    return this.mutex.run(id, async () => {
+      const settled = await untilSettled(RETRY.concurrentWriter, async () => {
+        const current = await this.repository.find(merchantId, id);
+        if (!current) throw new SubscriptionNotFoundError(rawId);
+        const { outcome, change } = decide(ruleStateOf(current), { kind: 'DROP_SCHEDULE' });
+        if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
+        if (!change) return current;
+        const expected = { status: current.status, schedule: current.schedule };
+        return this.repository.change(merchantId, id, expected, change, nowTimestamp(), { kind: 'api' });
+      });
+      if (settled) return settled;
+      throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);
+    });
+  }
+
+  /** Up to `limit` subscriptions with a schedule due now, earliest first. */
+  due(limit: number): Promise<DueSubscription[]> {
+    return this.repository.due(nowTimestamp(), limit);
+  }
+
+  /** The earliest pending time of any subscription. */
+  earliestScheduled(): Promise<string | undefined> {
+    return this.repository.earliestScheduled();
+  }
+
+  /**
+   * Applies these due schedules as read, holding their subscriptions: one conditional update per
+   * group read in the same state, so a schedule changed meanwhile does not fire in its old version
+   * (docs/design.md §9).
+   */
+  async fireDue(due: readonly DueSubscription[]): Promise<Firings> {
+    return this.mutex.runAll(
+      due.map((d) => d.id),
+      async () => {
+        const groups = grouped(due, nowTimestamp());
+        const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
+        this.changes.notify(groups.filter((g) => g.ruling.event).flatMap((g) => g.ids.filter((id) => ours.has(id))));
+        return { groups, ours };
+      },
+    );
   }
 
   /**
@@ -123,11 +202,13 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     const outcomes = new Map<string, CommandOutcome>();
     let open = [...ids];
-    for (let attempt = 0; attempt < MAX_ATTEMPTS && open.length > 0; attempt++) {
+    if (open.length === 0) return outcomes;
+    await untilSettled(RETRY.concurrentWriter, async () => {
       const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, nowTimestamp(), cause);
       if (allApplied) {
         for (const id of open) outcomes.set(id, { outcome: 'applied' });
-        return outcomes;
+        open = [];
+        return true;
       }
       const states = await this.repository.commandStates(merchantId, open, requestId);
       open = open.filter((id) => {
@@ -135,7 +216,8 @@ export class SubscriptionsService {
         if (outcome) outcomes.set(id, outcome);
         return !outcome;
       });
-    }
+      return open.length === 0 || undefined;
+    });
     // Still neither marked nor cancelled: another writer kept flipping them between our updates.
     for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
     return outcomes;

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { bulkWriteInParts, ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { bulkWriteInParts, insertNew } from '../db/mongo-helpers.js';
+import { ensureTtlIndex } from '../db/retention.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import type { Logger } from '../logger.js';
 import { EVENT_RETENTION_MS } from '../events/events.repository.js';
 
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
@@ -41,12 +41,16 @@ const toDelivery = ({ _id, dueAt: _d, claim: _c, expiresAt: _e, ...rest }: Deliv
 export class DeliveriesRepository {
   private readonly collection: Collection<DeliveryDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    /** At most this many statements per write command (src/db/workarounds.ts); undefined: one command. */
+    private readonly statementsPerCommand?: number,
+  ) {
     this.collection = db.collection<DeliveryDocument>('webhookDeliveries');
   }
 
-  async ensureIndexes(ttlIndexes: boolean, log: Logger): Promise<void> {
-    await ensureTtlIndex(this.collection, ttlIndexes, log, 'webhook deliveries');
+  async ensureIndexes(ttlIndexes: boolean): Promise<void> {
+    await ensureTtlIndex(this.collection, ttlIndexes);
     await Promise.all([
       this.collection.createIndex({ endpointId: 1, _id: -1 }, { name: 'endpoint_deliveries' }),
       this.collection.createIndex({ dueAt: 1 }, { name: 'due_deliveries', sparse: true }),
@@ -91,6 +95,7 @@ export class DeliveriesRepository {
           },
         },
       })),
+      this.statementsPerCommand,
     );
   }
 

@@ -1,17 +1,15 @@
 /**
- * Webhook deliveries as Agenda jobs (in `webhookJobs`), one per batch of deliveries rather than
- * one per delivery: a 3000-id bulk command makes a few jobs, not 3000. Jobs survive restarts and
- * are shared by every worker process; a worker that dies holding one loses its lock after
- * `lockLifetimeMs` and another takes it. The deliveries themselves are documents
- * (deliveries.repository.ts): a job only names them.
+ * Webhook deliveries as jobs (src/db/job-queue.ts, in `webhookJobs`), one per batch of deliveries
+ * rather than one per delivery: a 3000-id bulk command makes a few jobs, not 3000. Jobs survive
+ * restarts and are shared by every worker process; a worker that dies holding one loses its lock
+ * after `lockLifetimeMs` and another takes it. The deliveries themselves are documents
+ * (deliveries.repository.ts): a job only names them. A failed delivery is retried by a job of its
+ * own (webhooks.worker.ts), not by the queue.
  */
-import { Agenda, type Job } from 'agenda';
-import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db } from 'mongodb';
-import { drainAgenda, runRenewingLock } from '../lib/agenda-jobs.js';
+import { JobQueue, type JobQueueOptions } from '../db/job-queue.js';
 import type { Logger } from '../logger.js';
 
-const JOB_NAME = 'webhook-deliveries';
 /** Deliveries per job. */
 export const DELIVERY_BATCH = 500;
 
@@ -19,61 +17,28 @@ interface DeliveryJobData {
   deliveryIds: string[];
 }
 
-export interface DeliveryQueueOptions {
-  /** Batches one process sends at once; 0: none (an HTTP-only process). */
-  readonly concurrency: number;
-  readonly pollIntervalMs: number;
-  readonly lockLifetimeMs: number;
-}
+export type DeliveryQueueOptions = JobQueueOptions;
 
 export class DeliveryQueue {
-  private readonly agenda: Agenda;
-  private consuming = false;
+  private readonly queue: JobQueue<DeliveryJobData>;
 
-  constructor(
-    db: Db,
-    private readonly log: Logger,
-    private readonly options: DeliveryQueueOptions,
-  ) {
-    this.agenda = new Agenda({
-      backend: new MongoBackend({ mongo: db, collection: 'webhookJobs' }),
-      processEvery: options.pollIntervalMs,
-      defaultLockLifetime: options.lockLifetimeMs,
-      maxConcurrency: Math.max(options.concurrency, 1),
-      removeOnComplete: true,
-    });
-    this.agenda.on('error', (error: Error) => this.log.error({ err: error }, 'webhook queue error'));
+  constructor(db: Db, log: Logger, options: DeliveryQueueOptions) {
+    this.queue = new JobQueue(db, log, { collection: 'webhookJobs', jobName: 'webhook-deliveries', what: 'webhook deliveries', lockedPerSlot: 1 }, options);
   }
 
   /** Stores jobs for these deliveries, due at `at` (default now), DELIVERY_BATCH per job. */
   async enqueue(deliveryIds: readonly string[], at?: Date): Promise<void> {
-    await this.agenda.ready;
-    const jobs: Promise<unknown>[] = [];
-    for (let i = 0; i < deliveryIds.length; i += DELIVERY_BATCH) {
-      const job = this.agenda.create<DeliveryJobData>(JOB_NAME, { deliveryIds: deliveryIds.slice(i, i + DELIVERY_BATCH) });
-      if (at) job.schedule(at);
-      jobs.push(job.save());
-    }
-    await Promise.all(jobs);
+    const jobs: DeliveryJobData[] = [];
+    for (let i = 0; i < deliveryIds.length; i += DELIVERY_BATCH) jobs.push({ deliveryIds: deliveryIds.slice(i, i + DELIVERY_BATCH) });
+    await this.queue.enqueue(jobs, at);
   }
 
   /** Runs `send` for each due job, renewing its lock while it runs (a batch may take a while). */
   async consume(send: (deliveryIds: readonly string[]) => Promise<void>): Promise<void> {
-    await this.agenda.ready;
-    if (this.options.concurrency === 0) return;
-    const { concurrency, lockLifetimeMs } = this.options;
-    this.agenda.define<DeliveryJobData>(JOB_NAME, (job) => this.run(job, send), { concurrency, lockLimit: concurrency, lockLifetime: lockLifetimeMs });
-    await this.agenda.start();
-    this.consuming = true;
-  }
-
-  private run(job: Job<DeliveryJobData>, send: (deliveryIds: readonly string[]) => Promise<void>): Promise<void> {
-    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => send(job.attrs.data.deliveryIds));
+    await this.queue.consume(({ deliveryIds }) => send(deliveryIds));
   }
 
   async stop(deadlineMs: number): Promise<void> {
-    if (!this.consuming) return;
-    this.consuming = false;
-    await drainAgenda(this.agenda, deadlineMs, this.log, 'webhook deliveries');
+    await this.queue.stop(deadlineMs);
   }
 }

@@ -12,6 +12,7 @@
  */
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
+import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import type { Event, EventsRepository } from '../events/events.repository.js';
 import type { EventSink } from '../events/events.relay.js';
@@ -26,13 +27,11 @@ export const DISABLE_AFTER = 5;
 const SEND_CONCURRENCY = 16;
 const SWEEP_EVERY_MS = 30_000;
 /** A pending delivery this long past due has no job that will take it. */
-const OVERDUE_AFTER_MS = 120_000;
-const EXPIRY_SWEEP_EVERY = 20;
+const OVERDUE_AFTER_MS = RETRY.overdueDelivery.delayMs;
 
 export class WebhooksWorker implements EventSink, Resender {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
-  private sweeps = 0;
 
   constructor(
     private readonly endpoints: EndpointsRepository,
@@ -90,7 +89,6 @@ export class WebhooksWorker implements EventSink, Resender {
         this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
         await this.queue.enqueue(overdue);
       }
-      if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) await this.deliveries.deleteExpired();
     } catch (error) {
       this.log.warn({ err: error }, 'webhook delivery sweep failed');
     }

@@ -6,7 +6,7 @@
  */
 import { uuidv7Named } from '../lib/ids.js';
 import type { components } from '../../generated/openapi.js';
-import type { ChangeCause, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
+import type { ChangeCause, SubscriptionStatus } from './subscriptions.rules.js';
 
 export type EventType = components['schemas']['EventType'];
 

@@ -1,0 +1,141 @@
+/**
+ * The one Agenda queue of the service (Agenda v6 in the service's own database): a producer side
+ * that stores jobs (`enqueue`), a consumer side that runs them through the handler it is given
+ * (`consume`), renewing each running job's lock, and drains them on stop. The bulk chunks
+ * (src/bulk/bulk.queue.ts) and the webhook deliveries (src/webhooks/delivery.queue.ts) are two
+ * queues of this, each in a collection of its own.
+ *
+ * A worker that dies holding a job loses its lock after `lockLifetimeMs` and another takes the
+ * job; a job that throws is retried by the queue's backoff policy (src/lib/retry.ts), if it has one.
+ */
+import { Agenda, backoffStrategies, type Job } from 'agenda';
+import { MongoBackend } from '@agendajs/mongo-backend';
+import type { Db } from 'mongodb';
+import type { Backoff } from '../lib/retry.js';
+import type { Logger } from '../logger.js';
+
+export interface JobQueueOptions {
+  /** Jobs one process runs at once; 0 runs none (an HTTP-only process). */
+  readonly concurrency: number;
+  readonly lockLifetimeMs: number;
+  readonly pollIntervalMs: number;
+}
+
+/** What differs between the queues. */
+export interface JobKind {
+  readonly collection: string;
+  readonly jobName: string;
+  /** For the queue's log lines ("bulk workers", "webhook deliveries"). */
+  readonly what: string;
+  /** Jobs locked ahead of each running one (1: none ahead). */
+  readonly lockedPerSlot: number;
+  /** How a job that threw is retried; none: it is not (its handler records what failed). */
+  readonly backoff?: Backoff;
+}
+
+export class JobQueue<Data extends object> {
+  private readonly agenda: Agenda;
+  private consuming = false;
+
+  constructor(
+    db: Db,
+    private readonly log: Logger,
+    private readonly kind: JobKind,
+    private readonly options: JobQueueOptions,
+  ) {
+    const slots = Math.max(options.concurrency, 1);
+    this.agenda = new Agenda({
+      backend: new MongoBackend({ mongo: db, collection: kind.collection }),
+      processEvery: options.pollIntervalMs,
+      defaultLockLifetime: options.lockLifetimeMs,
+      maxConcurrency: slots,
+      ...(kind.lockedPerSlot > 1 ? { lockLimit: slots * kind.lockedPerSlot } : {}),
+      removeOnComplete: true,
+    });
+    this.agenda.on('error', (error: Error) => this.log.error({ err: error }, `${kind.what}: job queue error`));
+  }
+
+  /** Stores one job per item of `data`, due at `at` (default now); resolves once every one is durable. */
+  async enqueue(data: readonly Data[], at?: Date): Promise<void> {
+    await this.agenda.ready;
+    await Promise.all(
+      data.map((item) => {
+        const job = this.agenda.create<Data>(this.kind.jobName, item);
+        if (at) job.schedule(at);
+        return job.save();
+      }),
+    );
+  }
+
+  /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
+  get isConsuming(): boolean {
+    return this.consuming;
+  }
+
+  /** Runs `run` for each due job, renewing its lock meanwhile; `giveUp` once a job's retries are spent. */
+  async consume(run: (data: Data) => Promise<void>, giveUp?: (data: Data, error: Error) => Promise<void>): Promise<void> {
+    await this.agenda.ready;
+    if (this.options.concurrency === 0) return;
+    const { concurrency, lockLifetimeMs } = this.options;
+    const { jobName, backoff, lockedPerSlot } = this.kind;
+    this.agenda.define<Data>(jobName, (job) => this.run(job, run), {
+      concurrency,
+      // Jobs locked ahead of each running one: Agenda starts a locked job as soon as a slot frees,
+      // but locks new ones only every poll interval, which would idle a slot between jobs.
+      lockLimit: concurrency * lockedPerSlot,
+      lockLifetime: lockLifetimeMs,
+      ...(backoff ? { backoff: backoffStrategies.exponential(backoff) } : {}),
+    });
+    if (giveUp) {
+      this.agenda.on(`retry exhausted:${jobName}`, (error: Error, job: { attrs: { data: unknown } }) => {
+        giveUp(job.attrs.data as Data, error).catch((e: unknown) => this.log.error({ err: e }, `${this.kind.what}: could not record a job that failed for good`));
+      });
+    }
+    await this.agenda.start();
+    this.consuming = true;
+  }
+
+  /** Runs `work` for a job, renewing its lock meanwhile, so that a slow job is not taken by a second worker. */
+  private async run(job: Job<Data>, work: (data: Data) => Promise<void>): Promise<void> {
+    const renew = setInterval(() => {
+      job.touch().catch((error: unknown) => this.log.warn({ err: error }, 'could not renew a job lock'));
+    }, Math.max(this.options.lockLifetimeMs / 3, 100));
+    try {
+      await work(job.attrs.data);
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  /**
+   * Lets in-flight jobs finish within the deadline. Jobs still running at the deadline, and jobs
+   * this process had locked but not started, are taken again by any worker once their lock
+   * lifetime has passed.
+   *
+   * While drain() waits, this process still runs the jobs it has already locked, one after
+   * another; it fetches no new ones. But Agenda 6.2's drain() can miss the end: a job emits
+   * 'complete' before it removes itself (removeOnComplete) and only then leaves the running list,
+   * so drain() may wait for an event that never comes, until the deadline. We watch the locked
+   * count ourselves (running jobs are locked too) and end the wait when it is zero, that is when
+   * nothing this process holds is left, not merely between two jobs.
+   */
+  async stop(deadlineMs: number): Promise<void> {
+    if (!this.consuming) return;
+    this.consuming = false;
+    const idle = new AbortController();
+    const watch = setInterval(() => {
+      this.agenda.getRunningStats().then(
+        (stats) => (stats.lockedJobs === 0 ? idle.abort() : undefined),
+        () => idle.abort(), // drain() has already finished
+      );
+    }, 50);
+    try {
+      const result = await this.agenda.drain({ timeout: deadlineMs, signal: idle.signal, closeConnection: false });
+      // With the watch above, reaching the deadline means jobs are still held (running, or locked
+      // and not started), which a check of `running` alone would miss.
+      if (result.timedOut) this.log.warn({ running: result.running }, `${this.kind.what}: still busy at the deadline; their jobs will be picked up again`);
+    } finally {
+      clearInterval(watch);
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The one retention policy (docs/design.md §8): documents that expire carry `expiresAt`, and a TTL
+ * index on it deletes them wherever the server has TTL indexes. Where it has none
+ * (capabilities.ttlIndexes false), one sweeper deletes them instead, for every collection at once;
+ * the composition root builds it only there (src/main/composition.ts).
+ */
+import type { Collection, Document } from 'mongodb';
+import type { Logger } from '../logger.js';
+
+/** The TTL index on `expiresAt`, where the server has them (elsewhere the sweeper deletes instead). */
+export async function ensureTtlIndex<T extends Document>(collection: Collection<T>, ttlIndexes: boolean): Promise<void> {
+  if (ttlIndexes) await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expires' });
+}
+
+/** A store with documents past their retention. */
+export interface Expiring {
+  /** Deletes what is past its retention; resolves to how many (of the store's main documents). */
+  deleteExpired(now?: Date): Promise<number>;
+}
+
+/** How often the sweeper deletes what has expired. */
+const SWEEP_EVERY_MS = 10 * 60_000;
+
+export class RetentionSweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<void> | undefined;
+
+  constructor(
+    private readonly stores: Readonly<Record<string, Expiring>>,
+    private readonly log: Logger,
+    private readonly everyMs = SWEEP_EVERY_MS,
+  ) {}
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
+    }, this.everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.sweeping;
+  }
+
+  /** Deletes what has expired in every store, one after another. */
+  async sweep(): Promise<void> {
+    for (const [what, store] of Object.entries(this.stores)) {
+      await store.deleteExpired().catch((error: unknown) => this.log.warn({ err: error }, `${what}: retention sweep failed`));
+    }
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The engine workarounds, decided once from the server's capabilities (docs/design.md §8): each
+ * is named by the capability whose absence turns it on. On a server that has them all (MongoDB)
+ * none is built. The composition root (src/main/composition.ts) builds what this says and logs it at
+ * start; the request pool is applied where the client is opened (mongo.ts).
+ */
+import type { Capabilities } from './mongo.js';
+
+/**
+ * FerretDB's SQLite backend has one writer: with 32 requests changing subscriptions at once, the
+ * writes wait on its lock and their tail grows long. Measured with the raw driver, 1000 changes
+ * of distinct documents: p99 640-750 ms and up to 1.65 s at 32 connections (past DB_TIMEOUT_MS,
+ * so some requests answered 503), p99 57-110 ms at 4, in the same time overall. So requests get
+ * at most this many connections there, and a request waits for one at most DB_TIMEOUT_MS.
+ */
+export const ONE_WRITER_REQUEST_POOL = 4;
+
+/**
+ * Statements per write command where the server has one writer (capabilities.parallelWriters
+ * false). FerretDB v1 (SQLite) holds a connection for each statement of an
+ * update command until the whole command ends: measured here, a bulkWrite of 100 updateOne with
+ * other work going on exhausted its pool and stopped every client (a goroutine dump showed the
+ * command holding 100 open result sets while waiting for one more connection). MongoDB has no
+ * such limit; a few more round trips cost little.
+ */
+export const STATEMENTS_PER_COMMAND = 16;
+
+export interface Workarounds {
+  /** Changes to one subscription are queued per subscription in this process (lib/keyed-mutex.ts). */
+  readonly keyedMutex: boolean;
+  /** Multi-statement writes go in commands of at most this many statements (db/mongo-helpers.ts); undefined: one command. */
+  readonly statementsPerCommand: number | undefined;
+  /** Bulk chunks and webhook batches run one at a time per process. */
+  readonly oneJobAtATime: boolean;
+  /** The events relay waits while this process applies bulk chunks or due schedules. */
+  readonly relayPauses: boolean;
+  /** Requests get at most this many database connections; undefined: the driver's default. */
+  readonly requestPool: number | undefined;
+  /** The poll reads the `scheduleClock` document before querying the subscriptions for due schedules. */
+  readonly scheduleClock: boolean;
+  /** Expired documents are deleted by a periodic sweep instead of TTL indexes. */
+  readonly expirySweeps: boolean;
+}
+
+/** Why each workaround is on: the capability missing, and what it would cost without it. */
+const REASONS: Readonly<Record<keyof Workarounds, { readonly missing: keyof Capabilities; readonly why: string }>> = {
+  keyedMutex: { missing: 'atomicConditionalUpdate', why: 'a conditional update is not atomic against a concurrent one: changes to one subscription are serialised within this process only' },
+  statementsPerCommand: { missing: 'parallelWriters', why: `a write command holds a connection per statement: writes go in parts of ${STATEMENTS_PER_COMMAND} statements` },
+  oneJobAtATime: { missing: 'parallelWriters', why: 'parallel writes only contend for the one writer: bulk chunks are applied one at a time per process' },
+  relayPauses: { missing: 'parallelWriters', why: 'the events relay waits while bulk chunks or due schedules are applied, so as not to slow them' },
+  requestPool: { missing: 'parallelWriters', why: `requests get ${ONE_WRITER_REQUEST_POOL} database connections: more only queue on the writer's lock` },
+  scheduleClock: { missing: 'secondaryIndexes', why: 'the due query reads every subscription: polls read the scheduleClock document first' },
+  expirySweeps: { missing: 'ttlIndexes', why: 'expired idempotency keys, bulk requests, events and deliveries are deleted by a periodic sweep' },
+};
+
+export function workaroundsFor(capabilities: Capabilities): Workarounds {
+  const oneWriter = !capabilities.parallelWriters;
+  return {
+    keyedMutex: !capabilities.atomicConditionalUpdate,
+    statementsPerCommand: oneWriter ? STATEMENTS_PER_COMMAND : undefined,
+    oneJobAtATime: oneWriter,
+    relayPauses: oneWriter,
+    requestPool: oneWriter ? ONE_WRITER_REQUEST_POOL : undefined,
+    scheduleClock: !capabilities.secondaryIndexes,
+    expirySweeps: !capabilities.ttlIndexes,
+  };
+}
+
+/** The workarounds turned on, each with the capability whose absence turned it on and why: for the log at start. */
+export function describeWorkarounds(workarounds: Workarounds): { readonly workaround: string; readonly missing: string; readonly why: string }[] {
+  return (Object.keys(REASONS) as (keyof Workarounds)[])
+    .filter((name) => workarounds[name] !== false && workarounds[name] !== undefined)
+    .map((name) => ({ workaround: name, ...REASONS[name] }));
+}

@@ -1,0 +1,120 @@
+/**
+ * How the folders of src/ depend on each other, read from the source: one way only (no folder
+ * imports one that imports it back), and `lib/` imports nothing of ours. A file at the root of
+ * src/ counts as a folder of its own. And one store per collection: each collection is named by
+ * one module only.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(import.meta.dirname, '../../src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** The folder of src/ a file belongs to (a root file is its own), or undefined outside src/. */
+function unitOf(file: string): string | undefined {
+  const rel = relative(SRC, file);
+  if (rel.startsWith('..')) return undefined;
+  const [first, ...rest] = rel.split(sep);
+  return rest.length === 0 ? first!.replace(/\.ts$/, '') : first;
+}
+
+/** Folder → the folders of src/ it imports (`import`, `export … from` and `import()`, types included). */
+function folderGraph(files = sourceFiles(SRC)): Map<string, Set<string>> {
+  const graph = new Map<string, Set<string>>();
+  for (const file of files) {
+    const from = unitOf(file)!;
+    const targets = graph.get(from) ?? new Set<string>();
+    graph.set(from, targets);
+    const text = readFileSync(file, 'utf8');
+    for (const [, spec] of text.matchAll(/(?:from|import\()\s*'(\.[^']+)'/g)) {
+      const to = unitOf(resolve(dirname(file), spec!.replace(/\.js$/, '.ts')));
+      if (to !== undefined && to !== from) targets.add(to);
+    }
+  }
+  return graph;
+}
+
+/** Every cycle's folders (strongly connected components of more than one folder), by Tarjan's algorithm. */
+function cycles(graph: Map<string, Set<string>>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (stack.includes(next)) low.set(node, Math.min(low.get(node)!, index.get(next)!));
+    }
+    if (low.get(node) === index.get(node)) {
+      const component: string[] = [];
+      for (let member = stack.pop(); member !== undefined; member = member === node ? undefined : stack.pop()) component.push(member);
+      if (component.length > 1) found.push(component.sort());
+    }
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+/** Collection name → the files that name it (`db.collection('x')`, `collection: 'x'`, `X_COLLECTION = 'x'`). */
+function collectionOwners(files = sourceFiles(SRC)): Map<string, string[]> {
+  const owners = new Map<string, string[]>();
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    const names = new Set([...text.matchAll(/\.collection(?:<[^>]*>)?\(\s*'([^']+)'|collection: '([^']+)'|_COLLECTION = '([^']+)'/g)].map((m) => m[1] ?? m[2] ?? m[3]!));
+    for (const name of names) owners.set(name, [...(owners.get(name) ?? []), relative(SRC, file)]);
+  }
+  return owners;
+}
+
+describe('one store per collection', () => {
+  it('each collection is named by one module of src/ only', () => {
+    const owners = collectionOwners();
+    expect(owners.get('subscriptions')).toEqual([join('subscriptions', 'subscriptions.repository.ts')]);
+    expect([...owners].filter(([, files]) => files.length > 1)).toEqual([]);
+  });
+});
+
+describe('folder dependencies of src/', () => {
+  const graph = folderGraph();
+
+  it('has no import cycle between folders', () => {
+    expect(cycles(graph)).toEqual([]);
+  });
+
+  it('lib/ imports nothing of ours', () => {
+    expect([...(graph.get('lib') ?? [])]).toEqual([]);
+  });
+
+  it('subscriptions/ depends on no feature built on it: features call it, never the other way', () => {
+    const features = ['bulk', 'schedules', 'events', 'webhooks', 'idempotency', 'http'];
+    expect([...(graph.get('subscriptions') ?? [])].filter((to) => features.includes(to))).toEqual([]);
+  });
+
+  it('db/ imports no folder of ours but lib/ (root modules such as the logger aside)', () => {
+    const folders = new Set(readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name));
+    expect([...(graph.get('db') ?? [])].filter((to) => folders.has(to) && to !== 'lib')).toEqual([]);
+  });
+
+  it('finds a cycle when there is one (the check itself can fail)', () => {
+    const withCycle = new Map([
+      ['a', new Set(['b'])],
+      ['b', new Set(['c'])],
+      ['c', new Set(['a'])],
+      ['d', new Set(['a'])],
+    ]);
+    expect(cycles(withCycle)).toEqual([['a', 'b', 'c']]);
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * The engine workarounds are decided once, from the capabilities (src/db/workarounds.ts), and the
+ * composition root builds only those (src/main/composition.ts). Only FerretDB runs here, so the MongoDB
+ * path is checked as decisions: with every capability, none is built; each missing capability turns
+ * on exactly its own. No database, fake or real, is needed for a decision.
+ */
+import { describe, expect, it } from 'vitest';
+import { engineFor } from '../../src/main/composition.js';
+import type { Capabilities } from '../../src/db/mongo.js';
+import { describeWorkarounds, ONE_WRITER_REQUEST_POOL, STATEMENTS_PER_COMMAND, workaroundsFor } from '../../src/db/workarounds.js';
+import { KeyedMutex, UNQUEUED } from '../../src/lib/keyed-mutex.js';
+
+const MONGODB: Capabilities = { ttlIndexes: true, atomicConditionalUpdate: true, parallelWriters: true, secondaryIndexes: true };
+const FERRETDB: Capabilities = { ttlIndexes: false, atomicConditionalUpdate: false, parallelWriters: false, secondaryIndexes: false };
+
+describe('engine workarounds', () => {
+  it('with every capability (MongoDB), none is built: no mutex, no parts, no clock, no relay pauses, no small pool, no sweeper', () => {
+    const engine = engineFor(MONGODB);
+    expect(engine.workarounds).toEqual({
+      keyedMutex: false,
+      statementsPerCommand: undefined,
+      oneJobAtATime: false,
+      relayPauses: false,
+      requestPool: undefined,
+      scheduleClock: false,
+      expirySweeps: false,
+    });
+    expect(engine.mutex).toBe(UNQUEUED);
+    expect(engine.relayPauses).toBe(false);
+    expect(engine.concurrency(4)).toBe(4);
+    expect(describeWorkarounds(engine.workarounds)).toEqual([]);
+  });
+
+  it('without any (FerretDB v1), every one is built, each with the capability that turned it on and why', () => {
+    const engine = engineFor(FERRETDB);
+    expect(engine.workarounds).toEqual({
+      keyedMutex: true,
+      statementsPerCommand: STATEMENTS_PER_COMMAND,
+      oneJobAtATime: true,
+      relayPauses: true,
+      requestPool: ONE_WRITER_REQUEST_POOL,
+      scheduleClock: true,
+      expirySweeps: true,
+    });
+    expect(engine.mutex).toBeInstanceOf(KeyedMutex);
+    expect(engine.concurrency(4)).toBe(1);
+    expect(engine.concurrency(0)).toBe(0);
+    const described = describeWorkarounds(engine.workarounds);
+    expect(described.map((w) => w.workaround)).toEqual(Object.keys(engine.workarounds));
+    for (const w of described) expect(w.why.length).toBeGreaterThan(20);
+  });
+
+  it.each([
+    ['atomicConditionalUpdate', ['keyedMutex']],
+    ['parallelWriters', ['statementsPerCommand', 'oneJobAtATime', 'relayPauses', 'requestPool']],
+    ['secondaryIndexes', ['scheduleClock']],
+    ['ttlIndexes', ['expirySweeps']],
+  ] as const)('without %s alone, exactly %j are on, each naming it', (missing, expected) => {
+    const on = describeWorkarounds(workaroundsFor({ ...MONGODB, [missing]: false }));
+    expect(on.map((w) => w.workaround)).toEqual(expected);
+    expect(new Set(on.map((w) => w.missing))).toEqual(new Set([missing]));
+  });
+});

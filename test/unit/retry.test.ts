@@ -1,0 +1,30 @@
+/** The one retry loop (src/lib/retry.ts): as many attempts as the policy names, until one settles. */
+import { describe, expect, it } from 'vitest';
+import { RETRY, untilSettled } from '../../src/lib/retry.js';
+
+describe('untilSettled', () => {
+  it('stops at the first attempt that settles and returns its value', async () => {
+    const seen: number[] = [];
+    const value = await untilSettled({ attempts: 5 }, async (n) => (seen.push(n), n === 2 ? 'third' : undefined));
+    expect([value, seen]).toEqual(['third', [0, 1, 2]]);
+  });
+
+  it('gives up after the policy\'s attempts with undefined (the concurrent-writer policy makes 5)', async () => {
+    let calls = 0;
+    expect(await untilSettled(RETRY.concurrentWriter, async () => void calls++)).toBeUndefined();
+    expect(calls).toBe(5);
+  });
+
+  it('ends at once on an error, which its caller gets', async () => {
+    let calls = 0;
+    await expect(untilSettled({ attempts: 3 }, async () => {
+      calls++;
+      throw new Error('not found');
+    })).rejects.toThrow('not found');
+    expect(calls).toBe(1);
+  });
+
+  it('a falsy value other than undefined settles it', async () => {
+    expect(await untilSettled({ attempts: 3 }, async () => false)).toBe(false);
+  });
+});
