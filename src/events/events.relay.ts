@@ -8,7 +8,7 @@
  */
 import { uuidv7Named } from '../lib/ids.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
-import { toSubscription } from '../subscriptions/subscriptions.repository.js';
+import { snapshotOf, toSubscription } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
 import type { Event, EventsRepository, OutboxHolder } from './events.repository.js';
@@ -36,14 +36,21 @@ const DEFER_AT_MOST_MS = 30_000;
 /** Expired events are removed every this many sweeps, hourly (where the server has no TTL index to do it). */
 const EXPIRY_SWEEP_EVERY = 12;
 
-/** The subscription as the read showed it right after each change: as stored now, with the status and time of the change. */
+/**
+ * The subscription as the read showed it right after each change: the fields no change alters as
+ * stored, the others as the change's own update wrote them into its entry. (An entry from before
+ * entries carried them gets those as stored now, with the status and time of the change.)
+ */
 function eventsOf(holder: OutboxHolder): Event[] {
-  const current = toSubscription(holder);
   return holder.outbox.map((entry) => ({
     id: subscriptionEventId(entry, holder._id),
     type: eventTypeOf(entry.status) as 'subscription.paused',
     createdAt: entry.at,
-    data: { subscription: { ...current, status: entry.status, modifiedAt: entry.at }, previousStatus: entry.previousStatus, cause: entry.cause },
+    data: {
+      subscription: toSubscription(holder, entry.subscription ?? { ...snapshotOf(holder), status: entry.status, modifiedAt: entry.at }),
+      previousStatus: entry.previousStatus,
+      cause: entry.cause,
+    },
   }));
 }
 

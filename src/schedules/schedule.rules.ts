@@ -63,6 +63,8 @@ export interface DueState {
   readonly status: SubscriptionStatus;
   readonly pauseAt: string | null;
   readonly resumeAt: string | null;
+  /** Not decided on, but shown by the subscription a firing's event carries. */
+  readonly pauseReason: string | null;
   readonly nextScheduledAt: string;
 }
 

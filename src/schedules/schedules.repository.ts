@@ -4,7 +4,7 @@
  * pending time, indexed for the workers' poll (docs/design.md §9).
  */
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
-import { SUBSCRIPTIONS_COLLECTION, exactSchedule, updateFor, type SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
+import { SUBSCRIPTIONS_COLLECTION, exactSchedule, keptAsIn, snapshotAfter, updateFor, type SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
 import { outboxEntry } from '../events/outbox.js';
 import { bulkWriteInParts } from '../lib/mongo-helpers.js';
 import { ScheduleClock } from './schedule.clock.js';
@@ -20,6 +20,11 @@ export interface FiringGroup {
   readonly state: DueState;
   readonly firing: Firing;
   readonly ids: readonly string[];
+}
+
+/** The state's schedule fields as a document holds them (absent rather than null). */
+function shown(state: DueState): Partial<Pick<SubscriptionDocument, 'pauseAt' | 'resumeAt' | 'pauseReason'>> {
+  return Object.fromEntries(Object.entries({ pauseAt: state.pauseAt, resumeAt: state.resumeAt, pauseReason: state.pauseReason }).filter(([, v]) => v !== null));
 }
 
 export class SchedulesRepository {
@@ -41,7 +46,7 @@ export class SchedulesRepository {
   /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
   async due(now: string, limit: number): Promise<DueSubscription[]> {
     const docs = await this.collection
-      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, nextScheduledAt: 1 } })
+      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1 } })
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
       .toArray();
@@ -51,6 +56,7 @@ export class SchedulesRepository {
       status: d.status,
       pauseAt: d.pauseAt ?? null,
       resumeAt: d.resumeAt ?? null,
+      pauseReason: d.pauseReason ?? null,
       nextScheduledAt: d.nextScheduledAt!,
     }));
   }
@@ -67,8 +73,12 @@ export class SchedulesRepository {
     const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ state, firing, ids }, group) => {
       const update = updateFor(firing.change, firing.touches ? at : undefined, { scheduleRun: runId });
       // A change of status carries its event, in the same update; one entry for the whole group, named by the run and group (src/events/outbox.ts).
-      if (firing.change.status !== state.status) update.$push = { outbox: outboxEntry(state.status, firing.change.status, at, { kind: 'schedule' }, `${runId}:${group}`) };
-      return { updateMany: { filter: { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state) }, update } };
+      // The filter pins every shown field, so the entry's subscription is exactly what the update leaves.
+      if (firing.change.status !== state.status) {
+        update.$push = { outbox: outboxEntry(state.status, snapshotAfter(firing.change, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`) };
+      }
+      const filter = { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(firing.change, shown(state)) };
+      return { updateMany: { filter, update } };
     });
     const all = groups.flatMap((g) => g.ids);
     const modified = await bulkWriteInParts(this.collection, operations);

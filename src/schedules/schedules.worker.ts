@@ -31,8 +31,8 @@ const READS_PER_POLL = 40;
 function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
   const groups = new Map<string, { state: DueSubscription; firing: Firing; ids: string[] }>();
   for (const subscription of due) {
-    const { status, pauseAt, resumeAt, nextScheduledAt } = subscription;
-    const key = JSON.stringify([status, pauseAt, resumeAt, nextScheduledAt]);
+    const { status, pauseAt, resumeAt, pauseReason, nextScheduledAt } = subscription;
+    const key = JSON.stringify([status, pauseAt, resumeAt, pauseReason, nextScheduledAt]);
     const group = groups.get(key) ?? { state: subscription, firing: planFiring(subscription, now), ids: [] };
     group.ids.push(subscription.id);
     groups.set(key, group);

@@ -4,8 +4,9 @@
  * the repositories.
  */
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { outboxEntry, type OutboxEntry } from '../events/outbox.js';
+import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import { outboxEntry, type OutboxEntry, type SubscriptionSnapshot } from '../events/outbox.js';
+import { bulkWriteInParts } from '../lib/mongo-helpers.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { ScheduleClock } from '../schedules/schedule.clock.js';
 import type { Change, CommandPlan, StoredSchedule } from '../schedules/schedule.rules.js';
@@ -47,22 +48,51 @@ export interface CommandState {
   readonly mark: CommandMark | undefined;
 }
 
+/** What keptAsIn and snapshotAfter read of a document. */
+const SHOWN_PROJECTION = { pauseAt: 1, resumeAt: 1, pauseReason: 1 } as const;
+
 const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
-/** A stored subscription as the read operation returns it (also the `subscription` of its events). */
-export function toSubscription(doc: SubscriptionDocument): Subscription {
+/** What a subscription's changeable fields are read from: a document, or what a change leaves in it. */
+type SnapshotSource = Pick<SubscriptionDocument, 'status' | 'modifiedAt'> & Partial<Pick<StoredSchedule, ShownScheduleField>>;
+
+/** A subscription's changeable fields, as the read operation shows them (src/events/outbox.ts). */
+export function snapshotOf(doc: SnapshotSource): SubscriptionSnapshot {
   const scheduled = doc.pauseAt !== undefined || doc.resumeAt !== undefined;
   return {
-    id: doc._id,
-    merchantId: doc.merchantId,
-    planId: doc.planId,
     status: doc.status,
-    cycle: doc.cycle,
-    createdAt: doc.createdAt,
     modifiedAt: doc.modifiedAt,
     ...(scheduled ? { schedule: { pauseAt: doc.pauseAt ?? null, resumeAt: doc.resumeAt ?? null } } : {}),
     ...(doc.status === 'paused' && doc.pauseReason !== undefined ? { pauseReason: doc.pauseReason } : {}),
   };
+}
+
+/** A stored subscription as the read operation returns it; an event's subscription is its document with the changeable fields its change left. */
+export function toSubscription(doc: SubscriptionDocument, snapshot: SubscriptionSnapshot = snapshotOf(doc)): Subscription {
+  const { status, modifiedAt, ...schedule } = snapshot;
+  return { id: doc._id, merchantId: doc.merchantId, planId: doc.planId, status, cycle: doc.cycle, createdAt: doc.createdAt, modifiedAt, ...schedule };
+}
+
+type ShownScheduleField = 'pauseAt' | 'resumeAt' | 'pauseReason';
+const SHOWN_SCHEDULE_FIELDS: readonly ShownScheduleField[] = ['pauseAt', 'resumeAt', 'pauseReason'];
+type ShownSchedule = Partial<Pick<StoredSchedule, ShownScheduleField>>;
+
+/** The shown schedule fields a change leaves as they are. */
+const keptBy = (change: Change) => SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in change.set) && !change.unset.includes(f));
+
+/**
+ * A filter on the fields a change leaves as they were in `before` (null: absent). An update that
+ * records an event filters on them, so that the subscription its entry carries is exactly what
+ * the update leaves, even when another writer changed those fields meanwhile (it then matches nothing).
+ */
+export function keptAsIn(change: Change, before: ShownSchedule): Filter<SubscriptionDocument> {
+  return Object.fromEntries(keptBy(change).map((f) => [f, before[f] ?? null])) as Filter<SubscriptionDocument>;
+}
+
+/** The changeable fields after `change` at `at` of a subscription whose kept fields are as in `before` (filtered on with keptAsIn). */
+export function snapshotAfter(change: Change, before: ShownSchedule, at: string): SubscriptionSnapshot {
+  const kept = Object.fromEntries(keptBy(change).flatMap((f) => (before[f] === undefined ? [] : [[f, before[f]]])));
+  return snapshotOf({ status: change.status, modifiedAt: at, ...kept, ...change.set });
 }
 
 /** The update that makes a change; modifiedAt changes unless `at` is undefined. */
@@ -105,14 +135,19 @@ export class SubscriptionsRepository {
 
   /**
    * One conditional atomic update: makes the change only if the subscription is still as expected;
-   * a change of status carries its event in the outbox, in the same update.
+   * a change of status carries its event in the outbox, in the same update, with the subscription
+   * as the update leaves it (the fields it keeps were read first and are filtered on).
    */
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
-    const schedule = expected.schedule ? exactSchedule(expected.schedule) : {};
-    const event = change.status === expected.status ? {} : { $push: { outbox: outboxEntry(expected.status, change.status, at, cause, randomUUID()) } };
-    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId, status: expected.status, ...schedule }, { ...updateFor(change, at), ...event }, {
-      returnDocument: 'after',
-    });
+    const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
+    const update = updateFor(change, at);
+    if (change.status !== expected.status) {
+      const before = await this.collection.findOne(filter, { projection: SHOWN_PROJECTION });
+      if (!before) return undefined;
+      Object.assign(filter, keptAsIn(change, before));
+      update.$push = { outbox: outboxEntry(expected.status, snapshotAfter(change, before, at), cause, randomUUID()) };
+    }
+    const doc = await this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' });
     if (doc) await this.clock.note([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;
   }
@@ -120,9 +155,9 @@ export class SubscriptionsRepository {
   /**
    * Applies one bulk command to the subscriptions it has not reached yet, marking each in the same
    * document update: those in `from` change to `to` (marked applied), those already in `to` are
-   * marked noop. At most two updates whatever the number of ids; a repeated call changes nothing. Each
-   * change's event goes into the outbox in the same update (one entry, the same in every document:
-   * its key is the requestId, and the event id is made from it and the subscription's id).
+   * marked noop. A repeated call changes nothing. Each change's event goes into the outbox in the
+   * same update (one entry, the same in every document updated together: its key is the requestId,
+   * and the event id is made from it and the subscription's id).
    */
   async applyCommand(
     merchantId: string,
@@ -134,12 +169,29 @@ export class SubscriptionsRepository {
   ): Promise<{ allApplied: boolean }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
-    const applied = await this.collection.updateMany(
-      { ...notReached, status: plan.from },
-      { ...updateFor(plan.whenFrom, at), $push: { ...mark('applied'), outbox: outboxEntry(plan.from, plan.whenFrom.status, at, cause, requestId) } },
-    );
-    // The usual case: every one changed, so none can be a no-op and there is nothing to read back.
-    const allApplied = applied.modifiedCount === ids.length;
+    const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
+      updateMany: {
+        filter: { ...filter, ...keptAsIn(plan.whenFrom, before) },
+        update: { ...updateFor(plan.whenFrom, at), $push: { ...mark('applied'), outbox: outboxEntry(plan.from, snapshotAfter(plan.whenFrom, before, at), cause, requestId) } },
+      },
+    });
+    const changing = { ...notReached, status: plan.from };
+    // The usual case: none has a schedule the command keeps, so every one changes in one update, with nothing read first.
+    let applied = await bulkWriteInParts(this.collection, [applying({}, changing)]);
+    if (applied < ids.length) {
+      // The others: one update per set of kept values, each filtered on them (at most a few in a chunk).
+      const docs = await this.collection.find(changing, { projection: SHOWN_PROJECTION }).toArray();
+      const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
+      for (const doc of docs) {
+        const key = JSON.stringify(keptAsIn(plan.whenFrom, doc));
+        const group = groups.get(key) ?? { before: doc, ids: [] };
+        group.ids.push(doc._id);
+        groups.set(key, group);
+      }
+      applied += await bulkWriteInParts(this.collection, [...groups.values()].map((g) => applying(g.before, { ...changing, _id: { $in: g.ids } })));
+    }
+    // Every one changed: none can be a no-op and there is nothing to read back.
+    const allApplied = applied === ids.length;
     if (!allApplied) {
       const noop = plan.whenAlready ? updateFor(plan.whenAlready, at) : {};
       await this.collection.updateMany({ ...notReached, status: plan.already }, { ...noop, $push: mark('noop') });
@@ -171,7 +223,7 @@ export class SubscriptionsRepository {
       ...(startingAfter ? { _id: { $gt: startingAfter } } : {}),
     };
     const docs = await this.collection.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
-    return pageOf(docs.map(toSubscription), limit, (s) => s.id);
+    return pageOf(docs.map((d) => toSubscription(d)), limit, (s) => s.id);
   }
 
   /** The status of each of these ids that is a subscription of the merchant (others are absent): one query. */
