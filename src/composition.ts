@@ -127,8 +127,11 @@ export async function composeService(database: Database, config: ServiceConfig, 
       // Where bulk workers run (not in an HTTP-only process), due schedules are applied too.
       if (bulkWorker.running) schedules.start();
     },
+    // Webhooks last: the relay takes the events of the last chunks and schedules applied.
     stop: async (deadlineMs) => {
-      await Promise.all([bulkWorker.stop(deadlineMs), webhooks.stop(deadlineMs), schedules.stop()]);
+      const deadline = Date.now() + deadlineMs;
+      await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop()]);
+      await webhooks.stop(Math.max(deadline - Date.now(), 0));
     },
     get running() {
       return bulkWorker.running;

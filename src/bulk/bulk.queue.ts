@@ -11,7 +11,7 @@
 import { Agenda, backoffStrategies, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db } from 'mongodb';
-import { drainAgenda, runRenewingLock } from '../lib/agenda-jobs.js';
+import { drainAgenda, logQueueErrors, runRenewingLock } from '../lib/agenda-jobs.js';
 import type { Logger } from '../logger.js';
 import type { ChunkJobData } from './bulk.chunks.js';
 
@@ -51,7 +51,7 @@ export class BulkQueue {
       lockLimit: Math.max(options.concurrency, 1) * 2,
       removeOnComplete: true,
     });
-    this.agenda.on('error', (error: Error) => this.log.error({ err: error }, 'job queue error'));
+    logQueueErrors(this.agenda, this.log, 'bulk workers');
   }
 
   /** Stores one job per chunk; resolves once every one is durable. */

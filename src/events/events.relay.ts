@@ -63,6 +63,10 @@ export class EventsRelay {
   /** Changed subscriptions whose outboxes the next relay takes. */
   private readonly waiting = new Set<string>();
   private relaying: Promise<void> | undefined;
+  /** Relays that failed, waiting RETRY_MS to be tried again. */
+  private readonly retries = new Set<NodeJS.Timeout>();
+  /** Set by stop(): the database clients close next, so nothing new is started. */
+  private stopped = false;
 
   constructor(
     private readonly repository: EventsRepository,
@@ -110,6 +114,8 @@ export class EventsRelay {
    * out the requests (on FerretDB every write waits for its one writer).
    */
   relaySoon(ids: readonly string[]): void {
+    // Once stopped, what changes is left in its outbox for the sweep.
+    if (this.stopped) return;
     for (const id of ids) this.waiting.add(id);
     this.relaying ??= this.relayWaiting().finally(() => {
       this.relaying = undefined;
@@ -125,7 +131,12 @@ export class EventsRelay {
       for (const id of ids) this.waiting.delete(id);
       await this.relay(ids).catch((error: unknown) => {
         this.log.warn({ err: error }, `events not relayed yet; retried in ${RETRY_MS} ms`);
-        setTimeout(() => this.relaySoon(ids), RETRY_MS).unref();
+        if (this.stopped) return;
+        const retry = setTimeout(() => {
+          this.retries.delete(retry);
+          this.relaySoon(ids);
+        }, RETRY_MS).unref();
+        this.retries.add(retry);
       });
     }
   }
@@ -137,7 +148,7 @@ export class EventsRelay {
    */
   private async idle(): Promise<void> {
     const until = Date.now() + DEFER_AT_MOST_MS;
-    while (this.busy() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (this.busy() && !this.stopped && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
   /**
@@ -167,10 +178,19 @@ export class EventsRelay {
     tick();
   }
 
+  /**
+   * Stops the sweep, relays what changed so far (at once, without waiting for bulk work) and
+   * takes no more: this runs after the workers stopped and before the database clients close (a
+   * relay left running failed on closed clients, as `npm run load` showed). What changes after,
+   * or fails now, stays in its outbox for a worker's sweep.
+   */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.sweeper);
     this.sweeper = undefined;
-    await this.sweeping;
+    for (const retry of this.retries) clearTimeout(retry);
+    this.retries.clear();
+    await Promise.all([this.sweeping, this.relaying]);
   }
 
   private async sweep(): Promise<void> {

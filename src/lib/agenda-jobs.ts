@@ -2,6 +2,24 @@
 import type { Agenda } from 'agenda';
 import type { Logger } from '../logger.js';
 
+/**
+ * What Agenda 6 throws when a job this process holds is no longer stored, on saving its state at
+ * the start of a run. Jobs leave the collection only when a run completes them (removeOnComplete),
+ * so another run completed it: another process that locked it too (FerretDB's conditional update
+ * is not atomic across processes, docs/design.md §8) or, under load, this process again after
+ * the lock of a job it held in its queue expired. Running a job twice is safe (bulk.worker.ts,
+ * webhooks.worker.ts); nothing is left to do.
+ */
+const ALREADY_COMPLETED = /cannot be updated in the database, maybe it does not exist anymore/;
+
+/** Logs the queue's errors; a job that another run already completed is logged as that, at info level. */
+export function logQueueErrors(agenda: Agenda, log: Logger, what: string): void {
+  agenda.on('error', (error: Error) => {
+    if (ALREADY_COMPLETED.test(error.message)) log.info({ reason: error.message }, `${what}: a job held here was completed by another run meanwhile; nothing left to do`);
+    else log.error({ err: error }, `${what}: job queue error`);
+  });
+}
+
 /** Runs `work` for a job, renewing its lock meanwhile, so that a slow job is not taken by a second worker. */
 export async function runRenewingLock(job: { touch(): Promise<unknown> }, lockLifetimeMs: number, log: Logger, work: () => Promise<void>): Promise<void> {
   const renew = setInterval(() => {

@@ -8,7 +8,7 @@
 import { Agenda, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db } from 'mongodb';
-import { drainAgenda, runRenewingLock } from '../lib/agenda-jobs.js';
+import { drainAgenda, logQueueErrors, runRenewingLock } from '../lib/agenda-jobs.js';
 import type { Logger } from '../logger.js';
 
 const JOB_NAME = 'webhook-deliveries';
@@ -42,7 +42,7 @@ export class DeliveryQueue {
       maxConcurrency: Math.max(options.concurrency, 1),
       removeOnComplete: true,
     });
-    this.agenda.on('error', (error: Error) => this.log.error({ err: error }, 'webhook queue error'));
+    logQueueErrors(this.agenda, this.log, 'webhook deliveries');
   }
 
   /** Stores jobs for these deliveries, due at `at` (default now), DELIVERY_BATCH per job. */

@@ -82,8 +82,11 @@ export async function composeEventsAndWebhooks(
       relay.start();
       await worker.start();
     },
+    // The relay first: what it takes last is handed to the deliveries before they drain.
     async stop(deadlineMs) {
-      await Promise.all([relay.stop(), worker.stop(deadlineMs)]);
+      const deadline = Date.now() + deadlineMs;
+      await relay.stop();
+      await worker.stop(Math.max(deadline - Date.now(), 0));
     },
   };
 }
