@@ -50,6 +50,8 @@ export interface Workers {
   start(): Promise<void>;
   stop(deadlineMs: number): Promise<void>;
   readonly running: boolean;
+  /** Bulk chunks this process applies at once: BULK_CONCURRENCY, or 1 where the server has one writer. */
+  readonly concurrency: number;
 }
 
 /** Repositories and domain services: what the admin commands need. */
@@ -136,6 +138,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     get running() {
       return bulkWorker.running;
     },
+    concurrency,
   };
   const bulk = new BulkService(subscriptionsRepository, bulkRepository, dispatcher, log);
   const idempotency = new IdempotencyRepository(db);
