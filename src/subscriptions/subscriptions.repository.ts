@@ -136,17 +136,21 @@ export class SubscriptionsRepository {
   /**
    * One conditional atomic update: makes the change only if the subscription is still as expected;
    * a change of status carries its event in the outbox, in the same update, with the subscription
-   * as the update leaves it (the fields it keeps were read first and are filtered on).
+   * as the update leaves it. The fields it keeps are filtered on: first as absent (the usual case,
+   * one round trip as without events), else as read just before.
    */
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
     const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
-    const update = updateFor(change, at);
-    if (change.status !== expected.status) {
-      const before = await this.collection.findOne(filter, { projection: SHOWN_PROJECTION });
-      if (!before) return undefined;
-      Object.assign(filter, keptAsIn(change, before));
-      update.$push = { outbox: outboxEntry(expected.status, snapshotAfter(change, before, at), cause, randomUUID()) };
-    }
+    if (change.status === expected.status) return this.changeWhere(filter, updateFor(change, at), change);
+    const recording = (before: ShownSchedule) =>
+      this.changeWhere({ ...filter, ...keptAsIn(change, before) }, { ...updateFor(change, at), $push: { outbox: outboxEntry(expected.status, snapshotAfter(change, before, at), cause, randomUUID()) } }, change);
+    const changed = await recording({});
+    if (changed || keptBy(change).length === 0) return changed;
+    const before = await this.collection.findOne(filter, { projection: SHOWN_PROJECTION });
+    return before ? recording(before) : undefined;
+  }
+
+  private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change): Promise<Subscription | undefined> {
     const doc = await this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' });
     if (doc) await this.clock.note([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;
