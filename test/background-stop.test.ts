@@ -45,19 +45,18 @@ describe('bulk chunk jobs', () => {
     await queue.enqueue(['first', 'second']);
     const processed: string[] = [];
     await queue.consume({
+      // Whichever job runs first (both are due at once), the other is locked here, one ahead; another worker runs it to completion meanwhile, which removes it.
       process: async (chunkId) => {
         processed.push(chunkId);
-        if (chunkId !== 'first') return;
-        // The second job is locked here, one ahead; another worker runs it to completion meanwhile, which removes it.
-        const second = { 'data.chunkId': 'second' };
-        await waitFor(() => jobs.findOne(second), (job) => job?.['lockedAt'] instanceof Date, 10_000, 20);
-        await jobs.deleteOne(second);
+        const other = { 'data.chunkId': chunkId === 'first' ? 'second' : 'first' };
+        await waitFor(() => jobs.findOne(other), (job) => job?.['lockedAt'] instanceof Date, 10_000, 20);
+        await jobs.deleteOne(other);
       },
       giveUp: async () => undefined,
     });
     const gone = await waitFor(async () => lines.filter((l) => /maybe it does not exist anymore/.test(JSON.stringify(l))), (found) => found.length > 0, 10_000);
     await queue.stop(5_000);
-    expect(processed).toEqual(['first']);
+    expect(processed).toHaveLength(1);
     expect(gone).toHaveLength(1);
     expect(gone[0]).toMatchObject({ level: 30, component: 'bulk' });
     expect(lines.filter((l) => (l['level'] as number) >= 50)).toEqual([]);
