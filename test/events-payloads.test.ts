@@ -85,4 +85,28 @@ describe('event payloads', () => {
       });
     }
   });
+
+  it('a bulk pause of subscriptions with a pending scheduled pause shows the resumeAt and reason it kept, per subscription, though the schedule was dropped before the relay', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const ids = await t.seed(merchantId, 3);
+    const reasons = ['kept a', 'kept a', 'kept b'];
+    for (const [i, id] of ids.entries()) {
+      const scheduled = await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { pauseAt: inMs(3_600_000), resumeAt: RESUME_AT, reason: reasons[i] });
+      expect(scheduled.body).toMatchObject({ status: 'fulfilled', schedule: { resumeAt: RESUME_AT } });
+    }
+    expect((await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: ids })).status).toBe(202);
+    const reads = new Map<string, any>();
+    for (const id of ids) reads.set(id, await dropScheduleOnceChanged(apiKey, id, 'paused'));
+
+    const events = await relayedEvents(merchantId, apiKey, ids.length);
+    for (const event of events) {
+      const id = event.data.subscription.id;
+      expect(event.data.subscription).toEqual({
+        ...reads.get(id),
+        modifiedAt: event.createdAt,
+        schedule: { pauseAt: null, resumeAt: RESUME_AT },
+        pauseReason: reasons[ids.indexOf(id)],
+      });
+    }
+  });
 });
