@@ -182,7 +182,7 @@ export class SubscriptionsRepository {
     const changing = { ...notReached, status: plan.from };
     // The usual case: none has a schedule the command keeps, so every one changes in one update, with nothing read first.
     let applied = await bulkWriteInParts(this.collection, [applying({}, changing)]);
-    if (applied < ids.length) {
+    if (applied < ids.length && keptBy(plan.whenFrom).length > 0) {
       // The others: one update per set of kept values, each filtered on them (at most a few in a chunk).
       const docs = await this.collection.find(changing, { projection: SHOWN_PROJECTION }).toArray();
       const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
