@@ -67,6 +67,8 @@ export class EventsRelay {
   private readonly retries = new Set<NodeJS.Timeout>();
   /** Set by stop(): the database clients close next, so nothing new is started. */
   private stopped = false;
+  /** When stop() stops waiting for the relay under way (its deadline). */
+  private stopBy = Infinity;
 
   constructor(
     private readonly repository: EventsRepository,
@@ -125,7 +127,7 @@ export class EventsRelay {
 
   private async relayWaiting(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
-    while (this.waiting.size > 0) {
+    while (this.waiting.size > 0 && Date.now() < this.stopBy) {
       await this.idle();
       const ids = [...this.waiting].slice(0, SWEEP_BATCH * 2);
       for (const id of ids) this.waiting.delete(id);
@@ -181,17 +183,23 @@ export class EventsRelay {
   /**
    * Stops the sweep, relays what changed so far (at once, without waiting for bulk work) and
    * takes no more: this runs after the workers stopped and before the database clients close (a
-   * relay left running failed on closed clients, as `npm run load` showed). What changes after,
-   * or fails now, stays in its outbox for a worker's sweep.
+   * relay left running failed on closed clients, as `npm run load` showed), within the deadline
+   * (a relay on an unreachable database would wait for its operations' bound). What changes after,
+   * fails now, or is not relayed by the deadline stays in its outbox for a worker's sweep.
    */
-  async stop(): Promise<void> {
+  async stop(deadlineMs: number): Promise<void> {
     this.stopped = true;
+    this.stopBy = Date.now() + deadlineMs;
     clearInterval(this.sweeper);
     this.sweeper = undefined;
     for (const retry of this.retries) clearTimeout(retry);
     this.retries.clear();
-    await Promise.all([this.sweeping, this.relaying]);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), deadlineMs)));
+    const ended = await Promise.race([Promise.all([this.sweeping, this.relaying]), deadline]).finally(() => clearTimeout(timer));
+    if (ended === 'deadline') this.log.warn('events relay still running at the shutdown deadline; what it has not relayed stays in outboxes for the sweep');
   }
+
 
   private async sweep(): Promise<void> {
     try {

@@ -85,7 +85,7 @@ export async function composeEventsAndWebhooks(
     // The relay first: what it takes last is handed to the deliveries before they drain.
     async stop(deadlineMs) {
       const deadline = Date.now() + deadlineMs;
-      await relay.stop();
+      await relay.stop(deadlineMs);
       await worker.stop(Math.max(deadline - Date.now(), 0));
     },
   };
