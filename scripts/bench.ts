@@ -9,6 +9,9 @@
  *       1,000 and 100,000 subscriptions in the collection: the per-request cost must not grow
  *   (e) schedule lag: 3000 scheduled resumes due at the same moment, from resumeAt to each one's
  *       resume (its modifiedAt), p50 and p99, beside (b)'s drain time: p99 <= poll interval + drain
+ *   (g) a merchant's first page of events, bulk requests and deliveries (10 of each) while other
+ *       merchants hold 1,000 and then 100,000 of each: p50 and p99, 100,000 / 1,000 <= 2
+ *       (`BENCH_ONLY=reads npm run bench` runs it alone, writing bench/results/reads.json)
  * Prints a table and writes bench/results/latest.json. A measurement, never a pass/fail test.
  * MONGODB_URI selects the database; unset, the embedded one (FerretDB where no mongod can be had).
  */
@@ -357,6 +360,97 @@ async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: 
   }
 }
 
+/**
+ * (g) What a merchant's lists cost while other merchants store much: the first page of events,
+ * bulk requests and webhook deliveries for a merchant with 10 of each (made through the API), while
+ * other merchants hold READ_SIZES of each (copies of those documents under other merchants and
+ * endpoints, inserted in large batches). Sequential requests on one connection, p50 and p99 per size.
+ */
+const READ_SIZES = [1_000, 100_000] as const;
+const READ_SAMPLES = 100;
+const READ_INSERT_BATCH = 10_000;
+async function benchReads(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
+  const send = async (method: string, path: string, body?: object) => {
+    const res = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as { id: string; data?: unknown[] };
+  };
+  const endpointId = (await send('POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['*'] })).id;
+  const ids = await seed(db, merchantId, 10);
+  for (const id of ids) {
+    await send('POST', `/v2/subscriptions/${id}/pause`);
+    await send('POST', '/v2/subscriptions/bulk/resume', { subscriptions: [id] });
+  }
+  const lists = { events: '/v2/events?limit=20', bulkRequests: '/v2/bulk-requests?limit=20', deliveries: `/v2/webhook-endpoints/${endpointId}/deliveries?limit=20` };
+  const stored = { events: db.collection('events'), bulkRequests: db.collection('bulkRequests'), deliveries: db.collection('webhookDeliveries') };
+  // The merchant's 10 of each, relayed and dispatched in the background, are the templates.
+  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+    const counts = await Promise.all(Object.values(stored).map((c) => c.countDocuments({ merchantId })));
+    if (counts.every((n) => n >= 10)) break;
+  }
+  const templates = await Promise.all(Object.values(stored).map((c) => c.find({ merchantId }).limit(10).toArray()));
+  let held = 0;
+  const rows: { others: number; list: string; p50Ms: number; p99Ms: number; items: number }[] = [];
+  for (const size of READ_SIZES) {
+    console.error(`(g) other merchants hold ${size} events, bulk requests and deliveries ...`);
+    for (const [i, collection] of Object.values(stored).entries()) {
+      const template = templates[i]!;
+      for (let n = held; n < size; n += READ_INSERT_BATCH) {
+        const batch = Array.from({ length: Math.min(READ_INSERT_BATCH, size - n) }, (_, k) => ({
+          ...template[(n + k) % template.length],
+          _id: randomUUID(),
+          merchantId: `other-${(n + k) % 50}`,
+          endpointId: `endpoint-${(n + k) % 50}`,
+        }));
+        await collection.insertMany(batch as never[], { ordered: false });
+      }
+    }
+    held = size;
+    for (const [list, path] of Object.entries(lists)) {
+      const samples: number[] = [];
+      let items = 0;
+      for (let i = 0; i < READ_SAMPLES; i++) samples.push(await timed(async () => (items = (await send('GET', path)).data!.length)));
+      rows.push({ others: size, list, p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99), items });
+    }
+  }
+  const ratios = Object.fromEntries(
+    Object.keys(lists).map((list) => {
+      const [small, large] = READ_SIZES.map((size) => rows.find((r) => r.list === list && r.others === size)!);
+      return [list, { p50: large!.p50Ms / small!.p50Ms, p99: large!.p99Ms / small!.p99Ms }];
+    }),
+  );
+  return { rows, ratios };
+}
+
+function printReads(reads: Awaited<ReturnType<typeof benchReads>>, engineName: string): void {
+  console.log(`\n(g) a merchant's first page (10 of each) beside other merchants' documents, ${READ_SAMPLES} sequential requests, engine: ${engineName}`);
+  console.log('| list | others hold | p50 | p99 | items |');
+  console.log('|---|--:|--:|--:|--:|');
+  for (const r of reads.rows) console.log(`| ${r.list} | ${r.others} | ${r.p50Ms.toFixed(1)} ms | ${r.p99Ms.toFixed(1)} ms | ${r.items} |`);
+  const [small, large] = READ_SIZES;
+  for (const [list, { p50, p99 }] of Object.entries(reads.ratios)) {
+    console.log(`readRatio ${list} (${large} / ${small}): p50 ${p50.toFixed(2)}, p99 ${p99.toFixed(2)}, target <= 2: ${Math.max(p50, p99) <= 2 ? 'met' : 'MISSED'}`);
+  }
+}
+
+/** `BENCH_ONLY=reads npm run bench`: (g) alone, on a service of its own (seeding 100,000 of each takes minutes on FerretDB). */
+async function readsOnly(): Promise<void> {
+  const config = loadConfig();
+  const scratch = await openScratchDatabase(config, 'bench_reads', log);
+  try {
+    const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, LOOPBACK_WITHOUT_WORKERS);
+    const { merchantId, apiKey } = await running.service.auth.createMerchant('bench reads');
+    const reads = await benchReads(scratch.db, running.url, apiKey, merchantId).finally(() => running.stop(30_000));
+    printReads(reads, `${scratch.engine} ${scratch.version}`);
+    const dir = join(projectRoot(), 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'reads.json'), `${JSON.stringify({ engine: scratch.engine, measuredAt: new Date().toISOString(), target: '<= 2', ...reads }, null, 2)}\n`);
+    console.log('\nwritten to bench/results/reads.json');
+  } finally {
+    await scratch.close();
+  }
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const scratch = await openScratchDatabase(config, 'bench', log);
@@ -394,6 +488,10 @@ async function main(): Promise<void> {
       console.error(`(d) ${size} subscriptions in the collection ...`);
       sizes.push(await benchSize(db, service, baseUrl, apiKey, merchantId, size));
     }
+    console.error('(g) a merchant\'s lists beside other merchants\' documents ...');
+    const readsService = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, LOOPBACK_WITHOUT_WORKERS);
+    const readsMerchant = await readsService.service.auth.createMerchant('bench reads');
+    const reads = await benchReads(db, readsService.url, readsMerchant.apiKey, readsMerchant.merchantId).finally(() => readsService.stop(30_000));
     await new Promise((resolve) => server.close(resolve));
     const [small, large] = [sizes[0]!, sizes.at(-1)!];
     // Which build answered: the embedded FerretDB is the patched one, named by its cache folder.
@@ -428,6 +526,7 @@ async function main(): Promise<void> {
       bare: bareLoad,
       sizes,
       events,
+      reads,
     };
     const row = (name: string, ours: string, raw: string, ratio: number, target: string, met: boolean | undefined) =>
       `| ${name.padEnd(34)} | ${ours.padStart(22)} | ${raw.padStart(22)} | ${ratio.toFixed(2).padStart(6)} | ${target.padEnd(7)} | ${met === undefined ? '' : met ? 'met' : 'MISSED'} |`;
@@ -464,6 +563,7 @@ async function main(): Promise<void> {
     const sizeRow = (name: string, ratio: number) => `${name} (${large.subscriptions} / ${small.subscriptions}): ${ratio.toFixed(2)}, target <= 2: ${ratio <= 2 ? 'met' : 'MISSED'}`;
     console.log(sizeRow('sizeRatioSingleP50', results.sizeRatioSingleP50));
     console.log(sizeRow('sizeRatioAccept', results.sizeRatioAccept));
+    printReads(reads, engineName);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -473,4 +573,4 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+await (process.env.BENCH_ONLY === 'reads' ? readsOnly() : main());

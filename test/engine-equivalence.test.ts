@@ -28,6 +28,9 @@ const oid = (n: number) => ObjectId.createFromHexString(n.toString(16).padStart(
 const subs = (db: Db) => db.collection('subscriptions');
 const keys = (db: Db) => db.collection('idempotencyKeys');
 const jobs = (db: Db) => db.collection('jobs');
+const events = (db: Db) => db.collection('events');
+/** merchantId values an equality pushed down on the merchant index must still treat as MongoDB does (an array holding the value matches). */
+const ODD_MERCHANTS: unknown[] = [['m1', 'm2'], ['m3'], [], 7, { m: 'm1' }, null, 'm1 <&> "q"', 'm1 é', '', '[m1]', '\\m1', 'm1\ttab'];
 
 async function seed(db: Db): Promise<void> {
   await subs(db).createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_subscriptions' });
@@ -38,6 +41,13 @@ async function seed(db: Db): Promise<void> {
   await keys(db).insertMany(
     Array.from({ length: 20 }, (_, i) => ({ _id: `m1:key${i}`, fingerprint: `f${i}`, state: i % 2 ? 'done' : 'in_flight', createdAt: new Date(Date.parse(AT) - i * 3_600_000), expiresAt: new Date(Date.parse(AT) + (i - 10) * 3_600_000) })) as never[],
   );
+  await events(db).createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_events' });
+  await events(db).createIndex({ merchantId: 1, type: 1, _id: -1 }, { name: 'merchant_events_by_type' });
+  await events(db).insertMany([
+    ...Array.from({ length: 60 }, (_, i) => ({ _id: `evt_${String(i).padStart(3, '0')}`, merchantId: i % 3 ? 'm1' : 'm2', type: i % 2 ? 'subscription.paused' : 'subscription.resumed' })),
+    ...ODD_MERCHANTS.map((merchantId, i) => ({ _id: `odd_${i}`, merchantId, type: 'subscription.paused' })),
+    { _id: 'odd_absent', type: 'subscription.paused' },
+  ] as never[]);
   await jobs(db).insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: oid(i + 1), name: 'chunk', lockedAt: i % 2 ? new Date(AT) : null })));
 }
 
@@ -73,7 +83,17 @@ const cases: Case[] = [
   { name: 'idempotency findOne {_id}', run: (db) => Promise.all(['m1:key3', 'm1:none'].map((_id) => keys(db).findOne({ _id: _id as never }))) },
   { name: 'ObjectId _id: equality and $in with a condition', run: (db) => Promise.all([jobs(db).findOne({ _id: oid(3) }), jobs(db).find({ _id: { $in: [oid(1), oid(2), oid(99)] }, lockedAt: null }).toArray()]) },
   { name: 'page by {merchantId, _id: {$gt}} sorted by _id, limit', ordered: true, run: async (db) => [await page(db, '', 5), await page(db, 'sub_m1_145', 5), await page(db, 'sub_m1_148', 10), await page(db, '~', 5)] },
+  { name: 'events page {merchantId, _id: {$lt}} sorted by _id desc, limit', ordered: true, run: (db) => Promise.all(['~', 'evt_040', 'evt_002', 'a'].map((before) => events(db).find({ merchantId: 'm1', _id: { $lt: before as never } }).sort({ _id: -1 }).limit(4).toArray())) },
+  { name: 'events page by type {merchantId, type, _id: {$lt}}', ordered: true, run: (db) => events(db).find({ merchantId: 'm2', type: 'subscription.paused', _id: { $lt: 'odd' as never } }).sort({ _id: -1 }).limit(5).toArray() },
+  { name: '{merchantId}: arrays holding it, numbers, documents, null, absent', run: (db) => Promise.all(['m1', 'm2', 'm3'].map((merchantId) => events(db).find({ merchantId }).toArray())) },
+  { name: '{merchantId: {$eq}}', run: (db) => events(db).find({ merchantId: { $eq: 'm2' } }).toArray() },
+  { name: '{merchantId}: escaped, multi-byte, empty and bracketed strings', run: (db) => Promise.all(ODD_MERCHANTS.filter((m) => typeof m === 'string').map((merchantId) => events(db).find({ merchantId }).toArray())) },
+  { name: '{merchantId}: a merchant with nothing stored', run: (db) => events(db).find({ merchantId: 'm9', _id: { $lt: '~' as never } }).sort({ _id: -1 }).limit(1).toArray() },
+  { name: '{merchantId: {$ne}} and {merchantId: {$in}} (not pushed down)', run: (db) => Promise.all([events(db).find({ merchantId: { $ne: 'm1' } }).toArray(), events(db).find({ merchantId: { $in: ['m2', 'm3'] } }).toArray()]) },
+  { name: 'count {merchantId}, and a field that leads no index {type}', run: (db) => Promise.all([events(db).countDocuments({ merchantId: 'm1' }), events(db).countDocuments({ type: 'subscription.resumed' })]) },
+  { name: 'subscriptions page {merchantId, status, _id: {$gt}}', ordered: true, run: (db) => subs(db).find({ merchantId: 'm2', status: 'paused', _id: { $gt: 'sub_m2_050' as never } }).sort({ _id: 1 }).limit(5).toArray() },
   // Writes.
+  { name: 'updateMany and deleteMany {merchantId, type} on events', run: async (db) => [await events(db).updateMany({ merchantId: 'm1', type: 'subscription.paused' }, { $set: { seen: true } }), await events(db).deleteMany({ merchantId: 'm3' })] },
   { name: 'transition: findOneAndUpdate {_id, merchantId, status}, returnDocument after', run: (db) => subs(db).findOneAndUpdate({ _id: 'sub_m1_000' as never, merchantId: 'm1', status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: 'T1' } }, { returnDocument: 'after' }) },
   { name: 'transition: status already changed', run: (db) => subs(db).findOneAndUpdate({ _id: 'sub_m1_000' as never, merchantId: 'm1', status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: 'T2' } }, { returnDocument: 'after' }) },
   { name: 'transition: foreign merchant', run: (db) => subs(db).findOneAndUpdate({ _id: 'sub_m2_003' as never, merchantId: 'm1', status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: 'T3' } }, { returnDocument: 'after' }) },
@@ -142,6 +162,13 @@ describe.skipIf(!runnable)('patched FerretDB answers as FerretDB v1.24.2 as rele
     const plans = await Promise.all(engines.map(({ db }) => subs(db).find({ _id: { $in: owned as never[] }, merchantId: 'm1' }).explain()));
     expect(JSON.stringify(plans[0]!.queryPlanner)).toMatch(/SCAN/);
     expect(JSON.stringify(plans[1]!.queryPlanner)).toMatch(/USING INDEX \S+__id_/);
+  });
+
+  it('the patched engine serves a merchant\'s page {merchantId, _id: {$lt}} from the merchant index; the released one scans', async () => {
+    const plans = await Promise.all(engines.map(({ db }) => events(db).find({ merchantId: 'm1', _id: { $lt: 'evt_040' as never } }).sort({ _id: -1 }).limit(2).explain()));
+    expect(JSON.stringify(plans[0]!.queryPlanner)).toMatch(/SCAN/);
+    expect(JSON.stringify(plans[1]!.queryPlanner)).toMatch(/USING INDEX \S+_merchant_events/);
+    expect(JSON.stringify(plans[1]!.queryPlanner)).not.toMatch(/SCAN/);
   });
 
   it.each(cases)('$name: same answer and, after it, the same data', async ({ run, ordered = false }) => {

@@ -33,6 +33,16 @@ export interface JobKind {
   readonly backoff?: Backoff;
 }
 
+/**
+ * What Agenda 6 reports when a job this process holds is no longer stored, on saving its state at
+ * the start of a run. Jobs leave the collection only when a run completes them (removeOnComplete),
+ * so another run completed it: another process that locked it too (FerretDB's conditional update
+ * is not atomic across processes, docs/design.md §8) or, under load, this process again after
+ * the lock of a job it held in its queue expired. Running a job twice is safe (bulk.worker.ts,
+ * webhooks.worker.ts); nothing is left to do, so it is logged at info level, not as an error.
+ */
+const ALREADY_COMPLETED = /cannot be updated in the database, maybe it does not exist anymore/;
+
 export class JobQueue<Data extends object> {
   private readonly agenda: Agenda;
   private consuming = false;
@@ -52,7 +62,10 @@ export class JobQueue<Data extends object> {
       ...(kind.lockedPerSlot > 1 ? { lockLimit: slots * kind.lockedPerSlot } : {}),
       removeOnComplete: true,
     });
-    this.agenda.on('error', (error: Error) => this.log.error({ err: error }, `${kind.what}: job queue error`));
+    this.agenda.on('error', (error: Error) => {
+      if (ALREADY_COMPLETED.test(error.message)) this.log.info({ reason: error.message }, `${kind.what}: a job held here was completed by another run meanwhile; nothing left to do`);
+      else this.log.error({ err: error }, `${kind.what}: job queue error`);
+    });
   }
 
   /** Stores one job per item of `data`, due at `at` (default now); resolves once every one is durable. */

@@ -9,7 +9,7 @@
 import { uuidv7Named } from '../lib/ids.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { RETRY } from '../lib/retry.js';
-import { toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import { snapshotOf, toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
 import type { Event, EventsRepository } from './events.repository.js';
@@ -35,14 +35,21 @@ const GATHER_MS = 50;
 /** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
 const DEFER_AT_MOST_MS = 30_000;
 
-/** The subscription as the read showed it right after each change: as stored now, with the status and time of the change. */
+/**
+ * The subscription as the read showed it right after each change: the fields no change alters as
+ * stored, the others as the change's own update wrote them into its entry. (An entry from before
+ * entries carried them gets those as stored now, with the status and time of the change.)
+ */
 function eventsOf(holder: OutboxHolder): Event[] {
-  const current = toSubscription(holder);
   return holder.outbox.map((entry) => ({
     id: subscriptionEventId(entry, holder._id),
     type: eventTypeOf(entry.status) as 'subscription.paused',
     createdAt: entry.at,
-    data: { subscription: { ...current, status: entry.status, modifiedAt: entry.at }, previousStatus: entry.previousStatus, cause: entry.cause },
+    data: {
+      subscription: toSubscription(holder, entry.subscription ?? { ...snapshotOf(holder), status: entry.status, modifiedAt: entry.at }),
+      previousStatus: entry.previousStatus,
+      cause: entry.cause,
+    },
   }));
 }
 
@@ -54,6 +61,12 @@ export class EventsRelay {
   /** Changed subscriptions whose outboxes the next relay takes. */
   private readonly waiting = new Set<string>();
   private relaying: Promise<void> | undefined;
+  /** Relays that failed, waiting RETRY_MS to be tried again. */
+  private readonly retries = new Set<NodeJS.Timeout>();
+  /** Set by stop(): the database clients close next, so nothing new is started. */
+  private stopped = false;
+  /** When stop() stops waiting for the relay under way (its deadline). */
+  private stopBy = Infinity;
 
   constructor(
     private readonly repository: EventsRepository,
@@ -103,6 +116,8 @@ export class EventsRelay {
    * out the requests (on FerretDB every write waits for its one writer).
    */
   relaySoon(ids: readonly string[]): void {
+    // Once stopped, what changes is left in its outbox for the sweep.
+    if (this.stopped) return;
     for (const id of ids) this.waiting.add(id);
     this.relaying ??= this.relayWaiting().finally(() => {
       this.relaying = undefined;
@@ -112,13 +127,18 @@ export class EventsRelay {
 
   private async relayWaiting(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
-    while (this.waiting.size > 0) {
+    while (this.waiting.size > 0 && Date.now() < this.stopBy) {
       await this.idle();
       const ids = [...this.waiting].slice(0, SWEEP_BATCH * 2);
       for (const id of ids) this.waiting.delete(id);
       await this.relay(ids).catch((error: unknown) => {
         this.log.warn({ err: error }, `events not relayed yet; retried in ${RETRY_MS} ms`);
-        setTimeout(() => this.relaySoon(ids), RETRY_MS).unref();
+        if (this.stopped) return;
+        const retry = setTimeout(() => {
+          this.retries.delete(retry);
+          this.relaySoon(ids);
+        }, RETRY_MS).unref();
+        this.retries.add(retry);
       });
     }
   }
@@ -130,7 +150,7 @@ export class EventsRelay {
    */
   private async idle(): Promise<void> {
     const until = Date.now() + DEFER_AT_MOST_MS;
-    while (this.busy() && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (this.busy() && !this.stopped && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
   /**
@@ -160,11 +180,26 @@ export class EventsRelay {
     tick();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops the sweep, relays what changed so far (at once, without waiting for bulk work) and
+   * takes no more: this runs after the workers stopped and before the database clients close (a
+   * relay left running failed on closed clients, as `npm run load` showed), within the deadline
+   * (a relay on an unreachable database would wait for its operations' bound). What changes after,
+   * fails now, or is not relayed by the deadline stays in its outbox for a worker's sweep.
+   */
+  async stop(deadlineMs: number): Promise<void> {
+    this.stopped = true;
+    this.stopBy = Date.now() + deadlineMs;
     clearInterval(this.sweeper);
     this.sweeper = undefined;
-    await this.sweeping;
+    for (const retry of this.retries) clearTimeout(retry);
+    this.retries.clear();
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), deadlineMs)));
+    const ended = await Promise.race([Promise.all([this.sweeping, this.relaying]), deadline]).finally(() => clearTimeout(timer));
+    if (ended === 'deadline') this.log.warn('events relay still running at the shutdown deadline; what it has not relayed stays in outboxes for the sweep');
   }
+
 
   private async sweep(): Promise<void> {
     try {

@@ -63,6 +63,8 @@ export interface Workers {
   start(): Promise<void>;
   stop(deadlineMs: number): Promise<void>;
   readonly running: boolean;
+  /** Bulk chunks this process applies at once: BULK_CONCURRENCY, or 1 where the server has one writer. */
+  readonly concurrency: number;
 }
 
 /** Repositories and domain services: what the admin commands need. */
@@ -233,12 +235,20 @@ export async function composeService(database: Database, config: ServiceConfig, 
       await webhooks.start();
       schedules.start();
     },
+    // In order, before the database clients close: what changes subscriptions first (bulk chunks,
+    // due schedules), then the relay (it relays what is waiting and takes nothing new), then the
+    // deliveries it handed over, each within what is left of the deadline.
     stop: async (deadlineMs) => {
-      await Promise.all([bulkWorker.stop(deadlineMs), relay.stop(), webhooks.stop(deadlineMs), schedules.stop(), retention?.stop()]);
+      const deadline = Date.now() + deadlineMs;
+      const left = () => Math.max(deadline - Date.now(), 0);
+      await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop(), retention?.stop()]);
+      await relay.stop(left());
+      await webhooks.stop(left());
     },
     get running() {
       return bulkWorker.running;
     },
+    concurrency,
   };
   const bulk = new BulkService(stores.subscriptions, stores.bulk, dispatcher, log);
   const endpoints = new EndpointsService(stores.endpoints, allowPrivateUrls);

@@ -70,7 +70,7 @@ export function serve(config: Config, log: Logger, announce: (text: string) => v
       },
     );
     const { service, url } = running;
-    log.info({ url, bulkConcurrency: config.bulkConcurrency, embedded: opened.embedded }, 'service listening');
+    log.info({ url, bulkConcurrency: service.workers.concurrency, embedded: opened.embedded }, 'service listening');
     if (config.demo) announce(await createDemo(service.auth, service.seeder, { baseUrl: url, databaseUri: opened.embeddedUri }));
     return {
       url,

@@ -6,9 +6,15 @@
  */
 import { uuidv7Named } from '../lib/ids.js';
 import type { components } from '../../generated/openapi.js';
-import type { ChangeCause, SubscriptionStatus } from './subscriptions.rules.js';
+import type { ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
 export type EventType = components['schemas']['EventType'];
+
+/** The Subscription fields that no change alters: an event takes them from the document when it is relayed. */
+export const IMMUTABLE_FIELDS = ['id', 'merchantId', 'planId', 'cycle', 'createdAt'] as const;
+/** Every other field: what a change leaves them as is written into its outbox entry (test/unit/event-snapshot.test.ts checks that the two lists cover the schema). */
+export const SNAPSHOT_FIELDS = ['status', 'modifiedAt', 'schedule', 'pauseReason'] as const;
+export type SubscriptionSnapshot = Pick<Subscription, (typeof SNAPSHOT_FIELDS)[number]>;
 
 export interface OutboxEntry {
   /** With the subscription id, names the event: one bulk update pushes the same entry to every document. */
@@ -17,15 +23,21 @@ export interface OutboxEntry {
   readonly previousStatus: SubscriptionStatus;
   readonly at: string;
   readonly cause: ChangeCause;
+  /**
+   * The subscription's changeable fields as the change left them, so that its event shows what
+   * the answer to the change showed, whatever changed since (docs/design.md, events). Absent
+   * only in entries written before entries carried it.
+   */
+  readonly subscription?: SubscriptionSnapshot;
 }
 
 /**
- * The entry for a change. `key` must be unique per change of each document: a random one for a
- * single change, the bulk request's id for a bulk command (one update writes the same entry into
- * every document it changes, and a command changes a subscription at most once).
+ * The entry for a change to `subscription`. `key` must be unique per change of each document: a
+ * random one for a single change, the bulk request's id for a bulk command (one update writes the
+ * same entry into every document it changes, and a command changes a subscription at most once).
  */
-export function outboxEntry(previousStatus: SubscriptionStatus, status: SubscriptionStatus, at: string, cause: ChangeCause, key: string): OutboxEntry {
-  return { key, status, previousStatus, at, cause };
+export function outboxEntry(previousStatus: SubscriptionStatus, subscription: SubscriptionSnapshot, cause: ChangeCause, key: string): OutboxEntry {
+  return { key, status: subscription.status, previousStatus, at: subscription.modifiedAt, cause, subscription };
 }
 
 export function eventTypeOf(status: SubscriptionStatus): EventType {

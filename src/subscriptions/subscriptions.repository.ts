@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import { outboxEntry, type OutboxEntry } from './outbox.js';
+import { outboxEntry, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import type { ScheduleClock } from './schedule.clock.js';
 import type { Change, ChangeCause, CommandPlan, RuleState, Ruling, StoredSchedule, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
@@ -47,22 +47,51 @@ export interface CommandState {
   readonly mark: CommandMark | undefined;
 }
 
+/** What keptAsIn and snapshotAfter read of a document. */
+const SHOWN_PROJECTION = { pauseAt: 1, resumeAt: 1, pauseReason: 1 } as const;
+
 const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
-/** A stored subscription as the read operation returns it (also the `subscription` of its events). */
-export function toSubscription(doc: SubscriptionDocument): Subscription {
+/** What a subscription's changeable fields are read from: a document, or what a change leaves in it. */
+type SnapshotSource = Pick<SubscriptionDocument, 'status' | 'modifiedAt'> & Partial<Pick<StoredSchedule, ShownScheduleField>>;
+
+/** A subscription's changeable fields, as the read operation shows them (src/subscriptions/outbox.ts). */
+export function snapshotOf(doc: SnapshotSource): SubscriptionSnapshot {
   const scheduled = doc.pauseAt !== undefined || doc.resumeAt !== undefined;
   return {
-    id: doc._id,
-    merchantId: doc.merchantId,
-    planId: doc.planId,
     status: doc.status,
-    cycle: doc.cycle,
-    createdAt: doc.createdAt,
     modifiedAt: doc.modifiedAt,
     ...(scheduled ? { schedule: { pauseAt: doc.pauseAt ?? null, resumeAt: doc.resumeAt ?? null } } : {}),
     ...(doc.status === 'paused' && doc.pauseReason !== undefined ? { pauseReason: doc.pauseReason } : {}),
   };
+}
+
+/** A stored subscription as the read operation returns it; an event's subscription is its document with the changeable fields its change left. */
+export function toSubscription(doc: SubscriptionDocument, snapshot: SubscriptionSnapshot = snapshotOf(doc)): Subscription {
+  const { status, modifiedAt, ...schedule } = snapshot;
+  return { id: doc._id, merchantId: doc.merchantId, planId: doc.planId, status, cycle: doc.cycle, createdAt: doc.createdAt, modifiedAt, ...schedule };
+}
+
+type ShownScheduleField = 'pauseAt' | 'resumeAt' | 'pauseReason';
+const SHOWN_SCHEDULE_FIELDS: readonly ShownScheduleField[] = ['pauseAt', 'resumeAt', 'pauseReason'];
+type ShownSchedule = Partial<Pick<StoredSchedule, ShownScheduleField>>;
+
+/** The shown schedule fields a change leaves as they are. */
+const keptBy = (change: Change) => SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in change.set) && !change.unset.includes(f));
+
+/**
+ * A filter on the fields a change leaves as they were in `before` (null: absent). An update that
+ * records an event filters on them, so that the subscription its entry carries is exactly what
+ * the update leaves, even when another writer changed those fields meanwhile (it then matches nothing).
+ */
+export function keptAsIn(change: Change, before: ShownSchedule): Filter<SubscriptionDocument> {
+  return Object.fromEntries(keptBy(change).map((f) => [f, before[f] ?? null])) as Filter<SubscriptionDocument>;
+}
+
+/** The changeable fields after `change` at `at` of a subscription whose kept fields are as in `before` (filtered on with keptAsIn). */
+export function snapshotAfter(change: Change, before: ShownSchedule, at: string): SubscriptionSnapshot {
+  const kept = Object.fromEntries(keptBy(change).flatMap((f) => (before[f] === undefined ? [] : [[f, before[f]]])));
+  return snapshotOf({ status: change.status, modifiedAt: at, ...kept, ...change.set });
 }
 
 /** The update that makes a change; modifiedAt changes unless `at` is undefined. */
@@ -91,12 +120,19 @@ function withEvent(update: UpdateFilter<SubscriptionDocument>, entry: OutboxEntr
   return { ...update, $push: { ...(update.$push ?? {}), outbox: entry } } as UpdateFilter<SubscriptionDocument>;
 }
 
+/** A due state's schedule fields as a document holds them (absent rather than null). */
+function shown(state: DueState): ShownSchedule {
+  return Object.fromEntries(Object.entries({ pauseAt: state.pauseAt, resumeAt: state.resumeAt, pauseReason: state.pauseReason }).filter(([, v]) => v !== null));
+}
+
 /** A subscription with events waiting in its outbox, as stored. */
 export type OutboxHolder = SubscriptionDocument & { readonly outbox: OutboxEntry[] };
 
 /** The fields a due schedule is decided on, exactly as read. */
 export interface DueState extends RuleState {
   readonly status: SubscriptionStatus;
+  /** Not decided on, but shown by the subscription a firing's event carries. */
+  readonly pauseReason: string | null;
   readonly nextScheduledAt: string;
 }
 
@@ -148,14 +184,23 @@ export class SubscriptionsRepository {
 
   /**
    * One conditional atomic update: makes the change only if the subscription is still as expected;
-   * a change of status carries its event in the outbox, in the same update.
+   * a change of status carries its event in the outbox, in the same update, with the subscription
+   * as the update leaves it. The fields it keeps are filtered on: first as absent (the usual case,
+   * one round trip as without events), else as read just before.
    */
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
-    const schedule = expected.schedule ? exactSchedule(expected.schedule) : {};
-    const update = change.status === expected.status ? updateFor(change, at) : withEvent(updateFor(change, at), outboxEntry(expected.status, change.status, at, cause, randomUUID()));
-    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId, status: expected.status, ...schedule }, update, {
-      returnDocument: 'after',
-    });
+    const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
+    if (change.status === expected.status) return this.changeWhere(filter, updateFor(change, at), change);
+    const recording = (before: ShownSchedule) =>
+      this.changeWhere({ ...filter, ...keptAsIn(change, before) }, withEvent(updateFor(change, at), outboxEntry(expected.status, snapshotAfter(change, before, at), cause, randomUUID())), change);
+    const changed = await recording({});
+    if (changed || keptBy(change).length === 0) return changed;
+    const before = await this.collection.findOne(filter, { projection: SHOWN_PROJECTION });
+    return before ? recording(before) : undefined;
+  }
+
+  private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change): Promise<Subscription | undefined> {
+    const doc = await this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' });
     if (doc) await this.noteTimes([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;
   }
@@ -163,9 +208,9 @@ export class SubscriptionsRepository {
   /**
    * Applies one bulk command to the subscriptions it has not reached yet, marking each in the same
    * document update: those in `from` change to `to` (marked applied), those already in `to` are
-   * marked noop. At most two updates whatever the number of ids; a repeated call changes nothing. Each
-   * change's event goes into the outbox in the same update (one entry, the same in every document:
-   * its key is the requestId, and the event id is made from it and the subscription's id).
+   * marked noop. A repeated call changes nothing. Each change's event goes into the outbox in the
+   * same update (one entry, the same in every document updated together: its key is the requestId,
+   * and the event id is made from it and the subscription's id).
    */
   async applyCommand(
     merchantId: string,
@@ -177,12 +222,29 @@ export class SubscriptionsRepository {
   ): Promise<{ allApplied: boolean }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
-    const applied = await this.collection.updateMany(
-      { ...notReached, status: plan.from },
-      withEvent({ ...updateFor(plan.whenFrom, at), $push: mark('applied') }, outboxEntry(plan.from, plan.whenFrom.status, at, cause, requestId)),
-    );
-    // The usual case: every one changed, so none can be a no-op and there is nothing to read back.
-    const allApplied = applied.modifiedCount === ids.length;
+    const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
+      updateMany: {
+        filter: { ...filter, ...keptAsIn(plan.whenFrom, before) },
+        update: withEvent({ ...updateFor(plan.whenFrom, at), $push: mark('applied') }, outboxEntry(plan.from, snapshotAfter(plan.whenFrom, before, at), cause, requestId)),
+      },
+    });
+    const changing = { ...notReached, status: plan.from };
+    // The usual case: none has a schedule the command keeps, so every one changes in one update, with nothing read first.
+    let applied = await bulkWriteInParts(this.collection, [applying({}, changing)], this.options.statementsPerCommand);
+    if (applied < ids.length && keptBy(plan.whenFrom).length > 0) {
+      // The others: one update per set of kept values, each filtered on them (at most a few in a chunk).
+      const docs = await this.collection.find(changing, { projection: SHOWN_PROJECTION }).toArray();
+      const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
+      for (const doc of docs) {
+        const key = JSON.stringify(keptAsIn(plan.whenFrom, doc));
+        const group = groups.get(key) ?? { before: doc, ids: [] };
+        group.ids.push(doc._id);
+        groups.set(key, group);
+      }
+      applied += await bulkWriteInParts(this.collection, [...groups.values()].map((g) => applying(g.before, { ...changing, _id: { $in: g.ids } })), this.options.statementsPerCommand);
+    }
+    // Every one changed: none can be a no-op and there is nothing to read back.
+    const allApplied = applied === ids.length;
     if (!allApplied) {
       const noop = plan.whenAlready ? updateFor(plan.whenAlready, at) : {};
       await this.collection.updateMany({ ...notReached, status: plan.already }, { ...noop, $push: mark('noop') });
@@ -214,7 +276,7 @@ export class SubscriptionsRepository {
       ...(startingAfter ? { _id: { $gt: startingAfter } } : {}),
     };
     const docs = await this.collection.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
-    return pageOf(docs.map(toSubscription), limit, (s) => s.id);
+    return pageOf(docs.map((d) => toSubscription(d)), limit, (s) => s.id);
   }
 
   /** The status of each of these ids that is a subscription of the merchant (others are absent): one query. */
@@ -234,7 +296,7 @@ export class SubscriptionsRepository {
   /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
   async due(now: string, limit: number): Promise<DueSubscription[]> {
     const docs = await this.collection
-      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, nextScheduledAt: 1 } })
+      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1 } })
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
       .toArray();
@@ -244,6 +306,7 @@ export class SubscriptionsRepository {
       status: d.status,
       pauseAt: d.pauseAt ?? null,
       resumeAt: d.resumeAt ?? null,
+      pauseReason: d.pauseReason ?? null,
       nextScheduledAt: d.nextScheduledAt!,
     }));
   }
@@ -261,8 +324,10 @@ export class SubscriptionsRepository {
     const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ state, ruling, ids }, group) => {
       const update = updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId });
       // One outbox entry for the whole group, named by the run and group (src/subscriptions/outbox.ts).
-      const write = ruling.event ? withEvent(update, outboxEntry(ruling.event.from, ruling.event.to, at, { kind: 'schedule' }, `${runId}:${group}`)) : update;
-      return { updateMany: { filter: { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state) }, update: write } };
+      // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
+      const write = ruling.event ? withEvent(update, outboxEntry(ruling.event.from, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`)) : update;
+      const filter = { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
+      return { updateMany: { filter, update: write } };
     });
     const all = groups.flatMap((g) => g.ids);
     const modified = await bulkWriteInParts(this.collection, operations, this.options.statementsPerCommand);

@@ -58,8 +58,8 @@ function ruleStateOf(subscription: Subscription) {
 function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
   const groups = new Map<string, { state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
   for (const subscription of due) {
-    const { status, pauseAt, resumeAt, nextScheduledAt } = subscription;
-    const key = JSON.stringify([status, pauseAt, resumeAt, nextScheduledAt]);
+    const { status, pauseAt, resumeAt, pauseReason, nextScheduledAt } = subscription;
+    const key = JSON.stringify([status, pauseAt, resumeAt, pauseReason, nextScheduledAt]);
     const group = groups.get(key) ?? { state: subscription, ruling: decide(subscription, { kind: 'FIRE', now }), ids: [] };
     group.ids.push(subscription.id);
     groups.set(key, group);

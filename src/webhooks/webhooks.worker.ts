@@ -32,6 +32,8 @@ const OVERDUE_AFTER_MS = RETRY.overdueDelivery.delayMs;
 export class WebhooksWorker implements EventSink, Resender {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
+  /** The sweep under way, which stop() waits for (the database clients close next). */
+  private sweeping: Promise<void> | undefined;
 
   constructor(
     private readonly endpoints: EndpointsRepository,
@@ -73,13 +75,15 @@ export class WebhooksWorker implements EventSink, Resender {
 
   async start(): Promise<void> {
     await this.queue.consume((ids) => this.sendBatch(ids));
-    this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
+    this.sweeper = setInterval(() => {
+      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
+    }, SWEEP_EVERY_MS);
     this.sweeper.unref();
   }
 
   async stop(deadlineMs: number): Promise<void> {
     clearInterval(this.sweeper);
-    await this.queue.stop(deadlineMs);
+    await Promise.all([this.sweeping, this.queue.stop(deadlineMs)]);
   }
 
   private async sweep(): Promise<void> {
