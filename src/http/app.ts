@@ -1,5 +1,7 @@
 /** The Koa application: request context, errors, body, then the spec's operations. */
 import Koa from 'koa';
+import { apiKeyHandlers } from '../auth/api-keys.handlers.js';
+import type { ApiKeysService } from '../auth/api-keys.service.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -23,6 +25,7 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_RE
 
 export interface AppDependencies {
   readonly auth: AuthService;
+  readonly apiKeys: ApiKeysService;
   readonly subscriptions: SubscriptionsService;
   readonly schedules: SchedulesService;
   readonly bulk: BulkAcceptor;
@@ -39,7 +42,7 @@ export interface AppDependencies {
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, subscriptions, schedules, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
+  const { auth, apiKeys, subscriptions, schedules, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
   const commands = operationHandlers(subscriptionCommandHandlers(subscriptions, bulk));
   // Commands are made safe to retry; reads are safe as they are.
@@ -48,7 +51,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
     bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
-    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions, schedules), ...bulkRequestHandlers(bulkStatus), ...webhooks }),
+    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions, schedules), ...bulkRequestHandlers(bulkStatus), ...webhooks, ...apiKeyHandlers(apiKeys) }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 

@@ -7,7 +7,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { Db } from 'mongodb';
+import { ApiKeysService } from '../auth/api-keys.service.js';
 import { AuthService } from '../auth/auth.service.js';
+import { LastUsedRecorder } from '../auth/last-used.js';
 import { MerchantsRepository } from '../auth/merchants.repository.js';
 import { BulkDispatcher } from '../bulk/bulk.dispatcher.js';
 import { BulkQueue } from '../bulk/bulk.queue.js';
@@ -25,7 +27,7 @@ import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { SchedulesRepository } from '../schedules/schedules.repository.js';
 import { SchedulesService } from '../schedules/schedules.service.js';
 import { ScheduleWorker } from '../schedules/schedules.worker.js';
-import type { Logger } from '../logger.js';
+import { createLogger, type Logger } from '../logger.js';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -57,6 +59,8 @@ export interface Domain {
   readonly merchants: MerchantsRepository;
   readonly subscriptionsRepository: SubscriptionsRepository;
   readonly auth: AuthService;
+  /** A merchant's API keys: list, make, roll, revoke (the API and `subsvc keys`). */
+  readonly apiKeys: ApiKeysService;
   readonly subscriptions: SubscriptionsService;
   /** Creates subscriptions directly (admin command, demo, tests). */
   readonly seeder: SubscriptionSeeder;
@@ -75,14 +79,16 @@ export interface Service extends Domain {
   app(): Promise<Koa>;
 }
 
-export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs'>, mutex = new KeyedMutex()): Promise<Domain> {
+export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs'>, mutex = new KeyedMutex(), log: Logger = createLogger('silent')): Promise<Domain> {
   const merchants = new MerchantsRepository(db);
   const subscriptionsRepository = new SubscriptionsRepository(db);
   await Promise.all([merchants.ensureIndexes(), subscriptionsRepository.ensureIndexes()]);
+  const auth = new AuthService(merchants, config.authCacheTtlMs, new LastUsedRecorder(merchants, log.child({ component: 'auth' })));
   return {
     merchants,
     subscriptionsRepository,
-    auth: new AuthService(merchants, config.authCacheTtlMs),
+    auth,
+    apiKeys: new ApiKeysService(merchants, auth),
     subscriptions: new SubscriptionsService(subscriptionsRepository, mutex),
     seeder: new SubscriptionSeeder(subscriptionsRepository),
   };
@@ -97,8 +103,8 @@ export async function composeDomain(db: Db, config: Pick<Config, 'authCacheTtlMs
 export async function composeService(database: Database, config: ServiceConfig, log: Logger, healthy: () => boolean = () => true): Promise<Service> {
   const { db, background, capabilities } = database;
   const mutex = new KeyedMutex();
-  const domain = await composeDomain(db, config, mutex);
-  const { auth, subscriptions, subscriptionsRepository } = domain;
+  const domain = await composeDomain(db, config, mutex, log);
+  const { auth, apiKeys, subscriptions, subscriptionsRepository } = domain;
   // FerretDB's SQLite backend has one writer per database: chunks applied in parallel only
   // contend for it (and fail with "database is locked"), so there they run one at a time.
   const concurrency = capabilities.parallelWriters ? config.bulkConcurrency : Math.min(config.bulkConcurrency, 1);
@@ -145,6 +151,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     app: () =>
       createApp({
         auth,
+        apiKeys,
         subscriptions,
         schedules: new SchedulesService(subscriptionsRepository, mutex),
         bulk,
@@ -210,6 +217,7 @@ export async function startService(database: Database, config: ServiceConfig & H
       await service.workers.stop(deadlineMs);
       server.closeAllConnections();
       await closed;
+      await service.auth.flush();
     },
   };
 }
