@@ -460,9 +460,10 @@ export interface paths {
         /**
          * Revoke an API key
          * @description The key stops working at once in the process that answers, and in every other process
-         *     of the service within `AUTH_CACHE_TTL_MS` (30 s by default). Your last active key cannot
-         *     be revoked (409 `0031`): make or roll another first. A request may revoke the very key
-         *     it carries.
+         *     of the service within `AUTH_CACHE_TTL_MS` (30 s by default). Your last active key that
+         *     does not expire cannot be revoked (409 `0031`): make or roll another first (a key that
+         *     only waits to expire would leave you locked out when it does). A request may revoke the
+         *     very key it carries.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -1102,7 +1103,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ApiKeysProblem"];
             };
         };
-        /** @description The key is the caller's last active one. */
+        /** @description The key is the caller's last active one that does not expire. */
         LastApiKey: {
             headers: {
                 [name: string]: unknown;

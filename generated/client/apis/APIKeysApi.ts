@@ -211,7 +211,7 @@ export class APIKeysApi extends runtime.BaseAPI {
     }
 
     /**
-     * The key stops working at once in the process that answers, and in every other process of the service within `AUTH_CACHE_TTL_MS` (30 s by default). Your last active key cannot be revoked (409 `0031`): make or roll another first. A request may revoke the very key it carries. 
+     * The key stops working at once in the process that answers, and in every other process of the service within `AUTH_CACHE_TTL_MS` (30 s by default). Your last active key that does not expire cannot be revoked (409 `0031`): make or roll another first (a key that only waits to expire would leave you locked out when it does). A request may revoke the very key it carries. 
      * Revoke an API key
      */
     async revokeApiKeyRaw(requestParameters: RevokeApiKeyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<void>> {
@@ -222,7 +222,7 @@ export class APIKeysApi extends runtime.BaseAPI {
     }
 
     /**
-     * The key stops working at once in the process that answers, and in every other process of the service within `AUTH_CACHE_TTL_MS` (30 s by default). Your last active key cannot be revoked (409 `0031`): make or roll another first. A request may revoke the very key it carries. 
+     * The key stops working at once in the process that answers, and in every other process of the service within `AUTH_CACHE_TTL_MS` (30 s by default). Your last active key that does not expire cannot be revoked (409 `0031`): make or roll another first (a key that only waits to expire would leave you locked out when it does). A request may revoke the very key it carries. 
      * Revoke an API key
      */
     async revokeApiKey(requestParameters: RevokeApiKeyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<void> {
