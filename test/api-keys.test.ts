@@ -159,9 +159,13 @@ describe('a merchant made before keys could rotate (one apiKeyHash on the mercha
 });
 
 describe('secrets stay secret', () => {
-  it('no key or hash in any log line, and the stored document holds hashes only', async () => {
+  it('no key or hash in any log line or event (of a pause made with a new key), and the stored document holds hashes only', async () => {
     const m = await t.merchant();
     const made = (await call(t.baseUrl, '/v2/api-keys', { apiKey: m.apiKey })).body;
+    const [id] = await t.seed(m.merchantId, 1);
+    expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: made.key })).status).toBe(200);
+    // The relay records the pause's event right after the answer.
+    const recorded = await waitFor(() => t.db.collection('events').find({ merchantId: m.merchantId }).toArray(), (events) => events.length > 0, 20_000);
     const rolled = (await call(t.baseUrl, `/v2/api-keys/${made.id}/roll`, { apiKey: m.apiKey, json: { expiresInHours: 0 } })).body;
     await call(t.baseUrl, `/v2/api-keys/${rolled.id}`, { method: 'DELETE', apiKey: m.apiKey });
     await t.service.auth.flush();
@@ -171,7 +175,8 @@ describe('secrets stay secret', () => {
     for (const secret of [...secrets, ...secrets.map(hashApiKey)]) expect(logs).not.toContain(secret);
     const stored = JSON.stringify(await t.db.collection('merchants').findOne({ _id: m.merchantId as never }));
     for (const secret of secrets) expect(stored).not.toContain(secret);
-    const events = JSON.stringify(await t.db.collection('events').find({ merchantId: m.merchantId }).toArray());
+    const events = JSON.stringify(recorded);
+    expect(events).toContain('subscription.paused');
     for (const secret of [...secrets, ...secrets.map(hashApiKey)]) expect(events).not.toContain(secret);
   });
 });
