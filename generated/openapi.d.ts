@@ -395,6 +395,82 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your active API keys
+         * @description Oldest first, a page at a time: each key's id, its first characters (`prefix`), when it
+         *     was made, last used (recorded at most once a minute) and expires. Never the key itself.
+         *     Revoked and expired keys are not listed.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Make a new API key
+         * @description The answer carries the key, and no other answer ever does: keep it. The key does not
+         *     expire. At most 100 active keys per merchant (400 `0040` beyond). Not made idempotent by
+         *     `Idempotency-Key`: a replay would have to keep the key to send it again.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/api-keys/{keyId}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace an API key, with an overlap
+         * @description Makes a new key (answered like `POST /v2/api-keys`, shown this once) and sets the rolled
+         *     key to expire `expiresInHours` from now (0 to 168, default 24): both work until then, so
+         *     that clients can move to the new key. 0 stops the old key now (in other processes of the
+         *     service within `AUTH_CACHE_TTL_MS`). Rolling a key that already expires keeps the earlier
+         *     of the two times. Any of your active keys can roll any other.
+         */
+        post: operations["rollApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key stops working at once in the process that answers, and in every other process
+         *     of the service within `AUTH_CACHE_TTL_MS` (30 s by default). Your last active key that
+         *     does not expire cannot be revoked (409 `0031`): make or roll another first (a key that
+         *     only waits to expire would leave you locked out when it does). A request may revoke the
+         *     very key it carries.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "subscription.paused": {
@@ -678,6 +754,42 @@ export interface components {
             hasMore: boolean;
             nextCursor: string | null;
         };
+        ApiKeyRoll: {
+            /**
+             * @description Hours the rolled key keeps working (0 to 168, a week); 0 stops it now.
+             * @default 24
+             */
+            expiresInHours: number;
+        };
+        ApiKey: {
+            id: components["schemas"]["Uuid"];
+            prefix: components["schemas"]["ApiKeyPrefix"];
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description When a request last carried it, to the minute (recorded at most once a minute); null if never. */
+            lastUsedAt: components["schemas"]["Timestamp"] | null;
+            /** @description When it stops working (set by a roll); null if it does not expire. */
+            expiresAt: components["schemas"]["Timestamp"] | null;
+        };
+        /**
+         * @description The key's first characters (`sk_` and 8 more), to tell keys apart. A key made before
+         *     keys could rotate, and not used since, shows `sk_` alone: only its hash was kept.
+         * @example sk_Xq3v9LkP
+         */
+        ApiKeyPrefix: string;
+        ApiKeyWithSecret: {
+            id: components["schemas"]["Uuid"];
+            /** @description The key itself (`sk_` and 43 characters). Shown only in this answer. */
+            key: string;
+            prefix: components["schemas"]["ApiKeyPrefix"];
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description Always null for a new key. */
+            expiresAt: components["schemas"]["Timestamp"] | null;
+        };
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
         /**
          * Format: uuid
          * @description A UUID in its canonical 36-character form; letters may be upper or lower case.
@@ -901,6 +1013,21 @@ export interface components {
             code: "0010" | "0020" | "0021" | "0022" | "0023" | "0024" | "0030" | "0040" | "0041" | "0042" | "0044" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        /**
+         * @description A problem as `Problem`, from the API key operations, whose codes also include `0025` and
+         *     `0031` (a schema of its own, so that the operations released before them keep their list
+         *     of codes).
+         */
+        ApiKeysProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0021" | "0025" | "0031" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
     };
     responses: {
         /**
@@ -965,6 +1092,33 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["WebhooksProblem"];
+            };
+        };
+        /** @description No active API key of the caller has this id. */
+        ApiKeyNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ApiKeysProblem"];
+            };
+        };
+        /** @description The key is the caller's last active one that does not expire. */
+        LastApiKey: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ApiKeysProblem"];
+            };
+        };
+        /** @description The request breaks the contract (`0040`, also when the merchant has 100 active keys already). */
+        InvalidApiKeyRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["ApiKeysProblem"];
             };
         };
         /** @description The path, headers or body break the contract (malformed JSON, an unknown property, a bad `subscriptions` list). */
@@ -1132,6 +1286,11 @@ export interface components {
          * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
          */
         EndpointId: string;
+        /**
+         * @description An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.
+         * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e71
+         */
+        KeyId: string;
         /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
         WebhookId: string;
         /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
@@ -1140,6 +1299,12 @@ export interface components {
         WebhookSignature: string;
     };
     requestBodies: {
+        /** @description Optional; without it, the rolled key expires in 24 hours. */
+        ApiKeyRollBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyRoll"];
+            };
+        };
         WebhookEndpointCreateBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEndpointCreate"];
@@ -1903,6 +2068,130 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["InvalidApiKeyRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new key (shown this once). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            400: components["responses"]["InvalidApiKeyRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rollApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e71
+                 */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["ApiKeyRollBody"];
+        responses: {
+            /** @description The new key (shown this once); the rolled key expires as asked. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyWithSecret"];
+                };
+            };
+            400: components["responses"]["InvalidApiKeyRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ApiKeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e71
+                 */
+                keyId: components["parameters"]["KeyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidApiKeyRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["ApiKeyNotFound"];
+            409: components["responses"]["LastApiKey"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

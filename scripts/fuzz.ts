@@ -43,6 +43,12 @@ const EVENT_SUBSCRIPTION_ID = '9c4f5d7b-6e0a-4fbc-8c3d-4e5f60718293';
  * fresh one before each deletion, so that every phase (not only the first) can delete one.
  */
 const DELETABLE_PLACEHOLDER = '00000000-0000-4000-8000-0000000000de';
+/**
+ * rollApiKey's and revokeApiKey's fixed keyId, never a key: the hooks file replaces it with a key
+ * made through the API just before each call, so that a roll or revocation never touches the key
+ * the run authenticates with (which would answer 401 to everything after it).
+ */
+const KEY_PLACEHOLDER = '00000000-0000-4000-8000-0000000000ce';
 
 /** The ids Schemathesis is given (scripts/schemathesis.toml reads them from its environment). */
 interface Fixtures {
@@ -52,6 +58,7 @@ interface Fixtures {
   readonly SUBSVC_FUZZ_ENDPOINT_ID: string;
   readonly SUBSVC_FUZZ_EVENT_ID: string;
   readonly SUBSVC_FUZZ_DELETABLE_ID: string;
+  readonly SUBSVC_FUZZ_KEY_ID: string;
 }
 
 /** The venv's `st`, created or rebuilt when the pinned requirements change. */
@@ -85,6 +92,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
     SUBSVC_FUZZ_ENDPOINT_ID: endpoint.id,
     SUBSVC_FUZZ_EVENT_ID: event.id,
     SUBSVC_FUZZ_DELETABLE_ID: DELETABLE_PLACEHOLDER,
+    SUBSVC_FUZZ_KEY_ID: KEY_PLACEHOLDER,
   };
 }
 

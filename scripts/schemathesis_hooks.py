@@ -5,6 +5,11 @@ call that still carries it, a fresh endpoint is registered through the API and i
 instead, so that every phase reaches the 204 rather than one deletion and then only 404s. When
 the call did not delete it (refused for another reason: a bad key, a header out of the schema),
 the endpoint is deleted afterwards, so that the merchant's 16 endpoints are never used up.
+
+rollApiKey and revokeApiKey are given a placeholder keyId the same way: each call gets a key made
+for it, so that the key the run authenticates with is never rolled or revoked; afterwards the
+made key (if still there) and the key a roll made are revoked, so that the merchant's 100 active
+keys are never used up.
 """
 
 import os
@@ -17,13 +22,38 @@ BASE_URL = os.environ["SUBSVC_FUZZ_BASE_URL"]
 API_KEY = os.environ["SUBSVC_FUZZ_API_KEY"]
 RECEIVER_URL = os.environ["SUBSVC_FUZZ_RECEIVER_URL"]
 ENDPOINTS = f"{BASE_URL}/v2/webhook-endpoints"
+KEY_PLACEHOLDER = os.environ["SUBSVC_FUZZ_KEY_ID"]
+API_KEYS = f"{BASE_URL}/v2/api-keys"
 HEADERS = {"x-api-key": API_KEY}
 # Test case id -> the endpoint made for it.
 made: dict[str, str] = {}
+# Test case id -> the API key made for it.
+made_keys: dict[str, str] = {}
+
+
+def substitute_key(case):
+    if not case.path_parameters or case.path_parameters.get("keyId") != KEY_PLACEHOLDER:
+        return
+    created = requests.post(API_KEYS, headers=HEADERS, timeout=10)
+    if created.status_code == 201:
+        made_keys[case.id] = created.json()["id"]
+        case.path_parameters["keyId"] = made_keys[case.id]
+
+
+def revoke_keys(case, response):
+    key_id = made_keys.pop(case.id, None)
+    if key_id is None:
+        return
+    leftovers = [] if response.status_code == 204 else [key_id]
+    if response.status_code == 201:
+        leftovers.append(response.json()["id"])
+    for leftover in leftovers:
+        requests.delete(f"{API_KEYS}/{leftover}", headers=HEADERS, timeout=10)
 
 
 @schemathesis.hook
 def before_call(context, case, **kwargs):
+    substitute_key(case)
     if case.method.upper() != "DELETE" or not case.path_parameters:
         return
     if case.path_parameters.get("endpointId") != PLACEHOLDER:
@@ -41,6 +71,7 @@ def before_call(context, case, **kwargs):
 
 @schemathesis.hook
 def after_call(context, case, response):
+    revoke_keys(case, response)
     endpoint_id = made.pop(case.id, None)
     if endpoint_id is not None and response.status_code != 204:
         requests.delete(f"{ENDPOINTS}/{endpoint_id}", headers=HEADERS, timeout=10)

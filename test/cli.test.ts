@@ -82,6 +82,30 @@ describe('subsvc admin commands', () => {
   });
 });
 
+describe('subsvc keys', () => {
+  it('create, list and revoke a merchant\'s keys, one JSON line each; the last key is kept, another merchant\'s key id is not found', { timeout: 60_000 }, async () => {
+    const env = { MONGODB_URI: databaseUri(dbName) };
+    const keys = async (...args: string[]) => subsvc(['keys', ...args], env);
+    const first = JSON.parse((await subsvc(['merchant', 'create', '--name', 'Keys'], env)).stdout);
+    const other = JSON.parse((await subsvc(['merchant', 'create', '--name', 'Other'], env)).stdout);
+    const created = await keys('create', '--merchant', first.merchantId);
+    expect([created.code, created.stdout.trim().split('\n').length]).toEqual([0, 1]);
+    const made = JSON.parse(created.stdout);
+    expect(Object.keys(made).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'prefix']);
+    const listed = await keys('list', '--merchant', first.merchantId);
+    const { data } = JSON.parse(listed.stdout);
+    expect(data.map((k: { prefix: string }) => k.prefix)).toEqual([first.apiKey.slice(0, 11), made.prefix]);
+    expect(listed.stdout).not.toContain(first.apiKey);
+    expect(listed.stdout).not.toContain(made.key);
+    expect(JSON.parse((await keys('revoke', '--merchant', first.merchantId, '--key', data[0].id)).stdout)).toEqual({ revoked: data[0].id });
+    const last = await keys('revoke', '--merchant', first.merchantId, '--key', made.id);
+    expect([last.code, last.stdout]).toEqual([1, '']);
+    expect(last.stderr).toMatch(/^subsvc: API key .* is your last active key that does not expire/);
+    const foreign = await keys('revoke', '--merchant', other.merchantId, '--key', made.id);
+    expect([foreign.code, foreign.stderr]).toEqual([1, `subsvc: API key ${made.id} not found\n`]);
+  });
+});
+
 describe('subsvc serve', () => {
   it('on a port already in use, exits non-zero with one line on stderr', { timeout: 60_000 }, async () => {
     const blocker = createServer();

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type EventList, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
+import { APIKeysApi, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type EventList, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
 import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -30,6 +30,8 @@ interface Target {
   /** The mock needs to be told which documented response to give; the service decides by itself. */
   readonly prefer: (code: number) => InitOverrideFunction | undefined;
   readonly preferExample: (name: string) => InitOverrideFunction | undefined;
+  /** A merchant of its own with its one key (on the service: rolling and revoking the shared merchant's key would end the other scenarios). */
+  readonly keyHolder: () => Promise<{ readonly apiKey: string; readonly apiKeys: (key: string) => APIKeysApi; readonly api: (key: string) => SubscriptionsApi }>;
 }
 
 function preferring(code: number): InitOverrideFunction {
@@ -248,6 +250,40 @@ function scenarios(name: string, target: () => Target) {
       }
     });
 
+    it('rolls its API key with an overlap: a new key (201, shown once) that works, the old one expiring and still working; then revokes the old one (204)', async () => {
+      const t = target();
+      const { apiKey, apiKeys, api } = await t.keyHolder();
+      const [old] = (await apiKeys(apiKey).listApiKeys({ limit: 100 })).data;
+      expect(old!.prefix).toMatch(/^sk_/);
+      const rolled = await apiKeys(apiKey).rollApiKeyRaw({ keyId: old!.id, apiKeyRoll: { expiresInHours: 1 } });
+      expect(rolled.raw.status).toBe(201);
+      const fresh = await rolled.value();
+      expect([fresh.key.startsWith(fresh.prefix), fresh.expiresAt]).toEqual([true, null]);
+      await api(fresh.key).listSubscriptions({ limit: 1 });
+      await api(apiKey).listSubscriptions({ limit: 1 });
+      const listed = await apiKeys(fresh.key).listApiKeys({ limit: 100 });
+      expect(JSON.stringify(listed)).not.toContain(fresh.key);
+      if (t.stateful) {
+        expect(listed.data.map((k) => k.id)).toEqual([old!.id, fresh.id]);
+        expect(Date.parse(listed.data[0]!.expiresAt!) - Date.now()).toBeGreaterThan(59 * 60_000);
+      }
+      const revoked = await apiKeys(fresh.key).revokeApiKeyRaw({ keyId: old!.id });
+      expect(revoked.raw.status).toBe(204);
+      if (t.stateful) {
+        const { status, body } = await problemOf(api(apiKey).listSubscriptions({ limit: 1 }));
+        expect([status, body.code]).toEqual([401, '0010']);
+      }
+      const { status, body } = await problemOf(apiKeys(fresh.key).revokeApiKey({ keyId: fresh.id }, t.prefer(409)));
+      expect([status, body.code]).toEqual([409, '0031']);
+    });
+
+    it("another merchant's or an unknown API key id answers 404 0025", async () => {
+      const t = target();
+      const { apiKey, apiKeys } = await t.keyHolder();
+      const { status, body } = await problemOf(apiKeys(apiKey).rollApiKey({ keyId: randomUUID() }, t.prefer(404)));
+      expect([status, body.code]).toEqual([404, '0025']);
+    });
+
     it('pausing an unknown subscription answers 404 0020', async () => {
       const t = target();
       const { status, body } = await problemOf(t.api.pauseSubscription({ subscriptionId: randomUUID() }, t.prefer(404)));
@@ -311,6 +347,11 @@ scenarios('the Prism mock', () => ({
   stateful: false,
   prefer: preferring,
   preferExample: preferringExample,
+  keyHolder: async () => ({
+    apiKey: 'sk_any-key-the-mock-accepts',
+    apiKeys: (key) => new APIKeysApi(configuration(mock.baseUrl, key)),
+    api: (key) => client(mock.baseUrl, key),
+  }),
 }));
 
 scenarios('the real service', () => ({
@@ -326,6 +367,11 @@ scenarios('the real service', () => ({
   stateful: true,
   prefer: () => undefined,
   preferExample: () => undefined,
+  keyHolder: async () => ({
+    apiKey: (await service.merchant()).apiKey,
+    apiKeys: (key) => new APIKeysApi(configuration(service.baseUrl, key)),
+    api: (key) => client(service.baseUrl, key),
+  }),
 }));
 
 // The mock answers with the same documented example whenever it is asked: time does not pass for it.

@@ -130,6 +130,11 @@ interface Ids {
   readonly endpoint: string;
   /** An endpoint for the one row that deletes it. */
   readonly doomedEndpoint: string;
+  /** API keys of the merchant, besides the one the rows send: one to roll, one to revoke. */
+  readonly rolledKey: string;
+  readonly doomedKey: string;
+  /** Another merchant, holding one key only: its key and the key's id. */
+  readonly lone: { readonly apiKey: string; readonly keyId: string };
 }
 
 async function serviceIds(): Promise<Ids> {
@@ -143,12 +148,34 @@ async function serviceIds(): Promise<Ids> {
   const events = await waitFor(() => send('/v2/events?type=subscription.paused&limit=100', { method: 'GET' }), (r) => r.body.data.some(ofScheduled), 20_000);
   expect([paused.status, ...endpoints.map((e) => e.status)]).toEqual([200, 201, 201]);
   const event = events.body.data.find(ofScheduled);
-  return { scheduled: scheduled!, cancelled: cancelled!, event: event.id, endpoint: endpoints[0]!.body.id, doomedEndpoint: endpoints[1]!.body.id };
+  const keys = [await send('/v2/api-keys', {}), await send('/v2/api-keys', {})];
+  expect(keys.map((k) => k.status)).toEqual([201, 201]);
+  const lone = await service.merchant();
+  const loneKeys = await call(service.baseUrl, '/v2/api-keys', { method: 'GET', apiKey: lone.apiKey });
+  return {
+    scheduled: scheduled!,
+    cancelled: cancelled!,
+    event: event.id,
+    endpoint: endpoints[0]!.body.id,
+    doomedEndpoint: endpoints[1]!.body.id,
+    rolledKey: keys[0]!.body.id,
+    doomedKey: keys[1]!.body.id,
+    lone: { apiKey: lone.apiKey, keyId: loneKeys.body.data[0].id },
+  };
 }
 
-const anyIds = (): Ids => ({ scheduled: randomUUID(), cancelled: randomUUID(), event: randomUUID(), endpoint: randomUUID(), doomedEndpoint: randomUUID() });
+const anyIds = (): Ids => ({
+  scheduled: randomUUID(),
+  cancelled: randomUUID(),
+  event: randomUUID(),
+  endpoint: randomUUID(),
+  doomedEndpoint: randomUUID(),
+  rolledKey: randomUUID(),
+  doomedKey: randomUUID(),
+  lone: { apiKey: `sk_${randomUUID()}`, keyId: randomUUID() },
+});
 
-describe('Prism and the service give the same verdict on the schedule, events and webhook endpoint operations', () => {
+describe('Prism and the service give the same verdict on the schedule, events, webhook endpoint and API key operations', () => {
   const json = { 'content-type': 'application/json' };
   type Row = [string, (key: string, ids: Ids) => TableRequest, number, string | undefined];
   /** An empty key: no `x-api-key` header at all. */
@@ -188,6 +215,19 @@ describe('Prism and the service give the same verdict on the schedule, events an
     ['deleteWebhookEndpoint: an endpoint', (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key), 204, undefined],
     ['deleteWebhookEndpoint: the same endpoint again', (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key, { mockPrefers: 'code=404' }), 404, '0023'],
     ['deleteWebhookEndpoint: a missing API key', (_key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.endpoint}`, ''), 401, '0010'],
+    ['listApiKeys: a page', (key) => get('/v2/api-keys?limit=10', key), 200, undefined],
+    ['listApiKeys: limit=0', (key) => get('/v2/api-keys?limit=0', key), 400, '0040'],
+    ['listApiKeys: a missing API key', () => get('/v2/api-keys', ''), 401, '0010'],
+    ['createApiKey: a key', (key) => send('POST', '/v2/api-keys', key), 201, undefined],
+    ['createApiKey: a missing API key', () => send('POST', '/v2/api-keys', ''), 401, '0010'],
+    ['rollApiKey: with a 1-hour overlap', (key, ids) => send('POST', `/v2/api-keys/${ids.rolledKey}/roll`, key, { headers: json, body: JSON.stringify({ expiresInHours: 1 }) }), 201, undefined],
+    ['rollApiKey: expiresInHours over a week', (key, ids) => send('POST', `/v2/api-keys/${ids.rolledKey}/roll`, key, { headers: json, body: JSON.stringify({ expiresInHours: 169 }) }), 400, '0040'],
+    ['rollApiKey: an unknown key', (key) => send('POST', `/v2/api-keys/${randomUUID()}/roll`, key, { mockPrefers: 'code=404' }), 404, '0025'],
+    ['rollApiKey: a missing API key', (_key, ids) => send('POST', `/v2/api-keys/${ids.rolledKey}/roll`, ''), 401, '0010'],
+    ['revokeApiKey: a key', (key, ids) => send('DELETE', `/v2/api-keys/${ids.doomedKey}`, key), 204, undefined],
+    ['revokeApiKey: the same key again', (key, ids) => send('DELETE', `/v2/api-keys/${ids.doomedKey}`, key, { mockPrefers: 'code=404' }), 404, '0025'],
+    ['revokeApiKey: the last key', (_key, ids) => send('DELETE', `/v2/api-keys/${ids.lone.keyId}`, ids.lone.apiKey, { mockPrefers: 'code=409' }), 409, '0031'],
+    ['revokeApiKey: a missing API key', (_key, ids) => send('DELETE', `/v2/api-keys/${ids.rolledKey}`, ''), 401, '0010'],
   ];
 
   let ids: Ids;

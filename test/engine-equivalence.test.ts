@@ -36,6 +36,8 @@ async function seed(db: Db): Promise<void> {
   await subs(db).createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_subscriptions' });
   await db.collection('merchants').createIndex({ apiKeyHash: 1 }, { unique: true, name: 'api_key_hash' });
   await db.collection('merchants').insertMany(['m1', 'm2'].map((m) => ({ _id: m as never, name: m, apiKeyHash: `hash-${m}`, createdAt: new Date(AT) })));
+  const key = (id: string, expiresAt: string | null) => ({ id, hash: `hash-${id}`, prefix: 'sk_abc', createdAt: AT, expiresAt });
+  await db.collection('merchants').insertOne({ _id: 'm3' as never, name: 'm3', createdAt: new Date(AT), keys: [key('k1', null), key('k2', AT)], keysVersion: 1, keysLastUsedAt: { k1: AT } });
   const subscription = (merchantId: string) => (_id: string, i: number) => ({ _id, merchantId, planId: 'plan', status: STATUSES[i % 3], cycle: i, createdAt: AT, modifiedAt: AT });
   await subs(db).insertMany([...ids('m1', 0, 150).map(subscription('m1')), ...ODD_IDS.map(subscription('m1')), ...ids('m2', 0, 150).map(subscription('m2'))] as never[]);
   await keys(db).insertMany(
@@ -79,7 +81,10 @@ const cases: Case[] = [
   { name: '{_id: {$in}, merchantId, status}', run: (db) => subs(db).find({ _id: { $in: owned as never[] }, merchantId: 'm1', status: 'fulfilled' }).toArray() },
   { name: 'aggregate [$match {_id: {$in}, merchantId}, $group by status]', run: (db) => subs(db).aggregate([{ $match: { _id: { $in: mixed }, merchantId: 'm1' } }, { $group: { _id: '$status', n: { $sum: 1 } } }]).toArray() },
   { name: 'merchants.exists: countDocuments {_id}, limit 1', run: (db) => Promise.all(['m1', 'm3'].map((_id) => db.collection('merchants').countDocuments({ _id: _id as never }, { limit: 1 }))) },
-  { name: 'merchants.findByKeyHash: {apiKeyHash}', run: (db) => Promise.all(['hash-m2', 'hash-none'].map((apiKeyHash) => db.collection('merchants').findOne({ apiKeyHash }))) },
+  {
+    name: 'merchants.findByKeyHash: {$or: [{keys.hash}, {apiKeyHash}]}, projection',
+    run: (db) => Promise.all(['hash-m2', 'hash-k2', 'hash-none'].map((hash) => db.collection('merchants').findOne({ $or: [{ 'keys.hash': hash }, { apiKeyHash: hash }] }, { projection: { keys: 1, apiKeyHash: 1, createdAt: 1 } }))),
+  },
   { name: 'idempotency findOne {_id}', run: (db) => Promise.all(['m1:key3', 'm1:none'].map((_id) => keys(db).findOne({ _id: _id as never }))) },
   { name: 'ObjectId _id: equality and $in with a condition', run: (db) => Promise.all([jobs(db).findOne({ _id: oid(3) }), jobs(db).find({ _id: { $in: [oid(1), oid(2), oid(99)] }, lockedAt: null }).toArray()]) },
   { name: 'page by {merchantId, _id: {$gt}} sorted by _id, limit', ordered: true, run: async (db) => [await page(db, '', 5), await page(db, 'sub_m1_145', 5), await page(db, 'sub_m1_148', 10), await page(db, '~', 5)] },
@@ -118,6 +123,19 @@ const cases: Case[] = [
   { name: 'idempotency reclaim: deleteOne {_id, createdAt}', run: (db) => keys(db).deleteOne({ _id: 'm1:key4' as never, createdAt: new Date(Date.parse(AT) - 4 * 3_600_000) }) },
   { name: 'deleteExpired: deleteMany {expiresAt: {$lte}}', run: (db) => keys(db).deleteMany({ expiresAt: { $lte: new Date(AT) } }) },
   { name: 'deleteMany {_id: {$in}, merchantId}', run: (db) => subs(db).deleteMany({ _id: { $in: [...ids('m1', 140, 145), ...ids('m2', 140, 145)] as never[] }, merchantId: 'm1' }) },
+  {
+    name: 'merchants.replaceKeys: updateOne {_id, keysVersion} $set keys and version, $unset apiKeyHash and a last-used entry; a stale version matches nothing',
+    run: async (db) => {
+      const merchants = db.collection('merchants');
+      const keys = [{ id: 'k3', hash: 'hash-k3', prefix: 'sk_def', createdAt: AT, expiresAt: null }];
+      const replace = (_id: string, version: unknown) => merchants.updateOne({ _id: _id as never, keysVersion: version }, { $set: { keys, keysVersion: 2 }, $unset: { apiKeyHash: '', 'keysLastUsedAt.k1': '' } });
+      return [await replace('m1', { $exists: false }), await replace('m3', 1), await replace('m3', 1)];
+    },
+  },
+  {
+    name: 'merchants.recordLastUsed: bulkWrite updateOne {_id} $max keysLastUsedAt.<id>, later then earlier',
+    run: (db) => db.collection('merchants').bulkWrite(['2026-11-23T10:00:00.000000Z', '2026-11-23T09:00:00.000000Z'].map((at) => ({ updateOne: { filter: { _id: 'm3' as never }, update: { $max: { 'keysLastUsedAt.k3': at } } } })), { ordered: false }),
+  },
   { name: 'ObjectId _id: updateOne and deleteOne with a condition', run: async (db) => [await jobs(db).updateOne({ _id: oid(4), lockedAt: null }, { $set: { lockedAt: new Date(AT) } }), await jobs(db).deleteOne({ _id: oid(5), lockedAt: null })] },
 ];
 

@@ -1,19 +1,21 @@
 /**
  * API keys (docs/design.md §3): random 32-byte secrets shown once at creation; only their SHA-256
  * hash is stored, found by an index and compared in constant time. Resolved keys, and keys found
- * to be unknown, are kept for a short while so that neither hot paths nor a flood of one wrong
- * key pay a database round trip per request.
+ * to be unknown, are kept for a short while (AUTH_CACHE_TTL_MS) so that neither hot paths nor a
+ * flood of one wrong key pay a database round trip per request. So a key revoked in another
+ * process stops working here within that time; one revoked here, at once (forget), and one that
+ * expires, at its expiry (a cached key is kept no longer).
  */
-import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { Problems, ProblemError } from '../errors.js';
-import type { Merchant, MerchantsRepository } from './merchants.repository.js';
+import { nowTimestamp } from '../lib/clock.js';
+import { hashApiKey, isActive, KEY_PREFIX, newKey } from './api-keys.rules.js';
+import type { LastUsedRecorder } from './last-used.js';
+import type { MerchantsRepository } from './merchants.repository.js';
 
-const KEY_PREFIX = 'sk_';
+export { hashApiKey };
+
 const CACHE_LIMIT = 10_000;
-
-export function hashApiKey(apiKey: string): string {
-  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
-}
 
 /**
  * The one key a request presents: `x-api-key` or its variant `x_api_key`. Both may be sent, but
@@ -24,6 +26,12 @@ export function presentedApiKey(dashed: string | undefined, underscored: string 
     throw new ProblemError(Problems.unauthorized, 'x-api-key and x_api_key carry different keys; send one.');
   }
   return dashed ?? underscored;
+}
+
+/** Who a request is: the merchant its key resolved to, and which of the merchant's keys it was (its id, never the key). */
+export interface Merchant {
+  readonly id: string;
+  readonly apiKeyId: string;
 }
 
 export interface CreatedMerchant {
@@ -45,33 +53,56 @@ export class AuthService {
   constructor(
     private readonly merchants: MerchantsRepository,
     private readonly cacheTtlMs: number,
+    private readonly lastUsed: LastUsedRecorder,
   ) {}
 
   async createMerchant(name: string): Promise<CreatedMerchant> {
-    const apiKey = KEY_PREFIX + randomBytes(32).toString('base64url');
+    const { key, stored } = newKey();
     const merchantId = randomUUID();
-    const apiKeyHash = hashApiKey(apiKey);
-    await this.merchants.insert({ id: merchantId, name, apiKeyHash });
-    this.unknown.delete(apiKeyHash);
-    return { merchantId, apiKey };
+    await this.merchants.insert({ id: merchantId, name, key: stored });
+    this.forget(stored.hash);
+    return { merchantId, apiKey: key };
   }
 
-  /** The merchant the key belongs to, or undefined for a missing or unknown key. */
+  /** The merchant the key belongs to, or undefined for a missing, unknown, revoked or expired key. */
   async authenticate(apiKey: string | undefined): Promise<Merchant | undefined> {
     if (!apiKey || !apiKey.startsWith(KEY_PREFIX) || apiKey.length > 200) return undefined;
     const hash = hashApiKey(apiKey);
+    const now = Date.now();
     const cached = this.known.get(hash) ?? this.unknown.get(hash);
-    if (cached && cached.expiresAt > Date.now()) return cached.merchant;
-    const found = await this.merchants.findByKeyHash(hash);
-    const merchant = found && sameHash(found.apiKeyHash, hash) ? found : undefined;
-    this.remember(merchant ? this.known : this.unknown, hash, merchant);
+    const merchant = cached && cached.expiresAt > now ? cached.merchant : await this.lookUp(hash);
+    if (merchant) this.lastUsed.used(merchant.id, merchant.apiKeyId);
     return merchant;
   }
 
-  private remember(cache: Map<string, CacheEntry>, hash: string, merchant: Merchant | undefined): void {
+  /** Stops remembering a key (made, revoked or expired by this process): its next use is looked up. */
+  forget(hash: string): void {
+    this.known.delete(hash);
+    this.unknown.delete(hash);
+  }
+
+  /** Last-used times still to be written, written (at shutdown). */
+  flush(): Promise<void> {
+    return this.lastUsed.flush();
+  }
+
+  private async lookUp(hash: string): Promise<Merchant | undefined> {
+    const found = await this.merchants.findByKeyHash(hash);
+    const key = found && sameHash(found.key.hash, hash) && isActive(found.key, nowTimestamp()) ? found.key : undefined;
+    if (!found || !key) {
+      this.remember(this.unknown, hash, undefined, Date.now() + this.cacheTtlMs);
+      return undefined;
+    }
+    const merchant = { id: found.merchantId, apiKeyId: key.id };
+    const until = Math.min(Date.now() + this.cacheTtlMs, key.expiresAt === null ? Infinity : Date.parse(key.expiresAt));
+    this.remember(this.known, hash, merchant, until);
+    return merchant;
+  }
+
+  private remember(cache: Map<string, CacheEntry>, hash: string, merchant: Merchant | undefined, expiresAt: number): void {
     if (this.cacheTtlMs === 0) return;
     if (cache.size >= CACHE_LIMIT) cache.clear();
-    cache.set(hash, { merchant, expiresAt: Date.now() + this.cacheTtlMs });
+    cache.set(hash, { merchant, expiresAt });
   }
 }
 

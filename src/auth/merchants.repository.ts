@@ -1,17 +1,42 @@
-/** Every MongoDB call about merchants. Only the SHA-256 hash of an API key is ever stored. */
+/**
+ * Every MongoDB call about merchants and their API keys. Only SHA-256 hashes of keys are stored.
+ *
+ * A merchant's keys live in its own document (`keys`, with `keysVersion`), so that a change to
+ * the set (make, roll, revoke: "never revoke the last key") is one conditional update of one
+ * document, atomic on MongoDB. Last-used times are a map beside it (`keysLastUsedAt`), written
+ * with `$max` and never by a change of the set, so the two never overwrite each other.
+ *
+ * Merchants made before keys could rotate hold one `apiKeyHash` instead: read as a key of the set
+ * (rules.legacyKey), and moved into `keys` by the first change of the set (docs/design.md §3).
+ */
 import type { Collection, Db } from 'mongodb';
-
-export interface Merchant {
-  readonly id: string;
-  readonly name: string;
-  readonly apiKeyHash: string;
-}
+import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { legacyKey, type StoredKey } from './api-keys.rules.js';
 
 interface MerchantDocument {
   _id: string;
   name: string;
-  apiKeyHash: string;
   createdAt: Date;
+  /** Before keys could rotate: the one key's hash. */
+  apiKeyHash?: string;
+  keys?: StoredKey[];
+  keysVersion?: number;
+  keysLastUsedAt?: Record<string, string>;
+}
+
+/** A merchant's keys as read, with the version a change must find to be written. */
+export interface KeySet {
+  readonly merchantId: string;
+  readonly keys: readonly StoredKey[];
+  /** null: the merchant's document is of the shape before rotating keys (`apiKeyHash`). */
+  readonly version: number | null;
+  readonly lastUsedAt: Readonly<Record<string, string>>;
+}
+
+/** The merchant a key hash belongs to, and that key. */
+export interface KeyOwner {
+  readonly merchantId: string;
+  readonly key: StoredKey;
 }
 
 export class MerchantsRepository {
@@ -21,25 +46,65 @@ export class MerchantsRepository {
     this.collection = db.collection<MerchantDocument>('merchants');
   }
 
+  /**
+   * The unique index on `apiKeyHash` goes: merchants made now have no such field, and a unique
+   * index counts every missing value as the same null. Hashes of 32 random bytes do not collide;
+   * the indexes are for finding them.
+   */
   async ensureIndexes(): Promise<void> {
-    await this.collection.createIndex({ apiKeyHash: 1 }, { unique: true, name: 'api_key_hash' });
+    await this.collection.dropIndex('api_key_hash').catch((error: { codeName?: string }) => {
+      if (error.codeName !== 'IndexNotFound' && error.codeName !== 'NamespaceNotFound') throw error;
+    });
+    await this.collection.createIndex({ 'keys.hash': 1 }, { name: 'api_key_hashes' });
+    await this.collection.createIndex({ apiKeyHash: 1 }, { name: 'legacy_api_key_hash' });
   }
 
-  async insert(merchant: Merchant): Promise<void> {
-    await this.collection.insertOne({
-      _id: merchant.id,
-      name: merchant.name,
-      apiKeyHash: merchant.apiKeyHash,
-      createdAt: new Date(),
-    });
+  async insert(merchant: { id: string; name: string; key: StoredKey }): Promise<void> {
+    await this.collection.insertOne({ _id: merchant.id, name: merchant.name, createdAt: new Date(), keys: [merchant.key], keysVersion: 1 });
   }
 
   async exists(id: string): Promise<boolean> {
     return (await this.collection.countDocuments({ _id: id }, { limit: 1 })) > 0;
   }
 
-  async findByKeyHash(apiKeyHash: string): Promise<Merchant | undefined> {
-    const doc = await this.collection.findOne({ apiKeyHash });
-    return doc ? { id: doc._id, name: doc.name, apiKeyHash: doc.apiKeyHash } : undefined;
+  /** The key with this hash (active or not) and its merchant, in either shape. */
+  async findByKeyHash(hash: string): Promise<KeyOwner | undefined> {
+    const doc = await this.collection.findOne({ $or: [{ 'keys.hash': hash }, { apiKeyHash: hash }] }, { projection: { keys: 1, apiKeyHash: 1, createdAt: 1 } });
+    if (!doc) return undefined;
+    const key = keysOf(doc).find((k) => k.hash === hash);
+    return key ? { merchantId: doc._id, key } : undefined;
   }
+
+  async keySet(merchantId: string): Promise<KeySet | undefined> {
+    const doc = await this.collection.findOne({ _id: merchantId }, { projection: { keys: 1, keysVersion: 1, apiKeyHash: 1, createdAt: 1, keysLastUsedAt: 1 } });
+    if (!doc) return undefined;
+    return { merchantId, keys: keysOf(doc), version: doc.keysVersion ?? null, lastUsedAt: doc.keysLastUsedAt ?? {} };
+  }
+
+  /** Writes the set if it is still the one read (its version); false when another change came first. */
+  async replaceKeys(read: KeySet, keys: readonly StoredKey[]): Promise<boolean> {
+    const kept = new Set(keys.map((key) => key.id));
+    const gone = Object.keys(read.lastUsedAt).filter((id) => !kept.has(id));
+    const result = await this.collection.updateOne(
+      { _id: read.merchantId, keysVersion: read.version ?? { $exists: false } },
+      {
+        $set: { keys: [...keys], keysVersion: (read.version ?? 0) + 1 },
+        $unset: { apiKeyHash: '', ...Object.fromEntries(gone.map((id) => [`keysLastUsedAt.${id}`, ''])) },
+      },
+    );
+    return result.matchedCount === 1;
+  }
+
+  /** Moves each key's last-used time forward (never back: another process may have written a later one). */
+  async recordLastUsed(uses: readonly { merchantId: string; keyId: string; at: string }[]): Promise<void> {
+    await bulkWriteInParts(
+      this.collection,
+      uses.map(({ merchantId, keyId, at }) => ({ updateOne: { filter: { _id: merchantId }, update: { $max: { [`keysLastUsedAt.${keyId}`]: at } } } })),
+    );
+  }
+}
+
+function keysOf(doc: Pick<MerchantDocument, '_id' | 'keys' | 'apiKeyHash' | 'createdAt'>): StoredKey[] {
+  if (doc.keys) return doc.keys;
+  return doc.apiKeyHash ? [legacyKey(doc._id, doc.apiKeyHash, doc.createdAt)] : [];
 }

@@ -1,5 +1,7 @@
 /** The Koa application: request context, errors, body, then the spec's operations. */
 import Koa from 'koa';
+import { apiKeyHandlers } from '../auth/api-keys.handlers.js';
+import type { ApiKeysService } from '../auth/api-keys.service.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
@@ -23,6 +25,7 @@ const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_RE
 
 export interface AppDependencies {
   readonly auth: AuthService;
+  readonly apiKeys: ApiKeysService;
   readonly subscriptions: SubscriptionsService;
   readonly bulk: BulkAcceptor;
   readonly bulkStatus: BulkStatusService;
@@ -38,7 +41,7 @@ export interface AppDependencies {
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, subscriptions, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
+  const { auth, apiKeys, subscriptions, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
   const commands = operationHandlers(subscriptionCommandHandlers(subscriptions, bulk));
   // Commands are made safe to retry; reads are safe as they are.
@@ -47,7 +50,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
     bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
-    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...webhooks }),
+    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...webhooks, ...apiKeyHandlers(apiKeys) }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 

@@ -8,7 +8,7 @@ import addFormats from 'ajv-formats';
 import type { Context as KoaContext, Middleware } from 'koa';
 import { OpenAPIBackend, type Context, type Document, type Handler } from 'openapi-backend';
 import { presentedApiKey, type AuthService } from '../auth/auth.service.js';
-import type { Merchant } from '../auth/merchants.repository.js';
+import type { Merchant } from '../auth/auth.service.js';
 import { Problems, ProblemError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
 import { merchantOf, type OperationHandlers } from '../request-context/request-context.js';

@@ -6,6 +6,7 @@
  *   subsvc merchant create --name NAME   prints {"merchantId","apiKey"}
  *   subsvc subscriptions seed --merchant ID --count N [--status S] [--plan UUID]
  *   subsvc webhooks listen --merchant ID --port N   prints each delivery as a JSON line until stopped
+ *   subsvc keys list|create --merchant ID, subsvc keys revoke --merchant ID --key KEY_ID
  * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
  */
 import { parseArgs } from 'node:util';
@@ -22,7 +23,10 @@ const USAGE = `usage:
   subsvc worker
   subsvc merchant create --name NAME
   subsvc subscriptions seed --merchant ID --count N [--status fulfilled|paused|cancelled] [--plan UUID]
-  subsvc webhooks listen --merchant ID --port N`;
+  subsvc webhooks listen --merchant ID --port N
+  subsvc keys list --merchant ID
+  subsvc keys create --merchant ID
+  subsvc keys revoke --merchant ID --key KEY_ID`;
 
 class UsageError extends Error {}
 
@@ -105,6 +109,30 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
   });
 }
 
+const KEY_COMMANDS = ['list', 'create', 'revoke'];
+
+/**
+ * A merchant's API keys, for an operator (a merchant whose every key leaked, say): the same rules
+ * as the API (src/auth/api-keys.service.ts). `list` prints every active key (at most 100), `create`
+ * the new key (shown this once), `revoke` the id it revoked.
+ */
+async function keys(config: Config, subcommand: string, args: string[]): Promise<unknown> {
+  const { values } = parseArgs({ args, options: { merchant: { type: 'string' }, key: { type: 'string' } } });
+  const merchantId = normaliseId(values.merchant ?? '');
+  if (!merchantId) throw new UsageError('--merchant must be a merchant id (a UUID)');
+  const keyId = normaliseId(values.key ?? '');
+  if (subcommand === 'revoke' && !keyId) throw new UsageError('--key must be the id of an API key (a UUID; subsvc keys list shows them)');
+  return admin(config, async (service) => {
+    if (!(await service.merchants.exists(merchantId))) throw new UsageError(`no merchant with id ${merchantId}`);
+    if (subcommand === 'create') return service.apiKeys.create(merchantId);
+    if (subcommand === 'revoke') {
+      await service.apiKeys.revoke(merchantId, keyId!);
+      return { revoked: keyId };
+    }
+    return { data: (await service.apiKeys.list(merchantId, { limit: 100, startingAfter: undefined })).data };
+  });
+}
+
 /** Registers a local endpoint and prints what arrives, until SIGINT or SIGTERM removes it (src/webhooks/listen.ts). */
 async function listen(config: Config, args: string[]): Promise<void> {
   const { values } = parseArgs({ args, options: { merchant: { type: 'string' }, port: { type: 'string' } } });
@@ -138,6 +166,8 @@ async function main(argv: string[]): Promise<void> {
     const name = values.name?.trim();
     if (!name || name.length > 200) throw new UsageError('--name is required (1 to 200 characters)');
     result = await admin(config, (service) => service.auth.createMerchant(name));
+  } else if (command === 'keys' && KEY_COMMANDS.includes(subcommand ?? '')) {
+    result = await keys(config, subcommand!, rest);
   } else if (command === 'subscriptions' && subcommand === 'seed') {
     result = await seed(config, rest);
   } else if (command === 'help' || command === '--help') {

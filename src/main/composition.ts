@@ -8,7 +8,9 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 import type { Db } from 'mongodb';
+import { ApiKeysService } from '../auth/api-keys.service.js';
 import { AuthService } from '../auth/auth.service.js';
+import { LastUsedRecorder } from '../auth/last-used.js';
 import { MerchantsRepository } from '../auth/merchants.repository.js';
 import { BulkDispatcher } from '../bulk/bulk.dispatcher.js';
 import { BulkQueue } from '../bulk/bulk.queue.js';
@@ -29,7 +31,7 @@ import { createHttpServer, type HttpLimits } from '../http/http-server.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
-import type { Logger } from '../logger.js';
+import { createLogger, type Logger } from '../logger.js';
 import { ScheduleWorker } from '../schedules/schedules.worker.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
@@ -72,6 +74,8 @@ export interface Domain {
   readonly merchants: MerchantsRepository;
   readonly subscriptionsRepository: SubscriptionsRepository;
   readonly auth: AuthService;
+  /** A merchant's API keys: list, make, roll, revoke (the API and `subsvc keys`). */
+  readonly apiKeys: ApiKeysService;
   readonly subscriptions: SubscriptionsService;
   /** Creates subscriptions directly (admin command, demo, tests). */
   readonly seeder: SubscriptionSeeder;
@@ -156,18 +160,24 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
 }
 
 /** The admin commands' domain, on one client (src/main/cli.ts). */
-export async function composeDomain(database: Pick<Database, 'db' | 'capabilities'>, config: Pick<Config, 'authCacheTtlMs' | 'bulkRetentionDays'>): Promise<Domain> {
+export async function composeDomain(
+  database: Pick<Database, 'db' | 'capabilities'>,
+  config: Pick<Config, 'authCacheTtlMs' | 'bulkRetentionDays'>,
+  log: Logger = createLogger('silent'),
+): Promise<Domain> {
   const engine = engineFor(database.capabilities);
   const stores = storesOn(database.db, engine.workarounds, config.bulkRetentionDays * 24 * 60 * 60 * 1000);
   await Promise.all([stores.merchants.ensureIndexes(), stores.subscriptions.ensureIndexes()]);
-  return domainOn(stores, engine.mutex, config);
+  return domainOn(stores, engine.mutex, config, log);
 }
 
-function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'authCacheTtlMs'>): Domain {
+function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'authCacheTtlMs'>, log: Logger): Domain {
+  const auth = new AuthService(stores.merchants, config.authCacheTtlMs, new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })));
   return {
     merchants: stores.merchants,
     subscriptionsRepository: stores.subscriptions,
-    auth: new AuthService(stores.merchants, config.authCacheTtlMs),
+    auth,
+    apiKeys: new ApiKeysService(stores.merchants, auth),
     subscriptions: new SubscriptionsService(stores.subscriptions, mutex),
     seeder: new SubscriptionSeeder(stores.subscriptions),
   };
@@ -191,8 +201,8 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const stores = storesOn(db, workarounds, retentionMs);
   const backgroundStores = background === db ? stores : storesOn(background, workarounds, retentionMs);
   await ensureIndexes(stores, capabilities.ttlIndexes);
-  const domain = domainOn(stores, mutex, config);
-  const { auth, subscriptions } = domain;
+  const domain = domainOn(stores, mutex, config, log);
+  const { auth, apiKeys, subscriptions } = domain;
 
   const concurrency = engine.concurrency(config.bulkConcurrency);
   const bulkQueue = new BulkQueue(background, log, { concurrency, lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs });
@@ -260,6 +270,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     app: () =>
       createApp({
         auth,
+        apiKeys,
         subscriptions,
         bulk,
         bulkStatus: new BulkStatusService(stores.bulk),
@@ -324,6 +335,7 @@ export async function startService(database: Database, config: ServiceConfig & H
       await service.workers.stop(deadlineMs);
       server.closeAllConnections();
       await closed;
+      await service.auth.flush();
     },
   };
 }

@@ -8,7 +8,7 @@
 import type { Context as KoaContext } from 'koa';
 import type { Context } from 'openapi-backend';
 import type { operations } from '../../generated/openapi.js';
-import type { Merchant } from '../auth/merchants.repository.js';
+import type { Merchant } from '../auth/auth.service.js';
 import { Problems, ProblemError } from '../errors.js';
 import { DEFAULT_PAGE_SIZE, type PageRequest } from '../lib/pagination.js';
 

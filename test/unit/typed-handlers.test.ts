@@ -47,7 +47,7 @@ describe('typed handlers', () => {
 
   it('get the validated body and decoded path parameter, and their reply is written with its status, body and headers', async () => {
     const api = new OpenApi31Backend({ definition: loadSpec() as Document, quick: true });
-    const merchant = { id: subscription.merchantId, name: 'm', apiKeyHash: 'h' };
+    const merchant = { id: subscription.merchantId, apiKeyId: '01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e71' };
     const seen: Request<'pauseSubscription'>[] = [];
     api.register({
       pauseSubscription: operationHandler<'pauseSubscription'>(async (request) => {

@@ -1,0 +1,108 @@
+/**
+ * The rules of a merchant's API keys (docs/design.md §3), apart from storage and HTTP: which keys
+ * are active, and what making, rolling and revoking one does to the set. Every change is decided
+ * here on the set as read, and written back whole by one conditional update (merchants.repository.ts).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { Problems, ProblemError } from '../errors.js';
+import { formatTimestamp } from '../lib/clock.js';
+import { uuidv7, uuidv7Named } from '../lib/ids.js';
+
+export const KEY_PREFIX = 'sk_';
+/** The characters of a key shown in lists: `sk_` and 8 of its 43 random ones. */
+const SHOWN_LENGTH = KEY_PREFIX.length + 8;
+export const MAX_ACTIVE_KEYS = 100;
+export const MAX_ROLL_HOURS = 168;
+export const DEFAULT_ROLL_HOURS = 24;
+
+/** A key as stored: its hash, never the key. Times are timestamps (§5), which compare as strings. */
+export interface StoredKey {
+  readonly id: string;
+  readonly hash: string;
+  readonly prefix: string;
+  readonly createdAt: string;
+  /** null: never expires. */
+  readonly expiresAt: string | null;
+}
+
+/** A key made now: the one moment its secret exists outside the client. */
+export interface NewKey {
+  readonly stored: StoredKey;
+  readonly key: string;
+}
+
+export function hashApiKey(apiKey: string): string {
+  return createHash('sha256').update(apiKey, 'utf8').digest('hex');
+}
+
+export function timestampIn(ms: number, now = Date.now()): string {
+  return formatTimestamp(BigInt(now + ms) * 1000n);
+}
+
+export function isActive(key: StoredKey, now: string): boolean {
+  return key.expiresAt === null || key.expiresAt > now;
+}
+
+export function newKey(now = Date.now()): NewKey {
+  const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+  return { key, stored: { id: uuidv7(now), hash: hashApiKey(key), prefix: key.slice(0, SHOWN_LENGTH), createdAt: timestampIn(0, now), expiresAt: null } };
+}
+
+/**
+ * The one key a merchant had before keys could rotate, stored as `apiKeyHash` on the merchant, as
+ * an entry of the set: its id is derived from the merchant's (so every process names it alike),
+ * its prefix is `sk_` alone (only its hash was ever kept).
+ */
+export function legacyKey(merchantId: string, hash: string, merchantCreatedAt: Date): StoredKey {
+  const createdAt = merchantCreatedAt.getTime();
+  return { id: uuidv7Named(`legacy-api-key:${merchantId}`, createdAt), hash, prefix: KEY_PREFIX, createdAt: timestampIn(0, createdAt), expiresAt: null };
+}
+
+function notFound(keyId: string): ProblemError {
+  return new ProblemError(Problems.apiKeyNotFound, `API key ${keyId} not found`);
+}
+
+function activeOnly(keys: readonly StoredKey[], now: string): StoredKey[] {
+  return keys.filter((key) => isActive(key, now));
+}
+
+function withinLimit(keys: readonly StoredKey[]): readonly StoredKey[] {
+  if (keys.length > MAX_ACTIVE_KEYS) {
+    throw new ProblemError(Problems.invalidRequest, `A merchant has at most ${MAX_ACTIVE_KEYS} active API keys; revoke one first.`);
+  }
+  return keys;
+}
+
+/** The set with a new key; expired keys are dropped from it. */
+export function withNewKey(keys: readonly StoredKey[], added: StoredKey, now: string): readonly StoredKey[] {
+  return withinLimit([...activeOnly(keys, now), added]);
+}
+
+/**
+ * Roll: a new key, and the rolled one expiring `hours` from now (0: now), or earlier if it already
+ * expires sooner. Unknown, expired and another merchant's keys are all "not found".
+ */
+export function rolled(keys: readonly StoredKey[], keyId: string, added: StoredKey, hours: number, nowMs = Date.now()): { keys: readonly StoredKey[]; old: StoredKey } {
+  const now = timestampIn(0, nowMs);
+  const active = activeOnly(keys, now);
+  const old = active.find((key) => key.id === keyId);
+  if (!old) throw notFound(keyId);
+  const until = timestampIn(hours * 3_600_000, nowMs);
+  const expiring = { ...old, expiresAt: old.expiresAt !== null && old.expiresAt < until ? old.expiresAt : until };
+  return { keys: withinLimit([...active.map((key) => (key.id === keyId ? expiring : key)), added].filter((key) => isActive(key, now))), old: expiring };
+}
+
+/**
+ * Revoke: the key leaves the set. Refused when no other active key that never expires would
+ * remain: the keys that are left would all stop working, and the merchant would be locked out.
+ */
+export function revoked(keys: readonly StoredKey[], keyId: string, now: string): { keys: readonly StoredKey[]; old: StoredKey } {
+  const active = activeOnly(keys, now);
+  const old = active.find((key) => key.id === keyId);
+  if (!old) throw notFound(keyId);
+  const rest = active.filter((key) => key.id !== keyId);
+  if (!rest.some((key) => key.expiresAt === null)) {
+    throw new ProblemError(Problems.lastApiKey, `API key ${keyId} is your last active key that does not expire; make or roll another before revoking it.`);
+  }
+  return { keys: rest, old };
+}

@@ -1,0 +1,79 @@
+/**
+ * A merchant's API keys: list, make, roll, revoke (docs/design.md §3). Each change reads the set,
+ * decides with the rules, and writes it back only if no other change came in between (then it
+ * starts again), so that two revocations at once can never leave a merchant without a key.
+ */
+import { Problems, ProblemError } from '../errors.js';
+import { nowTimestamp } from '../lib/clock.js';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import { isActive, newKey, revoked, rolled, withNewKey, type StoredKey } from './api-keys.rules.js';
+import type { AuthService } from './auth.service.js';
+import type { KeySet, MerchantsRepository } from './merchants.repository.js';
+
+const ATTEMPTS = 5;
+
+/** What a list shows of a key: never the key, never its hash. */
+export interface ApiKeyView {
+  readonly id: string;
+  readonly prefix: string;
+  readonly createdAt: string;
+  readonly lastUsedAt: string | null;
+  readonly expiresAt: string | null;
+}
+
+/** A key just made: the only answer that carries it. */
+export interface CreatedApiKey {
+  readonly id: string;
+  readonly key: string;
+  readonly prefix: string;
+  readonly createdAt: string;
+  readonly expiresAt: string | null;
+}
+
+export class ApiKeysService {
+  constructor(
+    private readonly merchants: MerchantsRepository,
+    private readonly auth: AuthService,
+  ) {}
+
+  async list(merchantId: string, page: PageRequest): Promise<Page<ApiKeyView>> {
+    const set = await this.keySet(merchantId);
+    const now = nowTimestamp();
+    const after = page.startingAfter?.toLowerCase() ?? '';
+    const keys = set.keys.filter((key) => isActive(key, now) && key.id > after).sort((a, b) => a.id.localeCompare(b.id));
+    const views = keys.slice(0, page.limit + 1).map(({ id, prefix, createdAt, expiresAt }) => ({ id, prefix, createdAt, lastUsedAt: set.lastUsedAt[id] ?? null, expiresAt }));
+    return pageOf(views, page.limit, (key) => key.id);
+  }
+
+  create(merchantId: string): Promise<CreatedApiKey> {
+    return this.change(merchantId, (keys, added) => ({ keys: withNewKey(keys, added, nowTimestamp()) }));
+  }
+
+  roll(merchantId: string, keyId: string, expiresInHours: number): Promise<CreatedApiKey> {
+    return this.change(merchantId, (keys, added) => rolled(keys, keyId.toLowerCase(), added, expiresInHours));
+  }
+
+  async revoke(merchantId: string, keyId: string): Promise<void> {
+    await this.change(merchantId, (keys) => revoked(keys, keyId.toLowerCase(), nowTimestamp()));
+  }
+
+  private async change(merchantId: string, decide: (keys: readonly StoredKey[], added: StoredKey) => { keys: readonly StoredKey[]; old?: StoredKey }): Promise<CreatedApiKey> {
+    const made = newKey();
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const set = await this.keySet(merchantId);
+      const { keys, old } = decide(set.keys, made.stored);
+      if (!(await this.merchants.replaceKeys(set, keys))) continue;
+      this.auth.forget(made.stored.hash);
+      if (old) this.auth.forget(old.hash);
+      const { id, prefix, createdAt, expiresAt } = made.stored;
+      return { id, key: made.key, prefix, createdAt, expiresAt };
+    }
+    throw new ProblemError(Problems.unavailable, `The API keys of merchant ${merchantId} kept changing under this request; retry.`);
+  }
+
+  private async keySet(merchantId: string): Promise<KeySet> {
+    const set = await this.merchants.keySet(merchantId);
+    if (!set) throw new ProblemError(Problems.apiKeyNotFound, `No merchant with id ${merchantId}`);
+    return set;
+  }
+}
