@@ -18,6 +18,7 @@ __version__ = "2.0.0"
 
 # Define package exports
 __all__ = [
+    "APIKeysApi",
     "BulkRequestsApi",
     "EventsApi",
     "SubscriptionsApi",
@@ -31,6 +32,11 @@ __all__ = [
     "ApiKeyError",
     "ApiAttributeError",
     "ApiException",
+    "ApiKey",
+    "ApiKeyList",
+    "ApiKeyRoll",
+    "ApiKeyWithSecret",
+    "ApiKeysProblem",
     "BulkAcceptance",
     "BulkCommandRequest",
     "BulkOperation",
@@ -75,6 +81,7 @@ __all__ = [
 ]
 
 # import apis into sdk package
+from subsvc_client.api.api_keys_api import APIKeysApi as APIKeysApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsApi
 from subsvc_client.api.events_api import EventsApi as EventsApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi as SubscriptionsApi
@@ -92,6 +99,11 @@ from subsvc_client.exceptions import ApiAttributeError as ApiAttributeError
 from subsvc_client.exceptions import ApiException as ApiException
 
 # import models into sdk package
+from subsvc_client.models.api_key import ApiKey as ApiKey
+from subsvc_client.models.api_key_list import ApiKeyList as ApiKeyList
+from subsvc_client.models.api_key_roll import ApiKeyRoll as ApiKeyRoll
+from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret as ApiKeyWithSecret
+from subsvc_client.models.api_keys_problem import ApiKeysProblem as ApiKeysProblem
 from subsvc_client.models.bulk_acceptance import BulkAcceptance as BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest as BulkCommandRequest
 from subsvc_client.models.bulk_operation import BulkOperation as BulkOperation

@@ -1,6 +1,7 @@
 # flake8: noqa
 
 # import apis into api package
+from subsvc_client.api.api_keys_api import APIKeysApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi
 from subsvc_client.api.events_api import EventsApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi

@@ -13,6 +13,11 @@
 """  # noqa: E501
 
 # import models into model package
+from subsvc_client.models.api_key import ApiKey
+from subsvc_client.models.api_key_list import ApiKeyList
+from subsvc_client.models.api_key_roll import ApiKeyRoll
+from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret
+from subsvc_client.models.api_keys_problem import ApiKeysProblem
 from subsvc_client.models.bulk_acceptance import BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest
 from subsvc_client.models.bulk_operation import BulkOperation

@@ -1,5 +1,6 @@
 /* tslint:disable */
 /* eslint-disable */
+export * from './APIKeysApi.js';
 export * from './BulkRequestsApi.js';
 export * from './EventsApi.js';
 export * from './SubscriptionsApi.js';

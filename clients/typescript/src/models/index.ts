@@ -1,5 +1,10 @@
 /* tslint:disable */
 /* eslint-disable */
+export * from './ApiKey.js';
+export * from './ApiKeyList.js';
+export * from './ApiKeyRoll.js';
+export * from './ApiKeyWithSecret.js';
+export * from './ApiKeysProblem.js';
 export * from './BulkAcceptance.js';
 export * from './BulkCommandRequest.js';
 export * from './BulkOperation.js';
