@@ -1,6 +1,6 @@
 /** The Koa application: request context, errors, body, then the spec's operations. */
 import Koa from 'koa';
-import { apiKeyHandlers } from '../auth/api-keys.handlers.js';
+import { apiKeyHandlers } from '../api-keys/api-keys.handlers.js';
 import type { ApiKeysService } from '../auth/api-keys.service.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { eventHandlers } from '../events/events.handlers.js';
