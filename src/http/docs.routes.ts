@@ -72,27 +72,17 @@ export function docsRouter(): Router {
   // The browser bundle is not among the package's exports: found beside its entry point.
   const scalar = readFileSync(join(dirname(require.resolve('@scalar/api-reference')), 'browser', 'standalone.js'));
   const router = new Router();
-  router.get('/openapi.yaml', (ctx) => {
-    ctx.type = 'application/yaml';
-    ctx.body = yamlText;
-  });
-  router.get('/openapi.json', (ctx) => {
-    ctx.type = 'application/json';
-    ctx.body = json;
-  });
+  /** A fixed body with its media type. */
+  const fixed = (type: string, body: string) => (ctx: { type: string; body: unknown }) => {
+    ctx.type = type;
+    ctx.body = body;
+  };
+  router.get('/openapi.yaml', fixed('application/yaml', yamlText));
+  router.get('/openapi.json', fixed('application/json', json));
   // What the reference renders: the spec plus curl and client samples for each operation.
-  router.get('/docs/openapi.json', (ctx) => {
-    ctx.type = 'application/json';
-    ctx.body = withSamples;
-  });
-  router.get('/docs', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = page;
-  });
-  router.get('/docs/try', (ctx) => {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = consolePage;
-  });
+  router.get('/docs/openapi.json', fixed('application/json', withSamples));
+  router.get('/docs', fixed('text/html; charset=utf-8', page));
+  router.get('/docs/try', fixed('text/html; charset=utf-8', consolePage));
   router.get('/docs/redoc.standalone.js', script(redoc));
   router.get('/docs/scalar.standalone.js', script(scalar));
   return router;
