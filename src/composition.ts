@@ -30,6 +30,10 @@ import { SubscriptionsRepository } from './subscriptions/subscriptions.repositor
 import { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
 import { composeEventsAndWebhooks, type WebhooksConfig } from './webhooks/webhooks.compose.js';
+import { DEFAULT_HEARTBEAT_MS, Heartbeat, serviceVersion, type LiveProcess, type ProcessRole } from './fleet/heartbeat.js';
+import { readFleetStatus } from './fleet/status.js';
+import { readinessState } from './http/health.routes.js';
+import { enableMetrics, metrics, startMetricsServer } from './observability/metrics.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -43,7 +47,7 @@ export type ServiceConfig = Pick<
   | 'rateLimitBurst'
   | 'rateLimitPerSecond'
   | 'authFailuresPerMinute'
-> & WebhooksConfig;
+> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs'>> & WebhooksConfig;
 
 /** What a worker process runs: bulk chunks, the events outbox sweep and webhook deliveries. */
 export interface Workers {
@@ -72,6 +76,8 @@ export interface Service extends Domain {
   /** Bulk requests and their outcomes as stored (the retention sweep is here). */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
+  /** The fleet as the last heartbeat read it: the per-merchant limit takes this process's share (src/fleet/heartbeat.ts). */
+  fleetChanged(live: readonly LiveProcess[]): void;
   app(): Promise<Koa>;
 }
 
@@ -137,11 +143,32 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const bulk = new BulkService(subscriptionsRepository, bulkRepository, dispatcher, log);
   const idempotency = new IdempotencyRepository(db);
   await idempotency.ensureIndexes(capabilities.ttlIndexes, log);
+  const limiter = config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
+  /** The live HTTP processes this process's share of the limit was last taken from. */
+  let share = 1;
+  const readiness = {
+    db,
+    timeoutMs: config.dbTimeoutMs,
+    healthy,
+    workersRunning: () => (concurrency === 0 ? undefined : workers.running),
+  };
+  const registry = config.metrics === false ? undefined : enableMetrics();
+  registry?.sources(
+    () => readFleetStatus(background, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS),
+    async () => (await readinessState(readiness)).ready,
+  );
   return {
     ...domain,
     workers,
     bulkRequests: backgroundBulk,
     idempotency,
+    fleetChanged: (live) => {
+      const httpProcesses = Math.max(1, live.filter((p) => p.http).length);
+      if (!limiter || httpProcesses === share) return;
+      share = httpProcesses;
+      limiter.setShare(httpProcesses);
+      log.info({ httpProcesses, burst: config.rateLimitBurst / httpProcesses, perSecond: config.rateLimitPerSecond / httpProcesses }, 'rate limit share changed');
+    },
     app: () =>
       createApp({
         auth,
@@ -152,16 +179,12 @@ export async function composeService(database: Database, config: ServiceConfig, 
         webhooks: webhooks.handlers,
         log,
         idempotency,
-        limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,
+        limiter,
         authFailures: config.authFailuresPerMinute > 0
           ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
           : undefined,
-        readiness: {
-          db,
-          timeoutMs: config.dbTimeoutMs,
-          healthy,
-          workersRunning: () => (concurrency === 0 ? undefined : workers.running),
-        },
+        readiness,
+        metrics: registry && { registry, route: config.metricsPort === undefined },
       }),
   };
 }
@@ -170,6 +193,8 @@ export interface RunningService {
   readonly service: Service;
   readonly server: Server;
   readonly url: string;
+  /** GET /metrics on its own listener (METRICS_PORT); undefined: on `url`, or metrics off. */
+  readonly metricsUrl: string | undefined;
   /** Stops accepting requests, drains the workers within the deadline, closes the server (not the database). */
   stop(deadlineMs: number): Promise<void>;
 }
@@ -194,22 +219,63 @@ function listen(server: Server, port: number, host: string): Promise<string> {
   });
 }
 
+/** The process's heartbeat (src/fleet/heartbeat.ts); what it reads of the fleet goes to the service (the rate limit's share). */
+export function startHeartbeat(database: Database, config: ServiceConfig, log: Logger, service: Service, role: ProcessRole): Heartbeat {
+  const version = serviceVersion();
+  metrics()?.identify(version, role);
+  return new Heartbeat(
+    database.background,
+    {
+      role,
+      http: role === 'serve',
+      version,
+      intervalMs: config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS,
+      ttlIndexes: database.capabilities.ttlIndexes,
+      onFleet: (live) => service.fleetChanged(live),
+    },
+    log,
+  );
+}
+
+/** METRICS_PORT: /metrics on a listener of its own (src/observability/metrics.ts). */
+export async function startMetricsListener(config: ServiceConfig, host: string, log: Logger): Promise<{ url: string; close(): Promise<void> } | undefined> {
+  const registry = metrics();
+  if (!registry || config.metricsPort === undefined) return undefined;
+  const listening = await startMetricsServer(registry, config.metricsPort, host);
+  log.info({ url: listening.url }, 'metrics listening');
+  return listening;
+}
+
 /** The service listening, with its workers started: the one assembly everything runs. */
 export async function startService(database: Database, config: ServiceConfig & HttpLimits, log: Logger, options: ListenOptions): Promise<RunningService> {
   const service = await composeService(database, config, log, options.healthy);
   const server = createHttpServer(config, (await service.app()).callback());
-  const url = await listen(server, options.port, options.host);
+  // Counted among the HTTP processes before the first request, so that the rate limit's share is right from the start.
+  const heartbeat = startHeartbeat(database, config, log, service, 'serve');
+  await heartbeat.start();
+  let url: string;
+  let metricsServer: Awaited<ReturnType<typeof startMetricsListener>>;
+  try {
+    url = await listen(server, options.port, options.host);
+    metricsServer = await startMetricsListener(config, options.host, log);
+  } catch (error) {
+    server.close();
+    await heartbeat.stop();
+    throw error;
+  }
   if (options.startWorkers !== false) await service.workers.start();
   return {
     service,
     server,
     url,
+    metricsUrl: metricsServer?.url,
     async stop(deadlineMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await service.workers.stop(deadlineMs);
       server.closeAllConnections();
       await closed;
+      await Promise.all([heartbeat.stop(), metricsServer?.close()]);
     },
   };
 }

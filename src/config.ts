@@ -53,6 +53,12 @@ export interface Config {
   readonly webhookRetryDelaysMs: readonly number[];
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
+  /** Prometheus metrics (src/observability/metrics.ts): off, no /metrics and no counting. */
+  readonly metrics: boolean;
+  /** Serve /metrics on this port, on a listener of its own (and not on the API port); undefined: beside the API. */
+  readonly metricsPort: number | undefined;
+  /** How often each process records its heartbeat (src/fleet/heartbeat.ts); a process unseen for 3 intervals is taken as gone. */
+  readonly heartbeatIntervalMs: number;
 }
 
 export interface DownloadProxy {
@@ -162,5 +168,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhooksAllowPrivateUrls: flag(env, 'WEBHOOKS_ALLOW_PRIVATE_URLS', uri === undefined),
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
+    metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
+    heartbeatIntervalMs: integer(env, 'HEARTBEAT_INTERVAL_MS', 5_000, 100, 60_000),
   });
 }

@@ -9,6 +9,7 @@ import type { components } from '../../generated/openapi.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
+import { metrics } from '../observability/metrics.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../schedules/schedule.request.js';
@@ -62,6 +63,7 @@ export class BulkService {
       throw error;
     }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
+    metrics()?.bulkAccepted.labels(operation.toLowerCase()).inc();
     return { requestId, operation, acceptedCount: accepted.length, rejected };
   }
 

@@ -10,6 +10,7 @@
  */
 import { nowTimestamp } from '../lib/clock.js';
 import type { Logger } from '../logger.js';
+import { metrics } from '../observability/metrics.js';
 import { KEPT_CHANGING, type CommandOutcome, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
@@ -71,8 +72,10 @@ export class BulkWorker implements ChunkHandlers {
 
   async process(chunkId: string): Promise<void> {
     this.active++;
+    const timer = metrics()?.chunkDuration.startTimer();
     try {
       await this.finish(chunkId, false);
+      timer?.();
     } finally {
       this.active--;
       this.lastChunkAt = Date.now();
@@ -117,6 +120,8 @@ export class BulkWorker implements ChunkHandlers {
     // Logged by the run that records them, so that a chunk run twice is logged once.
     if (await this.repository.recordOutcomes(chunk.chunkId, outcomes)) {
       for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
+      const counter = metrics()?.bulkCommands;
+      for (const { outcome } of outcomes) counter?.labels(chunk.operation.toLowerCase(), outcome).inc();
     }
   }
 

@@ -11,6 +11,7 @@
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { ConnectionString } from 'mongodb-connection-string-url';
 import type { Logger } from '../logger.js';
+import { enableMetrics } from '../observability/metrics.js';
 
 export const DEFAULT_DB_NAME = 'subscriptions';
 
@@ -32,6 +33,8 @@ export interface Database {
   readonly capabilities: Capabilities;
   /** Which server answered, for logs and reports only. */
   readonly server: ServerInfo;
+  /** The two clients (the same objects across reopen()), for the metrics' command monitoring. */
+  readonly clients: { readonly request: MongoClient; readonly background: MongoClient };
   /** Closes both clients and opens them again; `db` and `background` stay valid. */
   reopen(): Promise<void>;
   close(): Promise<void>;
@@ -40,6 +43,8 @@ export interface Database {
 export interface DatabaseTimeouts {
   readonly dbTimeoutMs: number;
   readonly bulkDbTimeoutMs: number;
+  /** Driver command monitoring on (what the metrics read: src/observability/metrics.ts); default off. */
+  readonly metrics?: boolean;
 }
 
 export function databaseName(uri: string): string {
@@ -70,8 +75,9 @@ export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabi
  */
 const ONE_WRITER_REQUEST_POOL = 4;
 
-function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number } = {}): MongoClient {
+function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number; monitorCommands?: boolean } = {}): MongoClient {
   return new MongoClient(uri, {
+    monitorCommands: pool.monitorCommands ?? false,
     serverSelectionTimeoutMS: timeoutMs,
     connectTimeoutMS: timeoutMs,
     socketTimeoutMS: timeoutMs,
@@ -81,7 +87,8 @@ function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number } =
 }
 
 export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, log: Logger): Promise<Database> {
-  let clients = [client(uri, timeouts.dbTimeoutMs), client(uri, timeouts.bulkDbTimeoutMs)];
+  const monitorCommands = timeouts.metrics ?? false;
+  let clients = [client(uri, timeouts.dbTimeoutMs, { monitorCommands }), client(uri, timeouts.bulkDbTimeoutMs, { monitorCommands })];
   const close = async () => {
     await Promise.all(clients.map((c) => c.close(true)));
   };
@@ -90,10 +97,15 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
     const { capabilities, server } = await detectCapabilities(clients[0]!.db(databaseName(uri)));
     if (!capabilities.parallelWriters) {
       await clients[0]!.close(true);
-      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: ONE_WRITER_REQUEST_POOL }), clients[1]!];
+      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: ONE_WRITER_REQUEST_POOL, monitorCommands }), clients[1]!];
       await clients[0]!.connect();
     }
     const [db, background] = clients.map((c) => c.db(databaseName(uri))) as [Db, Db];
+    if (monitorCommands) {
+      const metrics = enableMetrics();
+      metrics.instrumentClient(clients[0]!, 'request');
+      metrics.instrumentClient(clients[1]!, 'background');
+    }
     log.info({ db: db.databaseName, server, capabilities }, 'database connected');
     if (!capabilities.atomicConditionalUpdate) {
       log.warn(
@@ -105,7 +117,7 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
       await close();
       await Promise.all(clients.map((c) => c.connect()));
     };
-    return { db, background, capabilities, server, reopen, close };
+    return { db, background, capabilities, server, clients: { request: clients[0]!, background: clients[1]! }, reopen, close };
   } catch (error) {
     await close();
     throw error;

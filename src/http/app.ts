@@ -18,6 +18,7 @@ import type { IdempotencyRepository } from '../idempotency/idempotency.repositor
 import type { OperationHandlers } from '../operations/operation-context.js';
 import type { EventsAndWebhooks } from '../webhooks/webhooks.compose.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
+import { httpMetricsMiddleware, metricsRoute, type Metrics } from '../observability/metrics.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
 
@@ -36,6 +37,8 @@ export interface AppDependencies {
   readonly authFailures: RateLimiter | undefined;
   readonly idempotency: IdempotencyRepository;
   readonly log: Logger;
+  /** Requests counted, and GET /metrics served here when `route` (METRICS_PORT unset); undefined: METRICS=off. */
+  readonly metrics?: { readonly registry: Metrics; readonly route: boolean } | undefined;
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
@@ -62,12 +65,14 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     httpLog[byClient ? 'debug' : 'warn']({ err: error }, 'response not delivered');
   });
   app.use(requestContextMiddleware(httpLog));
+  if (deps.metrics) app.use(httpMetricsMiddleware(deps.metrics.registry));
   app.use(problemMiddleware(httpLog));
   app.use(async (ctx, next) => {
     ctx.set('Cache-Control', 'no-store');
     await next();
   });
   app.use(healthRouter(readiness).routes());
+  if (deps.metrics?.route) app.use(metricsRoute(deps.metrics.registry));
   app.use(docsRouter().routes());
   app.use(jsonBodyMiddleware());
   app.use(openApiMiddleware(api));

@@ -34,6 +34,14 @@ async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolean> {
   }
 }
 
+/** What /readyz answers (and the metrics' subsvc_ready shows). */
+export async function readinessState({ db, timeoutMs, workersRunning }: Readiness): Promise<{ database: string; queue: string; ready: boolean }> {
+  const database = (await databaseAnswers(db, timeoutMs)) ? 'ok' : 'unreachable';
+  const running = workersRunning();
+  const queue = running === undefined ? 'none' : running ? 'running' : 'stopped';
+  return { database, queue, ready: database === 'ok' && queue !== 'stopped' };
+}
+
 export function healthRouter({ db, timeoutMs, healthy, workersRunning }: Readiness): Router {
   const router = new Router();
   router.get('/healthz', (ctx) => {
@@ -41,10 +49,8 @@ export function healthRouter({ db, timeoutMs, healthy, workersRunning }: Readine
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const database = (await databaseAnswers(db, timeoutMs)) ? 'ok' : 'unreachable';
-    const running = workersRunning();
-    const queue = running === undefined ? 'none' : running ? 'running' : 'stopped';
-    if (database !== 'ok' || queue === 'stopped') {
+    const { database, queue, ready } = await readinessState({ db, timeoutMs, healthy, workersRunning });
+    if (!ready) {
       throw new ProblemError(Problems.unavailable, `Not ready: database ${database}, bulk workers ${queue}.`);
     }
     ctx.body = { status: 'ready', database, workers: queue };

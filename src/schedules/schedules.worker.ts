@@ -11,6 +11,7 @@ import { ChangeNotifier } from '../lib/change-notifier.js';
 import { nowTimestamp } from '../lib/clock.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
+import { metrics } from '../observability/metrics.js';
 import { planFiring, type Firing } from './schedule.rules.js';
 import type { DueSubscription, FiringGroup, SchedulesRepository } from './schedules.repository.js';
 
@@ -139,7 +140,9 @@ export class ScheduleWorker {
       if (!firing.outcome) continue;
       const scheduledAt = firing.kind === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);
       const msg = firing.kind === 'cancelled' ? 'scheduled change skipped: cancelled' : `scheduled ${firing.kind} ${firing.outcome}`;
+      const lagSeconds = scheduledAt ? Math.max(0, (Date.now() - Date.parse(scheduledAt)) / 1000) : undefined;
       for (const subscriptionId of ids.filter((id) => ours.has(id))) {
+        if (lagSeconds !== undefined) metrics()?.scheduleLag.observe(lagSeconds);
         this.log.info({ subscriptionId, merchantId: merchants.get(subscriptionId), transition: firing.kind, scheduledAt, outcome: firing.outcome }, msg);
       }
     }

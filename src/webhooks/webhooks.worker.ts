@@ -13,6 +13,7 @@
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
+import { metrics } from '../observability/metrics.js';
 import type { Event, EventsRepository } from '../events/events.repository.js';
 import type { EventSink } from '../events/events.relay.js';
 import type { Resender } from '../events/events.handlers.js';
@@ -127,7 +128,11 @@ export class WebhooksWorker implements EventSink, Resender {
     }
     const attempt = await attemptDelivery(target, event, this.options.allowPrivateUrls);
     const outcome = { ...line, statusCode: attempt.statusCode, error: attempt.error, durationMs: attempt.durationMs };
-    if (attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300) {
+    metrics()?.deliveryDuration.observe(attempt.durationMs / 1000);
+    const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+    const retryDelay = this.options.retryDelaysMs[delivery.attempts.length];
+    metrics()?.deliveries.labels(delivered ? 'delivered' : retryDelay === undefined ? 'failed' : 'retrying').inc();
+    if (delivered) {
       this.log.info(outcome, 'webhook delivered');
       return { id: delivery.id, attempt, status: 'succeeded' };
     }
