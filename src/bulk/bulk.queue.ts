@@ -27,9 +27,9 @@ export interface QueueOptions {
 
 export interface ChunkHandlers {
   /** Applies one chunk; throws to have it retried later. */
-  process(chunkId: string): Promise<void>;
+  process(chunkId: string, merchantId: string | undefined): Promise<void>;
   /** Called once a chunk's retries are spent. */
-  giveUp(chunkId: string, error: Error): Promise<void>;
+  giveUp(chunkId: string, error: Error, merchantId: string | undefined): Promise<void>;
 }
 
 export class BulkQueue {
@@ -55,9 +55,9 @@ export class BulkQueue {
   }
 
   /** Stores one job per chunk; resolves once every one is durable. */
-  async enqueue(chunkIds: readonly string[]): Promise<void> {
+  async enqueue(merchantId: string, chunkIds: readonly string[]): Promise<void> {
     await this.agenda.ready;
-    await Promise.all(chunkIds.map((chunkId) => this.agenda.create<ChunkJobData>(JOB_NAME, { chunkId }).save()));
+    await Promise.all(chunkIds.map((chunkId) => this.agenda.create<ChunkJobData>(JOB_NAME, { chunkId, merchantId }).save()));
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
@@ -78,7 +78,8 @@ export class BulkQueue {
       backoff: backoffStrategies.exponential({ delay: 500, factor: 2, maxDelay: 30_000, maxRetries: 10, jitter: 0.2 }),
     });
     this.agenda.on(`retry exhausted:${JOB_NAME}`, (error: Error, job: { attrs: { data: unknown } }) => {
-      handlers.giveUp((job.attrs.data as ChunkJobData).chunkId, error).catch((e: unknown) => this.log.error({ err: e }, 'could not record a chunk that failed for good'));
+      const data = job.attrs.data as ChunkJobData;
+      handlers.giveUp(data.chunkId, error, data.merchantId).catch((e: unknown) => this.log.error({ err: e }, 'could not record a chunk that failed for good'));
     });
     await this.agenda.start();
     this.consuming = true;
@@ -86,7 +87,7 @@ export class BulkQueue {
   }
 
   private run(job: Job<ChunkJobData>, handlers: ChunkHandlers): Promise<void> {
-    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => handlers.process(job.attrs.data.chunkId));
+    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => handlers.process(job.attrs.data.chunkId, job.attrs.data.merchantId));
   }
 
   /** Lets in-flight chunks finish within the deadline (lib/agenda-jobs.ts). */

@@ -59,7 +59,7 @@ export class BulkService {
     } catch (error) {
       // The insert may have reached the database before the connection failed: take it back, so
       // that the error means nothing was accepted (unless the database is unreachable even for this).
-      await this.repository.remove(requestId).catch(() => undefined);
+      await this.repository.remove(merchantId, requestId).catch(() => undefined);
       throw error;
     }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
@@ -68,7 +68,7 @@ export class BulkService {
   }
 
   /** Hands an accepted request to the workers; called once its 202 has been sent. */
-  dispatch(requestId: string): void {
-    this.dispatcher.dispatchSoon(requestId);
+  dispatch(merchantId: string, requestId: string): void {
+    this.dispatcher.dispatchSoon(merchantId, requestId);
   }
 }

@@ -53,8 +53,8 @@ export class EventsRelay {
   private sweeps = 0;
   /** The sweep under way, if any: a tick that comes while one runs is skipped. */
   private sweeping: Promise<void> | undefined;
-  /** Changed subscriptions whose outboxes the next relay takes. */
-  private readonly waiting = new Set<string>();
+  /** Changed subscriptions whose outboxes the next relay takes, with their merchants. */
+  private readonly waiting = new Map<string, string>();
   private relaying: Promise<void> | undefined;
 
   constructor(
@@ -75,9 +75,9 @@ export class EventsRelay {
     this.log = log.child({ component: 'events' });
   }
 
-  /** Relays the outboxes of these subscriptions (or, for the sweep, of any); returns how many subscriptions had some. */
-  async relay(ids?: readonly string[]): Promise<number> {
-    const holders = await this.repository.outboxes(ids, ids?.length ?? SWEEP_BATCH);
+  /** Relays the outboxes of these subscriptions (id → merchant), or for the sweep of any; returns how many subscriptions had some. */
+  async relay(ids?: ReadonlyMap<string, string>): Promise<number> {
+    const holders = await this.repository.outboxes(ids, ids?.size ?? SWEEP_BATCH);
     const byMerchant = new Map<string, OutboxHolder[]>();
     for (const holder of holders) {
       const group = byMerchant.get(holder.merchantId) ?? [];
@@ -102,11 +102,15 @@ export class EventsRelay {
    * that under load the relay costs a few writes per batch, not per change, and does not crowd
    * out the requests (on FerretDB every write waits for its one writer).
    */
-  relaySoon(ids: readonly string[]): void {
-    for (const id of ids) this.waiting.add(id);
+  relaySoon(merchantId: string, ids: readonly string[]): void {
+    for (const id of ids) this.waiting.set(id, merchantId);
+    this.relayWaitingSoon();
+  }
+
+  private relayWaitingSoon(): void {
     this.relaying ??= this.relayWaiting().finally(() => {
       this.relaying = undefined;
-      if (this.waiting.size > 0) this.relaySoon([]);
+      if (this.waiting.size > 0) this.relayWaitingSoon();
     });
   }
 
@@ -114,11 +118,14 @@ export class EventsRelay {
     await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
     while (this.waiting.size > 0) {
       await this.idle();
-      const ids = [...this.waiting].slice(0, SWEEP_BATCH * 2);
-      for (const id of ids) this.waiting.delete(id);
+      const ids = new Map([...this.waiting].slice(0, SWEEP_BATCH * 2));
+      for (const id of ids.keys()) this.waiting.delete(id);
       await this.relay(ids).catch((error: unknown) => {
         this.log.warn({ err: error }, `events not relayed yet; retried in ${RETRY_MS} ms`);
-        setTimeout(() => this.relaySoon(ids), RETRY_MS).unref();
+        setTimeout(() => {
+          for (const [id, merchantId] of ids) this.waiting.set(id, merchantId);
+          this.relayWaitingSoon();
+        }, RETRY_MS).unref();
       });
     }
   }

@@ -4,7 +4,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { Logger } from '../logger.js';
-import { ensureTtlIndex, insertNew } from '../lib/mongo-helpers.js';
+import { ensureTtlIndex, insertNew, ownedBy } from '../lib/mongo-helpers.js';
 import type { components } from '../../generated/openapi.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { SubscriptionDocument } from '../subscriptions/subscriptions.repository.js';
@@ -27,6 +27,17 @@ interface EventDocument {
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
 const toEvent = ({ _id, type, createdAt, data }: EventDocument): Event => ({ id: _id, type, createdAt, data }) as Event;
+
+/** Ids grouped by their merchant. */
+export function byMerchantOf(ids: ReadonlyMap<string, string>): Map<string, string[]> {
+  const grouped = new Map<string, string[]>();
+  for (const [id, merchantId] of ids) {
+    const group = grouped.get(merchantId);
+    if (group) group.push(id);
+    else grouped.set(merchantId, [id]);
+  }
+  return grouped;
+}
 
 export class EventsRepository {
   private readonly events: Collection<EventDocument>;
@@ -57,9 +68,9 @@ export class EventsRepository {
     return doc ? toEvent(doc) : undefined;
   }
 
-  /** These events (of any merchant), by id: what a batch of deliveries sends. */
-  async findMany(ids: readonly string[]): Promise<Map<string, Event>> {
-    const docs = await this.events.find({ _id: { $in: [...ids] } }).toArray();
+  /** These events of the merchant, by id: what a batch of deliveries sends. */
+  async findMany(merchantId: string | undefined, ids: readonly string[]): Promise<Map<string, Event>> {
+    const docs = await this.events.find({ _id: { $in: [...ids] }, ...ownedBy(merchantId) }).toArray();
     return new Map(docs.map((doc) => [doc._id, toEvent(doc)]));
   }
 
@@ -70,11 +81,16 @@ export class EventsRepository {
     return pageOf(docs.map(toEvent), limit, (e) => e.id);
   }
 
-  /** Subscriptions with events waiting: these ids, or any (the sweep), up to `limit`. */
-  async outboxes(ids: readonly string[] | undefined, limit: number): Promise<OutboxHolder[]> {
+  /**
+   * Subscriptions with events waiting: these (id → merchant), each merchant's named so that the
+   * query goes to its shard (docs/sharding.md); or any, up to `limit` (the sweep: a background scan).
+   */
+  async outboxes(ids: ReadonlyMap<string, string> | undefined, limit: number): Promise<OutboxHolder[]> {
     const waiting = { 'outbox.key': { $exists: true } };
-    const filter = ids ? { _id: { $in: [...ids] }, ...waiting } : waiting;
-    return this.subscriptions.find(filter).limit(limit).toArray();
+    if (!ids) return this.subscriptions.find(waiting).limit(limit).toArray();
+    const byMerchant = byMerchantOf(ids);
+    const filters = [...byMerchant].map(([merchantId, own]) => ({ merchantId, _id: { $in: own }, ...waiting }));
+    return this.subscriptions.find(filters.length === 1 ? filters[0]! : { $or: filters }).limit(limit).toArray();
   }
 
   /**
@@ -89,7 +105,9 @@ export class EventsRepository {
     // A bulk command's entry is the same in every document it changed: listed once.
     const entries = new Map<string, OutboxEntry>();
     for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
-    await this.subscriptions.updateMany({ _id: { $in: relayed.map((h) => h._id) } }, { $pullAll: { outbox: [...entries.values()] } });
+    const byMerchant = byMerchantOf(new Map(relayed.map((h) => [h._id, h.merchantId])));
+    const filters = [...byMerchant].map(([merchantId, own]) => ({ merchantId, _id: { $in: own } }));
+    await this.subscriptions.updateMany(filters.length === 1 ? filters[0]! : { $or: filters }, { $pullAll: { outbox: [...entries.values()] } });
   }
 
   /** Removes events past their retention; where the server has TTL indexes they go by themselves. */

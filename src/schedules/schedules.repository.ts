@@ -15,8 +15,9 @@ export interface DueSubscription extends DueState {
   readonly merchantId: string;
 }
 
-/** One firing planned for the subscriptions that were read in exactly the same state. */
+/** One firing planned for the subscriptions of one merchant that were read in exactly the same state. */
 export interface FiringGroup {
+  readonly merchantId: string;
   readonly state: DueState;
   readonly firing: Firing;
   readonly ids: readonly string[];
@@ -64,11 +65,11 @@ export class SchedulesRepository {
    */
   async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
     if (groups.length === 0) return new Set();
-    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ state, firing, ids }, group) => {
+    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ merchantId, state, firing, ids }, group) => {
       const update = updateFor(firing.change, firing.touches ? at : undefined, { scheduleRun: runId });
       // A change of status carries its event, in the same update; one entry for the whole group, named by the run and group (src/events/outbox.ts).
       if (firing.change.status !== state.status) update.$push = { outbox: outboxEntry(state.status, firing.change.status, at, { kind: 'schedule' }, `${runId}:${group}`) };
-      return { updateMany: { filter: { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state) }, update } };
+      return { updateMany: { filter: { _id: { $in: [...ids] }, merchantId, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state) }, update } };
     });
     const all = groups.flatMap((g) => g.ids);
     const modified = await bulkWriteInParts(this.collection, operations);
@@ -76,7 +77,10 @@ export class SchedulesRepository {
     await this.clock.note(groups.map((g) => g.firing.change.set.nextScheduledAt));
     if (modified === all.length) return new Set(all);
     // Some were changed meanwhile (by a request, or another worker): read back which are ours.
-    const ours = await this.collection.find({ _id: { $in: all }, scheduleRun: runId }, { projection: { _id: 1 } }).toArray();
+    const byMerchant = new Map<string, string[]>();
+    for (const { merchantId, ids } of groups) byMerchant.set(merchantId, [...(byMerchant.get(merchantId) ?? []), ...ids]);
+    const filters = [...byMerchant].map(([merchantId, ids]) => ({ merchantId, _id: { $in: ids } }));
+    const ours = await this.collection.find({ ...(filters.length === 1 ? filters[0]! : { $or: filters }), scheduleRun: runId }, { projection: { _id: 1 } }).toArray();
     return new Set(ours.map((d) => d._id));
   }
 }

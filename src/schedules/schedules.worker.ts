@@ -12,6 +12,7 @@ import { nowTimestamp } from '../lib/clock.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
+import { byMerchantOf } from '../events/events.repository.js';
 import { planFiring, type Firing } from './schedule.rules.js';
 import type { DueSubscription, FiringGroup, SchedulesRepository } from './schedules.repository.js';
 
@@ -28,13 +29,13 @@ const FULL_SWEEP_MS = 5 * 60_000;
 /** Reads one poll makes at most before it waits again (a bound against a loop that keeps finding work). */
 const READS_PER_POLL = 40;
 
-/** Subscriptions read in the same state and due for the same firing share one conditional update. */
+/** Subscriptions of one merchant read in the same state and due for the same firing share one conditional update. */
 function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
-  const groups = new Map<string, { state: DueSubscription; firing: Firing; ids: string[] }>();
+  const groups = new Map<string, { merchantId: string; state: DueSubscription; firing: Firing; ids: string[] }>();
   for (const subscription of due) {
-    const { status, pauseAt, resumeAt, nextScheduledAt } = subscription;
-    const key = JSON.stringify([status, pauseAt, resumeAt, nextScheduledAt]);
-    const group = groups.get(key) ?? { state: subscription, firing: planFiring(subscription, now), ids: [] };
+    const { merchantId, status, pauseAt, resumeAt, nextScheduledAt } = subscription;
+    const key = JSON.stringify([merchantId, status, pauseAt, resumeAt, nextScheduledAt]);
+    const group = groups.get(key) ?? { merchantId, state: subscription, firing: planFiring(subscription, now), ids: [] };
     group.ids.push(subscription.id);
     groups.set(key, group);
   }
@@ -135,7 +136,7 @@ export class ScheduleWorker {
     const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
     const merchants = new Map(due.map((d) => [d.id, d.merchantId]));
     const moved = groups.filter((g) => g.firing.change.status !== g.state.status).flatMap((g) => g.ids.filter((id) => ours.has(id)));
-    this.changes.notify(moved);
+    for (const [merchantId, ids] of byMerchantOf(new Map(moved.map((id) => [id, merchants.get(id)!])))) this.changes.notify(merchantId, ids);
     for (const { state, firing, ids } of groups) {
       if (!firing.outcome) continue;
       const scheduledAt = firing.kind === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);

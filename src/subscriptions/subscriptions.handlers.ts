@@ -17,7 +17,7 @@ type BulkAcceptance = components['schemas']['BulkAcceptance'];
 export interface BulkAcceptor {
   accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[], schedule?: ScheduleRequest): Promise<BulkAcceptance>;
   /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
-  dispatch(requestId: string): void;
+  dispatch(merchantId: string, requestId: string): void;
 }
 
 /** The schedule and reason, only where set: a subscription without them looks as it always did. */
@@ -57,7 +57,7 @@ export function subscriptionCommandHandlers(
       ctx.status = 202;
       ctx.body = acceptance;
       ctx.set('Location', `/v2/bulk-requests/${acceptance.requestId}`);
-      ctx.res.once('close', () => bulk.dispatch(acceptance.requestId));
+      ctx.res.once('close', () => bulk.dispatch(context.merchant.id, acceptance.requestId));
     };
   const handle = (operation: Operation, view: (s: Subscription) => PausedSubscription | ResumedSubscription): OperationHandler => {
     const bulkHandler = acceptBulk(operation);

@@ -76,7 +76,7 @@ export class SubscriptionsService {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
       if (changed) {
-        this.changes.notify([id]);
+        this.changes.notify(merchantId, [id]);
         return changed;
       }
       const current = await this.repository.find(merchantId, id);
@@ -109,7 +109,7 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     const plan = planCommand(operation, schedule);
     const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause));
-    this.changes.notify([...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
+    this.changes.notify(merchantId, [...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
     return outcomes;
   }
 

@@ -17,6 +17,8 @@ export const DELIVERY_BATCH = 500;
 
 interface DeliveryJobData {
   deliveryIds: string[];
+  /** The deliveries' merchant, so that their reads and writes name it (absent on jobs queued by earlier versions). */
+  merchantId?: string;
 }
 
 export interface DeliveryQueueOptions {
@@ -46,11 +48,11 @@ export class DeliveryQueue {
   }
 
   /** Stores jobs for these deliveries, due at `at` (default now), DELIVERY_BATCH per job. */
-  async enqueue(deliveryIds: readonly string[], at?: Date): Promise<void> {
+  async enqueue(merchantId: string, deliveryIds: readonly string[], at?: Date): Promise<void> {
     await this.agenda.ready;
     const jobs: Promise<unknown>[] = [];
     for (let i = 0; i < deliveryIds.length; i += DELIVERY_BATCH) {
-      const job = this.agenda.create<DeliveryJobData>(JOB_NAME, { deliveryIds: deliveryIds.slice(i, i + DELIVERY_BATCH) });
+      const job = this.agenda.create<DeliveryJobData>(JOB_NAME, { merchantId, deliveryIds: deliveryIds.slice(i, i + DELIVERY_BATCH) });
       if (at) job.schedule(at);
       jobs.push(job.save());
     }
@@ -58,7 +60,7 @@ export class DeliveryQueue {
   }
 
   /** Runs `send` for each due job, renewing its lock while it runs (a batch may take a while). */
-  async consume(send: (deliveryIds: readonly string[]) => Promise<void>): Promise<void> {
+  async consume(send: (deliveryIds: readonly string[], merchantId: string | undefined) => Promise<void>): Promise<void> {
     await this.agenda.ready;
     if (this.options.concurrency === 0) return;
     const { concurrency, lockLifetimeMs } = this.options;
@@ -67,8 +69,8 @@ export class DeliveryQueue {
     this.consuming = true;
   }
 
-  private run(job: Job<DeliveryJobData>, send: (deliveryIds: readonly string[]) => Promise<void>): Promise<void> {
-    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => send(job.attrs.data.deliveryIds));
+  private run(job: Job<DeliveryJobData>, send: (deliveryIds: readonly string[], merchantId: string | undefined) => Promise<void>): Promise<void> {
+    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => send(job.attrs.data.deliveryIds, job.attrs.data.merchantId));
   }
 
   async stop(deadlineMs: number): Promise<void> {

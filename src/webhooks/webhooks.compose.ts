@@ -72,7 +72,7 @@ export async function composeEventsAndWebhooks(
     log,
   );
   const relay = new EventsRelay(backgroundEvents, worker, log, deps.mutex, deps.busy);
-  for (const changes of deps.changes) changes.onChange((ids) => relay.relaySoon(ids));
+  for (const changes of deps.changes) changes.onChange((merchantId, ids) => relay.relaySoon(merchantId, ids));
   const endpoints = new EndpointsService(endpointsRepository, allowPrivateUrls);
   return {
     handlers: { ...eventHandlers(new EventsService(events), worker), ...webhookHandlers(endpoints, deliveries) },

@@ -14,7 +14,7 @@ import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
-import type { Event, EventsRepository } from '../events/events.repository.js';
+import { byMerchantOf, type Event, type EventsRepository } from '../events/events.repository.js';
 import type { EventSink } from '../events/events.relay.js';
 import type { Resender } from '../events/events.handlers.js';
 import type { DeliveriesRepository, Delivery, DeliveryUpdate } from './deliveries.repository.js';
@@ -69,12 +69,12 @@ export class WebhooksWorker implements EventSink, Resender {
     }
     if (deliveries.length === 0) return 0;
     await this.deliveries.insert(deliveries);
-    await this.queue.enqueue(deliveries.map((d) => d.id));
+    await this.queue.enqueue(merchantId, deliveries.map((d) => d.id));
     return deliveries.length;
   }
 
   async start(): Promise<void> {
-    await this.queue.consume((ids) => this.sendBatch(ids));
+    await this.queue.consume((ids, merchantId) => this.sendBatch(ids, merchantId));
     this.sweeper = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
     this.sweeper.unref();
   }
@@ -89,7 +89,7 @@ export class WebhooksWorker implements EventSink, Resender {
       const overdue = await this.deliveries.overdue(new Date(Date.now() - OVERDUE_AFTER_MS), DELIVERY_BATCH);
       if (overdue.length > 0) {
         this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
-        await this.queue.enqueue(overdue);
+        for (const [merchantId, ids] of byMerchantOf(new Map(overdue.map((d) => [d.id, d.merchantId])))) await this.queue.enqueue(merchantId, ids);
       }
       if (++this.sweeps % EXPIRY_SWEEP_EVERY === 0) await this.deliveries.deleteExpired();
     } catch (error) {
@@ -97,14 +97,14 @@ export class WebhooksWorker implements EventSink, Resender {
     }
   }
 
-  /** Sends the deliveries of one job that are still due and held by no other worker. */
-  async sendBatch(ids: readonly string[]): Promise<void> {
+  /** Sends the deliveries of one job (the merchant's; undefined for a job queued by an earlier version) that are still due and held by no other worker. */
+  async sendBatch(ids: readonly string[], merchantId: string | undefined): Promise<void> {
     const rounds = Math.ceil(ids.length / SEND_CONCURRENCY);
-    const claimed = await this.deliveries.claim(ids, new Date(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000) + 30_000));
+    const claimed = await this.deliveries.claim(merchantId, ids, new Date(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000) + 30_000));
     if (claimed.length === 0) return;
     const [events, targets] = await Promise.all([
-      this.events.findMany([...new Set(claimed.map((d) => d.eventId))]),
-      this.endpoints.forDelivery([...new Set(claimed.map((d) => d.endpointId))]),
+      this.events.findMany(merchantId, [...new Set(claimed.map((d) => d.eventId))]),
+      this.endpoints.forDelivery(merchantId, [...new Set(claimed.map((d) => d.endpointId))]),
     ]);
     const updates: DeliveryUpdate[] = [];
     let next = 0;
@@ -115,8 +115,8 @@ export class WebhooksWorker implements EventSink, Resender {
       }
     };
     await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, claimed.length) }, sendNext));
-    await this.deliveries.record(updates);
-    await this.afterRecorded(claimed, updates, targets);
+    await this.deliveries.record(merchantId, updates);
+    await this.afterRecorded(merchantId, claimed, updates, targets);
   }
 
   /** One attempt, or none when the endpoint or the event is gone or the endpoint is disabled. */
@@ -146,15 +146,15 @@ export class WebhooksWorker implements EventSink, Resender {
   }
 
   /** Endpoint bookkeeping (the disabling rule) and one job per retry time for the failed ones. */
-  private async afterRecorded(claimed: readonly Delivery[], updates: readonly DeliveryUpdate[], targets: Map<string, DeliveryTarget>): Promise<void> {
+  private async afterRecorded(merchantId: string | undefined, claimed: readonly Delivery[], updates: readonly DeliveryUpdate[], targets: Map<string, DeliveryTarget>): Promise<void> {
     const endpointOf = new Map(claimed.map((d) => [d.id, d.endpointId]));
     const succeeded = new Set(updates.filter((u) => u.status === 'succeeded').map((u) => endpointOf.get(u.id)!));
-    await Promise.all([...succeeded].map((id) => this.endpoints.succeeded(id)));
+    await Promise.all([...succeeded].map((id) => this.endpoints.succeeded(merchantId, id)));
     for (const update of updates) {
       if (update.status !== 'failed' || !update.attempt) continue;
       const endpointId = endpointOf.get(update.id)!;
       const reason = `${DISABLE_AFTER} deliveries in a row failed after every retry (last: ${update.attempt.error ?? `HTTP ${update.attempt.statusCode}`})`;
-      if (targets.has(endpointId) && (await this.endpoints.failed(endpointId, DISABLE_AFTER, reason))) {
+      if (targets.has(endpointId) && (await this.endpoints.failed(merchantId, endpointId, DISABLE_AFTER, reason))) {
         this.log.warn({ endpointId, reason }, 'webhook endpoint disabled');
       }
     }
@@ -167,6 +167,10 @@ export class WebhooksWorker implements EventSink, Resender {
       ids.push(update.id);
       retries.set(second, ids);
     }
-    for (const [at, ids] of retries) await this.queue.enqueue(ids, new Date(at));
+    // A job's deliveries are one merchant's (claimed.merchantId: a job queued by an earlier version may mix them).
+    const merchantOfDelivery = new Map(claimed.map((d) => [d.id, d.merchantId]));
+    for (const [at, ids] of retries) {
+      for (const [owner, own] of byMerchantOf(new Map(ids.map((id) => [id, merchantOfDelivery.get(id)!])))) await this.queue.enqueue(owner, own, new Date(at));
+    }
   }
 }
