@@ -9,6 +9,8 @@
  *   subsvc status                        the fleet: live processes, queue, due schedules, outbox, disabled endpoints
  * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
  */
+// First: tracing, when asked for, must be in place before the database driver loads.
+import './observability/tracing-init.js';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from './config.js';
 import { connectDatabase, type Database } from './db/mongo.js';
@@ -18,6 +20,7 @@ import { serve, work, type Running } from './processes.js';
 import { normaliseId, type SubscriptionStatus } from './subscriptions/subscriptions.rules.js';
 import { listenForWebhooks } from './webhooks/listen.js';
 import { formatStatus, readFleetStatus } from './fleet/status.js';
+import { stopTracing } from './observability/tracing.js';
 
 const USAGE = `usage:
   subsvc serve
@@ -53,7 +56,7 @@ function runUntilSignalled(running: Running, config: Config, log: Logger): void 
     }, config.shutdownTimeoutMs + 10_000);
     timer.unref();
     running.stop().then(
-      () => process.exit(0),
+      () => stopTracing().finally(() => process.exit(0)),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
         process.exit(1);

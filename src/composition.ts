@@ -30,7 +30,8 @@ import { SubscriptionsRepository } from './subscriptions/subscriptions.repositor
 import { SubscriptionSeeder } from './subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from './subscriptions/subscriptions.service.js';
 import { composeEventsAndWebhooks, type WebhooksConfig } from './webhooks/webhooks.compose.js';
-import { DEFAULT_HEARTBEAT_MS, Heartbeat, serviceVersion, type LiveProcess, type ProcessRole } from './fleet/heartbeat.js';
+import { DEFAULT_HEARTBEAT_MS, Heartbeat, type LiveProcess, type ProcessRole } from './fleet/heartbeat.js';
+import { serviceVersion } from './lib/project-root.js';
 import { readFleetStatus } from './fleet/status.js';
 import { readinessState } from './http/health.routes.js';
 import { enableMetrics, metrics, startMetricsServer } from './observability/metrics.js';

@@ -28,7 +28,7 @@ export class BulkDispatcher {
   async dispatch(merchantId: string, requestId: string): Promise<void> {
     const request = await this.repository.findUndispatched(merchantId, requestId);
     if (!request?.subscriptionIds) return;
-    const { operation, chunkCount, createdAt, schedule } = request;
+    const { operation, chunkCount, createdAt, schedule, traceparent } = request;
     const ids = chunkIds(requestId, chunkCount);
     const chunks = chunked(request.subscriptionIds).map((subscriptionIds, i) => ({
       chunkId: ids[i]!,
@@ -41,7 +41,7 @@ export class BulkDispatcher {
       ...(schedule ? { schedule } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
-    await this.queue.enqueue(merchantId, ids);
+    await this.queue.enqueue(merchantId, ids, traceparent);
     await this.repository.markDispatched(merchantId, requestId, nowTimestamp());
     this.log.debug({ requestId, chunks: chunkCount }, 'bulk request dispatched');
   }

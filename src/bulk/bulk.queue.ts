@@ -27,7 +27,7 @@ export interface QueueOptions {
 
 export interface ChunkHandlers {
   /** Applies one chunk; throws to have it retried later. */
-  process(chunkId: string, merchantId: string | undefined): Promise<void>;
+  process(chunkId: string, merchantId: string | undefined, traceparent?: string): Promise<void>;
   /** Called once a chunk's retries are spent. */
   giveUp(chunkId: string, error: Error, merchantId: string | undefined): Promise<void>;
 }
@@ -55,9 +55,10 @@ export class BulkQueue {
   }
 
   /** Stores one job per chunk; resolves once every one is durable. */
-  async enqueue(merchantId: string, chunkIds: readonly string[]): Promise<void> {
+  async enqueue(merchantId: string, chunkIds: readonly string[], traceparent?: string): Promise<void> {
     await this.agenda.ready;
-    await Promise.all(chunkIds.map((chunkId) => this.agenda.create<ChunkJobData>(JOB_NAME, { chunkId, merchantId }).save()));
+    const trace = traceparent ? { traceparent } : {};
+    await Promise.all(chunkIds.map((chunkId) => this.agenda.create<ChunkJobData>(JOB_NAME, { chunkId, merchantId, ...trace }).save()));
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
@@ -87,7 +88,7 @@ export class BulkQueue {
   }
 
   private run(job: Job<ChunkJobData>, handlers: ChunkHandlers): Promise<void> {
-    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => handlers.process(job.attrs.data.chunkId, job.attrs.data.merchantId));
+    return runRenewingLock(job, this.options.lockLifetimeMs, this.log, () => handlers.process(job.attrs.data.chunkId, job.attrs.data.merchantId, job.attrs.data.traceparent));
   }
 
   /** Lets in-flight chunks finish within the deadline (lib/agenda-jobs.ts). */

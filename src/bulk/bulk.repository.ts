@@ -30,6 +30,8 @@ export interface BulkRequest {
   readonly schedule?: ScheduleRequest;
   /** The accepted ids, until the request is dispatched into chunks. */
   readonly subscriptionIds?: readonly string[];
+  /** The accepting request's trace context (W3C traceparent), when tracing is on: its chunks continue the trace. */
+  readonly traceparent?: string;
 }
 
 export interface ItemOutcome {

@@ -10,6 +10,9 @@ import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
+import { currentTraceparent } from '../observability/tracing.js';
+
+const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../schedules/schedule.request.js';
@@ -54,6 +57,7 @@ export class BulkService {
         createdAt,
         completedAt: accepted.length === 0 ? createdAt : null,
         ...(schedule ? { schedule } : {}),
+        ...traceOf(currentTraceparent()),
         subscriptionIds: accepted,
       });
     } catch (error) {

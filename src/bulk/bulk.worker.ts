@@ -11,6 +11,7 @@
 import { nowTimestamp } from '../lib/clock.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
+import { inSpan } from '../observability/tracing.js';
 import { KEPT_CHANGING, type CommandOutcome, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
@@ -70,11 +71,12 @@ export class BulkWorker implements ChunkHandlers {
     await this.queue.stop(deadlineMs);
   }
 
-  async process(chunkId: string, merchantId: string | undefined): Promise<void> {
+  async process(chunkId: string, merchantId: string | undefined, traceparent?: string): Promise<void> {
     this.active++;
     const timer = metrics()?.chunkDuration.startTimer();
     try {
-      await this.finish(chunkId, merchantId, false);
+      // A child of the request that accepted it, when tracing is on.
+      await inSpan('bulk chunk', traceparent, { 'subsvc.chunk': chunkId }, () => this.finish(chunkId, merchantId, false));
       timer?.();
     } finally {
       this.active--;

@@ -7,6 +7,7 @@
  * it, and by the sweep that worker processes run.
  */
 import { uuidv7Named } from '../lib/ids.js';
+import { currentTraceparent } from '../observability/tracing.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import { toSubscription } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
@@ -16,7 +17,7 @@ import { eventTypeOf, subscriptionEventId } from './outbox.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
 export interface EventSink {
-  fanOut(merchantId: string, events: readonly Event[]): Promise<void>;
+  fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void>;
 }
 
 /**
@@ -45,6 +46,13 @@ function eventsOf(holder: OutboxHolder): Event[] {
     createdAt: entry.at,
     data: { subscription: { ...current, status: entry.status, modifiedAt: entry.at }, previousStatus: entry.previousStatus, cause: entry.cause },
   }));
+}
+
+/** Each event's trace context, from its outbox entry (when the change was traced). */
+function tracesOf(holders: readonly OutboxHolder[]): Map<string, string> {
+  const traces = new Map<string, string>();
+  for (const holder of holders) for (const entry of holder.outbox) if (entry.trace) traces.set(subscriptionEventId(entry, holder._id), entry.trace);
+  return traces;
 }
 
 export class EventsRelay {
@@ -86,7 +94,7 @@ export class EventsRelay {
     }
     for (const [merchantId, group] of byMerchant) {
       const events = group.flatMap(eventsOf);
-      await this.emit(merchantId, events);
+      await this.emit(merchantId, events, tracesOf(group));
       await this.mutex.runAll(
         group.map((h) => h._id),
         () => this.repository.clearOutboxes(group),
@@ -148,13 +156,15 @@ export class EventsRelay {
   async bulkCompleted(merchantId: string, view: BulkRequestView): Promise<void> {
     const completedAt = view.completedAt ?? view.createdAt;
     const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
-    await this.emit(merchantId, [{ id, type: 'bulk_request.completed', createdAt: completedAt, data: view }]);
+    // Its deliveries continue the trace of the chunk that completed the request, when traced.
+    const trace = currentTraceparent();
+    await this.emit(merchantId, [{ id, type: 'bulk_request.completed', createdAt: completedAt, data: view }], trace ? new Map([[id, trace]]) : undefined);
     this.log.info({ eventId: id, type: 'bulk_request.completed', requestId: view.requestId }, 'event recorded');
   }
 
-  private async emit(merchantId: string, events: readonly Event[]): Promise<void> {
+  private async emit(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void> {
     await this.repository.insert(merchantId, events);
-    await this.sink.fanOut(merchantId, events);
+    await this.sink.fanOut(merchantId, events, traces);
   }
 
   /** Worker processes sweep outboxes that a stopped process left behind: now, then every SWEEP_EVERY_MS. */

@@ -5,6 +5,7 @@
  * document). events.relay.ts moves entries out; see docs in README "Events and webhooks".
  */
 import { uuidv7Named } from '../lib/ids.js';
+import { currentTraceparent } from '../observability/tracing.js';
 import type { components } from '../../generated/openapi.js';
 import type { ChangeCause, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 
@@ -17,6 +18,8 @@ export interface OutboxEntry {
   readonly previousStatus: SubscriptionStatus;
   readonly at: string;
   readonly cause: ChangeCause;
+  /** The trace context the change was made in (W3C traceparent), when tracing is on: its deliveries continue it. */
+  readonly trace?: string;
 }
 
 /**
@@ -25,7 +28,8 @@ export interface OutboxEntry {
  * every document it changes, and a command changes a subscription at most once).
  */
 export function outboxEntry(previousStatus: SubscriptionStatus, status: SubscriptionStatus, at: string, cause: ChangeCause, key: string): OutboxEntry {
-  return { key, status, previousStatus, at, cause };
+  const trace = currentTraceparent();
+  return { key, status, previousStatus, at, cause, ...(trace ? { trace } : {}) };
 }
 
 export function eventTypeOf(status: SubscriptionStatus): EventType {

@@ -12,12 +12,9 @@
  * engine (no index needed beyond `_id`); it is not merchant-owned and not sharded.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
 import type { Collection, Db } from 'mongodb';
 import { ensureTtlIndex } from '../lib/mongo-helpers.js';
-import { projectRoot } from '../lib/project-root.js';
 import type { Logger } from '../logger.js';
 
 export const PROCESSES_COLLECTION = 'processes';
@@ -149,11 +146,3 @@ export class Heartbeat {
 }
 
 export const DEFAULT_HEARTBEAT_MS = 5_000;
-
-let version: string | undefined;
-
-/** The service's version, from package.json. */
-export function serviceVersion(): string {
-  version ??= String((JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown');
-  return version;
-}

@@ -18,7 +18,8 @@ import type { IdempotencyRepository } from '../idempotency/idempotency.repositor
 import type { OperationHandlers } from '../operations/operation-context.js';
 import type { EventsAndWebhooks } from '../webhooks/webhooks.compose.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
-import { httpMetricsMiddleware, metricsRoute, type Metrics } from '../observability/metrics.js';
+import { httpMetricsMiddleware, metricsRoute, OPERATION_ID, type Metrics } from '../observability/metrics.js';
+import { httpTracingMiddleware, tracingOn } from '../observability/tracing.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
 
@@ -64,6 +65,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     const byClient = error.code !== undefined && CLIENT_GONE.has(error.code);
     httpLog[byClient ? 'debug' : 'warn']({ err: error }, 'response not delivered');
   });
+  if (tracingOn()) app.use(httpTracingMiddleware(OPERATION_ID));
   app.use(requestContextMiddleware(httpLog));
   if (deps.metrics) app.use(httpMetricsMiddleware(deps.metrics.registry));
   app.use(problemMiddleware(httpLog));

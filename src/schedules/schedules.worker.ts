@@ -12,6 +12,7 @@ import { nowTimestamp } from '../lib/clock.js';
 import type { KeyedMutex } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
+import { inSpan } from '../observability/tracing.js';
 import { byMerchantOf } from '../events/events.repository.js';
 import { planFiring, type Firing } from './schedule.rules.js';
 import type { DueSubscription, FiringGroup, SchedulesRepository } from './schedules.repository.js';
@@ -118,7 +119,8 @@ export class ScheduleWorker {
           const chunk = due.slice(i, i + SCHEDULE_CHUNK);
           applied += await this.mutex.runAll(
             chunk.map((d) => d.id),
-            () => this.apply(chunk),
+            // A trace of its own per chunk of due changes, when tracing is on: their deliveries continue it.
+            () => inSpan('scheduled changes', undefined, { 'subsvc.due': chunk.length }, () => this.apply(chunk)),
           );
         }
         // Nothing matched: all changed meanwhile; read them again at the next poll rather than now.

@@ -18,6 +18,8 @@ export type WebhookAttempt = components['schemas']['WebhookAttempt'];
 export interface Delivery extends WebhookDelivery {
   readonly merchantId: string;
   readonly endpointId: string;
+  /** The trace context of the change that caused it (W3C traceparent), when traced: the delivery continues it. */
+  readonly trace?: string;
 }
 
 /** What one attempt (or a decision not to attempt) leaves of a delivery. */

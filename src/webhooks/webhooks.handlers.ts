@@ -40,7 +40,7 @@ export function webhookHandlers(endpoints: EndpointsService, deliveries: Deliver
       const context = operationOf(c);
       const endpoint = await endpoints.get(context.merchant.id, String(context.params.endpointId));
       const page = await deliveries.page(context.merchant.id, endpoint.id, pageRequestOf(context));
-      ctx.body = { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, ...delivery }) => delivery) };
+      ctx.body = { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, trace: _t, ...delivery }) => delivery) };
     },
   };
 }

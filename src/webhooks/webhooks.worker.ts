@@ -14,6 +14,7 @@ import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
+import { failActiveSpan, inSpan } from '../observability/tracing.js';
 import { byMerchantOf, type Event, type EventsRepository } from '../events/events.repository.js';
 import type { EventSink } from '../events/events.relay.js';
 import type { Resender } from '../events/events.handlers.js';
@@ -47,8 +48,8 @@ export class WebhooksWorker implements EventSink, Resender {
   }
 
   /** One delivery per event and subscribed endpoint; repeated, it creates no new delivery. */
-  async fanOut(merchantId: string, events: readonly Event[]): Promise<void> {
-    await this.queueDeliveries(merchantId, events, (event, endpointId) => `${event.id}.${endpointId}`);
+  async fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void> {
+    await this.queueDeliveries(merchantId, events, (event, endpointId) => `${event.id}.${endpointId}`, traces);
   }
 
   /** Another delivery of the event (same webhook-id) to each subscribed enabled endpoint. */
@@ -57,14 +58,31 @@ export class WebhooksWorker implements EventSink, Resender {
     return this.queueDeliveries(merchantId, [event], (e, endpointId) => `${e.id}.${endpointId}.${resend}`);
   }
 
-  private async queueDeliveries(merchantId: string, events: readonly Event[], idOf: (event: Event, endpointId: string) => string): Promise<number> {
+  private async queueDeliveries(
+    merchantId: string,
+    events: readonly Event[],
+    idOf: (event: Event, endpointId: string) => string,
+    traces?: ReadonlyMap<string, string>,
+  ): Promise<number> {
     const subscribed = new Map<string, string[]>();
     const deliveries: Delivery[] = [];
     const createdAt = nowTimestamp();
     for (const event of events) {
       if (!subscribed.has(event.type)) subscribed.set(event.type, await this.endpoints.subscribedTo(merchantId, event.type));
       for (const endpointId of subscribed.get(event.type)!) {
-        deliveries.push({ id: idOf(event, endpointId), merchantId, endpointId, eventId: event.id, eventType: event.type, status: 'pending', attempts: [], nextAttemptAt: createdAt, createdAt });
+        const trace = traces?.get(event.id);
+        deliveries.push({
+          id: idOf(event, endpointId),
+          merchantId,
+          endpointId,
+          eventId: event.id,
+          eventType: event.type,
+          status: 'pending',
+          attempts: [],
+          nextAttemptAt: createdAt,
+          createdAt,
+          ...(trace ? { trace } : {}),
+        });
       }
     }
     if (deliveries.length === 0) return 0;
@@ -111,7 +129,9 @@ export class WebhooksWorker implements EventSink, Resender {
     const sendNext = async (): Promise<void> => {
       while (next < claimed.length) {
         const delivery = claimed[next++]!;
-        updates.push(await this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId)));
+        // A child of the change that caused it, when traced; the POST carries the delivery span's traceparent.
+        const attributes = { 'subsvc.event_type': delivery.eventType, 'subsvc.attempt': delivery.attempts.length + 1 };
+        updates.push(await inSpan('webhook delivery', delivery.trace, attributes, () => this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId))));
       }
     };
     await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, claimed.length) }, sendNext));
@@ -132,6 +152,7 @@ export class WebhooksWorker implements EventSink, Resender {
     const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
     const retryDelay = this.options.retryDelaysMs[delivery.attempts.length];
     metrics()?.deliveries.labels(delivered ? 'delivered' : retryDelay === undefined ? 'failed' : 'retrying').inc();
+    if (!delivered) failActiveSpan(attempt.error ?? `HTTP ${attempt.statusCode}`);
     if (delivered) {
       this.log.info(outcome, 'webhook delivered');
       return { id: delivery.id, attempt, status: 'succeeded' };
