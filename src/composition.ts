@@ -48,7 +48,7 @@ export type ServiceConfig = Pick<
   | 'rateLimitBurst'
   | 'rateLimitPerSecond'
   | 'authFailuresPerMinute'
-> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs'>> & WebhooksConfig;
+> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs'>> & WebhooksConfig;
 
 /** What a worker process runs: bulk chunks, the events outbox sweep and webhook deliveries. */
 export interface Workers {
@@ -77,6 +77,8 @@ export interface Service extends Domain {
   /** Bulk requests and their outcomes as stored (the retention sweep is here). */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
+  /** Marks the process as stopping: /readyz answers 503 from now on (src/http/health.routes.ts). */
+  beginStopping(): void;
   /** The fleet as the last heartbeat read it: the per-merchant limit takes this process's share (src/fleet/heartbeat.ts). */
   fleetChanged(live: readonly LiveProcess[]): void;
   app(): Promise<Koa>;
@@ -147,11 +149,13 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const limiter = config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
   /** The live HTTP processes this process's share of the limit was last taken from. */
   let share = 1;
+  let stopping = false;
   const readiness = {
     db,
     timeoutMs: config.dbTimeoutMs,
     healthy,
     workersRunning: () => (concurrency === 0 ? undefined : workers.running),
+    stopping: () => stopping,
   };
   const registry = config.metrics === false ? undefined : enableMetrics();
   registry?.sources(
@@ -163,6 +167,9 @@ export async function composeService(database: Database, config: ServiceConfig, 
     workers,
     bulkRequests: backgroundBulk,
     idempotency,
+    beginStopping: () => {
+      stopping = true;
+    },
     fleetChanged: (live) => {
       const httpProcesses = Math.max(1, live.filter((p) => p.http).length);
       if (!limiter || httpProcesses === share) return;
@@ -271,9 +278,17 @@ export async function startService(database: Database, config: ServiceConfig & H
     url,
     metricsUrl: metricsServer?.url,
     async stop(deadlineMs) {
+      // Not ready first, still serving: a load balancer probing /readyz stops sending before the listener closes.
+      service.beginStopping();
+      if (config.shutdownReadyDelayMs) await new Promise((resolve) => setTimeout(resolve, config.shutdownReadyDelayMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      const deadline = Date.now() + deadlineMs;
       await service.workers.stop(deadlineMs);
+      // Requests in flight finish (the server closes once their connections end), within the deadline; only then are the rest cut.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
+      clearTimeout(timer);
       server.closeAllConnections();
       await closed;
       await Promise.all([heartbeat.stop(), metricsServer?.close()]);

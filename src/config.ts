@@ -29,6 +29,8 @@ export interface Config {
   readonly downloadProxy: DownloadProxy;
   /** How long SIGTERM waits for in-flight work before closing anyway. */
   readonly shutdownTimeoutMs: number;
+  /** On SIGTERM, /readyz answers 503 for this long before the listener closes, so that a load balancer stops sending first. */
+  readonly shutdownReadyDelayMs: number;
   /** Bulk chunks this process applies at once (BULK_CONCURRENCY, or its older name WORKERS); 0 makes an HTTP-only process. */
   readonly bulkConcurrency: number;
   /** How long a chunk stays locked by a worker that stopped answering (a killed one). */
@@ -155,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbUnhealthyAfterMs: integer(env, 'DB_UNHEALTHY_AFTER_MS', 60_000, 1_000, 86_400_000),
     downloadProxy: downloadProxy(env),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    shutdownReadyDelayMs: integer(env, 'SHUTDOWN_READY_DELAY_MS', 2_000, 0, 600_000),
     bulkConcurrency: bulkConcurrency(env),
     bulkLockLifetimeMs: integer(env, 'BULK_LOCK_LIFETIME_MS', 10_000, 1_000, 3_600_000),
     bulkPollIntervalMs: integer(env, 'BULK_POLL_INTERVAL_MS', 200, 10, 60_000),
