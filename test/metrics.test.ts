@@ -1,10 +1,13 @@
 /** GET /metrics: Prometheus text that promtool accepts, counters that move with the work, no id in any label. */
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './support/http.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
-import { startTestService, type TestService } from './support/service.js';
+import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
+import { startServe, startWorker, type ServiceProcess } from './support/worker-process.js';
 
 let t: TestService;
 let receiver: Receiver;
@@ -138,5 +141,32 @@ describe('GET /metrics', () => {
     // promtool's lint also reports style hints (exit 3) on metrics it did not name (prom-client's defaults); errors are exit 1.
     expect(check.status, `${check.stdout}${check.stderr}`).not.toBe(1);
     expect(`${check.stdout}${check.stderr}`.split('\n').filter((l) => l.startsWith('subsvc_'))).toEqual([]);
+  });
+});
+
+describe('METRICS_PORT', () => {
+  it('serve and worker processes answer /metrics on a listener of their own, and the API port does not', { timeout: 60_000 }, async () => {
+    const uri = databaseUri(`test_metrics_port_${randomUUID().slice(0, 8)}`);
+    const processes: ServiceProcess[] = [];
+    try {
+      const serve = await startServe(uri, { BULK_CONCURRENCY: '0', METRICS_PORT: '0' });
+      processes.push(serve);
+      const worker = await startWorker(uri, { METRICS_PORT: '0' });
+      processes.push(worker);
+      for (const [p, role] of [[serve, 'serve'], [worker, 'worker']] as const) {
+        const url = String(p.lines.find((l) => l.msg === 'metrics listening')?.url);
+        const res = await fetch(url);
+        expect(res.status).toBe(200);
+        const samples = parse(await res.text());
+        expect(samples.find((s) => s.name === 'subsvc_build_info')?.labels.role).toBe(role);
+        expect((await fetch(url.replace(/\/metrics$/, '/v2/subscriptions'))).status).toBe(404);
+      }
+      expect((await fetch(`${serve.baseUrl}/metrics`)).status).toBe(404);
+    } finally {
+      await Promise.all(processes.map((p) => p.stop()));
+      const client = await new MongoClient(uri).connect();
+      await client.db().dropDatabase().catch(() => undefined);
+      await client.close();
+    }
   });
 });
