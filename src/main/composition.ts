@@ -186,9 +186,11 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
  * What the whole fleet is doing (src/fleet/status.ts), each figure read by the store that owns its
  * collection, on `db`: `subsvc status` and the fleet gauges of /metrics.
  */
-export function fleetStatusOn(db: Db, heartbeatIntervalMs: number): () => Promise<FleetStatus> {
-  const subscriptions = new SubscriptionsRepository(db);
-  const endpoints = new EndpointsRepository(db);
+export function fleetStatusOn(
+  db: Db,
+  heartbeatIntervalMs: number,
+  { subscriptions, endpoints }: Pick<Stores, 'subscriptions' | 'endpoints'> = { subscriptions: new SubscriptionsRepository(db), endpoints: new EndpointsRepository(db) },
+): () => Promise<FleetStatus> {
   return () =>
     readFleetStatus({
       live: (now) => liveProcesses(db, heartbeatIntervalMs, now),
@@ -302,7 +304,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     stopping: () => stopping,
   };
   const registry = metricsFor(database, config);
-  registry?.sources(fleetStatusOn(background, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS), async () => (await readinessState(readiness)).ready);
+  registry?.sources(fleetStatusOn(background, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS, backgroundStores), async () => (await readinessState(readiness)).ready);
   return {
     ...domain,
     workers,
