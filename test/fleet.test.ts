@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { composeDomain, type Domain } from '../src/main/composition.js';
 import { loadConfig } from '../src/config.js';
 import { connectDatabase, type Database } from '../src/db/mongo.js';
+import { expiredHeartbeats, Heartbeat, PROCESSES_COLLECTION as PROCESSES } from '../src/fleet/heartbeat.js';
 import { createLogger } from '../src/logger.js';
 import { call } from './support/http.js';
 import { databaseUri } from './support/service.js';
@@ -95,5 +96,23 @@ describe('two serve processes and a worker on one database', () => {
     expect(allowed).toBeGreaterThanOrEqual(BURST);
     expect(allowed).toBeLessThanOrEqual(BURST + 2);
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+  });
+});
+
+describe('heartbeats of gone processes', () => {
+  it('are deleted by the retention sweep once expired (where no TTL index does it); a live process keeps its own', async () => {
+    const heartbeats = database.db.collection<{ _id: string; expiresAt: Date }>(PROCESSES);
+    const log = createLogger('silent');
+    const live = new Heartbeat(database.db, { role: 'worker', http: false, version: 'test', intervalMs: 60_000, ttlIndexes: false }, log);
+    await live.start();
+    try {
+      const gone = `gone-${randomUUID()}`;
+      await heartbeats.insertOne({ _id: gone, role: 'worker', http: false, version: 'test', host: 'h', pid: 1, startedAt: new Date(0), lastSeenAt: new Date(0), expiresAt: new Date(Date.now() - 1000) } as never);
+      expect(await expiredHeartbeats(database.db).deleteExpired()).toBeGreaterThanOrEqual(1);
+      expect(await heartbeats.countDocuments({ _id: gone })).toBe(0);
+      expect(await heartbeats.countDocuments({ _id: live.id })).toBe(1);
+    } finally {
+      await live.stop();
+    }
   });
 });

@@ -5,7 +5,8 @@
  * STALE_INTERVALS intervals is taken as gone: every read filters on `lastSeenAt`, so a killed
  * process drops out of the list within that bound, whatever the clean-up does. The clean-up is
  * a TTL index on `expiresAt` where the server has one (MongoDB removes within about a minute
- * after), else (FerretDB v1) a sweep every SWEEP_EVERY beats deletes the long-dead ones. A
+ * after), else (FerretDB v1) the retention sweeper of worker processes (db/retention.ts) deletes
+ * the expired ones (`expiredHeartbeats`). A
  * process that stops cleanly deletes its own document at once.
  *
  * The collection holds one small document per process, so reading all of it is cheap on any
@@ -15,13 +16,12 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Collection, Db } from 'mongodb';
 import { ensureTtlIndex } from '../db/retention.js';
+import type { Expiring } from '../db/retention.js';
 import type { Logger } from '../logger.js';
 
 export const PROCESSES_COLLECTION = 'processes';
 /** A process unseen for this many intervals is gone. */
 export const STALE_INTERVALS = 3;
-/** The dead ones' documents are deleted every this many beats where no TTL index does it. */
-const SWEEP_EVERY = 12;
 
 export type ProcessRole = 'serve' | 'worker';
 
@@ -73,6 +73,12 @@ export async function liveProcesses(db: Db, intervalMs: number, now = Date.now()
     }));
 }
 
+/** Heartbeats past their expiry (gone processes), for the retention sweeper where no TTL index deletes them (db/retention.ts). */
+export function expiredHeartbeats(db: Db): Expiring {
+  const collection = db.collection<ProcessDocument>(PROCESSES_COLLECTION);
+  return { deleteExpired: async (now = new Date()) => (await collection.deleteMany({ expiresAt: { $lte: now } })).deletedCount };
+}
+
 export interface HeartbeatOptions {
   readonly role: ProcessRole;
   readonly http: boolean;
@@ -88,7 +94,6 @@ export class Heartbeat {
   private readonly collection: Collection<ProcessDocument>;
   private readonly startedAt = new Date();
   private timer: NodeJS.Timeout | undefined;
-  private beats = 0;
   private beating: Promise<void> = Promise.resolve();
   private readonly log: Logger;
 
@@ -130,9 +135,6 @@ export class Heartbeat {
       },
       { upsert: true },
     );
-    if (!this.options.ttlIndexes && ++this.beats % SWEEP_EVERY === 0) {
-      await this.collection.deleteMany({ lastSeenAt: { $lt: new Date(now.getTime() - 10 * staleAfterMs(intervalMs)) } });
-    }
     if (this.options.onFleet) this.options.onFleet(await liveProcesses(this.db, intervalMs, now.getTime()));
   }
 

@@ -41,7 +41,7 @@ import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
 import { EndpointsService } from '../webhooks/endpoints.service.js';
 import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
-import { DEFAULT_HEARTBEAT_MS, Heartbeat, liveProcesses, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
+import { DEFAULT_HEARTBEAT_MS, expiredHeartbeats, Heartbeat, liveProcesses, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
 import { readFleetStatus, type FleetStatus } from '../fleet/status.js';
 import { serviceVersion } from '../lib/project-root.js';
 import { readinessState } from '../http/health.routes.js';
@@ -263,7 +263,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const bulkWorker: BulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);
 
   const retention = workarounds.expirySweeps
-    ? new RetentionSweeper({ 'idempotency keys': stores.idempotency, 'bulk requests': backgroundStores.bulk, events: backgroundStores.events, 'webhook deliveries': backgroundStores.deliveries }, log)
+    ? new RetentionSweeper({ 'idempotency keys': stores.idempotency, 'bulk requests': backgroundStores.bulk, events: backgroundStores.events, 'webhook deliveries': backgroundStores.deliveries, heartbeats: expiredHeartbeats(background) }, log)
     : undefined;
   const workers: Workers = {
     start: async () => {
