@@ -5,6 +5,8 @@
  *   (b) time from 202 to all 3000 applied              vs  the same 3000 updates sent raw, one
  *                                                          updateMany per chunk of 100, in turn
  *   (c) single pause at 32 connections                 vs  a bare node:http server, same queries
+ *       and with metrics (METRICS on) vs without (METRICS=off: no counting, no driver command
+ *       monitoring), in alternating rounds; BENCH_ONLY=c runs this comparison alone
  *   (d) the size axis: single pause/resume p50/p99 and throughput, and a 3000-id acceptance, with
  *       1,000 and 100,000 subscriptions in the collection: the per-request cost must not grow
  *   (e) schedule lag: 3000 scheduled resumes due at the same moment, from resumeAt to each one's
@@ -21,7 +23,9 @@ import { createServer, type Server } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import autocannon from 'autocannon';
 import type { Db } from 'mongodb';
-import { loadConfig } from '../src/config.js';
+import { loadConfig, type Config } from '../src/config.js';
+import { connectDatabase } from '../src/db/mongo.js';
+import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
 import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
@@ -30,7 +34,7 @@ import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
 import { startService, type Service } from '../src/main/composition.js';
-import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from './support.js';
+import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase, type ScratchDatabase } from './support.js';
 
 const BULK_SIZE = 3000;
 const ACCEPT_SAMPLES = 20;
@@ -451,6 +455,98 @@ async function readsOnly(): Promise<void> {
   }
 }
 
+/**
+ * (c) What the metrics cost the request path: the same single-pause load on the service with
+ * metrics (the one running) and on one with METRICS=off (clients of its own, without driver
+ * command monitoring), METRICS_ROUNDS alternating rounds each so that drift hits both alike.
+ */
+const METRICS_ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? 4);
+async function benchMetricsCost(scratch: ScratchDatabase, config: Config, withUrl: string, apiKey: string, merchantId: string) {
+  const { db } = scratch;
+  const offDatabase = await connectDatabase(scratch.uri, { ...config, metrics: false }, log);
+  disableMetrics();
+  const without = await startService(offDatabase, { ...config, metrics: false, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+  enableMetrics();
+  const rounds: { on: Load & { cpuUsPerRequest: number }; off: Load & { cpuUsPerRequest: number } }[] = [];
+  try {
+    // Beside throughput, which this shared machine makes noisy, the CPU this process spent per
+    // request (the service and autocannon alike in both; the database is another process).
+    const withCpu = async (run: () => Promise<Load>) => {
+      const before = process.cpuUsage();
+      const result = await run();
+      const used = process.cpuUsage(before);
+      return { ...result, cpuUsPerRequest: (used.user + used.system) / Math.max(1, result.requests) };
+    };
+    const measureOn = async () => {
+      await clean(db);
+      const ids = await seed(db, merchantId, 1000);
+      return withCpu(() => load(withUrl, apiKey, ids));
+    };
+    const measureOff = async () => {
+      await clean(db);
+      const ids = await seed(db, merchantId, 1000);
+      disableMetrics();
+      return withCpu(() => load(without.url, apiKey, ids)).finally(() => enableMetrics());
+    };
+    // A warm-up of each, not counted: the first round ran on code the JIT had not compiled yet (measured: 3067 against 2019 µs of CPU per request).
+    await clean(db);
+    const warmIds = await seed(db, merchantId, 1000);
+    await load(withUrl, apiKey, warmIds, CONNECTIONS, 3);
+    disableMetrics();
+    await load(without.url, apiKey, warmIds, CONNECTIONS, 3).finally(() => enableMetrics());
+    for (let round = 0; round < METRICS_ROUNDS; round++) {
+      // Which goes first alternates, so that neither always runs on the warmer (or busier) machine.
+      if (round % 2 === 0) {
+        const on = await measureOn();
+        rounds.push({ on, off: await measureOff() });
+      } else {
+        const off = await measureOff();
+        rounds.push({ on: await measureOn(), off });
+      }
+    }
+  } finally {
+    await without.stop(30_000);
+    await offDatabase.close();
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const onRps = mean(rounds.map((r) => r.on.rps));
+  const offRps = mean(rounds.map((r) => r.off.rps));
+  return {
+    metricsOnRps: onRps,
+    metricsOffRps: offRps,
+    metricsOnP99Ms: Math.max(...rounds.map((r) => r.on.p99Ms)),
+    metricsOffP99Ms: Math.max(...rounds.map((r) => r.off.p99Ms)),
+    /** Throughput lost to the metrics: the target is at most 5%. */
+    metricsCost: 1 - onRps / offRps,
+    /** CPU of this process per request, with and without metrics (microseconds). */
+    metricsOnCpuUs: mean(rounds.map((r) => r.on.cpuUsPerRequest)),
+    metricsOffCpuUs: mean(rounds.map((r) => r.off.cpuUsPerRequest)),
+    rounds,
+  };
+}
+
+function metricsRow(cost: Awaited<ReturnType<typeof benchMetricsCost>>): string {
+  const met = cost.metricsCost <= 0.05;
+  return (
+    `| ${`(c) single pause, metrics on / off`.padEnd(34)} | ${`${cost.metricsOnRps.toFixed(0)} req/s p99 ${cost.metricsOnP99Ms}`.padStart(22)} | ${`${cost.metricsOffRps.toFixed(0)} req/s p99 ${cost.metricsOffP99Ms}`.padStart(22)} | ` +
+    `${(cost.metricsOnRps / cost.metricsOffRps).toFixed(2).padStart(6)} | ${'>= 0.95x'.padEnd(7)} | ${met ? 'met' : 'MISSED'} |\n` +
+    `(c) metrics cost ${(cost.metricsCost * 100).toFixed(1)}% of throughput (means of ${METRICS_ROUNDS} alternating rounds of ${LOAD_SECONDS} s; "raw driver" column: METRICS=off)\n` +
+    `(c) rounds, req/s on / off: ${cost.rounds.map((r) => `${r.on.rps.toFixed(0)} / ${r.off.rps.toFixed(0)}`).join(', ')}\n` +
+    `(c) CPU of the service's process per request, on / off: ${cost.metricsOnCpuUs.toFixed(0)} / ${cost.metricsOffCpuUs.toFixed(0)} µs ` +
+    `(+${((cost.metricsOnCpuUs / cost.metricsOffCpuUs - 1) * 100).toFixed(1)}%; rounds ${cost.rounds.map((r) => `${r.on.cpuUsPerRequest.toFixed(0)}/${r.off.cpuUsPerRequest.toFixed(0)}`).join(', ')})`
+  );
+}
+
+/** BENCH_ONLY=c: only (c), with and without metrics. */
+async function mainOnlyC(config: Config, scratch: ScratchDatabase): Promise<void> {
+  const running = await startService(scratch.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+  const { merchantId, apiKey } = await running.service.auth.createMerchant('bench');
+  console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
+  console.error(`(c) single pause, ${CONNECTIONS} connections, metrics on and off, ${METRICS_ROUNDS} rounds of ${LOAD_SECONDS} s each ...`);
+  const cost = await benchMetricsCost(scratch, config, running.url, apiKey, merchantId).finally(() => running.stop(30_000));
+  console.log(metricsRow(cost));
+}
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const scratch = await openScratchDatabase(config, 'bench', log);
@@ -478,6 +574,8 @@ async function main(): Promise<void> {
     const bareUrl = await listenOnLoopback(bare);
     const bareLoad = await load(bareUrl, apiKey, await seed(db, merchantId, 1000));
     await Promise.all([bare].map((s) => new Promise((resolve) => s.close(resolve))));
+    console.error(`(c) the same with metrics on and off, ${METRICS_ROUNDS} rounds ...`);
+    const metricsCost = await benchMetricsCost(scratch, config, baseUrl, apiKey, merchantId);
     console.error('(f) events and webhooks: one loopback endpoint against none ...');
     // Loopback endpoints are private addresses: allowed here whatever MONGODB_URI says.
     const withWorkers = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, { port: 0, host: '127.0.0.1' });
@@ -527,6 +625,7 @@ async function main(): Promise<void> {
       sizes,
       events,
       reads,
+      metricsCost,
     };
     const row = (name: string, ours: string, raw: string, ratio: number, target: string, met: boolean | undefined) =>
       `| ${name.padEnd(34)} | ${ours.padStart(22)} | ${raw.padStart(22)} | ${ratio.toFixed(2).padStart(6)} | ${target.padEnd(7)} | ${met === undefined ? '' : met ? 'met' : 'MISSED'} |`;
@@ -538,6 +637,7 @@ async function main(): Promise<void> {
     console.log(row('(b) 202 to 3000 applied', `${drain.drainMs.toFixed(0)} ms`, `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`, results.drainRatio, '<= 2x', results.drainRatio <= 2));
     console.log(row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bareLoad.rps.toFixed(0)} req/s p50 ${bareLoad.p50Ms} p99 ${bareLoad.p99Ms}`, results.singleThroughputRatio, '>= 0.6x', results.singleThroughputRatio >= 0.6));
     if (single.non2xx + bareLoad.non2xx > 0) console.log(`(c) answers other than 2xx: service ${single.non2xx}, bare ${bareLoad.non2xx}`);
+    console.log(metricsRow(metricsCost));
     const lagTarget = config.schedulePollMs + drain.drainMs;
     console.log(
       row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`, `poll ${config.schedulePollMs} + drain ${drain.drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / lagTarget, '<= 1x', lag.scheduleLagP99Ms <= lagTarget),
@@ -573,4 +673,14 @@ async function main(): Promise<void> {
   }
 }
 
-await (process.env.BENCH_ONLY === 'reads' ? readsOnly() : main());
+/** `BENCH_ONLY=c npm run bench`: (c) alone, with and without metrics. */
+async function onlyC(): Promise<void> {
+  const config = loadConfig();
+  const scratch = await openScratchDatabase(config, 'bench', log);
+  await mainOnlyC(config, scratch).finally(() => scratch.close());
+}
+
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) with and without metrics alone; unset, every axis.
+const only = process.env.BENCH_ONLY;
+if (only !== undefined && only !== 'reads' && only !== 'c') throw new Error(`BENCH_ONLY=${only}: expected reads or c (or unset for every axis)`);
+await (only === 'reads' ? readsOnly() : only === 'c' ? onlyC() : main());

@@ -13,6 +13,8 @@ export interface ScratchDatabase {
   readonly database: Database;
   /** For the scripts' own raw-driver baselines and clean-ups: a client without timeouts (FerretDB's raw baselines take minutes). */
   readonly db: Db;
+  /** Its URI, for another connection to the same database (bench (c) without metrics). */
+  readonly uri: string;
   /** Which server, for the printed table and the results file; code branches on database.capabilities. */
   readonly engine: 'ferretdb' | 'mongodb';
   readonly version: string;
@@ -33,6 +35,7 @@ export async function openScratchDatabase(config: Config, prefix: string, log: L
   return {
     database,
     db,
+    uri: serverUri.toString(),
     ...database.server,
     source: embedded ? `embedded: ${embedded.reason}` : `MONGODB_URI, scratch database ${db.databaseName}`,
     async close() {

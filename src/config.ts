@@ -31,6 +31,8 @@ export interface Config {
   readonly downloadProxy: DownloadProxy;
   /** How long SIGTERM waits for in-flight work before closing anyway. */
   readonly shutdownTimeoutMs: number;
+  /** On SIGTERM, /readyz answers 503 for this long before the listener closes, so that a load balancer stops sending first. */
+  readonly shutdownReadyDelayMs: number;
   /** Bulk chunks this process applies at once (BULK_CONCURRENCY, or its older name WORKERS); 0 makes an HTTP-only process. */
   readonly bulkConcurrency: number;
   /** How long a chunk stays locked by a worker that stopped answering (a killed one). */
@@ -55,6 +57,12 @@ export interface Config {
   readonly webhookRetryDelaysMs: readonly number[];
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
+  /** Prometheus metrics (src/observability/metrics.ts): off, no /metrics and no counting. */
+  readonly metrics: boolean;
+  /** Serve /metrics on this port, on a listener of its own (and not on the API port); undefined: beside the API. */
+  readonly metricsPort: number | undefined;
+  /** How often each process records its heartbeat (src/fleet/heartbeat.ts); a process unseen for 3 intervals is taken as gone. */
+  readonly heartbeatIntervalMs: number;
 }
 
 export interface DownloadProxy {
@@ -150,6 +158,7 @@ export function loadConfig(env: Env = process.env): Config {
     dbUnhealthyAfterMs: integer(env, 'DB_UNHEALTHY_AFTER_MS', 60_000, 1_000, 86_400_000),
     downloadProxy: downloadProxy(env),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    shutdownReadyDelayMs: integer(env, 'SHUTDOWN_READY_DELAY_MS', 2_000, 0, 600_000),
     bulkConcurrency: bulkConcurrency(env),
     bulkLockLifetimeMs: integer(env, 'BULK_LOCK_LIFETIME_MS', 10_000, 1_000, 3_600_000),
     bulkPollIntervalMs: integer(env, 'BULK_POLL_INTERVAL_MS', 200, 10, 60_000),
@@ -163,5 +172,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhooksAllowPrivateUrls: flag(env, 'WEBHOOKS_ALLOW_PRIVATE_URLS', uri === undefined),
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
+    metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
+    heartbeatIntervalMs: integer(env, 'HEARTBEAT_INTERVAL_MS', 5_000, 100, 60_000),
   });
 }

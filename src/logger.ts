@@ -5,6 +5,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config.js';
+import { traceFields } from './observability/tracing.js';
 
 export type { Logger };
 
@@ -28,7 +29,10 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
     redact: { paths: redactedPaths, censor: '[redacted]' },
     mixin: () => {
       const context = requestContext.getStore();
-      return context ? { reqId: context.reqId } : {};
+      // trace_id and span_id of the active span when tracing is on (src/observability/tracing.ts).
+      const traced = traceFields();
+      if (!traced) return context ? { reqId: context.reqId } : {};
+      return context ? { reqId: context.reqId, ...traced } : traced;
     },
   };
   return destination ? pino(options, destination) : pino(options);

@@ -42,7 +42,7 @@ describe('bulk chunk jobs', () => {
     });
     const jobs = t.db.collection(JOBS_COLLECTION);
     const queue = new BulkQueue(t.db, createLogger('debug', sink), { concurrency: 1, lockLifetimeMs: 10_000, pollIntervalMs: 50 });
-    await queue.enqueue(['first', 'second']);
+    await queue.enqueue('merchant', ['first', 'second']);
     const processed: string[] = [];
     await queue.consume({
       // Whichever job runs first (both are due at once), the other is locked here, one ahead; another worker runs it to completion meanwhile, which removes it.

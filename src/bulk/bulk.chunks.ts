@@ -9,6 +9,10 @@ export const CHUNK_SIZE = 100;
 /** What an Agenda job carries: the chunk document holds the ids and, once run, the outcomes. */
 export interface ChunkJobData {
   readonly chunkId: string;
+  /** The request's merchant, so that the chunk's reads and writes name it (absent on jobs queued by earlier versions). */
+  readonly merchantId?: string;
+  /** The bulk request's trace context, when tracing was on: the chunk's span continues it. */
+  readonly traceparent?: string;
 }
 
 export function chunked<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {

@@ -26,10 +26,10 @@ export class BulkDispatcher {
     this.log = log.child({ component: 'bulk' });
   }
 
-  async dispatch(requestId: string): Promise<void> {
-    const request = await this.repository.findUndispatched(requestId);
+  async dispatch(merchantId: string, requestId: string): Promise<void> {
+    const request = await this.repository.findUndispatched(merchantId, requestId);
     if (!request?.subscriptionIds) return;
-    const { merchantId, operation, chunkCount, createdAt, schedule } = request;
+    const { operation, chunkCount, createdAt, schedule, traceparent } = request;
     const ids = chunkIds(requestId, chunkCount);
     const chunks = chunked(request.subscriptionIds).map((subscriptionIds, i) => ({
       chunkId: ids[i]!,
@@ -42,22 +42,22 @@ export class BulkDispatcher {
       ...(schedule ? { schedule } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
-    await this.queue.enqueue(ids);
-    await this.repository.markDispatched(requestId, nowTimestamp());
+    await this.queue.enqueue(merchantId, ids, traceparent);
+    await this.repository.markDispatched(merchantId, requestId, nowTimestamp());
     this.log.debug({ requestId, chunks: chunkCount }, 'bulk request dispatched');
   }
 
   /** Dispatch after the response, logged rather than thrown: the sweep repeats what fails here. */
-  dispatchSoon(requestId: string): void {
-    this.dispatch(requestId).catch((error: unknown) =>
+  dispatchSoon(merchantId: string, requestId: string): void {
+    this.dispatch(merchantId, requestId).catch((error: unknown) =>
       this.log.warn({ err: error, requestId }, 'bulk request not dispatched yet; the workers will'),
     );
   }
 
   /** Dispatches the requests that a stopped process accepted but did not dispatch. */
   async sweep(): Promise<void> {
-    for (const requestId of await this.repository.undispatchedBefore(timestampBefore(STRAGGLER_AFTER_MS), SWEEP_BATCH)) {
-      await this.dispatch(requestId);
+    for (const { requestId, merchantId } of await this.repository.undispatchedBefore(timestampBefore(STRAGGLER_AFTER_MS), SWEEP_BATCH)) {
+      await this.dispatch(merchantId, requestId);
       this.log.info({ requestId }, 'bulk request dispatched by the sweep');
     }
   }

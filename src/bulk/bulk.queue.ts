@@ -9,7 +9,7 @@
  * twice is safe (bulk.worker.ts), which is what makes both of these harmless.
  */
 import type { Db } from 'mongodb';
-import { JobQueue, type JobQueueOptions } from '../db/job-queue.js';
+import { countQueued, JobQueue, oldestQueuedAt, type JobQueueOptions } from '../db/job-queue.js';
 import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import type { ChunkJobData } from './bulk.chunks.js';
@@ -19,11 +19,17 @@ export const JOBS_COLLECTION = 'bulkJobs';
 
 export type QueueOptions = JobQueueOptions;
 
+const CHUNKS = { collection: JOBS_COLLECTION, jobName: JOB_NAME };
+
+/** Chunks not finished, fleet-wide, up to `cap`, and when the oldest was queued (src/fleet/status.ts). */
+export const chunksQueued = (db: Db, cap: number): Promise<number> => countQueued(db, CHUNKS, cap);
+export const oldestChunkAt = (db: Db): Promise<number | undefined> => oldestQueuedAt(db, CHUNKS);
+
 export interface ChunkHandlers {
   /** Applies one chunk; throws to have it retried later. */
-  process(chunkId: string): Promise<void>;
+  process(chunkId: string, merchantId: string | undefined, traceparent?: string): Promise<void>;
   /** Called once a chunk's retries are spent. */
-  giveUp(chunkId: string, error: Error): Promise<void>;
+  giveUp(chunkId: string, error: Error, merchantId: string | undefined): Promise<void>;
 }
 
 export class BulkQueue {
@@ -37,12 +43,13 @@ export class BulkQueue {
   ) {
     this.log = log.child({ component: 'bulk' });
     // One chunk locked ahead of each running one, so that a slot does not idle between chunks.
-    this.queue = new JobQueue(db, this.log, { collection: JOBS_COLLECTION, jobName: JOB_NAME, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk }, options);
+    this.queue = new JobQueue(db, this.log, { ...CHUNKS, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk }, options);
   }
 
   /** Stores one job per chunk; resolves once every one is durable. */
-  async enqueue(chunkIds: readonly string[]): Promise<void> {
-    await this.queue.enqueue(chunkIds.map((chunkId) => ({ chunkId })));
+  async enqueue(merchantId: string, chunkIds: readonly string[], traceparent?: string): Promise<void> {
+    const trace = traceparent ? { traceparent } : {};
+    await this.queue.enqueue(chunkIds.map((chunkId) => ({ chunkId, merchantId, ...trace })));
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
@@ -52,8 +59,8 @@ export class BulkQueue {
 
   async consume(handlers: ChunkHandlers): Promise<void> {
     await this.queue.consume(
-      ({ chunkId }) => handlers.process(chunkId),
-      ({ chunkId }, error) => handlers.giveUp(chunkId, error),
+      ({ chunkId, merchantId, traceparent }) => handlers.process(chunkId, merchantId, traceparent),
+      ({ chunkId, merchantId }, error) => handlers.giveUp(chunkId, error, merchantId),
     );
     if (!this.queue.isConsuming) return;
     const { concurrency, lockLifetimeMs } = this.options;

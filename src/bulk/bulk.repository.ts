@@ -6,6 +6,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
+import { ownedBy } from '../db/mongo-helpers.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -30,6 +31,8 @@ export interface BulkRequest {
   readonly schedule?: ScheduleRequest;
   /** The accepted ids, until the request is dispatched into chunks. */
   readonly subscriptionIds?: readonly string[];
+  /** The accepting request's trace context (W3C traceparent), when tracing is on: its chunks continue the trace. */
+  readonly traceparent?: string;
 }
 
 export interface ItemOutcome {
@@ -66,6 +69,8 @@ interface ChunkDocument extends Omit<BulkChunk, 'chunkId'> {
 /** A finished chunk, small so that counting a request's finished chunks reads little. */
 interface FinishedChunkDocument {
   _id: string;
+  /** Absent on chunks finished by earlier versions. */
+  merchantId?: string;
   expiresAt: Date;
 }
 
@@ -112,8 +117,8 @@ export class BulkRepository {
   }
 
   /** Takes back a request whose insert may have reached the database while its answer did not. */
-  async remove(requestId: string): Promise<void> {
-    await this.requests.deleteOne({ _id: requestId, dispatchedAt: null });
+  async remove(merchantId: string, requestId: string): Promise<void> {
+    await this.requests.deleteOne({ _id: requestId, merchantId, dispatchedAt: null });
   }
 
   async find(merchantId: string, requestId: string): Promise<BulkRequest | undefined> {
@@ -132,18 +137,18 @@ export class BulkRepository {
   }
 
   /** The request with its ids, while it still has them (not yet dispatched). */
-  async findUndispatched(requestId: string): Promise<BulkRequest | undefined> {
-    const doc = await this.requests.findOne({ _id: requestId, dispatchedAt: null });
+  async findUndispatched(merchantId: string, requestId: string): Promise<BulkRequest | undefined> {
+    const doc = await this.requests.findOne({ _id: requestId, merchantId, dispatchedAt: null });
     return doc ? toRequest(doc) : undefined;
   }
 
   /** Requests accepted before `before` and still not dispatched (the process that accepted them stopped). */
-  async undispatchedBefore(before: string, limit: number): Promise<string[]> {
+  async undispatchedBefore(before: string, limit: number): Promise<{ requestId: string; merchantId: string }[]> {
     const docs = await this.requests
-      .find({ dispatchedAt: null, createdAt: { $lt: before } }, { projection: { _id: 1 } })
+      .find({ dispatchedAt: null, createdAt: { $lt: before } }, { projection: { _id: 1, merchantId: 1 } })
       .limit(limit)
       .toArray();
-    return docs.map((d) => d._id);
+    return docs.map((d) => ({ requestId: d._id, merchantId: d.merchantId }));
   }
 
   /** Writes the chunk documents; ones that exist already (a dispatch repeated) are left as they are. */
@@ -160,26 +165,27 @@ export class BulkRepository {
   }
 
   /** Drops the ids from the request document: its chunks hold them now. */
-  async markDispatched(requestId: string, at: string): Promise<void> {
-    await this.requests.updateOne({ _id: requestId, dispatchedAt: null }, { $set: { dispatchedAt: at }, $unset: { subscriptionIds: '' } });
+  async markDispatched(merchantId: string, requestId: string, at: string): Promise<void> {
+    await this.requests.updateOne({ _id: requestId, merchantId, dispatchedAt: null }, { $set: { dispatchedAt: at }, $unset: { subscriptionIds: '' } });
   }
 
-  async findChunk(chunkId: string): Promise<BulkChunk | undefined> {
-    const doc = await this.chunks.findOne({ _id: chunkId });
+  /** The chunk; `merchantId` undefined only for a job queued by an earlier version. */
+  async findChunk(merchantId: string | undefined, chunkId: string): Promise<BulkChunk | undefined> {
+    const doc = await this.chunks.findOne({ _id: chunkId, ...ownedBy(merchantId) });
     return doc ? toChunk(doc) : undefined;
   }
 
-  /** The chunks of these requests, by `_id` alone. */
-  async chunksOf(requests: readonly Pick<BulkRequest, 'requestId' | 'chunkCount'>[]): Promise<BulkChunk[]> {
+  /** The chunks of these requests of the merchant, by `_id`. */
+  async chunksOf(merchantId: string, requests: readonly Pick<BulkRequest, 'requestId' | 'chunkCount'>[]): Promise<BulkChunk[]> {
     const ids = requests.flatMap((r) => chunkIds(r.requestId, r.chunkCount));
     if (ids.length === 0) return [];
-    const docs = await this.chunks.find({ _id: { $in: ids } }).toArray();
+    const docs = await this.chunks.find({ _id: { $in: ids }, merchantId }).toArray();
     return docs.map(toChunk);
   }
 
   /** Records the chunk's outcomes unless a run did already; true when this call recorded them. */
-  async recordOutcomes(chunkId: string, outcomes: readonly ItemOutcome[]): Promise<boolean> {
-    const result = await this.chunks.updateOne({ _id: chunkId, outcomes: null }, { $set: { outcomes: [...outcomes] } });
+  async recordOutcomes(merchantId: string, chunkId: string, outcomes: readonly ItemOutcome[]): Promise<boolean> {
+    const result = await this.chunks.updateOne({ _id: chunkId, merchantId, outcomes: null }, { $set: { outcomes: [...outcomes] } });
     return result.modifiedCount === 1;
   }
 
@@ -200,12 +206,15 @@ export class BulkRepository {
    */
   async finishChunk(chunk: BulkChunk, at: string): Promise<{ done: boolean; first: boolean }> {
     const expiresAt = new Date(Date.now() + this.retentionMs);
-    await this.finished.insertOne({ _id: chunk.chunkId, expiresAt }).catch((error: unknown) => {
+    await this.finished.insertOne({ _id: chunk.chunkId, merchantId: chunk.merchantId, expiresAt }).catch((error: unknown) => {
       if (!isDuplicateKeyError(error)) throw error;
     });
-    const done = await this.finished.countDocuments({ _id: { $in: chunkIds(chunk.requestId, chunk.chunkCount) } });
+    const ids = chunkIds(chunk.requestId, chunk.chunkCount);
+    let done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId: chunk.merchantId });
+    // Chunks finished by an earlier version carry no merchantId: counted by `_id` (only while such a request is in flight).
+    if (done < chunk.chunkCount) done += await this.finished.countDocuments({ _id: { $in: ids }, merchantId: { $exists: false } });
     if (done < chunk.chunkCount) return { done: false, first: false };
-    const result = await this.requests.updateOne({ _id: chunk.requestId, completedAt: null }, { $set: { completedAt: at } });
+    const result = await this.requests.updateOne({ _id: chunk.requestId, merchantId: chunk.merchantId, completedAt: null }, { $set: { completedAt: at } });
     return { done: true, first: result.modifiedCount === 1 };
   }
 }

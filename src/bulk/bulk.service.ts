@@ -9,6 +9,10 @@ import type { components } from '../../generated/openapi.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
+import { metrics } from '../observability/metrics.js';
+import { currentTraceparent } from '../observability/tracing.js';
+
+const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import { commandOf, decide, type Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
@@ -55,20 +59,22 @@ export class BulkService {
         createdAt,
         completedAt: accepted.length === 0 ? createdAt : null,
         ...(schedule ? { schedule } : {}),
+        ...traceOf(currentTraceparent()),
         subscriptionIds: accepted,
       });
     } catch (error) {
       // The insert may have reached the database before the connection failed: take it back, so
       // that the error means nothing was accepted (unless the database is unreachable even for this).
-      await this.repository.remove(requestId).catch(() => undefined);
+      await this.repository.remove(merchantId, requestId).catch(() => undefined);
       throw error;
     }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
+    metrics()?.bulkAccepted.labels(operation.toLowerCase()).inc();
     return { requestId, operation, acceptedCount: accepted.length, rejected };
   }
 
   /** Hands an accepted request to the workers; called once its 202 has been sent. */
-  dispatch(requestId: string): void {
-    this.dispatcher.dispatchSoon(requestId);
+  dispatch(merchantId: string, requestId: string): void {
+    this.dispatcher.dispatchSoon(merchantId, requestId);
   }
 }

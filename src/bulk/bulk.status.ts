@@ -42,12 +42,12 @@ export class BulkStatusService {
 
   async get(merchantId: string, requestId: string): Promise<BulkRequestView> {
     const request = await this.found(merchantId, requestId);
-    return view(request, await this.repository.chunksOf([request]));
+    return view(request, await this.repository.chunksOf(merchantId, [request]));
   }
 
   async list(merchantId: string, page: PageRequest): Promise<Page<BulkRequestView>> {
     const requests = await this.repository.page(merchantId, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
-    const chunks = await this.repository.chunksOf(requests.data);
+    const chunks = await this.repository.chunksOf(merchantId, requests.data);
     return { ...requests, data: requests.data.map((r) => view(r, chunks.filter((c) => c.requestId === r.requestId))) };
   }
 
@@ -63,10 +63,10 @@ export class BulkStatusService {
 
   private async allItems(request: BulkRequest, dispatchedMeanwhile = false): Promise<BulkRequestItem[]> {
     const pending = (subscriptionId: string): BulkRequestItem => ({ subscriptionId, outcome: 'pending', reason: null, at: null });
-    const chunks = await this.repository.chunksOf([request]);
+    const chunks = await this.repository.chunksOf(request.merchantId, [request]);
     if (chunks.length < request.chunkCount && !dispatchedMeanwhile) {
       // Not dispatched yet: the ids are still in the request document (unless it was dispatched meanwhile).
-      const undispatched = await this.repository.findUndispatched(request.requestId);
+      const undispatched = await this.repository.findUndispatched(request.merchantId, request.requestId);
       if (undispatched?.subscriptionIds) return undispatched.subscriptionIds.map(pending);
       return this.allItems(request, true);
     }

@@ -10,6 +10,8 @@
  */
 import { nowTimestamp } from '../lib/clock.js';
 import type { Logger } from '../logger.js';
+import { metrics } from '../observability/metrics.js';
+import { inSpan } from '../observability/tracing.js';
 import { KEPT_CHANGING, type CommandOutcome, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
@@ -63,10 +65,13 @@ export class BulkWorker implements ChunkHandlers {
     await this.queue.stop(deadlineMs);
   }
 
-  async process(chunkId: string): Promise<void> {
+  async process(chunkId: string, merchantId: string | undefined, traceparent?: string): Promise<void> {
     this.active++;
+    const timer = metrics()?.chunkDuration.startTimer();
     try {
-      await this.finish(chunkId, false);
+      // A child of the request that accepted it, when tracing is on.
+      await inSpan('bulk chunk', traceparent, { 'subsvc.chunk': chunkId }, () => this.finish(chunkId, merchantId, false));
+      timer?.();
     } finally {
       this.active--;
       this.lastChunkAt = Date.now();
@@ -83,13 +88,13 @@ export class BulkWorker implements ChunkHandlers {
   }
 
   /** Retries are spent: record what each command reached, the rest as failed, so the request completes. */
-  async giveUp(chunkId: string, error: Error): Promise<void> {
+  async giveUp(chunkId: string, error: Error, merchantId: string | undefined): Promise<void> {
     this.log.error({ err: error, chunkId }, 'bulk chunk failed for good');
-    await this.finish(chunkId, true);
+    await this.finish(chunkId, merchantId, true);
   }
 
-  private async finish(chunkId: string, final: boolean): Promise<void> {
-    const chunk = await this.repository.findChunk(chunkId);
+  private async finish(chunkId: string, merchantId: string | undefined, final: boolean): Promise<void> {
+    const chunk = await this.repository.findChunk(merchantId, chunkId);
     if (!chunk) return; // past its retention
     // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.
     if (!chunk.outcomes) await this.apply(chunk, final);
@@ -109,8 +114,10 @@ export class BulkWorker implements ChunkHandlers {
       return { subscriptionId, outcome: result.outcome, reason: 'reason' in result ? result.reason : null, at };
     });
     // Logged by the run that records them, so that a chunk run twice is logged once.
-    if (await this.repository.recordOutcomes(chunk.chunkId, outcomes)) {
+    if (await this.repository.recordOutcomes(chunk.merchantId, chunk.chunkId, outcomes)) {
       for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
+      const counter = metrics()?.bulkCommands;
+      for (const { outcome } of outcomes) counter?.labels(chunk.operation.toLowerCase(), outcome).inc();
     }
   }
 

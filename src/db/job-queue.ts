@@ -10,7 +10,7 @@
  */
 import { Agenda, backoffStrategies, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import type { Db } from 'mongodb';
+import type { Db, ObjectId } from 'mongodb';
 import type { Backoff } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 
@@ -42,6 +42,22 @@ export interface JobKind {
  * webhooks.worker.ts); nothing is left to do, so it is logged at info level, not as an error.
  */
 const ALREADY_COMPLETED = /cannot be updated in the database, maybe it does not exist anymore/;
+
+/** Jobs of this kind not finished (waiting or running), counted up to `cap`: `subsvc status` and the fleet gauges. */
+export function countQueued(db: Db, kind: Pick<JobKind, 'collection' | 'jobName'>, cap: number): Promise<number> {
+  return db.collection(kind.collection).countDocuments({ name: kind.jobName, nextRunAt: { $ne: null } }, { limit: cap });
+}
+
+/** When the oldest unfinished job of this kind was queued (its `_id` is an ObjectId, served by `_id`); undefined: none. */
+export async function oldestQueuedAt(db: Db, kind: Pick<JobKind, 'collection' | 'jobName'>): Promise<number | undefined> {
+  const doc = await db
+    .collection(kind.collection)
+    .find({ name: kind.jobName, nextRunAt: { $ne: null } }, { projection: { _id: 1 } })
+    .sort({ _id: 1 })
+    .limit(1)
+    .next();
+  return doc ? (doc._id as unknown as ObjectId).getTimestamp().getTime() : undefined;
+}
 
 export class JobQueue<Data extends object> {
   private readonly agenda: Agenda;

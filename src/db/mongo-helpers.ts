@@ -2,6 +2,15 @@
 import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
 import { isDuplicateKeyError } from './mongo.js';
 
+/**
+ * The owner's part of a filter on a merchant-owned collection (docs/sharding.md): `{merchantId}`,
+ * or nothing for work queued by an earlier version that did not record the merchant (such a
+ * command is then sent to every shard; it lasts as long as that work does).
+ */
+export function ownedBy(merchantId: string | undefined): { merchantId?: string } {
+  return merchantId === undefined ? {} : { merchantId };
+}
+
 /** Inserts the documents; ones whose `_id` exists already are left as they are (a repeated step). */
 export async function insertNew<T extends Document>(collection: Collection<T>, docs: readonly T[]): Promise<void> {
   if (docs.length === 0) return;

@@ -35,6 +35,8 @@ export interface Database {
   readonly capabilities: Capabilities;
   /** Which server answered, for logs and reports only. */
   readonly server: ServerInfo;
+  /** The two clients (the same objects across reopen()), for the metrics' command monitoring (instrumented by the composition root, src/main/composition.ts). */
+  readonly clients: { readonly request: MongoClient; readonly background: MongoClient };
   /** Closes both clients and opens them again; `db` and `background` stay valid. */
   reopen(): Promise<void>;
   close(): Promise<void>;
@@ -43,6 +45,8 @@ export interface Database {
 export interface DatabaseTimeouts {
   readonly dbTimeoutMs: number;
   readonly bulkDbTimeoutMs: number;
+  /** Driver command monitoring on (what the metrics read: src/observability/metrics.ts, hooked on by src/main/composition.ts); default off. */
+  readonly metrics?: boolean;
 }
 
 export function databaseName(uri: string): string {
@@ -64,8 +68,9 @@ export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabi
   return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb }, server };
 }
 
-function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number } = {}): MongoClient {
+function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number; monitorCommands?: boolean } = {}): MongoClient {
   return new MongoClient(uri, {
+    monitorCommands: pool.monitorCommands ?? false,
     serverSelectionTimeoutMS: timeoutMs,
     connectTimeoutMS: timeoutMs,
     socketTimeoutMS: timeoutMs,
@@ -75,7 +80,8 @@ function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number } =
 }
 
 export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, log: Logger): Promise<Database> {
-  let clients = [client(uri, timeouts.dbTimeoutMs), client(uri, timeouts.bulkDbTimeoutMs)];
+  const monitorCommands = timeouts.metrics ?? false;
+  let clients = [client(uri, timeouts.dbTimeoutMs, { monitorCommands }), client(uri, timeouts.bulkDbTimeoutMs, { monitorCommands })];
   const close = async () => {
     await Promise.all(clients.map((c) => c.close(true)));
   };
@@ -86,7 +92,7 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
     const { requestPool } = workaroundsFor(capabilities);
     if (requestPool !== undefined) {
       await clients[0]!.close(true);
-      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: requestPool }), clients[1]!];
+      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: requestPool, monitorCommands }), clients[1]!];
       await clients[0]!.connect();
     }
     const [db, background] = clients.map((c) => c.db(databaseName(uri))) as [Db, Db];
@@ -95,7 +101,7 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
       await close();
       await Promise.all(clients.map((c) => c.connect()));
     };
-    return { db, background, capabilities, server, reopen, close };
+    return { db, background, capabilities, server, clients: { request: clients[0]!, background: clients[1]! }, reopen, close };
   } catch (error) {
     await close();
     throw error;

@@ -7,6 +7,7 @@
  * it, and by the sweep that worker processes run.
  */
 import { uuidv7Named } from '../lib/ids.js';
+import { currentTraceparent } from '../observability/tracing.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { RETRY } from '../lib/retry.js';
 import { snapshotOf, toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
@@ -17,7 +18,7 @@ import { eventTypeOf, subscriptionEventId } from '../subscriptions/outbox.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
 export interface EventSink {
-  fanOut(merchantId: string, events: readonly Event[]): Promise<void>;
+  fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void>;
 }
 
 /**
@@ -53,13 +54,20 @@ function eventsOf(holder: OutboxHolder): Event[] {
   }));
 }
 
+/** Each event's trace context, from its outbox entry (when the change was traced). */
+function tracesOf(holders: readonly OutboxHolder[]): Map<string, string> {
+  const traces = new Map<string, string>();
+  for (const holder of holders) for (const entry of holder.outbox) if (entry.trace) traces.set(subscriptionEventId(entry, holder._id), entry.trace);
+  return traces;
+}
+
 export class EventsRelay {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
   /** The sweep under way, if any: a tick that comes while one runs is skipped. */
   private sweeping: Promise<void> | undefined;
-  /** Changed subscriptions whose outboxes the next relay takes. */
-  private readonly waiting = new Set<string>();
+  /** Changed subscriptions whose outboxes the next relay takes, with their merchants. */
+  private readonly waiting = new Map<string, string>();
   private relaying: Promise<void> | undefined;
   /** Relays that failed, waiting RETRY_MS to be tried again. */
   private readonly retries = new Set<NodeJS.Timeout>();
@@ -88,9 +96,9 @@ export class EventsRelay {
     this.log = log.child({ component: 'events' });
   }
 
-  /** Relays the outboxes of these subscriptions (or, for the sweep, of any); returns how many subscriptions had some. */
-  async relay(ids?: readonly string[]): Promise<number> {
-    const holders = await this.outboxes.outboxes(ids, ids?.length ?? SWEEP_BATCH);
+  /** Relays the outboxes of these subscriptions (id → merchant), or for the sweep of any; returns how many subscriptions had some. */
+  async relay(ids?: ReadonlyMap<string, string>): Promise<number> {
+    const holders = await this.outboxes.outboxes(ids, ids?.size ?? SWEEP_BATCH);
     const byMerchant = new Map<string, OutboxHolder[]>();
     for (const holder of holders) {
       const group = byMerchant.get(holder.merchantId) ?? [];
@@ -99,7 +107,7 @@ export class EventsRelay {
     }
     for (const [merchantId, group] of byMerchant) {
       const events = group.flatMap(eventsOf);
-      await this.emit(merchantId, events);
+      await this.emit(merchantId, events, tracesOf(group));
       await this.mutex.runAll(
         group.map((h) => h._id),
         () => this.outboxes.clearOutboxes(group),
@@ -115,13 +123,18 @@ export class EventsRelay {
    * that under load the relay costs a few writes per batch, not per change, and does not crowd
    * out the requests (on FerretDB every write waits for its one writer).
    */
-  relaySoon(ids: readonly string[]): void {
+  relaySoon(merchantId: string, ids: readonly string[]): void {
     // Once stopped, what changes is left in its outbox for the sweep.
     if (this.stopped) return;
-    for (const id of ids) this.waiting.add(id);
+    for (const id of ids) this.waiting.set(id, merchantId);
+    this.relayWaitingSoon();
+  }
+
+  private relayWaitingSoon(): void {
+    if (this.stopped) return;
     this.relaying ??= this.relayWaiting().finally(() => {
       this.relaying = undefined;
-      if (this.waiting.size > 0) this.relaySoon([]);
+      if (this.waiting.size > 0) this.relayWaitingSoon();
     });
   }
 
@@ -129,14 +142,15 @@ export class EventsRelay {
     await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
     while (this.waiting.size > 0 && Date.now() < this.stopBy) {
       await this.idle();
-      const ids = [...this.waiting].slice(0, SWEEP_BATCH * 2);
-      for (const id of ids) this.waiting.delete(id);
+      const ids = new Map([...this.waiting].slice(0, SWEEP_BATCH * 2));
+      for (const id of ids.keys()) this.waiting.delete(id);
       await this.relay(ids).catch((error: unknown) => {
         this.log.warn({ err: error }, `events not relayed yet; retried in ${RETRY_MS} ms`);
         if (this.stopped) return;
         const retry = setTimeout(() => {
           this.retries.delete(retry);
-          this.relaySoon(ids);
+          for (const [id, merchantId] of ids) this.waiting.set(id, merchantId);
+          this.relayWaitingSoon();
         }, RETRY_MS).unref();
         this.retries.add(retry);
       });
@@ -161,13 +175,15 @@ export class EventsRelay {
   async bulkCompleted(merchantId: string, view: BulkRequestView): Promise<void> {
     const completedAt = view.completedAt ?? view.createdAt;
     const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
-    await this.emit(merchantId, [{ id, type: 'bulk_request.completed', createdAt: completedAt, data: view }]);
+    // Its deliveries continue the trace of the chunk that completed the request, when traced.
+    const trace = currentTraceparent();
+    await this.emit(merchantId, [{ id, type: 'bulk_request.completed', createdAt: completedAt, data: view }], trace ? new Map([[id, trace]]) : undefined);
     this.log.info({ eventId: id, type: 'bulk_request.completed', requestId: view.requestId }, 'event recorded');
   }
 
-  private async emit(merchantId: string, events: readonly Event[]): Promise<void> {
+  private async emit(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void> {
     await this.repository.insert(merchantId, events);
-    await this.sink.fanOut(merchantId, events);
+    await this.sink.fanOut(merchantId, events, traces);
   }
 
   /** Worker processes sweep outboxes that a stopped process left behind: now, then every SWEEP_EVERY_MS. */

@@ -3,7 +3,7 @@
  * subscription documents are the subscriptions store's (src/subscriptions/outbox.ts).
  */
 import type { Collection, Db } from 'mongodb';
-import { insertNew } from '../db/mongo-helpers.js';
+import { insertNew, ownedBy } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -50,9 +50,9 @@ export class EventsRepository {
     return doc ? toEvent(doc) : undefined;
   }
 
-  /** These events (of any merchant), by id: what a batch of deliveries sends. */
-  async findMany(ids: readonly string[]): Promise<Map<string, Event>> {
-    const docs = await this.events.find({ _id: { $in: [...ids] } }).toArray();
+  /** These events of the merchant, by id: what a batch of deliveries sends. */
+  async findMany(merchantId: string | undefined, ids: readonly string[]): Promise<Map<string, Event>> {
+    const docs = await this.events.find({ _id: { $in: [...ids] }, ...ownedBy(merchantId) }).toArray();
     return new Map(docs.map((doc) => [doc._id, toEvent(doc)]));
   }
 

@@ -20,6 +20,8 @@ import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { operationHandlers, type OperationHandlers } from '../request-context/request-context.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
+import { httpMetricsMiddleware, metricsRoute, OPERATION_ID, type Metrics } from '../observability/metrics.js';
+import { httpTracingMiddleware, tracingOn } from '../observability/tracing.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
 
@@ -38,6 +40,8 @@ export interface AppDependencies {
   readonly authFailures: RateLimiter | undefined;
   readonly idempotency: IdempotencyRepository;
   readonly log: Logger;
+  /** Requests counted, and GET /metrics served here when `route` (METRICS_PORT unset); undefined: METRICS=off. */
+  readonly metrics?: { readonly registry: Metrics; readonly route: boolean } | undefined;
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
@@ -61,13 +65,16 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     const byClient = error.code !== undefined && CLIENT_GONE.has(error.code);
     httpLog[byClient ? 'debug' : 'warn']({ err: error }, 'response not delivered');
   });
+  if (tracingOn()) app.use(httpTracingMiddleware(OPERATION_ID));
   app.use(requestContextMiddleware(httpLog));
+  if (deps.metrics) app.use(httpMetricsMiddleware(deps.metrics.registry));
   app.use(problemMiddleware(httpLog));
   app.use(async (ctx, next) => {
     ctx.set('Cache-Control', 'no-store');
     await next();
   });
   app.use(healthRouter(readiness).routes());
+  if (deps.metrics?.route) app.use(metricsRoute(deps.metrics.registry));
   app.use(docsRouter().routes());
   app.use(jsonBodyMiddleware());
   app.use(openApiMiddleware(api));

@@ -16,6 +16,8 @@ export interface Readiness {
   readonly healthy: () => boolean;
   /** undefined for a process that runs no workers. */
   readonly workersRunning: () => boolean | undefined;
+  /** True once the process is stopping (SIGTERM): not ready, while in-flight requests finish. */
+  readonly stopping?: () => boolean;
 }
 
 async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolean> {
@@ -34,18 +36,26 @@ async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolean> {
   }
 }
 
-export function healthRouter({ db, timeoutMs, healthy, workersRunning }: Readiness): Router {
+/** What /readyz answers (and the metrics' subsvc_ready shows). */
+export async function readinessState({ db, timeoutMs, workersRunning, stopping }: Readiness): Promise<{ database: string; queue: string; ready: boolean }> {
+  if (stopping?.()) return { database: 'not checked', queue: 'stopping', ready: false };
+  const database = (await databaseAnswers(db, timeoutMs)) ? 'ok' : 'unreachable';
+  const running = workersRunning();
+  const queue = running === undefined ? 'none' : running ? 'running' : 'stopped';
+  return { database, queue, ready: database === 'ok' && queue !== 'stopped' };
+}
+
+export function healthRouter(readiness: Readiness): Router {
+  const { healthy } = readiness;
   const router = new Router();
   router.get('/healthz', (ctx) => {
     if (!healthy()) throw new ProblemError(Problems.unavailable, 'Unhealthy: the database has been unreachable for too long; restart the process.');
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const database = (await databaseAnswers(db, timeoutMs)) ? 'ok' : 'unreachable';
-    const running = workersRunning();
-    const queue = running === undefined ? 'none' : running ? 'running' : 'stopped';
-    if (database !== 'ok' || queue === 'stopped') {
-      throw new ProblemError(Problems.unavailable, `Not ready: database ${database}, bulk workers ${queue}.`);
+    const { database, queue, ready } = await readinessState(readiness);
+    if (!ready) {
+      throw new ProblemError(Problems.unavailable, queue === 'stopping' ? 'Not ready: stopping.' : `Not ready: database ${database}, bulk workers ${queue}.`);
     }
     ctx.body = { status: 'ready', database, workers: queue };
   });

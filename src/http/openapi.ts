@@ -11,6 +11,7 @@ import { presentedApiKey, type AuthService } from '../auth/auth.service.js';
 import type { Merchant } from '../auth/auth.service.js';
 import { Problems, ProblemError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
+import { metrics, OPERATION_ID } from '../observability/metrics.js';
 import { merchantOf, type OperationHandlers } from '../request-context/request-context.js';
 import { SCHEDULE_FIELDS } from '../subscriptions/schedule.request.js';
 import { PrecompiledRouter } from './fast-router.js';
@@ -135,9 +136,19 @@ export async function createOpenApiBackend(
     notImplemented: (c: Context) => {
       throw new ProblemError(Problems.notImplemented, `${c.operation.operationId} is in the API contract but not implemented yet.`);
     },
+    // What the request is counted under in the metrics (src/observability/metrics.ts).
+    postRoutingHandler: (c: Context, ctx: KoaContext) => {
+      ctx.state[OPERATION_ID] = c.operation?.operationId;
+    },
     // After authentication, before validation: a merchant over its limit gets 429 whatever it sent.
     postSecurityHandler: (c: Context, ctx: KoaContext) => {
-      if (limits.requests && c.security?.authorized) limits.requests.enforce(merchantOf(c).id, ctx);
+      if (!limits.requests || !c.security?.authorized) return;
+      try {
+        limits.requests.enforce(merchantOf(c).id, ctx);
+      } catch (error) {
+        metrics()?.rateLimited.inc();
+        throw error;
+      }
     },
     unauthorizedHandler: (c: Context) => {
       rethrowSecurityFailure(c);

@@ -3,7 +3,9 @@
  * request takes a token: answers carry the IETF RateLimit / RateLimit-Policy fields, and an empty
  * bucket answers 429 code 0060 with Retry-After before anything is done. Per client address, each
  * failed authentication takes one, and an empty bucket answers 429 before any key is looked up.
- * With several processes each keeps its own buckets, so the total is the limit times the processes.
+ * With several HTTP processes each keeps its own buckets and takes its share of the limit,
+ * `setShare(n)` with n the live HTTP processes from the heartbeats (src/fleet/heartbeat.ts), so
+ * that the fleet together allows about the configured limit (docs/operations.md says how closely).
  */
 import type { Context as KoaContext } from 'koa';
 import { Problems, ProblemError } from '../errors.js';
@@ -28,6 +30,8 @@ export class RateLimiter {
   private readonly scope: 'merchant' | 'address';
   private readonly now: () => number;
   private readonly windowSeconds: number;
+  /** This process's part of the limit: 1 / the live HTTP processes. */
+  private fraction = 1;
 
   constructor(
     private readonly burst: number,
@@ -39,14 +43,24 @@ export class RateLimiter {
     this.windowSeconds = Math.ceil(burst / perSecond);
   }
 
+  /**
+   * This process serves one of `processes` HTTP processes: its buckets hold and refill that share
+   * of the limit. Buckets above the new share are cut down to it at their next use.
+   */
+  setShare(processes: number): void {
+    this.fraction = 1 / Math.max(1, processes);
+  }
+
   /** Takes one token for the key, or throws 429; sets the rate-limit fields either way. */
   enforce(key: string, ctx: KoaContext): void {
     const bucket = this.refilled(key);
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
-    const refillSeconds = Math.ceil((this.burst - bucket.tokens) / this.perSecond);
+    // The fields speak of the fleet's limit: this process's tokens scaled up by its share.
+    const fleetTokens = bucket.tokens / this.fraction;
+    const refillSeconds = Math.ceil((this.burst - fleetTokens) / this.perSecond);
     ctx.set('RateLimit-Policy', `"${this.scope}";q=${this.burst};w=${this.windowSeconds}`);
-    ctx.set('RateLimit', `"${this.scope}";r=${Math.floor(bucket.tokens)};t=${refillSeconds}`);
+    ctx.set('RateLimit', `"${this.scope}";r=${Math.floor(fleetTokens)};t=${refillSeconds}`);
     if (!allowed) this.refuse(bucket, ctx);
   }
 
@@ -63,7 +77,7 @@ export class RateLimiter {
   }
 
   private refuse(bucket: Bucket, ctx: KoaContext): never {
-    const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
+    const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / (this.perSecond * this.fraction)));
     ctx.set('Retry-After', String(retryAfter));
     const limit = `${this.burst} requests per ${this.windowSeconds} seconds`;
     const detail =
@@ -76,8 +90,10 @@ export class RateLimiter {
   private refilled(key: string): Bucket {
     const now = this.now();
     if (this.buckets.size >= BUCKET_LIMIT && !this.buckets.has(key)) this.forgetFull(now);
-    const bucket = this.buckets.get(key) ?? { tokens: this.burst, updatedAt: now };
-    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond);
+    // At least one request at once, whatever the share: a merchant is never shut out by the split.
+    const burst = Math.max(1, this.burst * this.fraction);
+    const bucket = this.buckets.get(key) ?? { tokens: burst, updatedAt: now };
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond * this.fraction);
     bucket.updatedAt = now;
     this.buckets.set(key, bucket);
     return bucket;
@@ -86,7 +102,7 @@ export class RateLimiter {
   /** A full bucket is the same as none. */
   private forgetFull(now: number): void {
     for (const [key, bucket] of this.buckets) {
-      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond >= this.burst) this.buckets.delete(key);
+      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond * this.fraction >= this.burst * this.fraction) this.buckets.delete(key);
     }
   }
 }

@@ -8,7 +8,10 @@ import { ensureTtlIndex } from '../db/retention.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 
 interface IdempotencyDocument {
+  /** `${merchantId}:${key}`. */
   _id: string;
+  /** The owner, for the shard key {merchantId, _id} (docs/sharding.md); absent on keys stored by earlier versions. */
+  merchantId?: string;
   fingerprint: string;
   state: 'in_flight' | 'done';
   status?: number;
@@ -52,16 +55,17 @@ export class IdempotencyRepository {
     const _id = `${merchantId}:${key}`;
     const claim = await untilSettled(RETRY.idempotencyClaim, async (): Promise<Claim | undefined> => {
       try {
-        await this.collection.insertOne({ _id, fingerprint, state: 'in_flight', createdAt: now, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) });
+        await this.collection.insertOne({ _id, merchantId, fingerprint, state: 'in_flight', createdAt: now, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) });
         return { kind: 'new' };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
-      const existing = await this.collection.findOne({ _id });
+      // A key stored before documents carried merchantId (at most REPLAY_WINDOW_MS old) is found by `_id` alone.
+      const existing = (await this.collection.findOne({ _id, merchantId })) ?? (await this.collection.findOne({ _id, merchantId: { $exists: false } }));
       if (!existing) return undefined;
       const abandoned = existing.state === 'in_flight' && now.getTime() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
       if (existing.expiresAt <= now || abandoned) {
-        await this.collection.deleteOne({ _id, createdAt: existing.createdAt });
+        await this.collection.deleteOne({ _id, ...(existing.merchantId ? { merchantId } : {}), createdAt: existing.createdAt });
         return undefined;
       }
       if (existing.state === 'in_flight') return { kind: 'in_flight' };
@@ -73,11 +77,11 @@ export class IdempotencyRepository {
   }
 
   async complete(merchantId: string, key: string, response: StoredResponse): Promise<void> {
-    await this.collection.updateOne({ _id: `${merchantId}:${key}` }, { $set: { state: 'done', ...response } });
+    await this.collection.updateOne({ _id: `${merchantId}:${key}`, merchantId }, { $set: { state: 'done', ...response } });
   }
 
   async release(merchantId: string, key: string): Promise<void> {
-    await this.collection.deleteOne({ _id: `${merchantId}:${key}`, state: 'in_flight' });
+    await this.collection.deleteOne({ _id: `${merchantId}:${key}`, merchantId, state: 'in_flight' });
   }
 
   async deleteExpired(now = new Date()): Promise<number> {

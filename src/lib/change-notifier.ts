@@ -3,7 +3,7 @@
  * (src/events/) which ones changed: right after the write, never awaiting the listeners, whose
  * events already wait in each document's outbox.
  */
-export type ChangeListener = (ids: readonly string[]) => void;
+export type ChangeListener = (merchantId: string, ids: readonly string[]) => void;
 
 export class ChangeNotifier {
   private readonly listeners: ChangeListener[] = [];
@@ -12,7 +12,8 @@ export class ChangeNotifier {
     this.listeners.push(listener);
   }
 
-  notify(ids: readonly string[]): void {
-    if (ids.length > 0) for (const listener of this.listeners) listener(ids);
+  /** The merchant's subscriptions that changed (the merchant names the shard: docs/sharding.md). */
+  notify(merchantId: string, ids: readonly string[]): void {
+    if (ids.length > 0) for (const listener of this.listeners) listener(merchantId, ids);
   }
 }

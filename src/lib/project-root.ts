@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -11,4 +11,12 @@ export function projectRoot(): string {
     dir = parent;
   }
   return dir;
+}
+
+let version: string | undefined;
+
+/** The service's version, from package.json. */
+export function serviceVersion(): string {
+  version ??= String((JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version?: string }).version ?? 'unknown');
+  return version;
 }

@@ -7,16 +7,21 @@
  *   subsvc subscriptions seed --merchant ID --count N [--status S] [--plan UUID]
  *   subsvc webhooks listen --merchant ID --port N   prints each delivery as a JSON line until stopped
  *   subsvc keys list|create --merchant ID, subsvc keys revoke --merchant ID --key KEY_ID
+ *   subsvc status                        the fleet: live processes, queue, due schedules, outbox, disabled endpoints
  * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
  */
+// First: tracing, when asked for, must be in place before the database driver loads.
+import '../observability/tracing-init.js';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
 import { createLogger, type Logger } from '../logger.js';
-import { composeDomain, type Domain } from './composition.js';
+import { composeDomain, fleetStatusOn, type Domain } from './composition.js';
 import { serve, work, type Running } from './processes.js';
 import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import { listenForWebhooks } from '../webhooks/listen.js';
+import { formatStatus } from '../fleet/status.js';
+import { stopTracing } from '../observability/tracing.js';
 
 const USAGE = `usage:
   subsvc serve
@@ -26,7 +31,8 @@ const USAGE = `usage:
   subsvc webhooks listen --merchant ID --port N
   subsvc keys list --merchant ID
   subsvc keys create --merchant ID
-  subsvc keys revoke --merchant ID --key KEY_ID`;
+  subsvc keys revoke --merchant ID --key KEY_ID
+  subsvc status`;
 
 class UsageError extends Error {}
 
@@ -54,7 +60,7 @@ function runUntilSignalled(running: Running, config: Config, log: Logger): void 
     }, config.shutdownTimeoutMs + 10_000);
     timer.unref();
     running.stop().then(
-      () => process.exit(0),
+      () => stopTracing().finally(() => process.exit(0)),
       (error: unknown) => {
         log.error({ err: error }, 'shutdown failed');
         process.exit(1);
@@ -168,6 +174,16 @@ async function main(argv: string[]): Promise<void> {
     result = await admin(config, (service) => service.auth.createMerchant(name));
   } else if (command === 'keys' && KEY_COMMANDS.includes(subcommand ?? '')) {
     result = await keys(config, subcommand!, rest);
+  } else if (command === 'status' && subcommand === undefined) {
+    if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: status reads the running fleet from its database');
+    const database = await connectAdmin(config.mongodbUri, config);
+    const status = await fleetStatusOn(database.db, config.heartbeatIntervalMs)().finally(() => database.close());
+    // A table on a terminal; one JSON object otherwise, as every admin command prints.
+    if (process.stdout.isTTY) {
+      process.stdout.write(`${formatStatus(status)}\n`);
+      return;
+    }
+    result = status;
   } else if (command === 'subscriptions' && subcommand === 'seed') {
     result = await seed(config, rest);
   } else if (command === 'help' || command === '--help') {

@@ -13,7 +13,7 @@ import { AuthService } from '../auth/auth.service.js';
 import { LastUsedRecorder } from '../auth/last-used.js';
 import { MerchantsRepository } from '../auth/merchants.repository.js';
 import { BulkDispatcher } from '../bulk/bulk.dispatcher.js';
-import { BulkQueue } from '../bulk/bulk.queue.js';
+import { BulkQueue, chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
 import { BulkRepository } from '../bulk/bulk.repository.js';
 import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
@@ -43,6 +43,11 @@ import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
 import { EndpointsService } from '../webhooks/endpoints.service.js';
 import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
+import { DEFAULT_HEARTBEAT_MS, expiredHeartbeats, Heartbeat, liveProcesses, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
+import { readFleetStatus, type FleetStatus } from '../fleet/status.js';
+import { serviceVersion } from '../lib/project-root.js';
+import { readinessState } from '../http/health.routes.js';
+import { enableMetrics, metrics, startMetricsServer, type Metrics } from '../observability/metrics.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -58,7 +63,7 @@ export type ServiceConfig = Pick<
   | 'authFailuresPerMinute'
   | 'webhooksAllowPrivateUrls'
   | 'webhookRetryDelaysMs'
->;
+> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs'>>;
 
 /** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
 export interface Workers {
@@ -91,6 +96,10 @@ export interface Service extends Domain {
   /** Bulk requests and their outcomes as stored. */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
+  /** Marks the process as stopping: /readyz answers 503 from now on (src/http/health.routes.ts). */
+  beginStopping(): void;
+  /** The fleet as the last heartbeat read it: the per-merchant limit takes this process's share (src/fleet/heartbeat.ts). */
+  fleetChanged(live: readonly LiveProcess[]): void;
   app(): Promise<Koa>;
 }
 
@@ -184,6 +193,37 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
 }
 
 /**
+ * What the whole fleet is doing (src/fleet/status.ts), each figure read by the store that owns its
+ * collection, on `db`: `subsvc status` and the fleet gauges of /metrics.
+ */
+export function fleetStatusOn(
+  db: Db,
+  heartbeatIntervalMs: number,
+  { subscriptions, endpoints }: Pick<Stores, 'subscriptions' | 'endpoints'> = { subscriptions: new SubscriptionsRepository(db), endpoints: new EndpointsRepository(db) },
+): () => Promise<FleetStatus> {
+  return () =>
+    readFleetStatus({
+      live: (now) => liveProcesses(db, heartbeatIntervalMs, now),
+      chunksQueued: (cap) => chunksQueued(db, cap),
+      oldestChunkAt: () => oldestChunkAt(db),
+      countDue: (now, cap) => subscriptions.countDue(now, cap),
+      countOutboxes: (cap) => subscriptions.countOutboxes(cap),
+      oldestOutboxEntry: (sample) => subscriptions.oldestOutboxEntry(sample),
+      countDisabledEndpoints: (cap) => endpoints.countDisabled(cap),
+    });
+}
+
+/** The process's metrics unless METRICS=off, with the driver's command monitoring of both clients (src/observability/metrics.ts). */
+function metricsFor(database: Pick<Database, 'clients'>, config: Pick<ServiceConfig, 'metrics'>): Metrics | undefined {
+  if (config.metrics === false) return undefined;
+  const registry = enableMetrics();
+  // Only clients opened with METRICS on monitor their commands (db/mongo.ts); instrumented once each.
+  registry.instrumentClient(database.clients.request, 'request');
+  registry.instrumentClient(database.clients.background, 'background');
+  return registry;
+}
+
+/**
  * Requests use `database.db`; everything that runs in the background (the dispatch after a 202,
  * the workers, Agenda, the events relay) uses `database.background`, so that its writes get the
  * longer BULK_DB_TIMEOUT_MS: one set of repositories on each (one set when they are the same
@@ -227,13 +267,13 @@ export async function composeService(database: Database, config: ServiceConfig, 
   );
   const busy = engine.relayPauses ? (): boolean => bulkWorker.busy || schedules.busy : (): boolean => false;
   const relay: EventsRelay = new EventsRelay(backgroundStores.events, backgroundStores.subscriptions, webhooks, log, mutex, busy);
-  for (const service of [subscriptions, workerSubscriptions]) service.changes.onChange((ids) => relay.relaySoon(ids));
+  for (const service of [subscriptions, workerSubscriptions]) service.changes.onChange((merchantId, ids) => relay.relaySoon(merchantId, ids));
   const backgroundStatus = new BulkStatusService(backgroundStores.bulk);
   const bulkCompleted = async (merchantId: string, requestId: string): Promise<void> => relay.bulkCompleted(merchantId, await backgroundStatus.get(merchantId, requestId));
   const bulkWorker: BulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);
 
   const retention = workarounds.expirySweeps
-    ? new RetentionSweeper({ 'idempotency keys': stores.idempotency, 'bulk requests': backgroundStores.bulk, events: backgroundStores.events, 'webhook deliveries': backgroundStores.deliveries }, log)
+    ? new RetentionSweeper({ 'idempotency keys': stores.idempotency, 'bulk requests': backgroundStores.bulk, events: backgroundStores.events, 'webhook deliveries': backgroundStores.deliveries, heartbeats: expiredHeartbeats(background) }, log)
     : undefined;
   const workers: Workers = {
     start: async () => {
@@ -262,11 +302,34 @@ export async function composeService(database: Database, config: ServiceConfig, 
   };
   const bulk = new BulkService(stores.subscriptions, stores.bulk, dispatcher, log);
   const endpoints = new EndpointsService(stores.endpoints, allowPrivateUrls);
+  const limiter = config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
+  /** The live HTTP processes this process's share of the limit was last taken from. */
+  let share = 1;
+  let stopping = false;
+  const readiness = {
+    db,
+    timeoutMs: config.dbTimeoutMs,
+    healthy,
+    workersRunning: () => (concurrency === 0 ? undefined : workers.running),
+    stopping: () => stopping,
+  };
+  const registry = metricsFor(database, config);
+  registry?.sources(fleetStatusOn(background, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS, backgroundStores), async () => (await readinessState(readiness)).ready);
   return {
     ...domain,
     workers,
     bulkRequests: backgroundStores.bulk,
     idempotency: stores.idempotency,
+    beginStopping: () => {
+      stopping = true;
+    },
+    fleetChanged: (live) => {
+      const httpProcesses = Math.max(1, live.filter((p) => p.http).length);
+      if (!limiter || httpProcesses === share) return;
+      share = httpProcesses;
+      limiter.setShare(httpProcesses);
+      log.info({ httpProcesses, burst: config.rateLimitBurst / httpProcesses, perSecond: config.rateLimitPerSecond / httpProcesses }, 'rate limit share changed');
+    },
     app: () =>
       createApp({
         auth,
@@ -277,16 +340,12 @@ export async function composeService(database: Database, config: ServiceConfig, 
         webhooks: { ...eventHandlers(new EventsService(stores.events), webhooks), ...webhookHandlers(endpoints, stores.deliveries) },
         log,
         idempotency: stores.idempotency,
-        limiter: config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined,
+        limiter,
         authFailures: config.authFailuresPerMinute > 0
           ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
           : undefined,
-        readiness: {
-          db,
-          timeoutMs: config.dbTimeoutMs,
-          healthy,
-          workersRunning: () => (concurrency === 0 ? undefined : workers.running),
-        },
+        readiness,
+        metrics: registry && { registry, route: config.metricsPort === undefined },
       }),
   };
 }
@@ -295,6 +354,8 @@ export interface RunningService {
   readonly service: Service;
   readonly server: Server;
   readonly url: string;
+  /** GET /metrics on its own listener (METRICS_PORT); undefined: on `url`, or metrics off. */
+  readonly metricsUrl: string | undefined;
   /** Stops accepting requests, drains the workers within the deadline, closes the server (not the database). */
   stop(deadlineMs: number): Promise<void>;
 }
@@ -319,23 +380,72 @@ function listen(server: Server, port: number, host: string): Promise<string> {
   });
 }
 
+/** The process's heartbeat (src/fleet/heartbeat.ts); what it reads of the fleet goes to the service (the rate limit's share). */
+export function startHeartbeat(database: Database, config: ServiceConfig, log: Logger, service: Service, role: ProcessRole): Heartbeat {
+  const version = serviceVersion();
+  metrics()?.identify(version, role);
+  return new Heartbeat(
+    database.background,
+    {
+      role,
+      http: role === 'serve',
+      version,
+      intervalMs: config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS,
+      ttlIndexes: database.capabilities.ttlIndexes,
+      onFleet: (live) => service.fleetChanged(live),
+    },
+    log,
+  );
+}
+
+/** METRICS_PORT: /metrics on a listener of its own (src/observability/metrics.ts). */
+export async function startMetricsListener(config: ServiceConfig, host: string, log: Logger): Promise<{ url: string; close(): Promise<void> } | undefined> {
+  const registry = metrics();
+  if (!registry || config.metricsPort === undefined) return undefined;
+  const listening = await startMetricsServer(registry, config.metricsPort, host);
+  log.info({ url: listening.url }, 'metrics listening');
+  return listening;
+}
+
 /** The service listening, with its workers started: the one assembly everything runs. */
 export async function startService(database: Database, config: ServiceConfig & HttpLimits, log: Logger, options: ListenOptions): Promise<RunningService> {
   const service = await composeService(database, config, log, options.healthy);
   const server = createHttpServer(config, (await service.app()).callback());
-  const url = await listen(server, options.port, options.host);
+  // Counted among the HTTP processes before the first request, so that the rate limit's share is right from the start.
+  const heartbeat = startHeartbeat(database, config, log, service, 'serve');
+  await heartbeat.start();
+  let url: string;
+  let metricsServer: Awaited<ReturnType<typeof startMetricsListener>>;
+  try {
+    url = await listen(server, options.port, options.host);
+    metricsServer = await startMetricsListener(config, options.host, log);
+  } catch (error) {
+    server.close();
+    await heartbeat.stop();
+    throw error;
+  }
   if (options.startWorkers !== false) await service.workers.start();
   return {
     service,
     server,
     url,
+    metricsUrl: metricsServer?.url,
     async stop(deadlineMs) {
+      // Not ready first, still serving: a load balancer probing /readyz stops sending before the listener closes.
+      service.beginStopping();
+      if (config.shutdownReadyDelayMs) await new Promise((resolve) => setTimeout(resolve, config.shutdownReadyDelayMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      const deadline = Date.now() + deadlineMs;
+      // Background work stops in its order before the clients close (Workers.stop).
       await service.workers.stop(deadlineMs);
+      // Requests in flight finish (the server closes once their connections end), within the deadline; only then are the rest cut.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
+      clearTimeout(timer);
       server.closeAllConnections();
       await closed;
-      await service.auth.flush();
+      await Promise.all([service.auth.flush(), heartbeat.stop(), metricsServer?.close()]);
     },
   };
 }

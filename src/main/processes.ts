@@ -5,7 +5,7 @@
  * bulk chunks within the deadline, and closes the database.
  */
 import type { Config } from '../config.js';
-import { composeService, startService } from './composition.js';
+import { composeService, startHeartbeat, startMetricsListener, startService } from './composition.js';
 import { watchConnection } from '../db/connection-watch.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
@@ -91,12 +91,16 @@ export function work(config: Config, log: Logger): Promise<Running> {
     const watch = watchConnection(opened.database, config, log);
     // A worker process serves no request: all its database work takes the background bound.
     const service = await composeService({ ...opened.database, db: opened.database.background }, config, log, watch.healthy);
+    const heartbeat = startHeartbeat(opened.database, config, log, service, 'worker');
+    await heartbeat.start();
+    const metricsServer = await startMetricsListener(config, config.host, log);
     await service.workers.start();
     return {
       async stop() {
         log.info('stopping: draining bulk workers');
         watch.stop();
         await service.workers.stop(config.shutdownTimeoutMs);
+        await Promise.all([heartbeat.stop(), metricsServer?.close()]);
         await opened.close();
         log.info('stopped');
       },

@@ -11,6 +11,8 @@ import type { Logger } from '../logger.js';
 import type { ClockReading, ScheduleClock } from '../subscriptions/schedule.clock.js';
 import type { DueSubscription } from '../subscriptions/subscriptions.repository.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { metrics } from '../observability/metrics.js';
+import { inSpan } from '../observability/tracing.js';
 
 /** Due subscriptions applied by one round trip of conditional updates, holding their mutex. */
 export const SCHEDULE_CHUNK = 500;
@@ -97,7 +99,8 @@ export class ScheduleWorker {
         let applied = 0;
         for (let i = 0; i < due.length && this.running; i += SCHEDULE_CHUNK) {
           const chunk = due.slice(i, i + SCHEDULE_CHUNK);
-          applied += await this.apply(chunk);
+          // A trace of its own per chunk of due changes, when tracing is on: their deliveries continue it.
+          applied += await inSpan('scheduled changes', undefined, { 'subsvc.due': chunk.length }, () => this.apply(chunk));
         }
         // Nothing matched: all changed meanwhile; read them again at the next poll rather than now.
         if (applied === 0) break;
@@ -123,7 +126,9 @@ export class ScheduleWorker {
       const outcome = ruling.outcome === 'cancelled' ? 'skipped' : ruling.outcome;
       const scheduledAt = transition === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);
       const msg = transition === 'cancelled' ? 'scheduled change skipped: cancelled' : `scheduled ${transition} ${outcome}`;
+      const lagSeconds = scheduledAt ? Math.max(0, (Date.now() - Date.parse(scheduledAt)) / 1000) : undefined;
       for (const subscriptionId of ids.filter((id) => ours.has(id))) {
+        if (lagSeconds !== undefined) metrics()?.scheduleLag.observe(lagSeconds);
         this.log.info({ subscriptionId, merchantId: merchants.get(subscriptionId), transition, scheduledAt, outcome }, msg);
       }
     }

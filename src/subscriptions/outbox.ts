@@ -5,6 +5,7 @@
  * document). events.relay.ts moves entries out; see docs/reliability.md, "How every change gets its event".
  */
 import { uuidv7Named } from '../lib/ids.js';
+import { currentTraceparent } from '../observability/tracing.js';
 import type { components } from '../../generated/openapi.js';
 import type { ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
@@ -29,6 +30,8 @@ export interface OutboxEntry {
    * only in entries written before entries carried it.
    */
   readonly subscription?: SubscriptionSnapshot;
+  /** The trace context the change was made in (W3C traceparent), when tracing is on: its deliveries continue it. */
+  readonly trace?: string;
 }
 
 /**
@@ -37,7 +40,8 @@ export interface OutboxEntry {
  * same entry into every document it changes, and a command changes a subscription at most once).
  */
 export function outboxEntry(previousStatus: SubscriptionStatus, subscription: SubscriptionSnapshot, cause: ChangeCause, key: string): OutboxEntry {
-  return { key, status: subscription.status, previousStatus, at: subscription.modifiedAt, cause, subscription };
+  const trace = currentTraceparent();
+  return { key, status: subscription.status, previousStatus, at: subscription.modifiedAt, cause, subscription, ...(trace ? { trace } : {}) };
 }
 
 export function eventTypeOf(status: SubscriptionStatus): EventType {

@@ -18,7 +18,7 @@ type BulkAcceptance = components['schemas']['BulkAcceptance'];
 export interface BulkAcceptor {
   accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[], schedule?: ScheduleRequest): Promise<BulkAcceptance>;
   /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
-  dispatch(requestId: string): void;
+  dispatch(merchantId: string, requestId: string): void;
 }
 
 /** The schedule and reason, only where set: a subscription without them looks as it always did. */
@@ -48,7 +48,7 @@ export function subscriptionCommandHandlers(
 ): Pick<Handlers, 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'> {
   const acceptBulk = async (request: Request<CommandOperation>, operation: Operation, ids: readonly string[], schedule: ScheduleRequest | undefined) => {
     const acceptance = await bulk.accept(request.merchant.id, operation, ids, schedule);
-    request.afterResponse(() => bulk.dispatch(acceptance.requestId));
+    request.afterResponse(() => bulk.dispatch(request.merchant.id, acceptance.requestId));
     return { status: 202, body: acceptance, headers: { Location: `/v2/bulk-requests/${acceptance.requestId}` } } as const;
   };
   return {

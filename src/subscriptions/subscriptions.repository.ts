@@ -141,14 +141,35 @@ export interface DueSubscription extends DueState {
   readonly merchantId: string;
 }
 
-/** One ruling for the due subscriptions that were read in exactly the same state. */
+/** One ruling for the due subscriptions of one merchant that were read in exactly the same state. */
 export interface FiringGroup {
+  readonly merchantId: string;
   readonly state: DueState;
   readonly ruling: Ruling;
   readonly ids: readonly string[];
 }
 
 /** How the store writes, decided by the composition root from the server's capabilities (src/main/composition.ts). */
+/** Ids grouped by their merchant (id → merchant, or groups of one merchant's ids): each merchant's part of a filter names it. */
+export function byMerchantOf(ids: ReadonlyMap<string, string> | Iterable<{ readonly merchantId: string; readonly ids: readonly string[] }>): Map<string, string[]> {
+  const grouped = new Map<string, string[]>();
+  const add = (merchantId: string, id: string) => {
+    const group = grouped.get(merchantId);
+    if (group) group.push(id);
+    else grouped.set(merchantId, [id]);
+  };
+  if (ids instanceof Map) for (const [id, merchantId] of ids as ReadonlyMap<string, string>) add(merchantId, id);
+  else for (const { merchantId, ids: own } of ids as Iterable<{ merchantId: string; ids: readonly string[] }>) for (const id of own) add(merchantId, id);
+  for (const [merchantId, group] of grouped) if (group.length === 0) grouped.delete(merchantId);
+  return grouped;
+}
+
+/** One filter naming each merchant with its own ids (docs/sharding.md): `{merchantId, _id: {$in}}`, or an `$or` of them. */
+function ownedIds(byMerchant: ReadonlyMap<string, readonly string[]>): Filter<SubscriptionDocument> {
+  const filters = [...byMerchant].map(([merchantId, own]) => ({ merchantId, _id: { $in: [...own] } }));
+  return filters.length === 1 ? filters[0]! : { $or: filters };
+}
+
 export interface SubscriptionsStoreOptions {
   /** Told of every pending time written here, after the write (schedule.clock.ts); absent where the due query is served by an index. */
   readonly clock?: ScheduleClock;
@@ -321,12 +342,12 @@ export class SubscriptionsRepository {
    */
   async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
     if (groups.length === 0) return new Set();
-    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ state, ruling, ids }, group) => {
+    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ merchantId, state, ruling, ids }, group) => {
       const update = updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId });
       // One outbox entry for the whole group, named by the run and group (src/subscriptions/outbox.ts).
       // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
       const write = ruling.event ? withEvent(update, outboxEntry(ruling.event.from, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`)) : update;
-      const filter = { _id: { $in: [...ids] }, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
+      const filter = { _id: { $in: [...ids] }, merchantId, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
       return { updateMany: { filter, update: write } };
     });
     const all = groups.flatMap((g) => g.ids);
@@ -335,15 +356,44 @@ export class SubscriptionsRepository {
     await this.noteTimes(groups.map((g) => g.ruling.change?.set.nextScheduledAt));
     if (modified === all.length) return new Set(all);
     // Some were changed meanwhile (by a request, or another worker): read back which are ours.
-    const ours = await this.collection.find({ _id: { $in: all }, scheduleRun: runId }, { projection: { _id: 1 } }).toArray();
+    const ours = await this.collection.find({ ...ownedIds(byMerchantOf(groups)), scheduleRun: runId }, { projection: { _id: 1 } }).toArray();
     return new Set(ours.map((d) => d._id));
   }
 
-  /** Subscriptions with events waiting: these ids, or any (the sweep), up to `limit`. */
-  async outboxes(ids: readonly string[] | undefined, limit: number): Promise<OutboxHolder[]> {
+  /**
+   * Subscriptions with events waiting: these (id → merchant), each merchant's named so that the
+   * query goes to its shard (docs/sharding.md); or any, up to `limit` (the sweep: a background scan).
+   */
+  async outboxes(ids: ReadonlyMap<string, string> | undefined, limit: number): Promise<OutboxHolder[]> {
     const waiting = { 'outbox.key': { $exists: true } };
-    const filter = ids ? { _id: { $in: [...ids] }, ...waiting } : waiting;
+    const filter = ids ? { ...ownedIds(byMerchantOf(ids)), ...waiting } : waiting;
     return (await this.collection.find(filter).limit(limit).toArray()) as OutboxHolder[];
+  }
+
+  /** Subscriptions with a pending time at or before `now`, counted up to `cap` (served by the due_schedules index): `subsvc status`. */
+  async countDue(now: string, cap: number): Promise<number> {
+    return this.collection.countDocuments({ nextScheduledAt: { $lte: now } }, { limit: cap });
+  }
+
+  /** Subscriptions holding events not relayed yet, counted up to `cap` (the sparse subscription_outbox index): `subsvc status`. */
+  async countOutboxes(cap: number): Promise<number> {
+    return this.collection.countDocuments({ 'outbox.key': { $exists: true } }, { limit: cap });
+  }
+
+  /**
+   * The time of the oldest outbox entry among the first `sample` subscriptions holding some (no
+   * index orders the entries' times: an estimate, exact while the backlog is under the sample).
+   */
+  async oldestOutboxEntry(sample: number): Promise<number | undefined> {
+    const holders = await this.collection.find({ 'outbox.key': { $exists: true } }, { projection: { 'outbox.at': 1 } }).limit(sample).toArray();
+    let oldest: number | undefined;
+    for (const holder of holders) {
+      for (const entry of holder.outbox ?? []) {
+        const at = Date.parse(entry.at);
+        if (oldest === undefined || at < oldest) oldest = at;
+      }
+    }
+    return oldest;
   }
 
   /**
@@ -358,7 +408,7 @@ export class SubscriptionsRepository {
     // A bulk command's entry is the same in every document it changed: listed once.
     const entries = new Map<string, OutboxEntry>();
     for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
-    await this.collection.updateMany({ _id: { $in: relayed.map((h) => h._id) } }, { $pullAll: { outbox: [...entries.values()] } });
+    await this.collection.updateMany(ownedIds(byMerchantOf(new Map(relayed.map((h) => [h._id, h.merchantId])))), { $pullAll: { outbox: [...entries.values()] } });
   }
 
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {

@@ -11,7 +11,7 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
-import type { CommandState, DueSubscription, FiringGroup, SubscriptionsRepository } from './subscriptions.repository.js';
+import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
   SubscriptionNotFoundError,
@@ -56,11 +56,12 @@ function ruleStateOf(subscription: Subscription) {
 
 /** Due subscriptions read in the same state share one ruling and one conditional update. */
 function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
-  const groups = new Map<string, { state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
+  const groups = new Map<string, { merchantId: string; state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
   for (const subscription of due) {
-    const { status, pauseAt, resumeAt, pauseReason, nextScheduledAt } = subscription;
-    const key = JSON.stringify([status, pauseAt, resumeAt, pauseReason, nextScheduledAt]);
-    const group = groups.get(key) ?? { state: subscription, ruling: decide(subscription, { kind: 'FIRE', now }), ids: [] };
+    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt } = subscription;
+    // One merchant per group: each update names the merchant that owns its subscriptions (docs/sharding.md).
+    const key = JSON.stringify([merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt]);
+    const group = groups.get(key) ?? { merchantId, state: subscription, ruling: decide(subscription, { kind: 'FIRE', now }), ids: [] };
     group.ids.push(subscription.id);
     groups.set(key, group);
   }
@@ -110,7 +111,7 @@ export class SubscriptionsService {
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
       const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
       if (changed) {
-        this.changes.notify([id]);
+        this.changes.notify(merchantId, [id]);
         return changed;
       }
       const current = await this.repository.find(merchantId, id);
@@ -166,7 +167,8 @@ export class SubscriptionsService {
       async () => {
         const groups = grouped(due, nowTimestamp());
         const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
-        this.changes.notify(groups.filter((g) => g.ruling.event).flatMap((g) => g.ids.filter((id) => ours.has(id))));
+        const moved = groups.filter((g) => g.ruling.event).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
+        for (const [merchantId, ids] of byMerchantOf(moved)) this.changes.notify(merchantId, ids);
         return { groups, ours };
       },
     );
@@ -188,7 +190,7 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     const plan = planCommand(operation, schedule);
     const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause));
-    this.changes.notify([...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
+    this.changes.notify(merchantId, [...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
     return outcomes;
   }
 

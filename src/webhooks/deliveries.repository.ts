@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { bulkWriteInParts, insertNew } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, insertNew, ownedBy } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { EVENT_RETENTION_MS } from '../events/events.repository.js';
@@ -18,6 +18,8 @@ export type WebhookAttempt = components['schemas']['WebhookAttempt'];
 export interface Delivery extends WebhookDelivery {
   readonly merchantId: string;
   readonly endpointId: string;
+  /** The trace context of the change that caused it (W3C traceparent), when traced: the delivery continues it. */
+  readonly trace?: string;
 }
 
 /** What one attempt (or a decision not to attempt) leaves of a delivery. */
@@ -69,25 +71,26 @@ export class DeliveriesRepository {
    * one update and one read for the batch. A worker that dies holding some leaves them due again
    * when the lease ends.
    */
-  async claim(ids: readonly string[], leaseUntil: Date, now = new Date()): Promise<Delivery[]> {
+  async claim(merchantId: string | undefined, ids: readonly string[], leaseUntil: Date, now = new Date()): Promise<Delivery[]> {
     const claim = randomUUID();
-    await this.collection.updateMany({ _id: { $in: [...ids] }, status: 'pending', dueAt: { $lte: now } }, { $set: { dueAt: leaseUntil, claim } });
-    return (await this.collection.find({ _id: { $in: [...ids] }, claim }).toArray()).map(toDelivery);
+    const these = { _id: { $in: [...ids] }, ...ownedBy(merchantId) };
+    await this.collection.updateMany({ ...these, status: 'pending', dueAt: { $lte: now } }, { $set: { dueAt: leaseUntil, claim } });
+    return (await this.collection.find({ ...these, claim }).toArray()).map(toDelivery);
   }
 
   /** Pending deliveries due before `before` that no job took (their job was lost): for the sweep. */
-  async overdue(before: Date, limit: number): Promise<string[]> {
-    const docs = await this.collection.find({ dueAt: { $lt: before }, status: 'pending' }, { projection: { _id: 1 } }).limit(limit).toArray();
-    return docs.map((d) => d._id);
+  async overdue(before: Date, limit: number): Promise<{ id: string; merchantId: string }[]> {
+    const docs = await this.collection.find({ dueAt: { $lt: before }, status: 'pending' }, { projection: { _id: 1, merchantId: 1 } }).limit(limit).toArray();
+    return docs.map((d) => ({ id: d._id, merchantId: d.merchantId }));
   }
 
   /** Records the batch's attempts and where each delivery stands now. */
-  async record(updates: readonly DeliveryUpdate[]): Promise<void> {
+  async record(merchantId: string | undefined, updates: readonly DeliveryUpdate[]): Promise<void> {
     await bulkWriteInParts(
       this.collection,
       updates.map(({ id, attempt, status, retryAt }) => ({
         updateOne: {
-          filter: { _id: id },
+          filter: { _id: id, ...ownedBy(merchantId) },
           update: {
             $set: { status, dueAt: retryAt ?? null, nextAttemptAt: retryAt ? formatDate(retryAt) : null },
             $unset: { claim: '' },
@@ -100,8 +103,8 @@ export class DeliveriesRepository {
   }
 
   /** An endpoint's deliveries, newest event first (delivery ids start with the event's UUIDv7). */
-  async page(endpointId: string, { limit, startingAfter }: PageRequest): Promise<Page<Delivery>> {
-    const filter = { endpointId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
+  async page(merchantId: string, endpointId: string, { limit, startingAfter }: PageRequest): Promise<Page<Delivery>> {
+    const filter = { merchantId, endpointId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
     const docs = await this.collection.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
     return pageOf(docs.map(toDelivery), limit, (d) => d.id);
   }

@@ -15,6 +15,8 @@ export const DELIVERY_BATCH = 500;
 
 interface DeliveryJobData {
   deliveryIds: string[];
+  /** The deliveries' merchant, so that their reads and writes name it (absent on jobs queued by earlier versions). */
+  merchantId?: string;
 }
 
 export type DeliveryQueueOptions = JobQueueOptions;
@@ -27,15 +29,15 @@ export class DeliveryQueue {
   }
 
   /** Stores jobs for these deliveries, due at `at` (default now), DELIVERY_BATCH per job. */
-  async enqueue(deliveryIds: readonly string[], at?: Date): Promise<void> {
+  async enqueue(merchantId: string, deliveryIds: readonly string[], at?: Date): Promise<void> {
     const jobs: DeliveryJobData[] = [];
-    for (let i = 0; i < deliveryIds.length; i += DELIVERY_BATCH) jobs.push({ deliveryIds: deliveryIds.slice(i, i + DELIVERY_BATCH) });
+    for (let i = 0; i < deliveryIds.length; i += DELIVERY_BATCH) jobs.push({ merchantId, deliveryIds: deliveryIds.slice(i, i + DELIVERY_BATCH) });
     await this.queue.enqueue(jobs, at);
   }
 
   /** Runs `send` for each due job, renewing its lock while it runs (a batch may take a while). */
-  async consume(send: (deliveryIds: readonly string[]) => Promise<void>): Promise<void> {
-    await this.queue.consume(({ deliveryIds }) => send(deliveryIds));
+  async consume(send: (deliveryIds: readonly string[], merchantId: string | undefined) => Promise<void>): Promise<void> {
+    await this.queue.consume(({ deliveryIds, merchantId }) => send(deliveryIds, merchantId));
   }
 
   async stop(deadlineMs: number): Promise<void> {

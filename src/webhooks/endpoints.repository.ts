@@ -1,6 +1,7 @@
 /** Every MongoDB call about webhook endpoints. The secret is stored so that it can sign, and leaves only through `forDelivery`. */
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
+import { ownedBy } from '../db/mongo-helpers.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
@@ -75,21 +76,26 @@ export class EndpointsRepository {
     return docs.map((d) => d._id);
   }
 
+  /** Endpoints disabled after repeated failures, every merchant's, counted up to `cap` (no index: endpoints are few per merchant): `subsvc status`. */
+  async countDisabled(cap: number): Promise<number> {
+    return this.collection.countDocuments({ status: 'disabled' }, { limit: cap });
+  }
+
   /** These endpoints as a delivery needs them (with the secret); removed ones are absent. */
-  async forDelivery(ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
-    const docs = await this.collection.find({ _id: { $in: [...ids] } }, { projection: { url: 1, secret: 1, status: 1 } }).toArray();
+  async forDelivery(merchantId: string | undefined, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
+    const docs = await this.collection.find({ _id: { $in: [...ids] }, ...ownedBy(merchantId) }, { projection: { url: 1, secret: 1, status: 1 } }).toArray();
     return new Map(docs.map((doc) => [doc._id, { id: doc._id, url: doc.url, secret: doc.secret, enabled: doc.status === 'enabled' }]));
   }
 
-  async succeeded(id: string): Promise<void> {
-    await this.collection.updateOne({ _id: id, failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } });
+  async succeeded(merchantId: string | undefined, id: string): Promise<void> {
+    await this.collection.updateOne({ _id: id, ...ownedBy(merchantId), failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } });
   }
 
   /** Counts a delivery failed for good; disables the endpoint at `limit` in a row. True when this disabled it. */
-  async failed(id: string, limit: number, reason: string): Promise<boolean> {
-    const doc = await this.collection.findOneAndUpdate({ _id: id }, { $inc: { failuresInARow: 1 } }, { returnDocument: 'after' });
+  async failed(merchantId: string | undefined, id: string, limit: number, reason: string): Promise<boolean> {
+    const doc = await this.collection.findOneAndUpdate({ _id: id, ...ownedBy(merchantId) }, { $inc: { failuresInARow: 1 } }, { returnDocument: 'after' });
     if (!doc || doc.failuresInARow < limit || doc.status !== 'enabled') return false;
-    const result = await this.collection.updateOne({ _id: id, status: 'enabled' }, { $set: { status: 'disabled', disabledReason: reason } });
+    const result = await this.collection.updateOne({ _id: id, ...ownedBy(merchantId), status: 'enabled' }, { $set: { status: 'disabled', disabledReason: reason } });
     return result.modifiedCount === 1;
   }
 }

@@ -11,6 +11,7 @@ import type { Event } from '../events/events.repository.js';
 import type { WebhookAttempt } from './deliveries.repository.js';
 import type { DeliveryTarget } from './endpoints.repository.js';
 import { sign } from './signature.js';
+import { injectTraceparent } from '../observability/tracing.js';
 import { resolveWebhookUrl } from './url-guard.js';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -28,13 +29,13 @@ export async function attemptDelivery(target: DeliveryTarget, event: Event, allo
     const { url, address, family } = await resolveWebhookUrl(target.url, allowPrivateUrls);
     const body = JSON.stringify({ type: event.type, timestamp: event.createdAt, data: event.data });
     const timestamp = Math.floor(Date.now() / 1000);
-    const headers = {
+    const headers = injectTraceparent({
       'content-type': 'application/json',
       'user-agent': 'subsvc-webhooks/1',
       'webhook-id': event.id,
       'webhook-timestamp': String(timestamp),
       'webhook-signature': sign(target.secret, event.id, timestamp, body),
-    };
+    });
     return result(await post(url, address, family, headers, body));
   } catch (error) {
     return result({ error: error instanceof ProblemError ? `URL not allowed: ${error.detail}` : (error as Error).message });

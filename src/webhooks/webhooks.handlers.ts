@@ -24,8 +24,8 @@ export function webhookHandlers(endpoints: EndpointsService, deliveries: Deliver
     },
     listWebhookDeliveries: async ({ merchant, params, query }) => {
       const endpoint = await endpoints.get(merchant.id, params.endpointId);
-      const page = await deliveries.page(endpoint.id, pageRequestOf(query));
-      return { status: 200, body: { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, ...delivery }) => delivery) } };
+      const page = await deliveries.page(merchant.id, endpoint.id, pageRequestOf(query));
+      return { status: 200, body: { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, trace: _t, ...delivery }) => delivery) } };
     },
   };
 }

@@ -14,7 +14,10 @@ import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
+import { metrics } from '../observability/metrics.js';
+import { failActiveSpan, inSpan } from '../observability/tracing.js';
 import type { Event, EventsRepository } from '../events/events.repository.js';
+import { byMerchantOf } from '../subscriptions/subscriptions.repository.js';
 import type { EventSink } from '../events/events.relay.js';
 import type { Resender } from '../events/events.handlers.js';
 import type { DeliveriesRepository, Delivery, DeliveryUpdate } from './deliveries.repository.js';
@@ -47,8 +50,8 @@ export class WebhooksWorker implements EventSink, Resender {
   }
 
   /** One delivery per event and subscribed endpoint; repeated, it creates no new delivery. */
-  async fanOut(merchantId: string, events: readonly Event[]): Promise<void> {
-    await this.queueDeliveries(merchantId, events, (event, endpointId) => `${event.id}.${endpointId}`);
+  async fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void> {
+    await this.queueDeliveries(merchantId, events, (event, endpointId) => `${event.id}.${endpointId}`, traces);
   }
 
   /** Another delivery of the event (same webhook-id) to each subscribed enabled endpoint. */
@@ -57,24 +60,41 @@ export class WebhooksWorker implements EventSink, Resender {
     return this.queueDeliveries(merchantId, [event], (e, endpointId) => `${e.id}.${endpointId}.${resend}`);
   }
 
-  private async queueDeliveries(merchantId: string, events: readonly Event[], idOf: (event: Event, endpointId: string) => string): Promise<number> {
+  private async queueDeliveries(
+    merchantId: string,
+    events: readonly Event[],
+    idOf: (event: Event, endpointId: string) => string,
+    traces?: ReadonlyMap<string, string>,
+  ): Promise<number> {
     const subscribed = new Map<string, string[]>();
     const deliveries: Delivery[] = [];
     const createdAt = nowTimestamp();
     for (const event of events) {
       if (!subscribed.has(event.type)) subscribed.set(event.type, await this.endpoints.subscribedTo(merchantId, event.type));
       for (const endpointId of subscribed.get(event.type)!) {
-        deliveries.push({ id: idOf(event, endpointId), merchantId, endpointId, eventId: event.id, eventType: event.type, status: 'pending', attempts: [], nextAttemptAt: createdAt, createdAt });
+        const trace = traces?.get(event.id);
+        deliveries.push({
+          id: idOf(event, endpointId),
+          merchantId,
+          endpointId,
+          eventId: event.id,
+          eventType: event.type,
+          status: 'pending',
+          attempts: [],
+          nextAttemptAt: createdAt,
+          createdAt,
+          ...(trace ? { trace } : {}),
+        });
       }
     }
     if (deliveries.length === 0) return 0;
     await this.deliveries.insert(deliveries);
-    await this.queue.enqueue(deliveries.map((d) => d.id));
+    await this.queue.enqueue(merchantId, deliveries.map((d) => d.id));
     return deliveries.length;
   }
 
   async start(): Promise<void> {
-    await this.queue.consume((ids) => this.sendBatch(ids));
+    await this.queue.consume((ids, merchantId) => this.sendBatch(ids, merchantId));
     this.sweeper = setInterval(() => {
       this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
     }, SWEEP_EVERY_MS);
@@ -91,33 +111,35 @@ export class WebhooksWorker implements EventSink, Resender {
       const overdue = await this.deliveries.overdue(new Date(Date.now() - OVERDUE_AFTER_MS), DELIVERY_BATCH);
       if (overdue.length > 0) {
         this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
-        await this.queue.enqueue(overdue);
+        for (const [merchantId, ids] of byMerchantOf(new Map(overdue.map((d) => [d.id, d.merchantId])))) await this.queue.enqueue(merchantId, ids);
       }
     } catch (error) {
       this.log.warn({ err: error }, 'webhook delivery sweep failed');
     }
   }
 
-  /** Sends the deliveries of one job that are still due and held by no other worker. */
-  async sendBatch(ids: readonly string[]): Promise<void> {
+  /** Sends the deliveries of one job (the merchant's; undefined for a job queued by an earlier version) that are still due and held by no other worker. */
+  async sendBatch(ids: readonly string[], merchantId: string | undefined): Promise<void> {
     const rounds = Math.ceil(ids.length / SEND_CONCURRENCY);
-    const claimed = await this.deliveries.claim(ids, new Date(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000) + 30_000));
+    const claimed = await this.deliveries.claim(merchantId, ids, new Date(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000) + 30_000));
     if (claimed.length === 0) return;
     const [events, targets] = await Promise.all([
-      this.events.findMany([...new Set(claimed.map((d) => d.eventId))]),
-      this.endpoints.forDelivery([...new Set(claimed.map((d) => d.endpointId))]),
+      this.events.findMany(merchantId, [...new Set(claimed.map((d) => d.eventId))]),
+      this.endpoints.forDelivery(merchantId, [...new Set(claimed.map((d) => d.endpointId))]),
     ]);
     const updates: DeliveryUpdate[] = [];
     let next = 0;
     const sendNext = async (): Promise<void> => {
       while (next < claimed.length) {
         const delivery = claimed[next++]!;
-        updates.push(await this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId)));
+        // A child of the change that caused it, when traced; the POST carries the delivery span's traceparent.
+        const attributes = { 'subsvc.event_type': delivery.eventType, 'subsvc.attempt': delivery.attempts.length + 1 };
+        updates.push(await inSpan('webhook delivery', delivery.trace, attributes, () => this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId))));
       }
     };
     await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, claimed.length) }, sendNext));
-    await this.deliveries.record(updates);
-    await this.afterRecorded(claimed, updates, targets);
+    await this.deliveries.record(merchantId, updates);
+    await this.afterRecorded(merchantId, claimed, updates, targets);
   }
 
   /** One attempt, or none when the endpoint or the event is gone or the endpoint is disabled. */
@@ -129,7 +151,12 @@ export class WebhooksWorker implements EventSink, Resender {
     }
     const attempt = await attemptDelivery(target, event, this.options.allowPrivateUrls);
     const outcome = { ...line, statusCode: attempt.statusCode, error: attempt.error, durationMs: attempt.durationMs };
-    if (attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300) {
+    metrics()?.deliveryDuration.observe(attempt.durationMs / 1000);
+    const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+    const retryDelay = this.options.retryDelaysMs[delivery.attempts.length];
+    metrics()?.deliveries.labels(delivered ? 'delivered' : retryDelay === undefined ? 'failed' : 'retrying').inc();
+    if (!delivered) failActiveSpan(attempt.error ?? `HTTP ${attempt.statusCode}`);
+    if (delivered) {
       this.log.info(outcome, 'webhook delivered');
       return { id: delivery.id, attempt, status: 'succeeded' };
     }
@@ -143,15 +170,15 @@ export class WebhooksWorker implements EventSink, Resender {
   }
 
   /** Endpoint bookkeeping (the disabling rule) and one job per retry time for the failed ones. */
-  private async afterRecorded(claimed: readonly Delivery[], updates: readonly DeliveryUpdate[], targets: Map<string, DeliveryTarget>): Promise<void> {
+  private async afterRecorded(merchantId: string | undefined, claimed: readonly Delivery[], updates: readonly DeliveryUpdate[], targets: Map<string, DeliveryTarget>): Promise<void> {
     const endpointOf = new Map(claimed.map((d) => [d.id, d.endpointId]));
     const succeeded = new Set(updates.filter((u) => u.status === 'succeeded').map((u) => endpointOf.get(u.id)!));
-    await Promise.all([...succeeded].map((id) => this.endpoints.succeeded(id)));
+    await Promise.all([...succeeded].map((id) => this.endpoints.succeeded(merchantId, id)));
     for (const update of updates) {
       if (update.status !== 'failed' || !update.attempt) continue;
       const endpointId = endpointOf.get(update.id)!;
       const reason = `${DISABLE_AFTER} deliveries in a row failed after every retry (last: ${update.attempt.error ?? `HTTP ${update.attempt.statusCode}`})`;
-      if (targets.has(endpointId) && (await this.endpoints.failed(endpointId, DISABLE_AFTER, reason))) {
+      if (targets.has(endpointId) && (await this.endpoints.failed(merchantId, endpointId, DISABLE_AFTER, reason))) {
         this.log.warn({ endpointId, reason }, 'webhook endpoint disabled');
       }
     }
@@ -164,6 +191,10 @@ export class WebhooksWorker implements EventSink, Resender {
       ids.push(update.id);
       retries.set(second, ids);
     }
-    for (const [at, ids] of retries) await this.queue.enqueue(ids, new Date(at));
+    // A job's deliveries are one merchant's (claimed.merchantId: a job queued by an earlier version may mix them).
+    const merchantOfDelivery = new Map(claimed.map((d) => [d.id, d.merchantId]));
+    for (const [at, ids] of retries) {
+      for (const [owner, own] of byMerchantOf(new Map(ids.map((id) => [id, merchantOfDelivery.get(id)!])))) await this.queue.enqueue(owner, own, new Date(at));
+    }
   }
 }

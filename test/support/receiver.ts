@@ -6,6 +6,8 @@ import { Webhook } from 'standardwebhooks';
 export interface Received {
   readonly id: string;
   readonly verified: boolean;
+  /** The W3C trace context the delivery carried, if any. */
+  readonly traceparent?: string | undefined;
   readonly body: { type: string; timestamp: string; data: Record<string, any> };
 }
 
@@ -37,7 +39,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       } catch {
         verified = false;
       }
-      receiver.received.push({ id: String(req.headers['webhook-id']), verified, body: JSON.parse(text) });
+      receiver.received.push({ id: String(req.headers['webhook-id']), verified, body: JSON.parse(text), traceparent: req.headers.traceparent as string | undefined });
       res.writeHead(receiver.answers.shift() ?? 200).end();
     });
   });

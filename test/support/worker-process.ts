@@ -28,6 +28,8 @@ async function startProcess(command: 'serve' | 'worker', mongodbUri: string, env
       BULK_LOCK_LIFETIME_MS: '10000',
       BULK_POLL_INTERVAL_MS: '100',
       LOG_LEVEL: 'info',
+      // No readiness delay on SIGTERM unless a test asks for one (test/shutdown.test.ts).
+      SHUTDOWN_READY_DELAY_MS: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -78,3 +78,42 @@ describe('RateLimiter per address, counting failures (3 a minute)', () => {
     expect(() => limiter.refuseWhenEmpty('10.0.0.1', response().ctx)).not.toThrow();
   });
 });
+
+describe('RateLimiter shared by 2 HTTP processes (setShare(2); fleet limit burst 10, 2 per second)', () => {
+  it('holds half the burst and half the refill; the fields speak of the fleet', () => {
+    let now = 0;
+    const limiter = new RateLimiter(10, 2, { now: () => now });
+    limiter.setShare(2);
+    const left = [];
+    for (let i = 0; i < 5; i++) {
+      const { headers, ctx } = response();
+      limiter.enforce('m1', ctx);
+      expect(headers['RateLimit-Policy']).toBe('"merchant";q=10;w=5');
+      left.push(headers.RateLimit);
+    }
+    // r: this process's tokens times 2; t: seconds to a whole fleet quota at the fleet's rate.
+    expect(left).toEqual(['"merchant";r=8;t=1', '"merchant";r=6;t=2', '"merchant";r=4;t=3', '"merchant";r=2;t=4', '"merchant";r=0;t=5']);
+    const { headers, ctx } = response();
+    refusal(() => limiter.enforce('m1', ctx));
+    // One token refills in 1 s at this process's 1 per second.
+    expect(headers['Retry-After']).toBe('1');
+    now += 1000;
+    limiter.enforce('m1', response().ctx);
+    expect(() => limiter.enforce('m1', response().ctx)).toThrow(ProblemError);
+  });
+
+  it('with more processes than the burst, each keeps one request at once (never none)', () => {
+    const limiter = new RateLimiter(3, 1, { now: () => 0 });
+    limiter.setShare(4);
+    limiter.enforce('m1', response().ctx);
+    expect(() => limiter.enforce('m1', response().ctx)).toThrow(ProblemError);
+  });
+
+  it('a bucket above a smaller new share is cut to it at its next use', () => {
+    const limiter = new RateLimiter(10, 1, { now: () => 0 });
+    limiter.enforce('m1', response().ctx); // 9 left of the whole limit
+    limiter.setShare(2);
+    for (let i = 0; i < 5; i++) limiter.enforce('m1', response().ctx);
+    expect(() => limiter.enforce('m1', response().ctx)).toThrow(ProblemError);
+  });
+});
