@@ -66,14 +66,21 @@ function generateInto(dir: string, specPath = spec): void {
   writeFileSync(join(dir, 'http-client.env.json'), `${JSON.stringify(ENVIRONMENTS, null, 2)}\n`);
 }
 
+/** The bulk operations whose 200 is a dry run's answer, beside their 202 (docs/design.md §6a). */
+const DRY_RUN_OPERATIONS = ['/v2/subscriptions/bulk/pause', '/v2/subscriptions/bulk/resume'];
+
 /**
  * The client calls the service, so it is generated without the spec's `webhooks` (requests the
  * service sends, which typescript-fetch renders as broken API methods); their payload types are
- * in openapi.d.ts.
+ * in openapi.d.ts. The bulk operations keep their 202 as their return type: typescript-fetch
+ * types a method by its lowest 2xx, which would make every bulk call return the dry run's 200.
+ * A dry run is read from the `…Raw` method's response with `BulkDryRunFromJSON` (docs/clients.md).
  */
-function withoutWebhooks(specPath: string, dir: string): string {
+function clientSpec(specPath: string, dir: string): string {
   const document = parse(readFileSync(specPath, 'utf8')) as Record<string, unknown>;
   delete document.webhooks;
+  const paths = document.paths as Record<string, { post?: { responses?: Record<string, unknown> } }>;
+  for (const path of DRY_RUN_OPERATIONS) delete paths[path]?.post?.responses?.['200'];
   const out = join(dir, 'client-spec.yaml');
   writeFileSync(out, stringify(document));
   return out;
@@ -83,7 +90,7 @@ function withoutWebhooks(specPath: string, dir: string): string {
 function generateClient(specPath: string, out: string): void {
   const scratch = mkdtempSync(join(tmpdir(), 'subsvc-client-spec-'));
   try {
-    generateClientFrom(withoutWebhooks(specPath, scratch), out);
+    generateClientFrom(clientSpec(specPath, scratch), out);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

@@ -1,49 +1,70 @@
 /**
- * Accepting a bulk request (docs/design.md §6): normalise and collapse the ids, keep the caller's
- * own subscriptions that are not cancelled (one query; a cancelled subscription never changes
- * again, so it is rejected now rather than skipped by a worker later), and store the request
- * with every accepted id in one document (one insert): a request is accepted whole or not at
- * all. Nothing is applied here; it is dispatched to the workers once the 202 has been sent.
+ * Accepting a bulk request (docs/design.md §6, §6a): find what it selects among the caller's own
+ * subscriptions (the listed ids, normalised and collapsed, or those a filter matches: one query
+ * either way), keep those that are not cancelled (a cancelled subscription never changes again,
+ * so it is rejected now rather than skipped by a worker later), and store the request with every
+ * accepted id in one document (one insert): a request is accepted whole or not at all, and a
+ * filter's matches are fixed there. Nothing is applied here; it is dispatched to the workers once
+ * the 202 has been sent. A dry run does the same reading and stores nothing.
  */
 import type { components } from '../../generated/openapi.js';
+import { Problems, ProblemError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
-import type { Operation } from '../subscriptions/subscriptions.rules.js';
+import type { Operation, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../schedules/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkRepository, Rejection } from './bulk.repository.js';
+import { DRY_RUN_SAMPLE, MAX_FILTER_MATCHES, type BulkSelection } from './bulk.selection.js';
 
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
+type BulkDryRun = components['schemas']['BulkDryRun'];
+
+/** The caller's subscriptions a request selects, with their status, and the listed ids that are none of them. */
+interface Selected {
+  readonly matched: readonly { readonly id: string; readonly status: SubscriptionStatus }[];
+  readonly notFound: readonly string[];
+}
+
+/** Where a request's reads and its insert go: a filter's, on the background client (below). */
+export interface BulkStores {
+  readonly subscriptions: SubscriptionsRepository;
+  readonly requests: BulkRepository;
+}
 
 export class BulkService {
   private readonly log: Logger;
 
   constructor(
-    private readonly subscriptions: SubscriptionsRepository,
-    private readonly repository: BulkRepository,
+    private readonly byIds: BulkStores,
+    /**
+     * For requests by filter: up to 100,000 matches read and stored in one document take longer
+     * than DB_TIMEOUT_MS allows a request (FerretDB reads every subscription for the match), so
+     * they are bounded by BULK_DB_TIMEOUT_MS, as the dispatch that follows is (docs/design.md §6a).
+     */
+    private readonly byFilter: BulkStores,
     private readonly dispatcher: BulkDispatcher,
     log: Logger,
   ) {
     this.log = log.child({ component: 'bulk' });
   }
 
-  /** The ids were checked against the spec at the edge: 1 to 3000 UUIDs; a schedule, against its rules. */
-  async accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[], schedule?: ScheduleRequest): Promise<BulkAcceptance> {
+  /** The selection was checked against the spec at the edge (1 to 3000 UUIDs, or a filter); a schedule, against its rules. */
+  async accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkAcceptance> {
     const requestId = uuidv7();
-    const unique = [...new Set(subscriptionIds.map((id) => id.toLowerCase()))];
-    const statuses = await this.subscriptions.ownedStatuses(merchantId, unique);
-    const accepted = unique.filter((id) => statuses.has(id) && statuses.get(id) !== 'cancelled');
-    const rejected = unique.flatMap((subscriptionId): Rejection[] => {
-      const status = statuses.get(subscriptionId);
-      if (status === undefined) return [{ subscriptionId, reason: 'not_found' }];
-      return status === 'cancelled' ? [{ subscriptionId, reason: 'cancelled' }] : [];
-    });
+    const { matched, notFound } = await this.select(merchantId, selection);
+    const accepted = matched.filter((s) => s.status !== 'cancelled').map((s) => s.id);
+    const rejected: Rejection[] = [
+      ...notFound.map((subscriptionId) => ({ subscriptionId, reason: 'not_found' as const })),
+      ...matched.filter((s) => s.status === 'cancelled').map((s) => ({ subscriptionId: s.id, reason: 'cancelled' as const })),
+    ];
     const createdAt = nowTimestamp();
+    const { requests } = 'ids' in selection ? this.byIds : this.byFilter;
     try {
-      await this.repository.insert({
+      await requests.insert({
         requestId,
         merchantId,
         operation,
@@ -58,11 +79,48 @@ export class BulkService {
     } catch (error) {
       // The insert may have reached the database before the connection failed: take it back, so
       // that the error means nothing was accepted (unless the database is unreachable even for this).
-      await this.repository.remove(requestId).catch(() => undefined);
+      await requests.remove(requestId).catch(() => undefined);
       throw error;
     }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
     return { requestId, operation, acceptedCount: accepted.length, rejected };
+  }
+
+  /** What `accept` would take, read the same way, with nothing stored or queued. */
+  async dryRun(merchantId: string, selection: BulkSelection): Promise<BulkDryRun> {
+    const { matched } = await this.select(merchantId, selection);
+    const acceptable = matched.filter((s) => s.status !== 'cancelled').map((s) => s.id);
+    return {
+      matchedCount: matched.length,
+      cancelledCount: matched.length - acceptable.length,
+      sample: acceptable.slice(0, DRY_RUN_SAMPLE),
+    };
+  }
+
+  /**
+   * One read: the listed ids that are the caller's, in the order sent, or what the filter matches,
+   * in id order. A filter matching more than MAX_FILTER_MATCHES is refused with its count (one
+   * more read, only then), before anything is stored.
+   */
+  private async select(merchantId: string, selection: BulkSelection): Promise<Selected> {
+    if ('ids' in selection) {
+      const unique = [...new Set(selection.ids.map((id) => id.toLowerCase()))];
+      const statuses = await this.byIds.subscriptions.ownedStatuses(merchantId, unique);
+      return {
+        matched: unique.flatMap((id) => (statuses.has(id) ? [{ id, status: statuses.get(id)! }] : [])),
+        notFound: unique.filter((id) => !statuses.has(id)),
+      };
+    }
+    const { subscriptions } = this.byFilter;
+    const matched = await subscriptions.matching(merchantId, selection.filter, MAX_FILTER_MATCHES + 1);
+    if (matched.length > MAX_FILTER_MATCHES) {
+      const count = await subscriptions.countMatching(merchantId, selection.filter);
+      throw new ProblemError(
+        Problems.filterTooBroad,
+        `The filter matches ${count} subscriptions; a bulk request takes at most ${MAX_FILTER_MATCHES}. Narrow the filter.`,
+      );
+    }
+    return { matched: matched.sort((a, b) => (a.id < b.id ? -1 : 1)), notFound: [] };
   }
 
   /** Hands an accepted request to the workers; called once its 202 has been sent. */

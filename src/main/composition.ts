@@ -111,7 +111,8 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const backgroundBulk = new BulkRepository(background, retentionMs);
   await bulkRepository.ensureIndexes();
   const dispatcher = new BulkDispatcher(backgroundBulk, queue, log);
-  const workerSubscriptions = new SubscriptionsService(new SubscriptionsRepository(background), mutex);
+  const backgroundSubscriptions = new SubscriptionsRepository(background);
+  const workerSubscriptions = new SubscriptionsService(backgroundSubscriptions, mutex);
   const schedules = new ScheduleWorker(new SchedulesRepository(background), mutex, config.schedulePollMs, log);
   const webhooks = await composeEventsAndWebhooks(database, config, concurrency, {
     changes: [subscriptions.changes, workerSubscriptions.changes, schedules.changes],
@@ -134,7 +135,12 @@ export async function composeService(database: Database, config: ServiceConfig, 
       return bulkWorker.running;
     },
   };
-  const bulk = new BulkService(subscriptionsRepository, bulkRepository, dispatcher, log);
+  const bulk = new BulkService(
+    { subscriptions: subscriptionsRepository, requests: bulkRepository },
+    { subscriptions: backgroundSubscriptions, requests: backgroundBulk },
+    dispatcher,
+    log,
+  );
   const idempotency = new IdempotencyRepository(db);
   await idempotency.ensureIndexes(capabilities.ttlIndexes, log);
   return {

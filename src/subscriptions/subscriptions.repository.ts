@@ -83,6 +83,25 @@ export interface Expected {
   readonly schedule?: { readonly pauseAt: string | null; readonly resumeAt: string | null };
 }
 
+/** A bulk request's filter (docs/design.md §6a): each field given narrows the match; times as stored (§5). */
+export interface SubscriptionFilter {
+  readonly statuses?: readonly SubscriptionStatus[];
+  readonly planIds?: readonly string[];
+  readonly createdBefore?: string;
+  readonly createdAfter?: string;
+}
+
+/** The filter as a query: always on one merchant, so that it is served from an index that starts with merchantId. */
+function filterQuery(merchantId: string, { statuses, planIds, createdBefore, createdAfter }: SubscriptionFilter): Filter<SubscriptionDocument> {
+  const createdAt = { ...(createdAfter !== undefined ? { $gt: createdAfter } : {}), ...(createdBefore !== undefined ? { $lt: createdBefore } : {}) };
+  return {
+    merchantId,
+    ...(statuses ? { status: { $in: [...statuses] } } : {}),
+    ...(planIds ? { planId: { $in: [...planIds] } } : {}),
+    ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
+  };
+}
+
 export class SubscriptionsRepository {
   private readonly collection: Collection<SubscriptionDocument>;
   /** Told of every pending time written here, after the write (schedule.clock.ts). */
@@ -96,6 +115,9 @@ export class SubscriptionsRepository {
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_subscriptions' });
     await this.collection.createIndex({ nextScheduledAt: 1 }, { name: 'due_schedules' });
+    // Bulk by filter (docs/design.md §6a): equality on merchantId, $in on status and planId, a range
+    // on createdAt; with _id last, the ids and statuses it reads come from the index alone.
+    await this.collection.createIndex({ merchantId: 1, status: 1, planId: 1, createdAt: 1, _id: 1 }, { name: 'merchant_filter' });
   }
 
   async find(merchantId: string, id: string): Promise<Subscription | undefined> {
@@ -180,6 +202,19 @@ export class SubscriptionsRepository {
       .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1, status: 1 } })
       .toArray();
     return new Map(docs.map((d) => [d._id, d.status]));
+  }
+
+  /**
+   * The id and status of up to `limit` of the merchant's subscriptions that match the filter, read
+   * once: the snapshot a bulk request by filter accepts, and what its dry run counts.
+   */
+  async matching(merchantId: string, filter: SubscriptionFilter, limit: number): Promise<{ id: string; status: SubscriptionStatus }[]> {
+    const docs = await this.collection.find(filterQuery(merchantId, filter), { projection: { _id: 1, status: 1 } }).limit(limit).toArray();
+    return docs.map((d) => ({ id: d._id, status: d.status }));
+  }
+
+  async countMatching(merchantId: string, filter: SubscriptionFilter): Promise<number> {
+    return this.collection.countDocuments(filterQuery(merchantId, filter));
   }
 
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {

@@ -13,8 +13,16 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { BulkFilter } from './BulkFilter.js';
+import {
+    BulkFilterFromJSON,
+    BulkFilterFromJSONTyped,
+    BulkFilterToJSON,
+    BulkFilterToJSONTyped,
+} from './BulkFilter.js';
+
 /**
- * The subscriptions of a bulk operation.
+ * The subscriptions of a bulk operation, as a list of ids or a filter (exactly one of the two).
  * @export
  * @interface BulkCommandRequest
  */
@@ -22,14 +30,23 @@ export interface BulkCommandRequest {
     /**
      * 1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed.
      */
-    subscriptions: Array<string>;
+    subscriptions?: Array<string>;
+    /**
+     * 
+     */
+    filter?: BulkFilter;
+    /**
+     * `true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a
+     * list of ids, the ids of the caller's subscriptions among them are what it matches.
+     * 
+     */
+    dryRun?: boolean;
 }
 
 /**
  * Check if a given object implements the BulkCommandRequest interface.
  */
 export function instanceOfBulkCommandRequest(value: object): value is BulkCommandRequest {
-    if (!('subscriptions' in value) || value['subscriptions'] === undefined) return false;
     return true;
 }
 
@@ -43,7 +60,9 @@ export function BulkCommandRequestFromJSONTyped(json: any, ignoreDiscriminator: 
     }
     return {
         
-        'subscriptions': json['subscriptions'],
+        'subscriptions': json['subscriptions'] == null ? undefined : json['subscriptions'],
+        'filter': json['filter'] == null ? undefined : BulkFilterFromJSON(json['filter']),
+        'dryRun': json['dryRun'] == null ? undefined : json['dryRun'],
     };
 }
 
@@ -59,6 +78,8 @@ export function BulkCommandRequestToJSONTyped(value?: BulkCommandRequest | null,
     return {
         
         'subscriptions': value['subscriptions'],
+        'filter': BulkFilterToJSON(value['filter']),
+        'dryRun': value['dryRun'],
     };
 }
 

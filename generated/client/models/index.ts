@@ -2,8 +2,11 @@
 /* eslint-disable */
 export * from './BulkAcceptance.js';
 export * from './BulkCommandRequest.js';
+export * from './BulkDryRun.js';
+export * from './BulkFilter.js';
 export * from './BulkOperation.js';
 export * from './BulkPauseRequest.js';
+export * from './BulkProblem.js';
 export * from './BulkRequest.js';
 export * from './BulkRequestCounts.js';
 export * from './BulkRequestEvent.js';
