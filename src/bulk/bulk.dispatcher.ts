@@ -16,6 +16,12 @@ const SWEEP_BATCH = 20;
 
 export class BulkDispatcher {
   private readonly log: Logger;
+  /**
+   * Requests this process is dispatching: a request by filter has up to 1000 chunks, whose
+   * dispatch can outlast STRAGGLER_AFTER_MS, and the sweep must not start it a second time here
+   * (that would queue every chunk twice: harmless, since a chunk run again changes nothing, but wasted).
+   */
+  private readonly dispatching = new Set<string>();
 
   constructor(
     private readonly repository: BulkRepository,
@@ -26,6 +32,16 @@ export class BulkDispatcher {
   }
 
   async dispatch(requestId: string): Promise<void> {
+    if (this.dispatching.has(requestId)) return;
+    this.dispatching.add(requestId);
+    try {
+      await this.dispatchOnce(requestId);
+    } finally {
+      this.dispatching.delete(requestId);
+    }
+  }
+
+  private async dispatchOnce(requestId: string): Promise<void> {
     const request = await this.repository.findUndispatched(requestId);
     if (!request?.subscriptionIds) return;
     const { merchantId, operation, chunkCount, createdAt, schedule } = request;

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * Subscription Pause and Resume API
- * Merchants pause and resume their subscriptions, one at a time (200 with the subscription) or 1 to 3000 at once (`/bulk/pause`, `/bulk/resume`, or a `subscriptions` body on the single operations\' paths; 202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations.  What `version` means, and every error code with what to do about it: the sections \"Versions\" and \"Error codes\" (tags). 
+ * Merchants pause and resume their subscriptions, one at a time (200 with the subscription) or 1 to 3000 at once (`/bulk/pause`, `/bulk/resume`, or a `subscriptions` body on the single operations\' paths; 202: the commands are queued and applied in the background), or up to 100,000 chosen by a `filter` on `/bulk/pause` and `/bulk/resume`, after a dry run if you wish.  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations.  What `version` means, and every error code with what to do about it: the sections \"Versions\" and \"Error codes\" (tags). 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -32,7 +32,7 @@ export interface BulkFilter {
     /**
      * Any of these statuses. `cancelled` ones match, and are then rejected.
      */
-    status?: Set<SubscriptionStatus>;
+    status?: Array<SubscriptionStatus>;
     /**
      * Any of these plans (1 to 100 ids, case-insensitive).
      */
@@ -64,7 +64,7 @@ export function BulkFilterFromJSONTyped(json: any, ignoreDiscriminator: boolean)
     }
     return {
         
-        'status': json['status'] == null ? undefined : (new Set((json['status'] as Array<any>).map(SubscriptionStatusFromJSON))),
+        'status': json['status'] == null ? undefined : ((json['status'] as Array<any>).map(SubscriptionStatusFromJSON)),
         'planId': json['planId'] == null ? undefined : json['planId'],
         'createdBefore': json['createdBefore'] == null ? undefined : (parseDateTime(json['createdBefore'])),
         'createdAfter': json['createdAfter'] == null ? undefined : (parseDateTime(json['createdAfter'])),
@@ -82,7 +82,7 @@ export function BulkFilterToJSONTyped(value?: BulkFilter | null, ignoreDiscrimin
 
     return {
         
-        'status': value['status'] == null ? undefined : (Array.from(value['status'] as Set<any>).map(SubscriptionStatusToJSON)),
+        'status': value['status'] == null ? undefined : ((value['status'] as Array<any>).map(SubscriptionStatusToJSON)),
         'planId': value['planId'],
         'createdBefore': value['createdBefore'] == null ? value['createdBefore'] : serializeDateTime(value['createdBefore']),
         'createdAfter': value['createdAfter'] == null ? value['createdAfter'] : serializeDateTime(value['createdAfter']),
