@@ -215,6 +215,7 @@ async function benchFilter(db: Db, service: Service, baseUrl: string, apiKey: st
   let accepted: Awaited<ReturnType<typeof postFilter>> | undefined;
   const acceptMs = await timed(async () => (accepted = await postFilter(baseUrl, apiKey, { filter })));
   if (accepted?.status !== 202 || accepted.body.acceptedCount !== FILTER_COUNT) throw new Error(`the request answered ${accepted?.status} ${JSON.stringify(accepted?.body).slice(0, 300)}`);
+  console.error(`(g) seeded ${FILTER_COUNT} in ${(seedMs / 1000).toFixed(1)} s; dry run ${dryRunMs.toFixed(0)} ms; accepted in ${acceptMs.toFixed(0)} ms`);
   const requestId = accepted.body.requestId as never;
   const start = performance.now();
   await service.workers.start();
@@ -225,6 +226,7 @@ async function benchFilter(db: Db, service: Service, baseUrl: string, apiKey: st
     await new Promise((r) => setTimeout(r, 200));
   }
   const drainMs = performance.now() - start;
+  console.error(`(g) dispatched ${((dispatchMs ?? drainMs) / 1000).toFixed(1)} s and completed ${(drainMs / 1000).toFixed(1)} s after the 202`);
   await service.workers.stop(30_000);
   const paused = await db.collection('subscriptions').countDocuments({ merchantId, status: 'paused' });
   if (paused !== FILTER_COUNT) throw new Error(`the filter request completed with ${paused} of ${FILTER_COUNT} paused`);
@@ -565,6 +567,7 @@ async function main(): Promise<void> {
 async function benchOnlyFilter(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, engine: string, engineName: string): Promise<void> {
   console.error('(b) drain ...');
   const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId, engine);
+  console.error(`(b) 3000 applied ${drain.drainMs.toFixed(0)} ms after the 202`);
   console.error(`(g) bulk by filter, ${FILTER_COUNT} subscriptions ...`);
   printFilter(await benchFilter(db, service, baseUrl, apiKey, merchantId, drain.drainMs), engineName);
 }

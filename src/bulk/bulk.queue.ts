@@ -13,10 +13,12 @@ import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db } from 'mongodb';
 import { drainAgenda, runRenewingLock } from '../lib/agenda-jobs.js';
 import type { Logger } from '../logger.js';
-import type { ChunkJobData } from './bulk.chunks.js';
+import { chunked, type ChunkJobData } from './bulk.chunks.js';
 
 export const JOB_NAME = 'bulk-chunk';
 export const JOBS_COLLECTION = 'bulkJobs';
+/** Job saves sent at once: enough for a 3000-id request's 30 chunks in one go. */
+const ENQUEUE_AT_ONCE = 32;
 
 export interface QueueOptions {
   /** Chunks one process applies at once; 0 runs none (an HTTP-only process). */
@@ -54,10 +56,16 @@ export class BulkQueue {
     this.agenda.on('error', (error: Error) => this.log.error({ err: error }, 'job queue error'));
   }
 
-  /** Stores one job per chunk; resolves once every one is durable. */
+  /**
+   * Stores one job per chunk; resolves once every one is durable. ENQUEUE_AT_ONCE at a time: a
+   * request by filter has up to 1000 chunks, and 1000 saves at once on FerretDB's one writer held
+   * it for a minute, long enough for the job queue's own queries to time out (docs/design.md §6a).
+   */
   async enqueue(chunkIds: readonly string[]): Promise<void> {
     await this.agenda.ready;
-    await Promise.all(chunkIds.map((chunkId) => this.agenda.create<ChunkJobData>(JOB_NAME, { chunkId }).save()));
+    for (const part of chunked(chunkIds, ENQUEUE_AT_ONCE)) {
+      await Promise.all(part.map((chunkId) => this.agenda.create<ChunkJobData>(JOB_NAME, { chunkId }).save()));
+    }
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
