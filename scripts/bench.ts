@@ -231,7 +231,23 @@ async function benchFilter(db: Db, service: Service, baseUrl: string, apiKey: st
   const paused = await db.collection('subscriptions').countDocuments({ merchantId, status: 'paused' });
   if (paused !== FILTER_COUNT) throw new Error(`the filter request completed with ${paused} of ${FILTER_COUNT} paused`);
   const jobs = await db.collection('bulkJobs').countDocuments({});
+  // Following it, as a merchant does: its status (counts worked out from 1000 chunks' outcomes) and a page of items.
+  const follow = async (path: string) => {
+    let status = 0;
+    const ms = await timed(async () => {
+      const res = await fetch(`${baseUrl}${path}`, { headers: { 'x-api-key': apiKey } });
+      status = res.status;
+      await res.arrayBuffer();
+    });
+    return { status, ms };
+  };
+  const statusRead = await follow(`/v2/bulk-requests/${String(requestId)}`);
+  const itemsRead = await follow(`/v2/bulk-requests/${String(requestId)}/items?limit=100`);
   return {
+    filterStatusReadMs: statusRead.ms,
+    filterStatusReadStatus: statusRead.status,
+    filterItemsReadMs: itemsRead.ms,
+    filterItemsReadStatus: itemsRead.status,
     filterCount: FILTER_COUNT,
     filterSeedMs: seedMs,
     filterDryRunMs: dryRunMs,
@@ -256,6 +272,8 @@ function printFilter(f: Awaited<ReturnType<typeof benchFilter>>, engineName: str
   line('202 to completed', `${(f.filterDrainMs / 1000).toFixed(1)} s`);
   line('drain per 1000, this request', `${f.filterDrainPer1000Ms.toFixed(0)} ms`);
   line("drain per 1000, (b)'s 3000 ids", `${f.bulkDrainPer1000Ms.toFixed(0)} ms`);
+  line(`GET its status (answered ${f.filterStatusReadStatus})`, `${f.filterStatusReadMs.toFixed(0)} ms`);
+  line(`GET a page of 100 items (answered ${f.filterItemsReadStatus})`, `${f.filterItemsReadMs.toFixed(0)} ms`);
   console.log(`ratio per 1000, filter / (b): ${(f.filterDrainPer1000Ms / f.bulkDrainPer1000Ms).toFixed(2)}; seeded in ${(f.filterSeedMs / 1000).toFixed(1)} s (batches of ${SEED_BATCH}, not timed above)`);
 }
 

@@ -23,10 +23,12 @@ import { DRY_RUN_SAMPLE, MAX_FILTER_MATCHES, type BulkSelection } from './bulk.s
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
 type BulkDryRun = components['schemas']['BulkDryRun'];
 
-/** The caller's subscriptions a request selects, with their status, and the listed ids that are none of them. */
-interface Selected {
-  readonly matched: readonly { readonly id: string; readonly status: SubscriptionStatus }[];
-  readonly notFound: readonly string[];
+/** What a request selects, in order: each id with its status, or none for a listed id that is not one of the caller's subscriptions. */
+type Selected = readonly { readonly id: string; readonly status: SubscriptionStatus | undefined }[];
+
+function rejection({ id, status }: Selected[number]): Rejection[] {
+  if (status === undefined) return [{ subscriptionId: id, reason: 'not_found' }];
+  return status === 'cancelled' ? [{ subscriptionId: id, reason: 'cancelled' }] : [];
 }
 
 /** Where a request's reads and its insert go: a filter's, on the background client (below). */
@@ -55,12 +57,9 @@ export class BulkService {
   /** The selection was checked against the spec at the edge (1 to 3000 UUIDs, or a filter); a schedule, against its rules. */
   async accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkAcceptance> {
     const requestId = uuidv7();
-    const { matched, notFound } = await this.select(merchantId, selection);
-    const accepted = matched.filter((s) => s.status !== 'cancelled').map((s) => s.id);
-    const rejected: Rejection[] = [
-      ...notFound.map((subscriptionId) => ({ subscriptionId, reason: 'not_found' as const })),
-      ...matched.filter((s) => s.status === 'cancelled').map((s) => ({ subscriptionId: s.id, reason: 'cancelled' as const })),
-    ];
+    const selected = await this.select(merchantId, selection);
+    const accepted = selected.filter((s) => rejection(s).length === 0).map((s) => s.id);
+    const rejected = selected.flatMap(rejection);
     const createdAt = nowTimestamp();
     const { requests } = 'ids' in selection ? this.byIds : this.byFilter;
     try {
@@ -88,7 +87,7 @@ export class BulkService {
 
   /** What `accept` would take, read the same way, with nothing stored or queued. */
   async dryRun(merchantId: string, selection: BulkSelection): Promise<BulkDryRun> {
-    const { matched } = await this.select(merchantId, selection);
+    const matched = (await this.select(merchantId, selection)).filter((s) => s.status !== undefined);
     const acceptable = matched.filter((s) => s.status !== 'cancelled').map((s) => s.id);
     return {
       matchedCount: matched.length,
@@ -98,18 +97,15 @@ export class BulkService {
   }
 
   /**
-   * One read: the listed ids that are the caller's, in the order sent, or what the filter matches,
-   * in id order. A filter matching more than MAX_FILTER_MATCHES is refused with its count (one
+   * One read: the listed ids in the order sent (with no status where one is not the caller's), or
+   * the caller's subscriptions the filter matches, in id order. A filter matching more than MAX_FILTER_MATCHES is refused with its count (one
    * more read, only then), before anything is stored.
    */
   private async select(merchantId: string, selection: BulkSelection): Promise<Selected> {
     if ('ids' in selection) {
       const unique = [...new Set(selection.ids.map((id) => id.toLowerCase()))];
       const statuses = await this.byIds.subscriptions.ownedStatuses(merchantId, unique);
-      return {
-        matched: unique.flatMap((id) => (statuses.has(id) ? [{ id, status: statuses.get(id)! }] : [])),
-        notFound: unique.filter((id) => !statuses.has(id)),
-      };
+      return unique.map((id) => ({ id, status: statuses.get(id) }));
     }
     const { subscriptions } = this.byFilter;
     const matched = await subscriptions.matching(merchantId, selection.filter, MAX_FILTER_MATCHES + 1);
@@ -120,7 +116,7 @@ export class BulkService {
         `The filter matches ${count} subscriptions; a bulk request takes at most ${MAX_FILTER_MATCHES}. Narrow the filter.`,
       );
     }
-    return { matched: matched.sort((a, b) => (a.id < b.id ? -1 : 1)), notFound: [] };
+    return matched.sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
   /** Hands an accepted request to the workers; called once its 202 has been sent. */
