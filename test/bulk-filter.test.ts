@@ -109,6 +109,21 @@ describe('a bulk request by filter', () => {
     expect(new Set(await statusOf(cancelled))).toEqual(new Set(['cancelled']));
   });
 
+  it('5,100 matches, past a list\'s 3000: 51 chunks, stored and queued in parts, every one applied once', { timeout: 300_000 }, async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const plan = randomUUID();
+    const ids = await seed(merchantId, 5_100, 'fulfilled', plan);
+
+    const accepted = await bulk('pause', apiKey, { filter: { planId: [plan], status: ['fulfilled'] } });
+    expect({ status: accepted.status, acceptedCount: accepted.body.acceptedCount, rejected: accepted.body.rejected }).toEqual({ status: 202, acceptedCount: 5_100, rejected: [] });
+    const location = accepted.headers.get('location')!;
+    const status = await waitFor(() => call(t.baseUrl, location, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', 280_000, 1_000);
+
+    expect(status.body.counts).toEqual({ pending: 0, applied: 5_100, noop: 0, skipped: 0, failed: 0 });
+    expect(await t.db.collection('bulkChunks').countDocuments({ requestId: accepted.body.requestId })).toBe(51);
+    expect(await subscriptions().countDocuments({ _id: { $in: ids as never[] }, status: 'paused' })).toBe(5_100);
+  });
+
   it('matching 100,001 subscriptions is refused with the count, and nothing is stored', { timeout: 600_000 }, async () => {
     const { merchantId, apiKey } = await t.merchant();
     const plan = randomUUID();
