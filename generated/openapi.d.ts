@@ -99,6 +99,12 @@ export interface paths {
          *     /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working
          *     (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside
          *     `subscriptions` schedule each accepted subscription, with the rules of the single pause.
+         *
+         *     Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's
+         *     subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the
+         *     request is accepted: a subscription created afterwards is not touched. At most 100,000 may
+         *     match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`.
+         *     With `"dryRun": true` nothing is queued or changed: 200 with how many match and a sample.
          */
         post: operations["bulkPauseSubscriptions"];
         delete?: never;
@@ -120,7 +126,8 @@ export interface paths {
          * Resume many subscriptions at once
          * @description Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk
          *     pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a
-         *     `subscriptions` body.
+         *     `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and
+         *     `"dryRun": true` to see what it matches first, as for the bulk pause.
          */
         post: operations["bulkResumeSubscriptions"];
         delete?: never;
@@ -863,22 +870,69 @@ export interface components {
             resumeAt?: components["schemas"]["ScheduleTime"];
             reason?: components["schemas"]["PauseReason"];
         };
-        /** @description The subscriptions of a bulk pause, and optionally when (the fields of the single pause). */
+        /**
+         * @description The subscriptions of a bulk pause, as a list of ids or a filter (exactly one of the two),
+         *     and optionally when (the fields of the single pause).
+         */
         BulkPauseRequest: {
-            subscriptions: components["schemas"]["SubscriptionIdList"];
+            subscriptions?: components["schemas"]["SubscriptionIdList"];
+            filter?: components["schemas"]["BulkFilter"];
+            dryRun?: components["schemas"]["DryRun"];
             /** @description When the pause starts; absent, now. Before `resumeAt`. */
             pauseAt?: components["schemas"]["ScheduleTime"];
             /** @description When the pause ends by itself; absent, paused until resumed. At most 3 years ahead. */
             resumeAt?: components["schemas"]["ScheduleTime"];
             reason?: components["schemas"]["PauseReason"];
-        };
+        } & (unknown | unknown);
         /** @description Empty for a single operation; with `subscriptions` for a bulk one. */
         CommandRequest: {
             subscriptions?: components["schemas"]["SubscriptionIdList"];
         };
-        /** @description The subscriptions of a bulk operation. */
+        /** @description The subscriptions of a bulk operation, as a list of ids or a filter (exactly one of the two). */
         BulkCommandRequest: {
-            subscriptions: components["schemas"]["SubscriptionIdList"];
+            subscriptions?: components["schemas"]["SubscriptionIdList"];
+            filter?: components["schemas"]["BulkFilter"];
+            dryRun?: components["schemas"]["DryRun"];
+        } & (unknown | unknown);
+        /**
+         * @description Selects the caller's subscriptions: each field given narrows the match (all must hold); `{}`
+         *     matches every subscription of the caller. Another merchant's subscriptions never match.
+         */
+        BulkFilter: {
+            /** @description Any of these statuses. `cancelled` ones match, and are then rejected. */
+            status?: components["schemas"]["SubscriptionStatus"][];
+            /** @description Any of these plans (1 to 100 ids, case-insensitive). */
+            planId?: components["schemas"]["Uuid"][];
+            /**
+             * Format: date-time
+             * @description Created strictly before this time (RFC 3339, any offset; compared to the microsecond).
+             * @example 2026-12-01T00:00:00Z
+             */
+            createdBefore?: string;
+            /**
+             * Format: date-time
+             * @description Created strictly after this time (RFC 3339, any offset; compared to the microsecond).
+             * @example 2026-01-01T00:00:00Z
+             */
+            createdAfter?: string;
+        };
+        /**
+         * @description `true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a
+         *     list of ids, the ids of the caller's subscriptions among them are what it matches.
+         * @default false
+         */
+        DryRun: boolean;
+        BulkDryRun: {
+            /**
+             * @description The caller's subscriptions the request matches now. Sent without `dryRun`, the same
+             *     request accepts `matchedCount - cancelledCount` of them and rejects the cancelled ones
+             *     (unless they change meanwhile). A filter matching more than 100,000 is refused (0046).
+             */
+            matchedCount: number;
+            /** @description How many of them are `cancelled`, which the request would reject. */
+            cancelledCount: number;
+            /** @description Up to 20 of the ids the request would accept, in id order. */
+            sample: components["schemas"]["Uuid"][];
         };
         /** @description 1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed. */
         SubscriptionIdList: components["schemas"]["Uuid"][];
@@ -999,6 +1053,20 @@ export interface components {
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
+         * @description A problem answered to a bulk operation on `/v2/subscriptions/bulk/…`. As `Problem`, and
+         *     codes 0043 (an invalid schedule field of a pause) and 0046 (a filter that matches too many).
+         */
+        BulkProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0020" | "0021" | "0022" | "0030" | "0040" | "0041" | "0042" | "0043" | "0045" | "0046" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
+        /**
          * @description A problem as `Problem`, from the events and webhook endpoint operations, whose codes
          *     also include `0023`, `0024` and `0044` (a schema of its own, so that the operations
          *     released before them keep their list of codes).
@@ -1047,6 +1115,36 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["BulkAcceptance"];
+            };
+        };
+        /**
+         * @description A dry run (`"dryRun": true`): nothing was queued or changed. How many of the caller's
+         *     subscriptions the request matches now, how many of them are `cancelled` (they would be
+         *     rejected), and up to 20 of the ids it would accept.
+         */
+        BulkDryRun: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["BulkDryRun"];
+            };
+        };
+        /**
+         * @description The request breaks the contract (0040: `subscriptions` and `filter` both or neither, a bad
+         *     list or filter), a schedule field of a pause is invalid (0043), or the filter matches more
+         *     than 100,000 subscriptions (0046, the count in `detail`).
+         */
+        InvalidBulkRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BulkProblem"];
             };
         };
         /** @description A request with the same `Idempotency-Key` is still being served (code 0051); retry later. */
@@ -1333,13 +1431,13 @@ export interface components {
                 "application/json": components["schemas"]["PauseRequest"];
             };
         };
-        /** @description The subscriptions to pause, and optionally when. */
+        /** @description The subscriptions to pause (a list of ids, or a filter), and optionally when. */
         BulkPauseBody: {
             content: {
                 "application/json": components["schemas"]["BulkPauseRequest"];
             };
         };
-        /** @description The subscriptions to act on. */
+        /** @description The subscriptions to act on (a list of ids, or a filter). */
         BulkCommandBody: {
             content: {
                 "application/json": components["schemas"]["BulkCommandRequest"];
@@ -1514,8 +1612,9 @@ export interface operations {
         };
         requestBody: components["requestBodies"]["BulkPauseBody"];
         responses: {
+            200: components["responses"]["BulkDryRun"];
             202: components["responses"]["BulkAccepted"];
-            400: components["responses"]["InvalidPauseRequest"];
+            400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1546,8 +1645,9 @@ export interface operations {
         };
         requestBody: components["requestBodies"]["BulkCommandBody"];
         responses: {
+            200: components["responses"]["BulkDryRun"];
             202: components["responses"]["BulkAccepted"];
-            400: components["responses"]["InvalidRequest"];
+            400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];

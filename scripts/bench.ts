@@ -14,6 +14,9 @@
  *   (g) a merchant's first page of events, bulk requests and deliveries (10 of each) while other
  *       merchants hold 1,000 and then 100,000 of each: p50 and p99, 100,000 / 1,000 <= 2
  *       (`BENCH_ONLY=reads npm run bench` runs it alone, writing bench/results/reads.json)
+ *   (h) bulk by filter: a dry run and a request matching BENCH_FILTER_COUNT (100,000) subscriptions,
+ *       their answer times, the dispatch, and the drain per 1000 against (b)'s
+ * BENCH_ONLY=filter runs (b) and (h) alone.
  * Prints a table and writes bench/results/latest.json. A measurement, never a pass/fail test.
  * MONGODB_URI selects the database; unset, the embedded one (FerretDB where no mongod can be had).
  */
@@ -49,6 +52,9 @@ const SIZE_ACCEPT_SAMPLES = 7;
 const SIZE_CONNECTIONS = 16;
 const SIZE_LOAD_SECONDS = 5;
 const log = createLogger('warn');
+/** (h): how many subscriptions the filter matches (the contract's most is 100,000). */
+const FILTER_COUNT = Number(process.env.BENCH_FILTER_COUNT ?? 100_000);
+const SEED_BATCH = 10_000;
 
 const median = (xs: number[]) => percentile(xs, 50);
 function percentile(xs: number[], p: number): number {
@@ -183,6 +189,99 @@ async function benchScheduleLag(db: Db, service: Service, baseUrl: string, apiKe
   const docs = await subscriptions.find({ _id: { $in: ids as never[] }, status: 'fulfilled' }, { projection: { modifiedAt: 1 } }).toArray();
   const lags = docs.map((d) => Date.parse(String(d.modifiedAt)) - resumeAt);
   return { scheduleResumed: docs.length, scheduleLagP50Ms: percentile(lags, 50), scheduleLagP99Ms: percentile(lags, 99), pausedBeforeResumeAt };
+}
+
+async function postFilter(baseUrl: string, apiKey: string, body: object): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${baseUrl}/v2/subscriptions/bulk/pause`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+/**
+ * (h) FILTER_COUNT subscriptions of one plan (seeded in batches, outside any timing), then: the dry
+ * run of `{planId: [plan]}`, the request itself (202), its dispatch into chunks (the accepting
+ * process does it after the 202), and the drain to its completion, with this process's workers.
+ * Beside (b): the same work per 1000 commands.
+ */
+async function benchFilter(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, drain3000Ms: number) {
+  await db.collection('subscriptions').drop().catch(() => undefined);
+  await clearBulk(db);
+  await service.subscriptionsRepository.ensureIndexes();
+  const planId = randomUUID();
+  const seeder = new SubscriptionSeeder(new SubscriptionsRepository(db));
+  const seedStart = performance.now();
+  for (let n = 0; n < FILTER_COUNT; n += SEED_BATCH) await seeder.seed({ merchantId, count: Math.min(SEED_BATCH, FILTER_COUNT - n), status: 'fulfilled', planId });
+  const seedMs = performance.now() - seedStart;
+  const filter = { planId: [planId] };
+  let dry: Awaited<ReturnType<typeof postFilter>> | undefined;
+  const dryRunMs = await timed(async () => (dry = await postFilter(baseUrl, apiKey, { filter, dryRun: true })));
+  if (dry?.status !== 200 || dry.body.matchedCount !== FILTER_COUNT) throw new Error(`the dry run answered ${dry?.status} ${JSON.stringify(dry?.body).slice(0, 300)}`);
+  let accepted: Awaited<ReturnType<typeof postFilter>> | undefined;
+  const acceptMs = await timed(async () => (accepted = await postFilter(baseUrl, apiKey, { filter })));
+  if (accepted?.status !== 202 || accepted.body.acceptedCount !== FILTER_COUNT) throw new Error(`the request answered ${accepted?.status} ${JSON.stringify(accepted?.body).slice(0, 300)}`);
+  console.error(`(h) seeded ${FILTER_COUNT} in ${(seedMs / 1000).toFixed(1)} s; dry run ${dryRunMs.toFixed(0)} ms; accepted in ${acceptMs.toFixed(0)} ms`);
+  const requestId = accepted.body.requestId as never;
+  const start = performance.now();
+  await service.workers.start();
+  const requests = db.collection('bulkRequests');
+  let dispatchMs: number | undefined;
+  while (!(await requests.findOne({ _id: requestId, completedAt: { $ne: null } }, { projection: { _id: 1 } }))) {
+    if (dispatchMs === undefined && (await requests.findOne({ _id: requestId, dispatchedAt: { $ne: null } }, { projection: { _id: 1 } }))) dispatchMs = performance.now() - start;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const drainMs = performance.now() - start;
+  console.error(`(h) dispatched ${((dispatchMs ?? drainMs) / 1000).toFixed(1)} s and completed ${(drainMs / 1000).toFixed(1)} s after the 202`);
+  await service.workers.stop(30_000);
+  const paused = await db.collection('subscriptions').countDocuments({ merchantId, status: 'paused' });
+  if (paused !== FILTER_COUNT) throw new Error(`the filter request completed with ${paused} of ${FILTER_COUNT} paused`);
+  const jobs = await db.collection('bulkJobs').countDocuments({});
+  // Following it, as a merchant does: its status (counts worked out from 1000 chunks' outcomes) and a page of items.
+  const follow = async (path: string) => {
+    let status = 0;
+    const ms = await timed(async () => {
+      const res = await fetch(`${baseUrl}${path}`, { headers: { 'x-api-key': apiKey } });
+      status = res.status;
+      await res.arrayBuffer();
+    });
+    return { status, ms };
+  };
+  const statusRead = await follow(`/v2/bulk-requests/${String(requestId)}`);
+  const itemsRead = await follow(`/v2/bulk-requests/${String(requestId)}/items?limit=100`);
+  return {
+    filterStatusReadMs: statusRead.ms,
+    filterStatusReadStatus: statusRead.status,
+    filterItemsReadMs: itemsRead.ms,
+    filterItemsReadStatus: itemsRead.status,
+    filterCount: FILTER_COUNT,
+    filterSeedMs: seedMs,
+    filterDryRunMs: dryRunMs,
+    filterAcceptMs: acceptMs,
+    filterDispatchMs: dispatchMs ?? drainMs,
+    filterDrainMs: drainMs,
+    filterDrainPer1000Ms: drainMs / (FILTER_COUNT / 1000),
+    bulkDrainPer1000Ms: drain3000Ms / (BULK_SIZE / 1000),
+    filterJobsLeft: jobs,
+  };
+}
+
+function printFilter(f: Awaited<ReturnType<typeof benchFilter>>, engineName: string): void {
+  const count = f.filterCount.toLocaleString('en');
+  console.log(`\n(h) bulk by filter, ${count} matching subscriptions, engine: ${engineName}`);
+  console.log('| measure                                  |              time |');
+  console.log('|------------------------------------------|------------------:|');
+  const line = (name: string, value: string) => console.log(`| ${name.padEnd(40)} | ${value.padStart(17)} |`);
+  line(`dry run (matchedCount ${count})`, `${f.filterDryRunMs.toFixed(0)} ms`);
+  line(`accept (202, acceptedCount ${count})`, `${f.filterAcceptMs.toFixed(0)} ms`);
+  line('202 to dispatched into chunks', `${f.filterDispatchMs.toFixed(0)} ms`);
+  line('202 to completed', `${(f.filterDrainMs / 1000).toFixed(1)} s`);
+  line('drain per 1000, this request', `${f.filterDrainPer1000Ms.toFixed(0)} ms`);
+  line("drain per 1000, (b)'s 3000 ids", `${f.bulkDrainPer1000Ms.toFixed(0)} ms`);
+  line(`GET its status (answered ${f.filterStatusReadStatus})`, `${f.filterStatusReadMs.toFixed(0)} ms`);
+  line(`GET a page of 100 items (answered ${f.filterItemsReadStatus})`, `${f.filterItemsReadMs.toFixed(0)} ms`);
+  console.log(`ratio per 1000, filter / (b): ${(f.filterDrainPer1000Ms / f.bulkDrainPer1000Ms).toFixed(2)}; seeded in ${(f.filterSeedMs / 1000).toFixed(1)} s (batches of ${SEED_BATCH}, not timed above)`);
 }
 
 /** The same work as a single pause, on a bare node:http server: the conditional update, then a read if it matched nothing. */
@@ -559,6 +658,11 @@ async function main(): Promise<void> {
     const { merchantId, apiKey } = await service.auth.createMerchant('bench');
     console.error(`engine: ${engine} ${version} (${scratch.source})`);
 
+    if (process.env.BENCH_ONLY === 'filter') {
+      await benchOnlyFilter(db, service, baseUrl, apiKey, merchantId, engine, config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`);
+      await new Promise((resolve) => server.close(resolve));
+      return;
+    }
     console.error('(a) acceptance latency ...');
     await clean(db);
     const accept = await benchAcceptance(db, baseUrl, apiKey, merchantId, await seed(db, merchantId, BULK_SIZE));
@@ -581,6 +685,8 @@ async function main(): Promise<void> {
     const withWorkers = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, { port: 0, host: '127.0.0.1' });
     const events = await benchEvents(db, withWorkers.url, apiKey, merchantId).finally(() => withWorkers.stop(30_000));
     await clean(db);
+    console.error(`(h) bulk by filter, ${FILTER_COUNT} subscriptions ...`);
+    const filterBulk = await benchFilter(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
     const sizes = [];
     for (const size of SIZES) {
       console.error(`(d) ${size} subscriptions in the collection ...`);
@@ -626,6 +732,7 @@ async function main(): Promise<void> {
       events,
       reads,
       metricsCost,
+      filterBulk,
     };
     const row = (name: string, ours: string, raw: string, ratio: number, target: string, met: boolean | undefined) =>
       `| ${name.padEnd(34)} | ${ours.padStart(22)} | ${raw.padStart(22)} | ${ratio.toFixed(2).padStart(6)} | ${target.padEnd(7)} | ${met === undefined ? '' : met ? 'met' : 'MISSED'} |`;
@@ -664,6 +771,7 @@ async function main(): Promise<void> {
     console.log(sizeRow('sizeRatioSingleP50', results.sizeRatioSingleP50));
     console.log(sizeRow('sizeRatioAccept', results.sizeRatioAccept));
     printReads(reads, engineName);
+    printFilter(filterBulk, engineName);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -673,6 +781,16 @@ async function main(): Promise<void> {
   }
 }
 
+/** BENCH_ONLY=filter: (b) for its drain per 1000, then (h); printed, not written to latest.json. */
+async function benchOnlyFilter(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, engine: string, engineName: string): Promise<void> {
+  console.error('(b) drain ...');
+  const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId, engine);
+  console.error(`(b) 3000 applied ${drain.drainMs.toFixed(0)} ms after the 202`);
+  console.error(`(h) bulk by filter, ${FILTER_COUNT} subscriptions ...`);
+  printFilter(await benchFilter(db, service, baseUrl, apiKey, merchantId, drain.drainMs), engineName);
+}
+
+
 /** `BENCH_ONLY=c npm run bench`: (c) alone, with and without metrics. */
 async function onlyC(): Promise<void> {
   const config = loadConfig();
@@ -680,7 +798,7 @@ async function onlyC(): Promise<void> {
   await mainOnlyC(config, scratch).finally(() => scratch.close());
 }
 
-// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) with and without metrics alone; unset, every axis.
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) with and without metrics alone, `filter` runs (b) and (h) alone; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && only !== 'reads' && only !== 'c') throw new Error(`BENCH_ONLY=${only}: expected reads or c (or unset for every axis)`);
+if (only !== undefined && !['reads', 'c', 'filter'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, c or filter (or unset for every axis)`);
 await (only === 'reads' ? readsOnly() : only === 'c' ? onlyC() : main());

@@ -19,7 +19,7 @@ import { parse } from 'yaml';
 import { ENVIRONMENTS, httpCollection } from './http-collection.js';
 import { buildPackages, describeBuilt } from './clients/build.js';
 import { generatePackage, PACKAGES } from './clients/generate.js';
-import { runOpenapiGenerator, specWithoutWebhooks, TEMPLATES } from './openapi-generator.js';
+import { runOpenapiGenerator, clientSpec, TEMPLATES } from './openapi-generator.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const spec = join(root, 'openapi', 'openapi.yaml');
@@ -74,7 +74,7 @@ function generateInto(dir: string, specPath = spec): void {
 function generateClient(specPath: string, out: string): void {
   const scratch = mkdtempSync(join(tmpdir(), 'subsvc-client-spec-'));
   try {
-    const args = ['generate', '-i', specWithoutWebhooks(specPath, scratch), '-g', 'typescript-fetch', '-o', out];
+    const args = ['generate', '-i', clientSpec(specPath, scratch), '-g', 'typescript-fetch', '-o', out];
     args.push('-t', join(TEMPLATES, 'typescript-fetch'));
     args.push('--additional-properties=importFileExtension=.js', '--global-property', 'apiDocs=false,modelDocs=false');
     runOpenapiGenerator(args);

@@ -7,14 +7,21 @@ import { runQuietly } from './run-quietly.js';
 
 export const TEMPLATES = join(projectRoot(), 'openapi', 'generator-templates');
 
+/** The bulk operations whose 200 is a dry run's answer, beside their 202 (docs/design.md §6a). */
+const DRY_RUN_OPERATIONS = ['/v2/subscriptions/bulk/pause', '/v2/subscriptions/bulk/resume'];
+
 /**
- * The clients call the service, so they are generated without the spec's `webhooks` (requests the
- * service sends, which typescript-fetch renders as broken API methods); their payload types are
- * in generated/openapi.d.ts.
+ * The spec the clients are generated from. They call the service, so it has no `webhooks`
+ * (requests the service sends, which typescript-fetch renders as broken API methods; their payload
+ * types are in generated/openapi.d.ts). The bulk operations keep their 202 as their return type:
+ * typescript-fetch types a method by its lowest 2xx, which would make every bulk call return the
+ * dry run's 200. A dry run is read from the `…Raw` method's response (docs/clients.md).
  */
-export function specWithoutWebhooks(specPath: string, dir: string): string {
+export function clientSpec(specPath: string, dir: string): string {
   const document = parse(readFileSync(specPath, 'utf8')) as Record<string, unknown>;
   delete document.webhooks;
+  const paths = document.paths as Record<string, { post?: { responses?: Record<string, unknown> } }>;
+  for (const path of DRY_RUN_OPERATIONS) delete paths[path]?.post?.responses?.['200'];
   const out = join(dir, 'client-spec.yaml');
   writeFileSync(out, stringify(document));
   return out;

@@ -51,6 +51,8 @@ describe('the service behind prism proxy --errors', () => {
       ['/v2/subscriptions/bulk/pause', { body: JSON.stringify({ subscriptions: [bulkA[0], randomUUID(), cancelled[0]] }) }, 202],
       [`/v2/subscriptions/${randomUUID()}/pause`, { body: JSON.stringify({ subscriptions: [bulkA[0]] }) }, 202],
       ['/v2/subscriptions/bulk/resume', { body: JSON.stringify({ subscriptions: [bulkB[0]] }) }, 202],
+      ['/v2/subscriptions/bulk/pause', { body: JSON.stringify({ filter: { status: ['fulfilled'] }, dryRun: true }) }, 200],
+      ['/v2/subscriptions/bulk/resume', { body: JSON.stringify({ filter: { status: ['paused', 'cancelled'], createdAfter: '2020-01-01T00:00:00Z' } }) }, 202],
     ];
     for (const [path, init, expected] of cases) {
       const headers: Record<string, string> = { 'x-api-key': merchant.apiKey };
@@ -88,6 +90,10 @@ describe('Prism and the service give the same verdict on invalid requests', () =
     ['an invalid UUID in the list', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [randomUUID(), 'nope'] }) }), 400],
     ['3001 ids', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: Array.from({ length: 3001 }, () => randomUUID()) }) }), 400],
     ['no body on the bulk operation', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { 'x-api-key': key } }), 400],
+    ['both subscriptions and a filter', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [randomUUID()], filter: {} }) }), 400],
+    ['neither subscriptions nor a filter, only dryRun', (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ dryRun: true }) }), 400],
+    ['a filter with an unknown field', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ filter: { plan: [randomUUID()] } }) }), 400],
+    ['a filter on the templated path', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ filter: {} }) }), 400],
     ['an empty list', (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [] }) }), 400],
     ['an unknown body property', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ status: 'paused' }) }), 400],
     ['a missing API key', () => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: {} }), 401],
@@ -259,7 +265,7 @@ describe('the mock answers only what it can know (docs/partners.md: where the mo
     });
 
   it('sends no Idempotent-Replayed or X-Request-Id header, whose values only the service knows', async () => {
-    const answers = [await mockCall(`/v2/subscriptions/${randomUUID()}/pause`), await mockCall('/v2/subscriptions/bulk/pause', {}, { subscriptions: [randomUUID()] })];
+    const answers = [await mockCall(`/v2/subscriptions/${randomUUID()}/pause`), await mockCall('/v2/subscriptions/bulk/pause', { prefer: 'code=202' }, { subscriptions: [randomUUID()] })];
     expect(answers.map((r) => [r.status, r.headers.get('idempotent-replayed'), r.headers.get('x-request-id')])).toEqual([
       [200, null, null],
       [202, null, null],

@@ -10,7 +10,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { runOpenapiGenerator, specWithoutWebhooks, TEMPLATES } from '../openapi-generator.js';
+import { runOpenapiGenerator, clientSpec, TEMPLATES } from '../openapi-generator.js';
 
 export const TYPESCRIPT_PACKAGE = '@subsvc/client';
 export const PYTHON_PROJECT = 'subsvc-client';
@@ -53,7 +53,7 @@ export function generatePackage(pkg: Package, specPath: string, out: string): vo
     runOpenapiGenerator([
       'generate',
       '-i',
-      specWithoutWebhooks(specPath, scratch),
+      clientSpec(specPath, scratch),
       '-g',
       pkg.generator,
       '-o',

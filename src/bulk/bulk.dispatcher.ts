@@ -17,6 +17,12 @@ const SWEEP_BATCH = 20;
 
 export class BulkDispatcher {
   private readonly log: Logger;
+  /**
+   * Requests this process is dispatching: a request by filter has up to 1000 chunks, whose
+   * dispatch can outlast STRAGGLER_AFTER_MS, and the sweep must not start it a second time here
+   * (that would queue every chunk twice: harmless, since a chunk run again changes nothing, but wasted).
+   */
+  private readonly dispatching = new Set<string>();
 
   constructor(
     private readonly repository: BulkRepository,
@@ -27,6 +33,16 @@ export class BulkDispatcher {
   }
 
   async dispatch(merchantId: string, requestId: string): Promise<void> {
+    if (this.dispatching.has(requestId)) return;
+    this.dispatching.add(requestId);
+    try {
+      await this.dispatchOnce(merchantId, requestId);
+    } finally {
+      this.dispatching.delete(requestId);
+    }
+  }
+
+  private async dispatchOnce(merchantId: string, requestId: string): Promise<void> {
     const request = await this.repository.findUndispatched(merchantId, requestId);
     if (!request?.subscriptionIds) return;
     const { operation, chunkCount, createdAt, schedule, traceparent } = request;

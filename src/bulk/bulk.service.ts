@@ -1,55 +1,78 @@
 /**
- * Accepting a bulk request (docs/design.md §6): normalise and collapse the ids, keep the caller's
- * own subscriptions that are not cancelled (one query; a cancelled subscription never changes
- * again, so it is rejected now rather than skipped by a worker later), and store the request
- * with every accepted id in one document (one insert): a request is accepted whole or not at
- * all. Nothing is applied here; it is dispatched to the workers once the 202 has been sent.
+ * Accepting a bulk request (docs/design.md §6, §6a): find what it selects among the caller's own
+ * subscriptions (the listed ids, normalised and collapsed, or those a filter matches: one query
+ * either way), keep those that are not cancelled (a cancelled subscription never changes again,
+ * so it is rejected now rather than skipped by a worker later), and store the request with every
+ * accepted id in one document (one insert): a request is accepted whole or not at all, and a
+ * filter's matches are fixed there. Nothing is applied here; it is dispatched to the workers once
+ * the 202 has been sent. A dry run does the same reading and stores nothing.
  */
 import type { components } from '../../generated/openapi.js';
+import { Problems, ProblemError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent } from '../observability/tracing.js';
-
-const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import { commandOf, decide, type Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkRepository, Rejection } from './bulk.repository.js';
+import { DRY_RUN_SAMPLE, MAX_FILTER_MATCHES, type BulkSelection } from './bulk.selection.js';
 
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
+type BulkDryRun = components['schemas']['BulkDryRun'];
+
+const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
+
+/** What a request selects, in order: each id with its status, or none for a listed id that is not one of the caller's subscriptions. */
+type Selected = readonly { readonly id: string; readonly status: string | undefined }[];
+
+/** Why the command cannot take a selected subscription, by the rules' answer: not the caller's, or cancelled (it never changes again). */
+function rejectionFor(operation: Operation, schedule?: ScheduleRequest) {
+  const command = commandOf(operation, schedule);
+  return ({ id, status }: Selected[number]): Rejection[] => {
+    if (status === undefined) return [{ subscriptionId: id, reason: 'not_found' }];
+    return decide({ status, pauseAt: null, resumeAt: null }, command).outcome === 'cancelled' ? [{ subscriptionId: id, reason: 'cancelled' }] : [];
+  };
+}
+
+/** Where a request's reads and its insert go: a filter's, on the background client (below). */
+export interface BulkStores {
+  readonly subscriptions: SubscriptionsRepository;
+  readonly requests: BulkRepository;
+}
 
 export class BulkService {
   private readonly log: Logger;
 
   constructor(
-    private readonly subscriptions: SubscriptionsRepository,
-    private readonly repository: BulkRepository,
+    private readonly byIds: BulkStores,
+    /**
+     * For requests by filter: up to 100,000 matches read and stored in one document take longer
+     * than DB_TIMEOUT_MS allows a request (FerretDB reads every subscription for the match), so
+     * they are bounded by BULK_DB_TIMEOUT_MS, as the dispatch that follows is (docs/design.md §6a).
+     */
+    private readonly byFilter: BulkStores,
     private readonly dispatcher: BulkDispatcher,
     log: Logger,
   ) {
     this.log = log.child({ component: 'bulk' });
   }
 
-  /** The ids were checked against the spec at the edge: 1 to 3000 UUIDs; a schedule, against its rules. */
-  async accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[], schedule?: ScheduleRequest): Promise<BulkAcceptance> {
+  /** The selection was checked against the spec at the edge (1 to 3000 UUIDs, or a filter); a schedule, against its rules. */
+  async accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkAcceptance> {
     const requestId = uuidv7();
-    const unique = [...new Set(subscriptionIds.map((id) => id.toLowerCase()))];
-    const statuses = await this.subscriptions.ownedStatuses(merchantId, unique);
-    // The rules' answer for the command on each status: a cancelled subscription never changes again.
-    const cancelled = (status: string) => decide({ status, pauseAt: null, resumeAt: null }, commandOf(operation, schedule)).outcome === 'cancelled';
-    const accepted = unique.filter((id) => statuses.has(id) && !cancelled(statuses.get(id)!));
-    const rejected = unique.flatMap((subscriptionId): Rejection[] => {
-      const status = statuses.get(subscriptionId);
-      if (status === undefined) return [{ subscriptionId, reason: 'not_found' }];
-      return cancelled(status) ? [{ subscriptionId, reason: 'cancelled' }] : [];
-    });
+    const selected = await this.select(merchantId, selection);
+    const rejection = rejectionFor(operation, schedule);
+    const accepted = selected.filter((s) => rejection(s).length === 0).map((s) => s.id);
+    const rejected = selected.flatMap(rejection);
     const createdAt = nowTimestamp();
+    const { requests } = 'ids' in selection ? this.byIds : this.byFilter;
     try {
-      await this.repository.insert({
+      await requests.insert({
         requestId,
         merchantId,
         operation,
@@ -65,12 +88,47 @@ export class BulkService {
     } catch (error) {
       // The insert may have reached the database before the connection failed: take it back, so
       // that the error means nothing was accepted (unless the database is unreachable even for this).
-      await this.repository.remove(merchantId, requestId).catch(() => undefined);
+      await requests.remove(merchantId, requestId).catch(() => undefined);
       throw error;
     }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
     metrics()?.bulkAccepted.labels(operation.toLowerCase()).inc();
     return { requestId, operation, acceptedCount: accepted.length, rejected };
+  }
+
+  /** What `accept` would take, read the same way, with nothing stored or queued. */
+  async dryRun(merchantId: string, operation: Operation, selection: BulkSelection): Promise<BulkDryRun> {
+    const matched = (await this.select(merchantId, selection)).filter((s) => s.status !== undefined);
+    const rejection = rejectionFor(operation);
+    const acceptable = matched.filter((s) => rejection(s).length === 0).map((s) => s.id);
+    return {
+      matchedCount: matched.length,
+      cancelledCount: matched.length - acceptable.length,
+      sample: acceptable.slice(0, DRY_RUN_SAMPLE),
+    };
+  }
+
+  /**
+   * One read: the listed ids in the order sent (with no status where one is not the caller's), or
+   * the caller's subscriptions the filter matches, in id order. A filter matching more than MAX_FILTER_MATCHES is refused with its count (one
+   * more read, only then), before anything is stored.
+   */
+  private async select(merchantId: string, selection: BulkSelection): Promise<Selected> {
+    if ('ids' in selection) {
+      const unique = [...new Set(selection.ids.map((id) => id.toLowerCase()))];
+      const statuses = await this.byIds.subscriptions.ownedStatuses(merchantId, unique);
+      return unique.map((id) => ({ id, status: statuses.get(id) }));
+    }
+    const { subscriptions } = this.byFilter;
+    const matched = await subscriptions.matching(merchantId, selection.filter, MAX_FILTER_MATCHES + 1);
+    if (matched.length > MAX_FILTER_MATCHES) {
+      const count = await subscriptions.countMatching(merchantId, selection.filter);
+      throw new ProblemError(
+        Problems.filterTooBroad,
+        `The filter matches ${count} subscriptions; a bulk request takes at most ${MAX_FILTER_MATCHES}. Narrow the filter.`,
+      );
+    }
+    return matched.sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
   /** Hands an accepted request to the workers; called once its 202 has been sent. */

@@ -41,6 +41,8 @@ export interface JobKind {
  * the lock of a job it held in its queue expired. Running a job twice is safe (bulk.worker.ts,
  * webhooks.worker.ts); nothing is left to do, so it is logged at info level, not as an error.
  */
+/** Job saves sent at once: enough for a 3000-id bulk request's 30 chunks in one go. */
+const ENQUEUE_AT_ONCE = 32;
 const ALREADY_COMPLETED = /cannot be updated in the database, maybe it does not exist anymore/;
 
 /** Jobs of this kind not finished (waiting or running), counted up to `cap`: `subsvc status` and the fleet gauges. */
@@ -84,16 +86,23 @@ export class JobQueue<Data extends object> {
     });
   }
 
-  /** Stores one job per item of `data`, due at `at` (default now); resolves once every one is durable. */
+  /**
+   * Stores one job per item of `data`, due at `at` (default now); resolves once every one is
+   * durable. ENQUEUE_AT_ONCE at a time: a bulk request by filter has up to 1000 chunks, and 1000
+   * saves at once on FerretDB's one writer held it for a minute, long enough for the queue's own
+   * queries to time out (docs/design.md §6a).
+   */
   async enqueue(data: readonly Data[], at?: Date): Promise<void> {
     await this.agenda.ready;
-    await Promise.all(
-      data.map((item) => {
-        const job = this.agenda.create<Data>(this.kind.jobName, item);
-        if (at) job.schedule(at);
-        return job.save();
-      }),
-    );
+    for (let from = 0; from < data.length; from += ENQUEUE_AT_ONCE) {
+      await Promise.all(
+        data.slice(from, from + ENQUEUE_AT_ONCE).map((item) => {
+          const job = this.agenda.create<Data>(this.kind.jobName, item);
+          if (at) job.schedule(at);
+          return job.save();
+        }),
+      );
+    }
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */

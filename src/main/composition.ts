@@ -300,7 +300,13 @@ export async function composeService(database: Database, config: ServiceConfig, 
     },
     concurrency,
   };
-  const bulk = new BulkService(stores.subscriptions, stores.bulk, dispatcher, log);
+  const bulk = new BulkService(
+    { subscriptions: stores.subscriptions, requests: stores.bulk },
+    // A request by filter reads and stores up to 100,000 ids: bounded by BULK_DB_TIMEOUT_MS (docs/design.md §6a).
+    { subscriptions: backgroundStores.subscriptions, requests: backgroundStores.bulk },
+    dispatcher,
+    log,
+  );
   const endpoints = new EndpointsService(stores.endpoints, allowPrivateUrls);
   const limiter = config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
   /** The live HTTP processes this process's share of the limit was last taken from. */

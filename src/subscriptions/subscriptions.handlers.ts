@@ -3,6 +3,7 @@
  * response. One path serves single and bulk operations, decided by the body (docs/design.md §2).
  */
 import type { components, operations } from '../../generated/openapi.js';
+import { selectionOf, type BulkSelection } from '../bulk/bulk.selection.js';
 import { nowMicros } from '../lib/clock.js';
 import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';
@@ -14,9 +15,12 @@ type CommandOperation = 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseS
 type PausedSubscription = operations['pauseSubscription']['responses']['200']['content']['application/json'];
 type ResumedSubscription = operations['resumeSubscription']['responses']['200']['content']['application/json'];
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
+type BulkDryRun = components['schemas']['BulkDryRun'];
 
 export interface BulkAcceptor {
-  accept(merchantId: string, operation: Operation, subscriptionIds: readonly string[], schedule?: ScheduleRequest): Promise<BulkAcceptance>;
+  accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkAcceptance>;
+  /** What `accept` would take, with nothing stored (docs/design.md §6a). */
+  dryRun(merchantId: string, operation: Operation, selection: BulkSelection): Promise<BulkDryRun>;
   /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
   dispatch(merchantId: string, requestId: string): void;
 }
@@ -46,23 +50,29 @@ export function subscriptionCommandHandlers(
   subscriptions: SubscriptionsService,
   bulk: BulkAcceptor,
 ): Pick<Handlers, 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'> {
-  const acceptBulk = async (request: Request<CommandOperation>, operation: Operation, ids: readonly string[], schedule: ScheduleRequest | undefined) => {
-    const acceptance = await bulk.accept(request.merchant.id, operation, ids, schedule);
+  const acceptBulk = async (request: Request<CommandOperation>, operation: Operation, selection: BulkSelection, schedule: ScheduleRequest | undefined) => {
+    const acceptance = await bulk.accept(request.merchant.id, operation, selection, schedule);
     request.afterResponse(() => bulk.dispatch(request.merchant.id, acceptance.requestId));
     return { status: 202, body: acceptance, headers: { Location: `/v2/bulk-requests/${acceptance.requestId}` } } as const;
+  };
+  /** `/bulk/pause` and `/bulk/resume`: a list of ids or a filter, and a dry run of either (docs/design.md §6a). */
+  const bulkOperation = async (request: Request<'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'>, operation: Operation, schedule: ScheduleRequest | undefined) => {
+    const selection = selectionOf(request.body);
+    if (request.body.dryRun) return { status: 200, body: await bulk.dryRun(request.merchant.id, operation, selection) } as const;
+    return acceptBulk(request, operation, selection, schedule);
   };
   return {
     pauseSubscription: async (request) => {
       const schedule = scheduleRequestOf(request.body, nowMicros());
-      if (request.body.subscriptions) return acceptBulk(request, 'PAUSE', request.body.subscriptions, schedule);
+      if (request.body.subscriptions) return acceptBulk(request, 'PAUSE', { ids: request.body.subscriptions }, schedule);
       return { status: 200, body: pausedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', schedule)) };
     },
     resumeSubscription: async (request) => {
-      if (request.body.subscriptions) return acceptBulk(request, 'RESUME', request.body.subscriptions, undefined);
+      if (request.body.subscriptions) return acceptBulk(request, 'RESUME', { ids: request.body.subscriptions }, undefined);
       return { status: 200, body: resumedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME')) };
     },
-    bulkPauseSubscriptions: async (request) => acceptBulk(request, 'PAUSE', request.body.subscriptions, scheduleRequestOf(request.body, nowMicros())),
-    bulkResumeSubscriptions: async (request) => acceptBulk(request, 'RESUME', request.body.subscriptions, undefined),
+    bulkPauseSubscriptions: async (request) => bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, nowMicros())),
+    bulkResumeSubscriptions: async (request) => bulkOperation(request, 'RESUME', undefined),
   };
 }
 

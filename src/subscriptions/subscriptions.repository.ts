@@ -112,6 +112,25 @@ export interface Expected {
   readonly schedule?: { readonly pauseAt: string | null; readonly resumeAt: string | null };
 }
 
+/** A bulk request's filter (docs/design.md §6a): each field given narrows the match; times as stored (§5). */
+export interface SubscriptionFilter {
+  readonly statuses?: readonly SubscriptionStatus[];
+  readonly planIds?: readonly string[];
+  readonly createdBefore?: string;
+  readonly createdAfter?: string;
+}
+
+/** The filter as a query: always on one merchant, so that it is served from an index that starts with merchantId. */
+function filterQuery(merchantId: string, { statuses, planIds, createdBefore, createdAfter }: SubscriptionFilter): Filter<SubscriptionDocument> {
+  const createdAt = { ...(createdAfter !== undefined ? { $gt: createdAfter } : {}), ...(createdBefore !== undefined ? { $lt: createdBefore } : {}) };
+  return {
+    merchantId,
+    ...(statuses ? { status: { $in: [...statuses] } } : {}),
+    ...(planIds ? { planId: { $in: [...planIds] } } : {}),
+    ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
+  };
+}
+
 /**
  * The one way an event goes into the outbox: pushed by the update that makes the change of
  * status, so that no change is stored without its event (src/subscriptions/outbox.ts).
@@ -149,7 +168,6 @@ export interface FiringGroup {
   readonly ids: readonly string[];
 }
 
-/** How the store writes, decided by the composition root from the server's capabilities (src/main/composition.ts). */
 /** Ids grouped by their merchant (id → merchant, or groups of one merchant's ids): each merchant's part of a filter names it. */
 export function byMerchantOf(ids: ReadonlyMap<string, string> | Iterable<{ readonly merchantId: string; readonly ids: readonly string[] }>): Map<string, string[]> {
   const grouped = new Map<string, string[]>();
@@ -170,6 +188,7 @@ function ownedIds(byMerchant: ReadonlyMap<string, readonly string[]>): Filter<Su
   return filters.length === 1 ? filters[0]! : { $or: filters };
 }
 
+/** How the store writes, decided by the composition root from the server's capabilities (src/main/composition.ts). */
 export interface SubscriptionsStoreOptions {
   /** Told of every pending time written here, after the write (schedule.clock.ts); absent where the due query is served by an index. */
   readonly clock?: ScheduleClock;
@@ -190,6 +209,9 @@ export class SubscriptionsRepository {
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_subscriptions' });
     await this.collection.createIndex({ nextScheduledAt: 1 }, { name: 'due_schedules' });
+    // Bulk by filter (docs/design.md §6a): equality on merchantId, $in on status and planId, a range
+    // on createdAt; with _id last, the ids and statuses it reads come from the index alone.
+    await this.collection.createIndex({ merchantId: 1, status: 1, planId: 1, createdAt: 1, _id: 1 }, { name: 'merchant_filter' });
     await this.collection.createIndex({ 'outbox.key': 1 }, { name: 'subscription_outbox', sparse: true });
   }
 
@@ -409,6 +431,19 @@ export class SubscriptionsRepository {
     const entries = new Map<string, OutboxEntry>();
     for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
     await this.collection.updateMany(ownedIds(byMerchantOf(new Map(relayed.map((h) => [h._id, h.merchantId])))), { $pullAll: { outbox: [...entries.values()] } });
+  }
+
+  /**
+   * The id and status of up to `limit` of the merchant's subscriptions that match the filter, read
+   * once: the snapshot a bulk request by filter accepts, and what its dry run counts.
+   */
+  async matching(merchantId: string, filter: SubscriptionFilter, limit: number): Promise<{ id: string; status: SubscriptionStatus }[]> {
+    const docs = await this.collection.find(filterQuery(merchantId, filter), { projection: { _id: 1, status: 1 } }).limit(limit).toArray();
+    return docs.map((d) => ({ id: d._id, status: d.status }));
+  }
+
+  async countMatching(merchantId: string, filter: SubscriptionFilter): Promise<number> {
+    return this.collection.countDocuments(filterQuery(merchantId, filter));
   }
 
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {

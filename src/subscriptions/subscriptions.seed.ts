@@ -15,13 +15,15 @@ export interface SeedOptions {
   readonly planId?: string;
   /** The ids to give them (the first `count` are used); random ones where absent. */
   readonly ids?: readonly string[];
+  /** Their createdAt (and modifiedAt); now where absent. */
+  readonly createdAt?: string;
 }
 
 export class SubscriptionSeeder {
   constructor(private readonly repository: SubscriptionsRepository) {}
 
-  async seed({ merchantId, count, status, planId, ids }: SeedOptions): Promise<Subscription[]> {
-    const now = nowTimestamp();
+  async seed({ merchantId, count, status, planId, ids, createdAt }: SeedOptions): Promise<Subscription[]> {
+    const now = createdAt ?? nowTimestamp();
     const subscriptions = Array.from({ length: count }, (_, i) => ({
       id: ids?.[i] ?? randomUUID(),
       merchantId,

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * Subscription Pause and Resume API
- * Merchants pause and resume their subscriptions, one at a time (200 with the subscription) or 1 to 3000 at once (`/bulk/pause`, `/bulk/resume`, or a `subscriptions` body on the single operations\' paths; 202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations.  What `version` means, and every error code with what to do about it: the sections \"Versions\" and \"Error codes\" (tags). 
+ * Merchants pause and resume their subscriptions, one at a time (200 with the subscription) or 1 to 3000 at once (`/bulk/pause`, `/bulk/resume`, or a `subscriptions` body on the single operations\' paths; 202: the commands are queued and applied in the background), or up to 100,000 chosen by a `filter` on `/bulk/pause` and `/bulk/resume`, after a dry run if you wish.  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations.  What `version` means, and every error code with what to do about it: the sections \"Versions\" and \"Error codes\" (tags). 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -28,6 +28,11 @@ import {
     BulkPauseRequestFromJSON,
     BulkPauseRequestToJSON,
 } from '../models/BulkPauseRequest.js';
+import {
+    type BulkProblem,
+    BulkProblemFromJSON,
+    BulkProblemToJSON,
+} from '../models/BulkProblem.js';
 import {
     type CommandRequest,
     CommandRequestFromJSON,
@@ -78,7 +83,7 @@ export interface BulkPauseSubscriptionsRequest {
     /**
      * 
      */
-    bulkCommandRequest: BulkPauseRequest;
+    bulkCommandRequest: BulkPauseRequest | null;
     /**
      * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
      * request of the same merchant with the same key and the same request (path and body) gets
@@ -95,7 +100,7 @@ export interface BulkResumeSubscriptionsRequest {
     /**
      * 
      */
-    bulkCommandRequest: BulkCommandRequest;
+    bulkCommandRequest: BulkCommandRequest | null;
     /**
      * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
      * request of the same merchant with the same key and the same request (path and body) gets
@@ -208,10 +213,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
      * Creates request options for bulkPauseSubscriptions without sending the request
      */
     async bulkPauseSubscriptionsRequestOpts(requestParameters: BulkPauseSubscriptionsRequest): Promise<runtime.RequestOpts> {
-        if (requestParameters['bulkCommandRequest'] == null) {
+        if (requestParameters['bulkCommandRequest'] === undefined) {
             throw new runtime.RequiredError(
                 'bulkCommandRequest',
-                'Required parameter "bulkCommandRequest" was null or undefined when calling bulkPauseSubscriptions().'
+                'Required parameter "bulkCommandRequest" was undefined when calling bulkPauseSubscriptions().'
             );
         }
 
@@ -246,7 +251,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause. 
+     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller\'s subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. With `\"dryRun\": true` nothing is queued or changed: 200 with how many match and a sample. 
      * Pause many subscriptions at once
      */
     async bulkPauseSubscriptionsRaw(requestParameters: BulkPauseSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkAcceptance>> {
@@ -257,7 +262,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause. 
+     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller\'s subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. With `\"dryRun\": true` nothing is queued or changed: 200 with how many match and a sample. 
      * Pause many subscriptions at once
      */
     async bulkPauseSubscriptions(requestParameters: BulkPauseSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkAcceptance> {
@@ -269,10 +274,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
      * Creates request options for bulkResumeSubscriptions without sending the request
      */
     async bulkResumeSubscriptionsRequestOpts(requestParameters: BulkResumeSubscriptionsRequest): Promise<runtime.RequestOpts> {
-        if (requestParameters['bulkCommandRequest'] == null) {
+        if (requestParameters['bulkCommandRequest'] === undefined) {
             throw new runtime.RequiredError(
                 'bulkCommandRequest',
-                'Required parameter "bulkCommandRequest" was null or undefined when calling bulkResumeSubscriptions().'
+                'Required parameter "bulkCommandRequest" was undefined when calling bulkResumeSubscriptions().'
             );
         }
 
@@ -307,7 +312,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. 
+     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and `\"dryRun\": true` to see what it matches first, as for the bulk pause. 
      * Resume many subscriptions at once
      */
     async bulkResumeSubscriptionsRaw(requestParameters: BulkResumeSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkAcceptance>> {
@@ -318,7 +323,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. 
+     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and `\"dryRun\": true` to see what it matches first, as for the bulk pause. 
      * Resume many subscriptions at once
      */
     async bulkResumeSubscriptions(requestParameters: BulkResumeSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkAcceptance> {

@@ -2,7 +2,7 @@
 /* eslint-disable */
 /**
  * Subscription Pause and Resume API
- * Merchants pause and resume their subscriptions, one at a time (200 with the subscription) or 1 to 3000 at once (`/bulk/pause`, `/bulk/resume`, or a `subscriptions` body on the single operations\' paths; 202: the commands are queued and applied in the background).  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations.  What `version` means, and every error code with what to do about it: the sections \"Versions\" and \"Error codes\" (tags). 
+ * Merchants pause and resume their subscriptions, one at a time (200 with the subscription) or 1 to 3000 at once (`/bulk/pause`, `/bulk/resume`, or a `subscriptions` body on the single operations\' paths; 202: the commands are queued and applied in the background), or up to 100,000 chosen by a `filter` on `/bulk/pause` and `/bulk/resume`, after a dry run if you wish.  The merchant is identified by the API key in the `x-api-key` header (`x_api_key` is accepted too). A subscription of another merchant is indistinguishable from a missing one.  Every error is `application/problem+json` (RFC 9457) with a four-digit `code`.  Retries are safe with an `Idempotency-Key` header: within 24 hours the same key and request replay the first answer (`Idempotent-Replayed: true`) and nothing is done twice. The Prism mock accepts the header but, remembering nothing, never replays and never answers 422.  Subscription statuses: `fulfilled` (in active use), `paused`, `cancelled` (ended; can be neither paused nor resumed). Pausing a paused subscription and resuming a fulfilled one change nothing and answer 200 with the current subscription. `cycle` is never changed by these operations.  What `version` means, and every error code with what to do about it: the sections \"Versions\" and \"Error codes\" (tags). 
  *
  * The version of the OpenAPI document: 2.0.0
  * 
@@ -13,8 +13,16 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { BulkFilter } from './BulkFilter.js';
+import {
+    BulkFilterFromJSON,
+    BulkFilterFromJSONTyped,
+    BulkFilterToJSON,
+    BulkFilterToJSONTyped,
+} from './BulkFilter.js';
+
 /**
- * The subscriptions of a bulk operation.
+ * The subscriptions of a bulk operation, as a list of ids or a filter (exactly one of the two).
  * @export
  * @interface BulkCommandRequest
  */
@@ -22,14 +30,23 @@ export interface BulkCommandRequest {
     /**
      * 1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed.
      */
-    subscriptions: Array<string>;
+    subscriptions?: Array<string>;
+    /**
+     * 
+     */
+    filter?: BulkFilter;
+    /**
+     * `true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a
+     * list of ids, the ids of the caller's subscriptions among them are what it matches.
+     * 
+     */
+    dryRun?: boolean;
 }
 
 /**
  * Check if a given object implements the BulkCommandRequest interface.
  */
 export function instanceOfBulkCommandRequest(value: object): value is BulkCommandRequest {
-    if (!('subscriptions' in value) || value['subscriptions'] === undefined) return false;
     return true;
 }
 
@@ -43,7 +60,9 @@ export function BulkCommandRequestFromJSONTyped(json: any, ignoreDiscriminator: 
     }
     return {
         
-        'subscriptions': json['subscriptions'],
+        'subscriptions': json['subscriptions'] == null ? undefined : json['subscriptions'],
+        'filter': json['filter'] == null ? undefined : BulkFilterFromJSON(json['filter']),
+        'dryRun': json['dryRun'] == null ? undefined : json['dryRun'],
     };
 }
 
@@ -59,6 +78,8 @@ export function BulkCommandRequestToJSONTyped(value?: BulkCommandRequest | null,
     return {
         
         'subscriptions': value['subscriptions'],
+        'filter': BulkFilterToJSON(value['filter']),
+        'dryRun': value['dryRun'],
     };
 }
 
