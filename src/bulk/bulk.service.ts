@@ -20,7 +20,7 @@ import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkRepository, Rejection } from './bulk.repository.js';
-import { DRY_RUN_SAMPLE, MAX_FILTER_MATCHES, type BulkSelection } from './bulk.selection.js';
+import { DRY_RUN_SAMPLE, MAX_FILTER_MATCHES, type BulkSelection } from '../subscriptions/bulk.selection.js';
 
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
 type BulkDryRun = components['schemas']['BulkDryRun'];

@@ -3,7 +3,7 @@
  * response. One path serves single and bulk operations, decided by the body (docs/design.md §2).
  */
 import type { components, operations } from '../../generated/openapi.js';
-import { selectionOf, type BulkSelection } from '../bulk/bulk.selection.js';
+import { selectionOf, type BulkSelection } from './bulk.selection.js';
 import { nowMicros } from '../lib/clock.js';
 import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';

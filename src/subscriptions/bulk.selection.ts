@@ -6,8 +6,8 @@
 import type { components } from '../../generated/openapi.js';
 import { Problems, ProblemError } from '../errors.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { parseRfc3339 } from '../subscriptions/schedule.request.js';
-import type { SubscriptionFilter } from '../subscriptions/subscriptions.repository.js';
+import { parseRfc3339 } from './schedule.request.js';
+import type { SubscriptionFilter } from './subscriptions.repository.js';
 
 /** The most subscriptions one request by filter may match: part of the contract (400 0046 past it). */
 export const MAX_FILTER_MATCHES = 100_000;
