@@ -91,11 +91,20 @@ function typescriptProject(tarball: string): string {
 
 const typescript = (project: string): Language => ({
   name: 'TypeScript (@subsvc/client tarball)',
-  async run(targetFile, report) {
+  async run(targetFile, report, label) {
+    const out = join(ARTIFACTS, `${label}.txt`);
     const args = ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=junit', `--test-reporter-destination=${report}`, 'scenarios.test.ts'];
-    await finished(process.execPath, args, { cwd: project, env: { ...process.env, SUBSVC_TARGET: targetFile } });
+    await finished(process.execPath, args, { cwd: project, env: { ...process.env, SUBSVC_TARGET: targetFile }, out });
+    // Its test lines and failures are shown; its closing summary (`ℹ tests 11`, `ℹ pass 11`, …, read by CI as node's test runner's last lines) is not.
+    console.log(withoutNodeSummary(readFileSync(out, 'utf8')));
+    console.log(`node --test's full console: ${relative(ROOT, out)}`);
   },
 });
+
+/** node --test's spec output without its closing summary lines (`ℹ tests N`, `ℹ pass N`, `ℹ duration_ms …`). */
+export function withoutNodeSummary(text: string): string {
+  return text.split('\n').filter((line) => !/^\s*ℹ /.test(line)).join('\n');
+}
 
 /** A scratch virtual environment with the wheel pip-installed as a merchant would, and pytest. */
 function pythonEnvironment(wheel: string): { dir: string; python: string } {
