@@ -34,10 +34,19 @@ export interface Subscription {
   readonly pauseReason?: string;
 }
 
-/** What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for `bulk`. */
+/**
+ * What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for
+ * `bulk`; `apiKeyId`: the id of the API key that made the request (`api`, `bulk`), never the key.
+ */
 export interface ChangeCause {
   readonly kind: 'api' | 'bulk' | 'schedule';
   readonly requestId?: string;
+  readonly apiKeyId?: string;
+}
+
+/** The cause of a change made by a single request of this principal. */
+export function causeOf(merchant: { readonly apiKeyId: string }): ChangeCause {
+  return { kind: 'api', apiKeyId: merchant.apiKeyId };
 }
 
 export interface Transition {

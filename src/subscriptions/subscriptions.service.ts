@@ -128,7 +128,7 @@ export class SubscriptionsService {
   }
 
   /** Drops the pending pause and resume (`DELETE …/schedule`); the subscription as it is afterwards. */
-  async dropSchedule(merchantId: string, rawId: string): Promise<Subscription> {
+  async dropSchedule(merchantId: string, rawId: string, cause: ChangeCause = { kind: 'api' }): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
     return this.mutex.run(id, async () => {
@@ -139,7 +139,7 @@ export class SubscriptionsService {
         if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        return this.repository.change(merchantId, id, expected, change, nowTimestamp(), { kind: 'api' });
+        return this.repository.change(merchantId, id, expected, change, nowTimestamp(), cause);
       });
       if (settled) return settled;
       throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);
