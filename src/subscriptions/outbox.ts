@@ -1,6 +1,7 @@
 /**
  * The outbox: a subscription's events, kept in its own document until they are in the `events`
- * collection. An entry is written by the same update that changes the status, so no change can
+ * collection. A change's entries (one per event the rules give it: its change of status, then its
+ * schedule events) are written by the same update that makes the change, so no change can
  * be stored without its event, even on FerretDB, which has no transactions (MongoDB is atomic per
  * document). events.relay.ts moves entries out; see docs/reliability.md, "How every change gets its event".
  */

@@ -31,7 +31,7 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   bulkCommands?: string[];
   /** The workers' run that last applied a due schedule here, to tell which of a chunk's updates were its own. */
   scheduleRun?: string;
-  /** Events of status changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
+  /** Events of changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
   outbox?: OutboxEntry[];
 }
 
@@ -145,8 +145,8 @@ function filterQuery(merchantId: string, { statuses, planIds, createdBefore, cre
 }
 
 /**
- * The one way an event goes into the outbox: pushed by the update that makes the change of
- * status, so that no change is stored without its event (src/subscriptions/outbox.ts).
+ * The one way events go into the outbox: pushed, in order, by the update that makes the change
+ * (of status or of schedule), so that no change is stored without its events (src/subscriptions/outbox.ts).
  */
 function withEvents(update: UpdateFilter<SubscriptionDocument>, entries: readonly OutboxEntry[]): UpdateFilter<SubscriptionDocument> {
   if (entries.length === 0) return update;
@@ -241,9 +241,10 @@ export class SubscriptionsRepository {
 
   /**
    * One conditional atomic update: makes the change only if the subscription is still as expected;
-   * a change of status carries its event in the outbox, in the same update, with the subscription
-   * as the update leaves it. The fields it keeps are filtered on: first as absent (the usual case,
-   * one round trip as without events), else as read just before.
+   * the change's events (requestEvents: of status and of schedule) go into the outbox in the same
+   * update, with the subscription as the update leaves it. The fields it keeps and the pending
+   * times it drops are filtered on: first as expected (absent unless `expected.schedule` names
+   * them: the usual case, one round trip as without events), else as read just before.
    */
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
     const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
