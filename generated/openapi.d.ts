@@ -279,8 +279,11 @@ export interface paths {
          * List your events
          * @description What happened to the caller's subscriptions and bulk requests, newest first, a page at a
          *     time (kept 30 days). Every change of a subscription's status has exactly one event; a
-         *     pause or resume that changes nothing has none. The same events are sent to the webhook
-         *     endpoints that subscribe to them.
+         *     pause or resume that changes nothing has none. A request that sets or replaces a
+         *     scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`,
+         *     `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its
+         *     status event in the same change (ids sort in that order). The same events are sent to the
+         *     webhook endpoints that subscribe to them.
          */
         get: operations["listEvents"];
         put?: never;
@@ -578,6 +581,150 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "subscription.pause_scheduled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A request set or replaced a scheduled pause
+         * @description Sent like `subscription.paused`; see the events section of the docs for which changes send it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.resume_scheduled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A request set or replaced a scheduled resume
+         * @description Sent like `subscription.paused`; see the events section of the docs for which changes send it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.schedule_removed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A request dropped a pending scheduled pause or resume
+         * @description Sent like `subscription.paused`; see the events section of the docs for which changes send it.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "bulk_request.completed": {
         parameters: {
             query?: never;
@@ -630,30 +777,39 @@ export interface webhooks {
 export interface components {
     schemas: {
         /** @enum {string} */
-        EventType: "subscription.paused" | "subscription.resumed" | "bulk_request.completed";
+        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "bulk_request.completed";
         /**
-         * @description What made the change: `api` (a single pause or resume call; no `requestId`, the call's
-         *     `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's
-         *     id) or `schedule`.
+         * @description What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
+         *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or
+         *     `schedule` (a scheduled pause or resume falling due). For `api` and `bulk`, `apiKeyId`
+         *     is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
+         *     the key). Events recorded before causes carried it have none.
          */
         EventCause: {
             /** @enum {string} */
             kind: "api" | "bulk" | "schedule";
             requestId?: components["schemas"]["Uuid"];
+            /** @description The id of the API key that made the request (`api` and `bulk` only). */
+            apiKeyId?: string;
         };
         /**
-         * @description The subscription as `GET /v2/subscriptions/{id}` showed it right after the change, the
-         *     status before it, and the change's cause.
+         * @description The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the
+         *     change's own answer), the status before it, and the change's cause. The schedule events
+         *     also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null
+         *     when not pending), and `subscription.schedule_removed` carries `removed`: which pending
+         *     times the change dropped.
          */
         SubscriptionEventData: {
             subscription: components["schemas"]["Subscription"];
             previousStatus: components["schemas"]["SubscriptionStatus"];
             cause: components["schemas"]["EventCause"];
+            schedule?: components["schemas"]["Schedule"];
+            removed?: ("pauseAt" | "resumeAt")[];
         };
         SubscriptionEvent: {
             id: components["schemas"]["Uuid"];
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
         };
@@ -679,7 +835,7 @@ export interface components {
         /** @description The body of a subscription event's delivery. */
         SubscriptionWebhook: {
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed";
             timestamp: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
         };
@@ -690,8 +846,8 @@ export interface components {
             timestamp: components["schemas"]["Timestamp"];
             data: components["schemas"]["BulkRequest"];
         };
-        /** @description The event types to send, or `["*"]` for all. */
-        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "bulk_request.completed")[];
+        /** @description The event types to send, or `["*"]` for all (including types added later). */
+        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "bulk_request.completed")[];
         /** @description An absolute `https` URL (`http` only where the service allows private URLs). */
         WebhookUrl: string;
         WebhookEndpointCreate: {

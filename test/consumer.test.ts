@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APIKeysApi, BulkDryRunFromJSON, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type EventList, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
+import { APIKeysApi, BulkDryRunFromJSON, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
 import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -221,6 +221,26 @@ function scenarios(name: string, target: () => Target) {
       expect(page.data.length).toBeGreaterThan(0);
       expect(page.data.every((e) => e.type === 'subscription.paused')).toBe(true);
       expect(page.hasMore).toBe(page.nextCursor !== null);
+    });
+
+    it('schedules a pause: its subscription.pause_scheduled event shows the subscription as answered, the schedule, and the API key that asked', async () => {
+      const t = target();
+      const [pauseAt, resumeAt] = [new Date(Date.now() + 600_000), new Date(Date.now() + 1_200_000)];
+      const scheduled = await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId(), commandRequest: { pauseAt, resumeAt } }, t.preferExample('pauseScheduled'));
+      expect(scheduled.status).toBe('fulfilled');
+      // The service records the event right after its answer: look until it is there (the mock is asked for its documented one).
+      const subscriptionOf = (e: EventList['data'][number]) => ('subscription' in e.data ? e.data.subscription : undefined);
+      const ofIt = (page: EventList) => (t.stateful ? page.data.find((e) => subscriptionOf(e)?.id === scheduled.id) : page.data[0]);
+      const page = await waitFor(() => t.events.listEvents({ type: 'subscription.pause_scheduled', limit: 100 }, t.preferExample('pauseScheduled')), (p) => ofIt(p) !== undefined, 20_000);
+      const event = ofIt(page)!;
+      expect(event.type).toBe('subscription.pause_scheduled');
+      const data = event.data as SubscriptionEventData;
+      expect(data.cause.kind).toBe('api');
+      expect(data.cause.apiKeyId).toEqual(expect.any(String));
+      expect(data.schedule).toEqual(data.subscription.schedule);
+      if (!t.stateful) return;
+      expect(data.subscription).toEqual(scheduled);
+      expect(event.createdAt).toBe(scheduled.modifiedAt);
     });
 
     it('manages a webhook endpoint: registers it, sees a delivery, lists and reads it, disables and narrows it, deletes it (204), then 404 0023', async () => {

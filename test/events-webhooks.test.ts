@@ -91,7 +91,8 @@ describe('events and deliveries', () => {
     expect(events.map((e) => e.type).sort()).toEqual(['subscription.paused', 'subscription.resumed']);
     const resumedEvent = events.find((e) => e.type === 'subscription.resumed');
     const read = await api(apiKey, 'GET', `/v2/subscriptions/${id}`);
-    expect(resumedEvent.data).toEqual({ subscription: read.body, previousStatus: 'paused', cause: { kind: 'api' } });
+    const apiKeyId = (await api(apiKey, 'GET', '/v2/api-keys')).body.data[0].id;
+    expect(resumedEvent.data).toEqual({ subscription: read.body, previousStatus: 'paused', cause: { kind: 'api', apiKeyId } });
     expect(resumedEvent.data.subscription.modifiedAt).toBe(resumed.body.modifiedAt);
     expect((await api(apiKey, 'GET', `/v2/events/${resumedEvent.id}`)).body).toEqual(resumedEvent);
     expect((await allEvents(apiKey, '&type=subscription.paused')).map((e) => e.type)).toEqual(['subscription.paused']);

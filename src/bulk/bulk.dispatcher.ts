@@ -45,7 +45,7 @@ export class BulkDispatcher {
   private async dispatchOnce(merchantId: string, requestId: string): Promise<void> {
     const request = await this.repository.findUndispatched(merchantId, requestId);
     if (!request?.subscriptionIds) return;
-    const { operation, chunkCount, createdAt, schedule, traceparent } = request;
+    const { operation, chunkCount, createdAt, schedule, apiKeyId, traceparent } = request;
     const ids = chunkIds(requestId, chunkCount);
     const chunks = chunked(request.subscriptionIds).map((subscriptionIds, i) => ({
       chunkId: ids[i]!,
@@ -56,6 +56,7 @@ export class BulkDispatcher {
       chunkCount,
       outcomes: null,
       ...(schedule ? { schedule } : {}),
+      ...(apiKeyId ? { apiKeyId } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
     await this.queue.enqueue(merchantId, ids, traceparent);

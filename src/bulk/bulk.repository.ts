@@ -32,6 +32,8 @@ export interface BulkRequest {
   readonly completedAt: string | null;
   /** A bulk pause's schedule, applied to every accepted id (docs/design.md §9). */
   readonly schedule?: ScheduleRequest;
+  /** The id of the API key that made the request (never the key): its events' cause. */
+  readonly apiKeyId?: string;
   /** The accepted ids, until the request is dispatched into chunks. */
   readonly subscriptionIds?: readonly string[];
   /** The accepting request's trace context (W3C traceparent), when tracing is on: its chunks continue the trace. */
@@ -56,6 +58,8 @@ export interface BulkChunk {
   /** Set once, by the first run that finished the chunk. */
   readonly outcomes: readonly ItemOutcome[] | null;
   readonly schedule?: ScheduleRequest;
+  /** The request's API key id, for its events' cause. */
+  readonly apiKeyId?: string;
 }
 
 interface RequestDocument extends Omit<BulkRequest, 'requestId'> {

@@ -63,7 +63,7 @@ export class BulkService {
   }
 
   /** The selection was checked against the spec at the edge (1 to 3000 UUIDs, or a filter); a schedule, against its rules. */
-  async accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkAcceptance> {
+  async accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest, apiKeyId?: string): Promise<BulkAcceptance> {
     const requestId = uuidv7();
     const selected = await this.select(merchantId, selection);
     const rejection = rejectionFor(operation, schedule);
@@ -82,6 +82,7 @@ export class BulkService {
         createdAt,
         completedAt: accepted.length === 0 ? createdAt : null,
         ...(schedule ? { schedule } : {}),
+        ...(apiKeyId ? { apiKeyId } : {}),
         ...traceOf(currentTraceparent()),
         subscriptionIds: accepted,
       });

@@ -105,7 +105,11 @@ export class BulkWorker implements ChunkHandlers {
   }
 
   private async apply(chunk: BulkChunk, final: boolean): Promise<void> {
-    const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId, chunk.schedule);
+    const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId, chunk.schedule, {
+      kind: 'bulk',
+      requestId: chunk.requestId,
+      ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}),
+    });
     const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === KEPT_CHANGING).length;
     if (unresolved > 0 && !final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunk.chunkId} unresolved`);
     const at = nowTimestamp();

@@ -42,16 +42,18 @@ const DEFER_AT_MOST_MS = 30_000;
  * entries carried them gets those as stored now, with the status and time of the change.)
  */
 function eventsOf(holder: OutboxHolder): Event[] {
-  return holder.outbox.map((entry) => ({
-    id: subscriptionEventId(entry, holder._id),
-    type: eventTypeOf(entry.status) as 'subscription.paused',
-    createdAt: entry.at,
-    data: {
-      subscription: toSubscription(holder, entry.subscription ?? { ...snapshotOf(holder), status: entry.status, modifiedAt: entry.at }),
-      previousStatus: entry.previousStatus,
-      cause: entry.cause,
-    },
-  }));
+  return holder.outbox.map((entry) => {
+    const type = entry.type ?? eventTypeOf(entry.status);
+    const subscription = toSubscription(holder, entry.subscription ?? { ...snapshotOf(holder), status: entry.status, modifiedAt: entry.at });
+    // The schedule events also carry the pending times the change left, and what it dropped.
+    const schedule = type === 'subscription.paused' || type === 'subscription.resumed' ? {} : { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } };
+    return {
+      id: subscriptionEventId(entry, holder._id),
+      type: type as 'subscription.paused',
+      createdAt: entry.at,
+      data: { subscription, previousStatus: entry.previousStatus, cause: entry.cause, ...schedule, ...(entry.removed ? { removed: [...entry.removed] } : {}) },
+    };
+  });
 }
 
 /** Each event's trace context, from its outbox entry (when the change was traced). */

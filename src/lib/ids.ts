@@ -18,7 +18,16 @@ export function uuidv7(now = Date.now()): string {
   return version7(randomBytes(16), now);
 }
 
-/** A UUIDv7 whose "random" bits are a hash of `name`: the same name and time give the same id. */
-export function uuidv7Named(name: string, now: number): string {
-  return version7(createHash('sha256').update(name).digest().subarray(0, 16), now);
+/**
+ * A UUIDv7 whose "random" bits are a hash of `name`: the same name and time give the same id.
+ * With a `sequence` (0 to 4095), its 12 bits right after the milliseconds are the sequence
+ * (RFC 9562's sub-millisecond counter), so ids of the same millisecond sort by it.
+ */
+export function uuidv7Named(name: string, now: number, sequence?: number): string {
+  const bytes = createHash('sha256').update(name).digest().subarray(0, 16);
+  if (sequence !== undefined) {
+    bytes[6] = (sequence >> 8) & 0x0f;
+    bytes[7] = sequence & 0xff;
+  }
+  return version7(bytes, now);
 }

@@ -1,13 +1,14 @@
 /**
  * The outbox: a subscription's events, kept in its own document until they are in the `events`
- * collection. An entry is written by the same update that changes the status, so no change can
+ * collection. A change's entries (one per event the rules give it: its change of status, then its
+ * schedule events) are written by the same update that makes the change, so no change can
  * be stored without its event, even on FerretDB, which has no transactions (MongoDB is atomic per
  * document). events.relay.ts moves entries out; see docs/reliability.md, "How every change gets its event".
  */
 import { uuidv7Named } from '../lib/ids.js';
 import { currentTraceparent } from '../observability/tracing.js';
 import type { components } from '../../generated/openapi.js';
-import type { ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
+import type { ChangeCause, RuledEvent, ScheduleTime, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
 export type EventType = components['schemas']['EventType'];
 
@@ -20,6 +21,12 @@ export type SubscriptionSnapshot = Pick<Subscription, (typeof SNAPSHOT_FIELDS)[n
 export interface OutboxEntry {
   /** With the subscription id, names the event: one bulk update pushes the same entry to every document. */
   readonly key: string;
+  /** The event's type; absent in entries written before schedule events (a change of status: its type follows `status`). */
+  readonly type?: EventType;
+  /** The event's place among the events of its change (the status event first): their ids sort in this order. */
+  readonly seq?: number;
+  /** `subscription.schedule_removed`: the pending times the change dropped. */
+  readonly removed?: readonly ScheduleTime[];
   readonly status: SubscriptionStatus;
   readonly previousStatus: SubscriptionStatus;
   readonly at: string;
@@ -35,20 +42,33 @@ export interface OutboxEntry {
 }
 
 /**
- * The entry for a change to `subscription`. `key` must be unique per change of each document: a
- * random one for a single change, the bulk request's id for a bulk command (one update writes the
- * same entry into every document it changes, and a command changes a subscription at most once).
+ * The entries of a change to `subscription`, one per event the rules gave it, in their order.
+ * `key` must be unique per change of each document: a random one for a single change, the bulk
+ * request's id for a bulk command (one update writes the same entries into every document it
+ * changes, and a command changes a subscription at most once); each event after the status one
+ * adds its kind to it.
  */
-export function outboxEntry(previousStatus: SubscriptionStatus, subscription: SubscriptionSnapshot, cause: ChangeCause, key: string): OutboxEntry {
+export function outboxEntries(previousStatus: SubscriptionStatus, subscription: SubscriptionSnapshot, cause: ChangeCause, key: string, events: readonly RuledEvent[]): OutboxEntry[] {
   const trace = currentTraceparent();
-  return { key, status: subscription.status, previousStatus, at: subscription.modifiedAt, cause, subscription, ...(trace ? { trace } : {}) };
+  return events.map((event, seq) => ({
+    key: event.kind === 'status' ? key : `${key}:${event.kind}`,
+    type: event.kind === 'status' ? eventTypeOf(subscription.status) : `subscription.${event.kind}`,
+    seq,
+    ...(event.kind === 'schedule_removed' ? { removed: event.removed } : {}),
+    status: subscription.status,
+    previousStatus,
+    at: subscription.modifiedAt,
+    cause,
+    subscription,
+    ...(trace ? { trace } : {}),
+  }));
 }
 
 export function eventTypeOf(status: SubscriptionStatus): EventType {
   return status === 'paused' ? 'subscription.paused' : 'subscription.resumed';
 }
 
-/** The event's id: relaying an entry twice stores one event, and ids still sort by time. */
+/** The event's id: relaying an entry twice stores one event, and ids sort by time, then by their order within a change. */
 export function subscriptionEventId(entry: OutboxEntry, subscriptionId: string): string {
-  return uuidv7Named(`${entry.key}:${subscriptionId}`, Date.parse(entry.at));
+  return uuidv7Named(`${entry.key}:${subscriptionId}`, Date.parse(entry.at), entry.seq);
 }

@@ -8,7 +8,7 @@ import { nowMicros } from '../lib/clock.js';
 import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
-import type { Operation, Subscription } from './subscriptions.rules.js';
+import { causeOf, type Operation, type Subscription } from './subscriptions.rules.js';
 
 type CommandOperation = 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions';
 
@@ -18,7 +18,7 @@ type BulkAcceptance = components['schemas']['BulkAcceptance'];
 type BulkDryRun = components['schemas']['BulkDryRun'];
 
 export interface BulkAcceptor {
-  accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkAcceptance>;
+  accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest, apiKeyId?: string): Promise<BulkAcceptance>;
   /** What `accept` would take, with nothing stored (docs/design.md §6a). */
   dryRun(merchantId: string, operation: Operation, selection: BulkSelection): Promise<BulkDryRun>;
   /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
@@ -51,7 +51,7 @@ export function subscriptionCommandHandlers(
   bulk: BulkAcceptor,
 ): Pick<Handlers, 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'> {
   const acceptBulk = async (request: Request<CommandOperation>, operation: Operation, selection: BulkSelection, schedule: ScheduleRequest | undefined) => {
-    const acceptance = await bulk.accept(request.merchant.id, operation, selection, schedule);
+    const acceptance = await bulk.accept(request.merchant.id, operation, selection, schedule, request.merchant.apiKeyId);
     request.afterResponse(() => bulk.dispatch(request.merchant.id, acceptance.requestId));
     return { status: 202, body: acceptance, headers: { Location: `/v2/bulk-requests/${acceptance.requestId}` } } as const;
   };
@@ -65,11 +65,11 @@ export function subscriptionCommandHandlers(
     pauseSubscription: async (request) => {
       const schedule = scheduleRequestOf(request.body, nowMicros());
       if (request.body.subscriptions) return acceptBulk(request, 'PAUSE', { ids: request.body.subscriptions }, schedule);
-      return { status: 200, body: pausedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', schedule)) };
+      return { status: 200, body: pausedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', schedule, causeOf(request.merchant))) };
     },
     resumeSubscription: async (request) => {
       if (request.body.subscriptions) return acceptBulk(request, 'RESUME', { ids: request.body.subscriptions }, undefined);
-      return { status: 200, body: resumedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME')) };
+      return { status: 200, body: resumedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME', undefined, causeOf(request.merchant))) };
     },
     bulkPauseSubscriptions: async (request) => bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, nowMicros())),
     bulkResumeSubscriptions: async (request) => bulkOperation(request, 'RESUME', undefined),
@@ -81,7 +81,7 @@ export function subscriptionReadHandlers(
   subscriptions: SubscriptionsService,
 ): Pick<Handlers, 'getSubscription' | 'listSubscriptions' | 'deleteSubscriptionSchedule'> {
   return {
-    deleteSubscriptionSchedule: async ({ merchant, params }) => ({ status: 200, body: pausedView(await subscriptions.dropSchedule(merchant.id, params.subscriptionId)) }),
+    deleteSubscriptionSchedule: async ({ merchant, params }) => ({ status: 200, body: pausedView(await subscriptions.dropSchedule(merchant.id, params.subscriptionId, causeOf(merchant))) }),
     getSubscription: async ({ merchant, params }) => ({ status: 200, body: pausedView(await subscriptions.get(merchant.id, params.subscriptionId)) }),
     listSubscriptions: async ({ merchant, query }) => {
       const page = await subscriptions.list(merchant.id, query.status, pageRequestOf(query));

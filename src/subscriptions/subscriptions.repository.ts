@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import { outboxEntry, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
+import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import type { ScheduleClock } from './schedule.clock.js';
-import type { Change, ChangeCause, CommandPlan, RuleState, Ruling, StoredSchedule, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
+import { requestEvents, type Change, type ChangeCause, type CommandPlan, type RuleState, type Ruling, type StoredSchedule, type Subscription, type SubscriptionStatus } from './subscriptions.rules.js';
 
 const SUBSCRIPTIONS_COLLECTION = 'subscriptions';
 
@@ -31,7 +31,7 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   bulkCommands?: string[];
   /** The workers' run that last applied a due schedule here, to tell which of a chunk's updates were its own. */
   scheduleRun?: string;
-  /** Events of status changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
+  /** Events of changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
   outbox?: OutboxEntry[];
 }
 
@@ -88,6 +88,19 @@ export function keptAsIn(change: Change, before: ShownSchedule): Filter<Subscrip
   return Object.fromEntries(keptBy(change).map((f) => [f, before[f] ?? null])) as Filter<SubscriptionDocument>;
 }
 
+/** The shown fields a request's change leaves or drops (whose drop is its `schedule_removed` event): a write that records its events filters on them. */
+const pinnedBy = (change: Change) => SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in change.set) && (f !== 'pauseReason' || !change.unset.includes(f)));
+
+/** keptAsIn, and the pending times the change drops as in `before`: the events of a request's change are exactly its write's. */
+function pinnedAs(change: Change, before: ShownSchedule): Filter<SubscriptionDocument> {
+  return Object.fromEntries(pinnedBy(change).map((f) => [f, before[f] ?? null])) as Filter<SubscriptionDocument>;
+}
+
+/** The outbox entries of a request's change to subscriptions in `from` whose shown fields are as in `before` (filtered on with pinnedAs). */
+function requestEntries(from: SubscriptionStatus, change: Change, before: ShownSchedule, at: string, cause: ChangeCause, key: string): OutboxEntry[] {
+  return outboxEntries(from, snapshotAfter(change, before, at), cause, key, requestEvents(from, change, before));
+}
+
 /** The changeable fields after `change` at `at` of a subscription whose kept fields are as in `before` (filtered on with keptAsIn). */
 export function snapshotAfter(change: Change, before: ShownSchedule, at: string): SubscriptionSnapshot {
   const kept = Object.fromEntries(keptBy(change).flatMap((f) => (before[f] === undefined ? [] : [[f, before[f]]])));
@@ -132,11 +145,12 @@ function filterQuery(merchantId: string, { statuses, planIds, createdBefore, cre
 }
 
 /**
- * The one way an event goes into the outbox: pushed by the update that makes the change of
- * status, so that no change is stored without its event (src/subscriptions/outbox.ts).
+ * The one way events go into the outbox: pushed, in order, by the update that makes the change
+ * (of status or of schedule), so that no change is stored without its events (src/subscriptions/outbox.ts).
  */
-function withEvent(update: UpdateFilter<SubscriptionDocument>, entry: OutboxEntry): UpdateFilter<SubscriptionDocument> {
-  return { ...update, $push: { ...(update.$push ?? {}), outbox: entry } } as UpdateFilter<SubscriptionDocument>;
+function withEvents(update: UpdateFilter<SubscriptionDocument>, entries: readonly OutboxEntry[]): UpdateFilter<SubscriptionDocument> {
+  if (entries.length === 0) return update;
+  return { ...update, $push: { ...(update.$push ?? {}), outbox: { $each: [...entries] } } } as UpdateFilter<SubscriptionDocument>;
 }
 
 /** A due state's schedule fields as a document holds them (absent rather than null). */
@@ -227,17 +241,18 @@ export class SubscriptionsRepository {
 
   /**
    * One conditional atomic update: makes the change only if the subscription is still as expected;
-   * a change of status carries its event in the outbox, in the same update, with the subscription
-   * as the update leaves it. The fields it keeps are filtered on: first as absent (the usual case,
-   * one round trip as without events), else as read just before.
+   * the change's events (requestEvents: of status and of schedule) go into the outbox in the same
+   * update, with the subscription as the update leaves it. The fields it keeps and the pending
+   * times it drops are filtered on: first as expected (absent unless `expected.schedule` names
+   * them: the usual case, one round trip as without events), else as read just before.
    */
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
     const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
-    if (change.status === expected.status) return this.changeWhere(filter, updateFor(change, at), change);
     const recording = (before: ShownSchedule) =>
-      this.changeWhere({ ...filter, ...keptAsIn(change, before) }, withEvent(updateFor(change, at), outboxEntry(expected.status, snapshotAfter(change, before, at), cause, randomUUID())), change);
-    const changed = await recording({});
-    if (changed || keptBy(change).length === 0) return changed;
+      this.changeWhere({ ...filter, ...pinnedAs(change, before) }, withEvents(updateFor(change, at), requestEntries(expected.status, change, before, at, cause, randomUUID())), change);
+    const times = expected.schedule ?? {};
+    const changed = await recording(Object.fromEntries(Object.entries(times).filter(([, v]) => v !== null)));
+    if (changed || pinnedBy(change).length === 0) return changed;
     const before = await this.collection.findOne(filter, { projection: SHOWN_PROJECTION });
     return before ? recording(before) : undefined;
   }
@@ -265,32 +280,38 @@ export class SubscriptionsRepository {
   ): Promise<{ allApplied: boolean }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
-    const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
-      updateMany: {
-        filter: { ...filter, ...keptAsIn(plan.whenFrom, before) },
-        update: withEvent({ ...updateFor(plan.whenFrom, at), $push: mark('applied') }, outboxEntry(plan.from, snapshotAfter(plan.whenFrom, before, at), cause, requestId)),
-      },
-    });
-    const changing = { ...notReached, status: plan.from };
-    // The usual case: none has a schedule the command keeps, so every one changes in one update, with nothing read first.
-    let applied = await bulkWriteInParts(this.collection, [applying({}, changing)], this.options.statementsPerCommand);
-    if (applied < ids.length && keptBy(plan.whenFrom).length > 0) {
-      // The others: one update per set of kept values, each filtered on them (at most a few in a chunk).
-      const docs = await this.collection.find(changing, { projection: SHOWN_PROJECTION }).toArray();
-      const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
-      for (const doc of docs) {
-        const key = JSON.stringify(keptAsIn(plan.whenFrom, doc));
-        const group = groups.get(key) ?? { before: doc, ids: [] };
-        group.ids.push(doc._id);
-        groups.set(key, group);
+    /** Writes `change` and its events to the subscriptions in `from` not reached yet, marked `kind`: how many it changed. */
+    const writing = async (from: SubscriptionStatus, change: Change, kind: CommandMark, expected: number) => {
+      const reached = { ...notReached, status: from };
+      const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
+        updateMany: {
+          filter: { ...filter, ...pinnedAs(change, before) },
+          update: withEvents({ ...updateFor(change, at), $push: mark(kind) }, requestEntries(from, change, before, at, cause, requestId)),
+        },
+      });
+      // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
+      let written = await bulkWriteInParts(this.collection, [applying({}, reached)], this.options.statementsPerCommand);
+      if (written < expected && pinnedBy(change).length > 0) {
+        // The others: one update per set of pinned values, each filtered on them (at most a few in a chunk).
+        const docs = await this.collection.find(reached, { projection: SHOWN_PROJECTION }).toArray();
+        const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
+        for (const doc of docs) {
+          const key = JSON.stringify(pinnedAs(change, doc));
+          const group = groups.get(key) ?? { before: doc, ids: [] };
+          group.ids.push(doc._id);
+          groups.set(key, group);
+        }
+        written += await bulkWriteInParts(this.collection, [...groups.values()].map((g) => applying(g.before, { ...reached, _id: { $in: g.ids } })), this.options.statementsPerCommand);
       }
-      applied += await bulkWriteInParts(this.collection, [...groups.values()].map((g) => applying(g.before, { ...changing, _id: { $in: g.ids } })), this.options.statementsPerCommand);
-    }
+      return written;
+    };
+    const applied = await writing(plan.from, plan.whenFrom, 'applied', ids.length);
     // Every one changed: none can be a no-op and there is nothing to read back.
     const allApplied = applied === ids.length;
     if (!allApplied) {
-      const noop = plan.whenAlready ? updateFor(plan.whenAlready, at) : {};
-      await this.collection.updateMany({ ...notReached, status: plan.already }, { ...noop, $push: mark('noop') });
+      // Already in the target status: marked noop; a schedule given still replaces theirs, with its events.
+      if (plan.whenAlready) await writing(plan.already, plan.whenAlready, 'noop', ids.length - applied);
+      else await this.collection.updateMany({ ...notReached, status: plan.already }, { $push: mark('noop') });
     }
     await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
     return { allApplied };
@@ -368,7 +389,7 @@ export class SubscriptionsRepository {
       const update = updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId });
       // One outbox entry for the whole group, named by the run and group (src/subscriptions/outbox.ts).
       // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
-      const write = ruling.event ? withEvent(update, outboxEntry(ruling.event.from, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`)) : update;
+      const write = ruling.event ? withEvents(update, outboxEntries(ruling.event.from, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`, ruling.events)) : update;
       const filter = { _id: { $in: [...ids] }, merchantId, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
       return { updateMany: { filter, update: write } };
     });

@@ -13,6 +13,15 @@
  * | DROP_SCHEDULE | applied when a time is pending, else noop                                    | cancelled           |
  * | FIRE          | a due pauseAt: applied (paused: noop); a due resumeAt: applied (fulfilled:  | cancelled; its dead |
  * |               | noop); nothing due: corrected (nextScheduledAt only)                         | schedule is removed |
+ *
+ * The events of a change (`events`, in this order; docs/design.md §7a): its change of status
+ * (`subscription.paused`/`resumed`), then, for a command of a request (PAUSE, RESUME,
+ * DROP_SCHEDULE; never FIRE, whose time fell due rather than being dropped, nor on a cancelled
+ * subscription): `pause_scheduled` when it sets a `pauseAt`, `resume_scheduled` when it sets a
+ * `resumeAt` (set or replaced, even by the same time), and one `schedule_removed` naming the
+ * pending times it drops without setting them again. So: a pause now drops a pending pauseAt; a
+ * resume, a pending resumeAt; a pause with a schedule, whatever pending time it does not give
+ * again; DELETE …/schedule, every pending time.
  */
 import type { components } from '../../generated/openapi.js';
 import type { ScheduleRequest } from './schedule.request.js';
@@ -34,10 +43,19 @@ export interface Subscription {
   readonly pauseReason?: string;
 }
 
-/** What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for `bulk`. */
+/**
+ * What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for
+ * `bulk`; `apiKeyId`: the id of the API key that made the request (`api`, `bulk`), never the key.
+ */
 export interface ChangeCause {
   readonly kind: 'api' | 'bulk' | 'schedule';
   readonly requestId?: string;
+  readonly apiKeyId?: string;
+}
+
+/** The cause of a change made by a single request of this principal. */
+export function causeOf(merchant: { readonly apiKeyId: string }): ChangeCause {
+  return { kind: 'api', apiKeyId: merchant.apiKeyId };
 }
 
 export interface Transition {
@@ -93,10 +111,36 @@ export interface Ruling {
   readonly change: Change | undefined;
   /** Whether the write changes `modifiedAt` (any change of status or schedule). */
   readonly touches: boolean;
-  /** The change of status the write makes, recorded as its event in the same write; undefined: none, so no event. */
+  /** The change of status the write makes, recorded as its event in the same write; undefined: none. */
   readonly event: Transition | undefined;
+  /** Every event the write records, in order (the status event first): see the table above. */
+  readonly events: readonly RuledEvent[];
   /** For FIRE: which scheduled transition fell due. */
   readonly due?: 'pause' | 'resume';
+}
+
+export type ScheduleTime = 'pauseAt' | 'resumeAt';
+const SCHEDULE_TIMES: readonly ScheduleTime[] = ['pauseAt', 'resumeAt'];
+
+/** An event a change records: its change of status, or a change of its schedule (with the times it removed). */
+export type RuledEvent =
+  | { readonly kind: 'status' }
+  | { readonly kind: 'pause_scheduled' | 'resume_scheduled' }
+  | { readonly kind: 'schedule_removed'; readonly removed: readonly ScheduleTime[] };
+
+/**
+ * The events of `change` made by a request's command to a subscription in `status` whose pending
+ * times were `before` (null: none): see the table above. The stores call it with the times their
+ * write filters on, so the events are exactly the write's.
+ */
+export function requestEvents(status: SubscriptionStatus, change: Change | undefined, before: { readonly pauseAt?: string | null; readonly resumeAt?: string | null }): RuledEvent[] {
+  if (!change || status === 'cancelled') return [];
+  const events: RuledEvent[] = change.status !== status ? [{ kind: 'status' }] : [];
+  if (change.set.pauseAt !== undefined) events.push({ kind: 'pause_scheduled' });
+  if (change.set.resumeAt !== undefined) events.push({ kind: 'resume_scheduled' });
+  const removed = SCHEDULE_TIMES.filter((t) => change.unset.includes(t) && before[t] != null);
+  if (removed.length > 0) events.push({ kind: 'schedule_removed', removed });
+  return events;
 }
 
 const STATUSES: readonly string[] = ['fulfilled', 'paused', 'cancelled'];
@@ -110,7 +154,7 @@ function leaving(status: SubscriptionStatus, set: Partial<StoredSchedule>): Chan
 
 function ruling(status: SubscriptionStatus, outcome: Outcome, change: Change | undefined, touches = change !== undefined): Ruling {
   const event = change && change.status !== status ? { from: status, to: change.status } : undefined;
-  return { outcome, change, touches, event };
+  return { outcome, change, touches, event, events: event ? [{ kind: 'status' }] : [] };
 }
 
 /**
@@ -161,13 +205,14 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, now: s
 export function decide(state: RuleState, command: Command): Ruling {
   if (!STATUSES.includes(state.status)) throw new CorruptSubscriptionError(`unknown subscription status ${JSON.stringify(state.status)}`);
   const known = state as RuleState & { readonly status: SubscriptionStatus };
+  const ofRequest = (ruling: Ruling): Ruling => ({ ...ruling, events: requestEvents(known.status, ruling.change, state) });
   switch (command.kind) {
     case 'PAUSE':
-      return pauseOrResume(known.status, 'PAUSE', command.schedule);
+      return ofRequest(pauseOrResume(known.status, 'PAUSE', command.schedule));
     case 'RESUME':
-      return pauseOrResume(known.status, 'RESUME', undefined);
+      return ofRequest(pauseOrResume(known.status, 'RESUME', undefined));
     case 'DROP_SCHEDULE':
-      return drop(known);
+      return ofRequest(drop(known));
     case 'FIRE':
       return fire(known, command.now);
   }

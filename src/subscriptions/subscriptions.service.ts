@@ -75,7 +75,7 @@ export interface Firings {
 }
 
 export class SubscriptionsService {
-  /** Told after every change of status: the events relay (src/events/) listens here. */
+  /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
   readonly changes = new ChangeNotifier();
 
   constructor(
@@ -120,15 +120,17 @@ export class SubscriptionsService {
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
       if (outcome !== 'noop') return undefined;
       if (!change) return current;
-      // Already in the target status: only its schedule changes.
-      return this.repository.change(merchantId, id, { status: current.status }, change, nowTimestamp(), cause);
+      // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
+      const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, nowTimestamp(), cause);
+      if (rescheduled) this.changes.notify(merchantId, [id]);
+      return rescheduled;
     });
     if (settled) return settled;
     throw new Error(`subscription ${id} kept changing under ${operation}; gave up after ${MAX_ATTEMPTS} attempts`);
   }
 
   /** Drops the pending pause and resume (`DELETE …/schedule`); the subscription as it is afterwards. */
-  async dropSchedule(merchantId: string, rawId: string): Promise<Subscription> {
+  async dropSchedule(merchantId: string, rawId: string, cause: ChangeCause = { kind: 'api' }): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
     return this.mutex.run(id, async () => {
@@ -139,7 +141,9 @@ export class SubscriptionsService {
         if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        return this.repository.change(merchantId, id, expected, change, nowTimestamp(), { kind: 'api' });
+        const dropped = await this.repository.change(merchantId, id, expected, change, nowTimestamp(), cause);
+        if (dropped) this.changes.notify(merchantId, [id]);
+        return dropped;
       });
       if (settled) return settled;
       throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);
@@ -190,7 +194,9 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     const plan = planCommand(operation, schedule);
     const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause));
-    this.changes.notify(merchantId, [...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id));
+    // A no-op whose schedule the command replaced has its schedule events to relay too.
+    const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
+    this.changes.notify(merchantId, [...outcomes].filter(([, o]) => changed(o)).map(([id]) => id));
     return outcomes;
   }
 

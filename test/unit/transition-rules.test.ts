@@ -1,7 +1,7 @@
 /**
  * The one table of rules (docs/design.md §4 and §9), cell by cell: every command (pause, a pause
  * with a schedule, resume, dropping the schedule, a due schedule firing) on a subscription in every
- * status with every kind of schedule, checked as the document the write leaves, its outcome and its event.
+ * status with every kind of schedule, checked as the document the write leaves, its outcome and its events.
  */
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,6 +10,7 @@ import {
   planCommand,
   type Command,
   type Outcome,
+  type RuledEvent,
   type StoredSchedule,
   type SubscriptionStatus,
 } from '../../src/subscriptions/subscriptions.rules.js';
@@ -151,6 +152,49 @@ describe('the table has no gap', () => {
   it.each(Object.keys(COMMANDS) as CommandName[])('%s on a status the model does not know is an internal error, not a decision', (command) => {
     expect(() => decide({ status: 'teleported', pauseAt: null, resumeAt: null }, COMMANDS[command])).toThrow(CorruptSubscriptionError);
     expect(() => decide({ status: 'Paused', pauseAt: null, resumeAt: null }, COMMANDS[command])).toThrow(CorruptSubscriptionError);
+  });
+});
+
+describe('the events of every cell', () => {
+  const statuses = ['fulfilled', 'paused', 'cancelled'] as const;
+  const cells = statuses.flatMap((status) => (Object.keys(SCHEDULES) as ScheduleName[]).flatMap((schedule) => (Object.keys(COMMANDS) as CommandName[]).map((command) => [status, schedule, command] as const)));
+  const eventsOf = (status: SubscriptionStatus, schedule: ScheduleName, command: CommandName) => {
+    const before = doc(status, schedule);
+    return decide({ status, pauseAt: before.pauseAt ?? null, resumeAt: before.resumeAt ?? null }, COMMANDS[command]).events;
+  };
+
+  // Read off the documents before and after, independently of how the rules compute them.
+  it.each(cells)('%s with schedule %s, %s: its change of status, then each time the request gives, then the pending times it drops', (status, schedule, command) => {
+    const before = doc(status, schedule);
+    const written = after(before, COMMANDS[command]).doc;
+    const expected: RuledEvent[] = [];
+    if (written.status !== before.status) expected.push({ kind: 'status' });
+    const given = (COMMANDS[command] as Command & { schedule?: { pauseAt?: string; resumeAt?: string } }).schedule ?? {};
+    const ofRequest = command !== 'fire' && status !== 'cancelled';
+    if (ofRequest && given.pauseAt !== undefined && written.pauseAt === given.pauseAt) expected.push({ kind: 'pause_scheduled' });
+    if (ofRequest && given.resumeAt !== undefined && written.resumeAt === given.resumeAt) expected.push({ kind: 'resume_scheduled' });
+    const removed = (['pauseAt', 'resumeAt'] as const).filter((t) => before[t] !== undefined && written[t] === undefined);
+    if (ofRequest && removed.length > 0) expected.push({ kind: 'schedule_removed', removed });
+    expect(eventsOf(status, schedule, command)).toEqual(expected);
+  });
+
+  // The cells the docs name (docs/design.md §7a), spelled out.
+  it.each([
+    ['fulfilled', 'none', 'pauseAtLater', [{ kind: 'pause_scheduled' }, { kind: 'resume_scheduled' }]],
+    ['fulfilled', 'none', 'pauseUntil', [{ kind: 'status' }, { kind: 'resume_scheduled' }]],
+    ['fulfilled', 'pausePending', 'pause', [{ kind: 'status' }, { kind: 'schedule_removed', removed: ['pauseAt'] }]],
+    ['fulfilled', 'pausePending', 'pauseAtLater', [{ kind: 'pause_scheduled' }, { kind: 'resume_scheduled' }]],
+    ['paused', 'resumePending', 'resume', [{ kind: 'status' }, { kind: 'schedule_removed', removed: ['resumeAt'] }]],
+    ['paused', 'resumePending', 'pauseUntil', [{ kind: 'resume_scheduled' }]],
+    ['paused', 'resumePending', 'pause', []],
+    ['paused', 'resumePending', 'drop', [{ kind: 'schedule_removed', removed: ['resumeAt'] }]],
+    ['fulfilled', 'pausePending', 'drop', [{ kind: 'schedule_removed', removed: ['pauseAt', 'resumeAt'] }]],
+    ['fulfilled', 'none', 'drop', []],
+    ['fulfilled', 'pauseDue', 'fire', [{ kind: 'status' }]],
+    ['paused', 'resumeDue', 'fire', [{ kind: 'status' }]],
+    ['cancelled', 'pausePending', 'drop', []],
+  ] as const)('%s with schedule %s, %s: %j', (status, schedule, command, expected) => {
+    expect(eventsOf(status, schedule, command)).toEqual(expected);
   });
 });
 

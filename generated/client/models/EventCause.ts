@@ -14,9 +14,11 @@
 
 import { mapValues } from '../runtime.js';
 /**
- * What made the change: `api` (a single pause or resume call; no `requestId`, the call's
- * `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's
- * id) or `schedule`.
+ * What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
+ * is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or
+ * `schedule` (a scheduled pause or resume falling due). For `api` and `bulk`, `apiKeyId`
+ * is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
+ * the key). Events recorded before causes carried it have none.
  * 
  * @export
  * @interface EventCause
@@ -30,6 +32,10 @@ export interface EventCause {
      * A UUID in its canonical 36-character form; letters may be upper or lower case.
      */
     requestId?: string;
+    /**
+     * The id of the API key that made the request (`api` and `bulk` only).
+     */
+    apiKeyId?: string;
 }
 
 
@@ -64,6 +70,7 @@ export function EventCauseFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         
         'kind': json['kind'],
         'requestId': json['requestId'] == null ? undefined : json['requestId'],
+        'apiKeyId': json['apiKeyId'] == null ? undefined : json['apiKeyId'],
     };
 }
 
@@ -80,6 +87,7 @@ export function EventCauseToJSONTyped(value?: EventCause | null, ignoreDiscrimin
         
         'kind': value['kind'],
         'requestId': value['requestId'],
+        'apiKeyId': value['apiKeyId'],
     };
 }
 

@@ -52,6 +52,9 @@ export interface SubscriptionEvent {
 export const SubscriptionEventTypeEnum = {
     SubscriptionPaused: 'subscription.paused',
     SubscriptionResumed: 'subscription.resumed',
+    SubscriptionPauseScheduled: 'subscription.pause_scheduled',
+    SubscriptionResumeScheduled: 'subscription.resume_scheduled',
+    SubscriptionScheduleRemoved: 'subscription.schedule_removed',
 } as const;
 export type SubscriptionEventTypeEnum = typeof SubscriptionEventTypeEnum[keyof typeof SubscriptionEventTypeEnum];
 

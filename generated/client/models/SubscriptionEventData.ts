@@ -27,6 +27,13 @@ import {
     SubscriptionStatusToJSON,
     SubscriptionStatusToJSONTyped,
 } from './SubscriptionStatus.js';
+import type { Schedule } from './Schedule.js';
+import {
+    ScheduleFromJSON,
+    ScheduleFromJSONTyped,
+    ScheduleToJSON,
+    ScheduleToJSONTyped,
+} from './Schedule.js';
 import type { Subscription } from './Subscription.js';
 import {
     SubscriptionFromJSON,
@@ -36,8 +43,11 @@ import {
 } from './Subscription.js';
 
 /**
- * The subscription as `GET /v2/subscriptions/{id}` showed it right after the change, the
- * status before it, and the change's cause.
+ * The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the
+ * change's own answer), the status before it, and the change's cause. The schedule events
+ * also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null
+ * when not pending), and `subscription.schedule_removed` carries `removed`: which pending
+ * times the change dropped.
  * 
  * @export
  * @interface SubscriptionEventData
@@ -55,8 +65,25 @@ export interface SubscriptionEventData {
      * 
      */
     cause: EventCause;
+    /**
+     * 
+     */
+    schedule?: Schedule;
+    /**
+     * 
+     */
+    removed?: Array<SubscriptionEventDataRemovedEnum>;
 }
 
+
+/**
+ * @export
+ */
+export const SubscriptionEventDataRemovedEnum = {
+    PauseAt: 'pauseAt',
+    ResumeAt: 'resumeAt',
+} as const;
+export type SubscriptionEventDataRemovedEnum = typeof SubscriptionEventDataRemovedEnum[keyof typeof SubscriptionEventDataRemovedEnum];
 
 
 /**
@@ -82,6 +109,8 @@ export function SubscriptionEventDataFromJSONTyped(json: any, ignoreDiscriminato
         'subscription': SubscriptionFromJSON(json['subscription']),
         'previousStatus': SubscriptionStatusFromJSON(json['previousStatus']),
         'cause': EventCauseFromJSON(json['cause']),
+        'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
+        'removed': json['removed'] == null ? undefined : json['removed'],
     };
 }
 
@@ -99,6 +128,8 @@ export function SubscriptionEventDataToJSONTyped(value?: SubscriptionEventData |
         'subscription': SubscriptionToJSON(value['subscription']),
         'previousStatus': SubscriptionStatusToJSON(value['previousStatus']),
         'cause': EventCauseToJSON(value['cause']),
+        'schedule': ScheduleToJSON(value['schedule']),
+        'removed': value['removed'],
     };
 }
 

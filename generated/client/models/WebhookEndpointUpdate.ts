@@ -24,7 +24,7 @@ export interface WebhookEndpointUpdate {
      */
     url?: string;
     /**
-     * The event types to send, or `["*"]` for all.
+     * The event types to send, or `["*"]` for all (including types added later).
      */
     events?: Array<WebhookEndpointUpdateEventsEnum>;
     /**
@@ -45,6 +45,9 @@ export const WebhookEndpointUpdateEventsEnum = {
     Star: '*',
     SubscriptionPaused: 'subscription.paused',
     SubscriptionResumed: 'subscription.resumed',
+    SubscriptionPauseScheduled: 'subscription.pause_scheduled',
+    SubscriptionResumeScheduled: 'subscription.resume_scheduled',
+    SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type WebhookEndpointUpdateEventsEnum = typeof WebhookEndpointUpdateEventsEnum[keyof typeof WebhookEndpointUpdateEventsEnum];

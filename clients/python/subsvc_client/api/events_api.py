@@ -341,7 +341,7 @@ class EventsApi:
     ) -> EventList:
         """List your events
 
-        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. The same events are sent to the webhook endpoints that subscribe to them. 
+        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
 
         :param type: Only events of this type.
         :type type: EventType
@@ -421,7 +421,7 @@ class EventsApi:
     ) -> ApiResponse[EventList]:
         """List your events
 
-        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. The same events are sent to the webhook endpoints that subscribe to them. 
+        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
 
         :param type: Only events of this type.
         :type type: EventType
@@ -501,7 +501,7 @@ class EventsApi:
     ) -> RESTResponseType:
         """List your events
 
-        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. The same events are sent to the webhook endpoints that subscribe to them. 
+        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
 
         :param type: Only events of this type.
         :type type: EventType

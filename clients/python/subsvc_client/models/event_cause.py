@@ -19,6 +19,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
 from uuid import UUID
 from typing import Optional, Set
 from typing_extensions import Self
@@ -26,11 +27,12 @@ from pydantic_core import to_jsonable_python
 
 class EventCause(BaseModel):
     """
-    What made the change: `api` (a single pause or resume call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or `schedule`. 
+    What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or `schedule` (a scheduled pause or resume falling due). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. 
     """ # noqa: E501
     kind: StrictStr
     request_id: Optional[UUID] = Field(default=None, description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="requestId")
-    __properties: ClassVar[List[str]] = ["kind", "requestId"]
+    api_key_id: Optional[Annotated[str, Field(strict=True, max_length=64)]] = Field(default=None, description="The id of the API key that made the request (`api` and `bulk` only).", alias="apiKeyId")
+    __properties: ClassVar[List[str]] = ["kind", "requestId", "apiKeyId"]
 
     @field_validator('kind')
     def kind_validate_enum(cls, value):
@@ -101,7 +103,8 @@ class EventCause(BaseModel):
 
         _obj = cls.model_validate({
             "kind": obj.get("kind"),
-            "requestId": obj.get("requestId")
+            "requestId": obj.get("requestId"),
+            "apiKeyId": obj.get("apiKeyId")
         })
         return _obj
 

@@ -28,6 +28,9 @@ class EventType(str, Enum):
     """
     SUBSCRIPTION_DOT_PAUSED = 'subscription.paused'
     SUBSCRIPTION_DOT_RESUMED = 'subscription.resumed'
+    SUBSCRIPTION_DOT_PAUSE_SCHEDULED = 'subscription.pause_scheduled'
+    SUBSCRIPTION_DOT_RESUME_SCHEDULED = 'subscription.resume_scheduled'
+    SUBSCRIPTION_DOT_SCHEDULE_REMOVED = 'subscription.schedule_removed'
     BULK_REQUEST_DOT_COMPLETED = 'bulk_request.completed'
 
     @classmethod

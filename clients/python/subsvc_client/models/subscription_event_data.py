@@ -17,9 +17,11 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field
-from typing import Any, ClassVar, Dict, List
+from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
 from subsvc_client.models.event_cause import EventCause
+from subsvc_client.models.schedule import Schedule
 from subsvc_client.models.subscription import Subscription
 from subsvc_client.models.subscription_status import SubscriptionStatus
 from typing import Optional, Set
@@ -28,12 +30,25 @@ from pydantic_core import to_jsonable_python
 
 class SubscriptionEventData(BaseModel):
     """
-    The subscription as `GET /v2/subscriptions/{id}` showed it right after the change, the status before it, and the change's cause. 
+    The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. 
     """ # noqa: E501
     subscription: Subscription
     previous_status: SubscriptionStatus = Field(alias="previousStatus")
     cause: EventCause
-    __properties: ClassVar[List[str]] = ["subscription", "previousStatus", "cause"]
+    schedule: Optional[Schedule] = None
+    removed: Optional[Annotated[List[StrictStr], Field(min_length=1, max_length=2)]] = None
+    __properties: ClassVar[List[str]] = ["subscription", "previousStatus", "cause", "schedule", "removed"]
+
+    @field_validator('removed')
+    def removed_validate_enum(cls, value):
+        """Validates the enum"""
+        if value is None:
+            return value
+
+        for i in value:
+            if i not in set(['pauseAt', 'resumeAt']):
+                raise ValueError("each list item must be one of ('pauseAt', 'resumeAt')")
+        return value
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -80,6 +95,9 @@ class SubscriptionEventData(BaseModel):
         # override the default output from pydantic by calling `to_dict()` of cause
         if self.cause:
             _dict['cause'] = self.cause.to_dict()
+        # override the default output from pydantic by calling `to_dict()` of schedule
+        if self.schedule:
+            _dict['schedule'] = self.schedule.to_dict()
         return _dict
 
     @classmethod
@@ -94,7 +112,9 @@ class SubscriptionEventData(BaseModel):
         _obj = cls.model_validate({
             "subscription": Subscription.from_dict(obj["subscription"]) if obj.get("subscription") is not None else None,
             "previousStatus": obj.get("previousStatus"),
-            "cause": EventCause.from_dict(obj["cause"]) if obj.get("cause") is not None else None
+            "cause": EventCause.from_dict(obj["cause"]) if obj.get("cause") is not None else None,
+            "schedule": Schedule.from_dict(obj["schedule"]) if obj.get("schedule") is not None else None,
+            "removed": obj.get("removed")
         })
         return _obj
 

@@ -171,7 +171,7 @@ export class EventsApi extends runtime.BaseAPI {
     }
 
     /**
-     * What happened to the caller\'s subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription\'s status has exactly one event; a pause or resume that changes nothing has none. The same events are sent to the webhook endpoints that subscribe to them. 
+     * What happened to the caller\'s subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription\'s status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
      * List your events
      */
     async listEventsRaw(requestParameters: ListEventsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<EventList>> {
@@ -182,7 +182,7 @@ export class EventsApi extends runtime.BaseAPI {
     }
 
     /**
-     * What happened to the caller\'s subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription\'s status has exactly one event; a pause or resume that changes nothing has none. The same events are sent to the webhook endpoints that subscribe to them. 
+     * What happened to the caller\'s subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription\'s status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
      * List your events
      */
     async listEvents(requestParameters: ListEventsRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<EventList> {

@@ -20,6 +20,9 @@
 export const EventType = {
     SubscriptionPaused: 'subscription.paused',
     SubscriptionResumed: 'subscription.resumed',
+    SubscriptionPauseScheduled: 'subscription.pause_scheduled',
+    SubscriptionResumeScheduled: 'subscription.resume_scheduled',
+    SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type EventType = typeof EventType[keyof typeof EventType];

@@ -48,6 +48,9 @@ export interface SubscriptionWebhook {
 export const SubscriptionWebhookTypeEnum = {
     SubscriptionPaused: 'subscription.paused',
     SubscriptionResumed: 'subscription.resumed',
+    SubscriptionPauseScheduled: 'subscription.pause_scheduled',
+    SubscriptionResumeScheduled: 'subscription.resume_scheduled',
+    SubscriptionScheduleRemoved: 'subscription.schedule_removed',
 } as const;
 export type SubscriptionWebhookTypeEnum = typeof SubscriptionWebhookTypeEnum[keyof typeof SubscriptionWebhookTypeEnum];
 

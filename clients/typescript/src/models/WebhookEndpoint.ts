@@ -28,7 +28,7 @@ export interface WebhookEndpoint {
      */
     url: string;
     /**
-     * The event types to send, or `["*"]` for all.
+     * The event types to send, or `["*"]` for all (including types added later).
      */
     events: Array<WebhookEndpointEventsEnum>;
     /**
@@ -57,6 +57,9 @@ export const WebhookEndpointEventsEnum = {
     Star: '*',
     SubscriptionPaused: 'subscription.paused',
     SubscriptionResumed: 'subscription.resumed',
+    SubscriptionPauseScheduled: 'subscription.pause_scheduled',
+    SubscriptionResumeScheduled: 'subscription.resume_scheduled',
+    SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type WebhookEndpointEventsEnum = typeof WebhookEndpointEventsEnum[keyof typeof WebhookEndpointEventsEnum];

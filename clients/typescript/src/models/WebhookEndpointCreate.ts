@@ -24,7 +24,7 @@ export interface WebhookEndpointCreate {
      */
     url: string;
     /**
-     * The event types to send, or `["*"]` for all.
+     * The event types to send, or `["*"]` for all (including types added later).
      */
     events: Array<WebhookEndpointCreateEventsEnum>;
     /**
@@ -41,6 +41,9 @@ export const WebhookEndpointCreateEventsEnum = {
     Star: '*',
     SubscriptionPaused: 'subscription.paused',
     SubscriptionResumed: 'subscription.resumed',
+    SubscriptionPauseScheduled: 'subscription.pause_scheduled',
+    SubscriptionResumeScheduled: 'subscription.resume_scheduled',
+    SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type WebhookEndpointCreateEventsEnum = typeof WebhookEndpointCreateEventsEnum[keyof typeof WebhookEndpointCreateEventsEnum];

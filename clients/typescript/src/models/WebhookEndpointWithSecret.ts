@@ -28,7 +28,7 @@ export interface WebhookEndpointWithSecret {
      */
     url: string;
     /**
-     * The event types to send, or `["*"]` for all.
+     * The event types to send, or `["*"]` for all (including types added later).
      */
     events: Array<WebhookEndpointWithSecretEventsEnum>;
     /**
@@ -61,6 +61,9 @@ export const WebhookEndpointWithSecretEventsEnum = {
     Star: '*',
     SubscriptionPaused: 'subscription.paused',
     SubscriptionResumed: 'subscription.resumed',
+    SubscriptionPauseScheduled: 'subscription.pause_scheduled',
+    SubscriptionResumeScheduled: 'subscription.resume_scheduled',
+    SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type WebhookEndpointWithSecretEventsEnum = typeof WebhookEndpointWithSecretEventsEnum[keyof typeof WebhookEndpointWithSecretEventsEnum];
