@@ -997,8 +997,9 @@ export interface components {
             pauseReason?: string;
         };
         /**
-         * @description A subscription's pending scheduled pause and resume; present only while one is pending.
-         *     A time is null when only the other one is scheduled.
+         * @description A subscription's pending scheduled pause and resume. On a subscription it is present only
+         *     while one is pending, and a time is null when only the other one is scheduled; in a
+         *     schedule event's data it is what the change left pending, both times null when nothing is.
          */
         Schedule: {
             /** @description When it becomes `paused`. */

@@ -26,7 +26,7 @@ from pydantic_core import to_jsonable_python
 
 class Schedule(BaseModel):
     """
-    A subscription's pending scheduled pause and resume; present only while one is pending. A time is null when only the other one is scheduled. 
+    A subscription's pending scheduled pause and resume. On a subscription it is present only while one is pending, and a time is null when only the other one is scheduled; in a schedule event's data it is what the change left pending, both times null when nothing is. 
     """ # noqa: E501
     pause_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When it becomes `paused`.", alias="pauseAt")
     resume_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When it becomes `fulfilled` again.", alias="resumeAt")
