@@ -11,6 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/lib/project-root.js';
 import { type Counts, junitCounts, summary, vitestCounts } from './test-summary.js';
 
@@ -59,6 +60,17 @@ function freshCounts(path: string, since: number): Counts {
   return JSON.parse(readFileSync(path, 'utf8')) as Counts;
 }
 
+/**
+ * A suite that failed with no failed test (vitest's unhandled errors, a runner's own error) counts
+ * one failure more, said in a line of its own: the closing line never reads 0 failed for a run
+ * that failed.
+ */
+export function failedRunCounted(label: string, counts: Counts, exit: number | string | null): Counts {
+  if (exit === 0 || counts.failed > 0) return counts;
+  console.error(`${label}: exited ${exit} with no failed test (an unhandled error, or the runner's own): counted as one failure`);
+  return { ...counts, failed: 1 };
+}
+
 function main(): number {
   mkdirSync(ARTIFACTS, { recursive: true });
   rmSync(join(ARTIFACTS, 'vitest.json'), { force: true });
@@ -69,7 +81,7 @@ function main(): number {
     const run = spawnSync(suite.command[0]!, suite.command.slice(1), { stdio: 'inherit', cwd: projectRoot() });
     if (run.status !== 0) failed = true;
     try {
-      parts.push([suite.label, suite.counts(since)]);
+      parts.push([suite.label, failedRunCounted(suite.label, suite.counts(since), run.status ?? run.signal)]);
     } catch (error) {
       // A suite that crashed before reporting counts as one failure, said in a line of its own.
       console.error(`${suite.label}: no counts (${error instanceof Error ? error.message : String(error)}); exit ${run.status ?? run.signal}`);
@@ -81,4 +93,4 @@ function main(): number {
   return failed || parts.some(([, c]) => c.failed > 0) ? 1 : 0;
 }
 
-process.exitCode = main();
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) process.exitCode = main();

@@ -1,6 +1,7 @@
 /** The closing lines of `npm test` (scripts/test-summary.ts), which CI reads to know that tests ran. */
 import { describe, expect, it } from 'vitest';
 import { consoleSummary, withoutClosingFences } from '../../scripts/fuzz.js';
+import { failedRunCounted } from '../../scripts/test-run.js';
 import { junitCaseCounts, junitCounts, summary, vitestCounts } from '../../scripts/test-summary.js';
 
 const junit = (attributes: string) => `<?xml version="1.0" encoding="utf-8"?>\n<testsuites ${attributes} time="29.4">\n  <testsuite name="schemathesis" tests="8"></testsuite>\n</testsuites>\n`;
@@ -82,5 +83,13 @@ describe("Schemathesis's console, as npm test prints it", () => {
       'Schemathesis test cases: 4468 generated, 4468 passed, 36 skipped',
       'Schemathesis warning: Missing test data: 6 operations repeatedly returned 404 responses',
     ]);
+  });
+});
+
+describe('a suite that fails with no failed test', () => {
+  it('counts one failure, so the closing line never reads 0 failed for a failed run', () => {
+    expect(failedRunCounted('vitest', { passed: 796, failed: 0, skipped: 2 }, 1)).toEqual({ passed: 796, failed: 1, skipped: 2 });
+    expect(failedRunCounted('vitest', { passed: 796, failed: 3, skipped: 2 }, 1)).toEqual({ passed: 796, failed: 3, skipped: 2 });
+    expect(failedRunCounted('vitest', { passed: 796, failed: 0, skipped: 2 }, 0)).toEqual({ passed: 796, failed: 0, skipped: 2 });
   });
 });
