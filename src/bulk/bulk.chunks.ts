@@ -4,6 +4,8 @@
  * bulk create, and a worker applies a chunk with two conditional updateMany and one read instead
  * of a hundred round trips, while every command's outcome is still kept and logged.
  */
+import { partsOf } from '../lib/parts.js';
+
 export const CHUNK_SIZE = 100;
 
 /** What an Agenda job carries: the chunk document holds the ids and, once run, the outcomes. */
@@ -16,9 +18,7 @@ export interface ChunkJobData {
 }
 
 export function chunked<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {
-  const chunks: T[][] = [];
-  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size));
-  return chunks;
+  return partsOf(items, size);
 }
 
 /** Chunk ids name their request and position, so a request's chunks are found by `_id` alone. */

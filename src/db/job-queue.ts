@@ -12,6 +12,7 @@ import { Agenda, backoffStrategies, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import type { Db, ObjectId } from 'mongodb';
 import type { Backoff } from '../lib/retry.js';
+import { partsOf } from '../lib/parts.js';
 import type { Logger } from '../logger.js';
 
 export interface JobQueueOptions {
@@ -94,9 +95,9 @@ export class JobQueue<Data extends object> {
    */
   async enqueue(data: readonly Data[], at?: Date): Promise<void> {
     await this.agenda.ready;
-    for (let from = 0; from < data.length; from += ENQUEUE_AT_ONCE) {
+    for (const part of partsOf(data, ENQUEUE_AT_ONCE)) {
       await Promise.all(
-        data.slice(from, from + ENQUEUE_AT_ONCE).map((item) => {
+        part.map((item) => {
           const job = this.agenda.create<Data>(this.kind.jobName, item);
           if (at) job.schedule(at);
           return job.save();

@@ -38,7 +38,6 @@ export const REPLAY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** A claim held longer than this belongs to a request that died; the key may be used again. */
 const ABANDONED_AFTER_MS = 60_000;
 
-
 export class IdempotencyRepository {
   private readonly collection: Collection<IdempotencyDocument>;
 
