@@ -17,10 +17,15 @@ export interface Config {
   /** How long a resolved API key is remembered, so that hot paths do not look it up every time. */
   readonly authCacheTtlMs: number;
   /**
-   * Bounds each database operation of a request (server selection, connecting, and waiting for
-   * a reply on the socket): past it the request answers 503 (docs/design.md §7).
+   * Bounds reaching the database for a request (server selection, connecting, and the driver's
+   * check that the server answers, every 500 ms): past it the request answers 503 (docs/design.md §7).
    */
   readonly dbTimeoutMs: number;
+  /**
+   * How long a request waits for an answer, or a free connection, from a database that is
+   * reachable but slow (docs/reliability.md): past it the request answers 503. At least dbTimeoutMs.
+   */
+  readonly dbSlowCapMs: number;
   /** The same bound for background work (bulk workers and the job queue), which may write more at once. */
   readonly bulkDbTimeoutMs: number;
   /** When the database has been unreachable this long, the client is closed and opened again. */
@@ -145,6 +150,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (requestTimeoutMs < headersTimeoutMs) {
     throw new ConfigError(`REQUEST_TIMEOUT_MS (${requestTimeoutMs}) must be at least HEADERS_TIMEOUT_MS (${headersTimeoutMs})`);
   }
+  const dbTimeoutMs = integer(env, 'DB_TIMEOUT_MS', 1_500, 100, 60_000);
+  const dbSlowCapMs = integer(env, 'DB_SLOW_CAP_MS', Math.max(10_000, dbTimeoutMs), 100, 600_000);
+  if (dbSlowCapMs < dbTimeoutMs) {
+    throw new ConfigError(`DB_SLOW_CAP_MS (${dbSlowCapMs}) must be at least DB_TIMEOUT_MS (${dbTimeoutMs})`);
+  }
   return Object.freeze({
     host: env.HOST || '127.0.0.1',
     port: integer(env, 'PORT', 8080, 0, 65535),
@@ -152,7 +162,8 @@ export function loadConfig(env: Env = process.env): Config {
     embeddedEngine: oneOf(env, 'EMBEDDED_DB', ['auto', 'memory-server', 'ferretdb'] as const, 'auto'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
-    dbTimeoutMs: integer(env, 'DB_TIMEOUT_MS', 1_500, 100, 60_000),
+    dbTimeoutMs,
+    dbSlowCapMs,
     bulkDbTimeoutMs: integer(env, 'BULK_DB_TIMEOUT_MS', 30_000, 100, 600_000),
     dbReconnectAfterMs: integer(env, 'DB_RECONNECT_AFTER_MS', 10_000, 500, 3_600_000),
     dbUnhealthyAfterMs: integer(env, 'DB_UNHEALTHY_AFTER_MS', 60_000, 1_000, 86_400_000),

@@ -3,10 +3,16 @@
  * the server can guarantee, decided here once (docs/design.md §8).
  *
  * Two clients on the same server, because the driver (7.x) bounds waiting for a reply only per
- * client (`socketTimeoutMS`; its `timeoutMS` is ignored): `db` serves requests, each operation
- * bounded by DB_TIMEOUT_MS so that a hung database answers 503 quickly; `background` serves the
- * bulk workers and the job queue, bounded by BULK_DB_TIMEOUT_MS, since a chunk's write may
+ * client (`socketTimeoutMS`; its `timeoutMS` is ignored): `db` serves requests; `background` serves
+ * the bulk workers and the job queue, bounded by BULK_DB_TIMEOUT_MS, since a chunk's write may
  * legitimately take longer than a request should wait.
+ *
+ * A request's client tells a database that is unreachable from one that is slow (docs/reliability.md,
+ * "Slow is not unreachable"): reaching the server is bounded by DB_TIMEOUT_MS (server selection,
+ * connecting, and the driver's monitor, which checks the server with a `hello` on its own connection
+ * every HEARTBEAT_MS: a `hello` unanswered within DB_TIMEOUT_MS interrupts every operation in flight,
+ * and they answer 503), while an answer from a server that is reachable, or a free connection of the
+ * pool, is waited for up to DB_SLOW_CAP_MS.
  */
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { ConnectionString } from 'mongodb-connection-string-url';
@@ -28,7 +34,7 @@ export interface Capabilities {
 }
 
 export interface Database {
-  /** For requests: every operation bounded by DB_TIMEOUT_MS. */
+  /** For requests: reaching the server bounded by DB_TIMEOUT_MS, its answer by DB_SLOW_CAP_MS. */
   readonly db: Db;
   /** For bulk workers and the job queue: bounded by BULK_DB_TIMEOUT_MS. */
   readonly background: Db;
@@ -44,6 +50,8 @@ export interface Database {
 
 export interface DatabaseTimeouts {
   readonly dbTimeoutMs: number;
+  /** How long a request waits for an answer (or a pooled connection) while the server is reachable; never less than dbTimeoutMs (default: dbTimeoutMs). */
+  readonly dbSlowCapMs?: number;
   readonly bulkDbTimeoutMs: number;
   /** Driver command monitoring on (what the metrics read: src/observability/metrics.ts, hooked on by src/main/composition.ts); default off. */
   readonly metrics?: boolean;
@@ -68,20 +76,38 @@ export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabi
   return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb }, server };
 }
 
-function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number; monitorCommands?: boolean } = {}): MongoClient {
+/** How often the request client's monitor checks that the server answers (the driver's minimum). */
+export const HEARTBEAT_MS = 500;
+
+interface ClientOptions {
+  /** Reaching the server: selection, connecting, the monitor's `hello`. */
+  readonly reachMs: number;
+  /** An answer, or a free pooled connection, from a server that is reachable. */
+  readonly answerMs: number;
+  readonly maxPoolSize?: number;
+  readonly monitorCommands?: boolean;
+  /** Check the server every HEARTBEAT_MS (the request client); else the driver's default. */
+  readonly watchful?: boolean;
+}
+
+function client(uri: string, options: ClientOptions): MongoClient {
   return new MongoClient(uri, {
-    monitorCommands: pool.monitorCommands ?? false,
-    serverSelectionTimeoutMS: timeoutMs,
-    connectTimeoutMS: timeoutMs,
-    socketTimeoutMS: timeoutMs,
-    ...(pool.maxPoolSize ? { maxPoolSize: pool.maxPoolSize, waitQueueTimeoutMS: timeoutMs } : {}),
+    monitorCommands: options.monitorCommands ?? false,
+    serverSelectionTimeoutMS: options.reachMs,
+    connectTimeoutMS: options.reachMs,
+    socketTimeoutMS: options.answerMs,
+    ...(options.maxPoolSize ? { maxPoolSize: options.maxPoolSize, waitQueueTimeoutMS: options.answerMs } : {}),
+    // Polled, not streamed: each check is one `hello` bounded by connectTimeoutMS, so a hang is seen within HEARTBEAT_MS + DB_TIMEOUT_MS.
+    ...(options.watchful ? { heartbeatFrequencyMS: HEARTBEAT_MS, serverMonitoringMode: 'poll' as const } : {}),
     appName: 'subsvc',
   });
 }
 
 export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, log: Logger): Promise<Database> {
   const monitorCommands = timeouts.metrics ?? false;
-  let clients = [client(uri, timeouts.dbTimeoutMs, { monitorCommands }), client(uri, timeouts.bulkDbTimeoutMs, { monitorCommands })];
+  const request = (maxPoolSize?: number) =>
+    client(uri, { reachMs: timeouts.dbTimeoutMs, answerMs: Math.max(timeouts.dbTimeoutMs, timeouts.dbSlowCapMs ?? 0), maxPoolSize, monitorCommands, watchful: true });
+  let clients = [request(), client(uri, { reachMs: timeouts.bulkDbTimeoutMs, answerMs: timeouts.bulkDbTimeoutMs, monitorCommands })];
   const close = async () => {
     await Promise.all(clients.map((c) => c.close(true)));
   };
@@ -92,7 +118,7 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
     const { requestPool } = workaroundsFor(capabilities);
     if (requestPool !== undefined) {
       await clients[0]!.close(true);
-      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: requestPool, monitorCommands }), clients[1]!];
+      clients = [request(requestPool), clients[1]!];
       await clients[0]!.connect();
     }
     const [db, background] = clients.map((c) => c.db(databaseName(uri))) as [Db, Db];

@@ -11,7 +11,8 @@ import type { Capabilities } from './mongo.js';
  * writes wait on its lock and their tail grows long. Measured with the raw driver, 1000 changes
  * of distinct documents: p99 640-750 ms and up to 1.65 s at 32 connections (past DB_TIMEOUT_MS,
  * so some requests answered 503), p99 57-110 ms at 4, in the same time overall. So requests get
- * at most this many connections there, and a request waits for one at most DB_TIMEOUT_MS.
+ * at most this many connections there, and a request waits for one at most DB_SLOW_CAP_MS (while
+ * the server answers the driver's checks: src/db/mongo.ts).
  */
 export const ONE_WRITER_REQUEST_POOL = 4;
 

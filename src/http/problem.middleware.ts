@@ -34,8 +34,9 @@ function isDatabaseUnavailable(error: unknown): boolean {
     error instanceof MongoTopologyClosedError ||
     error instanceof MongoNotConnectedError ||
     error instanceof MongoClientClosedError ||
-    // No connection free within DB_TIMEOUT_MS (where requests have few: src/db/mongo.ts); the
-    // driver does not export this error's class.
+    // No connection free within DB_SLOW_CAP_MS (where requests have few: src/db/mongo.ts); the
+    // driver does not export this error's class. (Operations interrupted because the server
+    // stopped answering the driver's checks fail with its PoolClearedError, a MongoNetworkError.)
     (error instanceof Error && error.name === 'MongoWaitQueueTimeoutError')
   );
 }
