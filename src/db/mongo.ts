@@ -43,6 +43,8 @@ export interface Database {
   readonly server: ServerInfo;
   /** The two clients (the same objects across reopen()), for the metrics' command monitoring (instrumented by the composition root, src/main/composition.ts). */
   readonly clients: { readonly request: MongoClient; readonly background: MongoClient };
+  /** Whether the server answered the request client's latest check (a `hello` every HEARTBEAT_MS): reachable, however slow its answers to operations. */
+  reachable(): boolean;
   /** Closes both clients and opens them again; `db` and `background` stay valid. */
   reopen(): Promise<void>;
   close(): Promise<void>;
@@ -123,11 +125,13 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
     }
     const [db, background] = clients.map((c) => c.db(databaseName(uri))) as [Db, Db];
     log.info({ db: db.databaseName, server, capabilities }, 'database connected');
+    let reachable = true;
+    clients[0]!.on('serverHeartbeatSucceeded', () => (reachable = true)).on('serverHeartbeatFailed', () => (reachable = false));
     const reopen = async () => {
       await close();
       await Promise.all(clients.map((c) => c.connect()));
     };
-    return { db, background, capabilities, server, clients: { request: clients[0]!, background: clients[1]! }, reopen, close };
+    return { db, background, capabilities, server, clients: { request: clients[0]!, background: clients[1]! }, reachable: () => reachable, reopen, close };
   } catch (error) {
     await close();
     throw error;

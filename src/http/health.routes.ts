@@ -2,8 +2,10 @@
  * Probes for orchestrators, without an API key and outside /v2 (like /docs, they are not API
  * operations): /healthz that the process answers and has not lost the database for good (see
  * db/connection-watch.ts: after DB_UNHEALTHY_AFTER_MS of outage a restart is the remedy left);
- * /readyz that the database answers a ping within the request timeout and, where this process
- * runs workers, that they are running.
+ * /readyz that the database answers a ping within the request timeout (or, when the ping waits
+ * longer for one of the request pool's connections, that the server answered the driver's latest
+ * check: slow is not unreachable, docs/reliability.md) and, where this process runs workers, that
+ * they are running.
  */
 import Router from '@koa/router';
 import type { Db } from 'mongodb';
@@ -12,6 +14,8 @@ import { Problems, ProblemError } from '../errors.js';
 export interface Readiness {
   readonly db: Db;
   readonly timeoutMs: number;
+  /** Whether the server answered the driver's latest check (src/db/mongo.ts): what a ping still waiting at timeoutMs is taken to mean. */
+  readonly reachable?: () => boolean;
   /** False once the database has been lost for longer than a reconnect can fix. */
   readonly healthy: () => boolean;
   /** undefined for a process that runs no workers. */
@@ -20,10 +24,10 @@ export interface Readiness {
   readonly stopping?: () => boolean;
 }
 
-async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolean> {
+async function databaseAnswers(db: Db, timeoutMs: number, reachable: () => boolean): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
+    timer = setTimeout(() => resolve(reachable()), timeoutMs);
   });
   const ping = db.command({ ping: 1 }).then(
     () => true,
@@ -37,9 +41,9 @@ async function databaseAnswers(db: Db, timeoutMs: number): Promise<boolean> {
 }
 
 /** What /readyz answers (and the metrics' subsvc_ready shows). */
-export async function readinessState({ db, timeoutMs, workersRunning, stopping }: Readiness): Promise<{ database: string; queue: string; ready: boolean }> {
+export async function readinessState({ db, timeoutMs, reachable = () => false, workersRunning, stopping }: Readiness): Promise<{ database: string; queue: string; ready: boolean }> {
   if (stopping?.()) return { database: 'not checked', queue: 'stopping', ready: false };
-  const database = (await databaseAnswers(db, timeoutMs)) ? 'ok' : 'unreachable';
+  const database = (await databaseAnswers(db, timeoutMs, reachable)) ? 'ok' : 'unreachable';
   const running = workersRunning();
   const queue = running === undefined ? 'none' : running ? 'running' : 'stopped';
   return { database, queue, ready: database === 'ok' && queue !== 'stopped' };

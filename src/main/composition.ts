@@ -315,6 +315,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const readiness = {
     db,
     timeoutMs: config.dbTimeoutMs,
+    reachable: database.reachable,
     healthy,
     workersRunning: () => (concurrency === 0 ? undefined : workers.running),
     stopping: () => stopping,
