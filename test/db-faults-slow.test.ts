@@ -6,8 +6,8 @@
  * DB_TIMEOUT_MS, with the database answering every ping. Those requests used to answer 503 0910.
  * Here real background writes (updateMany through the background client, as the bulk workers and
  * the events relay write) keep the writer busy while requests change subscriptions, until some of
- * them have waited longer than DB_TIMEOUT_MS: each must answer 200. That a hung or refusing
- * database still answers 503 within its bound is db-faults.test.ts.
+ * them have waited longer than DB_TIMEOUT_MS: each must answer 200, and /readyz 200 meanwhile.
+ * That a hung or refusing database still answers 503 within its bound is db-faults.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call } from './support/http.js';
@@ -68,11 +68,21 @@ describe('a database that is slow but up', () => {
         answers.push({ status: res.status, code: (res.body as { code?: string }).code, ms: Date.now() - started });
       }
     });
-    await Promise.all([...background, ...requests]);
+    // And the process stays ready meanwhile: /readyz's ping waits behind the requests for a pooled connection.
+    const readiness: number[] = [];
+    const probes = (async () => {
+      while (!enough()) {
+        const res = await fetch(`${t.baseUrl}/readyz`);
+        await res.arrayBuffer();
+        readiness.push(res.status);
+      }
+    })();
+    await Promise.all([...background, ...requests, probes]);
 
     const slowest = answers.map((a) => a.ms).sort((a, b) => b - a).slice(0, 5);
     console.log(`db-faults-slow: ${answers.length} requests, ${slow()} took longer than DB_TIMEOUT_MS (${DB_TIMEOUT_MS} ms); slowest ${slowest.join(', ')} ms`);
     expect(slow(), `requests that waited past DB_TIMEOUT_MS within ${GIVE_UP_MS} ms of background writes`).toBeGreaterThanOrEqual(SLOW_WANTED);
     expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+    expect(readiness.filter((status) => status !== 200), `of ${readiness.length} /readyz`).toEqual([]);
   });
 });
