@@ -124,7 +124,7 @@ function scenarios(name: string, target: () => Target) {
       const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { filter } }, t.prefer(202));
       expect(accepted.operation).toBe('PAUSE');
       if (!t.stateful) return;
-      expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, sample: [...ids].sort() });
+      expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, policyRejectedCount: 0, sample: [...ids].sort() });
       expect(accepted.acceptedCount).toBe(dry.matchedCount - dry.cancelledCount);
       let status = await t.bulkRequests.getBulkRequest({ requestId: accepted.requestId });
       for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {

@@ -26,6 +26,7 @@ export * from './EventCause.js';
 export * from './EventList.js';
 export * from './EventResend.js';
 export * from './EventType.js';
+export * from './PausePolicy.js';
 export * from './PauseProblem.js';
 export * from './PauseRequest.js';
 export * from './PausedSubscription.js';

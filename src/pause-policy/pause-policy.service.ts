@@ -1,0 +1,49 @@
+/**
+ * A merchant's pause policy (docs/design.md §11): read and replaced through the API, and read by
+ * every pause (single, bulk acceptance and chunks, due schedules) through a short per-process
+ * cache, so that a pause under a policy costs no extra round trip for it most of the time. The
+ * process that replaces a policy uses the new one at once; the others within POLICY_CACHE_TTL_MS.
+ */
+import { nowTimestamp } from '../lib/clock.js';
+import type { PausePolicy, PausePolicySource } from '../subscriptions/subscriptions.rules.js';
+import type { PausePolicyRepository } from './pause-policy.repository.js';
+
+/** How long a process keeps a merchant's policy before reading it again (documented in docs/api.md and the spec: 30 s). */
+export const POLICY_CACHE_TTL_MS = 30_000;
+/** Merchants whose policy one process keeps at most; the oldest entry goes first past it. */
+const MAX_CACHED = 10_000;
+
+export class PausePolicyService implements PausePolicySource {
+  private readonly cache = new Map<string, { readonly policy: PausePolicy; readonly until: number }>();
+
+  constructor(
+    private readonly repository: PausePolicyRepository,
+    private readonly ttlMs = POLICY_CACHE_TTL_MS,
+  ) {}
+
+  /** The policy as stored now (GET /v2/pause-policy reads through, so that it shows what is set). */
+  async get(merchantId: string): Promise<PausePolicy> {
+    return this.remember(merchantId, await this.repository.get(merchantId));
+  }
+
+  /** The policy a pause is held to: cached up to the TTL. */
+  async policyOf(merchantId: string): Promise<PausePolicy> {
+    const cached = this.cache.get(merchantId);
+    if (cached && cached.until > Date.now()) return cached.policy;
+    return this.get(merchantId);
+  }
+
+  /** Replaces the merchant's policy; this process applies it from now on. */
+  async put(merchantId: string, policy: PausePolicy): Promise<PausePolicy> {
+    this.cache.delete(merchantId);
+    await this.repository.put(merchantId, policy, nowTimestamp());
+    return this.remember(merchantId, policy);
+  }
+
+  private remember(merchantId: string, policy: PausePolicy): PausePolicy {
+    this.cache.delete(merchantId);
+    if (this.cache.size >= MAX_CACHED) this.cache.delete(this.cache.keys().next().value!);
+    this.cache.set(merchantId, { policy, until: Date.now() + this.ttlMs });
+    return policy;
+  }
+}
