@@ -1270,7 +1270,7 @@ export interface components {
             path: string;
             message: string;
         }[];
-        /** @description A problem answered to a pause request. As `Problem`, and codes 0032 (a pause policy broken) and 0043 (an invalid schedule field) besides. */
+        /** @description A problem answered to a pause request. As `Problem`, and code 0043 (an invalid schedule field) besides. */
         PauseProblem: {
             /** Format: uri-reference */
             type: string;
@@ -1278,7 +1278,21 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0020" | "0021" | "0022" | "0030" | "0032" | "0040" | "0041" | "0042" | "0043" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            code: "0010" | "0020" | "0021" | "0022" | "0030" | "0040" | "0041" | "0042" | "0043" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
+        /**
+         * @description A pause's 422: as `Problem`, and code 0032 (the pause breaks the merchant's pause policy)
+         *     besides (a schema of its own, so that the pause's other answers keep their list of codes).
+         */
+        PauseRefusedProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0020" | "0021" | "0022" | "0030" | "0032" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
@@ -1349,7 +1363,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["PauseProblem"];
+                "application/problem+json": components["schemas"]["PauseRefusedProblem"];
             };
         };
         /**

@@ -61,6 +61,7 @@ __all__ = [
     "EventType",
     "PausePolicy",
     "PauseProblem",
+    "PauseRefusedProblem",
     "PauseRequest",
     "PausedSubscription",
     "Problem",
@@ -133,6 +134,7 @@ from subsvc_client.models.event_resend import EventResend as EventResend
 from subsvc_client.models.event_type import EventType as EventType
 from subsvc_client.models.pause_policy import PausePolicy as PausePolicy
 from subsvc_client.models.pause_problem import PauseProblem as PauseProblem
+from subsvc_client.models.pause_refused_problem import PauseRefusedProblem as PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest as PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription as PausedSubscription
 from subsvc_client.models.problem import Problem as Problem

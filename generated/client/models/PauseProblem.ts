@@ -22,7 +22,7 @@ import {
 } from './ProblemErrorsInner.js';
 
 /**
- * A problem answered to a pause request. As `Problem`, and codes 0032 (a pause policy broken) and 0043 (an invalid schedule field) besides.
+ * A problem answered to a pause request. As `Problem`, and code 0043 (an invalid schedule field) besides.
  * @export
  * @interface PauseProblem
  */
@@ -65,7 +65,6 @@ export const PauseProblemCodeEnum = {
     _0021: '0021',
     _0022: '0022',
     _0030: '0030',
-    _0032: '0032',
     _0040: '0040',
     _0041: '0041',
     _0042: '0042',

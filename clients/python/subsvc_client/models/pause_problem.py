@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 
 class PauseProblem(BaseModel):
     """
-    A problem answered to a pause request. As `Problem`, and codes 0032 (a pause policy broken) and 0043 (an invalid schedule field) besides.
+    A problem answered to a pause request. As `Problem`, and code 0043 (an invalid schedule field) besides.
     """ # noqa: E501
     type: StrictStr
     title: StrictStr
@@ -47,8 +47,8 @@ class PauseProblem(BaseModel):
     @field_validator('code')
     def code_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['0010', '0020', '0021', '0022', '0030', '0032', '0040', '0041', '0042', '0043', '0045', '0050', '0051', '0060', '0900', '0901', '0910']):
-            raise ValueError("must be one of enum values ('0010', '0020', '0021', '0022', '0030', '0032', '0040', '0041', '0042', '0043', '0045', '0050', '0051', '0060', '0900', '0901', '0910')")
+        if value not in set(['0010', '0020', '0021', '0022', '0030', '0040', '0041', '0042', '0043', '0045', '0050', '0051', '0060', '0900', '0901', '0910']):
+            raise ValueError("must be one of enum values ('0010', '0020', '0021', '0022', '0030', '0040', '0041', '0042', '0043', '0045', '0050', '0051', '0060', '0900', '0901', '0910')")
         return value
 
     model_config = ConfigDict(

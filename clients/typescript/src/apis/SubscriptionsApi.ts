@@ -44,6 +44,11 @@ import {
     PauseProblemToJSON,
 } from '../models/PauseProblem.js';
 import {
+    type PauseRefusedProblem,
+    PauseRefusedProblemFromJSON,
+    PauseRefusedProblemToJSON,
+} from '../models/PauseRefusedProblem.js';
+import {
     type PauseRequest,
     PauseRequestFromJSON,
     PauseRequestToJSON,

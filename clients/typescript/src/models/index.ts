@@ -28,6 +28,7 @@ export * from './EventResend.js';
 export * from './EventType.js';
 export * from './PausePolicy.js';
 export * from './PauseProblem.js';
+export * from './PauseRefusedProblem.js';
 export * from './PauseRequest.js';
 export * from './PausedSubscription.js';
 export * from './Problem.js';
