@@ -15,6 +15,8 @@ const MAX_CACHED = 10_000;
 
 export class PausePolicyService implements PausePolicySource {
   private readonly cache = new Map<string, { readonly policy: PausePolicy; readonly until: number }>();
+  /** Puts made by this process: a read that began before one is not remembered (it may hold the policy the put replaced). */
+  private puts = 0;
 
   constructor(
     private readonly repository: PausePolicyRepository,
@@ -23,7 +25,9 @@ export class PausePolicyService implements PausePolicySource {
 
   /** The policy as stored now (GET /v2/pause-policy reads through, so that it shows what is set). */
   async get(merchantId: string): Promise<PausePolicy> {
-    return this.remember(merchantId, await this.repository.get(merchantId));
+    const putsBefore = this.puts;
+    const policy = await this.repository.get(merchantId);
+    return putsBefore === this.puts ? this.remember(merchantId, policy) : policy;
   }
 
   /** The policy a pause is held to: cached up to the TTL. */
@@ -35,8 +39,10 @@ export class PausePolicyService implements PausePolicySource {
 
   /** Replaces the merchant's policy; this process applies it from now on. */
   async put(merchantId: string, policy: PausePolicy): Promise<PausePolicy> {
+    this.puts++;
     this.cache.delete(merchantId);
     await this.repository.put(merchantId, policy, nowTimestamp());
+    this.puts++;
     return this.remember(merchantId, policy);
   }
 
