@@ -16,6 +16,7 @@ import { metrics } from '../observability/metrics.js';
 import { currentTraceparent } from '../observability/tracing.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import {
+  NO_PAUSE_POLICIES,
   NO_PAUSE_POLICY,
   POLICY_REJECTIONS,
   commandOf,
@@ -78,7 +79,7 @@ export class BulkService {
     private readonly dispatcher: BulkDispatcher,
     log: Logger,
     /** Each merchant's pause policy (src/pause-policy/), applied to a bulk pause at acceptance. */
-    private readonly policies: PausePolicySource = { policyOf: async () => NO_PAUSE_POLICY },
+    private readonly policies: PausePolicySource = NO_PAUSE_POLICIES,
   ) {
     this.log = log.child({ component: 'bulk' });
   }

@@ -37,6 +37,23 @@ export class PausePolicyService implements PausePolicySource {
     return this.get(merchantId);
   }
 
+  /** The policies of these merchants: the cached ones, and one read for the others. */
+  async policiesOf(merchantIds: readonly string[]): Promise<Map<string, PausePolicy>> {
+    const now = Date.now();
+    const policies = new Map<string, PausePolicy>();
+    for (const merchantId of merchantIds) {
+      const cached = this.cache.get(merchantId);
+      if (cached && cached.until > now) policies.set(merchantId, cached.policy);
+    }
+    const missing = merchantIds.filter((m) => !policies.has(m));
+    if (missing.length === 0) return policies;
+    const putsBefore = this.puts;
+    for (const [merchantId, policy] of await this.repository.getMany(missing)) {
+      policies.set(merchantId, putsBefore === this.puts ? this.remember(merchantId, policy) : policy);
+    }
+    return policies;
+  }
+
   /** Replaces the merchant's policy; this process applies it from now on. */
   async put(merchantId: string, policy: PausePolicy): Promise<PausePolicy> {
     this.puts++;

@@ -283,7 +283,15 @@ export function isPolicyOff(policy: PausePolicy): boolean {
 /** Where a merchant's pause policy is read from (src/pause-policy/, cached there). */
 export interface PausePolicySource {
   policyOf(merchantId: string): Promise<PausePolicy>;
+  /** The policies of these merchants (due schedules of many merchants: one read for those not cached). */
+  policiesOf(merchantIds: readonly string[]): Promise<Map<string, PausePolicy>>;
 }
+
+/** No merchant has a policy: where none is given (admin commands, tests of other features). */
+export const NO_PAUSE_POLICIES: PausePolicySource = Object.freeze({
+  policyOf: async () => NO_PAUSE_POLICY,
+  policiesOf: async (merchantIds: readonly string[]) => new Map(merchantIds.map((m) => [m, NO_PAUSE_POLICY])),
+});
 
 /** How many pause times a subscription keeps (`recentPauses`): the most `maxPausesPerYear` can ask to count. */
 export const KEPT_PAUSE_TIMES = 100;

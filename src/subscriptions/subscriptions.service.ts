@@ -14,6 +14,7 @@ import type { ScheduleRequest } from './schedule.request.js';
 import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
+  NO_PAUSE_POLICIES,
   NO_PAUSE_POLICY,
   PausePolicyError,
   SubscriptionNotFoundError,
@@ -98,7 +99,7 @@ export class SubscriptionsService {
      */
     private readonly mutex: PerKeyQueue,
     /** Each merchant's pause policy (src/pause-policy/); without one, every policy is off. */
-    private readonly policies: PausePolicySource = { policyOf: async () => NO_PAUSE_POLICY },
+    private readonly policies: PausePolicySource = NO_PAUSE_POLICIES,
   ) {}
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
@@ -205,7 +206,7 @@ export class SubscriptionsService {
     return this.mutex.runAll(
       due.map((d) => d.id),
       async () => {
-        const policies = await this.policiesOf(due.map((d) => d.merchantId));
+        const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
         const groups = grouped(due, nowTimestamp(), policies);
         const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
         const moved = groups.filter((g) => g.ruling.events.length > 0).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
@@ -213,12 +214,6 @@ export class SubscriptionsService {
         return { groups, ours };
       },
     );
-  }
-
-  /** The pause policy of each of these merchants (read through the source's cache). */
-  private async policiesOf(merchantIds: readonly string[]): Promise<Map<string, PausePolicy>> {
-    const unique = [...new Set(merchantIds)];
-    return new Map(await Promise.all(unique.map(async (m) => [m, await this.policies.policyOf(m)] as const)));
   }
 
   /**
