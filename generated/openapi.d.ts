@@ -47,6 +47,20 @@ export interface paths {
          *
          *     Any change of schedule changes `modifiedAt`. Due schedules are applied by
          *     the service's workers, with the outcomes of bulk commands.
+         *
+         *     **Pause policy** (`PUT /v2/pause-policy`). A pause that would start (of a
+         *     `fulfilled` subscription, now or at `pauseAt`) and breaks a rule of your
+         *     policy answers 422 `0032`, its `detail` naming the rule and the limit:
+         *     `requireResumeAt` (no `resumeAt`, and no `maxPauseDays` to give one),
+         *     `maxPauseDays` (`resumeAt` further than that many days after the pause
+         *     starts) or `maxPausesPerYear` (that many pauses already applied to it in
+         *     the 365 days before). With `maxPauseDays` set, a pause that starts without
+         *     `resumeAt` gets one that many days after it starts, shown in the answer.
+         *     A `paused` subscription paused again is held to `maxPauseDays` only, for a
+         *     `resumeAt` it is sent. In a bulk request an id that breaks a rule is in
+         *     `rejected` with the rule as its reason; a scheduled pause that breaks the
+         *     policy when it falls due (the policy changed since) is not applied and its
+         *     schedule is removed (`subscription.schedule_removed`).
          */
         post: operations["pauseSubscription"];
         delete?: never;
@@ -105,6 +119,12 @@ export interface paths {
          *     request is accepted: a subscription created afterwards is not touched. At most 100,000 may
          *     match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`.
          *     With `"dryRun": true` nothing is queued or changed: 200 with how many match and a sample.
+         *
+         *     Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance,
+         *     as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason
+         *     (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and
+         *     counted in a dry run's `policyRejectedCount`. With `maxPauseDays` set, a pause without
+         *     `resumeAt` gets one that many days after it starts.
          */
         post: operations["bulkPauseSubscriptions"];
         delete?: never;
@@ -476,6 +496,34 @@ export interface paths {
          *     very key it carries.
          */
         delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/pause-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read your pause policy
+         * @description The rules every pause of yours must keep. A merchant that never set one has the default,
+         *     every rule off: `{"maxPauseDays": null, "maxPausesPerYear": null, "requireResumeAt": false}`.
+         */
+        get: operations["getPausePolicy"];
+        /**
+         * Set your pause policy
+         * @description Replaces the whole policy (send all three fields; `null` and `false` turn a rule off) and
+         *     answers 200 with it. It applies to every pause from then on: single, bulk (at acceptance)
+         *     and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process
+         *     that answers applies it at once; the service's other processes within 30 seconds.
+         */
+        put: operations["putPausePolicy"];
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -982,6 +1030,26 @@ export interface components {
             /** @description Why it is paused, as given with the pause; present only while `paused` with a reason. */
             pauseReason?: string;
         };
+        /**
+         * @description A merchant's pause policy: the rules every pause must keep. `null` or `false` turns a rule
+         *     off; all are off by default.
+         */
+        PausePolicy: {
+            /**
+             * @description A pause lasts at most this many days (1 to 1095, the 3 years a `resumeAt` may be ahead):
+             *     a `resumeAt` further from the pause's start is refused, and a pause without `resumeAt`
+             *     gets one this many days after it starts (which satisfies `requireResumeAt`).
+             */
+            maxPauseDays: number | null;
+            /**
+             * @description At most this many pauses (0 to 100) applied to one subscription in the 365 days before a
+             *     new one; 0 refuses every pause. A pause counts when it takes effect (a scheduled one when
+             *     it falls due); pausing a paused subscription does not count.
+             */
+            maxPausesPerYear: number | null;
+            /** @description A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one. */
+            requireResumeAt: boolean;
+        };
         /** @description A subscription as the pause operation reports it (with `merchantId`). */
         PausedSubscription: {
             id: components["schemas"]["Uuid"];
@@ -1082,12 +1150,14 @@ export interface components {
         BulkDryRun: {
             /**
              * @description The caller's subscriptions the request matches now. Sent without `dryRun`, the same
-             *     request accepts `matchedCount - cancelledCount` of them and rejects the cancelled ones
+             *     request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others
              *     (unless they change meanwhile). A filter matching more than 100,000 is refused (0046).
              */
             matchedCount: number;
             /** @description How many of them are `cancelled`, which the request would reject. */
             cancelledCount: number;
+            /** @description How many of the others a pause would reject for your pause policy (always 0 for a resume). */
+            policyRejectedCount: number;
             /** @description Up to 20 of the ids the request would accept, in id order. */
             sample: components["schemas"]["Uuid"][];
         };
@@ -1107,10 +1177,12 @@ export interface components {
         RejectedSubscription: {
             subscriptionId: components["schemas"]["Uuid"];
             /**
-             * @description `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again.
+             * @description `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is
+             *     cancelled and can never change again. `policy_…`: the pause breaks that rule of your pause
+             *     policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`).
              * @enum {string}
              */
-            reason: "not_found" | "cancelled";
+            reason: "not_found" | "cancelled" | "policy_require_resume_at" | "policy_max_pause_days" | "policy_max_pauses_per_year";
         };
         /** @description A subscription as a read shows it (the same fields as the pause answer). */
         Subscription: {
@@ -1210,6 +1282,20 @@ export interface components {
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
+         * @description A pause's 422: as `Problem`, and code 0032 (the pause breaks the merchant's pause policy)
+         *     besides (a schema of its own, so that the pause's other answers keep their list of codes).
+         */
+        PauseRefusedProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0020" | "0021" | "0022" | "0030" | "0032" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
+        /**
          * @description A problem answered to a bulk operation on `/v2/subscriptions/bulk/…`. As `Problem`, and
          *     codes 0043 (an invalid schedule field of a pause) and 0046 (a filter that matches too many).
          */
@@ -1255,6 +1341,31 @@ export interface components {
         };
     };
     responses: {
+        /** @description The policy (the default, every rule off, when none was set). */
+        PausePolicy: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["PausePolicy"];
+            };
+        };
+        /**
+         * @description The pause breaks your pause policy (code 0032: `detail` names the rule and its limit), or
+         *     the `Idempotency-Key` was already used with a different request (code 0050).
+         */
+        PauseRefused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["PauseRefusedProblem"];
+            };
+        };
         /**
          * @description The bulk request is accepted: one command per unique subscription of the
          *     caller that is not `cancelled` is queued durably; none is applied before this
@@ -1554,6 +1665,12 @@ export interface components {
         WebhookSignature: string;
     };
     requestBodies: {
+        /** @description The whole policy; `null` or `false` turns a rule off. */
+        PausePolicyBody: {
+            content: {
+                "application/json": components["schemas"]["PausePolicy"];
+            };
+        };
         /** @description Optional; without it, the rolled key expires in 24 hours. */
         ApiKeyRollBody: {
             content: {
@@ -1687,7 +1804,7 @@ export interface operations {
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            422: components["responses"]["PauseRefused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2449,6 +2566,55 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["ApiKeyNotFound"];
             409: components["responses"]["LastApiKey"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPausePolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["PausePolicy"];
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putPausePolicy: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["PausePolicyBody"];
+        responses: {
+            200: components["responses"]["PausePolicy"];
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -5,9 +5,10 @@
  *
  * - No 422s. Prism answers every request that fails validation with the operation's 422 when one
  *   is declared, and only otherwise with its 400 (prism-http, mocker: expected codes `[422, 400]`).
- *   The service answers invalid requests with 400 (docs/design.md §7); its only 422 is code 0050, an
- *   `Idempotency-Key` reused with another request, which a mock that remembers nothing can never
- *   detect. Served the spec as written, the mock would answer 422 to a malformed UUID.
+ *   The service answers invalid requests with 400 (docs/design.md §7); its only 422s are code 0050,
+ *   an `Idempotency-Key` reused with another request, and 0032, a pause that breaks the merchant's
+ *   pause policy: a mock that remembers nothing (no key, no policy) can never decide either.
+ *   Served the spec as written, the mock would answer 422 to a malformed UUID.
  * - No `Idempotent-Replayed` or `X-Request-Id` response headers: Prism would send them on every
  *   answer (`true`, and the literal `string`), though the mock never replays nor echoes an id.
  * - Dynamic data (`Prefer: dynamic=true`) that is valid: uuids from their format (lower case)

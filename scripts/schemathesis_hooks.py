@@ -10,6 +10,10 @@ rollApiKey and revokeApiKey are given a placeholder keyId the same way: each cal
 for it, so that the key the run authenticates with is never rolled or revoked; afterwards the
 made key (if still there) and the key a roll made are revoked, so that the merchant's 100 active
 keys are never used up.
+
+putPausePolicy sets the run's merchant's pause policy to whatever was generated (maxPausesPerYear 0
+refuses every pause, 422 0032, a documented answer of the pause); after each call the policy is set
+back to every rule off, so that the pauses of the rest of the run reach their success path too.
 """
 
 import os
@@ -24,6 +28,8 @@ RECEIVER_URL = os.environ["SUBSVC_FUZZ_RECEIVER_URL"]
 ENDPOINTS = f"{BASE_URL}/v2/webhook-endpoints"
 KEY_PLACEHOLDER = os.environ["SUBSVC_FUZZ_KEY_ID"]
 API_KEYS = f"{BASE_URL}/v2/api-keys"
+PAUSE_POLICY = f"{BASE_URL}/v2/pause-policy"
+POLICY_OFF = {"maxPauseDays": None, "maxPausesPerYear": None, "requireResumeAt": False}
 HEADERS = {"x-api-key": API_KEY}
 # Test case id -> the endpoint made for it.
 made: dict[str, str] = {}
@@ -72,6 +78,8 @@ def before_call(context, case, **kwargs):
 @schemathesis.hook
 def after_call(context, case, response):
     revoke_keys(case, response)
+    if case.method.upper() == "PUT" and case.path == "/v2/pause-policy" and response.status_code == 200:
+        requests.put(PAUSE_POLICY, json=POLICY_OFF, headers=HEADERS, timeout=10)
     endpoint_id = made.pop(case.id, None)
     if endpoint_id is not None and response.status_code != 204:
         requests.delete(f"{ENDPOINTS}/{endpoint_id}", headers=HEADERS, timeout=10)

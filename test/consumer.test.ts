@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APIKeysApi, BulkDryRunFromJSON, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
+import { APIKeysApi, BulkDryRunFromJSON, PausePolicyApi, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
 import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -32,6 +32,8 @@ interface Target {
   readonly preferExample: (name: string) => InitOverrideFunction | undefined;
   /** A merchant of its own with its one key (on the service: rolling and revoking the shared merchant's key would end the other scenarios). */
   readonly keyHolder: () => Promise<{ readonly apiKey: string; readonly apiKeys: (key: string) => APIKeysApi; readonly api: (key: string) => SubscriptionsApi }>;
+  /** A merchant of its own (on the service: a policy of the shared merchant would refuse the other scenarios' pauses) and one fulfilled subscription of it. */
+  readonly policyHolder: () => Promise<{ readonly policies: PausePolicyApi; readonly api: SubscriptionsApi; readonly fulfilledId: string }>;
 }
 
 function preferring(code: number): InitOverrideFunction {
@@ -124,7 +126,7 @@ function scenarios(name: string, target: () => Target) {
       const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { filter } }, t.prefer(202));
       expect(accepted.operation).toBe('PAUSE');
       if (!t.stateful) return;
-      expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, sample: [...ids].sort() });
+      expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, policyRejectedCount: 0, sample: [...ids].sort() });
       expect(accepted.acceptedCount).toBe(dry.matchedCount - dry.cancelledCount);
       let status = await t.bulkRequests.getBulkRequest({ requestId: accepted.requestId });
       for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {
@@ -322,6 +324,25 @@ function scenarios(name: string, target: () => Target) {
       expect([status, body.code]).toEqual([409, '0031']);
     });
 
+    it('sets a pause policy (200 with it), reads it back; a pause without resumeAt gets one at maxPauseDays, one past it is refused 422 0032', async () => {
+      const t = target();
+      const { policies, api, fulfilledId } = await t.policyHolder();
+      const policy = { maxPauseDays: 90, maxPausesPerYear: 2, requireResumeAt: false };
+      const set = await policies.putPausePolicyRaw({ pausePolicy: policy });
+      expect(set.raw.status).toBe(200);
+      expect(await set.value()).toEqual(policy);
+      expect(await policies.getPausePolicy()).toEqual(policy);
+      const paused = await api.pauseSubscription({ subscriptionId: fulfilledId });
+      expect(paused.status).toBe('paused');
+      if (!t.stateful) return;
+      expect(Date.parse(paused.schedule?.resumeAt ?? '')).toBeGreaterThan(Date.now() + 89 * 24 * 3600_000);
+      const [other] = await service.seed((await api.getSubscription({ subscriptionId: fulfilledId })).merchantId, 1, 'fulfilled');
+      const resumeAt = new Date(Date.now() + 120 * 24 * 3600_000);
+      const { status, body } = await problemOf(api.pauseSubscription({ subscriptionId: other!, commandRequest: { resumeAt } }));
+      expect([status, body.code]).toEqual([422, '0032']);
+      expect(body.detail).toMatch(/^maxPauseDays is 90;/);
+    });
+
     it("another merchant's or an unknown API key id answers 404 0025", async () => {
       const t = target();
       const { apiKey, apiKeys } = await t.keyHolder();
@@ -400,6 +421,11 @@ scenarios('the Prism mock', () => ({
     apiKeys: (key) => new APIKeysApi(configuration(mock.baseUrl, key)),
     api: (key) => client(mock.baseUrl, key),
   }),
+  policyHolder: async () => ({
+    policies: new PausePolicyApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
+    api: client(mock.baseUrl, 'sk_any-key-the-mock-accepts'),
+    fulfilledId: randomUUID(),
+  }),
 }));
 
 scenarios('the real service', () => ({
@@ -420,6 +446,14 @@ scenarios('the real service', () => ({
     apiKeys: (key) => new APIKeysApi(configuration(service.baseUrl, key)),
     api: (key) => client(service.baseUrl, key),
   }),
+  policyHolder: async () => {
+    const own = await service.merchant();
+    return {
+      policies: new PausePolicyApi(configuration(service.baseUrl, own.apiKey)),
+      api: client(service.baseUrl, own.apiKey),
+      fulfilledId: (await service.seed(own.merchantId, 1, 'fulfilled'))[0]!,
+    };
+  },
 }));
 
 // The mock answers with the same documented example whenever it is asked: time does not pass for it.

@@ -181,7 +181,7 @@ const anyIds = (): Ids => ({
   lone: { apiKey: `sk_${randomUUID()}`, keyId: randomUUID() },
 });
 
-describe('Prism and the service give the same verdict on the schedule, events, webhook endpoint and API key operations', () => {
+describe('Prism and the service give the same verdict on the schedule, events, webhook endpoint, pause policy and API key operations', () => {
   const json = { 'content-type': 'application/json' };
   type Row = [string, (key: string, ids: Ids) => TableRequest, number, string | undefined];
   /** An empty key: no `x-api-key` header at all. */
@@ -221,6 +221,14 @@ describe('Prism and the service give the same verdict on the schedule, events, w
     ['deleteWebhookEndpoint: an endpoint', (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key), 204, undefined],
     ['deleteWebhookEndpoint: the same endpoint again', (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key, { mockPrefers: 'code=404' }), 404, '0023'],
     ['deleteWebhookEndpoint: a missing API key', (_key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.endpoint}`, ''), 401, '0010'],
+    ['getPausePolicy: the policy', (key) => get('/v2/pause-policy', key), 200, undefined],
+    ['getPausePolicy: a missing API key', () => get('/v2/pause-policy', ''), 401, '0010'],
+    // Every rule off: the rows above and below that pause are not refused by it.
+    ['putPausePolicy: every rule off', (key) => send('PUT', '/v2/pause-policy', key, { headers: json, body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false }) }), 200, undefined],
+    ['putPausePolicy: maxPauseDays 0', (key) => send('PUT', '/v2/pause-policy', key, { headers: json, body: JSON.stringify({ maxPauseDays: 0, maxPausesPerYear: null, requireResumeAt: false }) }), 400, '0040'],
+    ['putPausePolicy: an unknown property', (key) => send('PUT', '/v2/pause-policy', key, { headers: json, body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false, maxResumes: 1 }) }), 400, '0040'],
+    ['putPausePolicy: no body', (key) => send('PUT', '/v2/pause-policy', key), 400, '0040'],
+    ['putPausePolicy: a missing API key', () => send('PUT', '/v2/pause-policy', '', { headers: json, body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false }) }), 401, '0010'],
     ['listApiKeys: a page', (key) => get('/v2/api-keys?limit=10', key), 200, undefined],
     ['listApiKeys: limit=0', (key) => get('/v2/api-keys?limit=0', key), 400, '0040'],
     ['listApiKeys: a missing API key', () => get('/v2/api-keys', ''), 401, '0010'],

@@ -3,6 +3,7 @@
  * is accepted whole or not at all (docs/design.md §6). Once dispatched, its ids live in chunk
  * documents of up to CHUNK_SIZE, one per Agenda job, which also keep each command's outcome.
  */
+import type { components } from '../../generated/openapi.js';
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
@@ -18,7 +19,7 @@ import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
 export interface Rejection {
   readonly subscriptionId: string;
-  readonly reason: 'not_found' | 'cancelled';
+  readonly reason: components['schemas']['RejectedSubscription']['reason'];
 }
 
 export interface BulkRequest {

@@ -15,7 +15,18 @@ import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent } from '../observability/tracing.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
-import { commandOf, decide, type Operation } from '../subscriptions/subscriptions.rules.js';
+import {
+  NO_PAUSE_POLICIES,
+  NO_PAUSE_POLICY,
+  POLICY_REJECTIONS,
+  commandOf,
+  decide,
+  isPolicyOff,
+  pauseVerdict,
+  type Operation,
+  type PausePolicy,
+  type PausePolicySource,
+} from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
@@ -27,15 +38,24 @@ type BulkDryRun = components['schemas']['BulkDryRun'];
 
 const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
-/** What a request selects, in order: each id with its status, or none for a listed id that is not one of the caller's subscriptions. */
-type Selected = readonly { readonly id: string; readonly status: string | undefined }[];
+/**
+ * What a request selects, in order: each id with its status (and the times it was paused, when a
+ * pause policy counts them), or no status for a listed id that is not one of the caller's subscriptions.
+ */
+type Selected = readonly { readonly id: string; readonly status: string | undefined; readonly recentPauses?: readonly string[] }[];
 
-/** Why the command cannot take a selected subscription, by the rules' answer: not the caller's, or cancelled (it never changes again). */
-function rejectionFor(operation: Operation, schedule?: ScheduleRequest) {
+/**
+ * Why the command cannot take a selected subscription, by the rules' answer: not the caller's,
+ * cancelled (it never changes again), or a pause that breaks the merchant's pause policy (the rule, docs/design.md §11).
+ */
+function rejectionFor(operation: Operation, schedule: ScheduleRequest | undefined, policy: PausePolicy, now: string) {
   const command = commandOf(operation, schedule);
-  return ({ id, status }: Selected[number]): Rejection[] => {
+  return ({ id, status, recentPauses = [] }: Selected[number]): Rejection[] => {
     if (status === undefined) return [{ subscriptionId: id, reason: 'not_found' }];
-    return decide({ status, pauseAt: null, resumeAt: null }, command).outcome === 'cancelled' ? [{ subscriptionId: id, reason: 'cancelled' }] : [];
+    if (decide({ status, pauseAt: null, resumeAt: null }, command).outcome === 'cancelled') return [{ subscriptionId: id, reason: 'cancelled' }];
+    if (operation !== 'PAUSE' || isPolicyOff(policy)) return [];
+    const verdict = pauseVerdict(policy, status, schedule, recentPauses, now);
+    return 'breach' in verdict ? [{ subscriptionId: id, reason: POLICY_REJECTIONS[verdict.breach.rule] }] : [];
   };
 }
 
@@ -58,6 +78,8 @@ export class BulkService {
     private readonly byFilter: BulkStores,
     private readonly dispatcher: BulkDispatcher,
     log: Logger,
+    /** Each merchant's pause policy (src/pause-policy/), applied to a bulk pause at acceptance. */
+    private readonly policies: PausePolicySource = NO_PAUSE_POLICIES,
   ) {
     this.log = log.child({ component: 'bulk' });
   }
@@ -65,8 +87,9 @@ export class BulkService {
   /** The selection was checked against the spec at the edge (1 to 3000 UUIDs, or a filter); a schedule, against its rules. */
   async accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest, apiKeyId?: string): Promise<BulkAcceptance> {
     const requestId = uuidv7();
-    const selected = await this.select(merchantId, selection);
-    const rejection = rejectionFor(operation, schedule);
+    const policy = await this.policyFor(merchantId, operation);
+    const selected = await this.select(merchantId, selection, policy.maxPausesPerYear !== null);
+    const rejection = rejectionFor(operation, schedule, policy, nowTimestamp());
     const accepted = selected.filter((s) => rejection(s).length === 0).map((s) => s.id);
     const rejected = selected.flatMap(rejection);
     const createdAt = nowTimestamp();
@@ -98,15 +121,24 @@ export class BulkService {
   }
 
   /** What `accept` would take, read the same way, with nothing stored or queued. */
-  async dryRun(merchantId: string, operation: Operation, selection: BulkSelection): Promise<BulkDryRun> {
-    const matched = (await this.select(merchantId, selection)).filter((s) => s.status !== undefined);
-    const rejection = rejectionFor(operation);
-    const acceptable = matched.filter((s) => rejection(s).length === 0).map((s) => s.id);
+  async dryRun(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkDryRun> {
+    const policy = await this.policyFor(merchantId, operation);
+    const matched = (await this.select(merchantId, selection, policy.maxPausesPerYear !== null)).filter((s) => s.status !== undefined);
+    const rejection = rejectionFor(operation, schedule, policy, nowTimestamp());
+    const reasons = matched.map((s) => rejection(s)[0]?.reason);
+    const cancelledCount = reasons.filter((r) => r === 'cancelled').length;
+    const acceptable = matched.filter((_, i) => reasons[i] === undefined).map((s) => s.id);
     return {
       matchedCount: matched.length,
-      cancelledCount: matched.length - acceptable.length,
+      cancelledCount,
+      policyRejectedCount: matched.length - cancelledCount - acceptable.length,
       sample: acceptable.slice(0, DRY_RUN_SAMPLE),
     };
+  }
+
+  /** The merchant's pause policy for a pause; none for a resume. */
+  private policyFor(merchantId: string, operation: Operation): Promise<PausePolicy> {
+    return operation === 'PAUSE' ? this.policies.policyOf(merchantId) : Promise.resolve(NO_PAUSE_POLICY);
   }
 
   /**
@@ -114,14 +146,14 @@ export class BulkService {
    * the caller's subscriptions the filter matches, in id order. A filter matching more than MAX_FILTER_MATCHES is refused with its count (one
    * more read, only then), before anything is stored.
    */
-  private async select(merchantId: string, selection: BulkSelection): Promise<Selected> {
+  private async select(merchantId: string, selection: BulkSelection, withPauses: boolean): Promise<Selected> {
     if ('ids' in selection) {
       const unique = [...new Set(selection.ids.map((id) => id.toLowerCase()))];
-      const statuses = await this.byIds.subscriptions.ownedStatuses(merchantId, unique);
-      return unique.map((id) => ({ id, status: statuses.get(id) }));
+      const owned = await this.byIds.subscriptions.ownedStatuses(merchantId, unique, withPauses);
+      return unique.map((id) => ({ id, status: owned.get(id)?.status, recentPauses: owned.get(id)?.recentPauses }));
     }
     const { subscriptions } = this.byFilter;
-    const matched = await subscriptions.matching(merchantId, selection.filter, MAX_FILTER_MATCHES + 1);
+    const matched = await subscriptions.matching(merchantId, selection.filter, MAX_FILTER_MATCHES + 1, withPauses);
     if (matched.length > MAX_FILTER_MATCHES) {
       const count = await subscriptions.countMatching(merchantId, selection.filter);
       throw new ProblemError(

@@ -7,6 +7,8 @@ import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
+import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
 import { bulkRequestHandlers } from '../bulk/bulk.handlers.js';
 import type { BulkStatusService } from '../bulk/bulk.status.js';
 import { subscriptionCommandHandlers, subscriptionReadHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
@@ -29,6 +31,7 @@ export interface AppDependencies {
   readonly auth: AuthService;
   readonly apiKeys: ApiKeysService;
   readonly subscriptions: SubscriptionsService;
+  readonly pausePolicies: PausePolicyService;
   readonly bulk: BulkAcceptor;
   readonly bulkStatus: BulkStatusService;
   /** Events and webhook endpoints (src/events/events.handlers.ts, src/webhooks/webhooks.handlers.ts). */
@@ -45,15 +48,17 @@ export interface AppDependencies {
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, apiKeys, subscriptions, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
+  const { auth, apiKeys, subscriptions, pausePolicies, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
-  const commands = operationHandlers(subscriptionCommandHandlers(subscriptions, bulk));
+  const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
   // Commands are made safe to retry; reads are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
     resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
     bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
+    putPausePolicy: idempotent(idempotency, httpLog, commands.putPausePolicy),
+    getPausePolicy: commands.getPausePolicy,
     ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...webhooks, ...apiKeyHandlers(apiKeys) }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });

@@ -17,6 +17,7 @@ import type { Logger } from '../logger.js';
 import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
 import {
   InvalidTransitionError,
+  PausePolicyError,
   SubscriptionNotFoundError,
 } from '../subscriptions/subscriptions.rules.js';
 
@@ -46,6 +47,7 @@ export function toProblem(error: unknown): ProblemBody | undefined {
   if (error instanceof SubscriptionNotFoundError) return problemBody(Problems.subscriptionNotFound, error.message);
   if (error instanceof BulkRequestNotFoundError) return problemBody(Problems.bulkRequestNotFound, error.message);
   if (error instanceof InvalidTransitionError) return problemBody(Problems.invalidStatusTransition, error.message);
+  if (error instanceof PausePolicyError) return problemBody(Problems.pausePolicyViolated, error.message);
   if (error instanceof InvalidScheduleError) return problemBody(Problems.invalidSchedule, error.message, [{ path: `/${error.field}`, message: error.rule }]);
   if (isDatabaseUnavailable(error)) {
     return problemBody(Problems.unavailable, 'The database is unavailable; retry later.');

@@ -32,6 +32,8 @@ import { RateLimiter } from '../http/rate-limit.js';
 import { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { createLogger, type Logger } from '../logger.js';
+import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
+import { PausePolicyService } from '../pause-policy/pause-policy.service.js';
 import { ScheduleWorker } from '../schedules/schedules.worker.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
@@ -82,6 +84,8 @@ export interface Domain {
   /** A merchant's API keys: list, make, roll, revoke (the API and `subsvc keys`). */
   readonly apiKeys: ApiKeysService;
   readonly subscriptions: SubscriptionsService;
+  /** Each merchant's pause policy, cached for every service of the process that pauses (docs/design.md §11). */
+  readonly pausePolicies: PausePolicyService;
   /** Creates subscriptions directly (admin command, demo, tests). */
   readonly seeder: SubscriptionSeeder;
 }
@@ -139,6 +143,7 @@ interface Stores {
   readonly events: EventsRepository;
   readonly endpoints: EndpointsRepository;
   readonly deliveries: DeliveriesRepository;
+  readonly pausePolicies: PausePolicyRepository;
 }
 
 function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores {
@@ -153,6 +158,7 @@ function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores
     events: new EventsRepository(db),
     endpoints: new EndpointsRepository(db),
     deliveries: new DeliveriesRepository(db, statementsPerCommand),
+    pausePolicies: new PausePolicyRepository(db),
   };
 }
 
@@ -182,12 +188,14 @@ export async function composeDomain(
 
 function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'authCacheTtlMs'>, log: Logger): Domain {
   const auth = new AuthService(stores.merchants, config.authCacheTtlMs, new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })));
+  const pausePolicies = new PausePolicyService(stores.pausePolicies);
   return {
     merchants: stores.merchants,
     subscriptionsRepository: stores.subscriptions,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores.subscriptions, mutex),
+    subscriptions: new SubscriptionsService(stores.subscriptions, mutex, pausePolicies),
+    pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
   };
 }
@@ -242,12 +250,13 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const backgroundStores = background === db ? stores : storesOn(background, workarounds, retentionMs);
   await ensureIndexes(stores, capabilities.ttlIndexes);
   const domain = domainOn(stores, mutex, config, log);
-  const { auth, apiKeys, subscriptions } = domain;
+  const { auth, apiKeys, subscriptions, pausePolicies } = domain;
 
   const concurrency = engine.concurrency(config.bulkConcurrency);
   const bulkQueue = new BulkQueue(background, log, { concurrency, lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs });
   const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
-  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex);
+  // The same policy cache as the requests': a policy replaced by this process applies to its workers at once.
+  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, pausePolicies);
   const schedules = new ScheduleWorker(workerSubscriptions, backgroundStores.clock, config.schedulePollMs, log);
 
   // Events and webhooks: the relay listens to every service that changes subscriptions, so that each change is relayed right after it (and by the sweep if that fails).
@@ -306,6 +315,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     { subscriptions: backgroundStores.subscriptions, requests: backgroundStores.bulk },
     dispatcher,
     log,
+    pausePolicies,
   );
   const endpoints = new EndpointsService(stores.endpoints, allowPrivateUrls);
   const limiter = config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
@@ -342,6 +352,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
         auth,
         apiKeys,
         subscriptions,
+        pausePolicies,
         bulk,
         bulkStatus: new BulkStatusService(stores.bulk),
         webhooks: { ...eventHandlers(new EventsService(stores.events), webhooks), ...webhookHandlers(endpoints, stores.deliveries) },

@@ -123,13 +123,16 @@ export class ScheduleWorker {
     for (const { state, ruling, ids } of groups) {
       if (ruling.outcome === 'corrected') continue;
       const transition = ruling.outcome === 'cancelled' ? 'cancelled' : ruling.due;
-      const outcome = ruling.outcome === 'cancelled' ? 'skipped' : ruling.outcome;
+      // A due pause refused by the pause policy is skipped like one whose subscription was cancelled, with the rule as its reason.
+      const skipped = ruling.outcome === 'cancelled' || ruling.outcome === 'refused';
+      const outcome = skipped ? 'skipped' : ruling.outcome;
+      const reason = ruling.breach ? { reason: ruling.breach.rule, detail: ruling.breach.detail } : {};
       const scheduledAt = transition === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);
-      const msg = transition === 'cancelled' ? 'scheduled change skipped: cancelled' : `scheduled ${transition} ${outcome}`;
+      const msg = transition === 'cancelled' ? 'scheduled change skipped: cancelled' : ruling.breach ? `scheduled pause skipped: ${ruling.breach.rule}` : `scheduled ${transition} ${outcome}`;
       const lagSeconds = scheduledAt ? Math.max(0, (Date.now() - Date.parse(scheduledAt)) / 1000) : undefined;
       for (const subscriptionId of ids.filter((id) => ours.has(id))) {
         if (lagSeconds !== undefined) metrics()?.scheduleLag.observe(lagSeconds);
-        this.log.info({ subscriptionId, merchantId: merchants.get(subscriptionId), transition, scheduledAt, outcome }, msg);
+        this.log.info({ subscriptionId, merchantId: merchants.get(subscriptionId), transition, scheduledAt, outcome, ...reason }, msg);
       }
     }
     return ours.size;

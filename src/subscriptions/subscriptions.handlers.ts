@@ -20,7 +20,7 @@ type BulkDryRun = components['schemas']['BulkDryRun'];
 export interface BulkAcceptor {
   accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest, apiKeyId?: string): Promise<BulkAcceptance>;
   /** What `accept` would take, with nothing stored (docs/design.md §6a). */
-  dryRun(merchantId: string, operation: Operation, selection: BulkSelection): Promise<BulkDryRun>;
+  dryRun(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkDryRun>;
   /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
   dispatch(merchantId: string, requestId: string): void;
 }
@@ -58,7 +58,7 @@ export function subscriptionCommandHandlers(
   /** `/bulk/pause` and `/bulk/resume`: a list of ids or a filter, and a dry run of either (docs/design.md §6a). */
   const bulkOperation = async (request: Request<'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'>, operation: Operation, schedule: ScheduleRequest | undefined) => {
     const selection = selectionOf(request.body);
-    if (request.body.dryRun) return { status: 200, body: await bulk.dryRun(request.merchant.id, operation, selection) } as const;
+    if (request.body.dryRun) return { status: 200, body: await bulk.dryRun(request.merchant.id, operation, selection, schedule) } as const;
     return acceptBulk(request, operation, selection, schedule);
   };
   return {

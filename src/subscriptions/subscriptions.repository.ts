@@ -9,7 +9,7 @@ import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import type { ScheduleClock } from './schedule.clock.js';
-import { requestEvents, type Change, type ChangeCause, type CommandPlan, type RuleState, type Ruling, type StoredSchedule, type Subscription, type SubscriptionStatus } from './subscriptions.rules.js';
+import { KEPT_PAUSE_TIMES, requestEvents, type Change, type ChangeCause, type CommandPlan, type RuleState, type Ruling, type StoredSchedule, type Subscription, type SubscriptionStatus } from './subscriptions.rules.js';
 
 const SUBSCRIPTIONS_COLLECTION = 'subscriptions';
 
@@ -29,6 +29,11 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
    * and never applies it a second time, however the subscription changed since (docs/design.md §6).
    */
   bulkCommands?: string[];
+  /**
+   * When the last pauses were applied here (oldest first; the last KEPT_PAUSE_TIMES on MongoDB),
+   * pushed by the update that pauses it: what a pause policy's maxPausesPerYear counts (docs/design.md §11).
+   */
+  recentPauses?: string[];
   /** The workers' run that last applied a due schedule here, to tell which of a chunk's updates were its own. */
   scheduleRun?: string;
   /** Events of changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
@@ -125,6 +130,15 @@ export interface Expected {
   readonly schedule?: { readonly pauseAt: string | null; readonly resumeAt: string | null };
 }
 
+/** What bulk acceptance and a pause under a policy read of a subscription. */
+export interface Owned {
+  readonly status: SubscriptionStatus;
+  /** Empty unless asked for. */
+  readonly recentPauses: readonly string[];
+}
+
+const ownedOf = (doc: Pick<SubscriptionDocument, 'status' | 'recentPauses'>): Owned => ({ status: doc.status, recentPauses: doc.recentPauses ?? [] });
+
 /** A bulk request's filter (docs/design.md §6a): each field given narrows the match; times as stored (§5). */
 export interface SubscriptionFilter {
   readonly statuses?: readonly SubscriptionStatus[];
@@ -142,6 +156,15 @@ function filterQuery(merchantId: string, { statuses, planIds, createdBefore, cre
     ...(planIds ? { planId: { $in: [...planIds] } } : {}),
     ...(Object.keys(createdAt).length > 0 ? { createdAt } : {}),
   };
+}
+
+/**
+ * A change from `from` that pauses the subscription also records when (`recentPauses`), in the same
+ * update. FerretDB ignores `$slice` (docs/design.md §8): there the list keeps every pause time.
+ */
+function recordingPause(update: UpdateFilter<SubscriptionDocument>, from: SubscriptionStatus, change: Change, at: string): UpdateFilter<SubscriptionDocument> {
+  if (from === 'paused' || change.status !== 'paused') return update;
+  return { ...update, $push: { ...(update.$push ?? {}), recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES } } } as UpdateFilter<SubscriptionDocument>;
 }
 
 /**
@@ -172,6 +195,8 @@ export interface DueState extends RuleState {
 export interface DueSubscription extends DueState {
   readonly id: string;
   readonly merchantId: string;
+  /** When pauses were last applied to it: a due pause's pause policy counts them. */
+  readonly recentPauses: readonly string[];
 }
 
 /** One ruling for the due subscriptions of one merchant that were read in exactly the same state. */
@@ -249,7 +274,11 @@ export class SubscriptionsRepository {
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
     const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
     const recording = (before: ShownSchedule) =>
-      this.changeWhere({ ...filter, ...pinnedAs(change, before) }, withEvents(updateFor(change, at), requestEntries(expected.status, change, before, at, cause, randomUUID())), change);
+      this.changeWhere(
+        { ...filter, ...pinnedAs(change, before) },
+        withEvents(recordingPause(updateFor(change, at), expected.status, change, at), requestEntries(expected.status, change, before, at, cause, randomUUID())),
+        change,
+      );
     const times = expected.schedule ?? {};
     const changed = await recording(Object.fromEntries(Object.entries(times).filter(([, v]) => v !== null)));
     if (changed || pinnedBy(change).length === 0) return changed;
@@ -286,7 +315,7 @@ export class SubscriptionsRepository {
       const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
         updateMany: {
           filter: { ...filter, ...pinnedAs(change, before) },
-          update: withEvents({ ...updateFor(change, at), $push: mark(kind) }, requestEntries(from, change, before, at, cause, requestId)),
+          update: withEvents(recordingPause({ ...updateFor(change, at), $push: mark(kind) }, from, change, at), requestEntries(from, change, before, at, cause, requestId)),
         },
       });
       // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
@@ -343,12 +372,21 @@ export class SubscriptionsRepository {
     return pageOf(docs.map((d) => toSubscription(d)), limit, (s) => s.id);
   }
 
-  /** The status of each of these ids that is a subscription of the merchant (others are absent): one query. */
-  async ownedStatuses(merchantId: string, ids: readonly string[]): Promise<Map<string, SubscriptionStatus>> {
+  /**
+   * The status of each of these ids that is a subscription of the merchant (others are absent): one
+   * query; with `recentPauses` too when asked (a pause policy's maxPausesPerYear counts them).
+   */
+  async ownedStatuses(merchantId: string, ids: readonly string[], withPauses = false): Promise<Map<string, Owned>> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1, status: 1 } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1, status: 1, ...(withPauses ? { recentPauses: 1 } : {}) } })
       .toArray();
-    return new Map(docs.map((d) => [d._id, d.status]));
+    return new Map(docs.map((d) => [d._id, ownedOf(d)]));
+  }
+
+  /** A subscription's status and the times pauses were applied to it, or undefined when the merchant has none with this id. */
+  async pauseHistory(merchantId: string, id: string): Promise<Owned | undefined> {
+    const doc = await this.collection.findOne({ _id: id, merchantId }, { projection: { _id: 1, status: 1, recentPauses: 1 } });
+    return doc ? ownedOf(doc) : undefined;
   }
 
   /** The earliest pending time of any subscription (served by the due_schedules index). */
@@ -360,7 +398,7 @@ export class SubscriptionsRepository {
   /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
   async due(now: string, limit: number): Promise<DueSubscription[]> {
     const docs = await this.collection
-      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1 } })
+      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1, recentPauses: 1 } })
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
       .toArray();
@@ -372,6 +410,7 @@ export class SubscriptionsRepository {
       resumeAt: d.resumeAt ?? null,
       pauseReason: d.pauseReason ?? null,
       nextScheduledAt: d.nextScheduledAt!,
+      recentPauses: d.recentPauses ?? [],
     }));
   }
 
@@ -386,10 +425,11 @@ export class SubscriptionsRepository {
   async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
     if (groups.length === 0) return new Set();
     const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ merchantId, state, ruling, ids }, group) => {
-      const update = updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId });
-      // One outbox entry for the whole group, named by the run and group (src/subscriptions/outbox.ts).
+      const update = recordingPause(updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId }), state.status, ruling.change!, at);
+      // One outbox entry per event for the whole group, named by the run and group (src/subscriptions/outbox.ts).
       // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
-      const write = ruling.event ? withEvents(update, outboxEntries(ruling.event.from, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`, ruling.events)) : update;
+      const entries = outboxEntries(state.status, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`, ruling.events);
+      const write = withEvents(update, entries);
       const filter = { _id: { $in: [...ids] }, merchantId, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
       return { updateMany: { filter, update: write } };
     });
@@ -458,9 +498,11 @@ export class SubscriptionsRepository {
    * The id and status of up to `limit` of the merchant's subscriptions that match the filter, read
    * once: the snapshot a bulk request by filter accepts, and what its dry run counts.
    */
-  async matching(merchantId: string, filter: SubscriptionFilter, limit: number): Promise<{ id: string; status: SubscriptionStatus }[]> {
-    const docs = await this.collection.find(filterQuery(merchantId, filter), { projection: { _id: 1, status: 1 } }).limit(limit).toArray();
-    return docs.map((d) => ({ id: d._id, status: d.status }));
+  async matching(merchantId: string, filter: SubscriptionFilter, limit: number, withPauses = false): Promise<({ id: string } & Owned)[]> {
+    // Without recentPauses, the ids and statuses come from the merchant_filter index alone.
+    const projection = { _id: 1, status: 1, ...(withPauses ? { recentPauses: 1 } : {}) };
+    const docs = await this.collection.find(filterQuery(merchantId, filter), { projection }).limit(limit).toArray();
+    return docs.map((d) => ({ id: d._id, ...ownedOf(d) }));
   }
 
   async countMatching(merchantId: string, filter: SubscriptionFilter): Promise<number> {

@@ -24,7 +24,8 @@
  * again; DELETE …/schedule, every pending time.
  */
 import type { components } from '../../generated/openapi.js';
-import type { ScheduleRequest } from './schedule.request.js';
+import { formatTimestamp } from '../lib/clock.js';
+import { parseRfc3339, type ScheduleRequest } from './schedule.request.js';
 
 export type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
 export type Operation = components['schemas']['BulkOperation'];
@@ -84,12 +85,15 @@ export interface Change {
   readonly unset: readonly ScheduleField[];
 }
 
-/** Everything that changes a subscription. FIRE: its schedule, as due at `now`. */
+/**
+ * Everything that changes a subscription. FIRE: its schedule, as due at `now`, under the merchant's
+ * pause policy (absent: none) with the times of the pauses recently applied to it.
+ */
 export type Command =
   | { readonly kind: 'PAUSE'; readonly schedule?: ScheduleRequest }
   | { readonly kind: 'RESUME' }
   | { readonly kind: 'DROP_SCHEDULE' }
-  | { readonly kind: 'FIRE'; readonly now: string };
+  | { readonly kind: 'FIRE'; readonly now: string; readonly policy?: PausePolicy; readonly recentPauses?: readonly string[] };
 
 /** What the rules read of a subscription. */
 export interface RuleState {
@@ -101,9 +105,10 @@ export interface RuleState {
 /**
  * What a command does: `applied` (it did what it asks), `noop` (the subscription was already so),
  * `cancelled` (neither applies to a cancelled subscription), `corrected` (a due poll found nothing
- * due: only `nextScheduledAt` is corrected).
+ * due: only `nextScheduledAt` is corrected), `refused` (a due pause breaks the pause policy: its
+ * schedule is removed, `breach` says why).
  */
-export type Outcome = 'applied' | 'noop' | 'cancelled' | 'corrected';
+export type Outcome = 'applied' | 'noop' | 'cancelled' | 'corrected' | 'refused';
 
 export interface Ruling {
   readonly outcome: Outcome;
@@ -117,6 +122,8 @@ export interface Ruling {
   readonly events: readonly RuledEvent[];
   /** For FIRE: which scheduled transition fell due. */
   readonly due?: 'pause' | 'resume';
+  /** For a `refused` FIRE: the rule of the pause policy the due pause breaks. */
+  readonly breach?: PolicyBreach;
 }
 
 export type ScheduleTime = 'pauseAt' | 'resumeAt';
@@ -184,15 +191,28 @@ function drop(state: RuleState & { readonly status: SubscriptionStatus }): Rulin
   return ruling(status, 'applied', { status, set: {}, unset: status === 'paused' ? unset : [...unset, 'pauseReason'] });
 }
 
-/** A due schedule: the transition that fell due first, or only a correction of `nextScheduledAt`; a cancelled subscription's dead schedule is removed. */
-function fire(state: RuleState & { readonly status: SubscriptionStatus }, now: string): Ruling {
+/**
+ * A due schedule: the transition that fell due first, or only a correction of `nextScheduledAt`; a
+ * cancelled subscription's dead schedule is removed. A due pause that would start under a pause
+ * policy it breaks is refused: its schedule is removed, with a `schedule_removed` event; one
+ * without resumeAt under `maxPauseDays` gets one (with a `resume_scheduled` event).
+ */
+function fire(state: RuleState & { readonly status: SubscriptionStatus }, command: Extract<Command, { kind: 'FIRE' }>): Ruling {
   const { status, pauseAt, resumeAt } = state;
+  const { now } = command;
   const pending = { pauseAt: pauseAt ?? undefined, resumeAt: resumeAt ?? undefined };
   if (status === 'cancelled') return ruling(status, 'cancelled', leaving(status, {}), false);
   if (pauseAt !== null && pauseAt <= now) {
-    const change = leaving('paused', { resumeAt: pending.resumeAt, nextScheduledAt: pending.resumeAt });
+    const verdict = status === 'fulfilled' && command.policy ? pauseVerdict(command.policy, status, { resumeAt: pending.resumeAt }, command.recentPauses ?? [], now) : { schedule: pending };
+    if ('breach' in verdict) {
+      const removed = SCHEDULE_TIMES.filter((t) => state[t] !== null);
+      return { ...ruling(status, 'refused', leaving(status, {})), events: [{ kind: 'schedule_removed', removed }], due: 'pause', breach: verdict.breach };
+    }
+    const until = verdict.schedule?.resumeAt;
+    const change = leaving('paused', { resumeAt: until, nextScheduledAt: until });
     // pauseReason is kept: it shows once paused.
-    return { ...ruling(status, status === 'paused' ? 'noop' : 'applied', { ...change, unset: change.unset.filter((f) => f !== 'pauseReason') }), due: 'pause' };
+    const fired = { ...ruling(status, status === 'paused' ? 'noop' : 'applied', { ...change, unset: change.unset.filter((f) => f !== 'pauseReason') }), due: 'pause' as const };
+    return until === pending.resumeAt ? fired : { ...fired, events: [...fired.events, { kind: 'resume_scheduled' }] };
   }
   if (resumeAt !== null && resumeAt <= now) {
     return { ...ruling(status, status === 'fulfilled' ? 'noop' : 'applied', leaving('fulfilled', { pauseAt: pending.pauseAt, nextScheduledAt: pending.pauseAt })), due: 'resume' };
@@ -214,7 +234,7 @@ export function decide(state: RuleState, command: Command): Ruling {
     case 'DROP_SCHEDULE':
       return ofRequest(drop(known));
     case 'FIRE':
-      return fire(known, command.now);
+      return fire(known, command);
   }
 }
 
@@ -235,11 +255,131 @@ export interface CommandPlan {
   readonly whenAlready: Change | undefined;
 }
 
-export function planCommand(operation: Operation, schedule: ScheduleRequest | undefined): CommandPlan {
+/**
+ * `schedule`: what a pause that starts is given (with the resumeAt a pause policy fills in,
+ * pauseVerdict); `asSent`: what the request sent, which is what a subscription already paused gets.
+ */
+export function planCommand(operation: Operation, schedule: ScheduleRequest | undefined, asSent: ScheduleRequest | undefined): CommandPlan {
   const { from, to } = TRANSITIONS[operation];
   const unscheduled = { pauseAt: null, resumeAt: null };
   const whenFrom = decide({ status: from, ...unscheduled }, commandOf(operation, schedule)).change!;
-  return { from, already: to, whenFrom, whenAlready: decide({ status: to, ...unscheduled }, commandOf(operation, schedule)).change };
+  return { from, already: to, whenFrom, whenAlready: decide({ status: to, ...unscheduled }, commandOf(operation, asSent)).change };
+}
+
+/**
+ * A merchant's pause policy (docs/design.md §11): each rule off when null (or false). Decided here,
+ * with the status rules, for every pause whatever starts it; `now` is always passed in.
+ */
+export type PausePolicy = components['schemas']['PausePolicy'];
+export type PolicyRule = 'maxPauseDays' | 'maxPausesPerYear' | 'requireResumeAt';
+
+/** The default: every rule off, so that a pause does exactly what it did before policies. */
+export const NO_PAUSE_POLICY: PausePolicy = Object.freeze({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false });
+
+export function isPolicyOff(policy: PausePolicy): boolean {
+  return policy.maxPauseDays === null && policy.maxPausesPerYear === null && !policy.requireResumeAt;
+}
+
+/** Where a merchant's pause policy is read from (src/pause-policy/, cached there). */
+export interface PausePolicySource {
+  policyOf(merchantId: string): Promise<PausePolicy>;
+  /** The policies of these merchants (due schedules of many merchants: one read for those not cached). */
+  policiesOf(merchantIds: readonly string[]): Promise<Map<string, PausePolicy>>;
+}
+
+/** No merchant has a policy: where none is given (admin commands, tests of other features). */
+export const NO_PAUSE_POLICIES: PausePolicySource = Object.freeze({
+  policyOf: async () => NO_PAUSE_POLICY,
+  policiesOf: async (merchantIds: readonly string[]) => new Map(merchantIds.map((m) => [m, NO_PAUSE_POLICY])),
+});
+
+/** How many pause times a subscription keeps (`recentPauses`): the most `maxPausesPerYear` can ask to count. */
+export const KEPT_PAUSE_TIMES = 100;
+
+/** The rule a pause breaks, with the problem's detail naming the rule and its limit. */
+export interface PolicyBreach {
+  readonly rule: PolicyRule;
+  readonly detail: string;
+}
+
+/** A bulk rejection's reason for each rule (the spec's RejectedSubscription reasons). */
+export const POLICY_REJECTIONS = Object.freeze({
+  requireResumeAt: 'policy_require_resume_at',
+  maxPauseDays: 'policy_max_pause_days',
+  maxPausesPerYear: 'policy_max_pauses_per_year',
+} as const satisfies Record<PolicyRule, string>);
+
+const MICROS_PER_DAY = 86_400_000_000n;
+const YEAR_DAYS = 365n;
+
+const micros = (timestamp: string): bigint => {
+  const parsed = parseRfc3339(timestamp);
+  if (parsed === undefined) throw new CorruptSubscriptionError(`not a timestamp: ${JSON.stringify(timestamp)}`);
+  return parsed;
+};
+
+/** How many of these pause times fall in the 365 days before `now`. */
+export function pausesInYearBefore(recentPauses: readonly string[], now: string): number {
+  const since = micros(now) - YEAR_DAYS * MICROS_PER_DAY;
+  return recentPauses.filter((t) => micros(t) > since).length;
+}
+
+/**
+ * What the pause policy makes of a pause of a subscription in `status` at `now` (its `pauseAt`, if
+ * any, is when it starts): the rule it breaks, or the schedule it goes on with (resumeAt filled in
+ * by `maxPauseDays` when it has none, which also satisfies `requireResumeAt`). A pause that starts
+ * is one of a `fulfilled` subscription: every rule applies, and `maxPausesPerYear` counts
+ * `recentPauses` (the times pauses were applied to it) in the 365 days before `now`. A `paused`
+ * one paused again starts nothing: only a `resumeAt` it is sent is held to `maxPauseDays`, from
+ * now. A cancelled one is left to `decide` (409).
+ */
+export function pauseVerdict(
+  policy: PausePolicy,
+  status: string,
+  schedule: ScheduleRequest | undefined,
+  recentPauses: readonly string[],
+  now: string,
+): { readonly breach: PolicyBreach } | { readonly schedule: ScheduleRequest | undefined } {
+  if (status === 'cancelled') return { schedule };
+  const starts = status === 'fulfilled';
+  const start = micros(starts ? (schedule?.pauseAt ?? now) : now);
+  const { maxPauseDays, maxPausesPerYear, requireResumeAt } = policy;
+  if (maxPauseDays !== null && schedule?.resumeAt !== undefined) {
+    const days = Number(micros(schedule.resumeAt) - start) / Number(MICROS_PER_DAY);
+    if (days > maxPauseDays) {
+      return { breach: { rule: 'maxPauseDays', detail: `maxPauseDays is ${maxPauseDays}; this pause would last ${Math.ceil(days)} days (resumeAt ${schedule.resumeAt}).` } };
+    }
+  }
+  if (!starts) return { schedule };
+  if (requireResumeAt && schedule?.resumeAt === undefined && maxPauseDays === null) {
+    return { breach: { rule: 'requireResumeAt', detail: 'requireResumeAt is true; this pause has no resumeAt.' } };
+  }
+  if (maxPausesPerYear !== null) {
+    const count = pausesInYearBefore(recentPauses, now);
+    if (count >= maxPausesPerYear) {
+      return { breach: { rule: 'maxPausesPerYear', detail: `maxPausesPerYear is ${maxPausesPerYear}; this subscription was paused ${count} times in the 365 days before.` } };
+    }
+  }
+  return { schedule: withPolicyResumeAt(policy, schedule, now) };
+}
+
+/** A pause that starts (at its pauseAt, else `now`) without resumeAt gets one `maxPauseDays` later; any other is as it was. */
+export function withPolicyResumeAt(policy: PausePolicy, schedule: ScheduleRequest | undefined, now: string): ScheduleRequest | undefined {
+  if (policy.maxPauseDays === null || schedule?.resumeAt !== undefined) return schedule;
+  const start = micros(schedule?.pauseAt ?? now);
+  return { ...schedule, resumeAt: formatTimestamp(start + BigInt(policy.maxPauseDays) * MICROS_PER_DAY) };
+}
+
+/** A pause refused by the merchant's pause policy (422 0032). */
+export class PausePolicyError extends Error {
+  override name = 'PausePolicyError';
+
+  constructor(
+    readonly subscriptionId: string,
+    readonly breach: PolicyBreach,
+  ) {
+    super(breach.detail.replace('this subscription', `subscription ${subscriptionId}`));
+  }
 }
 
 export class SubscriptionNotFoundError extends Error {

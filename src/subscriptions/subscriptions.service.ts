@@ -14,12 +14,20 @@ import type { ScheduleRequest } from './schedule.request.js';
 import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
+  NO_PAUSE_POLICIES,
+  NO_PAUSE_POLICY,
+  PausePolicyError,
   SubscriptionNotFoundError,
   commandOf,
   decide,
+  isPolicyOff,
   normaliseId,
+  pauseVerdict,
   planCommand,
+  withPolicyResumeAt,
   type ChangeCause,
+  type PausePolicy,
+  type PausePolicySource,
   type CommandPlan,
   type Operation,
   type Subscription,
@@ -54,14 +62,18 @@ function ruleStateOf(subscription: Subscription) {
   return { status: subscription.status, pauseAt: subscription.schedule?.pauseAt ?? null, resumeAt: subscription.schedule?.resumeAt ?? null };
 }
 
-/** Due subscriptions read in the same state share one ruling and one conditional update. */
-function grouped(due: readonly DueSubscription[], now: string): FiringGroup[] {
+/**
+ * Due subscriptions read in the same state, and ruled alike under their merchant's pause policy,
+ * share one ruling and one conditional update.
+ */
+function grouped(due: readonly DueSubscription[], now: string, policies: ReadonlyMap<string, PausePolicy>): FiringGroup[] {
   const groups = new Map<string, { merchantId: string; state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
   for (const subscription of due) {
-    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt } = subscription;
+    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, recentPauses } = subscription;
+    const ruling = decide(subscription, { kind: 'FIRE', now, policy: policies.get(merchantId), recentPauses });
     // One merchant per group: each update names the merchant that owns its subscriptions (docs/sharding.md).
-    const key = JSON.stringify([merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt]);
-    const group = groups.get(key) ?? { merchantId, state: subscription, ruling: decide(subscription, { kind: 'FIRE', now }), ids: [] };
+    const key = JSON.stringify([merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, ruling.outcome, ruling.breach?.detail]);
+    const group = groups.get(key) ?? { merchantId, state: subscription, ruling, ids: [] };
     group.ids.push(subscription.id);
     groups.set(key, group);
   }
@@ -86,6 +98,8 @@ export class SubscriptionsService {
      * (decided by the composition root, src/db/workarounds.ts).
      */
     private readonly mutex: PerKeyQueue,
+    /** Each merchant's pause policy (src/pause-policy/); without one, every policy is off. */
+    private readonly policies: PausePolicySource = NO_PAUSE_POLICIES,
   ) {}
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
@@ -103,11 +117,34 @@ export class SubscriptionsService {
   async apply(merchantId: string, rawId: string, operation: Operation, schedule?: ScheduleRequest, cause: ChangeCause = { kind: 'api' }): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
-    return this.mutex.run(id, () => this.applyOnce(merchantId, id, rawId, operation, schedule, cause));
+    return this.mutex.run(id, async () => {
+      const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
+      // No policy: exactly the writes of before policies (no read first).
+      const ruled = isPolicyOff(policy) ? schedule : await this.underPolicy(merchantId, id, rawId, policy, schedule);
+      return this.applyOnce(merchantId, id, rawId, operation, ruled, cause, schedule);
+    });
   }
 
-  private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation, schedule: ScheduleRequest | undefined, cause: ChangeCause): Promise<Subscription> {
-    const plan = planCommand(operation, schedule);
+  /** The schedule a pause goes on with under the merchant's policy (a resumeAt filled in), or PausePolicyError: one read of the subscription first. */
+  private async underPolicy(merchantId: string, id: string, rawId: string, policy: PausePolicy, schedule: ScheduleRequest | undefined): Promise<ScheduleRequest | undefined> {
+    const history = await this.repository.pauseHistory(merchantId, id);
+    if (!history) throw new SubscriptionNotFoundError(rawId);
+    const verdict = pauseVerdict(policy, history.status, schedule, history.recentPauses, nowTimestamp());
+    if ('breach' in verdict) throw new PausePolicyError(rawId, verdict.breach);
+    return verdict.schedule;
+  }
+
+  /** `schedule`: what a pause that starts is given; `asSent`: what the request sent, for a subscription already paused. */
+  private async applyOnce(
+    merchantId: string,
+    id: string,
+    rawId: string,
+    operation: Operation,
+    schedule: ScheduleRequest | undefined,
+    cause: ChangeCause,
+    asSent: ScheduleRequest | undefined,
+  ): Promise<Subscription> {
+    const plan = planCommand(operation, schedule, asSent);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
       const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
       if (changed) {
@@ -116,7 +153,7 @@ export class SubscriptionsService {
       }
       const current = await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
-      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, schedule));
+      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
       if (outcome !== 'noop') return undefined;
       if (!change) return current;
@@ -169,9 +206,10 @@ export class SubscriptionsService {
     return this.mutex.runAll(
       due.map((d) => d.id),
       async () => {
-        const groups = grouped(due, nowTimestamp());
+        const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
+        const groups = grouped(due, nowTimestamp(), policies);
         const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
-        const moved = groups.filter((g) => g.ruling.event).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
+        const moved = groups.filter((g) => g.ruling.events.length > 0).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
         for (const [merchantId, ids] of byMerchantOf(moved)) this.changes.notify(merchantId, ids);
         return { groups, ours };
       },
@@ -192,7 +230,9 @@ export class SubscriptionsService {
     schedule?: ScheduleRequest,
     cause: ChangeCause = { kind: 'bulk', requestId },
   ): Promise<Map<string, CommandOutcome>> {
-    const plan = planCommand(operation, schedule);
+    // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
+    const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
+    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, nowTimestamp()), schedule);
     const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
     const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);

@@ -205,7 +205,7 @@ describe('planCommand: a pause or resume as one conditional write per status, fo
     ['PAUSE', { resumeAt: LATEST }],
     ['RESUME', undefined],
   ] as const)('%s %j writes what the table rules for each status', (operation, schedule) => {
-    const plan = planCommand(operation, schedule);
+    const plan = planCommand(operation, schedule, schedule);
     const command: Command = operation === 'PAUSE' ? { kind: 'PAUSE', ...(schedule ? { schedule } : {}) } : { kind: 'RESUME' };
     expect(plan.whenFrom).toEqual(decide({ status: plan.from, pauseAt: null, resumeAt: null }, command).change);
     expect(plan.whenAlready).toEqual(decide({ status: plan.already, pauseAt: null, resumeAt: null }, command).change);

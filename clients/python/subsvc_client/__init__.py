@@ -21,6 +21,7 @@ __all__ = [
     "APIKeysApi",
     "BulkRequestsApi",
     "EventsApi",
+    "PausePolicyApi",
     "SubscriptionsApi",
     "WebhookEndpointsApi",
     "ApiResponse",
@@ -58,7 +59,9 @@ __all__ = [
     "EventList",
     "EventResend",
     "EventType",
+    "PausePolicy",
     "PauseProblem",
+    "PauseRefusedProblem",
     "PauseRequest",
     "PausedSubscription",
     "Problem",
@@ -87,6 +90,7 @@ __all__ = [
 from subsvc_client.api.api_keys_api import APIKeysApi as APIKeysApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsApi
 from subsvc_client.api.events_api import EventsApi as EventsApi
+from subsvc_client.api.pause_policy_api import PausePolicyApi as PausePolicyApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi as SubscriptionsApi
 from subsvc_client.api.webhook_endpoints_api import WebhookEndpointsApi as WebhookEndpointsApi
 
@@ -128,7 +132,9 @@ from subsvc_client.models.event_cause import EventCause as EventCause
 from subsvc_client.models.event_list import EventList as EventList
 from subsvc_client.models.event_resend import EventResend as EventResend
 from subsvc_client.models.event_type import EventType as EventType
+from subsvc_client.models.pause_policy import PausePolicy as PausePolicy
 from subsvc_client.models.pause_problem import PauseProblem as PauseProblem
+from subsvc_client.models.pause_refused_problem import PauseRefusedProblem as PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest as PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription as PausedSubscription
 from subsvc_client.models.problem import Problem as Problem

@@ -14,6 +14,7 @@ import {
   BulkRequestsApi,
   Configuration,
   EventsApi,
+  PausePolicyApi,
   ResponseError,
   SubscriptionsApi,
   WebhookEndpointsApi,
@@ -39,6 +40,7 @@ const subscriptions = new SubscriptionsApi(configuration);
 const bulkRequests = new BulkRequestsApi(configuration);
 const events = new EventsApi(configuration);
 const webhooks = new WebhookEndpointsApi(configuration);
+const pausePolicy = new PausePolicyApi(configuration);
 const REASON = 'Travelling until the 1st';
 
 function take(status: keyof Target['ids']): string {
@@ -135,6 +137,13 @@ describe(`@subsvc/client against ${target.name}`, () => {
     assert.deepEqual(read.schedule, paused.schedule);
     const dropped = await subscriptions.deleteSubscriptionSchedule({ subscriptionId: paused.id });
     assert.deepEqual([dropped.status, dropped.schedule], ['paused', undefined]);
+  });
+
+  it('reads its pause policy and sets it, every rule off: 200 with the policy as set', async () => {
+    // Every rule off, the merchant's default: the other scenarios' pauses stay as they are.
+    const off = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
+    assert.deepEqual(await pausePolicy.getPausePolicy(prefer('example=off')), off);
+    assert.deepEqual(await pausePolicy.putPausePolicy({ pausePolicy: off }, prefer('example=off')), off);
   });
 
   it('lists subscriptions a page at a time', async () => {

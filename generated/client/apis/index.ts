@@ -3,5 +3,6 @@
 export * from './APIKeysApi.js';
 export * from './BulkRequestsApi.js';
 export * from './EventsApi.js';
+export * from './PausePolicyApi.js';
 export * from './SubscriptionsApi.js';
 export * from './WebhookEndpointsApi.js';

@@ -24,7 +24,10 @@ export interface RejectedSubscription {
      */
     subscriptionId: string;
     /**
-     * `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again.
+     * `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is
+     * cancelled and can never change again. `policy_…`: the pause breaks that rule of your pause
+     * policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`).
+     * 
      */
     reason: RejectedSubscriptionReasonEnum;
 }
@@ -36,6 +39,9 @@ export interface RejectedSubscription {
 export const RejectedSubscriptionReasonEnum = {
     NotFound: 'not_found',
     Cancelled: 'cancelled',
+    PolicyRequireResumeAt: 'policy_require_resume_at',
+    PolicyMaxPauseDays: 'policy_max_pause_days',
+    PolicyMaxPausesPerYear: 'policy_max_pauses_per_year',
 } as const;
 export type RejectedSubscriptionReasonEnum = typeof RejectedSubscriptionReasonEnum[keyof typeof RejectedSubscriptionReasonEnum];
 

@@ -39,7 +39,9 @@ from subsvc_client.models.event_cause import EventCause
 from subsvc_client.models.event_list import EventList
 from subsvc_client.models.event_resend import EventResend
 from subsvc_client.models.event_type import EventType
+from subsvc_client.models.pause_policy import PausePolicy
 from subsvc_client.models.pause_problem import PauseProblem
+from subsvc_client.models.pause_refused_problem import PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription
 from subsvc_client.models.problem import Problem

@@ -29,11 +29,12 @@ class BulkDryRun(BaseModel):
     """
     BulkDryRun
     """ # noqa: E501
-    matched_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="The caller's subscriptions the request matches now. Sent without `dryRun`, the same request accepts `matchedCount - cancelledCount` of them and rejects the cancelled ones (unless they change meanwhile). A filter matching more than 100,000 is refused (0046). ", alias="matchedCount")
+    matched_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="The caller's subscriptions the request matches now. Sent without `dryRun`, the same request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others (unless they change meanwhile). A filter matching more than 100,000 is refused (0046). ", alias="matchedCount")
     cancelled_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many of them are `cancelled`, which the request would reject.", alias="cancelledCount")
+    policy_rejected_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many of the others a pause would reject for your pause policy (always 0 for a resume).", alias="policyRejectedCount")
     sample: Annotated[List[UUID], Field(max_length=20)] = Field(description="Up to 20 of the ids the request would accept, in id order.")
     additional_properties: Dict[str, Any] = {}
-    __properties: ClassVar[List[str]] = ["matchedCount", "cancelledCount", "sample"]
+    __properties: ClassVar[List[str]] = ["matchedCount", "cancelledCount", "policyRejectedCount", "sample"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -95,6 +96,7 @@ class BulkDryRun(BaseModel):
         _obj = cls.model_validate({
             "matchedCount": obj.get("matchedCount"),
             "cancelledCount": obj.get("cancelledCount"),
+            "policyRejectedCount": obj.get("policyRejectedCount"),
             "sample": obj.get("sample")
         })
         # store additional fields in additional_properties

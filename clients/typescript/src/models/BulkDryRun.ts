@@ -21,7 +21,7 @@ import { mapValues } from '../runtime.js';
 export interface BulkDryRun {
     /**
      * The caller's subscriptions the request matches now. Sent without `dryRun`, the same
-     * request accepts `matchedCount - cancelledCount` of them and rejects the cancelled ones
+     * request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others
      * (unless they change meanwhile). A filter matching more than 100,000 is refused (0046).
      * 
      */
@@ -30,6 +30,10 @@ export interface BulkDryRun {
      * How many of them are `cancelled`, which the request would reject.
      */
     cancelledCount: number;
+    /**
+     * How many of the others a pause would reject for your pause policy (always 0 for a resume).
+     */
+    policyRejectedCount: number;
     /**
      * Up to 20 of the ids the request would accept, in id order.
      */
@@ -42,6 +46,7 @@ export interface BulkDryRun {
 export function instanceOfBulkDryRun(value: object): value is BulkDryRun {
     if (!('matchedCount' in value) || value['matchedCount'] === undefined) return false;
     if (!('cancelledCount' in value) || value['cancelledCount'] === undefined) return false;
+    if (!('policyRejectedCount' in value) || value['policyRejectedCount'] === undefined) return false;
     if (!('sample' in value) || value['sample'] === undefined) return false;
     return true;
 }
@@ -58,6 +63,7 @@ export function BulkDryRunFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         
         'matchedCount': json['matchedCount'],
         'cancelledCount': json['cancelledCount'],
+        'policyRejectedCount': json['policyRejectedCount'],
         'sample': json['sample'],
     };
 }
@@ -75,6 +81,7 @@ export function BulkDryRunToJSONTyped(value?: BulkDryRun | null, ignoreDiscrimin
         
         'matchedCount': value['matchedCount'],
         'cancelledCount': value['cancelledCount'],
+        'policyRejectedCount': value['policyRejectedCount'],
         'sample': value['sample'],
     };
 }

@@ -1,0 +1,41 @@
+/**
+ * The one store of the `pausePolicies` collection: one document per merchant that set a policy,
+ * keyed by the merchant's id (served by the `_id` index). A merchant without one has the default,
+ * every rule off (docs/design.md §11).
+ */
+import type { Collection, Db } from 'mongodb';
+import { NO_PAUSE_POLICY, type PausePolicy } from '../subscriptions/subscriptions.rules.js';
+
+const PAUSE_POLICIES_COLLECTION = 'pausePolicies';
+
+interface PausePolicyDocument extends PausePolicy {
+  _id: string;
+  modifiedAt: string;
+}
+
+export class PausePolicyRepository {
+  private readonly collection: Collection<PausePolicyDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<PausePolicyDocument>(PAUSE_POLICIES_COLLECTION);
+  }
+
+  /** The merchant's policy; the default when it never set one. */
+  async get(merchantId: string): Promise<PausePolicy> {
+    const doc = await this.collection.findOne({ _id: merchantId }, { projection: { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1 } });
+    return doc ? { maxPauseDays: doc.maxPauseDays, maxPausesPerYear: doc.maxPausesPerYear, requireResumeAt: doc.requireResumeAt } : NO_PAUSE_POLICY;
+  }
+
+  /** The policies of these merchants, in one query (`_id: {$in}`); the default for those that never set one. */
+  async getMany(merchantIds: readonly string[]): Promise<Map<string, PausePolicy>> {
+    const docs = await this.collection.find({ _id: { $in: [...merchantIds] } }, { projection: { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1 } }).toArray();
+    const found = new Map(docs.map((d) => [d._id, { maxPauseDays: d.maxPauseDays, maxPausesPerYear: d.maxPausesPerYear, requireResumeAt: d.requireResumeAt }]));
+    return new Map(merchantIds.map((m) => [m, found.get(m) ?? NO_PAUSE_POLICY]));
+  }
+
+  /** Replaces the merchant's policy (one upsert by `_id`). */
+  async put(merchantId: string, policy: PausePolicy, at: string): Promise<void> {
+    const { maxPauseDays, maxPausesPerYear, requireResumeAt } = policy;
+    await this.collection.replaceOne({ _id: merchantId }, { maxPauseDays, maxPausesPerYear, requireResumeAt, modifiedAt: at }, { upsert: true });
+  }
+}
