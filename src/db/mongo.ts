@@ -35,7 +35,7 @@ export interface Database {
   readonly capabilities: Capabilities;
   /** Which server answered, for logs and reports only. */
   readonly server: ServerInfo;
-  /** The two clients (the same objects across reopen()), for the metrics' command monitoring (instrumented by the composition root, src/main/composition.ts). */
+  /** The two clients (the same objects across reopen()), for the metrics' connection-pool listeners (instrumented by the composition root, src/main/composition.ts). */
   readonly clients: { readonly request: MongoClient; readonly background: MongoClient };
   /** Closes both clients and opens them again; `db` and `background` stay valid. */
   reopen(): Promise<void>;
@@ -45,8 +45,6 @@ export interface Database {
 export interface DatabaseTimeouts {
   readonly dbTimeoutMs: number;
   readonly bulkDbTimeoutMs: number;
-  /** Driver command monitoring on (what the metrics read: src/observability/metrics.ts, hooked on by src/main/composition.ts); default off. */
-  readonly metrics?: boolean;
 }
 
 export function databaseName(uri: string): string {
@@ -68,9 +66,9 @@ export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabi
   return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb }, server };
 }
 
-function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number; monitorCommands?: boolean } = {}): MongoClient {
+/** Without command monitoring: the metrics read the pool's events, which cost far less (src/observability/metrics.ts). */
+function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number } = {}): MongoClient {
   return new MongoClient(uri, {
-    monitorCommands: pool.monitorCommands ?? false,
     serverSelectionTimeoutMS: timeoutMs,
     connectTimeoutMS: timeoutMs,
     socketTimeoutMS: timeoutMs,
@@ -80,8 +78,7 @@ function client(uri: string, timeoutMs: number, pool: { maxPoolSize?: number; mo
 }
 
 export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, log: Logger): Promise<Database> {
-  const monitorCommands = timeouts.metrics ?? false;
-  let clients = [client(uri, timeouts.dbTimeoutMs, { monitorCommands }), client(uri, timeouts.bulkDbTimeoutMs, { monitorCommands })];
+  let clients = [client(uri, timeouts.dbTimeoutMs), client(uri, timeouts.bulkDbTimeoutMs)];
   const close = async () => {
     await Promise.all(clients.map((c) => c.close(true)));
   };
@@ -92,7 +89,7 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
     const { requestPool } = workaroundsFor(capabilities);
     if (requestPool !== undefined) {
       await clients[0]!.close(true);
-      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: requestPool, monitorCommands }), clients[1]!];
+      clients = [client(uri, timeouts.dbTimeoutMs, { maxPoolSize: requestPool }), clients[1]!];
       await clients[0]!.connect();
     }
     const [db, background] = clients.map((c) => c.db(databaseName(uri))) as [Db, Db];
