@@ -5,8 +5,8 @@
  *   (b) time from 202 to all 3000 applied              vs  the same 3000 updates sent raw, one
  *                                                          updateMany per chunk of 100, in turn
  *   (c) single pause at 32 connections                 vs  a bare node:http server, same queries
- *       and with metrics (METRICS on) vs without (METRICS=off: no counting, no driver command
- *       monitoring), in alternating rounds; BENCH_ONLY=c runs this comparison alone
+ *       and with metrics (METRICS on) vs without (METRICS=off: no counting, no listeners on the
+ *       driver's connection pools), in alternating rounds; BENCH_ONLY=c runs this comparison alone
  *   (d) the size axis: single pause/resume p50/p99 and throughput, and a 3000-id acceptance, with
  *       1,000 and 100,000 subscriptions in the collection: the per-request cost must not grow
  *   (e) schedule lag: 3000 scheduled resumes due at the same moment, from resumeAt to each one's
@@ -556,13 +556,13 @@ async function readsOnly(): Promise<void> {
 
 /**
  * (c) What the metrics cost the request path: the same single-pause load on the service with
- * metrics (the one running) and on one with METRICS=off (clients of its own, without driver
- * command monitoring), METRICS_ROUNDS alternating rounds each so that drift hits both alike.
+ * metrics (the one running) and on one with METRICS=off (database clients of its own, whose pools
+ * nothing listens to), METRICS_ROUNDS alternating rounds each so that drift hits both alike.
  */
 const METRICS_ROUNDS = Number(process.env.BENCH_METRICS_ROUNDS ?? 4);
 async function benchMetricsCost(scratch: ScratchDatabase, config: Config, withUrl: string, apiKey: string, merchantId: string) {
   const { db } = scratch;
-  const offDatabase = await connectDatabase(scratch.uri, { ...config, metrics: false }, log);
+  const offDatabase = await connectDatabase(scratch.uri, config, log);
   disableMetrics();
   const without = await startService(offDatabase, { ...config, metrics: false, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
   enableMetrics();

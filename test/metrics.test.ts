@@ -1,12 +1,17 @@
-/** GET /metrics: Prometheus text that promtool accepts, counters that move with the work, no id in any label. */
+/**
+ * GET /metrics: Prometheus text that promtool accepts, counters that move with the work, no id in
+ * any label; the database metrics, read from the driver's connection-pool events, through the wire
+ * proxy: an operation's time, a timeout, and a dropped connection that is no timeout.
+ */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { MongoClient } from 'mongodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call } from './support/http.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
+import { startWireProxy, type WireProxy } from './support/wire-proxy.js';
 import { startServe, startWorker, type ServiceProcess } from './support/worker-process.js';
 
 let t: TestService;
@@ -20,8 +25,8 @@ afterAll(async () => {
   await t.close();
 });
 
-async function scrape(): Promise<string> {
-  const res = await fetch(`${t.baseUrl}/metrics`);
+async function scrape(baseUrl = t.baseUrl): Promise<string> {
+  const res = await fetch(`${baseUrl}/metrics`);
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
   return res.text();
@@ -106,7 +111,7 @@ describe('GET /metrics', () => {
     expect(moved(after, 'subsvc_schedule_lag_seconds_count')).toBe(1);
     expect(moved(after, 'subsvc_webhook_deliveries_total', { outcome: 'delivered' })).toBeGreaterThanOrEqual(6);
     expect(moved(after, 'subsvc_webhook_delivery_duration_seconds_count')).toBeGreaterThanOrEqual(6);
-    expect(moved(after, 'subsvc_db_operation_duration_seconds_count', { client: 'request', command: 'update' })).toBeGreaterThanOrEqual(1);
+    expect(moved(after, 'subsvc_db_operation_duration_seconds_count', { client: 'request' })).toBeGreaterThanOrEqual(1);
     expect(moved(after, 'subsvc_db_operation_duration_seconds_count', { client: 'background' })).toBeGreaterThan(0);
     expect(value(after, 'subsvc_db_pool_wait_seconds_count', { client: 'request' })).toBeGreaterThan(0);
 
@@ -141,6 +146,79 @@ describe('GET /metrics', () => {
     // promtool's lint also reports style hints (exit 3) on metrics it did not name (prom-client's defaults); errors are exit 1.
     expect(check.status, `${check.stdout}${check.stderr}`).not.toBe(1);
     expect(`${check.stdout}${check.stderr}`.split('\n').filter((l) => l.startsWith('subsvc_'))).toEqual([]);
+  });
+});
+
+describe('database metrics, from the connection pool', () => {
+  const DB_TIMEOUT_MS = 1_500;
+  // A held write is a slow answer from a reachable server: the request waits up to DB_SLOW_CAP_MS (docs/reliability.md).
+  const DB_SLOW_CAP_MS = 3_000;
+  let proxy: WireProxy;
+  let proxied: TestService;
+  beforeAll(async () => {
+    proxy = await startWireProxy(inject('mongoUri'));
+    proxied = await startTestService({ serverUri: proxy.uri('unused'), dbTimeoutMs: DB_TIMEOUT_MS, dbSlowCapMs: DB_SLOW_CAP_MS });
+  });
+  afterAll(async () => {
+    proxy?.release();
+    await proxied?.close();
+    await proxy?.close();
+  });
+  const readProxied = async () => parse(await scrape(proxied.baseUrl));
+  // A single pause's write (the events relay's updates of the same collection go by the background client, as `update`).
+  const pauseWrite = { command: 'findAndModify', collection: 'subscriptions' };
+  const bucket = (samples: Sample[], le: string) => value(samples, 'subsvc_db_operation_duration_seconds_bucket', { client: 'request', le });
+
+  it("an operation's time is how long it held its connection: a write held 400 ms at the wire is observed above 0.25 s", async () => {
+    const { merchantId, apiKey } = await proxied.merchant();
+    const [id] = await proxied.seed(merchantId, 1);
+    const before = await readProxied();
+    const rule = proxy.on(pauseWrite, { action: 'hold', ms: 400, times: 1 });
+    try {
+      expect((await call(proxied.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey })).status).toBe(200);
+    } finally {
+      rule.remove();
+    }
+    expect(rule.hits).toBe(1);
+    const after = await readProxied();
+    const slower = (s: Sample[]) => bucket(s, '+Inf') - bucket(s, '0.25');
+    expect(slower(after) - slower(before)).toBeGreaterThanOrEqual(1);
+    expect(value(after, 'subsvc_db_operation_timeouts_total', { client: 'request' })).toBe(value(before, 'subsvc_db_operation_timeouts_total', { client: 'request' }));
+  });
+
+  it('counts each command left unanswered past DB_SLOW_CAP_MS as one timeout of its client (the request answers 503)', { timeout: 60_000 }, async () => {
+    const { merchantId, apiKey } = await proxied.merchant();
+    const [id] = await proxied.seed(merchantId, 1);
+    const before = await readProxied();
+    const rule = proxy.on(pauseWrite, { action: 'hold' });
+    try {
+      expect((await call(proxied.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey })).status).toBe(503);
+    } finally {
+      rule.remove();
+      proxy.release();
+    }
+    const after = await readProxied();
+    const timeouts = (s: Sample[], client: string) => value(s, 'subsvc_db_operation_timeouts_total', { client });
+    // On a replica set the driver retries a write once after a network error, a timeout among them: each held command timed out before the answer.
+    expect(rule.hits).toBeGreaterThanOrEqual(1);
+    expect(timeouts(after, 'request') - timeouts(before, 'request')).toBe(rule.hits);
+    expect(timeouts(after, 'background')).toBe(timeouts(before, 'background'));
+  });
+
+  it('a connection dropped under a command is no timeout', async () => {
+    const { merchantId, apiKey } = await proxied.merchant();
+    const [id] = await proxied.seed(merchantId, 1);
+    const before = await readProxied();
+    const rule = proxy.on(pauseWrite, { action: 'cut', times: 1 });
+    try {
+      // 503 where the driver cannot retry the write (a standalone server, as FerretDB is), 200 where it retries on another connection.
+      expect([200, 503]).toContain((await call(proxied.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey })).status);
+    } finally {
+      rule.remove();
+    }
+    expect(rule.hits).toBe(1);
+    const after = await readProxied();
+    expect(value(after, 'subsvc_db_operation_timeouts_total', { client: 'request' })).toBe(value(before, 'subsvc_db_operation_timeouts_total', { client: 'request' }));
   });
 });
 

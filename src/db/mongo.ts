@@ -41,7 +41,7 @@ export interface Database {
   readonly capabilities: Capabilities;
   /** Which server answered, for logs and reports only. */
   readonly server: ServerInfo;
-  /** The two clients (the same objects across reopen()), for the metrics' command monitoring (instrumented by the composition root, src/main/composition.ts). */
+  /** The two clients (the same objects across reopen()), for the metrics' connection-pool listeners (instrumented by the composition root, src/main/composition.ts). */
   readonly clients: { readonly request: MongoClient; readonly background: MongoClient };
   /** Whether the server answered the request client's latest check (a `hello` every HEARTBEAT_MS): reachable, however slow its answers to operations. */
   reachable(): boolean;
@@ -55,8 +55,6 @@ export interface DatabaseTimeouts {
   /** How long a request waits for an answer (or a pooled connection) while the server is reachable; never less than dbTimeoutMs (default: dbTimeoutMs). */
   readonly dbSlowCapMs?: number;
   readonly bulkDbTimeoutMs: number;
-  /** Driver command monitoring on (what the metrics read: src/observability/metrics.ts, hooked on by src/main/composition.ts); default off. */
-  readonly metrics?: boolean;
 }
 
 export function databaseName(uri: string): string {
@@ -87,14 +85,13 @@ interface ClientOptions {
   /** An answer, or a free pooled connection, from a server that is reachable. */
   readonly answerMs: number;
   readonly maxPoolSize?: number;
-  readonly monitorCommands?: boolean;
   /** Check the server every HEARTBEAT_MS (the request client); else the driver's default. */
   readonly watchful?: boolean;
 }
 
+/** Without command monitoring: the metrics read the pool's events, which cost far less (src/observability/metrics.ts). */
 function client(uri: string, options: ClientOptions): MongoClient {
   return new MongoClient(uri, {
-    monitorCommands: options.monitorCommands ?? false,
     serverSelectionTimeoutMS: options.reachMs,
     connectTimeoutMS: options.reachMs,
     socketTimeoutMS: options.answerMs,
@@ -106,10 +103,9 @@ function client(uri: string, options: ClientOptions): MongoClient {
 }
 
 export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, log: Logger): Promise<Database> {
-  const monitorCommands = timeouts.metrics ?? false;
   const request = (maxPoolSize?: number) =>
-    client(uri, { reachMs: timeouts.dbTimeoutMs, answerMs: Math.max(timeouts.dbTimeoutMs, timeouts.dbSlowCapMs ?? 0), maxPoolSize, monitorCommands, watchful: true });
-  let clients = [request(), client(uri, { reachMs: timeouts.bulkDbTimeoutMs, answerMs: timeouts.bulkDbTimeoutMs, monitorCommands })];
+    client(uri, { reachMs: timeouts.dbTimeoutMs, answerMs: Math.max(timeouts.dbTimeoutMs, timeouts.dbSlowCapMs ?? 0), maxPoolSize, watchful: true });
+  let clients = [request(), client(uri, { reachMs: timeouts.bulkDbTimeoutMs, answerMs: timeouts.bulkDbTimeoutMs })];
   const close = async () => {
     await Promise.all(clients.map((c) => c.close(true)));
   };

@@ -31,7 +31,7 @@ export const SERVICE_METRICS = {
   subsvc_webhook_deliveries_total: { type: 'counter', labels: ['outcome'], help: 'webhook delivery attempts by outcome (delivered, retrying, failed)' },
   subsvc_webhook_delivery_duration_seconds: { type: 'histogram', labels: [], help: "one webhook delivery attempt's HTTP time" },
   subsvc_webhook_endpoints_disabled: { type: 'gauge', labels: [], help: 'webhook endpoints disabled after repeated failures (fleet-wide)' },
-  subsvc_db_operation_duration_seconds: { type: 'histogram', labels: ['client', 'command'], help: 'MongoDB command latency by client (request, background)' },
+  subsvc_db_operation_duration_seconds: { type: 'histogram', labels: ['client'], help: 'MongoDB operation latency by client (request, background): how long each operation held its pooled connection' },
   subsvc_db_operation_timeouts_total: { type: 'counter', labels: ['client'], help: 'MongoDB commands or pool waits that timed out' },
   subsvc_db_pool_wait_seconds: { type: 'histogram', labels: ['client'], help: 'time waiting for a pooled MongoDB connection' },
   subsvc_ready: { type: 'gauge', labels: [], help: '1 when /readyz would answer 200, else 0' },

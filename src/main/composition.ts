@@ -221,11 +221,11 @@ export function fleetStatusOn(
     });
 }
 
-/** The process's metrics unless METRICS=off, with the driver's command monitoring of both clients (src/observability/metrics.ts). */
+/** The process's metrics unless METRICS=off, listening to the connection pools of both clients (src/observability/metrics.ts). */
 function metricsFor(database: Pick<Database, 'clients'>, config: Pick<ServiceConfig, 'metrics'>): Metrics | undefined {
   if (config.metrics === false) return undefined;
   const registry = enableMetrics();
-  // Only clients opened with METRICS on monitor their commands (db/mongo.ts); instrumented once each.
+  // Instrumented once each, however many services share the clients.
   registry.instrumentClient(database.clients.request, 'request');
   registry.instrumentClient(database.clients.background, 'background');
   return registry;

@@ -5,13 +5,14 @@
  * is one optional call); process metrics come from prom-client's collectDefaultMetrics.
  *
  * Labels are bounded: an operationId of the spec (or `unknown`, `docs`, `health`, `metrics`), an
- * HTTP status, an outcome, a driver command name, `request`/`background`. Never an id.
+ * HTTP status, an outcome, `request`/`background`. Never an id.
  *
  * Counters and histograms are moved where the work happens (small hooks in the HTTP middleware,
- * the bulk worker, the schedule worker, the webhook worker, and the driver's command monitoring
- * and connection-pool events). Fleet-wide gauges (queue, backlog, due schedules, disabled
- * endpoints, live processes) are read from the database at scrape time by src/fleet/status.ts,
- * at most once per FLEET_CACHE_MS whatever the scrape rate.
+ * the bulk worker, the schedule worker, the webhook worker, and the driver's connection-pool
+ * events); what they cost the request path is measured by `npm run bench` (c) (docs/benchmarks.md).
+ * Fleet-wide gauges (queue, backlog, due schedules, disabled endpoints, live processes) are read
+ * from the database at scrape time by src/fleet/status.ts, at most once per FLEET_CACHE_MS
+ * whatever the scrape rate.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +22,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { SERVICE_METRICS, type ServiceMetricName } from '../lib/metric-names.js';
 
 export type DbClientRole = 'request' | 'background';
+
+type HistogramChild = ReturnType<Histogram['labels']>;
+type CounterChild = ReturnType<Counter['labels']>;
 
 /** What the fleet gauges show; read by src/fleet/status.ts. */
 export interface FleetReading {
@@ -36,6 +40,8 @@ export interface FleetReading {
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const DB_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 const LAG_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600];
+/** How much earlier than its timeout a socket's timer may fire (Node's timers round to the millisecond). */
+const TIMER_EARLY_MS = 5;
 /** A scrape within this of the last one answers the same fleet figures (every process scrapes the same database). */
 const FLEET_CACHE_MS = 5_000;
 
@@ -49,7 +55,8 @@ export class Metrics {
   readonly registry = new Registry();
   readonly httpRequests: Counter<'operation' | 'status'>;
   readonly httpDuration: Histogram<'operation'>;
-  readonly httpInFlight: Gauge;
+  /** Requests being served now: a plain count, which the in-flight gauge reads at scrape time. */
+  inFlight = 0;
   readonly rateLimited: Counter;
   readonly bulkAccepted: Counter<'operation'>;
   readonly bulkCommands: Counter<'operation' | 'outcome'>;
@@ -67,13 +74,22 @@ export class Metrics {
   private readinessSource: (() => Promise<boolean>) | undefined;
   private fleetCache: { at: number; reading: Promise<FleetReading | undefined> } | undefined;
   private readonly instrumented = new WeakSet<MongoClient>();
+  /** The label children of each operation (and status) answered so far: prom-client resolves labels on every call otherwise. */
+  private readonly byOperation = new Map<string, { duration: HistogramChild; requests: Map<number, CounterChild> }>();
 
   constructor() {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.httpRequests = new Counter({ ...named('subsvc_http_requests_total'), registers });
     this.httpDuration = new Histogram({ ...named('subsvc_http_request_duration_seconds'), buckets: DURATION_BUCKETS, registers });
-    this.httpInFlight = new Gauge({ ...named('subsvc_http_requests_in_flight'), registers });
+    const self = this;
+    new Gauge({
+      ...named('subsvc_http_requests_in_flight'),
+      registers,
+      collect() {
+        this.set(self.inFlight);
+      },
+    });
     this.rateLimited = new Counter({ ...named('subsvc_rate_limited_total'), registers });
     this.bulkAccepted = new Counter({ ...named('subsvc_bulk_requests_accepted_total'), registers });
     this.bulkCommands = new Counter({ ...named('subsvc_bulk_commands_total'), registers });
@@ -85,7 +101,6 @@ export class Metrics {
     this.dbTimeouts = new Counter({ ...named('subsvc_db_operation_timeouts_total'), registers });
     this.poolWait = new Histogram({ ...named('subsvc_db_pool_wait_seconds'), buckets: DB_BUCKETS, registers });
     this.buildInfo = new Gauge({ ...named('subsvc_build_info'), registers });
-    const self = this;
     this.ready = new Gauge({
       ...named('subsvc_ready'),
       registers,
@@ -120,6 +135,22 @@ export class Metrics {
     fleetGauge('subsvc_webhook_endpoints_disabled', (r) => r.endpointsDisabled);
   }
 
+  /** One answered request: counted by operation and status, its latency observed. */
+  answered(operation: string, status: number, seconds: number): void {
+    let children = this.byOperation.get(operation);
+    if (!children) {
+      children = { duration: this.httpDuration.labels(operation), requests: new Map() };
+      this.byOperation.set(operation, children);
+    }
+    let requests = children.requests.get(status);
+    if (!requests) {
+      requests = this.httpRequests.labels(operation, String(status));
+      children.requests.set(status, requests);
+    }
+    requests.inc();
+    children.duration.observe(seconds);
+  }
+
   /** The process's identity, as subsvc_build_info. */
   identify(version: string, role: 'serve' | 'worker'): void {
     this.buildInfo.reset();
@@ -149,31 +180,54 @@ export class Metrics {
   }
 
   /**
-   * Per driver command: its latency by client and command name, timeouts; per pooled connection
-   * checkout: the wait. The client must have been created with `monitorCommands: true`.
+   * From the connection pool's events (CMAP), which the driver emits whether or not anything
+   * listens, so that counting adds only these listeners: per checkout, the wait for a connection
+   * and how long the operation then held it (its command's round trip and the driver's own work
+   * on it: one command, or one batch of a bulk write, or one getMore of a cursor); timeouts. The
+   * driver's command monitoring (`monitorCommands`), which builds three event objects per command
+   * and cost the request path most of what the metrics cost (docs/benchmarks.md), stays off.
+   *
+   * A command that timed out shows in these events as a connection checked in after being held at
+   * least the client's socket timeout and closed at once for an error (checkIn emits both, in that
+   * order, in the same call): counted as a timeout, like a checkout that gave up waiting.
    */
   instrumentClient(client: MongoClient, role: DbClientRole): void {
     // Once per client, however many services are composed on it.
     if (this.instrumented.has(client)) return;
     this.instrumented.add(client);
-    const duration = this.dbDuration;
+    const held = this.dbDuration.labels(role);
     const timeouts = this.dbTimeouts.labels(role);
     const wait = this.poolWait.labels(role);
-    client.on('commandSucceeded', (event) => duration.labels(role, event.commandName).observe(event.duration / 1000));
-    client.on('commandFailed', (event) => {
-      duration.labels(role, event.commandName).observe(event.duration / 1000);
-      if (isTimeout(event.failure)) timeouts.inc();
+    const socketTimeoutMs = client.options.socketTimeoutMS ?? 0;
+    // A connection held this long was idle long enough for the socket timeout (its timer fires no earlier, but for a timer's rounding).
+    const timedOutAfterMs = socketTimeoutMs > 0 ? socketTimeoutMs - TIMER_EARLY_MS : Infinity;
+    // Checkout times of the connections checked out now, per server (connection ids are per pool).
+    const checkedOut = new Map<string, Map<number | string, number>>();
+    const of = (address: string) => checkedOut.get(address) ?? checkedOut.set(address, new Map()).get(address)!;
+    let heldTooLong: { address: string; id: number | string } | undefined;
+    client.on('connectionCheckedOut', (event) => {
+      wait.observe(event.durationMS / 1000);
+      of(event.address).set(event.connectionId, performance.now());
     });
-    client.on('connectionCheckedOut', (event) => wait.observe(event.durationMS / 1000));
+    client.on('connectionCheckedIn', (event) => {
+      const pool = of(event.address);
+      const since = pool.get(event.connectionId);
+      if (since === undefined) return;
+      pool.delete(event.connectionId);
+      const ms = performance.now() - since;
+      held.observe(ms / 1000);
+      heldTooLong = ms >= timedOutAfterMs ? { address: event.address, id: event.connectionId } : undefined;
+    });
+    client.on('connectionClosed', (event) => {
+      checkedOut.get(event.address)?.delete(event.connectionId);
+      if (event.reason === 'error' && heldTooLong?.id === event.connectionId && heldTooLong.address === event.address) timeouts.inc();
+      heldTooLong = undefined;
+    });
     client.on('connectionCheckOutFailed', (event) => {
       wait.observe(event.durationMS / 1000);
       if (event.reason === 'timeout') timeouts.inc();
     });
   }
-}
-
-function isTimeout(error: Error): boolean {
-  return /timed? ?out/i.test(error.name) || /timed? ?out/i.test(error.message);
 }
 
 /** What an answered request is counted under: its operationId, else what kind of path it was. */
@@ -194,15 +248,13 @@ export const OPERATION_ID = 'operationId';
  */
 export function httpMetricsMiddleware(metrics: Metrics): Middleware {
   return async (ctx, next) => {
-    metrics.httpInFlight.inc();
     const started = performance.now();
+    metrics.inFlight++;
     try {
       await next();
     } finally {
-      metrics.httpInFlight.dec();
-      const operation = operationOf(ctx.path, ctx.state[OPERATION_ID] as string | undefined);
-      metrics.httpRequests.labels(operation, String(ctx.status)).inc();
-      metrics.httpDuration.labels(operation).observe((performance.now() - started) / 1000);
+      metrics.inFlight--;
+      metrics.answered(operationOf(ctx.path, ctx.state[OPERATION_ID] as string | undefined), ctx.status, (performance.now() - started) / 1000);
     }
   };
 }
