@@ -28,7 +28,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import autocannon from 'autocannon';
-import type { Db } from 'mongodb';
+import { MongoClient, type Db } from 'mongodb';
 import { loadConfig, type Config } from '../src/config.js';
 import { connectDatabase } from '../src/db/mongo.js';
 import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
@@ -323,8 +323,11 @@ function bareServer(db: Db, merchantId: string): Server {
  * Ratios per round: throughput service / bare (target >= 0.6x; issue 29 asks 0.8x) and p99
  * service / bare (issue 29: at most 2x).
  */
-async function benchSingle(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
-  const bare = bareServer(db, merchantId);
+async function benchSingle(db: Db, baseUrl: string, apiKey: string, merchantId: string, uri?: string) {
+  // BENCH_BARE_POOL=n: the bare server's client gets at most n connections (the service's request pool is 4 on FerretDB, see src/db/workarounds.ts).
+  const barePool = process.env.BENCH_BARE_POOL ? Number(process.env.BENCH_BARE_POOL) : undefined;
+  const bareClient = barePool !== undefined && uri ? await new MongoClient(uri, { maxPoolSize: barePool }).connect() : undefined;
+  const bare = bareServer(bareClient?.db(db.databaseName) ?? db, merchantId);
   const bareUrl = await listenOnLoopback(bare);
   const run = async (url: string, seconds = LOAD_SECONDS) => {
     await clean(db);
@@ -340,9 +343,11 @@ async function benchSingle(db: Db, baseUrl: string, apiKey: string, merchantId: 
       singleThroughputRatio: ratio,
       singleP99Ratio: spreadOf(a.map((x, i) => x.p99Ms / b[i]!.p99Ms)),
       rounds: a.map((service, i) => ({ service, bare: b[i]! })),
+      barePool: barePool ?? 'driver default',
     };
   } finally {
     await new Promise((resolve) => bare.close(resolve));
+    await bareClient?.close();
   }
 }
 
@@ -363,7 +368,7 @@ function singleRows(c: Awaited<ReturnType<typeof benchSingle>>): string {
   return (
     row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bare.rps.toFixed(0)} req/s p50 ${bare.p50Ms} p99 ${bare.p99Ms}`, c.singleThroughputRatio, '>= 0.6x', met) +
     `\n(c) p99 service / bare ${formatSpread(c.singleP99Ratio)}; issue 29 asks >= 0.8x throughput with p99 <= 2x: ${issue29 ? 'met' : 'MISSED'}` +
-    `\n(c) rounds, req/s service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} / ${r.bare.rps.toFixed(0)}`).join(', ')}` +
+    `\n(c) bare server's database connections: ${c.barePool}; rounds, req/s service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} / ${r.bare.rps.toFixed(0)}`).join(', ')}` +
     (single.non2xx + bare.non2xx > 0 ? `\n(c) answers other than 2xx: service ${single.non2xx}, bare ${bare.non2xx}` : '')
   );
 }
@@ -724,7 +729,7 @@ async function mainOnlyC(config: Config, scratch: ScratchDatabase): Promise<void
   console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
   try {
     console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare server in ${ROUNDS} alternating rounds of ${LOAD_SECONDS} s ...`);
-    const single = await benchSingle(scratch.db, running.url, apiKey, merchantId);
+    const single = await benchSingle(scratch.db, running.url, apiKey, merchantId, scratch.uri);
     if (process.env.BENCH_METRICS === 'skip') {
       console.log(`\n${TABLE_HEAD}\n${singleRows(single)}`);
       return;
@@ -762,7 +767,7 @@ async function main(): Promise<void> {
     console.error('(e) schedule lag ...');
     const lag = await benchScheduleLag(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
     console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare server in ${ROUNDS} alternating rounds of ${LOAD_SECONDS} s ...`);
-    const single = await benchSingle(db, baseUrl, apiKey, merchantId);
+    const single = await benchSingle(db, baseUrl, apiKey, merchantId, scratch.uri);
     console.error(`(c) the same with metrics on and off, ${METRICS_ROUNDS} rounds ...`);
     const metricsCost = await benchMetricsCost(scratch, config, baseUrl, apiKey, merchantId);
     console.error('(f) events and webhooks: one loopback endpoint against none ...');
