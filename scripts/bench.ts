@@ -42,6 +42,7 @@ import { createLogger } from '../src/logger.js';
 import { startService, type Service } from '../src/main/composition.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase, type ScratchDatabase } from './support.js';
 import { alternate, formatSpread, ROUNDS, spreadOf, type Spread } from './bench-rounds.js';
+import { bareServer } from './bench-bare.js';
 
 const BULK_SIZE = 3000;
 /** (a): samples per round; each round's ratio is its median acceptance over its median insertMany. */
@@ -300,22 +301,6 @@ function printFilter(f: Awaited<ReturnType<typeof benchFilter>>, engineName: str
   console.log(`ratio per 1000, filter / (b): ${(f.filterDrainPer1000Ms / f.bulkDrainPer1000Ms).toFixed(2)}; seeded in ${(f.filterSeedMs / 1000).toFixed(1)} s (batches of ${SEED_BATCH}, not timed above)`);
 }
 
-/** The same work as a single pause, on a bare node:http server: the conditional update, then a read if it matched nothing. */
-function bareServer(db: Db, merchantId: string): Server {
-  const subscriptions = db.collection('subscriptions');
-  return createServer((req, res) => {
-    const id = req.url!.split('/')[3]!;
-    void (async () => {
-      const changed = await subscriptions.findOneAndUpdate(
-        { _id: id as never, merchantId, status: 'fulfilled' },
-        { $set: { status: 'paused', modifiedAt: nowTimestamp() } },
-        { returnDocument: 'after' },
-      );
-      const doc = changed ?? (await subscriptions.findOne({ _id: id as never, merchantId }));
-      res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
-    })().catch(() => res.writeHead(500).end());
-  });
-}
 
 /**
  * (c) The single-pause load on the service against the bare server, after a warm-up of each, in

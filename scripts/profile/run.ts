@@ -1,6 +1,7 @@
 /**
- * `npx tsx scripts/profile/run.ts c|f`: the bench's load (c) (single pause at 32 connections) or
- * (f) (pause and resume in turn, every request a change, one webhook endpoint on loopback) against
+ * `npx tsx scripts/profile/run.ts c|f|bare`: the bench's load (c) (single pause at 32 connections) or
+ * (f) (pause and resume in turn, every request a change, one webhook endpoint on loopback), or (c)'s
+ * load on (c)'s bare server (`bare`, in the same process, the service idle beside it), against
  * the service in a process of its own run under `node --cpu-prof`, then the profile's CPU by stage
  * (scripts/profile/stages.ts). PROFILE_SECONDS (default 10) is the load's duration. The load
  * generator and the database are other processes: the profile is the service's alone.
@@ -20,7 +21,7 @@ import { listenOnLoopback, openScratchDatabase } from '../support.js';
 import { printStages } from './stages.js';
 
 const axis = process.argv[2] ?? 'c';
-if (axis !== 'c' && axis !== 'f') throw new Error(`expected c or f, got ${axis}`);
+if (axis !== 'c' && axis !== 'f' && axis !== 'bare') throw new Error(`expected c, f or bare, got ${axis}`);
 const seconds = Number(process.env.PROFILE_SECONDS ?? 10);
 const log = createLogger('warn');
 const config = loadConfig();
@@ -52,7 +53,9 @@ try {
     return (JSON.parse(await answer) as { mark: number }).mark;
   };
   const first = await next('{"url"');
-  const { url, apiKey, merchantId } = JSON.parse(first) as { url: string; apiKey: string; merchantId: string };
+  const started = JSON.parse(first) as { url: string; bareUrl: string; apiKey: string; merchantId: string };
+  const { apiKey, merchantId } = started;
+  const url = axis === 'bare' ? started.bareUrl : started.url;
   const seeded = await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' });
   const ids = seeded.map((s) => s.id);
   let receiver: ReturnType<typeof createServer> | undefined;
