@@ -47,6 +47,14 @@ export interface AppDependencies {
   readonly metrics?: { readonly registry: Metrics; readonly route: boolean } | undefined;
 }
 
+/** The API's paths (the spec's server URL): none of them is health's, metrics' or the docs'. */
+const API_ROOT = '/v2/';
+
+/** `middleware` for requests outside the API's root only; under it, the next one at once. */
+function outsideApi<C extends Koa.Context>(middleware: (ctx: C, next: Koa.Next) => unknown): (ctx: C, next: Koa.Next) => unknown {
+  return (ctx, next) => (ctx.path.startsWith(API_ROOT) ? next() : middleware(ctx, next));
+}
+
 export async function createApp(deps: AppDependencies): Promise<Koa> {
   const { auth, apiKeys, subscriptions, pausePolicies, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
@@ -74,13 +82,10 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   app.use(requestContextMiddleware(httpLog));
   if (deps.metrics) app.use(httpMetricsMiddleware(deps.metrics.registry));
   app.use(problemMiddleware(httpLog));
-  app.use(async (ctx, next) => {
-    ctx.set('Cache-Control', 'no-store');
-    await next();
-  });
-  app.use(healthRouter(readiness).routes());
-  if (deps.metrics?.route) app.use(metricsRoute(deps.metrics.registry));
-  app.use(docsRouter().routes());
+  // Health, metrics and docs live outside the API's root: a request under it skips their routers.
+  app.use(outsideApi(healthRouter(readiness).routes()));
+  if (deps.metrics?.route) app.use(outsideApi(metricsRoute(deps.metrics.registry)));
+  app.use(outsideApi(docsRouter().routes()));
   app.use(jsonBodyMiddleware());
   app.use(openApiMiddleware(api));
   return app;

@@ -92,6 +92,8 @@ export type Handler<K extends OperationId> = (request: Request<K>) => Promise<Re
 /** A typed handler for every operation of the spec. */
 export type Handlers = { readonly [K in OperationId]: Handler<K> };
 
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 /** The handler openapi-backend calls: builds the typed request, writes the reply. */
 export function operationHandler<K extends OperationId>(handler: Handler<K>): OperationHandler {
   return async (c, ctx) => {
@@ -105,7 +107,11 @@ export function operationHandler<K extends OperationId>(handler: Handler<K>): Op
       afterResponse: (callback) => void ctx.res.once('close', callback),
     });
     ctx.status = reply.status;
-    if (reply.body !== undefined) ctx.body = reply.body;
+    if (reply.body !== undefined) {
+      // The type Koa would give a JSON body, set as it is: Koa would look 'json' up in mime-types on every answer.
+      ctx.set('Content-Type', JSON_TYPE);
+      ctx.body = reply.body;
+    }
     for (const [name, value] of Object.entries(reply.headers ?? {})) ctx.set(name, value);
   };
 }

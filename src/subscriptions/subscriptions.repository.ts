@@ -54,6 +54,12 @@ export interface CommandState {
 
 /** What keptAsIn and snapshotAfter read of a document. */
 const SHOWN_PROJECTION = { pauseAt: 1, resumeAt: 1, pauseReason: 1 } as const;
+/**
+ * What a subscription is read with when it is answered (toSubscription): without the outbox (each
+ * pending event holds a whole subscription), the bulk command marks (up to 32) and the workers'
+ * bookkeeping, which a request never shows and the driver would otherwise decode on every read.
+ */
+const VIEW_PROJECTION = { outbox: 0, bulkCommands: 0, scheduleRun: 0 } as const;
 
 const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
@@ -122,6 +128,15 @@ function updateFor(change: Change, at: string | undefined, extra: Partial<Subscr
 /** A filter on exact schedule times; null matches a field that is absent (not scheduled). */
 function exactSchedule(times: { readonly pauseAt: string | null; readonly resumeAt: string | null }): Filter<SubscriptionDocument> {
   return { pauseAt: times.pauseAt, resumeAt: times.resumeAt } as Filter<SubscriptionDocument>;
+}
+
+/** What changeOrRead found: the subscription changed, or as it was read when the change did not apply (null: none; undefined: not read). */
+export type ChangeOrRead = { readonly changed: Subscription; readonly current?: undefined } | { readonly changed?: undefined; readonly current: Subscription | null | undefined };
+
+/** The filter of change() on a document read: its status, and where given, its schedule times (a missing time is null). */
+function isAsExpected(doc: SubscriptionDocument, expected: Expected): boolean {
+  if (doc.status !== expected.status) return false;
+  return !expected.schedule || ((doc.pauseAt ?? null) === expected.schedule.pauseAt && (doc.resumeAt ?? null) === expected.schedule.resumeAt);
 }
 
 /** What a conditional change expects to find: the status and, where given, the exact schedule times. */
@@ -260,7 +275,7 @@ export class SubscriptionsRepository {
   }
 
   async find(merchantId: string, id: string): Promise<Subscription | undefined> {
-    const doc = await this.collection.findOne({ _id: id, merchantId });
+    const doc = await this.collection.findOne({ _id: id, merchantId }, { projection: VIEW_PROJECTION });
     return doc ? toSubscription(doc) : undefined;
   }
 
@@ -272,6 +287,15 @@ export class SubscriptionsRepository {
    * them: the usual case, one round trip as without events), else as read just before.
    */
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
+    return (await this.changeOrRead(merchantId, id, expected, change, at, cause)).changed;
+  }
+
+  /**
+   * change(), and when it does not apply, the subscription as the change's own second try read it
+   * (null: there is none; undefined: not read, or changed meanwhile), so that a caller that needs
+   * it reads nothing again: a pause of a paused subscription costs two round trips, not three.
+   */
+  async changeOrRead(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<ChangeOrRead> {
     const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
     const recording = (before: ShownSchedule) =>
       this.changeWhere(
@@ -281,12 +305,18 @@ export class SubscriptionsRepository {
       );
     const times = expected.schedule ?? {};
     const changed = await recording(Object.fromEntries(Object.entries(times).filter(([, v]) => v !== null)));
-    if (changed || pinnedBy(change).length === 0) return changed;
-    const before = await this.collection.findOne(filter, { projection: SHOWN_PROJECTION });
-    return before ? recording(before) : undefined;
+    if (changed) return { changed };
+    if (pinnedBy(change).length === 0) return { current: undefined };
+    // The whole subscription, not only its pinned fields: if it is not as expected, it is what the caller reads next.
+    const doc = await this.collection.findOne({ _id: id, merchantId }, { projection: VIEW_PROJECTION });
+    if (!doc) return { current: null };
+    if (!isAsExpected(doc, expected)) return { current: toSubscription(doc) };
+    const again = await recording(doc);
+    return again ? { changed: again } : { current: undefined };
   }
 
   private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change): Promise<Subscription | undefined> {
+    // Without VIEW_PROJECTION: FerretDB v1 refuses a projection on findAndModify ("fields" is not implemented).
     const doc = await this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' });
     if (doc) await this.noteTimes([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;

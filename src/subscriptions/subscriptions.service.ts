@@ -146,12 +146,12 @@ export class SubscriptionsService {
   ): Promise<Subscription> {
     const plan = planCommand(operation, schedule, asSent);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-      const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
+      const { changed, current: read } = await this.repository.changeOrRead(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
       if (changed) {
         this.changes.notify(merchantId, [id]);
         return changed;
       }
-      const current = await this.repository.find(merchantId, id);
+      const current = read !== undefined ? read : await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
       const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
