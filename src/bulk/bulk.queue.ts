@@ -52,6 +52,16 @@ export class BulkQueue {
     await this.queue.enqueue(chunkIds.map((chunkId) => ({ chunkId, merchantId, ...trace })));
   }
 
+  /** Removes the waiting jobs of chunks that a run applied as companions of its own (bulk.worker.ts). */
+  async forget(chunkIds: readonly string[]): Promise<void> {
+    await this.queue.removeWaiting('chunkId', chunkIds);
+  }
+
+  /** How long a job's lock lasts unrenewed: a companion's claim lasts as long. */
+  get lockLifetimeMs(): number {
+    return this.options.lockLifetimeMs;
+  }
+
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
   get isConsuming(): boolean {
     return this.queue.isConsuming;

@@ -71,6 +71,23 @@ interface RequestDocument extends Omit<BulkRequest, 'requestId'> {
 interface ChunkDocument extends Omit<BulkChunk, 'chunkId'> {
   _id: string;
   expiresAt: Date;
+  /** Set while the chunk has no outcomes (absent on chunks of earlier versions): the index that finds companions. */
+  open?: true;
+  /** A run that took the chunk as a companion of its own (bulk.worker.ts), until `claimUntil`. */
+  claimedBy?: string;
+  claimUntil?: Date;
+}
+
+/** Open chunks read when looking for companions: enough to fill one chunk with small ones. */
+const COMPANIONS_READ = 50;
+
+/** What a request's chunks finishing together reached: `first` when this call completed the request. */
+export interface Completion {
+  readonly merchantId: string;
+  readonly requestId: string;
+  readonly operation: Operation;
+  readonly done: boolean;
+  readonly first: boolean;
 }
 
 /** A finished chunk, small so that counting a request's finished chunks reads little. */
@@ -86,7 +103,7 @@ function toRequest({ _id, dispatchedAt: _d, expiresAt: _e, ...rest }: RequestDoc
   return { requestId: _id, ...rest };
 }
 
-function toChunk({ _id, expiresAt: _e, ...rest }: ChunkDocument): BulkChunk {
+function toChunk({ _id, expiresAt: _e, open: _o, claimedBy: _b, claimUntil: _u, ...rest }: ChunkDocument): BulkChunk {
   return { chunkId: _id, ...rest };
 }
 
@@ -109,6 +126,7 @@ export class BulkRepository {
     await Promise.all([
       this.requests.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_requests' }),
       this.requests.createIndex({ dispatchedAt: 1 }, { name: 'undispatched' }),
+      this.chunks.createIndex({ open: 1, merchantId: 1, operation: 1 }, { name: 'open_chunks' }),
       ensureTtlIndex(this.requests, ttlIndexes),
       ensureTtlIndex(this.chunks, ttlIndexes),
       ensureTtlIndex(this.finished, ttlIndexes),
@@ -167,7 +185,7 @@ export class BulkRepository {
     for (const part of chunked(chunks, CHUNKS_AT_ONCE)) {
       try {
         await this.chunks.insertMany(
-          part.map(({ chunkId, ...rest }) => ({ _id: chunkId, ...rest, expiresAt })),
+          part.map(({ chunkId, ...rest }) => ({ _id: chunkId, ...rest, expiresAt, open: true as const })),
           { ordered: false },
         );
       } catch (error) {
@@ -197,8 +215,38 @@ export class BulkRepository {
 
   /** Records the chunk's outcomes unless a run did already; true when this call recorded them. */
   async recordOutcomes(merchantId: string, chunkId: string, outcomes: readonly ItemOutcome[]): Promise<boolean> {
-    const result = await this.chunks.updateOne({ _id: chunkId, merchantId, outcomes: null }, { $set: { outcomes: [...outcomes] } });
+    const result = await this.chunks.updateOne(
+      { _id: chunkId, merchantId, outcomes: null },
+      { $set: { outcomes: [...outcomes] }, $unset: { open: '', claimedBy: '', claimUntil: '' } },
+    );
     return result.modifiedCount === 1;
+  }
+
+  /**
+   * Claims, for the run applying `chunk`, other open chunks of the same merchant and operation
+   * holding up to `room` commands in all, until `until`; returns the ones this call claimed. A
+   * claim only keeps other runs from taking the same companions meanwhile: a chunk applied twice
+   * changes nothing (bulk.worker.ts), so a claim that lapses, or that FerretDB lets two runs take
+   * (docs/design.md §8), costs work, never a command.
+   */
+  async claimCompanions(chunk: BulkChunk, room: number, token: string, until: Date): Promise<BulkChunk[]> {
+    if (room <= 0) return [];
+    const { merchantId, operation } = chunk;
+    const unclaimed = { $or: [{ claimUntil: { $exists: false } }, { claimUntil: { $lt: new Date() } }] };
+    const open = await this.chunks
+      .find({ open: true, merchantId, operation, _id: { $ne: chunk.chunkId }, ...unclaimed }, { projection: { _id: 1, subscriptionIds: 1 } })
+      .limit(COMPANIONS_READ)
+      .toArray();
+    const picked: string[] = [];
+    for (const { _id, subscriptionIds } of open) {
+      if (subscriptionIds.length > room) continue;
+      picked.push(_id);
+      room -= subscriptionIds.length;
+    }
+    if (picked.length === 0) return [];
+    await this.chunks.updateMany({ _id: { $in: picked }, merchantId, outcomes: null, ...unclaimed }, { $set: { claimedBy: token, claimUntil: until } });
+    const claimed = await this.chunks.find({ _id: { $in: picked }, merchantId, claimedBy: token, outcomes: null }).toArray();
+    return claimed.map(toChunk);
   }
 
   /** Removes requests and chunks past their retention; where the server has TTL indexes they go by themselves. */
@@ -212,21 +260,36 @@ export class BulkRepository {
   }
 
   /**
-   * Notes a chunk whose outcomes are recorded, then sets the request's completedAt once every
-   * chunk is noted. `done`: every chunk is noted; `first`: this call set completedAt. Safe to
-   * repeat (an insert by the chunk's id).
+   * Notes chunks whose outcomes are recorded (one insert for all of them), then sets completedAt
+   * on each of their requests once every chunk of it is noted. `done`: every chunk of the request
+   * is noted; `first`: this call set completedAt. Safe to repeat (an insert by the chunk's id). A
+   * request of one chunk is done once that chunk is noted, with nothing to count.
    */
-  async finishChunk(chunk: BulkChunk, at: string): Promise<{ done: boolean; first: boolean }> {
+  async finishChunks(chunks: readonly BulkChunk[], at: string): Promise<Completion[]> {
+    if (chunks.length === 0) return [];
     const expiresAt = new Date(Date.now() + this.retentionMs);
-    await this.finished.insertOne({ _id: chunk.chunkId, merchantId: chunk.merchantId, expiresAt }).catch((error: unknown) => {
-      if (!isDuplicateKeyError(error)) throw error;
-    });
-    const ids = chunkIds(chunk.requestId, chunk.chunkCount);
-    let done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId: chunk.merchantId });
-    // Chunks finished by an earlier version carry no merchantId: counted by `_id` (only while such a request is in flight).
-    if (done < chunk.chunkCount) done += await this.finished.countDocuments({ _id: { $in: ids }, merchantId: { $exists: false } });
-    if (done < chunk.chunkCount) return { done: false, first: false };
-    const result = await this.requests.updateOne({ _id: chunk.requestId, merchantId: chunk.merchantId, completedAt: null }, { $set: { completedAt: at } });
-    return { done: true, first: result.modifiedCount === 1 };
+    await this.finished
+      .insertMany(
+        chunks.map((c) => ({ _id: c.chunkId, merchantId: c.merchantId, expiresAt })),
+        { ordered: false },
+      )
+      .catch((error: unknown) => {
+        if (!isDuplicateKeyError(error)) throw error;
+      });
+    const requests = new Map(chunks.map((c) => [c.requestId, c]));
+    return Promise.all([...requests.values()].map((c) => this.completeIfDone(c, at)));
+  }
+
+  private async completeIfDone(chunk: BulkChunk, at: string): Promise<Completion> {
+    const { merchantId, requestId, operation, chunkCount } = chunk;
+    if (chunkCount > 1) {
+      const ids = chunkIds(requestId, chunkCount);
+      let done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId });
+      // Chunks finished by an earlier version carry no merchantId: counted by `_id` (only while such a request is in flight).
+      if (done < chunkCount) done += await this.finished.countDocuments({ _id: { $in: ids }, merchantId: { $exists: false } });
+      if (done < chunkCount) return { merchantId, requestId, operation, done: false, first: false };
+    }
+    const result = await this.requests.updateOne({ _id: requestId, merchantId, completedAt: null }, { $set: { completedAt: at } });
+    return { merchantId, requestId, operation, done: true, first: result.modifiedCount === 1 };
   }
 }

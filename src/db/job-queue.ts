@@ -64,6 +64,7 @@ export async function oldestQueuedAt(db: Db, kind: Pick<JobKind, 'collection' | 
 
 export class JobQueue<Data extends object> {
   private readonly agenda: Agenda;
+  private readonly db: Db;
   private consuming = false;
 
   constructor(
@@ -72,6 +73,7 @@ export class JobQueue<Data extends object> {
     private readonly kind: JobKind,
     private readonly options: JobQueueOptions,
   ) {
+    this.db = db;
     const slots = Math.max(options.concurrency, 1);
     this.agenda = new Agenda({
       backend: new MongoBackend({ mongo: db, collection: kind.collection }),
@@ -104,6 +106,17 @@ export class JobQueue<Data extends object> {
         }),
       );
     }
+  }
+
+  /**
+   * Removes the waiting jobs (locked by no run) whose `data[field]` is one of `values`: jobs whose
+   * work another job's run has done. A job locked meanwhile is left to run, and finds nothing to do.
+   */
+  async removeWaiting(field: keyof Data & string, values: readonly unknown[]): Promise<number> {
+    if (values.length === 0) return 0;
+    const { collection, jobName } = this.kind;
+    const result = await this.db.collection(collection).deleteMany({ name: jobName, [`data.${field}`]: { $in: [...values] }, lockedAt: null });
+    return result.deletedCount;
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */
