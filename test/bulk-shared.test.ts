@@ -1,8 +1,8 @@
 /**
  * Small bulk requests share a job's run (src/bulk/bulk.worker.ts): a run whose chunk is not full
- * also claims other open chunks of the same merchant and operation, applies each with its own
- * marks and outcomes, completes their requests and removes their jobs. Queued while no worker
- * runs, so that the worker finds them waiting, as under load.
+ * also locks the waiting jobs of other chunks of the same merchant and operation, applies each
+ * chunk with its own marks and outcomes, completes their requests and removes their jobs. Queued
+ * while no worker runs, so that the worker finds them waiting, as under load.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, type Reply } from './support/http.js';
@@ -105,7 +105,7 @@ describe('small bulk requests sharing a run', () => {
     await waitFor(queuedJobs, (n) => n === 10, 60_000, 100, 'the 10 jobs queued');
 
     // The first worker reaches the database through a proxy that holds every outcome record: by
-    // then its run has claimed companions and paused their subscriptions; it is killed there.
+    // then its run has locked companions' jobs and paused their subscriptions; it is killed there.
     const proxy = await startWireProxy(inject('mongoUri'));
     let doomed: WorkerProcess | undefined;
     try {
@@ -115,9 +115,10 @@ describe('small bulk requests sharing a run', () => {
       );
       doomed = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1', BULK_LOCK_LIFETIME_MS: '1000' });
       await record.reached;
-      const claimed = await http.db.collection('bulkChunks').countDocuments({ merchantId, claimedBy: { $exists: true } });
+      // Its own job and the one Agenda locks ahead of it (BULK_CONCURRENCY 1), and the companions its run locked.
+      const locked = await http.db.collection('bulkJobs').countDocuments({ lockedAt: { $ne: null } });
       await doomed.stop('SIGKILL');
-      expect(claimed).toBeGreaterThan(0);
+      expect(locked).toBeGreaterThan(2);
       expect(await http.db.collection('bulkChunks').countDocuments({ merchantId, outcomes: null })).toBe(10);
 
       const rescuer = await startWorker(databaseUri(http.db.databaseName), { BULK_LOCK_LIFETIME_MS: '1000' });

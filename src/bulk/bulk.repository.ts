@@ -71,15 +71,7 @@ interface RequestDocument extends Omit<BulkRequest, 'requestId'> {
 interface ChunkDocument extends Omit<BulkChunk, 'chunkId'> {
   _id: string;
   expiresAt: Date;
-  /** Set while the chunk has no outcomes (absent on chunks of earlier versions): the index that finds companions. */
-  open?: true;
-  /** A run that took the chunk as a companion of its own (bulk.worker.ts), until `claimUntil`. */
-  claimedBy?: string;
-  claimUntil?: Date;
 }
-
-/** Open chunks read when looking for companions: enough to fill one chunk with small ones. */
-const COMPANIONS_READ = 50;
 
 /** What a request's chunks finishing together reached: `first` when this call completed the request. */
 export interface Completion {
@@ -103,7 +95,7 @@ function toRequest({ _id, dispatchedAt: _d, expiresAt: _e, ...rest }: RequestDoc
   return { requestId: _id, ...rest };
 }
 
-function toChunk({ _id, expiresAt: _e, open: _o, claimedBy: _b, claimUntil: _u, ...rest }: ChunkDocument): BulkChunk {
+function toChunk({ _id, expiresAt: _e, ...rest }: ChunkDocument): BulkChunk {
   return { chunkId: _id, ...rest };
 }
 
@@ -126,7 +118,6 @@ export class BulkRepository {
     await Promise.all([
       this.requests.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_requests' }),
       this.requests.createIndex({ dispatchedAt: 1 }, { name: 'undispatched' }),
-      this.chunks.createIndex({ open: 1, merchantId: 1, operation: 1 }, { name: 'open_chunks' }),
       ensureTtlIndex(this.requests, ttlIndexes),
       ensureTtlIndex(this.chunks, ttlIndexes),
       ensureTtlIndex(this.finished, ttlIndexes),
@@ -185,7 +176,7 @@ export class BulkRepository {
     for (const part of chunked(chunks, CHUNKS_AT_ONCE)) {
       try {
         await this.chunks.insertMany(
-          part.map(({ chunkId, ...rest }) => ({ _id: chunkId, ...rest, expiresAt, open: true as const })),
+          part.map(({ chunkId, ...rest }) => ({ _id: chunkId, ...rest, expiresAt })),
           { ordered: false },
         );
       } catch (error) {
@@ -205,6 +196,13 @@ export class BulkRepository {
     return doc ? toChunk(doc) : undefined;
   }
 
+  /** These chunks of the merchant that exist still (a job's chunk is gone once past its retention). */
+  async findChunks(merchantId: string, chunkIds: readonly string[]): Promise<BulkChunk[]> {
+    if (chunkIds.length === 0) return [];
+    const docs = await this.chunks.find({ _id: { $in: [...chunkIds] }, merchantId }).toArray();
+    return docs.map(toChunk);
+  }
+
   /** The chunks of these requests of the merchant, by `_id`. */
   async chunksOf(merchantId: string, requests: readonly Pick<BulkRequest, 'requestId' | 'chunkCount'>[]): Promise<BulkChunk[]> {
     const ids = requests.flatMap((r) => chunkIds(r.requestId, r.chunkCount));
@@ -215,38 +213,8 @@ export class BulkRepository {
 
   /** Records the chunk's outcomes unless a run did already; true when this call recorded them. */
   async recordOutcomes(merchantId: string, chunkId: string, outcomes: readonly ItemOutcome[]): Promise<boolean> {
-    const result = await this.chunks.updateOne(
-      { _id: chunkId, merchantId, outcomes: null },
-      { $set: { outcomes: [...outcomes] }, $unset: { open: '', claimedBy: '', claimUntil: '' } },
-    );
+    const result = await this.chunks.updateOne({ _id: chunkId, merchantId, outcomes: null }, { $set: { outcomes: [...outcomes] } });
     return result.modifiedCount === 1;
-  }
-
-  /**
-   * Claims, for the run applying `chunk`, other open chunks of the same merchant and operation
-   * holding up to `room` commands in all, until `until`; returns the ones this call claimed. A
-   * claim only keeps other runs from taking the same companions meanwhile: a chunk applied twice
-   * changes nothing (bulk.worker.ts), so a claim that lapses, or that FerretDB lets two runs take
-   * (docs/design.md §8), costs work, never a command.
-   */
-  async claimCompanions(chunk: BulkChunk, room: number, token: string, until: Date): Promise<BulkChunk[]> {
-    if (room <= 0) return [];
-    const { merchantId, operation } = chunk;
-    const unclaimed = { $or: [{ claimUntil: { $exists: false } }, { claimUntil: { $lt: new Date() } }] };
-    const open = await this.chunks
-      .find({ open: true, merchantId, operation, _id: { $ne: chunk.chunkId }, ...unclaimed }, { projection: { _id: 1, subscriptionIds: 1 } })
-      .limit(COMPANIONS_READ)
-      .toArray();
-    const picked: string[] = [];
-    for (const { _id, subscriptionIds } of open) {
-      if (subscriptionIds.length > room) continue;
-      picked.push(_id);
-      room -= subscriptionIds.length;
-    }
-    if (picked.length === 0) return [];
-    await this.chunks.updateMany({ _id: { $in: picked }, merchantId, outcomes: null, ...unclaimed }, { $set: { claimedBy: token, claimUntil: until } });
-    const claimed = await this.chunks.find({ _id: { $in: picked }, merchantId, claimedBy: token, outcomes: null }).toArray();
-    return claimed.map(toChunk);
   }
 
   /** Removes requests and chunks past their retention; where the server has TTL indexes they go by themselves. */

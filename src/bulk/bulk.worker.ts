@@ -8,7 +8,6 @@
  * worker was killed, its lock expired, two workers took it at once) changes nothing and counts
  * nothing twice, and never undoes a change made after its command was applied.
  */
-import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
@@ -96,39 +95,46 @@ export class BulkWorker implements ChunkHandlers {
   }
 
   /**
-   * Applies the job's chunk and, when it is not full, companions: other open chunks of the same
-   * merchant and operation (pause and resume never together) holding up to CHUNK_SIZE commands in
-   * all, claimed for this run. Each keeps its own marks and outcomes, and their requests complete
-   * as usual; what they share is this job's run (its lock, start and completion writes) and the
-   * writes that note them finished. Their own jobs are removed once their requests' completion is
-   * recorded, so a run killed before that leaves them to run and repeat what is missing.
+   * Applies the job's chunk and, when it is not full, companions: chunks of the same merchant and
+   * operation (pause and resume never together) waiting in the queue, up to CHUNK_SIZE commands in
+   * all, whose jobs this run locks as Agenda would. Each keeps its own marks and outcomes, and its
+   * request completes as usual; what they share is this run (one job's lock, start and completion
+   * writes instead of one each) and the write that notes them finished. Their jobs are removed once
+   * their requests' completion is recorded; a run killed before leaves their locks to lapse, and
+   * their jobs then run and repeat what is missing.
    */
   private async finish(chunkId: string, merchantId: string | undefined, final: boolean): Promise<void> {
     const chunk = await this.repository.findChunk(merchantId, chunkId);
     if (!chunk) return; // past its retention
     // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.
-    const companions = chunk.outcomes || final ? [] : await this.claimCompanions(chunk);
+    const room = CHUNK_SIZE - chunk.subscriptionIds.length;
+    const locked = chunk.outcomes || final || room <= 0 ? undefined : await this.queue.lockCompanions(chunk.merchantId, chunk.operation, room);
+    const companions = locked?.jobs.length ? await this.repository.findChunks(chunk.merchantId, locked.jobs.map((j) => j.data.chunkId)) : [];
     const [own, ...others] = await Promise.allSettled([chunk, ...companions].map((c) => (c.outcomes ? Promise.resolve() : this.apply(c, final))));
     const applied = companions.filter((companion, i) => {
       const result = others[i]!;
       if (result.status === 'rejected') this.log.warn({ err: result.reason, chunkId: companion.chunkId }, 'bulk chunk taken as a companion not applied yet; its own job will');
       return result.status === 'fulfilled';
     });
-    const completions = await this.repository.finishChunks(own!.status === 'fulfilled' ? [chunk, ...applied] : applied, nowTimestamp());
-    for (const { first, requestId, operation } of completions) if (first) this.log.info({ requestId, operation }, 'bulk request completed');
-    // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
-    await Promise.all(completions.filter((c) => c.done).map((c) => this.completion?.(c.merchantId, c.requestId)));
+    let finished = new Set<string>();
+    try {
+      const completions = await this.repository.finishChunks(own!.status === 'fulfilled' ? [chunk, ...applied] : applied, nowTimestamp());
+      for (const { first, requestId, operation } of completions) if (first) this.log.info({ requestId, operation }, 'bulk request completed');
+      // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
+      await Promise.all(completions.filter((c) => c.done).map((c) => this.completion?.(c.merchantId, c.requestId)));
+      finished = new Set(applied.map((c) => c.chunkId));
+    } finally {
+      // The jobs of companions finished are removed, the others unlocked to run as usual (all of them if the above failed).
+      // Should this fail too, their locks lapse and they run then, finding their chunks applied.
+      if (locked) {
+        await this.queue.settleCompanions(locked, finished).catch((error: unknown) => this.log.warn({ err: error, chunkId }, "bulk chunk companions' jobs not settled; they run once their locks lapse"));
+      }
+    }
     if (applied.length > 0) {
-      await this.queue.forget(applied.map((c) => c.chunkId));
       const commands = [chunk, ...applied].reduce((n, c) => n + c.subscriptionIds.length, 0);
       this.log.info({ chunkId, operation: chunk.operation, companions: applied.map((c) => c.chunkId), commands }, 'bulk chunks applied together');
     }
     if (own!.status === 'rejected') throw own!.reason;
-  }
-
-  private claimCompanions(chunk: BulkChunk): Promise<BulkChunk[]> {
-    const until = new Date(Date.now() + this.queue.lockLifetimeMs);
-    return this.repository.claimCompanions(chunk, CHUNK_SIZE - chunk.subscriptionIds.length, randomUUID(), until);
   }
 
   private async apply(chunk: BulkChunk, final: boolean): Promise<void> {
