@@ -3,6 +3,7 @@
  * is accepted whole or not at all (docs/design.md §6). Once dispatched, its ids live in chunk
  * documents of up to CHUNK_SIZE, one per Agenda job, which also keep each command's outcome.
  */
+import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
@@ -14,6 +15,8 @@ import { chunkIds, chunked } from './bulk.chunks.js';
 
 /** Chunk documents per insert: a 3000-id request's 30 in one, as before. */
 const CHUNKS_AT_ONCE = 50;
+/** Chunks' outcomes per write: FerretDB holds a connection per statement of a write (its statementsPerCommand workaround). */
+const OUTCOMES_PER_WRITE = 16;
 import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
 export interface Rejection {
@@ -71,6 +74,8 @@ interface RequestDocument extends Omit<BulkRequest, 'requestId'> {
 interface ChunkDocument extends Omit<BulkChunk, 'chunkId'> {
   _id: string;
   expiresAt: Date;
+  /** Which call recorded the outcomes (several chunks' outcomes are recorded in one write). */
+  recordedBy?: string;
 }
 
 /** What a request's chunks finishing together reached: `first` when this call completed the request. */
@@ -95,7 +100,7 @@ function toRequest({ _id, dispatchedAt: _d, expiresAt: _e, ...rest }: RequestDoc
   return { requestId: _id, ...rest };
 }
 
-function toChunk({ _id, expiresAt: _e, ...rest }: ChunkDocument): BulkChunk {
+function toChunk({ _id, expiresAt: _e, recordedBy: _r, ...rest }: ChunkDocument): BulkChunk {
   return { chunkId: _id, ...rest };
 }
 
@@ -211,10 +216,25 @@ export class BulkRepository {
     return docs.map(toChunk);
   }
 
-  /** Records the chunk's outcomes unless a run did already; true when this call recorded them. */
-  async recordOutcomes(merchantId: string, chunkId: string, outcomes: readonly ItemOutcome[]): Promise<boolean> {
-    const result = await this.chunks.updateOne({ _id: chunkId, merchantId, outcomes: null }, { $set: { outcomes: [...outcomes] } });
-    return result.modifiedCount === 1;
+  /**
+   * Records each chunk's outcomes unless a run did already, OUTCOMES_PER_WRITE chunks per write;
+   * returns the chunks this call recorded (read back only when some were recorded already).
+   */
+  async recordOutcomes(merchantId: string, records: readonly { chunkId: string; outcomes: readonly ItemOutcome[] }[]): Promise<Set<string>> {
+    const recordedBy = randomUUID();
+    let modified = 0;
+    for (const part of chunked(records, OUTCOMES_PER_WRITE)) {
+      const result = await this.chunks.bulkWrite(
+        part.map(({ chunkId, outcomes }) => ({ updateOne: { filter: { _id: chunkId, merchantId, outcomes: null }, update: { $set: { outcomes: [...outcomes], recordedBy } } } })),
+        { ordered: false },
+      );
+      modified += result.modifiedCount;
+    }
+    const ids = records.map((r) => r.chunkId);
+    if (modified === records.length) return new Set(ids);
+    if (modified === 0) return new Set();
+    const ours = await this.chunks.find({ _id: { $in: ids }, merchantId, recordedBy }, { projection: { _id: 1 } }).toArray();
+    return new Set(ours.map((d) => d._id));
   }
 
   /** Removes requests and chunks past their retention; where the server has TTL indexes they go by themselves. */
@@ -235,29 +255,41 @@ export class BulkRepository {
    */
   async finishChunks(chunks: readonly BulkChunk[], at: string): Promise<Completion[]> {
     if (chunks.length === 0) return [];
+    const { merchantId } = chunks[0]!;
     const expiresAt = new Date(Date.now() + this.retentionMs);
     await this.finished
       .insertMany(
-        chunks.map((c) => ({ _id: c.chunkId, merchantId: c.merchantId, expiresAt })),
+        chunks.map((c) => ({ _id: c.chunkId, merchantId, expiresAt })),
         { ordered: false },
       )
       .catch((error: unknown) => {
         if (!isDuplicateKeyError(error)) throw error;
       });
-    const requests = new Map(chunks.map((c) => [c.requestId, c]));
-    return Promise.all([...requests.values()].map((c) => this.completeIfDone(c, at)));
+    const requests = [...new Map(chunks.map((c) => [c.requestId, c])).values()];
+    const done = await Promise.all(requests.map((c) => this.allNoted(c)));
+    const complete = requests.filter((_, i) => done[i]).map((c) => c.requestId);
+    const first = await this.complete(merchantId, complete, at);
+    return requests.map(({ requestId, operation }, i) => ({ merchantId, requestId, operation, done: done[i]!, first: first.has(requestId) }));
   }
 
-  private async completeIfDone(chunk: BulkChunk, at: string): Promise<Completion> {
-    const { merchantId, requestId, operation, chunkCount } = chunk;
-    if (chunkCount > 1) {
-      const ids = chunkIds(requestId, chunkCount);
-      let done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId });
-      // Chunks finished by an earlier version carry no merchantId: counted by `_id` (only while such a request is in flight).
-      if (done < chunkCount) done += await this.finished.countDocuments({ _id: { $in: ids }, merchantId: { $exists: false } });
-      if (done < chunkCount) return { merchantId, requestId, operation, done: false, first: false };
-    }
-    const result = await this.requests.updateOne({ _id: requestId, merchantId, completedAt: null }, { $set: { completedAt: at } });
-    return { merchantId, requestId, operation, done: true, first: result.modifiedCount === 1 };
+  /** Whether every chunk of the chunk's request is noted finished; a request of one chunk is, once that chunk is. */
+  private async allNoted({ merchantId, requestId, chunkCount }: BulkChunk): Promise<boolean> {
+    if (chunkCount === 1) return true;
+    const ids = chunkIds(requestId, chunkCount);
+    let done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId });
+    // Chunks finished by an earlier version carry no merchantId: counted by `_id` (only while such a request is in flight).
+    if (done < chunkCount) done += await this.finished.countDocuments({ _id: { $in: ids }, merchantId: { $exists: false } });
+    return done >= chunkCount;
   }
+
+  /** Sets completedAt on the requests still without one, in one update; returns those this call set (read back only when some were set already). */
+  private async complete(merchantId: string, requestIds: readonly string[], at: string): Promise<Set<string>> {
+    if (requestIds.length === 0) return new Set();
+    const result = await this.requests.updateMany({ _id: { $in: [...requestIds] }, merchantId, completedAt: null }, { $set: { completedAt: at } });
+    if (result.modifiedCount === requestIds.length) return new Set(requestIds);
+    if (result.modifiedCount === 0) return new Set();
+    const set = await this.requests.find({ _id: { $in: [...requestIds] }, merchantId, completedAt: at }, { projection: { _id: 1 } }).toArray();
+    return new Set(set.map((d) => d._id));
+  }
+
 }

@@ -27,6 +27,13 @@ class ChunkUnresolvedError extends Error {
   override name = 'ChunkUnresolvedError';
 }
 
+/** A chunk's commands applied, with their outcomes to record. */
+interface Applied {
+  readonly chunk: BulkChunk;
+  readonly results: ReadonlyMap<string, CommandOutcome>;
+  readonly outcomes: readonly ItemOutcome[];
+}
+
 /** Records a completed request's event (idempotently: it may be called again for the same request). */
 export type CompletionHook = (merchantId: string, requestId: string) => Promise<void>;
 
@@ -110,7 +117,7 @@ export class BulkWorker implements ChunkHandlers {
     const room = CHUNK_SIZE - chunk.subscriptionIds.length;
     const locked = chunk.outcomes || final || room <= 0 ? undefined : await this.queue.lockCompanions(chunk.merchantId, chunk.operation, room);
     const companions = locked?.jobs.length ? await this.repository.findChunks(chunk.merchantId, locked.jobs.map((j) => j.data.chunkId)) : [];
-    const [own, ...others] = await Promise.allSettled([chunk, ...companions].map((c) => (c.outcomes ? Promise.resolve() : this.apply(c, final))));
+    const [own, ...others] = await Promise.allSettled([chunk, ...companions].map((c) => (c.outcomes ? Promise.resolve(undefined) : this.apply(c, final))));
     const applied = companions.filter((companion, i) => {
       const result = others[i]!;
       if (result.status === 'rejected') this.log.warn({ err: result.reason, chunkId: companion.chunkId }, 'bulk chunk taken as a companion not applied yet; its own job will');
@@ -118,6 +125,8 @@ export class BulkWorker implements ChunkHandlers {
     });
     let finished = new Set<string>();
     try {
+      const outcomes = [own!, ...others].flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+      await this.record(chunk.merchantId, outcomes);
       const completions = await this.repository.finishChunks(own!.status === 'fulfilled' ? [chunk, ...applied] : applied, nowTimestamp());
       for (const { first, requestId, operation } of completions) if (first) this.log.info({ requestId, operation }, 'bulk request completed');
       // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
@@ -137,7 +146,8 @@ export class BulkWorker implements ChunkHandlers {
     if (own!.status === 'rejected') throw own!.reason;
   }
 
-  private async apply(chunk: BulkChunk, final: boolean): Promise<void> {
+  /** Applies a chunk's commands; its outcomes, unless some are unresolved and this is not the last try. */
+  private async apply(chunk: BulkChunk, final: boolean): Promise<Applied> {
     const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId, chunk.schedule, {
       kind: 'bulk',
       requestId: chunk.requestId,
@@ -150,10 +160,20 @@ export class BulkWorker implements ChunkHandlers {
       const result = results.get(subscriptionId)!;
       return { subscriptionId, outcome: result.outcome, reason: 'reason' in result ? result.reason : null, at };
     });
-    // Logged by the run that records them, so that a chunk run twice is logged once.
-    if (await this.repository.recordOutcomes(chunk.merchantId, chunk.chunkId, outcomes)) {
+    return { chunk, results, outcomes };
+  }
+
+  /** Records the chunks' outcomes (one write for all); logged and counted by the run that records them, so that a chunk run twice is logged once. */
+  private async record(merchantId: string, applied: readonly Applied[]): Promise<void> {
+    if (applied.length === 0) return;
+    const recorded = await this.repository.recordOutcomes(
+      merchantId,
+      applied.map(({ chunk, outcomes }) => ({ chunkId: chunk.chunkId, outcomes })),
+    );
+    const counter = metrics()?.bulkCommands;
+    for (const { chunk, results, outcomes } of applied) {
+      if (!recorded.has(chunk.chunkId)) continue;
       for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
-      const counter = metrics()?.bulkCommands;
       for (const { outcome } of outcomes) counter?.labels(chunk.operation.toLowerCase(), outcome).inc();
     }
   }
