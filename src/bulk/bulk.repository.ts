@@ -147,6 +147,13 @@ export class BulkRepository {
     return doc ? toRequest(doc) : undefined;
   }
 
+  /** These requests of the merchant that exist, without their ids. */
+  async findMany(merchantId: string, requestIds: readonly string[]): Promise<BulkRequest[]> {
+    if (requestIds.length === 0) return [];
+    const docs = await this.requests.find({ _id: { $in: [...requestIds] }, merchantId }, { projection: { subscriptionIds: 0 } }).toArray();
+    return docs.map(toRequest);
+  }
+
   /** The merchant's requests, newest first (request ids are UUIDv7, so `_id` order is time order). */
   async page(merchantId: string, { limit, startingAfter }: PageRequest): Promise<Page<BulkRequest>> {
     const docs = await this.requests

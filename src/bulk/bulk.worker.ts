@@ -34,8 +34,8 @@ interface Applied {
   readonly outcomes: readonly ItemOutcome[];
 }
 
-/** Records a completed request's event (idempotently: it may be called again for the same request). */
-export type CompletionHook = (merchantId: string, requestId: string) => Promise<void>;
+/** Records completed requests' events (idempotently: it may be called again for the same requests). */
+export type CompletionHook = (merchantId: string, requestIds: readonly string[]) => Promise<void>;
 
 export class BulkWorker implements ChunkHandlers {
   private readonly log: Logger;
@@ -130,7 +130,8 @@ export class BulkWorker implements ChunkHandlers {
       const completions = await this.repository.finishChunks(own!.status === 'fulfilled' ? [chunk, ...applied] : applied, nowTimestamp());
       for (const { first, requestId, operation } of completions) if (first) this.log.info({ requestId, operation }, 'bulk request completed');
       // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
-      await Promise.all(completions.filter((c) => c.done).map((c) => this.completion?.(c.merchantId, c.requestId)));
+      const done = completions.filter((c) => c.done).map((c) => c.requestId);
+      if (done.length > 0) await this.completion?.(chunk.merchantId, done);
       finished = new Set(applied.map((c) => c.chunkId));
     } finally {
       // The jobs of companions finished are removed, the others unlocked to run as usual (all of them if the above failed).
