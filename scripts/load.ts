@@ -4,9 +4,10 @@
  * writes bench/results/load.json. It checks what must hold (no 5xx, nothing lost, memory back
  * within bounds) and exits 1 when any of it does not, but it is a script, not a timed test.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import type { Db } from 'mongodb';
 import { loadConfig } from '../src/config.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
@@ -22,6 +23,24 @@ const BULK_SHARE = 0.1;
 const RSS_BOUND_MB = 150;
 
 const log = createLogger('warn');
+const resultsDir = join(projectRoot(), 'bench', 'results');
+
+/** Bulk commands accepted and not applied yet: those of chunks without outcomes, and of requests not dispatched into chunks. */
+async function pendingCommands(db: Db): Promise<number> {
+  const [chunks, undispatched] = await Promise.all([
+    db.collection('bulkChunks').find({ outcomes: null }, { projection: { subscriptionIds: 1 } }).toArray(),
+    db.collection('bulkRequests').find({ dispatchedAt: null }, { projection: { acceptedCount: 1 } }).toArray(),
+  ]);
+  return chunks.reduce((n, c) => n + (c['subscriptionIds'] as unknown[]).length, 0) + undispatched.reduce((n, r) => n + (r['acceptedCount'] as number), 0);
+}
+
+/** The one 3000-id request's drain rate from the latest `npm run bench` (bench/results/latest.json), for comparison. */
+function benchDrainRate(): { commandsPerSecond: number; measuredAt: string } | undefined {
+  const file = join(resultsDir, 'latest.json');
+  if (!existsSync(file)) return undefined;
+  const bench = JSON.parse(readFileSync(file, 'utf8')) as { drainMs?: number; measuredAt?: string };
+  return bench.drainMs ? { commandsPerSecond: 3000 / (bench.drainMs / 1000), measuredAt: bench.measuredAt ?? 'unknown' } : undefined;
+}
 const rssMb = () => process.memoryUsage().rss / 2 ** 20;
 
 async function main(): Promise<number> {
@@ -73,8 +92,10 @@ async function main(): Promise<number> {
     const statuses: Record<string, number> = { '1xx': result['1xx'], '2xx': result['2xx'], '3xx': result['3xx'], '4xx': result['4xx'], '5xx': result['5xx'] };
     console.error('traffic done; waiting for every queued bulk command to be applied ...');
     const drainStart = Date.now();
+    const pendingAtEnd = await pendingCommands(db);
     const queued = () => db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
-    while ((await queued()) > 0 && Date.now() - drainStart < 30 * 60_000) await new Promise((r) => setTimeout(r, 1000));
+    while ((await queued()) > 0 && Date.now() - drainStart < 30 * 60_000) await new Promise((r) => setTimeout(r, 250));
+    const drainSeconds = (Date.now() - drainStart) / 1000;
     const leftInQueue = await queued();
     const failedForGood = await db.collection('bulkJobs').countDocuments({ failCount: { $gt: 0 }, nextRunAt: null });
     await stop();
@@ -93,7 +114,10 @@ async function main(): Promise<number> {
       statuses,
       errors: result.errors,
       timeouts: result.timeouts,
-      drainSeconds: (Date.now() - drainStart) / 1000,
+      drainSeconds,
+      bulkCommandsPendingAtEnd: pendingAtEnd,
+      drainCommandsPerSecond: drainSeconds > 0 ? pendingAtEnd / drainSeconds : null,
+      benchDrain3000: benchDrainRate() ?? null,
       bulkChunksLeftInQueue: leftInQueue,
       bulkChunksFailedForGood: failedForGood,
       rssStartMb: Math.round(rssStart),
@@ -113,11 +137,13 @@ async function main(): Promise<number> {
     console.log(`| statuses | ${Object.entries(statuses).map(([k, v]) => `${k} ${v}`).join(', ')} |`);
     console.log(`| errors / timeouts | ${result.errors} / ${result.timeouts} |`);
     console.log(`| bulk queue drained after traffic | ${results.drainSeconds.toFixed(1)} s, ${leftInQueue} chunks left, ${failedForGood} failed |`);
+    const bench = results.benchDrain3000;
+    const benchRate = bench ? `; one 3000-id request ${bench.commandsPerSecond.toFixed(0)} commands/s (npm run bench, ${bench.measuredAt})` : '; no npm run bench result to compare';
+    console.log(`| drain rate after traffic | ${pendingAtEnd} commands pending at its end, ${results.drainCommandsPerSecond?.toFixed(0) ?? '-'} commands/s${benchRate} |`);
     console.log(`| resident memory start → end | ${results.rssStartMb} → ${results.rssEndMb} MB (bound +${RSS_BOUND_MB} MB) |`);
     for (const [name, ok] of checks) console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}`);
-    const dir = join(projectRoot(), 'bench', 'results');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'load.json'), `${JSON.stringify({ ...results, checks: Object.fromEntries(checks) }, null, 2)}\n`);
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(join(resultsDir, 'load.json'), `${JSON.stringify({ ...results, checks: Object.fromEntries(checks) }, null, 2)}\n`);
     console.log('\nwritten to bench/results/load.json');
     return checks.every(([, ok]) => ok) ? 0 : 1;
   } finally {

@@ -5,6 +5,7 @@
  * of a hundred round trips, while every command's outcome is still kept and logged.
  */
 import { partsOf } from '../lib/parts.js';
+import type { Operation } from '../subscriptions/subscriptions.rules.js';
 
 export const CHUNK_SIZE = 100;
 
@@ -15,6 +16,9 @@ export interface ChunkJobData {
   readonly merchantId?: string;
   /** The bulk request's trace context, when tracing was on: the chunk's span continues it. */
   readonly traceparent?: string;
+  /** The chunk's operation and how many commands it holds, so that a run can take it as a companion (bulk.worker.ts); absent on jobs of earlier versions, which are never taken so. */
+  readonly operation?: Operation;
+  readonly commands?: number;
 }
 
 export function chunked<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {

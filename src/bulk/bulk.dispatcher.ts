@@ -59,7 +59,7 @@ export class BulkDispatcher {
       ...(apiKeyId ? { apiKeyId } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
-    await this.queue.enqueue(merchantId, ids, traceparent);
+    await this.queue.enqueue(merchantId, ids, traceparent, { operation, commands: chunks.map((c) => c.subscriptionIds.length) });
     await this.repository.markDispatched(merchantId, requestId, nowTimestamp());
     this.log.debug({ requestId, chunks: chunkCount }, 'bulk request dispatched');
   }

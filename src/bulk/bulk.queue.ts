@@ -9,9 +9,10 @@
  * twice is safe (bulk.worker.ts), which is what makes both of these harmless.
  */
 import type { Db } from 'mongodb';
-import { countQueued, JobQueue, oldestQueuedAt, type JobQueueOptions } from '../db/job-queue.js';
+import { countQueued, JobQueue, oldestQueuedAt, type JobQueueOptions, type LockedJobs } from '../db/job-queue.js';
 import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
+import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ChunkJobData } from './bulk.chunks.js';
 
 export const JOB_NAME = 'bulk-chunk';
@@ -20,6 +21,8 @@ export const JOBS_COLLECTION = 'bulkJobs';
 export type QueueOptions = JobQueueOptions;
 
 const CHUNKS = { collection: JOBS_COLLECTION, jobName: JOB_NAME };
+/** Waiting jobs read when looking for a run's companions: enough to fill a chunk with small ones. */
+const COMPANIONS_READ = 50;
 
 /** Chunks not finished, fleet-wide, up to `cap`, and when the oldest was queued (src/fleet/status.ts). */
 export const chunksQueued = (db: Db, cap: number): Promise<number> => countQueued(db, CHUNKS, cap);
@@ -46,10 +49,34 @@ export class BulkQueue {
     this.queue = new JobQueue(db, this.log, { ...CHUNKS, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk }, options);
   }
 
-  /** Stores one job per chunk; resolves once every one is durable. */
-  async enqueue(merchantId: string, chunkIds: readonly string[], traceparent?: string): Promise<void> {
+  /** Stores one job per chunk, with its operation and size when given; resolves once every one is durable. */
+  async enqueue(merchantId: string, chunkIds: readonly string[], traceparent?: string, sizes?: { operation: Operation; commands: readonly number[] }): Promise<void> {
     const trace = traceparent ? { traceparent } : {};
-    await this.queue.enqueue(chunkIds.map((chunkId) => ({ chunkId, merchantId, ...trace })));
+    await this.queue.enqueue(
+      chunkIds.map((chunkId, i) => ({ chunkId, merchantId, ...trace, ...(sizes ? { operation: sizes.operation, commands: sizes.commands[i]! } : {}) })),
+    );
+  }
+
+  /**
+   * Locks, for a run applying a chunk of the merchant's `operation`, waiting jobs of chunks of the
+   * same merchant and operation holding up to `room` commands in all: its companions (bulk.worker.ts).
+   */
+  lockCompanions(merchantId: string, operation: Operation, room: number): Promise<LockedJobs<ChunkJobData>> {
+    return this.queue.lockWaiting({ merchantId, operation }, COMPANIONS_READ, (waiting) =>
+      waiting.filter(({ commands }) => {
+        if (commands === undefined || commands > room) return false;
+        room -= commands;
+        return true;
+      }),
+    );
+  }
+
+  /** Removes the companions' jobs whose chunks `done` holds, and unlocks the others: they run as usual. */
+  async settleCompanions(locked: LockedJobs<ChunkJobData>, done: ReadonlySet<string>): Promise<void> {
+    await Promise.all([
+      this.queue.removeLocked(locked, ({ chunkId }) => done.has(chunkId)),
+      this.queue.unlock(locked, ({ chunkId }) => !done.has(chunkId)),
+    ]);
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */

@@ -3,6 +3,7 @@
  * is accepted whole or not at all (docs/design.md §6). Once dispatched, its ids live in chunk
  * documents of up to CHUNK_SIZE, one per Agenda job, which also keep each command's outcome.
  */
+import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
@@ -15,6 +16,8 @@ import { chunkIds, chunked } from './bulk.chunks.js';
 
 /** Chunk documents per insert: a 3000-id request's 30 in one, as before. */
 const CHUNKS_AT_ONCE = 50;
+/** Chunks' outcomes per write: FerretDB holds a connection per statement of a write (its statementsPerCommand workaround). */
+const OUTCOMES_PER_WRITE = 16;
 import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
 export interface Rejection {
@@ -72,6 +75,17 @@ interface RequestDocument extends Omit<BulkRequest, 'requestId'> {
 interface ChunkDocument extends Omit<BulkChunk, 'chunkId'> {
   _id: string;
   expiresAt: Date;
+  /** Which call recorded the outcomes (several chunks' outcomes are recorded in one write). */
+  recordedBy?: string;
+}
+
+/** What a request's chunks finishing together reached: `first` when this call completed the request. */
+export interface Completion {
+  readonly merchantId: string;
+  readonly requestId: string;
+  readonly operation: Operation;
+  readonly done: boolean;
+  readonly first: boolean;
 }
 
 /** A finished chunk, small so that counting a request's finished chunks reads little. */
@@ -87,7 +101,7 @@ function toRequest({ _id, dispatchedAt: _d, expiresAt: _e, ...rest }: RequestDoc
   return { requestId: _id, ...rest };
 }
 
-function toChunk({ _id, expiresAt: _e, ...rest }: ChunkDocument): BulkChunk {
+function toChunk({ _id, expiresAt: _e, recordedBy: _r, ...rest }: ChunkDocument): BulkChunk {
   return { chunkId: _id, ...rest };
 }
 
@@ -132,6 +146,13 @@ export class BulkRepository {
   async find(merchantId: string, requestId: string): Promise<BulkRequest | undefined> {
     const doc = await this.requests.findOne({ _id: requestId, merchantId }, { projection: { subscriptionIds: 0 } });
     return doc ? toRequest(doc) : undefined;
+  }
+
+  /** These requests of the merchant that exist, without their ids. */
+  async findMany(merchantId: string, requestIds: readonly string[]): Promise<BulkRequest[]> {
+    if (requestIds.length === 0) return [];
+    const docs = await this.requests.find({ _id: { $in: [...requestIds] }, merchantId }, { projection: { subscriptionIds: 0 } }).toArray();
+    return docs.map(toRequest);
   }
 
   /** The merchant's requests, newest first (request ids are UUIDv7, so `_id` order is time order). */
@@ -188,6 +209,13 @@ export class BulkRepository {
     return doc ? toChunk(doc) : undefined;
   }
 
+  /** These chunks of the merchant that exist still (a job's chunk is gone once past its retention). */
+  async findChunks(merchantId: string, chunkIds: readonly string[]): Promise<BulkChunk[]> {
+    if (chunkIds.length === 0) return [];
+    const docs = await this.chunks.find({ _id: { $in: [...chunkIds] }, merchantId }).toArray();
+    return docs.map(toChunk);
+  }
+
   /** The chunks of these requests of the merchant, by `_id`. */
   async chunksOf(merchantId: string, requests: readonly Pick<BulkRequest, 'requestId' | 'chunkCount'>[]): Promise<BulkChunk[]> {
     const ids = requests.flatMap((r) => chunkIds(r.requestId, r.chunkCount));
@@ -196,10 +224,25 @@ export class BulkRepository {
     return docs.map(toChunk);
   }
 
-  /** Records the chunk's outcomes unless a run did already; true when this call recorded them. */
-  async recordOutcomes(merchantId: string, chunkId: string, outcomes: readonly ItemOutcome[]): Promise<boolean> {
-    const result = await this.chunks.updateOne({ _id: chunkId, merchantId, outcomes: null }, { $set: { outcomes: [...outcomes] } });
-    return result.modifiedCount === 1;
+  /**
+   * Records each chunk's outcomes unless a run did already, OUTCOMES_PER_WRITE chunks per write;
+   * returns the chunks this call recorded (read back only when some were recorded already).
+   */
+  async recordOutcomes(merchantId: string, records: readonly { chunkId: string; outcomes: readonly ItemOutcome[] }[]): Promise<Set<string>> {
+    const recordedBy = randomUUID();
+    let modified = 0;
+    for (const part of chunked(records, OUTCOMES_PER_WRITE)) {
+      const result = await this.chunks.bulkWrite(
+        part.map(({ chunkId, outcomes }) => ({ updateOne: { filter: { _id: chunkId, merchantId, outcomes: null }, update: { $set: { outcomes: [...outcomes], recordedBy } } } })),
+        { ordered: false },
+      );
+      modified += result.modifiedCount;
+    }
+    const ids = records.map((r) => r.chunkId);
+    if (modified === records.length) return new Set(ids);
+    if (modified === 0) return new Set();
+    const ours = await this.chunks.find({ _id: { $in: ids }, merchantId, recordedBy }, { projection: { _id: 1 } }).toArray();
+    return new Set(ours.map((d) => d._id));
   }
 
   /** Removes requests and chunks past their retention; where the server has TTL indexes they go by themselves. */
@@ -213,21 +256,48 @@ export class BulkRepository {
   }
 
   /**
-   * Notes a chunk whose outcomes are recorded, then sets the request's completedAt once every
-   * chunk is noted. `done`: every chunk is noted; `first`: this call set completedAt. Safe to
-   * repeat (an insert by the chunk's id).
+   * Notes chunks whose outcomes are recorded (one insert for all of them), then sets completedAt
+   * on each of their requests once every chunk of it is noted. `done`: every chunk of the request
+   * is noted; `first`: this call set completedAt. Safe to repeat (an insert by the chunk's id). A
+   * request of one chunk is done once that chunk is noted, with nothing to count.
    */
-  async finishChunk(chunk: BulkChunk, at: string): Promise<{ done: boolean; first: boolean }> {
+  async finishChunks(chunks: readonly BulkChunk[], at: string): Promise<Completion[]> {
+    if (chunks.length === 0) return [];
+    const { merchantId } = chunks[0]!;
     const expiresAt = new Date(Date.now() + this.retentionMs);
-    await this.finished.insertOne({ _id: chunk.chunkId, merchantId: chunk.merchantId, expiresAt }).catch((error: unknown) => {
-      if (!isDuplicateKeyError(error)) throw error;
-    });
-    const ids = chunkIds(chunk.requestId, chunk.chunkCount);
-    let done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId: chunk.merchantId });
-    // Chunks finished by an earlier version carry no merchantId: counted by `_id` (only while such a request is in flight).
-    if (done < chunk.chunkCount) done += await this.finished.countDocuments({ _id: { $in: ids }, merchantId: { $exists: false } });
-    if (done < chunk.chunkCount) return { done: false, first: false };
-    const result = await this.requests.updateOne({ _id: chunk.requestId, merchantId: chunk.merchantId, completedAt: null }, { $set: { completedAt: at } });
-    return { done: true, first: result.modifiedCount === 1 };
+    await this.finished
+      .insertMany(
+        chunks.map((c) => ({ _id: c.chunkId, merchantId, expiresAt })),
+        { ordered: false },
+      )
+      .catch((error: unknown) => {
+        if (!isDuplicateKeyError(error)) throw error;
+      });
+    const requests = [...new Map(chunks.map((c) => [c.requestId, c])).values()];
+    const done = await Promise.all(requests.map((c) => this.allNoted(c)));
+    const complete = requests.filter((_, i) => done[i]).map((c) => c.requestId);
+    const first = await this.complete(merchantId, complete, at);
+    return requests.map(({ requestId, operation }, i) => ({ merchantId, requestId, operation, done: done[i]!, first: first.has(requestId) }));
   }
+
+  /** Whether every chunk of the chunk's request is noted finished; a request of one chunk is, once that chunk is. */
+  private async allNoted({ merchantId, requestId, chunkCount }: BulkChunk): Promise<boolean> {
+    if (chunkCount === 1) return true;
+    const ids = chunkIds(requestId, chunkCount);
+    let done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId });
+    // Chunks finished by an earlier version carry no merchantId: counted by `_id` (only while such a request is in flight).
+    if (done < chunkCount) done += await this.finished.countDocuments({ _id: { $in: ids }, merchantId: { $exists: false } });
+    return done >= chunkCount;
+  }
+
+  /** Sets completedAt on the requests still without one, in one update; returns those this call set (read back only when some were set already). */
+  private async complete(merchantId: string, requestIds: readonly string[], at: string): Promise<Set<string>> {
+    if (requestIds.length === 0) return new Set();
+    const result = await this.requests.updateMany({ _id: { $in: [...requestIds] }, merchantId, completedAt: null }, { $set: { completedAt: at } });
+    if (result.modifiedCount === requestIds.length) return new Set(requestIds);
+    if (result.modifiedCount === 0) return new Set();
+    const set = await this.requests.find({ _id: { $in: [...requestIds] }, merchantId, completedAt: at }, { projection: { _id: 1 } }).toArray();
+    return new Set(set.map((d) => d._id));
+  }
+
 }

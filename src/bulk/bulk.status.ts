@@ -45,6 +45,13 @@ export class BulkStatusService {
     return view(request, await this.repository.chunksOf(merchantId, [request]));
   }
 
+  /** Several requests' views in two reads (a worker's run completes several at once); requests that do not exist are left out. */
+  async getMany(merchantId: string, requestIds: readonly string[]): Promise<BulkRequestView[]> {
+    const requests = await this.repository.findMany(merchantId, requestIds);
+    const chunks = await this.repository.chunksOf(merchantId, requests);
+    return requests.map((r) => view(r, chunks.filter((c) => c.requestId === r.requestId)));
+  }
+
   async list(merchantId: string, page: PageRequest): Promise<Page<BulkRequestView>> {
     const requests = await this.repository.page(merchantId, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
     const chunks = await this.repository.chunksOf(merchantId, requests.data);

@@ -13,6 +13,7 @@ import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { inSpan } from '../observability/tracing.js';
 import { KEPT_CHANGING, type CommandOutcome, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { CHUNK_SIZE } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
 import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
@@ -26,8 +27,15 @@ class ChunkUnresolvedError extends Error {
   override name = 'ChunkUnresolvedError';
 }
 
-/** Records a completed request's event (idempotently: it may be called again for the same request). */
-export type CompletionHook = (merchantId: string, requestId: string) => Promise<void>;
+/** A chunk's commands applied, with their outcomes to record. */
+interface Applied {
+  readonly chunk: BulkChunk;
+  readonly results: ReadonlyMap<string, CommandOutcome>;
+  readonly outcomes: readonly ItemOutcome[];
+}
+
+/** Records completed requests' events (idempotently: it may be called again for the same requests). */
+export type CompletionHook = (merchantId: string, requestIds: readonly string[]) => Promise<void>;
 
 export class BulkWorker implements ChunkHandlers {
   private readonly log: Logger;
@@ -93,18 +101,54 @@ export class BulkWorker implements ChunkHandlers {
     await this.finish(chunkId, merchantId, true);
   }
 
+  /**
+   * Applies the job's chunk and, when it is not full, companions: chunks of the same merchant and
+   * operation (pause and resume never together) waiting in the queue, up to CHUNK_SIZE commands in
+   * all, whose jobs this run locks as Agenda would. Each keeps its own marks and outcomes, and its
+   * request completes as usual; what they share is this run (one job's lock, start and completion
+   * writes instead of one each) and the write that notes them finished. Their jobs are removed once
+   * their requests' completion is recorded; a run killed before leaves their locks to lapse, and
+   * their jobs then run and repeat what is missing.
+   */
   private async finish(chunkId: string, merchantId: string | undefined, final: boolean): Promise<void> {
     const chunk = await this.repository.findChunk(merchantId, chunkId);
     if (!chunk) return; // past its retention
     // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.
-    if (!chunk.outcomes) await this.apply(chunk, final);
-    const { done, first } = await this.repository.finishChunk(chunk, nowTimestamp());
-    if (first) this.log.info({ requestId: chunk.requestId, operation: chunk.operation }, 'bulk request completed');
-    // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
-    if (done) await this.completion?.(chunk.merchantId, chunk.requestId);
+    const room = CHUNK_SIZE - chunk.subscriptionIds.length;
+    const locked = chunk.outcomes || final || room <= 0 ? undefined : await this.queue.lockCompanions(chunk.merchantId, chunk.operation, room);
+    const companions = locked?.jobs.length ? await this.repository.findChunks(chunk.merchantId, locked.jobs.map((j) => j.data.chunkId)) : [];
+    const [own, ...others] = await Promise.allSettled([chunk, ...companions].map((c) => (c.outcomes ? Promise.resolve(undefined) : this.apply(c, final))));
+    const applied = companions.filter((companion, i) => {
+      const result = others[i]!;
+      if (result.status === 'rejected') this.log.warn({ err: result.reason, chunkId: companion.chunkId }, 'bulk chunk taken as a companion not applied yet; its own job will');
+      return result.status === 'fulfilled';
+    });
+    let finished = new Set<string>();
+    try {
+      const outcomes = [own!, ...others].flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
+      await this.record(chunk.merchantId, outcomes);
+      const completions = await this.repository.finishChunks(own!.status === 'fulfilled' ? [chunk, ...applied] : applied, nowTimestamp());
+      for (const { first, requestId, operation } of completions) if (first) this.log.info({ requestId, operation }, 'bulk request completed');
+      // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
+      const done = completions.filter((c) => c.done).map((c) => c.requestId);
+      if (done.length > 0) await this.completion?.(chunk.merchantId, done);
+      finished = new Set(applied.map((c) => c.chunkId));
+    } finally {
+      // The jobs of companions finished are removed, the others unlocked to run as usual (all of them if the above failed).
+      // Should this fail too, their locks lapse and they run then, finding their chunks applied.
+      if (locked) {
+        await this.queue.settleCompanions(locked, finished).catch((error: unknown) => this.log.warn({ err: error, chunkId }, "bulk chunk companions' jobs not settled; they run once their locks lapse"));
+      }
+    }
+    if (applied.length > 0) {
+      const commands = [chunk, ...applied].reduce((n, c) => n + c.subscriptionIds.length, 0);
+      this.log.info({ chunkId, operation: chunk.operation, companions: applied.map((c) => c.chunkId), commands }, 'bulk chunks applied together');
+    }
+    if (own!.status === 'rejected') throw own!.reason;
   }
 
-  private async apply(chunk: BulkChunk, final: boolean): Promise<void> {
+  /** Applies a chunk's commands; its outcomes, unless some are unresolved and this is not the last try. */
+  private async apply(chunk: BulkChunk, final: boolean): Promise<Applied> {
     const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId, chunk.schedule, {
       kind: 'bulk',
       requestId: chunk.requestId,
@@ -117,10 +161,20 @@ export class BulkWorker implements ChunkHandlers {
       const result = results.get(subscriptionId)!;
       return { subscriptionId, outcome: result.outcome, reason: 'reason' in result ? result.reason : null, at };
     });
-    // Logged by the run that records them, so that a chunk run twice is logged once.
-    if (await this.repository.recordOutcomes(chunk.merchantId, chunk.chunkId, outcomes)) {
+    return { chunk, results, outcomes };
+  }
+
+  /** Records the chunks' outcomes (one write for all); logged and counted by the run that records them, so that a chunk run twice is logged once. */
+  private async record(merchantId: string, applied: readonly Applied[]): Promise<void> {
+    if (applied.length === 0) return;
+    const recorded = await this.repository.recordOutcomes(
+      merchantId,
+      applied.map(({ chunk, outcomes }) => ({ chunkId: chunk.chunkId, outcomes })),
+    );
+    const counter = metrics()?.bulkCommands;
+    for (const { chunk, results, outcomes } of applied) {
+      if (!recorded.has(chunk.chunkId)) continue;
       for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
-      const counter = metrics()?.bulkCommands;
       for (const { outcome } of outcomes) counter?.labels(chunk.operation.toLowerCase(), outcome).inc();
     }
   }

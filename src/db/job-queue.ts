@@ -10,7 +10,8 @@
  */
 import { Agenda, backoffStrategies, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import type { Db, ObjectId } from 'mongodb';
+import { randomUUID } from 'node:crypto';
+import type { Db, Document, ObjectId } from 'mongodb';
 import type { Backoff } from '../lib/retry.js';
 import { partsOf } from '../lib/parts.js';
 import type { Logger } from '../logger.js';
@@ -62,8 +63,15 @@ export async function oldestQueuedAt(db: Db, kind: Pick<JobKind, 'collection' | 
   return doc ? (doc._id as unknown as ObjectId).getTimestamp().getTime() : undefined;
 }
 
+/** Jobs locked by `JobQueue.lockWaiting`, by their data, with the lock's own mark. */
+export interface LockedJobs<Data> {
+  readonly token: string;
+  readonly jobs: readonly { readonly id: unknown; readonly data: Data }[];
+}
+
 export class JobQueue<Data extends object> {
   private readonly agenda: Agenda;
+  private readonly db: Db;
   private consuming = false;
 
   constructor(
@@ -72,6 +80,7 @@ export class JobQueue<Data extends object> {
     private readonly kind: JobKind,
     private readonly options: JobQueueOptions,
   ) {
+    this.db = db;
     const slots = Math.max(options.concurrency, 1);
     this.agenda = new Agenda({
       backend: new MongoBackend({ mongo: db, collection: kind.collection }),
@@ -104,6 +113,46 @@ export class JobQueue<Data extends object> {
         }),
       );
     }
+  }
+
+  /**
+   * Locks for the caller, as Agenda locks a job it takes, the due jobs matching `where` (on their
+   * data) that no run holds and that `pick` keeps, reading at most `scan`. Agenda runs none of them
+   * while locked; the caller removes those it did the work of (`removeLocked`) and unlocks the
+   * others (`unlock`). A caller that dies leaves the lock to lapse after the lock lifetime, as a
+   * run that dies does: its jobs are then run as usual. On FerretDB two callers may lock the same
+   * job (its conditional update is not atomic across processes): a job's work must be safe to do twice.
+   */
+  async lockWaiting(where: Partial<Data>, scan: number, pick: (waiting: readonly Data[]) => readonly Data[]): Promise<LockedJobs<Data>> {
+    const jobs = this.db.collection(this.kind.collection);
+    const now = new Date();
+    const matching = Object.fromEntries(Object.entries(where).map(([k, v]) => [`data.${k}`, v]));
+    const waiting = await jobs
+      .find({ name: this.kind.jobName, disabled: { $ne: true }, lockedAt: null, nextRunAt: { $lte: now }, ...matching }, { projection: { _id: 1, data: 1 } })
+      .limit(scan)
+      .toArray();
+    const picked = new Set(pick(waiting.map((j) => j['data'] as Data)));
+    const ids = waiting.filter((j) => picked.has(j['data'] as Data)).map((j) => j._id);
+    const token = `lock ${randomUUID()}`;
+    if (ids.length === 0) return { token, jobs: [] };
+    await jobs.updateMany({ _id: { $in: ids }, lockedAt: null }, { $set: { lockedAt: now, lastModifiedBy: token } });
+    const locked = await jobs.find({ _id: { $in: ids }, lastModifiedBy: token }, { projection: { data: 1 } }).toArray();
+    return { token, jobs: locked.map((j) => ({ id: j._id, data: j['data'] as Data })) };
+  }
+
+  /** Removes the jobs locked by `lockWaiting` whose data `done` keeps, while still locked by it (a lapsed lock taken by a run is left to that run). */
+  async removeLocked(locked: LockedJobs<Data>, done: (data: Data) => boolean): Promise<void> {
+    await this.whileLocked(locked, done, (filter) => this.db.collection(this.kind.collection).deleteMany(filter));
+  }
+
+  /** Unlocks the jobs locked by `lockWaiting` whose data `keep` keeps: due again at once. */
+  async unlock(locked: LockedJobs<Data>, keep: (data: Data) => boolean): Promise<void> {
+    await this.whileLocked(locked, keep, (filter) => this.db.collection(this.kind.collection).updateMany(filter, { $unset: { lockedAt: true } }));
+  }
+
+  private async whileLocked(locked: LockedJobs<Data>, which: (data: Data) => boolean, write: (filter: Document) => Promise<unknown>): Promise<void> {
+    const ids = locked.jobs.filter((j) => which(j.data)).map((j) => j.id);
+    if (ids.length > 0) await write({ _id: { $in: ids }, name: this.kind.jobName, lastModifiedBy: locked.token });
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */

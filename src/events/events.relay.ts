@@ -170,17 +170,21 @@ export class EventsRelay {
   }
 
   /**
-   * A completed bulk request's event. Recorded by every chunk run that finds the request
-   * completed, so a worker killed before recording it leaves it to the run that repeats the
-   * chunk; its id comes from the request and its stored completion time, the same on every run.
+   * Completed bulk requests' events (one write for all). Recorded by every chunk run that finds a
+   * request completed, so a worker killed before recording it leaves it to the run that repeats
+   * the chunk; its id comes from the request and its stored completion time, the same on every run.
    */
-  async bulkCompleted(merchantId: string, view: BulkRequestView): Promise<void> {
-    const completedAt = view.completedAt ?? view.createdAt;
-    const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
-    // Its deliveries continue the trace of the chunk that completed the request, when traced.
+  async bulkCompleted(merchantId: string, views: readonly BulkRequestView[]): Promise<void> {
+    if (views.length === 0) return;
+    const events = views.map((view) => {
+      const completedAt = view.completedAt ?? view.createdAt;
+      const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
+      return { id, type: 'bulk_request.completed' as const, createdAt: completedAt, data: view };
+    });
+    // Their deliveries continue the trace of the chunk run that completed the requests, when traced.
     const trace = currentTraceparent();
-    await this.emit(merchantId, [{ id, type: 'bulk_request.completed', createdAt: completedAt, data: view }], trace ? new Map([[id, trace]]) : undefined);
-    this.log.info({ eventId: id, type: 'bulk_request.completed', requestId: view.requestId }, 'event recorded');
+    await this.emit(merchantId, events, trace ? new Map(events.map((e) => [e.id, trace])) : undefined);
+    for (const { id, data } of events) this.log.info({ eventId: id, type: 'bulk_request.completed', requestId: data.requestId }, 'event recorded');
   }
 
   private async emit(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void> {

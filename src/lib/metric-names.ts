@@ -23,7 +23,7 @@ export const SERVICE_METRICS = {
   subsvc_bulk_commands_total: { type: 'counter', labels: ['operation', 'outcome'], help: "bulk commands applied by this process's workers, by outcome" },
   subsvc_bulk_chunks_queued: { type: 'gauge', labels: [], help: 'bulk chunks waiting (fleet-wide)' },
   subsvc_bulk_oldest_chunk_age_seconds: { type: 'gauge', labels: [], help: 'age of the oldest waiting bulk chunk, 0 when none (fleet-wide)' },
-  subsvc_bulk_chunk_duration_seconds: { type: 'histogram', labels: [], help: 'time to apply one bulk chunk' },
+  subsvc_bulk_chunk_duration_seconds: { type: 'histogram', labels: [], help: 'time of one bulk chunk job run (its chunk and the waiting chunks it took with it)' },
   subsvc_schedules_due_pending: { type: 'gauge', labels: [], help: 'scheduled changes due and not yet applied (fleet-wide)' },
   subsvc_schedule_lag_seconds: { type: 'histogram', labels: [], help: 'applied time minus due time of each scheduled change' },
   subsvc_events_outbox_backlog: { type: 'gauge', labels: [], help: 'events recorded but not yet relayed (fleet-wide)' },

@@ -278,7 +278,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const relay: EventsRelay = new EventsRelay(backgroundStores.events, backgroundStores.subscriptions, webhooks, log, mutex, busy);
   for (const service of [subscriptions, workerSubscriptions]) service.changes.onChange((merchantId, ids) => relay.relaySoon(merchantId, ids));
   const backgroundStatus = new BulkStatusService(backgroundStores.bulk);
-  const bulkCompleted = async (merchantId: string, requestId: string): Promise<void> => relay.bulkCompleted(merchantId, await backgroundStatus.get(merchantId, requestId));
+  const bulkCompleted = async (merchantId: string, requestIds: readonly string[]): Promise<void> => relay.bulkCompleted(merchantId, await backgroundStatus.getMany(merchantId, requestIds));
   const bulkWorker: BulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);
 
   const retention = workarounds.expirySweeps

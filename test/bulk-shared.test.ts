@@ -1,0 +1,139 @@
+/**
+ * Small bulk requests share a job's run (src/bulk/bulk.worker.ts): a run whose chunk is not full
+ * also locks the waiting jobs of other chunks of the same merchant and operation, applies each
+ * chunk with its own marks and outcomes, completes their requests and removes their jobs. Queued
+ * while no worker runs, so that the worker finds them waiting, as under load.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { call, type Reply } from './support/http.js';
+import { databaseUri, startTestService, type TestService } from './support/service.js';
+import { waitFor } from './support/wait.js';
+import { startWireProxy } from './support/wire-proxy.js';
+import { startWorker, type WorkerProcess } from './support/worker-process.js';
+
+const SIZE = 20;
+let http: TestService;
+const others: { close(): Promise<void> }[] = [];
+beforeAll(async () => {
+  http = await startTestService({ workers: 0, rateLimitPerSecond: 0 });
+});
+afterAll(async () => {
+  for (const other of others.reverse()) await other.close();
+  await http.close();
+});
+
+interface Accepted {
+  readonly requestId: string;
+  readonly location: string;
+  readonly operation: 'PAUSE' | 'RESUME';
+  readonly ids: string[];
+}
+
+async function accept(apiKey: string, operation: 'pause' | 'resume', ids: string[]): Promise<Accepted> {
+  const res = await call(http.baseUrl, `/v2/subscriptions/bulk/${operation}`, { apiKey, json: { subscriptions: ids } });
+  expect(res.status).toBe(202);
+  return { requestId: res.body.requestId, location: res.headers.get('location')!, operation: res.body.operation, ids };
+}
+
+const queuedJobs = () => http.db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
+
+/** The request once completed, with every item it reports. */
+async function completed(apiKey: string, request: Accepted): Promise<{ counts: Record<string, number>; items: { subscriptionId: string; outcome: string }[] }> {
+  const status = await waitFor(() => call(http.baseUrl, request.location, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', 120_000, 250, `request ${request.requestId} completed`);
+  const items: { subscriptionId: string; outcome: string }[] = [];
+  for (let cursor: string | null = ''; cursor !== null; ) {
+    const page: Reply = await call(http.baseUrl, `${request.location}/items?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`, { method: 'GET', apiKey });
+    items.push(...page.body.data);
+    cursor = page.body.nextCursor;
+  }
+  return { counts: status.body.counts, items };
+}
+
+const statusOf = async (ids: string[]) =>
+  new Set((await http.db.collection('subscriptions').find({ _id: { $in: ids as never[] } }).toArray()).map((d) => d.status));
+
+describe('small bulk requests sharing a run', () => {
+  it('50 requests of 20 ids (25 pauses, 25 resumes) run in fewer jobs than requests, pause and resume never together, each completing once with its own counts and items', { timeout: 300_000 }, async () => {
+    const { merchantId, apiKey } = await http.merchant();
+    const fulfilled = await http.seed(merchantId, 25 * SIZE);
+    const paused = await http.seed(merchantId, 25 * SIZE, 'paused');
+    const requests: Accepted[] = [];
+    for (let i = 0; i < 25; i++) {
+      requests.push(await accept(apiKey, 'pause', fulfilled.slice(i * SIZE, (i + 1) * SIZE)));
+      requests.push(await accept(apiKey, 'resume', paused.slice(i * SIZE, (i + 1) * SIZE)));
+    }
+    expect(await waitFor(queuedJobs, (n) => n === 50, 60_000, 100, 'the 50 jobs queued')).toBe(50);
+
+    const worker = await startTestService({ workers: 2, databaseName: http.db.databaseName });
+    others.push(worker);
+    for (const request of requests) {
+      const { counts, items } = await completed(apiKey, request);
+      expect(counts).toEqual({ pending: 0, applied: SIZE, noop: 0, skipped: 0, failed: 0 });
+      expect(items.map((i) => i.subscriptionId).sort()).toEqual([...request.ids].sort());
+      expect(new Set(items.map((i) => i.outcome))).toEqual(new Set(['applied']));
+    }
+    expect(await statusOf(fulfilled)).toEqual(new Set(['paused']));
+    expect(await statusOf(paused)).toEqual(new Set(['fulfilled']));
+    expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
+
+    const byRequest = new Map(requests.map((r) => [r.requestId, r]));
+    const together = worker.logLines.filter((l) => l['msg'] === 'bulk chunks applied together');
+    const companions = together.flatMap((l) => l['companions'] as string[]);
+    // Each of these chunks was applied in another job's run and its own job removed: the queue ran at most 50 minus that many jobs.
+    expect(companions.length).toBeGreaterThanOrEqual(25);
+    expect(new Set(companions).size).toBe(companions.length);
+    for (const line of together) {
+      const operations = [line['chunkId'] as string, ...(line['companions'] as string[])].map((chunkId) => byRequest.get(chunkId.split(':')[0]!)!.operation);
+      expect(new Set(operations)).toEqual(new Set([line['operation']]));
+      expect(line['commands']).toBeLessThanOrEqual(100);
+    }
+    // Each command logged once, each request completed once.
+    const commandLines = worker.logLines.filter((l) => l['outcome'] === 'applied' && byRequest.has(l['requestId'] as string));
+    expect(commandLines).toHaveLength(50 * SIZE);
+    const completions = worker.logLines.filter((l) => l['msg'] === 'bulk request completed' && byRequest.has(l['requestId'] as string));
+    expect(completions.map((l) => l['requestId']).sort()).toEqual([...byRequest.keys()].sort());
+    // The next test's requests wait for a worker of its own.
+    others.splice(others.indexOf(worker), 1);
+    await worker.close();
+  });
+
+  it('a worker killed while recording the outcomes of chunks it took together leaves them to another, which completes every request with each command applied once', { timeout: 180_000 }, async () => {
+    const { merchantId, apiKey } = await http.merchant();
+    const ids = await http.seed(merchantId, 10 * SIZE);
+    const requests: Accepted[] = [];
+    for (let i = 0; i < 10; i++) requests.push(await accept(apiKey, 'pause', ids.slice(i * SIZE, (i + 1) * SIZE)));
+    await waitFor(queuedJobs, (n) => n === 10, 60_000, 100, 'the 10 jobs queued');
+
+    // The first worker reaches the database through a proxy that holds every outcome record: by
+    // then its run has locked companions' jobs and paused their subscriptions; it is killed there.
+    const proxy = await startWireProxy(inject('mongoUri'));
+    let doomed: WorkerProcess | undefined;
+    try {
+      const record = proxy.on(
+        { command: 'update', collection: 'bulkChunks', match: (c) => JSON.stringify(c.body['updates'] ?? []).includes('"outcomes":[') },
+        { action: 'hold' },
+      );
+      doomed = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1', BULK_LOCK_LIFETIME_MS: '1000' });
+      await record.reached;
+      // Its own job and the one Agenda locks ahead of it (BULK_CONCURRENCY 1), and the companions its run locked.
+      const locked = await http.db.collection('bulkJobs').countDocuments({ lockedAt: { $ne: null } });
+      await doomed.stop('SIGKILL');
+      expect(locked).toBeGreaterThan(2);
+      expect(await http.db.collection('bulkChunks').countDocuments({ merchantId, outcomes: null })).toBe(10);
+
+      const rescuer = await startWorker(databaseUri(http.db.databaseName), { BULK_LOCK_LIFETIME_MS: '1000' });
+      others.push({ close: () => rescuer.stop() });
+      for (const request of requests) {
+        const { counts, items } = await completed(apiKey, request);
+        // Already paused by the killed run under this request's marks: counted applied, not no-op.
+        expect(counts).toEqual({ pending: 0, applied: SIZE, noop: 0, skipped: 0, failed: 0 });
+        expect(items.map((i) => i.subscriptionId).sort()).toEqual([...request.ids].sort());
+      }
+      expect(await statusOf(ids)).toEqual(new Set(['paused']));
+      expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
+    } finally {
+      await doomed?.stop('SIGKILL');
+      await proxy.close();
+    }
+  });
+});
