@@ -24,6 +24,9 @@ import { RetentionSweeper } from '../db/retention.js';
 import { describeWorkarounds, workaroundsFor, type Workarounds } from '../db/workarounds.js';
 import { eventHandlers } from '../events/events.handlers.js';
 import { EventsRelay } from '../events/events.relay.js';
+import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
+import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
+import { TestModeService, timeOfMerchants } from '../test-mode/test-mode.service.js';
 import { EventsRepository } from '../events/events.repository.js';
 import { EventsService } from '../events/events.service.js';
 import { createApp } from '../http/app.js';
@@ -139,6 +142,7 @@ interface Stores {
   readonly events: EventsRepository;
   readonly endpoints: EndpointsRepository;
   readonly deliveries: DeliveriesRepository;
+  readonly testClocks: TestClocksRepository;
 }
 
 function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores {
@@ -153,6 +157,7 @@ function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores
     events: new EventsRepository(db),
     endpoints: new EndpointsRepository(db),
     deliveries: new DeliveriesRepository(db, statementsPerCommand),
+    testClocks: new TestClocksRepository(db),
   };
 }
 
@@ -187,7 +192,7 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
     subscriptionsRepository: stores.subscriptions,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores.subscriptions, mutex),
+    subscriptions: new SubscriptionsService(stores.subscriptions, mutex, timeOfMerchants(stores.testClocks)),
     seeder: new SubscriptionSeeder(stores.subscriptions),
   };
 }
@@ -247,7 +252,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const concurrency = engine.concurrency(config.bulkConcurrency);
   const bulkQueue = new BulkQueue(background, log, { concurrency, lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs });
   const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
-  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex);
+  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, timeOfMerchants(backgroundStores.testClocks));
   const schedules = new ScheduleWorker(workerSubscriptions, backgroundStores.clock, config.schedulePollMs, log);
 
   // Events and webhooks: the relay listens to every service that changes subscriptions, so that each change is relayed right after it (and by the sweep if that fails).
@@ -344,6 +349,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
         bulk,
         bulkStatus: new BulkStatusService(stores.bulk),
         webhooks: { ...eventHandlers(new EventsService(stores.events), webhooks), ...webhookHandlers(endpoints, stores.deliveries) },
+        testHelpers: testModeHandlers(new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, (ids) => relay.relay(ids))),
         log,
         idempotency: stores.idempotency,
         limiter,

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import type { ScheduleClock } from './schedule.clock.js';
@@ -33,6 +34,25 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   scheduleRun?: string;
   /** Events of changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
   outbox?: OutboxEntry[];
+  /** A test mode's pending time, in place of `nextScheduledAt` (dueFieldOf). */
+  testScheduledAt?: string;
+}
+
+/**
+ * Where a subscription keeps its pending time: live ones in `nextScheduledAt` (the due_schedules
+ * index, read by the live due poll), a test mode's in `testScheduledAt`, which that index and
+ * poll never see: a test mode's schedules fall due only when its clock is advanced (dueOf, read
+ * along the merchant's own subscriptions; docs/partners.md). Decided here, on every write.
+ */
+function dueFieldOf(merchantId: string): 'nextScheduledAt' | 'testScheduledAt' {
+  return livemodeOf(merchantId) ? 'nextScheduledAt' : 'testScheduledAt';
+}
+
+/** The update as the merchant's mode stores it (dueFieldOf). */
+function inModeOf(merchantId: string, update: UpdateFilter<SubscriptionDocument>): UpdateFilter<SubscriptionDocument> {
+  if (livemodeOf(merchantId)) return update;
+  const rename = (fields: object | undefined) => fields && Object.fromEntries(Object.entries(fields).map(([k, v]) => [k === 'nextScheduledAt' ? 'testScheduledAt' : k, v]));
+  return { ...update, $set: rename(update.$set), ...(update.$unset ? { $unset: rename(update.$unset) } : {}) } as UpdateFilter<SubscriptionDocument>;
 }
 
 /** How many bulk command marks a subscription keeps: a run repeated after more than this many later commands is not expected. */
@@ -249,7 +269,7 @@ export class SubscriptionsRepository {
   async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
     const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
     const recording = (before: ShownSchedule) =>
-      this.changeWhere({ ...filter, ...pinnedAs(change, before) }, withEvents(updateFor(change, at), requestEntries(expected.status, change, before, at, cause, randomUUID())), change);
+      this.changeWhere({ ...filter, ...pinnedAs(change, before) }, inModeOf(merchantId, withEvents(updateFor(change, at), requestEntries(expected.status, change, before, at, cause, randomUUID()))), change);
     const times = expected.schedule ?? {};
     const changed = await recording(Object.fromEntries(Object.entries(times).filter(([, v]) => v !== null)));
     if (changed || pinnedBy(change).length === 0) return changed;
@@ -259,7 +279,7 @@ export class SubscriptionsRepository {
 
   private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change): Promise<Subscription | undefined> {
     const doc = await this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' });
-    if (doc) await this.noteTimes([change.set.nextScheduledAt]);
+    if (doc && livemodeOf(doc.merchantId)) await this.noteTimes([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;
   }
 
@@ -286,7 +306,7 @@ export class SubscriptionsRepository {
       const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
         updateMany: {
           filter: { ...filter, ...pinnedAs(change, before) },
-          update: withEvents({ ...updateFor(change, at), $push: mark(kind) }, requestEntries(from, change, before, at, cause, requestId)),
+          update: inModeOf(merchantId, withEvents({ ...updateFor(change, at), $push: mark(kind) }, requestEntries(from, change, before, at, cause, requestId))),
         },
       });
       // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
@@ -313,7 +333,7 @@ export class SubscriptionsRepository {
       if (plan.whenAlready) await writing(plan.already, plan.whenAlready, 'noop', ids.length - applied);
       else await this.collection.updateMany({ ...notReached, status: plan.already }, { $push: mark('noop') });
     }
-    await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
+    if (livemodeOf(merchantId)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
     return { allApplied };
   }
 
@@ -376,6 +396,35 @@ export class SubscriptionsRepository {
   }
 
   /**
+   * Up to `limit` of a test mode's subscriptions with a pending time at or before `upTo` (its
+   * clock's), earliest first: what an advance of its clock applies (src/test-mode/). Read along
+   * the merchant's own subscriptions (merchant_subscriptions): no index serves live data for it.
+   */
+  async dueOf(merchantId: string, upTo: string, limit: number): Promise<DueSubscription[]> {
+    if (livemodeOf(merchantId)) throw new Error('dueOf reads a test mode only: live schedules are the due poll\'s');
+    const docs = await this.collection
+      .find({ merchantId, testScheduledAt: { $lte: upTo } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1 } })
+      .sort({ testScheduledAt: 1, _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => ({
+      id: d._id,
+      merchantId: d.merchantId,
+      status: d.status,
+      pauseAt: d.pauseAt ?? null,
+      resumeAt: d.resumeAt ?? null,
+      pauseReason: d.pauseReason ?? null,
+      nextScheduledAt: d.testScheduledAt!,
+    }));
+  }
+
+  /** Removes every subscription of a test mode (never live data): how many. */
+  async removeAllOf(merchantId: string): Promise<number> {
+    if (livemodeOf(merchantId)) throw new Error('removeAllOf removes a test mode\'s subscriptions only');
+    return (await this.collection.deleteMany({ merchantId })).deletedCount;
+  }
+
+  /**
    * Applies due schedules: the one write of a scheduled transition, with its event in the same
    * update. Each group is one conditional updateMany whose filter is the exact state its
    * subscriptions were read in, so a schedule changed or dropped since, or already applied by
@@ -390,13 +439,13 @@ export class SubscriptionsRepository {
       // One outbox entry for the whole group, named by the run and group (src/subscriptions/outbox.ts).
       // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
       const write = ruling.event ? withEvents(update, outboxEntries(ruling.event.from, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`, ruling.events)) : update;
-      const filter = { _id: { $in: [...ids] }, merchantId, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
-      return { updateMany: { filter, update: write } };
+      const filter = { _id: { $in: [...ids] }, merchantId, status: state.status, [dueFieldOf(merchantId)]: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
+      return { updateMany: { filter, update: inModeOf(merchantId, write) } };
     });
     const all = groups.flatMap((g) => g.ids);
     const modified = await bulkWriteInParts(this.collection, operations, this.options.statementsPerCommand);
     // A resume still pending after a scheduled pause: another worker's poll may be settling the clock.
-    await this.noteTimes(groups.map((g) => g.ruling.change?.set.nextScheduledAt));
+    await this.noteTimes(groups.filter((g) => livemodeOf(g.merchantId)).map((g) => g.ruling.change?.set.nextScheduledAt));
     if (modified === all.length) return new Set(all);
     // Some were changed meanwhile (by a request, or another worker): read back which are ours.
     const ours = await this.collection.find({ ...ownedIds(byMerchantOf(groups)), scheduleRun: runId }, { projection: { _id: 1 } }).toArray();

@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from '../lib/change-notifier.js';
-import { nowTimestamp } from '../lib/clock.js';
+import { nowMicros, nowTimestamp } from '../lib/clock.js';
+import { livemodeOf } from '../lib/livemode.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
-import type { ScheduleRequest } from './schedule.request.js';
+import { parseRfc3339, type ScheduleRequest } from './schedule.request.js';
 import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
@@ -25,6 +26,11 @@ import {
   type Subscription,
   type SubscriptionStatus,
 } from './subscriptions.rules.js';
+
+/** The time of a merchant's data (the constructor's `timeOf`). */
+export type TimeOf = (merchantId: string) => string | Promise<string>;
+
+const liveTime: TimeOf = () => nowTimestamp();
 
 /** A concurrent writer can flip the status between our update and our read; retry that many times. */
 const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
@@ -86,7 +92,17 @@ export class SubscriptionsService {
      * (decided by the composition root, src/db/workarounds.ts).
      */
     private readonly mutex: PerKeyQueue,
+    /**
+     * The time of the merchant's data: the real time for live data, the test clock's for a test
+     * mode (src/test-mode/, docs/partners.md); changes are stamped with it.
+     */
+    private readonly timeOf: TimeOf = liveTime,
   ) {}
+
+  /** The time the rules check a request's schedule against: the merchant's (its test clock's in test mode). */
+  async nowMicros(merchantId: string): Promise<bigint> {
+    return livemodeOf(merchantId) ? nowMicros() : parseRfc3339(await this.timeOf(merchantId))!;
+  }
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
     const id = normaliseId(rawId);
@@ -109,7 +125,7 @@ export class SubscriptionsService {
   private async applyOnce(merchantId: string, id: string, rawId: string, operation: Operation, schedule: ScheduleRequest | undefined, cause: ChangeCause): Promise<Subscription> {
     const plan = planCommand(operation, schedule);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-      const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
+      const changed = await this.repository.change(merchantId, id, { status: plan.from }, plan.whenFrom, await this.timeOf(merchantId), cause);
       if (changed) {
         this.changes.notify(merchantId, [id]);
         return changed;
@@ -121,7 +137,7 @@ export class SubscriptionsService {
       if (outcome !== 'noop') return undefined;
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
-      const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, nowTimestamp(), cause);
+      const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, await this.timeOf(merchantId), cause);
       if (rescheduled) this.changes.notify(merchantId, [id]);
       return rescheduled;
     });
@@ -141,7 +157,7 @@ export class SubscriptionsService {
         if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        const dropped = await this.repository.change(merchantId, id, expected, change, nowTimestamp(), cause);
+        const dropped = await this.repository.change(merchantId, id, expected, change, await this.timeOf(merchantId), cause);
         if (dropped) this.changes.notify(merchantId, [id]);
         return dropped;
       });
@@ -163,14 +179,15 @@ export class SubscriptionsService {
   /**
    * Applies these due schedules as read, holding their subscriptions: one conditional update per
    * group read in the same state, so a schedule changed meanwhile does not fire in its old version
-   * (docs/design.md §9).
+   * (docs/design.md §9). `at`: a test mode's clock as an advance moves it (src/test-mode/); the
+   * real time otherwise.
    */
-  async fireDue(due: readonly DueSubscription[]): Promise<Firings> {
+  async fireDue(due: readonly DueSubscription[], at?: string): Promise<Firings> {
     return this.mutex.runAll(
       due.map((d) => d.id),
       async () => {
-        const groups = grouped(due, nowTimestamp());
-        const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
+        const groups = grouped(due, at ?? nowTimestamp());
+        const ours = await this.repository.fire(groups, randomUUID(), at ?? nowTimestamp());
         const moved = groups.filter((g) => g.ruling.event).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
         for (const [merchantId, ids] of byMerchantOf(moved)) this.changes.notify(merchantId, ids);
         return { groups, ours };
@@ -212,7 +229,7 @@ export class SubscriptionsService {
     let open = [...ids];
     if (open.length === 0) return outcomes;
     await untilSettled(RETRY.concurrentWriter, async () => {
-      const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, nowTimestamp(), cause);
+      const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, await this.timeOf(merchantId), cause);
       if (allApplied) {
         for (const id of open) outcomes.set(id, { outcome: 'applied' });
         open = [];

@@ -4,4 +4,5 @@ export * from './APIKeysApi.js';
 export * from './BulkRequestsApi.js';
 export * from './EventsApi.js';
 export * from './SubscriptionsApi.js';
+export * from './TestHelpersApi.js';
 export * from './WebhookEndpointsApi.js';
