@@ -33,10 +33,10 @@ async function world(key: string, livemode: boolean, seed: (count: number) => Pr
   expect((await api(key, 'POST', `/v2/subscriptions/${paused}/pause`)).status).toBe(200);
   const bulk = await api(key, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [bulked] });
   expect(bulk.status).toBe(202);
-  const events = await waitFor(async () => (await api(key, 'GET', '/v2/events')).body.data, (d: unknown[]) => d.length > 0, 30_000);
+  const events = await waitFor(async () => (await api(key, 'GET', '/v2/events')).body.data, (d: { id: string }[]) => d.length > 0, 30_000);
   const endpoint = await api(key, 'POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['*'] });
   const made = await api(key, 'POST', '/v2/api-keys');
-  return { key, livemode, fulfilled: fulfilled!, paused: paused!, bulkId: bulk.body.requestId, eventId: events[0].id, endpointId: endpoint.body.id, keyId: made.body.id };
+  return { key, livemode, fulfilled: fulfilled!, paused: paused!, bulkId: bulk.body.requestId, eventId: events[0]!.id, endpointId: endpoint.body.id, keyId: made.body.id };
 }
 
 const notFound = (code: string) => (res: Reply) => {
