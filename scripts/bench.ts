@@ -791,6 +791,73 @@ async function benchOnlyFilter(db: Db, service: Service, baseUrl: string, apiKey
 }
 
 
+/**
+ * `BENCH_ONLY=testmode`: what test mode costs live requests (docs/partners.md). The (c) load (single
+ * pauses of live subscriptions) with and without a merchant's test data in the database, in
+ * alternating rounds, and the live due poll's read (`due`) timed with and without it. The test
+ * data: BENCH_TEST_SUBSCRIPTIONS (default 10,000) test subscriptions made through the API, each
+ * with a pause already due by the real time but not by its test clock (written raw as the
+ * subscriptions store writes a test mode's pause, `testScheduledAt`): the live poll must read none.
+ */
+const TEST_SUBSCRIPTIONS = Number(process.env.BENCH_TEST_SUBSCRIPTIONS ?? 10_000);
+async function benchTestModeCost(db: Db, service: Service, baseUrl: string, apiKey: string, testApiKey: string, merchantId: string) {
+  const post = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-api-key': testApiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json() as Promise<{ data: { id: string; merchantId: string }[] }>;
+  };
+  const made: string[] = [];
+  for (let left = TEST_SUBSCRIPTIONS; left > 0; left -= 1000) made.push(...(await post('POST', '/v2/test-helpers/subscriptions', { count: Math.min(left, 1000) })).data.map((s) => s.id));
+  const due = timestampBeforeNow(3_600_000);
+  await db.collection('subscriptions').updateMany({ _id: { $in: made as never[] } }, { $set: { pauseAt: due, testScheduledAt: due } });
+  const testData = await db.collection('subscriptions').find({ _id: { $in: made as never[] } }).toArray();
+  const liveIds = await seed(db, merchantId, 1000);
+  const withTestData = async (present: boolean) => {
+    await post('DELETE', '/v2/test-helpers/subscriptions');
+    if (present) for (let i = 0; i < testData.length; i += SEED_BATCH) await db.collection('subscriptions').insertMany(testData.slice(i, i + SEED_BATCH));
+    const dueReads = [];
+    for (let i = 0; i < 10; i++) dueReads.push(await timed(() => service.subscriptions.due(5000)));
+    const liveDue = (await service.subscriptions.due(5000)).length;
+    return { ...(await load(baseUrl, apiKey, liveIds)), dueReadMs: median(dueReads), liveDue };
+  };
+  await load(baseUrl, apiKey, liveIds, CONNECTIONS, 3);
+  const rounds: { without: Awaited<ReturnType<typeof withTestData>>; with: Awaited<ReturnType<typeof withTestData>> }[] = [];
+  for (let round = 0; round < METRICS_ROUNDS; round++) {
+    if (round % 2 === 0) {
+      const without = await withTestData(false);
+      rounds.push({ without, with: await withTestData(true) });
+    } else {
+      const present = await withTestData(true);
+      rounds.push({ without: await withTestData(false), with: present });
+    }
+  }
+  return rounds;
+}
+
+function timestampBeforeNow(ms: number): string {
+  return new Date(Date.now() - ms).toISOString().replace('Z', '000Z');
+}
+
+async function onlyTestMode(): Promise<void> {
+  const config = loadConfig();
+  const scratch = await openScratchDatabase(config, 'bench', log);
+  try {
+    const running = await startService(scratch.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+    const { merchantId, apiKey, testApiKey } = await running.service.auth.createMerchant('bench');
+    console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
+    console.error(`test mode cost: (c) single pause, ${CONNECTIONS} connections, without and with ${TEST_SUBSCRIPTIONS} due test subscriptions, ${METRICS_ROUNDS} alternating rounds of ${LOAD_SECONDS} s ...`);
+    const rounds = await benchTestModeCost(scratch.db, running.service, running.url, apiKey, testApiKey, merchantId).finally(() => running.stop(30_000));
+    const med = (pick: (r: (typeof rounds)[number]) => number) => median(rounds.map(pick));
+    console.log(`| test data | req/s (median of ${rounds.length}) | p99 ms (median) | live due read ms (median) | live due read returned |`);
+    console.log('|---|---|---|---|---|');
+    console.log(`| none | ${med((r) => r.without.rps).toFixed(0)} | ${med((r) => r.without.p99Ms)} | ${med((r) => r.without.dueReadMs).toFixed(1)} | ${rounds.map((r) => r.without.liveDue).join(', ')} |`);
+    console.log(`| ${TEST_SUBSCRIPTIONS} due test subscriptions | ${med((r) => r.with.rps).toFixed(0)} | ${med((r) => r.with.p99Ms)} | ${med((r) => r.with.dueReadMs).toFixed(1)} | ${rounds.map((r) => r.with.liveDue).join(', ')} |`);
+    console.log(`rounds, req/s without / with: ${rounds.map((r) => `${r.without.rps.toFixed(0)} / ${r.with.rps.toFixed(0)}`).join(', ')}; ratio of medians ${(med((r) => r.with.rps) / med((r) => r.without.rps)).toFixed(2)}`);
+  } finally {
+    await scratch.close();
+  }
+}
+
 /** `BENCH_ONLY=c npm run bench`: (c) alone, with and without metrics. */
 async function onlyC(): Promise<void> {
   const config = loadConfig();
@@ -798,7 +865,7 @@ async function onlyC(): Promise<void> {
   await mainOnlyC(config, scratch).finally(() => scratch.close());
 }
 
-// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) with and without metrics alone, `filter` runs (b) and (h) alone; unset, every axis.
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) with and without metrics alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['reads', 'c', 'filter'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, c or filter (or unset for every axis)`);
-await (only === 'reads' ? readsOnly() : only === 'c' ? onlyC() : main());
+if (only !== undefined && !['reads', 'c', 'filter', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, c, filter or testmode (or unset for every axis)`);
+await (only === 'reads' ? readsOnly() : only === 'c' ? onlyC() : only === 'testmode' ? onlyTestMode() : main());
