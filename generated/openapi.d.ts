@@ -1720,6 +1720,16 @@ export interface components {
         WebhookSignature: string;
     };
     requestBodies: {
+        TestSubscriptionsCreateBody: {
+            content: {
+                "application/json": components["schemas"]["TestSubscriptionsCreate"];
+            };
+        };
+        TestClockAdvanceBody: {
+            content: {
+                "application/json": components["schemas"]["TestClockAdvance"];
+            };
+        };
         /** @description Optional; without it, the rolled key expires in 24 hours. */
         ApiKeyRollBody: {
             content: {
@@ -2627,11 +2637,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TestSubscriptionsCreate"];
-            };
-        };
+        requestBody: components["requestBodies"]["TestSubscriptionsCreateBody"];
         responses: {
             /** @description The subscriptions made, in the order made. */
             201: {
@@ -2710,11 +2716,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TestClockAdvance"];
-            };
-        };
+        requestBody: components["requestBodies"]["TestClockAdvanceBody"];
         responses: {
             /** @description The clock at `to`, and how many scheduled changes the advance applied. */
             200: {
