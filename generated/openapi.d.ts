@@ -529,6 +529,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/test-helpers/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make test subscriptions (test keys only)
+         * @description Makes `count` subscriptions (1 to 1000) in the test mode of the key, all in `status`
+         *     (`fulfilled` by default), on `planId` (a new plan id each when absent), made at
+         *     `createdAt` (the test clock's time when absent). They are like any subscription of the
+         *     test mode: pause, resume, schedule, bulk and list them with the same test key. A live key
+         *     is refused with 403 `0011` and nothing is made. Not made idempotent by `Idempotency-Key`.
+         */
+        post: operations["createTestSubscriptions"];
+        /**
+         * Remove every test subscription (test keys only)
+         * @description Removes every subscription of the key's test mode, with their pending schedules: a fresh
+         *     start for the next test run. Events already recorded, bulk requests, webhook endpoints
+         *     and API keys of the test mode stay (events and bulk requests expire after 30 days like
+         *     live ones). A live key is refused with 403 `0011` and nothing is removed.
+         */
+        delete: operations["deleteTestSubscriptions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/test-helpers/clock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the test mode's clock (test keys only)
+         * @description The time of the key's test mode: the real time until the clock is first advanced, then
+         *     the time it was advanced to (it stands still there, until advanced again). Every time
+         *     the test mode uses is this clock's: `pauseAt` and `resumeAt` must be after it, changes
+         *     are stamped with it, and its schedules fall due by it only. Live data never sees it.
+         */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/test-helpers/clock/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move the test mode's clock forward (test keys only)
+         * @description Sets the clock to `to` (after its time now, at most 2 years ahead of it; else 400 `0040`)
+         *     and, before answering, applies every schedule of the test mode that falls due up to
+         *     `to`, in time order, with the rules, outcomes and events of a live schedule: a resume
+         *     after a scheduled pause, both crossed, applies both, in order, each stamped with its own
+         *     scheduled time. Their events are recorded before the answer (`GET /v2/events` lists
+         *     them) and handed to the test mode's webhook endpoints, which receive them within
+         *     moments. A live key is refused with 403 `0011`.
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "subscription.paused": {
@@ -860,6 +940,7 @@ export interface components {
             type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
+            livemode: components["schemas"]["Livemode"];
         };
         BulkRequestEvent: {
             id: components["schemas"]["Uuid"];
@@ -867,6 +948,7 @@ export interface components {
             type: "bulk_request.completed";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["BulkRequest"];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description Something that happened; `data` depends on `type`. */
         Event: components["schemas"]["SubscriptionEvent"] | components["schemas"]["BulkRequestEvent"];
@@ -886,6 +968,7 @@ export interface components {
             type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed";
             timestamp: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description The body of a `bulk_request.completed` delivery. */
         BulkRequestWebhook: {
@@ -893,6 +976,7 @@ export interface components {
             type: "bulk_request.completed";
             timestamp: components["schemas"]["Timestamp"];
             data: components["schemas"]["BulkRequest"];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description The event types to send, or `["*"]` for all (including types added later). */
         WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "bulk_request.completed")[];
@@ -920,6 +1004,7 @@ export interface components {
             /** @description Why the service disabled it (deliveries kept failing); null when enabled or disabled by you. */
             disabledReason: string | null;
             createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
         };
         WebhookEndpointWithSecret: {
             id: components["schemas"]["Uuid"];
@@ -932,6 +1017,7 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             /** @description `whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer. */
             secret: string;
+            livemode: components["schemas"]["Livemode"];
         };
         WebhookEndpointList: {
             data: components["schemas"]["WebhookEndpoint"][];
@@ -959,6 +1045,7 @@ export interface components {
             /** @description When the next attempt is due; null when none is. */
             nextAttemptAt: components["schemas"]["Timestamp"] | null;
             createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
         };
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
@@ -980,27 +1067,84 @@ export interface components {
             lastUsedAt: components["schemas"]["Timestamp"] | null;
             /** @description When it stops working (set by a roll); null if it does not expire. */
             expiresAt: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
         };
         /**
-         * @description The key's first characters (`sk_` and 8 more), to tell keys apart. A key made before
-         *     keys could rotate, and not used since, shows `sk_` alone: only its hash was kept.
-         * @example sk_Xq3v9LkP
+         * @description The key's first characters (`sk_live_` or `sk_test_` and 8 more; `sk_` and 8 more for a
+         *     key made before test mode), to tell keys apart. A key made before keys could rotate, and
+         *     not used since, shows `sk_` alone: only its hash was kept.
+         * @example sk_live_Xq3v9LkP
          */
         ApiKeyPrefix: string;
         ApiKeyWithSecret: {
             id: components["schemas"]["Uuid"];
-            /** @description The key itself (`sk_` and 43 characters). Shown only in this answer. */
+            /**
+             * @description The key itself (`sk_live_` and 43 characters; `sk_test_` and 43 for a test mode's key).
+             *     Shown only in this answer.
+             */
             key: string;
             prefix: components["schemas"]["ApiKeyPrefix"];
             createdAt: components["schemas"]["Timestamp"];
             /** @description Always null for a new key. */
             expiresAt: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
         };
         ApiKeyList: {
             data: components["schemas"]["ApiKey"][];
             hasMore: boolean;
             nextCursor: components["schemas"]["Uuid"] | null;
         };
+        TestSubscriptionsCreate: {
+            count: number;
+            status?: components["schemas"]["SubscriptionStatus"];
+            planId?: components["schemas"]["Uuid"];
+            /**
+             * Format: date-time
+             * @description When they were made, RFC 3339 (the test clock's time when absent).
+             */
+            createdAt?: string;
+        };
+        TestSubscriptionList: {
+            data: components["schemas"]["Subscription"][];
+        };
+        TestSubscriptionsDeleted: {
+            deletedCount: number;
+            livemode: components["schemas"]["Livemode"];
+        };
+        TestClock: {
+            now: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        TestClockAdvance: {
+            /**
+             * Format: date-time
+             * @description The time to move to (RFC 3339): after the clock's time, at most 2 years after it.
+             */
+            to: string;
+        };
+        TestClockAdvanced: {
+            now: components["schemas"]["Timestamp"];
+            /** @description How many scheduled pauses and resumes the advance applied. */
+            appliedCount: number;
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description A problem as `Problem`, from the test helpers, whose codes also include `0011`. */
+        TestHelpersProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0011" | "0021" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
+        /**
+         * @description true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+         *     the test mode section of the docs). A key only ever sees objects of its own mode.
+         * @example true
+         */
+        Livemode: boolean;
         /**
          * Format: uuid
          * @description A UUID in its canonical 36-character form; letters may be upper or lower case.
@@ -1029,6 +1173,7 @@ export interface components {
             schedule?: components["schemas"]["Schedule"];
             /** @description Why it is paused, as given with the pause; present only while `paused` with a reason. */
             pauseReason?: string;
+            livemode: components["schemas"]["Livemode"];
         };
         /**
          * @description A merchant's pause policy: the rules every pause must keep. `null` or `false` turns a rule
@@ -1063,6 +1208,7 @@ export interface components {
             schedule?: components["schemas"]["Schedule"];
             /** @description Why it is paused, as given with the pause; present only while `paused` with a reason. */
             pauseReason?: string;
+            livemode: components["schemas"]["Livemode"];
         };
         /**
          * @description A subscription's pending scheduled pause and resume. On a subscription it is present only
@@ -1197,6 +1343,7 @@ export interface components {
             schedule?: components["schemas"]["Schedule"];
             /** @description Why it is paused, as given with the pause; present only while `paused` with a reason. */
             pauseReason?: string;
+            livemode: components["schemas"]["Livemode"];
         };
         SubscriptionList: {
             data: components["schemas"]["Subscription"][];
@@ -1231,6 +1378,7 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             /** @description When the last command was applied; null until then. */
             completedAt: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
         };
         BulkRequestList: {
             data: components["schemas"]["BulkRequest"][];
@@ -1508,6 +1656,24 @@ export interface components {
                 "application/problem+json": components["schemas"]["PauseProblem"];
             };
         };
+        /** @description A live key on a test helper; nothing was done. */
+        TestModeOnly: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["TestHelpersProblem"];
+            };
+        };
+        /** @description The request breaks the contract, or an advance goes back or more than 2 years ahead. */
+        InvalidTestHelperRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["TestHelpersProblem"];
+            };
+        };
         /** @description The API key is missing or unknown, or `x-api-key` and `x_api_key` carry different keys. */
         Unauthorized: {
             headers: {
@@ -1669,6 +1835,16 @@ export interface components {
         PausePolicyBody: {
             content: {
                 "application/json": components["schemas"]["PausePolicy"];
+            };
+        };
+        TestSubscriptionsCreateBody: {
+            content: {
+                "application/json": components["schemas"]["TestSubscriptionsCreate"];
+            };
+        };
+        TestClockAdvanceBody: {
+            content: {
+                "application/json": components["schemas"]["TestClockAdvance"];
             };
         };
         /** @description Optional; without it, the rolled key expires in 24 hours. */
@@ -2615,6 +2791,112 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTestSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["TestSubscriptionsCreateBody"];
+        responses: {
+            /** @description The subscriptions made, in the order made. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestSubscriptionList"];
+                };
+            };
+            400: components["responses"]["InvalidTestHelperRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTestSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many subscriptions were removed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestSubscriptionsDeleted"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The clock. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["TestClockAdvanceBody"];
+        responses: {
+            /** @description The clock at `to`, and how many scheduled changes the advance applied. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClockAdvanced"];
+                };
+            };
+            400: components["responses"]["InvalidTestHelperRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -37,6 +37,7 @@ import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
 import { FERRETDB_PATCH, ferretdbBinaryPath } from '../src/db/ferretdb.js';
 import { nowTimestamp } from '../src/lib/clock.js';
+import { testModeIdOf } from '../src/lib/livemode.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
 import { startService, type Service } from '../src/main/composition.js';
@@ -866,6 +867,82 @@ async function benchOnlyFilter(db: Db, service: Service, baseUrl: string, apiKey
 }
 
 
+/**
+ * `BENCH_ONLY=testmode`: what test mode costs live requests (docs/partners.md). The (c) load (single
+ * pauses of live subscriptions) with and without a merchant's test data in the database, in
+ * alternating rounds, and the live due poll's read (`due`) timed with and without it. The test
+ * data: BENCH_TEST_SUBSCRIPTIONS (default 10,000) test subscriptions made through the API, each
+ * with a pause already due by the real time but not by its test clock (written raw as the
+ * subscriptions store writes a test mode's pause, `testScheduledAt`): the live poll must read none.
+ */
+const TEST_SUBSCRIPTIONS = Number(process.env.BENCH_TEST_SUBSCRIPTIONS ?? 10_000);
+async function benchTestModeCost(db: Db, baseUrl: string, apiKey: string, testApiKey: string, merchantId: string) {
+  const post = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-api-key': testApiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+    return res.json() as Promise<{ data: { id: string; merchantId: string }[] }>;
+  };
+  const made: string[] = [];
+  for (let left = TEST_SUBSCRIPTIONS; left > 0; left -= 1000) made.push(...(await post('POST', '/v2/test-helpers/subscriptions', { count: Math.min(left, 1000) })).data.map((s) => s.id));
+  console.error(`test mode cost: ${made.length} test subscriptions made through the API`);
+  const testMode = testModeIdOf(merchantId);
+  const due = timestampBeforeNow(3_600_000);
+  // By merchant, not by 10,000 ids: FerretDB reads the collection once per $in otherwise.
+  await db.collection('subscriptions').updateMany({ merchantId: testMode }, { $set: { pauseAt: due, testScheduledAt: due } });
+  const testData = await db.collection('subscriptions').find({ merchantId: testMode }).toArray();
+  if (testData.length !== made.length) throw new Error(`test mode holds ${testData.length} subscriptions, ${made.length} made`);
+  const liveIds = await seed(db, merchantId, 1000);
+  console.error('test mode cost: scheduled, copied; rounds start');
+  const withTestData = async (present: boolean) => {
+    // Raw, on the scripts' client without a timeout: DELETE /v2/test-helpers/subscriptions of
+    // 10,000 took longer than DB_TIMEOUT_MS here (FerretDB, shared machine) and answered 503.
+    await db.collection('subscriptions').deleteMany({ merchantId: testMode });
+    if (present) for (let i = 0; i < testData.length; i += SEED_BATCH) await db.collection('subscriptions').insertMany(testData.slice(i, i + SEED_BATCH));
+    // The live due poll's read, on the scripts' client (no timeout: on FerretDB it reads the whole collection).
+    const store = new SubscriptionsRepository(db);
+    const dueReads = [];
+    for (let i = 0; i < 10; i++) dueReads.push(await timed(() => store.due(nowTimestamp(), 5000)));
+    const liveDue = (await store.due(nowTimestamp(), 5000)).length;
+    return { ...(await load(baseUrl, apiKey, liveIds)), dueReadMs: median(dueReads), liveDue };
+  };
+  await load(baseUrl, apiKey, liveIds, CONNECTIONS, 3);
+  const rounds: { without: Awaited<ReturnType<typeof withTestData>>; with: Awaited<ReturnType<typeof withTestData>> }[] = [];
+  for (let round = 0; round < METRICS_ROUNDS; round++) {
+    if (round % 2 === 0) {
+      const without = await withTestData(false);
+      rounds.push({ without, with: await withTestData(true) });
+    } else {
+      const present = await withTestData(true);
+      rounds.push({ without: await withTestData(false), with: present });
+    }
+  }
+  return rounds;
+}
+
+function timestampBeforeNow(ms: number): string {
+  return new Date(Date.now() - ms).toISOString().replace('Z', '000Z');
+}
+
+async function onlyTestMode(): Promise<void> {
+  const config = loadConfig();
+  const scratch = await openScratchDatabase(config, 'bench', log);
+  try {
+    const running = await startService(scratch.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+    const { merchantId, apiKey, testApiKey } = await running.service.auth.createMerchant('bench');
+    console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
+    console.error(`test mode cost: (c) single pause, ${CONNECTIONS} connections, without and with ${TEST_SUBSCRIPTIONS} due test subscriptions, ${METRICS_ROUNDS} alternating rounds of ${LOAD_SECONDS} s ...`);
+    const rounds = await benchTestModeCost(scratch.db, running.url, apiKey, testApiKey, merchantId).finally(() => running.stop(30_000));
+    const med = (pick: (r: (typeof rounds)[number]) => number) => median(rounds.map(pick));
+    console.log(`| test data | req/s (median of ${rounds.length}) | p99 ms (median) | live due read ms (median) | live due read returned |`);
+    console.log('|---|---|---|---|---|');
+    console.log(`| none | ${med((r) => r.without.rps).toFixed(0)} | ${med((r) => r.without.p99Ms)} | ${med((r) => r.without.dueReadMs).toFixed(1)} | ${rounds.map((r) => r.without.liveDue).join(', ')} |`);
+    console.log(`| ${TEST_SUBSCRIPTIONS} due test subscriptions | ${med((r) => r.with.rps).toFixed(0)} | ${med((r) => r.with.p99Ms)} | ${med((r) => r.with.dueReadMs).toFixed(1)} | ${rounds.map((r) => r.with.liveDue).join(', ')} |`);
+    console.log(`rounds, req/s without / with: ${rounds.map((r) => `${r.without.rps.toFixed(0)} / ${r.with.rps.toFixed(0)}`).join(', ')}; ratio of medians ${(med((r) => r.with.rps) / med((r) => r.without.rps)).toFixed(2)}`);
+  } finally {
+    await scratch.close();
+  }
+}
+
 /** `BENCH_ONLY=c npm run bench`: (c) alone, with and without metrics. */
 async function onlyC(): Promise<void> {
   const config = loadConfig();
@@ -889,7 +966,7 @@ async function onlyEvents(): Promise<void> {
   }
 }
 
-// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone; unset, every axis.
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['reads', 'c', 'events', 'filter'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, c, events or filter (or unset for every axis)`);
-await (only === 'reads' ? readsOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : main());
+if (only !== undefined && !['reads', 'c', 'events', 'filter', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, c, events, filter or testmode (or unset for every axis)`);
+await (only === 'reads' ? readsOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : only === 'testmode' ? onlyTestMode() : main());

@@ -11,6 +11,11 @@
  * Schemathesis as fixed parameters (scripts/schemathesis.toml); each deletion gets an endpoint
  * of its own, made just before it by scripts/schemathesis_hooks.py.
  *
+ * The test helpers (`/v2/test-helpers/…`, tag "Test helpers") take a test key: a live key gets
+ * 403 0011 there and nothing else. So they run in a second, shorter Schemathesis run of their own
+ * with the fuzzing merchant's test key (its test mode has subscriptions of its own, made through
+ * the API), and the first run, with the live key, leaves them out. Both runs must pass.
+ *
  * Every check, every phase (examples, coverage, fuzzing, stateful), FUZZ_EXAMPLES (default 200)
  * examples per operation and a fixed seed (FUZZ_SEED, default 20261122). Exits with Schemathesis's
  * status: 0 only when nothing failed.
@@ -96,8 +101,15 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
   };
 }
 
-function runSchemathesis(st: string, fixtures: Fixtures): Promise<number> {
-  const reportDir = join(projectRoot(), 'test-artifacts', 'schemathesis');
+/** The live run leaves out the test helpers; the test-mode run covers only them (see the header). */
+const RUNS = [
+  { name: 'live key', dir: 'schemathesis', args: ['--exclude-tag', 'Test helpers'] },
+  // No stateful phase: the test helpers have no OpenAPI links to follow (Schemathesis counts that as an error).
+  { name: 'test key', dir: 'schemathesis-test-mode', args: ['--include-tag', 'Test helpers', '--phases', 'examples,coverage,fuzzing'] },
+] as const;
+
+function runSchemathesis(st: string, fixtures: Fixtures, run: (typeof RUNS)[number]): Promise<number> {
+  const reportDir = join(projectRoot(), 'test-artifacts', run.dir);
   const args = [
     '--config-file',
     join(projectRoot(), 'scripts', 'schemathesis.toml'),
@@ -122,6 +134,7 @@ function runSchemathesis(st: string, fixtures: Fixtures): Promise<number> {
     'junit',
     '--report-dir',
     reportDir,
+    ...run.args,
     ...process.argv.slice(2),
   ];
   mkdirSync(reportDir, { recursive: true });
@@ -141,7 +154,7 @@ function runSchemathesis(st: string, fixtures: Fixtures): Promise<number> {
         const status = code ?? (signal ? 1 : 0);
         // On a failure, its report is what says what failed: shown, with the fences that read as a runner's closing line rewritten.
         if (status !== 0) console.error(withoutClosingFences(text));
-        for (const line of consoleSummary(text)) console.error(line);
+        for (const line of consoleSummary(text)) console.error(`(${run.name}) ${line}`);
         console.error(`Schemathesis's full console: ${consolePath}`);
         resolve(status);
       });
@@ -176,12 +189,14 @@ async function main(): Promise<number> {
     const receiverUrl = `${await listenOnLoopback(receiver)}/webhooks`;
     const { service, baseUrl, stop } = await serveOnLoopback(scratch, { ...config, webhooksAllowPrivateUrls: true }, log);
     try {
-      const { merchantId, apiKey } = await service.auth.createMerchant('fuzz');
+      const { merchantId, apiKey, testApiKey } = await service.auth.createMerchant('fuzz');
       const ids = [...EXAMPLE_IDS, EVENT_SUBSCRIPTION_ID];
       await service.seeder.seed({ merchantId, count: ids.length, status: 'fulfilled', ids });
       const fixtures = await createFixtures(baseUrl, apiKey, receiverUrl);
       console.error(`Schemathesis against ${baseUrl} (${scratch.engine} ${scratch.version}, ${scratch.source}); seed ${SEED}`);
-      return await runSchemathesis(st, fixtures);
+      const live = await runSchemathesis(st, fixtures, RUNS[0]);
+      const test = await runSchemathesis(st, { ...fixtures, SUBSVC_FUZZ_API_KEY: testApiKey }, RUNS[1]);
+      return Math.max(live, test);
     } finally {
       await stop();
     }

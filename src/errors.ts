@@ -20,6 +20,7 @@ export const Problems = Object.freeze({
   requestTimeout: kind(408, '0040', 'Invalid request', 'request-timeout'),
   headersTooLarge: kind(431, '0040', 'Invalid request', 'request-header-fields-too-large'),
   unauthorized: kind(401, '0010', 'Unauthorized', 'unauthorized'),
+  testModeOnly: kind(403, '0011', 'Test mode only', 'test-mode-only'),
   subscriptionNotFound: kind(404, '0020', 'Subscription not found', 'subscription-not-found'),
   routeNotFound: kind(404, '0021', 'Not found', 'not-found'),
   bulkRequestNotFound: kind(404, '0022', 'Bulk request not found', 'bulk-request-not-found'),

@@ -31,10 +31,10 @@ describe('several keys, each shown once', () => {
     const m = await t.merchant();
     const created = await call(t.baseUrl, '/v2/api-keys', { apiKey: m.apiKey });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.any(String), key: expect.stringMatching(/^sk_/), prefix: created.body.key.slice(0, 11), createdAt: expect.any(String), expiresAt: null });
+    expect(created.body).toEqual({ id: expect.any(String), key: expect.stringMatching(/^sk_live_/), prefix: created.body.key.slice(0, 16), createdAt: expect.any(String), expiresAt: null, livemode: true });
     expect(await ping(created.body.key)).toBe(200);
     const listed = await get(t.baseUrl, '/v2/api-keys', created.body.key);
-    expect(listed.body.data.map((k: { prefix: string }) => k.prefix)).toEqual([m.apiKey.slice(0, 11), created.body.prefix]);
+    expect(listed.body.data.map((k: { prefix: string }) => k.prefix)).toEqual([m.apiKey.slice(0, 16), created.body.prefix]);
     const text = JSON.stringify(listed.body);
     for (const secret of [m.apiKey, created.body.key, hashApiKey(m.apiKey), hashApiKey(created.body.key)]) expect(text).not.toContain(secret);
   });

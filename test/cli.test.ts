@@ -3,7 +3,9 @@ import { createServer } from 'node:net';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import { freePort } from '../src/lib/net.js';
+import { testModeIdOf } from '../src/lib/livemode.js';
 import { databaseUri } from './support/service.js';
 
 const run = promisify(execFile);
@@ -39,7 +41,8 @@ describe('subsvc admin commands', () => {
     const lines = res.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     const created = JSON.parse(lines[0]!);
-    expect(Object.keys(created).sort()).toEqual(['apiKey', 'merchantId']);
+    expect(Object.keys(created).sort()).toEqual(['apiKey', 'merchantId', 'testApiKey']);
+    expect([created.apiKey, created.testApiKey]).toEqual([expect.stringMatching(/^sk_live_/), expect.stringMatching(/^sk_test_/)]);
     const stored = await client.db(dbName).collection('merchants').findOne({ _id: created.merchantId });
     expect(stored).toMatchObject({ name: 'Acme' });
     expect(JSON.stringify(stored)).not.toContain(created.apiKey);
@@ -91,10 +94,10 @@ describe('subsvc keys', () => {
     const created = await keys('create', '--merchant', first.merchantId);
     expect([created.code, created.stdout.trim().split('\n').length]).toEqual([0, 1]);
     const made = JSON.parse(created.stdout);
-    expect(Object.keys(made).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'prefix']);
+    expect(Object.keys(made).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'livemode', 'prefix']);
     const listed = await keys('list', '--merchant', first.merchantId);
     const { data } = JSON.parse(listed.stdout);
-    expect(data.map((k: { prefix: string }) => k.prefix)).toEqual([first.apiKey.slice(0, 11), made.prefix]);
+    expect(data.map((k: { prefix: string }) => k.prefix)).toEqual([first.apiKey.slice(0, 16), made.prefix]);
     expect(listed.stdout).not.toContain(first.apiKey);
     expect(listed.stdout).not.toContain(made.key);
     expect(JSON.parse((await keys('revoke', '--merchant', first.merchantId, '--key', data[0].id)).stdout)).toEqual({ revoked: data[0].id });
@@ -103,6 +106,18 @@ describe('subsvc keys', () => {
     expect(last.stderr).toMatch(/^subsvc: API key .* is your last active key that does not expire/);
     const foreign = await keys('revoke', '--merchant', other.merchantId, '--key', made.id);
     expect([foreign.code, foreign.stderr]).toEqual([1, `subsvc: API key ${made.id} not found\n`]);
+  });
+
+  it('keys create --mode test gives a merchant made before test mode a test mode, and a test key of it', { timeout: 60_000 }, async () => {
+    const env = { MONGODB_URI: databaseUri(dbName) };
+    const merchantId = randomUUID();
+    await client.db(dbName).collection('merchants').insertOne({ _id: merchantId as never, name: 'Before test mode', createdAt: new Date(), keys: [], keysVersion: 1 });
+    const created = await subsvc(['keys', 'create', '--merchant', merchantId, '--mode', 'test'], env);
+    expect(created.code).toBe(0);
+    expect(JSON.parse(created.stdout)).toMatchObject({ key: expect.stringMatching(/^sk_test_/), livemode: false });
+    expect(await client.db(dbName).collection('merchants').findOne({ _id: testModeIdOf(merchantId) as never })).toMatchObject({ liveMerchantId: merchantId });
+    const listed = JSON.parse((await subsvc(['keys', 'list', '--merchant', merchantId, '--mode', 'test'], env)).stdout);
+    expect(listed.data.map((k: { livemode: boolean }) => k.livemode)).toEqual([false]);
   });
 });
 

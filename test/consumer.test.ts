@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APIKeysApi, BulkDryRunFromJSON, PausePolicyApi, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
+import { APIKeysApi, BulkDryRunFromJSON, PausePolicyApi, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, TestHelpersApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
 import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startTestService, type TestService } from './support/service.js';
@@ -34,6 +34,8 @@ interface Target {
   readonly keyHolder: () => Promise<{ readonly apiKey: string; readonly apiKeys: (key: string) => APIKeysApi; readonly api: (key: string) => SubscriptionsApi }>;
   /** A merchant of its own (on the service: a policy of the shared merchant would refuse the other scenarios' pauses) and one fulfilled subscription of it. */
   readonly policyHolder: () => Promise<{ readonly policies: PausePolicyApi; readonly api: SubscriptionsApi; readonly fulfilledId: string }>;
+  /** The merchant's test mode through its test key (docs/partners.md), and the test helpers with the live key (403). */
+  readonly testMode: { readonly api: SubscriptionsApi; readonly events: EventsApi; readonly helpers: TestHelpersApi; readonly helpersWithLiveKey: TestHelpersApi };
 }
 
 function preferring(code: number): InitOverrideFunction {
@@ -45,6 +47,7 @@ function preferringExample(name: string): InitOverrideFunction {
 }
 
 const REASON = 'Travelling until the 1st';
+const DAY = 24 * 60 * 60 * 1000;
 
 async function problemOf(call: Promise<unknown>): Promise<{ status: number; body: Record<string, unknown> }> {
   const error = await call.then(
@@ -350,6 +353,30 @@ function scenarios(name: string, target: () => Target) {
       expect([status, body.code]).toEqual([404, '0025']);
     });
 
+    it('test mode: makes fixtures, pauses one until 30 days ahead, advances the clock 31 days and reads it resumed with its event; a live key on a test helper answers 403 0011', async () => {
+      const t = target();
+      const { api, events, helpers, helpersWithLiveKey } = t.testMode;
+      const made = await helpers.createTestSubscriptionsRaw({ testSubscriptionsCreate: { count: 2 } });
+      expect(made.raw.status).toBe(201);
+      const [subscription] = (await made.value()).data;
+      expect(subscription!.livemode).toBe(false);
+      const { now } = await helpers.getTestClock();
+      const resumeAt = new Date(Date.parse(now) + 30 * DAY);
+      await api.pauseSubscription({ subscriptionId: subscription!.id, commandRequest: { resumeAt } }, t.preferExample('pausedUntil'));
+      const advanced = await helpers.advanceTestClock({ testClockAdvance: { to: new Date(Date.parse(now) + 31 * DAY) } });
+      expect(advanced.livemode).toBe(false);
+      if (t.stateful) {
+        expect(advanced.appliedCount).toBe(1);
+        expect(await api.getSubscription({ subscriptionId: subscription!.id })).toMatchObject({ status: 'fulfilled', livemode: false });
+        const [latest] = (await events.listEvents({ limit: 1 })).data;
+        expect(latest).toMatchObject({ type: 'subscription.resumed', livemode: false });
+      }
+      const { status, body } = await problemOf(helpersWithLiveKey.getTestClock(t.prefer(403)));
+      expect([status, body.code]).toEqual([403, '0011']);
+      const wiped = await helpers.deleteTestSubscriptions();
+      if (t.stateful) expect(wiped.deletedCount).toBe(2);
+    });
+
     it('pausing an unknown subscription answers 404 0020', async () => {
       const t = target();
       const { status, body } = await problemOf(t.api.pauseSubscription({ subscriptionId: randomUUID() }, t.prefer(404)));
@@ -375,7 +402,7 @@ function scenarios(name: string, target: () => Target) {
 
 let mock: RunningPrism;
 let service: TestService;
-let merchant: { merchantId: string; apiKey: string };
+let merchant: { merchantId: string; apiKey: string; testApiKey: string };
 beforeAll(async () => {
   [mock, service] = await Promise.all([startPrism(), startTestService({ workers: 2 })]);
   merchant = await service.merchant();
@@ -426,6 +453,12 @@ scenarios('the Prism mock', () => ({
     api: client(mock.baseUrl, 'sk_any-key-the-mock-accepts'),
     fulfilledId: randomUUID(),
   }),
+  testMode: {
+    api: client(mock.baseUrl, 'sk_test_any-key-the-mock-accepts'),
+    events: new EventsApi(configuration(mock.baseUrl, 'sk_test_any-key-the-mock-accepts')),
+    helpers: new TestHelpersApi(configuration(mock.baseUrl, 'sk_test_any-key-the-mock-accepts')),
+    helpersWithLiveKey: new TestHelpersApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
+  },
 }));
 
 scenarios('the real service', () => ({
@@ -453,6 +486,12 @@ scenarios('the real service', () => ({
       api: client(service.baseUrl, own.apiKey),
       fulfilledId: (await service.seed(own.merchantId, 1, 'fulfilled'))[0]!,
     };
+  },
+  testMode: {
+    api: client(service.baseUrl, merchant.testApiKey),
+    events: new EventsApi(configuration(service.baseUrl, merchant.testApiKey)),
+    helpers: new TestHelpersApi(configuration(service.baseUrl, merchant.testApiKey)),
+    helpersWithLiveKey: new TestHelpersApi(configuration(service.baseUrl, merchant.apiKey)),
   },
 }));
 

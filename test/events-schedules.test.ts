@@ -109,7 +109,7 @@ describe('schedule events', () => {
     expect(schedules.receiver.received.map((r) => r.id).sort()).toEqual(events.filter((e) => SCHEDULE_TYPES.includes(e.type)).map((e) => e.id).sort());
     expect([...all.receiver.received, ...schedules.receiver.received].every((r) => r.verified)).toBe(true);
     const removed = events[5];
-    expect(schedules.receiver.received.find((r) => r.id === removed.id)!.body).toEqual({ type: removed.type, timestamp: removed.createdAt, data: removed.data });
+    expect(schedules.receiver.received.find((r) => r.id === removed.id)!.body).toEqual({ type: removed.type, timestamp: removed.createdAt, data: removed.data, livemode: true });
     // Never the key or its hash, in events, deliveries or logs.
     const seen = JSON.stringify([events, all.receiver.received, schedules.receiver.received, t.logLines]);
     expect(seen).not.toContain(apiKey);

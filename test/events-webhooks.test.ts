@@ -101,7 +101,7 @@ describe('events and deliveries', () => {
     expect(deliveries.map((d) => [d.eventId, d.status, d.attempts.length]).sort()).toEqual(events.map((e) => [e.id, 'succeeded', 1]).sort());
     expect(receiver.received.every((r) => r.verified)).toBe(true);
     expect(receiver.received.map((r) => r.id).sort()).toEqual(events.map((e) => e.id).sort());
-    expect(receiver.received.find((r) => r.id === resumedEvent.id)!.body).toEqual({ type: resumedEvent.type, timestamp: resumedEvent.createdAt, data: resumedEvent.data });
+    expect(receiver.received.find((r) => r.id === resumedEvent.id)!.body).toEqual({ type: resumedEvent.type, timestamp: resumedEvent.createdAt, data: resumedEvent.data, livemode: true });
     // Relayed events leave the outbox (the sweep that would otherwise find them runs every 5 minutes).
     expect(await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 15_000)).toBe(0);
   });

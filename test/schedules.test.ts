@@ -70,7 +70,7 @@ describe('the rules', () => {
   it('a pause without schedule fields answers exactly as before: no schedule, no pauseReason', async () => {
     const [id] = await t.seed(merchantId, 1);
     const res = await pause(id!, {});
-    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'cycle', 'id', 'merchantId', 'modifiedAt', 'planId', 'status']);
+    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'cycle', 'id', 'livemode', 'merchantId', 'modifiedAt', 'planId', 'status']);
   });
 
   it('fulfilled + pauseAt: stays fulfilled with the schedule, then becomes paused with its reason at pauseAt', async () => {

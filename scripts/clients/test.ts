@@ -45,7 +45,7 @@ interface Target {
   readonly label: string;
   readonly proxy: ContractProxy;
   /** A fresh merchant's key and subscriptions for each run (the mock takes any key and any id). */
-  account(): Promise<{ apiKey: string; ids: Record<SubscriptionStatus, string[]> }>;
+  account(): Promise<{ apiKey: string; testApiKey: string; ids: Record<SubscriptionStatus, string[]> }>;
   readonly stateful: boolean;
 }
 
@@ -150,8 +150,8 @@ async function serviceTarget(): Promise<{ target: Target; stop(): Promise<void> 
       proxy,
       stateful: true,
       async account() {
-        const { merchantId, apiKey } = await service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`);
-        return { apiKey, ids: { fulfilled: await seed(merchantId, 12, 'fulfilled'), paused: await seed(merchantId, 4, 'paused'), cancelled: await seed(merchantId, 2, 'cancelled') } };
+        const { merchantId, apiKey, testApiKey } = await service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`);
+        return { apiKey, testApiKey, ids: { fulfilled: await seed(merchantId, 12, 'fulfilled'), paused: await seed(merchantId, 4, 'paused'), cancelled: await seed(merchantId, 2, 'cancelled') } };
       },
     },
     async stop() {
@@ -172,7 +172,7 @@ async function mockTarget(): Promise<{ target: Target; stop(): Promise<void> }> 
       label: 'mock',
       proxy,
       stateful: false,
-      account: async () => ({ apiKey: 'sk_any-key-the-mock-accepts', ids: { fulfilled: any(12), paused: any(4), cancelled: any(2) } }),
+      account: async () => ({ apiKey: 'sk_any-key-the-mock-accepts', testApiKey: 'sk_test_any-key-the-mock-accepts', ids: { fulfilled: any(12), paused: any(4), cancelled: any(2) } }),
     },
     async stop() {
       await proxy.stop();

@@ -8,9 +8,12 @@ import { Problems, ProblemError } from '../errors.js';
 import { formatTimestamp } from '../lib/clock.js';
 import { uuidv7, uuidv7Named } from '../lib/ids.js';
 
+/** Every key starts so; keys made before test mode (docs/partners.md) are `sk_` and 43 characters, and stay live. */
 export const KEY_PREFIX = 'sk_';
-/** The characters of a key shown in lists: `sk_` and 8 of its 43 random ones. */
-const SHOWN_LENGTH = KEY_PREFIX.length + 8;
+/** A new key's start, by the mode of the tenant it belongs to (src/lib/livemode.ts). */
+const MODE_PREFIX = { live: 'sk_live_', test: 'sk_test_' } as const;
+/** The random characters of a key shown in lists, after its mode prefix. */
+const SHOWN_RANDOM = 8;
 export const MAX_ACTIVE_KEYS = 100;
 export const MAX_ROLL_HOURS = 168;
 export const DEFAULT_ROLL_HOURS = 24;
@@ -43,9 +46,11 @@ export function isActive(key: StoredKey, now: string): boolean {
   return key.expiresAt === null || key.expiresAt > now;
 }
 
-export function newKey(now = Date.now()): NewKey {
-  const key = KEY_PREFIX + randomBytes(32).toString('base64url');
-  return { key, stored: { id: uuidv7(now), hash: hashApiKey(key), prefix: key.slice(0, SHOWN_LENGTH), createdAt: timestampIn(0, now), expiresAt: null } };
+/** A key of a live merchant (`sk_live_…`) or of a test mode (`sk_test_…`). */
+export function newKey(now = Date.now(), livemode = true): NewKey {
+  const start = livemode ? MODE_PREFIX.live : MODE_PREFIX.test;
+  const key = start + randomBytes(32).toString('base64url');
+  return { key, stored: { id: uuidv7(now), hash: hashApiKey(key), prefix: key.slice(0, start.length + SHOWN_RANDOM), createdAt: timestampIn(0, now), expiresAt: null } };
 }
 
 /**

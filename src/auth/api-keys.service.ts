@@ -5,6 +5,7 @@
  */
 import { Problems, ProblemError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
+import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { isActive, newKey, revoked, rolled, withNewKey, type StoredKey } from './api-keys.rules.js';
 import type { AuthService } from './auth.service.js';
@@ -19,6 +20,7 @@ export interface ApiKeyView {
   readonly createdAt: string;
   readonly lastUsedAt: string | null;
   readonly expiresAt: string | null;
+  readonly livemode: boolean;
 }
 
 /** A key just made: the only answer that carries it. */
@@ -28,6 +30,7 @@ export interface CreatedApiKey {
   readonly prefix: string;
   readonly createdAt: string;
   readonly expiresAt: string | null;
+  readonly livemode: boolean;
 }
 
 export class ApiKeysService {
@@ -41,7 +44,7 @@ export class ApiKeysService {
     const now = nowTimestamp();
     const after = page.startingAfter?.toLowerCase() ?? '';
     const keys = set.keys.filter((key) => isActive(key, now) && key.id > after).sort((a, b) => a.id.localeCompare(b.id));
-    const views = keys.slice(0, page.limit + 1).map(({ id, prefix, createdAt, expiresAt }) => ({ id, prefix, createdAt, lastUsedAt: set.lastUsedAt[id] ?? null, expiresAt }));
+    const views = keys.slice(0, page.limit + 1).map(({ id, prefix, createdAt, expiresAt }) => ({ id, prefix, createdAt, lastUsedAt: set.lastUsedAt[id] ?? null, expiresAt, livemode: livemodeOf(merchantId) }));
     return pageOf(views, page.limit, (key) => key.id);
   }
 
@@ -58,7 +61,7 @@ export class ApiKeysService {
   }
 
   private async change(merchantId: string, decide: (keys: readonly StoredKey[], added: StoredKey) => { keys: readonly StoredKey[]; old?: StoredKey }): Promise<CreatedApiKey> {
-    const made = newKey();
+    const made = newKey(Date.now(), livemodeOf(merchantId));
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const set = await this.keySet(merchantId);
       const { keys, old } = decide(set.keys, made.stored);
@@ -66,7 +69,7 @@ export class ApiKeysService {
       this.auth.forget(made.stored.hash);
       if (old) this.auth.forget(old.hash);
       const { id, prefix, createdAt, expiresAt } = made.stored;
-      return { id, key: made.key, prefix, createdAt, expiresAt };
+      return { id, key: made.key, prefix, createdAt, expiresAt, livemode: livemodeOf(merchantId) };
     }
     throw new ProblemError(Problems.unavailable, `The API keys of merchant ${merchantId} kept changing under this request; retry.`);
   }

@@ -9,6 +9,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { Problems, ProblemError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
+import { testModeIdOf } from '../lib/livemode.js';
 import { hashApiKey, isActive, KEY_PREFIX, newKey } from './api-keys.rules.js';
 import type { LastUsedRecorder } from './last-used.js';
 import type { MerchantsRepository } from './merchants.repository.js';
@@ -36,7 +37,10 @@ export interface Merchant {
 
 export interface CreatedMerchant {
   readonly merchantId: string;
+  /** A live key (`sk_live_…`). */
   readonly apiKey: string;
+  /** A key of the merchant's test mode (`sk_test_…`, docs/partners.md). */
+  readonly testApiKey: string;
 }
 
 interface CacheEntry {
@@ -60,8 +64,18 @@ export class AuthService {
     const { key, stored } = newKey();
     const merchantId = randomUUID();
     await this.merchants.insert({ id: merchantId, name, key: stored });
+    const test = newKey(Date.now(), false);
+    await this.merchants.insertTestMode(merchantId, testModeIdOf(merchantId), name, [test.stored]);
     this.forget(stored.hash);
-    return { merchantId, apiKey: key };
+    this.forget(test.stored.hash);
+    return { merchantId, apiKey: key, testApiKey: test.key };
+  }
+
+  /** The merchant's test mode, made now (without keys) if it has none yet: its id. */
+  async ensureTestMode(liveMerchantId: string, name = 'Merchant'): Promise<string> {
+    const id = testModeIdOf(liveMerchantId);
+    await this.merchants.insertTestMode(liveMerchantId, id, name, []);
+    return id;
   }
 
   /** The merchant the key belongs to, or undefined for a missing, unknown, revoked or expired key. */

@@ -22,6 +22,8 @@ interface MerchantDocument {
   keys?: StoredKey[];
   keysVersion?: number;
   keysLastUsedAt?: Record<string, string>;
+  /** A test mode's document (src/lib/livemode.ts): the live merchant it belongs to. */
+  liveMerchantId?: string;
 }
 
 /** A merchant's keys as read, with the version a change must find to be written. */
@@ -61,6 +63,20 @@ export class MerchantsRepository {
 
   async insert(merchant: { id: string; name: string; key: StoredKey }): Promise<void> {
     await this.collection.insertOne({ _id: merchant.id, name: merchant.name, createdAt: new Date(), keys: [merchant.key], keysVersion: 1 });
+  }
+
+  /**
+   * The merchant's test mode, made on first need with the keys given (none: `subsvc keys create
+   * --mode test` adds one). Its document sits beside the live one, under its own id, so a test key
+   * resolves to the test mode like any merchant's key to its merchant. false: it was there already.
+   */
+  async insertTestMode(liveMerchantId: string, testModeId: string, name: string, keys: readonly StoredKey[]): Promise<boolean> {
+    const result = await this.collection.updateOne(
+      { _id: testModeId },
+      { $setOnInsert: { name: `${name} (test mode)`, createdAt: new Date(), keys: [...keys], keysVersion: 1, liveMerchantId } },
+      { upsert: true },
+    );
+    return result.upsertedCount === 1;
   }
 
   async exists(id: string): Promise<boolean> {

@@ -15,6 +15,7 @@ import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent } from '../observability/tracing.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { TimeOf } from '../subscriptions/subscriptions.service.js';
 import {
   NO_PAUSE_POLICIES,
   NO_PAUSE_POLICY,
@@ -80,6 +81,8 @@ export class BulkService {
     log: Logger,
     /** Each merchant's pause policy (src/pause-policy/), applied to a bulk pause at acceptance. */
     private readonly policies: PausePolicySource = NO_PAUSE_POLICIES,
+    /** The time of the merchant's data, which its pause policy is decided at: a test mode's is its test clock's (src/test-mode/). */
+    private readonly timeOf: TimeOf = () => nowTimestamp(),
   ) {
     this.log = log.child({ component: 'bulk' });
   }
@@ -89,7 +92,7 @@ export class BulkService {
     const requestId = uuidv7();
     const policy = await this.policyFor(merchantId, operation);
     const selected = await this.select(merchantId, selection, policy.maxPausesPerYear !== null);
-    const rejection = rejectionFor(operation, schedule, policy, nowTimestamp());
+    const rejection = rejectionFor(operation, schedule, policy, await this.timeOf(merchantId));
     const accepted = selected.filter((s) => rejection(s).length === 0).map((s) => s.id);
     const rejected = selected.flatMap(rejection);
     const createdAt = nowTimestamp();
@@ -124,7 +127,7 @@ export class BulkService {
   async dryRun(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkDryRun> {
     const policy = await this.policyFor(merchantId, operation);
     const matched = (await this.select(merchantId, selection, policy.maxPausesPerYear !== null)).filter((s) => s.status !== undefined);
-    const rejection = rejectionFor(operation, schedule, policy, nowTimestamp());
+    const rejection = rejectionFor(operation, schedule, policy, await this.timeOf(merchantId));
     const reasons = matched.map((s) => rejection(s)[0]?.reason);
     const cancelledCount = reasons.filter((r) => r === 'cancelled').length;
     const acceptable = matched.filter((_, i) => reasons[i] === undefined).map((s) => s.id);

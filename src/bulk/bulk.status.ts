@@ -4,6 +4,7 @@
  * are exact even when a chunk ran twice; the five counts always add up to `acceptedCount`.
  */
 import type { components } from '../../generated/openapi.js';
+import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { pageOf } from '../lib/pagination.js';
 import type { BulkChunk, BulkRepository, BulkRequest } from './bulk.repository.js';
@@ -34,7 +35,7 @@ function view(request: BulkRequest, chunks: readonly BulkChunk[]): BulkRequestVi
   const { requestId, operation, acceptedCount, createdAt } = request;
   // The last outcome is when it completed, whether or not the worker that recorded it lived to say so.
   const completedAt = state === 'completed' ? (request.completedAt ?? lastAt ?? createdAt) : null;
-  return { requestId, operation, state, acceptedCount, counts, createdAt, completedAt };
+  return { requestId, operation, state, acceptedCount, counts, createdAt, completedAt, livemode: livemodeOf(request.merchantId) };
 }
 
 export class BulkStatusService {

@@ -13,7 +13,7 @@ import { RETRY } from '../lib/retry.js';
 import { snapshotOf, toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
-import type { Event, EventsRepository } from './events.repository.js';
+import { shownAs, type Event, type EventsRepository } from './events.repository.js';
 import { eventTypeOf, subscriptionEventId } from '../subscriptions/outbox.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
@@ -47,12 +47,12 @@ function eventsOf(holder: OutboxHolder): Event[] {
     const subscription = toSubscription(holder, entry.subscription ?? { ...snapshotOf(holder), status: entry.status, modifiedAt: entry.at });
     // The schedule events also carry the pending times the change left, and what it dropped.
     const schedule = type === 'subscription.paused' || type === 'subscription.resumed' ? {} : { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } };
-    return {
+    return shownAs(holder.merchantId, {
       id: subscriptionEventId(entry, holder._id),
       type: type as 'subscription.paused',
       createdAt: entry.at,
       data: { subscription, previousStatus: entry.previousStatus, cause: entry.cause, ...schedule, ...(entry.removed ? { removed: [...entry.removed] } : {}) },
-    };
+    });
   });
 }
 
@@ -179,12 +179,12 @@ export class EventsRelay {
     const events = views.map((view) => {
       const completedAt = view.completedAt ?? view.createdAt;
       const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
-      return { id, type: 'bulk_request.completed' as const, createdAt: completedAt, data: view };
+      return shownAs(merchantId, { id, type: 'bulk_request.completed' as const, createdAt: completedAt, data: view });
     });
     // Their deliveries continue the trace of the chunk run that completed the requests, when traced.
     const trace = currentTraceparent();
     await this.emit(merchantId, events, trace ? new Map(events.map((e) => [e.id, trace])) : undefined);
-    for (const { id, data } of events) this.log.info({ eventId: id, type: 'bulk_request.completed', requestId: data.requestId }, 'event recorded');
+    events.forEach((event, i) => this.log.info({ eventId: event.id, type: 'bulk_request.completed', requestId: views[i]!.requestId }, 'event recorded'));
   }
 
   private async emit(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void> {

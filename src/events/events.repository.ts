@@ -6,6 +6,7 @@ import type { Collection, Db } from 'mongodb';
 import { insertNew, ownedBy } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
+import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { EventType } from '../subscriptions/outbox.js';
 
@@ -22,7 +23,25 @@ interface EventDocument {
 
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
-const toEvent = ({ _id, type, createdAt, data }: EventDocument): Event => ({ id: _id, type, createdAt, data }) as Event;
+/** An event as made, before the API shows it. */
+export interface RecordedEvent {
+  readonly id: string;
+  readonly type: Event['type'];
+  readonly createdAt: string;
+  readonly data: object;
+}
+
+/**
+ * An event as the API and its webhooks show it: `livemode` on it and on the object it carries,
+ * from the id that owns it (src/lib/livemode.ts), so events stored before test mode show it too.
+ */
+export function shownAs(merchantId: string, { id, type, createdAt, data }: RecordedEvent): Event {
+  const livemode = livemodeOf(merchantId);
+  const shown = 'subscription' in data ? { ...data, subscription: { ...(data.subscription as object), livemode } } : { ...data, livemode };
+  return { id, type, createdAt, data: shown, livemode } as Event;
+}
+
+const toEvent = (doc: EventDocument): Event => shownAs(doc.merchantId, { ...doc, id: doc._id });
 
 export class EventsRepository {
   private readonly events: Collection<EventDocument>;

@@ -5,6 +5,7 @@ import type { ApiKeysService } from '../auth/api-keys.service.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
+import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -36,6 +37,8 @@ export interface AppDependencies {
   readonly bulkStatus: BulkStatusService;
   /** Events and webhook endpoints (src/events/events.handlers.ts, src/webhooks/webhooks.handlers.ts). */
   readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers>;
+  /** The test helpers (src/test-mode/test-mode.handlers.ts). */
+  readonly testHelpers: ReturnType<typeof testModeHandlers>;
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
@@ -67,7 +70,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
     putPausePolicy: idempotent(idempotency, httpLog, commands.putPausePolicy),
     getPausePolicy: commands.getPausePolicy,
-    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...webhooks, ...apiKeyHandlers(apiKeys) }),
+    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...webhooks, ...apiKeyHandlers(apiKeys), ...deps.testHelpers }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 

@@ -20,9 +20,10 @@ function epochMicros(): bigint {
 }
 
 export function formatTimestamp(micros: bigint): string {
-  const millis = Number(micros / 1000n);
-  const fraction = String(micros % 1_000_000n).padStart(6, '0');
-  return `${new Date(millis).toISOString().slice(0, 19)}.${fraction}Z`;
+  // Floored, not truncated: before 1970 (a test fixture's createdAt may be) the remainder is negative.
+  const fraction = ((micros % 1_000_000n) + 1_000_000n) % 1_000_000n;
+  const millis = Number((micros - fraction) / 1000n);
+  return `${new Date(millis).toISOString().slice(0, 19)}.${String(fraction).padStart(6, '0')}Z`;
 }
 
 /** Now, in microseconds since the epoch (for comparisons with parsed times). */

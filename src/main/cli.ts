@@ -3,10 +3,10 @@
  * subsvc: the service's one command.
  *   subsvc serve                         HTTP service (+ bulk workers unless BULK_CONCURRENCY=0)
  *   subsvc worker                        bulk workers only
- *   subsvc merchant create --name NAME   prints {"merchantId","apiKey"}
+ *   subsvc merchant create --name NAME   prints {"merchantId","apiKey","testApiKey"}
  *   subsvc subscriptions seed --merchant ID --count N [--status S] [--plan UUID]
  *   subsvc webhooks listen --merchant ID --port N   prints each delivery as a JSON line until stopped
- *   subsvc keys list|create --merchant ID, subsvc keys revoke --merchant ID --key KEY_ID
+ *   subsvc keys list|create --merchant ID [--mode live|test], subsvc keys revoke --merchant ID --key KEY_ID [--mode live|test]
  *   subsvc status                        the fleet: live processes, queue, due schedules, outbox, disabled endpoints
  * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
  */
@@ -20,6 +20,7 @@ import { composeDomain, fleetStatusOn, type Domain } from './composition.js';
 import { serve, work, type Running } from './processes.js';
 import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import { listenForWebhooks } from '../webhooks/listen.js';
+import { livemodeOf } from '../lib/livemode.js';
 import { formatStatus } from '../fleet/status.js';
 import { stopTracing } from '../observability/tracing.js';
 
@@ -29,9 +30,9 @@ const USAGE = `usage:
   subsvc merchant create --name NAME
   subsvc subscriptions seed --merchant ID --count N [--status fulfilled|paused|cancelled] [--plan UUID]
   subsvc webhooks listen --merchant ID --port N
-  subsvc keys list --merchant ID
-  subsvc keys create --merchant ID
-  subsvc keys revoke --merchant ID --key KEY_ID
+  subsvc keys list --merchant ID [--mode live|test]
+  subsvc keys create --merchant ID [--mode live|test]
+  subsvc keys revoke --merchant ID --key KEY_ID [--mode live|test]
   subsvc status`;
 
 class UsageError extends Error {}
@@ -120,16 +121,21 @@ const KEY_COMMANDS = ['list', 'create', 'revoke'];
 /**
  * A merchant's API keys, for an operator (a merchant whose every key leaked, say): the same rules
  * as the API (src/auth/api-keys.service.ts). `list` prints every active key (at most 100), `create`
- * the new key (shown this once), `revoke` the id it revoked.
+ * the new key (shown this once), `revoke` the id it revoked. `--mode test` acts on the merchant's
+ * test mode's keys (docs/partners.md), making the test mode first if the merchant has none yet
+ * (merchants made before test mode): `keys create --mode test` is how such a merchant gets one.
  */
 async function keys(config: Config, subcommand: string, args: string[]): Promise<unknown> {
-  const { values } = parseArgs({ args, options: { merchant: { type: 'string' }, key: { type: 'string' } } });
-  const merchantId = normaliseId(values.merchant ?? '');
-  if (!merchantId) throw new UsageError('--merchant must be a merchant id (a UUID)');
+  const { values } = parseArgs({ args, options: { merchant: { type: 'string' }, key: { type: 'string' }, mode: { type: 'string' } } });
+  const liveId = normaliseId(values.merchant ?? '');
+  if (!liveId) throw new UsageError('--merchant must be a merchant id (a UUID)');
+  const mode = values.mode ?? 'live';
+  if (mode !== 'live' && mode !== 'test') throw new UsageError('--mode must be live or test');
   const keyId = normaliseId(values.key ?? '');
   if (subcommand === 'revoke' && !keyId) throw new UsageError('--key must be the id of an API key (a UUID; subsvc keys list shows them)');
   return admin(config, async (service) => {
-    if (!(await service.merchants.exists(merchantId))) throw new UsageError(`no merchant with id ${merchantId}`);
+    if (!livemodeOf(liveId) || !(await service.merchants.exists(liveId))) throw new UsageError(`no merchant with id ${liveId}`);
+    const merchantId = mode === 'live' ? liveId : await service.auth.ensureTestMode(liveId);
     if (subcommand === 'create') return service.apiKeys.create(merchantId);
     if (subcommand === 'revoke') {
       await service.apiKeys.revoke(merchantId, keyId!);

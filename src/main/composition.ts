@@ -24,6 +24,9 @@ import { RetentionSweeper } from '../db/retention.js';
 import { describeWorkarounds, workaroundsFor, type Workarounds } from '../db/workarounds.js';
 import { eventHandlers } from '../events/events.handlers.js';
 import { EventsRelay } from '../events/events.relay.js';
+import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
+import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
+import { TestModeService, timeOfMerchants } from '../test-mode/test-mode.service.js';
 import { EventsRepository } from '../events/events.repository.js';
 import { EventsService } from '../events/events.service.js';
 import { createApp } from '../http/app.js';
@@ -144,6 +147,7 @@ interface Stores {
   readonly endpoints: EndpointsRepository;
   readonly deliveries: DeliveriesRepository;
   readonly pausePolicies: PausePolicyRepository;
+  readonly testClocks: TestClocksRepository;
 }
 
 function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores {
@@ -159,6 +163,7 @@ function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores
     endpoints: new EndpointsRepository(db),
     deliveries: new DeliveriesRepository(db, statementsPerCommand),
     pausePolicies: new PausePolicyRepository(db),
+    testClocks: new TestClocksRepository(db),
   };
 }
 
@@ -194,7 +199,7 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
     subscriptionsRepository: stores.subscriptions,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores.subscriptions, mutex, pausePolicies),
+    subscriptions: new SubscriptionsService(stores.subscriptions, mutex, pausePolicies, timeOfMerchants(stores.testClocks)),
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
   };
@@ -256,7 +261,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const bulkQueue = new BulkQueue(background, log, { concurrency, lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs });
   const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
   // The same policy cache as the requests': a policy replaced by this process applies to its workers at once.
-  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, pausePolicies);
+  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, pausePolicies, timeOfMerchants(backgroundStores.testClocks));
   const schedules = new ScheduleWorker(workerSubscriptions, backgroundStores.clock, config.schedulePollMs, log);
 
   // Events and webhooks: the relay listens to every service that changes subscriptions, so that each change is relayed right after it (and by the sweep if that fails).
@@ -316,6 +321,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     dispatcher,
     log,
     pausePolicies,
+    timeOfMerchants(stores.testClocks),
   );
   const endpoints = new EndpointsService(stores.endpoints, allowPrivateUrls);
   const limiter = config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
@@ -356,6 +362,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
         bulk,
         bulkStatus: new BulkStatusService(stores.bulk),
         webhooks: { ...eventHandlers(new EventsService(stores.events), webhooks), ...webhookHandlers(endpoints, stores.deliveries) },
+        testHelpers: testModeHandlers(new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, (ids) => relay.relay(ids))),
         log,
         idempotency: stores.idempotency,
         limiter,

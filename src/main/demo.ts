@@ -14,7 +14,7 @@ export interface DemoPlace {
 }
 
 export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, { baseUrl, databaseUri }: DemoPlace): Promise<string> {
-  const { merchantId, apiKey } = await auth.createMerchant('Demo merchant');
+  const { merchantId, apiKey, testApiKey } = await auth.createMerchant('Demo merchant');
   const fulfilled = await seeder.seed({ merchantId, count: 3, status: 'fulfilled' });
   const [cancelled] = await seeder.seed({ merchantId, count: 1, status: 'cancelled' });
   const [first, second, third] = fulfilled.map((s) => s.id);
@@ -27,6 +27,7 @@ export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, 
     ...(databaseUri ? ['Demo data on the embedded database (gone when the service stops):', `  MONGODB_URI=${databaseUri}`] : ['Demo data:']),
     `  merchant:      ${merchantId}`,
     `  API key:       ${apiKey}`,
+    `  test API key:  ${testApiKey}  (test mode: its own data and clock, docs/partners.md)`,
     `  subscriptions: ${first} ${second} ${third} (fulfilled)`,
     `                 ${cancelled!.id} (cancelled)`,
     '',
@@ -36,6 +37,7 @@ export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, 
     `  ${curl(`/v2/subscriptions/${cancelled!.id}/pause`)}    # 409: cancelled`,
     `  ${curl('/v2/subscriptions/bulk/pause', JSON.stringify({ subscriptions: [second, third, cancelled!.id] }))}`,
     `  ${curl('/v2/subscriptions/bulk/resume', JSON.stringify({ subscriptions: [second, third] }))}`,
+    `  curl -s -X POST ${baseUrl}/v2/test-helpers/subscriptions -H 'x-api-key: ${testApiKey}' -H 'content-type: application/json' -d '{"count":2}'`,
     '',
   ].join('\n');
 }

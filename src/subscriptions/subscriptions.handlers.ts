@@ -4,7 +4,7 @@
  */
 import type { components, operations } from '../../generated/openapi.js';
 import { selectionOf, type BulkSelection } from './bulk.selection.js';
-import { nowMicros } from '../lib/clock.js';
+import { livemodeOf } from '../lib/livemode.js';
 import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';
 import type { SubscriptionsService } from './subscriptions.service.js';
@@ -30,14 +30,14 @@ function scheduleView({ schedule, pauseReason }: Subscription): Pick<PausedSubsc
   return { ...(schedule ? { schedule } : {}), ...(pauseReason !== undefined ? { pauseReason } : {}) };
 }
 
-function pausedView(s: Subscription): PausedSubscription {
+export function pausedView(s: Subscription): PausedSubscription {
   const { id, merchantId, planId, status, cycle, createdAt, modifiedAt } = s;
-  return { id, merchantId, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s) };
+  return { id, merchantId, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s), livemode: livemodeOf(merchantId) };
 }
 
 function resumedView(s: Subscription): ResumedSubscription {
   const { id, planId, status, cycle, createdAt, modifiedAt } = s;
-  return { id, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s) };
+  return { id, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s), livemode: livemodeOf(s.merchantId) };
 }
 
 /**
@@ -63,7 +63,7 @@ export function subscriptionCommandHandlers(
   };
   return {
     pauseSubscription: async (request) => {
-      const schedule = scheduleRequestOf(request.body, nowMicros());
+      const schedule = scheduleRequestOf(request.body, await subscriptions.nowMicros(request.merchant.id));
       if (request.body.subscriptions) return acceptBulk(request, 'PAUSE', { ids: request.body.subscriptions }, schedule);
       return { status: 200, body: pausedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', schedule, causeOf(request.merchant))) };
     },
@@ -71,7 +71,7 @@ export function subscriptionCommandHandlers(
       if (request.body.subscriptions) return acceptBulk(request, 'RESUME', { ids: request.body.subscriptions }, undefined);
       return { status: 200, body: resumedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME', undefined, causeOf(request.merchant))) };
     },
-    bulkPauseSubscriptions: async (request) => bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, nowMicros())),
+    bulkPauseSubscriptions: async (request) => bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, await subscriptions.nowMicros(request.merchant.id))),
     bulkResumeSubscriptions: async (request) => bulkOperation(request, 'RESUME', undefined),
   };
 }

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import type { ScheduleClock } from './schedule.clock.js';
@@ -38,6 +39,25 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   scheduleRun?: string;
   /** Events of changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
   outbox?: OutboxEntry[];
+  /** A test mode's pending time, in place of `nextScheduledAt` (dueFieldOf). */
+  testScheduledAt?: string;
+}
+
+/**
+ * Where a subscription keeps its pending time: live ones in `nextScheduledAt` (the due_schedules
+ * index, read by the live due poll), a test mode's in `testScheduledAt`, which that index and
+ * poll never see: a test mode's schedules fall due only when its clock is advanced (dueOf, read
+ * along the merchant's own subscriptions; docs/partners.md). Decided here, on every write.
+ */
+function dueFieldOf(merchantId: string): 'nextScheduledAt' | 'testScheduledAt' {
+  return livemodeOf(merchantId) ? 'nextScheduledAt' : 'testScheduledAt';
+}
+
+/** The update as the merchant's mode stores it (dueFieldOf). */
+function inModeOf(merchantId: string, update: UpdateFilter<SubscriptionDocument>): UpdateFilter<SubscriptionDocument> {
+  if (livemodeOf(merchantId)) return update;
+  const rename = (fields: object | undefined) => fields && Object.fromEntries(Object.entries(fields).map(([k, v]) => [k === 'nextScheduledAt' ? 'testScheduledAt' : k, v]));
+  return { ...update, $set: rename(update.$set), ...(update.$unset ? { $unset: rename(update.$unset) } : {}) } as UpdateFilter<SubscriptionDocument>;
 }
 
 /** How many bulk command marks a subscription keeps: a run repeated after more than this many later commands is not expected. */
@@ -191,6 +211,20 @@ function withEvents(update: UpdateFilter<SubscriptionDocument>, entries: readonl
   return { ...update, $push: { ...(update.$push ?? {}), outbox: { $each: [...entries] } } } as UpdateFilter<SubscriptionDocument>;
 }
 
+/** A due subscription as the due reads return it, pending at `pendingAt` (its mode's field: dueFieldOf). */
+function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscription {
+  return {
+    id: d._id,
+    merchantId: d.merchantId,
+    status: d.status,
+    pauseAt: d.pauseAt ?? null,
+    resumeAt: d.resumeAt ?? null,
+    pauseReason: d.pauseReason ?? null,
+    nextScheduledAt: pendingAt,
+    recentPauses: d.recentPauses ?? [],
+  };
+}
+
 /** A due state's schedule fields as a document holds them (absent rather than null). */
 function shown(state: DueState): ShownSchedule {
   return Object.fromEntries(Object.entries({ pauseAt: state.pauseAt, resumeAt: state.resumeAt, pauseReason: state.pauseReason }).filter(([, v]) => v !== null));
@@ -300,7 +334,7 @@ export class SubscriptionsRepository {
     const recording = (before: ShownSchedule) =>
       this.changeWhere(
         { ...filter, ...pinnedAs(change, before) },
-        withEvents(recordingPause(updateFor(change, at), expected.status, change, at), requestEntries(expected.status, change, before, at, cause, randomUUID())),
+        inModeOf(merchantId, withEvents(recordingPause(updateFor(change, at), expected.status, change, at), requestEntries(expected.status, change, before, at, cause, randomUUID()))),
         change,
       );
     const times = expected.schedule ?? {};
@@ -318,7 +352,7 @@ export class SubscriptionsRepository {
   private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change): Promise<Subscription | undefined> {
     // Without VIEW_PROJECTION: FerretDB v1 refuses a projection on findAndModify ("fields" is not implemented).
     const doc = await this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' });
-    if (doc) await this.noteTimes([change.set.nextScheduledAt]);
+    if (doc && livemodeOf(doc.merchantId)) await this.noteTimes([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;
   }
 
@@ -345,7 +379,7 @@ export class SubscriptionsRepository {
       const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
         updateMany: {
           filter: { ...filter, ...pinnedAs(change, before) },
-          update: withEvents(recordingPause({ ...updateFor(change, at), $push: mark(kind) }, from, change, at), requestEntries(from, change, before, at, cause, requestId)),
+          update: inModeOf(merchantId, withEvents(recordingPause({ ...updateFor(change, at), $push: mark(kind) }, from, change, at), requestEntries(from, change, before, at, cause, requestId))),
         },
       });
       // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
@@ -372,7 +406,7 @@ export class SubscriptionsRepository {
       if (plan.whenAlready) await writing(plan.already, plan.whenAlready, 'noop', ids.length - applied);
       else await this.collection.updateMany({ ...notReached, status: plan.already }, { $push: mark('noop') });
     }
-    await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
+    if (livemodeOf(merchantId)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
     return { allApplied };
   }
 
@@ -432,16 +466,28 @@ export class SubscriptionsRepository {
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
       .toArray();
-    return docs.map((d) => ({
-      id: d._id,
-      merchantId: d.merchantId,
-      status: d.status,
-      pauseAt: d.pauseAt ?? null,
-      resumeAt: d.resumeAt ?? null,
-      pauseReason: d.pauseReason ?? null,
-      nextScheduledAt: d.nextScheduledAt!,
-      recentPauses: d.recentPauses ?? [],
-    }));
+    return docs.map((d) => dueOfDocument(d, d.nextScheduledAt!));
+  }
+
+  /**
+   * Up to `limit` of a test mode's subscriptions with a pending time at or before `upTo` (its
+   * clock's), earliest first: what an advance of its clock applies (src/test-mode/). Read along
+   * the merchant's own subscriptions (merchant_subscriptions): no index serves live data for it.
+   */
+  async dueOf(merchantId: string, upTo: string, limit: number): Promise<DueSubscription[]> {
+    if (livemodeOf(merchantId)) throw new Error('dueOf reads a test mode only: live schedules are the due poll\'s');
+    const docs = await this.collection
+      .find({ merchantId, testScheduledAt: { $lte: upTo } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1, recentPauses: 1 } })
+      .sort({ testScheduledAt: 1, _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => dueOfDocument(d, d.testScheduledAt!));
+  }
+
+  /** Removes every subscription of a test mode (never live data): how many. */
+  async removeAllOf(merchantId: string): Promise<number> {
+    if (livemodeOf(merchantId)) throw new Error('removeAllOf removes a test mode\'s subscriptions only');
+    return (await this.collection.deleteMany({ merchantId })).deletedCount;
   }
 
   /**
@@ -460,13 +506,13 @@ export class SubscriptionsRepository {
       // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
       const entries = outboxEntries(state.status, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`, ruling.events);
       const write = withEvents(update, entries);
-      const filter = { _id: { $in: [...ids] }, merchantId, status: state.status, nextScheduledAt: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
-      return { updateMany: { filter, update: write } };
+      const filter = { _id: { $in: [...ids] }, merchantId, status: state.status, [dueFieldOf(merchantId)]: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
+      return { updateMany: { filter, update: inModeOf(merchantId, write) } };
     });
     const all = groups.flatMap((g) => g.ids);
     const modified = await bulkWriteInParts(this.collection, operations, this.options.statementsPerCommand);
     // A resume still pending after a scheduled pause: another worker's poll may be settling the clock.
-    await this.noteTimes(groups.map((g) => g.ruling.change?.set.nextScheduledAt));
+    await this.noteTimes(groups.filter((g) => livemodeOf(g.merchantId)).map((g) => g.ruling.change?.set.nextScheduledAt));
     if (modified === all.length) return new Set(all);
     // Some were changed meanwhile (by a request, or another worker): read back which are ours.
     const ours = await this.collection.find({ ...ownedIds(byMerchantOf(groups)), scheduleRun: runId }, { projection: { _id: 1 } }).toArray();

@@ -6,11 +6,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from '../lib/change-notifier.js';
-import { nowTimestamp } from '../lib/clock.js';
+import { nowMicros, nowTimestamp } from '../lib/clock.js';
+import { livemodeOf } from '../lib/livemode.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
-import type { ScheduleRequest } from './schedule.request.js';
+import { parseRfc3339, type ScheduleRequest } from './schedule.request.js';
 import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
@@ -33,6 +34,11 @@ import {
   type Subscription,
   type SubscriptionStatus,
 } from './subscriptions.rules.js';
+
+/** The time of a merchant's data (the constructor's `timeOf`). */
+export type TimeOf = (merchantId: string) => string | Promise<string>;
+
+const liveTime: TimeOf = () => nowTimestamp();
 
 /** A concurrent writer can flip the status between our update and our read; retry that many times. */
 const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
@@ -100,7 +106,17 @@ export class SubscriptionsService {
     private readonly mutex: PerKeyQueue,
     /** Each merchant's pause policy (src/pause-policy/); without one, every policy is off. */
     private readonly policies: PausePolicySource = NO_PAUSE_POLICIES,
+    /**
+     * The time of the merchant's data: the real time for live data, the test clock's for a test
+     * mode (src/test-mode/, docs/partners.md); changes are stamped with it.
+     */
+    private readonly timeOf: TimeOf = liveTime,
   ) {}
+
+  /** The time the rules check a request's schedule against: the merchant's (its test clock's in test mode). */
+  async nowMicros(merchantId: string): Promise<bigint> {
+    return livemodeOf(merchantId) ? nowMicros() : parseRfc3339(await this.timeOf(merchantId))!;
+  }
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
     const id = normaliseId(rawId);
@@ -129,7 +145,7 @@ export class SubscriptionsService {
   private async underPolicy(merchantId: string, id: string, rawId: string, policy: PausePolicy, schedule: ScheduleRequest | undefined): Promise<ScheduleRequest | undefined> {
     const history = await this.repository.pauseHistory(merchantId, id);
     if (!history) throw new SubscriptionNotFoundError(rawId);
-    const verdict = pauseVerdict(policy, history.status, schedule, history.recentPauses, nowTimestamp());
+    const verdict = pauseVerdict(policy, history.status, schedule, history.recentPauses, await this.timeOf(merchantId));
     if ('breach' in verdict) throw new PausePolicyError(rawId, verdict.breach);
     return verdict.schedule;
   }
@@ -146,7 +162,7 @@ export class SubscriptionsService {
   ): Promise<Subscription> {
     const plan = planCommand(operation, schedule, asSent);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-      const { changed, current: read } = await this.repository.changeOrRead(merchantId, id, { status: plan.from }, plan.whenFrom, nowTimestamp(), cause);
+      const { changed, current: read } = await this.repository.changeOrRead(merchantId, id, { status: plan.from }, plan.whenFrom, await this.timeOf(merchantId), cause);
       if (changed) {
         this.changes.notify(merchantId, [id]);
         return changed;
@@ -158,7 +174,7 @@ export class SubscriptionsService {
       if (outcome !== 'noop') return undefined;
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
-      const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, nowTimestamp(), cause);
+      const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, await this.timeOf(merchantId), cause);
       if (rescheduled) this.changes.notify(merchantId, [id]);
       return rescheduled;
     });
@@ -178,7 +194,7 @@ export class SubscriptionsService {
         if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        const dropped = await this.repository.change(merchantId, id, expected, change, nowTimestamp(), cause);
+        const dropped = await this.repository.change(merchantId, id, expected, change, await this.timeOf(merchantId), cause);
         if (dropped) this.changes.notify(merchantId, [id]);
         return dropped;
       });
@@ -200,15 +216,16 @@ export class SubscriptionsService {
   /**
    * Applies these due schedules as read, holding their subscriptions: one conditional update per
    * group read in the same state, so a schedule changed meanwhile does not fire in its old version
-   * (docs/design.md §9).
+   * (docs/design.md §9). `at`: a test mode's clock as an advance moves it (src/test-mode/); the
+   * real time otherwise.
    */
-  async fireDue(due: readonly DueSubscription[]): Promise<Firings> {
+  async fireDue(due: readonly DueSubscription[], at?: string): Promise<Firings> {
     return this.mutex.runAll(
       due.map((d) => d.id),
       async () => {
         const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
-        const groups = grouped(due, nowTimestamp(), policies);
-        const ours = await this.repository.fire(groups, randomUUID(), nowTimestamp());
+        const groups = grouped(due, at ?? nowTimestamp(), policies);
+        const ours = await this.repository.fire(groups, randomUUID(), at ?? nowTimestamp());
         const moved = groups.filter((g) => g.ruling.events.length > 0).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
         for (const [merchantId, ids] of byMerchantOf(moved)) this.changes.notify(merchantId, ids);
         return { groups, ours };
@@ -232,7 +249,7 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
     const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
-    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, nowTimestamp()), schedule);
+    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, await this.timeOf(merchantId)), schedule);
     const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
     const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
@@ -252,7 +269,7 @@ export class SubscriptionsService {
     let open = [...ids];
     if (open.length === 0) return outcomes;
     await untilSettled(RETRY.concurrentWriter, async () => {
-      const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, nowTimestamp(), cause);
+      const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, await this.timeOf(merchantId), cause);
       if (allApplied) {
         for (const id of open) outcomes.set(id, { outcome: 'applied' });
         open = [];

@@ -15,7 +15,8 @@ import { EVENT_RETENTION_MS } from '../events/events.repository.js';
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookAttempt = components['schemas']['WebhookAttempt'];
 
-export interface Delivery extends WebhookDelivery {
+/** A delivery as stored; `livemode` is its merchant's (the handler shows it). */
+export interface Delivery extends Omit<WebhookDelivery, 'livemode'> {
   readonly merchantId: string;
   readonly endpointId: string;
   /** The trace context of the change that caused it (W3C traceparent), when traced: the delivery continues it. */

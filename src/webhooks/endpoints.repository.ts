@@ -2,12 +2,13 @@
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { ownedBy } from '../db/mongo-helpers.js';
+import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'events' | 'description' | 'status' | 'disabledReason'>>;
 
-interface EndpointDocument extends Omit<WebhookEndpoint, 'id'> {
+interface EndpointDocument extends Omit<WebhookEndpoint, 'id' | 'livemode'> {
   _id: string;
   merchantId: string;
   secret: string;
@@ -22,8 +23,8 @@ export interface DeliveryTarget {
   readonly enabled: boolean;
 }
 
-function toEndpoint({ _id, merchantId: _m, secret: _s, failuresInARow: _f, ...rest }: EndpointDocument): WebhookEndpoint {
-  return { id: _id, ...rest };
+function toEndpoint({ _id, merchantId, secret: _s, failuresInARow: _f, ...rest }: EndpointDocument): WebhookEndpoint {
+  return { id: _id, ...rest, livemode: livemodeOf(merchantId) };
 }
 
 export class EndpointsRepository {
@@ -38,7 +39,7 @@ export class EndpointsRepository {
   }
 
   async insert(merchantId: string, endpoint: WebhookEndpoint, secret: string): Promise<void> {
-    const { id, ...rest } = endpoint;
+    const { id, livemode: _l, ...rest } = endpoint;
     await this.collection.insertOne({ _id: id, merchantId, ...rest, secret, failuresInARow: 0 });
   }
 

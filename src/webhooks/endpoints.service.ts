@@ -2,6 +2,7 @@
 import { Problems, ProblemError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
+import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { EndpointChanges, EndpointsRepository, WebhookEndpoint } from './endpoints.repository.js';
 import { newSecret } from './signature.js';
@@ -36,6 +37,7 @@ export class EndpointsService {
       status: 'enabled',
       disabledReason: null,
       createdAt: nowTimestamp(),
+      livemode: livemodeOf(merchantId),
     };
     const secret = newSecret();
     await this.repository.insert(merchantId, endpoint, secret);

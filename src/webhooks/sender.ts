@@ -27,7 +27,7 @@ export async function attemptDelivery(target: DeliveryTarget, event: Event, allo
   });
   try {
     const { url, address, family } = await resolveWebhookUrl(target.url, allowPrivateUrls);
-    const body = JSON.stringify({ type: event.type, timestamp: event.createdAt, data: event.data });
+    const body = JSON.stringify({ type: event.type, timestamp: event.createdAt, data: event.data, livemode: event.livemode });
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = injectTraceparent({
       'content-type': 'application/json',

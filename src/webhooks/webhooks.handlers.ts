@@ -1,6 +1,7 @@
 /** Thin handlers for webhook endpoints and their deliveries. */
 import type { Handlers } from '../request-context/request-context.js';
 import { pageRequestOf } from '../request-context/request-context.js';
+import { livemodeOf } from '../lib/livemode.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { EndpointsService } from './endpoints.service.js';
 
@@ -25,7 +26,7 @@ export function webhookHandlers(endpoints: EndpointsService, deliveries: Deliver
     listWebhookDeliveries: async ({ merchant, params, query }) => {
       const endpoint = await endpoints.get(merchant.id, params.endpointId);
       const page = await deliveries.page(merchant.id, endpoint.id, pageRequestOf(query));
-      return { status: 200, body: { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, trace: _t, ...delivery }) => delivery) } };
+      return { status: 200, body: { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, trace: _t, ...delivery }) => ({ ...delivery, livemode: livemodeOf(merchant.id) })) } };
     },
   };
 }

@@ -20,7 +20,7 @@ export interface TestService {
   readonly service: Service;
   readonly logLines: Record<string, unknown>[];
   /** A merchant with its API key, made the way `subsvc merchant create` makes one. */
-  merchant(): Promise<{ merchantId: string; apiKey: string }>;
+  merchant(): Promise<{ merchantId: string; apiKey: string; testApiKey: string }>;
   seed(merchantId: string, count: number, status?: SubscriptionStatus): Promise<string[]>;
   close(): Promise<void>;
 }

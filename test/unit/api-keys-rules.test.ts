@@ -39,10 +39,11 @@ describe('API key rules', () => {
     expect(withNewKey(withExpired, key('one-more'), now)).toHaveLength(MAX_ACTIVE_KEYS);
   });
 
-  it('a new key is sk_ and 43 characters, its prefix its first 11, and only its hash is in what is stored', () => {
-    const made = newKey(NOW);
-    expect(made.key).toMatch(/^sk_[A-Za-z0-9_-]{43}$/);
-    expect(made.stored.prefix).toBe(made.key.slice(0, 11));
-    expect(JSON.stringify(made.stored)).not.toContain(made.key);
+  it('a new key is sk_live_ (sk_test_ in a test mode) and 43 characters, its prefix its first 16, and only its hash is in what is stored', () => {
+    for (const [made, start] of [[newKey(NOW), 'sk_live_'], [newKey(NOW, false), 'sk_test_']] as const) {
+      expect(made.key).toMatch(new RegExp(`^${start}[A-Za-z0-9_-]{43}$`));
+      expect(made.stored.prefix).toBe(made.key.slice(0, 16));
+      expect(JSON.stringify(made.stored)).not.toContain(made.key);
+    }
   });
 });

@@ -15,6 +15,7 @@ const subscription = {
   id: '6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60',
   merchantId: '0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a',
   planId: '5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d',
+  livemode: true,
   status: 'paused' as const,
   cycle: 3,
   createdAt: '2026-09-01T08:00:00.000000Z',

@@ -23,6 +23,7 @@ __all__ = [
     "EventsApi",
     "PausePolicyApi",
     "SubscriptionsApi",
+    "TestHelpersApi",
     "WebhookEndpointsApi",
     "ApiResponse",
     "ApiClient",
@@ -75,6 +76,13 @@ __all__ = [
     "SubscriptionList",
     "SubscriptionStatus",
     "SubscriptionWebhook",
+    "TestClock",
+    "TestClockAdvance",
+    "TestClockAdvanced",
+    "TestHelpersProblem",
+    "TestSubscriptionList",
+    "TestSubscriptionsCreate",
+    "TestSubscriptionsDeleted",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookDeliveryList",
@@ -92,6 +100,7 @@ from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsA
 from subsvc_client.api.events_api import EventsApi as EventsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi as PausePolicyApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi as SubscriptionsApi
+from subsvc_client.api.test_helpers_api import TestHelpersApi as TestHelpersApi
 from subsvc_client.api.webhook_endpoints_api import WebhookEndpointsApi as WebhookEndpointsApi
 
 # import ApiClient
@@ -148,6 +157,13 @@ from subsvc_client.models.subscription_event_data import SubscriptionEventData a
 from subsvc_client.models.subscription_list import SubscriptionList as SubscriptionList
 from subsvc_client.models.subscription_status import SubscriptionStatus as SubscriptionStatus
 from subsvc_client.models.subscription_webhook import SubscriptionWebhook as SubscriptionWebhook
+from subsvc_client.models.test_clock import TestClock as TestClock
+from subsvc_client.models.test_clock_advance import TestClockAdvance as TestClockAdvance
+from subsvc_client.models.test_clock_advanced import TestClockAdvanced as TestClockAdvanced
+from subsvc_client.models.test_helpers_problem import TestHelpersProblem as TestHelpersProblem
+from subsvc_client.models.test_subscription_list import TestSubscriptionList as TestSubscriptionList
+from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate as TestSubscriptionsCreate
+from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted as TestSubscriptionsDeleted
 from subsvc_client.models.webhook_attempt import WebhookAttempt as WebhookAttempt
 from subsvc_client.models.webhook_delivery import WebhookDelivery as WebhookDelivery
 from subsvc_client.models.webhook_delivery_list import WebhookDeliveryList as WebhookDeliveryList

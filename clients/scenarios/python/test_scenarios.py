@@ -24,6 +24,8 @@ from subsvc_client import (
     BulkCommandRequest,
     BulkPauseRequest,
     PauseRequest,
+    TestClockAdvance,
+    TestSubscriptionsCreate,
     WebhookEndpointCreate,
 )
 from subsvc_client.exceptions import ApiException
@@ -186,6 +188,21 @@ def test_finds_the_event_of_a_pause_in_the_events_list_newest_first_and_reads_it
         assert listed.type == "subscription.paused"
         if STATEFUL:
             assert events.get_event(str(listed.id)).actual_instance == listed
+
+
+def test_test_mode_fixtures_a_pause_until_30_days_ahead_an_advance_of_31_days_resumed_and_403_0011_for_a_live_key():
+    with client(TARGET["testApiKey"]) as c:
+        helpers, test_api = subsvc_client.TestHelpersApi(c), subsvc_client.SubscriptionsApi(c)
+        [made] = helpers.create_test_subscriptions(TestSubscriptionsCreate(count=1)).data
+        assert made.livemode is False
+        now = datetime.fromisoformat(helpers.get_test_clock().now.replace("Z", "+00:00"))
+        test_api.pause_subscription(str(made.id), command_request=PauseRequest(resume_at=now + timedelta(days=30)), _headers=prefer("example=pausedUntil"))
+        advanced = helpers.advance_test_clock(TestClockAdvance(to=now + timedelta(days=31)))
+        if STATEFUL:
+            assert advanced.applied_count == 1
+            assert test_api.get_subscription(str(made.id)).status == "fulfilled"
+    with client() as c:
+        assert problem_of(lambda: subsvc_client.TestHelpersApi(c).get_test_clock(_headers=prefer("code=403"))) == (403, "0011")
 
 
 def test_answers_errors_as_problems_with_their_codes_404_0020_401_0010_400_0040_409_0030(api):

@@ -17,6 +17,7 @@ import {
   PausePolicyApi,
   ResponseError,
   SubscriptionsApi,
+  TestHelpersApi,
   WebhookEndpointsApi,
   type InitOverrideFunction,
 } from '@subsvc/client';
@@ -26,6 +27,8 @@ interface Target {
   readonly name: string;
   readonly baseUrl: string;
   readonly apiKey: string;
+  /** The same merchant's test-mode key (sk_test_…). */
+  readonly testApiKey: string;
   /** The service keeps what a request changed; the mock answers each request from the spec alone. */
   readonly stateful: boolean;
   /** The spec's info.version, which the package carries. */
@@ -73,7 +76,26 @@ async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what
   }
 }
 
+const DAY = 24 * 60 * 60 * 1000;
+
 describe(`@subsvc/client against ${target.name}`, () => {
+  it('test mode: fixtures, a pause until 30 days ahead, an advance of 31 days: resumed; a live key on a test helper: 403 0011', async () => {
+    const test = new Configuration({ basePath: target.baseUrl, apiKey: target.testApiKey });
+    const helpers = new TestHelpersApi(test);
+    const testSubscriptions = new SubscriptionsApi(test);
+    const [made] = (await helpers.createTestSubscriptions({ testSubscriptionsCreate: { count: 1 } })).data;
+    assert.equal(made!.livemode, false);
+    const { now } = await helpers.getTestClock();
+    await testSubscriptions.pauseSubscription({ subscriptionId: made!.id, commandRequest: { resumeAt: new Date(Date.parse(now) + 30 * DAY) } }, prefer('example=pausedUntil'));
+    const advanced = await helpers.advanceTestClock({ testClockAdvance: { to: new Date(Date.parse(now) + 31 * DAY) } });
+    if (target.stateful) {
+      assert.equal(advanced.appliedCount, 1);
+      assert.equal((await testSubscriptions.getSubscription({ subscriptionId: made!.id })).status, 'fulfilled');
+    }
+    const refused = await problemOf(new TestHelpersApi(configuration).getTestClock(prefer('code=403')));
+    assert.deepEqual([refused.status, refused.code], [403, '0011']);
+  });
+
   it("is installed as the contract's version, an ES module with its types, depending on nothing", () => {
     const installed = JSON.parse(readFileSync(new URL('./node_modules/@subsvc/client/package.json', import.meta.url), 'utf8')) as Record<string, unknown>;
     assert.deepEqual([installed.version, installed.type, installed.types, installed.dependencies], [target.specVersion, 'module', './dist/index.d.ts', undefined]);

@@ -5,4 +5,5 @@ export * from './BulkRequestsApi.js';
 export * from './EventsApi.js';
 export * from './PausePolicyApi.js';
 export * from './SubscriptionsApi.js';
+export * from './TestHelpersApi.js';
 export * from './WebhookEndpointsApi.js';

@@ -24,8 +24,9 @@ export interface ApiKey {
      */
     id: string;
     /**
-     * The key's first characters (`sk_` and 8 more), to tell keys apart. A key made before
-     * keys could rotate, and not used since, shows `sk_` alone: only its hash was kept.
+     * The key's first characters (`sk_live_` or `sk_test_` and 8 more; `sk_` and 8 more for a
+     * key made before test mode), to tell keys apart. A key made before keys could rotate, and
+     * not used since, shows `sk_` alone: only its hash was kept.
      * 
      */
     prefix: string;
@@ -41,6 +42,12 @@ export interface ApiKey {
      * When it stops working (set by a roll); null if it does not expire.
      */
     expiresAt: string | null;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 /**
@@ -52,6 +59,7 @@ export function instanceOfApiKey(value: object): value is ApiKey {
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
     if (!('lastUsedAt' in value) || value['lastUsedAt'] === undefined) return false;
     if (!('expiresAt' in value) || value['expiresAt'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -70,6 +78,7 @@ export function ApiKeyFromJSONTyped(json: any, ignoreDiscriminator: boolean): Ap
         'createdAt': json['createdAt'],
         'lastUsedAt': json['lastUsedAt'],
         'expiresAt': json['expiresAt'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -89,6 +98,7 @@ export function ApiKeyToJSONTyped(value?: ApiKey | null, ignoreDiscriminator: bo
         'createdAt': value['createdAt'],
         'lastUsedAt': value['lastUsedAt'],
         'expiresAt': value['expiresAt'],
+        'livemode': value['livemode'],
     };
 }
 

@@ -24,12 +24,15 @@ export interface ApiKeyWithSecret {
      */
     id: string;
     /**
-     * The key itself (`sk_` and 43 characters). Shown only in this answer.
+     * The key itself (`sk_live_` and 43 characters; `sk_test_` and 43 for a test mode's key).
+     * Shown only in this answer.
+     * 
      */
     key: string;
     /**
-     * The key's first characters (`sk_` and 8 more), to tell keys apart. A key made before
-     * keys could rotate, and not used since, shows `sk_` alone: only its hash was kept.
+     * The key's first characters (`sk_live_` or `sk_test_` and 8 more; `sk_` and 8 more for a
+     * key made before test mode), to tell keys apart. A key made before keys could rotate, and
+     * not used since, shows `sk_` alone: only its hash was kept.
      * 
      */
     prefix: string;
@@ -41,6 +44,12 @@ export interface ApiKeyWithSecret {
      * Always null for a new key.
      */
     expiresAt: string | null;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 /**
@@ -52,6 +61,7 @@ export function instanceOfApiKeyWithSecret(value: object): value is ApiKeyWithSe
     if (!('prefix' in value) || value['prefix'] === undefined) return false;
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
     if (!('expiresAt' in value) || value['expiresAt'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -70,6 +80,7 @@ export function ApiKeyWithSecretFromJSONTyped(json: any, ignoreDiscriminator: bo
         'prefix': json['prefix'],
         'createdAt': json['createdAt'],
         'expiresAt': json['expiresAt'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -89,6 +100,7 @@ export function ApiKeyWithSecretToJSONTyped(value?: ApiKeyWithSecret | null, ign
         'prefix': value['prefix'],
         'createdAt': value['createdAt'],
         'expiresAt': value['expiresAt'],
+        'livemode': value['livemode'],
     };
 }
 

@@ -62,6 +62,12 @@ export interface BulkRequest {
      * When the last command was applied; null until then.
      */
     completedAt: string | null;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -87,6 +93,7 @@ export function instanceOfBulkRequest(value: object): value is BulkRequest {
     if (!('counts' in value) || value['counts'] === undefined) return false;
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
     if (!('completedAt' in value) || value['completedAt'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -107,6 +114,7 @@ export function BulkRequestFromJSONTyped(json: any, ignoreDiscriminator: boolean
         'counts': BulkRequestCountsFromJSON(json['counts']),
         'createdAt': json['createdAt'],
         'completedAt': json['completedAt'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -128,6 +136,7 @@ export function BulkRequestToJSONTyped(value?: BulkRequest | null, ignoreDiscrim
         'counts': BulkRequestCountsToJSON(value['counts']),
         'createdAt': value['createdAt'],
         'completedAt': value['completedAt'],
+        'livemode': value['livemode'],
     };
 }
 

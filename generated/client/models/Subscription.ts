@@ -70,6 +70,12 @@ export interface Subscription {
      * Why it is paused, as given with the pause; present only while `paused` with a reason.
      */
     pauseReason?: string;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -85,6 +91,7 @@ export function instanceOfSubscription(value: object): value is Subscription {
     if (!('cycle' in value) || value['cycle'] === undefined) return false;
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
     if (!('modifiedAt' in value) || value['modifiedAt'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -107,6 +114,7 @@ export function SubscriptionFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'modifiedAt': json['modifiedAt'],
         'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
         'pauseReason': json['pauseReason'] == null ? undefined : json['pauseReason'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -130,6 +138,7 @@ export function SubscriptionToJSONTyped(value?: Subscription | null, ignoreDiscr
         'modifiedAt': value['modifiedAt'],
         'schedule': ScheduleToJSON(value['schedule']),
         'pauseReason': value['pauseReason'],
+        'livemode': value['livemode'],
     };
 }
 

@@ -43,6 +43,12 @@ export interface SubscriptionEvent {
      * 
      */
     data: SubscriptionEventData;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -67,6 +73,7 @@ export function instanceOfSubscriptionEvent(value: object): value is Subscriptio
     if (!('type' in value) || value['type'] === undefined) return false;
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
     if (!('data' in value) || value['data'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -84,6 +91,7 @@ export function SubscriptionEventFromJSONTyped(json: any, ignoreDiscriminator: b
         'type': json['type'],
         'createdAt': json['createdAt'],
         'data': SubscriptionEventDataFromJSON(json['data']),
+        'livemode': json['livemode'],
     };
 }
 
@@ -102,6 +110,7 @@ export function SubscriptionEventToJSONTyped(value?: SubscriptionEvent | null, i
         'type': value['type'],
         'createdAt': value['createdAt'],
         'data': SubscriptionEventDataToJSON(value['data']),
+        'livemode': value['livemode'],
     };
 }
 

@@ -39,6 +39,12 @@ export interface SubscriptionWebhook {
      * 
      */
     data: SubscriptionEventData;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -62,6 +68,7 @@ export function instanceOfSubscriptionWebhook(value: object): value is Subscript
     if (!('type' in value) || value['type'] === undefined) return false;
     if (!('timestamp' in value) || value['timestamp'] === undefined) return false;
     if (!('data' in value) || value['data'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -78,6 +85,7 @@ export function SubscriptionWebhookFromJSONTyped(json: any, ignoreDiscriminator:
         'type': json['type'],
         'timestamp': json['timestamp'],
         'data': SubscriptionEventDataFromJSON(json['data']),
+        'livemode': json['livemode'],
     };
 }
 
@@ -95,6 +103,7 @@ export function SubscriptionWebhookToJSONTyped(value?: SubscriptionWebhook | nul
         'type': value['type'],
         'timestamp': value['timestamp'],
         'data': SubscriptionEventDataToJSON(value['data']),
+        'livemode': value['livemode'],
     };
 }
 

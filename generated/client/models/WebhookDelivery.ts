@@ -62,6 +62,12 @@ export interface WebhookDelivery {
      * ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
      */
     createdAt: string;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -87,6 +93,7 @@ export function instanceOfWebhookDelivery(value: object): value is WebhookDelive
     if (!('attempts' in value) || value['attempts'] === undefined) return false;
     if (!('nextAttemptAt' in value) || value['nextAttemptAt'] === undefined) return false;
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -107,6 +114,7 @@ export function WebhookDeliveryFromJSONTyped(json: any, ignoreDiscriminator: boo
         'attempts': ((json['attempts'] as Array<any>).map(WebhookAttemptFromJSON)),
         'nextAttemptAt': json['nextAttemptAt'],
         'createdAt': json['createdAt'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -128,6 +136,7 @@ export function WebhookDeliveryToJSONTyped(value?: WebhookDelivery | null, ignor
         'attempts': ((value['attempts'] as Array<any>).map(WebhookAttemptToJSON)),
         'nextAttemptAt': value['nextAttemptAt'],
         'createdAt': value['createdAt'],
+        'livemode': value['livemode'],
     };
 }
 

@@ -51,6 +51,12 @@ export interface WebhookEndpointWithSecret {
      * `whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer.
      */
     secret: string;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -89,6 +95,7 @@ export function instanceOfWebhookEndpointWithSecret(value: object): value is Web
     if (!('disabledReason' in value) || value['disabledReason'] === undefined) return false;
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
     if (!('secret' in value) || value['secret'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -110,6 +117,7 @@ export function WebhookEndpointWithSecretFromJSONTyped(json: any, ignoreDiscrimi
         'disabledReason': json['disabledReason'],
         'createdAt': json['createdAt'],
         'secret': json['secret'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -132,6 +140,7 @@ export function WebhookEndpointWithSecretToJSONTyped(value?: WebhookEndpointWith
         'disabledReason': value['disabledReason'],
         'createdAt': value['createdAt'],
         'secret': value['secret'],
+        'livemode': value['livemode'],
     };
 }
 

@@ -6,5 +6,6 @@ from subsvc_client.api.bulk_requests_api import BulkRequestsApi
 from subsvc_client.api.events_api import EventsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi
+from subsvc_client.api.test_helpers_api import TestHelpersApi
 from subsvc_client.api.webhook_endpoints_api import WebhookEndpointsApi
 

@@ -55,6 +55,13 @@ from subsvc_client.models.subscription_event_data import SubscriptionEventData
 from subsvc_client.models.subscription_list import SubscriptionList
 from subsvc_client.models.subscription_status import SubscriptionStatus
 from subsvc_client.models.subscription_webhook import SubscriptionWebhook
+from subsvc_client.models.test_clock import TestClock
+from subsvc_client.models.test_clock_advance import TestClockAdvance
+from subsvc_client.models.test_clock_advanced import TestClockAdvanced
+from subsvc_client.models.test_helpers_problem import TestHelpersProblem
+from subsvc_client.models.test_subscription_list import TestSubscriptionList
+from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate
+from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted
 from subsvc_client.models.webhook_attempt import WebhookAttempt
 from subsvc_client.models.webhook_delivery import WebhookDelivery
 from subsvc_client.models.webhook_delivery_list import WebhookDeliveryList

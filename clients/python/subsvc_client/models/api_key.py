@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -30,11 +30,12 @@ class ApiKey(BaseModel):
     ApiKey
     """ # noqa: E501
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
-    prefix: Annotated[str, Field(strict=True)] = Field(description="The key's first characters (`sk_` and 8 more), to tell keys apart. A key made before keys could rotate, and not used since, shows `sk_` alone: only its hash was kept. ")
+    prefix: Annotated[str, Field(strict=True)] = Field(description="The key's first characters (`sk_live_` or `sk_test_` and 8 more; `sk_` and 8 more for a key made before test mode), to tell keys apart. A key made before keys could rotate, and not used since, shows `sk_` alone: only its hash was kept. ")
     created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     last_used_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When a request last carried it, to the minute (recorded at most once a minute); null if never.", alias="lastUsedAt")
     expires_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When it stops working (set by a roll); null if it does not expire.", alias="expiresAt")
-    __properties: ClassVar[List[str]] = ["id", "prefix", "createdAt", "lastUsedAt", "expiresAt"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["id", "prefix", "createdAt", "lastUsedAt", "expiresAt", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -46,8 +47,8 @@ class ApiKey(BaseModel):
     @field_validator('prefix', mode="before")
     def prefix_validate_regular_expression(cls, value):
         """Validates the regular expression"""
-        if isinstance(value, str) and not re.match(r"^sk_[A-Za-z0-9_-]{0,8}$", value):
-            raise ValueError(r"must validate the regular expression /^sk_[A-Za-z0-9_-]{0,8}$/")
+        if isinstance(value, str) and not re.match(r"^sk_(live_|test_)?[A-Za-z0-9_-]{0,8}$", value):
+            raise ValueError(r"must validate the regular expression /^sk_(live_|test_)?[A-Za-z0-9_-]{0,8}$/")
         return value
 
     @field_validator('created_at', mode="before")
@@ -142,7 +143,8 @@ class ApiKey(BaseModel):
             "prefix": obj.get("prefix"),
             "createdAt": obj.get("createdAt"),
             "lastUsedAt": obj.get("lastUsedAt"),
-            "expiresAt": obj.get("expiresAt")
+            "expiresAt": obj.get("expiresAt"),
+            "livemode": obj.get("livemode")
         })
         return _obj
 

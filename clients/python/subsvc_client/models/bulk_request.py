@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -38,8 +38,9 @@ class BulkRequest(BaseModel):
     counts: BulkRequestCounts
     created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     completed_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When the last command was applied; null until then.", alias="completedAt")
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     additional_properties: Dict[str, Any] = {}
-    __properties: ClassVar[List[str]] = ["requestId", "operation", "state", "acceptedCount", "counts", "createdAt", "completedAt"]
+    __properties: ClassVar[List[str]] = ["requestId", "operation", "state", "acceptedCount", "counts", "createdAt", "completedAt", "livemode"]
 
     @field_validator('request_id', mode="before")
     def request_id_validate_regular_expression(cls, value):
@@ -144,7 +145,8 @@ class BulkRequest(BaseModel):
             "acceptedCount": obj.get("acceptedCount"),
             "counts": BulkRequestCounts.from_dict(obj["counts"]) if obj.get("counts") is not None else None,
             "createdAt": obj.get("createdAt"),
-            "completedAt": obj.get("completedAt")
+            "completedAt": obj.get("completedAt"),
+            "livemode": obj.get("livemode")
         })
         # store additional fields in additional_properties
         for _key in obj.keys():

@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -40,7 +40,8 @@ class Subscription(BaseModel):
     modified_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="modifiedAt")
     schedule: Optional[Schedule] = None
     pause_reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="Why it is paused, as given with the pause; present only while `paused` with a reason.", alias="pauseReason")
-    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -139,7 +140,8 @@ class Subscription(BaseModel):
             "createdAt": obj.get("createdAt"),
             "modifiedAt": obj.get("modifiedAt"),
             "schedule": Schedule.from_dict(obj["schedule"]) if obj.get("schedule") is not None else None,
-            "pauseReason": obj.get("pauseReason")
+            "pauseReason": obj.get("pauseReason"),
+            "livemode": obj.get("livemode")
         })
         return _obj
 

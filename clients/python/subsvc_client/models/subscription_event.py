@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List
 from typing_extensions import Annotated
 from uuid import UUID
@@ -34,7 +34,8 @@ class SubscriptionEvent(BaseModel):
     type: StrictStr
     created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     data: SubscriptionEventData
-    __properties: ClassVar[List[str]] = ["id", "type", "createdAt", "data"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["id", "type", "createdAt", "data", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -114,7 +115,8 @@ class SubscriptionEvent(BaseModel):
             "id": obj.get("id"),
             "type": obj.get("type"),
             "createdAt": obj.get("createdAt"),
-            "data": SubscriptionEventData.from_dict(obj["data"]) if obj.get("data") is not None else None
+            "data": SubscriptionEventData.from_dict(obj["data"]) if obj.get("data") is not None else None,
+            "livemode": obj.get("livemode")
         })
         return _obj
 

@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List
 from typing_extensions import Annotated
 from subsvc_client.models.subscription_event_data import SubscriptionEventData
@@ -32,8 +32,9 @@ class SubscriptionWebhook(BaseModel):
     type: StrictStr
     timestamp: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).")
     data: SubscriptionEventData
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     additional_properties: Dict[str, Any] = {}
-    __properties: ClassVar[List[str]] = ["type", "timestamp", "data"]
+    __properties: ClassVar[List[str]] = ["type", "timestamp", "data", "livemode"]
 
     @field_validator('type')
     def type_validate_enum(cls, value):
@@ -112,7 +113,8 @@ class SubscriptionWebhook(BaseModel):
         _obj = cls.model_validate({
             "type": obj.get("type"),
             "timestamp": obj.get("timestamp"),
-            "data": SubscriptionEventData.from_dict(obj["data"]) if obj.get("data") is not None else None
+            "data": SubscriptionEventData.from_dict(obj["data"]) if obj.get("data") is not None else None,
+            "livemode": obj.get("livemode")
         })
         # store additional fields in additional_properties
         for _key in obj.keys():

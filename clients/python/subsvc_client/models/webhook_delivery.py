@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -38,7 +38,8 @@ class WebhookDelivery(BaseModel):
     attempts: List[WebhookAttempt]
     next_attempt_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When the next attempt is due; null when none is.", alias="nextAttemptAt")
     created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
-    __properties: ClassVar[List[str]] = ["id", "eventId", "eventType", "status", "attempts", "nextAttemptAt", "createdAt"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["id", "eventId", "eventType", "status", "attempts", "nextAttemptAt", "createdAt", "livemode"]
 
     @field_validator('event_id', mode="before")
     def event_id_validate_regular_expression(cls, value):
@@ -139,7 +140,8 @@ class WebhookDelivery(BaseModel):
             "status": obj.get("status"),
             "attempts": [WebhookAttempt.from_dict(_item) for _item in obj["attempts"]] if obj.get("attempts") is not None else None,
             "nextAttemptAt": obj.get("nextAttemptAt"),
-            "createdAt": obj.get("createdAt")
+            "createdAt": obj.get("createdAt"),
+            "livemode": obj.get("livemode")
         })
         return _obj
 

@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -36,7 +36,8 @@ class WebhookEndpoint(BaseModel):
     status: StrictStr
     disabled_reason: Optional[StrictStr] = Field(description="Why the service disabled it (deliveries kept failing); null when enabled or disabled by you.", alias="disabledReason")
     created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
-    __properties: ClassVar[List[str]] = ["id", "url", "events", "description", "status", "disabledReason", "createdAt"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["id", "url", "events", "description", "status", "disabledReason", "createdAt", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -129,7 +130,8 @@ class WebhookEndpoint(BaseModel):
             "description": obj.get("description"),
             "status": obj.get("status"),
             "disabledReason": obj.get("disabledReason"),
-            "createdAt": obj.get("createdAt")
+            "createdAt": obj.get("createdAt"),
+            "livemode": obj.get("livemode")
         })
         return _obj
 

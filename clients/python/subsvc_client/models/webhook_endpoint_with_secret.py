@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -37,7 +37,8 @@ class WebhookEndpointWithSecret(BaseModel):
     disabled_reason: Optional[StrictStr] = Field(alias="disabledReason")
     created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     secret: Annotated[str, Field(strict=True)] = Field(description="`whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer.")
-    __properties: ClassVar[List[str]] = ["id", "url", "events", "description", "status", "disabledReason", "createdAt", "secret"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["id", "url", "events", "description", "status", "disabledReason", "createdAt", "secret", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -138,7 +139,8 @@ class WebhookEndpointWithSecret(BaseModel):
             "status": obj.get("status"),
             "disabledReason": obj.get("disabledReason"),
             "createdAt": obj.get("createdAt"),
-            "secret": obj.get("secret")
+            "secret": obj.get("secret"),
+            "livemode": obj.get("livemode")
         })
         return _obj
 

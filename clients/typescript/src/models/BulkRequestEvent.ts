@@ -43,6 +43,12 @@ export interface BulkRequestEvent {
      * 
      */
     data: BulkRequest;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -65,6 +71,7 @@ export function instanceOfBulkRequestEvent(value: object): value is BulkRequestE
     
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
     if (!('data' in value) || value['data'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -82,6 +89,7 @@ export function BulkRequestEventFromJSONTyped(json: any, ignoreDiscriminator: bo
         'type': json['type'],
         'createdAt': json['createdAt'],
         'data': BulkRequestFromJSON(json['data']),
+        'livemode': json['livemode'],
     };
 }
 
@@ -100,6 +108,7 @@ export function BulkRequestEventToJSONTyped(value?: BulkRequestEvent | null, ign
         'type': value['type'],
         'createdAt': value['createdAt'],
         'data': BulkRequestToJSON(value['data']),
+        'livemode': value['livemode'],
     };
 }
 

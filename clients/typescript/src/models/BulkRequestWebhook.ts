@@ -39,6 +39,12 @@ export interface BulkRequestWebhook {
      * 
      */
     data: BulkRequest;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -60,6 +66,7 @@ export function instanceOfBulkRequestWebhook(value: object): value is BulkReques
     
     if (!('timestamp' in value) || value['timestamp'] === undefined) return false;
     if (!('data' in value) || value['data'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -76,6 +83,7 @@ export function BulkRequestWebhookFromJSONTyped(json: any, ignoreDiscriminator: 
         'type': json['type'],
         'timestamp': json['timestamp'],
         'data': BulkRequestFromJSON(json['data']),
+        'livemode': json['livemode'],
     };
 }
 
@@ -93,6 +101,7 @@ export function BulkRequestWebhookToJSONTyped(value?: BulkRequestWebhook | null,
         'type': value['type'],
         'timestamp': value['timestamp'],
         'data': BulkRequestToJSON(value['data']),
+        'livemode': value['livemode'],
     };
 }
 

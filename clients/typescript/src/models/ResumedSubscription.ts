@@ -66,6 +66,12 @@ export interface ResumedSubscription {
      * Why it is paused, as given with the pause; present only while `paused` with a reason.
      */
     pauseReason?: string;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -80,6 +86,7 @@ export function instanceOfResumedSubscription(value: object): value is ResumedSu
     if (!('cycle' in value) || value['cycle'] === undefined) return false;
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
     if (!('modifiedAt' in value) || value['modifiedAt'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -101,6 +108,7 @@ export function ResumedSubscriptionFromJSONTyped(json: any, ignoreDiscriminator:
         'modifiedAt': json['modifiedAt'],
         'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
         'pauseReason': json['pauseReason'] == null ? undefined : json['pauseReason'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -123,6 +131,7 @@ export function ResumedSubscriptionToJSONTyped(value?: ResumedSubscription | nul
         'modifiedAt': value['modifiedAt'],
         'schedule': ScheduleToJSON(value['schedule']),
         'pauseReason': value['pauseReason'],
+        'livemode': value['livemode'],
     };
 }
 

@@ -47,6 +47,12 @@ export interface WebhookEndpoint {
      * ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
      */
     createdAt: string;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -84,6 +90,7 @@ export function instanceOfWebhookEndpoint(value: object): value is WebhookEndpoi
     if (!('status' in value) || value['status'] === undefined) return false;
     if (!('disabledReason' in value) || value['disabledReason'] === undefined) return false;
     if (!('createdAt' in value) || value['createdAt'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -104,6 +111,7 @@ export function WebhookEndpointFromJSONTyped(json: any, ignoreDiscriminator: boo
         'status': json['status'],
         'disabledReason': json['disabledReason'],
         'createdAt': json['createdAt'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -125,6 +133,7 @@ export function WebhookEndpointToJSONTyped(value?: WebhookEndpoint | null, ignor
         'status': value['status'],
         'disabledReason': value['disabledReason'],
         'createdAt': value['createdAt'],
+        'livemode': value['livemode'],
     };
 }
 

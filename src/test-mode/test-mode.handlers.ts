@@ -1,0 +1,16 @@
+/** Thin handlers for the test helpers (test keys only: src/test-mode/test-mode.service.ts). */
+import { livemodeOf } from '../lib/livemode.js';
+import type { Handlers } from '../request-context/request-context.js';
+import { pausedView } from '../subscriptions/subscriptions.handlers.js';
+import type { TestModeService } from './test-mode.service.js';
+
+type TestHelperOperations = 'createTestSubscriptions' | 'deleteTestSubscriptions' | 'getTestClock' | 'advanceTestClock';
+
+export function testModeHandlers(testMode: TestModeService): Pick<Handlers, TestHelperOperations> {
+  return {
+    createTestSubscriptions: async ({ merchant, body }) => ({ status: 201, body: { data: (await testMode.createSubscriptions(merchant.id, body)).map(pausedView) } }),
+    deleteTestSubscriptions: async ({ merchant }) => ({ status: 200, body: { deletedCount: await testMode.deleteSubscriptions(merchant.id), livemode: livemodeOf(merchant.id) } }),
+    getTestClock: async ({ merchant }) => ({ status: 200, body: { now: await testMode.now(merchant.id), livemode: livemodeOf(merchant.id) } }),
+    advanceTestClock: async ({ merchant, body }) => ({ status: 200, body: { ...(await testMode.advance(merchant.id, body.to)), livemode: livemodeOf(merchant.id) } }),
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * A merchant's test mode (docs/partners.md): fixtures made and removed through the API, and a
+ * clock that moves forward on request, applying the test mode's due schedules as it passes them.
+ * A test mode is a tenant of its own (src/lib/livemode.ts), so everything else it does is the
+ * live code scoped to its id; only its time is its clock's (`timeOfMerchants`).
+ */
+import { Problems, ProblemError } from '../errors.js';
+import { formatTimestamp, nowTimestamp } from '../lib/clock.js';
+import { livemodeOf } from '../lib/livemode.js';
+import { parseRfc3339 } from '../subscriptions/schedule.request.js';
+import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
+import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
+import type { SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
+import type { TestClocksRepository } from './test-clocks.repository.js';
+
+/** How far one advance may move the clock. */
+const MAX_ADVANCE_YEARS = 2;
+/** Due subscriptions read at a time while advancing. */
+const DUE_READ = 500;
+/** Advances that find the clock moved by another, tried again from where it stands. */
+const ATTEMPTS = 3;
+
+/** The time of a merchant's data: the real time when live, its test clock's in test mode. */
+export function timeOfMerchants(clocks: TestClocksRepository): TimeOf {
+  return async (merchantId) => (livemodeOf(merchantId) ? nowTimestamp() : ((await clocks.timeOf(merchantId)) ?? nowTimestamp()));
+}
+
+/** The test helpers take test keys only: a live key is refused, with nothing done. */
+export function testModeOnly(merchantId: string): string {
+  if (livemodeOf(merchantId)) throw new ProblemError(Problems.testModeOnly, 'The test helpers take a test key (sk_test_...); this key is live.');
+  return merchantId;
+}
+
+export interface Fixtures {
+  readonly count: number;
+  readonly status?: SubscriptionStatus;
+  readonly planId?: string;
+  readonly createdAt?: string;
+}
+
+/** Records the events that changes of these subscriptions (id → merchant) left in their outboxes (the events relay). */
+export type RelayNow = (ids: ReadonlyMap<string, string>) => Promise<unknown>;
+
+function invalidTo(detail: string, message: string): ProblemError {
+  return new ProblemError(Problems.invalidRequest, detail, [{ path: '/to', message }]);
+}
+
+function timestampOf(raw: string): string {
+  const micros = parseRfc3339(raw);
+  // The spec's date-time format was checked before a handler ran: not parsing is a bug.
+  if (micros === undefined) throw new Error(`a date-time passed the spec's check but could not be parsed: ${raw}`);
+  return formatTimestamp(micros);
+}
+
+export class TestModeService {
+  private readonly timeOf: TimeOf;
+
+  constructor(
+    private readonly clocks: TestClocksRepository,
+    private readonly subscriptions: SubscriptionsService,
+    private readonly store: SubscriptionsRepository,
+    private readonly seeder: SubscriptionSeeder,
+    private readonly relayNow: RelayNow,
+  ) {
+    this.timeOf = timeOfMerchants(clocks);
+  }
+
+  async now(merchantId: string): Promise<string> {
+    return this.timeOf(testModeOnly(merchantId));
+  }
+
+  async createSubscriptions(merchantId: string, { count, status, planId, createdAt }: Fixtures): Promise<Subscription[]> {
+    const at = createdAt === undefined ? await this.now(merchantId) : timestampOf(createdAt);
+    return this.seeder.seed({ merchantId: testModeOnly(merchantId), count, status: status ?? 'fulfilled', createdAt: at, ...(planId ? { planId: planId.toLowerCase() } : {}) });
+  }
+
+  deleteSubscriptions(merchantId: string): Promise<number> {
+    return this.store.removeAllOf(testModeOnly(merchantId));
+  }
+
+  /**
+   * Moves the clock to `to` first (so that a request meanwhile already sees it), then applies
+   * every schedule due by `to`, earliest first, each stamped with its own time; then records
+   * their events. An advance that stops half way (a process killed) leaves the rest due: the next
+   * advance applies them, at their own times.
+   */
+  async advance(merchantId: string, rawTo: string): Promise<{ now: string; appliedCount: number }> {
+    const to = timestampOf(rawTo);
+    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+      const stored = await this.clocks.timeOf(testModeOnly(merchantId));
+      const from = stored ?? nowTimestamp();
+      if (to <= from) throw invalidTo(`to must be after the test clock's time (${from}).`, "must be after the test clock's time");
+      const limit = new Date(Date.parse(from));
+      limit.setUTCFullYear(limit.getUTCFullYear() + MAX_ADVANCE_YEARS);
+      if (Date.parse(to) > limit.getTime()) throw invalidTo(`to may be at most ${MAX_ADVANCE_YEARS} years after the test clock's time (${from}).`, `must be at most ${MAX_ADVANCE_YEARS} years after the test clock's time`);
+      if (!(await this.clocks.move(merchantId, stored, to))) continue;
+      return { now: to, appliedCount: await this.applyDue(merchantId, to) };
+    }
+    throw new ProblemError(Problems.unavailable, 'The test clock kept moving under this advance (other advances at once); retry.');
+  }
+
+  /** Applies the test mode's schedules due by `to` in time order, then records their events: how many changed. */
+  private async applyDue(merchantId: string, to: string): Promise<number> {
+    const changed = new Map<string, string>();
+    let applied = 0;
+    for (let idle = 0; idle < ATTEMPTS; ) {
+      const due = await this.store.dueOf(merchantId, to, DUE_READ);
+      if (due.length === 0) break;
+      // Only the earliest time at once: a schedule it applies may leave a later one due (a resume after a pause).
+      const at = due[0]!.nextScheduledAt;
+      const { ours } = await this.subscriptions.fireDue(due.filter((d) => d.nextScheduledAt === at), at);
+      for (const id of ours) changed.set(id, merchantId);
+      applied += ours.size;
+      // None of ours: changed meanwhile (a request, another advance); read again, a few times at most.
+      idle = ours.size === 0 ? idle + 1 : 0;
+    }
+    if (changed.size > 0) await this.relayNow(changed);
+    return applied;
+  }
+}
