@@ -45,6 +45,9 @@ const notFound = (code: string) => (res: Reply) => {
 };
 const ids = (res: Reply, field = 'id') => res.body.data.map((x: Record<string, string>) => x[field]);
 
+const POLICY_OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
+const STRICT_POLICY = { maxPauseDays: null, maxPausesPerYear: 0, requireResumeAt: true };
+
 /** Each operation called with `by`'s key on `other`'s objects, and what the caller must see. */
 const table: Record<string, (by: World, other: World) => Promise<void>> = {
   pauseSubscription: async (by, other) => notFound('0020')(await api(by.key, 'POST', `/v2/subscriptions/${other.fulfilled}/pause`)),
@@ -82,6 +85,26 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
   },
   rollApiKey: async (by, other) => notFound('0025')(await api(by.key, 'POST', `/v2/api-keys/${other.keyId}/roll`, { expiresInHours: 0 })),
   revokeApiKey: async (by, other) => notFound('0025')(await api(by.key, 'DELETE', `/v2/api-keys/${other.keyId}`)),
+  // Each mode has its own pause policy: one mode's never shows in, nor applies to, the other's.
+  getPausePolicy: async (by, other) => {
+    expect((await api(other.key, 'PUT', '/v2/pause-policy', STRICT_POLICY)).status).toBe(200);
+    try {
+      expect((await api(by.key, 'GET', '/v2/pause-policy')).body).toEqual(POLICY_OFF);
+    } finally {
+      await api(other.key, 'PUT', '/v2/pause-policy', POLICY_OFF);
+    }
+  },
+  putPausePolicy: async (by, other) => {
+    expect((await api(by.key, 'PUT', '/v2/pause-policy', STRICT_POLICY)).body).toEqual(STRICT_POLICY);
+    try {
+      expect((await api(other.key, 'GET', '/v2/pause-policy')).body).toEqual(POLICY_OFF);
+      // A policy refusing every pause is not the other mode's: its subscription still pauses (and is resumed after, as found).
+      expect((await api(other.key, 'POST', `/v2/subscriptions/${other.fulfilled}/pause`)).status).toBe(200);
+      expect((await api(other.key, 'POST', `/v2/subscriptions/${other.fulfilled}/resume`)).status).toBe(200);
+    } finally {
+      await api(by.key, 'PUT', '/v2/pause-policy', POLICY_OFF);
+    }
+  },
 };
 
 /** The test helpers: a live key is refused (test-mode.test.ts); a test key acts on its own test mode only (below). */
