@@ -43,6 +43,7 @@ describe('GET /v2/subscriptions/{id}', () => {
       cycle: before!.cycle,
       createdAt: before!.createdAt,
       modifiedAt: before!.modifiedAt,
+      livemode: true,
     });
     expect(await t.db.collection('subscriptions').findOne({ _id: id as never }, { projection: { outbox: 0 } })).toEqual(before);
   });

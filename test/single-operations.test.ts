@@ -22,7 +22,7 @@ describe('the state table (docs/design.md §4)', () => {
     const before = await stored(id!);
     const res = await pause(id!);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'cycle', 'id', 'merchantId', 'modifiedAt', 'planId', 'status']);
+    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'cycle', 'id', 'livemode', 'merchantId', 'modifiedAt', 'planId', 'status']);
     expect(res.body).toMatchObject({ id, merchantId, planId: before!.planId, status: 'paused', cycle: before!.cycle, createdAt: before!.createdAt });
     expect(res.body.modifiedAt > before!.modifiedAt).toBe(true);
     expect(await stored(id!)).toMatchObject({ status: 'paused', modifiedAt: res.body.modifiedAt, cycle: before!.cycle });
@@ -33,7 +33,7 @@ describe('the state table (docs/design.md §4)', () => {
     const before = await stored(id!);
     const res = await resume(id!);
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'cycle', 'id', 'modifiedAt', 'planId', 'status']);
+    expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'cycle', 'id', 'livemode', 'modifiedAt', 'planId', 'status']);
     expect(res.body).toMatchObject({ id, status: 'fulfilled', cycle: before!.cycle });
     expect(res.body.modifiedAt > before!.modifiedAt).toBe(true);
   });
