@@ -14,6 +14,7 @@ const subscription = {
   cycle: 3,
   createdAt: '2026-09-01T08:00:00.000000Z',
   modifiedAt: '2026-11-22T10:15:30.123456Z',
+  livemode: true,
 };
 const json = 'application/json';
 
