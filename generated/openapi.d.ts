@@ -599,8 +599,13 @@ export interface paths {
          *     `to`, in time order, with the rules, outcomes and events of a live schedule: a resume
          *     after a scheduled pause, both crossed, applies both, in order, each stamped with its own
          *     scheduled time. Their events are recorded before the answer (`GET /v2/events` lists
-         *     them) and handed to the test mode's webhook endpoints, which receive them within
-         *     moments. A live key is refused with 403 `0011`.
+         *     them), and the first delivery of each to the test mode's subscribed webhook endpoints
+         *     is attempted before the answer too: a receiver has the signed webhook when the advance
+         *     answers. Each attempt is the delivery's first, recorded like any (the deliveries list
+         *     shows it); an endpoint that fails or does not answer within 10 s is retried on the
+         *     usual schedule, and the advance still answers 200. Attempts not started within 10 s
+         *     (very many deliveries) are left to the delivery queue. A live key is refused with
+         *     403 `0011`.
          */
         post: operations["advanceTestClock"];
         delete?: never;

@@ -39,7 +39,10 @@ export interface Fixtures {
   readonly createdAt?: string;
 }
 
-/** Records the events that changes of these subscriptions (id → merchant) left in their outboxes (the events relay). */
+/**
+ * Records the events that changes of these subscriptions (id → merchant) left in their outboxes,
+ * and makes the first attempt of their webhook deliveries (the events relay).
+ */
 export type RelayNow = (ids: ReadonlyMap<string, string>) => Promise<unknown>;
 
 function invalidTo(detail: string, message: string): ProblemError {
@@ -82,7 +85,7 @@ export class TestModeService {
   /**
    * Moves the clock to `to` first (so that a request meanwhile already sees it), then applies
    * every schedule due by `to`, earliest first, each stamped with its own time; then records
-   * their events. An advance that stops half way (a process killed) leaves the rest due: the next
+   * their events and makes the first attempt of each of their webhooks. An advance that stops half way (a process killed) leaves the rest due: the next
    * advance applies them, at their own times.
    */
   async advance(merchantId: string, rawTo: string): Promise<{ now: string; appliedCount: number }> {
@@ -109,13 +112,19 @@ export class TestModeService {
       if (due.length === 0) break;
       // Only the earliest time at once: a schedule it applies may leave a later one due (a resume after a pause).
       const at = due[0]!.nextScheduledAt;
-      const { ours } = await this.subscriptions.fireDue(due.filter((d) => d.nextScheduledAt === at), at);
+      const { ours } = await this.subscriptions.fireDue(due.filter((d) => d.nextScheduledAt === at), at, { relayedByCaller: true });
       for (const id of ours) changed.set(id, merchantId);
       applied += ours.size;
       // None of ours: changed meanwhile (a request, another advance); read again, a few times at most.
       idle = ours.size === 0 ? idle + 1 : 0;
     }
-    if (changed.size > 0) await this.relayNow(changed);
+    if (changed.size > 0) {
+      await this.relayNow(changed).catch((error: unknown) => {
+        // Not relayed here: left to the events relay, which retries (and its sweep after it).
+        this.subscriptions.changes.notify(merchantId, [...changed.keys()]);
+        throw error;
+      });
+    }
     return applied;
   }
 }
