@@ -966,6 +966,7 @@ export interface components {
             eventId: components["schemas"]["Uuid"];
             /** @description How many endpoints the event was queued to. */
             queued: number;
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description The body of a subscription event's delivery. */
         SubscriptionWebhook: {
@@ -1200,6 +1201,19 @@ export interface components {
             /** @description A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one. */
             requireResumeAt: boolean;
         };
+        /**
+         * @description A merchant's pause policy as the pause-policy operations answer it: the rules (see
+         *     PausePolicy, which is also the body of a replacement) and whose data it governs.
+         */
+        PausePolicyWithMode: {
+            /** @description At most this many days a pause (1 to 1095); null when the rule is off. */
+            maxPauseDays: number | null;
+            /** @description At most this many pauses (0 to 100) of one subscription in 365 days; null when the rule is off. */
+            maxPausesPerYear: number | null;
+            /** @description A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one. */
+            requireResumeAt: boolean;
+            livemode: components["schemas"]["Livemode"];
+        };
         /** @description A subscription as the pause operation reports it (with `merchantId`). */
         PausedSubscription: {
             id: components["schemas"]["Uuid"];
@@ -1311,6 +1325,7 @@ export interface components {
             policyRejectedCount: number;
             /** @description Up to 20 of the ids the request would accept, in id order. */
             sample: components["schemas"]["Uuid"][];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description 1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed. */
         SubscriptionIdList: components["schemas"]["Uuid"][];
@@ -1324,6 +1339,7 @@ export interface components {
             acceptedCount: number;
             /** @description The ids that were not queued, each with the reason. */
             rejected?: components["schemas"]["RejectedSubscription"][];
+            livemode: components["schemas"]["Livemode"];
         };
         RejectedSubscription: {
             subscriptionId: components["schemas"]["Uuid"];
@@ -1397,6 +1413,7 @@ export interface components {
             reason: string | null;
             /** @description When the outcome was reached; null while pending. */
             at: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
         };
         BulkRequestItemList: {
             data: components["schemas"]["BulkRequestItem"][];
@@ -1504,7 +1521,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["PausePolicy"];
+                "application/json": components["schemas"]["PausePolicyWithMode"];
             };
         };
         /**

@@ -129,7 +129,7 @@ function scenarios(name: string, target: () => Target) {
       const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { filter } }, t.prefer(202));
       expect(accepted.operation).toBe('PAUSE');
       if (!t.stateful) return;
-      expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, policyRejectedCount: 0, sample: [...ids].sort() });
+      expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, policyRejectedCount: 0, sample: [...ids].sort(), livemode: true });
       expect(accepted.acceptedCount).toBe(dry.matchedCount - dry.cancelledCount);
       let status = await t.bulkRequests.getBulkRequest({ requestId: accepted.requestId });
       for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {
@@ -333,8 +333,9 @@ function scenarios(name: string, target: () => Target) {
       const policy = { maxPauseDays: 90, maxPausesPerYear: 2, requireResumeAt: false };
       const set = await policies.putPausePolicyRaw({ pausePolicy: policy });
       expect(set.raw.status).toBe(200);
-      expect(await set.value()).toEqual(policy);
-      expect(await policies.getPausePolicy()).toEqual(policy);
+      // The mock answers its example, a live one; the service the live key's policy.
+      expect(await set.value()).toEqual({ ...policy, livemode: true });
+      expect(await policies.getPausePolicy()).toEqual({ ...policy, livemode: true });
       const paused = await api.pauseSubscription({ subscriptionId: fulfilledId });
       expect(paused.status).toBe('paused');
       if (!t.stateful) return;
