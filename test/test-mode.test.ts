@@ -4,6 +4,8 @@
  * test mode's due schedules, with their events and signed webhooks, before it answers.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../src/lib/spec.js';
 import { testModeIdOf } from '../src/lib/livemode.js';
@@ -164,6 +166,35 @@ describe('test clocks', () => {
     const delivered = await waitFor(deliveryOf, (d) => d.status === 'succeeded', 30_000, 100, 'the retried delivery');
     expect(delivered.attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([500, 200]);
     expect(test.receiver.received.filter((r) => r.id === eventId).map((r) => r.verified)).toEqual([true, true]);
+  });
+
+  it('an endpoint that never answers: the advance answers 200, its attempts recorded as timed out, and leaves those it did not start within the timeout to the workers', async () => {
+    const m = await t.merchant();
+    // Takes every request and never answers it (until closed).
+    const held: string[] = [];
+    const server = createServer((req) => held.push(String(req.headers['webhook-id'])));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    receivers.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) } as Receiver);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    const endpoint = await api(m.testApiKey, 'POST', '/v2/webhook-endpoints', { url, events: ['subscription.resumed'] });
+    // More resumes than the attempts one batch sends at once (16), so that some cannot start within the timeout.
+    const ids = await fixtures(m.testApiKey, 20);
+    const start = Date.parse(await clockOf(m.testApiKey));
+    for (const id of ids) expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: iso(start + DAY) })).status).toBe(200);
+
+    const advanced = await api(m.testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(start + 2 * DAY) });
+
+    expect(advanced).toMatchObject({ status: 200, body: { appliedCount: 20 } });
+    const deliveries = (await api(m.testApiKey, 'GET', `/v2/webhook-endpoints/${endpoint.body.id}/deliveries?limit=100`)).body.data;
+    expect(deliveries).toHaveLength(20);
+    const tried = deliveries.filter((d: { attempts: unknown[] }) => d.attempts.length > 0);
+    expect(tried.length).toBeGreaterThan(0);
+    expect(tried.length).toBeLessThan(20);
+    for (const d of tried) expect(d.attempts[0]).toMatchObject({ statusCode: null, error: 'no answer within 10 s' });
+    expect(deliveries.every((d: { status: string }) => d.status === 'pending')).toBe(true);
+    // The ones not attempted are the workers' now: their first attempts reach the endpoint after the answer.
+    const untried = new Set(deliveries.filter((d: { attempts: unknown[] }) => d.attempts.length === 0).map((d: { eventId: string }) => d.eventId));
+    await waitFor(async () => held.filter((id) => untried.has(id)).length, (n) => n >= untried.size, 40_000, 100, 'the workers\' first attempts of the rest');
   });
 
   it('an advance that crosses a scheduled pause and the resume after it applies both, in order, each at its own time', async () => {

@@ -138,7 +138,9 @@ export class WebhooksWorker implements EventSink, Resender {
    */
   async sendBatch(ids: readonly string[], merchantId: string | undefined, startBy = Infinity): Promise<void> {
     const rounds = Math.ceil(ids.length / SEND_CONCURRENCY);
-    const claimed = await this.deliveries.claim(merchantId, ids, new Date(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000) + 30_000));
+    // Held while its attempts may still start, and for the last one's time after that.
+    const leaseUntil = Math.min(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000), startBy + DELIVERY_TIMEOUT_MS + 5_000) + 30_000;
+    const claimed = await this.deliveries.claim(merchantId, ids, new Date(leaseUntil));
     if (claimed.length === 0) return;
     const [events, targets] = await Promise.all([
       this.events.findMany(merchantId, [...new Set(claimed.map((d) => d.eventId))]),
