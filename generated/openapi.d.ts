@@ -604,8 +604,9 @@ export interface paths {
          *     answers. Each attempt is the delivery's first, recorded like any (the deliveries list
          *     shows it); an endpoint that fails or does not answer within 10 s is retried on the
          *     usual schedule, and the advance still answers 200. Attempts not started within 10 s
-         *     (very many deliveries) are left to the delivery queue. A live key is refused with
-         *     403 `0011`.
+         *     (very many deliveries) are left to the delivery queue. The answer waits for all of it,
+         *     however many schedules fall due: a large advance takes a while (split it into advances
+         *     to intermediate times to have it in parts). A live key is refused with 403 `0011`.
          */
         post: operations["advanceTestClock"];
         delete?: never;
