@@ -138,6 +138,11 @@ describe('test clocks', () => {
     // One first attempt, recorded as the worker records its own: the workers send no second copy.
     const deliveries = (await api(m.testApiKey, 'GET', `/v2/webhook-endpoints/${test.id}/deliveries`)).body.data;
     expect(deliveries.find((d: { eventId: string }) => d.eventId === events[0].id)).toMatchObject({ status: 'succeeded', attempts: [{ statusCode: 200 }], livemode: false });
+    // A later change's webhook, sent by the workers, has arrived: still one copy of the resumed one.
+    const [later] = await fixtures(m.testApiKey, 1);
+    expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${later}/pause`)).status).toBe(200);
+    await waitFor(async () => test.receiver.received.filter((r) => r.body.data.subscription?.id === later), (r) => r.length > 0, 30_000, 100, 'the later pause\'s webhook');
+    expect(test.receiver.received.filter((r) => r.id === events[0].id)).toHaveLength(1);
     // Test-mode events go to test-mode endpoints only: the live endpoint has no delivery.
     expect((await api(m.apiKey, 'GET', `/v2/webhook-endpoints/${live.id}/deliveries`)).body.data).toEqual([]);
     expect(live.receiver.received).toEqual([]);
