@@ -599,8 +599,14 @@ export interface paths {
          *     `to`, in time order, with the rules, outcomes and events of a live schedule: a resume
          *     after a scheduled pause, both crossed, applies both, in order, each stamped with its own
          *     scheduled time. Their events are recorded before the answer (`GET /v2/events` lists
-         *     them) and handed to the test mode's webhook endpoints, which receive them within
-         *     moments. A live key is refused with 403 `0011`.
+         *     them), and the first delivery of each to the test mode's subscribed webhook endpoints
+         *     is attempted before the answer too: a receiver has the signed webhook when the advance
+         *     answers. Each attempt is the delivery's first, recorded like any (the deliveries list
+         *     shows it); an endpoint that fails or does not answer within 10 s is retried on the
+         *     usual schedule, and the advance still answers 200. Attempts not started within 10 s
+         *     (very many deliveries) are left to the delivery queue. The answer waits for all of it,
+         *     however many schedules fall due: a large advance takes a while (split it into advances
+         *     to intermediate times to have it in parts). A live key is refused with 403 `0011`.
          */
         post: operations["advanceTestClock"];
         delete?: never;
@@ -961,6 +967,7 @@ export interface components {
             eventId: components["schemas"]["Uuid"];
             /** @description How many endpoints the event was queued to. */
             queued: number;
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description The body of a subscription event's delivery. */
         SubscriptionWebhook: {
@@ -1195,6 +1202,19 @@ export interface components {
             /** @description A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one. */
             requireResumeAt: boolean;
         };
+        /**
+         * @description A merchant's pause policy as the pause-policy operations answer it: the rules (see
+         *     PausePolicy, which is also the body of a replacement) and whose data it governs.
+         */
+        PausePolicyWithMode: {
+            /** @description At most this many days a pause (1 to 1095); null when the rule is off. */
+            maxPauseDays: number | null;
+            /** @description At most this many pauses (0 to 100) of one subscription in 365 days; null when the rule is off. */
+            maxPausesPerYear: number | null;
+            /** @description A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one. */
+            requireResumeAt: boolean;
+            livemode: components["schemas"]["Livemode"];
+        };
         /** @description A subscription as the pause operation reports it (with `merchantId`). */
         PausedSubscription: {
             id: components["schemas"]["Uuid"];
@@ -1306,6 +1326,7 @@ export interface components {
             policyRejectedCount: number;
             /** @description Up to 20 of the ids the request would accept, in id order. */
             sample: components["schemas"]["Uuid"][];
+            livemode: components["schemas"]["Livemode"];
         };
         /** @description 1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed. */
         SubscriptionIdList: components["schemas"]["Uuid"][];
@@ -1319,6 +1340,7 @@ export interface components {
             acceptedCount: number;
             /** @description The ids that were not queued, each with the reason. */
             rejected?: components["schemas"]["RejectedSubscription"][];
+            livemode: components["schemas"]["Livemode"];
         };
         RejectedSubscription: {
             subscriptionId: components["schemas"]["Uuid"];
@@ -1392,6 +1414,7 @@ export interface components {
             reason: string | null;
             /** @description When the outcome was reached; null while pending. */
             at: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
         };
         BulkRequestItemList: {
             data: components["schemas"]["BulkRequestItem"][];
@@ -1499,7 +1522,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["PausePolicy"];
+                "application/json": components["schemas"]["PausePolicyWithMode"];
             };
         };
         /**

@@ -53,7 +53,7 @@ describe('which subscriptions a filter matches', () => {
       expect({ name, status: dry.status, body: dry.body }).toEqual({
         name,
         status: 200,
-        body: { matchedCount: acceptable.length + cancelled, cancelledCount: cancelled, policyRejectedCount: 0, sample: sorted(acceptable).slice(0, 20) },
+        body: { matchedCount: acceptable.length + cancelled, cancelledCount: cancelled, policyRejectedCount: 0, sample: sorted(acceptable).slice(0, 20), livemode: true },
       });
     }
     expect(aCancelled).toHaveLength(2);
@@ -71,7 +71,7 @@ describe('which subscriptions a filter matches', () => {
     }
     const dry = await bulk('pause', apiKey, { subscriptions: [active, cancelled, randomUUID()], dryRun: true });
     expect(dry.status).toBe(200);
-    expect(dry.body).toEqual({ matchedCount: 2, cancelledCount: 1, policyRejectedCount: 0, sample: [active] });
+    expect(dry.body).toEqual({ matchedCount: 2, cancelledCount: 1, policyRejectedCount: 0, sample: [active], livemode: true });
     expect(await bulkRequestsOf(t.db, merchantId)).toBe(0);
   });
 });

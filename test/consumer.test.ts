@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { APIKeysApi, BulkDryRunFromJSON, PausePolicyApi, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, TestHelpersApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
 import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
+import { startReceiver } from './support/receiver.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 
@@ -129,7 +130,7 @@ function scenarios(name: string, target: () => Target) {
       const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { filter } }, t.prefer(202));
       expect(accepted.operation).toBe('PAUSE');
       if (!t.stateful) return;
-      expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, policyRejectedCount: 0, sample: [...ids].sort() });
+      expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, policyRejectedCount: 0, sample: [...ids].sort(), livemode: true });
       expect(accepted.acceptedCount).toBe(dry.matchedCount - dry.cancelledCount);
       let status = await t.bulkRequests.getBulkRequest({ requestId: accepted.requestId });
       for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {
@@ -333,8 +334,9 @@ function scenarios(name: string, target: () => Target) {
       const policy = { maxPauseDays: 90, maxPausesPerYear: 2, requireResumeAt: false };
       const set = await policies.putPausePolicyRaw({ pausePolicy: policy });
       expect(set.raw.status).toBe(200);
-      expect(await set.value()).toEqual(policy);
-      expect(await policies.getPausePolicy()).toEqual(policy);
+      // The mock answers its example, a live one; the service the live key's policy.
+      expect(await set.value()).toEqual({ ...policy, livemode: true });
+      expect(await policies.getPausePolicy()).toEqual({ ...policy, livemode: true });
       const paused = await api.pauseSubscription({ subscriptionId: fulfilledId });
       expect(paused.status).toBe('paused');
       if (!t.stateful) return;
@@ -513,5 +515,25 @@ describe('consumer scenario against the real service only (a stateless mock cann
     expect(read.status).toBe('fulfilled');
     expect(read.schedule).toBeUndefined();
     expect(read.pauseReason).toBeUndefined();
+  });
+
+  it('test mode: an endpoint on loopback, a pause until 30 days ahead, an advance of 31 days: the signed resumed webhook is there when the advance answers', async () => {
+    const own = await service.merchant();
+    const receiver = await startReceiver();
+    try {
+      const endpoint = await new WebhookEndpointsApi(configuration(service.baseUrl, own.testApiKey)).createWebhookEndpoint({ webhookEndpointCreate: { url: receiver.url, events: ['subscription.resumed'] } });
+      receiver.secret = endpoint.secret;
+      const helpers = new TestHelpersApi(configuration(service.baseUrl, own.testApiKey));
+      const [subscription] = (await helpers.createTestSubscriptions({ testSubscriptionsCreate: { count: 1 } })).data;
+      const { now } = await helpers.getTestClock();
+      await client(service.baseUrl, own.testApiKey).pauseSubscription({ subscriptionId: subscription!.id, commandRequest: { resumeAt: new Date(Date.parse(now) + 30 * DAY) } });
+
+      expect((await helpers.advanceTestClock({ testClockAdvance: { to: new Date(Date.parse(now) + 31 * DAY) } })).appliedCount).toBe(1);
+
+      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received[0]).toMatchObject({ verified: true, body: { type: 'subscription.resumed', livemode: false, data: { subscription: { id: subscription!.id, status: 'fulfilled' } } } });
+    } finally {
+      await receiver.close();
+    }
   });
 });

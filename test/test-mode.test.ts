@@ -4,6 +4,8 @@
  * test mode's due schedules, with their events and signed webhooks, before it answers.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../src/lib/spec.js';
 import { testModeIdOf } from '../src/lib/livemode.js';
@@ -32,10 +34,10 @@ async function fixtures(testKey: string, count: number, status = 'fulfilled'): P
   return res.body.data.map((s: { id: string }) => s.id);
 }
 
-async function endpointFor(apiKey: string): Promise<{ receiver: Receiver; id: string }> {
+async function endpointFor(apiKey: string, events = ['*']): Promise<{ receiver: Receiver; id: string }> {
   const receiver = await startReceiver();
   receivers.push(receiver);
-  const res = await api(apiKey, 'POST', '/v2/webhook-endpoints', { url: receiver.url, events: ['*'] });
+  const res = await api(apiKey, 'POST', '/v2/webhook-endpoints', { url: receiver.url, events });
   expect(res.status).toBe(201);
   receiver.secret = res.body.secret;
   return { receiver, id: res.body.id };
@@ -129,12 +131,75 @@ describe('test clocks', () => {
     const events = (await api(m.testApiKey, 'GET', '/v2/events')).body.data;
     expect(events.map((e: { type: string }) => e.type)).toEqual(['subscription.resumed', 'subscription.resume_scheduled', 'subscription.paused']);
     expect(events[0]).toMatchObject({ livemode: false, createdAt: resumeAt.replace('Z', '000Z'), data: { subscription: { id, status: 'fulfilled', livemode: false }, cause: { kind: 'schedule' } } });
-    const resumed = await waitFor(async () => test.receiver.received.filter((r) => r.body.type === 'subscription.resumed'), (r) => r.length > 0, 30_000, 100, 'the test-mode resumed webhook');
-    expect(resumed[0]).toMatchObject({ verified: true, body: { livemode: false, data: { subscription: { id, livemode: false } } } });
+    // Delivered before the advance answered too: the receiver has it already, no waiting.
+    const resumed = test.receiver.received.filter((r) => r.body.type === 'subscription.resumed');
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]).toMatchObject({ id: events[0].id, verified: true, body: { livemode: false, data: { subscription: { id, livemode: false } } } });
+    // One first attempt, recorded as the worker records its own: the workers send no second copy.
+    const deliveries = (await api(m.testApiKey, 'GET', `/v2/webhook-endpoints/${test.id}/deliveries`)).body.data;
+    expect(deliveries.find((d: { eventId: string }) => d.eventId === events[0].id)).toMatchObject({ status: 'succeeded', attempts: [{ statusCode: 200 }], livemode: false });
+    // A later change's webhook, sent by the workers, has arrived: still one copy of the resumed one.
+    const [later] = await fixtures(m.testApiKey, 1);
+    expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${later}/pause`)).status).toBe(200);
+    await waitFor(async () => test.receiver.received.filter((r) => r.body.data.subscription?.id === later), (r) => r.length > 0, 30_000, 100, 'the later pause\'s webhook');
+    expect(test.receiver.received.filter((r) => r.id === events[0].id)).toHaveLength(1);
     // Test-mode events go to test-mode endpoints only: the live endpoint has no delivery.
     expect((await api(m.apiKey, 'GET', `/v2/webhook-endpoints/${live.id}/deliveries`)).body.data).toEqual([]);
     expect(live.receiver.received).toEqual([]);
     expect((await api(m.apiKey, 'GET', '/v2/events')).body.data).toEqual([]);
+  });
+
+  it('an endpoint that answers 500 to the first attempt does not fail the advance: its delivery is retried later as usual, once', async () => {
+    const m = await t.merchant();
+    const test = await endpointFor(m.testApiKey, ['subscription.resumed']);
+    test.receiver.answers = [500];
+    const [id] = await fixtures(m.testApiKey, 1);
+    const start = Date.parse(await clockOf(m.testApiKey));
+    expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: iso(start + DAY) })).status).toBe(200);
+
+    const advanced = await api(m.testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(start + 2 * DAY) });
+
+    expect(advanced.status).toBe(200);
+    expect(advanced.body).toMatchObject({ appliedCount: 1, livemode: false });
+    const firstAttempts = test.receiver.received.filter((r) => r.body.type === 'subscription.resumed');
+    expect(firstAttempts).toHaveLength(1);
+    const eventId = firstAttempts[0]!.id;
+    const deliveryOf = async () => (await api(m.testApiKey, 'GET', `/v2/webhook-endpoints/${test.id}/deliveries`)).body.data.find((d: { eventId: string }) => d.eventId === eventId);
+    // Its first attempt is recorded already (the retry, 300 ms later here, may have come too).
+    expect((await deliveryOf()).attempts[0]).toMatchObject({ statusCode: 500 });
+    // The retry schedule sends it again with the same webhook-id, recorded as its second attempt.
+    const delivered = await waitFor(deliveryOf, (d) => d.status === 'succeeded', 30_000, 100, 'the retried delivery');
+    expect(delivered.attempts.map((a: { statusCode: number }) => a.statusCode)).toEqual([500, 200]);
+    expect(test.receiver.received.filter((r) => r.id === eventId).map((r) => r.verified)).toEqual([true, true]);
+  });
+
+  it('an endpoint that never answers: the advance answers 200, its attempts recorded as timed out, and leaves those it did not start within the timeout to the workers', async () => {
+    const m = await t.merchant();
+    // Takes every request and never answers it (until closed).
+    const held: string[] = [];
+    const server = createServer((req) => held.push(String(req.headers['webhook-id'])));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    receivers.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) } as Receiver);
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    const endpoint = await api(m.testApiKey, 'POST', '/v2/webhook-endpoints', { url, events: ['subscription.resumed'] });
+    // More resumes than the attempts one batch sends at once (16), so that some cannot start within the timeout.
+    const ids = await fixtures(m.testApiKey, 20);
+    const start = Date.parse(await clockOf(m.testApiKey));
+    for (const id of ids) expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: iso(start + DAY) })).status).toBe(200);
+
+    const advanced = await api(m.testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(start + 2 * DAY) });
+
+    expect(advanced).toMatchObject({ status: 200, body: { appliedCount: 20 } });
+    const deliveries = (await api(m.testApiKey, 'GET', `/v2/webhook-endpoints/${endpoint.body.id}/deliveries?limit=100`)).body.data;
+    expect(deliveries).toHaveLength(20);
+    const tried = deliveries.filter((d: { attempts: unknown[] }) => d.attempts.length > 0);
+    expect(tried.length).toBeGreaterThan(0);
+    expect(tried.length).toBeLessThan(20);
+    for (const d of tried) expect(d.attempts[0]).toMatchObject({ statusCode: null, error: 'no answer within 10 s' });
+    expect(deliveries.every((d: { status: string }) => d.status === 'pending')).toBe(true);
+    // The ones not attempted are the workers' now: their first attempts reach the endpoint after the answer.
+    const untried = new Set(deliveries.filter((d: { attempts: unknown[] }) => d.attempts.length === 0).map((d: { eventId: string }) => d.eventId));
+    await waitFor(async () => held.filter((id) => untried.has(id)).length, (n) => n >= untried.size, 40_000, 100, 'the workers\' first attempts of the rest');
   });
 
   it('an advance that crosses a scheduled pause and the resume after it applies both, in order, each at its own time', async () => {

@@ -11,6 +11,7 @@ import type { components } from '../../generated/openapi.js';
 import { Problems, ProblemError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
+import { livemodeOf } from '../lib/livemode.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent } from '../observability/tracing.js';
@@ -120,7 +121,7 @@ export class BulkService {
     }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
     metrics()?.bulkAccepted.labels(operation.toLowerCase()).inc();
-    return { requestId, operation, acceptedCount: accepted.length, rejected };
+    return { requestId, operation, acceptedCount: accepted.length, rejected, livemode: livemodeOf(merchantId) };
   }
 
   /** What `accept` would take, read the same way, with nothing stored or queued. */
@@ -136,6 +137,7 @@ export class BulkService {
       cancelledCount,
       policyRejectedCount: matched.length - cancelledCount - acceptable.length,
       sample: acceptable.slice(0, DRY_RUN_SAMPLE),
+      livemode: livemodeOf(merchantId),
     };
   }
 

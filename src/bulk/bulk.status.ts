@@ -11,6 +11,8 @@ import type { BulkChunk, BulkRepository, BulkRequest } from './bulk.repository.j
 
 export type BulkRequestView = components['schemas']['BulkRequest'];
 export type BulkRequestItem = components['schemas']['BulkRequestItem'];
+/** An item as the request's chunks hold it; `livemode` is its merchant's. */
+type StoredItem = Omit<BulkRequestItem, 'livemode'>;
 type Outcome = components['schemas']['CommandOutcome'];
 
 export class BulkRequestNotFoundError extends Error {
@@ -66,11 +68,12 @@ export class BulkStatusService {
     const all = (await this.allItems(request))
       .filter((item) => (outcome === undefined || item.outcome === outcome) && (after === undefined || item.subscriptionId > after))
       .sort((a, b) => (a.subscriptionId < b.subscriptionId ? -1 : 1));
-    return pageOf(all.slice(0, limit + 1), limit, (item) => item.subscriptionId);
+    const livemode = livemodeOf(merchantId);
+    return pageOf(all.slice(0, limit + 1).map((item) => ({ ...item, livemode })), limit, (item) => item.subscriptionId);
   }
 
-  private async allItems(request: BulkRequest, dispatchedMeanwhile = false): Promise<BulkRequestItem[]> {
-    const pending = (subscriptionId: string): BulkRequestItem => ({ subscriptionId, outcome: 'pending', reason: null, at: null });
+  private async allItems(request: BulkRequest, dispatchedMeanwhile = false): Promise<StoredItem[]> {
+    const pending = (subscriptionId: string): StoredItem => ({ subscriptionId, outcome: 'pending', reason: null, at: null });
     const chunks = await this.repository.chunksOf(request.merchantId, [request]);
     if (chunks.length < request.chunkCount && !dispatchedMeanwhile) {
       // Not dispatched yet: the ids are still in the request document (unless it was dispatched meanwhile).

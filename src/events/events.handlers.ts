@@ -1,4 +1,5 @@
 /** Thin handlers for events: list, read, and send one again to the merchant's endpoints. */
+import { livemodeOf } from '../lib/livemode.js';
 import { pageRequestOf, type Handlers } from '../request-context/request-context.js';
 import type { EventsService } from './events.service.js';
 import type { Event } from './events.repository.js';
@@ -14,7 +15,7 @@ export function eventHandlers(events: EventsService, resender: Resender): Pick<H
     getEvent: async ({ merchant, params }) => ({ status: 200, body: await events.get(merchant.id, params.eventId) }),
     resendEvent: async ({ merchant, params }) => {
       const event = await events.get(merchant.id, params.eventId);
-      return { status: 202, body: { eventId: event.id, queued: await resender.resend(merchant.id, event) } };
+      return { status: 202, body: { eventId: event.id, queued: await resender.resend(merchant.id, event), livemode: event.livemode } };
     },
   };
 }

@@ -18,7 +18,13 @@ import { eventTypeOf, subscriptionEventId } from '../subscriptions/outbox.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
 export interface EventSink {
-  fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void>;
+  /**
+   * Creates the events' deliveries and returns their ids. `held`: they are not queued for the
+   * workers, because the caller makes their first attempts itself (sendFirst).
+   */
+  fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>, held?: boolean): Promise<readonly string[]>;
+  /** The first attempts of held deliveries, started within `withinMs`; what fails or is not started goes to the workers' queue. */
+  sendFirst(merchantId: string, deliveryIds: readonly string[], withinMs: number): Promise<void>;
 }
 
 /**
@@ -98,8 +104,13 @@ export class EventsRelay {
     this.log = log.child({ component: 'events' });
   }
 
-  /** Relays the outboxes of these subscriptions (id → merchant), or for the sweep of any; returns how many subscriptions had some. */
-  async relay(ids?: ReadonlyMap<string, string>): Promise<number> {
+  /**
+   * Relays the outboxes of these subscriptions (id → merchant), or for the sweep of any; returns
+   * how many subscriptions had some. `sendWithinMs`: the first attempt of each delivery is made
+   * here, after the outboxes are cleared, rather than by a worker (a test clock's advance answers
+   * after its webhooks: docs/partners.md).
+   */
+  async relay(ids?: ReadonlyMap<string, string>, sendWithinMs?: number): Promise<number> {
     const holders = await this.outboxes.outboxes(ids, ids?.size ?? SWEEP_BATCH);
     const byMerchant = new Map<string, OutboxHolder[]>();
     for (const holder of holders) {
@@ -107,15 +118,18 @@ export class EventsRelay {
       group.push(holder);
       byMerchant.set(holder.merchantId, group);
     }
+    const held = new Map<string, readonly string[]>();
     for (const [merchantId, group] of byMerchant) {
       const events = group.flatMap(eventsOf);
-      await this.emit(merchantId, events, tracesOf(group));
+      held.set(merchantId, await this.emit(merchantId, events, tracesOf(group), sendWithinMs !== undefined));
       await this.mutex.runAll(
         group.map((h) => h._id),
         () => this.outboxes.clearOutboxes(group),
       );
       for (const event of events) this.log.info({ eventId: event.id, type: event.type }, 'event recorded');
     }
+    // A process killed before these attempts leaves its held deliveries to the workers' sweep of overdue ones.
+    if (sendWithinMs !== undefined) for (const [merchantId, deliveryIds] of held) if (deliveryIds.length > 0) await this.sink.sendFirst(merchantId, deliveryIds, sendWithinMs);
     return holders.length;
   }
 
@@ -187,9 +201,9 @@ export class EventsRelay {
     events.forEach((event, i) => this.log.info({ eventId: event.id, type: 'bulk_request.completed', requestId: views[i]!.requestId }, 'event recorded'));
   }
 
-  private async emit(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void> {
+  private async emit(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>, held = false): Promise<readonly string[]> {
     await this.repository.insert(merchantId, events);
-    await this.sink.fanOut(merchantId, events, traces);
+    return this.sink.fanOut(merchantId, events, traces, held);
   }
 
   /** Worker processes sweep outboxes that a stopped process left behind: now, then every SWEEP_EVERY_MS. */

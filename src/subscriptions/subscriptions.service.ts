@@ -217,9 +217,10 @@ export class SubscriptionsService {
    * Applies these due schedules as read, holding their subscriptions: one conditional update per
    * group read in the same state, so a schedule changed meanwhile does not fire in its old version
    * (docs/design.md §9). `at`: a test mode's clock as an advance moves it (src/test-mode/); the
-   * real time otherwise.
+   * real time otherwise. `relayedByCaller`: the caller relays the changes itself (an advance,
+   * which answers after their events and webhooks), so the events relay is not told.
    */
-  async fireDue(due: readonly DueSubscription[], at?: string): Promise<Firings> {
+  async fireDue(due: readonly DueSubscription[], at?: string, { relayedByCaller = false } = {}): Promise<Firings> {
     return this.mutex.runAll(
       due.map((d) => d.id),
       async () => {
@@ -227,7 +228,7 @@ export class SubscriptionsService {
         const groups = grouped(due, at ?? nowTimestamp(), policies);
         const ours = await this.repository.fire(groups, randomUUID(), at ?? nowTimestamp());
         const moved = groups.filter((g) => g.ruling.events.length > 0).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
-        for (const [merchantId, ids] of byMerchantOf(moved)) this.changes.notify(merchantId, ids);
+        if (!relayedByCaller) for (const [merchantId, ids] of byMerchantOf(moved)) this.changes.notify(merchantId, ids);
         return { groups, ours };
       },
     );

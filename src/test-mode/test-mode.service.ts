@@ -39,7 +39,10 @@ export interface Fixtures {
   readonly createdAt?: string;
 }
 
-/** Records the events that changes of these subscriptions (id → merchant) left in their outboxes (the events relay). */
+/**
+ * Records the events that changes of these subscriptions (id → merchant) left in their outboxes,
+ * and makes the first attempt of their webhook deliveries (the events relay).
+ */
 export type RelayNow = (ids: ReadonlyMap<string, string>) => Promise<unknown>;
 
 function invalidTo(detail: string, message: string): ProblemError {
@@ -82,8 +85,9 @@ export class TestModeService {
   /**
    * Moves the clock to `to` first (so that a request meanwhile already sees it), then applies
    * every schedule due by `to`, earliest first, each stamped with its own time; then records
-   * their events. An advance that stops half way (a process killed) leaves the rest due: the next
-   * advance applies them, at their own times.
+   * their events and makes the first attempt of each of their webhooks. An advance that stops
+   * half way (a process killed) leaves the rest due: the next advance applies them, at their own
+   * times.
    */
   async advance(merchantId: string, rawTo: string): Promise<{ now: string; appliedCount: number }> {
     const to = timestampOf(rawTo);
@@ -100,22 +104,29 @@ export class TestModeService {
     throw new ProblemError(Problems.unavailable, 'The test clock kept moving under this advance (other advances at once); retry.');
   }
 
-  /** Applies the test mode's schedules due by `to` in time order, then records their events: how many changed. */
+  /** Applies the test mode's schedules due by `to` in time order, then records their events and sends their webhooks: how many changed. */
   private async applyDue(merchantId: string, to: string): Promise<number> {
     const changed = new Map<string, string>();
     let applied = 0;
-    for (let idle = 0; idle < ATTEMPTS; ) {
-      const due = await this.store.dueOf(merchantId, to, DUE_READ);
-      if (due.length === 0) break;
-      // Only the earliest time at once: a schedule it applies may leave a later one due (a resume after a pause).
-      const at = due[0]!.nextScheduledAt;
-      const { ours } = await this.subscriptions.fireDue(due.filter((d) => d.nextScheduledAt === at), at);
-      for (const id of ours) changed.set(id, merchantId);
-      applied += ours.size;
-      // None of ours: changed meanwhile (a request, another advance); read again, a few times at most.
-      idle = ours.size === 0 ? idle + 1 : 0;
+    let relayed = false;
+    try {
+      for (let idle = 0; idle < ATTEMPTS; ) {
+        const due = await this.store.dueOf(merchantId, to, DUE_READ);
+        if (due.length === 0) break;
+        // Only the earliest time at once: a schedule it applies may leave a later one due (a resume after a pause).
+        const at = due[0]!.nextScheduledAt;
+        const { ours } = await this.subscriptions.fireDue(due.filter((d) => d.nextScheduledAt === at), at, { relayedByCaller: true });
+        for (const id of ours) changed.set(id, merchantId);
+        applied += ours.size;
+        // None of ours: changed meanwhile (a request, another advance); read again, a few times at most.
+        idle = ours.size === 0 ? idle + 1 : 0;
+      }
+      if (changed.size > 0) await this.relayNow(changed);
+      relayed = true;
+    } finally {
+      // An advance that fails part way leaves what it changed to the events relay, which retries (and its sweep after it).
+      if (!relayed && changed.size > 0) this.subscriptions.changes.notify(merchantId, [...changed.keys()]);
     }
-    if (changed.size > 0) await this.relayNow(changed);
     return applied;
   }
 }

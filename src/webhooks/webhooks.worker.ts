@@ -49,15 +49,26 @@ export class WebhooksWorker implements EventSink, Resender {
     this.log = log.child({ component: 'webhooks' });
   }
 
-  /** One delivery per event and subscribed endpoint; repeated, it creates no new delivery. */
-  async fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>): Promise<void> {
-    await this.queueDeliveries(merchantId, events, (event, endpointId) => `${event.id}.${endpointId}`, traces);
+  /** One delivery per event and subscribed endpoint; repeated, it creates no new delivery. `held`: not queued (the caller sends them: sendFirst). */
+  async fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>, held = false): Promise<readonly string[]> {
+    return this.queueDeliveries(merchantId, events, (event, endpointId) => `${event.id}.${endpointId}`, traces, held);
+  }
+
+  /**
+   * The first attempts of held deliveries, made by the caller (a test clock's advance) the way a
+   * worker makes them: claimed first, so that no worker (a sweep of overdue deliveries, a fan-out
+   * of the same events repeated by another relay) sends the same attempt; then sent, recorded,
+   * and the failed ones queued for their retries. Attempts not started within `withinMs` are
+   * handed back to the workers' queue unattempted.
+   */
+  async sendFirst(merchantId: string, deliveryIds: readonly string[], withinMs: number): Promise<void> {
+    await this.sendBatch(deliveryIds, merchantId, Date.now() + withinMs);
   }
 
   /** Another delivery of the event (same webhook-id) to each subscribed enabled endpoint. */
   async resend(merchantId: string, event: Event): Promise<number> {
     const resend = uuidv7();
-    return this.queueDeliveries(merchantId, [event], (e, endpointId) => `${e.id}.${endpointId}.${resend}`);
+    return (await this.queueDeliveries(merchantId, [event], (e, endpointId) => `${e.id}.${endpointId}.${resend}`)).length;
   }
 
   private async queueDeliveries(
@@ -65,7 +76,8 @@ export class WebhooksWorker implements EventSink, Resender {
     events: readonly Event[],
     idOf: (event: Event, endpointId: string) => string,
     traces?: ReadonlyMap<string, string>,
-  ): Promise<number> {
+    held = false,
+  ): Promise<string[]> {
     const subscribed = new Map<string, string[]>();
     const deliveries: Delivery[] = [];
     const createdAt = nowTimestamp();
@@ -87,10 +99,11 @@ export class WebhooksWorker implements EventSink, Resender {
         });
       }
     }
-    if (deliveries.length === 0) return 0;
+    const ids = deliveries.map((d) => d.id);
+    if (ids.length === 0) return ids;
     await this.deliveries.insert(deliveries);
-    await this.queue.enqueue(merchantId, deliveries.map((d) => d.id));
-    return deliveries.length;
+    if (!held) await this.queue.enqueue(merchantId, ids);
+    return ids;
   }
 
   async start(): Promise<void> {
@@ -118,10 +131,16 @@ export class WebhooksWorker implements EventSink, Resender {
     }
   }
 
-  /** Sends the deliveries of one job (the merchant's; undefined for a job queued by an earlier version) that are still due and held by no other worker. */
-  async sendBatch(ids: readonly string[], merchantId: string | undefined): Promise<void> {
+  /**
+   * Sends the deliveries of one job (the merchant's; undefined for a job queued by an earlier
+   * version) that are still due and held by no other worker; those not started by `startBy` are
+   * queued again unattempted.
+   */
+  async sendBatch(ids: readonly string[], merchantId: string | undefined, startBy = Infinity): Promise<void> {
     const rounds = Math.ceil(ids.length / SEND_CONCURRENCY);
-    const claimed = await this.deliveries.claim(merchantId, ids, new Date(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000) + 30_000));
+    // Held while its attempts may still start, and for the last one's time after that.
+    const leaseUntil = Math.min(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000), startBy + DELIVERY_TIMEOUT_MS + 5_000) + 30_000;
+    const claimed = await this.deliveries.claim(merchantId, ids, new Date(leaseUntil));
     if (claimed.length === 0) return;
     const [events, targets] = await Promise.all([
       this.events.findMany(merchantId, [...new Set(claimed.map((d) => d.eventId))]),
@@ -132,6 +151,10 @@ export class WebhooksWorker implements EventSink, Resender {
     const sendNext = async (): Promise<void> => {
       while (next < claimed.length) {
         const delivery = claimed[next++]!;
+        if (Date.now() > startBy) {
+          updates.push({ id: delivery.id, attempt: undefined, status: 'pending', retryAt: new Date() });
+          continue;
+        }
         // A child of the change that caused it, when traced; the POST carries the delivery span's traceparent.
         const attributes = { 'subsvc.event_type': delivery.eventType, 'subsvc.attempt': delivery.attempts.length + 1 };
         updates.push(await inSpan('webhook delivery', delivery.trace, attributes, () => this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId))));

@@ -61,6 +61,7 @@ __all__ = [
     "EventResend",
     "EventType",
     "PausePolicy",
+    "PausePolicyWithMode",
     "PauseProblem",
     "PauseRefusedProblem",
     "PauseRequest",
@@ -142,6 +143,7 @@ from subsvc_client.models.event_list import EventList as EventList
 from subsvc_client.models.event_resend import EventResend as EventResend
 from subsvc_client.models.event_type import EventType as EventType
 from subsvc_client.models.pause_policy import PausePolicy as PausePolicy
+from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode as PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem as PauseProblem
 from subsvc_client.models.pause_refused_problem import PauseRefusedProblem as PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest as PauseRequest

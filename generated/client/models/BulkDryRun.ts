@@ -38,6 +38,12 @@ export interface BulkDryRun {
      * Up to 20 of the ids the request would accept, in id order.
      */
     sample: Array<string>;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 /**
@@ -48,6 +54,7 @@ export function instanceOfBulkDryRun(value: object): value is BulkDryRun {
     if (!('cancelledCount' in value) || value['cancelledCount'] === undefined) return false;
     if (!('policyRejectedCount' in value) || value['policyRejectedCount'] === undefined) return false;
     if (!('sample' in value) || value['sample'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -65,6 +72,7 @@ export function BulkDryRunFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'cancelledCount': json['cancelledCount'],
         'policyRejectedCount': json['policyRejectedCount'],
         'sample': json['sample'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -83,6 +91,7 @@ export function BulkDryRunToJSONTyped(value?: BulkDryRun | null, ignoreDiscrimin
         'cancelledCount': value['cancelledCount'],
         'policyRejectedCount': value['policyRejectedCount'],
         'sample': value['sample'],
+        'livemode': value['livemode'],
     };
 }
 

@@ -27,6 +27,7 @@ export * from './EventList.js';
 export * from './EventResend.js';
 export * from './EventType.js';
 export * from './PausePolicy.js';
+export * from './PausePolicyWithMode.js';
 export * from './PauseProblem.js';
 export * from './PauseRefusedProblem.js';
 export * from './PauseRequest.js';

@@ -19,6 +19,7 @@ from pydantic import Field, field_validator
 from typing import Optional
 from typing_extensions import Annotated
 from subsvc_client.models.pause_policy import PausePolicy
+from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode
 
 from subsvc_client.api_client import ApiClient, RequestSerialized
 from subsvc_client.api_response import ApiResponse
@@ -53,7 +54,7 @@ class PausePolicyApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> PausePolicy:
+    ) -> PausePolicyWithMode:
         """Read your pause policy
 
         The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false}`. 
@@ -88,7 +89,7 @@ class PausePolicyApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PausePolicy",
+            '200': "PausePolicyWithMode",
             '400': "Problem",
             '401': "Problem",
             '429': "Problem",
@@ -121,7 +122,7 @@ class PausePolicyApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[PausePolicy]:
+    ) -> ApiResponse[PausePolicyWithMode]:
         """Read your pause policy
 
         The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false}`. 
@@ -156,7 +157,7 @@ class PausePolicyApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PausePolicy",
+            '200': "PausePolicyWithMode",
             '400': "Problem",
             '401': "Problem",
             '429': "Problem",
@@ -224,7 +225,7 @@ class PausePolicyApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PausePolicy",
+            '200': "PausePolicyWithMode",
             '400': "Problem",
             '401': "Problem",
             '429': "Problem",
@@ -318,7 +319,7 @@ class PausePolicyApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> PausePolicy:
+    ) -> PausePolicyWithMode:
         """Set your pause policy
 
         Replaces the whole policy (send all three fields; `null` and `false` turn a rule off) and answers 200 with it. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service's other processes within 30 seconds. 
@@ -359,7 +360,7 @@ class PausePolicyApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PausePolicy",
+            '200': "PausePolicyWithMode",
             '400': "Problem",
             '401': "Problem",
             '409': "Problem",
@@ -398,7 +399,7 @@ class PausePolicyApi:
         _content_type: Optional[StrictStr] = None,
         _headers: Optional[Dict[StrictStr, Any]] = None,
         _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
-    ) -> ApiResponse[PausePolicy]:
+    ) -> ApiResponse[PausePolicyWithMode]:
         """Set your pause policy
 
         Replaces the whole policy (send all three fields; `null` and `false` turn a rule off) and answers 200 with it. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service's other processes within 30 seconds. 
@@ -439,7 +440,7 @@ class PausePolicyApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PausePolicy",
+            '200': "PausePolicyWithMode",
             '400': "Problem",
             '401': "Problem",
             '409': "Problem",
@@ -519,7 +520,7 @@ class PausePolicyApi:
         )
 
         _response_types_map: Dict[str, Optional[str]] = {
-            '200': "PausePolicy",
+            '200': "PausePolicyWithMode",
             '400': "Problem",
             '401': "Problem",
             '409': "Problem",

@@ -40,6 +40,7 @@ from subsvc_client.models.event_list import EventList
 from subsvc_client.models.event_resend import EventResend
 from subsvc_client.models.event_type import EventType
 from subsvc_client.models.pause_policy import PausePolicy
+from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem
 from subsvc_client.models.pause_refused_problem import PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest

@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -35,7 +35,8 @@ class BulkAcceptance(BaseModel):
     operation: BulkOperation
     accepted_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="Number of commands queued (unique ids of the caller's subscriptions that are not cancelled).", alias="acceptedCount")
     rejected: Optional[List[RejectedSubscription]] = Field(default=None, description="The ids that were not queued, each with the reason.")
-    __properties: ClassVar[List[str]] = ["requestId", "operation", "acceptedCount", "rejected"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["requestId", "operation", "acceptedCount", "rejected", "livemode"]
 
     @field_validator('request_id', mode="before")
     def request_id_validate_regular_expression(cls, value):
@@ -104,7 +105,8 @@ class BulkAcceptance(BaseModel):
             "requestId": obj.get("requestId"),
             "operation": obj.get("operation"),
             "acceptedCount": obj.get("acceptedCount"),
-            "rejected": [RejectedSubscription.from_dict(_item) for _item in obj["rejected"]] if obj.get("rejected") is not None else None
+            "rejected": [RejectedSubscription.from_dict(_item) for _item in obj["rejected"]] if obj.get("rejected") is not None else None,
+            "livemode": obj.get("livemode")
         })
         return _obj
 

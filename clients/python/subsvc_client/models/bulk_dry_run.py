@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List
 from typing_extensions import Annotated
 from uuid import UUID
@@ -33,8 +33,9 @@ class BulkDryRun(BaseModel):
     cancelled_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many of them are `cancelled`, which the request would reject.", alias="cancelledCount")
     policy_rejected_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many of the others a pause would reject for your pause policy (always 0 for a resume).", alias="policyRejectedCount")
     sample: Annotated[List[UUID], Field(max_length=20)] = Field(description="Up to 20 of the ids the request would accept, in id order.")
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     additional_properties: Dict[str, Any] = {}
-    __properties: ClassVar[List[str]] = ["matchedCount", "cancelledCount", "policyRejectedCount", "sample"]
+    __properties: ClassVar[List[str]] = ["matchedCount", "cancelledCount", "policyRejectedCount", "sample", "livemode"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -97,7 +98,8 @@ class BulkDryRun(BaseModel):
             "matchedCount": obj.get("matchedCount"),
             "cancelledCount": obj.get("cancelledCount"),
             "policyRejectedCount": obj.get("policyRejectedCount"),
-            "sample": obj.get("sample")
+            "sample": obj.get("sample"),
+            "livemode": obj.get("livemode")
         })
         # store additional fields in additional_properties
         for _key in obj.keys():

@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -34,7 +34,8 @@ class BulkRequestItem(BaseModel):
     outcome: CommandOutcome
     reason: Optional[StrictStr] = Field(description="Why it was skipped (`cancelled`, `not_found`) or failed; null otherwise.")
     at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When the outcome was reached; null while pending.")
-    __properties: ClassVar[List[str]] = ["subscriptionId", "outcome", "reason", "at"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["subscriptionId", "outcome", "reason", "at", "livemode"]
 
     @field_validator('subscription_id', mode="before")
     def subscription_id_validate_regular_expression(cls, value):
@@ -117,7 +118,8 @@ class BulkRequestItem(BaseModel):
             "subscriptionId": obj.get("subscriptionId"),
             "outcome": obj.get("outcome"),
             "reason": obj.get("reason"),
-            "at": obj.get("at")
+            "at": obj.get("at"),
+            "livemode": obj.get("livemode")
         })
         return _obj
 

@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List
 from typing_extensions import Annotated
 from uuid import UUID
@@ -31,7 +31,8 @@ class EventResend(BaseModel):
     """ # noqa: E501
     event_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="eventId")
     queued: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many endpoints the event was queued to.")
-    __properties: ClassVar[List[str]] = ["eventId", "queued"]
+    livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
+    __properties: ClassVar[List[str]] = ["eventId", "queued", "livemode"]
 
     @field_validator('event_id', mode="before")
     def event_id_validate_regular_expression(cls, value):
@@ -92,7 +93,8 @@ class EventResend(BaseModel):
 
         _obj = cls.model_validate({
             "eventId": obj.get("eventId"),
-            "queued": obj.get("queued")
+            "queued": obj.get("queued"),
+            "livemode": obj.get("livemode")
         })
         return _obj
 

@@ -19,6 +19,11 @@ import {
     PausePolicyToJSON,
 } from '../models/PausePolicy.js';
 import {
+    type PausePolicyWithMode,
+    PausePolicyWithModeFromJSON,
+    PausePolicyWithModeToJSON,
+} from '../models/PausePolicyWithMode.js';
+import {
     type Problem,
     ProblemFromJSON,
     ProblemToJSON,
@@ -77,18 +82,18 @@ export class PausePolicyApi extends runtime.BaseAPI {
      * The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false}`. 
      * Read your pause policy
      */
-    async getPausePolicyRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PausePolicy>> {
+    async getPausePolicyRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PausePolicyWithMode>> {
         const requestOptions = await this.getPausePolicyRequestOpts();
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => PausePolicyFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => PausePolicyWithModeFromJSON(jsonValue));
     }
 
     /**
      * The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false}`. 
      * Read your pause policy
      */
-    async getPausePolicy(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PausePolicy> {
+    async getPausePolicy(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PausePolicyWithMode> {
         const response = await this.getPausePolicyRaw(initOverrides);
         return await response.value();
     }
@@ -138,18 +143,18 @@ export class PausePolicyApi extends runtime.BaseAPI {
      * Replaces the whole policy (send all three fields; `null` and `false` turn a rule off) and answers 200 with it. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service\'s other processes within 30 seconds. 
      * Set your pause policy
      */
-    async putPausePolicyRaw(requestParameters: PutPausePolicyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PausePolicy>> {
+    async putPausePolicyRaw(requestParameters: PutPausePolicyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PausePolicyWithMode>> {
         const requestOptions = await this.putPausePolicyRequestOpts(requestParameters);
         const response = await this.request(requestOptions, initOverrides);
 
-        return new runtime.JSONApiResponse(response, (jsonValue) => PausePolicyFromJSON(jsonValue));
+        return new runtime.JSONApiResponse(response, (jsonValue) => PausePolicyWithModeFromJSON(jsonValue));
     }
 
     /**
      * Replaces the whole policy (send all three fields; `null` and `false` turn a rule off) and answers 200 with it. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service\'s other processes within 30 seconds. 
      * Set your pause policy
      */
-    async putPausePolicy(requestParameters: PutPausePolicyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PausePolicy> {
+    async putPausePolicy(requestParameters: PutPausePolicyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PausePolicyWithMode> {
         const response = await this.putPausePolicyRaw(requestParameters, initOverrides);
         return await response.value();
     }

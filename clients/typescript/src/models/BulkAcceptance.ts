@@ -50,6 +50,12 @@ export interface BulkAcceptance {
      * The ids that were not queued, each with the reason.
      */
     rejected?: Array<RejectedSubscription>;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -61,6 +67,7 @@ export function instanceOfBulkAcceptance(value: object): value is BulkAcceptance
     if (!('requestId' in value) || value['requestId'] === undefined) return false;
     if (!('operation' in value) || value['operation'] === undefined) return false;
     if (!('acceptedCount' in value) || value['acceptedCount'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -78,6 +85,7 @@ export function BulkAcceptanceFromJSONTyped(json: any, ignoreDiscriminator: bool
         'operation': BulkOperationFromJSON(json['operation']),
         'acceptedCount': json['acceptedCount'],
         'rejected': json['rejected'] == null ? undefined : ((json['rejected'] as Array<any>).map(RejectedSubscriptionFromJSON)),
+        'livemode': json['livemode'],
     };
 }
 
@@ -96,6 +104,7 @@ export function BulkAcceptanceToJSONTyped(value?: BulkAcceptance | null, ignoreD
         'operation': BulkOperationToJSON(value['operation']),
         'acceptedCount': value['acceptedCount'],
         'rejected': value['rejected'] == null ? undefined : ((value['rejected'] as Array<any>).map(RejectedSubscriptionToJSON)),
+        'livemode': value['livemode'],
     };
 }
 

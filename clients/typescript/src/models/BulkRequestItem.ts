@@ -43,6 +43,12 @@ export interface BulkRequestItem {
      * When the outcome was reached; null while pending.
      */
     at: string | null;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 
@@ -55,6 +61,7 @@ export function instanceOfBulkRequestItem(value: object): value is BulkRequestIt
     if (!('outcome' in value) || value['outcome'] === undefined) return false;
     if (!('reason' in value) || value['reason'] === undefined) return false;
     if (!('at' in value) || value['at'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -72,6 +79,7 @@ export function BulkRequestItemFromJSONTyped(json: any, ignoreDiscriminator: boo
         'outcome': CommandOutcomeFromJSON(json['outcome']),
         'reason': json['reason'],
         'at': json['at'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -90,6 +98,7 @@ export function BulkRequestItemToJSONTyped(value?: BulkRequestItem | null, ignor
         'outcome': CommandOutcomeToJSON(value['outcome']),
         'reason': value['reason'],
         'at': value['at'],
+        'livemode': value['livemode'],
     };
 }
 

@@ -27,6 +27,12 @@ export interface EventResend {
      * How many endpoints the event was queued to.
      */
     queued: number;
+    /**
+     * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
+     * the test mode section of the docs). A key only ever sees objects of its own mode.
+     * 
+     */
+    livemode: boolean;
 }
 
 /**
@@ -35,6 +41,7 @@ export interface EventResend {
 export function instanceOfEventResend(value: object): value is EventResend {
     if (!('eventId' in value) || value['eventId'] === undefined) return false;
     if (!('queued' in value) || value['queued'] === undefined) return false;
+    if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
 
@@ -50,6 +57,7 @@ export function EventResendFromJSONTyped(json: any, ignoreDiscriminator: boolean
         
         'eventId': json['eventId'],
         'queued': json['queued'],
+        'livemode': json['livemode'],
     };
 }
 
@@ -66,6 +74,7 @@ export function EventResendToJSONTyped(value?: EventResend | null, ignoreDiscrim
         
         'eventId': value['eventId'],
         'queued': value['queued'],
+        'livemode': value['livemode'],
     };
 }
 
