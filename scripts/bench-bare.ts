@@ -1,7 +1,10 @@
-/** Bench (c)'s baseline, shared by scripts/bench.ts and scripts/profile/service.ts. */
+/** Bench (c)'s baseline, shared by scripts/bench.ts and scripts/profile/service.ts, and how the bench runs each side of (c) in a process of its own. */
+import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { createInterface } from 'node:readline';
 import type { Db } from 'mongodb';
 import { nowTimestamp } from '../src/lib/clock.js';
+import { projectRoot } from '../src/lib/project-root.js';
 
 /** The same work as a single pause, on a bare node:http server: the conditional update, then a read if it matched nothing. */
 export function bareServer(db: Db, merchantId: string): Server {
@@ -18,4 +21,48 @@ export function bareServer(db: Db, merchantId: string): Server {
       res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
     })().catch(() => res.writeHead(500).end());
   });
+}
+
+/** A side of bench (c) in a process of its own (scripts/bench-server.ts): where it listens, and the CPU it has used. */
+export interface ServerProcess {
+  readonly url: string;
+  readonly apiKey?: string;
+  readonly merchantId: string;
+  /** CPU the process has used so far (user + system, µs). */
+  cpuUs(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export async function spawnBenchServer(side: 'service' | 'bare', uri: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-server.ts', side], {
+    cwd: projectRoot(),
+    env: { ...process.env, ...env, MONGODB_URI: uri },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const lines = createInterface({ input: child.stdout! });
+  // Its log goes to stdout too (level warn): its own lines are JSON objects with the field asked for.
+  const next = <T>(field: string) =>
+    new Promise<T>((resolve, reject) => {
+      const take = (line: string) => {
+        if (!line.startsWith(`{"${field}"`)) return;
+        lines.off('line', take);
+        resolve(JSON.parse(line) as T);
+      };
+      lines.on('line', take);
+      void exited.then((code) => reject(new Error(`bench ${side} server exited (${code})`)));
+    });
+  const started = await next<{ url: string; apiKey?: string; merchantId: string }>('url');
+  return {
+    ...started,
+    async cpuUs() {
+      const answer = next<{ cpuUs: number }>('cpuUs');
+      child.stdin!.write('cpu\n');
+      return (await answer).cpuUs;
+    },
+    async stop() {
+      child.stdin!.end();
+      await exited;
+    },
+  };
 }

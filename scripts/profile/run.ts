@@ -3,7 +3,8 @@
  * (f) (pause and resume in turn, every request a change, one webhook endpoint on loopback), or (c)'s
  * load on (c)'s bare server (`bare`, in the same process, the service idle beside it), against
  * the service in a process of its own run under `node --cpu-prof`, then the profile's CPU by stage
- * (scripts/profile/stages.ts). PROFILE_SECONDS (default 10) is the load's duration. The load
+ * (scripts/profile/stages.ts). PROFILE_SECONDS (default 10) is the load's duration; PROFILE_RATE
+ * (requests/s, default unset: as fast as answered) caps the load, to compare the sides at one rate. The load
  * generator and the database are other processes: the profile is the service's alone.
  */
 import { spawn } from 'node:child_process';
@@ -23,6 +24,7 @@ import { printStages } from './stages.js';
 const axis = process.argv[2] ?? 'c';
 if (axis !== 'c' && axis !== 'f' && axis !== 'bare') throw new Error(`expected c, f or bare, got ${axis}`);
 const seconds = Number(process.env.PROFILE_SECONDS ?? 10);
+const rate = process.env.PROFILE_RATE ? Number(process.env.PROFILE_RATE) : undefined;
 const log = createLogger('warn');
 const config = loadConfig();
 const scratch = await openScratchDatabase(config, 'profile', log);
@@ -75,6 +77,7 @@ try {
     url,
     connections: 32,
     duration: seconds,
+    ...(rate ? { overallRate: rate } : {}),
     requests: [{ method: 'POST', headers: { 'x-api-key': apiKey }, setupRequest: (request) => ({ ...request, path: path() }) }],
   });
   const to = await mark();

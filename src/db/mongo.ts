@@ -31,6 +31,8 @@ export interface Capabilities {
   readonly parallelWriters: boolean;
   /** A query on an indexed field other than `_id` is served by its index (FerretDB's SQLite backend pushes down only `_id`). */
   readonly secondaryIndexes: boolean;
+  /** findAndModify takes a projection (the driver's `projection` option of findOneAndUpdate; FerretDB v1: no, "fields" is not implemented). */
+  readonly updateProjection: boolean;
 }
 
 export interface Database {
@@ -73,7 +75,7 @@ export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabi
   const buildInfo = await db.admin().command({ buildInfo: 1 });
   const ferretdb = 'ferretdbVersion' in buildInfo || 'ferretdb' in buildInfo;
   const server: ServerInfo = { engine: ferretdb ? 'ferretdb' : 'mongodb', version: String(buildInfo.version) };
-  return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb }, server };
+  return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb, updateProjection: !ferretdb }, server };
 }
 
 /** How often the request client's monitor checks that the server answers (the driver's minimum). */

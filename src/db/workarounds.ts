@@ -41,6 +41,8 @@ export interface Workarounds {
   readonly scheduleClock: boolean;
   /** Expired documents are deleted by a periodic sweep instead of TTL indexes. */
   readonly expirySweeps: boolean;
+  /** A conditional update answers the whole document (its outbox and bulk marks too), not only what a read shows. */
+  readonly wholeDocumentAnswers: boolean;
 }
 
 /** Why each workaround is on: the capability missing, and what it would cost without it. */
@@ -52,6 +54,7 @@ const REASONS: Readonly<Record<keyof Workarounds, { readonly missing: keyof Capa
   requestPool: { missing: 'parallelWriters', why: `requests get ${ONE_WRITER_REQUEST_POOL} database connections: more only queue on the writer's lock` },
   scheduleClock: { missing: 'secondaryIndexes', why: 'the due query reads every subscription: polls read the scheduleClock document first' },
   expirySweeps: { missing: 'ttlIndexes', why: 'expired idempotency keys, bulk requests, events and deliveries are deleted by a periodic sweep' },
+  wholeDocumentAnswers: { missing: 'updateProjection', why: "findAndModify takes no projection: a single change's answer carries the subscription's pending events and bulk marks, decoded and dropped" },
 };
 
 export function workaroundsFor(capabilities: Capabilities): Workarounds {
@@ -64,6 +67,7 @@ export function workaroundsFor(capabilities: Capabilities): Workarounds {
     requestPool: oneWriter ? ONE_WRITER_REQUEST_POOL : undefined,
     scheduleClock: !capabilities.secondaryIndexes,
     expirySweeps: !capabilities.ttlIndexes,
+    wholeDocumentAnswers: !capabilities.updateProjection,
   };
 }
 

@@ -153,10 +153,10 @@ interface Stores {
 
 function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores {
   const clock = workarounds.scheduleClock ? new ScheduleClock(db) : undefined;
-  const { statementsPerCommand } = workarounds;
+  const { statementsPerCommand, wholeDocumentAnswers } = workarounds;
   return {
     merchants: new MerchantsRepository(db),
-    subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand }),
+    subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers }),
     clock,
     bulk: new BulkRepository(db, retentionMs),
     idempotency: new IdempotencyRepository(db),

@@ -282,6 +282,8 @@ export interface SubscriptionsStoreOptions {
   readonly clock?: ScheduleClock;
   /** At most this many statements per write command (db/mongo-helpers.ts); absent: no limit. */
   readonly statementsPerCommand?: number;
+  /** The conditional update answers only what a read shows (VIEW_PROJECTION); absent: the whole document (FerretDB v1 refuses a projection on findAndModify). */
+  readonly updateProjection?: boolean;
 }
 
 export class SubscriptionsRepository {
@@ -350,8 +352,8 @@ export class SubscriptionsRepository {
   }
 
   private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change): Promise<Subscription | undefined> {
-    // Without VIEW_PROJECTION: FerretDB v1 refuses a projection on findAndModify ("fields" is not implemented).
-    const doc = await this.collection.findOneAndUpdate(filter, update, { returnDocument: 'after' });
+    // VIEW_PROJECTION where the server takes it: FerretDB v1 refuses a projection on findAndModify ("fields" is not implemented).
+    const doc = await this.collection.findOneAndUpdate(filter, update, this.options.updateProjection ? { returnDocument: 'after', projection: VIEW_PROJECTION } : { returnDocument: 'after' });
     if (doc && livemodeOf(doc.merchantId)) await this.noteTimes([change.set.nextScheduledAt]);
     return doc ? toSubscription(doc) : undefined;
   }

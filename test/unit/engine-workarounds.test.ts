@@ -10,8 +10,8 @@ import type { Capabilities } from '../../src/db/mongo.js';
 import { describeWorkarounds, ONE_WRITER_REQUEST_POOL, STATEMENTS_PER_COMMAND, workaroundsFor } from '../../src/db/workarounds.js';
 import { KeyedMutex, UNQUEUED } from '../../src/lib/keyed-mutex.js';
 
-const MONGODB: Capabilities = { ttlIndexes: true, atomicConditionalUpdate: true, parallelWriters: true, secondaryIndexes: true };
-const FERRETDB: Capabilities = { ttlIndexes: false, atomicConditionalUpdate: false, parallelWriters: false, secondaryIndexes: false };
+const MONGODB: Capabilities = { ttlIndexes: true, atomicConditionalUpdate: true, parallelWriters: true, secondaryIndexes: true, updateProjection: true };
+const FERRETDB: Capabilities = { ttlIndexes: false, atomicConditionalUpdate: false, parallelWriters: false, secondaryIndexes: false, updateProjection: false };
 
 describe('engine workarounds', () => {
   it('with every capability (MongoDB), none is built: no mutex, no parts, no clock, no relay pauses, no small pool, no sweeper', () => {
@@ -24,6 +24,7 @@ describe('engine workarounds', () => {
       requestPool: undefined,
       scheduleClock: false,
       expirySweeps: false,
+      wholeDocumentAnswers: false,
     });
     expect(engine.mutex).toBe(UNQUEUED);
     expect(engine.relayPauses).toBe(false);
@@ -41,6 +42,7 @@ describe('engine workarounds', () => {
       requestPool: ONE_WRITER_REQUEST_POOL,
       scheduleClock: true,
       expirySweeps: true,
+      wholeDocumentAnswers: true,
     });
     expect(engine.mutex).toBeInstanceOf(KeyedMutex);
     expect(engine.concurrency(4)).toBe(1);
@@ -55,6 +57,7 @@ describe('engine workarounds', () => {
     ['parallelWriters', ['statementsPerCommand', 'oneJobAtATime', 'relayPauses', 'requestPool']],
     ['secondaryIndexes', ['scheduleClock']],
     ['ttlIndexes', ['expirySweeps']],
+    ['updateProjection', ['wholeDocumentAnswers']],
   ] as const)('without %s alone, exactly %j are on, each naming it', (missing, expected) => {
     const on = describeWorkarounds(workaroundsFor({ ...MONGODB, [missing]: false }));
     expect(on.map((w) => w.workaround)).toEqual(expected);
