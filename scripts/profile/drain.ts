@@ -33,7 +33,8 @@ let t0 = performance.now();
       if (!counting) return;
       const target = e.command[e.commandName] as unknown;
       started.set(e.requestId, `${role} ${e.commandName} ${typeof target === 'string' ? target : ''}`);
-      if (process.env.PROFILE_TRACE && e.commandName === 'find') console.error(`${(performance.now() - t0).toFixed(0)} ms ${role} find ${String(target)} ${JSON.stringify(e.command['filter']).slice(0, 160)}`);
+      // PROFILE_TRACE=1: when each command started, after the workers' start (finds with their filter).
+      if (process.env.PROFILE_TRACE) console.error(`${(performance.now() - t0).toFixed(0)} ms ${role} ${e.commandName} ${String(target)} ${e.commandName === 'find' ? JSON.stringify(e.command['filter']).slice(0, 120) : ''}`);
     });
     const done = (e: { requestId: number; duration: number }) => {
       const key = started.get(e.requestId);

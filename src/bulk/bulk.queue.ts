@@ -52,7 +52,7 @@ export class BulkQueue {
   /** Stores one job per chunk, with its operation and size when given; resolves once every one is durable. */
   async enqueue(merchantId: string, chunkIds: readonly string[], traceparent?: string, sizes?: { operation: Operation; commands: readonly number[] }): Promise<void> {
     const trace = traceparent ? { traceparent } : {};
-    await this.queue.enqueue(
+    await this.queue.enqueueTogether(
       chunkIds.map((chunkId, i) => ({ chunkId, merchantId, ...trace, ...(sizes ? { operation: sizes.operation, commands: sizes.commands[i]! } : {}) })),
     );
   }

@@ -63,6 +63,18 @@ export async function oldestQueuedAt(db: Db, kind: Pick<JobKind, 'collection' | 
   return doc ? (doc._id as unknown as ObjectId).getTimestamp().getTime() : undefined;
 }
 
+/** Fields Agenda 6's save (@agendajs/mongo-backend saveJob) stores as null when a new job has none. */
+const NULL_WHEN_UNSET = [
+  'lockedAt', 'lastFinishedAt', 'failedAt', 'failCount', 'failReason', 'repeatTimezone', 'lastRunAt', 'repeatInterval',
+  'repeatAt', 'disabled', 'progress', 'debounceStartedAt', 'fork', 'startDate', 'endDate', 'skipDays',
+] as const;
+
+/** The document Agenda's save inserts for a new job (its `toJson(true)`), with no `lastModifiedBy` (the queue's Agenda has no name). */
+function agendaJobDocument(job: object): Document {
+  const { _id: _i, unique: _u, uniqueOpts: _o, ...props } = job as Record<string, unknown>;
+  return { ...props, ...Object.fromEntries(NULL_WHEN_UNSET.map((key) => [key, props[key] ?? null])), lastModifiedBy: null };
+}
+
 /** Jobs locked by `JobQueue.lockWaiting`, by their data, with the lock's own mark. */
 export interface LockedJobs<Data> {
   readonly token: string;
@@ -112,6 +124,20 @@ export class JobQueue<Data extends object> {
           return job.save();
         }),
       );
+    }
+  }
+
+  /**
+   * As `enqueue`, due now, but ENQUEUE_AT_ONCE jobs in one insert, where Agenda saves each job
+   * with an insert of its own (on FerretDB's one writer, a 3000-id bulk request's 30 job inserts
+   * took about 500 ms of its 3.5 s drain). Each document is the one Agenda's own save writes
+   * (`agendaJobDocument`), so Agenda finds, locks and runs these jobs as any other.
+   */
+  async enqueueTogether(data: readonly Data[]): Promise<void> {
+    await this.agenda.ready;
+    const jobs = this.db.collection(this.kind.collection);
+    for (const part of partsOf(data, ENQUEUE_AT_ONCE)) {
+      await jobs.insertMany(part.map((item) => agendaJobDocument(this.agenda.create<Data>(this.kind.jobName, item).toJson(true))));
     }
   }
 
