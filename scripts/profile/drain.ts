@@ -76,6 +76,16 @@ let t0 = performance.now();
   const total = rows.reduce((s, [, c]) => ({ n: s.n + c.n, ms: s.ms + c.ms }), { n: 0, ms: 0 });
   console.log(`| all | ${total.n} | ${(total.n / chunks).toFixed(2)} | ${total.ms.toFixed(0)} | ${(total.ms / chunks).toFixed(1)} |`);
   await running.service.workers.stop(30_000);
+  // The bench's baseline beside it: the same conditional updates sent raw, one updateMany per 100 ids.
+  const subscriptions = scratch.db.collection('subscriptions');
+  await subscriptions.deleteMany({});
+  const rawIds = (await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' })).map((s) => s.id);
+  const rawStart = performance.now();
+  for (let i = 0; i < rawIds.length; i += 100) {
+    await subscriptions.updateMany({ _id: { $in: rawIds.slice(i, i + 100) as never[] }, merchantId, status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: new Date().toISOString() } });
+  }
+  const rawMs = performance.now() - rawStart;
+  console.log(`raw: ${chunks} updateMany of 100 in ${rawMs.toFixed(0)} ms (${(rawMs / chunks).toFixed(1)} ms each); the service's updates of its chunks took ${((counts.get('background update subscriptions')?.ms ?? 0) / chunks).toFixed(1)} ms each, its drain ${(drainMs / rawMs).toFixed(2)}x the raw updates`);
   await running.stop(30_000);
 } finally {
   await scratch.close();
