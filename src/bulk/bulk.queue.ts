@@ -71,6 +71,19 @@ export class BulkQueue {
     );
   }
 
+  /**
+   * Renews the companions' locks every third of the lock lifetime until the returned function is
+   * called, as Agenda renews the lock of the job running: a run of RUN_COMMANDS commands on a busy
+   * database can outlast the lifetime, and its companions would then run a second time meanwhile.
+   */
+  holdCompanions(locked: LockedJobs<ChunkJobData>): () => void {
+    if (locked.jobs.length === 0) return () => undefined;
+    const renew = setInterval(() => {
+      this.queue.renewLocked(locked).catch((error: unknown) => this.log.warn({ err: error }, "could not renew bulk chunk companions' locks"));
+    }, Math.max(this.options.lockLifetimeMs / 3, 100));
+    return () => clearInterval(renew);
+  }
+
   /** Removes the companions' jobs whose chunks `done` holds, and unlocks the others: they run as usual. */
   async settleCompanions(locked: LockedJobs<ChunkJobData>, done: ReadonlySet<string>): Promise<void> {
     await Promise.all([

@@ -125,6 +125,8 @@ export class BulkWorker implements ChunkHandlers {
     const room = RUN_COMMANDS - chunk.subscriptionIds.length;
     const locked = chunk.outcomes || final || room <= 0 ? undefined : await this.queue.lockCompanions(chunk.merchantId, chunk.operation, room);
     const companions = locked?.jobs.length ? await this.repository.findChunks(chunk.merchantId, locked.jobs.map((j) => j.data.chunkId)) : [];
+    // Renewed until settled below (nothing between here and that `finally` throws).
+    const release = locked ? this.queue.holdCompanions(locked) : () => undefined;
     // One after another: on one writer (FerretDB) at once only queues them, and a run holds up to RUN_COMMANDS / CHUNK_SIZE full chunks.
     const settled: PromiseSettledResult<Applied | undefined>[] = [];
     for (const c of [chunk, ...companions]) settled.push(...(await Promise.allSettled([c.outcomes ? undefined : this.apply(c, final)])));
@@ -145,6 +147,7 @@ export class BulkWorker implements ChunkHandlers {
       if (done.length > 0) await this.completion?.(chunk.merchantId, done);
       finished = new Set(applied.map((c) => c.chunkId));
     } finally {
+      release();
       // The jobs of companions finished are removed, the others unlocked to run as usual (all of them if the above failed).
       // Should this fail too, their locks lapse and they run then, finding their chunks applied.
       if (locked) {

@@ -176,6 +176,11 @@ export class JobQueue<Data extends object> {
     await this.whileLocked(locked, keep, (filter) => this.db.collection(this.kind.collection).updateMany(filter, { $unset: { lockedAt: true } }));
   }
 
+  /** Renews the lock of the jobs locked by `lockWaiting` still held by it, as a running job's lock is renewed. */
+  async renewLocked(locked: LockedJobs<Data>): Promise<void> {
+    await this.whileLocked(locked, () => true, (filter) => this.db.collection(this.kind.collection).updateMany(filter, { $set: { lockedAt: new Date() } }));
+  }
+
   private async whileLocked(locked: LockedJobs<Data>, which: (data: Data) => boolean, write: (filter: Document) => Promise<unknown>): Promise<void> {
     const ids = locked.jobs.filter((j) => which(j.data)).map((j) => j.id);
     if (ids.length > 0) await write({ _id: { $in: ids }, name: this.kind.jobName, lastModifiedBy: locked.token });
