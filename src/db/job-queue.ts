@@ -158,11 +158,13 @@ export class JobQueue<Data extends object> {
       .limit(scan)
       .toArray();
     const picked = new Set(pick(waiting.map((j) => j['data'] as Data)));
-    const ids = waiting.filter((j) => picked.has(j['data'] as Data)).map((j) => j._id);
+    const chosen = waiting.filter((j) => picked.has(j['data'] as Data));
+    const ids = chosen.map((j) => j._id);
     const token = `lock ${randomUUID()}`;
     if (ids.length === 0) return { token, jobs: [] };
-    await jobs.updateMany({ _id: { $in: ids }, lockedAt: null }, { $set: { lockedAt: now, lastModifiedBy: token } });
-    const locked = await jobs.find({ _id: { $in: ids }, lastModifiedBy: token }, { projection: { data: 1 } }).toArray();
+    const { modifiedCount } = await jobs.updateMany({ _id: { $in: ids }, lockedAt: null }, { $set: { lockedAt: now, lastModifiedBy: token } });
+    // Every one locked by this update: nothing to read back. (On FerretDB another caller may count the same job: see above.)
+    const locked = modifiedCount === ids.length ? chosen : await jobs.find({ _id: { $in: ids }, lastModifiedBy: token }, { projection: { data: 1 } }).toArray();
     return { token, jobs: locked.map((j) => ({ id: j._id, data: j['data'] as Data })) };
   }
 
