@@ -16,7 +16,7 @@
  *       (`BENCH_ONLY=reads npm run bench` runs it alone, writing bench/results/reads.json)
  *   (h) bulk by filter: a dry run and a request matching BENCH_FILTER_COUNT (100,000) subscriptions,
  *       their answer times, the dispatch, and the drain per 1000 against (b)'s
- * BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=events, (f) alone.
+ * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=events, (f) alone.
  * Every ratio is the median of BENCH_ROUNDS (default 3) rounds that run the service and its
  * baseline in turn, printed with the least and greatest round ratio (scripts/bench-rounds.ts);
  * BENCH_SECONDS (default 5) is one round's load in (c) and (f).
@@ -748,6 +748,13 @@ async function main(): Promise<void> {
     const { merchantId, apiKey } = await service.auth.createMerchant('bench');
     console.error(`engine: ${engine} ${version} (${scratch.source})`);
 
+    if (process.env.BENCH_ONLY === 'drain') {
+      const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId);
+      console.log(row('(b) 202 to 3000 applied', `${drain.drainMs.toFixed(0)} ms`, `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`, drain.drainRatio, '<= 1.3x', drain.drainRatio.median <= 1.3));
+      console.log(`(b) rounds, service: ${drain.drainRoundsMs.map((ms) => ms.toFixed(0)).join(', ')} ms; raw: ${drain.rawRoundsMs.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+      await new Promise((resolve) => server.close(resolve));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'filter') {
       await benchOnlyFilter(db, service, baseUrl, apiKey, merchantId, engine, config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`);
       await new Promise((resolve) => server.close(resolve));
@@ -976,5 +983,5 @@ async function onlyEvents(): Promise<void> {
 
 // BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['reads', 'c', 'events', 'filter', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, c, events, filter or testmode (or unset for every axis)`);
+if (only !== undefined && !['reads', 'c', 'events', 'filter', 'drain', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, c, events, filter, drain or testmode (or unset for every axis)`);
 await (only === 'reads' ? readsOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : only === 'testmode' ? onlyTestMode() : main());

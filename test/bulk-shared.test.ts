@@ -1,10 +1,11 @@
 /**
- * Small bulk requests share a job's run (src/bulk/bulk.worker.ts): a run whose chunk is not full
+ * Small bulk requests share a job's run (src/bulk/bulk.worker.ts): a run (whether or not its chunk is full)
  * also locks the waiting jobs of other chunks of the same merchant and operation, applies each
  * chunk with its own marks and outcomes, completes their requests and removes their jobs. Queued
  * while no worker runs, so that the worker finds them waiting, as under load.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RUN_COMMANDS } from '../src/bulk/bulk.worker.js';
 import { call, type Reply } from './support/http.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
@@ -85,7 +86,7 @@ describe('small bulk requests sharing a run', () => {
     for (const line of together) {
       const operations = [line['chunkId'] as string, ...(line['companions'] as string[])].map((chunkId) => byRequest.get(chunkId.split(':')[0]!)!.operation);
       expect(new Set(operations)).toEqual(new Set([line['operation']]));
-      expect(line['commands']).toBeLessThanOrEqual(100);
+      expect(line['commands']).toBeLessThanOrEqual(RUN_COMMANDS);
     }
     // Each command logged once, each request completed once.
     const commandLines = worker.logLines.filter((l) => l['outcome'] === 'applied' && byRequest.has(l['requestId'] as string));

@@ -49,6 +49,20 @@ describe('a bulk request as a resource', () => {
     expect(stored.map((s) => s.status)).toEqual(['paused', 'paused', 'paused']);
   });
 
+  it('a request whose every command finds its target status reports each one noop, with its mark, and changes nothing', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const paused = await t.seed(merchantId, 5, 'paused');
+    const before = await t.db.collection('subscriptions').find({ _id: { $in: paused as never[] } }).sort({ _id: 1 }).toArray();
+    const res = await bulk('pause', apiKey, paused);
+    const status = await completed(apiKey, res.headers.get('location')!);
+    expect(status.body.counts).toEqual({ pending: 0, applied: 0, noop: 5, skipped: 0, failed: 0 });
+    const items = await get(apiKey, `${res.headers.get('location')}/items`);
+    expect(items.body.data.map((i: { subscriptionId: string; outcome: string }) => `${i.subscriptionId} ${i.outcome}`).sort()).toEqual([...paused].sort().map((id) => `${id} noop`));
+    const after = await t.db.collection('subscriptions').find({ _id: { $in: paused as never[] } }).sort({ _id: 1 }).toArray();
+    expect(after.map((s) => [s.status, s['modifiedAt']])).toEqual(before.map((s) => ['paused', s['modifiedAt']]));
+    for (const s of after) expect(s['bulkCommands']).toContain(`${res.body.requestId}:noop`);
+  });
+
   it('before any worker runs, every accepted command is pending and the request is queued', async () => {
     const httpOnly = await startTestService({ workers: 0 });
     try {

@@ -52,7 +52,7 @@ export class BulkQueue {
   /** Stores one job per chunk, with its operation and size when given; resolves once every one is durable. */
   async enqueue(merchantId: string, chunkIds: readonly string[], traceparent?: string, sizes?: { operation: Operation; commands: readonly number[] }): Promise<void> {
     const trace = traceparent ? { traceparent } : {};
-    await this.queue.enqueue(
+    await this.queue.enqueueTogether(
       chunkIds.map((chunkId, i) => ({ chunkId, merchantId, ...trace, ...(sizes ? { operation: sizes.operation, commands: sizes.commands[i]! } : {}) })),
     );
   }
@@ -69,6 +69,19 @@ export class BulkQueue {
         return true;
       }),
     );
+  }
+
+  /**
+   * Renews the companions' locks every third of the lock lifetime until the returned function is
+   * called, as Agenda renews the lock of the job running: a run of RUN_COMMANDS commands on a busy
+   * database can outlast the lifetime, and its companions would then run a second time meanwhile.
+   */
+  holdCompanions(locked: LockedJobs<ChunkJobData>): () => void {
+    if (locked.jobs.length === 0) return () => undefined;
+    const renew = setInterval(() => {
+      this.queue.renewLocked(locked).catch((error: unknown) => this.log.warn({ err: error }, "could not renew bulk chunk companions' locks"));
+    }, Math.max(this.options.lockLifetimeMs / 3, 100));
+    return () => clearInterval(renew);
   }
 
   /** Removes the companions' jobs whose chunks `done` holds, and unlocks the others: they run as usual. */

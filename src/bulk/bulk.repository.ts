@@ -284,9 +284,8 @@ export class BulkRepository {
   private async allNoted({ merchantId, requestId, chunkCount }: BulkChunk): Promise<boolean> {
     if (chunkCount === 1) return true;
     const ids = chunkIds(requestId, chunkCount);
-    let done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId });
-    // Chunks finished by an earlier version carry no merchantId: counted by `_id` (only while such a request is in flight).
-    if (done < chunkCount) done += await this.finished.countDocuments({ _id: { $in: ids }, merchantId: { $exists: false } });
+    // Chunks finished by an earlier version carry no merchantId: counted by `_id` too, in the same count (it ran a second count for every chunk but a request's last).
+    const done = await this.finished.countDocuments({ _id: { $in: ids }, $or: [{ merchantId }, { merchantId: { $exists: false } }] });
     return done >= chunkCount;
   }
 

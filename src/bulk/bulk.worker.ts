@@ -19,6 +19,14 @@ import type { BulkQueue, ChunkHandlers } from './bulk.queue.js';
 import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
 
 const SWEEP_EVERY_MS = 5_000;
+/**
+ * Commands one run applies at most, its own chunk's and its companions': five full chunks. What a
+ * run costs beside its chunks' updates (its job's lock, start, completion and removal, the lock
+ * of its companions, one outcomes write per 16 chunks, one finished insert, one count and one
+ * completion per request) is then shared by up to five chunks of a 3000-id request, or 25 chunks
+ * of 20 commands under load, not one or five (docs/design.md §6).
+ */
+export const RUN_COMMANDS = 5 * CHUNK_SIZE;
 /** A chunk that ended this recently is taken as one of a request still being applied. */
 const BETWEEN_CHUNKS_MS = 250;
 
@@ -102,9 +110,9 @@ export class BulkWorker implements ChunkHandlers {
   }
 
   /**
-   * Applies the job's chunk and, when it is not full, companions: chunks of the same merchant and
-   * operation (pause and resume never together) waiting in the queue, up to CHUNK_SIZE commands in
-   * all, whose jobs this run locks as Agenda would. Each keeps its own marks and outcomes, and its
+   * Applies the job's chunk and companions: chunks of the same merchant and operation (pause and
+   * resume never together) waiting in the queue, up to RUN_COMMANDS commands in all, whose jobs
+   * this run locks as Agenda would. Each keeps its own marks and outcomes, and its
    * request completes as usual; what they share is this run (one job's lock, start and completion
    * writes instead of one each) and the write that notes them finished. Their jobs are removed once
    * their requests' completion is recorded; a run killed before leaves their locks to lapse, and
@@ -114,10 +122,15 @@ export class BulkWorker implements ChunkHandlers {
     const chunk = await this.repository.findChunk(merchantId, chunkId);
     if (!chunk) return; // past its retention
     // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.
-    const room = CHUNK_SIZE - chunk.subscriptionIds.length;
+    const room = RUN_COMMANDS - chunk.subscriptionIds.length;
     const locked = chunk.outcomes || final || room <= 0 ? undefined : await this.queue.lockCompanions(chunk.merchantId, chunk.operation, room);
     const companions = locked?.jobs.length ? await this.repository.findChunks(chunk.merchantId, locked.jobs.map((j) => j.data.chunkId)) : [];
-    const [own, ...others] = await Promise.allSettled([chunk, ...companions].map((c) => (c.outcomes ? Promise.resolve(undefined) : this.apply(c, final))));
+    // Renewed until settled below (nothing between here and that `finally` throws).
+    const release = locked ? this.queue.holdCompanions(locked) : () => undefined;
+    // One after another: on one writer (FerretDB) at once only queues them, and a run holds up to RUN_COMMANDS / CHUNK_SIZE full chunks.
+    const settled: PromiseSettledResult<Applied | undefined>[] = [];
+    for (const c of [chunk, ...companions]) settled.push(...(await Promise.allSettled([c.outcomes ? undefined : this.apply(c, final)])));
+    const [own, ...others] = settled;
     const applied = companions.filter((companion, i) => {
       const result = others[i]!;
       if (result.status === 'rejected') this.log.warn({ err: result.reason, chunkId: companion.chunkId }, 'bulk chunk taken as a companion not applied yet; its own job will');
@@ -134,6 +147,7 @@ export class BulkWorker implements ChunkHandlers {
       if (done.length > 0) await this.completion?.(chunk.merchantId, done);
       finished = new Set(applied.map((c) => c.chunkId));
     } finally {
+      release();
       // The jobs of companions finished are removed, the others unlocked to run as usual (all of them if the above failed).
       // Should this fail too, their locks lapse and they run then, finding their chunks applied.
       if (locked) {

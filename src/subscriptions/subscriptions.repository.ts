@@ -372,7 +372,7 @@ export class SubscriptionsRepository {
     requestId: string,
     at: string,
     cause: ChangeCause,
-  ): Promise<{ allApplied: boolean }> {
+  ): Promise<{ allApplied: boolean; allNoop: boolean }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     /** Writes `change` and its events to the subscriptions in `from` not reached yet, marked `kind`: how many it changed. */
@@ -403,13 +403,15 @@ export class SubscriptionsRepository {
     const applied = await writing(plan.from, plan.whenFrom, 'applied', ids.length);
     // Every one changed: none can be a no-op and there is nothing to read back.
     const allApplied = applied === ids.length;
+    let noop = 0;
     if (!allApplied) {
       // Already in the target status: marked noop; a schedule given still replaces theirs, with its events.
-      if (plan.whenAlready) await writing(plan.already, plan.whenAlready, 'noop', ids.length - applied);
-      else await this.collection.updateMany({ ...notReached, status: plan.already }, { $push: mark('noop') });
+      if (plan.whenAlready) noop = await writing(plan.already, plan.whenAlready, 'noop', ids.length - applied);
+      else noop = (await this.collection.updateMany({ ...notReached, status: plan.already }, { $push: mark('noop') })).modifiedCount;
     }
     if (livemodeOf(merchantId)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
-    return { allApplied };
+    // None changed and every one marked noop by this call: nothing to read back either.
+    return { allApplied, allNoop: applied === 0 && noop === ids.length };
   }
 
   /** Each found subscription's status and whether the command reached it; absent ids are not in the map. */

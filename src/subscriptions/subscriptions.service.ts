@@ -270,9 +270,9 @@ export class SubscriptionsService {
     let open = [...ids];
     if (open.length === 0) return outcomes;
     await untilSettled(RETRY.concurrentWriter, async () => {
-      const { allApplied } = await this.repository.applyCommand(merchantId, open, plan, requestId, await this.timeOf(merchantId), cause);
-      if (allApplied) {
-        for (const id of open) outcomes.set(id, { outcome: 'applied' });
+      const { allApplied, allNoop } = await this.repository.applyCommand(merchantId, open, plan, requestId, await this.timeOf(merchantId), cause);
+      if (allApplied || allNoop) {
+        for (const id of open) outcomes.set(id, { outcome: allApplied ? 'applied' : 'noop' });
         open = [];
         return true;
       }

@@ -1,0 +1,92 @@
+/**
+ * `npx tsx scripts/profile/drain.ts`: what a 3000-id bulk pause costs the database, by command.
+ * The service (with its workers, in this process) applies one bulk pause of PROFILE_IDS (default
+ * 3000) while the driver's command monitoring counts every command each of its two clients sends,
+ * by command and collection, with the time each took (its round trip as the driver saw it). Then
+ * the same per chunk of 100: what a chunk pays beside its one conditional updateMany.
+ */
+import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { startService } from '../../src/main/composition.js';
+import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.repository.js';
+import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
+import { LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
+
+const IDS = Number(process.env.PROFILE_IDS ?? 3000);
+const log = createLogger('warn');
+const config = loadConfig();
+const scratch = await openScratchDatabase(config, 'profile_drain', log);
+try {
+  const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+  const { merchantId, apiKey } = await running.service.auth.createMerchant('profile');
+  const seeded = await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' });
+  const ids = seeded.map((s) => s.id);
+
+  const counts = new Map<string, { n: number; ms: number }>();
+  let counting = false;
+let t0 = performance.now();
+  for (const [role, client] of Object.entries(scratch.database.clients)) {
+    // Not in the client's typed options, but read by the driver (mongo_client.js) as the topology connects.
+    (client as unknown as { monitorCommands: boolean }).monitorCommands = true;
+    const started = new Map<number, string>();
+    client.on('commandStarted', (e) => {
+      if (!counting) return;
+      const target = e.command[e.commandName] as unknown;
+      started.set(e.requestId, `${role} ${e.commandName} ${typeof target === 'string' ? target : ''}`);
+      // PROFILE_TRACE=1: when each command started, after the workers' start (finds with their filter).
+      if (process.env.PROFILE_TRACE) console.error(`${(performance.now() - t0).toFixed(0)} ms ${role} ${e.commandName} ${String(target)} ${e.commandName === 'find' ? JSON.stringify(e.command['filter']).slice(0, 120) : ''}`);
+    });
+    const done = (e: { requestId: number; duration: number }) => {
+      const key = started.get(e.requestId);
+      if (!key) return;
+      started.delete(e.requestId);
+      const c = counts.get(key) ?? { n: 0, ms: 0 };
+      c.n++;
+      c.ms += e.duration;
+      counts.set(key, c);
+    };
+    client.on('commandSucceeded', done);
+    client.on('commandFailed', done);
+  }
+
+  // Read by the topology as it connects: the clients are opened again with it on.
+  await scratch.database.reopen();
+  await running.service.workers.start();
+  counting = true;
+  t0 = performance.now();
+  const res = await fetch(`${running.url}/v2/subscriptions/bulk/pause`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+    body: JSON.stringify({ subscriptions: ids }),
+  });
+  if (res.status !== 202) throw new Error(`bulk pause answered ${res.status}`);
+  const { requestId } = (await res.json()) as { requestId: string };
+  const start = performance.now();
+  while (!(await scratch.db.collection('bulkRequests').findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 1 } }))) {
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  const drainMs = performance.now() - start;
+  counting = false;
+  const chunks = Math.ceil(IDS / 100);
+  console.log(`${IDS} applied ${drainMs.toFixed(0)} ms after the 202 (${chunks} chunks of 100)`);
+  console.log('| client command collection | commands | per chunk | total ms | ms per chunk |');
+  console.log('|---|--:|--:|--:|--:|');
+  const rows = [...counts].sort((a, b) => b[1].ms - a[1].ms);
+  for (const [key, { n, ms }] of rows) console.log(`| ${key} | ${n} | ${(n / chunks).toFixed(2)} | ${ms.toFixed(0)} | ${(ms / chunks).toFixed(1)} |`);
+  const total = rows.reduce((s, [, c]) => ({ n: s.n + c.n, ms: s.ms + c.ms }), { n: 0, ms: 0 });
+  console.log(`| all | ${total.n} | ${(total.n / chunks).toFixed(2)} | ${total.ms.toFixed(0)} | ${(total.ms / chunks).toFixed(1)} |`);
+  await running.service.workers.stop(30_000);
+  // The bench's baseline beside it: the same conditional updates sent raw, one updateMany per 100 ids.
+  const subscriptions = scratch.db.collection('subscriptions');
+  await subscriptions.deleteMany({});
+  const rawIds = (await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' })).map((s) => s.id);
+  const rawStart = performance.now();
+  for (let i = 0; i < rawIds.length; i += 100) {
+    await subscriptions.updateMany({ _id: { $in: rawIds.slice(i, i + 100) as never[] }, merchantId, status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: new Date().toISOString() } });
+  }
+  const rawMs = performance.now() - rawStart;
+  console.log(`raw: ${chunks} updateMany of 100 in ${rawMs.toFixed(0)} ms (${(rawMs / chunks).toFixed(1)} ms each); the service's updates of its chunks took ${((counts.get('background update subscriptions')?.ms ?? 0) / chunks).toFixed(1)} ms each, its drain ${(drainMs / rawMs).toFixed(2)}x the raw updates`);
+  await running.stop(30_000);
+} finally {
+  await scratch.close();
+}
