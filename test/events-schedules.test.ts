@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../src/auth/api-keys.rules.js';
 import { call } from './support/http.js';
-import { startReceiver, type Receiver } from './support/receiver.js';
+import { registeredReceiver, type Receiver } from './support/receiver.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 
@@ -28,14 +28,7 @@ const api = (apiKey: string, method: string, path: string, json?: unknown) => ca
 const at = (hours: number) => `${new Date(Date.parse('2027-01-01T00:00:00Z') + hours * 3_600_000).toISOString().slice(0, 19)}.000000Z`;
 const SCHEDULE_TYPES = ['subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed'];
 
-async function endpointFor(apiKey: string, events: string[]): Promise<{ receiver: Receiver; id: string }> {
-  const receiver = await startReceiver();
-  receivers.push(receiver);
-  const res = await api(apiKey, 'POST', '/v2/webhook-endpoints', { url: receiver.url, events });
-  expect(res.status).toBe(201);
-  receiver.secret = res.body.secret;
-  return { receiver, id: res.body.id };
-}
+const endpointFor = (apiKey: string, events: string[]) => registeredReceiver(t.baseUrl, apiKey, events, receivers);
 
 async function apiKeyIdOf(apiKey: string): Promise<string> {
   const keys = await api(apiKey, 'GET', '/v2/api-keys');

@@ -1,7 +1,7 @@
 /** Events for every status change, and their signed deliveries to the merchant's endpoints (real receivers on loopback). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './support/http.js';
-import { startReceiver, type Receiver } from './support/receiver.js';
+import { registeredReceiver, type Receiver } from './support/receiver.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 import { DISABLE_AFTER } from '../src/webhooks/webhooks.worker.js';
@@ -26,15 +26,7 @@ const BULK = Number(process.env.EVENTS_BULK ?? 300);
 
 const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
 
-async function endpointFor(apiKey: string, events: string[] = ['*']): Promise<{ receiver: Receiver; id: string }> {
-  const receiver = await startReceiver();
-  receivers.push(receiver);
-  const res = await api(apiKey, 'POST', '/v2/webhook-endpoints', { url: receiver.url, events });
-  expect(res.status).toBe(201);
-  expect(res.body.secret).toMatch(/^whsec_/);
-  receiver.secret = res.body.secret;
-  return { receiver, id: res.body.id };
-}
+const endpointFor = (apiKey: string, events: string[] = ['*']) => registeredReceiver(t.baseUrl, apiKey, events, receivers);
 
 async function allEvents(apiKey: string, query = ''): Promise<any[]> {
   const events: any[] = [];

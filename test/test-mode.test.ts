@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../src/lib/spec.js';
 import { testModeIdOf } from '../src/lib/livemode.js';
 import { call } from './support/http.js';
-import { startReceiver, type Receiver } from './support/receiver.js';
+import { registeredReceiver, type Receiver } from './support/receiver.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 
@@ -34,14 +34,7 @@ async function fixtures(testKey: string, count: number, status = 'fulfilled'): P
   return res.body.data.map((s: { id: string }) => s.id);
 }
 
-async function endpointFor(apiKey: string, events = ['*']): Promise<{ receiver: Receiver; id: string }> {
-  const receiver = await startReceiver();
-  receivers.push(receiver);
-  const res = await api(apiKey, 'POST', '/v2/webhook-endpoints', { url: receiver.url, events });
-  expect(res.status).toBe(201);
-  receiver.secret = res.body.secret;
-  return { receiver, id: res.body.id };
-}
+const endpointFor = (apiKey: string, events = ['*']) => registeredReceiver(t.baseUrl, apiKey, events, receivers);
 
 async function clockOf(testKey: string): Promise<string> {
   const res = await api(testKey, 'GET', '/v2/test-helpers/clock');

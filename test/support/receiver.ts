@@ -2,6 +2,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { expect } from 'vitest';
+import { call } from './http.js';
 
 export interface Received {
   readonly id: string;
@@ -46,4 +48,18 @@ export async function startReceiver(port = 0): Promise<Receiver> {
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   (receiver as { url: string }).url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
   return receiver;
+}
+
+/**
+ * A receiver registered through the API as a webhook endpoint of the key's merchant for `events`,
+ * verifying with the secret the endpoint was given; pushed onto `receivers` for the caller to close.
+ */
+export async function registeredReceiver(baseUrl: string, apiKey: string, events: readonly string[], receivers: Receiver[]): Promise<{ receiver: Receiver; id: string }> {
+  const receiver = await startReceiver();
+  receivers.push(receiver);
+  const res = await call(baseUrl, '/v2/webhook-endpoints', { method: 'POST', apiKey, json: { url: receiver.url, events } });
+  expect(res.status).toBe(201);
+  expect(res.body.secret).toMatch(/^whsec_/);
+  receiver.secret = res.body.secret;
+  return { receiver, id: res.body.id };
 }
