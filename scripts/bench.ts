@@ -44,6 +44,7 @@ import { startService, type Service } from '../src/main/composition.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase, type ScratchDatabase } from './support.js';
 import { alternate, formatSpread, ROUNDS, spreadOf, type Spread } from './bench-rounds.js';
 import { spawnBenchServer, type ServerProcess } from './bench-bare.js';
+import { databaseProcess } from './db-process.js';
 
 const BULK_SIZE = 3000;
 /** (a): samples per round; each round's ratio is its median acceptance over its median insertMany. */
@@ -53,6 +54,15 @@ const CONNECTIONS = 32;
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** A load run before the rounds of (c), not counted, so that neither side runs on code the JIT has not compiled yet. */
 const WARMUP_SECONDS = 2;
+/**
+ * One round of (c) (BENCH_C_REQUESTS, default 5000): a fixed number of single pauses over the
+ * round's 1000 subscriptions, the same for both sides, so that both do the same database work (the
+ * first 1000 change a subscription, the rest find it paused). Until 2026-11-25 a round lasted
+ * BENCH_SECONDS, and the faster side's extra requests were all of the cheap kind: the bare server's
+ * rounds were 10% changes, the service's 21%, which cost the service's side more database work per
+ * request than the bare server's (docs/performance.md).
+ */
+const SINGLE_REQUESTS = Number(process.env.BENCH_C_REQUESTS ?? 5000);
 /** The service applies a bulk in chunks of this many commands; the raw drain baseline does the same. */
 const RAW_CHUNK = 100;
 const SIZES = [1_000, 100_000] as const;
@@ -317,16 +327,20 @@ async function benchSingle(db: Db, uri: string) {
   const barePool = process.env.BENCH_BARE_POOL;
   const service = await spawnBenchServer('service', uri);
   const bare = await spawnBenchServer('bare', uri, { BENCH_MERCHANT_ID: service.merchantId, ...(barePool ? { BENCH_BARE_POOL: barePool } : {}) });
-  const run = async (side: ServerProcess, seconds = LOAD_SECONDS) => {
+  const database = databaseProcess(uri);
+  /** A round of SINGLE_REQUESTS, or a warm-up of WARMUP_SECONDS. */
+  const run = async (side: ServerProcess, warmUp = false) => {
     await clean(db);
     const ids = await seed(db, service.merchantId, 1000);
     const before = await side.cpuUs();
-    const result = await load(side.url, service.apiKey!, ids, CONNECTIONS, seconds);
-    return { ...result, cpuUsPerRequest: ((await side.cpuUs()) - before) / Math.max(1, result.requests) };
+    const dbBefore = database?.cpuUs() ?? 0;
+    const result = await load(side.url, service.apiKey!, ids, CONNECTIONS, WARMUP_SECONDS, false, warmUp ? undefined : SINGLE_REQUESTS);
+    const requests = Math.max(1, result.requests);
+    return { ...result, cpuUsPerRequest: ((await side.cpuUs()) - before) / requests, dbCpuUsPerRequest: database ? (database.cpuUs() - dbBefore) / requests : undefined };
   };
   try {
-    await run(service, WARMUP_SECONDS);
-    await run(bare, WARMUP_SECONDS);
+    await run(service, true);
+    await run(bare, true);
     const { a, b, ratio } = await alternate(() => run(service), () => run(bare), (s, raw) => s.rps / raw.rps);
     return {
       single: summary(a),
@@ -344,9 +358,10 @@ async function benchSingle(db: Db, uri: string) {
 }
 
 /** Several rounds' loads as one: the medians of their throughput and percentiles, and the sum of their failures. */
-function summary(loads: (Load & { cpuUsPerRequest?: number })[]) {
+function summary(loads: (Load & { cpuUsPerRequest?: number; dbCpuUsPerRequest?: number })[]) {
   return {
     cpuUsPerRequest: median(loads.map((l) => l.cpuUsPerRequest ?? 0)),
+    dbCpuUsPerRequest: loads.every((l) => l.dbCpuUsPerRequest !== undefined) ? median(loads.map((l) => l.dbCpuUsPerRequest!)) : undefined,
     rps: median(loads.map((l) => l.rps)),
     p50Ms: median(loads.map((l) => l.p50Ms)),
     p99Ms: median(loads.map((l) => l.p99Ms)),
@@ -363,6 +378,10 @@ function singleRows(c: Awaited<ReturnType<typeof benchSingle>>): string {
     `\n(c) p99 service / bare ${formatSpread(c.singleP99Ratio)}; issue 29 asks >= 0.8x throughput with p99 <= 2x: ${issue29 ? 'met' : 'MISSED'}` +
     `\n(c) bare server's database connections: ${c.barePool}; rounds, req/s service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} / ${r.bare.rps.toFixed(0)}`).join(', ')}` +
     `\n(c) CPU per request of each side's process (median of the rounds), service / bare: ${single.cpuUsPerRequest.toFixed(0)} / ${bare.cpuUsPerRequest.toFixed(0)} µs, ratio ${formatSpread(c.singleCpuRatio)}` +
+    (single.dbCpuUsPerRequest !== undefined
+      ? `\n(c) CPU per request of the database server's process (median of the rounds), under the service / under the bare server: ${single.dbCpuUsPerRequest.toFixed(0)} / ${bare.dbCpuUsPerRequest!.toFixed(0)} µs` +
+        `\n(c) the two together, service / bare: ${(single.cpuUsPerRequest + single.dbCpuUsPerRequest).toFixed(0)} / ${(bare.cpuUsPerRequest + bare.dbCpuUsPerRequest!).toFixed(0)} µs (bare over service ${((bare.cpuUsPerRequest + bare.dbCpuUsPerRequest!) / (single.cpuUsPerRequest + single.dbCpuUsPerRequest)).toFixed(2)}: the throughput ratio when the cores are the limit)`
+      : '') +
     (single.non2xx + bare.non2xx > 0 ? `\n(c) answers other than 2xx: service ${single.non2xx}, bare ${bare.non2xx}` : '')
   );
 }
@@ -429,29 +448,43 @@ async function benchSize(db: Db, service: Service, baseUrl: string, apiKey: stri
 }
 
 /** `toggle`: pause, then resume, each id in turn, so that every request changes a subscription (and records an event). */
-async function load(baseUrl: string, apiKey: string, ids: string[], connections = CONNECTIONS, seconds = LOAD_SECONDS, toggle = false) {
+/**
+ * `connections` connections sending pauses (or, with `toggle`, pause then resume on each pass) over
+ * `ids` in turn: for `seconds`, or, given `amount`, until that many requests are answered, when the
+ * throughput is the requests over the time from the start to the last answer.
+ */
+async function load(baseUrl: string, apiKey: string, ids: string[], connections = CONNECTIONS, seconds = LOAD_SECONDS, toggle = false, amount?: number) {
   let next = 0;
   const path = () => {
     const n = next++;
     return `/v2/subscriptions/${ids[n % ids.length]}/${toggle && Math.floor(n / ids.length) % 2 === 1 ? 'resume' : 'pause'}`;
   };
-  const result = await autocannon({
-    url: baseUrl,
-    connections,
-    duration: seconds,
-    timeout: 60,
-    requests: [
+  const started = performance.now();
+  let lastAnswer = started;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
       {
-        method: 'POST',
-        headers: { 'x-api-key': apiKey },
-        setupRequest: (request) => ({ ...request, path: path() }),
+        url: baseUrl,
+        connections,
+        ...(amount ? { amount } : { duration: seconds }),
+        timeout: 60,
+        requests: [
+          {
+            method: 'POST',
+            headers: { 'x-api-key': apiKey },
+            setupRequest: (request) => ({ ...request, path: path() }),
+          },
+        ],
       },
-    ],
+      (error, done) => (error ? reject(error) : resolve(done)),
+    );
+    // autocannon ends on its next 1 s tick after the last answer: the time is taken from the answers.
+    instance.on('response', () => (lastAnswer = performance.now()));
   });
   const ok = result['2xx'];
   return {
     requests: ok,
-    rps: ok / seconds,
+    rps: ok / (amount ? (lastAnswer - started) / 1000 : seconds),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     non2xx: result.non2xx,
@@ -667,13 +700,13 @@ async function benchMetricsCost(scratch: ScratchDatabase, config: Config, withUr
     const measureOn = async () => {
       await clean(db);
       const ids = await seed(db, merchantId, 1000);
-      return withCpu(() => load(withUrl, apiKey, ids));
+      return withCpu(() => load(withUrl, apiKey, ids, CONNECTIONS, LOAD_SECONDS, false, SINGLE_REQUESTS));
     };
     const measureOff = async () => {
       await clean(db);
       const ids = await seed(db, merchantId, 1000);
       disableMetrics();
-      return withCpu(() => load(without.url, apiKey, ids)).finally(() => enableMetrics());
+      return withCpu(() => load(without.url, apiKey, ids, CONNECTIONS, LOAD_SECONDS, false, SINGLE_REQUESTS)).finally(() => enableMetrics());
     };
     // A warm-up of each, not counted: the first round ran on code the JIT had not compiled yet (measured: 3067 against 2019 µs of CPU per request).
     await clean(db);
@@ -709,7 +742,7 @@ function metricsRow(cost: Awaited<ReturnType<typeof benchMetricsCost>>): string 
   const met = cost.metricsCost <= 0.05;
   return (
     row('(c) single pause, metrics on / off', `${cost.metricsOnRps.toFixed(0)} req/s p99 ${cost.metricsOnP99Ms}`, `${cost.metricsOffRps.toFixed(0)} req/s p99 ${cost.metricsOffP99Ms}`, cost.metricsRatio, '>= 0.95x', met) +
-    `\n(c) metrics cost ${(cost.metricsCost * 100).toFixed(1)}% of throughput (median of ${METRICS_ROUNDS} alternating rounds of ${LOAD_SECONDS} s; "raw driver" column: METRICS=off)\n` +
+    `\n(c) metrics cost ${(cost.metricsCost * 100).toFixed(1)}% of throughput (median of ${METRICS_ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests; "raw driver" column: METRICS=off)\n` +
     `(c) rounds, req/s on / off: ${cost.rounds.map((r) => `${r.on.rps.toFixed(0)} / ${r.off.rps.toFixed(0)}`).join(', ')}\n` +
     `(c) CPU of the service's process per request, on / off: ${cost.metricsOnCpuUs.toFixed(0)} / ${cost.metricsOffCpuUs.toFixed(0)} µs ` +
     `(+${((cost.metricsOnCpuUs / cost.metricsOffCpuUs - 1) * 100).toFixed(1)}%; rounds ${cost.rounds.map((r) => `${r.on.cpuUsPerRequest.toFixed(0)}/${r.off.cpuUsPerRequest.toFixed(0)}`).join(', ')})`
