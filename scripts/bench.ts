@@ -24,7 +24,7 @@
  * MONGODB_URI selects the database; unset, the embedded one (FerretDB where no mongod can be had).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import autocannon from 'autocannon';
@@ -44,6 +44,7 @@ import { startService, type Service } from '../src/main/composition.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase, type ScratchDatabase } from './support.js';
 import { alternate, formatSpread, ROUNDS, spreadOf, type Spread } from './bench-rounds.js';
 import { spawnBenchServer, type ServerProcess } from './bench-bare.js';
+import { compareRuns } from './bench-compare.js';
 import { databaseProcess } from './db-process.js';
 
 const BULK_SIZE = 3000;
@@ -898,8 +899,13 @@ async function main(): Promise<void> {
     printFilter(filterBulk, engineName);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-    console.log(`\nwritten to bench/results/latest.json`);
+    // The run before this one stays as previous.json, and the two are compared (issue 29: two consecutive runs agree within 15%).
+    const latestFile = join(dir, 'latest.json');
+    const previous = existsSync(latestFile) ? (JSON.parse(readFileSync(latestFile, 'utf8')) as { engine?: string; measuredAt?: string }) : undefined;
+    if (previous) writeFileSync(join(dir, 'previous.json'), `${JSON.stringify(previous, null, 2)}\n`);
+    writeFileSync(latestFile, `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`\nwritten to bench/results/latest.json${previous ? ' (the run before it: previous.json)' : ''}`);
+    if (previous?.engine === results.engine) console.log(`\n${compareRuns(previous, results).lines.join('\n')}`);
   } finally {
     await scratch.close();
   }
