@@ -35,6 +35,20 @@ export function nowTimestamp(): string {
   return formatTimestamp(epochMicros());
 }
 
+/**
+ * The time of one request's data, taken once per request (src/test-mode/): the real time, read
+ * at each use so that the stamps of successive writes stay strictly increasing, or a test mode's
+ * clock, read from its store once.
+ */
+export interface Clock {
+  /** Now, as a stored timestamp. */
+  timestamp(): string;
+  /** Now, in microseconds since the epoch. */
+  micros(): bigint;
+}
+
+export const REAL_CLOCK: Clock = { timestamp: nowTimestamp, micros: nowMicros };
+
 export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 /** The timestamp `ms` milliseconds ago, in the same format (for comparisons with stored timestamps). */
