@@ -34,12 +34,13 @@ function parameterReader(template: string): (path: string) => Record<string, str
   if (names.length === 0) return () => ({});
   const pattern = new RegExp(`^${template.split(PARAMETER).filter((_, i) => i % 2 === 0).map(escapeRegExp).join('([^/]*)')}$`);
   return (path) => {
-    const values = pattern.exec(path)?.slice(1).map((value) => decodeURIComponent(value));
+    const match = pattern.exec(path);
     const params: Record<string, string> = {};
-    if (!values) return params;
-    for (const [i, name] of names.entries()) {
-      if (name in params && params[name] !== values[i]) return {};
-      params[name] = values[i]!;
+    if (!match) return params;
+    for (let i = 0; i < names.length; i++) {
+      const [name, value] = [names[i]!, decodeURIComponent(match[i + 1]!)];
+      if (name in params && params[name] !== value) return {};
+      params[name] = value;
     }
     return params;
   };
@@ -114,11 +115,19 @@ export class PrecompiledRouter extends OpenAPIRouter {
     const path = this.normalizePath(req.path);
     const exact = this.operations.find((op) => op.path === path && op.method === req.method);
     if (exact) return exact;
-    const matching = this.templates.filter((t) => t.pattern.test(path));
-    if (matching.length === 0) return this.notFound(strict);
-    const match = matching.find((t) => t.operation.method === req.method)?.operation;
-    if (!match && strict) throw new Error('405-methodNotAllowed: this method is not registered for the route');
-    return match;
+    // The most specific template of this method that matches; a template of another method is
+    // tried only to tell 405 from 404, and only until one matches.
+    let otherMethod = false;
+    for (const { operation, pattern } of this.templates) {
+      if (operation.method === req.method) {
+        if (pattern.test(path)) return operation;
+      } else if (!otherMethod) {
+        otherMethod = pattern.test(path);
+      }
+    }
+    if (!otherMethod) return this.notFound(strict);
+    if (strict) throw new Error('405-methodNotAllowed: this method is not registered for the route');
+    return undefined;
   }
 
   private notFound(strict: boolean | undefined): undefined {
