@@ -1,6 +1,7 @@
 /** Bench (c)'s baseline, shared by scripts/bench.ts and scripts/profile/service.ts, and how the bench runs each side of (c) in a process of its own. */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Db } from 'mongodb';
 import { nowTimestamp } from '../src/lib/clock.js';
@@ -33,7 +34,20 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
+/** BENCH_SERVICE_FROM=src: the service side runs its sources through tsx rather than the compiled build (scripts/bench-server.ts). */
+export const SERVICE_FROM_SOURCES = process.env.BENCH_SERVICE_FROM === 'src';
+
+let built = false;
+
+/** The compiled build of the sources as they are now, made once per bench run (`npm run build`). */
+function buildOnce(): void {
+  if (built || SERVICE_FROM_SOURCES) return;
+  execFileSync(process.execPath, [join(projectRoot(), 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: projectRoot(), stdio: 'inherit' });
+  built = true;
+}
+
 export async function spawnBenchServer(side: 'service' | 'bare', uri: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  if (side === 'service') buildOnce();
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-server.ts', side], {
     cwd: projectRoot(),
     env: { ...process.env, ...env, MONGODB_URI: uri },

@@ -4,7 +4,10 @@
  * server are measured alike: `node --import tsx scripts/bench-server.ts service|bare`, on
  * MONGODB_URI (the bench's scratch database).
  *   service: the service with the bench's settings (rate limit off, API key cache 60 s, no
- *            workers); it creates the bench's merchant.
+ *            workers); it creates the bench's merchant. It runs the compiled build (dist/), as
+ *            deployed (bin/subsvc.js), which spawnBenchServer builds first; BENCH_SERVICE_FROM=src
+ *            runs the sources through tsx instead (its loader wraps every function it creates in
+ *            a `__name` call: about 7% more CPU per request, docs/performance.md).
  *   bare:    bench (c)'s bare server (scripts/bench-bare.ts) for BENCH_MERCHANT_ID, on a client
  *            of its own (the driver's defaults, or BENCH_BARE_POOL connections).
  * Prints `{ url, apiKey, merchantId }` as one JSON line; each line on stdin asks for the CPU this
@@ -13,17 +16,21 @@
 import { createInterface } from 'node:readline';
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../src/config.js';
-import { connectDatabase } from '../src/db/mongo.js';
-import { createLogger } from '../src/logger.js';
-import { startService } from '../src/main/composition.js';
-import { bareServer } from './bench-bare.js';
+import { bareServer, SERVICE_FROM_SOURCES } from './bench-bare.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS } from './support.js';
 
 const side = process.argv[2];
 const config = loadConfig();
-const log = createLogger('warn');
 let started: { url: string; apiKey?: string; merchantId: string; stop: () => Promise<unknown> };
 if (side === 'service') {
+  // All of the service's modules from one tree: its logger's request context is its own module's.
+  const root = SERVICE_FROM_SOURCES ? '../src' : '../dist/src';
+  const [{ connectDatabase }, { startService }, { createLogger }] = await Promise.all([
+    import(`${root}/db/mongo.js`) as Promise<typeof import('../src/db/mongo.js')>,
+    import(`${root}/main/composition.js`) as Promise<typeof import('../src/main/composition.js')>,
+    import(`${root}/logger.js`) as Promise<typeof import('../src/logger.js')>,
+  ]);
+  const log = createLogger('warn');
   const database = await connectDatabase(config.mongodbUri!, config, log);
   const running = await startService(database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
   const { merchantId, apiKey } = await running.service.auth.createMerchant('bench');

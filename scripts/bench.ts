@@ -43,7 +43,7 @@ import { createLogger } from '../src/logger.js';
 import { startService, type Service } from '../src/main/composition.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase, type ScratchDatabase } from './support.js';
 import { alternate, formatSpread, ROUNDS, spreadOf, type Spread } from './bench-rounds.js';
-import { spawnBenchServer, type ServerProcess } from './bench-bare.js';
+import { SERVICE_FROM_SOURCES, spawnBenchServer, type ServerProcess } from './bench-bare.js';
 import { compareRuns } from './bench-compare.js';
 import { databaseProcess } from './db-process.js';
 
@@ -377,7 +377,7 @@ function singleRows(c: Awaited<ReturnType<typeof benchSingle>>): string {
   return (
     row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bare.rps.toFixed(0)} req/s p50 ${bare.p50Ms} p99 ${bare.p99Ms}`, c.singleThroughputRatio, '>= 0.6x', met) +
     `\n(c) p99 service / bare ${formatSpread(c.singleP99Ratio)}; issue 29 asks >= 0.8x throughput with p99 <= 2x: ${issue29 ? 'met' : 'MISSED'}` +
-    `\n(c) bare server's database connections: ${c.barePool}; rounds, req/s service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} / ${r.bare.rps.toFixed(0)}`).join(', ')}` +
+    `\n(c) the service runs ${SERVICE_FROM_SOURCES ? 'its sources through tsx (BENCH_SERVICE_FROM=src)' : 'the compiled build (dist/), as deployed'}; the bare server's database connections: ${c.barePool}; rounds, req/s service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} / ${r.bare.rps.toFixed(0)}`).join(', ')}` +
     `\n(c) CPU per request of each side's process (median of the rounds), service / bare: ${single.cpuUsPerRequest.toFixed(0)} / ${bare.cpuUsPerRequest.toFixed(0)} µs, ratio ${formatSpread(c.singleCpuRatio)}` +
     (single.dbCpuUsPerRequest !== undefined
       ? `\n(c) CPU per request of the database server's process (median of the rounds), under the service / under the bare server: ${single.dbCpuUsPerRequest.toFixed(0)} / ${bare.dbCpuUsPerRequest!.toFixed(0)} µs` +

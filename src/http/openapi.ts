@@ -60,6 +60,8 @@ function header(c: Context, name: string): string | undefined {
  * that it decodes to itself: an id taken as written, which no subscription has.
  */
 export function routablePath(path: string): string {
+  // Only a '%' can make a segment fail to decode: most paths have none and are taken as they are.
+  if (!path.includes('%')) return path;
   return path
     .split('/')
     .map((segment) => {

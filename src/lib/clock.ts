@@ -19,11 +19,19 @@ function epochMicros(): bigint {
   return micros;
 }
 
+/** The last second formatted, and its text: most timestamps fall in the same second as the one before (Date's toISOString is most of the cost). */
+let lastSecond = Number.NaN;
+let lastSecondText = '';
+
 export function formatTimestamp(micros: bigint): string {
   // Floored, not truncated: before 1970 (a test fixture's createdAt may be) the remainder is negative.
   const fraction = ((micros % 1_000_000n) + 1_000_000n) % 1_000_000n;
-  const millis = Number((micros - fraction) / 1000n);
-  return `${new Date(millis).toISOString().slice(0, 19)}.${String(fraction).padStart(6, '0')}Z`;
+  const second = Number((micros - fraction) / 1_000_000n);
+  if (second !== lastSecond) {
+    lastSecondText = new Date(second * 1000).toISOString().slice(0, 19);
+    lastSecond = second;
+  }
+  return `${lastSecondText}.${String(fraction).padStart(6, '0')}Z`;
 }
 
 /** Now, in microseconds since the epoch (for comparisons with parsed times). */
@@ -34,6 +42,20 @@ export function nowMicros(): bigint {
 export function nowTimestamp(): string {
   return formatTimestamp(epochMicros());
 }
+
+/**
+ * The time of one request's data, taken once per request (src/test-mode/): the real time, read
+ * at each use so that the stamps of successive writes stay strictly increasing, or a test mode's
+ * clock, read from its store once.
+ */
+export interface Clock {
+  /** Now, as a stored timestamp. */
+  timestamp(): string;
+  /** Now, in microseconds since the epoch. */
+  micros(): bigint;
+}
+
+export const REAL_CLOCK: Clock = { timestamp: nowTimestamp, micros: nowMicros };
 
 export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 

@@ -26,7 +26,7 @@ import { eventHandlers } from '../events/events.handlers.js';
 import { EventsRelay } from '../events/events.relay.js';
 import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
 import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
-import { TestModeService, timeOfMerchants } from '../test-mode/test-mode.service.js';
+import { clockOfMerchants, TestModeService, timeOfMerchants } from '../test-mode/test-mode.service.js';
 import { EventsRepository } from '../events/events.repository.js';
 import { EventsService } from '../events/events.service.js';
 import { createApp } from '../http/app.js';
@@ -200,7 +200,7 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
     subscriptionsRepository: stores.subscriptions,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores.subscriptions, mutex, pausePolicies, timeOfMerchants(stores.testClocks)),
+    subscriptions: new SubscriptionsService(stores.subscriptions, mutex, pausePolicies, clockOfMerchants(stores.testClocks)),
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
   };
@@ -262,7 +262,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const bulkQueue = new BulkQueue(background, log, { concurrency, lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs });
   const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
   // The same policy cache as the requests': a policy replaced by this process applies to its workers at once.
-  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, pausePolicies, timeOfMerchants(backgroundStores.testClocks));
+  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, pausePolicies, clockOfMerchants(backgroundStores.testClocks));
   const schedules = new ScheduleWorker(workerSubscriptions, backgroundStores.clock, config.schedulePollMs, log);
 
   // Events and webhooks: the relay listens to every service that changes subscriptions, so that each change is relayed right after it (and by the sweep if that fails).

@@ -63,15 +63,16 @@ export function subscriptionCommandHandlers(
   };
   return {
     pauseSubscription: async (request) => {
-      const schedule = scheduleRequestOf(request.body, await subscriptions.nowMicros(request.merchant.id));
+      const clock = await subscriptions.clock(request.merchant.id);
+      const schedule = scheduleRequestOf(request.body, clock.micros());
       if (request.body.subscriptions) return acceptBulk(request, 'PAUSE', { ids: request.body.subscriptions }, schedule);
-      return { status: 200, body: pausedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', schedule, causeOf(request.merchant))) };
+      return { status: 200, body: pausedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', schedule, causeOf(request.merchant), clock)) };
     },
     resumeSubscription: async (request) => {
       if (request.body.subscriptions) return acceptBulk(request, 'RESUME', { ids: request.body.subscriptions }, undefined);
       return { status: 200, body: resumedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME', undefined, causeOf(request.merchant))) };
     },
-    bulkPauseSubscriptions: async (request) => bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, await subscriptions.nowMicros(request.merchant.id))),
+    bulkPauseSubscriptions: async (request) => bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, (await subscriptions.clock(request.merchant.id)).micros())),
     bulkResumeSubscriptions: async (request) => bulkOperation(request, 'RESUME', undefined),
   };
 }

@@ -6,12 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from '../lib/change-notifier.js';
-import { nowMicros, nowTimestamp } from '../lib/clock.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
-import { parseRfc3339, type ScheduleRequest } from './schedule.request.js';
+import type { ScheduleRequest } from './schedule.request.js';
 import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
@@ -35,10 +34,13 @@ import {
   type SubscriptionStatus,
 } from './subscriptions.rules.js';
 
-/** The time of a merchant's data (the constructor's `timeOf`). */
+/** The time of a merchant's data. */
 export type TimeOf = (merchantId: string) => string | Promise<string>;
 
-const liveTime: TimeOf = () => nowTimestamp();
+/** A merchant's clock for one request (the constructor's `clockOf`; src/lib/clock.ts). */
+export type ClockOf = (merchantId: string) => Clock | Promise<Clock>;
+
+const realClock: ClockOf = () => REAL_CLOCK;
 
 /** A concurrent writer can flip the status between our update and our read; retry that many times. */
 const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
@@ -107,15 +109,16 @@ export class SubscriptionsService {
     /** Each merchant's pause policy (src/pause-policy/); without one, every policy is off. */
     private readonly policies: PausePolicySource = NO_PAUSE_POLICIES,
     /**
-     * The time of the merchant's data: the real time for live data, the test clock's for a test
-     * mode (src/test-mode/, docs/partners.md); changes are stamped with it.
+     * The clock of the merchant's data: the real time for live data, the test clock's for a test
+     * mode (src/test-mode/, docs/partners.md); changes are stamped with it. Asked once per
+     * request or command (in test mode it reads the test clock's store).
      */
-    private readonly timeOf: TimeOf = liveTime,
+    private readonly clockOf: ClockOf = realClock,
   ) {}
 
-  /** The time the rules check a request's schedule against: the merchant's (its test clock's in test mode). */
-  async nowMicros(merchantId: string): Promise<bigint> {
-    return livemodeOf(merchantId) ? nowMicros() : parseRfc3339(await this.timeOf(merchantId))!;
+  /** The merchant's clock for one request: a request's schedule is checked against it, and handed back to `apply`. */
+  async clock(merchantId: string): Promise<Clock> {
+    return this.clockOf(merchantId);
   }
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
@@ -129,23 +132,28 @@ export class SubscriptionsService {
     return this.repository.page(merchantId, status, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
   }
 
-  /** Applies the operation (a pause with its schedule, if any) and returns the subscription as it is afterwards; a change records its event with `cause`. */
-  async apply(merchantId: string, rawId: string, operation: Operation, schedule?: ScheduleRequest, cause: ChangeCause = { kind: 'api' }): Promise<Subscription> {
+  /**
+   * Applies the operation (a pause with its schedule, if any) and returns the subscription as it is
+   * afterwards; a change records its event with `cause`. `clock`: the request's (`clock()`), when
+   * it has one already.
+   */
+  async apply(merchantId: string, rawId: string, operation: Operation, schedule?: ScheduleRequest, cause: ChangeCause = { kind: 'api' }, clock?: Clock): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
+    const now = clock ?? (await this.clockOf(merchantId));
     return this.mutex.run(id, async () => {
       const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
       // No policy: exactly the writes of before policies (no read first).
-      const ruled = isPolicyOff(policy) ? schedule : await this.underPolicy(merchantId, id, rawId, policy, schedule);
-      return this.applyOnce(merchantId, id, rawId, operation, ruled, cause, schedule);
+      const ruled = isPolicyOff(policy) ? schedule : await this.underPolicy(merchantId, id, rawId, policy, schedule, now);
+      return this.applyOnce(merchantId, id, rawId, operation, ruled, cause, schedule, now);
     });
   }
 
   /** The schedule a pause goes on with under the merchant's policy (a resumeAt filled in), or PausePolicyError: one read of the subscription first. */
-  private async underPolicy(merchantId: string, id: string, rawId: string, policy: PausePolicy, schedule: ScheduleRequest | undefined): Promise<ScheduleRequest | undefined> {
+  private async underPolicy(merchantId: string, id: string, rawId: string, policy: PausePolicy, schedule: ScheduleRequest | undefined, now: Clock): Promise<ScheduleRequest | undefined> {
     const history = await this.repository.pauseHistory(merchantId, id);
     if (!history) throw new SubscriptionNotFoundError(rawId);
-    const verdict = pauseVerdict(policy, history.status, schedule, history.recentPauses, await this.timeOf(merchantId));
+    const verdict = pauseVerdict(policy, history.status, schedule, history.recentPauses, now.timestamp());
     if ('breach' in verdict) throw new PausePolicyError(rawId, verdict.breach);
     return verdict.schedule;
   }
@@ -159,10 +167,11 @@ export class SubscriptionsService {
     schedule: ScheduleRequest | undefined,
     cause: ChangeCause,
     asSent: ScheduleRequest | undefined,
+    now: Clock,
   ): Promise<Subscription> {
     const plan = planCommand(operation, schedule, asSent);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-      const { changed, current: read } = await this.repository.changeOrRead(merchantId, id, { status: plan.from }, plan.whenFrom, await this.timeOf(merchantId), cause);
+      const { changed, current: read } = await this.repository.changeOrRead(merchantId, id, { status: plan.from }, plan.whenFrom, now.timestamp(), cause);
       if (changed) {
         this.changes.notify(merchantId, [id]);
         return changed;
@@ -174,7 +183,7 @@ export class SubscriptionsService {
       if (outcome !== 'noop') return undefined;
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
-      const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, await this.timeOf(merchantId), cause);
+      const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, now.timestamp(), cause);
       if (rescheduled) this.changes.notify(merchantId, [id]);
       return rescheduled;
     });
@@ -186,6 +195,7 @@ export class SubscriptionsService {
   async dropSchedule(merchantId: string, rawId: string, cause: ChangeCause = { kind: 'api' }): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
+    const now = await this.clockOf(merchantId);
     return this.mutex.run(id, async () => {
       const settled = await untilSettled(RETRY.concurrentWriter, async () => {
         const current = await this.repository.find(merchantId, id);
@@ -194,7 +204,7 @@ export class SubscriptionsService {
         if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        const dropped = await this.repository.change(merchantId, id, expected, change, await this.timeOf(merchantId), cause);
+        const dropped = await this.repository.change(merchantId, id, expected, change, now.timestamp(), cause);
         if (dropped) this.changes.notify(merchantId, [id]);
         return dropped;
       });
@@ -225,8 +235,9 @@ export class SubscriptionsService {
       due.map((d) => d.id),
       async () => {
         const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
-        const groups = grouped(due, at ?? nowTimestamp(), policies);
-        const ours = await this.repository.fire(groups, randomUUID(), at ?? nowTimestamp());
+        const now = at ?? nowTimestamp();
+        const groups = grouped(due, now, policies);
+        const ours = await this.repository.fire(groups, randomUUID(), now);
         const moved = groups.filter((g) => g.ruling.events.length > 0).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
         if (!relayedByCaller) for (const [merchantId, ids] of byMerchantOf(moved)) this.changes.notify(merchantId, ids);
         return { groups, ours };
@@ -250,8 +261,9 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
     const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
-    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, await this.timeOf(merchantId)), schedule);
-    const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause));
+    const now = await this.clockOf(merchantId);
+    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule);
+    const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause, now));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
     const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
     this.changes.notify(merchantId, [...outcomes].filter(([, o]) => changed(o)).map(([id]) => id));
@@ -265,12 +277,13 @@ export class SubscriptionsService {
     plan: CommandPlan,
     requestId: string,
     cause: ChangeCause,
+    now: Clock,
   ): Promise<Map<string, CommandOutcome>> {
     const outcomes = new Map<string, CommandOutcome>();
     let open = [...ids];
     if (open.length === 0) return outcomes;
     await untilSettled(RETRY.concurrentWriter, async () => {
-      const { allApplied, allNoop } = await this.repository.applyCommand(merchantId, open, plan, requestId, await this.timeOf(merchantId), cause);
+      const { allApplied, allNoop } = await this.repository.applyCommand(merchantId, open, plan, requestId, now.timestamp(), cause);
       if (allApplied || allNoop) {
         for (const id of open) outcomes.set(id, { outcome: allApplied ? 'applied' : 'noop' });
         open = [];

@@ -5,13 +5,13 @@
  * live code scoped to its id; only its time is its clock's (`timeOfMerchants`).
  */
 import { Problems, ProblemError } from '../errors.js';
-import { formatTimestamp, nowTimestamp } from '../lib/clock.js';
+import { formatTimestamp, nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { parseRfc3339 } from '../subscriptions/schedule.request.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
-import type { SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
+import type { ClockOf, SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
 import type { TestClocksRepository } from './test-clocks.repository.js';
 
 /** How far one advance may move the clock. */
@@ -21,9 +21,23 @@ const DUE_READ = 500;
 /** Advances that find the clock moved by another, tried again from where it stands. */
 const ATTEMPTS = 3;
 
+/** A merchant's clock for one request: the real one when live; in test mode its test clock's time, read once (the real time until the clock is first set). */
+export function clockOfMerchants(clocks: TestClocksRepository): ClockOf {
+  return async (merchantId) => {
+    const at = livemodeOf(merchantId) ? undefined : await clocks.timeOf(merchantId);
+    return at === undefined ? REAL_CLOCK : fixedClock(at);
+  };
+}
+
+function fixedClock(at: string): Clock {
+  const micros = parseRfc3339(at)!;
+  return { timestamp: () => at, micros: () => micros };
+}
+
 /** The time of a merchant's data: the real time when live, its test clock's in test mode. */
 export function timeOfMerchants(clocks: TestClocksRepository): TimeOf {
-  return async (merchantId) => (livemodeOf(merchantId) ? nowTimestamp() : ((await clocks.timeOf(merchantId)) ?? nowTimestamp()));
+  const clockOf = clockOfMerchants(clocks);
+  return async (merchantId) => (await clockOf(merchantId)).timestamp();
 }
 
 /** The test helpers take test keys only: a live key is refused, with nothing done. */

@@ -9,6 +9,13 @@ describe('the clock', () => {
     expect(formatTimestamp(1_700_000_000_000_000n)).toBe('2023-11-14T22:13:20.000000Z');
   });
 
+  it('formats instants of different seconds in turn each with its own second (the second last formatted is reused)', () => {
+    const [a, b] = [1_700_000_000_123_456n, 1_700_000_061_000_001n];
+    expect([a, b, a, b - 1n, a + 1n].map(formatTimestamp)).toEqual([
+      '2023-11-14T22:13:20.123456Z', '2023-11-14T22:14:21.000001Z', '2023-11-14T22:13:20.123456Z', '2023-11-14T22:14:21.000000Z', '2023-11-14T22:13:20.123457Z',
+    ]);
+  });
+
   it('formats an instant before 1970 (a test fixture made in the year 298, found by Schemathesis) with its fraction, not a negative one', () => {
     expect(formatTimestamp(-52_758_716_479_157_000n)).toBe('0298-02-21T16:58:40.843000Z');
     expect(formatTimestamp(-1n)).toBe('1969-12-31T23:59:59.999999Z');

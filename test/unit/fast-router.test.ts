@@ -51,6 +51,32 @@ describe('the precompiled router', () => {
     }
   });
 
+  it("parses every operation's request as the library does, before routing, after it and again to validate it", () => {
+    const headers = { 'x-api-key': 'sk_test_x', 'content-type': 'application/json', cookie: 'a=1; b=2', 'idempotency-key': 'k1' };
+    const body = { subscriptions: [id], pauseAt: '2030-01-01T00:00:00.000000Z' };
+    for (const operation of theirs.getOperations()) {
+      // Each parameter gets a value of its own, one of them percent-encoded: each is decoded once.
+      const path = operation.path.replace(/\{([^}]+)\}/g, (_, name: string) => `${name}%20${id}`);
+      for (const query of ['', 'limit=10&status=PAUSED', 'status=ACTIVE&status=PAUSED']) {
+        const req = () => ({ method: operation.method.toUpperCase(), path, query, headers, body });
+        const [mine, library] = [req(), req()];
+        // Each router is handed its own operation, as the backend does (the one it matched).
+        const parses = (router: OpenAPIRouter, r: ReturnType<typeof req>) => {
+          const routed = router.getOperation(operation.operationId!)!;
+          return [router.parseRequest(r), router.parseRequest(r, routed), router.parseRequest(r, routed)];
+        };
+        const ourParses = parses(ours, mine);
+        expect(ourParses).toEqual(parses(theirs, library));
+        // Validation coerces a parse's query and parameters in place: no two parses share them.
+        expect(ourParses[1]!.query).not.toBe(ourParses[2]!.query);
+        expect(ourParses[1]!.params).not.toBe(ourParses[2]!.params);
+      }
+    }
+    const pause = { method: 'post', path: '/v2/subscriptions/a%2Fb/pause', headers };
+    ours.parseRequest(pause);
+    expect(ours.parseRequest(pause, ours.getOperation('pauseSubscription'))).toMatchObject({ params: { subscriptionId: 'a/b' } });
+  });
+
   it('is what the service routes and validates with', async () => {
     const { OpenApi31Backend } = await import('../../src/http/openapi.js');
     const api = await new OpenApi31Backend({ definition: loadSpec() as Document, quick: true }).init();
