@@ -1,8 +1,9 @@
 /**
  * A process taking jobs takes the chunks it queues at once, not at Agenda's next poll, and takes
  * the next waiting chunk as each run ends (src/db/job-queue.ts, wakeOnWork). With a poll interval
- * of a minute, a request of 13 chunks (three runs of up to RUN_COMMANDS commands) completes well
- * before the first poll after its acceptance: without the wake-ups it would wait for one poll per run.
+ * of a minute, a request of two runs' worth of chunks and three more (three runs of up to
+ * RUN_COMMANDS commands) completes well before the first poll after its acceptance: without the
+ * wake-ups it waits for one poll per run (measured: not completed 30 s after its 202).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE } from '../src/bulk/bulk.chunks.js';
