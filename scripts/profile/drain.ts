@@ -14,13 +14,20 @@ import { LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
 
 const IDS = Number(process.env.PROFILE_IDS ?? 3000);
 const REQUESTS = Number(process.env.PROFILE_REQUESTS ?? 1);
+const MIXED = process.env.PROFILE_MIXED === '1';
 const log = createLogger('warn');
 const config = loadConfig();
 const scratch = await openScratchDatabase(config, 'profile_drain', log);
 try {
   const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
   const { merchantId, apiKey } = await running.service.auth.createMerchant('profile');
-  const seeded = await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' });
+  const seeder = new SubscriptionSeeder(new SubscriptionsRepository(scratch.db));
+  // PROFILE_MIXED=1: every other id already paused, so that each chunk has applied and no-op commands (as half of npm run load's do).
+  const interleaved = async () => {
+    const [fulfilled, paused] = await Promise.all([seeder.seed({ merchantId, count: IDS / 2, status: 'fulfilled' }), seeder.seed({ merchantId, count: IDS / 2, status: 'paused' })]);
+    return fulfilled.flatMap((s, i) => [s, paused[i]!]);
+  };
+  const seeded = MIXED ? await interleaved() : await seeder.seed({ merchantId, count: IDS, status: 'fulfilled' });
   const ids = seeded.map((s) => s.id);
 
   const counts = new Map<string, { n: number; ms: number }>();
