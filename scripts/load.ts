@@ -1,7 +1,8 @@
 /**
- * npm run load: mixed single and bulk traffic on loopback for LOAD_SECONDS (default 60) at 64
- * connections, then waits for every accepted bulk command to be applied. Prints a table and
- * writes bench/results/load.json. It checks what must hold (no 5xx, nothing lost, memory back
+ * npm run load: mixed single and bulk traffic on loopback for LOAD_SECONDS (default 40, issue 29's
+ * run) at 64 connections, then waits for every accepted bulk command to be applied. Prints a table
+ * (with the drain after the traffic against its target, DRAIN_TARGET_SECONDS, and its rate beside
+ * the 3000-id request's of the latest npm run bench) and writes bench/results/load.json. It checks what must hold (no 5xx, nothing lost, memory back
  * within bounds) and exits 1 when any of it does not, but it is a script, not a timed test.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,9 @@ import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
 import { openScratchDatabase, serveOnLoopback } from './support.js';
 
-const SECONDS = Number(process.env.LOAD_SECONDS ?? 60);
+const SECONDS = Number(process.env.LOAD_SECONDS ?? 40);
+/** Issue 29: the queue drained within this long after the traffic's end (printed as met or missed, not a check: it depends on the machine). */
+const DRAIN_TARGET_SECONDS = 15;
 const CONNECTIONS = 64;
 const MERCHANTS = 8;
 const PER_MERCHANT = 500;
@@ -115,6 +118,7 @@ async function main(): Promise<number> {
       errors: result.errors,
       timeouts: result.timeouts,
       drainSeconds,
+      drainTargetSeconds: DRAIN_TARGET_SECONDS,
       bulkCommandsPendingAtEnd: pendingAtEnd,
       drainCommandsPerSecond: drainSeconds > 0 ? pendingAtEnd / drainSeconds : null,
       benchDrain3000: benchDrainRate() ?? null,
@@ -136,7 +140,7 @@ async function main(): Promise<number> {
     console.log(`| latency p50 / p90 / p99 / max | ${result.latency.p50} / ${result.latency.p90} / ${result.latency.p99} / ${result.latency.max} ms |`);
     console.log(`| statuses | ${Object.entries(statuses).map(([k, v]) => `${k} ${v}`).join(', ')} |`);
     console.log(`| errors / timeouts | ${result.errors} / ${result.timeouts} |`);
-    console.log(`| bulk queue drained after traffic | ${results.drainSeconds.toFixed(1)} s, ${leftInQueue} chunks left, ${failedForGood} failed |`);
+    console.log(`| bulk queue drained after traffic | ${results.drainSeconds.toFixed(1)} s (target <= ${DRAIN_TARGET_SECONDS} s: ${results.drainSeconds <= DRAIN_TARGET_SECONDS ? 'met' : 'MISSED'}), ${leftInQueue} chunks left, ${failedForGood} failed |`);
     const bench = results.benchDrain3000;
     const benchRate = bench ? `; one 3000-id request ${bench.commandsPerSecond.toFixed(0)} commands/s (npm run bench, ${bench.measuredAt})` : '; no npm run bench result to compare';
     console.log(`| drain rate after traffic | ${pendingAtEnd} commands pending at its end, ${results.drainCommandsPerSecond?.toFixed(0) ?? '-'} commands/s${benchRate} |`);

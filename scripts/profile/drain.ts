@@ -13,13 +13,21 @@ import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.j
 import { LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
 
 const IDS = Number(process.env.PROFILE_IDS ?? 3000);
+const REQUESTS = Number(process.env.PROFILE_REQUESTS ?? 1);
+const MIXED = process.env.PROFILE_MIXED === '1';
 const log = createLogger('warn');
 const config = loadConfig();
 const scratch = await openScratchDatabase(config, 'profile_drain', log);
 try {
   const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
   const { merchantId, apiKey } = await running.service.auth.createMerchant('profile');
-  const seeded = await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' });
+  const seeder = new SubscriptionSeeder(new SubscriptionsRepository(scratch.db));
+  // PROFILE_MIXED=1: every other id already paused, so that each chunk has applied and no-op commands (as half of npm run load's do).
+  const interleaved = async () => {
+    const [fulfilled, paused] = await Promise.all([seeder.seed({ merchantId, count: IDS / 2, status: 'fulfilled' }), seeder.seed({ merchantId, count: IDS / 2, status: 'paused' })]);
+    return fulfilled.flatMap((s, i) => [s, paused[i]!]);
+  };
+  const seeded = MIXED ? await interleaved() : await seeder.seed({ merchantId, count: IDS, status: 'fulfilled' });
   const ids = seeded.map((s) => s.id);
 
   const counts = new Map<string, { n: number; ms: number }>();
@@ -51,24 +59,40 @@ let t0 = performance.now();
 
   // Read by the topology as it connects: the clients are opened again with it on.
   await scratch.database.reopen();
-  await running.service.workers.start();
-  counting = true;
-  t0 = performance.now();
-  const res = await fetch(`${running.url}/v2/subscriptions/bulk/pause`, {
-    method: 'POST',
-    headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
-    body: JSON.stringify({ subscriptions: ids }),
-  });
-  if (res.status !== 202) throw new Error(`bulk pause answered ${res.status}`);
-  const { requestId } = (await res.json()) as { requestId: string };
-  const start = performance.now();
-  while (!(await scratch.db.collection('bulkRequests').findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 1 } }))) {
-    await new Promise((r) => setTimeout(r, 20));
+  const post = async (subscriptions: string[]): Promise<string> => {
+    const res = await fetch(`${running.url}/v2/subscriptions/bulk/pause`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ subscriptions }),
+    });
+    if (res.status !== 202) throw new Error(`bulk pause answered ${res.status}`);
+    return ((await res.json()) as { requestId: string }).requestId;
+  };
+  const completed = (requestIds: string[]) => scratch.db.collection('bulkRequests').countDocuments({ _id: { $in: requestIds as never[] }, completedAt: { $ne: null } });
+  let requestIds: string[];
+  let start: number;
+  if (REQUESTS > 1) {
+    // PROFILE_REQUESTS=n: n requests of PROFILE_IDS / n ids queued first, then the workers started (a queue left at the end of npm run load's traffic).
+    const size = Math.ceil(IDS / REQUESTS);
+    requestIds = [];
+    for (let i = 0; i < IDS; i += size) requestIds.push(await post(ids.slice(i, i + size)));
+    while ((await scratch.db.collection('bulkRequests').countDocuments({ dispatchedAt: null })) > 0) await new Promise((r) => setTimeout(r, 20));
+    // Timed from the workers' start: what they do as they start (the due schedules' and the events' scans of subscriptions) is in the table, as `find subscriptions`.
+    counting = true;
+    t0 = start = performance.now();
+    await running.service.workers.start();
+  } else {
+    await running.service.workers.start();
+    counting = true;
+    t0 = performance.now();
+    requestIds = [await post(ids)];
+    start = performance.now();
   }
+  while ((await completed(requestIds)) < requestIds.length) await new Promise((r) => setTimeout(r, 20));
   const drainMs = performance.now() - start;
   counting = false;
-  const chunks = Math.ceil(IDS / 100);
-  console.log(`${IDS} applied ${drainMs.toFixed(0)} ms after the 202 (${chunks} chunks of 100)`);
+  const chunks = REQUESTS > 1 ? REQUESTS * Math.ceil(IDS / REQUESTS / 100) : Math.ceil(IDS / 100);
+  console.log(REQUESTS > 1 ? `${IDS} in ${REQUESTS} requests applied ${drainMs.toFixed(0)} ms after the workers took them (${chunks} chunks, ${(IDS / (drainMs / 1000)).toFixed(0)} commands/s)` : `${IDS} applied ${drainMs.toFixed(0)} ms after the 202 (${chunks} chunks of 100)`);
   console.log('| client command collection | commands | per chunk | total ms | ms per chunk |');
   console.log('|---|--:|--:|--:|--:|');
   const rows = [...counts].sort((a, b) => b[1].ms - a[1].ms);

@@ -46,7 +46,7 @@ export class BulkQueue {
   ) {
     this.log = log.child({ component: 'bulk' });
     // One chunk locked ahead of each running one, so that a slot does not idle between chunks.
-    this.queue = new JobQueue(db, this.log, { ...CHUNKS, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk }, options);
+    this.queue = new JobQueue(db, this.log, { ...CHUNKS, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk, wakeOnWork: true }, options);
   }
 
   /** Stores one job per chunk, with its operation and size when given; resolves once every one is durable. */

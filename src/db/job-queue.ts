@@ -8,7 +8,7 @@
  * A worker that dies holding a job loses its lock after `lockLifetimeMs` and another takes the
  * job; a job that throws is retried by the queue's backoff policy (src/lib/retry.ts), if it has one.
  */
-import { Agenda, backoffStrategies, type Job } from 'agenda';
+import { Agenda, backoffStrategies, InMemoryNotificationChannel, toJobId, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import { randomUUID } from 'node:crypto';
 import type { Db, Document, ObjectId } from 'mongodb';
@@ -33,6 +33,12 @@ export interface JobKind {
   readonly lockedPerSlot: number;
   /** How a job that threw is retried; none: it is not (its handler records what failed). */
   readonly backoff?: Backoff;
+  /**
+   * Whether jobs are taken at once rather than at the next poll: when this process queues some,
+   * and as each run ends (the next waiting one is locked while the slot is still busy). Otherwise a
+   * queued job waits up to `pollIntervalMs`, and a slot whose locked jobs ran out idles until then.
+   */
+  readonly wakeOnWork?: boolean;
 }
 
 /**
@@ -85,6 +91,8 @@ export class JobQueue<Data extends object> {
   private readonly agenda: Agenda;
   private readonly db: Db;
   private consuming = false;
+  /** Agenda's in-process notifications (kind.wakeOnWork): connected by agenda.start(), so only in a process that takes jobs. */
+  private readonly wakeUps: InMemoryNotificationChannel | undefined;
 
   constructor(
     db: Db,
@@ -94,7 +102,9 @@ export class JobQueue<Data extends object> {
   ) {
     this.db = db;
     const slots = Math.max(options.concurrency, 1);
+    this.wakeUps = kind.wakeOnWork ? new InMemoryNotificationChannel() : undefined;
     this.agenda = new Agenda({
+      ...(this.wakeUps ? { notificationChannel: this.wakeUps } : {}),
       backend: new MongoBackend({ mongo: db, collection: kind.collection }),
       processEvery: options.pollIntervalMs,
       defaultLockLifetime: options.lockLifetimeMs,
@@ -138,7 +148,19 @@ export class JobQueue<Data extends object> {
     const jobs = this.db.collection(this.kind.collection);
     for (const part of partsOf(data, ENQUEUE_AT_ONCE)) {
       await jobs.insertMany(part.map((item) => agendaJobDocument(this.agenda.create<Data>(this.kind.jobName, item).toJson(true))));
+      this.wake();
     }
+  }
+
+  /**
+   * Has this process's Agenda lock due jobs now rather than at its next poll (kind.wakeOnWork, in
+   * a process taking jobs; elsewhere nothing). Agenda locks none beyond its lock limit, so a wake
+   * while its slots are busy and a job is locked ahead costs no query.
+   */
+  private wake(): void {
+    if (this.wakeUps?.state !== 'connected') return;
+    // No nextRunAt: Agenda ignores a notification of a job due after its next scan, and takes the scan's time as passed once it has.
+    this.wakeUps.publish({ jobId: toJobId('wake'), jobName: this.kind.jobName, nextRunAt: null, priority: 0, timestamp: new Date() }).catch((error: unknown) => this.log.warn({ err: error }, `${this.kind.what}: wake-up not delivered; the next poll takes the jobs`));
   }
 
   /**
@@ -225,6 +247,8 @@ export class JobQueue<Data extends object> {
       await work(job.attrs.data);
     } finally {
       clearInterval(renew);
+      // The next waiting job is locked now, while this one completes, not at the next poll.
+      this.wake();
     }
   }
 

@@ -372,7 +372,7 @@ export class SubscriptionsRepository {
     requestId: string,
     at: string,
     cause: ChangeCause,
-  ): Promise<{ allApplied: boolean; allNoop: boolean }> {
+  ): Promise<{ allApplied: boolean; allNoop: boolean; states?: Map<string, CommandState> }> {
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     /** Writes `change` and its events to the subscriptions in `from` not reached yet, marked `kind`: how many it changed. */
@@ -400,6 +400,21 @@ export class SubscriptionsRepository {
       }
       return written;
     };
+    /** The command's update of subscriptions in `plan.from` whose shown fields are as in `before`, marked applied. */
+    const applyingFrom = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
+      updateMany: {
+        filter: { ...filter, ...pinnedAs(plan.whenFrom, before) },
+        update: inModeOf(merchantId, withEvents(recordingPause({ ...updateFor(plan.whenFrom, at), $push: mark('applied') }, plan.from, plan.whenFrom, at), requestEntries(plan.from, plan.whenFrom, before, at, cause, requestId))),
+      },
+    });
+    if (!plan.whenAlready) {
+      // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
+      const applied = await bulkWriteInParts(this.collection, [applyingFrom({}, { ...notReached, status: plan.from })], this.options.statementsPerCommand);
+      // Every one changed: none can be a no-op and there is nothing to read back.
+      const result = applied === ids.length ? { allApplied: true, allNoop: false } : { allApplied: false, ...(await this.settleMixed(merchantId, ids, plan, requestId, applyingFrom, mark('noop'))) };
+      if (livemodeOf(merchantId)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt]);
+      return result;
+    }
     const applied = await writing(plan.from, plan.whenFrom, 'applied', ids.length);
     // Every one changed: none can be a no-op and there is nothing to read back.
     const allApplied = applied === ids.length;
@@ -412,6 +427,57 @@ export class SubscriptionsRepository {
     if (livemodeOf(merchantId)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
     // None changed and every one marked noop by this call: nothing to read back either.
     return { allApplied, allNoop: applied === 0 && noop === ids.length };
+  }
+
+  /**
+   * After the command's first update changed some but not all of `ids` (and the command gives the
+   * subscriptions already in its target status no schedule): reads every one's status, mark and
+   * schedule once, then in one write each marks those already in the target status no-op and
+   * changes those the first update skipped for their schedule (one update per set of schedule
+   * values, filtered on them). When every write changed what the read expected, returns each
+   * found subscription's state after them, so that the caller need not read them again; otherwise
+   * (another writer changed some meanwhile) nothing, and the caller reads them (commandStates).
+   * A mixed chunk (some applied, some no-ops: half of `npm run load`'s) so costs one read where it
+   * cost two (the read of skipped ones' schedules, then that of every one's mark).
+   */
+  private async settleMixed(
+    merchantId: string,
+    ids: readonly string[],
+    plan: CommandPlan,
+    requestId: string,
+    applyingFrom: (before: ShownSchedule, filter: Filter<SubscriptionDocument>) => AnyBulkWriteOperation<SubscriptionDocument>,
+    markNoop: UpdateFilter<SubscriptionDocument>['$push'],
+  ): Promise<{ allNoop: boolean; states?: Map<string, CommandState> }> {
+    const docs = await this.collection.find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } }).toArray();
+    const [appliedMark, noopMark] = marks(requestId);
+    const states = new Map<string, CommandState>();
+    const noops: string[] = [];
+    const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
+    for (const doc of docs) {
+      const kept = doc.bulkCommands ?? [];
+      const mark = kept.includes(appliedMark) ? 'applied' : kept.includes(noopMark) ? 'noop' : undefined;
+      states.set(doc._id, { status: doc.status, mark });
+      if (mark) continue;
+      if (doc.status === plan.already) noops.push(doc._id);
+      else if (doc.status === plan.from && pinnedBy(plan.whenFrom).length > 0) {
+        const key = JSON.stringify(pinnedAs(plan.whenFrom, doc));
+        const group = groups.get(key) ?? { before: doc, ids: [] };
+        group.ids.push(doc._id);
+        groups.set(key, group);
+      }
+    }
+    const notReached = { merchantId, bulkCommands: { $nin: marks(requestId) } };
+    const writes: AnyBulkWriteOperation<SubscriptionDocument>[] = [
+      ...[...groups.values()].map((g) => applyingFrom(g.before, { ...notReached, _id: { $in: g.ids }, status: plan.from })),
+      ...(noops.length > 0 ? [{ updateMany: { filter: { ...notReached, _id: { $in: noops }, status: plan.already }, update: { $push: markNoop } } } as AnyBulkWriteOperation<SubscriptionDocument>] : []),
+    ];
+    const expected = noops.length + [...groups.values()].reduce((n, g) => n + g.ids.length, 0);
+    const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
+    const allNoop = noops.length === ids.length;
+    if (written !== expected) return { allNoop: false };
+    for (const id of noops) states.set(id, { status: plan.already, mark: 'noop' });
+    for (const g of groups.values()) for (const id of g.ids) states.set(id, { status: plan.whenFrom.status, mark: 'applied' });
+    return { allNoop, states };
   }
 
   /** Each found subscription's status and whether the command reached it; absent ids are not in the map. */

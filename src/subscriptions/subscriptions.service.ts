@@ -283,13 +283,14 @@ export class SubscriptionsService {
     let open = [...ids];
     if (open.length === 0) return outcomes;
     await untilSettled(RETRY.concurrentWriter, async () => {
-      const { allApplied, allNoop } = await this.repository.applyCommand(merchantId, open, plan, requestId, now.timestamp(), cause);
+      const { allApplied, allNoop, states: known } = await this.repository.applyCommand(merchantId, open, plan, requestId, now.timestamp(), cause);
       if (allApplied || allNoop) {
         for (const id of open) outcomes.set(id, { outcome: allApplied ? 'applied' : 'noop' });
         open = [];
         return true;
       }
-      const states = await this.repository.commandStates(merchantId, open, requestId);
+      // Known from the update's own read when every write after it changed what that read expected.
+      const states = known ?? (await this.repository.commandStates(merchantId, open, requestId));
       open = open.filter((id) => {
         const outcome = commandOutcome(operation, states.get(id));
         if (outcome) outcomes.set(id, outcome);
