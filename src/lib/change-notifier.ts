@@ -3,7 +3,13 @@
  * (src/events/) which ones changed: right after the write, never awaiting the listeners, whose
  * events already wait in each document's outbox.
  */
-export type ChangeListener = (merchantId: string, ids: readonly string[]) => void;
+import type { OutboxHolder } from '../subscriptions/subscriptions.repository.js';
+
+/**
+ * `held`: where the writer has them, the changed documents with the entries their changes pushed,
+ * so that the relay need not read them back; the other ids' outboxes are read.
+ */
+export type ChangeListener = (merchantId: string, ids: readonly string[], held?: readonly OutboxHolder[]) => void;
 
 export class ChangeNotifier {
   private readonly listeners: ChangeListener[] = [];
@@ -13,7 +19,7 @@ export class ChangeNotifier {
   }
 
   /** The merchant's subscriptions that changed (the merchant names the shard: docs/sharding.md). */
-  notify(merchantId: string, ids: readonly string[]): void {
-    if (ids.length > 0) for (const listener of this.listeners) listener(merchantId, ids);
+  notify(merchantId: string, ids: readonly string[], held?: readonly OutboxHolder[]): void {
+    if (ids.length > 0) for (const listener of this.listeners) listener(merchantId, ids, held);
   }
 }

@@ -164,8 +164,8 @@ export class SubscriptionsService {
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
       const { changed, current: read } = await this.repository.changeOrRead(merchantId, id, { status: plan.from }, plan.whenFrom, await this.timeOf(merchantId), cause);
       if (changed) {
-        this.changes.notify(merchantId, [id]);
-        return changed;
+        this.changes.notify(merchantId, [id], [changed.held]);
+        return changed.subscription;
       }
       const current = read !== undefined ? read : await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
@@ -175,8 +175,8 @@ export class SubscriptionsService {
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
       const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, await this.timeOf(merchantId), cause);
-      if (rescheduled) this.changes.notify(merchantId, [id]);
-      return rescheduled;
+      if (rescheduled) this.changes.notify(merchantId, [id], [rescheduled.held]);
+      return rescheduled?.subscription;
     });
     if (settled) return settled;
     throw new Error(`subscription ${id} kept changing under ${operation}; gave up after ${MAX_ATTEMPTS} attempts`);
@@ -195,8 +195,8 @@ export class SubscriptionsService {
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
         const dropped = await this.repository.change(merchantId, id, expected, change, await this.timeOf(merchantId), cause);
-        if (dropped) this.changes.notify(merchantId, [id]);
-        return dropped;
+        if (dropped) this.changes.notify(merchantId, [id], [dropped.held]);
+        return dropped?.subscription;
       });
       if (settled) return settled;
       throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);
