@@ -3,23 +3,21 @@
  * (src/events/) which ones changed: right after the write, never awaiting the listeners, whose
  * events already wait in each document's outbox.
  */
-import type { OutboxHolder } from '../subscriptions/subscriptions.repository.js';
-
 /**
- * `held`: where the writer has them, the changed documents with the entries their changes pushed,
- * so that the relay need not read them back; the other ids' outboxes are read.
+ * `held`: where the writer has them, what the listener would otherwise read back of the changed
+ * documents (the subscriptions' changed documents with the outbox entries their changes pushed).
  */
-export type ChangeListener = (merchantId: string, ids: readonly string[], held?: readonly OutboxHolder[]) => void;
+export type ChangeListener<Held> = (merchantId: string, ids: readonly string[], held?: readonly Held[]) => void;
 
-export class ChangeNotifier {
-  private readonly listeners: ChangeListener[] = [];
+export class ChangeNotifier<Held = never> {
+  private readonly listeners: ChangeListener<Held>[] = [];
 
-  onChange(listener: ChangeListener): void {
+  onChange(listener: ChangeListener<Held>): void {
     this.listeners.push(listener);
   }
 
   /** The merchant's subscriptions that changed (the merchant names the shard: docs/sharding.md). */
-  notify(merchantId: string, ids: readonly string[], held?: readonly OutboxHolder[]): void {
+  notify(merchantId: string, ids: readonly string[], held?: readonly Held[]): void {
     if (ids.length > 0) for (const listener of this.listeners) listener(merchantId, ids, held);
   }
 }

@@ -12,7 +12,7 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import { parseRfc3339, type ScheduleRequest } from './schedule.request.js';
-import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type SubscriptionsRepository } from './subscriptions.repository.js';
+import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type OutboxHolder, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
   NO_PAUSE_POLICIES,
@@ -94,7 +94,7 @@ export interface Firings {
 
 export class SubscriptionsService {
   /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
-  readonly changes = new ChangeNotifier();
+  readonly changes = new ChangeNotifier<OutboxHolder>();
 
   constructor(
     private readonly repository: SubscriptionsRepository,
