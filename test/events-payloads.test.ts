@@ -3,7 +3,10 @@
  * field, whatever changed it again before the relay took the event (issue 24: the relay used to
  * build it from the document as stored at relay time).
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nowTimestamp } from '../src/lib/clock.js';
+import { outboxEntries, subscriptionEventId } from '../src/subscriptions/outbox.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
@@ -59,6 +62,30 @@ describe('event payloads', () => {
     expect(byTime.get(first.body.modifiedAt)).toEqual(first.body);
     expect(byTime.get(resumed.body.modifiedAt)).toEqual({ ...resumed.body, merchantId }); // resume answers without merchantId
     expect(byTime.get(third.body.modifiedAt)).toEqual(third.body);
+  });
+
+  it('a change relays the events it pushed without reading its outbox back; an older event left there is kept for the relay that reads it, never lost', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const [id] = await t.seed(merchantId, 1);
+    // What a process killed between its change and that change's relay leaves: the change and its entry, not relayed.
+    const at = nowTimestamp();
+    const [left] = outboxEntries('fulfilled', { status: 'paused', modifiedAt: at }, { kind: 'api' }, randomUUID(), [{ kind: 'status' }]);
+    await t.db.collection('subscriptions').updateOne({ _id: id as never }, { $set: { status: 'paused', modifiedAt: at }, $push: { outbox: left } as never });
+    const outbox = async () => ((await t.db.collection('subscriptions').findOne({ _id: id as never }))?.outbox ?? []) as { key: string }[];
+
+    const resumed = await api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`);
+    expect(resumed.status).toBe(200);
+    const events = async () => (await api(apiKey, 'GET', '/v2/events?limit=100')).body.data as any[];
+    const relayed = await waitFor(events, (e) => e.some((event) => event.type === 'subscription.resumed'), 30_000);
+    expect(relayed.map((e) => e.data.subscription.modifiedAt)).toEqual([resumed.body.modifiedAt]);
+    // The resume's relay took its own entry out, and only it.
+    expect((await waitFor(outbox, (o) => o.length === 1, 30_000)).map((e) => e.key)).toEqual([left!.key]);
+
+    // A change told without its entries (a bulk command's) has its outbox read: the older event goes too.
+    expect((await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [id] })).status).toBe(202);
+    const all = await relayedEvents(merchantId, apiKey, 3);
+    expect(all.map((e) => e.id)).toContain(subscriptionEventId(left!, id!));
+    expect(all.map((e) => [e.type, e.data.cause.kind]).sort()).toEqual([['subscription.paused', 'api'], ['subscription.paused', 'bulk'], ['subscription.resumed', 'api']]);
   });
 
   it('a bulk change\'s and a due schedule\'s events carry the subscription as the change left it, though its schedule was dropped before the relay', async () => {

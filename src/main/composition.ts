@@ -282,7 +282,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   );
   const busy = engine.relayPauses ? (): boolean => bulkWorker.busy || schedules.busy : (): boolean => false;
   const relay: EventsRelay = new EventsRelay(backgroundStores.events, backgroundStores.subscriptions, webhooks, log, mutex, busy);
-  for (const service of [subscriptions, workerSubscriptions]) service.changes.onChange((merchantId, ids) => relay.relaySoon(merchantId, ids));
+  for (const service of [subscriptions, workerSubscriptions]) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   const backgroundStatus = new BulkStatusService(backgroundStores.bulk);
   const bulkCompleted = async (merchantId: string, requestIds: readonly string[]): Promise<void> => relay.bulkCompleted(merchantId, await backgroundStatus.getMany(merchantId, requestIds));
   const bulkWorker: BulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);

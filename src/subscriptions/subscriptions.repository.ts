@@ -150,8 +150,17 @@ function exactSchedule(times: { readonly pauseAt: string | null; readonly resume
   return { pauseAt: times.pauseAt, resumeAt: times.resumeAt } as Filter<SubscriptionDocument>;
 }
 
-/** What changeOrRead found: the subscription changed, or as it was read when the change did not apply (null: none; undefined: not read). */
-export type ChangeOrRead = { readonly changed: Subscription; readonly current?: undefined } | { readonly changed?: undefined; readonly current: Subscription | null | undefined };
+/**
+ * A change made: the subscription as it left it, and `held`: its document with only the outbox
+ * entries this change pushed, what the events relay would otherwise read back (EventsRelay.relaySoon).
+ */
+export interface Changed {
+  readonly subscription: Subscription;
+  readonly held: OutboxHolder;
+}
+
+/** What changeOrRead found: the change made, or the subscription as it was read when the change did not apply (null: none; undefined: not read). */
+export type ChangeOrRead = { readonly changed: Changed; readonly current?: undefined } | { readonly changed?: undefined; readonly current: Subscription | null | undefined };
 
 /** The filter of change() on a document read: its status, and where given, its schedule times (a missing time is null). */
 function isAsExpected(doc: SubscriptionDocument, expected: Expected): boolean {
@@ -322,7 +331,7 @@ export class SubscriptionsRepository {
    * times it drops are filtered on: first as expected (absent unless `expected.schedule` names
    * them: the usual case, one round trip as without events), else as read just before.
    */
-  async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Subscription | undefined> {
+  async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Changed | undefined> {
     return (await this.changeOrRead(merchantId, id, expected, change, at, cause)).changed;
   }
 
@@ -333,12 +342,10 @@ export class SubscriptionsRepository {
    */
   async changeOrRead(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<ChangeOrRead> {
     const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
-    const recording = (before: ShownSchedule) =>
-      this.changeWhere(
-        { ...filter, ...pinnedAs(change, before) },
-        inModeOf(merchantId, withEvents(recordingPause(updateFor(change, at), expected.status, change, at), requestEntries(expected.status, change, before, at, cause, randomUUID()))),
-        change,
-      );
+    const recording = (before: ShownSchedule) => {
+      const entries = requestEntries(expected.status, change, before, at, cause, randomUUID());
+      return this.changeWhere({ ...filter, ...pinnedAs(change, before) }, inModeOf(merchantId, withEvents(recordingPause(updateFor(change, at), expected.status, change, at), entries)), change, entries);
+    };
     const times = expected.schedule ?? {};
     const changed = await recording(Object.fromEntries(Object.entries(times).filter(([, v]) => v !== null)));
     if (changed) return { changed };
@@ -351,11 +358,19 @@ export class SubscriptionsRepository {
     return again ? { changed: again } : { current: undefined };
   }
 
-  private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change): Promise<Subscription | undefined> {
+  /**
+   * `entries`: the outbox entries the update pushes. The document it answers with, held with only
+   * those entries (the very objects written, so that the relay's `$pullAll` finds them equal),
+   * is what the events relay needs of this change: it reads nothing back (EventsRelay.relaySoon).
+   * On FerretDB the answer also holds older entries, not relayed yet: those are the sweep's or a
+   * retry's, as on MongoDB, whose answer (VIEW_PROJECTION) holds no outbox.
+   */
+  private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change, entries: OutboxEntry[]): Promise<Changed | undefined> {
     // VIEW_PROJECTION where the server takes it: FerretDB v1 refuses a projection on findAndModify ("fields" is not implemented).
     const doc = await this.collection.findOneAndUpdate(filter, update, this.options.updateProjection ? { returnDocument: 'after', projection: VIEW_PROJECTION } : { returnDocument: 'after' });
-    if (doc && livemodeOf(doc.merchantId)) await this.noteTimes([change.set.nextScheduledAt]);
-    return doc ? toSubscription(doc) : undefined;
+    if (!doc) return undefined;
+    if (livemodeOf(doc.merchantId)) await this.noteTimes([change.set.nextScheduledAt]);
+    return { subscription: toSubscription(doc), held: { ...doc, outbox: entries } };
   }
 
   /**

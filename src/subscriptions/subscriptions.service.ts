@@ -11,7 +11,7 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
-import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type SubscriptionsRepository } from './subscriptions.repository.js';
+import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type OutboxHolder, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
   NO_PAUSE_POLICIES,
@@ -96,7 +96,7 @@ export interface Firings {
 
 export class SubscriptionsService {
   /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
-  readonly changes = new ChangeNotifier();
+  readonly changes = new ChangeNotifier<OutboxHolder>();
 
   constructor(
     private readonly repository: SubscriptionsRepository,
@@ -173,8 +173,8 @@ export class SubscriptionsService {
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
       const { changed, current: read } = await this.repository.changeOrRead(merchantId, id, { status: plan.from }, plan.whenFrom, now.timestamp(), cause);
       if (changed) {
-        this.changes.notify(merchantId, [id]);
-        return changed;
+        this.changes.notify(merchantId, [id], [changed.held]);
+        return changed.subscription;
       }
       const current = read !== undefined ? read : await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
@@ -184,8 +184,8 @@ export class SubscriptionsService {
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
       const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, now.timestamp(), cause);
-      if (rescheduled) this.changes.notify(merchantId, [id]);
-      return rescheduled;
+      if (rescheduled) this.changes.notify(merchantId, [id], [rescheduled.held]);
+      return rescheduled?.subscription;
     });
     if (settled) return settled;
     throw new Error(`subscription ${id} kept changing under ${operation}; gave up after ${MAX_ATTEMPTS} attempts`);
@@ -205,8 +205,8 @@ export class SubscriptionsService {
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
         const dropped = await this.repository.change(merchantId, id, expected, change, now.timestamp(), cause);
-        if (dropped) this.changes.notify(merchantId, [id]);
-        return dropped;
+        if (dropped) this.changes.notify(merchantId, [id], [dropped.held]);
+        return dropped?.subscription;
       });
       if (settled) return settled;
       throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);
