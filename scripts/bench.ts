@@ -765,7 +765,7 @@ async function mainOnlyC(config: Config, scratch: ScratchDatabase): Promise<void
   const { merchantId, apiKey } = await running.service.auth.createMerchant('bench');
   console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
   try {
-    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare server in ${ROUNDS} alternating rounds of ${LOAD_SECONDS} s ...`);
+    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare server in ${ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`);
     const single = await benchSingle(scratch.db, scratch.uri);
     if (process.env.BENCH_METRICS === 'skip') {
       console.log(`\n${TABLE_HEAD}\n${singleRows(single)}`);
@@ -810,7 +810,7 @@ async function main(): Promise<void> {
     const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId);
     console.error('(e) schedule lag ...');
     const lag = await benchScheduleLag(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
-    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare server in ${ROUNDS} alternating rounds of ${LOAD_SECONDS} s ...`);
+    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare server in ${ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`);
     const single = await benchSingle(db, scratch.uri);
     console.error(`(c) the same with metrics on and off, ${METRICS_ROUNDS} rounds ...`);
     const metricsCost = await benchMetricsCost(scratch, config, baseUrl, apiKey, merchantId);
@@ -871,7 +871,7 @@ async function main(): Promise<void> {
       metricsCost,
       filterBulk,
     };
-    console.log(`\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round); loads of ${LOAD_SECONDS} s`);
+    console.log(`\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round); rounds of ${SINGLE_REQUESTS} requests in (c), loads of ${LOAD_SECONDS} s in (f)`);
     console.log(TABLE_HEAD);
     console.log(row('(a) accept 3000 ids, median / p95', `${accept.acceptMedianMs.toFixed(0)} / ${accept.acceptP95Ms.toFixed(0)} ms`, `${accept.rawInsertMedianMs.toFixed(0)} / ${accept.rawInsertP95Ms.toFixed(0)} ms insertMany`, accept.acceptRatio, '<= 2x', accept.acceptRatio.median <= 2));
     console.log(row('(a) the same, over query + insert', `${accept.acceptMedianMs.toFixed(0)} ms`, `${accept.acceptFloorMedianMs.toFixed(0)} ms (query ${accept.rawOwnershipQueryMedianMs.toFixed(0)})`, accept.acceptOverheadRatio, '-', undefined));
