@@ -3,7 +3,8 @@
  * The service (with its workers, in this process) applies one bulk pause of PROFILE_IDS (default
  * 3000) while the driver's command monitoring counts every command each of its two clients sends,
  * by command and collection, with the time each took (its round trip as the driver saw it). Then
- * the same per chunk of 100: what a chunk pays beside its one conditional updateMany.
+ * the same per chunk of 100: what a chunk pays beside its one conditional updateMany. PROFILE_SETTLE_MS=n lets the
+ * workers run n ms before the request, so that their start-up scans are not in the drain (as in bench (b)).
  */
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
@@ -83,6 +84,8 @@ let t0 = performance.now();
     await running.service.workers.start();
   } else {
     await running.service.workers.start();
+    // PROFILE_SETTLE_MS=n: the workers run n ms before the request (bench (b) keeps them running through its rounds: their start-up scans are not in its drain).
+    await new Promise((resolve) => setTimeout(resolve, Number(process.env.PROFILE_SETTLE_MS ?? 0)));
     counting = true;
     t0 = performance.now();
     requestIds = [await post(ids)];
