@@ -12,15 +12,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/lib/project-root.js';
+import { formatSpread, type Spread as RoundSpread } from './bench-rounds.js';
 
 /** How far apart two runs' medians may be (relative to the first). */
 export const AGREEMENT = 0.15;
 
-interface Spread {
-  median: number;
-  min: number;
-  max: number;
-}
+/** A ratio as a run stores it (runs written before `rounds` was stored have only these three). */
+type Spread = Pick<RoundSpread, 'median' | 'min' | 'max'>;
 
 const isSpread = (value: unknown): value is Spread =>
   typeof value === 'object' && value !== null && ['median', 'min', 'max'].every((k) => typeof (value as Record<string, unknown>)[k] === 'number');
@@ -51,7 +49,6 @@ export interface Comparison {
 export function compareRuns(previous: { measuredAt?: string } & object, latest: { measuredAt?: string } & object): Comparison {
   const before = ratiosOf(previous);
   const after = ratiosOf(latest);
-  const fmt = (s: Spread) => `${s.median.toFixed(2)} (${s.min.toFixed(2)}–${s.max.toFixed(2)})`;
   const lines = [
     `ratios of the run of ${previous.measuredAt ?? '?'} and of ${latest.measuredAt ?? '?'} (median of the rounds, least–greatest round)`,
     '| ratio                                  |          previous run |            this run | change | within 15% |',
@@ -64,7 +61,7 @@ export function compareRuns(previous: { measuredAt?: string } & object, latest: 
     const change = b.median / a.median - 1;
     const ok = Math.abs(change) <= AGREEMENT;
     agree &&= ok;
-    lines.push(`| ${path.padEnd(38)} | ${fmt(a).padStart(21)} | ${fmt(b).padStart(19)} | ${`${change >= 0 ? '+' : ''}${(change * 100).toFixed(0)}%`.padStart(6)} | ${(ok ? 'yes' : 'NO').padStart(10)} |`);
+    lines.push(`| ${path.padEnd(38)} | ${formatSpread(a).padStart(21)} | ${formatSpread(b).padStart(19)} | ${`${change >= 0 ? '+' : ''}${(change * 100).toFixed(0)}%`.padStart(6)} | ${(ok ? 'yes' : 'NO').padStart(10)} |`);
   }
   lines.push(`every ratio within ${AGREEMENT * 100}% of the previous run: ${agree ? 'yes' : 'NO'}`);
   return { lines, agree };

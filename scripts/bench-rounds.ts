@@ -30,7 +30,7 @@ export function spreadOf(ratios: readonly number[]): Spread {
 }
 
 /** `0.52 (0.48–0.55)`: the median and, in brackets, the least and greatest round. */
-export function formatSpread(s: Spread, digits = 2): string {
+export function formatSpread(s: Pick<Spread, 'median' | 'min' | 'max'>, digits = 2): string {
   return `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
 }
 
