@@ -3,25 +3,77 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import type { Db } from 'mongodb';
+import { randomUUID } from 'node:crypto';
+import type { Db, Document } from 'mongodb';
+import { uuidv7Named } from '../src/lib/ids.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
 
-/** The same work as a single pause, on a bare node:http server: the conditional update, then a read if it matched nothing. */
-export function bareServer(db: Db, merchantId: string): Server {
+/**
+ * The same database work as a single pause, on a bare node:http server, with raw driver calls: the
+ * service's conditional update (the same filter, and the same update: the status, `recentPauses`
+ * and the change's outbox entry pushed with it), a read when it matched nothing, and the events
+ * relay's writes for the changes of every 50 ms: the events inserted, the merchant's webhook
+ * endpoints looked up, the outbox entries pulled (`scripts/profile/count-commands.ts` counts both
+ * sides' commands). `events: false` is the baseline (c) had until 2026-11-25: the status alone,
+ * no event recorded, the contract's event work left out (bench (f) measures what events cost).
+ */
+export function bareServer(db: Db, merchantId: string, events = true): Server {
   const subscriptions = db.collection('subscriptions');
+  const relay = events ? bareRelay(db, merchantId) : undefined;
   return createServer((req, res) => {
     const id = req.url!.split('/')[3]!;
     void (async () => {
+      const at = nowTimestamp();
+      const entry = relay ? { key: randomUUID(), type: 'subscription.paused', seq: 0, status: 'paused', previousStatus: 'fulfilled', at, cause: { kind: 'api', apiKeyId: BARE_KEY_ID }, subscription: { status: 'paused', modifiedAt: at } } : undefined;
       const changed = await subscriptions.findOneAndUpdate(
-        { _id: id as never, merchantId, status: 'fulfilled' },
-        { $set: { status: 'paused', modifiedAt: nowTimestamp() } },
+        relay ? { _id: id as never, merchantId, status: 'fulfilled', pauseAt: null, resumeAt: null, pauseReason: null } : { _id: id as never, merchantId, status: 'fulfilled' },
+        relay
+          ? { $set: { status: 'paused', modifiedAt: at }, $unset: { pauseAt: '' }, $push: { recentPauses: { $each: [at], $slice: -100 }, outbox: { $each: [entry] } } as never }
+          : { $set: { status: 'paused', modifiedAt: at } },
         { returnDocument: 'after' },
       );
-      const doc = changed ?? (await subscriptions.findOne({ _id: id as never, merchantId }));
+      if (changed && entry) relay!(changed, entry);
+      const doc = changed ?? (await subscriptions.findOne({ _id: id as never, merchantId }, relay ? { projection: { outbox: 0, bulkCommands: 0, scheduleRun: 0 } } : {}));
       res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
     })().catch(() => res.writeHead(500).end());
   });
+}
+
+const BARE_KEY_ID = '01a21151-6e11-7aee-b456-8f271926d8af';
+
+/** The relay's writes as the service makes them for (c)'s changes: gathered 50 ms, one batch at a time. */
+function bareRelay(db: Db, merchantId: string): (doc: Document, entry: Document) => void {
+  const waiting: { doc: Document; entry: Document }[] = [];
+  let relaying = false;
+  const relayAll = async () => {
+    while (waiting.length > 0) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const batch = waiting.splice(0, 400);
+      const expiresAt = new Date(Date.now() + 30 * 86_400_000);
+      await db.collection('events').insertMany(
+        batch.map(({ doc, entry }) => ({
+          _id: uuidv7Named(`${entry.key}:${doc._id}`, Date.parse(entry.at), 0) as never,
+          merchantId,
+          type: entry.type,
+          createdAt: entry.at,
+          data: { subscription: { id: doc._id, merchantId, planId: doc.planId, status: 'paused', cycle: doc.cycle, createdAt: doc.createdAt, modifiedAt: entry.at, livemode: true }, previousStatus: entry.previousStatus, cause: entry.cause },
+          expiresAt,
+        })),
+        { ordered: false },
+      );
+      await db.collection('webhookEndpoints').find({ merchantId, status: 'enabled', events: { $in: ['*', 'subscription.paused'] } }, { projection: { _id: 1 } }).toArray();
+      await db.collection('subscriptions').updateMany({ merchantId, _id: { $in: batch.map(({ doc }) => doc._id) } }, { $pullAll: { outbox: batch.map(({ entry }) => entry) } as never });
+    }
+  };
+  return (doc, entry) => {
+    waiting.push({ doc, entry });
+    if (relaying) return;
+    relaying = true;
+    void relayAll()
+      .catch(() => undefined)
+      .finally(() => (relaying = false));
+  };
 }
 
 /** A side of bench (c) in a process of its own (scripts/bench-server.ts): where it listens, and the CPU it has used. */

@@ -9,7 +9,8 @@
  *            runs the sources through tsx instead (its loader wraps every function it creates in
  *            a `__name` call: about 7% more CPU per request, docs/performance.md).
  *   bare:    bench (c)'s bare server (scripts/bench-bare.ts) for BENCH_MERCHANT_ID, on a client
- *            of its own (the driver's defaults, or BENCH_BARE_POOL connections).
+ *            of its own (the driver's defaults, or BENCH_BARE_POOL connections); with
+ *            BENCH_BARE_EVENTS=0, the one without the events' database work.
  * Prints `{ url, apiKey, merchantId }` as one JSON line; each line on stdin asks for the CPU this
  * process has used so far (`{ "cpuUs": n }`, user + system); exits when stdin closes.
  */
@@ -39,7 +40,7 @@ if (side === 'service') {
   const pool = process.env.BENCH_BARE_POOL ? Number(process.env.BENCH_BARE_POOL) : undefined;
   const client = await new MongoClient(config.mongodbUri!, pool ? { maxPoolSize: pool } : {}).connect();
   const merchantId = process.env.BENCH_MERCHANT_ID!;
-  const server = bareServer(client.db(), merchantId);
+  const server = bareServer(client.db(), merchantId, process.env.BENCH_BARE_EVENTS !== '0');
   const url = await listenOnLoopback(server);
   started = { url, merchantId, stop: () => new Promise((resolve) => server.close(resolve)).finally(() => client.close()) };
 } else {

@@ -4,7 +4,9 @@
  *       (and, with no target, vs that insertMany plus the ownership query sent raw)
  *   (b) time from 202 to all 3000 applied              vs  the same 3000 updates sent raw, one
  *                                                          updateMany per chunk of 100, in turn
- *   (c) single pause at 32 connections                 vs  a bare node:http server, same queries
+ *   (c) single pause at 32 connections                 vs  a bare node:http server doing the same
+ *       database work (the change with its outbox entry, the relay's event writes); beside it, one
+ *       without the events' work (the baseline until 2026-11-25)
  *       and with metrics (METRICS on) vs without (METRICS=off: no counting, no listeners on the
  *       driver's connection pools); BENCH_ONLY=c runs (c) alone (BENCH_METRICS=skip: without the metrics part)
  *   (d) the size axis: single pause/resume p50/p99 and throughput, and a 3000-id acceptance, with
@@ -325,7 +327,9 @@ function printFilter(f: Awaited<ReturnType<typeof benchFilter>>, engineName: str
 
 /**
  * (c) The single-pause load on the service against the bare server, after a warm-up of each, in
- * ROUNDS alternating rounds (service, bare, service, bare, ...), each on 1000 fresh subscriptions.
+ * ROUNDS alternating rounds (service, bare, bare without events, service, ...), each on 1000 fresh
+ * subscriptions. The bare server does the service's database work, events included (scripts/bench-bare.ts):
+ * what events cost is (f)'s to measure, and (c) the service's own cost per request.
  * Each side runs in a process of its own (scripts/bench-server.ts), started alike: autocannon, in
  * this process, shares no event loop with either (until 2026-11-25 both ran in this process, beside
  * autocannon, so each round measured the server plus the load generator on one thread). Ratios per
@@ -336,7 +340,9 @@ async function benchSingle(db: Db, uri: string) {
   // BENCH_BARE_POOL=n: the bare server's client gets at most n connections (the service's request pool is 4 on FerretDB, see src/db/workarounds.ts).
   const barePool = process.env.BENCH_BARE_POOL;
   const service = await spawnBenchServer('service', uri);
-  const bare = await spawnBenchServer('bare', uri, { BENCH_MERCHANT_ID: service.merchantId, ...(barePool ? { BENCH_BARE_POOL: barePool } : {}) });
+  const bareEnv = { BENCH_MERCHANT_ID: service.merchantId, ...(barePool ? { BENCH_BARE_POOL: barePool } : {}) };
+  const bare = await spawnBenchServer('bare', uri, bareEnv);
+  const plain = await spawnBenchServer('bare', uri, { ...bareEnv, BENCH_BARE_EVENTS: '0' });
   const database = databaseProcess(uri);
   /** A round of SINGLE_REQUESTS, or a warm-up of WARMUP_SECONDS. */
   const run = async (side: ServerProcess, warmUp = false) => {
@@ -349,21 +355,33 @@ async function benchSingle(db: Db, uri: string) {
     return { ...result, cpuUsPerRequest: ((await side.cpuUs()) - before) / requests, dbCpuUsPerRequest: database ? (database.cpuUs() - dbBefore) / requests : undefined };
   };
   try {
-    await run(service, true);
-    await run(bare, true);
-    const { a, b, ratio } = await alternate(() => run(service), () => run(bare), (s, raw) => s.rps / raw.rps);
+    for (const side of [service, bare, plain]) await run(side, true);
+    // Rounds of the three in turn: the service, the bare server with the events' work, the one without.
+    const plainRuns: Awaited<ReturnType<typeof run>>[] = [];
+    const { a, b, ratio } = await alternate(
+      () => run(service),
+      async () => {
+        const withEvents = await run(bare);
+        plainRuns.push(await run(plain));
+        return withEvents;
+      },
+      (s, raw) => s.rps / raw.rps,
+    );
     return {
       single: summary(a),
       bare: summary(b),
+      plain: summary(plainRuns),
       singleThroughputRatio: ratio,
       singleP99Ratio: spreadOf(a.map((x, i) => x.p99Ms / b[i]!.p99Ms)),
       /** CPU per request of the service's process over the bare server's, per round. */
       singleCpuRatio: spreadOf(a.map((x, i) => x.cpuUsPerRequest / b[i]!.cpuUsPerRequest)),
-      rounds: a.map((s, i) => ({ service: s, bare: b[i]! })),
+      /** Against the bare server without the events' database work (the baseline until 2026-11-25). */
+      singleThroughputRatioWithoutEvents: spreadOf(a.map((x, i) => x.rps / plainRuns[i]!.rps)),
+      rounds: a.map((s, i) => ({ service: s, bare: b[i]!, plain: plainRuns[i]! })),
       barePool: barePool ?? 'driver default',
     };
   } finally {
-    await Promise.all([service.stop(), bare.stop()]);
+    await Promise.all([service.stop(), bare.stop(), plain.stop()]);
   }
 }
 
@@ -380,19 +398,23 @@ function summary(loads: (Load & { cpuUsPerRequest?: number; dbCpuUsPerRequest?: 
 }
 
 function singleRows(c: Awaited<ReturnType<typeof benchSingle>>): string {
-  const { single, bare } = c;
+  const { single, bare, plain } = c;
   const met = c.singleThroughputRatio.median >= 0.6;
   const issue29 = c.singleThroughputRatio.median >= 0.8 && c.singleP99Ratio.median <= 2;
+  const together = (s: typeof single) => s.cpuUsPerRequest + (s.dbCpuUsPerRequest ?? 0);
   return (
     row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bare.rps.toFixed(0)} req/s p50 ${bare.p50Ms} p99 ${bare.p99Ms}`, c.singleThroughputRatio, '>= 0.6x', met) +
     `\n(c) p99 service / bare ${formatSpread(c.singleP99Ratio)}; issue 29 asks >= 0.8x throughput with p99 <= 2x: ${issue29 ? 'met' : 'MISSED'}` +
+    `\n(c) the bare server does the service's database work: the same conditional update with the change's outbox entry, a read when it matches nothing, and the relay's event insert, endpoint lookup and outbox clear per 50 ms` +
     `\n(c) the service runs ${SERVICE_FROM_SOURCES ? 'its sources through tsx (BENCH_SERVICE_FROM=src)' : 'the compiled build (dist/), as deployed'}; the bare server's database connections: ${c.barePool}; rounds, req/s service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} / ${r.bare.rps.toFixed(0)}`).join(', ')}` +
     `\n(c) CPU per request of each side's process (median of the rounds), service / bare: ${single.cpuUsPerRequest.toFixed(0)} / ${bare.cpuUsPerRequest.toFixed(0)} µs, ratio ${formatSpread(c.singleCpuRatio)}` +
     (single.dbCpuUsPerRequest !== undefined
       ? `\n(c) CPU per request of the database server's process (median of the rounds), under the service / under the bare server: ${single.dbCpuUsPerRequest.toFixed(0)} / ${bare.dbCpuUsPerRequest!.toFixed(0)} µs` +
-        `\n(c) the two together, service / bare: ${(single.cpuUsPerRequest + single.dbCpuUsPerRequest).toFixed(0)} / ${(bare.cpuUsPerRequest + bare.dbCpuUsPerRequest!).toFixed(0)} µs (bare over service ${((bare.cpuUsPerRequest + bare.dbCpuUsPerRequest!) / (single.cpuUsPerRequest + single.dbCpuUsPerRequest)).toFixed(2)}: the throughput ratio when the cores are the limit)`
+        `\n(c) the two together, service / bare: ${together(single).toFixed(0)} / ${together(bare).toFixed(0)} µs (bare over service ${(together(bare) / together(single)).toFixed(2)}: the throughput ratio when the cores are the limit)`
       : '') +
-    (single.non2xx + bare.non2xx > 0 ? `\n(c) answers other than 2xx: service ${single.non2xx}, bare ${bare.non2xx}` : '')
+    `\n(c) against a bare server that records no events (status only; the baseline until 2026-11-25): ${plain.rps.toFixed(0)} req/s p99 ${plain.p99Ms}, ratio ${formatSpread(c.singleThroughputRatioWithoutEvents)}` +
+    (plain.dbCpuUsPerRequest !== undefined ? `; its process and the database's CPU per request: ${plain.cpuUsPerRequest.toFixed(0)} + ${plain.dbCpuUsPerRequest.toFixed(0)} µs` : '') +
+    (single.non2xx + bare.non2xx + plain.non2xx > 0 ? `\n(c) answers other than 2xx: service ${single.non2xx}, bare ${bare.non2xx}, bare without events ${plain.non2xx}` : '')
   );
 }
 
@@ -851,6 +873,7 @@ async function main(): Promise<void> {
       ...drain,
       singleThroughputRatio: single.singleThroughputRatio,
       singleP99Ratio: single.singleP99Ratio,
+      singleThroughputRatioWithoutEvents: single.singleThroughputRatioWithoutEvents,
       /** Not alternated: one collection is filled to each size in turn; the spread is over ROUNDS parts of each size's samples. */
       sizeRatioSingleP50: spreadOf(small.singleP50RoundsMs.map((p50, i) => large.singleP50RoundsMs[i]! / p50)),
       sizeRatioAccept: spreadOf(small.acceptRoundsMs.map((ms, i) => large.acceptRoundsMs[i]! / ms)),
@@ -864,6 +887,7 @@ async function main(): Promise<void> {
       ...lag,
       single: single.single,
       bare: single.bare,
+      bareWithoutEvents: single.plain,
       singleRounds: single.rounds,
       sizes,
       events,
