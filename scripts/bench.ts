@@ -18,7 +18,8 @@
  *       (`BENCH_ONLY=reads npm run bench` runs it alone, writing bench/results/reads.json)
  *   (h) bulk by filter: a dry run and a request matching BENCH_FILTER_COUNT (100,000) subscriptions,
  *       their answer times, the dispatch, and the drain per 1000 against (b)'s
- * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=events, (f) alone.
+ * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=events, (f) alone;
+ * BENCH_ONLY=sizes, (d) alone.
  * Every ratio is the median of BENCH_ROUNDS (default 3) rounds that run the service and its
  * baseline in turn, printed with the least and greatest round ratio (scripts/bench-rounds.ts);
  * BENCH_SECONDS (default 5) is one round's load in (c) and (f).
@@ -43,7 +44,7 @@ import { testModeIdOf } from '../src/lib/livemode.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
 import { startService, type Service } from '../src/main/composition.js';
-import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase, type ScratchDatabase } from './support.js';
+import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase, openSiblingDatabase, type ScratchDatabase } from './support.js';
 import { alternate, formatSpread, ROUNDS, spreadOf, type Spread } from './bench-rounds.js';
 import { SERVICE_FROM_SOURCES, spawnBenchServer, type ServerProcess } from './bench-bare.js';
 import { compareRuns } from './bench-compare.js';
@@ -71,7 +72,7 @@ const RAW_CHUNK = 100;
 const SIZES = [1_000, 100_000] as const;
 /** Per size: sequential pause + resume pairs on one connection, acceptance samples, and a load. */
 const SIZE_PAIRS = 150;
-const SIZE_ACCEPT_SAMPLES = 3 * ROUNDS;
+const SIZE_ACCEPT_SAMPLES = 5 * ROUNDS;
 const SIZE_CONNECTIONS = 16;
 const SIZE_LOAD_SECONDS = 5;
 const log = createLogger('warn');
@@ -428,55 +429,79 @@ const TABLE_HEAD =
   `| ${'measure'.padEnd(34)} | ${'service'.padStart(22)} | ${'raw driver'.padStart(22)} | ${'ratio (min–max)'.padStart(17)} | target  | result |\n` +
   `|${'-'.repeat(36)}|${'-'.repeat(24)}|${'-'.repeat(24)}|${'-'.repeat(19)}|---------|--------|`;
 
-/**
- * A collection of exactly `size` subscriptions of the merchant, inserted outside any timing. Dropped
- * rather than emptied: FerretDB v1's deleteMany({}) fails past 32766 documents (a SQL variable per id).
- */
-async function fillTo(db: Db, service: Service, merchantId: string, size: number): Promise<string[]> {
-  await db.collection('subscriptions').drop().catch(() => undefined);
-  await service.subscriptionsRepository.ensureIndexes();
-  return seed(db, merchantId, size);
-}
-
 async function postSingle(baseUrl: string, apiKey: string, id: string, operation: 'pause' | 'resume'): Promise<void> {
   const res = await fetch(`${baseUrl}/v2/subscriptions/${id}/${operation}`, { method: 'POST', headers: { 'x-api-key': apiKey } });
   if (res.status !== 200) throw new Error(`${operation} answered ${res.status}: ${await res.text()}`);
 }
 
 /**
- * (d) At one collection size: a pause then a resume of a random subscription, one request at a
- * time; the same at SIZE_CONNECTIONS; and a 3000-id acceptance, the same request at every size
- * (1000 of the merchant's subscriptions and 2000 ids that exist nowhere, which the 202 lists).
+ * (d) The size axis: each of SIZES in a database and a service of its own, filled outside any
+ * timing, measured in alternating rounds (each round's first size is the other round's second):
+ * a pause then a resume of a random subscription, one request at a time, SIZE_PAIRS / ROUNDS pairs
+ * per round; and a 3000-id acceptance, the same request at every size (1000 of the merchant's
+ * subscriptions and 2000 ids that exist nowhere, which the 202 lists). Then, one size after the
+ * other, a load at SIZE_CONNECTIONS. Until 2026-11-25 one collection was filled to each size in
+ * turn, so each ratio compared a later part of the run with an earlier one (two quiet runs: 17-22% apart).
  */
-async function benchSize(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, size: number) {
-  const ids = await fillTo(db, service, merchantId, size);
-  const latencies: number[] = [];
-  const started = performance.now();
-  for (let i = 0; i < SIZE_PAIRS; i++) {
-    const id = ids[Math.floor(Math.random() * ids.length)]!;
-    latencies.push(await timed(() => postSingle(baseUrl, apiKey, id, 'pause')));
-    latencies.push(await timed(() => postSingle(baseUrl, apiKey, id, 'resume')));
+async function benchSizes(scratch: ScratchDatabase, config: Config) {
+  const sides: { size: number; db: Db; url: string; apiKey: string; ids: string[]; latencies: number[][]; accept: number[][]; close: () => Promise<unknown> }[] = [];
+  try {
+    for (const size of SIZES) {
+      console.error(`(d) ${size} subscriptions in a collection ...`);
+      const sibling = await openSiblingDatabase(scratch, `d${size}`, config, log);
+      const running = await startService(sibling.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+      const close = () => running.stop(30_000).finally(() => sibling.close());
+      try {
+        const { merchantId, apiKey } = await running.service.auth.createMerchant('bench sizes');
+        sides.push({ size, db: sibling.db, url: running.url, apiKey, ids: await seed(sibling.db, merchantId, size), latencies: [], accept: [], close });
+      } catch (error) {
+        await close();
+        throw error;
+      }
+    }
+    const pairsPerRound = Math.ceil(SIZE_PAIRS / ROUNDS);
+    const acceptPerRound = Math.ceil(SIZE_ACCEPT_SAMPLES / ROUNDS);
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order) {
+        const part: number[] = [];
+        for (let i = 0; i < pairsPerRound; i++) {
+          const id = side.ids[Math.floor(Math.random() * side.ids.length)]!;
+          part.push(await timed(() => postSingle(side.url, side.apiKey, id, 'pause')));
+          part.push(await timed(() => postSingle(side.url, side.apiKey, id, 'resume')));
+        }
+        side.latencies.push(part);
+      }
+      for (const side of order) {
+        const request = [...side.ids.slice(0, 1000), ...Array.from({ length: BULK_SIZE - 1000 }, () => randomUUID())];
+        const part: number[] = [];
+        for (let i = 0; i < acceptPerRound; i++) {
+          part.push(await timed(() => postBulk(side.url, side.apiKey, request)));
+          await clearBulk(side.db);
+        }
+        side.accept.push(part);
+      }
+    }
+    const results = [];
+    for (const side of sides) {
+      const latencies = side.latencies.flat();
+      const loaded = await load(side.url, side.apiKey, [...side.ids].sort(() => Math.random() - 0.5), SIZE_CONNECTIONS, SIZE_LOAD_SECONDS);
+      results.push({
+        subscriptions: side.size,
+        singleP50RoundsMs: side.latencies.map((part) => percentile(part, 50)),
+        acceptRoundsMs: side.accept.map(median),
+        singleP50Ms: percentile(latencies, 50),
+        singleP99Ms: percentile(latencies, 99),
+        /** Sequential requests per second of request time (one connection, one request at a time). */
+        singleRps: latencies.length / (latencies.reduce((sum, ms) => sum + ms, 0) / 1000),
+        load: loaded,
+        acceptMedianMs: median(side.accept.flat()),
+      });
+    }
+    return results;
+  } finally {
+    for (const side of sides) await side.close();
   }
-  const sequentialRps = latencies.length / ((performance.now() - started) / 1000);
-  const loaded = await load(baseUrl, apiKey, [...ids].sort(() => Math.random() - 0.5), SIZE_CONNECTIONS, SIZE_LOAD_SECONDS);
-  const request = [...ids.slice(0, 1000), ...Array.from({ length: BULK_SIZE - 1000 }, () => randomUUID())];
-  const accept: number[] = [];
-  for (let i = 0; i < SIZE_ACCEPT_SAMPLES; i++) {
-    accept.push(await timed(() => postBulk(baseUrl, apiKey, request)));
-    await clearBulk(db);
-  }
-  // ROUNDS consecutive parts of each size's samples, for a spread (the sizes themselves cannot alternate).
-  const parts = (xs: number[]) => Array.from({ length: ROUNDS }, (_, r) => xs.slice(Math.floor((r * xs.length) / ROUNDS), Math.floor(((r + 1) * xs.length) / ROUNDS)));
-  return {
-    subscriptions: size,
-    singleP50RoundsMs: parts(latencies).map((xs) => percentile(xs, 50)),
-    acceptRoundsMs: parts(accept).map(median),
-    singleP50Ms: percentile(latencies, 50),
-    singleP99Ms: percentile(latencies, 99),
-    singleRps: sequentialRps,
-    load: loaded,
-    acceptMedianMs: median(accept),
-  };
 }
 
 /** `toggle`: pause, then resume, each id in turn, so that every request changes a subscription (and records an event). */
@@ -618,38 +643,84 @@ function eventsRows(events: Awaited<ReturnType<typeof benchEvents>>): string {
  * (g) What a merchant's lists cost while other merchants store much: the first page of events,
  * bulk requests and webhook deliveries for a merchant with 10 of each (made through the API), while
  * other merchants hold READ_SIZES of each (copies of those documents under other merchants and
- * endpoints, inserted in large batches). Sequential requests on one connection, p50 and p99 per size.
+ * endpoints, inserted in large batches). Each size has a database and a service of its own, so that
+ * the sizes are measured in alternating rounds (small, large, small, large, ...), each round
+ * READ_SAMPLES / ROUNDS sequential requests on one connection per list and size. Until 2026-11-25
+ * one database was filled to each size in turn: every ratio compared a later part of the run with
+ * an earlier one, and two quiet runs disagreed by 29-45%.
  */
 const READ_SIZES = [1_000, 100_000] as const;
 const READ_SAMPLES = 100;
 const READ_INSERT_BATCH = 10_000;
-async function benchReads(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
-  const send = async (method: string, path: string, body?: object) => {
-    const res = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
-    if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
-    return (await res.json()) as { id: string; data?: unknown[] };
-  };
-  const endpointId = (await send('POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['*'] })).id;
-  const ids = await seed(db, merchantId, 10);
-  for (const id of ids) {
-    await send('POST', `/v2/subscriptions/${id}/pause`);
-    await send('POST', '/v2/subscriptions/bulk/resume', { subscriptions: [id] });
+async function benchReads(scratch: ScratchDatabase, config: Config) {
+  const sides = [];
+  try {
+    for (const size of READ_SIZES) sides.push(await readsSide(scratch, config, size));
+    const lists = Object.keys(sides[0]!.lists) as (keyof (typeof sides)[number]['lists'])[];
+    const samples = new Map(sides.map((side) => [side.size, new Map(lists.map((list) => [list, [] as number[][]]))]));
+    const items = new Map<string, number>();
+    const perRound = Math.ceil(READ_SAMPLES / ROUNDS);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const list of lists) {
+        // Each round's first size is the other round's second (small, large; large, small; ...).
+        for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+          const part: number[] = [];
+          for (let i = 0; i < perRound; i++) part.push(await timed(async () => items.set(`${side.size}:${list}`, (await side.send('GET', side.lists[list])).data!.length)));
+          samples.get(side.size)!.get(list)!.push(part);
+        }
+      }
+    }
+    const rows = sides.flatMap((side) =>
+      lists.map((list) => {
+        const parts = samples.get(side.size)!.get(list)!;
+        const all = parts.flat();
+        return { others: side.size, list, p50Ms: percentile(all, 50), p99Ms: percentile(all, 99), p50PartsMs: parts.map((part) => percentile(part, 50)), items: items.get(`${side.size}:${list}`)! };
+      }),
+    );
+    const ratios = Object.fromEntries(
+      lists.map((list) => {
+        const [small, large] = READ_SIZES.map((size) => rows.find((r) => r.list === list && r.others === size)!);
+        // The spread: the ratio of each alternating round's p50s.
+        return [list, { p50: large!.p50Ms / small!.p50Ms, p99: large!.p99Ms / small!.p99Ms, p50Spread: spreadOf(small!.p50PartsMs.map((ms, i) => large!.p50PartsMs[i]! / ms)) }];
+      }),
+    );
+    return { rows, ratios };
+  } finally {
+    for (const side of sides) await side.close();
   }
-  const lists = { events: '/v2/events?limit=20', bulkRequests: '/v2/bulk-requests?limit=20', deliveries: `/v2/webhook-endpoints/${endpointId}/deliveries?limit=20` };
-  const stored = { events: db.collection('events'), bulkRequests: db.collection('bulkRequests'), deliveries: db.collection('webhookDeliveries') };
-  // The merchant's 10 of each, relayed and dispatched in the background, are the templates.
-  for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-    const counts = await Promise.all(Object.values(stored).map((c) => c.countDocuments({ merchantId })));
-    if (counts.every((n) => n >= 10)) break;
-  }
-  const templates = await Promise.all(Object.values(stored).map((c) => c.find({ merchantId }).limit(10).toArray()));
-  let held = 0;
-  const rows: { others: number; list: string; p50Ms: number; p99Ms: number; p50PartsMs: number[]; items: number }[] = [];
-  for (const size of READ_SIZES) {
+}
+
+/** One size of (g): its database and service, the merchant's 10 of each, and other merchants' `size` of each. */
+async function readsSide(scratch: ScratchDatabase, config: Config, size: number) {
+  const sibling = await openSiblingDatabase(scratch, `g${size}`, config, log);
+  const running = await startService(sibling.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, LOOPBACK_WITHOUT_WORKERS);
+  const close = () => running.stop(30_000).finally(() => sibling.close());
+  try {
+    const { db } = sibling;
+    const { merchantId, apiKey } = await running.service.auth.createMerchant('bench reads');
+    const send = async (method: string, path: string, body?: object) => {
+      const res = await fetch(`${running.url}${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as { id: string; data?: unknown[] };
+    };
+    const endpointId = (await send('POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['*'] })).id;
+    const ids = await seed(db, merchantId, 10);
+    for (const id of ids) {
+      await send('POST', `/v2/subscriptions/${id}/pause`);
+      await send('POST', '/v2/subscriptions/bulk/resume', { subscriptions: [id] });
+    }
+    const lists = { events: '/v2/events?limit=20', bulkRequests: '/v2/bulk-requests?limit=20', deliveries: `/v2/webhook-endpoints/${endpointId}/deliveries?limit=20` };
+    const stored = { events: db.collection('events'), bulkRequests: db.collection('bulkRequests'), deliveries: db.collection('webhookDeliveries') };
+    // The merchant's 10 of each, relayed and dispatched in the background, are the templates.
+    for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      const counts = await Promise.all(Object.values(stored).map((c) => c.countDocuments({ merchantId })));
+      if (counts.every((n) => n >= 10)) break;
+    }
+    const templates = await Promise.all(Object.values(stored).map((c) => c.find({ merchantId }).limit(10).toArray()));
     console.error(`(g) other merchants hold ${size} events, bulk requests and deliveries ...`);
     for (const [i, collection] of Object.values(stored).entries()) {
       const template = templates[i]!;
-      for (let n = held; n < size; n += READ_INSERT_BATCH) {
+      for (let n = 0; n < size; n += READ_INSERT_BATCH) {
         const batch = Array.from({ length: Math.min(READ_INSERT_BATCH, size - n) }, (_, k) => ({
           ...template[(n + k) % template.length],
           _id: randomUUID(),
@@ -659,27 +730,15 @@ async function benchReads(db: Db, baseUrl: string, apiKey: string, merchantId: s
         await collection.insertMany(batch as never[], { ordered: false });
       }
     }
-    held = size;
-    for (const [list, path] of Object.entries(lists)) {
-      const samples: number[] = [];
-      let items = 0;
-      for (let i = 0; i < READ_SAMPLES; i++) samples.push(await timed(async () => (items = (await send('GET', path)).data!.length)));
-      const part = (r: number) => samples.slice(Math.floor((r * samples.length) / ROUNDS), Math.floor(((r + 1) * samples.length) / ROUNDS));
-      rows.push({ others: size, list, p50Ms: percentile(samples, 50), p99Ms: percentile(samples, 99), p50PartsMs: Array.from({ length: ROUNDS }, (_, r) => percentile(part(r), 50)), items });
-    }
+    return { size, lists, send, close };
+  } catch (error) {
+    await close();
+    throw error;
   }
-  const ratios = Object.fromEntries(
-    Object.keys(lists).map((list) => {
-      const [small, large] = READ_SIZES.map((size) => rows.find((r) => r.list === list && r.others === size)!);
-      // The spread: p50 over ROUNDS consecutive parts of each size's samples (the sizes cannot alternate).
-      return [list, { p50: large!.p50Ms / small!.p50Ms, p99: large!.p99Ms / small!.p99Ms, p50Spread: spreadOf(small!.p50PartsMs.map((ms, i) => large!.p50PartsMs[i]! / ms)) }];
-    }),
-  );
-  return { rows, ratios };
 }
 
 function printReads(reads: Awaited<ReturnType<typeof benchReads>>, engineName: string): void {
-  console.log(`\n(g) a merchant's first page (10 of each) beside other merchants' documents, ${READ_SAMPLES} sequential requests, engine: ${engineName}`);
+  console.log(`\n(g) a merchant's first page (10 of each) beside other merchants' documents, ${READ_SAMPLES} sequential requests per list and size in ${ROUNDS} alternating rounds, engine: ${engineName}`);
   console.log('| list | others hold | p50 | p99 | items |');
   console.log('|---|--:|--:|--:|--:|');
   for (const r of reads.rows) console.log(`| ${r.list} | ${r.others} | ${r.p50Ms.toFixed(1)} ms | ${r.p99Ms.toFixed(1)} ms | ${r.items} |`);
@@ -694,9 +753,7 @@ async function readsOnly(): Promise<void> {
   const config = loadConfig();
   const scratch = await openScratchDatabase(config, 'bench_reads', log);
   try {
-    const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, LOOPBACK_WITHOUT_WORKERS);
-    const { merchantId, apiKey } = await running.service.auth.createMerchant('bench reads');
-    const reads = await benchReads(scratch.db, running.url, apiKey, merchantId).finally(() => running.stop(30_000));
+    const reads = await benchReads(scratch, config);
     printReads(reads, `${scratch.engine} ${scratch.version}`);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
@@ -843,17 +900,10 @@ async function main(): Promise<void> {
     await clean(db);
     console.error(`(h) bulk by filter, ${FILTER_COUNT} subscriptions ...`);
     const filterBulk = await benchFilter(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
-    const sizes = [];
-    for (const size of SIZES) {
-      console.error(`(d) ${size} subscriptions in the collection ...`);
-      sizes.push(await benchSize(db, service, baseUrl, apiKey, merchantId, size));
-    }
+    const sizes = await benchSizes(scratch, config);
     console.error('(g) a merchant\'s lists beside other merchants\' documents ...');
-    const readsService = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, LOOPBACK_WITHOUT_WORKERS);
-    const readsMerchant = await readsService.service.auth.createMerchant('bench reads');
-    const reads = await benchReads(db, readsService.url, readsMerchant.apiKey, readsMerchant.merchantId).finally(() => readsService.stop(30_000));
+    const reads = await benchReads(scratch, config);
     await new Promise((resolve) => server.close(resolve));
-    const [small, large] = [sizes[0]!, sizes.at(-1)!];
     // Which build answered: the embedded FerretDB is the patched one, named by its cache folder.
     const engineName =
       engine === 'ferretdb' && !config.mongodbUri
@@ -874,9 +924,7 @@ async function main(): Promise<void> {
       singleThroughputRatio: single.singleThroughputRatio,
       singleP99Ratio: single.singleP99Ratio,
       singleThroughputRatioWithoutEvents: single.singleThroughputRatioWithoutEvents,
-      /** Not alternated: one collection is filled to each size in turn; the spread is over ROUNDS parts of each size's samples. */
-      sizeRatioSingleP50: spreadOf(small.singleP50RoundsMs.map((p50, i) => large.singleP50RoundsMs[i]! / p50)),
-      sizeRatioAccept: spreadOf(small.acceptRoundsMs.map((ms, i) => large.acceptRoundsMs[i]! / ms)),
+      ...sizeRatios(sizes),
       schedulePollMs: config.schedulePollMs,
       eventsDrainRatio: events.drainRatio,
       eventsSingleThroughputRatio: events.singleRatio,
@@ -916,18 +964,7 @@ async function main(): Promise<void> {
       `\n(a) the ownership query alone takes ${accept.rawOwnershipQueryMedianMs.toFixed(0)} ms raw, so query + insert is already ${floorRatio.toFixed(2)}x the insertMany` +
         (engine === 'ferretdb' ? '\n    (FerretDB reads the listed ids from the _id index (patched), then tests each document against the whole $in list in Go)' : ''),
     );
-    console.log(`\n(d) size axis, engine: ${engineName}`);
-    console.log('| subscriptions | pause/resume p50 / p99, 1 conn | req/s, 1 conn | req/s, 16 conns (p50 / p99) | accept 3000 ids, median |');
-    console.log('|--------------:|-------------------------------:|--------------:|----------------------------:|------------------------:|');
-    for (const r of sizes) {
-      console.log(
-        `| ${String(r.subscriptions).padStart(13)} | ${`${r.singleP50Ms.toFixed(1)} / ${r.singleP99Ms.toFixed(1)} ms`.padStart(30)} | ${r.singleRps.toFixed(0).padStart(13)} | ${`${r.load.rps.toFixed(0)} (${r.load.p50Ms} / ${r.load.p99Ms} ms)`.padStart(27)} | ${`${r.acceptMedianMs.toFixed(0)} ms`.padStart(23)} |`,
-      );
-    }
-    const sizeRow = (name: string, ratio: Spread) =>
-      `${name} (${large.subscriptions} / ${small.subscriptions}): ${formatSpread(ratio)}, target <= 2: ${ratio.median <= 2 ? 'met' : 'MISSED'} (the sizes run one after the other, not in turn: the spread is over ${ROUNDS} parts of each size's samples)`;
-    console.log(sizeRow('sizeRatioSingleP50', results.sizeRatioSingleP50));
-    console.log(sizeRow('sizeRatioAccept', results.sizeRatioAccept));
+    printSizes(sizes, engineName);
     printReads(reads, engineName);
     printFilter(filterBulk, engineName);
     const dir = join(projectRoot(), 'bench', 'results');
@@ -939,6 +976,44 @@ async function main(): Promise<void> {
     writeFileSync(latestFile, `${JSON.stringify(results, null, 2)}\n`);
     console.log(`\nwritten to bench/results/latest.json${previous ? ' (the run before it: previous.json)' : ''}`);
     if (previous?.engine === results.engine) console.log(`\n${compareRuns(previous, results).lines.join('\n')}`);
+  } finally {
+    await scratch.close();
+  }
+}
+
+/** (d)'s table and its two ratios (each size in a database of its own, in alternating rounds). */
+function sizeRatios(sizes: Awaited<ReturnType<typeof benchSizes>>) {
+  const [small, large] = [sizes[0]!, sizes.at(-1)!];
+  return {
+    /** Each size in a database of its own, measured in alternating rounds: the spread is over the rounds. */
+    sizeRatioSingleP50: spreadOf(small.singleP50RoundsMs.map((p50, i) => large.singleP50RoundsMs[i]! / p50)),
+    sizeRatioAccept: spreadOf(small.acceptRoundsMs.map((ms, i) => large.acceptRoundsMs[i]! / ms)),
+  };
+}
+
+function printSizes(sizes: Awaited<ReturnType<typeof benchSizes>>, engineName: string): void {
+  const [small, large] = [sizes[0]!, sizes.at(-1)!];
+  const ratios = sizeRatios(sizes);
+  console.log(`\n(d) size axis, engine: ${engineName}`);
+  console.log('| subscriptions | pause/resume p50 / p99, 1 conn | req/s, 1 conn | req/s, 16 conns (p50 / p99) | accept 3000 ids, median |');
+  console.log('|--------------:|-------------------------------:|--------------:|----------------------------:|------------------------:|');
+  for (const r of sizes) {
+    console.log(
+      `| ${String(r.subscriptions).padStart(13)} | ${`${r.singleP50Ms.toFixed(1)} / ${r.singleP99Ms.toFixed(1)} ms`.padStart(30)} | ${r.singleRps.toFixed(0).padStart(13)} | ${`${r.load.rps.toFixed(0)} (${r.load.p50Ms} / ${r.load.p99Ms} ms)`.padStart(27)} | ${`${r.acceptMedianMs.toFixed(0)} ms`.padStart(23)} |`,
+    );
+  }
+  const sizeRow = (name: string, ratio: Spread) =>
+    `${name} (${large.subscriptions} / ${small.subscriptions}): ${formatSpread(ratio)}, target <= 2: ${ratio.median <= 2 ? 'met' : 'MISSED'} (each size in a database of its own, in ${ROUNDS} alternating rounds)`;
+  console.log(sizeRow('sizeRatioSingleP50', ratios.sizeRatioSingleP50));
+  console.log(sizeRow('sizeRatioAccept', ratios.sizeRatioAccept));
+}
+
+/** `BENCH_ONLY=sizes npm run bench`: (d) alone, printed, not written to latest.json. */
+async function sizesOnly(): Promise<void> {
+  const config = loadConfig();
+  const scratch = await openScratchDatabase(config, 'bench_sizes', log);
+  try {
+    printSizes(await benchSizes(scratch, config), `${scratch.engine} ${scratch.version}`);
   } finally {
     await scratch.close();
   }
@@ -1055,5 +1130,5 @@ async function onlyEvents(): Promise<void> {
 
 // BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['reads', 'c', 'events', 'filter', 'drain', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, c, events, filter, drain or testmode (or unset for every axis)`);
-await (only === 'reads' ? readsOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : only === 'testmode' ? onlyTestMode() : main());
+if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'drain', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, drain or testmode (or unset for every axis)`);
+await (only === 'reads' ? readsOnly() : only === 'sizes' ? sizesOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : only === 'testmode' ? onlyTestMode() : main());

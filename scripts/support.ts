@@ -46,6 +46,28 @@ export async function openScratchDatabase(config: Config, prefix: string, log: L
   };
 }
 
+/**
+ * Another fresh database on the scratch database's server (`<its name>_<suffix>`), with the
+ * service's clients and a raw one: for the bench's axes that measure two sizes in alternating
+ * rounds, each size in a database of its own. `close` drops it.
+ */
+export async function openSiblingDatabase(scratch: ScratchDatabase, suffix: string, config: Config, log: Logger): Promise<Pick<ScratchDatabase, 'database' | 'db' | 'uri' | 'close'>> {
+  const uri = new URL(scratch.uri);
+  uri.pathname = `${uri.pathname}_${suffix}`;
+  const database = await connectDatabase(uri.toString(), config, log);
+  const raw = await new MongoClient(uri.toString()).connect();
+  const db = raw.db(database.db.databaseName);
+  return {
+    database,
+    db,
+    uri: uri.toString(),
+    async close() {
+      await db.dropDatabase().catch(() => undefined);
+      await Promise.all([database.close(), raw.close()]);
+    },
+  };
+}
+
 /** Listens on an ephemeral loopback port; resolves to the base URL. */
 export function listenOnLoopback(server: Server): Promise<string> {
   return new Promise((resolve) =>
