@@ -96,6 +96,13 @@ async function clean(db: Db): Promise<void> {
   await Promise.all(['subscriptions', 'rawCommands'].map((c) => db.collection(c).deleteMany({})));
 }
 
+/** Waits (at most 2 minutes) until no subscription holds an outbox entry: every change so far has its event relayed. */
+async function outboxesEmpty(db: Db): Promise<void> {
+  for (const until = Date.now() + 120_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+    if ((await db.collection('subscriptions').countDocuments({ 'outbox.key': { $exists: true } }, { limit: 1 })) === 0) return;
+  }
+}
+
 /**
  * Removes accepted bulk requests once the service has dispatched them (it does so just after the
  * 202, in the background): the next sample then starts on empty collections, not during that work.
@@ -347,6 +354,8 @@ async function benchSingle(db: Db, uri: string) {
   const database = databaseProcess(uri);
   /** A round of SINGLE_REQUESTS, or a warm-up of WARMUP_SECONDS. */
   const run = async (side: ServerProcess, warmUp = false) => {
+    // The side before has relayed its round's events: its relay's tail does not fall in this round.
+    await outboxesEmpty(db);
     await clean(db);
     const ids = await seed(db, service.merchantId, 1000);
     const before = await side.cpuUs();
@@ -577,16 +586,12 @@ type Load = Awaited<ReturnType<typeof load>>;
 async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
   const receiver = await startReceiver();
   /**
-   * Each part starts once the events of the one before are relayed (no outbox holds an entry):
-   * until 2026-11-25 the parts without the endpoint did not wait, so the relay of their events ran
-   * into the next part (the next round's drain with the endpoint, and the load after the drain
-   * without it): a bias against the first and for the second, whatever events cost.
+   * Each part starts once the events of the one before are relayed: until 2026-11-25 the parts
+   * without the endpoint did not wait, so the relay of their events ran into the next part (the
+   * next round's drain with the endpoint, and the load after the drain without it): a bias against
+   * the first and for the second, whatever events cost.
    */
-  const relayed = async () => {
-    for (const until = Date.now() + 120_000; Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
-      if ((await db.collection('subscriptions').countDocuments({ 'outbox.key': { $exists: true } }, { limit: 1 })) === 0) return;
-    }
-  };
+  const relayed = () => outboxesEmpty(db);
   const drain = async () => {
     await relayed();
     await clean(db);
