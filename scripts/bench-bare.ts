@@ -83,6 +83,8 @@ export interface ServerProcess {
   readonly merchantId: string;
   /** CPU the process has used so far (user + system, µs). */
   cpuUs(): Promise<number>;
+  /** The same, with its user and system parts. */
+  cpu(): Promise<{ cpuUs: number; userUs: number; systemUs: number }>;
   stop(): Promise<void>;
 }
 
@@ -92,14 +94,14 @@ export const SERVICE_FROM_SOURCES = process.env.BENCH_SERVICE_FROM === 'src';
 let built = false;
 
 /** The compiled build of the sources as they are now, made once per bench run (`npm run build`). */
-function buildOnce(): void {
+export function buildOnce(): void {
   if (built || SERVICE_FROM_SOURCES) return;
   execFileSync(process.execPath, [join(projectRoot(), 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: projectRoot(), stdio: 'inherit' });
   built = true;
 }
 
 export async function spawnBenchServer(side: 'service' | 'bare', uri: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  if (side === 'service') buildOnce();
+  if (side === 'service' && !env.BENCH_SERVICE_DIST) buildOnce();
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-server.ts', side], {
     cwd: projectRoot(),
     env: { ...process.env, ...env, MONGODB_URI: uri },
@@ -119,12 +121,16 @@ export async function spawnBenchServer(side: 'service' | 'bare', uri: string, en
       void exited.then((code) => reject(new Error(`bench ${side} server exited (${code})`)));
     });
   const started = await next<{ url: string; apiKey?: string; merchantId: string }>('url');
+  const cpu = () => {
+    const answer = next<{ cpuUs: number; userUs: number; systemUs: number }>('cpuUs');
+    child.stdin!.write('cpu\n');
+    return answer;
+  };
   return {
     ...started,
+    cpu,
     async cpuUs() {
-      const answer = next<{ cpuUs: number }>('cpuUs');
-      child.stdin!.write('cpu\n');
-      return (await answer).cpuUs;
+      return (await cpu()).cpuUs;
     },
     async stop() {
       child.stdin!.end();

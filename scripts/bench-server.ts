@@ -12,9 +12,10 @@
  *            of its own (the driver's defaults, or BENCH_BARE_POOL connections); with
  *            BENCH_BARE_EVENTS=0, the one without the events' database work.
  * Prints `{ url, apiKey, merchantId }` as one JSON line; each line on stdin asks for the CPU this
- * process has used so far (`{ "cpuUs": n }`, user + system); exits when stdin closes.
+ * process has used so far (`{ "cpuUs": n, "userUs": u, "systemUs": s }`, n = u + s); exits when stdin closes.
  */
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../src/config.js';
 import { bareServer, SERVICE_FROM_SOURCES } from './bench-bare.js';
@@ -25,7 +26,8 @@ const config = loadConfig();
 let started: { url: string; apiKey?: string; merchantId: string; stop: () => Promise<unknown> };
 if (side === 'service') {
   // All of the service's modules from one tree: its logger's request context is its own module's.
-  const root = SERVICE_FROM_SOURCES ? '../src' : '../dist/src';
+  // BENCH_SERVICE_DIST: another compiled tree's src/ (scripts/profile/compare-builds.ts runs a saved build beside the current one).
+  const root = process.env.BENCH_SERVICE_DIST ? pathToFileURL(process.env.BENCH_SERVICE_DIST).href : SERVICE_FROM_SOURCES ? '../src' : '../dist/src';
   const [{ connectDatabase }, { startService }, { createLogger }] = await Promise.all([
     import(`${root}/db/mongo.js`) as Promise<typeof import('../src/db/mongo.js')>,
     import(`${root}/main/composition.js`) as Promise<typeof import('../src/main/composition.js')>,
@@ -50,7 +52,7 @@ const { stop, ...shown } = started;
 process.stdout.write(`${JSON.stringify(shown)}\n`);
 createInterface({ input: process.stdin }).on('line', () => {
   const { user, system } = process.cpuUsage();
-  process.stdout.write(`${JSON.stringify({ cpuUs: user + system })}\n`);
+  process.stdout.write(`${JSON.stringify({ cpuUs: user + system, userUs: user, systemUs: system })}\n`);
 });
 process.stdin.on('end', () => {
   void stop().finally(() => process.exit(0));

@@ -18,6 +18,7 @@ import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.r
 import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
 import { projectRoot } from '../../src/lib/project-root.js';
 import { createLogger } from '../../src/logger.js';
+import { buildOnce } from '../bench-bare.js';
 import { listenOnLoopback, openScratchDatabase } from '../support.js';
 import { printStages } from './stages.js';
 
@@ -30,6 +31,8 @@ const config = loadConfig();
 const scratch = await openScratchDatabase(config, 'profile', log);
 const dir = join(projectRoot(), '.cache', 'profiles', `${axis}-${Date.now()}`);
 mkdirSync(dir, { recursive: true });
+// The service runs from dist/ (scripts/profile/service.ts), as bench (c) runs it: built from the sources as they are now.
+buildOnce();
 const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--import', 'tsx', 'scripts/profile/service.ts'], {
   cwd: projectRoot(),
   env: { ...process.env, MONGODB_URI: scratch.uri, PROFILE_WORKERS: axis === 'f' ? 'on' : 'off' },

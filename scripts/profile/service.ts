@@ -3,17 +3,22 @@
  * scratch database the runner opened) with the bench's settings (rate limit off, auth cache of
  * 60 s, no workers unless PROFILE_WORKERS=on), so that `node --cpu-prof` profiles the service and
  * nothing else; and bench (c)'s bare server, for `run.ts bare`. Prints `{ url, bareUrl, apiKey,
- * merchantId }` as one JSON line; exits (writing the profile) when its stdin closes.
+ * merchantId }` as one JSON line; exits (writing the profile) when its stdin closes. The service runs
+ * from dist/, as bench (c) runs it (BENCH_SERVICE_FROM=src: its sources through tsx).
  */
 import { createInterface } from 'node:readline';
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
-import { connectDatabase } from '../../src/db/mongo.js';
-import { createLogger } from '../../src/logger.js';
-import { startService } from '../../src/main/composition.js';
-import { bareServer } from '../bench-bare.js';
+import { bareServer, SERVICE_FROM_SOURCES } from '../bench-bare.js';
 import { listenOnLoopback } from '../support.js';
 
+// As bench (c) runs it: the compiled build (dist/, which run.ts builds first), or the sources with BENCH_SERVICE_FROM=src.
+const root = SERVICE_FROM_SOURCES ? '../../src' : '../../dist/src';
+const [{ connectDatabase }, { startService }, { createLogger }] = await Promise.all([
+  import(`${root}/db/mongo.js`) as Promise<typeof import('../../src/db/mongo.js')>,
+  import(`${root}/main/composition.js`) as Promise<typeof import('../../src/main/composition.js')>,
+  import(`${root}/logger.js`) as Promise<typeof import('../../src/logger.js')>,
+]);
 const config = loadConfig();
 const log = createLogger('warn');
 const database = await connectDatabase(config.mongodbUri!, config, log);

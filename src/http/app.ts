@@ -23,7 +23,7 @@ import { idempotent } from '../idempotency/idempotency.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { operationHandlers, type OperationHandlers } from '../request-context/request-context.js';
 import { requestContextMiddleware } from './request-context.middleware.js';
-import { httpMetricsMiddleware, metricsRoute, OPERATION_ID, type Metrics } from '../observability/metrics.js';
+import { httpRequestObserver, metricsRoute, OPERATION_ID, type Metrics } from '../observability/metrics.js';
 import { httpTracingMiddleware, tracingOn } from '../observability/tracing.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
@@ -53,9 +53,14 @@ export interface AppDependencies {
 /** The API's paths (the spec's server URL): none of them is health's, metrics' or the docs'. */
 const API_ROOT = '/v2/';
 
-/** `middleware` for requests outside the API's root only; under it, the next one at once. */
-function outsideApi<C extends Koa.Context>(middleware: (ctx: C, next: Koa.Next) => unknown): (ctx: C, next: Koa.Next) => unknown {
-  return (ctx, next) => (ctx.path.startsWith(API_ROOT) ? next() : middleware(ctx, next));
+/**
+ * The middlewares, in turn, for requests outside the API's root only; under it, the next one at
+ * once: one step of the chain for an API request, however many there are.
+ */
+function outsideApi<C extends Koa.Context>(...middlewares: ((ctx: C, next: Koa.Next) => unknown)[]): (ctx: C, next: Koa.Next) => unknown {
+  const from = (i: number, ctx: C, next: Koa.Next): Promise<unknown> =>
+    i === middlewares.length ? next() : Promise.resolve(middlewares[i]!(ctx, () => from(i + 1, ctx, next)));
+  return (ctx, next) => (ctx.path.startsWith(API_ROOT) ? next() : from(0, ctx, next));
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
@@ -82,13 +87,10 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     httpLog[byClient ? 'debug' : 'warn']({ err: error }, 'response not delivered');
   });
   if (tracingOn()) app.use(httpTracingMiddleware(OPERATION_ID));
-  app.use(requestContextMiddleware(httpLog));
-  if (deps.metrics) app.use(httpMetricsMiddleware(deps.metrics.registry));
+  app.use(requestContextMiddleware(httpLog, deps.metrics ? httpRequestObserver(deps.metrics.registry) : undefined));
   app.use(problemMiddleware(httpLog));
   // Health, metrics and docs live outside the API's root: a request under it skips their routers.
-  app.use(outsideApi(healthRouter(readiness).routes()));
-  if (deps.metrics?.route) app.use(outsideApi(metricsRoute(deps.metrics.registry)));
-  app.use(outsideApi(docsRouter().routes()));
+  app.use(outsideApi(healthRouter(readiness).routes(), ...(deps.metrics?.route ? [metricsRoute(deps.metrics.registry)] : []), docsRouter().routes()));
   app.use(jsonBodyMiddleware());
   app.use(openApiMiddleware(api));
   return app;

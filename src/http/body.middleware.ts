@@ -41,16 +41,21 @@ export function jsonBodyMiddleware(): Middleware {
       throw toBodyProblem(error);
     },
   });
-  return async (ctx, next) => {
-    const length = Number(ctx.get('content-length') || '0');
-    const hasBody = ctx.get('transfer-encoding') !== '' || length > 0;
-    if (hasBody && !ctx.is('application/json')) {
+  return (ctx, next) => {
+    const { headers } = ctx.req;
+    const hasBody = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? '0') > 0;
+    // No body: what the parser would give (`{}`), without its steps (a single pause sends none).
+    if (!hasBody) {
+      ctx.request.body = {};
+      return next();
+    }
+    if (!ctx.is('application/json')) {
       const type = ctx.get('content-type') || 'none';
       throw new ProblemError(
         Problems.unsupportedMediaType,
         `Content-Type ${type} is not supported; send application/json.`,
       );
     }
-    await parse(ctx, next);
+    return parse(ctx, next);
   };
 }

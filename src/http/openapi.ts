@@ -173,8 +173,8 @@ export async function createOpenApiBackend(
 
 /** Hands the request to openapi-backend, which answers it or throws a catalogue error. */
 export function openApiMiddleware(api: OpenAPIBackend): Middleware {
-  return async (ctx) => {
-    await api.handleRequest(
+  return (ctx) =>
+    api.handleRequest(
       {
         method: ctx.method,
         path: routablePath(ctx.path),
@@ -184,5 +184,4 @@ export function openApiMiddleware(api: OpenAPIBackend): Middleware {
       },
       ctx,
     );
-  };
 }

@@ -56,10 +56,9 @@ export function toProblem(error: unknown): ProblemBody | undefined {
 }
 
 export function problemMiddleware(log: Logger): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
+  // A handler on the chain's promise rather than an async function around it: one frame fewer per request.
+  return (ctx, next) =>
+    next().catch((error: unknown) => {
       let body = toProblem(error);
       if (!body) {
         log.error({ err: error }, 'unexpected error');
@@ -70,6 +69,5 @@ export function problemMiddleware(log: Logger): Middleware {
       ctx.status = body.status;
       ctx.type = 'application/problem+json';
       ctx.body = body;
-    }
-  };
+    });
 }

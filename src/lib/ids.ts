@@ -1,5 +1,5 @@
 /** Ids that sort by creation time. */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 function version7(bytes: Buffer, now: number): string {
   bytes.writeUIntBE(now, 0, 6);
@@ -24,7 +24,7 @@ export function uuidv7(now = Date.now()): string {
  * (RFC 9562's sub-millisecond counter), so ids of the same millisecond sort by it.
  */
 export function uuidv7Named(name: string, now: number, sequence?: number): string {
-  const bytes = createHash('sha256').update(name).digest().subarray(0, 16);
+  const bytes = hash('sha256', name, 'buffer').subarray(0, 16);
   if (sequence !== undefined) {
     bytes[6] = (sequence >> 8) & 0x0f;
     bytes[7] = sequence & 0xff;

@@ -16,15 +16,14 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { MongoClient } from 'mongodb';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SERVICE_METRICS, type ServiceMetricName } from '../lib/metric-names.js';
+import { counterCell, histogramCell } from './metric-cells.js';
 
 export type DbClientRole = 'request' | 'background';
 
-type HistogramChild = ReturnType<Histogram['labels']>;
-type CounterChild = ReturnType<Counter['labels']>;
 
 /** What the fleet gauges show; read by src/fleet/status.ts. */
 export interface FleetReading {
@@ -74,8 +73,8 @@ export class Metrics {
   private readinessSource: (() => Promise<boolean>) | undefined;
   private fleetCache: { at: number; reading: Promise<FleetReading | undefined> } | undefined;
   private readonly instrumented = new WeakSet<MongoClient>();
-  /** The label children of each operation (and status) answered so far: prom-client resolves labels on every call otherwise. */
-  private readonly byOperation = new Map<string, { duration: HistogramChild; requests: Map<number, CounterChild> }>();
+  /** The label cells of each operation (and status) answered so far: prom-client resolves labels on every call otherwise (./metric-cells.ts). */
+  private readonly byOperation = new Map<string, { duration: (seconds: number) => void; requests: Map<number, () => void> }>();
 
   constructor() {
     const registers = [this.registry];
@@ -139,16 +138,16 @@ export class Metrics {
   answered(operation: string, status: number, seconds: number): void {
     let children = this.byOperation.get(operation);
     if (!children) {
-      children = { duration: this.httpDuration.labels(operation), requests: new Map() };
+      children = { duration: histogramCell(this.httpDuration, { operation }), requests: new Map() };
       this.byOperation.set(operation, children);
     }
     let requests = children.requests.get(status);
     if (!requests) {
-      requests = this.httpRequests.labels(operation, String(status));
+      requests = counterCell(this.httpRequests, { operation, status: String(status) });
       children.requests.set(status, requests);
     }
-    requests.inc();
-    children.duration.observe(seconds);
+    requests();
+    children.duration(seconds);
   }
 
   /** The process's identity, as subsvc_build_info. */
@@ -195,9 +194,9 @@ export class Metrics {
     // Once per client, however many services are composed on it.
     if (this.instrumented.has(client)) return;
     this.instrumented.add(client);
-    const held = this.dbDuration.labels(role);
+    const held = histogramCell(this.dbDuration, { client: role });
     const timeouts = this.dbTimeouts.labels(role);
-    const wait = this.poolWait.labels(role);
+    const wait = histogramCell(this.poolWait, { client: role });
     const socketTimeoutMs = client.options.socketTimeoutMS ?? 0;
     // A connection held this long was idle long enough for the socket timeout (its timer fires no earlier, but for a timer's rounding).
     const timedOutAfterMs = socketTimeoutMs > 0 ? socketTimeoutMs - TIMER_EARLY_MS : Infinity;
@@ -206,7 +205,7 @@ export class Metrics {
     const of = (address: string) => checkedOut.get(address) ?? checkedOut.set(address, new Map()).get(address)!;
     let heldTooLong: { address: string; id: number | string } | undefined;
     client.on('connectionCheckedOut', (event) => {
-      wait.observe(event.durationMS / 1000);
+      wait(event.durationMS / 1000);
       of(event.address).set(event.connectionId, performance.now());
     });
     client.on('connectionCheckedIn', (event) => {
@@ -215,7 +214,7 @@ export class Metrics {
       if (since === undefined) return;
       pool.delete(event.connectionId);
       const ms = performance.now() - since;
-      held.observe(ms / 1000);
+      held(ms / 1000);
       heldTooLong = ms >= timedOutAfterMs ? { address: event.address, id: event.connectionId } : undefined;
     });
     client.on('connectionClosed', (event) => {
@@ -224,7 +223,7 @@ export class Metrics {
       heldTooLong = undefined;
     });
     client.on('connectionCheckOutFailed', (event) => {
-      wait.observe(event.durationMS / 1000);
+      wait(event.durationMS / 1000);
       if (event.reason === 'timeout') timeouts.inc();
     });
   }
@@ -242,20 +241,26 @@ function operationOf(path: string, operationId: string | undefined): string {
 /** The key under ctx.state where the operation middleware leaves the matched operationId. */
 export const OPERATION_ID = 'operationId';
 
+/** Told of every request as it starts and once it is answered, its error (if any) rendered (by src/http/request-context.middleware.ts). */
+export interface RequestObserver {
+  started(): void;
+  answered(ctx: Context, seconds: number): void;
+}
+
 /**
  * Counts every request once it is answered (after the problem middleware has turned an error
- * into its status): by operation and status, its latency, and the requests in flight.
+ * into its status): by operation and status, its latency, and the requests in flight. Told by the
+ * request-context middleware (src/http/request-context.middleware.ts), which times the request anyway.
  */
-export function httpMetricsMiddleware(metrics: Metrics): Middleware {
-  return async (ctx, next) => {
-    const started = performance.now();
-    metrics.inFlight++;
-    try {
-      await next();
-    } finally {
+export function httpRequestObserver(metrics: Metrics): RequestObserver {
+  return {
+    started: () => {
+      metrics.inFlight++;
+    },
+    answered: (ctx, seconds) => {
       metrics.inFlight--;
-      metrics.answered(operationOf(ctx.path, ctx.state[OPERATION_ID] as string | undefined), ctx.status, (performance.now() - started) / 1000);
-    }
+      metrics.answered(operationOf(ctx.path, ctx.state[OPERATION_ID] as string | undefined), ctx.status, seconds);
+    },
   };
 }
 
