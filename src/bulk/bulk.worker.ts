@@ -69,6 +69,8 @@ export class BulkWorker implements ChunkHandlers {
   async start(): Promise<void> {
     await this.queue.consume(this);
     if (!this.queue.isConsuming) return;
+    // The chunks this process dispatches are taken here without being read back.
+    this.repository.remember();
     this.sweeper = setInterval(() => {
       this.dispatcher.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'bulk dispatch sweep failed'));
     }, SWEEP_EVERY_MS);
