@@ -18,8 +18,13 @@ import { chunkIds, chunked } from './bulk.chunks.js';
 const CHUNKS_AT_ONCE = 50;
 /** Chunks' outcomes per write: FerretDB holds a connection per statement of a write (its statementsPerCommand workaround). */
 const OUTCOMES_PER_WRITE = 16;
-/** Chunks inserted here that a worker of this process may take without reading them (`remember`): a 3000-id request's 30 many times over. */
-const REMEMBERED_CHUNKS = 500;
+/**
+ * Commands of the chunks inserted here that a worker of this process may take without reading
+ * them (`remember`), about 4 MB of ids: a 3000-id request's many times over, and the about 31,000
+ * commands `npm run load` leaves queued at its traffic's end (oldest dropped first, and those are
+ * the ones taken first).
+ */
+const REMEMBERED_COMMANDS = 50_000;
 import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
 export interface Rejection {
@@ -155,6 +160,7 @@ export class BulkRepository {
    * here, which changes nothing and records nothing (bulk.worker.ts).
    */
   private readonly inserted = new Map<string, BulkChunk>();
+  private insertedCommands = 0;
   private remembering = false;
 
   constructor(
@@ -254,11 +260,19 @@ export class BulkRepository {
 
   private keep(chunks: readonly BulkChunk[]): void {
     if (!this.remembering) return;
-    for (const chunk of chunks) this.inserted.set(chunk.chunkId, chunk);
-    for (const id of this.inserted.keys()) {
-      if (this.inserted.size <= REMEMBERED_CHUNKS) break;
-      this.inserted.delete(id);
+    for (const chunk of chunks) {
+      this.inserted.set(chunk.chunkId, chunk);
+      this.insertedCommands += chunk.subscriptionIds.length;
     }
+    for (const [id, chunk] of this.inserted) {
+      if (this.insertedCommands <= REMEMBERED_COMMANDS) break;
+      this.forget(id, chunk);
+    }
+  }
+
+  private forget(chunkId: string, chunk = this.inserted.get(chunkId)): void {
+    if (!chunk || !this.inserted.delete(chunkId)) return;
+    this.insertedCommands -= chunk.subscriptionIds.length;
   }
 
   /** Drops the ids from the request document: its chunks hold them now. */
@@ -297,7 +311,7 @@ export class BulkRepository {
    */
   async recordOutcomes(merchantId: string, records: readonly { chunkId: string; outcomes: readonly ItemOutcome[] }[]): Promise<Set<string>> {
     const recordedBy = randomUUID();
-    for (const { chunkId } of records) this.inserted.delete(chunkId);
+    for (const { chunkId } of records) this.forget(chunkId);
     let modified = 0;
     for (const part of chunked(records, OUTCOMES_PER_WRITE)) {
       const result = await this.chunks.bulkWrite(
