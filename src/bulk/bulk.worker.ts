@@ -34,7 +34,7 @@ export const RUN_COMMANDS = 10 * CHUNK_SIZE;
 /**
  * Commands a run applies at most when it takes more companions while no other merchant's or
  * operation's chunk is due (`more`): a 3000-id request alone is then applied in two runs (its first
- * chunk's and the one Agenda locked ahead of it), not four. Bounds what a run killed repeats.
+ * chunk's and the one Agenda locked ahead of it), not three. Bounds what a run killed repeats.
  */
 export const EXTENDED_RUN_COMMANDS = 5 * RUN_COMMANDS;
 /** A chunk that ended this recently is taken as one of a request still being applied. */
