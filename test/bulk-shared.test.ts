@@ -5,7 +5,8 @@
  * while no worker runs, so that the worker finds them waiting, as under load.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RUN_COMMANDS } from '../src/bulk/bulk.worker.js';
+import { CHUNK_SIZE } from '../src/bulk/bulk.chunks.js';
+import { EXTENDED_RUN_COMMANDS, RUN_COMMANDS } from '../src/bulk/bulk.worker.js';
 import { call, type Reply } from './support/http.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
@@ -111,7 +112,7 @@ describe('small bulk requests sharing a run', () => {
     let doomed: WorkerProcess | undefined;
     try {
       const record = proxy.on(
-        { command: 'update', collection: 'bulkChunks', match: (c) => JSON.stringify(c.body['updates'] ?? []).includes('"outcomes":[') },
+        { command: 'update', collection: 'bulkChunks', match: (c) => /"outcomes":[[{]/.test(JSON.stringify(c.body['updates'] ?? [])) },
         { action: 'hold' },
       );
       doomed = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1', BULK_LOCK_LIFETIME_MS: '1000' });
@@ -123,7 +124,8 @@ describe('small bulk requests sharing a run', () => {
       expect(await http.db.collection('bulkChunks').countDocuments({ merchantId, outcomes: null })).toBe(10);
 
       const rescuer = await startWorker(databaseUri(http.db.databaseName), { BULK_LOCK_LIFETIME_MS: '1000' });
-      others.push({ close: () => rescuer.stop() });
+      const stopRescuer = { close: () => rescuer.stop() };
+      others.push(stopRescuer);
       for (const request of requests) {
         const { counts, items } = await completed(apiKey, request);
         // Already paused by the killed run under this request's marks: counted applied, not no-op.
@@ -132,9 +134,53 @@ describe('small bulk requests sharing a run', () => {
       }
       expect(await statusOf(ids)).toEqual(new Set(['paused']));
       expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
+      // The next tests' requests wait for a worker of their own.
+      others.splice(others.indexOf(stopRescuer), 1);
+      await rescuer.stop();
     } finally {
       await doomed?.stop('SIGKILL');
       await proxy.close();
     }
+  });
+  /** The runs that applied chunks of these requests together, as their workers logged them. */
+  const runsOf = (worker: TestService, requests: readonly Accepted[]) =>
+    worker.logLines.filter((l) => l['msg'] === 'bulk chunks applied together' && requests.some((r) => (l['chunkId'] as string).startsWith(`${r.requestId}:`)));
+
+  it('a request alone in the queue takes more companions past RUN_COMMANDS: 3000 ids in at most two runs, each command applied once', { timeout: 180_000 }, async () => {
+    const { merchantId, apiKey } = await http.merchant();
+    const ids = await http.seed(merchantId, 3000);
+    const request = await accept(apiKey, 'pause', ids);
+    await waitFor(queuedJobs, (n) => n === 30, 60_000, 100, 'the 30 jobs queued');
+    const worker = await startTestService({ workers: 1, databaseName: http.db.databaseName });
+    others.push(worker);
+    const { counts, items } = await completed(apiKey, request);
+    expect(counts).toEqual({ pending: 0, applied: 3000, noop: 0, skipped: 0, failed: 0 });
+    expect(items).toHaveLength(3000);
+    expect(await statusOf(ids)).toEqual(new Set(['paused']));
+    expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
+    // A run of its first chunk and all but the one Agenda locked ahead of it, which runs alone (a run not logged as together) or with what is left.
+    const commands = runsOf(worker, [request]).map((run) => run['commands'] as number);
+    expect(commands.length).toBeLessThanOrEqual(2);
+    expect(Math.max(...commands)).toBeGreaterThanOrEqual(3000 - 2 * CHUNK_SIZE);
+    for (const n of commands) expect(n).toBeLessThanOrEqual(EXTENDED_RUN_COMMANDS);
+    others.splice(others.indexOf(worker), 1);
+    await worker.close();
+  });
+
+  it('while another merchant’s chunk is due, no run takes more than RUN_COMMANDS', { timeout: 180_000 }, async () => {
+    const first = await http.merchant();
+    const second = await http.merchant();
+    const large = await accept(first.apiKey, 'pause', await http.seed(first.merchantId, 3000));
+    const small = await accept(second.apiKey, 'pause', await http.seed(second.merchantId, SIZE));
+    await waitFor(queuedJobs, (n) => n === 31, 60_000, 100, 'the 31 jobs queued');
+    const worker = await startTestService({ workers: 1, databaseName: http.db.databaseName });
+    others.push(worker);
+    expect((await completed(first.apiKey, large)).counts.applied).toBe(3000);
+    expect((await completed(second.apiKey, small)).counts.applied).toBe(SIZE);
+    const runs = runsOf(worker, [large]);
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    for (const run of runs) expect(run['commands']).toBeLessThanOrEqual(RUN_COMMANDS);
+    others.splice(others.indexOf(worker), 1);
+    await worker.close();
   });
 });

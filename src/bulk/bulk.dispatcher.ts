@@ -9,7 +9,7 @@ import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import { chunkIds, chunked } from './bulk.chunks.js';
 import type { BulkQueue } from './bulk.queue.js';
-import type { BulkRepository } from './bulk.repository.js';
+import type { BulkRepository, BulkRequest } from './bulk.repository.js';
 
 /** A request accepted this long ago and still not dispatched was left by a process that stopped. */
 const STRAGGLER_AFTER_MS = RETRY.undispatchedBulk.delayMs;
@@ -32,18 +32,25 @@ export class BulkDispatcher {
     this.log = log.child({ component: 'bulk' });
   }
 
-  async dispatch(merchantId: string, requestId: string): Promise<void> {
+  /** `accepted`: the request as this process stored it, so that it is not read back (see `dispatchOnce`). */
+  async dispatch(merchantId: string, requestId: string, accepted?: BulkRequest): Promise<void> {
     if (this.dispatching.has(requestId)) return;
     this.dispatching.add(requestId);
     try {
-      await this.dispatchOnce(merchantId, requestId);
+      await this.dispatchOnce(merchantId, requestId, accepted);
     } finally {
       this.dispatching.delete(requestId);
     }
   }
 
-  private async dispatchOnce(merchantId: string, requestId: string): Promise<void> {
-    const request = await this.repository.findUndispatched(merchantId, requestId);
+  /**
+   * The request as this process accepted it, or read back (the sweep's, or a dispatch repeated): a
+   * 3000-id request's read took about 27 ms of FerretDB's time between the 202 and the first
+   * chunk. One accepted here is not dispatched elsewhere before STRAGGLER_AFTER_MS; should it be
+   * (a response that took that long to close), its chunks are queued twice, which is harmless.
+   */
+  private async dispatchOnce(merchantId: string, requestId: string, accepted?: BulkRequest): Promise<void> {
+    const request = accepted ?? (await this.repository.findUndispatched(merchantId, requestId));
     if (!request?.subscriptionIds) return;
     const { operation, chunkCount, createdAt, schedule, apiKeyId, traceparent } = request;
     const ids = chunkIds(requestId, chunkCount);
@@ -65,8 +72,8 @@ export class BulkDispatcher {
   }
 
   /** Dispatch after the response, logged rather than thrown: the sweep repeats what fails here. */
-  dispatchSoon(merchantId: string, requestId: string): void {
-    this.dispatch(merchantId, requestId).catch((error: unknown) =>
+  dispatchSoon(merchantId: string, requestId: string, accepted?: BulkRequest): void {
+    this.dispatch(merchantId, requestId, accepted).catch((error: unknown) =>
       this.log.warn({ err: error, requestId }, 'bulk request not dispatched yet; the workers will'),
     );
   }

@@ -72,6 +72,14 @@ export class BulkQueue {
   }
 
   /**
+   * Whether a chunk of another merchant, or of the other operation, is due (waiting, or locked by a
+   * worker ahead of its run or running): a run takes more companions only while none is (bulk.worker.ts).
+   */
+  othersDue(merchantId: string, operation: Operation): Promise<boolean> {
+    return this.queue.anyDue({ $or: [{ 'data.merchantId': { $ne: merchantId } }, { 'data.operation': { $ne: operation } }] });
+  }
+
+  /**
    * Renews the companions' locks every third of the lock lifetime until the returned function is
    * called, as Agenda renews the lock of the job running: a run of RUN_COMMANDS commands on a busy
    * database can outlast the lifetime, and its companions would then run a second time meanwhile.

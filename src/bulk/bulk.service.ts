@@ -32,7 +32,7 @@ import {
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
-import type { BulkRepository, Rejection } from './bulk.repository.js';
+import type { BulkRepository, BulkRequest, Rejection } from './bulk.repository.js';
 import { DRY_RUN_SAMPLE, MAX_FILTER_MATCHES, type BulkSelection } from '../subscriptions/bulk.selection.js';
 
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
@@ -69,6 +69,8 @@ export interface BulkStores {
 
 export class BulkService {
   private readonly log: Logger;
+  /** Requests accepted here whose 202 is not sent yet, with their ids: `dispatch` takes them from here rather than reading them back. */
+  private readonly accepted = new Map<string, BulkRequest>();
 
   constructor(
     private readonly byIds: BulkStores,
@@ -98,21 +100,22 @@ export class BulkService {
     const rejected = selected.flatMap(rejection);
     const createdAt = nowTimestamp();
     const { requests } = 'ids' in selection ? this.byIds : this.byFilter;
+    const request: BulkRequest = {
+      requestId,
+      merchantId,
+      operation,
+      acceptedCount: accepted.length,
+      rejected,
+      chunkCount: chunkCountFor(accepted.length),
+      createdAt,
+      completedAt: accepted.length === 0 ? createdAt : null,
+      ...(schedule ? { schedule } : {}),
+      ...(apiKeyId ? { apiKeyId } : {}),
+      ...traceOf(currentTraceparent()),
+      subscriptionIds: accepted,
+    };
     try {
-      await requests.insert({
-        requestId,
-        merchantId,
-        operation,
-        acceptedCount: accepted.length,
-        rejected,
-        chunkCount: chunkCountFor(accepted.length),
-        createdAt,
-        completedAt: accepted.length === 0 ? createdAt : null,
-        ...(schedule ? { schedule } : {}),
-        ...(apiKeyId ? { apiKeyId } : {}),
-        ...traceOf(currentTraceparent()),
-        subscriptionIds: accepted,
-      });
+      await requests.insert(request);
     } catch (error) {
       // The insert may have reached the database before the connection failed: take it back, so
       // that the error means nothing was accepted (unless the database is unreachable even for this).
@@ -121,6 +124,7 @@ export class BulkService {
     }
     for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
     metrics()?.bulkAccepted.labels(operation.toLowerCase()).inc();
+    if (accepted.length > 0) this.accepted.set(requestId, request);
     return { requestId, operation, acceptedCount: accepted.length, rejected, livemode: livemodeOf(merchantId) };
   }
 
@@ -171,6 +175,8 @@ export class BulkService {
 
   /** Hands an accepted request to the workers; called once its 202 has been sent. */
   dispatch(merchantId: string, requestId: string): void {
-    this.dispatcher.dispatchSoon(merchantId, requestId);
+    const request = this.accepted.get(requestId);
+    this.accepted.delete(requestId);
+    this.dispatcher.dispatchSoon(merchantId, requestId, request?.merchantId === merchantId ? request : undefined);
   }
 }

@@ -190,6 +190,14 @@ export class JobQueue<Data extends object> {
     return { token, jobs: locked.map((j) => ({ id: j._id, data: j['data'] as Data })) };
   }
 
+  /** Whether a job matching `where` (a filter on the job documents) is due, locked or not: one read of at most one job. */
+  async anyDue(where: Document): Promise<boolean> {
+    const due = await this.db
+      .collection(this.kind.collection)
+      .findOne({ name: this.kind.jobName, disabled: { $ne: true }, nextRunAt: { $lte: new Date() }, ...where }, { projection: { _id: 1 } });
+    return due !== null;
+  }
+
   /** Removes the jobs locked by `lockWaiting` whose data `done` keeps, while still locked by it (a lapsed lock taken by a run is left to that run). */
   async removeLocked(locked: LockedJobs<Data>, done: (data: Data) => boolean): Promise<void> {
     await this.whileLocked(locked, done, (filter) => this.db.collection(this.kind.collection).deleteMany(filter));
