@@ -42,7 +42,11 @@ function send(baseUrl: string, path: string, apiKey?: string): Promise<Outcome> 
       res.once('end', () => resolve({ kind: 'answered', status: res.statusCode ?? 0, at: Date.now() }));
       res.once('error', (error) => resolve({ kind: 'cut', error: error.message, at: Date.now() }));
     });
-    req.once('error', (error: NodeJS.ErrnoException) => resolve(error.code === 'ECONNREFUSED' ? { kind: 'refused', at: Date.now() } : { kind: 'cut', error: `${error.code} ${error.message}`, at: Date.now() }));
+    // Refused at connect: ECONNREFUSED, or a reset of the connect itself (the listener closing as the
+    // connection came in: the process never accepted it; seen once in CI on the readiness probe,
+    // which keeps probing after its 503 as a load balancer does). A reset after connecting is a cut.
+    const refused = (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED' || (error.code === 'ECONNRESET' && error.syscall === 'connect');
+    req.once('error', (error: NodeJS.ErrnoException) => resolve(refused(error) ? { kind: 'refused', at: Date.now() } : { kind: 'cut', error: `${error.code} ${error.message}`, at: Date.now() }));
     req.end();
   });
 }
