@@ -67,6 +67,11 @@ const WARMUP_SECONDS = 2;
  * request than the bare server's (docs/performance.md).
  */
 const SINGLE_REQUESTS = Number(process.env.BENCH_C_REQUESTS ?? 5000);
+/**
+ * Rounds of (c) (BENCH_C_ROUNDS; default 5, or BENCH_ROUNDS when larger): its p99 ratio is of tails
+ * of 100–180 ms over 5000 requests, and with 3 rounds two quiet runs put it 21% apart.
+ */
+const C_ROUNDS = Number(process.env.BENCH_C_ROUNDS ?? Math.max(ROUNDS, 5));
 /** The service applies a bulk in chunks of this many commands; the raw drain baseline does the same. */
 const RAW_CHUNK = 100;
 const SIZES = [1_000, 100_000] as const;
@@ -366,7 +371,7 @@ function printFilter(f: Awaited<ReturnType<typeof benchFilter>>, engineName: str
 
 /**
  * (c) The single-pause load on the service against the bare server, after a warm-up of each, in
- * ROUNDS alternating rounds (service, bare, bare without events, service, ...), each on 1000 fresh
+ * C_ROUNDS alternating rounds (service, bare, bare without events, service, ...), each on 1000 fresh
  * subscriptions. The bare server does the service's database work, events included (scripts/bench-bare.ts):
  * what events cost is (f)'s to measure, and (c) the service's own cost per request.
  * Each side runs in a process of its own (scripts/bench-server.ts), started alike: autocannon, in
@@ -410,6 +415,7 @@ async function benchSingle(db: Db, uri: string) {
         return withEvents;
       },
       (s, raw) => s.rps / raw.rps,
+      C_ROUNDS,
     );
     return {
       single: summary(a),
@@ -710,7 +716,8 @@ function eventsRows(events: Awaited<ReturnType<typeof benchEvents>>): string {
  * an earlier one, and two quiet runs disagreed by 29-45%.
  */
 const READ_SIZES = [1_000, 100_000] as const;
-const READ_SAMPLES = 100;
+/** Per list and size; 300 since 2026-11-25 (100 before: p50s of 2–3 ms moved by 15% between two quiet runs). */
+const READ_SAMPLES = 300;
 const READ_INSERT_BATCH = 10_000;
 async function benchReads(scratch: ScratchDatabase, config: Config) {
   const sides = [];
@@ -904,7 +911,7 @@ async function mainOnlyC(config: Config, scratch: ScratchDatabase): Promise<void
   const { merchantId, apiKey } = await running.service.auth.createMerchant('bench');
   console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
   try {
-    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare server in ${ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`);
+    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare servers in ${C_ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`);
     const single = await benchSingle(scratch.db, scratch.uri);
     if (process.env.BENCH_METRICS === 'skip') {
       console.log(`\n${TABLE_HEAD}\n${singleRows(single)}`);
@@ -950,7 +957,7 @@ async function main(): Promise<void> {
     const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId);
     console.error('(e) schedule lag ...');
     const lag = await benchScheduleLag(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
-    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare server in ${ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`);
+    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare servers in ${C_ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`);
     const single = await benchSingle(db, scratch.uri);
     console.error(`(c) the same with metrics on and off, ${METRICS_ROUNDS} rounds ...`);
     const metricsCost = await benchMetricsCost(scratch, config, baseUrl, apiKey, merchantId);
@@ -1004,7 +1011,7 @@ async function main(): Promise<void> {
       metricsCost,
       filterBulk,
     };
-    console.log(`\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round); rounds of ${SINGLE_REQUESTS} requests in (c), loads of ${LOAD_SECONDS} s in (f)`);
+    console.log(`\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round), ${C_ROUNDS} in (c); rounds of ${SINGLE_REQUESTS} requests in (c), loads of ${LOAD_SECONDS} s in (f)`);
     console.log(TABLE_HEAD);
     console.log(row('(a) accept 3000 ids, median / p95', `${accept.acceptMedianMs.toFixed(0)} / ${accept.acceptP95Ms.toFixed(0)} ms`, `${accept.rawInsertMedianMs.toFixed(0)} / ${accept.rawInsertP95Ms.toFixed(0)} ms insertMany`, accept.acceptRatio, '<= 2x', accept.acceptRatio.median <= 2));
     console.log(row('(a) the same, over query + insert', `${accept.acceptMedianMs.toFixed(0)} ms`, `${accept.acceptFloorMedianMs.toFixed(0)} ms (query ${accept.rawOwnershipQueryMedianMs.toFixed(0)})`, accept.acceptOverheadRatio, '-', undefined));
