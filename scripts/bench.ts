@@ -390,8 +390,6 @@ async function benchSingle(db: Db, uri: string) {
   const database = databaseProcess(uri);
   /** A round of SINGLE_REQUESTS, or a warm-up of WARMUP_SECONDS. */
   const run = async (side: ServerProcess, warmUp = false) => {
-    // The side before has relayed its round's events: its relay's tail does not fall in this round.
-    await outboxesEmpty(db);
     await clean(db);
     const ids = await seed(db, service.merchantId, 1000);
     const before = await side.cpuUs();
@@ -399,7 +397,8 @@ async function benchSingle(db: Db, uri: string) {
     const result = await load(side.url, service.apiKey!, ids, CONNECTIONS, WARMUP_SECONDS, false, warmUp ? undefined : SINGLE_REQUESTS);
     const requests = Math.max(1, result.requests);
     // The CPU is read once the round's events are relayed, so that the relay's work after the last
-    // answer is the round's (each side then pays about one poll of the outboxes: tens of ms of database CPU).
+    // answer is the round's and not the next side's (each side then pays about one poll of the
+    // outboxes: tens of ms of database CPU).
     await outboxesEmpty(db);
     return { ...result, cpuUsPerRequest: ((await side.cpuUs()) - before) / requests, dbCpuUsPerRequest: database ? (database.cpuUs() - dbBefore) / requests : undefined };
   };
@@ -633,20 +632,17 @@ async function startReceiver(): Promise<{ url: string; received: () => number; c
 type Load = Awaited<ReturnType<typeof load>>;
 async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
   const receiver = await startReceiver();
-  /**
-   * Each part starts once the events of the one before are relayed: until 2026-11-25 the parts
-   * without the endpoint did not wait, so the relay of their events ran into the next part (the
-   * next round's drain with the endpoint, and the load after the drain without it): a bias against
-   * the first and for the second, whatever events cost.
-   */
-  const relayed = () => outboxesEmpty(db);
+  // Each part starts once the events of the one before are relayed: until 2026-11-25 the parts
+  // without the endpoint did not wait, so the relay of their events ran into the next part (the
+  // next round's drain with the endpoint, and the load after the drain without it): a bias against
+  // the first and for the second, whatever events cost.
   const drain = async () => {
-    await relayed();
+    await outboxesEmpty(db);
     await clean(db);
     return timedDrain(db, baseUrl, apiKey, await seed(db, merchantId, BULK_SIZE));
   };
   const single = async () => {
-    await relayed();
+    await outboxesEmpty(db);
     await clean(db);
     return load(baseUrl, apiKey, await seed(db, merchantId, 1000), CONNECTIONS, LOAD_SECONDS, true);
   };

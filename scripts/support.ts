@@ -29,18 +29,13 @@ export async function openScratchDatabase(config: Config, prefix: string, log: L
   const embedded = config.mongodbUri ? undefined : await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, log);
   const serverUri = new URL(config.mongodbUri ?? embedded!.uri);
   serverUri.pathname = `/${prefix}_${Date.now()}`;
-  const database = await connectDatabase(serverUri.toString(), config, log);
-  const raw = await new MongoClient(serverUri.toString()).connect();
-  const db = raw.db(database.db.databaseName);
+  const opened = await openDatabaseAt(serverUri, config, log);
   return {
-    database,
-    db,
-    uri: serverUri.toString(),
-    ...database.server,
-    source: embedded ? `embedded: ${embedded.reason}` : `MONGODB_URI, scratch database ${db.databaseName}`,
+    ...opened,
+    ...opened.database.server,
+    source: embedded ? `embedded: ${embedded.reason}` : `MONGODB_URI, scratch database ${opened.db.databaseName}`,
     async close() {
-      await db.dropDatabase().catch(() => undefined);
-      await Promise.all([database.close(), raw.close()]);
+      await opened.close();
       await embedded?.stop();
     },
   };
@@ -54,6 +49,11 @@ export async function openScratchDatabase(config: Config, prefix: string, log: L
 export async function openSiblingDatabase(scratch: ScratchDatabase, suffix: string, config: Config, log: Logger): Promise<Pick<ScratchDatabase, 'database' | 'db' | 'uri' | 'close'>> {
   const uri = new URL(scratch.uri);
   uri.pathname = `${uri.pathname}_${suffix}`;
+  return openDatabaseAt(uri, config, log);
+}
+
+/** The database at `uri`: the service's clients and a raw one; `close` drops it and closes both. */
+async function openDatabaseAt(uri: URL, config: Config, log: Logger): Promise<Pick<ScratchDatabase, 'database' | 'db' | 'uri' | 'close'>> {
   const database = await connectDatabase(uri.toString(), config, log);
   const raw = await new MongoClient(uri.toString()).connect();
   const db = raw.db(database.db.databaseName);
