@@ -113,7 +113,9 @@ describe('a bulk request as a resource', () => {
     await completed(apiKey, location);
     const items = await get(apiKey, `${location}/items`);
     // As versions before 2026-11-25 stored them: the items, each with its own time (one differs here) and reason.
-    const earlier = items.body.data.map(({ livemode: _l, ...item }: Record<string, unknown>, i: number) => ({ ...item, ...(i === 0 ? { outcome: 'failed', reason: 'kept changing', at: '2026-01-01T00:00:00.000000Z' } : {}) }));
+    // The one made to differ is an applied one, wherever the items list it (the no-op is not always last).
+    const firstApplied = items.body.data.findIndex((item: { outcome: string }) => item.outcome === 'applied');
+    const earlier = items.body.data.map(({ livemode: _l, ...item }: Record<string, unknown>, i: number) => ({ ...item, ...(i === firstApplied ? { outcome: 'failed', reason: 'kept changing', at: '2026-01-01T00:00:00.000000Z' } : {}) }));
     await t.db.collection('bulkChunks').updateOne({ requestId: res.body.requestId }, { $set: { outcomes: earlier } });
     const status = await get(apiKey, location);
     expect(status.body.counts).toEqual({ pending: 0, applied: 2, noop: 1, skipped: 0, failed: 1 });
