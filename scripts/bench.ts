@@ -20,7 +20,7 @@
  *       their answer times, the dispatch, and the drain per 1000 against (b)'s
  * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=events, (f) alone;
  * BENCH_ONLY=sizes, (d) alone.
- * Every ratio is the median of BENCH_ROUNDS (default 3) rounds that run the service and its
+ * Every ratio is the median of BENCH_ROUNDS (default 3) rounds (BENCH_C_ROUNDS in (c) and BENCH_F_ROUNDS in (f), 5 each) that run the service and its
  * baseline in turn, printed with the least and greatest round ratio (scripts/bench-rounds.ts);
  * BENCH_SECONDS (default 5) is one round's load in (c) and (f).
  * Prints a table and writes bench/results/latest.json. A measurement, never a pass/fail test.
@@ -72,6 +72,11 @@ const SINGLE_REQUESTS = Number(process.env.BENCH_C_REQUESTS ?? 5000);
  * of 100–180 ms over 5000 requests, and with 3 rounds two quiet runs put it 21% apart.
  */
 const C_ROUNDS = Number(process.env.BENCH_C_ROUNDS ?? Math.max(ROUNDS, 5));
+/**
+ * Rounds of (f) (BENCH_F_ROUNDS; default 5, or BENCH_ROUNDS when larger): its drain ratio is of
+ * drains of 1.7–2.0 s, and with 3 rounds two quiet runs put it 19% apart (1.06 and 0.86).
+ */
+const F_ROUNDS = Number(process.env.BENCH_F_ROUNDS ?? Math.max(ROUNDS, 5));
 /** The service applies a bulk in chunks of this many commands; the raw drain baseline does the same. */
 const RAW_CHUNK = 100;
 const SIZES = [1_000, 100_000] as const;
@@ -625,9 +630,11 @@ async function startReceiver(): Promise<{ url: string; received: () => number; c
  * resume in turn, so that every request records an event) with one enabled endpoint on a loopback
  * receiver, against the same with it disabled (no deliveries), on a service of its own with its
  * workers running throughout, so that deliveries are sent while the figures with the endpoint are
- * taken. ROUNDS rounds, each with the endpoint then without (so with, without, with, without, ...),
- * the part with it waiting for the deliveries it caused: on this machine one run of each varied by
- * a fifth, so each ratio is the median of the rounds' ratios, with their spread.
+ * taken. F_ROUNDS rounds of a part with the endpoint and one without, the part with it waiting for
+ * the deliveries it caused: on this machine one run of each varied by a fifth, so each ratio is the
+ * median of the rounds' ratios, with their spread. The part with the endpoint runs first in even
+ * rounds and second in odd ones (with, without, without, with, ...; until 2026-11-25 always first),
+ * so that what drifts over the run (the database's files growing) falls on both sides alike.
  */
 type Load = Awaited<ReturnType<typeof load>>;
 async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: string) {
@@ -658,8 +665,8 @@ async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: 
   };
   try {
     const id = await endpoint('POST', '/v2/webhook-endpoints', { url: receiver.url, events: ['*'] });
-    const rounds: { drainWithout: number; drainWith: number; deliveredMs: number; singleWithout: Load; singleWith: Load }[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
+    const withEndpoint = async () => {
+      await endpoint('PATCH', `/v2/webhook-endpoints/${id}`, { status: 'enabled' });
       const started = performance.now();
       const before = receiver.received();
       const drainWith = await drain();
@@ -667,13 +674,23 @@ async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: 
       const deliveredMs = await delivered(before + BULK_SIZE + 1, started);
       const sent = receiver.received();
       const singleWith = await single();
-      // Every change of the load has its event; each is delivered before the next round.
+      // Every change of the load has its event; each is delivered before the next part.
       await delivered(sent + singleWith.requests, performance.now(), 120_000);
+      return { drainWith, deliveredMs, singleWith };
+    };
+    const withoutEndpoint = async () => {
       await endpoint('PATCH', `/v2/webhook-endpoints/${id}`, { status: 'disabled' });
-      const drainWithout = await drain();
-      const singleWithout = await single();
-      await endpoint('PATCH', `/v2/webhook-endpoints/${id}`, { status: 'enabled' });
-      rounds.push({ drainWithout, drainWith, deliveredMs, singleWithout, singleWith });
+      return { drainWithout: await drain(), singleWithout: await single() };
+    };
+    const rounds: { drainWithout: number; drainWith: number; deliveredMs: number; singleWithout: Load; singleWith: Load }[] = [];
+    for (let round = 0; round < F_ROUNDS; round++) {
+      if (round % 2 === 0) {
+        const on = await withEndpoint();
+        rounds.push({ ...on, ...(await withoutEndpoint()) });
+      } else {
+        const off = await withoutEndpoint();
+        rounds.push({ ...off, ...(await withEndpoint()) });
+      }
     }
     return {
       drainWithoutMs: median(rounds.map((r) => r.drainWithout)),
@@ -697,7 +714,7 @@ function eventsRows(events: Awaited<ReturnType<typeof benchEvents>>): string {
     row('(f) 3000 applied, 1 endpoint / none', `${events.drainWithMs.toFixed(0)} ms`, `${events.drainWithoutMs.toFixed(0)} ms`, events.drainRatio, '<= 1.2x', events.drainRatio.median <= 1.2) +
     '\n' +
     row('(f) pause+resume, 1 endpoint / none', `${singleWith.rps.toFixed(0)} req/s p99 ${singleWith.p99Ms}`, `${singleWithout.rps.toFixed(0)} req/s p99 ${singleWithout.p99Ms}`, events.singleRatio, '>= 0.8x', events.singleRatio.median >= 0.8) +
-    `\n(f) the 3000 events and the completion delivered ${(events.deliveredMs / 1000).toFixed(1)} s after the bulk was posted (median; ${events.delivered} deliveries in all); ${ROUNDS} rounds`
+    `\n(f) the 3000 events and the completion delivered ${(events.deliveredMs / 1000).toFixed(1)} s after the bulk was posted (median; ${events.delivered} deliveries in all); ${F_ROUNDS} rounds, the endpoint's part first in every other one`
   );
 }
 
@@ -1007,7 +1024,7 @@ async function main(): Promise<void> {
       metricsCost,
       filterBulk,
     };
-    console.log(`\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round), ${C_ROUNDS} in (c); rounds of ${SINGLE_REQUESTS} requests in (c), loads of ${LOAD_SECONDS} s in (f)`);
+    console.log(`\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round), ${C_ROUNDS} in (c), ${F_ROUNDS} in (f); rounds of ${SINGLE_REQUESTS} requests in (c), loads of ${LOAD_SECONDS} s in (f)`);
     console.log(TABLE_HEAD);
     console.log(row('(a) accept 3000 ids, median / p95', `${accept.acceptMedianMs.toFixed(0)} / ${accept.acceptP95Ms.toFixed(0)} ms`, `${accept.rawInsertMedianMs.toFixed(0)} / ${accept.rawInsertP95Ms.toFixed(0)} ms insertMany`, accept.acceptRatio, '<= 2x', accept.acceptRatio.median <= 2));
     console.log(row('(a) the same, over query + insert', `${accept.acceptMedianMs.toFixed(0)} ms`, `${accept.acceptFloorMedianMs.toFixed(0)} ms (query ${accept.rawOwnershipQueryMedianMs.toFixed(0)})`, accept.acceptOverheadRatio, '-', undefined));
@@ -1185,7 +1202,7 @@ async function onlyEvents(): Promise<void> {
     const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, { port: 0, host: '127.0.0.1' });
     const { merchantId, apiKey } = await running.service.auth.createMerchant('bench');
     console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
-    console.error(`(f) events and webhooks: one loopback endpoint against none, ${ROUNDS} rounds ...`);
+    console.error(`(f) events and webhooks: one loopback endpoint against none, ${F_ROUNDS} rounds ...`);
     const events = await benchEvents(scratch.db, running.url, apiKey, merchantId).finally(() => running.stop(30_000));
     console.log(`\n${TABLE_HEAD}\n${eventsRows(events)}`);
   } finally {
