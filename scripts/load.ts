@@ -4,11 +4,14 @@
  * (with the drain after the traffic against its target, DRAIN_TARGET_SECONDS, and its rate beside
  * the 3000-id request's of the latest npm run bench) and writes bench/results/load.json. It checks what must hold (no 5xx, nothing lost, memory back
  * within bounds) and exits 1 when any of it does not, but it is a script, not a timed test.
+ * LOAD_COMMANDS=1 also prints the service's database commands during the traffic and during the
+ * drain, by client, command and collection, with their count and time (the driver's command
+ * monitoring; it costs the run some throughput), and the commands pending every 10 s.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import type { Db } from 'mongodb';
+import type { Db, MongoClient } from 'mongodb';
 import { loadConfig } from '../src/config.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
@@ -46,6 +49,40 @@ function benchDrainRate(): { commandsPerSecond: number; measuredAt: string } | u
 }
 const rssMb = () => process.memoryUsage().rss / 2 ** 20;
 
+/** LOAD_COMMANDS=1: the service's commands by phase, client, command and collection (see the header). */
+function commandsByPhase(clients: Readonly<Record<string, MongoClient>>) {
+  const stats = new Map<string, { count: number; ms: number }>();
+  const started = new Map<number, string>();
+  let phase = 'traffic';
+  for (const [name, client] of Object.entries(clients)) {
+    (client as unknown as { monitorCommands: boolean }).monitorCommands = true;
+    client.on('commandStarted', (e) => {
+      // A getMore names its collection in `collection`; every other command, as its own value.
+      const target = (e.commandName === 'getMore' ? e.command['collection'] : e.command[e.commandName]) as unknown;
+      started.set(e.requestId, `${phase} | ${name} | ${e.commandName} ${typeof target === 'string' ? target : ''}`);
+    });
+    client.on('commandSucceeded', (e) => {
+      const key = started.get(e.requestId);
+      if (key === undefined) return;
+      started.delete(e.requestId);
+      const entry = stats.get(key) ?? { count: 0, ms: 0 };
+      entry.count++;
+      entry.ms += e.duration;
+      stats.set(key, entry);
+    });
+    client.on('commandFailed', (e) => started.delete(e.requestId));
+  }
+  return {
+    drain: () => (phase = 'drain'),
+    print: () => {
+      console.log('\n| phase | client | command | count | time (s) | each (ms) |\n|---|---|---|--:|--:|--:|');
+      for (const [key, { count, ms }] of [...stats].sort((a, b) => b[1].ms - a[1].ms).slice(0, 30)) {
+        console.log(`| ${key} | ${count} | ${(ms / 1000).toFixed(1)} | ${(ms / count).toFixed(1)} |`);
+      }
+    },
+  };
+}
+
 async function main(): Promise<number> {
   const config = loadConfig();
   const scratch = await openScratchDatabase(config, 'load', log);
@@ -61,6 +98,9 @@ async function main(): Promise<number> {
     );
     global.gc?.();
     const rssStart = rssMb();
+    const commands = process.env.LOAD_COMMANDS === '1' ? commandsByPhase(scratch.database.clients) : undefined;
+    if (commands) await scratch.database.reopen();
+    const sampler = commands && setInterval(() => void pendingCommands(db).then((n) => console.error(`${new Date().toISOString()} ${n} bulk commands pending`)), 10_000);
     console.error(`engine ${engine} ${version}; ${SECONDS} s at ${CONNECTIONS} connections ...`);
 
     let n = 0;
@@ -94,6 +134,8 @@ async function main(): Promise<number> {
     });
     const statuses: Record<string, number> = { '1xx': result['1xx'], '2xx': result['2xx'], '3xx': result['3xx'], '4xx': result['4xx'], '5xx': result['5xx'] };
     console.error('traffic done; waiting for every queued bulk command to be applied ...');
+    clearInterval(sampler);
+    commands?.drain();
     const drainStart = Date.now();
     const pendingAtEnd = await pendingCommands(db);
     const queued = () => db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
@@ -127,6 +169,8 @@ async function main(): Promise<number> {
       rssStartMb: Math.round(rssStart),
       rssEndMb: Math.round(rssEnd),
       rssBoundMb: RSS_BOUND_MB,
+      /** LOAD_COMMANDS=1: the commands were monitored, which costs throughput. */
+      commandsMonitored: commands !== undefined,
     };
     const checks: [string, boolean][] = [
       ['no 5xx', result['5xx'] === 0],
@@ -148,6 +192,7 @@ async function main(): Promise<number> {
     for (const [name, ok] of checks) console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}`);
     mkdirSync(resultsDir, { recursive: true });
     writeFileSync(join(resultsDir, 'load.json'), `${JSON.stringify({ ...results, checks: Object.fromEntries(checks) }, null, 2)}\n`);
+    commands?.print();
     console.log('\nwritten to bench/results/load.json');
     return checks.every(([, ok]) => ok) ? 0 : 1;
   } finally {
