@@ -29,6 +29,19 @@ export function spreadOf(ratios: readonly number[]): Spread {
   return { median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios), rounds: [...ratios] };
 }
 
+/**
+ * How far a median of round ratios is likely to be from the one another run would find, relative
+ * to it: its standard error, 1.2533 σ / √n for n rounds, with σ taken from the rounds themselves as
+ * 1.4826 times their median absolute deviation (so that one wild round does not make every run
+ * look noisy). Undefined under 3 rounds (runs stored before the rounds were kept have none).
+ */
+export function medianNoise(rounds: readonly number[]): number | undefined {
+  if (rounds.length < 3) return undefined;
+  const m = median(rounds);
+  const sigma = 1.4826 * median(rounds.map((r) => Math.abs(r - m)));
+  return (1.2533 * sigma) / Math.sqrt(rounds.length) / m;
+}
+
 /** `0.52 (0.48–0.55)`: the median and, in brackets, the least and greatest round. */
 export function formatSpread(s: Pick<Spread, 'median' | 'min' | 'max'>, digits = 2): string {
   return `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
