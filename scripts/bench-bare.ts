@@ -8,6 +8,7 @@ import type { Db, Document } from 'mongodb';
 import { uuidv7Named } from '../src/lib/ids.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
+import { KEPT_PAUSE_TIMES } from '../src/subscriptions/subscriptions.rules.js';
 
 /**
  * The same database work as a single pause, on a bare node:http server, with raw driver calls: the
@@ -29,7 +30,7 @@ export function bareServer(db: Db, merchantId: string, events = true): Server {
       const changed = await subscriptions.findOneAndUpdate(
         relay ? { _id: id as never, merchantId, status: 'fulfilled', pauseAt: null, resumeAt: null, pauseReason: null } : { _id: id as never, merchantId, status: 'fulfilled' },
         relay
-          ? { $set: { status: 'paused', modifiedAt: at }, $unset: { pauseAt: '' }, $push: { recentPauses: { $each: [at], $slice: -100 }, outbox: { $each: [entry] } } as never }
+          ? { $set: { status: 'paused', modifiedAt: at }, $unset: { pauseAt: '' }, $push: { recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES }, outbox: { $each: [entry] } } as never }
           : { $set: { status: 'paused', modifiedAt: at } },
         { returnDocument: 'after' },
       );

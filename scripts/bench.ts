@@ -35,7 +35,8 @@ import { MongoClient, type Db } from 'mongodb';
 import { loadConfig, type Config } from '../src/config.js';
 import { connectDatabase } from '../src/db/mongo.js';
 import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
-import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository.js';
+import { KEPT_COMMAND_MARKS, SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository.js';
+import { KEPT_PAUSE_TIMES } from '../src/subscriptions/subscriptions.rules.js';
 import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
 import { FERRETDB_PATCH, ferretdbBinaryPath } from '../src/db/ferretdb.js';
@@ -225,7 +226,7 @@ async function benchDrain(db: Db, service: Service, baseUrl: string, apiKey: str
     const filter = statusOnly ? { status: 'fulfilled' } : { bulkCommands: { $nin: [`${requestId}:applied`, `${requestId}:noop`] }, status: 'fulfilled', pauseAt: null, resumeAt: null, pauseReason: null };
     const update = statusOnly
       ? { $set: { status: 'paused', modifiedAt: at } }
-      : { $set: { status: 'paused', modifiedAt: at }, $unset: { pauseAt: '' }, $push: { bulkCommands: { $each: [`${requestId}:applied`], $slice: -32 }, recentPauses: { $each: [at], $slice: -100 }, outbox: { $each: [entry] } } };
+      : { $set: { status: 'paused', modifiedAt: at }, $unset: { pauseAt: '' }, $push: { bulkCommands: { $each: [`${requestId}:applied`], $slice: -KEPT_COMMAND_MARKS }, recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES }, outbox: { $each: [entry] } } };
     return timed(async () => {
       for (let i = 0; i < rawIds.length; i += RAW_CHUNK) {
         const chunk = rawIds.slice(i, i + RAW_CHUNK);

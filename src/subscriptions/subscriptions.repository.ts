@@ -61,7 +61,7 @@ function inModeOf(merchantId: string, update: UpdateFilter<SubscriptionDocument>
 }
 
 /** How many bulk command marks a subscription keeps: a run repeated after more than this many later commands is not expected. */
-const KEPT_COMMAND_MARKS = 32;
+export const KEPT_COMMAND_MARKS = 32;
 
 export type CommandMark = 'applied' | 'noop';
 
