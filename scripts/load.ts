@@ -15,7 +15,7 @@ import type { Db, MongoClient } from 'mongodb';
 import { loadConfig } from '../src/config.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
-import { openScratchDatabase, serveOnLoopback } from './support.js';
+import { commandTally, openScratchDatabase, serveOnLoopback } from './support.js';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 40);
 /** Issue 29: the queue drained within this long after the traffic's end (printed as met or missed, not a check: it depends on the machine). */
@@ -51,27 +51,8 @@ const rssMb = () => process.memoryUsage().rss / 2 ** 20;
 
 /** LOAD_COMMANDS=1: the service's commands by phase, client, command and collection (see the header). */
 function commandsByPhase(clients: Readonly<Record<string, MongoClient>>) {
-  const stats = new Map<string, { count: number; ms: number }>();
-  const started = new Map<number, string>();
   let phase = 'traffic';
-  for (const [name, client] of Object.entries(clients)) {
-    (client as unknown as { monitorCommands: boolean }).monitorCommands = true;
-    client.on('commandStarted', (e) => {
-      // A getMore names its collection in `collection`; every other command, as its own value.
-      const target = (e.commandName === 'getMore' ? e.command['collection'] : e.command[e.commandName]) as unknown;
-      started.set(e.requestId, `${phase} | ${name} | ${e.commandName} ${typeof target === 'string' ? target : ''}`);
-    });
-    client.on('commandSucceeded', (e) => {
-      const key = started.get(e.requestId);
-      if (key === undefined) return;
-      started.delete(e.requestId);
-      const entry = stats.get(key) ?? { count: 0, ms: 0 };
-      entry.count++;
-      entry.ms += e.duration;
-      stats.set(key, entry);
-    });
-    client.on('commandFailed', (e) => started.delete(e.requestId));
-  }
+  const stats = commandTally(clients, ({ client, command, collection }) => `${phase} | ${client} | ${command} ${collection}`);
   return {
     drain: () => (phase = 'drain'),
     print: () => {

@@ -1,7 +1,7 @@
 /** What the scripts that run the service (bench, load, fuzz) share: a scratch database and a loopback server. */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MongoClient, type Db } from 'mongodb';
+import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
 import { startService, type ListenOptions, type Service } from '../src/main/composition.js';
 import type { Config } from '../src/config.js';
 import { startEmbeddedDatabase } from '../src/db/embedded.js';
@@ -93,4 +93,47 @@ export async function serveOnLoopback(scratch: ScratchDatabase, config: Config, 
   const limitless = { ...config, rateLimitBurst: 1_000_000, rateLimitPerSecond: 1_000_000, authFailuresPerMinute: 1_000_000 };
   const running = await startService(scratch.database, limitless, log, { port: 0, host: '127.0.0.1' });
   return { service: running.service, baseUrl: running.url, stop: () => running.stop(30_000) };
+}
+
+/** A command a client sent: the client's name, the command's and the collection it names. */
+export interface CommandSeen {
+  readonly client: string;
+  readonly command: string;
+  readonly collection: string;
+}
+
+/**
+ * Counts and times the commands these clients send (the driver's command monitoring), each under
+ * the key `keyOf` gives it (undefined: not counted), once it has succeeded or failed; the time is
+ * its round trip as the driver saw it. The driver reads the setting as connections open: reopen
+ * the clients (`database.reopen()`) after this. For the profiles and `LOAD_COMMANDS=1 npm run load`.
+ */
+export function commandTally(
+  clients: Readonly<Record<string, MongoClient>>,
+  keyOf: (seen: CommandSeen, event: CommandStartedEvent) => string | undefined,
+): Map<string, { count: number; ms: number }> {
+  const tally = new Map<string, { count: number; ms: number }>();
+  for (const [client, mongo] of Object.entries(clients)) {
+    // Not in the client's typed options, but read by the driver (mongo_client.js) as the topology connects.
+    (mongo as unknown as { monitorCommands: boolean }).monitorCommands = true;
+    const started = new Map<number, string>();
+    mongo.on('commandStarted', (event) => {
+      // A getMore names its collection in `collection`; every other command, as its own value.
+      const target = (event.commandName === 'getMore' ? event.command['collection'] : event.command[event.commandName]) as unknown;
+      const key = keyOf({ client, command: event.commandName, collection: typeof target === 'string' ? target : '' }, event);
+      if (key !== undefined) started.set(event.requestId, key);
+    });
+    const done = (event: { requestId: number; duration: number }) => {
+      const key = started.get(event.requestId);
+      if (key === undefined) return;
+      started.delete(event.requestId);
+      const entry = tally.get(key) ?? { count: 0, ms: 0 };
+      entry.count++;
+      entry.ms += event.duration;
+      tally.set(key, entry);
+    };
+    mongo.on('commandSucceeded', done);
+    mongo.on('commandFailed', done);
+  }
+  return tally;
 }

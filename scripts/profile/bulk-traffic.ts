@@ -11,7 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/main/composition.js';
 import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
-import { LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
+import { commandTally, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
 const log = createLogger('warn');
 const config = loadConfig();
 const scratch = await openScratchDatabase(config, 'bulk_traffic', log);
@@ -22,17 +22,8 @@ try {
     const { merchantId, apiKey } = await running.service.auth.createMerchant(`m${i}`);
     return { apiKey, ids: (await seeder.seed({ merchantId, count: 500, status: 'fulfilled' })).map((s) => s.id) };
   }));
-  const counts = new Map<string, number>();
   let counting = false;
-  for (const client of Object.values(scratch.database.clients)) {
-    (client as unknown as { monitorCommands: boolean }).monitorCommands = true;
-    client.on('commandStarted', (e) => {
-      if (!counting) return;
-      const target = e.command[e.commandName] as unknown;
-      const key = `${e.commandName} ${typeof target === 'string' ? target : ''}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    });
-  }
+  const counts = commandTally(scratch.database.clients, ({ command, collection }) => (counting ? `${command} ${collection}` : undefined));
   await scratch.database.reopen();
   await running.service.workers.start();
   counting = true;
@@ -55,7 +46,7 @@ try {
   const ms = performance.now() - start;
   counting = false;
   console.log(`${REQ} requests posted in ${posted.toFixed(0)} ms, drained ${ms.toFixed(0)} ms after the first (${(REQ * 20 / (ms / 1000)).toFixed(0)} commands/s)`);
-  for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1])) if (!k.includes('webhook')) console.log(`  ${k}: ${v} (${(v / REQ).toFixed(2)} per request)`);
+  for (const [k, { count: v }] of [...counts].sort((a, b) => b[1].count - a[1].count)) if (!k.includes('webhook')) console.log(`  ${k}: ${v} (${(v / REQ).toFixed(2)} per request)`);
   await running.service.workers.stop(30_000);
   await running.stop(30_000);
 } finally {

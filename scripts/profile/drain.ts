@@ -11,7 +11,7 @@ import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/main/composition.js';
 import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
-import { LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
+import { commandTally, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
 
 const IDS = Number(process.env.PROFILE_IDS ?? 3000);
 const REQUESTS = Number(process.env.PROFILE_REQUESTS ?? 1);
@@ -31,33 +31,14 @@ try {
   const seeded = MIXED ? await interleaved() : await seeder.seed({ merchantId, count: IDS, status: 'fulfilled' });
   const ids = seeded.map((s) => s.id);
 
-  const counts = new Map<string, { n: number; ms: number }>();
   let counting = false;
-let t0 = performance.now();
-  for (const [role, client] of Object.entries(scratch.database.clients)) {
-    // Not in the client's typed options, but read by the driver (mongo_client.js) as the topology connects.
-    (client as unknown as { monitorCommands: boolean }).monitorCommands = true;
-    const started = new Map<number, string>();
-    client.on('commandStarted', (e) => {
-      if (!counting) return;
-      const target = e.command[e.commandName] as unknown;
-      started.set(e.requestId, `${role} ${e.commandName} ${typeof target === 'string' ? target : ''}`);
-      // PROFILE_TRACE=1: when each command started, after the workers' start (finds with their filter).
-      if (process.env.PROFILE_TRACE) console.error(`${(performance.now() - t0).toFixed(0)} ms ${role} ${e.commandName} ${String(target)} ${e.commandName === 'find' ? JSON.stringify(e.command['filter']).slice(0, 120) : ''}`);
-    });
-    const done = (e: { requestId: number; duration: number }) => {
-      const key = started.get(e.requestId);
-      if (!key) return;
-      started.delete(e.requestId);
-      const c = counts.get(key) ?? { n: 0, ms: 0 };
-      c.n++;
-      c.ms += e.duration;
-      counts.set(key, c);
-    };
-    client.on('commandSucceeded', done);
-    client.on('commandFailed', done);
-  }
-
+  let t0 = performance.now();
+  const counts = commandTally(scratch.database.clients, ({ client, command, collection }, e) => {
+    if (!counting) return undefined;
+    // PROFILE_TRACE=1: when each command started, after the workers' start (finds with their filter).
+    if (process.env.PROFILE_TRACE) console.error(`${(performance.now() - t0).toFixed(0)} ms ${client} ${command} ${collection} ${command === 'find' ? JSON.stringify(e.command['filter']).slice(0, 120) : ''}`);
+    return `${client} ${command} ${collection}`;
+  });
   // Read by the topology as it connects: the clients are opened again with it on.
   await scratch.database.reopen();
   const post = async (subscriptions: string[]): Promise<string> => {
@@ -99,8 +80,8 @@ let t0 = performance.now();
   console.log('| client command collection | commands | per chunk | total ms | ms per chunk |');
   console.log('|---|--:|--:|--:|--:|');
   const rows = [...counts].sort((a, b) => b[1].ms - a[1].ms);
-  for (const [key, { n, ms }] of rows) console.log(`| ${key} | ${n} | ${(n / chunks).toFixed(2)} | ${ms.toFixed(0)} | ${(ms / chunks).toFixed(1)} |`);
-  const total = rows.reduce((s, [, c]) => ({ n: s.n + c.n, ms: s.ms + c.ms }), { n: 0, ms: 0 });
+  for (const [key, { count: n, ms }] of rows) console.log(`| ${key} | ${n} | ${(n / chunks).toFixed(2)} | ${ms.toFixed(0)} | ${(ms / chunks).toFixed(1)} |`);
+  const total = rows.reduce((s, [, c]) => ({ n: s.n + c.count, ms: s.ms + c.ms }), { n: 0, ms: 0 });
   console.log(`| all | ${total.n} | ${(total.n / chunks).toFixed(2)} | ${total.ms.toFixed(0)} | ${(total.ms / chunks).toFixed(1)} |`);
   await running.service.workers.stop(30_000);
   // The bench's baseline beside it: the same conditional updates sent raw, one updateMany per 100 ids.
