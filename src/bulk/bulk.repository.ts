@@ -13,6 +13,7 @@ import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { chunkIds, chunked } from './bulk.chunks.js';
+import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
 /** Chunk documents per insert: a 3000-id request's 30 in one, as before. */
 const CHUNKS_AT_ONCE = 50;
@@ -25,7 +26,6 @@ const OUTCOMES_PER_WRITE = 16;
  * the ones taken first).
  */
 const REMEMBERED_COMMANDS = 50_000;
-import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
 export interface Rejection {
   readonly subscriptionId: string;

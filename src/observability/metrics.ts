@@ -24,7 +24,6 @@ import { counterCell, histogramCell } from './metric-cells.js';
 
 export type DbClientRole = 'request' | 'background';
 
-
 /** What the fleet gauges show; read by src/fleet/status.ts. */
 export interface FleetReading {
   readonly chunksQueued: number;
