@@ -16,6 +16,11 @@ import { startWorker, type WorkerProcess } from './support/worker-process.js';
 const SIZE = 20;
 let http: TestService;
 const others: { close(): Promise<void> }[] = [];
+/** Closes what a test started before the next test runs (its requests wait for a worker of their own), not at the end. */
+async function closeNow(other: { close(): Promise<void> }): Promise<void> {
+  others.splice(others.indexOf(other), 1);
+  await other.close();
+}
 beforeAll(async () => {
   http = await startTestService({ workers: 0, rateLimitPerSecond: 0 });
 });
@@ -94,9 +99,7 @@ describe('small bulk requests sharing a run', () => {
     expect(commandLines).toHaveLength(50 * SIZE);
     const completions = worker.logLines.filter((l) => l['msg'] === 'bulk request completed' && byRequest.has(l['requestId'] as string));
     expect(completions.map((l) => l['requestId']).sort()).toEqual([...byRequest.keys()].sort());
-    // The next test's requests wait for a worker of its own.
-    others.splice(others.indexOf(worker), 1);
-    await worker.close();
+    await closeNow(worker);
   });
 
   it('a worker killed while recording the outcomes of chunks it took together leaves them to another, which completes every request with each command applied once', { timeout: 180_000 }, async () => {
@@ -134,9 +137,7 @@ describe('small bulk requests sharing a run', () => {
       }
       expect(await statusOf(ids)).toEqual(new Set(['paused']));
       expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
-      // The next tests' requests wait for a worker of their own.
-      others.splice(others.indexOf(stopRescuer), 1);
-      await rescuer.stop();
+      await closeNow(stopRescuer);
     } finally {
       await doomed?.stop('SIGKILL');
       await proxy.close();
@@ -163,8 +164,7 @@ describe('small bulk requests sharing a run', () => {
     expect(commands.length).toBeLessThanOrEqual(2);
     expect(Math.max(...commands)).toBeGreaterThanOrEqual(3000 - 2 * CHUNK_SIZE);
     for (const n of commands) expect(n).toBeLessThanOrEqual(EXTENDED_RUN_COMMANDS);
-    others.splice(others.indexOf(worker), 1);
-    await worker.close();
+    await closeNow(worker);
   });
 
   it('while another merchant’s chunk is due, no run takes more than RUN_COMMANDS', { timeout: 180_000 }, async () => {
@@ -180,7 +180,6 @@ describe('small bulk requests sharing a run', () => {
     const runs = runsOf(worker, [large]);
     expect(runs.length).toBeGreaterThanOrEqual(2);
     for (const run of runs) expect(run['commands']).toBeLessThanOrEqual(RUN_COMMANDS);
-    others.splice(others.indexOf(worker), 1);
-    await worker.close();
+    await closeNow(worker);
   });
 });
