@@ -3,6 +3,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import type { Db, Document } from 'mongodb';
 import { uuidv7Named } from '../src/lib/ids.js';
@@ -92,6 +93,22 @@ export interface ServerProcess {
 
 /** BENCH_SERVICE_FROM=src: the service side runs its sources through tsx rather than the compiled build (scripts/bench-server.ts). */
 export const SERVICE_FROM_SOURCES = process.env.BENCH_SERVICE_FROM === 'src';
+
+/**
+ * The service's modules that the bench and the profiler start it with, all from one tree (its
+ * logger's request context is its own module's): the compiled build (dist/), the sources with
+ * BENCH_SERVICE_FROM=src, or `distSrc`, another compiled tree's src/ (scripts/profile/compare-builds.ts
+ * runs a saved build beside the current one).
+ */
+export async function serviceModules(distSrc?: string) {
+  const root = distSrc ? pathToFileURL(distSrc).href : SERVICE_FROM_SOURCES ? '../src' : '../dist/src';
+  const [{ connectDatabase }, { startService }, { createLogger }] = await Promise.all([
+    import(`${root}/db/mongo.js`) as Promise<typeof import('../src/db/mongo.js')>,
+    import(`${root}/main/composition.js`) as Promise<typeof import('../src/main/composition.js')>,
+    import(`${root}/logger.js`) as Promise<typeof import('../src/logger.js')>,
+  ]);
+  return { connectDatabase, startService, createLogger };
+}
 
 let built = false;
 

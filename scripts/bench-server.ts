@@ -15,24 +15,17 @@
  * process has used so far (`{ "cpuUs": n, "userUs": u, "systemUs": s }`, n = u + s); exits when stdin closes.
  */
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../src/config.js';
-import { bareServer, SERVICE_FROM_SOURCES } from './bench-bare.js';
+import { bareServer, serviceModules } from './bench-bare.js';
 import { listenOnLoopback, LOOPBACK_WITHOUT_WORKERS } from './support.js';
 
 const side = process.argv[2];
 const config = loadConfig();
 let started: { url: string; apiKey?: string; merchantId: string; stop: () => Promise<unknown> };
 if (side === 'service') {
-  // All of the service's modules from one tree: its logger's request context is its own module's.
-  // BENCH_SERVICE_DIST: another compiled tree's src/ (scripts/profile/compare-builds.ts runs a saved build beside the current one).
-  const root = process.env.BENCH_SERVICE_DIST ? pathToFileURL(process.env.BENCH_SERVICE_DIST).href : SERVICE_FROM_SOURCES ? '../src' : '../dist/src';
-  const [{ connectDatabase }, { startService }, { createLogger }] = await Promise.all([
-    import(`${root}/db/mongo.js`) as Promise<typeof import('../src/db/mongo.js')>,
-    import(`${root}/main/composition.js`) as Promise<typeof import('../src/main/composition.js')>,
-    import(`${root}/logger.js`) as Promise<typeof import('../src/logger.js')>,
-  ]);
+  // BENCH_SERVICE_DIST: another compiled tree's src/ (scripts/profile/compare-builds.ts).
+  const { connectDatabase, startService, createLogger } = await serviceModules(process.env.BENCH_SERVICE_DIST);
   const log = createLogger('warn');
   const database = await connectDatabase(config.mongodbUri!, config, log);
   const running = await startService(database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);

@@ -9,16 +9,11 @@
 import { createInterface } from 'node:readline';
 import { MongoClient } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
-import { bareServer, SERVICE_FROM_SOURCES } from '../bench-bare.js';
+import { bareServer, serviceModules } from '../bench-bare.js';
 import { listenOnLoopback } from '../support.js';
 
 // As bench (c) runs it: the compiled build (dist/, which run.ts builds first), or the sources with BENCH_SERVICE_FROM=src.
-const root = SERVICE_FROM_SOURCES ? '../../src' : '../../dist/src';
-const [{ connectDatabase }, { startService }, { createLogger }] = await Promise.all([
-  import(`${root}/db/mongo.js`) as Promise<typeof import('../../src/db/mongo.js')>,
-  import(`${root}/main/composition.js`) as Promise<typeof import('../../src/main/composition.js')>,
-  import(`${root}/logger.js`) as Promise<typeof import('../../src/logger.js')>,
-]);
+const { connectDatabase, startService, createLogger } = await serviceModules();
 const config = loadConfig();
 const log = createLogger('warn');
 const database = await connectDatabase(config.mongodbUri!, config, log);
