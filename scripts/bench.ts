@@ -68,6 +68,8 @@ const WARMUP_SECONDS = 2;
  * request than the bare server's (docs/performance.md).
  */
 const SINGLE_REQUESTS = Number(process.env.BENCH_C_REQUESTS ?? 5000);
+/** The subscriptions of a round of (c): one request in five changes one, whatever SINGLE_REQUESTS. */
+const SINGLE_SUBSCRIPTIONS = Math.max(1, Math.round(SINGLE_REQUESTS / 5));
 /**
  * Rounds of (c) (BENCH_C_ROUNDS; default 5, or BENCH_ROUNDS when larger): its p99 ratio is of tails
  * of 100–180 ms over 5000 requests, and with 3 rounds two quiet runs put it 21% apart.
@@ -397,7 +399,7 @@ async function benchSingle(db: Db, uri: string) {
   /** A round of SINGLE_REQUESTS, or a warm-up of WARMUP_SECONDS. */
   const run = async (side: ServerProcess, warmUp = false) => {
     await clean(db);
-    const ids = await seed(db, service.merchantId, 1000);
+    const ids = await seed(db, service.merchantId, SINGLE_SUBSCRIPTIONS);
     const before = await side.cpuUs();
     const dbBefore = database?.cpuUs() ?? 0;
     const result = await load(side.url, service.apiKey!, ids, CONNECTIONS, WARMUP_SECONDS, false, warmUp ? undefined : SINGLE_REQUESTS);
@@ -461,7 +463,7 @@ function singleRows(c: Awaited<ReturnType<typeof benchSingle>>): string {
     row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bare.rps.toFixed(0)} req/s p50 ${bare.p50Ms} p99 ${bare.p99Ms}`, c.singleThroughputRatio, '>= 0.6x', met) +
     `\n(c) p99 service / bare ${formatSpread(c.singleP99Ratio)}; issue 29 asks >= 0.8x throughput with p99 <= 2x: ${issue29 ? 'met' : 'MISSED'}` +
     `\n(c) the bare server does the service's database work: the same conditional update with the change's outbox entry, a read when it matches nothing, and the relay's event insert, endpoint lookup and outbox clear per 50 ms` +
-    `\n(c) the service runs ${SERVICE_FROM_SOURCES ? 'its sources through tsx (BENCH_SERVICE_FROM=src)' : 'the compiled build (dist/), as deployed'}; the bare server's database connections: ${c.barePool}; rounds, req/s service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} / ${r.bare.rps.toFixed(0)}`).join(', ')}` +
+    `\n(c) the service runs ${SERVICE_FROM_SOURCES ? 'its sources through tsx (BENCH_SERVICE_FROM=src)' : 'the compiled build (dist/), as deployed'}; the bare server's database connections: ${c.barePool}; rounds, req/s (p99 ms) service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} (${r.service.p99Ms}) / ${r.bare.rps.toFixed(0)} (${r.bare.p99Ms})`).join(', ')}` +
     `\n(c) CPU per request of each side's process (median of the rounds), service / bare: ${single.cpuUsPerRequest.toFixed(0)} / ${bare.cpuUsPerRequest.toFixed(0)} µs, ratio ${formatSpread(c.singleCpuRatio)}` +
     (single.dbCpuUsPerRequest !== undefined
       ? `\n(c) CPU per request of the database server's process (median of the rounds), under the service / under the bare server: ${single.dbCpuUsPerRequest.toFixed(0)} / ${bare.dbCpuUsPerRequest!.toFixed(0)} µs` +
