@@ -5,13 +5,15 @@
  * log lines carry trace_id and span_id. The database spans of the MongoDB instrumentation need the
  * driver loaded after tracing starts, which a test process cannot arrange (vitest loads the driver
  * first): test/tracing-process.test.ts checks them on a `subsvc serve` process exporting OTLP.
+ * Small requests applied together in one run (src/bulk/bulk.worker.ts) each continue their own
+ * request's trace.
  */
 import { randomBytes } from 'node:crypto';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flushTracing, startTracing, stopTracing } from '../src/observability/tracing.js';
 import { call } from './support/http.js';
-import { startReceiver, type Receiver } from './support/receiver.js';
+import { registeredReceiver, startReceiver, type Receiver } from './support/receiver.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 
@@ -94,5 +96,50 @@ describe('traces', () => {
     );
     expect(delivery && parentOf(delivery)).toBe(server!.spanContext().spanId);
     expect(receiver.received.at(-1)!.traceparent?.split('-')[1]).toBe(traceId);
+  });
+
+  it('requests applied together in one run each continue their own trace: their chunk span, their log lines and their changes’ deliveries', { timeout: 120_000 }, async () => {
+    // Queued while no worker runs (an HTTP-only service on a database of its own), so that the
+    // worker started after finds them waiting and its first run takes the others as companions.
+    const accepting = await startTestService({ workers: 0, rateLimitPerSecond: 0 });
+    const receivers: Receiver[] = [];
+    let worker: TestService | undefined;
+    try {
+      const { merchantId, apiKey } = await accepting.merchant();
+      const { receiver } = await registeredReceiver(accepting.baseUrl, apiKey, ['subscription.paused'], receivers);
+      const ids = await accepting.seed(merchantId, 9);
+      const requests: { traceId: string; callerSpanId: string; ids: string[] }[] = [];
+      for (let i = 0; i < 3; i++) {
+        const request = { traceId: randomBytes(16).toString('hex'), callerSpanId: randomBytes(8).toString('hex'), ids: ids.slice(i * 3, i * 3 + 3) };
+        const res = await call(accepting.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: request.ids }, headers: { traceparent: `00-${request.traceId}-${request.callerSpanId}-01` } });
+        expect(res.status).toBe(202);
+        requests.push(request);
+      }
+      const queued = () => accepting.db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
+      await waitFor(queued, (n) => n === 3, 30_000, 100, 'the 3 jobs queued');
+      worker = await startTestService({ workers: 2, databaseName: accepting.db.databaseName });
+      await waitFor(async () => receiver.received.length, (n) => n >= 9, 60_000, 100, 'the 9 deliveries');
+      const shared = worker.logLines.find((l) => l.msg === 'bulk chunks applied together');
+      expect(shared, 'one run took the other requests as companions').toBeDefined();
+      await flushTracing();
+      const spans = exporter.getFinishedSpans();
+      for (const request of requests) {
+        const ofTrace = spans.filter((s) => s.spanContext().traceId === request.traceId);
+        const server = ofTrace.find((s) => s.name === 'POST bulkPauseSubscriptions')!;
+        expect(parentOf(server)).toBe(request.callerSpanId);
+        const chunks = ofTrace.filter((s) => s.name === 'bulk chunk');
+        expect(chunks.map((s) => parentOf(s)), `the request's chunk span continues its own trace`).toEqual([server.spanContext().spanId]);
+        const applied = worker.logLines.filter((l) => l.msg === 'bulk command applied' && request.ids.includes(l['subscriptionId'] as string));
+        expect(applied).toHaveLength(3);
+        for (const line of applied) expect(line).toMatchObject({ trace_id: request.traceId, span_id: chunks[0]!.spanContext().spanId });
+        const deliveries = receiver.received.filter((r) => request.ids.includes(r.body.data.subscription?.id));
+        expect(deliveries).toHaveLength(3);
+        for (const delivery of deliveries) expect(delivery.traceparent?.split('-')[1], `the delivery of ${delivery.body.data.subscription?.id}`).toBe(request.traceId);
+      }
+    } finally {
+      for (const receiver of receivers) await receiver.close();
+      await worker?.close();
+      await accepting.close();
+    }
   });
 });

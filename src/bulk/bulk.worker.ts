@@ -11,7 +11,7 @@
 import { nowTimestamp } from '../lib/clock.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
-import { inSpan } from '../observability/tracing.js';
+import { currentTraceparent, inSpan, inTraceContext } from '../observability/tracing.js';
 import { KEPT_CHANGING, type CommandOutcome, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { CHUNK_SIZE, type ChunkJobData } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
@@ -50,6 +50,8 @@ interface Applied {
   readonly chunk: BulkChunk;
   readonly results: ReadonlyMap<string, CommandOutcome>;
   readonly outcomes: readonly ItemOutcome[];
+  /** The chunk's span as a traceparent, when tracing is on: its outcomes are logged in its request's trace. */
+  readonly trace: string | undefined;
 }
 
 /** Records completed requests' events (idempotently: it may be called again for the same requests). */
@@ -143,8 +145,17 @@ export class BulkWorker implements ChunkHandlers {
     const holds = batches.map((b) => this.queue.holdCompanions(b));
     // One after another: on one writer (FerretDB) at once only queues them, and a run holds up to RUN_COMMANDS / CHUNK_SIZE full chunks at a time.
     const settled: PromiseSettledResult<Applied | undefined>[] = [];
+    // Each companion continues its own request's trace (its job's traceparent), so that its span, its
+    // changes' events (and their deliveries) and its log lines are found under the request that sent it.
+    const traces = new Map<string, string | undefined>();
+    const noteTraces = (locked: LockedJobs<ChunkJobData>) => {
+      for (const { data } of locked.jobs) traces.set(data.chunkId, data.traceparent);
+    };
+    if (first) noteTraces(first);
+    const applyOne = (c: BulkChunk) =>
+      c === chunk ? this.apply(c, final) : inSpan('bulk chunk', traces.get(c.chunkId), { 'subsvc.chunk': c.chunkId, 'subsvc.run_chunk': chunkId }, () => this.apply(c, final));
     const applyAll = async (chunks: readonly BulkChunk[]) => {
-      for (const c of chunks) settled.push(...(await Promise.allSettled([c.outcomes ? undefined : this.apply(c, final)])));
+      for (const c of chunks) settled.push(...(await Promise.allSettled([c.outcomes ? undefined : applyOne(c)])));
     };
     await applyAll([chunk, ...companions]);
     let commands = [chunk, ...companions].reduce((n, c) => n + c.subscriptionIds.length, 0);
@@ -154,6 +165,7 @@ export class BulkWorker implements ChunkHandlers {
       const next = await this.more(chunk);
       if (!next) break;
       batches.push(next.locked);
+      noteTraces(next.locked);
       holds.push(this.queue.holdCompanions(next.locked));
       companions.push(...next.chunks);
       await applyAll(next.chunks);
@@ -225,7 +237,7 @@ export class BulkWorker implements ChunkHandlers {
       const result = results.get(subscriptionId)!;
       return { subscriptionId, outcome: result.outcome, reason: 'reason' in result ? result.reason : null, at };
     });
-    return { chunk, results, outcomes };
+    return { chunk, results, outcomes, trace: currentTraceparent() };
   }
 
   /** Records the chunks' outcomes (one write for all); logged and counted by the run that records them, so that a chunk run twice is logged once. */
@@ -236,9 +248,12 @@ export class BulkWorker implements ChunkHandlers {
       applied.map(({ chunk, outcomes }) => ({ chunkId: chunk.chunkId, outcomes })),
     );
     const counter = metrics()?.bulkCommands;
-    for (const { chunk, results, outcomes } of applied) {
+    for (const { chunk, results, outcomes, trace } of applied) {
       if (!recorded.has(chunk.chunkId)) continue;
-      for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
+      // In the trace of the chunk's own request (a companion's, not the run's).
+      inTraceContext(trace, () => {
+        for (const [subscriptionId, result] of results) this.logOutcome(chunk, subscriptionId, result);
+      });
       for (const { outcome } of outcomes) counter?.labels(chunk.operation.toLowerCase(), outcome).inc();
     }
   }

@@ -143,6 +143,14 @@ export async function inSpan<T>(name: string, traceparent: string | undefined, a
   });
 }
 
+/**
+ * Runs `fn` in the context the stored `traceparent` names (no new span), so that what it logs or
+ * stores carries that trace; just runs it when tracing is off or there is none.
+ */
+export function inTraceContext<T>(traceparent: string | undefined, fn: () => T): T {
+  return tracer && traceparent ? context.with(contextOf(traceparent), fn) : fn();
+}
+
 /** Adds `traceparent` (the active span's) to outgoing headers, when tracing is on. */
 export function injectTraceparent(headers: Record<string, string>): Record<string, string> {
   if (tracer) propagation.inject(context.active(), headers);
