@@ -98,7 +98,7 @@ describe('traces', () => {
     expect(receiver.received.at(-1)!.traceparent?.split('-')[1]).toBe(traceId);
   });
 
-  it('requests applied together in one run each continue their own trace: their chunk span, their log lines and their changes’ deliveries', { timeout: 120_000 }, async () => {
+  it('requests applied together in one run each continue their own trace: their chunk span, their log lines, their changes’ deliveries and their completion’s', { timeout: 120_000 }, async () => {
     // Queued while no worker runs (an HTTP-only service on a database of its own), so that the
     // worker started after finds them waiting and its first run takes the others as companions.
     const accepting = await startTestService({ workers: 0, rateLimitPerSecond: 0 });
@@ -106,19 +106,19 @@ describe('traces', () => {
     let worker: TestService | undefined;
     try {
       const { merchantId, apiKey } = await accepting.merchant();
-      const { receiver } = await registeredReceiver(accepting.baseUrl, apiKey, ['subscription.paused'], receivers);
+      const { receiver } = await registeredReceiver(accepting.baseUrl, apiKey, ['subscription.paused', 'bulk_request.completed'], receivers);
       const ids = await accepting.seed(merchantId, 9);
-      const requests: { traceId: string; callerSpanId: string; ids: string[] }[] = [];
+      const requests: { traceId: string; callerSpanId: string; ids: string[]; requestId?: string }[] = [];
       for (let i = 0; i < 3; i++) {
         const request = { traceId: randomBytes(16).toString('hex'), callerSpanId: randomBytes(8).toString('hex'), ids: ids.slice(i * 3, i * 3 + 3) };
         const res = await call(accepting.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: request.ids }, headers: { traceparent: `00-${request.traceId}-${request.callerSpanId}-01` } });
         expect(res.status).toBe(202);
-        requests.push(request);
+        requests.push({ ...request, requestId: res.body.requestId });
       }
       const queued = () => accepting.db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
       await waitFor(queued, (n) => n === 3, 30_000, 100, 'the 3 jobs queued');
       worker = await startTestService({ workers: 2, databaseName: accepting.db.databaseName });
-      await waitFor(async () => receiver.received.length, (n) => n >= 9, 60_000, 100, 'the 9 deliveries');
+      await waitFor(async () => receiver.received.length, (n) => n >= 12, 60_000, 100, 'the 12 deliveries');
       const shared = worker.logLines.find((l) => l.msg === 'bulk chunks applied together');
       expect(shared, 'one run took the other requests as companions').toBeDefined();
       await flushTracing();
@@ -132,9 +132,13 @@ describe('traces', () => {
         const applied = worker.logLines.filter((l) => l.msg === 'bulk command applied' && request.ids.includes(l['subscriptionId'] as string));
         expect(applied).toHaveLength(3);
         for (const line of applied) expect(line).toMatchObject({ trace_id: request.traceId, span_id: chunks[0]!.spanContext().spanId });
+        expect(worker.logLines.find((l) => l.msg === 'bulk request completed' && l['requestId'] === request.requestId)).toMatchObject({ trace_id: request.traceId });
         const deliveries = receiver.received.filter((r) => request.ids.includes(r.body.data.subscription?.id));
         expect(deliveries).toHaveLength(3);
         for (const delivery of deliveries) expect(delivery.traceparent?.split('-')[1], `the delivery of ${delivery.body.data.subscription?.id}`).toBe(request.traceId);
+        const completed = receiver.received.filter((r) => r.body.type === 'bulk_request.completed' && r.body.data.requestId === request.requestId);
+        expect(completed).toHaveLength(1);
+        expect(completed[0]!.traceparent?.split('-')[1], 'the delivery of its bulk_request.completed').toBe(request.traceId);
       }
     } finally {
       for (const receiver of receivers) await receiver.close();

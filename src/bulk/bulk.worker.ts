@@ -55,7 +55,7 @@ interface Applied {
 }
 
 /** Records completed requests' events (idempotently: it may be called again for the same requests). */
-export type CompletionHook = (merchantId: string, requestIds: readonly string[]) => Promise<void>;
+export type CompletionHook = (merchantId: string, requestIds: readonly string[], traces: ReadonlyMap<string, string | undefined>) => Promise<void>;
 
 export class BulkWorker implements ChunkHandlers {
   private readonly log: Logger;
@@ -184,10 +184,14 @@ export class BulkWorker implements ChunkHandlers {
       const outcomes = [own!, ...others].flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : []));
       await this.record(chunk.merchantId, outcomes);
       const completions = await this.repository.finishChunks(own!.status === 'fulfilled' ? [chunk, ...applied] : applied, nowTimestamp());
-      for (const { first: completed, requestId, operation } of completions) if (completed) this.log.info({ requestId, operation }, 'bulk request completed');
+      // Each request's completion continues the trace of its chunk applied in this run (a companion's own).
+      const traces = new Map(outcomes.map((a) => [a.chunk.requestId, a.trace]));
+      for (const { first: completed, requestId, operation } of completions) {
+        if (completed) inTraceContext(traces.get(requestId), () => this.log.info({ requestId, operation }, 'bulk request completed'));
+      }
       // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
       const done = completions.filter((c) => c.done).map((c) => c.requestId);
-      if (done.length > 0) await this.completion?.(chunk.merchantId, done);
+      if (done.length > 0) await this.completion?.(chunk.merchantId, done, traces);
       finished = new Set(applied.map((c) => c.chunkId));
     } finally {
       for (const release of holds) release();

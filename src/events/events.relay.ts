@@ -7,7 +7,7 @@
  * it, and by the sweep that worker processes run.
  */
 import { uuidv7Named } from '../lib/ids.js';
-import { currentTraceparent } from '../observability/tracing.js';
+import { currentTraceparent, inTraceContext } from '../observability/tracing.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { RETRY } from '../lib/retry.js';
 import { snapshotOf, toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
@@ -220,17 +220,20 @@ export class EventsRelay {
    * request completed, so a worker killed before recording it leaves it to the run that repeats
    * the chunk; its id comes from the request and its stored completion time, the same on every run.
    */
-  async bulkCompleted(merchantId: string, views: readonly BulkRequestView[]): Promise<void> {
+  async bulkCompleted(merchantId: string, views: readonly BulkRequestView[], traces?: ReadonlyMap<string, string | undefined>): Promise<void> {
     if (views.length === 0) return;
     const events = views.map((view) => {
       const completedAt = view.completedAt ?? view.createdAt;
       const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
       return shownAs(merchantId, { id, type: 'bulk_request.completed' as const, createdAt: completedAt, data: view });
     });
-    // Their deliveries continue the trace of the chunk run that completed the requests, when traced.
-    const trace = currentTraceparent();
-    await this.emit(merchantId, events, trace ? new Map(events.map((e) => [e.id, trace])) : undefined);
-    events.forEach((event, i) => this.log.info({ eventId: event.id, type: 'bulk_request.completed', requestId: views[i]!.requestId }, 'event recorded'));
+    // Each one's deliveries continue the trace of the chunk that completed its request (`traces`, by
+    // request id), or else of the run that completed it, when traced.
+    const run = currentTraceparent();
+    const traceOf = (i: number) => traces?.get(views[i]!.requestId) ?? run;
+    const byEvent = new Map(events.flatMap((e, i) => (traceOf(i) ? [[e.id, traceOf(i)!] as const] : [])));
+    await this.emit(merchantId, events, byEvent.size > 0 ? byEvent : undefined);
+    events.forEach((event, i) => inTraceContext(traceOf(i), () => this.log.info({ eventId: event.id, type: 'bulk_request.completed', requestId: views[i]!.requestId }, 'event recorded')));
   }
 
   private async emit(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>, held = false): Promise<readonly string[]> {

@@ -17,7 +17,7 @@ import { BulkQueue, chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
 import { BulkRepository } from '../bulk/bulk.repository.js';
 import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
-import { BulkWorker } from '../bulk/bulk.worker.js';
+import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
 import type { Config } from '../config.js';
 import type { Capabilities, Database } from '../db/mongo.js';
 import { RetentionSweeper } from '../db/retention.js';
@@ -284,7 +284,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const relay: EventsRelay = new EventsRelay(backgroundStores.events, backgroundStores.subscriptions, webhooks, log, mutex, busy);
   for (const service of [subscriptions, workerSubscriptions]) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   const backgroundStatus = new BulkStatusService(backgroundStores.bulk);
-  const bulkCompleted = async (merchantId: string, requestIds: readonly string[]): Promise<void> => relay.bulkCompleted(merchantId, await backgroundStatus.getMany(merchantId, requestIds));
+  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) => relay.bulkCompleted(merchantId, await backgroundStatus.getMany(merchantId, requestIds), traces);
   const bulkWorker: BulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);
 
   const retention = workarounds.expirySweeps
