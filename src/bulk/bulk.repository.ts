@@ -288,13 +288,16 @@ export class BulkRepository {
     return doc ? toChunk(doc) : undefined;
   }
 
-  /** These chunks of the merchant that exist still (a job's chunk is gone once past its retention). */
+  /** These chunks of the merchant that exist still (a job's chunk is gone once past its retention), in the order asked. */
   async findChunks(merchantId: string, chunkIds: readonly string[]): Promise<BulkChunk[]> {
-    const kept = chunkIds.flatMap((id) => this.inserted.get(id) ?? []).filter((c) => c.merchantId === merchantId);
-    const others = chunkIds.filter((id) => !kept.some((c) => c.chunkId === id));
-    if (others.length === 0) return kept;
-    const docs = await this.chunks.find({ _id: { $in: others }, merchantId }).toArray();
-    return [...kept, ...docs.map(toChunk)];
+    const found = new Map<string, BulkChunk>();
+    for (const id of chunkIds) {
+      const kept = this.inserted.get(id);
+      if (kept?.merchantId === merchantId) found.set(id, kept);
+    }
+    const others = chunkIds.filter((id) => !found.has(id));
+    if (others.length > 0) for (const doc of await this.chunks.find({ _id: { $in: others }, merchantId }).toArray()) found.set(doc._id, toChunk(doc));
+    return chunkIds.flatMap((id) => found.get(id) ?? []);
   }
 
   /** The chunks of these requests of the merchant, by `_id`. */
