@@ -54,7 +54,7 @@ interface Applied {
   readonly trace: string | undefined;
 }
 
-/** Records completed requests' events (idempotently: it may be called again for the same requests). */
+/** Records completed requests' events (idempotently: it may be called again for the same requests); `traces`: each request's trace context in this run, by request id. */
 export type CompletionHook = (merchantId: string, requestIds: readonly string[], traces: ReadonlyMap<string, string | undefined>) => Promise<void>;
 
 export class BulkWorker implements ChunkHandlers {
@@ -185,13 +185,13 @@ export class BulkWorker implements ChunkHandlers {
       await this.record(chunk.merchantId, outcomes);
       const completions = await this.repository.finishChunks(own!.status === 'fulfilled' ? [chunk, ...applied] : applied, nowTimestamp());
       // Each request's completion continues the trace of its chunk applied in this run (a companion's own).
-      const traces = new Map(outcomes.map((a) => [a.chunk.requestId, a.trace]));
+      const requestTraces = new Map(outcomes.map((a) => [a.chunk.requestId, a.trace]));
       for (const { first: completed, requestId, operation } of completions) {
-        if (completed) inTraceContext(traces.get(requestId), () => this.log.info({ requestId, operation }, 'bulk request completed'));
+        if (completed) inTraceContext(requestTraces.get(requestId), () => this.log.info({ requestId, operation }, 'bulk request completed'));
       }
       // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
       const done = completions.filter((c) => c.done).map((c) => c.requestId);
-      if (done.length > 0) await this.completion?.(chunk.merchantId, done, traces);
+      if (done.length > 0) await this.completion?.(chunk.merchantId, done, requestTraces);
       finished = new Set(applied.map((c) => c.chunkId));
     } finally {
       for (const release of holds) release();
