@@ -61,8 +61,8 @@ const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const WARMUP_SECONDS = 2;
 /**
  * One round of (c) (BENCH_C_REQUESTS, default 5000): a fixed number of single pauses over the
- * round's 1000 subscriptions, the same for both sides, so that both do the same database work (the
- * first 1000 change a subscription, the rest find it paused). Until 2026-11-25 a round lasted
+ * round's SINGLE_SUBSCRIPTIONS (a fifth as many: 1000), the same for both sides, so that both do
+ * the same database work (the first pass changes each subscription, the rest find it paused). Until 2026-11-25 a round lasted
  * BENCH_SECONDS, and the faster side's extra requests were all of the cheap kind: the bare server's
  * rounds were 10% changes, the service's 21%, which cost the service's side more database work per
  * request than the bare server's (docs/performance.md).
@@ -379,8 +379,8 @@ function printFilter(f: Awaited<ReturnType<typeof benchFilter>>, engineName: str
 
 /**
  * (c) The single-pause load on the service against the bare server, after a warm-up of each, in
- * C_ROUNDS alternating rounds (service, bare, bare without events, service, ...), each on 1000 fresh
- * subscriptions. The bare server does the service's database work, events included (scripts/bench-bare.ts):
+ * C_ROUNDS alternating rounds (service, bare, bare without events, service, ...), each on
+ * SINGLE_SUBSCRIPTIONS fresh subscriptions. The bare server does the service's database work, events included (scripts/bench-bare.ts):
  * what events cost is (f)'s to measure, and (c) the service's own cost per request.
  * Each side runs in a process of its own (scripts/bench-server.ts), started alike: autocannon, in
  * this process, shares no event loop with either (until 2026-11-25 both ran in this process, beside
