@@ -145,15 +145,12 @@ export class BulkWorker implements ChunkHandlers {
     const holds = batches.map((b) => this.queue.holdCompanions(b));
     // One after another: on one writer (FerretDB) at once only queues them, and a run holds up to RUN_COMMANDS / CHUNK_SIZE full chunks at a time.
     const settled: PromiseSettledResult<Applied | undefined>[] = [];
-    // Each companion continues its own request's trace (its job's traceparent), so that its span, its
-    // changes' events (and their deliveries) and its log lines are found under the request that sent it.
-    const traces = new Map<string, string | undefined>();
-    const noteTraces = (locked: LockedJobs<ChunkJobData>) => {
-      for (const { data } of locked.jobs) traces.set(data.chunkId, data.traceparent);
-    };
-    if (first) noteTraces(first);
+    // Each companion continues its own request's trace (the traceparent of its job, among those this
+    // run locked), so that its span, its changes' events (and their deliveries) and its log lines are
+    // found under the request that sent it.
+    const traceOf = (companion: BulkChunk) => batches.flatMap((b) => b.jobs).find((j) => j.data.chunkId === companion.chunkId)?.data.traceparent;
     const applyOne = (c: BulkChunk) =>
-      c === chunk ? this.apply(c, final) : inSpan('bulk chunk', traces.get(c.chunkId), { 'subsvc.chunk': c.chunkId, 'subsvc.run_chunk': chunkId }, () => this.apply(c, final));
+      c === chunk ? this.apply(c, final) : inSpan('bulk chunk', traceOf(c), { 'subsvc.chunk': c.chunkId, 'subsvc.run_chunk': chunkId }, () => this.apply(c, final));
     const applyAll = async (chunks: readonly BulkChunk[]) => {
       for (const c of chunks) settled.push(...(await Promise.allSettled([c.outcomes ? undefined : applyOne(c)])));
     };
@@ -165,7 +162,6 @@ export class BulkWorker implements ChunkHandlers {
       const next = await this.more(chunk);
       if (!next) break;
       batches.push(next.locked);
-      noteTraces(next.locked);
       holds.push(this.queue.holdCompanions(next.locked));
       companions.push(...next.chunks);
       await applyAll(next.chunks);
