@@ -39,7 +39,7 @@ import { KEPT_COMMAND_MARKS, SubscriptionsRepository } from '../src/subscription
 import { KEPT_PAUSE_TIMES } from '../src/subscriptions/subscriptions.rules.js';
 import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
-import { FERRETDB_PATCH, ferretdbBinaryPath } from '../src/db/ferretdb.js';
+import { FERRETDB_PATCHES, ferretdbBinaryPath } from '../src/db/ferretdb.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { testModeIdOf } from '../src/lib/livemode.js';
 import { projectRoot } from '../src/lib/project-root.js';
@@ -991,7 +991,7 @@ async function main(): Promise<void> {
     // Which build answered: the embedded FerretDB is the patched one, named by its cache folder.
     const engineName =
       engine === 'ferretdb' && !config.mongodbUri
-        ? `FerretDB ${basename(dirname(ferretdbBinaryPath(CACHE_DIR)))} on SQLite (${basename(FERRETDB_PATCH)})`
+        ? `FerretDB ${basename(dirname(ferretdbBinaryPath(CACHE_DIR)))} on SQLite (patched: ${FERRETDB_PATCHES.map((p) => basename(p)).join(", ")})`
         : `${engine} ${version}`;
 
     const results = {

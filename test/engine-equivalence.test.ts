@@ -1,6 +1,7 @@
 /**
  * The patched FerretDB (patches/ferretdb-v1.24.2-id-pushdown.patch) gives the same answers as
- * FerretDB v1.24.2 as released: both run side by side on identical data, every query and write
+ * FerretDB v1.24.2 as released (the other patch, push-slice, changes answers only where a `$push`
+ * passes its `$slice`, which no case here does: test/bounded-lists.test.ts checks it): both run side by side on identical data, every query and write
  * shape the repositories use runs against both, and the results and then every collection are
  * compared document by document. A new shape is one more entry in `cases`.
  */
@@ -12,7 +13,7 @@ import { CACHE_DIR } from '../src/db/embedded.js';
 import { ensureFerretdbBinary, ferretdbBinaryPath, type RunningFerretdb, startFerretdb } from '../src/db/ferretdb.js';
 import { createLogger } from '../src/logger.js';
 
-const UNPATCHED = { patch: null };
+const UNPATCHED = { patches: [] };
 const hasGo = !spawnSync('go', ['version']).error;
 const cached = existsSync(ferretdbBinaryPath(CACHE_DIR)) && existsSync(ferretdbBinaryPath(CACHE_DIR, UNPATCHED));
 const runnable = hasGo || cached;

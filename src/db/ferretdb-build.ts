@@ -1,12 +1,14 @@
 /**
  * Builds FerretDB v1 from the Go module proxy into a project-local cache on first use, with the
- * project's patch applied (patches/ferretdb-v1.24.2-id-pushdown.patch: `_id` equality and `$in`
- * served from the `_id` index; its header says why).
+ * project's patches applied (FERRETDB_PATCHES, each header says why):
+ * patches/ferretdb-v1.24.2-id-pushdown.patch serves `_id` equality and `$in`, and equality on a
+ * field leading an index, from that index; patches/ferretdb-v1.24.2-push-slice.patch makes `$push`
+ * honour `$slice`.
  *
  * Why not plain `go install ...@v1.24.2`: the module's build/version/version.txt is empty, so a
  * binary installed that way panics at start ("Invalid build/version/version.txt"), and the
  * proxy refuses the version list that `go install` asks for. We download the module, copy it
- * to a writable directory, write the version file, apply the patch and build it there.
+ * to a writable directory, write the version file, apply the patches and build it there.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -21,16 +23,20 @@ const run = promisify(execFile);
 
 const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 export const FERRETDB_VERSION = 'v1.24.2';
-export const FERRETDB_PATCH = join(projectRoot(), 'patches', `ferretdb-${FERRETDB_VERSION}-id-pushdown.patch`);
+export const FERRETDB_PATCHES: readonly string[] = ['id-pushdown', 'push-slice'].map((name) => join(projectRoot(), 'patches', `ferretdb-${FERRETDB_VERSION}-${name}.patch`));
 
 export interface FerretdbBuild {
-  /** A patch to apply to the module source; null builds upstream as released (for comparisons). */
-  readonly patch: string | null;
+  /** Patches applied to the module source, in order; none builds upstream as released (for comparisons). */
+  readonly patches: readonly string[];
 }
 
-/** The cache path names the patch by a hash of its text, so an edited patch gets a new build. */
-export function ferretdbBinaryPath(cacheDir: string, build: FerretdbBuild = { patch: FERRETDB_PATCH }): string {
-  const suffix = build.patch ? `-${createHash('sha256').update(readFileSync(build.patch)).digest('hex').slice(0, 8)}` : '';
+const PATCHED: FerretdbBuild = { patches: FERRETDB_PATCHES };
+
+/** The cache path names the patches by a hash of their text, so an edited patch gets a new build. */
+export function ferretdbBinaryPath(cacheDir: string, build: FerretdbBuild = PATCHED): string {
+  const hash = createHash('sha256');
+  for (const patch of build.patches) hash.update(readFileSync(patch));
+  const suffix = build.patches.length > 0 ? `-${hash.digest('hex').slice(0, 8)}` : '';
   return join(cacheDir, 'ferretdb', `${FERRETDB_VERSION}${suffix}`, 'ferretdb');
 }
 
@@ -52,14 +58,14 @@ async function applyPatch(patch: string, work: string): Promise<string> {
   return 'patch -p1';
 }
 
-export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build: FerretdbBuild = { patch: FERRETDB_PATCH }): Promise<string> {
+export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build: FerretdbBuild = PATCHED): Promise<string> {
   const binary = ferretdbBinaryPath(cacheDir, build);
   if (existsSync(binary)) return binary;
   // A first start spends about a minute here: said at info level even where the caller logs less,
   // so that it does not look hung.
   const progress = log.child({ ferretdbBuild: FERRETDB_VERSION }, { level: 'info' });
   const started = performance.now();
-  progress.info({ patch: build.patch, binary }, 'building FerretDB (first run only, about 1-2 minutes)');
+  progress.info({ patches: build.patches, binary }, 'building FerretDB (first run only, about 1-2 minutes)');
   const env = { ...process.env, GOFLAGS: '-modcacherw' };
   progress.info({ module: `${FERRETDB_MODULE}@${FERRETDB_VERSION}` }, 'downloading the module source from the Go module proxy (cached after the first time)');
   const { stdout } = await run('go', ['mod', 'download', '-json', `${FERRETDB_MODULE}@${FERRETDB_VERSION}`], {
@@ -72,7 +78,7 @@ export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build:
     cpSync(moduleDir, work, { recursive: true });
     chmodSync(join(work, 'build', 'version'), 0o755);
     writeFileSync(join(work, 'build', 'version', 'version.txt'), `${FERRETDB_VERSION}\n`);
-    if (build.patch) progress.info({ with: await applyPatch(build.patch, work) }, 'patch applied');
+    for (const patch of build.patches) progress.info({ patch, with: await applyPatch(patch, work) }, 'patch applied');
     mkdirSync(dirname(binary), { recursive: true });
     // Per process: two first starts at once (test runs of several checkouts) must not share it.
     const partial = `${binary}.${process.pid}.partial`;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { canConnect, freePort } from '../lib/net.js';
 import type { Logger } from '../logger.js';
 
-export { ensureFerretdbBinary, ferretdbBinaryPath, FERRETDB_PATCH, FERRETDB_VERSION } from './ferretdb-build.js';
+export { ensureFerretdbBinary, ferretdbBinaryPath, FERRETDB_PATCHES, FERRETDB_VERSION } from './ferretdb-build.js';
 
 async function waitForPort(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;

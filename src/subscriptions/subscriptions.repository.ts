@@ -31,7 +31,7 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
    */
   bulkCommands?: string[];
   /**
-   * When the last pauses were applied here (oldest first; the last KEPT_PAUSE_TIMES on MongoDB),
+   * When the last pauses were applied here (oldest first; the last KEPT_PAUSE_TIMES),
    * pushed by the update that pauses it: what a pause policy's maxPausesPerYear counts (docs/design.md §11).
    */
   recentPauses?: string[];
@@ -204,7 +204,7 @@ function filterQuery(merchantId: string, { statuses, planIds, createdBefore, cre
 
 /**
  * A change from `from` that pauses the subscription also records when (`recentPauses`), in the same
- * update. FerretDB ignores `$slice` (docs/design.md §8): there the list keeps every pause time.
+ * update, keeping the last KEPT_PAUSE_TIMES (`$slice`: FerretDB honours it with the project's patch, docs/design.md §8).
  */
 function recordingPause(update: UpdateFilter<SubscriptionDocument>, from: SubscriptionStatus, change: Change, at: string): UpdateFilter<SubscriptionDocument> {
   if (from === 'paused' || change.status !== 'paused') return update;
