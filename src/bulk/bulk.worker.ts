@@ -40,6 +40,15 @@ export const EXTENDED_RUN_COMMANDS = 5 * RUN_COMMANDS;
 /** A chunk that ended this recently is taken as one of a request still being applied. */
 const BETWEEN_CHUNKS_MS = 250;
 
+/** What `work` came to, a throw (synchronous too) included, as Promise.allSettled reports it. */
+async function settle<T>(work: () => T | Promise<T>): Promise<PromiseSettledResult<T>> {
+  try {
+    return { status: 'fulfilled', value: await work() };
+  } catch (reason) {
+    return { status: 'rejected', reason };
+  }
+}
+
 /** Thrown while some commands of a chunk are unresolved (a concurrent writer kept interfering): Agenda retries the chunk. */
 class ChunkUnresolvedError extends Error {
   override name = 'ChunkUnresolvedError';
@@ -152,7 +161,7 @@ export class BulkWorker implements ChunkHandlers {
     const applyOne = (c: BulkChunk) =>
       c === chunk ? this.apply(c, final) : inSpan('bulk chunk', traceOf(c), { 'subsvc.chunk': c.chunkId, 'subsvc.run_chunk': chunkId }, () => this.apply(c, final));
     const applyAll = async (chunks: readonly BulkChunk[]) => {
-      for (const c of chunks) settled.push(...(await Promise.allSettled([c.outcomes ? undefined : applyOne(c)])));
+      for (const c of chunks) settled.push(await settle(() => (c.outcomes ? undefined : applyOne(c))));
     };
     await applyAll([chunk, ...companions]);
     let commands = [chunk, ...companions].reduce((n, c) => n + c.subscriptionIds.length, 0);
