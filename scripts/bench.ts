@@ -18,7 +18,7 @@
  *       (`BENCH_ONLY=reads npm run bench` runs it alone, writing bench/results/reads.json)
  *   (h) bulk by filter: a dry run and a request matching BENCH_FILTER_COUNT (100,000) subscriptions,
  *       their answer times, the dispatch, and the drain per 1000 against (b)'s
- * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=events, (f) alone;
+ * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=schedules, (b) and (e); BENCH_ONLY=events, (f) alone;
  * BENCH_ONLY=sizes, (d) alone.
  * Every ratio is the median of BENCH_ROUNDS (default 3) rounds (BENCH_C_ROUNDS in (c) and BENCH_F_ROUNDS in (f), 5 each) that run the service and its
  * baseline in turn, printed with the least and greatest round ratio (scripts/bench-rounds.ts);
@@ -484,6 +484,17 @@ function drainNote(drain: Awaited<ReturnType<typeof benchDrain>>): string {
 }
 
 /** One line of the table; the ratio is the median of the rounds with their least and greatest in brackets (a single figure: one run). */
+/** (e)'s row and its notes: the p99 lag against the poll interval plus (b)'s drain. */
+function lagRow(lag: Awaited<ReturnType<typeof benchScheduleLag>>, pollMs: number, drainMs: number): string {
+  const target = pollMs + drainMs;
+  const lines = [
+    row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`, `poll ${pollMs} + drain ${drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / target, '<= 1x', lag.scheduleLagP99Ms <= target),
+    '(e) one run: its figure is the latest of 3000 resumes due at once (p99 of 3000), against the median drain of (b); it has no baseline run in turn',
+  ];
+  if (lag.scheduleResumed < BULK_SIZE || !lag.pausedBeforeResumeAt) lines.push(`(e) not comparable: ${lag.scheduleResumed} resumed; the bulk pause ${lag.pausedBeforeResumeAt ? 'was' : 'was NOT'} applied before resumeAt`);
+  return lines.join('\n');
+}
+
 function row(name: string, ours: string, raw: string, ratio: Spread | number, target: string, met: boolean | undefined): string {
   const shown = typeof ratio === 'number' ? `${ratio.toFixed(2)} (1 run)` : formatSpread(ratio);
   return `| ${name.padEnd(34)} | ${ours.padStart(22)} | ${raw.padStart(22)} | ${shown.padStart(17)} | ${target.padEnd(7)} | ${met === undefined ? '' : met ? 'met' : 'MISSED'} |`;
@@ -961,6 +972,14 @@ async function main(): Promise<void> {
       await new Promise((resolve) => server.close(resolve));
       return;
     }
+    if (process.env.BENCH_ONLY === 'schedules') {
+      // (e) needs (b)'s drain: its target is the poll interval plus that drain.
+      const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId);
+      const lag = await benchScheduleLag(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
+      console.log(lagRow(lag, config.schedulePollMs, drain.drainMs));
+      await new Promise((resolve) => server.close(resolve));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'filter') {
       await benchOnlyFilter(db, service, baseUrl, apiKey, merchantId, engine, config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`);
       await new Promise((resolve) => server.close(resolve));
@@ -1035,14 +1054,7 @@ async function main(): Promise<void> {
     console.log(drainNote(drain));
     console.log(singleRows(single));
     console.log(metricsRow(metricsCost));
-    const lagTarget = config.schedulePollMs + drain.drainMs;
-    console.log(
-      row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`, `poll ${config.schedulePollMs} + drain ${drain.drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / lagTarget, '<= 1x', lag.scheduleLagP99Ms <= lagTarget),
-    );
-    console.log(
-      '(e) one run: its figure is the latest of 3000 resumes due at once (p99 of 3000), against the median drain of (b); it has no baseline run in turn',
-    );
-    if (lag.scheduleResumed < BULK_SIZE || !lag.pausedBeforeResumeAt) console.log(`(e) not comparable: ${lag.scheduleResumed} resumed; the bulk pause ${lag.pausedBeforeResumeAt ? 'was' : 'was NOT'} applied before resumeAt`);
+    console.log(lagRow(lag, config.schedulePollMs, drain.drainMs));
     console.log(eventsRows(events));
     const floorRatio = accept.acceptFloorMedianMs / accept.rawInsertMedianMs;
     console.log(
@@ -1215,5 +1227,5 @@ async function onlyEvents(): Promise<void> {
 
 // BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'drain', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, drain or testmode (or unset for every axis)`);
+if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'drain', 'schedules', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, drain, schedules or testmode (or unset for every axis)`);
 await (only === 'reads' ? readsOnly() : only === 'sizes' ? sizesOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : only === 'testmode' ? onlyTestMode() : main());

@@ -23,6 +23,31 @@ describe('stopping', () => {
   });
 });
 
+describe('workers stopped and started again', () => {
+  it("relay each change's event as they did before the stop, not only at the sweep", async () => {
+    const t = await startTestService({ workers: 1 });
+    try {
+      const { merchantId, apiKey } = await t.merchant();
+      const [id] = await t.seed(merchantId, 1);
+      await t.service.workers.stop(10_000);
+      await t.service.workers.start();
+      // The start's sweep has just run; the next is SWEEP_EVERY_MS (5 s) away, so an event
+      // recorded within 4 s was relayed by the change's own notice.
+      expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { method: 'POST', apiKey })).status).toBe(200);
+      await waitFor(
+        async () => ((await t.db.collection('subscriptions').findOne({ _id: id as never }))?.['outbox'] ?? []) as unknown[],
+        (outbox) => outbox.length === 0,
+        4_000,
+        100,
+        'the change\'s outbox entry to be relayed',
+      );
+      expect(await t.db.collection('events').countDocuments({ merchantId, type: 'subscription.paused' })).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('bulk chunk jobs', () => {
   let t: TestService;
   beforeAll(async () => {

@@ -241,8 +241,15 @@ export class EventsRelay {
     return this.sink.fanOut(merchantId, events, traces, held);
   }
 
-  /** Worker processes sweep outboxes that a stopped process left behind: now, then every SWEEP_EVERY_MS. */
+  /**
+   * Worker processes sweep outboxes that a stopped process left behind: now, then every
+   * SWEEP_EVERY_MS. A relay stopped before relays changes again from here (workers stopped and
+   * started again: until 2026-11-25 it took no change's notice after a stop, and left every event
+   * to the sweep).
+   */
   start(): void {
+    this.stopped = false;
+    this.stopBy = Infinity;
     const tick = () => {
       this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
     };
