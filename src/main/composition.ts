@@ -264,6 +264,8 @@ export async function composeService(database: Database, config: ServiceConfig, 
   // The same policy cache as the requests': a policy replaced by this process applies to its workers at once.
   const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, pausePolicies, clockOfMerchants(backgroundStores.testClocks));
   const schedules = new ScheduleWorker(workerSubscriptions, backgroundStores.clock, config.schedulePollMs, log);
+  // A pending time written by this process's requests or workers wakes its schedule worker for it.
+  for (const store of new Set([stores.subscriptions, backgroundStores.subscriptions])) store.onPendingTimes((at) => schedules.wakeBy(at));
 
   // Events and webhooks: the relay listens to every service that changes subscriptions, so that each change is relayed right after it (and by the sweep if that fails).
   const allowPrivateUrls = config.webhooksAllowPrivateUrls;

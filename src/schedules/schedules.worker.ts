@@ -26,6 +26,11 @@ const DUE_READ = 5_000;
 const FULL_SWEEP_MS = 5 * 60_000;
 /** Reads one poll makes at most before it waits again (a bound against a loop that keeps finding work). */
 const READS_PER_POLL = 40;
+/**
+ * A poll woken for a pending time (wakeBy, or the clock's) starts at least this long after the
+ * poll before it ended: a stream of distinct due times cannot turn the poll into a loop.
+ */
+const MIN_POLL_GAP_MS = 100;
 
 export class ScheduleWorker {
   private readonly log: Logger;
@@ -35,6 +40,11 @@ export class ScheduleWorker {
   /** When the subscriptions were last read whatever the clock said; 0: at the first poll. */
   private lastFullSweep = 0;
   private applying = false;
+  /** When the timer set last fires (epoch ms); Infinity while a poll runs or the worker is stopped. */
+  private nextPollAt = Infinity;
+  private lastPollEnd = 0;
+  /** The earliest pending time known to be ahead (epoch ms): the next poll comes at it, if sooner than the interval. */
+  private upcoming: number | undefined;
 
   constructor(
     private readonly subscriptions: SubscriptionsService,
@@ -61,18 +71,55 @@ export class ScheduleWorker {
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
+    this.nextPollAt = Infinity;
     await this.polling;
   }
 
+  /**
+   * A pending time this process just wrote (subscriptions.repository.ts, after the write): the
+   * poll comes at that time if it is sooner than the next one, so that a schedule falls due on
+   * time, not up to a poll interval late. Times other processes write are seen at the next poll
+   * (on FerretDB through the clock, whose time the poll also wakes for).
+   */
+  wakeBy(at: string): void {
+    const due = Date.parse(at);
+    if (!this.running || Number.isNaN(due) || due <= Date.now()) return;
+    this.upcoming = Math.min(this.upcoming ?? Infinity, due);
+    // While a poll runs, its end schedules the next (nextPollAt is Infinity then).
+    if (this.nextPollAt !== Infinity && due < this.nextPollAt) {
+      clearTimeout(this.timer);
+      this.schedule(this.nextDelay());
+    }
+  }
+
+  /** The interval, or less when a pending time known to be ahead falls sooner (never sooner than MIN_POLL_GAP_MS after the last poll). */
+  private nextDelay(): number {
+    const now = Date.now();
+    if (this.upcoming === undefined) return this.pollMs;
+    // One millisecond on: the due query compares microsecond timestamps.
+    return Math.min(this.pollMs, Math.max(this.upcoming - now + 1, this.lastPollEnd + MIN_POLL_GAP_MS - now, 0));
+  }
+
   private schedule(delayMs: number): void {
+    this.nextPollAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
+      this.nextPollAt = Infinity;
+      // A time this poll reaches is no longer ahead.
+      if (this.upcoming !== undefined && this.upcoming <= Date.now()) this.upcoming = undefined;
       this.polling = this.poll()
         .then(() => undefined)
         .catch((error: unknown) => this.log.warn({ err: error }, 'schedule poll failed; retried at the next'))
         .finally(() => {
-          if (this.running) this.schedule(this.pollMs);
+          this.lastPollEnd = Date.now();
+          if (this.running) this.schedule(this.nextDelay());
         });
     }, delayMs);
+  }
+
+  /** Notes the clock's time as ahead when it is (the poll then wakes for it). */
+  private ahead(at: string | undefined): void {
+    const due = at === undefined ? NaN : Date.parse(at);
+    if (due > Date.now()) this.upcoming = Math.min(this.upcoming ?? Infinity, due);
   }
 
   /**
@@ -83,7 +130,10 @@ export class ScheduleWorker {
   async poll(): Promise<number> {
     const clock = await this.clock?.read();
     const sweep = this.clock === undefined || Date.now() - this.lastFullSweep >= FULL_SWEEP_MS;
-    if (!sweep && clock && (clock.at === undefined || clock.at > nowTimestamp())) return 0;
+    if (!sweep && clock && (clock.at === undefined || clock.at > nowTimestamp())) {
+      this.ahead(clock.at);
+      return 0;
+    }
     if (sweep) this.lastFullSweep = Date.now();
     let changed = 0;
     try {
@@ -114,7 +164,10 @@ export class ScheduleWorker {
 
   /** Sets the clock, where there is one, to the earliest time left. */
   private async settle(reading: ClockReading | undefined): Promise<void> {
-    if (this.clock) await this.clock.settle(reading, await this.subscriptions.earliestScheduled());
+    if (!this.clock) return;
+    const earliest = await this.subscriptions.earliestScheduled();
+    await this.clock.settle(reading, earliest);
+    this.ahead(earliest);
   }
 
   private async apply(due: readonly DueSubscription[]): Promise<number> {

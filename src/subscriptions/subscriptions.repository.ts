@@ -297,6 +297,7 @@ export interface SubscriptionsStoreOptions {
 
 export class SubscriptionsRepository {
   private readonly collection: Collection<SubscriptionDocument>;
+  private readonly pendingListeners: ((at: string) => void)[] = [];
 
   constructor(
     db: Db,
@@ -314,9 +315,18 @@ export class SubscriptionsRepository {
     await this.collection.createIndex({ 'outbox.key': 1 }, { name: 'subscription_outbox', sparse: true });
   }
 
-  /** Tells the clock, where there is one, of pending times just written. */
+  /** Told the earliest of the pending times each write sets, after the write: this process's schedule worker (ScheduleWorker.wakeBy). */
+  onPendingTimes(listener: (at: string) => void): void {
+    this.pendingListeners.push(listener);
+  }
+
+  /** Tells the clock, where there is one, and the listeners of pending times just written. */
   private async noteTimes(times: readonly (string | undefined)[]): Promise<void> {
     await this.options.clock?.note(times);
+    const pending = times.filter((t): t is string => t !== undefined);
+    if (pending.length === 0 || this.pendingListeners.length === 0) return;
+    const earliest = pending.reduce((a, b) => (a < b ? a : b));
+    for (const listener of this.pendingListeners) listener(earliest);
   }
 
   async find(merchantId: string, id: string): Promise<Subscription | undefined> {
