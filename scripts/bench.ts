@@ -1013,7 +1013,7 @@ async function main(): Promise<void> {
     // Which build answered: the embedded FerretDB is the patched one, named by its cache folder.
     const engineName =
       engine === 'ferretdb' && !config.mongodbUri
-        ? `FerretDB ${basename(dirname(ferretdbBinaryPath(CACHE_DIR)))} on SQLite (patched: ${FERRETDB_PATCHES.map((p) => basename(p)).join(", ")})`
+        ? `FerretDB ${basename(dirname(ferretdbBinaryPath(CACHE_DIR)))} on SQLite (patched: ${FERRETDB_PATCHES.map((p) => basename(p)).join(', ')})`
         : `${engine} ${version}`;
 
     const results = {

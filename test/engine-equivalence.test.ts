@@ -1,9 +1,10 @@
 /**
  * The patched FerretDB (patches/ferretdb-v1.24.2-id-pushdown.patch) gives the same answers as
  * FerretDB v1.24.2 as released (the other patch, push-slice, changes answers only where a `$push`
- * passes its `$slice`, which no case here does: test/bounded-lists.test.ts checks it): both run side by side on identical data, every query and write
- * shape the repositories use runs against both, and the results and then every collection are
- * compared document by document. A new shape is one more entry in `cases`.
+ * passes its `$slice`, which no case here does: test/bounded-lists.test.ts checks that): both run
+ * side by side on identical data, every query and write shape the repositories use runs against
+ * both, and the results and then every collection are compared document by document. A new shape
+ * is one more entry in `cases`.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -81,7 +81,7 @@ export class ScheduleWorker {
    * time, not up to a poll interval late. Times other processes write are seen at the next poll,
    * as before: every worker waking at the same time would make them all read and apply the same
    * due subscriptions at once (on FerretDB, with two worker processes, 884 of 1000 resumes were
-   * then written by both, against 660 polling at their own pace: test/schedules-workers.test.ts).
+   * then written by both, against 504–660 polling at their own pace: test/schedules-workers.test.ts).
    */
   wakeBy(at: string): void {
     const due = Date.parse(at);
