@@ -36,11 +36,8 @@ export class ScheduleClock {
     this.collection = db.collection<ClockDocument>('scheduleClock');
   }
 
-  /** Called after a write that set these pending times. */
-  async note(times: readonly (string | undefined)[]): Promise<void> {
-    const pending = times.filter((t): t is string => t !== undefined);
-    if (pending.length === 0) return;
-    const earliest = pending.reduce((a, b) => (a < b ? a : b));
+  /** Called after a write that set pending times, with the earliest of them. */
+  async note(earliest: string): Promise<void> {
     await this.collection.updateOne({ _id: 'next' }, { $min: { at: earliest }, $inc: { version: 1 } }, { upsert: true });
   }
 

@@ -322,10 +322,10 @@ export class SubscriptionsRepository {
 
   /** Tells the clock, where there is one, and the listeners of pending times just written. */
   private async noteTimes(times: readonly (string | undefined)[]): Promise<void> {
-    await this.options.clock?.note(times);
     const pending = times.filter((t): t is string => t !== undefined);
-    if (pending.length === 0 || this.pendingListeners.length === 0) return;
+    if (pending.length === 0) return;
     const earliest = pending.reduce((a, b) => (a < b ? a : b));
+    await this.options.clock?.note(earliest);
     for (const listener of this.pendingListeners) listener(earliest);
   }
 
