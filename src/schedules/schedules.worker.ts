@@ -94,12 +94,17 @@ export class ScheduleWorker {
     }
   }
 
-  /** The interval, or less when a pending time known to be ahead falls sooner (never sooner than MIN_POLL_GAP_MS after the last poll). */
+  /**
+   * The interval, or less when a pending time known to be ahead falls sooner: never sooner than
+   * MIN_POLL_GAP_MS after the last poll, nor (with an interval shorter than that gap) later than
+   * the interval would have polled.
+   */
   private nextDelay(): number {
     const now = Date.now();
     if (this.upcoming === undefined) return this.pollMs;
+    const gap = Math.min(MIN_POLL_GAP_MS, this.pollMs);
     // One millisecond on: the due query compares microsecond timestamps.
-    return Math.min(this.pollMs, Math.max(this.upcoming - now + 1, this.lastPollEnd + MIN_POLL_GAP_MS - now, 0));
+    return Math.min(this.pollMs, Math.max(this.upcoming - now + 1, this.lastPollEnd + gap - now, 0));
   }
 
   private schedule(delayMs: number): void {
