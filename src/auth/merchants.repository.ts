@@ -10,7 +10,7 @@
  * (rules.legacyKey), and moved into `keys` by the first change of the set (docs/design.md §3).
  */
 import type { Collection, Db } from 'mongodb';
-import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, dropIndexIfPresent } from '../db/mongo-helpers.js';
 import { legacyKey, type StoredKey } from './api-keys.rules.js';
 
 interface MerchantDocument {
@@ -54,9 +54,7 @@ export class MerchantsRepository {
    * the indexes are for finding them.
    */
   async ensureIndexes(): Promise<void> {
-    await this.collection.dropIndex('api_key_hash').catch((error: { codeName?: string }) => {
-      if (error.codeName !== 'IndexNotFound' && error.codeName !== 'NamespaceNotFound') throw error;
-    });
+    await dropIndexIfPresent(this.collection, 'api_key_hash');
     await this.collection.createIndex({ 'keys.hash': 1 }, { name: 'api_key_hashes' });
     await this.collection.createIndex({ apiKeyHash: 1 }, { name: 'legacy_api_key_hash' });
   }

@@ -33,3 +33,10 @@ export async function bulkWriteInParts<T extends Document>(
   }
   return modified;
 }
+
+/** Drops an index an earlier version made, if it is there (a collection not made yet has none). */
+export async function dropIndexIfPresent<T extends Document>(collection: Collection<T>, name: string): Promise<void> {
+  await collection.dropIndex(name).catch((error: { codeName?: string }) => {
+    if (error.codeName !== 'IndexNotFound' && error.codeName !== 'NamespaceNotFound') throw error;
+  });
+}

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { bulkWriteInParts, insertNew, ownedBy } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, dropIndexIfPresent, insertNew, ownedBy } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { EVENT_RETENTION_MS } from '../events/events.repository.js';
@@ -52,11 +52,19 @@ export class DeliveriesRepository {
     this.collection = db.collection<DeliveryDocument>('webhookDeliveries');
   }
 
+  /**
+   * The sweep of overdue deliveries reads through `pending_deliveries`, led by the status: pending
+   * deliveries are few beside finished ones, and an equality on an index's first field is what the
+   * embedded FerretDB can serve from an index too. Its index until 2026-11-26, `due_deliveries`
+   * ({dueAt: 1}, a range), served MongoDB but not FerretDB, where every sweep (each worker process,
+   * every 30 s) read every delivery kept: 1.7 s of the database's time at 30,000 of them. It goes.
+   */
   async ensureIndexes(ttlIndexes: boolean): Promise<void> {
     await ensureTtlIndex(this.collection, ttlIndexes);
+    await dropIndexIfPresent(this.collection, 'due_deliveries');
     await Promise.all([
       this.collection.createIndex({ endpointId: 1, _id: -1 }, { name: 'endpoint_deliveries' }),
-      this.collection.createIndex({ dueAt: 1 }, { name: 'due_deliveries', sparse: true }),
+      this.collection.createIndex({ status: 1, dueAt: 1 }, { name: 'pending_deliveries' }),
     ]);
   }
 
@@ -79,9 +87,9 @@ export class DeliveriesRepository {
     return (await this.collection.find({ ...these, claim }).toArray()).map(toDelivery);
   }
 
-  /** Pending deliveries due before `before` that no job took (their job was lost): for the sweep. */
+  /** Pending deliveries due before `before` that no job took (their job was lost): for the sweep, through `pending_deliveries`. */
   async overdue(before: Date, limit: number): Promise<{ id: string; merchantId: string }[]> {
-    const docs = await this.collection.find({ dueAt: { $lt: before }, status: 'pending' }, { projection: { _id: 1, merchantId: 1 } }).limit(limit).toArray();
+    const docs = await this.collection.find({ status: 'pending', dueAt: { $lt: before } }, { projection: { _id: 1, merchantId: 1 } }).limit(limit).toArray();
     return docs.map((d) => ({ id: d._id, merchantId: d.merchantId }));
   }
 
