@@ -731,7 +731,8 @@ function eventsRows(events: Awaited<ReturnType<typeof benchEvents>>): string {
     row('(f) 3000 applied, 1 endpoint / none', `${events.drainWithMs.toFixed(0)} ms`, `${events.drainWithoutMs.toFixed(0)} ms`, events.drainRatio, '<= 1.2x', events.drainRatio.median <= 1.2) +
     '\n' +
     row('(f) pause+resume, 1 endpoint / none', `${singleWith.rps.toFixed(0)} req/s p99 ${singleWith.p99Ms}`, `${singleWithout.rps.toFixed(0)} req/s p99 ${singleWithout.p99Ms}`, events.singleRatio, '>= 0.8x', events.singleRatio.median >= 0.8) +
-    `\n(f) the 3000 events and the completion delivered ${(events.deliveredMs / 1000).toFixed(1)} s after the bulk was posted (median; ${events.delivered} deliveries in all); ${F_ROUNDS} rounds, the endpoint's part first in every other one`
+    `\n(f) the 3000 events and the completion delivered ${(events.deliveredMs / 1000).toFixed(1)} s after the bulk was posted (median; ${events.delivered} deliveries in all); ${F_ROUNDS} rounds, the endpoint's part first in every other one` +
+    `\n(f) rounds, pause+resume req/s 1 endpoint / none (ratio): ${events.rounds.map((r) => `${r.singleWith.rps.toFixed(0)} / ${r.singleWithout.rps.toFixed(0)} (${(r.singleWith.rps / r.singleWithout.rps).toFixed(2)})`).join(', ')}`
   );
 }
 
