@@ -28,7 +28,7 @@ afterAll(async () => {
 
 describe('the overdue-delivery sweep', () => {
   it('reads the pending deliveries through an index, not every delivery kept', async () => {
-    const deliveries = db.collection('webhookDeliveries');
+    const deliveries = db.collection<{ _id: string } & Document>('webhookDeliveries');
     // A database an earlier version set up: its index for the sweep goes.
     await deliveries.createIndex({ dueAt: 1 }, { name: 'due_deliveries', sparse: true });
     const repository = new DeliveriesRepository(db);
