@@ -3,7 +3,8 @@
  * merchant-owned collection carries `merchantId` in its filter (and every document inserted
  * there has one), so that `{merchantId: 1, _id: 1}` can be the shard key and each such command
  * goes to one shard. The background scans that cannot name a merchant are listed here by name,
- * and each one's shape is checked, so that a new scan must be added on purpose.
+ * and each one's shape is checked, so that a new scan must be added on purpose. Every other
+ * filter the hot paths send is served by an index on the engine in use (its plan, explained).
  *
  * Recorded through the wire proxy (test/support/wire-proxy.ts): what the driver really sent.
  */
@@ -79,7 +80,7 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-describe('every hot-path command on a merchant-owned collection carries merchantId', () => {
+describe('every hot-path command on a merchant-owned collection carries merchantId, and every hot-path filter is served by an index', () => {
   it('single and bulk changes, reads, lists, idempotency, events, webhooks and deliveries', { timeout: 120_000 }, async () => {
     const { merchantId, apiKey } = await t.merchant();
     const api = (method: string, path: string, json?: unknown, headers?: Record<string, string>) => call(t.baseUrl, path, { method, apiKey, json, headers });
@@ -124,5 +125,27 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     console.log(`wire check: ${recorded.length} commands recorded; background scans without merchantId (named): ${JSON.stringify(Object.fromEntries(scans))}`);
     expect(recorded.filter((c) => c.collection === 'subscriptions').length).toBeGreaterThan(0);
     expect([...new Set(offending)]).toEqual([]);
+
+    // And each of those filters (one per command, collection and set of fields) is served by an
+    // index on the engine in use, the named background scans aside: its plan as a find, on MongoDB
+    // an IXSCAN, on FerretDB (SQLite) `SEARCH … USING INDEX`, where reading everything shows as
+    // COLLSCAN or `SCAN <table>`. Until 2026-11-26 the relay's read of several merchants'
+    // outboxes, an $or, read every subscription on FerretDB (test/index-reads.test.ts).
+    const shapes = new Map<string, { collection: string; filter: Document }>();
+    for (const command of recorded) {
+      if (!command.collection) continue;
+      for (const { kind, value } of filtersOf(command)) {
+        if (kind !== 'filter' || BACKGROUND_SCANS.some((s) => (s.collection === '*' || s.collection === command.collection) && s.matches(value))) continue;
+        shapes.set(`${command.name} ${command.collection} ${keys(value).sort().join()}`, { collection: command.collection, filter: value });
+      }
+    }
+    const unindexed: string[] = [];
+    for (const [shape, { collection, filter }] of shapes) {
+      const plan = JSON.stringify((await t.db.collection(collection).find(filter).explain()).queryPlanner);
+      if (/COLLSCAN|\bSCAN\b/.test(plan)) unindexed.push(`${shape}: ${plan.slice(0, 200)}`);
+    }
+    console.log(`index check: ${shapes.size} filter shapes explained, ${unindexed.length} read everything`);
+    expect(shapes.size).toBeGreaterThan(20);
+    expect(unindexed).toEqual([]);
   });
 });
