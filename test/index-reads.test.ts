@@ -50,7 +50,7 @@ function expectIndexed(plans: readonly string[], index?: RegExp): void {
 }
 
 describe('the overdue-delivery sweep (every 30 s in each worker process)', () => {
-  // Until 2026-11-26 its index was {dueAt: 1}, a range FerretDB serves from no index: every sweep
+  // Until 2026-11-25 its index was {dueAt: 1}, a range FerretDB serves from no index: every sweep
   // read every delivery kept (30 days of them), 1.7 s of the database's time at 30,000.
   it('reads the pending deliveries through pending_deliveries, not every delivery kept', async () => {
     const deliveries = db.collection<{ _id: string } & Document>('webhookDeliveries');
@@ -70,7 +70,7 @@ describe('the overdue-delivery sweep (every 30 s in each worker process)', () =>
       status,
       attempts: [],
       nextAttemptAt: null,
-      createdAt: '2026-11-26T00:00:00.000000Z',
+      createdAt: '2026-11-25T00:00:00.000000Z',
       dueAt,
       expiresAt: new Date(Date.now() + 86_400_000),
     });
@@ -93,20 +93,20 @@ describe('the overdue-delivery sweep (every 30 s in each worker process)', () =>
 });
 
 describe('the events relay\'s read of several merchants\' outboxes (after every batch of changes)', () => {
-  // Until 2026-11-26 it was one query, an $or of each merchant's {merchantId, _id: {$in}}, which
+  // Until 2026-11-25 it was one query, an $or of each merchant's {merchantId, _id: {$in}}, which
   // FerretDB serves from no index: under npm run load (eight merchants) every relay read every subscription.
   it('reads those subscriptions through the _id index, one merchant at a time', async () => {
     const repository = new SubscriptionsRepository(db);
     await repository.ensureIndexes();
-    const entry = { key: 'req_1', status: 'paused', previousStatus: 'fulfilled', at: '2026-11-26T00:00:00.000000Z', cause: { kind: 'request' } };
+    const entry = { key: 'req_1', status: 'paused', previousStatus: 'fulfilled', at: '2026-11-25T00:00:00.000000Z', cause: { kind: 'request' } };
     const subscription = (merchant: number, n: number, waiting: boolean) => ({
       _id: `sub_m${merchant}_${String(n).padStart(3, '0')}`,
       merchantId: `m${merchant}`,
       planId: 'plan_basic',
       status: waiting ? 'paused' : 'fulfilled',
       cycle: 'monthly',
-      createdAt: '2026-11-26T00:00:00.000000Z',
-      modifiedAt: '2026-11-26T00:00:00.000000Z',
+      createdAt: '2026-11-25T00:00:00.000000Z',
+      modifiedAt: '2026-11-25T00:00:00.000000Z',
       ...(waiting ? { outbox: [entry] } : {}),
     });
     await db.collection<{ _id: string } & Document>('subscriptions').insertMany(Array.from({ length: 300 }, (_, n) => subscription(n % 3, n, n % 10 === 0)));

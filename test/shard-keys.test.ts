@@ -129,7 +129,7 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     // And each of those filters (one per command, collection and set of fields) is served by an
     // index on the engine in use, the named background scans aside: its plan as a find, on MongoDB
     // an IXSCAN, on FerretDB (SQLite) `SEARCH … USING INDEX`, where reading everything shows as
-    // COLLSCAN or `SCAN <table>`. Until 2026-11-26 the relay's read of several merchants'
+    // COLLSCAN or `SCAN <table>`. Until 2026-11-25 the relay's read of several merchants'
     // outboxes, an $or, read every subscription on FerretDB (test/index-reads.test.ts).
     const shapes = new Map<string, { collection: string; filter: Document }>();
     for (const command of recorded) {

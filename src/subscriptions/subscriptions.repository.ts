@@ -282,7 +282,7 @@ export function byMerchantOf(ids: ReadonlyMap<string, string> | Iterable<{ reado
 /**
  * One filter per merchant, naming it with its own ids (docs/sharding.md): `{merchantId, _id: {$in}}`,
  * read or written one merchant at a time, so that each command goes to one shard and every engine
- * serves it from the `_id` index. Until 2026-11-26 several merchants' ids went as one `$or` of
+ * serves it from the `_id` index. Until 2026-11-25 several merchants' ids went as one `$or` of
  * these filters, which the embedded FerretDB serves from no index: the events relay's read of
  * eight merchants' outboxes under `npm run load` read every subscription (446 ms per batch of 101).
  */

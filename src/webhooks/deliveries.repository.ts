@@ -55,7 +55,7 @@ export class DeliveriesRepository {
   /**
    * The sweep of overdue deliveries reads through `pending_deliveries`, led by the status: pending
    * deliveries are few beside finished ones, and an equality on an index's first field is what the
-   * embedded FerretDB can serve from an index too. Its index until 2026-11-26, `due_deliveries`
+   * embedded FerretDB can serve from an index too. Its index until 2026-11-25, `due_deliveries`
    * ({dueAt: 1}, a range), served MongoDB but not FerretDB, where every sweep (each worker process,
    * every 30 s) read every delivery kept: 1.7 s of the database's time at 30,000 of them. It goes.
    */
