@@ -486,7 +486,6 @@ function drainNote(drain: Awaited<ReturnType<typeof benchDrain>>): string {
   );
 }
 
-/** One line of the table; the ratio is the median of the rounds with their least and greatest in brackets (a single figure: one run). */
 /** (e)'s row and its notes: the p99 lag against the poll interval plus (b)'s drain. */
 function lagRow(lag: Awaited<ReturnType<typeof benchScheduleLag>>, pollMs: number, drainMs: number): string {
   const target = pollMs + drainMs;
@@ -498,6 +497,7 @@ function lagRow(lag: Awaited<ReturnType<typeof benchScheduleLag>>, pollMs: numbe
   return lines.join('\n');
 }
 
+/** One line of the table; the ratio is the median of the rounds with their least and greatest in brackets (a single figure: one run). */
 function row(name: string, ours: string, raw: string, ratio: Spread | number, target: string, met: boolean | undefined): string {
   const shown = typeof ratio === 'number' ? `${ratio.toFixed(2)} (1 run)` : formatSpread(ratio);
   return `| ${name.padEnd(34)} | ${ours.padStart(22)} | ${raw.padStart(22)} | ${shown.padStart(17)} | ${target.padEnd(7)} | ${met === undefined ? '' : met ? 'met' : 'MISSED'} |`;

@@ -669,7 +669,8 @@ export class SubscriptionsRepository {
     // A bulk command's entry is the same in every document it changed: listed once.
     const entries = new Map<string, OutboxEntry>();
     for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
-    for (const own of ownedIds(byMerchantOf(new Map(relayed.map((h) => [h._id, h.merchantId]))))) await this.collection.updateMany(own, { $pullAll: { outbox: [...entries.values()] } });
+    const pullAll = { $pullAll: { outbox: [...entries.values()] } };
+    for (const own of ownedIds(byMerchantOf(new Map(relayed.map((h) => [h._id, h.merchantId]))))) await this.collection.updateMany(own, pullAll);
   }
 
   /**
