@@ -143,6 +143,158 @@ describe('small bulk requests sharing a run', () => {
       await proxy.close();
     }
   });
+  /**
+   * Ten pause requests of 20 ids over 60 subscriptions (40 fulfilled, 10 paused, and 10 cancelled
+   * after acceptance, by the billing system that owns them): windows of the list 6 apart, so that
+   * each subscription is named by three or four of them, as under `npm run load`. Queued while no
+   * worker runs, so that one run takes (all but one of) the ten chunks.
+   */
+  async function overlappingPauses(): Promise<{ apiKey: string; merchantId: string; fulfilled: string[]; paused: string[]; cancelled: string[]; requests: Accepted[] }> {
+    const { merchantId, apiKey } = await http.merchant();
+    const live = await http.seed(merchantId, 50);
+    const paused = await http.seed(merchantId, 10, 'paused');
+    const [fulfilled, cancelled] = [live.slice(0, 40), live.slice(40)];
+    const all = [...live, ...paused];
+    const requests: Accepted[] = [];
+    for (let i = 0; i < 10; i++) requests.push(await accept(apiKey, 'pause', Array.from({ length: SIZE }, (_, k) => all[(i * 6 + k) % all.length]!)));
+    await waitFor(queuedJobs, (n) => n === 10, 60_000, 100, 'the 10 jobs queued');
+    await http.db.collection('subscriptions').updateMany({ _id: { $in: cancelled as never[] } }, { $set: { status: 'cancelled' } });
+    return { apiKey, merchantId, fulfilled, paused, cancelled, requests };
+  }
+
+  /**
+   * What the requests report, checked against what the same commands applied one after another
+   * give, in whatever order: each fulfilled subscription applied by exactly one request (a no-op
+   * for the others), each paused one a no-op for all, each cancelled one skipped; every request
+   * complete with its own counts. Returns, for each subscription applied, the request that applied it.
+   */
+  async function checkOutcomes(apiKey: string, s: { fulfilled: string[]; paused: string[]; cancelled: string[]; requests: Accepted[] }): Promise<Map<string, string>> {
+    const appliedBy = new Map<string, string[]>();
+    for (const request of s.requests) {
+      const { counts, items } = await completed(apiKey, request);
+      expect(items.map((i) => i.subscriptionId).sort()).toEqual([...request.ids].sort());
+      const expected = { pending: 0, applied: 0, noop: 0, skipped: 0, failed: 0 };
+      for (const { subscriptionId, outcome } of items) {
+        expect(outcome).toBe(s.cancelled.includes(subscriptionId) ? 'skipped' : s.paused.includes(subscriptionId) ? 'noop' : outcome === 'applied' ? 'applied' : 'noop');
+        expected[outcome as keyof typeof expected]++;
+        if (outcome === 'applied') appliedBy.set(subscriptionId, [...(appliedBy.get(subscriptionId) ?? []), request.requestId]);
+      }
+      expect(counts).toEqual(expected);
+    }
+    expect([...appliedBy.keys()].sort()).toEqual([...s.fulfilled].sort());
+    for (const [id, by] of appliedBy) expect(by, `requests that applied ${id}`).toHaveLength(1);
+    expect(await statusOf([...s.fulfilled, ...s.paused])).toEqual(new Set(['paused']));
+    expect(await statusOf(s.cancelled)).toEqual(new Set(['cancelled']));
+    return new Map([...appliedBy].map(([id, [by]]) => [id, by!]));
+  }
+
+  /** The events of the merchant's subscriptions (not of its requests) once `count` have been relayed. */
+  async function eventsOf(apiKey: string, count: number): Promise<{ type: string; data: { subscription: { id: string; status: string }; cause: { kind: string; requestId?: string } } }[]> {
+    const all = async () => {
+      const events = [];
+      for (let cursor: string | null = ''; cursor !== null; ) {
+        const page: Reply = await call(http.baseUrl, `/v2/events?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`, { method: 'GET', apiKey });
+        events.push(...page.body.data);
+        cursor = page.body.nextCursor;
+      }
+      return events.filter((e) => e.type.startsWith('subscription.'));
+    };
+    return waitFor(all, (e) => e.length >= count, 60_000, 250, `${count} subscription events relayed`);
+  }
+
+  it('requests that name the same subscriptions: one run writes each of those once for all its commands, with the outcomes and events of the commands applied one after another', { timeout: 180_000 }, async () => {
+    const s = await overlappingPauses();
+    // What the worker asks the database to write for the commands (their updates filter on the marks; not the relay's outbox clears): the subscriptions each statement names.
+    const proxy = await startWireProxy(inject('mongoUri'));
+    const named = new Map<string, number>();
+    proxy.on(
+      {
+        command: 'update',
+        collection: 'subscriptions',
+        match: (c) => {
+          for (const { q } of (c.body['updates'] ?? []) as { q: { _id?: string | { $in?: string[] }; bulkCommands?: unknown } }[]) {
+            if (q.bulkCommands === undefined) continue;
+            for (const id of typeof q._id === 'string' ? [q._id] : (q._id?.$in ?? [])) named.set(id, (named.get(id) ?? 0) + 1);
+          }
+          return false;
+        },
+      },
+      { action: 'hold', ms: 0 },
+    );
+    const worker = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1' });
+    try {
+      const appliedBy = await checkOutcomes(s.apiKey, s);
+      // The run that took most of the chunks (Agenda locks one job ahead of it, which runs on its own after it).
+      const runs = worker.lines.filter((l) => l['msg'] === 'bulk chunks applied together');
+      const run = runs.reduce((a, b) => ((b['commands'] as number) > (a['commands'] as number) ? b : a));
+      const inRun = new Set([run['chunkId'] as string, ...(run['companions'] as string[])].map((chunkId) => chunkId.split(':')[0]!));
+      expect(inRun.size).toBeGreaterThanOrEqual(8);
+      const namedBy = (id: string, run: boolean) => s.requests.filter((r) => inRun.has(r.requestId) === run && r.ids.includes(id)).length;
+      // Fulfilled or paused subscriptions that only the run's commands name, two or more of them: one statement wrote all their commands.
+      const shared = [...s.fulfilled, ...s.paused].filter((id) => namedBy(id, true) >= 2 && namedBy(id, false) === 0);
+      expect(shared.length).toBeGreaterThanOrEqual(30);
+      for (const id of shared) expect(named.get(id), `update statements naming ${id}, which ${namedBy(id, true)} commands name`).toBe(1);
+      // Cancelled ones are read, never written.
+      const cancelled = s.cancelled.filter((id) => namedBy(id, true) >= 2 && namedBy(id, false) === 0);
+      expect(cancelled.length).toBeGreaterThan(0);
+      for (const id of cancelled) expect(named.get(id), `update statements naming ${id}`).toBeUndefined();
+      // One paused event per subscription applied, caused by the request that reports it applied.
+      const events = await eventsOf(s.apiKey, s.fulfilled.length);
+      expect(events).toHaveLength(s.fulfilled.length);
+      for (const event of events) {
+        expect(event.type).toBe('subscription.paused');
+        expect(event.data.subscription.status).toBe('paused');
+        expect(event.data.cause).toMatchObject({ kind: 'bulk', requestId: appliedBy.get(event.data.subscription.id) });
+      }
+      expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
+    } finally {
+      await worker.stop();
+      await proxy.close();
+    }
+  });
+
+  it('a subscription resumed between the run’s read and its shared write is left out of that write and applied on its own: exactly one pause applies it after the resume', { timeout: 180_000 }, async () => {
+    const s = await overlappingPauses();
+    const proxy = await startWireProxy(inject('mongoUri'));
+    // The shared write of subscriptions read paused (no-op marks for several requests at once) is held on its way to the database.
+    let resumedId: string | undefined;
+    const shared = proxy.on(
+      {
+        command: 'update',
+        collection: 'subscriptions',
+        match: (c) => {
+          const statement = ((c.body['updates'] ?? []) as { q: { status?: string; _id?: { $in?: string[] }; bulkCommands?: { $nin?: string[] } } }[]).find(
+            ({ q }) => q.status === 'paused' && (q.bulkCommands?.$nin?.length ?? 0) > 2,
+          );
+          resumedId ??= statement?.q._id?.$in?.[0];
+          return statement !== undefined;
+        },
+      },
+      { action: 'hold', times: 1 },
+    );
+    const worker = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1' });
+    try {
+      await shared.reached;
+      // Meanwhile the merchant resumes one of them (the request goes straight to the database).
+      const resumed = await call(http.baseUrl, `/v2/subscriptions/${resumedId}/resume`, { apiKey: s.apiKey, json: {} });
+      expect(resumed.status).toBe(200);
+      expect(resumed.body.status).toBe('fulfilled');
+      proxy.release();
+
+      // As if it had been fulfilled: the first command to reach it after the resume paused it again, the others were no-ops.
+      const paused = s.paused.filter((id) => id !== resumedId);
+      const appliedBy = await checkOutcomes(s.apiKey, { ...s, fulfilled: [...s.fulfilled, resumedId!], paused });
+      const events = await eventsOf(s.apiKey, s.fulfilled.length + 2);
+      const own = events.filter((e) => e.data.subscription.id === resumedId);
+      expect(own.map((e) => [e.type, e.data.cause.kind]).sort()).toEqual([['subscription.paused', 'bulk'], ['subscription.resumed', 'api']]);
+      expect(own.find((e) => e.type === 'subscription.paused')!.data.cause.requestId).toBe(appliedBy.get(resumedId!));
+    } finally {
+      proxy.release();
+      await worker.stop();
+      await proxy.close();
+    }
+  });
+
   /** The runs that applied chunks of these requests together, as their workers logged them. */
   const runsOf = (worker: TestService, requests: readonly Accepted[]) =>
     worker.logLines.filter((l) => l['msg'] === 'bulk chunks applied together' && requests.some((r) => (l['chunkId'] as string).startsWith(`${r.requestId}:`)));

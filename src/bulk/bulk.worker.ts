@@ -40,6 +40,9 @@ export const EXTENDED_RUN_COMMANDS = 5 * RUN_COMMANDS;
 /** A chunk that ended this recently is taken as one of a request still being applied. */
 const BETWEEN_CHUNKS_MS = 250;
 
+/** What a chunk's changes record as their cause: its request, and the API key that sent it. */
+const causeOf = (chunk: BulkChunk) => ({ kind: 'bulk' as const, requestId: chunk.requestId, ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}) });
+
 /** What `work` came to, a throw (synchronous too) included, as Promise.allSettled reports it. */
 async function settle<T>(work: () => T | Promise<T>): Promise<PromiseSettledResult<T>> {
   try {
@@ -158,10 +161,11 @@ export class BulkWorker implements ChunkHandlers {
     // run locked), so that its span, its changes' events (and their deliveries) and its log lines are
     // found under the request that sent it.
     const traceOf = (companion: BulkChunk) => batches.flatMap((b) => b.jobs).find((j) => j.data.chunkId === companion.chunkId)?.data.traceparent;
-    const applyOne = (c: BulkChunk) =>
-      c === chunk ? this.apply(c, final) : inSpan('bulk chunk', traceOf(c), { 'subsvc.chunk': c.chunkId, 'subsvc.run_chunk': chunkId }, () => this.apply(c, final));
+    const applyOne = (c: BulkChunk, known: ReadonlyMap<string, CommandOutcome> | undefined) =>
+      c === chunk ? this.apply(c, final, known) : inSpan('bulk chunk', traceOf(c), { 'subsvc.chunk': c.chunkId, 'subsvc.run_chunk': chunkId }, () => this.apply(c, final, known));
     const applyAll = async (chunks: readonly BulkChunk[]) => {
-      for (const c of chunks) settled.push(await settle(() => (c.outcomes ? undefined : applyOne(c))));
+      const known = await this.together(chunks.filter((c) => !c.outcomes), (c) => (c === chunk ? currentTraceparent() : traceOf(c)));
+      for (const c of chunks) settled.push(await settle(() => (c.outcomes ? undefined : applyOne(c, known.get(c)))));
     };
     await applyAll([chunk, ...companions]);
     let commands = [chunk, ...companions].reduce((n, c) => n + c.subscriptionIds.length, 0);
@@ -232,13 +236,28 @@ export class BulkWorker implements ChunkHandlers {
     }
   }
 
-  /** Applies a chunk's commands; its outcomes, unless some are unresolved and this is not the last try. */
-  private async apply(chunk: BulkChunk, final: boolean): Promise<Applied> {
-    const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId, chunk.schedule, {
-      kind: 'bulk',
-      requestId: chunk.requestId,
-      ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}),
-    });
+  /**
+   * The commands of a run's chunks (one merchant and operation, in the order applied) that name a
+   * subscription another of them names too, applied together: one write of each such subscription
+   * instead of one per command (SubscriptionsService.applyTogether). Returns each chunk's outcomes
+   * settled here; `apply` applies the rest as usual. Should this fail, nothing is settled and every
+   * chunk is applied as usual, finding any command that took effect here marked.
+   */
+  private async together(chunks: readonly BulkChunk[], traceOf: (chunk: BulkChunk) => string | undefined): Promise<Map<BulkChunk, ReadonlyMap<string, CommandOutcome>>> {
+    if (chunks.length < 2) return new Map();
+    try {
+      const commands = chunks.map((c) => ({ requestId: c.requestId, cause: causeOf(c), ids: c.subscriptionIds, schedule: c.schedule, trace: traceOf(c) }));
+      const settled = await this.subscriptions.applyTogether(chunks[0]!.merchantId, chunks[0]!.operation, commands);
+      return new Map(chunks.map((c, i) => [c, settled[i]!]));
+    } catch (error) {
+      this.log.warn({ err: error, chunkIds: chunks.map((c) => c.chunkId) }, 'bulk chunks not applied together; each is applied on its own');
+      return new Map();
+    }
+  }
+
+  /** Applies a chunk's commands (but those `known` already settled); its outcomes, unless some are unresolved and this is not the last try. */
+  private async apply(chunk: BulkChunk, final: boolean, known?: ReadonlyMap<string, CommandOutcome>): Promise<Applied> {
+    const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId, chunk.schedule, causeOf(chunk), known);
     const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === KEPT_CHANGING).length;
     if (unresolved > 0 && !final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunk.chunkId} unresolved`);
     const at = nowTimestamp();

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../lib/livemode.js';
+import { inTraceContext } from '../observability/tracing.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import type { ScheduleClock } from './schedule.clock.js';
@@ -70,6 +71,21 @@ export interface CommandState {
   readonly status: SubscriptionStatus;
   /** Set once the command took effect here (it changed the status, or found it already there). */
   readonly mark: CommandMark | undefined;
+}
+
+/** One of the bulk commands applyTogether applies: its request, the cause its events carry, the subscriptions it names among those applied together. */
+export interface TogetherCommand {
+  readonly requestId: string;
+  readonly cause: ChangeCause;
+  readonly ids: readonly string[];
+  /** The request's trace context (W3C traceparent), when tracing is on: its changes' events continue it. */
+  readonly trace?: string | undefined;
+}
+
+/** A subscription applyTogether settled: its status after the write, and each command's mark on it, in the commands' order. */
+export interface TogetherState {
+  readonly status: SubscriptionStatus;
+  readonly marks: readonly (CommandMark | undefined)[];
 }
 
 /** What keptAsIn and snapshotAfter read of a document. */
@@ -508,6 +524,96 @@ export class SubscriptionsRepository {
     for (const id of noops) states.set(id, { status: plan.already, mark: 'noop' });
     for (const g of groups.values()) for (const id of g.ids) states.set(id, { status: plan.whenFrom.status, mark: 'applied' });
     return { allNoop, states };
+  }
+
+  /**
+   * Several bulk commands of one merchant and plan (one that gives a subscription already in the
+   * target status nothing: `whenAlready` undefined), in their order, applied to the subscriptions
+   * they name with one read and one write of each subscription instead of one or two per command.
+   * Each subscription's commands are walked in order as the sequential path would apply them: the
+   * first not yet reached changes one in `plan.from` (marked applied, with its request's events),
+   * and each other not yet reached marks noop once it is in the target status. The marks of all go
+   * in the one update, filtered on the status read and on none of them being there yet, so that
+   * a subscription another writer changed meanwhile is left as it is.
+   *
+   * Returns, for each subscription settled here, its status after the write and each command's mark
+   * (undefined: the command did not reach it, nor does it need to: its status is neither `from` nor
+   * the target). A subscription missing from the map (not found, or changed meanwhile) is left to
+   * applyCommand, command by command, which finds any mark written here.
+   *
+   * Why: on FerretDB a write costs by the document written, however documents are grouped
+   * (docs/benchmarks.md). Under `npm run load` a run's ten chunks of one merchant name each of its
+   * subscriptions about twice, and one command in two finds it already in the target status, so
+   * applied one after another they write most subscriptions two or three times.
+   */
+  async applyTogether(merchantId: string, plan: CommandPlan, commands: readonly TogetherCommand[], at: string): Promise<Map<string, TogetherState>> {
+    const named = commands.map((c) => new Set(c.ids));
+    const ids = [...new Set(commands.flatMap((c) => c.ids))];
+    const docs = await this.collection.find({ _id: { $in: ids }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } }).toArray();
+    const settled = new Map<string, TogetherState>();
+    const groups = new Map<string, { status: SubscriptionStatus; applied: number; pushed: number[]; before: ShownSchedule; ids: string[]; marks: (CommandMark | undefined)[] }>();
+    for (const doc of docs) {
+      const kept = doc.bulkCommands ?? [];
+      let status = doc.status;
+      let applied = -1;
+      const pushed: number[] = [];
+      const marked = commands.map((c, i): CommandMark | undefined => {
+        if (!named[i]!.has(doc._id)) return undefined;
+        const [appliedMark, noopMark] = marks(c.requestId);
+        if (kept.includes(appliedMark)) return 'applied';
+        if (kept.includes(noopMark)) return 'noop';
+        if (status === plan.from) {
+          applied = i;
+          status = plan.whenFrom.status;
+        } else if (status !== plan.already) return undefined;
+        pushed.push(i);
+        return applied === i ? 'applied' : 'noop';
+      });
+      if (pushed.length === 0) {
+        settled.set(doc._id, { status, marks: marked });
+        continue;
+      }
+      const key = JSON.stringify([doc.status, applied, pushed, applied >= 0 ? pinnedAs(plan.whenFrom, doc) : null]);
+      const group = groups.get(key) ?? { status: doc.status, applied, pushed, before: doc, ids: [], marks: marked };
+      group.ids.push(doc._id);
+      groups.set(key, group);
+    }
+    const writes = [...groups.values()].map(({ status, applied, pushed, before, ids: own, marks: marked }): AnyBulkWriteOperation<SubscriptionDocument> => {
+      const mark = { bulkCommands: { $each: pushed.map((i) => `${commands[i]!.requestId}:${marked[i]!}`), $slice: -KEPT_COMMAND_MARKS } };
+      const filter = { _id: { $in: own }, merchantId, status, bulkCommands: { $nin: pushed.flatMap((i) => marks(commands[i]!.requestId)) } };
+      if (applied < 0) return { updateMany: { filter, update: { $push: mark } } };
+      const { requestId, cause, trace } = commands[applied]!;
+      // Its events carry the trace of the request whose command made the change (outbox.ts).
+      const entries = inTraceContext(trace, () => requestEntries(plan.from, plan.whenFrom, before, at, cause, requestId));
+      return {
+        updateMany: {
+          filter: { ...filter, ...pinnedAs(plan.whenFrom, before) },
+          update: inModeOf(merchantId, withEvents(recordingPause({ ...updateFor(plan.whenFrom, at), $push: mark }, plan.from, plan.whenFrom, at), entries)),
+        },
+      };
+    });
+    const expected = [...groups.values()].reduce((n, g) => n + g.ids.length, 0);
+    const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
+    const after = (g: { applied: number }) => (g.applied >= 0 ? plan.whenFrom.status : plan.already);
+    if (written === expected) {
+      for (const g of groups.values()) for (const id of g.ids) settled.set(id, { status: after(g), marks: g.marks });
+    } else {
+      // Another writer changed some meanwhile: those whose marks are all there were written (here, or by a run of the same chunks).
+      const back = await this.collection.find({ _id: { $in: [...groups.values()].flatMap((g) => g.ids) }, merchantId }, { projection: { bulkCommands: 1 } }).toArray();
+      const byId = new Map(back.map((d) => [d._id, d.bulkCommands ?? []]));
+      for (const g of groups.values()) {
+        for (const id of g.ids) {
+          const kept = byId.get(id) ?? [];
+          const found = g.pushed.map((i) => marks(commands[i]!.requestId).find((m) => kept.includes(m)));
+          if (found.some((m) => m === undefined)) continue;
+          const reached = [...g.marks];
+          g.pushed.forEach((i, k) => (reached[i] = found[k]!.endsWith(':applied') ? 'applied' : 'noop'));
+          settled.set(id, { status: after(g), marks: reached });
+        }
+      }
+    }
+    if (livemodeOf(merchantId) && [...groups.values()].some((g) => g.applied >= 0)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt]);
+    return settled;
   }
 
   /** Each found subscription's status and whether the command reached it; absent ids are not in the map. */

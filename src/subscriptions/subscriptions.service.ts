@@ -11,7 +11,7 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
-import { byMerchantOf, type CommandState, type DueSubscription, type FiringGroup, type OutboxHolder, type SubscriptionsRepository } from './subscriptions.repository.js';
+import { byMerchantOf, type CommandState, type TogetherCommand, type DueSubscription, type FiringGroup, type OutboxHolder, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
   NO_PAUSE_POLICIES,
@@ -258,15 +258,61 @@ export class SubscriptionsService {
     requestId: string,
     schedule?: ScheduleRequest,
     cause: ChangeCause = { kind: 'bulk', requestId },
+    settled: ReadonlyMap<string, CommandOutcome> = new Map(),
   ): Promise<Map<string, CommandOutcome>> {
-    // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
-    const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
-    const now = await this.clockOf(merchantId);
-    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule);
-    const outcomes = await this.mutex.runAll(ids, () => this.applyCommandsOnce(merchantId, ids, operation, plan, requestId, cause, now));
+    const open = ids.filter((id) => !settled.has(id));
+    if (open.length === 0) return new Map(settled);
+    const { plan, now } = await this.planOf(merchantId, operation, schedule);
+    const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(merchantId, open, operation, plan, requestId, cause, now));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
     const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
     this.changes.notify(merchantId, [...outcomes].filter(([, o]) => changed(o)).map(([id]) => id));
+    return new Map([...settled, ...outcomes]);
+  }
+
+  /** A bulk command's plan, and the clock it is applied by. */
+  private async planOf(merchantId: string, operation: Operation, schedule: ScheduleRequest | undefined): Promise<{ plan: CommandPlan; now: Clock }> {
+    // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
+    const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
+    const now = await this.clockOf(merchantId);
+    return { plan: planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule), now };
+  }
+
+  /**
+   * Several bulk commands of one merchant and operation, in the order they are to be applied
+   * (a worker's run of chunks, src/bulk/bulk.worker.ts): where two or more of them name the same
+   * subscription, those without a schedule are applied together, with one read and one write of
+   * each subscription (SubscriptionsRepository.applyTogether), and with the same outcomes as
+   * applied one after another. Returns, for each command, the outcomes settled here; the rest
+   * (subscriptions also named by a command with a schedule, or that another writer changed
+   * meanwhile) are for applyCommands, given these as `settled`. Nothing is settled where none is
+   * named twice, nor where a command's plan gives a subscription already in the target status a
+   * change of its own.
+   */
+  async applyTogether(merchantId: string, operation: Operation, commands: readonly (TogetherCommand & { readonly schedule?: ScheduleRequest | undefined })[]): Promise<Map<string, CommandOutcome>[]> {
+    const outcomes = commands.map(() => new Map<string, CommandOutcome>());
+    // A subscription also named by a command with a schedule keeps its commands' order by going the usual way.
+    const times = new Map<string, number>();
+    for (const c of commands) for (const id of new Set(c.ids)) times.set(id, c.schedule ? Number.NaN : (times.get(id) ?? 0) + 1);
+    // Where none is named twice (a large request's chunks) each command's first update changes them all with nothing read first: the usual way is cheaper.
+    if (![...times.values()].some((n) => n >= 2)) return outcomes;
+    // Otherwise every one goes in the shared writes: one read, and a statement per set of commands, not several per chunk.
+    const shared = new Set([...times].filter(([, n]) => n >= 1).map(([id]) => id));
+    const { plan, now } = await this.planOf(merchantId, operation, undefined);
+    if (plan.whenAlready) return outcomes;
+    const together = commands.map((c) => ({ ...c, ids: c.schedule ? [] : c.ids.filter((id) => shared.has(id)) }));
+    const states = await this.mutex.runAll([...shared], () => this.repository.applyTogether(merchantId, plan, together, now.timestamp()));
+    const changed: string[] = [];
+    together.forEach(({ ids }, i) => {
+      for (const id of ids) {
+        const state = states.get(id);
+        const outcome = state && commandOutcome(operation, { status: state.status, mark: state.marks[i] });
+        if (!outcome) continue;
+        outcomes[i]!.set(id, outcome);
+        if (outcome.outcome === 'applied') changed.push(id);
+      }
+    });
+    this.changes.notify(merchantId, changed);
     return outcomes;
   }
 
