@@ -2,10 +2,12 @@
  * `npx tsx scripts/profile/statements.ts`: what an update costs on the database by statement and by
  * document, with no service around it. 8 merchants of 500 subscription-sized documents (as
  * `npm run load` seeds); each round pauses (then resumes) 200 documents as ten updateMany of 20
- * one after another, as one updateMany of 200, and as one bulk write of ten updateMany of 20,
+ * one after another, as one updateMany of 200, as one bulk write of ten updateMany of 20, and as
+ * 200 statements of one document each in bulk writes of 16 (as a run's shared writes mostly are),
  * each with a mark and an outbox entry as a bulk command's update has; and reads 200 as ten finds
- * of 20 and as one of 200. PROFILE_ROUNDS (default 3) rounds. On FerretDB the three updates cost
- * about the same: it costs by document, not by statement or round trip (docs/benchmarks.md, "Load").
+ * of 20 and as one of 200. PROFILE_ROUNDS (default 3) rounds. On FerretDB the first three updates
+ * cost about the same: it costs mostly by document, not by round trip; a statement of its own for
+ * each document costs about twice as much (docs/benchmarks.md, "Load").
  */
 import type { AnyBulkWriteOperation, Filter, UpdateFilter } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
@@ -49,6 +51,10 @@ try {
     note('one updateMany of 200', await timed(() => docs.updateMany(filter(1, 0, 200), update(0))));
     const bulk: AnyBulkWriteOperation<Doc>[] = Array.from({ length: 10 }, (_, k) => ({ updateMany: { filter: filter(2, k, 20), update: update(k) } }));
     note('one bulk write of ten updateMany of 20', await timed(() => docs.bulkWrite(bulk, { ordered: false })));
+    const single: AnyBulkWriteOperation<Doc>[] = Array.from({ length: 200 }, (_, k) => ({ updateMany: { filter: filter(4, k, 1), update: update(k) } }));
+    note('200 updateMany of 1, in bulk writes of 16', await timed(async () => {
+      for (let k = 0; k < single.length; k += 16) await docs.bulkWrite(single.slice(k, k + 16), { ordered: false });
+    }));
     note('ten finds of 20', await timed(async () => {
       for (let k = 0; k < 10; k++) await docs.find({ _id: { $in: ids(3, k * 20, 20) }, merchantId: 'm3' }).toArray();
     }));
