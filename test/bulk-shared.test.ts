@@ -295,6 +295,35 @@ describe('small bulk requests sharing a run', () => {
     }
   });
 
+  it('a run repeated with other companions: subscriptions written together whose earlier marks differ each keep their own outcome', { timeout: 180_000 }, async () => {
+    // Four pause requests name the same two subscriptions. An earlier run (killed before recording
+    // its outcomes) had applied the first request's command to one of them (it paused it) and
+    // found the other paused already. Both are now paused, so the later requests' no-op marks go
+    // in one statement for both, while the first request's outcomes differ between them.
+    const { merchantId, apiKey } = await http.merchant();
+    const [first, second] = await http.seed(merchantId, 2);
+    const earlier = await accept(apiKey, 'pause', [first!, second!]);
+    const later: Accepted[] = [];
+    for (let i = 0; i < 3; i++) later.push(await accept(apiKey, 'pause', [first!, second!]));
+    await waitFor(queuedJobs, (n) => n === 4, 60_000, 100, 'the 4 jobs queued');
+    const subscriptions = http.db.collection<{ _id: string }>('subscriptions');
+    await subscriptions.updateOne({ _id: first! }, { $set: { status: 'paused', bulkCommands: [`${earlier.requestId}:applied`] } });
+    await subscriptions.updateOne({ _id: second! }, { $set: { status: 'paused', bulkCommands: [`${earlier.requestId}:noop`] } });
+
+    const worker = await startWorker(databaseUri(http.db.databaseName), { BULK_CONCURRENCY: '1' });
+    try {
+      const outcomes = async (request: Accepted) => Object.fromEntries((await completed(apiKey, request)).items.map((i) => [i.subscriptionId, i.outcome]));
+      expect(await outcomes(earlier)).toEqual({ [first!]: 'applied', [second!]: 'noop' });
+      expect((await completed(apiKey, earlier)).counts).toEqual({ pending: 0, applied: 1, noop: 1, skipped: 0, failed: 0 });
+      for (const request of later) expect(await outcomes(request)).toEqual({ [first!]: 'noop', [second!]: 'noop' });
+      // The first request's chunk was applied in a run with companions (Agenda takes the oldest job first, and locks one ahead of it).
+      const run = worker.lines.find((l) => l['msg'] === 'bulk chunks applied together' && (l['chunkId'] as string).startsWith(`${earlier.requestId}:`));
+      expect(run?.['companions'], 'the companions of the first request’s run').toHaveLength(2);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   /** The runs that applied chunks of these requests together, as their workers logged them. */
   const runsOf = (worker: TestService, requests: readonly Accepted[]) =>
     worker.logLines.filter((l) => l['msg'] === 'bulk chunks applied together' && requests.some((r) => (l['chunkId'] as string).startsWith(`${r.requestId}:`)));

@@ -551,7 +551,9 @@ export class SubscriptionsRepository {
     const ids = [...new Set(commands.flatMap((c) => c.ids))];
     const docs = await this.collection.find({ _id: { $in: ids }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } }).toArray();
     const settled = new Map<string, TogetherState>();
-    const groups = new Map<string, { status: SubscriptionStatus; applied: number; pushed: number[]; before: ShownSchedule; ids: string[]; marks: (CommandMark | undefined)[] }>();
+    // Subscriptions written by one statement: the same status read, the same command applying, the same marks pushed and the
+    // same schedule values. Their marks kept from before may differ (a run repeated with other companions), so each keeps its own.
+    const groups = new Map<string, { status: SubscriptionStatus; applied: number; pushed: number[]; before: ShownSchedule; marks: Map<string, (CommandMark | undefined)[]> }>();
     for (const doc of docs) {
       const kept = doc.bulkCommands ?? [];
       let status = doc.status;
@@ -574,13 +576,13 @@ export class SubscriptionsRepository {
         continue;
       }
       const key = JSON.stringify([doc.status, applied, pushed, applied >= 0 ? pinnedAs(plan.whenFrom, doc) : null]);
-      const group = groups.get(key) ?? { status: doc.status, applied, pushed, before: doc, ids: [], marks: marked };
-      group.ids.push(doc._id);
+      const group = groups.get(key) ?? { status: doc.status, applied, pushed, before: doc, marks: new Map() };
+      group.marks.set(doc._id, marked);
       groups.set(key, group);
     }
-    const writes = [...groups.values()].map(({ status, applied, pushed, before, ids: own, marks: marked }): AnyBulkWriteOperation<SubscriptionDocument> => {
-      const mark = { bulkCommands: { $each: pushed.map((i) => `${commands[i]!.requestId}:${marked[i]!}`), $slice: -KEPT_COMMAND_MARKS } };
-      const filter = { _id: { $in: own }, merchantId, status, bulkCommands: { $nin: pushed.flatMap((i) => marks(commands[i]!.requestId)) } };
+    const writes = [...groups.values()].map(({ status, applied, pushed, before, marks: marked }): AnyBulkWriteOperation<SubscriptionDocument> => {
+      const mark = { bulkCommands: { $each: pushed.map((i) => `${commands[i]!.requestId}:${i === applied ? 'applied' : 'noop'}`), $slice: -KEPT_COMMAND_MARKS } };
+      const filter = { _id: { $in: [...marked.keys()] }, merchantId, status, bulkCommands: { $nin: pushed.flatMap((i) => marks(commands[i]!.requestId)) } };
       if (applied < 0) return { updateMany: { filter, update: { $push: mark } } };
       const { requestId, cause, trace } = commands[applied]!;
       // Its events carry the trace of the request whose command made the change (outbox.ts).
@@ -592,21 +594,21 @@ export class SubscriptionsRepository {
         },
       };
     });
-    const expected = [...groups.values()].reduce((n, g) => n + g.ids.length, 0);
+    const expected = [...groups.values()].reduce((n, g) => n + g.marks.size, 0);
     const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
     const after = (g: { applied: number }) => (g.applied >= 0 ? plan.whenFrom.status : plan.already);
     if (written === expected) {
-      for (const g of groups.values()) for (const id of g.ids) settled.set(id, { status: after(g), marks: g.marks });
+      for (const g of groups.values()) for (const [id, reached] of g.marks) settled.set(id, { status: after(g), marks: reached });
     } else {
       // Another writer changed some meanwhile: those whose marks are all there were written (here, or by a run of the same chunks).
-      const back = await this.collection.find({ _id: { $in: [...groups.values()].flatMap((g) => g.ids) }, merchantId }, { projection: { bulkCommands: 1 } }).toArray();
+      const back = await this.collection.find({ _id: { $in: [...groups.values()].flatMap((g) => [...g.marks.keys()]) }, merchantId }, { projection: { bulkCommands: 1 } }).toArray();
       const byId = new Map(back.map((d) => [d._id, d.bulkCommands ?? []]));
       for (const g of groups.values()) {
-        for (const id of g.ids) {
+        for (const [id, marked] of g.marks) {
           const kept = byId.get(id) ?? [];
           const found = g.pushed.map((i) => marks(commands[i]!.requestId).find((m) => kept.includes(m)));
           if (found.some((m) => m === undefined)) continue;
-          const reached = [...g.marks];
+          const reached = [...marked];
           g.pushed.forEach((i, k) => (reached[i] = found[k]!.endsWith(':applied') ? 'applied' : 'noop'));
           settled.set(id, { status: after(g), marks: reached });
         }
