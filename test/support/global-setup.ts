@@ -5,6 +5,8 @@
  * detected here once, the way the service detects them (src/db/mongo.ts), and provided to the
  * tests as `dbCapabilities`.
  */
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
@@ -12,6 +14,7 @@ import { loadConfig } from '../../src/config.js';
 import { startEmbeddedDatabase } from '../../src/db/embedded.js';
 import { detectCapabilities, type Capabilities } from '../../src/db/mongo.js';
 import { createLogger } from '../../src/logger.js';
+import { SERVICE_PROCESSES_DIR } from './worker-process.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -37,18 +40,49 @@ async function capabilitiesOf(uri: string): Promise<Capabilities> {
   }
 }
 
+/**
+ * Kills the `subsvc` processes tests started and left running (a test that timed out before its
+ * `stop()`), and says so: otherwise they outlive the run, polling a database that is gone.
+ */
+function killLeftProcesses(): void {
+  let files: string[];
+  try {
+    files = readdirSync(SERVICE_PROCESSES_DIR);
+  } catch {
+    return;
+  }
+  for (const file of files) {
+    const what = readFileSync(join(SERVICE_PROCESSES_DIR, file), 'utf8').trim();
+    rmSync(join(SERVICE_PROCESSES_DIR, file), { force: true });
+    // Only a `subsvc` process: a file left by an earlier run may name a pid reused since.
+    let commandLine: string;
+    try {
+      commandLine = readFileSync(`/proc/${file}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone already (or no /proc to tell)
+    }
+    if (!commandLine.includes('src/main/cli.ts')) continue;
+    process.kill(Number(file), 'SIGKILL');
+    console.log(`killed ${what} (pid ${file}), left running by a test that did not stop it`);
+  }
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  killLeftProcesses();
   const config = loadConfig();
   const log = createLogger('info');
   if (config.mongodbUri) {
     project.provide('mongoUri', config.mongodbUri);
     project.provide('dbCapabilities', await capabilitiesOf(config.mongodbUri));
     console.log(`tests use the database at MONGODB_URI`);
-    return async () => {};
+    return async () => killLeftProcesses();
   }
   const database = await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, log);
   console.log(`tests use an embedded ${database.engine}: ${database.reason}`);
   project.provide('mongoUri', database.uri);
   project.provide('dbCapabilities', await capabilitiesOf(database.uri));
-  return () => database.stop();
+  return async () => {
+    killLeftProcesses();
+    await database.stop();
+  };
 }

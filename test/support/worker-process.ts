@@ -1,5 +1,8 @@
 /** `subsvc worker` and `subsvc serve` processes on the test database, as an operator would run them. */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../../src/lib/project-root.js';
 
 export interface ServiceProcess {
   readonly child: ChildProcess;
@@ -17,6 +20,14 @@ export type WorkerProcess = ServiceProcess;
 export interface ServeProcess extends ServiceProcess {
   readonly baseUrl: string;
 }
+
+/**
+ * Where each process started and not exited yet leaves a file named by its pid, for the run's
+ * global teardown (test/support/global-setup.ts) to kill what is left: a test that times out never
+ * reaches its `stop()`, and vitest ends its test process by a signal, which runs no exit handler.
+ * One such process, left by a timed-out test, went on polling for an hour of benchmarks.
+ */
+export const SERVICE_PROCESSES_DIR = join(projectRoot(), 'test-artifacts', 'service-processes');
 
 async function startProcess(command: 'serve' | 'worker', mongodbUri: string, env: Record<string, string>, readyMsg: string): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', command], {
@@ -47,7 +58,15 @@ async function startProcess(command: 'serve' | 'worker', mongodbUri: string, env
     stderr.push(chunk.toString());
     process.stderr.write(chunk);
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const pidFile = join(SERVICE_PROCESSES_DIR, String(child.pid));
+  mkdirSync(SERVICE_PROCESSES_DIR, { recursive: true });
+  writeFileSync(pidFile, `subsvc ${command}\n`);
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      rmSync(pidFile, { force: true });
+      resolve();
+    }),
+  );
   const deadline = Date.now() + 30_000;
   while (!lines.some((l) => l.msg === readyMsg)) {
     if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the ${command} process did not start: ${stderr.join('')}`);
