@@ -40,11 +40,22 @@ async function capabilitiesOf(uri: string): Promise<Capabilities> {
   }
 }
 
+/** Whether `pid` is a live process whose command line holds `marker` (Linux's /proc; false where it cannot tell). */
+function isRunning(pid: number, marker: string): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker);
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Kills the `subsvc` processes tests started and left running (a test that timed out before its
- * `stop()`), and says so: otherwise they outlive the run, polling a database that is gone.
+ * `stop()`), and says so: otherwise they outlive the run, polling a database that is gone. Only
+ * this run's (`ownedBy`: the pid of the run that started them), or those whose run is gone: a run
+ * going on beside this one in the same checkout keeps its own.
  */
-function killLeftProcesses(): void {
+function killLeftProcesses(ownedBy?: number): void {
   let files: string[];
   try {
     files = readdirSync(SERVICE_PROCESSES_DIR);
@@ -52,18 +63,17 @@ function killLeftProcesses(): void {
     return;
   }
   for (const file of files) {
-    const what = readFileSync(join(SERVICE_PROCESSES_DIR, file), 'utf8').trim();
+    const [what, owner] = readFileSync(join(SERVICE_PROCESSES_DIR, file), 'utf8').trim().split('\n');
+    if (Number(owner) !== ownedBy && isRunning(Number(owner), 'vitest')) continue;
     rmSync(join(SERVICE_PROCESSES_DIR, file), { force: true });
     // Only a `subsvc` process: a file left by an earlier run may name a pid reused since.
-    let commandLine: string;
+    if (!isRunning(Number(file), 'src/main/cli.ts')) continue;
     try {
-      commandLine = readFileSync(`/proc/${file}/cmdline`, 'utf8');
+      process.kill(Number(file), 'SIGKILL');
+      console.log(`killed ${what} (pid ${file}), left running by a test that did not stop it`);
     } catch {
-      continue; // gone already (or no /proc to tell)
+      // Gone meanwhile.
     }
-    if (!commandLine.includes('src/main/cli.ts')) continue;
-    process.kill(Number(file), 'SIGKILL');
-    console.log(`killed ${what} (pid ${file}), left running by a test that did not stop it`);
   }
 }
 
@@ -75,14 +85,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('mongoUri', config.mongodbUri);
     project.provide('dbCapabilities', await capabilitiesOf(config.mongodbUri));
     console.log(`tests use the database at MONGODB_URI`);
-    return async () => killLeftProcesses();
+    return async () => killLeftProcesses(process.pid);
   }
   const database = await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, log);
   console.log(`tests use an embedded ${database.engine}: ${database.reason}`);
   project.provide('mongoUri', database.uri);
   project.provide('dbCapabilities', await capabilitiesOf(database.uri));
   return async () => {
-    killLeftProcesses();
+    killLeftProcesses(process.pid);
     await database.stop();
   };
 }

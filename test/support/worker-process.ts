@@ -60,7 +60,8 @@ async function startProcess(command: 'serve' | 'worker', mongodbUri: string, env
   });
   const pidFile = join(SERVICE_PROCESSES_DIR, String(child.pid));
   mkdirSync(SERVICE_PROCESSES_DIR, { recursive: true });
-  writeFileSync(pidFile, `subsvc ${command}\n`);
+  // The test process's parent is the run's main process (vitest's forks pool), whose teardown kills it if it is left.
+  writeFileSync(pidFile, `subsvc ${command}\n${process.ppid}\n`);
   const exited = new Promise<void>((resolve) =>
     child.once('exit', () => {
       rmSync(pidFile, { force: true });
