@@ -148,6 +148,24 @@ function requestEntries(from: SubscriptionStatus, change: Change, before: ShownS
   return outboxEntries(from, snapshotAfter(change, before, at), cause, key, requestEvents(from, change, before));
 }
 
+/**
+ * A bulk command's update of subscriptions in `merchantId`'s mode that are in `from` with shown
+ * fields as in `before`: the change, the marks it pushes, and its request's events (continuing
+ * `trace`, when given), as the merchant's mode stores them.
+ */
+function commandUpdate(
+  merchantId: string,
+  from: SubscriptionStatus,
+  change: Change,
+  before: ShownSchedule,
+  at: string,
+  command: { readonly cause: ChangeCause; readonly requestId: string; readonly trace?: string | undefined },
+  push: UpdateFilter<SubscriptionDocument>['$push'],
+): UpdateFilter<SubscriptionDocument> {
+  const entries = inTraceContext(command.trace, () => requestEntries(from, change, before, at, command.cause, command.requestId));
+  return inModeOf(merchantId, withEvents(recordingPause({ ...updateFor(change, at), $push: push }, from, change, at), entries));
+}
+
 /** The changeable fields after `change` at `at` of a subscription whose kept fields are as in `before` (filtered on with keptAsIn). */
 export function snapshotAfter(change: Change, before: ShownSchedule, at: string): SubscriptionSnapshot {
   const kept = Object.fromEntries(keptBy(change).flatMap((f) => (before[f] === undefined ? [] : [[f, before[f]]])));
@@ -427,7 +445,7 @@ export class SubscriptionsRepository {
       const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
         updateMany: {
           filter: { ...filter, ...pinnedAs(change, before) },
-          update: inModeOf(merchantId, withEvents(recordingPause({ ...updateFor(change, at), $push: mark(kind) }, from, change, at), requestEntries(from, change, before, at, cause, requestId))),
+          update: commandUpdate(merchantId, from, change, before, at, { cause, requestId }, mark(kind)),
         },
       });
       // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
@@ -450,7 +468,7 @@ export class SubscriptionsRepository {
     const applyingFrom = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
       updateMany: {
         filter: { ...filter, ...pinnedAs(plan.whenFrom, before) },
-        update: inModeOf(merchantId, withEvents(recordingPause({ ...updateFor(plan.whenFrom, at), $push: mark('applied') }, plan.from, plan.whenFrom, at), requestEntries(plan.from, plan.whenFrom, before, at, cause, requestId))),
+        update: commandUpdate(merchantId, plan.from, plan.whenFrom, before, at, { cause, requestId }, mark('applied')),
       },
     });
     if (!plan.whenAlready) {
@@ -584,15 +602,8 @@ export class SubscriptionsRepository {
       const mark = { bulkCommands: { $each: pushed.map((i) => `${commands[i]!.requestId}:${i === applied ? 'applied' : 'noop'}`), $slice: -KEPT_COMMAND_MARKS } };
       const filter = { _id: { $in: [...marked.keys()] }, merchantId, status, bulkCommands: { $nin: pushed.flatMap((i) => marks(commands[i]!.requestId)) } };
       if (applied < 0) return { updateMany: { filter, update: { $push: mark } } };
-      const { requestId, cause, trace } = commands[applied]!;
-      // Its events carry the trace of the request whose command made the change (outbox.ts).
-      const entries = inTraceContext(trace, () => requestEntries(plan.from, plan.whenFrom, before, at, cause, requestId));
-      return {
-        updateMany: {
-          filter: { ...filter, ...pinnedAs(plan.whenFrom, before) },
-          update: inModeOf(merchantId, withEvents(recordingPause({ ...updateFor(plan.whenFrom, at), $push: mark }, plan.from, plan.whenFrom, at), entries)),
-        },
-      };
+      // Its events are the request's whose command made the change, in that request's trace (outbox.ts).
+      return { updateMany: { filter: { ...filter, ...pinnedAs(plan.whenFrom, before) }, update: commandUpdate(merchantId, plan.from, plan.whenFrom, before, at, commands[applied]!, mark) } };
     });
     const expected = [...groups.values()].reduce((n, g) => n + g.marks.size, 0);
     const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
