@@ -1,5 +1,6 @@
 /**
- * The patched FerretDB (patches/ferretdb-v1.24.2-id-pushdown.patch) gives the same answers as
+ * The patched FerretDB (patches/ferretdb-v1.24.2-id-pushdown.patch, and update-batch, which writes
+ * the documents an update statement modifies in one transaction) gives the same answers as
  * FerretDB v1.24.2 as released (the other patch, push-slice, changes answers only where a `$push`
  * passes its `$slice`, which no case here does: test/bounded-lists.test.ts checks that): both run
  * side by side on identical data, every query and write shape the repositories use runs against
@@ -137,6 +138,16 @@ const cases: Case[] = [
   {
     name: 'merchants.recordLastUsed: bulkWrite updateOne {_id} $max keysLastUsedAt.<id>, later then earlier',
     run: (db) => db.collection('merchants').bulkWrite(['2026-11-23T10:00:00.000000Z', '2026-11-23T09:00:00.000000Z'].map((at) => ({ updateOne: { filter: { _id: 'm3' as never }, update: { $max: { 'keysLastUsedAt.k3': at } } } })), { ordered: false }),
+  },
+  // update-batch writes a statement's documents 256 at a time, and those modified before an error as upstream did.
+  { name: 'updateMany of every subscription (more than one batch of 256), then a count of them', run: async (db) => [await subs(db).updateMany({}, { $set: { touched: 1 } }), await subs(db).countDocuments({ touched: 1 })] },
+  {
+    name: 'updateMany that fails part way ($inc on a string): the documents before it stay written, the rest not',
+    run: async (db) => {
+      const counters = db.collection('counters');
+      await counters.insertMany([{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }, { _id: 'c', n: 'x' }, { _id: 'd', n: 3 }] as never[]);
+      return [await counters.updateMany({}, { $inc: { n: 1 } }).catch(errorOf), await counters.find().sort({ _id: 1 }).toArray()];
+    },
   },
   { name: 'ObjectId _id: updateOne and deleteOne with a condition', run: async (db) => [await jobs(db).updateOne({ _id: oid(4), lockedAt: null }, { $set: { lockedAt: new Date(AT) } }), await jobs(db).deleteOne({ _id: oid(5), lockedAt: null })] },
 ];

@@ -3,7 +3,8 @@
  * project's patches applied (FERRETDB_PATCHES, each header says why):
  * patches/ferretdb-v1.24.2-id-pushdown.patch serves `_id` equality and `$in`, and equality on a
  * field leading an index, from that index; patches/ferretdb-v1.24.2-push-slice.patch makes `$push`
- * honour `$slice`.
+ * honour `$slice`; patches/ferretdb-v1.24.2-update-batch.patch writes the documents one update
+ * statement modifies in one transaction instead of one each.
  *
  * Why not plain `go install ...@v1.24.2`: the module's build/version/version.txt is empty, so a
  * binary installed that way panics at start ("Invalid build/version/version.txt"), and the
@@ -23,7 +24,7 @@ const run = promisify(execFile);
 
 const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 export const FERRETDB_VERSION = 'v1.24.2';
-export const FERRETDB_PATCHES: readonly string[] = ['id-pushdown', 'push-slice'].map((name) => join(projectRoot(), 'patches', `ferretdb-${FERRETDB_VERSION}-${name}.patch`));
+export const FERRETDB_PATCHES: readonly string[] = ['id-pushdown', 'push-slice', 'update-batch'].map((name) => join(projectRoot(), 'patches', `ferretdb-${FERRETDB_VERSION}-${name}.patch`));
 
 export interface FerretdbBuild {
   /** Patches applied to the module source, in order; none builds upstream as released (for comparisons). */
