@@ -10,12 +10,13 @@
  * That a hung or refusing database still answers 503 within its bound is db-faults.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ONE_WRITER_REQUEST_POOL } from '../src/db/workarounds.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 
 const DB_TIMEOUT_MS = 1_500;
-/** Requests at once: more than the request pool's 4 connections on FerretDB, so some wait for a connection too. */
-const CONCURRENT = 8;
+/** Requests at once: more than the request pool's connections on FerretDB, so some wait for a connection too. */
+const CONCURRENT = ONE_WRITER_REQUEST_POOL + 4;
 /** Requests that must have waited past DB_TIMEOUT_MS before the test has seen what it is about. */
 const SLOW_WANTED = 3;
 /** How long the background writes may run before the test gives up on seeing slow requests. */

@@ -13,8 +13,15 @@ import type { Capabilities } from './mongo.js';
  * so some requests answered 503), p99 57-110 ms at 4, in the same time overall. So requests get
  * at most this many connections there, and a request waits for one at most DB_SLOW_CAP_MS (while
  * the server answers the driver's checks: src/db/mongo.ts).
+ *
+ * 8, not 4 (since 2026-11-26, on the build with the update-batch patch, docs/benchmarks.md): on 4,
+ * 32 single pauses at once queued in the driver, which cost the service's process about 80 µs and
+ * the database about 40 µs more per request (bench (c) 0.73-0.75 of the bare server, against 0.85
+ * on 8 and 0.89 on 16). More connections take the writer from the bulk workers under mixed
+ * traffic: `npm run load` drained its queue 8.3-9.0 s after the traffic on 4, 11.0 s on 8, 16.9 s
+ * on 16 and 22.7-26.7 s on the driver's 100 (p99 0.9, 1.3, 1.7 and 2.0 s).
  */
-export const ONE_WRITER_REQUEST_POOL = 4;
+export const ONE_WRITER_REQUEST_POOL = 8;
 
 /**
  * Statements per write command where the server has one writer (capabilities.parallelWriters
