@@ -45,11 +45,8 @@ export class BulkQueue {
     private readonly options: QueueOptions,
   ) {
     this.log = log.child({ component: 'bulk' });
-    // No chunk locked ahead of a running one: a run takes its request's other chunks as companions,
-    // and one locked ahead could not be (until 2026-11-26 one was: a 3000-id request alone took a
-    // second run for it, with its own job, outcome and completion writes, about 80 ms of bench (b)'s
-    // 850). A slot does not idle between runs: a run's end wakes the queue to lock the next job.
-    this.queue = new JobQueue(db, this.log, { ...CHUNKS, what: 'bulk workers', lockedPerSlot: 1, backoff: RETRY.bulkChunk, wakeOnWork: true }, options);
+    // One chunk locked ahead of each running one, so that a slot does not idle between chunks.
+    this.queue = new JobQueue(db, this.log, { ...CHUNKS, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk, wakeOnWork: true }, options);
   }
 
   /** Stores one job per chunk, with its operation and size when given; resolves once every one is durable. */

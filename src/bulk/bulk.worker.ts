@@ -33,8 +33,8 @@ const SWEEP_EVERY_MS = 5_000;
 export const RUN_COMMANDS = 10 * CHUNK_SIZE;
 /**
  * Commands a run applies at most when it takes more companions while no other merchant's or
- * operation's chunk is due (`more`): a 3000-id request alone is then applied in one run (bulk.queue.ts
- * locks no chunk ahead of a running one), not three. Bounds what a run killed repeats.
+ * operation's chunk is due (`more`): a 3000-id request alone is then applied in two runs (its first
+ * chunk's and the one Agenda locked ahead of it), not three. Bounds what a run killed repeats.
  */
 export const EXTENDED_RUN_COMMANDS = 5 * RUN_COMMANDS;
 /** A chunk that ended this recently is taken as one of a request still being applied. */
