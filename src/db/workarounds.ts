@@ -18,7 +18,7 @@ import type { Capabilities } from './mongo.js';
  * 32 single pauses at once queued in the driver, which cost the service's process about 80 µs and
  * the database about 40 µs more per request (bench (c) 0.73-0.75 of the bare server, against 0.85
  * on 8 and 0.89 on 16). More connections take the writer from the bulk workers under mixed
- * traffic: `npm run load` drained its queue 8.3-9.0 s after the traffic on 4, 11.0 s on 8, 16.9 s
+ * traffic: `npm run load` drained its queue 8.3-9.0 s after the traffic on 4, 11.0-13.9 s on 8, 16.9 s
  * on 16 and 22.7-26.7 s on the driver's 100 (p99 0.9, 1.3, 1.7 and 2.0 s).
  */
 export const ONE_WRITER_REQUEST_POOL = 8;
