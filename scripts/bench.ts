@@ -38,6 +38,7 @@ import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
 import { KEPT_COMMAND_MARKS, SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository.js';
 import { KEPT_PAUSE_TIMES } from '../src/subscriptions/subscriptions.rules.js';
 import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
+import { parseRfc3339 } from '../src/subscriptions/schedule.request.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
 import { FERRETDB_PATCHES, ferretdbBinaryPath } from '../src/db/ferretdb.js';
 import { nowMicros, nowTimestamp } from '../src/lib/clock.js';
@@ -193,18 +194,16 @@ async function benchAcceptance(db: Db, baseUrl: string, apiKey: string, merchant
 async function timedDrain(db: Db, baseUrl: string, apiKey: string, ids: string[]): Promise<number> {
   const requestId = await postBulk(baseUrl, apiKey, ids);
   const start = nowMicros();
-  let done: { completedAt: string } | null;
-  while (!(done = await db.collection<{ completedAt: string | null }>('bulkRequests').findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 0, completedAt: 1 } }) as { completedAt: string } | null)) {
+  const requests = db.collection<{ completedAt: string | null }>('bulkRequests');
+  let completedAt: string | null | undefined;
+  while (!(completedAt = (await requests.findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 0, completedAt: 1 } }))?.completedAt)) {
     await new Promise((r) => setTimeout(r, 100));
   }
-  const drainMs = Number(timestampMicros(done.completedAt) - start) / 1000;
+  const drainMs = Number(parseRfc3339(completedAt)! - start) / 1000;
   const paused = await db.collection('subscriptions').countDocuments({ _id: { $in: ids as never[] }, status: 'paused' });
   if (paused !== ids.length) throw new Error(`the bulk request completed with ${paused} of ${ids.length} paused`);
   return drainMs;
 }
-
-/** A stored timestamp (src/lib/clock.ts: six fractional digits) in microseconds since the epoch. */
-const timestampMicros = (stamp: string): bigint => BigInt(Date.parse(`${stamp.slice(0, 19)}Z`)) * 1000n + BigInt(stamp.slice(20, 26));
 
 /**
  * (b) From the 202 to all applied, with the workers of this process, vs the same updates sent raw.
