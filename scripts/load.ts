@@ -121,7 +121,7 @@ async function main(): Promise<number> {
     const pendingAtEnd = await pendingCommands(db);
     // Whether a chunk's job is still queued: the first one found, not a count. A count reads every
     // job (on FerretDB, about 900 at the traffic's end), and four of them a second took the
-    // database's time from the drain they timed (docs/benchmarks.md, "Load").
+    // database's time from the drain they timed (docs/benchmarks.md, "`npm run load`").
     const polls = { count: 0, ms: 0 };
     const anyQueued = async () => {
       const started = performance.now();

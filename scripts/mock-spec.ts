@@ -68,17 +68,23 @@ export function mockSpec(source = SPEC_PATH): Spec {
   return spec;
 }
 
+/** Where the list of operations starts on a line of `exampleList`, and how wide a line may be. */
+const OPERATIONS_COLUMN = 44;
+const LINE_WIDTH = 100;
+
 /**
- * The names `Prefer: example=NAME` accepts, one line per status and set of names with the
- * operations that have them: printed by `npm run mock`, and docs/partners.md's list (a test keeps
- * the two equal).
+ * The names `Prefer: example=NAME` accepts, one entry per status and set of names with the
+ * operations that have them ("every operation" when all have them), wrapped to lines a reader can
+ * read: printed by `npm run mock`, and docs/partners.md's list (a test keeps the two equal).
  */
 export function exampleList(spec: Spec = mockSpec()): string[] {
   const resolve = (r: Response) => (r.$ref ? spec.components!.responses![r.$ref.split('/').pop()!]! : r);
   const operationsOf = new Map<string, string[]>();
+  const everyOperation = new Set<string>();
   for (const pathItem of Object.values(spec.paths ?? {})) {
     for (const method of METHODS) {
       const operation = pathItem[method];
+      if (operation?.operationId) everyOperation.add(operation.operationId);
       for (const [status, response] of Object.entries(operation?.responses ?? {})) {
         const names = Object.values(resolve(response).content ?? {}).flatMap((media) => Object.keys(media.examples ?? {}));
         if (names.length === 0) continue;
@@ -87,7 +93,23 @@ export function exampleList(spec: Spec = mockSpec()): string[] {
       }
     }
   }
-  return [...operationsOf].sort(([a], [b]) => a.localeCompare(b)).map(([key, operations]) => `${`${key}  `.padEnd(44)}${operations.join(', ')}`);
+  return [...operationsOf]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .flatMap(([key, operations]) => exampleLines(key, operations.length === everyOperation.size ? ['every operation'] : operations));
+}
+
+/** One entry of `exampleList`: the key, then its operations, continued under the operations' column. */
+function exampleLines(key: string, operations: string[]): string[] {
+  const indent = ' '.repeat(OPERATIONS_COLUMN);
+  const lines = key.length + 2 > OPERATIONS_COLUMN ? [key, indent] : [`${key}  `.padEnd(OPERATIONS_COLUMN)];
+  operations.forEach((operation, i) => {
+    const item = i < operations.length - 1 ? `${operation},` : operation;
+    const last = lines.at(-1)!;
+    if (last.length === OPERATIONS_COLUMN) lines[lines.length - 1] = last + item;
+    else if (last.length + 1 + item.length <= LINE_WIDTH) lines[lines.length - 1] = `${last} ${item}`;
+    else lines.push(indent + item);
+  });
+  return lines;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * The outbox clear's cost on the embedded FerretDB, per cleared document (docs/performance.md, "The
- * events relay's database work"): 1000 subscriptions; each repetition pushes one entry into each of
+ * The outbox clear's cost on the embedded FerretDB, per cleared document (docs/performance.md, "Where the
+ * time goes today"): 1000 subscriptions; each repetition pushes one entry into each of
  * a batch's documents, then clears them one way, and adds up the database server's CPU
  * (scripts/db-process.ts) across the clears alone. Three rounds of each variant, alternating.
  *   npx tsx scripts/profile/outbox-clear.ts            (BATCH=100 REPS=20 VARIANTS=none,pullAll,...)

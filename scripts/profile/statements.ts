@@ -7,7 +7,7 @@
  * each with a mark and an outbox entry as a bulk command's update has; and reads 200 as ten finds
  * of 20 and as one of 200. PROFILE_ROUNDS (default 3) rounds. On FerretDB the first three updates
  * cost about the same: it costs mostly by document, not by round trip; a statement of its own for
- * each document costs about twice as much (docs/benchmarks.md, "Load").
+ * each document costs about twice as much (docs/engine.md, "What a document costs").
  */
 import type { AnyBulkWriteOperation, Filter, UpdateFilter } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
