@@ -2,6 +2,7 @@
  * Rebuilds generated/ from openapi/openapi.yaml, the single source of truth:
  *   generated/openapi.d.ts   types (openapi-typescript), used by the service
  *   generated/requests.http  a request collection (+ http-client.env.json: mock and service)
+ *   generated/asyncapi.yaml  the webhooks as an AsyncAPI 3.0 document (src/http/docs-asyncapi.ts)
  *   generated/client/        a typescript-fetch client (openapi-generator, jar pinned in
  *                            openapitools.json, cached in .cache/openapi-generator)
  *   clients/typescript/, clients/python/   the packages merchants install (scripts/clients/generate.ts),
@@ -16,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { asyncapiDocument } from '../src/http/docs-asyncapi.js';
 import { ENVIRONMENTS, httpCollection } from './http-collection.js';
 import { buildPackages, describeBuilt } from './clients/build.js';
 import { generatePackage, PACKAGES } from './clients/generate.js';
@@ -68,6 +70,7 @@ function generateInto(dir: string, specPath = spec): void {
   generateClient(specPath, join(dir, 'client'));
   writeFileSync(join(dir, 'requests.http'), httpCollection(parse(readFileSync(specPath, 'utf8'))));
   writeFileSync(join(dir, 'http-client.env.json'), `${JSON.stringify(ENVIRONMENTS, null, 2)}\n`);
+  writeFileSync(join(dir, 'asyncapi.yaml'), asyncapiDocument(parse(readFileSync(specPath, 'utf8'))));
 }
 
 /** The template override only adds `override` to one constructor parameter, for our noImplicitOverride. */

@@ -17,8 +17,9 @@ const DRY_RUN_OPERATIONS = ['/v2/subscriptions/bulk/pause', '/v2/subscriptions/b
  * typescript-fetch types a method by its lowest 2xx, which would make every bulk call return the
  * dry run's 200. A dry run is read from the `…Raw` method's response (docs/clients.md).
  */
-export function clientSpec(specPath: string, dir: string): string {
+export function clientSpec(specPath: string, dir: string, adapt?: (document: Record<string, unknown>) => void): string {
   const document = parse(readFileSync(specPath, 'utf8')) as Record<string, unknown>;
+  adapt?.(document);
   delete document.webhooks;
   const paths = document.paths as Record<string, { post?: { responses?: Record<string, unknown> } }>;
   for (const path of DRY_RUN_OPERATIONS) delete paths[path]?.post?.responses?.['200'];

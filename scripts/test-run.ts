@@ -52,6 +52,11 @@ const SUITES: Suite[] = [
     command: ['tsx', 'scripts/clients/test.ts'],
     counts: (since) => freshCounts(join(ARTIFACTS, 'clients', 'counts.json'), since),
   },
+  {
+    label: 'arazzo',
+    command: ['tsx', 'scripts/arazzo.ts'],
+    counts: (since) => freshCounts(join(ARTIFACTS, 'arazzo', 'counts.json'), since),
+  },
 ];
 
 /** A counts file this run of the suite wrote (scripts/clients/test.ts sums its runs' JUnit reports into it). */

@@ -1,8 +1,10 @@
 /** The spec and the API reference, served without a key. Plain fetch: these routes are outside the contract by design. */
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { Problems } from '../src/errors.js';
+import { projectRoot } from '../src/lib/project-root.js';
 import { SPEC_PATH } from '../src/lib/spec.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -24,6 +26,19 @@ describe('the published contract', () => {
     const res = await fetch(`${t.baseUrl}/openapi.json`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(parse(readFileSync(SPEC_PATH, 'utf8')));
+  });
+
+  it('GET /docs/asyncapi.yaml serves the webhooks as the generated AsyncAPI 3.0 document, linked from /docs', async () => {
+    const res = await fetch(`${t.baseUrl}/docs/asyncapi.yaml`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/yaml/);
+    const text = await res.text();
+    expect(text).toBe(readFileSync(join(projectRoot(), 'generated', 'asyncapi.yaml'), 'utf8'));
+    const document = parse(text) as { asyncapi: string; components: { messages: Record<string, { name: string }> } };
+    expect(document.asyncapi).toBe('3.0.0');
+    const webhooks = Object.keys((parse(readFileSync(SPEC_PATH, 'utf8')) as { webhooks: object }).webhooks);
+    expect(Object.values(document.components.messages).map((m) => m.name).sort()).toEqual(webhooks.sort());
+    expect(await (await fetch(`${t.baseUrl}/docs`)).text()).toContain('href="/docs/asyncapi.yaml"');
   });
 
   it.each([

@@ -3,7 +3,8 @@
  * writes them and checks them for drift, as it does generated/):
  *   clients/typescript/   @subsvc/client: typescript-fetch, an ES module with .d.ts, no dependency beyond fetch
  *   clients/python/       subsvc-client: the python generator (pydantic models, urllib3)
- * Both carry the spec's info.version. Their templates and the files left out are in
+ *   clients/go/           the Go module subscription-pause-resume/clients/go, package subsvc (the go generator)
+ * Each carries the spec's info.version. Their templates and the files left out are in
  * openapi/generator-templates/<generator>/ (README, package.json/pyproject.toml, openapi-generator-ignore).
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +16,9 @@ import { runOpenapiGenerator, clientSpec, TEMPLATES } from '../openapi-generator
 export const TYPESCRIPT_PACKAGE = '@subsvc/client';
 export const PYTHON_PROJECT = 'subsvc-client';
 export const PYTHON_MODULE = 'subsvc_client';
+/** The Go module's path, under the project's name; the generator's go.mod joins its three parts. */
+const GO_MODULE_PATH = { host: 'subscription-pause-resume', user: 'clients', repo: 'go' };
+export const GO_MODULE = `${GO_MODULE_PATH.host}/${GO_MODULE_PATH.user}/${GO_MODULE_PATH.repo}`;
 
 /** The contract's version, which both packages carry. */
 export function specVersion(specPath: string): string {
@@ -26,6 +30,24 @@ interface Package {
   readonly folder: string;
   readonly generator: string;
   readonly properties: (version: string) => string[];
+  /** Options of openapi-generator beyond `--additional-properties`. */
+  readonly arguments?: readonly string[];
+  /** Changes to the client spec this generator needs (scripts/openapi-generator.ts clientSpec). */
+  readonly adapt?: (document: Record<string, unknown>) => void;
+}
+
+type Schema = { oneOf?: { required?: unknown }[] };
+
+/**
+ * The go generator renders a schema whose `oneOf` only lists alternative `required` sets (ids or a
+ * filter) as a model that does not compile (its `time` import is lost); the rule stays the
+ * service's to check, so the Go client's spec leaves those `oneOf`s out.
+ */
+function withoutRequiredAlternatives(document: Record<string, unknown>): void {
+  const schemas = (document.components as { schemas: Record<string, Schema> }).schemas;
+  for (const schema of Object.values(schemas)) {
+    if (schema.oneOf?.every((alternative) => Object.keys(alternative).join() === 'required')) delete schema.oneOf;
+  }
 }
 
 export const PACKAGES: readonly Package[] = [
@@ -40,6 +62,13 @@ export const PACKAGES: readonly Package[] = [
     generator: 'python',
     properties: (version) => [`packageName=${PYTHON_MODULE}`, `projectName=${PYTHON_PROJECT}`, `packageVersion=${version}`],
   },
+  {
+    folder: 'go',
+    generator: 'go',
+    properties: (version) => ['packageName=subsvc', `packageVersion=${version}`, 'enumClassPrefix=true'],
+    arguments: ['--git-host', GO_MODULE_PATH.host, '--git-user-id', GO_MODULE_PATH.user, '--git-repo-id', GO_MODULE_PATH.repo],
+    adapt: withoutRequiredAlternatives,
+  },
 ];
 
 /** Writes one package's sources, from the spec at specPath, into out. */
@@ -53,7 +82,7 @@ export function generatePackage(pkg: Package, specPath: string, out: string): vo
     runOpenapiGenerator([
       'generate',
       '-i',
-      clientSpec(specPath, scratch),
+      clientSpec(specPath, scratch, pkg.adapt),
       '-g',
       pkg.generator,
       '-o',
@@ -63,6 +92,7 @@ export function generatePackage(pkg: Package, specPath: string, out: string): vo
       `--additional-properties=${pkg.properties(specVersion(specPath)).join(',')}`,
       '--global-property',
       'apiDocs=false,modelDocs=false,apiTests=false,modelTests=false',
+      ...(pkg.arguments ?? []),
     ]);
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -7,6 +7,9 @@
  *   Python:     the wheel pip-installed into a scratch virtual environment with pytest and
  *               standardwebhooks (pinned: scripts/clients/scenario-requirements.txt), its scenarios
  *               (clients/scenarios/python) run by pytest,
+ *   Go:         clients/go required by a scratch module, built and vetted, its scenarios
+ *               (clients/scenarios/go) run by `go test` (scripts/clients/go.ts; skipped, with the
+ *               reason printed, where the machine has no Go),
  * each against the Prism mock and against the service (a scratch database, workers on), both behind
  * a proxy that checks every answer against the spec (test/support/contract-proxy.ts).
  *
@@ -34,6 +37,7 @@ import { type Counts, countsLine, junitCaseCounts, summary } from '../test-summa
 import { buildPackages, describeBuilt } from './build.js';
 import { specVersion as specVersionOf } from './generate.js';
 import { createVenv, pipInstall } from '../python-venv.js';
+import { goMissing, goProject, runGoScenarios } from './go.js';
 
 const ROOT = projectRoot();
 const SCENARIOS = join(ROOT, 'clients', 'scenarios');
@@ -128,6 +132,11 @@ const python = ({ dir, python: interpreter }: { dir: string; python: string }): 
   },
 });
 
+const go = (module: string): Language => ({
+  name: 'Go (clients/go module)',
+  run: (targetFile, report, label) => runGoScenarios(module, targetFile, report, join(ARTIFACTS, `${label}.json`)),
+});
+
 async function serviceTarget(): Promise<{ target: Target; stop(): Promise<void> }> {
   const config = loadConfig();
   const log = createLogger(process.env.LOG_LEVEL === undefined ? 'warn' : config.logLevel);
@@ -194,7 +203,17 @@ async function main(): Promise<number> {
     const project = typescriptProject(built.tarball);
     const environment = pythonEnvironment(built.wheel);
     scratchDirs.push(project, environment.dir);
-    for (const [tag, language] of [['typescript', typescript(project)], ['python', python(environment)]] as const) {
+    const languages: [string, Language][] = [['typescript', typescript(project)], ['python', python(environment)]];
+    const noGo = goMissing();
+    if (noGo) {
+      console.log(`\nGo client: skipped, ${noGo}`);
+      parts.push(['Go client (not run)', { passed: 0, failed: 0, skipped: 1 }]);
+    } else {
+      const module = goProject();
+      scratchDirs.push(module);
+      languages.push(['go', go(module)]);
+    }
+    for (const [tag, language] of languages) {
       for (const { target } of started) {
         const label = `${tag}-${target.label}`;
         const targetFile = join(ARTIFACTS, `${label}.target.json`);

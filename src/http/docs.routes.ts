@@ -2,7 +2,8 @@
  * The contract for humans and tools, without an API key: the spec itself (`/openapi.yaml`,
  * `/openapi.json`), an API reference rendered from it by Redoc (`/docs`), with a curl and a
  * generated-client sample per operation, and a console to send requests to this service from the
- * browser (`/docs/try`, Scalar's reference: Redoc has none). Both bundles come from npm (no CDN).
+ * browser (`/docs/try`, Scalar's reference: Redoc has none), and the webhooks as an AsyncAPI document
+ * (`/docs/asyncapi.yaml`, generated from the spec). Both bundles come from npm (no CDN).
  * These are infrastructure, not API operations, so they sit outside the spec on @koa/router.
  */
 import { readFileSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { dirname, join } from 'node:path';
 import Router from '@koa/router';
 import { parse } from 'yaml';
 import { SPEC_PATH } from '../lib/spec.js';
+import { asyncapiDocument } from './docs-asyncapi.js';
 import { withCodeSamples } from './docs-samples.js';
 
 const require = createRequire(import.meta.url);
@@ -23,6 +25,7 @@ const page = `<!doctype html>
     <title>Subscription Pause and Resume API</title>
   </head>
   <body>
+    <nav aria-label="More of the contract"><a href="/docs/asyncapi.yaml">The webhooks as an AsyncAPI 3.0 document</a></nav>
     <redoc spec-url="/docs/openapi.json" hide-download-button="false"></redoc>
     <script src="/docs/redoc.standalone.js"></script>
   </body>
@@ -66,6 +69,7 @@ const script = (body: Buffer) => (ctx: { type: string; body: unknown; set(name: 
 
 export function docsRouter(): Router {
   const yamlText = readFileSync(SPEC_PATH, 'utf8');
+  const asyncapi = asyncapiDocument(parse(yamlText));
   const json = JSON.stringify(parse(yamlText));
   const withSamples = JSON.stringify(withCodeSamples(parse(yamlText)));
   const redoc = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'));
@@ -82,6 +86,7 @@ export function docsRouter(): Router {
   // What the reference renders: the spec plus curl and client samples for each operation.
   router.get('/docs/openapi.json', fixed('application/json', withSamples));
   router.get('/docs', fixed('text/html; charset=utf-8', page));
+  router.get('/docs/asyncapi.yaml', fixed('application/yaml', asyncapi));
   router.get('/docs/try', fixed('text/html; charset=utf-8', consolePage));
   router.get('/docs/redoc.standalone.js', script(redoc));
   router.get('/docs/scalar.standalone.js', script(scalar));
