@@ -425,6 +425,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/webhook-endpoints/{endpointId}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a range of events to an endpoint again
+         * @description After an outage on your side: every event of the caller's mode created between `from` and
+         *     `to` (inclusive) whose type the endpoint subscribes to (and, with `types`, one of those) is
+         *     delivered to this endpoint once more, oldest first, signed as usual, with its own
+         *     `webhook-id`. Each delivery is listed in the endpoint's deliveries with `replay: true`.
+         *     Events are kept 30 days: `from` must be within them, and at most 10,000 events may match
+         *     (400 with the count otherwise; split the range).
+         */
+        post: operations["replayWebhookEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/api-keys": {
         parameters: {
             query?: never;
@@ -1041,6 +1066,8 @@ export interface components {
         };
         WebhookDelivery: {
             id: string;
+            /** @description `true` for a delivery queued by a replay (`POST /v2/webhook-endpoints/{endpointId}/replay`). */
+            replay: boolean;
             eventId: components["schemas"]["Uuid"];
             eventType: components["schemas"]["EventType"];
             /**
@@ -1052,6 +1079,25 @@ export interface components {
             /** @description When the next attempt is due; null when none is. */
             nextAttemptAt: components["schemas"]["Timestamp"] | null;
             createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        WebhookReplayRequest: {
+            /**
+             * Format: date-time
+             * @description The oldest event's creation time to include (RFC 3339), within the 30 days kept.
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The newest event's creation time to include (RFC 3339); not before `from`.
+             */
+            to: string;
+            /** @description Only these event types (of those the endpoint subscribes to); absent, all of them. */
+            types?: components["schemas"]["EventType"][];
+        };
+        WebhookReplay: {
+            /** @description How many deliveries were queued (one per matching event). */
+            queuedCount: number;
             livemode: components["schemas"]["Livemode"];
         };
         WebhookDeliveryList: {
@@ -1881,6 +1927,11 @@ export interface components {
                 "application/json": components["schemas"]["WebhookEndpointCreate"];
             };
         };
+        WebhookReplayBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookReplayRequest"];
+            };
+        };
         WebhookEndpointUpdateBody: {
             content: {
                 "application/json": components["schemas"]["WebhookEndpointUpdate"];
@@ -2641,6 +2692,41 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["WebhookEndpointNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replayWebhookEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
+                 */
+                endpointId: components["parameters"]["EndpointId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["WebhookReplayBody"];
+        responses: {
+            /** @description The deliveries are queued, in the events' order. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookReplay"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["WebhookEndpointNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -292,6 +292,22 @@ function scenarios(name: string, target: () => Target) {
       if (t.stateful) expect([eventId, queued > 0]).toEqual([event.id, true]);
     });
 
+    it('replays the last minute of events to an endpoint: 202, the deliveries queued', async () => {
+      const t = target();
+      const created = await t.webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url: t.webhookUrl, events: ['subscription.paused'] } });
+      const paused = await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId() });
+      // Replay sends stored events: wait for the pause's (the mock lists its example at once).
+      const ofIt = (page: EventList) => !t.stateful || page.data.some((e) => 'subscription' in e.data && e.data.subscription.id === paused.id);
+      await waitFor(() => t.events.listEvents({ type: 'subscription.paused', limit: 100 }), ofIt, 20_000);
+      const range = { from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 60_000) };
+      const replayed = await t.webhooks.replayWebhookEventsRaw({ endpointId: created.id, webhookReplayRequest: range });
+      expect(replayed.raw.status).toBe(202);
+      const { queuedCount } = await replayed.value();
+      expect(Number.isInteger(queuedCount)).toBe(true);
+      // The mock's answer is its example; the service's counts at least the pause just made.
+      if (t.stateful) expect(queuedCount).toBeGreaterThanOrEqual(1);
+    });
+
     it('an unknown event answers 404 0024, to a read and to a resend', async () => {
       const t = target();
       // One after the other: a request made before the previous answer is awaited rejects unhandled meanwhile.

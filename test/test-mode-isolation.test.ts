@@ -77,6 +77,10 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
   updateWebhookEndpoint: async (by, other) => notFound('0023')(await api(by.key, 'PATCH', `/v2/webhook-endpoints/${other.endpointId}`, { description: 'taken over' })),
   deleteWebhookEndpoint: async (by, other) => notFound('0023')(await api(by.key, 'DELETE', `/v2/webhook-endpoints/${other.endpointId}`)),
   listWebhookDeliveries: async (by, other) => notFound('0023')(await api(by.key, 'GET', `/v2/webhook-endpoints/${other.endpointId}/deliveries`)),
+  replayWebhookEvents: async (by, other) => {
+    const range = { from: new Date(Date.now() - 60_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
+    notFound('0023')(await api(by.key, 'POST', `/v2/webhook-endpoints/${other.endpointId}/replay`, range));
+  },
   listApiKeys: async (by, other) => expect(ids(await api(by.key, 'GET', '/v2/api-keys'))).not.toContain(other.keyId),
   createApiKey: async (by, other) => {
     const made = await api(by.key, 'POST', '/v2/api-keys');

@@ -22,6 +22,8 @@ var _ MappedNullable = &WebhookDelivery{}
 // WebhookDelivery struct for WebhookDelivery
 type WebhookDelivery struct {
 	Id string `json:"id"`
+	// `true` for a delivery queued by a replay (`POST /v2/webhook-endpoints/{endpointId}/replay`).
+	Replay bool `json:"replay"`
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
 	EventId string `json:"eventId" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	EventType EventType `json:"eventType"`
@@ -42,9 +44,10 @@ type _WebhookDelivery WebhookDelivery
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewWebhookDelivery(id string, eventId string, eventType EventType, status string, attempts []WebhookAttempt, nextAttemptAt NullableString, createdAt string, livemode bool) *WebhookDelivery {
+func NewWebhookDelivery(id string, replay bool, eventId string, eventType EventType, status string, attempts []WebhookAttempt, nextAttemptAt NullableString, createdAt string, livemode bool) *WebhookDelivery {
 	this := WebhookDelivery{}
 	this.Id = id
+	this.Replay = replay
 	this.EventId = eventId
 	this.EventType = eventType
 	this.Status = status
@@ -85,6 +88,30 @@ func (o *WebhookDelivery) GetIdOk() (*string, bool) {
 // SetId sets field value
 func (o *WebhookDelivery) SetId(v string) {
 	o.Id = v
+}
+
+// GetReplay returns the Replay field value
+func (o *WebhookDelivery) GetReplay() bool {
+	if o == nil {
+		var ret bool
+		return ret
+	}
+
+	return o.Replay
+}
+
+// GetReplayOk returns a tuple with the Replay field value
+// and a boolean to check if the value has been set.
+func (o *WebhookDelivery) GetReplayOk() (*bool, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return &o.Replay, true
+}
+
+// SetReplay sets field value
+func (o *WebhookDelivery) SetReplay(v bool) {
+	o.Replay = v
 }
 
 // GetEventId returns the EventId field value
@@ -268,6 +295,7 @@ func (o WebhookDelivery) MarshalJSON() ([]byte, error) {
 func (o WebhookDelivery) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["id"] = o.Id
+	toSerialize["replay"] = o.Replay
 	toSerialize["eventId"] = o.EventId
 	toSerialize["eventType"] = o.EventType
 	toSerialize["status"] = o.Status
@@ -284,6 +312,7 @@ func (o *WebhookDelivery) UnmarshalJSON(data []byte) (err error) {
 	// that every required field exists as a key in the generic map.
 	requiredProperties := []string{
 		"id",
+		"replay",
 		"eventId",
 		"eventType",
 		"status",

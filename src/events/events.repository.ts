@@ -41,6 +41,13 @@ export function shownAs(merchantId: string, { id, type, createdAt, data }: Recor
   return { id, type, createdAt, data: shown, livemode } as Event;
 }
 
+/** Stored timestamps share one fixed format (six fractional digits, `Z`), so their order is their strings' order. */
+const createdBetween = (merchantId: string, from: string, to: string, types: readonly EventType[]) => ({
+  merchantId,
+  createdAt: { $gte: from, $lte: to },
+  type: { $in: [...types] },
+});
+
 const toEvent = (doc: EventDocument): Event => shownAs(doc.merchantId, { ...doc, id: doc._id });
 
 export class EventsRepository {
@@ -55,6 +62,7 @@ export class EventsRepository {
     await Promise.all([
       this.events.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_events' }),
       this.events.createIndex({ merchantId: 1, type: 1, _id: -1 }, { name: 'merchant_events_by_type' }),
+      this.events.createIndex({ merchantId: 1, createdAt: 1 }, { name: 'merchant_events_by_time' }),
     ]);
   }
 
@@ -80,6 +88,20 @@ export class EventsRepository {
     const filter = { merchantId, ...(type ? { type } : {}), ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
     const docs = await this.events.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
     return pageOf(docs.map(toEvent), limit, (e) => e.id);
+  }
+
+  /** How many of the merchant's events of these types were created in [from, to] (timestamps in the stored format). */
+  countCreatedBetween(merchantId: string, from: string, to: string, types: readonly EventType[]): Promise<number> {
+    return this.events.countDocuments(createdBetween(merchantId, from, to, types));
+  }
+
+  /** Those events' ids, oldest first: what a replay sends, in order. */
+  async idsCreatedBetween(merchantId: string, from: string, to: string, types: readonly EventType[]): Promise<{ id: string; type: EventType }[]> {
+    const docs = await this.events
+      .find(createdBetween(merchantId, from, to, types), { projection: { _id: 1, type: 1 } })
+      .sort({ createdAt: 1, _id: 1 })
+      .toArray();
+    return docs.map((d) => ({ id: d._id, type: d.type }));
   }
 
   /** Removes events past their retention; where the server has TTL indexes they go by themselves. */

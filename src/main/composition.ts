@@ -48,6 +48,7 @@ import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
 import { EndpointsService } from '../webhooks/endpoints.service.js';
 import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
+import { ReplayService } from '../webhooks/replay.js';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.js';
 import { DEFAULT_HEARTBEAT_MS, expiredHeartbeats, Heartbeat, liveProcesses, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
 import { readFleetStatus, type FleetStatus } from '../fleet/status.js';
@@ -364,7 +365,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
         pausePolicies,
         bulk,
         bulkStatus: new BulkStatusService(stores.bulk),
-        webhooks: { ...eventHandlers(new EventsService(stores.events), webhooks), ...webhookHandlers(endpoints, stores.deliveries) },
+        webhooks: { ...eventHandlers(new EventsService(stores.events), webhooks), ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, webhooks)) },
         testHelpers: testModeHandlers(new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, (ids) => relay.relay(ids, DELIVERY_TIMEOUT_MS))),
         log,
         idempotency: stores.idempotency,

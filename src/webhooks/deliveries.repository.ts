@@ -16,11 +16,13 @@ export type WebhookDelivery = components['schemas']['WebhookDelivery'];
 export type WebhookAttempt = components['schemas']['WebhookAttempt'];
 
 /** A delivery as stored; `livemode` is its merchant's (the handler shows it). */
-export interface Delivery extends Omit<WebhookDelivery, 'livemode'> {
+export interface Delivery extends Omit<WebhookDelivery, 'livemode' | 'replay'> {
   readonly merchantId: string;
   readonly endpointId: string;
   /** The trace context of the change that caused it (W3C traceparent), when traced: the delivery continues it. */
   readonly trace?: string;
+  /** Set on a replay's deliveries only. */
+  readonly replay?: true;
 }
 
 /** What one attempt (or a decision not to attempt) leaves of a delivery. */

@@ -15,6 +15,9 @@ export const DELIVERY_BATCH = 500;
 
 interface DeliveryJobData {
   deliveryIds: string[];
+  /** Sent one at a time in this order, then `then` queued as the next job (a replay, which promises order). */
+  inOrder?: boolean;
+  then?: string[];
   /** The deliveries' merchant, so that their reads and writes name it (absent on jobs queued by earlier versions). */
   merchantId?: string;
 }
@@ -35,9 +38,22 @@ export class DeliveryQueue {
     await this.queue.enqueue(jobs, at);
   }
 
+  /**
+   * Stores one job for the first DELIVERY_BATCH of these deliveries, to be sent one at a time in
+   * this order; it carries the rest, queued as the next job once it is done, so that no two jobs of
+   * one sequence run at once.
+   */
+  async enqueueInOrder(merchantId: string, deliveryIds: readonly string[]): Promise<void> {
+    if (deliveryIds.length === 0) return;
+    await this.queue.enqueue([{ merchantId, deliveryIds: deliveryIds.slice(0, DELIVERY_BATCH), inOrder: true, then: deliveryIds.slice(DELIVERY_BATCH) }]);
+  }
+
   /** Runs `send` for each due job, renewing its lock while it runs (a batch may take a while). */
-  async consume(send: (deliveryIds: readonly string[], merchantId: string | undefined) => Promise<void>): Promise<void> {
-    await this.queue.consume(({ deliveryIds, merchantId }) => send(deliveryIds, merchantId));
+  async consume(send: (deliveryIds: readonly string[], merchantId: string | undefined, inOrder: boolean) => Promise<void>): Promise<void> {
+    await this.queue.consume(async ({ deliveryIds, merchantId, inOrder, then }) => {
+      await send(deliveryIds, merchantId, inOrder === true);
+      if (merchantId && then?.length) await this.enqueueInOrder(merchantId, then);
+    });
   }
 
   async stop(deadlineMs: number): Promise<void> {

@@ -4,6 +4,7 @@ import { pageRequestOf } from '../request-context/request-context.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { EndpointsService } from './endpoints.service.js';
+import type { ReplayService } from './replay.js';
 
 type EndpointOperations =
   | 'createWebhookEndpoint'
@@ -11,9 +12,10 @@ type EndpointOperations =
   | 'getWebhookEndpoint'
   | 'updateWebhookEndpoint'
   | 'deleteWebhookEndpoint'
-  | 'listWebhookDeliveries';
+  | 'listWebhookDeliveries'
+  | 'replayWebhookEvents';
 
-export function webhookHandlers(endpoints: EndpointsService, deliveries: DeliveriesRepository): Pick<Handlers, EndpointOperations> {
+export function webhookHandlers(endpoints: EndpointsService, deliveries: DeliveriesRepository, replays: ReplayService): Pick<Handlers, EndpointOperations> {
   return {
     createWebhookEndpoint: async ({ merchant, body }) => ({ status: 201, body: await endpoints.create(merchant.id, body) }),
     listWebhookEndpoints: async ({ merchant, query }) => ({ status: 200, body: await endpoints.list(merchant.id, pageRequestOf(query)) }),
@@ -26,7 +28,9 @@ export function webhookHandlers(endpoints: EndpointsService, deliveries: Deliver
     listWebhookDeliveries: async ({ merchant, params, query }) => {
       const endpoint = await endpoints.get(merchant.id, params.endpointId);
       const page = await deliveries.page(merchant.id, endpoint.id, pageRequestOf(query));
-      return { status: 200, body: { ...page, data: page.data.map(({ merchantId: _m, endpointId: _e, trace: _t, ...delivery }) => ({ ...delivery, livemode: livemodeOf(merchant.id) })) } };
+      const shown = page.data.map(({ merchantId: _m, endpointId: _e, trace: _t, replay, ...delivery }) => ({ ...delivery, replay: replay === true, livemode: livemodeOf(merchant.id) }));
+      return { status: 200, body: { ...page, data: shown } };
     },
+    replayWebhookEvents: async ({ merchant, params, body }) => ({ status: 202, body: await replays.replay(merchant.id, params.endpointId, body) }),
   };
 }

@@ -20,6 +20,7 @@ import type { Event, EventsRepository } from '../events/events.repository.js';
 import { byMerchantOf } from '../subscriptions/subscriptions.repository.js';
 import type { EventSink } from '../events/events.relay.js';
 import type { Resender } from '../events/events.handlers.js';
+import type { EventType } from '../subscriptions/outbox.js';
 import type { DeliveriesRepository, Delivery, DeliveryUpdate } from './deliveries.repository.js';
 import { DELIVERY_BATCH, type DeliveryQueue } from './delivery.queue.js';
 import type { DeliveryTarget, EndpointsRepository } from './endpoints.repository.js';
@@ -71,6 +72,34 @@ export class WebhooksWorker implements EventSink, Resender {
     return (await this.queueDeliveries(merchantId, [event], (e, endpointId) => `${e.id}.${endpointId}.${resend}`)).length;
   }
 
+  /**
+   * Another delivery of each of these events to this endpoint alone, marked as a replay, sent one
+   * at a time in the order given (DeliveryQueue.enqueueInOrder). Each keeps its event's
+   * `webhook-id`, as a resend does, so a receiver that deduplicates sees each event once.
+   */
+  async replay(merchantId: string, endpointId: string, events: readonly { readonly id: string; readonly type: EventType }[]): Promise<number> {
+    const replay = uuidv7();
+    const createdAt = nowTimestamp();
+    const deliveries = events.map(
+      (event): Delivery => ({
+        id: `${event.id}.${endpointId}.${replay}`,
+        merchantId,
+        endpointId,
+        eventId: event.id,
+        eventType: event.type,
+        status: 'pending',
+        attempts: [],
+        nextAttemptAt: createdAt,
+        createdAt,
+        replay: true,
+      }),
+    );
+    if (deliveries.length === 0) return 0;
+    await this.deliveries.insert(deliveries);
+    await this.queue.enqueueInOrder(merchantId, deliveries.map((d) => d.id));
+    return deliveries.length;
+  }
+
   private async queueDeliveries(
     merchantId: string,
     events: readonly Event[],
@@ -107,7 +136,7 @@ export class WebhooksWorker implements EventSink, Resender {
   }
 
   async start(): Promise<void> {
-    await this.queue.consume((ids, merchantId) => this.sendBatch(ids, merchantId));
+    await this.queue.consume((ids, merchantId, inOrder) => this.sendBatch(ids, merchantId, Infinity, inOrder));
     this.sweeper = setInterval(() => {
       this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
     }, SWEEP_EVERY_MS);
@@ -134,14 +163,19 @@ export class WebhooksWorker implements EventSink, Resender {
   /**
    * Sends the deliveries of one job (the merchant's; undefined for a job queued by an earlier
    * version) that are still due and held by no other worker; those not started by `startBy` are
-   * queued again unattempted.
+   * queued again unattempted. `inOrder`: one at a time, in the order of `ids` (a replay).
    */
-  async sendBatch(ids: readonly string[], merchantId: string | undefined, startBy = Infinity): Promise<void> {
-    const rounds = Math.ceil(ids.length / SEND_CONCURRENCY);
+  async sendBatch(ids: readonly string[], merchantId: string | undefined, startBy = Infinity, inOrder = false): Promise<void> {
+    const concurrency = inOrder ? 1 : SEND_CONCURRENCY;
+    const rounds = Math.ceil(ids.length / concurrency);
     // Held while its attempts may still start, and for the last one's time after that.
     const leaseUntil = Math.min(Date.now() + rounds * (DELIVERY_TIMEOUT_MS + 5_000), startBy + DELIVERY_TIMEOUT_MS + 5_000) + 30_000;
     const claimed = await this.deliveries.claim(merchantId, ids, new Date(leaseUntil));
     if (claimed.length === 0) return;
+    if (inOrder) {
+      const position = new Map(ids.map((id, i) => [id, i]));
+      claimed.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
+    }
     const [events, targets] = await Promise.all([
       this.events.findMany(merchantId, [...new Set(claimed.map((d) => d.eventId))]),
       this.endpoints.forDelivery(merchantId, [...new Set(claimed.map((d) => d.endpointId))]),
@@ -160,7 +194,7 @@ export class WebhooksWorker implements EventSink, Resender {
         updates.push(await inSpan('webhook delivery', delivery.trace, attributes, () => this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId))));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, claimed.length) }, sendNext));
+    await Promise.all(Array.from({ length: Math.min(concurrency, claimed.length) }, sendNext));
     await this.deliveries.record(merchantId, updates);
     await this.afterRecorded(merchantId, claimed, updates, targets);
   }

@@ -18,6 +18,9 @@ export interface Receiver {
   readonly received: Received[];
   /** The status the next deliveries get (a queue; 200 once it is empty). */
   answers: number[];
+  /** How long each answer waits; with it, `maxInFlight` shows how many deliveries overlapped. */
+  delayMs: number;
+  maxInFlight: number;
   secret: string | undefined;
   close(): Promise<void>;
 }
@@ -27,10 +30,14 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     url: '',
     received: [],
     answers: [],
+    delayMs: 0,
+    maxInFlight: 0,
     secret: undefined,
     close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
   };
+  let inFlight = 0;
   const server: Server = createServer((req, res) => {
+    receiver.maxInFlight = Math.max(receiver.maxInFlight, ++inFlight);
     let text = '';
     req.on('data', (chunk: Buffer) => (text += chunk.toString()));
     req.on('end', () => {
@@ -42,7 +49,11 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         verified = false;
       }
       receiver.received.push({ id: String(req.headers['webhook-id']), verified, body: JSON.parse(text), traceparent: req.headers.traceparent as string | undefined });
-      res.writeHead(receiver.answers.shift() ?? 200).end();
+      const status = receiver.answers.shift() ?? 200;
+      setTimeout(() => {
+        inFlight--;
+        res.writeHead(status).end();
+      }, receiver.delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -92,6 +92,8 @@ __all__ = [
     "WebhookEndpointList",
     "WebhookEndpointUpdate",
     "WebhookEndpointWithSecret",
+    "WebhookReplay",
+    "WebhookReplayRequest",
     "WebhooksProblem",
 ]
 
@@ -174,5 +176,7 @@ from subsvc_client.models.webhook_endpoint_create import WebhookEndpointCreate a
 from subsvc_client.models.webhook_endpoint_list import WebhookEndpointList as WebhookEndpointList
 from subsvc_client.models.webhook_endpoint_update import WebhookEndpointUpdate as WebhookEndpointUpdate
 from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWithSecret as WebhookEndpointWithSecret
+from subsvc_client.models.webhook_replay import WebhookReplay as WebhookReplay
+from subsvc_client.models.webhook_replay_request import WebhookReplayRequest as WebhookReplayRequest
 from subsvc_client.models.webhooks_problem import WebhooksProblem as WebhooksProblem
 

@@ -49,6 +49,16 @@ import {
     WebhookEndpointWithSecretToJSON,
 } from '../models/WebhookEndpointWithSecret.js';
 import {
+    type WebhookReplay,
+    WebhookReplayFromJSON,
+    WebhookReplayToJSON,
+} from '../models/WebhookReplay.js';
+import {
+    type WebhookReplayRequest,
+    WebhookReplayRequestFromJSON,
+    WebhookReplayRequestToJSON,
+} from '../models/WebhookReplayRequest.js';
+import {
     type WebhooksProblem,
     WebhooksProblemFromJSON,
     WebhooksProblemToJSON,
@@ -99,6 +109,17 @@ export interface ListWebhookEndpointsRequest {
      * The previous page's `nextCursor`; the page starts after it.
      */
     startingAfter?: string;
+}
+
+export interface ReplayWebhookEventsRequest {
+    /**
+     * A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
+     */
+    endpointId: string;
+    /**
+     * 
+     */
+    webhookReplayRequest: WebhookReplayRequest;
 }
 
 export interface UpdateWebhookEndpointRequest {
@@ -394,6 +415,71 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
      */
     async listWebhookEndpoints(requestParameters: ListWebhookEndpointsRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<WebhookEndpointList> {
         const response = await this.listWebhookEndpointsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for replayWebhookEvents without sending the request
+     */
+    async replayWebhookEventsRequestOpts(requestParameters: ReplayWebhookEventsRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['endpointId'] == null) {
+            throw new runtime.RequiredError(
+                'endpointId',
+                'Required parameter "endpointId" was null or undefined when calling replayWebhookEvents().'
+            );
+        }
+
+        if (requestParameters['webhookReplayRequest'] == null) {
+            throw new runtime.RequiredError(
+                'webhookReplayRequest',
+                'Required parameter "webhookReplayRequest" was null or undefined when calling replayWebhookEvents().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/webhook-endpoints/{endpointId}/replay`;
+        urlPath = urlPath.replace('{endpointId}', encodeURIComponent(String(requestParameters['endpointId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: WebhookReplayRequestToJSON(requestParameters['webhookReplayRequest']),
+        };
+    }
+
+    /**
+     * After an outage on your side: every event of the caller\'s mode created between `from` and `to` (inclusive) whose type the endpoint subscribes to (and, with `types`, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own `webhook-id`. Each delivery is listed in the endpoint\'s deliveries with `replay: true`. Events are kept 30 days: `from` must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
+     * Send a range of events to an endpoint again
+     */
+    async replayWebhookEventsRaw(requestParameters: ReplayWebhookEventsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<WebhookReplay>> {
+        const requestOptions = await this.replayWebhookEventsRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => WebhookReplayFromJSON(jsonValue));
+    }
+
+    /**
+     * After an outage on your side: every event of the caller\'s mode created between `from` and `to` (inclusive) whose type the endpoint subscribes to (and, with `types`, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own `webhook-id`. Each delivery is listed in the endpoint\'s deliveries with `replay: true`. Events are kept 30 days: `from` must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
+     * Send a range of events to an endpoint again
+     */
+    async replayWebhookEvents(requestParameters: ReplayWebhookEventsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<WebhookReplay> {
+        const response = await this.replayWebhookEventsRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

@@ -39,6 +39,10 @@ export interface WebhookDelivery {
      */
     id: string;
     /**
+     * `true` for a delivery queued by a replay (`POST /v2/webhook-endpoints/{endpointId}/replay`).
+     */
+    replay: boolean;
+    /**
      * A UUID in its canonical 36-character form; letters may be upper or lower case.
      */
     eventId: string;
@@ -87,6 +91,7 @@ export type WebhookDeliveryStatusEnum = typeof WebhookDeliveryStatusEnum[keyof t
  */
 export function instanceOfWebhookDelivery(value: object): value is WebhookDelivery {
     if (!('id' in value) || value['id'] === undefined) return false;
+    if (!('replay' in value) || value['replay'] === undefined) return false;
     if (!('eventId' in value) || value['eventId'] === undefined) return false;
     if (!('eventType' in value) || value['eventType'] === undefined) return false;
     if (!('status' in value) || value['status'] === undefined) return false;
@@ -108,6 +113,7 @@ export function WebhookDeliveryFromJSONTyped(json: any, ignoreDiscriminator: boo
     return {
         
         'id': json['id'],
+        'replay': json['replay'],
         'eventId': json['eventId'],
         'eventType': EventTypeFromJSON(json['eventType']),
         'status': json['status'],
@@ -130,6 +136,7 @@ export function WebhookDeliveryToJSONTyped(value?: WebhookDelivery | null, ignor
     return {
         
         'id': value['id'],
+        'replay': value['replay'],
         'eventId': value['eventId'],
         'eventType': EventTypeToJSON(value['eventType']),
         'status': value['status'],

@@ -58,4 +58,6 @@ export * from './WebhookEndpointCreate.js';
 export * from './WebhookEndpointList.js';
 export * from './WebhookEndpointUpdate.js';
 export * from './WebhookEndpointWithSecret.js';
+export * from './WebhookReplay.js';
+export * from './WebhookReplayRequest.js';
 export * from './WebhooksProblem.js';

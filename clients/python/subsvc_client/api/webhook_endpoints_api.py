@@ -25,6 +25,8 @@ from subsvc_client.models.webhook_endpoint_create import WebhookEndpointCreate
 from subsvc_client.models.webhook_endpoint_list import WebhookEndpointList
 from subsvc_client.models.webhook_endpoint_update import WebhookEndpointUpdate
 from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWithSecret
+from subsvc_client.models.webhook_replay import WebhookReplay
+from subsvc_client.models.webhook_replay_request import WebhookReplayRequest
 
 from subsvc_client.api_client import ApiClient, RequestSerialized
 from subsvc_client.api_response import ApiResponse
@@ -1487,6 +1489,321 @@ class WebhookEndpointsApi:
         return self.api_client.param_serialize(
             method='GET',
             resource_path='/v2/webhook-endpoints',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def replay_webhook_events(
+        self,
+        endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        webhook_replay_request: WebhookReplayRequest,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> WebhookReplay:
+        """Send a range of events to an endpoint again
+
+        After an outage on your side: every event of the caller's mode created between `from` and `to` (inclusive) whose type the endpoint subscribes to (and, with `types`, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own `webhook-id`. Each delivery is listed in the endpoint's deliveries with `replay: true`. Events are kept 30 days: `from` must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
+
+        :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
+        :type endpoint_id: str
+        :param webhook_replay_request: (required)
+        :type webhook_replay_request: WebhookReplayRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._replay_webhook_events_serialize(
+            endpoint_id=endpoint_id,
+            webhook_replay_request=webhook_replay_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "WebhookReplay",
+            '400': "Problem",
+            '401': "Problem",
+            '404': "WebhooksProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def replay_webhook_events_with_http_info(
+        self,
+        endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        webhook_replay_request: WebhookReplayRequest,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[WebhookReplay]:
+        """Send a range of events to an endpoint again
+
+        After an outage on your side: every event of the caller's mode created between `from` and `to` (inclusive) whose type the endpoint subscribes to (and, with `types`, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own `webhook-id`. Each delivery is listed in the endpoint's deliveries with `replay: true`. Events are kept 30 days: `from` must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
+
+        :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
+        :type endpoint_id: str
+        :param webhook_replay_request: (required)
+        :type webhook_replay_request: WebhookReplayRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._replay_webhook_events_serialize(
+            endpoint_id=endpoint_id,
+            webhook_replay_request=webhook_replay_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "WebhookReplay",
+            '400': "Problem",
+            '401': "Problem",
+            '404': "WebhooksProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def replay_webhook_events_without_preload_content(
+        self,
+        endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        webhook_replay_request: WebhookReplayRequest,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Send a range of events to an endpoint again
+
+        After an outage on your side: every event of the caller's mode created between `from` and `to` (inclusive) whose type the endpoint subscribes to (and, with `types`, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own `webhook-id`. Each delivery is listed in the endpoint's deliveries with `replay: true`. Events are kept 30 days: `from` must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
+
+        :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
+        :type endpoint_id: str
+        :param webhook_replay_request: (required)
+        :type webhook_replay_request: WebhookReplayRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._replay_webhook_events_serialize(
+            endpoint_id=endpoint_id,
+            webhook_replay_request=webhook_replay_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "WebhookReplay",
+            '400': "Problem",
+            '401': "Problem",
+            '404': "WebhooksProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _replay_webhook_events_serialize(
+        self,
+        endpoint_id,
+        webhook_replay_request,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if endpoint_id is not None:
+            _path_params['endpointId'] = endpoint_id
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+        if webhook_replay_request is not None:
+            _body_params = webhook_replay_request
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/webhook-endpoints/{endpointId}/replay',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

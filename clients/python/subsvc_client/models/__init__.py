@@ -71,5 +71,7 @@ from subsvc_client.models.webhook_endpoint_create import WebhookEndpointCreate
 from subsvc_client.models.webhook_endpoint_list import WebhookEndpointList
 from subsvc_client.models.webhook_endpoint_update import WebhookEndpointUpdate
 from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWithSecret
+from subsvc_client.models.webhook_replay import WebhookReplay
+from subsvc_client.models.webhook_replay_request import WebhookReplayRequest
 from subsvc_client.models.webhooks_problem import WebhooksProblem
 

@@ -32,6 +32,7 @@ class WebhookDelivery(BaseModel):
     WebhookDelivery
     """ # noqa: E501
     id: StrictStr
+    replay: StrictBool = Field(description="`true` for a delivery queued by a replay (`POST /v2/webhook-endpoints/{endpointId}/replay`).")
     event_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="eventId")
     event_type: EventType = Field(alias="eventType")
     status: StrictStr = Field(description="`pending`: not acknowledged yet, retries due. `succeeded`: a 2xx came. `failed`: retries spent, or the endpoint was disabled.")
@@ -39,7 +40,7 @@ class WebhookDelivery(BaseModel):
     next_attempt_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When the next attempt is due; null when none is.", alias="nextAttemptAt")
     created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["id", "eventId", "eventType", "status", "attempts", "nextAttemptAt", "createdAt", "livemode"]
+    __properties: ClassVar[List[str]] = ["id", "replay", "eventId", "eventType", "status", "attempts", "nextAttemptAt", "createdAt", "livemode"]
 
     @field_validator('event_id', mode="before")
     def event_id_validate_regular_expression(cls, value):
@@ -135,6 +136,7 @@ class WebhookDelivery(BaseModel):
 
         _obj = cls.model_validate({
             "id": obj.get("id"),
+            "replay": obj.get("replay"),
             "eventId": obj.get("eventId"),
             "eventType": obj.get("eventType"),
             "status": obj.get("status"),
