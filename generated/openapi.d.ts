@@ -632,6 +632,9 @@ export interface paths {
          *     (very many deliveries) are left to the delivery queue. The answer waits for all of it,
          *     however many schedules fall due: a large advance takes a while (split it into advances
          *     to intermediate times to have it in parts). A live key is refused with 403 `0011`.
+         *     Advances at once are each checked against the clock as they found it: one that another
+         *     advance overtook (the clock now at or past its `to`) answers 409 `0036` and changes nothing,
+         *     so the clock never stands behind an advance answered 200.
          */
         post: operations["advanceTestClock"];
         delete?: never;
@@ -1181,7 +1184,7 @@ export interface components {
             appliedCount: number;
             livemode: components["schemas"]["Livemode"];
         };
-        /** @description A problem as `Problem`, from the test helpers, whose codes also include `0011`. */
+        /** @description A problem as `Problem`, from the test helpers, whose codes also include `0011` and `0036`. */
         TestHelpersProblem: {
             /** Format: uri-reference */
             type: string;
@@ -1189,7 +1192,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0011" | "0021" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
+            code: "0010" | "0011" | "0021" | "0036" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
@@ -1727,6 +1730,15 @@ export interface components {
         };
         /** @description A live key on a test helper; nothing was done. */
         TestModeOnly: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["TestHelpersProblem"];
+            };
+        };
+        /** @description Another advance moved the test clock first, to or past this one's `to`; nothing was done. */
+        TestClockMoved: {
             headers: {
                 [name: string]: unknown;
             };
@@ -3006,6 +3018,7 @@ export interface operations {
             400: components["responses"]["InvalidTestHelperRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["TestModeOnly"];
+            409: components["responses"]["TestClockMoved"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

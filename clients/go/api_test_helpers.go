@@ -53,6 +53,9 @@ usual schedule, and the advance still answers 200. Attempts not started within 1
 (very many deliveries) are left to the delivery queue. The answer waits for all of it,
 however many schedules fall due: a large advance takes a while (split it into advances
 to intermediate times to have it in parts). A live key is refused with 403 `0011`.
+Advances at once are each checked against the clock as they found it: one that another
+advance overtook (the clock now at or past its `to`) answers 409 `0036` and changes nothing,
+so the clock never stands behind an advance answered 200.
 
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
@@ -181,6 +184,17 @@ func (a *TestHelpersAPIService) AdvanceTestClockExecute(r ApiAdvanceTestClockReq
 			return localVarReturnValue, localVarHTTPResponse, newErr
 		}
 		if localVarHTTPResponse.StatusCode == 403 {
+			var v TestHelpersProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 409 {
 			var v TestHelpersProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {

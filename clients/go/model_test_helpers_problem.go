@@ -19,7 +19,7 @@ import (
 // checks if the TestHelpersProblem type satisfies the MappedNullable interface at compile time
 var _ MappedNullable = &TestHelpersProblem{}
 
-// TestHelpersProblem A problem as `Problem`, from the test helpers, whose codes also include `0011`.
+// TestHelpersProblem A problem as `Problem`, from the test helpers, whose codes also include `0011` and `0036`.
 type TestHelpersProblem struct {
 	Type string `json:"type"`
 	Title string `json:"title"`

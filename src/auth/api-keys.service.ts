@@ -2,16 +2,23 @@
  * A merchant's API keys: list, make, roll, revoke (docs/design.md §3). Each change reads the set,
  * decides with the rules, and writes it back only if no other change came in between (then it
  * starts again), so that two revocations at once can never leave a merchant without a key.
+ * Changes of one merchant's keys made by this process wait for each other, on every engine: each
+ * then reads the set the one before it wrote, so any number at once all succeed, and the
+ * conditional update has only other processes' changes to catch.
  */
 import { Problems, ProblemError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
+import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { isActive, newKey, revoked, rolled, withNewKey, type StoredKey } from './api-keys.rules.js';
 import type { AuthService } from './auth.service.js';
 import type { KeySet, MerchantsRepository } from './merchants.repository.js';
 
+/** Other processes' changes that may come between this one's read and write before it gives up. */
 const ATTEMPTS = 5;
+
+type KeysDecision = (keys: readonly StoredKey[], added: StoredKey) => { keys: readonly StoredKey[]; old?: StoredKey };
 
 /** What a list shows of a key: never the key, never its hash. */
 export interface ApiKeyView {
@@ -34,6 +41,9 @@ export interface CreatedApiKey {
 }
 
 export class ApiKeysService {
+  /** This process's changes, queued per merchant. */
+  private readonly changes = new KeyedMutex();
+
   constructor(
     private readonly merchants: MerchantsRepository,
     private readonly auth: AuthService,
@@ -60,7 +70,11 @@ export class ApiKeysService {
     await this.change(merchantId, (keys) => revoked(keys, keyId.toLowerCase(), nowTimestamp()));
   }
 
-  private async change(merchantId: string, decide: (keys: readonly StoredKey[], added: StoredKey) => { keys: readonly StoredKey[]; old?: StoredKey }): Promise<CreatedApiKey> {
+  private change(merchantId: string, decide: KeysDecision): Promise<CreatedApiKey> {
+    return this.changes.run(merchantId, () => this.changeOnce(merchantId, decide));
+  }
+
+  private async changeOnce(merchantId: string, decide: KeysDecision): Promise<CreatedApiKey> {
     const made = newKey(Date.now(), livemodeOf(merchantId));
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const set = await this.keySet(merchantId);

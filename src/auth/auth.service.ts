@@ -53,6 +53,8 @@ export class AuthService {
   private readonly known = new Map<string, CacheEntry>();
   // Apart from the known keys, so that a flood of random keys cannot push them out.
   private readonly unknown = new Map<string, CacheEntry>();
+  /** Keys forgotten so far: a lookup that began before one is not remembered (it may have read a key since revoked). */
+  private forgotten = 0;
 
   constructor(
     private readonly merchants: MerchantsRepository,
@@ -91,6 +93,7 @@ export class AuthService {
 
   /** Stops remembering a key (made, revoked or expired by this process): its next use is looked up. */
   forget(hash: string): void {
+    this.forgotten++;
     this.known.delete(hash);
     this.unknown.delete(hash);
   }
@@ -101,15 +104,17 @@ export class AuthService {
   }
 
   private async lookUp(hash: string): Promise<Merchant | undefined> {
+    const forgottenBefore = this.forgotten;
     const found = await this.merchants.findByKeyHash(hash);
     const key = found && sameHash(found.key.hash, hash) && isActive(found.key, nowTimestamp()) ? found.key : undefined;
+    const current = forgottenBefore === this.forgotten;
     if (!found || !key) {
-      this.remember(this.unknown, hash, undefined, Date.now() + this.cacheTtlMs);
+      if (current) this.remember(this.unknown, hash, undefined, Date.now() + this.cacheTtlMs);
       return undefined;
     }
     const merchant = { id: found.merchantId, apiKeyId: key.id };
     const until = Math.min(Date.now() + this.cacheTtlMs, key.expiresAt === null ? Infinity : Date.parse(key.expiresAt));
-    this.remember(this.known, hash, merchant, until);
+    if (current) this.remember(this.known, hash, merchant, until);
     return merchant;
   }
 

@@ -11,6 +11,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { bulkWriteInParts, dropIndexIfPresent } from '../db/mongo-helpers.js';
+import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { legacyKey, type StoredKey } from './api-keys.rules.js';
 
 interface MerchantDocument {
@@ -44,7 +45,15 @@ export interface KeyOwner {
 export class MerchantsRepository {
   private readonly collection: Collection<MerchantDocument>;
 
-  constructor(db: Db) {
+  /**
+   * `guard`: where the server's conditional update is not atomic, every write to a merchant's
+   * document queues on it (GUARDED.merchant), so that a write of last-used times cannot put back
+   * a key set read before a change (the engine writes whole documents); UNQUEUED on MongoDB.
+   */
+  constructor(
+    db: Db,
+    private readonly guard: PerKeyQueue,
+  ) {
     this.collection = db.collection<MerchantDocument>('merchants');
   }
 
@@ -69,10 +78,12 @@ export class MerchantsRepository {
    * resolves to the test mode like any merchant's key to its merchant. false: it was there already.
    */
   async insertTestMode(liveMerchantId: string, testModeId: string, name: string, keys: readonly StoredKey[]): Promise<boolean> {
-    const result = await this.collection.updateOne(
-      { _id: testModeId },
-      { $setOnInsert: { name: `${name} (test mode)`, createdAt: new Date(), keys: [...keys], keysVersion: 1, liveMerchantId } },
-      { upsert: true },
+    const result = await this.guard.run(GUARDED.merchant(testModeId), () =>
+      this.collection.updateOne(
+        { _id: testModeId },
+        { $setOnInsert: { name: `${name} (test mode)`, createdAt: new Date(), keys: [...keys], keysVersion: 1, liveMerchantId } },
+        { upsert: true },
+      ),
     );
     return result.upsertedCount === 1;
   }
@@ -99,21 +110,24 @@ export class MerchantsRepository {
   async replaceKeys(read: KeySet, keys: readonly StoredKey[]): Promise<boolean> {
     const kept = new Set(keys.map((key) => key.id));
     const gone = Object.keys(read.lastUsedAt).filter((id) => !kept.has(id));
-    const result = await this.collection.updateOne(
-      { _id: read.merchantId, keysVersion: read.version ?? { $exists: false } },
-      {
-        $set: { keys: [...keys], keysVersion: (read.version ?? 0) + 1 },
-        $unset: { apiKeyHash: '', ...Object.fromEntries(gone.map((id) => [`keysLastUsedAt.${id}`, ''])) },
-      },
+    const result = await this.guard.run(GUARDED.merchant(read.merchantId), () =>
+      this.collection.updateOne(
+        { _id: read.merchantId, keysVersion: read.version ?? { $exists: false } },
+        {
+          $set: { keys: [...keys], keysVersion: (read.version ?? 0) + 1 },
+          $unset: { apiKeyHash: '', ...Object.fromEntries(gone.map((id) => [`keysLastUsedAt.${id}`, ''])) },
+        },
+      ),
     );
     return result.matchedCount === 1;
   }
 
   /** Moves each key's last-used time forward (never back: another process may have written a later one). */
   async recordLastUsed(uses: readonly { merchantId: string; keyId: string; at: string }[]): Promise<void> {
-    await bulkWriteInParts(
-      this.collection,
-      uses.map(({ merchantId, keyId, at }) => ({ updateOne: { filter: { _id: merchantId }, update: { $max: { [`keysLastUsedAt.${keyId}`]: at } } } })),
+    const writes = uses.map(({ merchantId, keyId, at }) => ({ updateOne: { filter: { _id: merchantId }, update: { $max: { [`keysLastUsedAt.${keyId}`]: at } } } }));
+    await this.guard.runAll(
+      uses.map((use) => GUARDED.merchant(use.merchantId)),
+      () => bulkWriteInParts(this.collection, writes),
     );
   }
 }

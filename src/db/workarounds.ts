@@ -34,7 +34,7 @@ export const ONE_WRITER_REQUEST_POOL = 8;
 export const STATEMENTS_PER_COMMAND = 16;
 
 export interface Workarounds {
-  /** Changes to one subscription are queued per subscription in this process (lib/keyed-mutex.ts). */
+  /** Writes to one document that a conditional update changes (a subscription, and each of GUARDED in lib/keyed-mutex.ts) are queued per document in this process. */
   readonly keyedMutex: boolean;
   /** Multi-statement writes go in commands of at most this many statements (db/mongo-helpers.ts); undefined: one command. */
   readonly statementsPerCommand: number | undefined;
@@ -54,7 +54,7 @@ export interface Workarounds {
 
 /** Why each workaround is on: the capability missing, and what it would cost without it. */
 const REASONS: Readonly<Record<keyof Workarounds, { readonly missing: keyof Capabilities; readonly why: string }>> = {
-  keyedMutex: { missing: 'atomicConditionalUpdate', why: 'a conditional update is not atomic against a concurrent one: changes to one subscription are serialised within this process only' },
+  keyedMutex: { missing: 'atomicConditionalUpdate', why: 'a conditional update is not atomic against a concurrent one: writes to one subscription, merchant key set, test clock, webhook endpoint, pause policy or the schedule clock are serialised within this process only' },
   statementsPerCommand: { missing: 'parallelWriters', why: `a write command holds a connection per statement: writes go in parts of ${STATEMENTS_PER_COMMAND} statements` },
   oneJobAtATime: { missing: 'parallelWriters', why: 'parallel writes only contend for the one writer: bulk chunks are applied one at a time per process' },
   relayPauses: { missing: 'parallelWriters', why: 'the events relay waits while bulk chunks or due schedules are applied, so as not to slow them' },

@@ -1,7 +1,8 @@
 /**
  * Serialises tasks that share a key, within this process. FerretDB v1 does not make a
- * conditional update atomic against a concurrent one (it queries, then writes by _id), so there
- * changes to one subscription are queued here (docs/design.md §8). Where the server's
+ * conditional update atomic against a concurrent one (it queries, then writes the whole document
+ * back by _id), so there every write of the service to a document that a conditional update
+ * changes is queued here by the document (GUARDED below; docs/design.md §8). Where the server's
  * conditional update is atomic, it is the guard and nothing is queued (UNQUEUED): the composition
  * root decides which (src/db/workarounds.ts).
  */
@@ -40,4 +41,23 @@ export type PerKeyQueue = Pick<KeyedMutex, 'run' | 'runAll'>;
 export const UNQUEUED: PerKeyQueue = Object.freeze({
   run: <T>(_key: string, task: () => Promise<T>) => task(),
   runAll: <T>(_keys: readonly string[], task: () => Promise<T>) => task(),
+});
+
+/**
+ * Every kind of document the guard queues writes of, with the key they queue by: the one list of
+ * what the per-process guard covers (docs/design.md §8 "Conditional updates" gives each update and
+ * its condition). Subscriptions are queued by their bare id (src/subscriptions/subscriptions.service.ts
+ * and the events relay); these keys carry a prefix, so none is ever a subscription's.
+ */
+export const GUARDED = Object.freeze({
+  /** A merchant's (or test mode's) document: its key set (`keysVersion`), last-used times, test mode upsert (src/auth/merchants.repository.ts). */
+  merchant: (merchantId: string) => `merchant:${merchantId}`,
+  /** A test mode's clock: an advance moves it only from the time it read (src/test-mode/test-clocks.repository.ts). */
+  testClock: (testModeId: string) => `testClock:${testModeId}`,
+  /** A webhook endpoint: changes by its merchant, and the delivery outcomes' failure count and disabling (src/webhooks/endpoints.repository.ts). */
+  webhookEndpoint: (endpointId: string) => `webhookEndpoint:${endpointId}`,
+  /** A merchant's pause policy: its replacing upsert (src/pause-policy/pause-policy.repository.ts). */
+  pausePolicy: (merchantId: string) => `pausePolicy:${merchantId}`,
+  /** The schedule clock's one document: `$min` notes and the poll's versioned settle (src/subscriptions/schedule.clock.ts). */
+  scheduleClock: () => 'scheduleClock',
 });

@@ -119,7 +119,7 @@ export interface Service extends Domain {
  */
 export interface Engine {
   readonly workarounds: Workarounds;
-  /** The per-subscription queue shared by every service of this process that changes subscriptions. */
+  /** The per-document queue (subscriptions and GUARDED, lib/keyed-mutex.ts) shared by every service and store of this process. */
   readonly mutex: PerKeyQueue;
   /** Bulk chunks (and webhook batches) one process runs at once. */
   readonly concurrency: (requested: number) => number;
@@ -152,20 +152,21 @@ interface Stores {
   readonly testClocks: TestClocksRepository;
 }
 
-function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores {
-  const clock = workarounds.scheduleClock ? new ScheduleClock(db) : undefined;
+/** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
+function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, guard: PerKeyQueue): Stores {
+  const clock = workarounds.scheduleClock ? new ScheduleClock(db, guard) : undefined;
   const { statementsPerCommand, wholeDocumentAnswers } = workarounds;
   return {
-    merchants: new MerchantsRepository(db),
+    merchants: new MerchantsRepository(db, guard),
     subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers }),
     clock,
     bulk: new BulkRepository(db, retentionMs),
     idempotency: new IdempotencyRepository(db),
     events: new EventsRepository(db),
-    endpoints: new EndpointsRepository(db),
+    endpoints: new EndpointsRepository(db, guard),
     deliveries: new DeliveriesRepository(db, statementsPerCommand),
-    pausePolicies: new PausePolicyRepository(db),
-    testClocks: new TestClocksRepository(db),
+    pausePolicies: new PausePolicyRepository(db, guard),
+    testClocks: new TestClocksRepository(db, guard),
   };
 }
 
@@ -188,7 +189,7 @@ export async function composeDomain(
   log: Logger = createLogger('silent'),
 ): Promise<Domain> {
   const engine = engineFor(database.capabilities);
-  const stores = storesOn(database.db, engine.workarounds, config.bulkRetentionDays * 24 * 60 * 60 * 1000);
+  const stores = storesOn(database.db, engine.workarounds, config.bulkRetentionDays * 24 * 60 * 60 * 1000, engine.mutex);
   await Promise.all([stores.merchants.ensureIndexes(), stores.subscriptions.ensureIndexes()]);
   return domainOn(stores, engine.mutex, config, log);
 }
@@ -253,8 +254,8 @@ export async function composeService(database: Database, config: ServiceConfig, 
   if (turnedOn.length > 0) log.warn({ workarounds: turnedOn }, `engine workarounds turned on: ${turnedOn.map((w) => w.workaround).join(', ')}`);
   else log.info('engine workarounds: none (the server has every capability)');
   const retentionMs = config.bulkRetentionDays * 24 * 60 * 60 * 1000;
-  const stores = storesOn(db, workarounds, retentionMs);
-  const backgroundStores = background === db ? stores : storesOn(background, workarounds, retentionMs);
+  const stores = storesOn(db, workarounds, retentionMs, mutex);
+  const backgroundStores = background === db ? stores : storesOn(background, workarounds, retentionMs, mutex);
   await ensureIndexes(stores, capabilities.ttlIndexes);
   const domain = domainOn(stores, mutex, config, log);
   const { auth, apiKeys, subscriptions, pausePolicies } = domain;

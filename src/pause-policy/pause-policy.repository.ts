@@ -4,6 +4,7 @@
  * every rule off (docs/design.md §11).
  */
 import type { Collection, Db } from 'mongodb';
+import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { NO_PAUSE_POLICY, type PausePolicy } from '../subscriptions/subscriptions.rules.js';
 
 const PAUSE_POLICIES_COLLECTION = 'pausePolicies';
@@ -16,7 +17,15 @@ interface PausePolicyDocument extends PausePolicy {
 export class PausePolicyRepository {
   private readonly collection: Collection<PausePolicyDocument>;
 
-  constructor(db: Db) {
+  /**
+   * `guard`: where the server's conditional update is not atomic, each replacing upsert queues
+   * on it (GUARDED.pausePolicy): there two first upserts at once both insert, and one fails on
+   * the duplicate `_id`; UNQUEUED on MongoDB.
+   */
+  constructor(
+    db: Db,
+    private readonly guard: PerKeyQueue,
+  ) {
     this.collection = db.collection<PausePolicyDocument>(PAUSE_POLICIES_COLLECTION);
   }
 
@@ -36,6 +45,6 @@ export class PausePolicyRepository {
   /** Replaces the merchant's policy (one upsert by `_id`). */
   async put(merchantId: string, policy: PausePolicy, at: string): Promise<void> {
     const { maxPauseDays, maxPausesPerYear, requireResumeAt } = policy;
-    await this.collection.replaceOne({ _id: merchantId }, { maxPauseDays, maxPausesPerYear, requireResumeAt, modifiedAt: at }, { upsert: true });
+    await this.guard.run(GUARDED.pausePolicy(merchantId), () => this.collection.replaceOne({ _id: merchantId }, { maxPauseDays, maxPausesPerYear, requireResumeAt, modifiedAt: at }, { upsert: true }));
   }
 }

@@ -13,6 +13,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
+import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 
 /** Later than any timestamp: nothing pending. (`null` would not do: `$min` ranks it below every string.) */
 const NOTHING_PENDING = '9999-12-31T23:59:59.999999Z';
@@ -32,13 +33,17 @@ export interface ClockReading {
 export class ScheduleClock {
   private readonly collection: Collection<ClockDocument>;
 
-  constructor(db: Db) {
+  /** `guard`: the engine's per-document queue; the clock is built only where it queues (GUARDED.scheduleClock). */
+  constructor(
+    db: Db,
+    private readonly guard: PerKeyQueue,
+  ) {
     this.collection = db.collection<ClockDocument>('scheduleClock');
   }
 
   /** Called after a write that set pending times, with the earliest of them. */
   async note(earliest: string): Promise<void> {
-    await this.collection.updateOne({ _id: 'next' }, { $min: { at: earliest }, $inc: { version: 1 } }, { upsert: true });
+    await this.guard.run(GUARDED.scheduleClock(), () => this.collection.updateOne({ _id: 'next' }, { $min: { at: earliest }, $inc: { version: 1 } }, { upsert: true }));
   }
 
   /** undefined when the clock was never set (a new database, or one written before the clock existed). */
@@ -50,7 +55,7 @@ export class ScheduleClock {
   /** Sets the earliest pending time found by a poll that read the clock as `read`, unless a write lowered it since. */
   async settle(read: ClockReading | undefined, earliest: string | undefined): Promise<void> {
     try {
-      await this.collection.updateOne({ _id: 'next', version: read?.version ?? 0 }, { $set: { at: earliest ?? NOTHING_PENDING } }, { upsert: read === undefined });
+      await this.guard.run(GUARDED.scheduleClock(), () => this.collection.updateOne({ _id: 'next', version: read?.version ?? 0 }, { $set: { at: earliest ?? NOTHING_PENDING } }, { upsert: read === undefined }));
     } catch (error) {
       // A writer created the clock first: its time stands.
       if (!isDuplicateKeyError(error)) throw error;

@@ -4,6 +4,8 @@
  * without one reads the real time (docs/partners.md "Test clocks").
  */
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKeyError } from '../db/mongo.js';
+import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 
 interface ClockDocument {
   _id: string;
@@ -15,7 +17,11 @@ interface ClockDocument {
 export class TestClocksRepository {
   private readonly collection: Collection<ClockDocument>;
 
-  constructor(db: Db) {
+  /** `guard`: where the server's conditional update is not atomic, each move queues on it (GUARDED.testClock); UNQUEUED on MongoDB. */
+  constructor(
+    db: Db,
+    private readonly guard: PerKeyQueue,
+  ) {
     this.collection = db.collection<ClockDocument>('testClocks');
   }
 
@@ -25,14 +31,16 @@ export class TestClocksRepository {
   }
 
   /** Moves the clock to `to` if it still stands at `from` (undefined: never advanced); false when another advance moved it first. */
-  async move(merchantId: string, from: string | undefined, to: string): Promise<boolean> {
-    if (from !== undefined) return (await this.collection.updateOne({ _id: merchantId, merchantId, now: from }, { $set: { now: to } })).matchedCount === 1;
-    try {
-      await this.collection.insertOne({ _id: merchantId, merchantId, now: to });
-      return true;
-    } catch (error) {
-      if ((error as { code?: number }).code === 11000) return false;
-      throw error;
-    }
+  move(merchantId: string, from: string | undefined, to: string): Promise<boolean> {
+    return this.guard.run(GUARDED.testClock(merchantId), async () => {
+      if (from !== undefined) return (await this.collection.updateOne({ _id: merchantId, merchantId, now: from }, { $set: { now: to } })).matchedCount === 1;
+      try {
+        await this.collection.insertOne({ _id: merchantId, merchantId, now: to });
+        return true;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return false;
+        throw error;
+      }
+    });
   }
 }

@@ -18,8 +18,13 @@ import type { TestClocksRepository } from './test-clocks.repository.js';
 const MAX_ADVANCE_YEARS = 2;
 /** Due subscriptions read at a time while advancing. */
 const DUE_READ = 500;
-/** Advances that find the clock moved by another, tried again from where it stands. */
-const ATTEMPTS = 3;
+/** Due reads in a row that find nothing of theirs to apply before an advance stops reading. */
+const IDLE_READS = 3;
+/**
+ * Moves of one advance that find the clock moved by another (each failed move means it moved
+ * forward, still short of `to`), tried again from where it stands before the advance answers 409.
+ */
+const MOVE_ATTEMPTS = 16;
 
 /** A merchant's clock for one request: the real one when live; in test mode its test clock's time, read once (the real time until the clock is first set). */
 export function clockOfMerchants(clocks: TestClocksRepository): ClockOf {
@@ -63,6 +68,22 @@ function invalidTo(detail: string, message: string): ProblemError {
   return new ProblemError(Problems.invalidRequest, detail, [{ path: '/to', message }]);
 }
 
+/** `to` was valid against the clock the advance read, but another advance moved the clock on first. */
+function clockMoved(now: string | undefined, to: string): ProblemError {
+  const detail = now !== undefined && now >= to
+    ? `Another advance moved the test clock to ${now} first; ${to} is no longer after it.`
+    : 'Other advances kept moving the test clock under this one; read the clock and advance again.';
+  return new ProblemError(Problems.testClockMoved, detail);
+}
+
+/** The checks of `to` against the clock's time as the advance read it (400 0040). */
+function checkAdvance(from: string, to: string): void {
+  if (to <= from) throw invalidTo(`to must be after the test clock's time (${from}).`, "must be after the test clock's time");
+  const limit = new Date(Date.parse(from));
+  limit.setUTCFullYear(limit.getUTCFullYear() + MAX_ADVANCE_YEARS);
+  if (Date.parse(to) > limit.getTime()) throw invalidTo(`to may be at most ${MAX_ADVANCE_YEARS} years after the test clock's time (${from}).`, `must be at most ${MAX_ADVANCE_YEARS} years after the test clock's time`);
+}
+
 function timestampOf(raw: string): string {
   const micros = parseRfc3339(raw);
   // The spec's date-time format was checked before a handler ran: not parsing is a bug.
@@ -101,21 +122,20 @@ export class TestModeService {
    * every schedule due by `to`, earliest first, each stamped with its own time; then records
    * their events and makes the first attempt of each of their webhooks. An advance that stops
    * half way (a process killed) leaves the rest due: the next advance applies them, at their own
-   * times.
+   * times. The clock only ever moves forward by a conditional move from the time read, so it never
+   * stands behind an advance answered 200, and nothing an advance stamps is after it; an advance
+   * that another one overtook answers 409 0036.
    */
   async advance(merchantId: string, rawTo: string): Promise<{ now: string; appliedCount: number }> {
     const to = timestampOf(rawTo);
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const stored = await this.clocks.timeOf(testModeOnly(merchantId));
-      const from = stored ?? nowTimestamp();
-      if (to <= from) throw invalidTo(`to must be after the test clock's time (${from}).`, "must be after the test clock's time");
-      const limit = new Date(Date.parse(from));
-      limit.setUTCFullYear(limit.getUTCFullYear() + MAX_ADVANCE_YEARS);
-      if (Date.parse(to) > limit.getTime()) throw invalidTo(`to may be at most ${MAX_ADVANCE_YEARS} years after the test clock's time (${from}).`, `must be at most ${MAX_ADVANCE_YEARS} years after the test clock's time`);
-      if (!(await this.clocks.move(merchantId, stored, to))) continue;
-      return { now: to, appliedCount: await this.applyDue(merchantId, to) };
+    let read = await this.clocks.timeOf(testModeOnly(merchantId));
+    checkAdvance(read ?? nowTimestamp(), to);
+    for (let attempt = 0; attempt < MOVE_ATTEMPTS; attempt++) {
+      if (await this.clocks.move(merchantId, read, to)) return { now: to, appliedCount: await this.applyDue(merchantId, to) };
+      read = await this.clocks.timeOf(merchantId);
+      if (read !== undefined && read >= to) break;
     }
-    throw new ProblemError(Problems.unavailable, 'The test clock kept moving under this advance (other advances at once); retry.');
+    throw clockMoved(read, to);
   }
 
   /** Applies the test mode's schedules due by `to` in time order, then records their events and sends their webhooks: how many changed. */
@@ -124,7 +144,7 @@ export class TestModeService {
     let applied = 0;
     let relayed = false;
     try {
-      for (let idle = 0; idle < ATTEMPTS; ) {
+      for (let idle = 0; idle < IDLE_READS; ) {
         const due = await this.store.dueOf(merchantId, to, DUE_READ);
         if (due.length === 0) break;
         // Only the earliest time at once: a schedule it applies may leave a later one due (a resume after a pause).

@@ -2,6 +2,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { ownedBy } from '../db/mongo-helpers.js';
+import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 
@@ -30,7 +31,16 @@ function toEndpoint({ _id, merchantId, secret: _s, failuresInARow: _f, ...rest }
 export class EndpointsRepository {
   private readonly collection: Collection<EndpointDocument>;
 
-  constructor(db: Db) {
+  /**
+   * `guard`: where the server's conditional update is not atomic, every change of an endpoint
+   * queues on it (GUARDED.webhookEndpoint), so that a merchant's change and a delivery's failure
+   * count cannot undo each other (the engine writes whole documents); UNQUEUED on MongoDB, and
+   * for a store that only reads or registers (`subsvc status`, `subsvc webhooks listen`).
+   */
+  constructor(
+    db: Db,
+    private readonly guard: PerKeyQueue = UNQUEUED,
+  ) {
     this.collection = db.collection<EndpointDocument>('webhookEndpoints');
   }
 
@@ -61,12 +71,12 @@ export class EndpointsRepository {
   /** Applies the changes; enabling clears the failure count. Undefined when there is no such endpoint. */
   async update(merchantId: string, id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined> {
     const reset = changes.status === 'enabled' ? { failuresInARow: 0, disabledReason: null } : {};
-    const doc = await this.collection.findOneAndUpdate({ _id: id, merchantId }, { $set: { ...changes, ...reset } }, { returnDocument: 'after' });
+    const doc = await this.guard.run(GUARDED.webhookEndpoint(id), () => this.collection.findOneAndUpdate({ _id: id, merchantId }, { $set: { ...changes, ...reset } }, { returnDocument: 'after' }));
     return doc ? toEndpoint(doc) : undefined;
   }
 
   async delete(merchantId: string, id: string): Promise<boolean> {
-    return (await this.collection.deleteOne({ _id: id, merchantId })).deletedCount === 1;
+    return this.guard.run(GUARDED.webhookEndpoint(id), async () => (await this.collection.deleteOne({ _id: id, merchantId })).deletedCount === 1);
   }
 
   /** The merchant's enabled endpoints that take this event type. */
@@ -89,14 +99,16 @@ export class EndpointsRepository {
   }
 
   async succeeded(merchantId: string | undefined, id: string): Promise<void> {
-    await this.collection.updateOne({ _id: id, ...ownedBy(merchantId), failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } });
+    await this.guard.run(GUARDED.webhookEndpoint(id), () => this.collection.updateOne({ _id: id, ...ownedBy(merchantId), failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } }));
   }
 
   /** Counts a delivery failed for good; disables the endpoint at `limit` in a row. True when this disabled it. */
-  async failed(merchantId: string | undefined, id: string, limit: number, reason: string): Promise<boolean> {
-    const doc = await this.collection.findOneAndUpdate({ _id: id, ...ownedBy(merchantId) }, { $inc: { failuresInARow: 1 } }, { returnDocument: 'after' });
-    if (!doc || doc.failuresInARow < limit || doc.status !== 'enabled') return false;
-    const result = await this.collection.updateOne({ _id: id, ...ownedBy(merchantId), status: 'enabled' }, { $set: { status: 'disabled', disabledReason: reason } });
-    return result.modifiedCount === 1;
+  failed(merchantId: string | undefined, id: string, limit: number, reason: string): Promise<boolean> {
+    return this.guard.run(GUARDED.webhookEndpoint(id), async () => {
+      const doc = await this.collection.findOneAndUpdate({ _id: id, ...ownedBy(merchantId) }, { $inc: { failuresInARow: 1 } }, { returnDocument: 'after' });
+      if (!doc || doc.failuresInARow < limit || doc.status !== 'enabled') return false;
+      const result = await this.collection.updateOne({ _id: id, ...ownedBy(merchantId), status: 'enabled' }, { $set: { status: 'disabled', disabledReason: reason } });
+      return result.modifiedCount === 1;
+    });
   }
 }

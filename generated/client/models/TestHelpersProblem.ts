@@ -22,7 +22,7 @@ import {
 } from './ProblemErrorsInner.js';
 
 /**
- * A problem as `Problem`, from the test helpers, whose codes also include `0011`.
+ * A problem as `Problem`, from the test helpers, whose codes also include `0011` and `0036`.
  * @export
  * @interface TestHelpersProblem
  */
@@ -63,6 +63,7 @@ export const TestHelpersProblemCodeEnum = {
     _0010: '0010',
     _0011: '0011',
     _0021: '0021',
+    _0036: '0036',
     _0040: '0040',
     _0041: '0041',
     _0042: '0042',

@@ -59,7 +59,7 @@ class TestHelpersApi:
     ) -> TestClockAdvanced:
         """Move the test mode's clock forward (test keys only)
 
-        Sets the clock to `to` (after its time now, at most 2 years ahead of it; else 400 `0040`) and, before answering, applies every schedule of the test mode that falls due up to `to`, in time order, with the rules, outcomes and events of a live schedule: a resume after a scheduled pause, both crossed, applies both, in order, each stamped with its own scheduled time. Their events are recorded before the answer (`GET /v2/events` lists them), and the first delivery of each to the test mode's subscribed webhook endpoints is attempted before the answer too: a receiver has the signed webhook when the advance answers. Each attempt is the delivery's first, recorded like any (the deliveries list shows it); an endpoint that fails or does not answer within 10 s is retried on the usual schedule, and the advance still answers 200. Attempts not started within 10 s (very many deliveries) are left to the delivery queue. The answer waits for all of it, however many schedules fall due: a large advance takes a while (split it into advances to intermediate times to have it in parts). A live key is refused with 403 `0011`. 
+        Sets the clock to `to` (after its time now, at most 2 years ahead of it; else 400 `0040`) and, before answering, applies every schedule of the test mode that falls due up to `to`, in time order, with the rules, outcomes and events of a live schedule: a resume after a scheduled pause, both crossed, applies both, in order, each stamped with its own scheduled time. Their events are recorded before the answer (`GET /v2/events` lists them), and the first delivery of each to the test mode's subscribed webhook endpoints is attempted before the answer too: a receiver has the signed webhook when the advance answers. Each attempt is the delivery's first, recorded like any (the deliveries list shows it); an endpoint that fails or does not answer within 10 s is retried on the usual schedule, and the advance still answers 200. Attempts not started within 10 s (very many deliveries) are left to the delivery queue. The answer waits for all of it, however many schedules fall due: a large advance takes a while (split it into advances to intermediate times to have it in parts). A live key is refused with 403 `0011`. Advances at once are each checked against the clock as they found it: one that another advance overtook (the clock now at or past its `to`) answers 409 `0036` and changes nothing, so the clock never stands behind an advance answered 200. 
 
         :param test_clock_advance: (required)
         :type test_clock_advance: TestClockAdvance
@@ -98,6 +98,7 @@ class TestHelpersApi:
             '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
+            '409': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -132,7 +133,7 @@ class TestHelpersApi:
     ) -> ApiResponse[TestClockAdvanced]:
         """Move the test mode's clock forward (test keys only)
 
-        Sets the clock to `to` (after its time now, at most 2 years ahead of it; else 400 `0040`) and, before answering, applies every schedule of the test mode that falls due up to `to`, in time order, with the rules, outcomes and events of a live schedule: a resume after a scheduled pause, both crossed, applies both, in order, each stamped with its own scheduled time. Their events are recorded before the answer (`GET /v2/events` lists them), and the first delivery of each to the test mode's subscribed webhook endpoints is attempted before the answer too: a receiver has the signed webhook when the advance answers. Each attempt is the delivery's first, recorded like any (the deliveries list shows it); an endpoint that fails or does not answer within 10 s is retried on the usual schedule, and the advance still answers 200. Attempts not started within 10 s (very many deliveries) are left to the delivery queue. The answer waits for all of it, however many schedules fall due: a large advance takes a while (split it into advances to intermediate times to have it in parts). A live key is refused with 403 `0011`. 
+        Sets the clock to `to` (after its time now, at most 2 years ahead of it; else 400 `0040`) and, before answering, applies every schedule of the test mode that falls due up to `to`, in time order, with the rules, outcomes and events of a live schedule: a resume after a scheduled pause, both crossed, applies both, in order, each stamped with its own scheduled time. Their events are recorded before the answer (`GET /v2/events` lists them), and the first delivery of each to the test mode's subscribed webhook endpoints is attempted before the answer too: a receiver has the signed webhook when the advance answers. Each attempt is the delivery's first, recorded like any (the deliveries list shows it); an endpoint that fails or does not answer within 10 s is retried on the usual schedule, and the advance still answers 200. Attempts not started within 10 s (very many deliveries) are left to the delivery queue. The answer waits for all of it, however many schedules fall due: a large advance takes a while (split it into advances to intermediate times to have it in parts). A live key is refused with 403 `0011`. Advances at once are each checked against the clock as they found it: one that another advance overtook (the clock now at or past its `to`) answers 409 `0036` and changes nothing, so the clock never stands behind an advance answered 200. 
 
         :param test_clock_advance: (required)
         :type test_clock_advance: TestClockAdvance
@@ -171,6 +172,7 @@ class TestHelpersApi:
             '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
+            '409': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -205,7 +207,7 @@ class TestHelpersApi:
     ) -> RESTResponseType:
         """Move the test mode's clock forward (test keys only)
 
-        Sets the clock to `to` (after its time now, at most 2 years ahead of it; else 400 `0040`) and, before answering, applies every schedule of the test mode that falls due up to `to`, in time order, with the rules, outcomes and events of a live schedule: a resume after a scheduled pause, both crossed, applies both, in order, each stamped with its own scheduled time. Their events are recorded before the answer (`GET /v2/events` lists them), and the first delivery of each to the test mode's subscribed webhook endpoints is attempted before the answer too: a receiver has the signed webhook when the advance answers. Each attempt is the delivery's first, recorded like any (the deliveries list shows it); an endpoint that fails or does not answer within 10 s is retried on the usual schedule, and the advance still answers 200. Attempts not started within 10 s (very many deliveries) are left to the delivery queue. The answer waits for all of it, however many schedules fall due: a large advance takes a while (split it into advances to intermediate times to have it in parts). A live key is refused with 403 `0011`. 
+        Sets the clock to `to` (after its time now, at most 2 years ahead of it; else 400 `0040`) and, before answering, applies every schedule of the test mode that falls due up to `to`, in time order, with the rules, outcomes and events of a live schedule: a resume after a scheduled pause, both crossed, applies both, in order, each stamped with its own scheduled time. Their events are recorded before the answer (`GET /v2/events` lists them), and the first delivery of each to the test mode's subscribed webhook endpoints is attempted before the answer too: a receiver has the signed webhook when the advance answers. Each attempt is the delivery's first, recorded like any (the deliveries list shows it); an endpoint that fails or does not answer within 10 s is retried on the usual schedule, and the advance still answers 200. Attempts not started within 10 s (very many deliveries) are left to the delivery queue. The answer waits for all of it, however many schedules fall due: a large advance takes a while (split it into advances to intermediate times to have it in parts). A live key is refused with 403 `0011`. Advances at once are each checked against the clock as they found it: one that another advance overtook (the clock now at or past its `to`) answers 409 `0036` and changes nothing, so the clock never stands behind an advance answered 200. 
 
         :param test_clock_advance: (required)
         :type test_clock_advance: TestClockAdvance
@@ -244,6 +246,7 @@ class TestHelpersApi:
             '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
+            '409': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",

@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 
 class TestHelpersProblem(BaseModel):
     """
-    A problem as `Problem`, from the test helpers, whose codes also include `0011`.
+    A problem as `Problem`, from the test helpers, whose codes also include `0011` and `0036`.
     """ # noqa: E501
     type: StrictStr
     title: StrictStr
@@ -47,8 +47,8 @@ class TestHelpersProblem(BaseModel):
     @field_validator('code')
     def code_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['0010', '0011', '0021', '0040', '0041', '0042', '0045', '0060', '0900', '0901', '0910']):
-            raise ValueError("must be one of enum values ('0010', '0011', '0021', '0040', '0041', '0042', '0045', '0060', '0900', '0901', '0910')")
+        if value not in set(['0010', '0011', '0021', '0036', '0040', '0041', '0042', '0045', '0060', '0900', '0901', '0910']):
+            raise ValueError("must be one of enum values ('0010', '0011', '0021', '0036', '0040', '0041', '0042', '0045', '0060', '0900', '0901', '0910')")
         return value
 
     model_config = ConfigDict(
