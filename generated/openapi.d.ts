@@ -118,12 +118,13 @@ export interface paths {
          *     subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the
          *     request is accepted: a subscription created afterwards is not touched. At most 100,000 may
          *     match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`.
-         *     With `"dryRun": true` nothing is queued or changed: 200 with how many match and a sample.
+         *     `POST /v2/subscriptions/bulk/pause/preview` with the same body shows what it would match,
+         *     with nothing queued or changed (`"dryRun": true` here does the same, and is deprecated).
          *
          *     Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance,
          *     as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason
          *     (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and
-         *     counted in a dry run's `policyRejectedCount`. With `maxPauseDays` set, a pause without
+         *     counted in a preview's `policyRejectedCount`. With `maxPauseDays` set, a pause without
          *     `resumeAt` gets one that many days after it starts.
          */
         post: operations["bulkPauseSubscriptions"];
@@ -146,10 +147,55 @@ export interface paths {
          * Resume many subscriptions at once
          * @description Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk
          *     pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a
-         *     `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and
-         *     `"dryRun": true` to see what it matches first, as for the bulk pause.
+         *     `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches); `POST
+         *     /v2/subscriptions/bulk/resume/preview` shows what it matches first, as for the bulk pause.
          */
         post: operations["bulkResumeSubscriptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/subscriptions/bulk/pause/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * See what a bulk pause would do
+         * @description What `POST /v2/subscriptions/bulk/pause` would do with the same body, with nothing queued
+         *     or changed: how many of the caller's subscriptions it matches now, how many of them are
+         *     `cancelled` or would break your pause policy (and be rejected), and up to 20 of the ids it
+         *     would accept. The body is the bulk pause's: a list of ids or a `filter`, and optionally
+         *     `pauseAt`, `resumeAt` and `reason`, which the pause policy is checked against.
+         */
+        post: operations["previewBulkPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/subscriptions/bulk/resume/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * See what a bulk resume would do
+         * @description What `POST /v2/subscriptions/bulk/resume` would do with the same body (a list of ids or a
+         *     `filter`), with nothing queued or changed, as the bulk pause's preview.
+         */
+        post: operations["previewBulkResume"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1335,6 +1381,28 @@ export interface components {
             dryRun?: components["schemas"]["DryRun"];
         } & (unknown | unknown);
         /**
+         * @description The body of a bulk pause, without `dryRun`: a list of ids or a filter (exactly one of the
+         *     two), and optionally when. With a list of ids, the caller's subscriptions among them are
+         *     what it matches.
+         */
+        BulkPausePreviewRequest: {
+            subscriptions?: components["schemas"]["SubscriptionIdList"];
+            filter?: components["schemas"]["BulkFilter"];
+            /** @description When the pause would start; absent, now. Before `resumeAt`. */
+            pauseAt?: components["schemas"]["ScheduleTime"];
+            /** @description When the pause would end by itself; absent, paused until resumed. At most 3 years ahead. */
+            resumeAt?: components["schemas"]["ScheduleTime"];
+            reason?: components["schemas"]["PauseReason"];
+        } & (unknown | unknown);
+        /**
+         * @description The body of a bulk resume, without `dryRun`: a list of ids or a filter (exactly one of the
+         *     two). With a list of ids, the caller's subscriptions among them are what it matches.
+         */
+        BulkPreviewRequest: {
+            subscriptions?: components["schemas"]["SubscriptionIdList"];
+            filter?: components["schemas"]["BulkFilter"];
+        } & (unknown | unknown);
+        /**
          * @description Selects the caller's subscriptions: each field given narrows the match (all must hold); `{}`
          *     matches every subscription of the caller. Another merchant's subscriptions never match.
          */
@@ -1357,14 +1425,17 @@ export interface components {
             createdAfter?: string;
         };
         /**
+         * @deprecated
          * @description `true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a
          *     list of ids, the ids of the caller's subscriptions among them are what it matches.
+         *     Deprecated: send the same body without it to the operation's `/preview`
+         *     (`POST /v2/subscriptions/bulk/pause/preview`, `POST /v2/subscriptions/bulk/resume/preview`).
          * @default false
          */
         DryRun: boolean;
         BulkDryRun: {
             /**
-             * @description The caller's subscriptions the request matches now. Sent without `dryRun`, the same
+             * @description The caller's subscriptions the request matches now. Sent to the bulk operation, the same
              *     request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others
              *     (unless they change meanwhile). A filter matching more than 100,000 is refused (0046).
              */
@@ -1606,7 +1677,7 @@ export interface components {
             };
         };
         /**
-         * @description A dry run (`"dryRun": true`): nothing was queued or changed. How many of the caller's
+         * @description A preview (or a deprecated `"dryRun": true`): nothing was queued or changed. How many of the caller's
          *     subscriptions the request matches now, how many of them are `cancelled` (they would be
          *     rejected), and up to 20 of the ids it would accept.
          */
@@ -1979,6 +2050,18 @@ export interface components {
                 "application/json": components["schemas"]["BulkCommandRequest"];
             };
         };
+        /** @description The subscriptions a bulk pause would act on (a list of ids, or a filter), and optionally when. */
+        BulkPausePreviewBody: {
+            content: {
+                "application/json": components["schemas"]["BulkPausePreviewRequest"];
+            };
+        };
+        /** @description The subscriptions a bulk operation would act on (a list of ids, or a filter). */
+        BulkPreviewBody: {
+            content: {
+                "application/json": components["schemas"]["BulkPreviewRequest"];
+            };
+        };
     };
     headers: {
         /**
@@ -2189,6 +2272,44 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewBulkPause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["BulkPausePreviewBody"];
+        responses: {
+            200: components["responses"]["BulkDryRun"];
+            400: components["responses"]["InvalidBulkRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewBulkResume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["BulkPreviewBody"];
+        responses: {
+            200: components["responses"]["BulkDryRun"];
+            400: components["responses"]["InvalidBulkRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -11,6 +11,10 @@
  *   Served the spec as written, the mock would answer 422 to a malformed UUID.
  * - No `Idempotent-Replayed` or `X-Request-Id` response headers: Prism would send them on every
  *   answer (`true`, and the literal `string`), though the mock never replays nor echoes an id.
+ * - No 200 on the bulk operations: it is the deprecated `"dryRun": true` answer, and Prism answers
+ *   an operation's lowest 2xx unless `Prefer` asks for another, so a bulk request would get the dry
+ *   run's shape. Without it the mock answers the 202 a bulk request gets; a dry run is the previews'
+ *   (`/bulk/pause/preview`, `/bulk/resume/preview`), whose 200 stays.
  * - Dynamic data (`Prefer: dynamic=true`) that is valid: uuids from their format (lower case)
  *   rather than from the case-insensitive pattern, and timestamps from a pattern of real dates
  *   (the spec's pattern alone produces `0205-56-62T74:72:60…Z`). Requests are validated as before:
@@ -25,6 +29,8 @@ import { loadSpec, SPEC_PATH } from '../src/lib/spec.js';
 
 /** Statuses only a stateful server can answer: dropped from every operation for the mock. */
 export const STATEFUL_ONLY_STATUSES = ['422'] as const;
+/** Operations whose 200 answers only the deprecated `dryRun: true`: the mock answers their 202. */
+export const DRY_RUN_200_OPERATIONS = ['bulkPauseSubscriptions', 'bulkResumeSubscriptions'] as const;
 /** Response headers whose value only the service knows. */
 export const STATEFUL_ONLY_HEADERS = ['Idempotent-Replayed', 'X-Request-Id'] as const;
 /** Every timestamp this pattern produces is a real instant that the spec's pattern accepts. */
@@ -58,6 +64,7 @@ export function mockSpec(source = SPEC_PATH): Spec {
       const responses = pathItem[method]?.responses;
       if (!responses) continue;
       for (const status of STATEFUL_ONLY_STATUSES) delete responses[status];
+      if ((DRY_RUN_200_OPERATIONS as readonly (string | undefined)[]).includes(pathItem[method]!.operationId)) delete responses['200'];
       Object.values(responses).forEach(withoutStatefulHeaders);
     }
   }

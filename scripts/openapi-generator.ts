@@ -15,7 +15,7 @@ const DRY_RUN_OPERATIONS = ['/v2/subscriptions/bulk/pause', '/v2/subscriptions/b
  * (requests the service sends, which typescript-fetch renders as broken API methods; their payload
  * types are in generated/openapi.d.ts). The bulk operations keep their 202 as their return type:
  * typescript-fetch types a method by its lowest 2xx, which would make every bulk call return the
- * dry run's 200. A dry run is read from the `…Raw` method's response (docs/clients.md).
+ * deprecated dry run's 200. A dry run is the preview methods' (previewBulkPause, previewBulkResume).
  */
 export function clientSpec(specPath: string, dir: string, adapt?: (document: Record<string, unknown>) => void): string {
   const document = parse(readFileSync(specPath, 'utf8')) as Record<string, unknown>;

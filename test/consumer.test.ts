@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APIKeysApi, BulkDryRunFromJSON, PausePolicyApi, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, TestHelpersApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
+import { APIKeysApi, PausePolicyApi, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, TestHelpersApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
 import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startReceiver } from './support/receiver.js';
@@ -81,7 +81,7 @@ function scenarios(name: string, target: () => Target) {
     it('bulk-pauses subscriptions through the typed method: requestId, operation and acceptedCount', async () => {
       const t = target();
       const ids = [await t.fulfilledId(), await t.fulfilledId()];
-      const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids } }, t.prefer(202));
+      const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids } });
       expect(accepted.operation).toBe('PAUSE');
       expect(accepted.requestId).toMatch(/^[0-9a-f-]{36}$/i);
       expect(Number.isInteger(accepted.acceptedCount)).toBe(true);
@@ -89,7 +89,7 @@ function scenarios(name: string, target: () => Target) {
 
     it('bulk-resumes subscriptions through the typed method: every rejected id has a documented reason', async () => {
       const t = target();
-      const accepted = await t.api.bulkResumeSubscriptions({ bulkCommandRequest: { subscriptions: [await t.pausedId(), randomUUID()] } }, t.prefer(202));
+      const accepted = await t.api.bulkResumeSubscriptions({ bulkCommandRequest: { subscriptions: [await t.pausedId(), randomUUID()] } });
       expect(accepted.requestId).toMatch(/^[0-9a-f-]{36}$/i);
       for (const { reason } of accepted.rejected ?? []) expect(['not_found', 'cancelled']).toContain(reason);
     });
@@ -97,7 +97,7 @@ function scenarios(name: string, target: () => Target) {
     it('follows a bulk pause from its 202 to each outcome: Location, status until completed, items, each subscription', async () => {
       const t = target();
       const ids = [await t.fulfilledId(), await t.fulfilledId()];
-      const raw = await t.api.bulkPauseSubscriptionsRaw({ bulkCommandRequest: { subscriptions: ids } }, t.prefer(202));
+      const raw = await t.api.bulkPauseSubscriptionsRaw({ bulkCommandRequest: { subscriptions: ids } });
       const { requestId } = await raw.value();
       expect(raw.raw.status).toBe(202);
       expect(raw.raw.headers.get('location')).toBe(`/v2/bulk-requests/${requestId}`);
@@ -117,17 +117,15 @@ function scenarios(name: string, target: () => Target) {
       expect(items.data.some((i) => i.outcome === 'applied')).toBe(true);
     });
 
-    it('bulk-pauses by filter after a dry run: 200 with the count and a sample, then 202 accepting that many, followed to completion', async () => {
+    it('bulk-pauses by filter after a preview: 200 with the count and a sample, then 202 accepting that many, followed to completion', async () => {
       const t = target();
       const planId = t.stateful ? randomUUID() : '9c4f5d7b-6eaf-4fbc-8c3d-4e5f60718293';
       const ids = t.stateful ? [await t.fulfilledId(), await t.fulfilledId()] : [];
       if (t.stateful) await seedPlan(ids, planId);
       const filter = { status: ['fulfilled' as const], planId: [planId] };
-      const dryRaw = await t.api.bulkPauseSubscriptionsRaw({ bulkCommandRequest: { filter, dryRun: true } }, t.prefer(200));
-      expect(dryRaw.raw.status).toBe(200);
-      const dry = BulkDryRunFromJSON(await dryRaw.raw.json());
+      const dry = await t.api.previewBulkPause({ bulkPausePreviewRequest: { filter } });
       expect(dry.sample.length).toBeLessThanOrEqual(Math.min(20, dry.matchedCount));
-      const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { filter } }, t.prefer(202));
+      const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { filter } });
       expect(accepted.operation).toBe('PAUSE');
       if (!t.stateful) return;
       expect(dry).toEqual({ matchedCount: 2, cancelledCount: 0, policyRejectedCount: 0, sample: [...ids].sort(), livemode: true });
@@ -156,7 +154,7 @@ function scenarios(name: string, target: () => Target) {
       const t = target();
       const ids = [await t.fulfilledId(), await t.fulfilledId()];
       const resumeAt = new Date(Date.now() + 600_000);
-      const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids, resumeAt } }, t.prefer(202));
+      const accepted = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids, resumeAt } });
       expect(accepted.operation).toBe('PAUSE');
       let status = await t.bulkRequests.getBulkRequest({ requestId: accepted.requestId });
       for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {

@@ -61,6 +61,10 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
   },
   bulkPauseSubscriptions: async (by, other) => expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [other.fulfilled] })).body).toMatchObject({ acceptedCount: 0, livemode: by.livemode }),
   bulkResumeSubscriptions: async (by, other) => expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/resume', { subscriptions: [other.paused] })).body).toMatchObject({ acceptedCount: 0, livemode: by.livemode }),
+  previewBulkPause: async (by, other) =>
+    expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/pause/preview', { subscriptions: [other.fulfilled] })).body).toEqual({ matchedCount: 0, cancelledCount: 0, policyRejectedCount: 0, sample: [], livemode: by.livemode }),
+  previewBulkResume: async (by, other) =>
+    expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/resume/preview', { subscriptions: [other.paused] })).body).toEqual({ matchedCount: 0, cancelledCount: 0, policyRejectedCount: 0, sample: [], livemode: by.livemode }),
   listBulkRequests: async (by, other) => expect(ids(await api(by.key, 'GET', '/v2/bulk-requests'), 'requestId')).not.toContain(other.bulkId),
   getBulkRequest: async (by, other) => notFound('0022')(await api(by.key, 'GET', `/v2/bulk-requests/${other.bulkId}`)),
   listBulkRequestItems: async (by, other) => notFound('0022')(await api(by.key, 'GET', `/v2/bulk-requests/${other.bulkId}/items`)),

@@ -12,6 +12,7 @@ package subsvc
 
 import (
 	"encoding/json"
+	"bytes"
 	"fmt"
 )
 
@@ -20,7 +21,7 @@ var _ MappedNullable = &BulkDryRun{}
 
 // BulkDryRun struct for BulkDryRun
 type BulkDryRun struct {
-	// The caller's subscriptions the request matches now. Sent without `dryRun`, the same request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others (unless they change meanwhile). A filter matching more than 100,000 is refused (0046). 
+	// The caller's subscriptions the request matches now. Sent to the bulk operation, the same request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others (unless they change meanwhile). A filter matching more than 100,000 is refused (0046). 
 	MatchedCount int32 `json:"matchedCount"`
 	// How many of them are `cancelled`, which the request would reject.
 	CancelledCount int32 `json:"cancelledCount"`
@@ -30,7 +31,6 @@ type BulkDryRun struct {
 	Sample []string `json:"sample"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
-	AdditionalProperties map[string]interface{}
 }
 
 type _BulkDryRun BulkDryRun
@@ -192,11 +192,6 @@ func (o BulkDryRun) ToMap() (map[string]interface{}, error) {
 	toSerialize["policyRejectedCount"] = o.PolicyRejectedCount
 	toSerialize["sample"] = o.Sample
 	toSerialize["livemode"] = o.Livemode
-
-	for key, value := range o.AdditionalProperties {
-		toSerialize[key] = value
-	}
-
 	return toSerialize, nil
 }
 
@@ -228,24 +223,15 @@ func (o *BulkDryRun) UnmarshalJSON(data []byte) (err error) {
 
 	varBulkDryRun := _BulkDryRun{}
 
-	err = json.Unmarshal(data, &varBulkDryRun)
+	decoder := json.NewDecoder(bytes.NewReader(data))
+	decoder.DisallowUnknownFields()
+	err = decoder.Decode(&varBulkDryRun)
 
 	if err != nil {
 		return err
 	}
 
 	*o = BulkDryRun(varBulkDryRun)
-
-	additionalProperties := make(map[string]interface{})
-
-	if err = json.Unmarshal(data, &additionalProperties); err == nil {
-		delete(additionalProperties, "matchedCount")
-		delete(additionalProperties, "cancelledCount")
-		delete(additionalProperties, "policyRejectedCount")
-		delete(additionalProperties, "sample")
-		delete(additionalProperties, "livemode")
-		o.AdditionalProperties = additionalProperties
-	}
 
 	return err
 }

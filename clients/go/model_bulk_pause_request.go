@@ -23,7 +23,8 @@ type BulkPauseRequest struct {
 	// 1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed.
 	Subscriptions []string `json:"subscriptions,omitempty"`
 	Filter *BulkFilter `json:"filter,omitempty"`
-	// `true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a list of ids, the ids of the caller's subscriptions among them are what it matches. 
+	// `true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a list of ids, the ids of the caller's subscriptions among them are what it matches. Deprecated: send the same body without it to the operation's `/preview` (`POST /v2/subscriptions/bulk/pause/preview`, `POST /v2/subscriptions/bulk/resume/preview`). 
+	// Deprecated
 	DryRun *bool `json:"dryRun,omitempty"`
 	// When the pause starts; absent, now. Before `resumeAt`.
 	PauseAt *time.Time `json:"pauseAt,omitempty"`
@@ -119,6 +120,7 @@ func (o *BulkPauseRequest) SetFilter(v BulkFilter) {
 }
 
 // GetDryRun returns the DryRun field value if set, zero value otherwise.
+// Deprecated
 func (o *BulkPauseRequest) GetDryRun() bool {
 	if o == nil || IsNil(o.DryRun) {
 		var ret bool
@@ -129,6 +131,7 @@ func (o *BulkPauseRequest) GetDryRun() bool {
 
 // GetDryRunOk returns a tuple with the DryRun field value if set, nil otherwise
 // and a boolean to check if the value has been set.
+// Deprecated
 func (o *BulkPauseRequest) GetDryRunOk() (*bool, bool) {
 	if o == nil || IsNil(o.DryRun) {
 		return nil, false
@@ -146,6 +149,7 @@ func (o *BulkPauseRequest) HasDryRun() bool {
 }
 
 // SetDryRun gets a reference to the given bool and assigns it to the DryRun field.
+// Deprecated
 func (o *BulkPauseRequest) SetDryRun(v bool) {
 	o.DryRun = &v
 }

@@ -1,5 +1,12 @@
-/** Thin handlers for following bulk requests: a request's status, its items, and the merchant's list. */
+/**
+ * Thin handlers for bulk requests beside their acceptance (src/subscriptions/subscriptions.handlers.ts):
+ * a preview of what one would do, a request's status, its items, and the merchant's list.
+ */
+import type { Clock } from '../lib/clock.js';
 import { pageRequestOf, type Handlers } from '../request-context/request-context.js';
+import { selectionOf } from '../subscriptions/bulk.selection.js';
+import type { BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
+import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
 import type { BulkStatusService } from './bulk.status.js';
 
 export function bulkRequestHandlers(status: BulkStatusService): Pick<Handlers, 'getBulkRequest' | 'listBulkRequestItems' | 'listBulkRequests'> {
@@ -10,5 +17,23 @@ export function bulkRequestHandlers(status: BulkStatusService): Pick<Handlers, '
       body: await status.items(merchant.id, params.requestId, query.outcome, pageRequestOf(query)),
     }),
     listBulkRequests: async ({ merchant, query }) => ({ status: 200, body: await status.list(merchant.id, pageRequestOf(query)) }),
+  };
+}
+
+/**
+ * `/bulk/pause/preview` and `/bulk/resume/preview`: the bulk operation's dry run (docs/design.md §6a),
+ * with nothing stored. A pause's schedule is checked as the bulk pause checks it, against the
+ * merchant's clock (a test key's may stand ahead), since the pause policy is counted with it.
+ */
+export function bulkPreviewHandlers(
+  bulk: Pick<BulkAcceptor, 'dryRun'>,
+  clockOf: (merchantId: string) => Promise<Clock>,
+): Pick<Handlers, 'previewBulkPause' | 'previewBulkResume'> {
+  return {
+    previewBulkPause: async ({ merchant, body }) => {
+      const schedule = scheduleRequestOf(body, (await clockOf(merchant.id)).micros());
+      return { status: 200, body: await bulk.dryRun(merchant.id, 'PAUSE', selectionOf(body), schedule) };
+    },
+    previewBulkResume: async ({ merchant, body }) => ({ status: 200, body: await bulk.dryRun(merchant.id, 'RESUME', selectionOf(body)) }),
   };
 }

@@ -10,7 +10,7 @@ import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
 import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
-import { bulkRequestHandlers } from '../bulk/bulk.handlers.js';
+import { bulkPreviewHandlers, bulkRequestHandlers } from '../bulk/bulk.handlers.js';
 import type { BulkStatusService } from '../bulk/bulk.status.js';
 import { subscriptionCommandHandlers, subscriptionReadHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import { jsonBodyMiddleware } from './body.middleware.js';
@@ -67,7 +67,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   const { auth, apiKeys, subscriptions, pausePolicies, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
   const httpLog = log.child({ component: 'http' });
   const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
-  // Commands are made safe to retry; reads are safe as they are.
+  // Commands are made safe to retry; reads and bulk previews, which store nothing, are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
     resumeSubscription: idempotent(idempotency, httpLog, commands.resumeSubscription),
@@ -75,7 +75,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
     putPausePolicy: idempotent(idempotency, httpLog, commands.putPausePolicy),
     getPausePolicy: commands.getPausePolicy,
-    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...webhooks, ...apiKeyHandlers(apiKeys), ...deps.testHelpers }),
+    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...bulkPreviewHandlers(bulk, (id) => subscriptions.clock(id)), ...webhooks, ...apiKeyHandlers(apiKeys), ...deps.testHelpers }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 

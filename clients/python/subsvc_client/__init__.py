@@ -44,7 +44,9 @@ __all__ = [
     "BulkDryRun",
     "BulkFilter",
     "BulkOperation",
+    "BulkPausePreviewRequest",
     "BulkPauseRequest",
+    "BulkPreviewRequest",
     "BulkProblem",
     "BulkRequest",
     "BulkRequestCounts",
@@ -128,7 +130,9 @@ from subsvc_client.models.bulk_command_request import BulkCommandRequest as Bulk
 from subsvc_client.models.bulk_dry_run import BulkDryRun as BulkDryRun
 from subsvc_client.models.bulk_filter import BulkFilter as BulkFilter
 from subsvc_client.models.bulk_operation import BulkOperation as BulkOperation
+from subsvc_client.models.bulk_pause_preview_request import BulkPausePreviewRequest as BulkPausePreviewRequest
 from subsvc_client.models.bulk_pause_request import BulkPauseRequest as BulkPauseRequest
+from subsvc_client.models.bulk_preview_request import BulkPreviewRequest as BulkPreviewRequest
 from subsvc_client.models.bulk_problem import BulkProblem as BulkProblem
 from subsvc_client.models.bulk_request import BulkRequest as BulkRequest
 from subsvc_client.models.bulk_request_counts import BulkRequestCounts as BulkRequestCounts

@@ -22,7 +22,10 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 import subsvc_client
 from subsvc_client import (
     BulkCommandRequest,
+    BulkFilter,
+    BulkPausePreviewRequest,
     BulkPauseRequest,
+    BulkPreviewRequest,
     PauseRequest,
     TestClockAdvance,
     TestSubscriptionsCreate,
@@ -116,17 +119,18 @@ def test_retries_a_pause_with_the_same_idempotency_key_the_same_answer_replayed_
     again = api.pause_subscription_with_http_info(subscription_id, idempotency_key=key)
     assert (first.status_code, again.status_code) == (200, 200)
     if STATEFUL:  # the mock remembers nothing, so never replays (the spec says so)
-        assert again.headers["idempotent-replayed"] == "true"
+        # A header is found by its name in any case (the service sends `Idempotent-Replayed`, the proxy `idempotent-replayed`).
+        assert (again.headers.get("Idempotent-Replayed"), again.headers.get("idempotent-replayed")) == ("true", "true")
         assert again.data == first.data
 
 
 def test_bulk_pauses_subscriptions_and_follows_the_request_from_its_202_to_each_outcome(api, bulk_requests):
     ids = [take("fulfilled"), take("fulfilled")]
-    # The mock answers /bulk/* with the dry run's 200 unless asked for the 202 (docs/partners.md).
-    accepted = api.bulk_pause_subscriptions_with_http_info(BulkPauseRequest(subscriptions=ids), _headers=prefer("code=202"))
+    accepted = api.bulk_pause_subscriptions_with_http_info(BulkPauseRequest(subscriptions=ids))
     request_id = str(accepted.data.request_id)
     assert (accepted.status_code, accepted.data.operation) == (202, "PAUSE")
-    assert accepted.headers["location"] == f"/v2/bulk-requests/{request_id}"
+    location = f"/v2/bulk-requests/{request_id}"
+    assert (accepted.headers["Location"], accepted.headers["location"], "LOCATION" in accepted.headers) == (location, location, True)
     status = poll(lambda: bulk_requests.get_bulk_request(request_id), lambda s: s.state == "completed", "the bulk request to complete")
     c = status.counts
     assert c.pending + c.applied + c.noop + c.skipped + c.failed == status.accepted_count
@@ -136,8 +140,20 @@ def test_bulk_pauses_subscriptions_and_follows_the_request_from_its_202_to_each_
         assert api.get_subscription(str(item.subscription_id), _headers=prefer("example=paused")).status == "paused"
 
 
+def test_previews_a_bulk_pause_and_a_bulk_resume_200_with_what_each_would_match_and_nothing_changed(api):
+    active, cancelled = take("fulfilled"), take("cancelled")
+    pause = api.preview_bulk_pause(BulkPausePreviewRequest(subscriptions=[active, cancelled, str(uuid.uuid4())]))
+    resume = api.preview_bulk_resume(BulkPreviewRequest(filter=BulkFilter(status=["paused"])))
+    for preview in (pause, resume):
+        assert len(preview.sample) <= min(20, preview.matched_count)
+    if STATEFUL:  # the mock answers the spec's one example
+        assert (pause.matched_count, pause.cancelled_count, pause.policy_rejected_count, [str(i) for i in pause.sample]) == (2, 1, 0, [active])
+        assert api.get_subscription(active).status == "fulfilled"
+        assert resume.matched_count == len(resume.sample) and resume.cancelled_count == 0
+
+
 def test_bulk_resumes_with_an_id_it_does_not_know_accepted_and_every_rejected_id_has_a_documented_reason(api):
-    accepted = api.bulk_resume_subscriptions(BulkCommandRequest(subscriptions=[take("paused"), str(uuid.uuid4())]), _headers=prefer("code=202"))
+    accepted = api.bulk_resume_subscriptions(BulkCommandRequest(subscriptions=[take("paused"), str(uuid.uuid4())]))
     for rejected in accepted.rejected or []:
         assert rejected.reason in ("not_found", "cancelled")
     if STATEFUL:  # the mock answers with the spec's one 202 example, a pause's

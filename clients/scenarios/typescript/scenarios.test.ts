@@ -127,8 +127,7 @@ describe(`@subsvc/client against ${target.name}`, () => {
 
   it('bulk-pauses subscriptions and follows the request from its 202 to each outcome', async () => {
     const ids = [take('fulfilled'), take('fulfilled')];
-    // The mock answers /bulk/* with the dry run's 200 unless asked for the 202 (docs/partners.md).
-    const accepted = await subscriptions.bulkPauseSubscriptionsRaw({ bulkCommandRequest: { subscriptions: ids } }, prefer('code=202'));
+    const accepted = await subscriptions.bulkPauseSubscriptionsRaw({ bulkCommandRequest: { subscriptions: ids } });
     const { requestId, operation } = await accepted.value();
     assert.deepEqual([accepted.raw.status, operation], [202, 'PAUSE']);
     assert.equal(accepted.raw.headers.get('location'), `/v2/bulk-requests/${requestId}`);
@@ -143,8 +142,20 @@ describe(`@subsvc/client against ${target.name}`, () => {
     }
   });
 
+  it('previews a bulk pause and a bulk resume: 200 with what each would match, and nothing changed', async () => {
+    const [active, cancelled] = [take('fulfilled'), take('cancelled')];
+    const pause = await subscriptions.previewBulkPause({ bulkPausePreviewRequest: { subscriptions: [active, cancelled, randomUUID()] } });
+    const resume = await subscriptions.previewBulkResume({ bulkPreviewRequest: { filter: { status: ['paused'] } } });
+    for (const preview of [pause, resume]) assert.ok(preview.sample.length <= Math.min(20, preview.matchedCount));
+    // The mock answers the spec's one example.
+    if (!target.stateful) return;
+    assert.deepEqual([pause.matchedCount, pause.cancelledCount, pause.policyRejectedCount, pause.sample], [2, 1, 0, [active]]);
+    assert.equal((await subscriptions.getSubscription({ subscriptionId: active })).status, 'fulfilled');
+    assert.deepEqual([resume.matchedCount, resume.cancelledCount], [resume.sample.length, 0]);
+  });
+
   it('bulk-resumes with an id it does not know: accepted, and every rejected id has a documented reason', async () => {
-    const accepted = await subscriptions.bulkResumeSubscriptions({ bulkCommandRequest: { subscriptions: [take('paused'), randomUUID()] } }, prefer('code=202'));
+    const accepted = await subscriptions.bulkResumeSubscriptions({ bulkCommandRequest: { subscriptions: [take('paused'), randomUUID()] } });
     for (const { reason } of accepted.rejected ?? []) assert.ok(['not_found', 'cancelled'].includes(reason));
     // The mock answers with the spec's one 202 example, a pause's.
     if (target.stateful) assert.deepEqual([accepted.operation, accepted.acceptedCount, accepted.rejected?.length], ['RESUME', 1, 1]);

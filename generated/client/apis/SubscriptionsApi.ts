@@ -24,10 +24,25 @@ import {
     BulkCommandRequestToJSON,
 } from '../models/BulkCommandRequest.js';
 import {
+    type BulkDryRun,
+    BulkDryRunFromJSON,
+    BulkDryRunToJSON,
+} from '../models/BulkDryRun.js';
+import {
+    type BulkPausePreviewRequest,
+    BulkPausePreviewRequestFromJSON,
+    BulkPausePreviewRequestToJSON,
+} from '../models/BulkPausePreviewRequest.js';
+import {
     type BulkPauseRequest,
     BulkPauseRequestFromJSON,
     BulkPauseRequestToJSON,
 } from '../models/BulkPauseRequest.js';
+import {
+    type BulkPreviewRequest,
+    BulkPreviewRequestFromJSON,
+    BulkPreviewRequestToJSON,
+} from '../models/BulkPreviewRequest.js';
 import {
     type BulkProblem,
     BulkProblemFromJSON,
@@ -183,6 +198,20 @@ export interface PauseSubscriptionRequest {
     commandRequest?: PauseRequest;
 }
 
+export interface PreviewBulkPauseRequest {
+    /**
+     * 
+     */
+    bulkPausePreviewRequest: BulkPausePreviewRequest | null;
+}
+
+export interface PreviewBulkResumeRequest {
+    /**
+     * 
+     */
+    bulkPreviewRequest: BulkPreviewRequest | null;
+}
+
 export interface ResumeSubscriptionRequest {
     /**
      * UUID of the subscription for a single operation. A value that is not the
@@ -256,7 +285,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller\'s subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. With `\"dryRun\": true` nothing is queued or changed: 200 with how many match and a sample.  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a dry run\'s `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
+     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller\'s subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. `POST /v2/subscriptions/bulk/pause/preview` with the same body shows what it would match, with nothing queued or changed (`\"dryRun\": true` here does the same, and is deprecated).  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a preview\'s `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
      * Pause many subscriptions at once
      */
     async bulkPauseSubscriptionsRaw(requestParameters: BulkPauseSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkAcceptance>> {
@@ -267,7 +296,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller\'s subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. With `\"dryRun\": true` nothing is queued or changed: 200 with how many match and a sample.  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a dry run\'s `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
+     * Queues one pause per unique id of the caller\'s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller\'s, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request\'s status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller\'s subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. `POST /v2/subscriptions/bulk/pause/preview` with the same body shows what it would match, with nothing queued or changed (`\"dryRun\": true` here does the same, and is deprecated).  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a preview\'s `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
      * Pause many subscriptions at once
      */
     async bulkPauseSubscriptions(requestParameters: BulkPauseSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkAcceptance> {
@@ -317,7 +346,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and `\"dryRun\": true` to see what it matches first, as for the bulk pause. 
+     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches); `POST /v2/subscriptions/bulk/resume/preview` shows what it matches first, as for the bulk pause. 
      * Resume many subscriptions at once
      */
     async bulkResumeSubscriptionsRaw(requestParameters: BulkResumeSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkAcceptance>> {
@@ -328,7 +357,7 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and `\"dryRun\": true` to see what it matches first, as for the bulk pause. 
+     * Queues one resume per unique id of the caller\'s subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches); `POST /v2/subscriptions/bulk/resume/preview` shows what it matches first, as for the bulk pause. 
      * Resume many subscriptions at once
      */
     async bulkResumeSubscriptions(requestParameters: BulkResumeSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkAcceptance> {
@@ -564,6 +593,120 @@ export class SubscriptionsApi extends runtime.BaseAPI {
      */
     async pauseSubscription(requestParameters: PauseSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PausedSubscription> {
         const response = await this.pauseSubscriptionRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for previewBulkPause without sending the request
+     */
+    async previewBulkPauseRequestOpts(requestParameters: PreviewBulkPauseRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['bulkPausePreviewRequest'] === undefined) {
+            throw new runtime.RequiredError(
+                'bulkPausePreviewRequest',
+                'Required parameter "bulkPausePreviewRequest" was undefined when calling previewBulkPause().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions/bulk/pause/preview`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: BulkPausePreviewRequestToJSON(requestParameters['bulkPausePreviewRequest']),
+        };
+    }
+
+    /**
+     * What `POST /v2/subscriptions/bulk/pause` would do with the same body, with nothing queued or changed: how many of the caller\'s subscriptions it matches now, how many of them are `cancelled` or would break your pause policy (and be rejected), and up to 20 of the ids it would accept. The body is the bulk pause\'s: a list of ids or a `filter`, and optionally `pauseAt`, `resumeAt` and `reason`, which the pause policy is checked against. 
+     * See what a bulk pause would do
+     */
+    async previewBulkPauseRaw(requestParameters: PreviewBulkPauseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkDryRun>> {
+        const requestOptions = await this.previewBulkPauseRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BulkDryRunFromJSON(jsonValue));
+    }
+
+    /**
+     * What `POST /v2/subscriptions/bulk/pause` would do with the same body, with nothing queued or changed: how many of the caller\'s subscriptions it matches now, how many of them are `cancelled` or would break your pause policy (and be rejected), and up to 20 of the ids it would accept. The body is the bulk pause\'s: a list of ids or a `filter`, and optionally `pauseAt`, `resumeAt` and `reason`, which the pause policy is checked against. 
+     * See what a bulk pause would do
+     */
+    async previewBulkPause(requestParameters: PreviewBulkPauseRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkDryRun> {
+        const response = await this.previewBulkPauseRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for previewBulkResume without sending the request
+     */
+    async previewBulkResumeRequestOpts(requestParameters: PreviewBulkResumeRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['bulkPreviewRequest'] === undefined) {
+            throw new runtime.RequiredError(
+                'bulkPreviewRequest',
+                'Required parameter "bulkPreviewRequest" was undefined when calling previewBulkResume().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions/bulk/resume/preview`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: BulkPreviewRequestToJSON(requestParameters['bulkPreviewRequest']),
+        };
+    }
+
+    /**
+     * What `POST /v2/subscriptions/bulk/resume` would do with the same body (a list of ids or a `filter`), with nothing queued or changed, as the bulk pause\'s preview. 
+     * See what a bulk resume would do
+     */
+    async previewBulkResumeRaw(requestParameters: PreviewBulkResumeRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkDryRun>> {
+        const requestOptions = await this.previewBulkResumeRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BulkDryRunFromJSON(jsonValue));
+    }
+
+    /**
+     * What `POST /v2/subscriptions/bulk/resume` would do with the same body (a list of ids or a `filter`), with nothing queued or changed, as the bulk pause\'s preview. 
+     * See what a bulk resume would do
+     */
+    async previewBulkResume(requestParameters: PreviewBulkResumeRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkDryRun> {
+        const response = await this.previewBulkResumeRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

@@ -20,7 +20,7 @@ import { mapValues } from '../runtime.js';
  */
 export interface BulkDryRun {
     /**
-     * The caller's subscriptions the request matches now. Sent without `dryRun`, the same
+     * The caller's subscriptions the request matches now. Sent to the bulk operation, the same
      * request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others
      * (unless they change meanwhile). A filter matching more than 100,000 is refused (0046).
      * 

@@ -21,7 +21,10 @@ from typing_extensions import Annotated
 from uuid import UUID
 from subsvc_client.models.bulk_acceptance import BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest
+from subsvc_client.models.bulk_dry_run import BulkDryRun
+from subsvc_client.models.bulk_pause_preview_request import BulkPausePreviewRequest
 from subsvc_client.models.bulk_pause_request import BulkPauseRequest
+from subsvc_client.models.bulk_preview_request import BulkPreviewRequest
 from subsvc_client.models.command_request import CommandRequest
 from subsvc_client.models.pause_request import PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription
@@ -68,7 +71,7 @@ class SubscriptionsApi:
     ) -> BulkAcceptance:
         """Pause many subscriptions at once
 
-        Queues one pause per unique id of the caller's subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request's status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. With `\"dryRun\": true` nothing is queued or changed: 200 with how many match and a sample.  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a dry run's `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
+        Queues one pause per unique id of the caller's subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request's status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. `POST /v2/subscriptions/bulk/pause/preview` with the same body shows what it would match, with nothing queued or changed (`\"dryRun\": true` here does the same, and is deprecated).  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a preview's `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
 
         :param bulk_command_request: The subscriptions to pause (a list of ids, or a filter), and optionally when. (required)
         :type bulk_command_request: BulkPauseRequest
@@ -148,7 +151,7 @@ class SubscriptionsApi:
     ) -> ApiResponse[BulkAcceptance]:
         """Pause many subscriptions at once
 
-        Queues one pause per unique id of the caller's subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request's status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. With `\"dryRun\": true` nothing is queued or changed: 200 with how many match and a sample.  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a dry run's `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
+        Queues one pause per unique id of the caller's subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request's status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. `POST /v2/subscriptions/bulk/pause/preview` with the same body shows what it would match, with nothing queued or changed (`\"dryRun\": true` here does the same, and is deprecated).  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a preview's `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
 
         :param bulk_command_request: The subscriptions to pause (a list of ids, or a filter), and optionally when. (required)
         :type bulk_command_request: BulkPauseRequest
@@ -228,7 +231,7 @@ class SubscriptionsApi:
     ) -> RESTResponseType:
         """Pause many subscriptions at once
 
-        Queues one pause per unique id of the caller's subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request's status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. With `\"dryRun\": true` nothing is queued or changed: 200 with how many match and a sample.  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a dry run's `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
+        Queues one pause per unique id of the caller's subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and not queued. `Location` points to the request's status. The same as `POST /v2/subscriptions/{subscriptionId}/pause` with a `subscriptions` body, which keeps working (and is the same request for `Idempotency-Key`). `pauseAt`, `resumeAt` and `reason` beside `subscriptions` schedule each accepted subscription, with the rules of the single pause.  Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`. `POST /v2/subscriptions/bulk/pause/preview` with the same body shows what it would match, with nothing queued or changed (`\"dryRun\": true` here does the same, and is deprecated).  Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and counted in a preview's `policyRejectedCount`. With `maxPauseDays` set, a pause without `resumeAt` gets one that many days after it starts. 
 
         :param bulk_command_request: The subscriptions to pause (a list of ids, or a filter), and optionally when. (required)
         :type bulk_command_request: BulkPauseRequest
@@ -386,7 +389,7 @@ class SubscriptionsApi:
     ) -> BulkAcceptance:
         """Resume many subscriptions at once
 
-        Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and `\"dryRun\": true` to see what it matches first, as for the bulk pause. 
+        Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches); `POST /v2/subscriptions/bulk/resume/preview` shows what it matches first, as for the bulk pause. 
 
         :param bulk_command_request: The subscriptions to act on (a list of ids, or a filter). (required)
         :type bulk_command_request: BulkCommandRequest
@@ -466,7 +469,7 @@ class SubscriptionsApi:
     ) -> ApiResponse[BulkAcceptance]:
         """Resume many subscriptions at once
 
-        Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and `\"dryRun\": true` to see what it matches first, as for the bulk pause. 
+        Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches); `POST /v2/subscriptions/bulk/resume/preview` shows what it matches first, as for the bulk pause. 
 
         :param bulk_command_request: The subscriptions to act on (a list of ids, or a filter). (required)
         :type bulk_command_request: BulkCommandRequest
@@ -546,7 +549,7 @@ class SubscriptionsApi:
     ) -> RESTResponseType:
         """Resume many subscriptions at once
 
-        Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches), and `\"dryRun\": true` to see what it matches first, as for the bulk pause. 
+        Queues one resume per unique id of the caller's subscriptions (1 to 3000 ids), as the bulk pause does. The same as `POST /v2/subscriptions/{subscriptionId}/resume` with a `subscriptions` body. Instead of `subscriptions`, a `filter` (up to 100,000 matches); `POST /v2/subscriptions/bulk/resume/preview` shows what it matches first, as for the bulk pause. 
 
         :param bulk_command_request: The subscriptions to act on (a list of ids, or a filter). (required)
         :type bulk_command_request: BulkCommandRequest
@@ -1887,6 +1890,600 @@ class SubscriptionsApi:
         return self.api_client.param_serialize(
             method='POST',
             resource_path='/v2/subscriptions/{subscriptionId}/pause',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def preview_bulk_pause(
+        self,
+        bulk_pause_preview_request: Annotated[Optional[BulkPausePreviewRequest], Field(description="The subscriptions a bulk pause would act on (a list of ids, or a filter), and optionally when.")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> BulkDryRun:
+        """See what a bulk pause would do
+
+        What `POST /v2/subscriptions/bulk/pause` would do with the same body, with nothing queued or changed: how many of the caller's subscriptions it matches now, how many of them are `cancelled` or would break your pause policy (and be rejected), and up to 20 of the ids it would accept. The body is the bulk pause's: a list of ids or a `filter`, and optionally `pauseAt`, `resumeAt` and `reason`, which the pause policy is checked against. 
+
+        :param bulk_pause_preview_request: The subscriptions a bulk pause would act on (a list of ids, or a filter), and optionally when. (required)
+        :type bulk_pause_preview_request: BulkPausePreviewRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._preview_bulk_pause_serialize(
+            bulk_pause_preview_request=bulk_pause_preview_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "BulkDryRun",
+            '400': "BulkProblem",
+            '401': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def preview_bulk_pause_with_http_info(
+        self,
+        bulk_pause_preview_request: Annotated[Optional[BulkPausePreviewRequest], Field(description="The subscriptions a bulk pause would act on (a list of ids, or a filter), and optionally when.")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[BulkDryRun]:
+        """See what a bulk pause would do
+
+        What `POST /v2/subscriptions/bulk/pause` would do with the same body, with nothing queued or changed: how many of the caller's subscriptions it matches now, how many of them are `cancelled` or would break your pause policy (and be rejected), and up to 20 of the ids it would accept. The body is the bulk pause's: a list of ids or a `filter`, and optionally `pauseAt`, `resumeAt` and `reason`, which the pause policy is checked against. 
+
+        :param bulk_pause_preview_request: The subscriptions a bulk pause would act on (a list of ids, or a filter), and optionally when. (required)
+        :type bulk_pause_preview_request: BulkPausePreviewRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._preview_bulk_pause_serialize(
+            bulk_pause_preview_request=bulk_pause_preview_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "BulkDryRun",
+            '400': "BulkProblem",
+            '401': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def preview_bulk_pause_without_preload_content(
+        self,
+        bulk_pause_preview_request: Annotated[Optional[BulkPausePreviewRequest], Field(description="The subscriptions a bulk pause would act on (a list of ids, or a filter), and optionally when.")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """See what a bulk pause would do
+
+        What `POST /v2/subscriptions/bulk/pause` would do with the same body, with nothing queued or changed: how many of the caller's subscriptions it matches now, how many of them are `cancelled` or would break your pause policy (and be rejected), and up to 20 of the ids it would accept. The body is the bulk pause's: a list of ids or a `filter`, and optionally `pauseAt`, `resumeAt` and `reason`, which the pause policy is checked against. 
+
+        :param bulk_pause_preview_request: The subscriptions a bulk pause would act on (a list of ids, or a filter), and optionally when. (required)
+        :type bulk_pause_preview_request: BulkPausePreviewRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._preview_bulk_pause_serialize(
+            bulk_pause_preview_request=bulk_pause_preview_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "BulkDryRun",
+            '400': "BulkProblem",
+            '401': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _preview_bulk_pause_serialize(
+        self,
+        bulk_pause_preview_request,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+        if bulk_pause_preview_request is not None:
+            _body_params = bulk_pause_preview_request
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/subscriptions/bulk/pause/preview',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def preview_bulk_resume(
+        self,
+        bulk_preview_request: Annotated[Optional[BulkPreviewRequest], Field(description="The subscriptions a bulk operation would act on (a list of ids, or a filter).")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> BulkDryRun:
+        """See what a bulk resume would do
+
+        What `POST /v2/subscriptions/bulk/resume` would do with the same body (a list of ids or a `filter`), with nothing queued or changed, as the bulk pause's preview. 
+
+        :param bulk_preview_request: The subscriptions a bulk operation would act on (a list of ids, or a filter). (required)
+        :type bulk_preview_request: BulkPreviewRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._preview_bulk_resume_serialize(
+            bulk_preview_request=bulk_preview_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "BulkDryRun",
+            '400': "BulkProblem",
+            '401': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def preview_bulk_resume_with_http_info(
+        self,
+        bulk_preview_request: Annotated[Optional[BulkPreviewRequest], Field(description="The subscriptions a bulk operation would act on (a list of ids, or a filter).")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[BulkDryRun]:
+        """See what a bulk resume would do
+
+        What `POST /v2/subscriptions/bulk/resume` would do with the same body (a list of ids or a `filter`), with nothing queued or changed, as the bulk pause's preview. 
+
+        :param bulk_preview_request: The subscriptions a bulk operation would act on (a list of ids, or a filter). (required)
+        :type bulk_preview_request: BulkPreviewRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._preview_bulk_resume_serialize(
+            bulk_preview_request=bulk_preview_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "BulkDryRun",
+            '400': "BulkProblem",
+            '401': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def preview_bulk_resume_without_preload_content(
+        self,
+        bulk_preview_request: Annotated[Optional[BulkPreviewRequest], Field(description="The subscriptions a bulk operation would act on (a list of ids, or a filter).")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """See what a bulk resume would do
+
+        What `POST /v2/subscriptions/bulk/resume` would do with the same body (a list of ids or a `filter`), with nothing queued or changed, as the bulk pause's preview. 
+
+        :param bulk_preview_request: The subscriptions a bulk operation would act on (a list of ids, or a filter). (required)
+        :type bulk_preview_request: BulkPreviewRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._preview_bulk_resume_serialize(
+            bulk_preview_request=bulk_preview_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "BulkDryRun",
+            '400': "BulkProblem",
+            '401': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _preview_bulk_resume_serialize(
+        self,
+        bulk_preview_request,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+        if bulk_preview_request is not None:
+            _body_params = bulk_preview_request
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/subscriptions/bulk/resume/preview',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

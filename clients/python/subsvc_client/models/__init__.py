@@ -23,7 +23,9 @@ from subsvc_client.models.bulk_command_request import BulkCommandRequest
 from subsvc_client.models.bulk_dry_run import BulkDryRun
 from subsvc_client.models.bulk_filter import BulkFilter
 from subsvc_client.models.bulk_operation import BulkOperation
+from subsvc_client.models.bulk_pause_preview_request import BulkPausePreviewRequest
 from subsvc_client.models.bulk_pause_request import BulkPauseRequest
+from subsvc_client.models.bulk_preview_request import BulkPreviewRequest
 from subsvc_client.models.bulk_problem import BulkProblem
 from subsvc_client.models.bulk_request import BulkRequest
 from subsvc_client.models.bulk_request_counts import BulkRequestCounts

@@ -32,7 +32,7 @@ class BulkCommandRequest(BaseModel):
     """ # noqa: E501
     subscriptions: Optional[Annotated[List[UUID], Field(min_length=1, max_length=3000)]] = Field(default=None, description="1 to 3000 subscription UUIDs (case-insensitive). Duplicates are collapsed.")
     filter: Optional[BulkFilter] = None
-    dry_run: Optional[StrictBool] = Field(default=False, description="`true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a list of ids, the ids of the caller's subscriptions among them are what it matches. ", alias="dryRun")
+    dry_run: Optional[StrictBool] = Field(default=False, description="`true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a list of ids, the ids of the caller's subscriptions among them are what it matches. Deprecated: send the same body without it to the operation's `/preview` (`POST /v2/subscriptions/bulk/pause/preview`, `POST /v2/subscriptions/bulk/resume/preview`). ", alias="dryRun")
     __properties: ClassVar[List[str]] = []
 
     model_config = ConfigDict(

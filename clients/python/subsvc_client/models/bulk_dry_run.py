@@ -29,12 +29,11 @@ class BulkDryRun(BaseModel):
     """
     BulkDryRun
     """ # noqa: E501
-    matched_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="The caller's subscriptions the request matches now. Sent without `dryRun`, the same request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others (unless they change meanwhile). A filter matching more than 100,000 is refused (0046). ", alias="matchedCount")
+    matched_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="The caller's subscriptions the request matches now. Sent to the bulk operation, the same request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others (unless they change meanwhile). A filter matching more than 100,000 is refused (0046). ", alias="matchedCount")
     cancelled_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many of them are `cancelled`, which the request would reject.", alias="cancelledCount")
     policy_rejected_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many of the others a pause would reject for your pause policy (always 0 for a resume).", alias="policyRejectedCount")
     sample: Annotated[List[UUID], Field(max_length=20)] = Field(description="Up to 20 of the ids the request would accept, in id order.")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    additional_properties: Dict[str, Any] = {}
     __properties: ClassVar[List[str]] = ["matchedCount", "cancelledCount", "policyRejectedCount", "sample", "livemode"]
 
     model_config = ConfigDict(
@@ -67,10 +66,8 @@ class BulkDryRun(BaseModel):
         * `None` is only added to the output dict for nullable fields that
           were set at model initialization. Other fields with value `None`
           are ignored.
-        * Fields in `self.additional_properties` are added to the output dict.
         """
         excluded_fields: Set[str] = set([
-            "additional_properties",
         ])
 
         _dict = self.model_dump(
@@ -78,11 +75,6 @@ class BulkDryRun(BaseModel):
             exclude=excluded_fields,
             exclude_none=True,
         )
-        # puts key-value pairs in additional_properties in the top level
-        if self.additional_properties is not None:
-            for _key, _value in self.additional_properties.items():
-                _dict[_key] = _value
-
         return _dict
 
     @classmethod
@@ -101,11 +93,6 @@ class BulkDryRun(BaseModel):
             "sample": obj.get("sample"),
             "livemode": obj.get("livemode")
         })
-        # store additional fields in additional_properties
-        for _key in obj.keys():
-            if _key not in cls.__properties:
-                _obj.additional_properties[_key] = obj.get(_key)
-
         return _obj
 
 

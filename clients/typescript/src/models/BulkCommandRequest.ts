@@ -38,7 +38,10 @@ export interface BulkCommandRequest {
     /**
      * `true`: answer 200 with what the request matches (`BulkDryRun`) and queue nothing. With a
      * list of ids, the ids of the caller's subscriptions among them are what it matches.
+     * Deprecated: send the same body without it to the operation's `/preview`
+     * (`POST /v2/subscriptions/bulk/pause/preview`, `POST /v2/subscriptions/bulk/resume/preview`).
      * 
+     * @deprecated
      */
     dryRun?: boolean;
 }
