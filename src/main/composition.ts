@@ -69,7 +69,7 @@ export type ServiceConfig = Pick<
   | 'authFailuresPerMinute'
   | 'webhooksAllowPrivateUrls'
   | 'webhookRetryDelaysMs'
-> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs'>>;
+> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies'>>;
 
 /** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
 export interface Workers {
@@ -372,6 +372,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
         authFailures: config.authFailuresPerMinute > 0
           ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
           : undefined,
+        trustedProxies: config.trustedProxies ?? [],
         readiness,
         metrics: registry && { registry, route: config.metricsPort === undefined },
       }),
