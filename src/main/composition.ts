@@ -104,6 +104,8 @@ export interface Service extends Domain {
   /** Bulk requests and their outcomes as stored. */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
+  /** The sweep that deletes expired documents where the server has no TTL indexes (src/db/retention.ts); undefined where it has them. */
+  readonly retention: RetentionSweeper | undefined;
   /** Marks the process as stopping: /readyz answers 503 from now on (src/http/health.routes.ts). */
   beginStopping(): void;
   /** The fleet as the last heartbeat read it: the per-merchant limit takes this process's share (src/fleet/heartbeat.ts). */
@@ -153,16 +155,16 @@ interface Stores {
 
 function storesOn(db: Db, workarounds: Workarounds, retentionMs: number): Stores {
   const clock = workarounds.scheduleClock ? new ScheduleClock(db) : undefined;
-  const { statementsPerCommand, wholeDocumentAnswers } = workarounds;
+  const { statementsPerCommand, wholeDocumentAnswers, documentsPerDelete } = workarounds;
   return {
     merchants: new MerchantsRepository(db),
-    subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers }),
+    subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers, documentsPerDelete }),
     clock,
-    bulk: new BulkRepository(db, retentionMs),
-    idempotency: new IdempotencyRepository(db),
-    events: new EventsRepository(db),
+    bulk: new BulkRepository(db, retentionMs, documentsPerDelete),
+    idempotency: new IdempotencyRepository(db, documentsPerDelete),
+    events: new EventsRepository(db, documentsPerDelete),
     endpoints: new EndpointsRepository(db),
-    deliveries: new DeliveriesRepository(db, statementsPerCommand),
+    deliveries: new DeliveriesRepository(db, statementsPerCommand, documentsPerDelete),
     pausePolicies: new PausePolicyRepository(db),
     testClocks: new TestClocksRepository(db),
   };
@@ -346,6 +348,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     workers,
     bulkRequests: backgroundStores.bulk,
     idempotency: stores.idempotency,
+    retention,
     beginStopping: () => {
       stopping = true;
     },
