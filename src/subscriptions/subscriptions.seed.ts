@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
+import { partsOf } from '../lib/parts.js';
 import type { SubscriptionsRepository } from './subscriptions.repository.js';
 import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
@@ -17,6 +18,22 @@ export interface SeedOptions {
   readonly ids?: readonly string[];
   /** Their createdAt (and modifiedAt); now where absent. */
   readonly createdAt?: string;
+}
+
+/** Subscriptions written by one insert: each part is bounded on its own, and a failure loses track of one part at most. */
+export const SEEDED_AT_ONCE = 1_000;
+
+/** Seeding stopped part way: `inserted` of `requested` went in, in whole parts (the part in flight may have too). */
+export class SeedInterruptedError extends Error {
+  override name = 'SeedInterruptedError';
+
+  constructor(
+    readonly inserted: number,
+    readonly requested: number,
+    override readonly cause: unknown,
+  ) {
+    super(`inserted ${inserted} of ${requested} subscriptions, then: ${String((cause as Error)?.message ?? cause).split('\n')[0]}`);
+  }
 }
 
 export class SubscriptionSeeder {
@@ -33,7 +50,15 @@ export class SubscriptionSeeder {
       createdAt: now,
       modifiedAt: now,
     }));
-    await this.repository.insertMany(subscriptions);
+    let inserted = 0;
+    for (const part of partsOf(subscriptions, SEEDED_AT_ONCE)) {
+      try {
+        await this.repository.insertMany(part);
+      } catch (error) {
+        throw new SeedInterruptedError(inserted, count, error);
+      }
+      inserted += part.length;
+    }
     return subscriptions;
   }
 }
