@@ -120,9 +120,10 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
         const seeded = await service.seeder.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
         return { subscriptionIds: seeded.map((s) => s.id) };
       } catch (error) {
-        if (!(error instanceof SeedInterruptedError)) throw error;
         // What an operator needs before retrying: a retry seeds `count` more, on top of these.
-        throw new Error(`seeding for merchant ${merchantId} failed: ${error.message} (the part of up to ${SEEDED_AT_ONCE} in flight may be stored too)`);
+        const [inserted, cause] = error instanceof SeedInterruptedError ? [error.inserted, error.cause] : [0, error];
+        const why = String((cause as Error)?.message ?? cause).split('\n')[0];
+        throw new Error(`inserted ${inserted} of ${count} subscriptions for merchant ${merchantId} (and maybe the part of up to ${SEEDED_AT_ONCE} in flight), then: ${why}`);
       }
     },
     { bulk: true },

@@ -23,7 +23,7 @@ export interface SeedOptions {
 /** Subscriptions written by one insert: each part is bounded on its own, and a failure loses track of one part at most. */
 export const SEEDED_AT_ONCE = 1_000;
 
-/** Seeding stopped part way: `inserted` of `requested` went in, in whole parts (the part in flight may have too). */
+/** Seeding stopped after some parts went in: `inserted` of `requested` (the part in flight may have too); `cause` is why. */
 export class SeedInterruptedError extends Error {
   override name = 'SeedInterruptedError';
 
@@ -32,7 +32,7 @@ export class SeedInterruptedError extends Error {
     readonly requested: number,
     override readonly cause: unknown,
   ) {
-    super(`inserted ${inserted} of ${requested} subscriptions, then: ${String((cause as Error)?.message ?? cause).split('\n')[0]}`);
+    super(`seeding stopped after ${inserted} of ${requested} subscriptions`);
   }
 }
 
@@ -55,7 +55,8 @@ export class SubscriptionSeeder {
       try {
         await this.repository.insertMany(part);
       } catch (error) {
-        throw new SeedInterruptedError(inserted, count, error);
+        // Before any part went in, the error is the database's own (a request maps it to 503).
+        throw inserted === 0 ? error : new SeedInterruptedError(inserted, count, error);
       }
       inserted += part.length;
     }
