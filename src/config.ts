@@ -2,6 +2,7 @@
  * The service's configuration: read once from the environment at boot, typed and frozen.
  * Nothing else in the code reads process.env.
  */
+import { isIP } from 'node:net';
 import { WEBHOOK_RETRY_DELAYS_MS } from './lib/retry.js';
 
 export type EmbeddedEngine = 'auto' | 'memory-server' | 'ferretdb';
@@ -54,6 +55,12 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   /** Failed authentications one client address may make per minute before it gets 429 (0 = no limit). */
   readonly authFailuresPerMinute: number;
+  /**
+   * Proxies whose X-Forwarded-For is believed, as CIDR ranges (`10.0.0.0/8`; a single address gets
+   * /32 or /128): behind them a request's client is the last address in that header not among
+   * them. Empty: the connection's peer is the client.
+   */
+  readonly trustedProxies: readonly string[];
   /** How long bulk requests and their outcomes can be read after they were accepted. */
   readonly bulkRetentionDays: number;
   /** Webhook URLs may be http and private addresses (local development; default: on with the embedded database). */
@@ -119,6 +126,27 @@ function delays(env: Env, name: string, fallback: readonly number[]): readonly n
   return Object.freeze(values);
 }
 
+/** One range of TRUSTED_PROXIES in its full form (`address/prefix`), or undefined when it is not one. */
+function cidr(entry: string): string | undefined {
+  const [address = '', prefix, ...extra] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || extra.length > 0) return undefined;
+  const bits = family === 4 ? 32 : 128;
+  if (prefix === undefined) return `${address}/${bits}`;
+  const length = /^\d{1,3}$/.test(prefix) ? Number(prefix) : -1;
+  return length >= 0 && length <= bits ? `${address}/${length}` : undefined;
+}
+
+function cidrList(env: Env, name: string): readonly string[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return Object.freeze([]);
+  const ranges = raw.split(',').map((entry) => cidr(entry.trim()));
+  if (ranges.some((range) => range === undefined)) {
+    throw new ConfigError(`${name} must be comma-separated CIDR ranges or addresses (e.g. 10.0.0.0/8,fd00::/8), got "${raw}"`);
+  }
+  return Object.freeze(ranges as string[]);
+}
+
 function mongodbUri(env: Env): string | undefined {
   const raw = env.MONGODB_URI;
   if (raw === undefined || raw === '') return undefined;
@@ -179,6 +207,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 60, 0, 1_000_000),
+    trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     bulkRetentionDays: integer(env, 'BULK_RETENTION_DAYS', 30, 1, 3650),
     webhooksAllowPrivateUrls: flag(env, 'WEBHOOKS_ALLOW_PRIVATE_URLS', uri === undefined),
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS),

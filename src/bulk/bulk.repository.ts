@@ -8,7 +8,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import { ownedBy } from '../db/mongo-helpers.js';
+import { deleteInParts, ownedBy } from '../db/mongo-helpers.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -166,6 +166,8 @@ export class BulkRepository {
   constructor(
     db: Db,
     private readonly retentionMs: number,
+    /** Deletes in parts of at most this many documents (src/db/workarounds.ts); undefined: one statement. */
+    private readonly documentsPerDelete?: number,
   ) {
     this.requests = db.collection<RequestDocument>('bulkRequests');
     this.chunks = db.collection<ChunkDocument>('bulkChunks');
@@ -332,12 +334,13 @@ export class BulkRepository {
 
   /** Removes requests and chunks past their retention; where the server has TTL indexes they go by themselves. */
   async deleteExpired(now = new Date()): Promise<number> {
+    const expired = { expiresAt: { $lte: now } };
     const [requests] = await Promise.all([
-      this.requests.deleteMany({ expiresAt: { $lte: now } }),
-      this.chunks.deleteMany({ expiresAt: { $lte: now } }),
-      this.finished.deleteMany({ expiresAt: { $lte: now } }),
+      deleteInParts(this.requests, expired, this.documentsPerDelete),
+      deleteInParts(this.chunks, expired, this.documentsPerDelete),
+      deleteInParts(this.finished, expired, this.documentsPerDelete),
     ]);
-    return requests.deletedCount;
+    return requests;
   }
 
   /**

@@ -1,5 +1,5 @@
 /** Small MongoDB helpers shared by the repositories. */
-import type { AnyBulkWriteOperation, Collection, Document } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Document, Filter } from 'mongodb';
 import { isDuplicateKeyError } from './mongo.js';
 
 /**
@@ -32,6 +32,24 @@ export async function bulkWriteInParts<T extends Document>(
     modified += (await collection.bulkWrite(operations.slice(i, i + perCommand), { ordered: false })).modifiedCount;
   }
   return modified;
+}
+
+/**
+ * deleteMany, in parts of at most `perDelete` documents where the engine needs it (db/workarounds.ts
+ * documentsPerDelete; undefined: one statement, as on MongoDB): each part's ids are read, then
+ * deleted by them with the filter still applied. Resolves to how many documents it deleted.
+ */
+export async function deleteInParts<T extends Document>(collection: Collection<T>, filter: Filter<T>, perDelete: number | undefined): Promise<number> {
+  if (perDelete === undefined) return (await collection.deleteMany(filter)).deletedCount;
+  let deleted = 0;
+  for (;;) {
+    const ids = (await collection.find(filter, { projection: { _id: 1 }, limit: perDelete }).toArray()).map((doc) => doc._id);
+    if (ids.length === 0) return deleted;
+    const part = await collection.deleteMany({ ...filter, _id: { $in: ids } } as Filter<T>);
+    deleted += part.deletedCount;
+    // The last part; or one that another process deleted first, which then sweeps the rest.
+    if (ids.length < perDelete || part.deletedCount === 0) return deleted;
+  }
 }
 
 /** Drops an index an earlier version made, if it is there (a collection not made yet has none). */

@@ -33,6 +33,8 @@ export interface Capabilities {
   readonly secondaryIndexes: boolean;
   /** findAndModify takes a projection (the driver's `projection` option of findOneAndUpdate; FerretDB v1: no, "fields" is not implemented). */
   readonly updateProjection: boolean;
+  /** One statement may remove any number of documents (FerretDB's SQLite backend binds a SQL variable per document a delete removes, and SQLite takes at most 32,766). */
+  readonly largeStatements: boolean;
 }
 
 export interface Database {
@@ -75,7 +77,7 @@ export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabi
   const buildInfo = await db.admin().command({ buildInfo: 1 });
   const ferretdb = 'ferretdbVersion' in buildInfo || 'ferretdb' in buildInfo;
   const server: ServerInfo = { engine: ferretdb ? 'ferretdb' : 'mongodb', version: String(buildInfo.version) };
-  return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb, updateProjection: !ferretdb }, server };
+  return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb, updateProjection: !ferretdb, largeStatements: !ferretdb }, server };
 }
 
 /** How often the request client's monitor checks that the server answers (the driver's minimum). */

@@ -33,6 +33,15 @@ export const ONE_WRITER_REQUEST_POOL = 8;
  */
 export const STATEMENTS_PER_COMMAND = 16;
 
+/**
+ * Documents one delete removes where each is a bound SQL variable (capabilities.largeStatements
+ * false): FerretDB v1 (SQLite) removes what a filter matched with one `DELETE ... WHERE _id IN`,
+ * and past SQLite's limit the delete fails and removes nothing. Each part's ids are read, then
+ * deleted by them; the server matches each document against that `$in` list, so a part costs
+ * about its size squared, and a few thousand is quicker than tens of thousands.
+ */
+export const DOCUMENTS_PER_DELETE = 2_000;
+
 export interface Workarounds {
   /** Writes to one document that a conditional update changes (a subscription, and each of GUARDED in lib/keyed-mutex.ts) are queued per document in this process. */
   readonly keyedMutex: boolean;
@@ -50,6 +59,8 @@ export interface Workarounds {
   readonly expirySweeps: boolean;
   /** A conditional update answers the whole document (its outbox and bulk marks too), not only what a read shows. */
   readonly wholeDocumentAnswers: boolean;
+  /** Deletes that grow with the data go in parts of at most this many documents (db/mongo-helpers.ts deleteInParts); undefined: one statement. */
+  readonly documentsPerDelete: number | undefined;
 }
 
 /** Why each workaround is on: the capability missing, and what it would cost without it. */
@@ -62,6 +73,7 @@ const REASONS: Readonly<Record<keyof Workarounds, { readonly missing: keyof Capa
   scheduleClock: { missing: 'secondaryIndexes', why: 'the due query reads every subscription: polls read the scheduleClock document first' },
   expirySweeps: { missing: 'ttlIndexes', why: 'expired idempotency keys, bulk requests, events and deliveries are deleted by a periodic sweep' },
   wholeDocumentAnswers: { missing: 'updateProjection', why: "findAndModify takes no projection: a single change's answer carries the subscription's pending events and bulk marks, decoded and dropped" },
+  documentsPerDelete: { missing: 'largeStatements', why: `a delete binds a SQL variable per document and fails past 32,766: deletes that grow with the data go in parts of ${DOCUMENTS_PER_DELETE}` },
 };
 
 export function workaroundsFor(capabilities: Capabilities): Workarounds {
@@ -75,6 +87,7 @@ export function workaroundsFor(capabilities: Capabilities): Workarounds {
     scheduleClock: !capabilities.secondaryIndexes,
     expirySweeps: !capabilities.ttlIndexes,
     wholeDocumentAnswers: !capabilities.updateProjection,
+    documentsPerDelete: capabilities.largeStatements ? undefined : DOCUMENTS_PER_DELETE,
   };
 }
 

@@ -3,7 +3,7 @@
  * subscription documents are the subscriptions store's (src/subscriptions/outbox.ts).
  */
 import type { Collection, Db } from 'mongodb';
-import { insertNew, ownedBy } from '../db/mongo-helpers.js';
+import { deleteInParts, insertNew, ownedBy } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
 import { livemodeOf } from '../lib/livemode.js';
@@ -53,7 +53,11 @@ const toEvent = (doc: EventDocument): Event => shownAs(doc.merchantId, { ...doc,
 export class EventsRepository {
   private readonly events: Collection<EventDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    /** Deletes in parts of at most this many documents (src/db/workarounds.ts); undefined: one statement. */
+    private readonly documentsPerDelete?: number,
+  ) {
     this.events = db.collection<EventDocument>('events');
   }
 
@@ -106,6 +110,6 @@ export class EventsRepository {
 
   /** Removes events past their retention; where the server has TTL indexes they go by themselves. */
   async deleteExpired(now = new Date()): Promise<number> {
-    return (await this.events.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+    return deleteInParts(this.events, { expiresAt: { $lte: now } }, this.documentsPerDelete);
   }
 }

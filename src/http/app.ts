@@ -14,6 +14,7 @@ import { bulkPreviewHandlers, bulkRequestHandlers } from '../bulk/bulk.handlers.
 import type { BulkStatusService } from '../bulk/bulk.status.js';
 import { subscriptionCommandHandlers, subscriptionReadHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import { jsonBodyMiddleware } from './body.middleware.js';
+import { clientAddressMiddleware, TrustedProxies } from './client-address.js';
 import { docsRouter } from './docs.routes.js';
 import { healthRouter, type Readiness } from './health.routes.js';
 import { createOpenApiBackend, openApiMiddleware } from './openapi.js';
@@ -44,6 +45,8 @@ export interface AppDependencies {
   readonly limiter: RateLimiter | undefined;
   /** Failed authentications per client address; undefined: no limit. */
   readonly authFailures: RateLimiter | undefined;
+  /** TRUSTED_PROXIES: the proxies whose X-Forwarded-For names the client (none: the peer is the client). */
+  readonly trustedProxies?: readonly string[];
   readonly idempotency: IdempotencyRepository;
   readonly log: Logger;
   /** Requests counted, and GET /metrics served here when `route` (METRICS_PORT unset); undefined: METRICS=off. */
@@ -80,6 +83,12 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 
   const app = new Koa();
+  const trustedProxies = deps.trustedProxies ?? [];
+  // Behind trusted proxies Koa reads X-Forwarded-For (ctx.ips); the client is then taken from it.
+  if (trustedProxies.length > 0) {
+    app.proxy = true;
+    app.use(clientAddressMiddleware(new TrustedProxies(trustedProxies)));
+  }
   // What Koa reports after the problem middleware is done: a connection that failed under the
   // response (a client that hung up, a 408 from node:http's timeouts). Logged, never printed raw.
   app.on('error', (error: Error & { code?: string }) => {

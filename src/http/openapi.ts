@@ -81,18 +81,22 @@ function allowedMethods(api: OpenAPIBackend, path: string): string {
     .join(', ');
 }
 
-/** Resolves the presented key (one lookup per request, both headers read) and counts failures per address. */
+/**
+ * Resolves the presented key (one lookup per request, both headers read) and counts failures per
+ * client address. The key is looked up first: a valid key answers for its merchant under that
+ * merchant's rate limit only, whatever others behind the same address sent; a failure from an
+ * address past its limit is answered 429 with Retry-After instead of 401.
+ */
 function apiKeyHandler(auth: AuthService, failures: RateLimiter | undefined) {
   return async (c: Context, ctx: KoaContext): Promise<Merchant | undefined> => {
-    failures?.refuseWhenEmpty(ctx.ip, ctx);
     let merchant: Merchant | undefined;
     try {
       merchant = await auth.authenticate(presentedApiKey(header(c, 'x-api-key'), header(c, 'x_api_key')));
     } catch (error) {
-      if (error instanceof ProblemError) failures?.take(ctx.ip);
+      if (error instanceof ProblemError) failures?.fail(ctx.ip, ctx);
       throw error;
     }
-    if (!merchant) failures?.take(ctx.ip);
+    if (!merchant) failures?.fail(ctx.ip, ctx);
     return merchant;
   };
 }

@@ -2,7 +2,8 @@
  * Token buckets, in this process: `burst` at once, refilled at `perSecond`. Per merchant, every
  * request takes a token: answers carry the IETF RateLimit / RateLimit-Policy fields, and an empty
  * bucket answers 429 code 0060 with Retry-After before anything is done. Per client address, each
- * failed authentication takes one, and an empty bucket answers 429 before any key is looked up.
+ * failed authentication takes one, and once the bucket is empty a failure answers 429 instead of
+ * 401; a valid key is never refused by it.
  * With several HTTP processes each keeps its own buckets and takes its share of the limit,
  * `setShare(n)` with n the live HTTP processes from the heartbeats (src/fleet/heartbeat.ts), so
  * that the fleet together allows about the configured limit (docs/operations.md says how closely).
@@ -64,16 +65,11 @@ export class RateLimiter {
     if (!allowed) this.refuse(bucket, ctx);
   }
 
-  /** Throws 429 while the key's bucket is empty, taking nothing. */
-  refuseWhenEmpty(key: string, ctx: KoaContext): void {
+  /** Takes one token for a failure of the key, or throws 429 when none is left (the caller answers the failure otherwise). */
+  fail(key: string, ctx: KoaContext): void {
     const bucket = this.refilled(key);
     if (bucket.tokens < 1) this.refuse(bucket, ctx);
-  }
-
-  /** Takes one token for the key (down to none), answering nothing. */
-  take(key: string): void {
-    const bucket = this.refilled(key);
-    bucket.tokens = Math.max(0, bucket.tokens - 1);
+    bucket.tokens -= 1;
   }
 
   private refuse(bucket: Bucket, ctx: KoaContext): never {

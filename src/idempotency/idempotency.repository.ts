@@ -3,6 +3,7 @@
  * unique _id: atomic on MongoDB and, unlike a conditional update, on FerretDB v1 too.
  */
 import type { Collection, Db } from 'mongodb';
+import { deleteInParts } from '../db/mongo-helpers.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
@@ -41,7 +42,11 @@ const ABANDONED_AFTER_MS = 60_000;
 export class IdempotencyRepository {
   private readonly collection: Collection<IdempotencyDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    /** Deletes in parts of at most this many documents (src/db/workarounds.ts); undefined: one statement. */
+    private readonly documentsPerDelete?: number,
+  ) {
     this.collection = db.collection<IdempotencyDocument>('idempotencyKeys');
   }
 
@@ -84,6 +89,6 @@ export class IdempotencyRepository {
   }
 
   async deleteExpired(now = new Date()): Promise<number> {
-    return (await this.collection.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+    return deleteInParts(this.collection, { expiresAt: { $lte: now } }, this.documentsPerDelete);
   }
 }

@@ -23,7 +23,18 @@ function epochMicros(): bigint {
 let lastSecond = Number.NaN;
 let lastSecondText = '';
 
+/** The first and last instants a timestamp can name: the pattern's four-digit years, 0000 to 9999, in UTC. */
+export const EARLIEST_TIMESTAMP_MICROS = -62_167_219_200_000_000n;
+export const LATEST_TIMESTAMP_MICROS = 253_402_300_799_999_999n;
+export const TIMESTAMP_RANGE = '0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999999Z';
+
+export function inTimestampRange(micros: bigint): boolean {
+  return micros >= EARLIEST_TIMESTAMP_MICROS && micros <= LATEST_TIMESTAMP_MICROS;
+}
+
+/** The instant as a timestamp; one the pattern cannot write (outside years 0000-9999) is a bug of the caller, refused. */
 export function formatTimestamp(micros: bigint): string {
+  if (!inTimestampRange(micros)) throw new RangeError(`${micros} µs since the epoch is outside ${TIMESTAMP_RANGE}: no timestamp names it`);
   // Floored, not truncated: before 1970 (a test fixture's createdAt may be) the remainder is negative.
   const fraction = ((micros % 1_000_000n) + 1_000_000n) % 1_000_000n;
   const second = Number((micros - fraction) / 1_000_000n);

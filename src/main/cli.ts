@@ -20,6 +20,7 @@ import { composeDomain, fleetStatusOn, type Domain } from './composition.js';
 import { serve, work, type Running } from './processes.js';
 import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import { listenForWebhooks } from '../webhooks/listen.js';
+import { SEEDED_AT_ONCE, SeedInterruptedError } from '../subscriptions/subscriptions.seed.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { formatStatus } from '../fleet/status.js';
 import { stopTracing } from '../observability/tracing.js';
@@ -74,16 +75,18 @@ function runUntilSignalled(running: Running, config: Config, log: Logger): void 
 
 async function connectAdmin(uri: string, config: Config): Promise<Database> {
   const timeoutMs = Math.max(config.dbTimeoutMs, 3_000);
-  return connectDatabase(uri, { dbTimeoutMs: timeoutMs, bulkDbTimeoutMs: timeoutMs }, createLogger('silent')).catch((error: Error) => {
+  const bulkDbTimeoutMs = Math.max(config.bulkDbTimeoutMs, timeoutMs);
+  return connectDatabase(uri, { dbTimeoutMs: timeoutMs, bulkDbTimeoutMs }, createLogger('silent')).catch((error: Error) => {
     throw new UsageError(`cannot reach the database at MONGODB_URI: ${error.message.split('\n')[0]}`);
   });
 }
 
-async function admin<T>(config: Config, task: (domain: Domain) => Promise<T>): Promise<T> {
+/** Runs the task on the domain; `bulk` tasks write a lot at once, on the background client and its bound (BULK_DB_TIMEOUT_MS). */
+async function admin<T>(config: Config, task: (domain: Domain) => Promise<T>, { bulk = false } = {}): Promise<T> {
   if (!config.mongodbUri) throw new UsageError('MONGODB_URI is not set: admin commands work on a running database');
   const database = await connectAdmin(config.mongodbUri, config);
   try {
-    return await task(await composeDomain(database, config));
+    return await task(await composeDomain(bulk ? { db: database.background, capabilities: database.capabilities } : database, config));
   } finally {
     await database.close();
   }
@@ -109,11 +112,22 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
   if (!STATUSES.includes(status)) throw new UsageError(`--status must be one of ${STATUSES.join(', ')}`);
   const planId = values.plan === undefined ? undefined : normaliseId(values.plan);
   if (planId === undefined && values.plan !== undefined) throw new UsageError('--plan must be a UUID');
-  return admin(config, async (service) => {
-    if (!(await service.merchants.exists(merchantId))) throw new UsageError(`no merchant with id ${merchantId}`);
-    const seeded = await service.seeder.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
-    return { subscriptionIds: seeded.map((s) => s.id) };
-  });
+  return admin(
+    config,
+    async (service) => {
+      if (!(await service.merchants.exists(merchantId))) throw new UsageError(`no merchant with id ${merchantId}`);
+      try {
+        const seeded = await service.seeder.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
+        return { subscriptionIds: seeded.map((s) => s.id) };
+      } catch (error) {
+        // What an operator needs before retrying: a retry seeds `count` more, on top of these.
+        const [inserted, cause] = error instanceof SeedInterruptedError ? [error.inserted, error.cause] : [0, error];
+        const why = String((cause as Error)?.message ?? cause).split('\n')[0];
+        throw new Error(`inserted ${inserted} of ${count} subscriptions for merchant ${merchantId} (and maybe the part of up to ${SEEDED_AT_ONCE} in flight), then: ${why}`);
+      }
+    },
+    { bulk: true },
+  );
 }
 
 const KEY_COMMANDS = ['list', 'create', 'revoke'];

@@ -70,7 +70,7 @@ export type ServiceConfig = Pick<
   | 'authFailuresPerMinute'
   | 'webhooksAllowPrivateUrls'
   | 'webhookRetryDelaysMs'
-> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs'>>;
+> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies'>>;
 
 /** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
 export interface Workers {
@@ -105,6 +105,8 @@ export interface Service extends Domain {
   /** Bulk requests and their outcomes as stored. */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
+  /** The sweep that deletes expired documents where the server has no TTL indexes (src/db/retention.ts); undefined where it has them. */
+  readonly retention: RetentionSweeper | undefined;
   /** Marks the process as stopping: /readyz answers 503 from now on (src/http/health.routes.ts). */
   beginStopping(): void;
   /** The fleet as the last heartbeat read it: the per-merchant limit takes this process's share (src/fleet/heartbeat.ts). */
@@ -155,16 +157,16 @@ interface Stores {
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
 function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, guard: PerKeyQueue): Stores {
   const clock = workarounds.scheduleClock ? new ScheduleClock(db, guard) : undefined;
-  const { statementsPerCommand, wholeDocumentAnswers } = workarounds;
+  const { statementsPerCommand, wholeDocumentAnswers, documentsPerDelete } = workarounds;
   return {
     merchants: new MerchantsRepository(db, guard),
-    subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers }),
+    subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers, documentsPerDelete }),
     clock,
-    bulk: new BulkRepository(db, retentionMs),
-    idempotency: new IdempotencyRepository(db),
-    events: new EventsRepository(db),
+    bulk: new BulkRepository(db, retentionMs, documentsPerDelete),
+    idempotency: new IdempotencyRepository(db, documentsPerDelete),
+    events: new EventsRepository(db, documentsPerDelete),
     endpoints: new EndpointsRepository(db, guard),
-    deliveries: new DeliveriesRepository(db, statementsPerCommand),
+    deliveries: new DeliveriesRepository(db, statementsPerCommand, documentsPerDelete),
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
   };
@@ -348,6 +350,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
     workers,
     bulkRequests: backgroundStores.bulk,
     idempotency: stores.idempotency,
+    retention,
     beginStopping: () => {
       stopping = true;
     },
@@ -374,6 +377,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
         authFailures: config.authFailuresPerMinute > 0
           ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
           : undefined,
+        trustedProxies: config.trustedProxies ?? [],
         readiness,
         metrics: registry && { registry, route: config.metricsPort === undefined },
       }),

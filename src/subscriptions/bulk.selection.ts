@@ -4,9 +4,7 @@
  * normalised to the stored timestamps (docs/design.md §5), so that they compare as strings.
  */
 import type { components } from '../../generated/openapi.js';
-import { Problems, ProblemError } from '../errors.js';
-import { formatTimestamp } from '../lib/clock.js';
-import { parseRfc3339 } from './schedule.request.js';
+import { requestedTimestamp } from './schedule.request.js';
 import type { SubscriptionFilter } from './subscriptions.repository.js';
 
 /** The most subscriptions one request by filter may match: part of the contract (400 0046 past it). */
@@ -19,12 +17,7 @@ export type BulkSelection = { readonly ids: readonly string[] } | { readonly fil
 type BulkBody = Pick<components['schemas']['BulkCommandRequest'], 'subscriptions' | 'filter'>;
 
 function timestampOf(field: 'createdBefore' | 'createdAfter', text: string | undefined): string | undefined {
-  if (text === undefined) return undefined;
-  const micros = parseRfc3339(text);
-  if (micros === undefined) {
-    throw new ProblemError(Problems.invalidRequest, 'The request does not match the API contract.', [{ path: `/filter/${field}`, message: 'must match format "date-time"' }]);
-  }
-  return formatTimestamp(micros);
+  return text === undefined ? undefined : requestedTimestamp(`/filter/${field}`, text);
 }
 
 /** The selection a bulk body carries; the spec lets through exactly one of `subscriptions` and `filter`. */

@@ -5,7 +5,8 @@
  * reason of 1 to 500 characters) is the spec's, validated before a handler runs.
  */
 import type { components } from '../../generated/openapi.js';
-import { formatTimestamp } from '../lib/clock.js';
+import { Problems, ProblemError } from '../errors.js';
+import { formatTimestamp, inTimestampRange, TIMESTAMP_RANGE } from '../lib/clock.js';
 
 /** The body fields of a pause that schedule it: a request without any of them answers as before. */
 export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
@@ -41,11 +42,29 @@ export function parseRfc3339(text: string): bigint | undefined {
   return BigInt(millis) * 1000n + BigInt(fraction.slice(0, 6).padEnd(6, '0'));
 }
 
+/**
+ * The instant a request's date-time names, in microseconds: 400 0040 naming the field at `path`
+ * when it is not one, or when its UTC form leaves the years a timestamp can write (docs/design.md
+ * §5): `9999-12-31T23:59:59-23:59` is in the year 10000.
+ */
+export function requestedInstant(path: string, text: string): bigint {
+  const micros = parseRfc3339(text);
+  if (micros === undefined) throw new ProblemError(Problems.invalidRequest, 'The request does not match the API contract.', [{ path, message: 'must match format "date-time"' }]);
+  if (!inTimestampRange(micros)) {
+    const message = `must be from ${TIMESTAMP_RANGE} in UTC`;
+    throw new ProblemError(Problems.invalidRequest, `${path.slice(path.lastIndexOf('/') + 1)} ${message}; ${text} is not.`, [{ path, message }]);
+  }
+  return micros;
+}
+
+/** A request's date-time as a stored timestamp (see requestedInstant). */
+export function requestedTimestamp(path: string, text: string): string {
+  return formatTimestamp(requestedInstant(path, text));
+}
+
 function futureTime(field: 'pauseAt' | 'resumeAt', raw: string | undefined, nowMicros: bigint): bigint | undefined {
   if (raw === undefined) return undefined;
-  const micros = parseRfc3339(raw);
-  // The spec's date-time format was checked before: not parsing one here is a bug, not bad input.
-  if (micros === undefined) throw new Error(`${field} passed the spec's date-time check but could not be parsed: ${raw}`);
+  const micros = requestedInstant(`/${field}`, raw);
   if (micros <= nowMicros) throw new InvalidScheduleError(field, 'must be in the future');
   const limit = new Date(Number(nowMicros / 1000n));
   limit.setUTCFullYear(limit.getUTCFullYear() + MAX_YEARS_AHEAD);

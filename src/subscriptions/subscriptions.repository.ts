@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, deleteInParts } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { inTraceContext } from '../observability/tracing.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -332,6 +332,8 @@ export interface SubscriptionsStoreOptions {
   readonly statementsPerCommand?: number;
   /** The conditional update answers only what a read shows (VIEW_PROJECTION); absent: the whole document (FerretDB v1 refuses a projection on findAndModify). */
   readonly updateProjection?: boolean;
+  /** Deletes in parts of at most this many documents (db/workarounds.ts); absent: one statement. */
+  readonly documentsPerDelete?: number;
 }
 
 export class SubscriptionsRepository {
@@ -706,7 +708,7 @@ export class SubscriptionsRepository {
   /** Removes every subscription of a test mode (never live data): how many. */
   async removeAllOf(merchantId: string): Promise<number> {
     if (livemodeOf(merchantId)) throw new Error('removeAllOf removes a test mode\'s subscriptions only');
-    return (await this.collection.deleteMany({ merchantId })).deletedCount;
+    return deleteInParts(this.collection, { merchantId }, this.options.documentsPerDelete);
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
+import { partsOf } from '../lib/parts.js';
 import type { SubscriptionsRepository } from './subscriptions.repository.js';
 import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
@@ -17,6 +18,22 @@ export interface SeedOptions {
   readonly ids?: readonly string[];
   /** Their createdAt (and modifiedAt); now where absent. */
   readonly createdAt?: string;
+}
+
+/** Subscriptions written by one insert: each part is bounded on its own, and a failure loses track of one part at most. */
+export const SEEDED_AT_ONCE = 1_000;
+
+/** Seeding stopped after some parts went in: `inserted` of `requested` (the part in flight may have too); `cause` is why. */
+export class SeedInterruptedError extends Error {
+  override name = 'SeedInterruptedError';
+
+  constructor(
+    readonly inserted: number,
+    readonly requested: number,
+    override readonly cause: unknown,
+  ) {
+    super(`seeding stopped after ${inserted} of ${requested} subscriptions`);
+  }
 }
 
 export class SubscriptionSeeder {
@@ -33,7 +50,16 @@ export class SubscriptionSeeder {
       createdAt: now,
       modifiedAt: now,
     }));
-    await this.repository.insertMany(subscriptions);
+    let inserted = 0;
+    for (const part of partsOf(subscriptions, SEEDED_AT_ONCE)) {
+      try {
+        await this.repository.insertMany(part);
+      } catch (error) {
+        // Before any part went in, the error is the database's own (a request maps it to 503).
+        throw inserted === 0 ? error : new SeedInterruptedError(inserted, count, error);
+      }
+      inserted += part.length;
+    }
     return subscriptions;
   }
 }

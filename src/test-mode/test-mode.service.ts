@@ -5,9 +5,9 @@
  * live code scoped to its id; only its time is its clock's (`timeOfMerchants`).
  */
 import { Problems, ProblemError } from '../errors.js';
-import { formatTimestamp, nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
+import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
-import { parseRfc3339 } from '../subscriptions/schedule.request.js';
+import { parseRfc3339, requestedTimestamp } from '../subscriptions/schedule.request.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
@@ -84,13 +84,6 @@ function checkAdvance(from: string, to: string): void {
   if (Date.parse(to) > limit.getTime()) throw invalidTo(`to may be at most ${MAX_ADVANCE_YEARS} years after the test clock's time (${from}).`, `must be at most ${MAX_ADVANCE_YEARS} years after the test clock's time`);
 }
 
-function timestampOf(raw: string): string {
-  const micros = parseRfc3339(raw);
-  // The spec's date-time format was checked before a handler ran: not parsing is a bug.
-  if (micros === undefined) throw new Error(`a date-time passed the spec's check but could not be parsed: ${raw}`);
-  return formatTimestamp(micros);
-}
-
 export class TestModeService {
   private readonly timeOf: TimeOf;
 
@@ -109,7 +102,7 @@ export class TestModeService {
   }
 
   async createSubscriptions(merchantId: string, { count, status, planId, createdAt }: Fixtures): Promise<Subscription[]> {
-    const at = createdAt === undefined ? await this.now(merchantId) : timestampOf(createdAt);
+    const at = createdAt === undefined ? await this.now(merchantId) : requestedTimestamp('/createdAt', createdAt);
     return this.seeder.seed({ merchantId: testModeOnly(merchantId), count, status: status ?? 'fulfilled', createdAt: at, ...(planId ? { planId: planId.toLowerCase() } : {}) });
   }
 
@@ -127,7 +120,7 @@ export class TestModeService {
    * that another one overtook answers 409 0036.
    */
   async advance(merchantId: string, rawTo: string): Promise<{ now: string; appliedCount: number }> {
-    const to = timestampOf(rawTo);
+    const to = requestedTimestamp('/to', rawTo);
     let read = await this.clocks.timeOf(testModeOnly(merchantId));
     checkAdvance(read ?? nowTimestamp(), to);
     for (let attempt = 0; attempt < MOVE_ATTEMPTS; attempt++) {

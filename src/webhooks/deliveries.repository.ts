@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { bulkWriteInParts, dropIndexIfPresent, insertNew, ownedBy } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, deleteInParts, dropIndexIfPresent, insertNew, ownedBy } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { EVENT_RETENTION_MS } from '../events/events.repository.js';
@@ -50,6 +50,8 @@ export class DeliveriesRepository {
     db: Db,
     /** At most this many statements per write command (src/db/workarounds.ts); undefined: one command. */
     private readonly statementsPerCommand?: number,
+    /** Deletes in parts of at most this many documents (src/db/workarounds.ts); undefined: one statement. */
+    private readonly documentsPerDelete?: number,
   ) {
     this.collection = db.collection<DeliveryDocument>('webhookDeliveries');
   }
@@ -122,7 +124,7 @@ export class DeliveriesRepository {
 
   /** Removes deliveries past their retention; where the server has TTL indexes they go by themselves. */
   async deleteExpired(now = new Date()): Promise<number> {
-    return (await this.collection.deleteMany({ expiresAt: { $lte: now } })).deletedCount;
+    return deleteInParts(this.collection, { expiresAt: { $lte: now } }, this.documentsPerDelete);
   }
 }
 

@@ -1,6 +1,6 @@
 /** Timestamps (docs/design.md §5): six fractional digits, strictly increasing, sorting like their instants. */
 import { describe, expect, it } from 'vitest';
-import { formatTimestamp, nowTimestamp, TIMESTAMP_PATTERN } from '../../src/lib/clock.js';
+import { EARLIEST_TIMESTAMP_MICROS, formatTimestamp, LATEST_TIMESTAMP_MICROS, nowTimestamp, TIMESTAMP_PATTERN } from '../../src/lib/clock.js';
 
 describe('the clock', () => {
   it('formats an instant in microseconds as UTC with exactly six fractional digits', () => {
@@ -20,6 +20,15 @@ describe('the clock', () => {
     expect(formatTimestamp(-52_758_716_479_157_000n)).toBe('0298-02-21T16:58:40.843000Z');
     expect(formatTimestamp(-1n)).toBe('1969-12-31T23:59:59.999999Z');
     expect(formatTimestamp(-1_000_000n)).toBe('1969-12-31T23:59:59.000000Z');
+  });
+
+  it('formats the first and last instants of years 0000-9999 in the pattern, and refuses one microsecond beyond either', () => {
+    expect(formatTimestamp(EARLIEST_TIMESTAMP_MICROS)).toBe('0000-01-01T00:00:00.000000Z');
+    expect(formatTimestamp(LATEST_TIMESTAMP_MICROS)).toBe('9999-12-31T23:59:59.999999Z');
+    expect(() => formatTimestamp(EARLIEST_TIMESTAMP_MICROS - 1n)).toThrow(RangeError);
+    expect(() => formatTimestamp(LATEST_TIMESTAMP_MICROS + 1n)).toThrow(RangeError);
+    // The instant of 9999-12-31T23:59:59.999999-23:59, which was written as "+010000-01-01T23:58:59.999999Z".
+    expect(() => formatTimestamp(LATEST_TIMESTAMP_MICROS + 86_340_000_000n)).toThrow(RangeError);
   });
 
   it('gives 10000 timestamps in a row that match the pattern and strictly increase, as strings too', () => {

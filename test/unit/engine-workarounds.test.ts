@@ -7,11 +7,11 @@
 import { describe, expect, it } from 'vitest';
 import { engineFor } from '../../src/main/composition.js';
 import type { Capabilities } from '../../src/db/mongo.js';
-import { describeWorkarounds, ONE_WRITER_REQUEST_POOL, STATEMENTS_PER_COMMAND, workaroundsFor } from '../../src/db/workarounds.js';
+import { describeWorkarounds, DOCUMENTS_PER_DELETE, ONE_WRITER_REQUEST_POOL, STATEMENTS_PER_COMMAND, workaroundsFor } from '../../src/db/workarounds.js';
 import { KeyedMutex, UNQUEUED } from '../../src/lib/keyed-mutex.js';
 
-const MONGODB: Capabilities = { ttlIndexes: true, atomicConditionalUpdate: true, parallelWriters: true, secondaryIndexes: true, updateProjection: true };
-const FERRETDB: Capabilities = { ttlIndexes: false, atomicConditionalUpdate: false, parallelWriters: false, secondaryIndexes: false, updateProjection: false };
+const MONGODB: Capabilities = { ttlIndexes: true, atomicConditionalUpdate: true, parallelWriters: true, secondaryIndexes: true, updateProjection: true, largeStatements: true };
+const FERRETDB: Capabilities = { ttlIndexes: false, atomicConditionalUpdate: false, parallelWriters: false, secondaryIndexes: false, updateProjection: false, largeStatements: false };
 
 describe('engine workarounds', () => {
   it('with every capability (MongoDB), none is built: no mutex, no parts, no clock, no relay pauses, no small pool, no sweeper', () => {
@@ -25,6 +25,7 @@ describe('engine workarounds', () => {
       scheduleClock: false,
       expirySweeps: false,
       wholeDocumentAnswers: false,
+      documentsPerDelete: undefined,
     });
     expect(engine.mutex).toBe(UNQUEUED);
     expect(engine.relayPauses).toBe(false);
@@ -43,6 +44,7 @@ describe('engine workarounds', () => {
       scheduleClock: true,
       expirySweeps: true,
       wholeDocumentAnswers: true,
+      documentsPerDelete: DOCUMENTS_PER_DELETE,
     });
     expect(engine.mutex).toBeInstanceOf(KeyedMutex);
     expect(engine.concurrency(4)).toBe(1);
@@ -58,6 +60,7 @@ describe('engine workarounds', () => {
     ['secondaryIndexes', ['scheduleClock']],
     ['ttlIndexes', ['expirySweeps']],
     ['updateProjection', ['wholeDocumentAnswers']],
+    ['largeStatements', ['documentsPerDelete']],
   ] as const)('without %s alone, exactly %j are on, each naming it', (missing, expected) => {
     const on = describeWorkarounds(workaroundsFor({ ...MONGODB, [missing]: false }));
     expect(on.map((w) => w.workaround)).toEqual(expected);

@@ -61,21 +61,19 @@ describe('RateLimiter per merchant (burst 3, 1 per second)', () => {
 });
 
 describe('RateLimiter per address, counting failures (3 a minute)', () => {
-  it('refuses only once the failures are spent, takes nothing when asked, and lets the address in again after 20 s', () => {
+  it('takes a token per failure, refuses the fourth failure with 429 0060, and lets the address fail again after 20 s', () => {
     let now = 0;
     const limiter = new RateLimiter(3, 3 / 60, { scope: 'address', now: () => now });
-    for (let i = 0; i < 3; i++) {
-      expect(() => limiter.refuseWhenEmpty('10.0.0.1', response().ctx)).not.toThrow();
-      limiter.take('10.0.0.1');
-    }
+    for (let i = 0; i < 3; i++) expect(() => limiter.fail('10.0.0.1', response().ctx)).not.toThrow();
     const { headers, ctx } = response();
-    const error = refusal(() => limiter.refuseWhenEmpty('10.0.0.1', ctx));
+    const error = refusal(() => limiter.fail('10.0.0.1', ctx));
     expect(error.kind.code).toBe('0060');
     expect(error.detail).toBe('Too many failed authentications from this address (3 requests per 60 seconds); retry in 20 s.');
     expect(headers['Retry-After']).toBe('20');
-    expect(() => limiter.refuseWhenEmpty('10.0.0.2', response().ctx)).not.toThrow();
+    expect(() => limiter.fail('10.0.0.2', response().ctx)).not.toThrow();
     now += 20_000;
-    expect(() => limiter.refuseWhenEmpty('10.0.0.1', response().ctx)).not.toThrow();
+    expect(() => limiter.fail('10.0.0.1', response().ctx)).not.toThrow();
+    expect(() => limiter.fail('10.0.0.1', response().ctx)).toThrow(ProblemError);
   });
 });
 
