@@ -679,6 +679,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -747,6 +748,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -815,6 +817,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -942,6 +945,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -1010,6 +1014,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -1078,6 +1083,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",

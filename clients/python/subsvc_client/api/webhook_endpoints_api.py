@@ -354,6 +354,7 @@ class WebhookEndpointsApi:
     ) -> None:
         """Remove a webhook endpoint
 
+        Removes the endpoint; deliveries queued for it are not sent.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -426,6 +427,7 @@ class WebhookEndpointsApi:
     ) -> ApiResponse[None]:
         """Remove a webhook endpoint
 
+        Removes the endpoint; deliveries queued for it are not sent.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -498,6 +500,7 @@ class WebhookEndpointsApi:
     ) -> RESTResponseType:
         """Remove a webhook endpoint
 
+        Removes the endpoint; deliveries queued for it are not sent.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -631,6 +634,7 @@ class WebhookEndpointsApi:
     ) -> WebhookEndpoint:
         """Read a webhook endpoint
 
+        One webhook endpoint of the caller, without its secret.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -703,6 +707,7 @@ class WebhookEndpointsApi:
     ) -> ApiResponse[WebhookEndpoint]:
         """Read a webhook endpoint
 
+        One webhook endpoint of the caller, without its secret.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -775,6 +780,7 @@ class WebhookEndpointsApi:
     ) -> RESTResponseType:
         """Read a webhook endpoint
 
+        One webhook endpoint of the caller, without its secret.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str

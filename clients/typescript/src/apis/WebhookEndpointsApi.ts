@@ -210,6 +210,7 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
     /**
+     * Removes the endpoint; deliveries queued for it are not sent.
      * Remove a webhook endpoint
      */
     async deleteWebhookEndpointRaw(requestParameters: DeleteWebhookEndpointRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<void>> {
@@ -220,6 +221,7 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
     /**
+     * Removes the endpoint; deliveries queued for it are not sent.
      * Remove a webhook endpoint
      */
     async deleteWebhookEndpoint(requestParameters: DeleteWebhookEndpointRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<void> {
@@ -262,6 +264,7 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
     /**
+     * One webhook endpoint of the caller, without its secret.
      * Read a webhook endpoint
      */
     async getWebhookEndpointRaw(requestParameters: GetWebhookEndpointRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<WebhookEndpoint>> {
@@ -272,6 +275,7 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
     /**
+     * One webhook endpoint of the caller, without its secret.
      * Read a webhook endpoint
      */
     async getWebhookEndpoint(requestParameters: GetWebhookEndpointRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<WebhookEndpoint> {
