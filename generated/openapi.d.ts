@@ -999,7 +999,10 @@ export interface components {
         };
         /** @description The event types to send, or `["*"]` for all (including types added later). */
         WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "bulk_request.completed")[];
-        /** @description An absolute `https` URL (`http` only where the service allows private URLs). */
+        /**
+         * @description An absolute `https` URL (`http` only where the service allows private URLs).
+         * @example https://example.com/webhooks
+         */
         WebhookUrl: string;
         WebhookEndpointCreate: {
             url: components["schemas"]["WebhookUrl"];
@@ -1071,7 +1074,10 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             livemode: components["schemas"]["Livemode"];
         };
-        /** @description The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`). */
+        /**
+         * @description The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`).
+         * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e5f.01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
+         */
         WebhookDeliveryId: string;
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
