@@ -12,7 +12,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../src/lib/spec.js';
 import { SCHEDULE_FIELDS } from '../src/subscriptions/schedule.request.js';
+import { contractViolations } from './support/contract.js';
 import { call, type Reply } from './support/http.js';
+import { rawExchange } from './support/raw-http.js';
 import { startTestService, type TestService } from './support/service.js';
 
 type Schema = Record<string, any>;
@@ -221,6 +223,21 @@ describe('texts the service returns stay within the spec’s bounds whatever the
     expect(notFound.status).toBe(404);
     expect(notFound.body.detail).toMatch(/^No route for GET \/v2\/x+…$/);
     expect(notFound.body.detail).toHaveLength(4096);
+  });
+});
+
+describe('the 400 every operation declares', () => {
+  it('an operation without a request body answers a malformed JSON body 400 0040 (the test clock, the fixtures’ removal)', async () => {
+    const keys = await t.merchant();
+    for (const [method, path] of [['GET', '/v2/test-helpers/clock'], ['DELETE', '/v2/test-helpers/subscriptions']] as const) {
+      // Raw HTTP: fetch sends no body with a GET.
+      const request = `${method} ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${keys.testApiKey}\r\ncontent-type: application/json\r\ncontent-length: 1\r\nconnection: close\r\n\r\n{`;
+      const reply = await rawExchange(t.baseUrl, request);
+      const body = JSON.parse(reply.body);
+      expect(reply.status).toBe(400);
+      expect(body).toMatchObject({ code: '0040', errors: [{ path: '/', message: 'malformed JSON' }] });
+      expect(await contractViolations({ method, path, status: reply.status, contentType: reply.headers['content-type']!, body })).toEqual([]);
+    }
   });
 });
 
