@@ -367,7 +367,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an event */
+        /**
+         * Read an event
+         * @description One event of the caller, as the list shows it (kept 30 days).
+         */
         get: operations["getEvent"];
         put?: never;
         post?: never;
@@ -433,11 +436,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a webhook endpoint */
+        /**
+         * Read a webhook endpoint
+         * @description One webhook endpoint of the caller, without its secret.
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Remove a webhook endpoint */
+        /**
+         * Remove a webhook endpoint
+         * @description Removes the endpoint; deliveries queued for it are not sent.
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
@@ -1039,7 +1048,10 @@ export interface components {
         };
         EventResend: {
             eventId: components["schemas"]["Uuid"];
-            /** @description How many endpoints the event was queued to. */
+            /**
+             * Format: int32
+             * @description How many endpoints the event was queued to (a merchant has at most 16).
+             */
             queued: number;
             livemode: components["schemas"]["Livemode"];
         };
@@ -1061,7 +1073,10 @@ export interface components {
         };
         /** @description The event types to send, or `["*"]` for all (including types added later). */
         WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "bulk_request.completed")[];
-        /** @description An absolute `https` URL (`http` only where the service allows private URLs). */
+        /**
+         * @description An absolute `https` URL (`http` only where the service allows private URLs).
+         * @example https://example.com/webhooks
+         */
         WebhookUrl: string;
         WebhookEndpointCreate: {
             url: components["schemas"]["WebhookUrl"];
@@ -1077,7 +1092,7 @@ export interface components {
         };
         WebhookEndpoint: {
             id: components["schemas"]["Uuid"];
-            url: string;
+            url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEventFilter"];
             description?: string;
             /** @enum {string} */
@@ -1089,7 +1104,7 @@ export interface components {
         };
         WebhookEndpointWithSecret: {
             id: components["schemas"]["Uuid"];
-            url: string;
+            url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEventFilter"];
             description?: string;
             /** @enum {string} */
@@ -1107,14 +1122,18 @@ export interface components {
         };
         WebhookAttempt: {
             at: components["schemas"]["Timestamp"];
-            /** @description The receiver's status code; null when no answer came. */
+            /**
+             * Format: int32
+             * @description The receiver's status code; null when no answer came.
+             */
             statusCode: number | null;
-            /** @description Why no answer came (timeout, refused, URL not allowed); null when one came. */
+            /** @description Why no answer came (timeout, refused, URL not allowed), cut to 500 characters; null when one came. */
             error: string | null;
+            /** Format: int32 */
             durationMs: number;
         };
         WebhookDelivery: {
-            id: string;
+            id: components["schemas"]["WebhookDeliveryId"];
             /** @description `true` for a delivery queued by a replay (`POST /v2/webhook-endpoints/{endpointId}/replay`). */
             replay: boolean;
             eventId: components["schemas"]["Uuid"];
@@ -1124,6 +1143,7 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "succeeded" | "failed";
+            /** @description At most 21, the first attempt and `WEBHOOK_RETRY_DELAYS_MS`'s 20 retries at most. */
             attempts: components["schemas"]["WebhookAttempt"][];
             /** @description When the next attempt is due; null when none is. */
             nextAttemptAt: components["schemas"]["Timestamp"] | null;
@@ -1145,17 +1165,26 @@ export interface components {
             types?: components["schemas"]["EventType"][];
         };
         WebhookReplay: {
-            /** @description How many deliveries were queued (one per matching event). */
+            /**
+             * Format: int32
+             * @description How many deliveries were queued (one per matching event).
+             */
             queuedCount: number;
             livemode: components["schemas"]["Livemode"];
         };
+        /**
+         * @description The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`) or a replay.
+         * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e5f.01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
+         */
+        WebhookDeliveryId: string;
         WebhookDeliveryList: {
             data: components["schemas"]["WebhookDelivery"][];
             hasMore: boolean;
-            nextCursor: string | null;
+            nextCursor: components["schemas"]["WebhookDeliveryId"] | null;
         };
         ApiKeyRoll: {
             /**
+             * Format: int32
              * @description Hours the rolled key keeps working (0 to 168, a week); 0 stops it now.
              * @default 24
              */
@@ -1197,6 +1226,7 @@ export interface components {
             nextCursor: components["schemas"]["Uuid"] | null;
         };
         TestSubscriptionsCreate: {
+            /** Format: int32 */
             count: number;
             status?: components["schemas"]["SubscriptionStatus"];
             planId?: components["schemas"]["Uuid"];
@@ -1210,6 +1240,7 @@ export interface components {
             data: components["schemas"]["Subscription"][];
         };
         TestSubscriptionsDeleted: {
+            /** Format: int64 */
             deletedCount: number;
             livemode: components["schemas"]["Livemode"];
         };
@@ -1226,7 +1257,10 @@ export interface components {
         };
         TestClockAdvanced: {
             now: components["schemas"]["Timestamp"];
-            /** @description How many scheduled pauses and resumes the advance applied. */
+            /**
+             * Format: int64
+             * @description How many scheduled pauses and resumes the advance applied.
+             */
             appliedCount: number;
             livemode: components["schemas"]["Livemode"];
         };
@@ -1235,6 +1269,7 @@ export interface components {
             /** Format: uri-reference */
             type: string;
             title: string;
+            /** Format: int32 */
             status: number;
             detail: string;
             /** @enum {string} */
@@ -1268,7 +1303,10 @@ export interface components {
             id: components["schemas"]["Uuid"];
             planId: components["schemas"]["Uuid"];
             status: components["schemas"]["SubscriptionStatus"];
-            /** @description Billing cycle counter; never changed by pause or resume. */
+            /**
+             * Format: int64
+             * @description Billing cycle counter; never changed by pause or resume.
+             */
             cycle: number;
             createdAt: components["schemas"]["Timestamp"];
             modifiedAt: components["schemas"]["Timestamp"];
@@ -1316,7 +1354,10 @@ export interface components {
             merchantId: components["schemas"]["Uuid"];
             planId: components["schemas"]["Uuid"];
             status: components["schemas"]["SubscriptionStatus"];
-            /** @description Billing cycle counter; never changed by pause or resume. */
+            /**
+             * Format: int64
+             * @description Billing cycle counter; never changed by pause or resume.
+             */
             cycle: number;
             createdAt: components["schemas"]["Timestamp"];
             modifiedAt: components["schemas"]["Timestamp"];
@@ -1435,14 +1476,21 @@ export interface components {
         DryRun: boolean;
         BulkDryRun: {
             /**
+             * Format: int32
              * @description The caller's subscriptions the request matches now. Sent to the bulk operation, the same
              *     request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others
              *     (unless they change meanwhile). A filter matching more than 100,000 is refused (0046).
              */
             matchedCount: number;
-            /** @description How many of them are `cancelled`, which the request would reject. */
+            /**
+             * Format: int32
+             * @description How many of them are `cancelled`, which the request would reject.
+             */
             cancelledCount: number;
-            /** @description How many of the others a pause would reject for your pause policy (always 0 for a resume). */
+            /**
+             * Format: int32
+             * @description How many of the others a pause would reject for your pause policy (always 0 for a resume).
+             */
             policyRejectedCount: number;
             /** @description Up to 20 of the ids the request would accept, in id order. */
             sample: components["schemas"]["Uuid"][];
@@ -1456,9 +1504,12 @@ export interface components {
             /** @description Correlation id carried by every queued command and written in every log line about them; also the id of the request's status (`GET /v2/bulk-requests/{requestId}`). */
             requestId: components["schemas"]["Uuid"];
             operation: components["schemas"]["BulkOperation"];
-            /** @description Number of commands queued (unique ids of the caller's subscriptions that are not cancelled). */
+            /**
+             * Format: int32
+             * @description Number of commands queued (unique ids of the caller's subscriptions that are not cancelled).
+             */
             acceptedCount: number;
-            /** @description The ids that were not queued, each with the reason. */
+            /** @description The ids that were not queued, each with the reason (at most the 100,000 a filter may match). */
             rejected?: components["schemas"]["RejectedSubscription"][];
             livemode: components["schemas"]["Livemode"];
         };
@@ -1478,7 +1529,10 @@ export interface components {
             merchantId: components["schemas"]["Uuid"];
             planId: components["schemas"]["Uuid"];
             status: components["schemas"]["SubscriptionStatus"];
-            /** @description Billing cycle counter; never changed by pause or resume. */
+            /**
+             * Format: int64
+             * @description Billing cycle counter; never changed by pause or resume.
+             */
             cycle: number;
             createdAt: components["schemas"]["Timestamp"];
             modifiedAt: components["schemas"]["Timestamp"];
@@ -1508,13 +1562,19 @@ export interface components {
              * @enum {string}
              */
             state: "queued" | "running" | "completed";
+            /** Format: int32 */
             acceptedCount: number;
             /** @description How many commands have each outcome; they add up to `acceptedCount`. */
             counts: {
+                /** Format: int32 */
                 pending: number;
+                /** Format: int32 */
                 applied: number;
+                /** Format: int32 */
                 noop: number;
+                /** Format: int32 */
                 skipped: number;
+                /** Format: int32 */
                 failed: number;
             };
             createdAt: components["schemas"]["Timestamp"];
@@ -1530,7 +1590,7 @@ export interface components {
         BulkRequestItem: {
             subscriptionId: components["schemas"]["Uuid"];
             outcome: components["schemas"]["CommandOutcome"];
-            /** @description Why it was skipped (`cancelled`, `not_found`) or failed; null otherwise. */
+            /** @description Why it was skipped (`cancelled`, `not_found`) or failed (cut to 500 characters); null otherwise. */
             reason: string | null;
             /** @description When the outcome was reached; null while pending. */
             at: components["schemas"]["Timestamp"] | null;
@@ -1546,6 +1606,7 @@ export interface components {
             /** Format: uri-reference */
             type: string;
             title: string;
+            /** Format: int32 */
             status: number;
             detail: string;
             /** @enum {string} */
@@ -1554,11 +1615,13 @@ export interface components {
         };
         /**
          * @description For codes 0040 and 0043, the rules the request broke: one per position (the first rule
-         *     broken there), at most 100; `detail` says how many there are in all.
+         *     broken there), at most 100; `detail` says how many there are in all. `detail` may quote
+         *     what the request sent (a path, a URL), cut to keep it within 4096 characters.
          */
         ProblemErrors: {
             /** @description JSON Pointer into the request (`/subscriptions/3`, `/resumeAt`), or the part of the request (`path`, `header`). */
             path: string;
+            /** @description The rule broken; a property's name it quotes is cut to keep it within 500 characters. */
             message: string;
         }[];
         /** @description A problem answered to a pause request. As `Problem`, and code 0043 (an invalid schedule field) besides. */
@@ -1566,6 +1629,7 @@ export interface components {
             /** Format: uri-reference */
             type: string;
             title: string;
+            /** Format: int32 */
             status: number;
             detail: string;
             /** @enum {string} */
@@ -1580,6 +1644,7 @@ export interface components {
             /** Format: uri-reference */
             type: string;
             title: string;
+            /** Format: int32 */
             status: number;
             detail: string;
             /** @enum {string} */
@@ -1594,6 +1659,7 @@ export interface components {
             /** Format: uri-reference */
             type: string;
             title: string;
+            /** Format: int32 */
             status: number;
             detail: string;
             /** @enum {string} */
@@ -1609,6 +1675,7 @@ export interface components {
             /** Format: uri-reference */
             type: string;
             title: string;
+            /** Format: int32 */
             status: number;
             detail: string;
             /** @enum {string} */
@@ -1624,6 +1691,7 @@ export interface components {
             /** Format: uri-reference */
             type: string;
             title: string;
+            /** Format: int32 */
             status: number;
             detail: string;
             /** @enum {string} */
@@ -1651,6 +1719,8 @@ export interface components {
          */
         PauseRefused: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1700,6 +1770,8 @@ export interface components {
          */
         InvalidBulkRequest: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1709,6 +1781,8 @@ export interface components {
         /** @description A request with the same `Idempotency-Key` is still being served (code 0051); retry later. */
         IdempotencyKeyInFlight: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1718,6 +1792,8 @@ export interface components {
         /** @description No bulk request of the caller has this id. */
         BulkRequestNotFound: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1727,6 +1803,8 @@ export interface components {
         /** @description No event of the caller has this id. */
         EventNotFound: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1736,6 +1814,8 @@ export interface components {
         /** @description No webhook endpoint of the caller has this id. */
         WebhookEndpointNotFound: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1745,6 +1825,8 @@ export interface components {
         /** @description The body breaks the contract (`0040`, also when the merchant has 16 endpoints already), or the URL is not allowed (`0044`). */
         InvalidWebhookEndpoint: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1754,6 +1836,8 @@ export interface components {
         /** @description No active API key of the caller has this id. */
         ApiKeyNotFound: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1763,6 +1847,8 @@ export interface components {
         /** @description The key is the caller's last active one that does not expire. */
         LastApiKey: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1772,6 +1858,8 @@ export interface components {
         /** @description The request breaks the contract (`0040`, also when the merchant has 100 active keys already). */
         InvalidApiKeyRequest: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1781,6 +1869,8 @@ export interface components {
         /** @description The path, headers or body break the contract (malformed JSON, an unknown property, a bad `subscriptions` list). */
         InvalidRequest: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1793,6 +1883,8 @@ export interface components {
          */
         InvalidPauseRequest: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1802,6 +1894,8 @@ export interface components {
         /** @description A live key on a test helper; nothing was done. */
         TestModeOnly: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1811,6 +1905,8 @@ export interface components {
         /** @description Another advance moved the test clock first, to or past this one's `to`; nothing was done. */
         TestClockMoved: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1820,6 +1916,8 @@ export interface components {
         /** @description The request breaks the contract, or an advance goes back or more than 2 years ahead. */
         InvalidTestHelperRequest: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1829,6 +1927,8 @@ export interface components {
         /** @description The API key is missing or unknown, or `x-api-key` and `x_api_key` carry different keys. */
         Unauthorized: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1838,6 +1938,8 @@ export interface components {
         /** @description No subscription of the caller has this id. */
         SubscriptionNotFound: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1850,6 +1952,8 @@ export interface components {
          */
         InvalidStatusTransition: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1859,6 +1963,8 @@ export interface components {
         /** @description The `Idempotency-Key` was already used with a different request (path or body). */
         IdempotencyKeyReused: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1868,6 +1974,8 @@ export interface components {
         /** @description The body is larger than 256 KiB. */
         PayloadTooLarge: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1877,6 +1985,8 @@ export interface components {
         /** @description The request has a body that is not `application/json`. */
         UnsupportedMediaType: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1906,6 +2016,8 @@ export interface components {
         MethodNotAllowed: {
             headers: {
                 Allow: components["headers"]["Allow"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 [name: string]: unknown;
             };
             content: {
@@ -1976,7 +2088,7 @@ export interface components {
          */
         KeyId: string;
         /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
-        WebhookId: string;
+        WebhookId: components["schemas"]["Uuid"];
         /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
         WebhookTimestamp: string;
         /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
@@ -2071,16 +2183,24 @@ export interface components {
         Location: string;
         /** @description `true` when this is the stored response of an earlier request with the same `Idempotency-Key`, replayed; nothing was done again. */
         "Idempotent-Replayed": "true";
-        /** @description The request's id, echoed from the request's `X-Request-Id` or generated; it appears in every log line about the request. */
+        /**
+         * @description The request's id, echoed from the request's `X-Request-Id` when that is 1 to 128 letters,
+         *     digits or `._:-`, else generated (a UUID); it appears in every log line about the request.
+         */
         "X-Request-Id": string;
         /**
          * @description The caller's remaining quota (IETF draft-ietf-httpapi-ratelimit-headers): `r` requests
-         *     left now, `t` seconds until the quota is whole again. Each merchant has a token bucket.
+         *     left now, `t` seconds until the quota is whole again. Each merchant has a token bucket
+         *     (`"merchant"`), and so has each client address for failed authentications (`"address"`).
+         *     An answer to a request whose API key was accepted reports the merchant's quota; a client
+         *     error answered before that (401, 413, 415, a body that is not JSON, and the 429 of an
+         *     address that failed too often) reports the address's. Absent where the service runs
+         *     without that limit (`RATE_LIMIT_PER_SECOND=0`, `AUTH_FAILURE_LIMIT=0`).
          * @example "merchant";r=97;t=1
          */
         RateLimit: string;
         /**
-         * @description The quota: `q` requests, refilled over `w` seconds (a token bucket of `q` tokens).
+         * @description The quota: `q` requests, refilled over `w` seconds (a token bucket of `q` tokens); sent with `RateLimit`.
          * @example "merchant";q=200;w=2
          */
         "RateLimit-Policy": string;
@@ -2090,7 +2210,7 @@ export interface components {
          */
         Allow: string;
         /**
-         * @description Seconds to wait before the next request can succeed.
+         * @description Seconds to wait before the next request can succeed (at most a day).
          * @example 1
          */
         "Retry-After": number;
@@ -2559,6 +2679,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2591,6 +2713,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2624,6 +2748,8 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2656,6 +2782,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2682,6 +2810,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2714,6 +2844,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2747,6 +2879,8 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2778,6 +2912,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2816,6 +2952,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2849,6 +2987,8 @@ export interface operations {
             202: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2883,6 +3023,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2909,6 +3051,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2941,6 +3085,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2976,6 +3122,8 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3051,6 +3199,8 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3078,12 +3228,15 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestSubscriptionsDeleted"];
                 };
             };
+            400: components["responses"]["InvalidTestHelperRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
@@ -3104,12 +3257,15 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TestClock"];
                 };
             };
+            400: components["responses"]["InvalidTestHelperRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
@@ -3130,6 +3286,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     [name: string]: unknown;
                 };
                 content: {

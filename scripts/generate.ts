@@ -7,7 +7,7 @@
  *                            openapitools.json, cached in .cache/openapi-generator)
  *   clients/typescript/, clients/python/   the packages merchants install (scripts/clients/generate.ts),
  *                            then built: a tarball and a wheel in clients/dist/ (scripts/clients/build.ts)
- * The spec is linted first (Redocly), and nothing is generated from one that fails.
+ * The spec is linted first (Redocly, then Spectral with .spectral.yaml), and nothing is generated from one that fails.
  *   tsx scripts/generate.ts           write generated/ and clients/, and build the packages
  *   tsx scripts/generate.ts --check   exit 1 when generated/ or clients/ differs from what the spec produces
  */
@@ -39,7 +39,26 @@ function lint(specPath: string): void {
     .map((line) => /^\s+(\d+:\d+)\s+(error|warning)\s+(\S+)\s+(.*)$/.exec(line))
     .filter((match) => match !== null)
     .map(([, at, severity, rule, message]) => `${file}:${at} ${severity} ${message} (${rule})`);
+  if (result.status === 0) return lintSecurity(specPath);
+  console.error(problems.length > 0 ? problems.join('\n') : `${result.stdout}${result.stderr}`);
+  console.error(`${file} does not lint: nothing generated`);
+  process.exit(1);
+}
+
+/**
+ * Then Spectral, with the committed ruleset (.spectral.yaml: spectral:oas and the OWASP API
+ * Security ruleset), one line per error: a client generated from an unbounded schema accepts anything.
+ */
+function lintSecurity(specPath: string): void {
+  const args = ['lint', specPath, '--ruleset', join(root, '.spectral.yaml'), '--fail-severity', 'error', '--display-only-failures', '--format', 'text'];
+  const result = spawnSync(bin('spectral'), args, { cwd: root, encoding: 'utf8' });
   if (result.status === 0) return;
+  const file = relative(root, specPath);
+  const problems = result.stdout
+    .split('\n')
+    .map((line) => /^\S+:(\d+:\d+) error (\S+) "?(.*?)"?$/.exec(line))
+    .filter((match) => match !== null)
+    .map(([, at, rule, message]) => `${file}:${at} error ${message} (${rule})`);
   console.error(problems.length > 0 ? problems.join('\n') : `${result.stdout}${result.stderr}`);
   console.error(`${file} does not lint: nothing generated`);
   process.exit(1);

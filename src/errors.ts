@@ -2,6 +2,8 @@
  * The one error catalogue (docs/design.md §7). Every error response is built from an entry here
  * and rendered as application/problem+json by the problem middleware.
  */
+import { clipped } from './lib/text.js';
+
 export interface ProblemKind {
   readonly status: number;
   readonly code: string;
@@ -71,14 +73,20 @@ export interface ProblemBody {
   errors?: FieldError[];
 }
 
+/** The contract's bounds on a problem's texts (`Problem` in openapi/openapi.yaml): a detail may quote a path or a URL. */
+export const PROBLEM_DETAIL_MAX_LENGTH = 4096;
+export const FIELD_ERROR_MAX_LENGTH = 500;
+
 export function problemBody(kind: ProblemKind, detail: string, errors?: readonly FieldError[]): ProblemBody {
   const body: ProblemBody = {
     type: `urn:subsvc:problem:${kind.slug}`,
     title: kind.title,
     status: kind.status,
-    detail,
+    detail: clipped(detail, PROBLEM_DETAIL_MAX_LENGTH),
     code: kind.code,
   };
-  if (errors && errors.length > 0) body.errors = [...errors];
+  if (errors && errors.length > 0) {
+    body.errors = errors.map((e) => ({ path: clipped(e.path, FIELD_ERROR_MAX_LENGTH), message: clipped(e.message, FIELD_ERROR_MAX_LENGTH) }));
+  }
   return body;
 }

@@ -323,7 +323,8 @@ describe('the generated request collection (generated/requests.http)', () => {
 describe('regeneration', () => {
   const listFiles = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
 
-  it('the committed generated/ and client packages (clients/) match the committed spec', async () => {
+  // Both generators and both linters run: over a minute on a loaded machine.
+  it('the committed generated/ and client packages (clients/) match the committed spec', { timeout: 120_000 }, async () => {
     const { stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--check']);
     expect(stderr).toContain('generated/, clients/typescript/, clients/python/ match openapi/openapi.yaml');
   });
@@ -342,6 +343,25 @@ describe('regeneration', () => {
       expect(lines.filter((l) => l.includes(' error '))).toEqual([expect.stringMatching(/openapi\.yaml:\d+:\d+ error Can't resolve \$ref \(no-unresolved-refs\)$/)]);
       expect(lines.at(-1)).toMatch(/does not lint: nothing generated$/);
       expect(failure!.stderr).not.toMatch(/^\s+at /m);
+      expect(existsSync(join(work, 'out'))).toBe(false);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
+  it('a string without a bound in a copy of the spec: generate prints the OWASP rule broken, on one line, and generates nothing', async () => {
+    const work = mkdtempSync(join(tmpdir(), 'subsvc-regen-'));
+    try {
+      const spec = readFileSync(SPEC_PATH, 'utf8').replace(/(  PauseReason:\n      type: string\n      minLength: 1\n)      maxLength: 500\n/, '$1');
+      expect(spec).not.toBe(readFileSync(SPEC_PATH, 'utf8'));
+      writeFileSync(join(work, 'openapi.yaml'), spec);
+      const failure = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--spec', join(work, 'openapi.yaml'), '--out', join(work, 'out')]).then(
+        () => undefined,
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect(failure?.code).toBe(1);
+      const errors = failure!.stderr.split('\n').filter((l) => l.includes(' error '));
+      expect(errors).toEqual([expect.stringMatching(/openapi\.yaml:\d+:\d+ error Schema of type string must specify maxLength, enum, or const\. \(owasp:api4:2023-string-limit\)$/)]);
       expect(existsSync(join(work, 'out'))).toBe(false);
     } finally {
       rmSync(work, { recursive: true, force: true });

@@ -36,6 +36,8 @@ func (r ApiGetEventRequest) Execute() (*Event, *http.Response, error) {
 /*
 GetEvent Read an event
 
+One event of the caller, as the list shows it (kept 30 days).
+
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param eventId An event's `id`. An unknown id, or another merchant's, answers 404.
  @return ApiGetEventRequest

@@ -232,6 +232,8 @@ func (r ApiDeleteWebhookEndpointRequest) Execute() (*http.Response, error) {
 /*
 DeleteWebhookEndpoint Remove a webhook endpoint
 
+Removes the endpoint; deliveries queued for it are not sent.
+
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param endpointId A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
  @return ApiDeleteWebhookEndpointRequest
@@ -420,6 +422,8 @@ func (r ApiGetWebhookEndpointRequest) Execute() (*WebhookEndpoint, *http.Respons
 
 /*
 GetWebhookEndpoint Read a webhook endpoint
+
+One webhook endpoint of the caller, without its secret.
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param endpointId A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.

@@ -98,7 +98,7 @@ func NewConfiguration() *Configuration {
 			},
 			{
 				URL: "http://127.0.0.1:4010",
-				Description: "The Prism mock (`npm run mock`), for trying the contract without the service; where it differs from the service, docs/partners.md says.",
+				Description: "The Prism mock (`npm run mock`), run locally for trying the contract without the service; where it differs from the service, docs/partners.md says.",
 			},
 		},
 		OperationServers: map[string]ServerConfigurations{

@@ -26,7 +26,7 @@ type ApiKeysProblem struct {
 	Status int32 `json:"status"`
 	Detail string `json:"detail"`
 	Code string `json:"code" validate:"regexp=^\\d{4}$"`
-	// For codes 0040 and 0043, the rules the request broke: one per position (the first rule broken there), at most 100; `detail` says how many there are in all. 
+	// For codes 0040 and 0043, the rules the request broke: one per position (the first rule broken there), at most 100; `detail` says how many there are in all. `detail` may quote what the request sent (a path, a URL), cut to keep it within 4096 characters. 
 	Errors []ProblemErrorsInner `json:"errors,omitempty"`
 }
 

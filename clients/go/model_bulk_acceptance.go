@@ -26,7 +26,7 @@ type BulkAcceptance struct {
 	Operation BulkOperation `json:"operation"`
 	// Number of commands queued (unique ids of the caller's subscriptions that are not cancelled).
 	AcceptedCount int32 `json:"acceptedCount"`
-	// The ids that were not queued, each with the reason.
+	// The ids that were not queued, each with the reason (at most the 100,000 a filter may match).
 	Rejected []RejectedSubscription `json:"rejected,omitempty"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`

@@ -23,7 +23,7 @@ var _ MappedNullable = &EventResend{}
 type EventResend struct {
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
 	EventId string `json:"eventId" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
-	// How many endpoints the event was queued to.
+	// How many endpoints the event was queued to (a merchant has at most 16).
 	Queued int32 `json:"queued"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`

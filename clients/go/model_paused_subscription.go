@@ -29,7 +29,7 @@ type PausedSubscription struct {
 	PlanId string `json:"planId" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	Status SubscriptionStatus `json:"status"`
 	// Billing cycle counter; never changed by pause or resume.
-	Cycle int32 `json:"cycle"`
+	Cycle int64 `json:"cycle"`
 	// ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
 	CreatedAt string `json:"createdAt" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
 	// ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
@@ -47,7 +47,7 @@ type _PausedSubscription PausedSubscription
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewPausedSubscription(id string, merchantId string, planId string, status SubscriptionStatus, cycle int32, createdAt string, modifiedAt string, livemode bool) *PausedSubscription {
+func NewPausedSubscription(id string, merchantId string, planId string, status SubscriptionStatus, cycle int64, createdAt string, modifiedAt string, livemode bool) *PausedSubscription {
 	this := PausedSubscription{}
 	this.Id = id
 	this.MerchantId = merchantId
@@ -165,9 +165,9 @@ func (o *PausedSubscription) SetStatus(v SubscriptionStatus) {
 }
 
 // GetCycle returns the Cycle field value
-func (o *PausedSubscription) GetCycle() int32 {
+func (o *PausedSubscription) GetCycle() int64 {
 	if o == nil {
-		var ret int32
+		var ret int64
 		return ret
 	}
 
@@ -176,7 +176,7 @@ func (o *PausedSubscription) GetCycle() int32 {
 
 // GetCycleOk returns a tuple with the Cycle field value
 // and a boolean to check if the value has been set.
-func (o *PausedSubscription) GetCycleOk() (*int32, bool) {
+func (o *PausedSubscription) GetCycleOk() (*int64, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -184,7 +184,7 @@ func (o *PausedSubscription) GetCycleOk() (*int32, bool) {
 }
 
 // SetCycle sets field value
-func (o *PausedSubscription) SetCycle(v int32) {
+func (o *PausedSubscription) SetCycle(v int64) {
 	o.Cycle = v
 }
 

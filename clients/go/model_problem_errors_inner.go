@@ -23,6 +23,7 @@ var _ MappedNullable = &ProblemErrorsInner{}
 type ProblemErrorsInner struct {
 	// JSON Pointer into the request (`/subscriptions/3`, `/resumeAt`), or the part of the request (`path`, `header`).
 	Path string `json:"path"`
+	// The rule broken; a property's name it quotes is cut to keep it within 500 characters.
 	Message string `json:"message"`
 }
 

@@ -27,7 +27,7 @@ type ResumedSubscription struct {
 	PlanId string `json:"planId" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	Status SubscriptionStatus `json:"status"`
 	// Billing cycle counter; never changed by pause or resume.
-	Cycle int32 `json:"cycle"`
+	Cycle int64 `json:"cycle"`
 	// ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
 	CreatedAt string `json:"createdAt" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
 	// ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
@@ -45,7 +45,7 @@ type _ResumedSubscription ResumedSubscription
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewResumedSubscription(id string, planId string, status SubscriptionStatus, cycle int32, createdAt string, modifiedAt string, livemode bool) *ResumedSubscription {
+func NewResumedSubscription(id string, planId string, status SubscriptionStatus, cycle int64, createdAt string, modifiedAt string, livemode bool) *ResumedSubscription {
 	this := ResumedSubscription{}
 	this.Id = id
 	this.PlanId = planId
@@ -138,9 +138,9 @@ func (o *ResumedSubscription) SetStatus(v SubscriptionStatus) {
 }
 
 // GetCycle returns the Cycle field value
-func (o *ResumedSubscription) GetCycle() int32 {
+func (o *ResumedSubscription) GetCycle() int64 {
 	if o == nil {
-		var ret int32
+		var ret int64
 		return ret
 	}
 
@@ -149,7 +149,7 @@ func (o *ResumedSubscription) GetCycle() int32 {
 
 // GetCycleOk returns a tuple with the Cycle field value
 // and a boolean to check if the value has been set.
-func (o *ResumedSubscription) GetCycleOk() (*int32, bool) {
+func (o *ResumedSubscription) GetCycleOk() (*int64, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -157,7 +157,7 @@ func (o *ResumedSubscription) GetCycleOk() (*int32, bool) {
 }
 
 // SetCycle sets field value
-func (o *ResumedSubscription) SetCycle(v int32) {
+func (o *ResumedSubscription) SetCycle(v int64) {
 	o.Cycle = v
 }
 

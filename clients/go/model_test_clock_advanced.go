@@ -24,7 +24,7 @@ type TestClockAdvanced struct {
 	// ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
 	Now string `json:"now" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
 	// How many scheduled pauses and resumes the advance applied.
-	AppliedCount int32 `json:"appliedCount"`
+	AppliedCount int64 `json:"appliedCount"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 }
@@ -35,7 +35,7 @@ type _TestClockAdvanced TestClockAdvanced
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewTestClockAdvanced(now string, appliedCount int32, livemode bool) *TestClockAdvanced {
+func NewTestClockAdvanced(now string, appliedCount int64, livemode bool) *TestClockAdvanced {
 	this := TestClockAdvanced{}
 	this.Now = now
 	this.AppliedCount = appliedCount
@@ -76,9 +76,9 @@ func (o *TestClockAdvanced) SetNow(v string) {
 }
 
 // GetAppliedCount returns the AppliedCount field value
-func (o *TestClockAdvanced) GetAppliedCount() int32 {
+func (o *TestClockAdvanced) GetAppliedCount() int64 {
 	if o == nil {
-		var ret int32
+		var ret int64
 		return ret
 	}
 
@@ -87,7 +87,7 @@ func (o *TestClockAdvanced) GetAppliedCount() int32 {
 
 // GetAppliedCountOk returns a tuple with the AppliedCount field value
 // and a boolean to check if the value has been set.
-func (o *TestClockAdvanced) GetAppliedCountOk() (*int32, bool) {
+func (o *TestClockAdvanced) GetAppliedCountOk() (*int64, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -95,7 +95,7 @@ func (o *TestClockAdvanced) GetAppliedCountOk() (*int32, bool) {
 }
 
 // SetAppliedCount sets field value
-func (o *TestClockAdvanced) SetAppliedCount(v int32) {
+func (o *TestClockAdvanced) SetAppliedCount(v int64) {
 	o.AppliedCount = v
 }
 

@@ -21,7 +21,7 @@ var _ MappedNullable = &TestSubscriptionsDeleted{}
 
 // TestSubscriptionsDeleted struct for TestSubscriptionsDeleted
 type TestSubscriptionsDeleted struct {
-	DeletedCount int32 `json:"deletedCount"`
+	DeletedCount int64 `json:"deletedCount"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 }
@@ -32,7 +32,7 @@ type _TestSubscriptionsDeleted TestSubscriptionsDeleted
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewTestSubscriptionsDeleted(deletedCount int32, livemode bool) *TestSubscriptionsDeleted {
+func NewTestSubscriptionsDeleted(deletedCount int64, livemode bool) *TestSubscriptionsDeleted {
 	this := TestSubscriptionsDeleted{}
 	this.DeletedCount = deletedCount
 	this.Livemode = livemode
@@ -48,9 +48,9 @@ func NewTestSubscriptionsDeletedWithDefaults() *TestSubscriptionsDeleted {
 }
 
 // GetDeletedCount returns the DeletedCount field value
-func (o *TestSubscriptionsDeleted) GetDeletedCount() int32 {
+func (o *TestSubscriptionsDeleted) GetDeletedCount() int64 {
 	if o == nil {
-		var ret int32
+		var ret int64
 		return ret
 	}
 
@@ -59,7 +59,7 @@ func (o *TestSubscriptionsDeleted) GetDeletedCount() int32 {
 
 // GetDeletedCountOk returns a tuple with the DeletedCount field value
 // and a boolean to check if the value has been set.
-func (o *TestSubscriptionsDeleted) GetDeletedCountOk() (*int32, bool) {
+func (o *TestSubscriptionsDeleted) GetDeletedCountOk() (*int64, bool) {
 	if o == nil {
 		return nil, false
 	}
@@ -67,7 +67,7 @@ func (o *TestSubscriptionsDeleted) GetDeletedCountOk() (*int32, bool) {
 }
 
 // SetDeletedCount sets field value
-func (o *TestSubscriptionsDeleted) SetDeletedCount(v int32) {
+func (o *TestSubscriptionsDeleted) SetDeletedCount(v int64) {
 	o.DeletedCount = v
 }
 

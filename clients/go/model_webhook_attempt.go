@@ -25,7 +25,7 @@ type WebhookAttempt struct {
 	At string `json:"at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
 	// The receiver's status code; null when no answer came.
 	StatusCode NullableInt32 `json:"statusCode"`
-	// Why no answer came (timeout, refused, URL not allowed); null when one came.
+	// Why no answer came (timeout, refused, URL not allowed), cut to 500 characters; null when one came.
 	Error NullableString `json:"error"`
 	DurationMs int32 `json:"durationMs"`
 }

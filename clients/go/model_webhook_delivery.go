@@ -21,7 +21,8 @@ var _ MappedNullable = &WebhookDelivery{}
 
 // WebhookDelivery struct for WebhookDelivery
 type WebhookDelivery struct {
-	Id string `json:"id"`
+	// The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`) or a replay.
+	Id string `json:"id" validate:"regexp=^[0-9a-f-]{36}\\.[0-9a-f-]{36}(\\.[0-9a-f-]{36})?$"`
 	// `true` for a delivery queued by a replay (`POST /v2/webhook-endpoints/{endpointId}/replay`).
 	Replay bool `json:"replay"`
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
@@ -29,6 +30,7 @@ type WebhookDelivery struct {
 	EventType EventType `json:"eventType"`
 	// `pending`: not acknowledged yet, retries due. `succeeded`: a 2xx came. `failed`: retries spent, or the endpoint was disabled.
 	Status string `json:"status"`
+	// At most 21, the first attempt and `WEBHOOK_RETRY_DELAYS_MS`'s 20 retries at most.
 	Attempts []WebhookAttempt `json:"attempts"`
 	// When the next attempt is due; null when none is.
 	NextAttemptAt NullableString `json:"nextAttemptAt" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`

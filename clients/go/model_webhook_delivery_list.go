@@ -23,7 +23,8 @@ var _ MappedNullable = &WebhookDeliveryList{}
 type WebhookDeliveryList struct {
 	Data []WebhookDelivery `json:"data"`
 	HasMore bool `json:"hasMore"`
-	NextCursor NullableString `json:"nextCursor"`
+	// The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`) or a replay.
+	NextCursor NullableString `json:"nextCursor" validate:"regexp=^[0-9a-f-]{36}\\.[0-9a-f-]{36}(\\.[0-9a-f-]{36})?$"`
 }
 
 type _WebhookDeliveryList WebhookDeliveryList

@@ -23,7 +23,8 @@ var _ MappedNullable = &WebhookEndpoint{}
 type WebhookEndpoint struct {
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
 	Id string `json:"id" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
-	Url string `json:"url"`
+	// An absolute `https` URL (`http` only where the service allows private URLs).
+	Url string `json:"url" validate:"regexp=^[hH][tT][tT][pP][sS]?://"`
 	// The event types to send, or `[\"*\"]` for all (including types added later).
 	Events []string `json:"events"`
 	Description *string `json:"description,omitempty"`

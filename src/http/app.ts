@@ -97,7 +97,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   });
   if (tracingOn()) app.use(httpTracingMiddleware(OPERATION_ID));
   app.use(requestContextMiddleware(httpLog, deps.metrics ? httpRequestObserver(deps.metrics.registry) : undefined));
-  app.use(problemMiddleware(httpLog));
+  app.use(problemMiddleware(httpLog, authFailures ? (ctx) => authFailures.report(ctx.ip, ctx) : undefined));
   // Health, metrics and docs live outside the API's root: a request under it skips their routers.
   app.use(outsideApi(healthRouter(readiness).routes(), ...(deps.metrics?.route ? [metricsRoute(deps.metrics.registry)] : []), docsRouter().routes()));
   app.use(jsonBodyMiddleware());

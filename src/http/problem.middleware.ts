@@ -3,7 +3,7 @@
  * application/problem+json from the catalogue. Unknown errors become a logged 500 whose body
  * says nothing internal.
  */
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import {
   MongoClientClosedError,
   MongoNetworkError,
@@ -55,7 +55,11 @@ export function toProblem(error: unknown): ProblemBody | undefined {
   return undefined;
 }
 
-export function problemMiddleware(log: Logger): Middleware {
+/**
+ * `quotaFields` sets the rate-limit fields on a client error that has none yet (answered before the
+ * API key was checked, or for a key refused): the contract declares them on every 4xx.
+ */
+export function problemMiddleware(log: Logger, quotaFields?: (ctx: Context) => void): Middleware {
   // A handler on the chain's promise rather than an async function around it: one frame fewer per request.
   return (ctx, next) =>
     next().catch((error: unknown) => {
@@ -67,6 +71,7 @@ export function problemMiddleware(log: Logger): Middleware {
         log.warn({ err: error, code: body.code }, 'request failed');
       }
       ctx.status = body.status;
+      if (body.status < 500 && !ctx.response.get('RateLimit')) quotaFields?.(ctx);
       ctx.type = 'application/problem+json';
       ctx.body = body;
     });

@@ -19,6 +19,8 @@ interface Bucket {
 /** Buckets kept before the full ones (idle keys) are forgotten: addresses are unbounded. */
 const BUCKET_LIMIT = 10_000;
 
+const MAX_RETRY_AFTER_SECONDS = 86_400;
+
 export interface RateLimiterOptions {
   /** What is limited, for the RateLimit fields and the 429 detail. */
   readonly scope?: 'merchant' | 'address';
@@ -57,12 +59,24 @@ export class RateLimiter {
     const bucket = this.refilled(key);
     const allowed = bucket.tokens >= 1;
     if (allowed) bucket.tokens -= 1;
+    this.setFields(bucket, ctx);
+    if (!allowed) this.refuse(bucket, ctx);
+  }
+
+  /**
+   * Sets the rate-limit fields of the key's bucket, taking nothing: the contract declares them on
+   * every answer, and an answer given before the key is known (401, 413, 415) reports the address's.
+   */
+  report(key: string, ctx: KoaContext): void {
+    this.setFields(this.refilled(key), ctx);
+  }
+
+  private setFields(bucket: Bucket, ctx: KoaContext): void {
     // The fields speak of the fleet's limit: this process's tokens scaled up by its share.
     const fleetTokens = bucket.tokens / this.fraction;
     const refillSeconds = Math.ceil((this.burst - fleetTokens) / this.perSecond);
     ctx.set('RateLimit-Policy', `"${this.scope}";q=${this.burst};w=${this.windowSeconds}`);
     ctx.set('RateLimit', `"${this.scope}";r=${Math.floor(fleetTokens)};t=${refillSeconds}`);
-    if (!allowed) this.refuse(bucket, ctx);
   }
 
   /** Takes one token for a failure of the key, or throws 429 when none is left (the caller answers the failure otherwise). */
@@ -73,7 +87,8 @@ export class RateLimiter {
   }
 
   private refuse(bucket: Bucket, ctx: KoaContext): never {
-    const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / (this.perSecond * this.fraction)));
+    // At most a day, the bound the contract gives Retry-After, however thin this process's share.
+    const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((1 - bucket.tokens) / (this.perSecond * this.fraction))));
     ctx.set('Retry-After', String(retryAfter));
     const limit = `${this.burst} requests per ${this.windowSeconds} seconds`;
     const detail =

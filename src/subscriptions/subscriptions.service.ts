@@ -10,6 +10,7 @@ import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
+import { clipped } from '../lib/text.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import { byMerchantOf, type CommandState, type TogetherCommand, type DueSubscription, type FiringGroup, type OutboxHolder, type SubscriptionsRepository } from './subscriptions.repository.js';
 import {
@@ -48,6 +49,9 @@ const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
 /** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
 export const KEPT_CHANGING = 'status kept changing';
 
+/** `BulkRequestItem.reason`'s bound in the contract. */
+const FAILED_REASON_MAX_LENGTH = 500;
+
 /** What one bulk command did (docs/design.md §4, §6). */
 export type CommandOutcome =
   | { readonly outcome: 'applied' | 'noop' }
@@ -61,7 +65,7 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
   try {
     return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled' ? { outcome: 'skipped', reason: 'cancelled' } : undefined;
   } catch (error) {
-    return { outcome: 'failed', reason: (error as Error).message };
+    return { outcome: 'failed', reason: clipped((error as Error).message, FAILED_REASON_MAX_LENGTH) };
   }
 }
 

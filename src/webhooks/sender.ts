@@ -6,6 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { nowTimestamp } from '../lib/clock.js';
+import { clipped } from '../lib/text.js';
 import { ProblemError } from '../errors.js';
 import type { Event } from '../events/events.repository.js';
 import type { WebhookAttempt } from './deliveries.repository.js';
@@ -16,13 +17,16 @@ import { resolveWebhookUrl } from './url-guard.js';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
+/** `WebhookAttempt.error`'s bound in the contract: an error's message can quote the endpoint's URL. */
+export const ATTEMPT_ERROR_MAX_LENGTH = 500;
+
 export async function attemptDelivery(target: DeliveryTarget, event: Event, allowPrivateUrls: boolean): Promise<WebhookAttempt> {
   const at = nowTimestamp();
   const started = performance.now();
   const result = (outcome: { statusCode: number } | { error: string }): WebhookAttempt => ({
     at,
     statusCode: 'statusCode' in outcome ? outcome.statusCode : null,
-    error: 'error' in outcome ? outcome.error : null,
+    error: 'error' in outcome ? clipped(outcome.error, ATTEMPT_ERROR_MAX_LENGTH) : null,
     durationMs: Math.round(performance.now() - started),
   });
   try {

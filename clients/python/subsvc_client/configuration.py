@@ -608,7 +608,7 @@ conf = subsvc_client.Configuration(
             },
             {
                 'url': "http://127.0.0.1:4010",
-                'description': "The Prism mock (`npm run mock`), for trying the contract without the service; where it differs from the service, docs/partners.md says.",
+                'description': "The Prism mock (`npm run mock`), run locally for trying the contract without the service; where it differs from the service, docs/partners.md says.",
             }
         ]
 

@@ -114,6 +114,7 @@ export class EventsApi extends runtime.BaseAPI {
     }
 
     /**
+     * One event of the caller, as the list shows it (kept 30 days).
      * Read an event
      */
     async getEventRaw(requestParameters: GetEventRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Event>> {
@@ -124,6 +125,7 @@ export class EventsApi extends runtime.BaseAPI {
     }
 
     /**
+     * One event of the caller, as the list shows it (kept 30 days).
      * Read an event
      */
     async getEvent(requestParameters: GetEventRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Event> {

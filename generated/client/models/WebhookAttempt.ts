@@ -28,7 +28,7 @@ export interface WebhookAttempt {
      */
     statusCode: number | null;
     /**
-     * Why no answer came (timeout, refused, URL not allowed); null when one came.
+     * Why no answer came (timeout, refused, URL not allowed), cut to 500 characters; null when one came.
      */
     error: string | null;
     /**

@@ -35,7 +35,7 @@ import {
  */
 export interface WebhookDelivery {
     /**
-     * 
+     * The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`) or a replay.
      */
     id: string;
     /**
@@ -55,7 +55,7 @@ export interface WebhookDelivery {
      */
     status: WebhookDeliveryStatusEnum;
     /**
-     * 
+     * At most 21, the first attempt and `WEBHOOK_RETRY_DELAYS_MS`'s 20 retries at most.
      */
     attempts: Array<WebhookAttempt>;
     /**

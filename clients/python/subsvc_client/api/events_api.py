@@ -61,6 +61,7 @@ class EventsApi:
     ) -> Event:
         """Read an event
 
+        One event of the caller, as the list shows it (kept 30 days).
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str
@@ -133,6 +134,7 @@ class EventsApi:
     ) -> ApiResponse[Event]:
         """Read an event
 
+        One event of the caller, as the list shows it (kept 30 days).
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str
@@ -205,6 +207,7 @@ class EventsApi:
     ) -> RESTResponseType:
         """Read an event
 
+        One event of the caller, as the list shows it (kept 30 days).
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str

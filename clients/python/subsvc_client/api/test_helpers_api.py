@@ -682,6 +682,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -750,6 +751,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -818,6 +820,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -945,6 +948,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -1013,6 +1017,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
@@ -1081,6 +1086,7 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
+            '400': "TestHelpersProblem",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",

@@ -356,6 +356,7 @@ class WebhookEndpointsApi:
     ) -> None:
         """Remove a webhook endpoint
 
+        Removes the endpoint; deliveries queued for it are not sent.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -428,6 +429,7 @@ class WebhookEndpointsApi:
     ) -> ApiResponse[None]:
         """Remove a webhook endpoint
 
+        Removes the endpoint; deliveries queued for it are not sent.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -500,6 +502,7 @@ class WebhookEndpointsApi:
     ) -> RESTResponseType:
         """Remove a webhook endpoint
 
+        Removes the endpoint; deliveries queued for it are not sent.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -633,6 +636,7 @@ class WebhookEndpointsApi:
     ) -> WebhookEndpoint:
         """Read a webhook endpoint
 
+        One webhook endpoint of the caller, without its secret.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -705,6 +709,7 @@ class WebhookEndpointsApi:
     ) -> ApiResponse[WebhookEndpoint]:
         """Read a webhook endpoint
 
+        One webhook endpoint of the caller, without its secret.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
@@ -777,6 +782,7 @@ class WebhookEndpointsApi:
     ) -> RESTResponseType:
         """Read a webhook endpoint
 
+        One webhook endpoint of the caller, without its secret.
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str

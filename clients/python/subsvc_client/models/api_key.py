@@ -30,10 +30,10 @@ class ApiKey(BaseModel):
     ApiKey
     """ # noqa: E501
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
-    prefix: Annotated[str, Field(strict=True)] = Field(description="The key's first characters (`sk_live_` or `sk_test_` and 8 more; `sk_` and 8 more for a key made before test mode), to tell keys apart. A key made before keys could rotate, and not used since, shows `sk_` alone: only its hash was kept. ")
-    created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
-    last_used_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When a request last carried it, to the minute (recorded at most once a minute); null if never.", alias="lastUsedAt")
-    expires_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When it stops working (set by a roll); null if it does not expire.", alias="expiresAt")
+    prefix: Annotated[str, Field(strict=True, max_length=16)] = Field(description="The key's first characters (`sk_live_` or `sk_test_` and 8 more; `sk_` and 8 more for a key made before test mode), to tell keys apart. A key made before keys could rotate, and not used since, shows `sk_` alone: only its hash was kept. ")
+    created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
+    last_used_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When a request last carried it, to the minute (recorded at most once a minute); null if never.", alias="lastUsedAt")
+    expires_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When it stops working (set by a roll); null if it does not expire.", alias="expiresAt")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["id", "prefix", "createdAt", "lastUsedAt", "expiresAt", "livemode"]
 

@@ -30,10 +30,10 @@ class ApiKeyWithSecret(BaseModel):
     ApiKeyWithSecret
     """ # noqa: E501
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
-    key: Annotated[str, Field(strict=True)] = Field(description="The key itself (`sk_live_` and 43 characters; `sk_test_` and 43 for a test mode's key). Shown only in this answer. ")
-    prefix: Annotated[str, Field(strict=True)] = Field(description="The key's first characters (`sk_live_` or `sk_test_` and 8 more; `sk_` and 8 more for a key made before test mode), to tell keys apart. A key made before keys could rotate, and not used since, shows `sk_` alone: only its hash was kept. ")
-    created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
-    expires_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="Always null for a new key.", alias="expiresAt")
+    key: Annotated[str, Field(strict=True, max_length=51)] = Field(description="The key itself (`sk_live_` and 43 characters; `sk_test_` and 43 for a test mode's key). Shown only in this answer. ")
+    prefix: Annotated[str, Field(strict=True, max_length=16)] = Field(description="The key's first characters (`sk_live_` or `sk_test_` and 8 more; `sk_` and 8 more for a key made before test mode), to tell keys apart. A key made before keys could rotate, and not used since, shows `sk_` alone: only its hash was kept. ")
+    created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
+    expires_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="Always null for a new key.", alias="expiresAt")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["id", "key", "prefix", "createdAt", "expiresAt", "livemode"]
 

@@ -33,8 +33,8 @@ class BulkAcceptance(BaseModel):
     """ # noqa: E501
     request_id: UUID = Field(description="Correlation id carried by every queued command and written in every log line about them; also the id of the request's status (`GET /v2/bulk-requests/{requestId}`).", alias="requestId")
     operation: BulkOperation
-    accepted_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="Number of commands queued (unique ids of the caller's subscriptions that are not cancelled).", alias="acceptedCount")
-    rejected: Optional[List[RejectedSubscription]] = Field(default=None, description="The ids that were not queued, each with the reason.")
+    accepted_count: Annotated[int, Field(le=100000, strict=True, ge=0)] = Field(description="Number of commands queued (unique ids of the caller's subscriptions that are not cancelled).", alias="acceptedCount")
+    rejected: Optional[Annotated[List[RejectedSubscription], Field(max_length=100000)]] = Field(default=None, description="The ids that were not queued, each with the reason (at most the 100,000 a filter may match).")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["requestId", "operation", "acceptedCount", "rejected", "livemode"]
 

@@ -29,9 +29,9 @@ class BulkDryRun(BaseModel):
     """
     BulkDryRun
     """ # noqa: E501
-    matched_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="The caller's subscriptions the request matches now. Sent to the bulk operation, the same request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others (unless they change meanwhile). A filter matching more than 100,000 is refused (0046). ", alias="matchedCount")
-    cancelled_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many of them are `cancelled`, which the request would reject.", alias="cancelledCount")
-    policy_rejected_count: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many of the others a pause would reject for your pause policy (always 0 for a resume).", alias="policyRejectedCount")
+    matched_count: Annotated[int, Field(le=100000, strict=True, ge=0)] = Field(description="The caller's subscriptions the request matches now. Sent to the bulk operation, the same request accepts `matchedCount - cancelledCount - policyRejectedCount` of them and rejects the others (unless they change meanwhile). A filter matching more than 100,000 is refused (0046). ", alias="matchedCount")
+    cancelled_count: Annotated[int, Field(le=100000, strict=True, ge=0)] = Field(description="How many of them are `cancelled`, which the request would reject.", alias="cancelledCount")
+    policy_rejected_count: Annotated[int, Field(le=100000, strict=True, ge=0)] = Field(description="How many of the others a pause would reject for your pause policy (always 0 for a resume).", alias="policyRejectedCount")
     sample: Annotated[List[UUID], Field(max_length=20)] = Field(description="Up to 20 of the ids the request would accept, in id order.")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["matchedCount", "cancelledCount", "policyRejectedCount", "sample", "livemode"]

@@ -34,10 +34,10 @@ class BulkRequest(BaseModel):
     request_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="requestId")
     operation: BulkOperation
     state: StrictStr = Field(description="`queued`: no command applied yet. `running`: some applied, some pending. `completed`: none pending.")
-    accepted_count: Annotated[int, Field(strict=True, ge=0)] = Field(alias="acceptedCount")
+    accepted_count: Annotated[int, Field(le=100000, strict=True, ge=0)] = Field(alias="acceptedCount")
     counts: BulkRequestCounts
-    created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
-    completed_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When the last command was applied; null until then.", alias="completedAt")
+    created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
+    completed_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When the last command was applied; null until then.", alias="completedAt")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     additional_properties: Dict[str, Any] = {}
     __properties: ClassVar[List[str]] = ["requestId", "operation", "state", "acceptedCount", "counts", "createdAt", "completedAt", "livemode"]

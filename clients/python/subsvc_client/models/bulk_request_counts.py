@@ -28,11 +28,11 @@ class BulkRequestCounts(BaseModel):
     """
     How many commands have each outcome; they add up to `acceptedCount`.
     """ # noqa: E501
-    pending: Annotated[int, Field(strict=True, ge=0)]
-    applied: Annotated[int, Field(strict=True, ge=0)]
-    noop: Annotated[int, Field(strict=True, ge=0)]
-    skipped: Annotated[int, Field(strict=True, ge=0)]
-    failed: Annotated[int, Field(strict=True, ge=0)]
+    pending: Annotated[int, Field(le=100000, strict=True, ge=0)]
+    applied: Annotated[int, Field(le=100000, strict=True, ge=0)]
+    noop: Annotated[int, Field(le=100000, strict=True, ge=0)]
+    skipped: Annotated[int, Field(le=100000, strict=True, ge=0)]
+    failed: Annotated[int, Field(le=100000, strict=True, ge=0)]
     __properties: ClassVar[List[str]] = ["pending", "applied", "noop", "skipped", "failed"]
 
     model_config = ConfigDict(

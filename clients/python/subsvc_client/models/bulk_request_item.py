@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -32,8 +32,8 @@ class BulkRequestItem(BaseModel):
     """ # noqa: E501
     subscription_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="subscriptionId")
     outcome: CommandOutcome
-    reason: Optional[StrictStr] = Field(description="Why it was skipped (`cancelled`, `not_found`) or failed; null otherwise.")
-    at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When the outcome was reached; null while pending.")
+    reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(description="Why it was skipped (`cancelled`, `not_found`) or failed (cut to 500 characters); null otherwise.")
+    at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When the outcome was reached; null while pending.")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["subscriptionId", "outcome", "reason", "at", "livemode"]
 

@@ -19,6 +19,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
 from uuid import UUID
 from subsvc_client.models.bulk_request_item import BulkRequestItem
 from typing import Optional, Set
@@ -29,7 +30,7 @@ class BulkRequestItemList(BaseModel):
     """
     BulkRequestItemList
     """ # noqa: E501
-    data: List[BulkRequestItem]
+    data: Annotated[List[BulkRequestItem], Field(max_length=100)]
     has_more: StrictBool = Field(alias="hasMore")
     next_cursor: Optional[UUID] = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="nextCursor")
     __properties: ClassVar[List[str]] = ["data", "hasMore", "nextCursor"]

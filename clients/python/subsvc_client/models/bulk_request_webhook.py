@@ -30,7 +30,7 @@ class BulkRequestWebhook(BaseModel):
     The body of a `bulk_request.completed` delivery.
     """ # noqa: E501
     type: StrictStr
-    timestamp: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).")
+    timestamp: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).")
     data: BulkRequest
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     additional_properties: Dict[str, Any] = {}

@@ -19,6 +19,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
 from uuid import UUID
 from subsvc_client.models.event import Event
 from typing import Optional, Set
@@ -29,7 +30,7 @@ class EventList(BaseModel):
     """
     EventList
     """ # noqa: E501
-    data: List[Event]
+    data: Annotated[List[Event], Field(max_length=100)]
     has_more: StrictBool = Field(alias="hasMore")
     next_cursor: Optional[UUID] = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="nextCursor")
     __properties: ClassVar[List[str]] = ["data", "hasMore", "nextCursor"]

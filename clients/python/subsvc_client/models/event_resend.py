@@ -30,7 +30,7 @@ class EventResend(BaseModel):
     EventResend
     """ # noqa: E501
     event_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="eventId")
-    queued: Annotated[int, Field(strict=True, ge=0)] = Field(description="How many endpoints the event was queued to.")
+    queued: Annotated[int, Field(le=16, strict=True, ge=0)] = Field(description="How many endpoints the event was queued to (a merchant has at most 16).")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["eventId", "queued", "livemode"]
 

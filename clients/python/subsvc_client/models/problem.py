@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from subsvc_client.models.problem_errors_inner import ProblemErrorsInner
@@ -29,12 +29,12 @@ class Problem(BaseModel):
     """
     An RFC 9457 problem with the service's four-digit error code.
     """ # noqa: E501
-    type: StrictStr
-    title: StrictStr
+    type: Annotated[str, Field(strict=True, max_length=100)]
+    title: Annotated[str, Field(strict=True, max_length=100)]
     status: Annotated[int, Field(le=599, strict=True, ge=400)]
-    detail: StrictStr
+    detail: Annotated[str, Field(strict=True, max_length=4096)]
     code: Annotated[str, Field(strict=True)]
-    errors: Optional[Annotated[List[ProblemErrorsInner], Field(max_length=100)]] = Field(default=None, description="For codes 0040 and 0043, the rules the request broke: one per position (the first rule broken there), at most 100; `detail` says how many there are in all. ")
+    errors: Optional[Annotated[List[ProblemErrorsInner], Field(max_length=100)]] = Field(default=None, description="For codes 0040 and 0043, the rules the request broke: one per position (the first rule broken there), at most 100; `detail` says how many there are in all. `detail` may quote what the request sent (a path, a URL), cut to keep it within 4096 characters. ")
     __properties: ClassVar[List[str]] = ["type", "title", "status", "detail", "code", "errors"]
 
     @field_validator('code', mode="before")

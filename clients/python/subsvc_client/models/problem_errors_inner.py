@@ -17,8 +17,9 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field
 from typing import Any, ClassVar, Dict, List
+from typing_extensions import Annotated
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -27,8 +28,8 @@ class ProblemErrorsInner(BaseModel):
     """
     ProblemErrorsInner
     """ # noqa: E501
-    path: StrictStr = Field(description="JSON Pointer into the request (`/subscriptions/3`, `/resumeAt`), or the part of the request (`path`, `header`).")
-    message: StrictStr
+    path: Annotated[str, Field(strict=True, max_length=500)] = Field(description="JSON Pointer into the request (`/subscriptions/3`, `/resumeAt`), or the part of the request (`path`, `header`).")
+    message: Annotated[str, Field(strict=True, max_length=500)] = Field(description="The rule broken; a property's name it quotes is cut to keep it within 500 characters.")
     __properties: ClassVar[List[str]] = ["path", "message"]
 
     model_config = ConfigDict(

@@ -34,9 +34,9 @@ class ResumedSubscription(BaseModel):
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
     plan_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="planId")
     status: SubscriptionStatus
-    cycle: Annotated[int, Field(strict=True, ge=0)] = Field(description="Billing cycle counter; never changed by pause or resume.")
-    created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
-    modified_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="modifiedAt")
+    cycle: Annotated[int, Field(le=9007199254740991, strict=True, ge=0)] = Field(description="Billing cycle counter; never changed by pause or resume.")
+    created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
+    modified_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="modifiedAt")
     schedule: Optional[Schedule] = None
     pause_reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="Why it is paused, as given with the pause; present only while `paused` with a reason.", alias="pauseReason")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")

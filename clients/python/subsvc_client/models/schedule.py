@@ -28,8 +28,8 @@ class Schedule(BaseModel):
     """
     A subscription's pending scheduled pause and resume. On a subscription it is present only while one is pending, and a time is null when only the other one is scheduled; in a schedule event's data it is what the change left pending, both times null when nothing is. 
     """ # noqa: E501
-    pause_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When it becomes `paused`.", alias="pauseAt")
-    resume_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When it becomes `fulfilled` again.", alias="resumeAt")
+    pause_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When it becomes `paused`.", alias="pauseAt")
+    resume_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When it becomes `fulfilled` again.", alias="resumeAt")
     __properties: ClassVar[List[str]] = ["pauseAt", "resumeAt"]
 
     @field_validator('pause_at', mode="before")

@@ -32,7 +32,7 @@ class SubscriptionEvent(BaseModel):
     """ # noqa: E501
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
     type: StrictStr
-    created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
+    created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     data: SubscriptionEventData
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["id", "type", "createdAt", "data", "livemode"]

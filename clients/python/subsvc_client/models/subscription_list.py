@@ -19,6 +19,7 @@ import json
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
 from uuid import UUID
 from subsvc_client.models.subscription import Subscription
 from typing import Optional, Set
@@ -29,7 +30,7 @@ class SubscriptionList(BaseModel):
     """
     SubscriptionList
     """ # noqa: E501
-    data: List[Subscription]
+    data: Annotated[List[Subscription], Field(max_length=100)]
     has_more: StrictBool = Field(description="Whether a next page exists.", alias="hasMore")
     next_cursor: Optional[UUID] = Field(description="Pass as `startingAfter` for the next page; null on the last one.", alias="nextCursor")
     __properties: ClassVar[List[str]] = ["data", "hasMore", "nextCursor"]

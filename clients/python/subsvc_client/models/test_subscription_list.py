@@ -17,8 +17,9 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from typing import Any, ClassVar, Dict, List
+from typing_extensions import Annotated
 from subsvc_client.models.subscription import Subscription
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,7 +29,7 @@ class TestSubscriptionList(BaseModel):
     """
     TestSubscriptionList
     """ # noqa: E501
-    data: List[Subscription]
+    data: Annotated[List[Subscription], Field(max_length=1000)]
     __properties: ClassVar[List[str]] = ["data"]
 
     model_config = ConfigDict(

@@ -28,7 +28,7 @@ class TestSubscriptionsDeleted(BaseModel):
     """
     TestSubscriptionsDeleted
     """ # noqa: E501
-    deleted_count: Annotated[int, Field(strict=True, ge=0)] = Field(alias="deletedCount")
+    deleted_count: Annotated[int, Field(le=9007199254740991, strict=True, ge=0)] = Field(alias="deletedCount")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["deletedCount", "livemode"]
 

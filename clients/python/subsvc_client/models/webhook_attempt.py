@@ -17,7 +17,7 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
@@ -28,10 +28,10 @@ class WebhookAttempt(BaseModel):
     """
     WebhookAttempt
     """ # noqa: E501
-    at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).")
-    status_code: Optional[StrictInt] = Field(description="The receiver's status code; null when no answer came.", alias="statusCode")
-    error: Optional[StrictStr] = Field(description="Why no answer came (timeout, refused, URL not allowed); null when one came.")
-    duration_ms: Annotated[int, Field(strict=True, ge=0)] = Field(alias="durationMs")
+    at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).")
+    status_code: Optional[Annotated[int, Field(le=999, strict=True, ge=100)]] = Field(description="The receiver's status code; null when no answer came.", alias="statusCode")
+    error: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(description="Why no answer came (timeout, refused, URL not allowed), cut to 500 characters; null when one came.")
+    duration_ms: Annotated[int, Field(le=2147483647, strict=True, ge=0)] = Field(alias="durationMs")
     __properties: ClassVar[List[str]] = ["at", "statusCode", "error", "durationMs"]
 
     @field_validator('at', mode="before")

@@ -31,16 +31,23 @@ class WebhookDelivery(BaseModel):
     """
     WebhookDelivery
     """ # noqa: E501
-    id: StrictStr
+    id: Annotated[str, Field(strict=True, max_length=110)] = Field(description="The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`) or a replay.")
     replay: StrictBool = Field(description="`true` for a delivery queued by a replay (`POST /v2/webhook-endpoints/{endpointId}/replay`).")
     event_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="eventId")
     event_type: EventType = Field(alias="eventType")
     status: StrictStr = Field(description="`pending`: not acknowledged yet, retries due. `succeeded`: a 2xx came. `failed`: retries spent, or the endpoint was disabled.")
-    attempts: List[WebhookAttempt]
-    next_attempt_at: Optional[Annotated[str, Field(strict=True)]] = Field(description="When the next attempt is due; null when none is.", alias="nextAttemptAt")
-    created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
+    attempts: Annotated[List[WebhookAttempt], Field(max_length=21)] = Field(description="At most 21, the first attempt and `WEBHOOK_RETRY_DELAYS_MS`'s 20 retries at most.")
+    next_attempt_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When the next attempt is due; null when none is.", alias="nextAttemptAt")
+    created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["id", "replay", "eventId", "eventType", "status", "attempts", "nextAttemptAt", "createdAt", "livemode"]
+
+    @field_validator('id', mode="before")
+    def id_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if isinstance(value, str) and not re.match(r"^[0-9a-f-]{36}\.[0-9a-f-]{36}(\.[0-9a-f-]{36})?$", value):
+            raise ValueError(r"must validate the regular expression /^[0-9a-f-]{36}\.[0-9a-f-]{36}(\.[0-9a-f-]{36})?$/")
+        return value
 
     @field_validator('event_id', mode="before")
     def event_id_validate_regular_expression(cls, value):

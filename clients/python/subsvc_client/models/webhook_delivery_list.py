@@ -17,8 +17,9 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
+from typing_extensions import Annotated
 from subsvc_client.models.webhook_delivery import WebhookDelivery
 from typing import Optional, Set
 from typing_extensions import Self
@@ -28,10 +29,20 @@ class WebhookDeliveryList(BaseModel):
     """
     WebhookDeliveryList
     """ # noqa: E501
-    data: List[WebhookDelivery]
+    data: Annotated[List[WebhookDelivery], Field(max_length=100)]
     has_more: StrictBool = Field(alias="hasMore")
-    next_cursor: Optional[StrictStr] = Field(alias="nextCursor")
+    next_cursor: Optional[Annotated[str, Field(strict=True, max_length=110)]] = Field(description="The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`) or a replay.", alias="nextCursor")
     __properties: ClassVar[List[str]] = ["data", "hasMore", "nextCursor"]
+
+    @field_validator('next_cursor', mode="before")
+    def next_cursor_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^[0-9a-f-]{36}\.[0-9a-f-]{36}(\.[0-9a-f-]{36})?$", value):
+            raise ValueError(r"must validate the regular expression /^[0-9a-f-]{36}\.[0-9a-f-]{36}(\.[0-9a-f-]{36})?$/")
+        return value
 
     model_config = ConfigDict(
         validate_by_name=True,

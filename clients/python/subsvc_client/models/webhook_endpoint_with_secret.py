@@ -30,13 +30,13 @@ class WebhookEndpointWithSecret(BaseModel):
     WebhookEndpointWithSecret
     """ # noqa: E501
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
-    url: StrictStr
+    url: Annotated[str, Field(strict=True, max_length=2048)] = Field(description="An absolute `https` URL (`http` only where the service allows private URLs).")
     events: Annotated[List[StrictStr], Field(min_length=1, max_length=7)] = Field(description="The event types to send, or `[\"*\"]` for all (including types added later).")
-    description: Optional[StrictStr] = None
+    description: Optional[Annotated[str, Field(strict=True, max_length=500)]] = None
     status: StrictStr
-    disabled_reason: Optional[StrictStr] = Field(alias="disabledReason")
-    created_at: Annotated[str, Field(strict=True)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
-    secret: Annotated[str, Field(strict=True)] = Field(description="`whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer.")
+    disabled_reason: Optional[Annotated[str, Field(strict=True, max_length=600)]] = Field(alias="disabledReason")
+    created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
+    secret: Annotated[str, Field(strict=True, max_length=50)] = Field(description="`whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer.")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["id", "url", "events", "description", "status", "disabledReason", "createdAt", "secret", "livemode"]
 
@@ -45,6 +45,13 @@ class WebhookEndpointWithSecret(BaseModel):
         """Validates the regular expression"""
         if isinstance(value, str) and not re.match(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", value):
             raise ValueError(r"must validate the regular expression /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/")
+        return value
+
+    @field_validator('url', mode="before")
+    def url_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if isinstance(value, str) and not re.match(r"^[hH][tT][tT][pP][sS]?:\/\/", value):
+            raise ValueError(r"must validate the regular expression /^[hH][tT][tT][pP][sS]?:\/\//")
         return value
 
     @field_validator('events')

@@ -231,6 +231,7 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
     /**
+     * Removes the endpoint; deliveries queued for it are not sent.
      * Remove a webhook endpoint
      */
     async deleteWebhookEndpointRaw(requestParameters: DeleteWebhookEndpointRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<void>> {
@@ -241,6 +242,7 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
     /**
+     * Removes the endpoint; deliveries queued for it are not sent.
      * Remove a webhook endpoint
      */
     async deleteWebhookEndpoint(requestParameters: DeleteWebhookEndpointRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<void> {
@@ -283,6 +285,7 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
     /**
+     * One webhook endpoint of the caller, without its secret.
      * Read a webhook endpoint
      */
     async getWebhookEndpointRaw(requestParameters: GetWebhookEndpointRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<WebhookEndpoint>> {
@@ -293,6 +296,7 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
     /**
+     * One webhook endpoint of the caller, without its secret.
      * Read a webhook endpoint
      */
     async getWebhookEndpoint(requestParameters: GetWebhookEndpointRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<WebhookEndpoint> {

@@ -52,7 +52,8 @@ export interface ApiKeysProblem {
     code: ApiKeysProblemCodeEnum;
     /**
      * For codes 0040 and 0043, the rules the request broke: one per position (the first rule
-     * broken there), at most 100; `detail` says how many there are in all.
+     * broken there), at most 100; `detail` says how many there are in all. `detail` may quote
+     * what the request sent (a path, a URL), cut to keep it within 4096 characters.
      * 
      */
     errors?: Array<ProblemErrorsInner>;

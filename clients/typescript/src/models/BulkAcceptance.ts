@@ -47,7 +47,7 @@ export interface BulkAcceptance {
      */
     acceptedCount: number;
     /**
-     * The ids that were not queued, each with the reason.
+     * The ids that were not queued, each with the reason (at most the 100,000 a filter may match).
      */
     rejected?: Array<RejectedSubscription>;
     /**

@@ -24,7 +24,7 @@ export interface EventResend {
      */
     eventId: string;
     /**
-     * How many endpoints the event was queued to.
+     * How many endpoints the event was queued to (a merchant has at most 16).
      */
     queued: number;
     /**

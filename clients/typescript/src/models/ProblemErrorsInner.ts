@@ -24,7 +24,7 @@ export interface ProblemErrorsInner {
      */
     path: string;
     /**
-     * 
+     * The rule broken; a property's name it quotes is cut to keep it within 500 characters.
      */
     message: string;
 }

@@ -36,7 +36,7 @@ export interface WebhookDeliveryList {
      */
     hasMore: boolean;
     /**
-     * 
+     * The event's id and the endpoint's, and a third for a resend (`POST /v2/events/{eventId}/resend`) or a replay.
      */
     nextCursor: string | null;
 }

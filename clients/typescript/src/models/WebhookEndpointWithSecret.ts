@@ -24,7 +24,7 @@ export interface WebhookEndpointWithSecret {
      */
     id: string;
     /**
-     * 
+     * An absolute `https` URL (`http` only where the service allows private URLs).
      */
     url: string;
     /**
