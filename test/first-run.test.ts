@@ -1,8 +1,11 @@
-/** What `serve` says when it starts is what runs (issue 24). */
+/** What `serve` says when it starts is what runs, and what stops it is said before any slow step. */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseUri } from './support/service.js';
 import { startServe, type ServeProcess } from './support/worker-process.js';
+import { preflight, type EngineProbes } from '../src/main/preflight.js';
 
 let serve: ServeProcess | undefined;
 afterAll(async () => {
@@ -16,5 +19,77 @@ describe('serve at start', () => {
     const started = line('bulk workers started');
     expect(started).toBeDefined();
     expect(line('service listening')).toMatchObject({ bulkConcurrency: started!['concurrency'] });
+  });
+});
+
+/** `subsvc serve` from source, as `npm start` runs its compiled twin, until it exits by itself. */
+async function serveUntilExit(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string; ms: number }> {
+  const childEnv: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', ...env };
+  if (env.MONGODB_URI === undefined) delete childEnv.MONGODB_URI;
+  const started = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'serve'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  // A process that started instead of stopping is killed, and fails the test by its exit code.
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+  clearTimeout(timer);
+  return { code, stdout, stderr, ms: Date.now() - started };
+}
+
+const slowSteps = /embedded database started|building FerretDB|database connected/;
+
+describe('serve checks what it can before any slow step', () => {
+  it('a busy PORT is reported in one line naming PORT, before the embedded database is built or started', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const { port } = busy.address() as AddressInfo;
+    try {
+      const run = await serveUntilExit({ PORT: String(port), EMBEDDED_DB: 'ferretdb' });
+      expect(run.code).toBe(1);
+      expect(run.stderr.trim().split('\n')).toEqual([`subsvc: port ${port} on 127.0.0.1 is in use: set PORT to a free port (PORT=${port + 1} npm start)`]);
+      expect(run.stdout).not.toMatch(slowSteps);
+    } finally {
+      busy.close();
+    }
+  });
+
+  it('a HOST that is not an address of this machine is named before the database is started', async () => {
+    const run = await serveUntilExit({ HOST: '203.0.113.7', PORT: '0', EMBEDDED_DB: 'ferretdb' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^subsvc: cannot listen on 203\.0\.113\.7: set HOST to an address of this machine/);
+    expect(run.stdout).not.toMatch(slowSteps);
+  });
+
+  it('a MONGODB_URI that does not parse is named at once, not after a server-selection timeout', async () => {
+    const run = await serveUntilExit({ MONGODB_URI: 'mongodb://db:notaport/subscriptions', PORT: '0' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^subsvc: MONGODB_URI is not a valid connection string: /);
+    expect(run.stdout).not.toMatch(slowSteps);
+  });
+});
+
+describe('preflight: Go, when the embedded database must be built', () => {
+  const config = { host: '127.0.0.1', port: 0, metricsPort: undefined, mongodbUri: undefined, downloadProxy: { proxied: false, mongodDownloadUrl: undefined } } as const;
+  const probes = (machine: { built: boolean; mongod: boolean; go: boolean }): EngineProbes => ({
+    ferretdbBuilt: () => machine.built,
+    mongodObtainable: async () => machine.mongod,
+    goInstalled: () => machine.go,
+  });
+  const noGo = /^the embedded database \(FerretDB\) must be built once and Go is not installed: install Go .*, or set MONGODB_URI/;
+
+  it('without Go, no FerretDB build and no mongod to be had, says to install Go or set MONGODB_URI', async () => {
+    await expect(preflight({ ...config, embeddedEngine: 'auto' }, true, probes({ built: false, mongod: false, go: false }))).rejects.toThrow(noGo);
+    await expect(preflight({ ...config, embeddedEngine: 'ferretdb' }, true, probes({ built: false, mongod: true, go: false }))).rejects.toThrow(noGo);
+  });
+
+  it('asks for no Go where FerretDB is built, a mongod can be had, or MONGODB_URI is set', async () => {
+    await expect(preflight({ ...config, embeddedEngine: 'ferretdb' }, true, probes({ built: true, mongod: false, go: false }))).resolves.toBeUndefined();
+    await expect(preflight({ ...config, embeddedEngine: 'auto' }, true, probes({ built: false, mongod: true, go: false }))).resolves.toBeUndefined();
+    await expect(
+      preflight({ ...config, embeddedEngine: 'auto', mongodbUri: 'mongodb://127.0.0.1:1/x' }, true, probes({ built: false, mongod: false, go: false })),
+    ).resolves.toBeUndefined();
   });
 });

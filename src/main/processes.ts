@@ -10,6 +10,7 @@ import { watchConnection } from '../db/connection-watch.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
 import { createDemo } from './demo.js';
+import { preflight } from './preflight.js';
 import type { Logger } from '../logger.js';
 
 export interface Running {
@@ -60,7 +61,8 @@ async function withDatabase(config: Config, log: Logger, start: (opened: OpenedD
   }
 }
 
-export function serve(config: Config, log: Logger, announce: (text: string) => void): Promise<Running> {
+export async function serve(config: Config, log: Logger, announce: (text: string) => void): Promise<Running> {
+  await preflight(config, true);
   return withDatabase(config, log, async (opened) => {
     const watch = watchConnection(opened.database, config, log);
     const running = await startService(opened.database, config, log, { port: config.port, host: config.host, healthy: watch.healthy }).catch(
@@ -85,8 +87,9 @@ export function serve(config: Config, log: Logger, announce: (text: string) => v
   });
 }
 
-export function work(config: Config, log: Logger): Promise<Running> {
+export async function work(config: Config, log: Logger): Promise<Running> {
   if (config.bulkConcurrency === 0) throw new Error('BULK_CONCURRENCY=0 leaves a worker process nothing to do');
+  await preflight(config, false);
   return withDatabase(config, log, async (opened) => {
     const watch = watchConnection(opened.database, config, log);
     // A worker process serves no request: all its database work takes the background bound.
