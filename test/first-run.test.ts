@@ -1,11 +1,16 @@
 /** What `serve` says when it starts is what runs, and what stops it is said before any slow step. */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseUri } from './support/service.js';
 import { startServe, type ServeProcess } from './support/worker-process.js';
 import { preflight, type EngineProbes } from '../src/main/preflight.js';
+import { projectRoot } from '../src/lib/project-root.js';
 
 let serve: ServeProcess | undefined;
 afterAll(async () => {
@@ -91,5 +96,21 @@ describe('preflight: Go, when the embedded database must be built', () => {
     await expect(
       preflight({ ...config, embeddedEngine: 'auto', mongodbUri: 'mongodb://127.0.0.1:1/x' }, true, probes({ built: false, mongod: false, go: false })),
     ).resolves.toBeUndefined();
+  });
+});
+
+describe('npx subsvc', () => {
+  it('runs the CLI that npm ci built and linked, without installing the project into npx\'s cache first', async () => {
+    const linked = join(projectRoot(), 'node_modules', '.bin', 'subsvc');
+    expect(existsSync(linked), `${linked} is missing: npm ci links it (package.json's prepare script)`).toBe(true);
+    // An empty npm cache of its own: whatever npx installs shows up in it.
+    const cache = mkdtempSync(join(tmpdir(), 'npx-cache-'));
+    try {
+      const { stdout } = await promisify(execFile)('npx', ['subsvc', 'help'], { cwd: projectRoot(), env: { ...process.env, npm_config_cache: cache }, timeout: 50_000 });
+      expect(stdout).toMatch(/^usage:\n {2}subsvc serve\n/);
+      expect(existsSync(join(cache, '_npx'))).toBe(false);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 });
