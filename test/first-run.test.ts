@@ -114,3 +114,31 @@ describe('npx subsvc', () => {
     }
   });
 });
+
+describe('serve on a terminal', () => {
+  it('logs one readable line per entry, not JSON, and prints the summary last: engine, URL, docs, keys with the test mode id, curls', async () => {
+    // script(1) gives the process a terminal, as `npm start` in a shell has.
+    const command = `${process.execPath} --import tsx src/main/cli.ts serve`;
+    const env = { ...process.env, MONGODB_URI: databaseUri(`tty_${randomUUID().slice(0, 8)}`), PORT: '0', DEMO: 'on', LOG_LEVEL: 'info' };
+    const child = spawn('script', ['-qfc', command, '/dev/null'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    try {
+      const deadline = Date.now() + 40_000;
+      while (!/test-helpers\/subscriptions .*\r?\n/.test(output) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      child.kill('SIGTERM');
+    }
+    // eslint-disable-next-line no-control-regex
+    const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/).filter((l) => l.trim() !== '');
+    const summary = lines.findIndex((l) => l.startsWith('subsvc is listening on http://127.0.0.1:'));
+    expect(summary).toBeGreaterThan(0);
+    expect(lines.slice(0, summary).every((l) => /^\[\d\d:\d\d:\d\d\] (INFO|WARN): /.test(l))).toBe(true);
+    expect(lines.slice(0, summary).find((l) => l.includes('service listening'))).toBeDefined();
+    const rest = lines.slice(summary);
+    expect(rest[1]).toMatch(/^ {2}engine: {8}(MongoDB \S+|FerretDB) \(MONGODB_URI\)/);
+    expect(rest[2]).toMatch(/^ {2}API reference: http:\S+\/docs {2}\(console to send requests: http:\S+\/docs\/try\)$/);
+    expect(rest.find((l) => l.includes('test API key'))).toMatch(/sk_test_\S+ {2}test mode id: [0-9a-f-]{36}/);
+    expect(rest.at(-1)).toMatch(/^ {2}curl -s -X POST http:\S+\/v2\/test-helpers\/subscriptions /);
+  });
+});
