@@ -54,7 +54,7 @@ describe('serve checks what it can before any slow step', () => {
     try {
       const run = await serveUntilExit({ PORT: String(port), EMBEDDED_DB: 'ferretdb' });
       expect(run.code).toBe(1);
-      expect(run.stderr.trim().split('\n')).toEqual([`subsvc: port ${port} on 127.0.0.1 is in use: set PORT to a free port (PORT=${port + 1} npm start)`]);
+      expect(run.stderr.trim().split('\n')).toEqual([`subsvc: port ${port} on 127.0.0.1 is in use (EADDRINUSE): set PORT to a free port (PORT=${port + 1} npm start)`]);
       expect(run.stdout).not.toMatch(slowSteps);
     } finally {
       busy.close();
