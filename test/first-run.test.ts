@@ -1,5 +1,5 @@
 /** What `serve` says when it starts is what runs, and what stops it is said before any slow step. */
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
@@ -140,5 +140,22 @@ describe('serve on a terminal', () => {
     expect(rest[2]).toMatch(/^ {2}API reference: http:\S+\/docs {2}\(console to send requests: http:\S+\/docs\/try\)$/);
     expect(rest.find((l) => l.includes('test API key'))).toMatch(/sk_test_\S+ {2}test mode id: [0-9a-f-]{36}/);
     expect(rest.at(-1)).toMatch(/^ {2}curl -s -X POST http:\S+\/v2\/test-helpers\/subscriptions /);
+  });
+});
+
+describe('bin/subsvc.js on an older Node', () => {
+  // The machine's own Node, where it is older than the project's: what `node bin/subsvc.js` runs by hand.
+  const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => existsSync(path));
+  const version = systemNode ? String(spawnSync(systemNode, ['-p', 'process.versions.node']).stdout).trim() : '';
+  const older = version !== '' && Number(version.split('.')[0]) < 24;
+  if (!older) console.log(`no Node older than 24 at /usr/bin or /usr/local/bin (found ${version || 'none'}): the runtime check is not exercised here`);
+
+  it.skipIf(!older)('exits with one line naming the Node it needs and how to run it', () => {
+    const run = spawnSync(systemNode!, [join(projectRoot(), 'bin', 'subsvc.js'), 'help'], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toEqual([
+      `subsvc: needs Node 24.18 or later and ${systemNode} is v${version}: run it through npm (npm start, npx subsvc …), which uses the Node 24 that npm ci installed in node_modules/.bin`,
+    ]);
   });
 });
