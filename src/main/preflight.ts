@@ -3,9 +3,9 @@
  * minutes building the embedded database, and a busy port found only after that wastes them.
  * Each failure is one line that names the variable to change.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { delimiter, join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import type { Config } from '../config.js';
 import { CACHE_DIR, mongodObtainable } from '../db/embedded.js';
@@ -30,7 +30,8 @@ export interface EngineProbes {
 const machine: EngineProbes = {
   ferretdbBuilt: () => existsSync(ferretdbBinaryPath(CACHE_DIR)),
   mongodObtainable,
-  goInstalled: () => (process.env.PATH ?? '').split(delimiter).some((dir) => dir !== '' && existsSync(join(dir, 'go'))),
+  // What the build itself will run: `go` as found on PATH.
+  goInstalled: () => spawnSync('go', ['version'], { stdio: 'ignore' }).error === undefined,
 };
 
 /** Binds the address for a moment, as the service will: what stops it then stops it now. */
