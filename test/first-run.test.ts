@@ -1,10 +1,10 @@
 /** What `serve` says when it starts is what runs, and what stops it is said before any slow step. */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { databaseUri } from './support/service.js';
@@ -149,6 +149,20 @@ describe('bin/subsvc.js on an older Node', () => {
   const version = systemNode ? String(spawnSync(systemNode, ['-p', 'process.versions.node']).stdout).trim() : '';
   const older = version !== '' && Number(version.split('.')[0]) < 24;
   if (!older) console.log(`no Node older than 24 at /usr/bin or /usr/local/bin (found ${version || 'none'}): the runtime check is not exercised here`);
+
+  it.skipIf(!older)('npm ci run by it warns about no engine: its plan (--dry-run) prints no npm warning at all', () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'npm-ci-'));
+    try {
+      for (const file of ['package.json', 'package-lock.json', '.npmrc']) writeFileSync(join(scratch, file), readFileSync(join(projectRoot(), file)));
+      // The system's npm on the system's Node, as a newcomer's `npm ci` runs before node_modules exists.
+      const path = `${dirname(systemNode!)}:/usr/bin:/bin`;
+      const run = spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts'], { cwd: scratch, env: { ...process.env, PATH: path }, encoding: 'utf8', timeout: 120_000 });
+      expect(run.status).toBe(0);
+      expect(`${run.stdout}${run.stderr}`).not.toMatch(/npm warn|EBADENGINE/);
+    } finally {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
 
   it.skipIf(!older)('exits with one line naming the Node it needs and how to run it', () => {
     const run = spawnSync(systemNode!, [join(projectRoot(), 'bin', 'subsvc.js'), 'help'], { encoding: 'utf8' });
