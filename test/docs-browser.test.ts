@@ -3,7 +3,7 @@
  * playwright-core. A screenshot goes to test-artifacts/ (ignored by git).
  */
 import { existsSync, mkdirSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -27,8 +27,9 @@ afterAll(async () => {
 });
 
 describe.skipIf(!available)('the docs page in Chromium', () => {
-  it('renders the operations from the spec, with curl and client samples and the error-code table', async () => {
+  it('renders the operations from the spec, with curl and client samples and the error-code table, asking nothing of other hosts', async () => {
     const page = await browser.newPage();
+    const outside = requestsElsewhere(page);
     await page.goto(`${t.baseUrl}/docs`);
     const heading = (text: string) => page.locator('h2', { hasText: text });
     await heading('Pause a subscription, or many at once').waitFor({ timeout: 30_000 });
@@ -41,27 +42,44 @@ describe.skipIf(!available)('the docs page in Chromium', () => {
     // A GET shows its curl sample first (a POST shows its payload first, with curl a tab away).
     const curl = await page.locator('pre', { hasText: 'curl -s' }).allTextContents();
     expect(curl).toContain(`curl -s 'http://localhost:8080/v2/subscriptions/6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60' -H "x-api-key: $API_KEY"`);
+    // The console is one click away: the bar above the reference leads to it.
+    expect(await page.getByRole('link', { name: 'open the console (/docs/try)' }).getAttribute('href')).toBe('/docs/try');
+    // Redoc's footer logo, once asked of cdn.redoc.ly, comes from here.
+    await page.getByRole('img', { name: 'redocly logo' }).waitFor({ timeout: 10_000 });
+    expect(outside).toEqual([]);
     mkdirSync('test-artifacts', { recursive: true });
     await page.screenshot({ path: 'test-artifacts/docs.png', fullPage: false });
     await page.close();
   });
 
-  it('has a console (/docs/try) that sends a request with the caller\'s API key to the running service', async () => {
-    const { apiKey } = await t.merchant();
+  it('has a console (/docs/try) that lists the caller\'s subscriptions with the key typed into its empty key box, on this service, sending no example', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const [subscription] = await t.service.seeder.seed({ merchantId, count: 1, status: 'fulfilled' });
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    const outside: string[] = [];
-    page.on('request', (r) => (r.url().startsWith(t.baseUrl) || r.url().startsWith('data:') ? undefined : outside.push(r.url())));
+    const outside = requestsElsewhere(page);
     await page.goto(`${t.baseUrl}/docs/try#tag/subscriptions/GET/v2/subscriptions`);
     await page.locator('button', { hasText: 'Test Request(get /v2/subscriptions)' }).click({ timeout: 30_000 });
     const client = page.getByRole('dialog');
-    await client.getByText('Value:').first().click();
+    const keyBox = client.getByPlaceholder('sk_test_…');
+    expect(await keyBox.inputValue()).toBe('');
+    expect(await client.innerText()).toContain(`Server:\n${t.baseUrl}\n`);
+    await keyBox.click();
     await page.keyboard.type(apiKey);
+    const sent = page.waitForRequest((r) => r.url().startsWith(`${t.baseUrl}/v2/subscriptions`));
     await client.getByRole('button', { name: /^Send/ }).first().click();
-    // A 200 and not a 401: the key typed into the console went out with the request.
+    // No example cursor or status filter goes out: the page lists the subscription just made.
+    expect((await sent).url()).toBe(`${t.baseUrl}/v2/subscriptions`);
     await client.getByText('200 OK').first().waitFor({ timeout: 15_000 });
-    expect(await client.getByText('"hasMore"').count()).toBeGreaterThan(0);
+    expect(await client.getByText(subscription!.id).count()).toBeGreaterThan(0);
     expect(outside).toEqual([]);
     await page.screenshot({ path: 'test-artifacts/docs-try.png', fullPage: false });
     await page.close();
   }, 60_000);
 });
+
+/** URLs the page asks of any host but the service (its own blob: workers aside). */
+function requestsElsewhere(page: Page): string[] {
+  const outside: string[] = [];
+  page.on('request', (r) => (/^(data|blob):/.test(r.url()) || r.url().startsWith(t.baseUrl) ? undefined : outside.push(r.url())));
+  return outside;
+}

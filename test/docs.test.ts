@@ -43,7 +43,7 @@ describe('the published contract', () => {
 
   it.each([
     ['GET /docs serves a page that renders the spec with the bundled Redoc, no CDN', '/docs', 'spec-url="/docs/openapi.json"', '/docs/redoc.standalone.js'],
-    ['GET /docs/try serves the console (Scalar) on the same spec, bundled, no CDN', '/docs/try', "url: '/docs/openapi.json'", '/docs/scalar.standalone.js'],
+    ['GET /docs/try serves the console (Scalar) on the same spec, bundled, no CDN', '/docs/try', "url: '/docs/try/openapi.json'", '/docs/scalar.standalone.js'],
   ])('%s', async (_name, path, specReference, scriptPath) => {
     const page = await fetch(`${t.baseUrl}${path}`);
     expect(page.status).toBe(200);
@@ -54,6 +54,42 @@ describe('the published contract', () => {
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toMatch(/javascript/);
     expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+  });
+
+  it('GET /docs leads to the console at /docs/try', async () => {
+    expect(await (await fetch(`${t.baseUrl}/docs`)).text()).toContain('<a href="/docs/try">');
+  });
+
+  it('GET /favicon.ico answers an icon, not 404', async () => {
+    const res = await fetch(`${t.baseUrl}/favicon.ico`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/x-icon');
+    expect(Buffer.from(await res.arrayBuffer()).subarray(0, 4)).toEqual(Buffer.from([0, 0, 1, 0]));
+  });
+
+  it('the Redoc bundle asks no CDN for its logo; the logo it asks for is served here', async () => {
+    const bundle = await (await fetch(`${t.baseUrl}/docs/redoc.standalone.js`)).text();
+    expect(bundle).not.toContain('cdn.redoc.ly');
+    expect(bundle).toContain('"/docs/logo.svg"');
+    const logo = await fetch(`${t.baseUrl}/docs/logo.svg`);
+    expect(logo.status).toBe(200);
+    expect(logo.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+  });
+
+  it('the console\'s spec (/docs/try/openapi.json) gives no optional parameter a value to fill in; required ones keep their examples', async () => {
+    const rendered = await (await fetch(`${t.baseUrl}/docs/try/openapi.json`)).json();
+    const parameters = [
+      ...Object.values(rendered.components.parameters as Record<string, any>),
+      ...Object.values(rendered.paths as Record<string, Record<string, any>>).flatMap((item) => Object.values(item).flatMap((op: any) => op.parameters ?? [])),
+    ].filter((p) => !('$ref' in p));
+    const optional = parameters.filter((p) => p.required !== true);
+    expect(optional.map((p) => p.name)).toEqual(expect.arrayContaining(['status', 'limit', 'startingAfter']));
+    for (const p of optional) {
+      expect(p, p.name).not.toHaveProperty('example');
+      expect(p.schema, p.name).not.toHaveProperty('$ref');
+      for (const key of ['example', 'examples', 'default', 'enum']) expect(p.schema, `${p.name}.schema.${key}`).not.toHaveProperty(key);
+    }
+    expect(rendered.components.parameters.SubscriptionId.example).toBe('6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60');
   });
 
   it('the reference renders the spec with a curl and a generated-client sample for every operation', async () => {

@@ -38,6 +38,15 @@ async function assertMongodObtainable(DryMongoBinary: MemoryServerModule['DryMon
   }
 }
 
+/** Whether a mongod is cached or its download host can be reached: otherwise `auto` falls back to FerretDB (src/main/preflight.ts). */
+export async function mongodObtainable(download: DownloadProxy): Promise<boolean> {
+  const { DryMongoBinary } = await import('mongodb-memory-server');
+  return assertMongodObtainable(DryMongoBinary, download).then(
+    () => true,
+    () => false,
+  );
+}
+
 async function startMemoryServer(download: DownloadProxy): Promise<EmbeddedDatabase> {
   const { DryMongoBinary, MongoBinary, MongoMemoryServer } = await import('mongodb-memory-server');
   await assertMongodObtainable(DryMongoBinary, download);

@@ -2,8 +2,9 @@
  * The contract for humans and tools, without an API key: the spec itself (`/openapi.yaml`,
  * `/openapi.json`), an API reference rendered from it by Redoc (`/docs`), with a curl and a
  * generated-client sample per operation, and a console to send requests to this service from the
- * browser (`/docs/try`, Scalar's reference: Redoc has none), and the webhooks as an AsyncAPI document
- * (`/docs/asyncapi.yaml`, generated from the spec). Both bundles come from npm (no CDN).
+ * browser (`/docs/try`, Scalar's reference: Redoc has none; `/docs` links to it), and the webhooks as
+ * an AsyncAPI document (`/docs/asyncapi.yaml`, generated from the spec). Both bundles come from npm,
+ * and nothing is fetched from elsewhere (no CDN, a local favicon and logo).
  * These are infrastructure, not API operations, so they sit outside the spec on @koa/router.
  */
 import { readFileSync } from 'node:fs';
@@ -13,20 +14,31 @@ import Router from '@koa/router';
 import { parse } from 'yaml';
 import { SPEC_PATH } from '../lib/spec.js';
 import { asyncapiDocument } from './docs-asyncapi.js';
+import { consoleSpec, FAVICON_ICO, LOGO_SVG } from './docs-assets.js';
 import { withCodeSamples } from './docs-samples.js';
 
 const require = createRequire(import.meta.url);
 
+const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
+const SCALAR_KEY_PLACEHOLDER = 'QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT';
+
+// A bar above the reference leads to the console; Redoc keeps its menu below it (scroll-y-offset).
 const page = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8">
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>Subscription Pause and Resume API</title>
+    <style>
+      body { margin: 0; padding-top: 40px; }
+      #console-link { position: fixed; top: 0; left: 0; right: 0; height: 40px; z-index: 10; display: flex; align-items: center;
+        padding: 0 20px; background: #2040a0; color: #fff; font: 14px/1.4 sans-serif; }
+      #console-link a { color: #fff; font-weight: bold; margin-left: 0.4em; }
+    </style>
   </head>
   <body>
-    <nav aria-label="More of the contract"><a href="/docs/asyncapi.yaml">The webhooks as an AsyncAPI 3.0 document</a></nav>
-    <redoc spec-url="/docs/openapi.json" hide-download-button="false"></redoc>
+    <nav id="console-link">To send requests to this service from the browser: <a href="/docs/try">open the console (/docs/try)</a> · <a href="/docs/asyncapi.yaml">the webhooks as an AsyncAPI 3.0 document</a></nav>
+    <redoc spec-url="/docs/openapi.json" hide-download-button="false" scroll-y-offset="#console-link"></redoc>
     <script src="/docs/redoc.standalone.js"></script>
   </body>
 </html>
@@ -46,8 +58,11 @@ const consolePage = `<!doctype html>
     <script src="/docs/scalar.standalone.js"></script>
     <script>
       Scalar.createApiReference('#app', {
-        url: '/docs/openapi.json',
+        url: '/docs/try/openapi.json',
         servers: [{ url: window.location.origin, description: 'this service' }],
+        // The key box starts empty (its placeholder names the test key npm start prints).
+        authentication: { preferredSecurityScheme: 'ApiKey', securitySchemes: { ApiKey: { 'x-scalar-secret-token': '' } } },
+        persistAuth: false,
         withDefaultFonts: false,
         hideClientButton: true,
         telemetry: false,
@@ -61,8 +76,8 @@ const consolePage = `<!doctype html>
 </html>
 `;
 
-const script = (body: Buffer) => (ctx: { type: string; body: unknown; set(name: string, value: string): void }) => {
-  ctx.type = 'application/javascript';
+const script = (body: string) => (ctx: { type: string; body: unknown; set(name: string, value: string): void }) => {
+  ctx.type = 'application/javascript; charset=utf-8';
   ctx.set('Cache-Control', 'public, max-age=3600');
   ctx.body = body;
 };
@@ -72,9 +87,14 @@ export function docsRouter(): Router {
   const asyncapi = asyncapiDocument(parse(yamlText));
   const json = JSON.stringify(parse(yamlText));
   const withSamples = JSON.stringify(withCodeSamples(parse(yamlText)));
-  const redoc = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'));
-  // The browser bundle is not among the package's exports: found beside its entry point.
-  const scalar = readFileSync(join(dirname(require.resolve('@scalar/api-reference')), 'browser', 'standalone.js'));
+  // Redoc's footer asks cdn.redoc.ly for its logo: served from here instead.
+  const redoc = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8').replaceAll(REDOC_CDN_LOGO, '/docs/logo.svg');
+  // The browser bundle is not among the package's exports: found beside its entry point. Its key
+  // box's placeholder (a base64 joke) becomes the kind of key to paste.
+  const scalar = readFileSync(join(dirname(require.resolve('@scalar/api-reference')), 'browser', 'standalone.js'), 'utf8').replaceAll(
+    SCALAR_KEY_PLACEHOLDER,
+    'sk_test_…',
+  );
   const router = new Router();
   /** A fixed body with its media type. */
   const fixed = (type: string, body: string) => (ctx: { type: string; body: unknown }) => {
@@ -88,6 +108,13 @@ export function docsRouter(): Router {
   router.get('/docs', fixed('text/html; charset=utf-8', page));
   router.get('/docs/asyncapi.yaml', fixed('application/yaml', asyncapi));
   router.get('/docs/try', fixed('text/html; charset=utf-8', consolePage));
+  router.get('/docs/try/openapi.json', fixed('application/json', JSON.stringify(consoleSpec(parse(yamlText)))));
+  router.get('/docs/logo.svg', fixed('image/svg+xml', LOGO_SVG));
+  router.get('/favicon.ico', (ctx) => {
+    ctx.type = 'image/x-icon';
+    ctx.set('Cache-Control', 'public, max-age=86400');
+    ctx.body = FAVICON_ICO;
+  });
   router.get('/docs/redoc.standalone.js', script(redoc));
   router.get('/docs/scalar.standalone.js', script(scalar));
   return router;

@@ -15,7 +15,7 @@ import '../observability/tracing-init.js';
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
-import { createLogger, type Logger } from '../logger.js';
+import { createLogger, terminalDestination, type Logger } from '../logger.js';
 import { composeDomain, fleetStatusOn, type Domain } from './composition.js';
 import { serve, work, type Running } from './processes.js';
 import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
@@ -179,7 +179,7 @@ async function main(argv: string[]): Promise<void> {
   const config = loadConfig();
   const [command, subcommand, ...rest] = argv;
   if (command === 'serve' || command === 'worker') {
-    const log = createLogger(config.logLevel);
+    const log = createLogger(config.logLevel, process.stdout.isTTY ? terminalDestination() : undefined);
     surviveUnhandledRejections(log);
     const running = command === 'serve' ? await serve(config, log, (text) => process.stdout.write(`${text}\n`)) : await work(config, log);
     runUntilSignalled(running, config, log);

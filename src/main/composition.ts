@@ -253,7 +253,8 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const engine = engineFor(capabilities);
   const { workarounds, mutex } = engine;
   const turnedOn = describeWorkarounds(workarounds);
-  if (turnedOn.length > 0) log.warn({ workarounds: turnedOn }, `engine workarounds turned on: ${turnedOn.map((w) => w.workaround).join(', ')}`);
+  // Names only, in one line: docs/design.md §8 is the one place that says what each changes and why.
+  if (turnedOn.length > 0) log.warn(`engine workarounds turned on: ${turnedOn.map((w) => w.workaround).join(', ')} (why: docs/design.md §8)`);
   else log.info('engine workarounds: none (the server has every capability)');
   const retentionMs = config.bulkRetentionDays * 24 * 60 * 60 * 1000;
   const stores = storesOn(db, workarounds, retentionMs, mutex);

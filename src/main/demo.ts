@@ -1,9 +1,11 @@
 /**
  * `npm start` on the embedded database: a demo merchant, a few subscriptions (one of them
- * cancelled, to see a 409 and a bulk rejection), where the docs are, the database's URI (for the
- * admin commands and a shell), and curl commands to try.
+ * cancelled, to see a 409 and a bulk rejection), and a short summary printed last: the engine,
+ * where the service and its docs are, the database's URI (for the admin commands and a shell), the
+ * keys with the test mode's id, and curl commands to try.
  */
 import type { AuthService } from '../auth/auth.service.js';
+import { testModeIdOf } from '../lib/livemode.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 
 export interface DemoPlace {
@@ -11,9 +13,11 @@ export interface DemoPlace {
   readonly baseUrl: string;
   /** The embedded database's URI; undefined on the operator's own MONGODB_URI. */
   readonly databaseUri: string | undefined;
+  /** Which database engine answers, in a few words (`engine` in the summary). */
+  readonly engine: string;
 }
 
-export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, { baseUrl, databaseUri }: DemoPlace): Promise<string> {
+export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, { baseUrl, databaseUri, engine }: DemoPlace): Promise<string> {
   const { merchantId, apiKey, testApiKey } = await auth.createMerchant('Demo merchant');
   const fulfilled = await seeder.seed({ merchantId, count: 3, status: 'fulfilled' });
   const [cancelled] = await seeder.seed({ merchantId, count: 1, status: 'cancelled' });
@@ -23,14 +27,15 @@ export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, 
     (body ? ` -H 'content-type: application/json' -d '${body}'` : '');
   return [
     '',
-    `API reference: ${baseUrl}/docs  (console to send requests: ${baseUrl}/docs/try)`,
-    ...(databaseUri ? ['Demo data on the embedded database (gone when the service stops):', `  MONGODB_URI=${databaseUri}`] : ['Demo data:']),
-    `  merchant:      ${merchantId}`,
+    `subsvc is listening on ${baseUrl}`,
+    `  engine:        ${engine}`,
+    `  API reference: ${baseUrl}/docs  (console to send requests: ${baseUrl}/docs/try)`,
+    ...(databaseUri ? [`  database:      MONGODB_URI=${databaseUri}  (embedded: the demo data go when the service stops)`] : []),
+    `Demo merchant ${merchantId}`,
     `  API key:       ${apiKey}`,
-    `  test API key:  ${testApiKey}  (test mode: its own data and clock, docs/partners.md)`,
+    `  test API key:  ${testApiKey}  test mode id: ${testModeIdOf(merchantId)}  (docs/partners.md)`,
     `  subscriptions: ${first} ${second} ${third} (fulfilled)`,
     `                 ${cancelled!.id} (cancelled)`,
-    '',
     'Try:',
     `  ${curl(`/v2/subscriptions/${first}/pause`)}`,
     `  ${curl(`/v2/subscriptions/${first}/resume`)}`,

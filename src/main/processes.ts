@@ -9,7 +9,9 @@ import { composeService, startHeartbeat, startMetricsListener, startService } fr
 import { watchConnection } from '../db/connection-watch.js';
 import { startEmbeddedDatabase } from '../db/embedded.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
+import { describeWorkarounds, workaroundsFor } from '../db/workarounds.js';
 import { createDemo } from './demo.js';
+import { preflight } from './preflight.js';
 import type { Logger } from '../logger.js';
 
 export interface Running {
@@ -49,6 +51,13 @@ async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase
   }
 }
 
+/** The engine in a few words, for the summary `npm start` prints last. */
+function engineSummary({ database, embedded }: OpenedDatabase): string {
+  const name = database.server.engine === 'ferretdb' ? 'FerretDB' : `MongoDB ${database.server.version}`;
+  const workarounds = describeWorkarounds(workaroundsFor(database.capabilities)).length;
+  return `${name} (${embedded ? 'embedded' : 'MONGODB_URI'})${workarounds > 0 ? `, ${workarounds} engine workarounds on (docs/design.md §8)` : ''}`;
+}
+
 /** Opens the database, runs `start`, and closes the database again if `start` fails. */
 async function withDatabase(config: Config, log: Logger, start: (opened: OpenedDatabase) => Promise<Running>): Promise<Running> {
   const opened = await openDatabase(config, log);
@@ -60,7 +69,8 @@ async function withDatabase(config: Config, log: Logger, start: (opened: OpenedD
   }
 }
 
-export function serve(config: Config, log: Logger, announce: (text: string) => void): Promise<Running> {
+export async function serve(config: Config, log: Logger, announce: (text: string) => void): Promise<Running> {
+  await preflight(config, true);
   return withDatabase(config, log, async (opened) => {
     const watch = watchConnection(opened.database, config, log);
     const running = await startService(opened.database, config, log, { port: config.port, host: config.host, healthy: watch.healthy }).catch(
@@ -71,7 +81,7 @@ export function serve(config: Config, log: Logger, announce: (text: string) => v
     );
     const { service, url } = running;
     log.info({ url, bulkConcurrency: service.workers.concurrency, embedded: opened.embedded }, 'service listening');
-    if (config.demo) announce(await createDemo(service.auth, service.seeder, { baseUrl: url, databaseUri: opened.embeddedUri }));
+    if (config.demo) announce(await createDemo(service.auth, service.seeder, { baseUrl: url, databaseUri: opened.embeddedUri, engine: engineSummary(opened) }));
     return {
       url,
       async stop() {
@@ -85,8 +95,9 @@ export function serve(config: Config, log: Logger, announce: (text: string) => v
   });
 }
 
-export function work(config: Config, log: Logger): Promise<Running> {
+export async function work(config: Config, log: Logger): Promise<Running> {
   if (config.bulkConcurrency === 0) throw new Error('BULK_CONCURRENCY=0 leaves a worker process nothing to do');
+  await preflight(config, false);
   return withDatabase(config, log, async (opened) => {
     const watch = watchConnection(opened.database, config, log);
     // A worker process serves no request: all its database work takes the background bound.

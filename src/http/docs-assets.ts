@@ -1,0 +1,57 @@
+/**
+ * What the docs pages would otherwise fetch from elsewhere or miss: an icon for /favicon.ico (and
+ * Redoc's footer logo, which its bundle asks cdn.redoc.ly for), and the console's rendition of the
+ * spec, in which optional parameters carry no example, so that a request sent from the console
+ * sends only what the user typed (an example cursor or filter made "List your subscriptions" answer []).
+ */
+
+/** A 16×16 pause sign, as an ICO holding one PNG. */
+export const FAVICON_ICO = Buffer.from(
+  'AAABAAEAEBAAAAEAIABcAAAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAQAAAAEAgGAAAAH/P/YQAAACNJREFUeNpjYBg0QMFhwX9SMG0NgAFc/FEDRoYBA5MSBwwAAJ7wXyBKDYoJAAAAAElFTkSuQmCC',
+  'base64',
+);
+
+/** The same pause sign, for the footer of the Redoc page. */
+export const LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="2" y="2" width="12" height="12" fill="#2040a0"/><rect x="5" y="4" width="2" height="8" fill="#fff"/><rect x="9" y="4" width="2" height="8" fill="#fff"/></svg>\n`;
+
+type Json = Record<string, unknown>;
+
+/**
+ * An optional parameter without the values a console fills in: its example, its default, and an
+ * enum's first value (the allowed values move to its description). A schema's $ref is resolved, so
+ * that the referenced schema's example goes too.
+ */
+function withoutExample(parameter: Json, schemas: Record<string, Json>): Json {
+  if (parameter.required === true || '$ref' in parameter) return parameter;
+  const { example: _example, examples: _examples, ...rest } = parameter;
+  if (!rest.schema) return rest;
+  const schema = rest.schema as Json;
+  const resolved = typeof schema.$ref === 'string' ? schemas[schema.$ref.replace('#/components/schemas/', '')]! : schema;
+  const { example: _schemaExample, examples: _schemaExamples, default: _default, enum: values, ...plain } = resolved;
+  const description = Array.isArray(values) ? `${String(rest.description ?? '')} One of: ${values.join(', ')}.`.trim() : rest.description;
+  return { ...rest, ...(description === undefined ? {} : { description }), schema: plain };
+}
+
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
+
+/** The spec for the console: every optional parameter (a component or written in place) without an example or default. */
+export function consoleSpec(spec: Json): Json {
+  const components = spec.components as Json & { parameters?: Record<string, Json>; schemas?: Record<string, Json> };
+  const schemas = components.schemas ?? {};
+  const plain = (parameter: Json) => withoutExample(parameter, schemas);
+  const parameters = Object.fromEntries(Object.entries(components.parameters ?? {}).map(([name, p]) => [name, plain(p)]));
+  const paths = Object.fromEntries(
+    Object.entries(spec.paths as Record<string, Json>).map(([path, item]) => [
+      path,
+      Object.fromEntries(
+        Object.entries(item).map(([key, value]) => {
+          if (key === 'parameters') return [key, (value as Json[]).map(plain)];
+          if (!HTTP_METHODS.has(key)) return [key, value];
+          const operation = value as Json;
+          return [key, operation.parameters ? { ...operation, parameters: (operation.parameters as Json[]).map(plain) } : operation];
+        }),
+      ),
+    ]),
+  );
+  return { ...spec, paths, components: { ...components, parameters } };
+}
