@@ -11,7 +11,7 @@
  * 5. a `worker` in a second container applies that bulk, and its metrics listener answers (the
  *    Compose file's check for workers);
  * 6. SIGTERM to each: exit 0 within SHUTDOWN_TIMEOUT_MS + 10 s, the documented deadline.
- * `--compose` then runs the project's services of deploy/compose.yaml (scripts/image/compose.ts).
+ * 7. the project's own services of deploy/compose.yaml, as far as they can run here (scripts/image/compose.ts).
  *
  * Where no engine can run (no Docker daemon, podman not installable, not root) it prints one line,
  * `image check skipped: …`, and exits 0; any failure of the build or the run exits 1.
@@ -127,10 +127,15 @@ function stopEach(run: Run, containers: Container[]): string {
     .join(', ');
 }
 
-async function runImage(engine: Engine, database: EmbeddedDatabase): Promise<string> {
-  const uri = new URL(database.uri);
-  uri.pathname = `/subsvc_image_${Date.now()}`;
-  const run: Run = { engine, env: { MONGODB_URI: uri.href, LOG_LEVEL: 'warn', HOST: '127.0.0.1' }, containers: [], name: (role) => `subsvc-check-${process.pid}-${role}` };
+interface ImageRun {
+  readonly facts: string;
+  /** For the Compose run on the same database: the merchant's key and its subscriptions (paused by now). */
+  readonly apiKey: string;
+  readonly ids: string[];
+}
+
+async function runImage(engine: Engine, uri: string): Promise<ImageRun> {
+  const run: Run = { engine, env: { MONGODB_URI: uri, LOG_LEVEL: 'warn', HOST: '127.0.0.1' }, containers: [], name: (role) => `subsvc-check-${process.pid}-${role}` };
   try {
     const merchant = runOnce(engine, TAG, run.env, ['merchant', 'create', '--name', 'image check']) as { merchantId: string; apiKey: string };
     expect(/^sk_/.test(merchant.apiKey ?? ''), 'merchant create printed no API key');
@@ -142,7 +147,7 @@ async function runImage(engine: Engine, database: EmbeddedDatabase): Promise<str
     say(`ok  ${worker.facts}`);
     const stops = stopEach(run, [serve.container, worker.container]);
     say(`ok  SIGTERM: ${stops}`);
-    return `merchant create; ${serve.facts}; ${worker.facts}; SIGTERM: ${stops}`;
+    return { facts: `merchant create; ${serve.facts}; ${worker.facts}; SIGTERM: ${stops}`, apiKey: merchant.apiKey, ids: seeded.subscriptionIds };
   } catch (error) {
     for (const container of run.containers) say(`--- ${container.role} logs\n${logsOf(engine, container)}`);
     throw error;
@@ -167,9 +172,11 @@ async function main(): Promise<void> {
   const database = await startEmbeddedDatabase(loadConfig().embeddedEngine, loadConfig().downloadProxy, createLogger('silent'));
   say(`database: embedded ${database.engine} on ${new URL(database.uri).host} (${database.reason})`);
   try {
-    const facts = await runImage(engine, database);
-    const compose = process.argv.includes('--compose') ? `; compose: ${await runCompose(engine, TAG, database)}` : '';
-    say(`image ok: ${engine.name}, base ${base.image}, ${size}; ${facts}${compose}; ${seconds(startedAt)} in all`);
+    const uri = new URL(database.uri);
+    uri.pathname = `/subsvc_image_${Date.now()}`;
+    const image = await runImage(engine, uri.href);
+    const compose = await runCompose(engine, TAG, uri.href, image.apiKey, image.ids);
+    say(`image ok: ${engine.name}, base ${base.image}, ${size}; ${image.facts}; compose: ${compose}; ${seconds(startedAt)} in all`);
   } finally {
     await database.stop();
   }
