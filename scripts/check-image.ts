@@ -70,7 +70,7 @@ interface Run {
 }
 
 function start(run: Run, role: string, env: Record<string, string>): Container {
-  const container = runDetached(run.engine, TAG, run.name(role), { ...run.env, ...env }, [role.split('-')[0]!]);
+  const container = runDetached(run.engine, TAG, run.name(role), { ...run.env, ...env }, [role]);
   run.containers.push(container);
   return container;
 }

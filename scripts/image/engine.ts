@@ -62,7 +62,7 @@ export function findEngine(): { engine?: Engine; why?: string } {
     const install = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null'], { stdio: 'inherit' });
     if (install.status !== 0 || !onPath('podman')) return { why: `apt-get install podman runc debootstrap failed (exit ${install.status})` };
   }
-  if (process.getuid?.() !== 0) return { why: 'podman runs here as root only (no user namespaces are set up for rootless containers): run as root' };
+  if (process.getuid?.() !== 0) return { why: 'not root: this check runs podman as root only (it sets up no rootless podman)' };
   const engine = makeEngine('podman', ['--runtime', 'runc']);
   const probe = engine.attempt(['info', '--format', '{{.Host.OCIRuntime.Name}}']);
   if (probe.status !== 0) return { why: `podman info failed: ${probe.output.trim().split('\n').at(-1)}` };
