@@ -13,6 +13,8 @@
  * 6. SIGTERM to each: exit 0 within SHUTDOWN_TIMEOUT_MS + 10 s, the documented deadline.
  * 7. the project's own services of deploy/compose.yaml, as far as they can run here (scripts/image/compose.ts).
  *
+ * `npm run check:image -- --no-cache` builds without the engine's layer cache (the base stays cached).
+ *
  * Where no engine can run (no Docker daemon, podman not installable, not root) it prints one line,
  * `image check skipped: …`, and exits 0; any failure of the build or the run exits 1.
  */
@@ -166,7 +168,7 @@ async function main(): Promise<void> {
   const base = resolveBase(engine, root, CACHE_DIR);
   say(`base: ${base.description}`);
   const buildStarted = Date.now();
-  buildImage(engine, root, base.image, TAG, CACHE_DIR);
+  buildImage(engine, root, base.image, TAG, CACHE_DIR, process.argv.includes('--no-cache'));
   const size = `${(imageSize(engine, TAG) / 1e6).toFixed(0)} MB`;
   say(`ok  built ${TAG} with ${engine.name} in ${seconds(buildStarted)}; image size ${size}`);
   const database = await startEmbeddedDatabase(loadConfig().embeddedEngine, loadConfig().downloadProxy, createLogger('silent'));

@@ -3,7 +3,7 @@
  * Docker's image format keeps the Dockerfile's HEALTHCHECK (the OCI format has no place for it).
  */
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ULIMITS, type Engine } from './engine.js';
 
@@ -15,20 +15,23 @@ function npmConfig(key: string): string {
 /**
  * The build's `npm ci` steps reach the npm registry the way this machine's npm does: its registry,
  * and its CA bundle where it names one (a machine behind a TLS-inspecting proxy). podman mounts
- * them as npm's global configuration for the RUN steps only; nothing of them is in a layer.
+ * them over npm's global configuration folder, /usr/local/etc (which the base already has, so no
+ * mount point is left behind), for the RUN steps only; nothing of them is in a layer.
  */
 function npmSettingsForBuild(cacheDir: string): string[] {
   const registry = npmConfig('registry');
   const cafile = npmConfig('cafile') || process.env.NODE_EXTRA_CA_CERTS || '';
-  const lines = [registry ? `registry=${registry}` : '', cafile ? 'cafile=/run/subsvc-build-ca.crt' : ''].filter(Boolean);
-  const npmrc = join(cacheDir, 'build-npmrc');
-  writeFileSync(npmrc, `${lines.join('\n')}\n`);
-  return ['--volume', `${npmrc}:/usr/local/etc/npmrc:ro`, ...(cafile ? ['--volume', `${cafile}:/run/subsvc-build-ca.crt:ro`] : [])];
+  const dir = join(cacheDir, 'build-npm');
+  mkdirSync(dir, { recursive: true });
+  if (cafile) copyFileSync(cafile, join(dir, 'ca.crt'));
+  const lines = [registry ? `registry=${registry}` : '', cafile ? 'cafile=/usr/local/etc/ca.crt' : ''].filter(Boolean);
+  writeFileSync(join(dir, 'npmrc'), `${lines.join('\n')}\n`);
+  return ['--volume', `${dir}:/usr/local/etc:ro`];
 }
 
-export function buildImage(engine: Engine, root: string, base: string, tag: string, cacheDir: string): void {
+export function buildImage(engine: Engine, root: string, base: string, tag: string, cacheDir: string, noCache: boolean): void {
   const podmanOnly = engine.name === 'podman' ? ['--format', 'docker', ...npmSettingsForBuild(cacheDir)] : [];
-  engine.run(['build', ...podmanOnly, '--network', 'host', ...ULIMITS, '--build-arg', `NODE_IMAGE=${base}`, '--tag', tag, '--file', join(root, 'Dockerfile'), root]);
+  engine.run(['build', ...podmanOnly, ...(noCache ? ['--no-cache'] : []), '--network', 'host', ...ULIMITS, '--build-arg', `NODE_IMAGE=${base}`, '--tag', tag, '--file', join(root, 'Dockerfile'), root]);
 }
 
 /** The image's size in bytes, as the engine reports it (its layers, the base's included, uncompressed). */
