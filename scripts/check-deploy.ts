@@ -207,5 +207,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     for (const failure of failures) console.error(`FAILED   ${failure}`);
     process.exit(1);
   }
-  console.error('deployment checks passed (the image was not built and no container was started: none can run here)');
+  console.error('deployment checks passed (npm run check:image builds the image and runs it)');
 }
