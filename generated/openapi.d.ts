@@ -304,6 +304,11 @@ export interface paths {
          *     `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its
          *     status event in the same change (ids sort in that order). The same events are sent to the
          *     webhook endpoints that subscribe to them.
+         *
+         *     `subscriptionId` gives one subscription's history (each event's `cause` says who or what
+         *     made the change); `requestId` gives a bulk request's events: those of the subscriptions it
+         *     changed and its `bulk_request.completed`. Filters combine (all must hold); an id of
+         *     another merchant answers an empty page.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2360,6 +2365,10 @@ export interface operations {
             query?: {
                 /** @description Only events of this type. */
                 type?: components["schemas"]["EventType"];
+                /** @description Only events about this subscription, newest first. */
+                subscriptionId?: components["schemas"]["Uuid"];
+                /** @description Only events of this bulk request (its subscriptions' changes and its completion). */
+                requestId?: components["schemas"]["Uuid"];
                 /** @description How many items a page holds at most. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The previous page's `nextCursor`; the page starts after it. */

@@ -109,6 +109,9 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     const events = await api('GET', '/v2/events?limit=100');
     expect(events.status).toBe(200);
     expect((await api('GET', `/v2/events/${events.body.data[0].id}`)).status).toBe(200);
+    expect((await api('GET', `/v2/events?subscriptionId=${ids[1]}&type=subscription.paused`)).body.data).toHaveLength(1);
+    expect((await api('GET', `/v2/events?requestId=${requestId}&limit=2`)).body.data).toHaveLength(2);
+    expect((await api('GET', `/v2/events?requestId=${requestId}&subscriptionId=${ids[2]}`)).body.data).toHaveLength(1);
     expect((await api('GET', `/v2/webhook-endpoints/${endpoint.body.id}/deliveries`)).status).toBe(200);
     expect((await api('DELETE', `/v2/webhook-endpoints/${endpoint.body.id}`)).status).toBe(204);
 
