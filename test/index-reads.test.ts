@@ -147,12 +147,12 @@ describe('a subscription\'s history and a bulk request\'s events (GET /v2/events
     await db.collection<{ _id: string } & Document>('events').insertMany([...Array.from({ length: 300 }, (_, n) => subscriptionEvent(n)), completion]);
 
     let history: Awaited<ReturnType<EventsRepository['page']>> | undefined;
-    const bySubscription = await plansOf('events', async () => (history = await repository.page('m0', { subscriptionId: 'sub_3' }, { limit: 100 })));
+    const bySubscription = await plansOf('events', async () => (history = await repository.page('m0', { subscriptionId: 'sub_3' }, { limit: 100, startingAfter: undefined })));
     // sub_3 is changed by events 3, 33, 63, … 273, all of m0.
     expect(history!.data.map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, i) => subscriptionEvent(273 - 30 * i)._id));
     expectIndexed(bySubscription);
 
-    const byRequest = await plansOf('events', async () => (history = await repository.page('m0', { requestId: 'req_0' }, { limit: 100 })));
+    const byRequest = await plansOf('events', async () => (history = await repository.page('m0', { requestId: 'req_0' }, { limit: 100, startingAfter: undefined })));
     // Events 0, 12, 24, … (m0, even, n % 4 = 0) and the request's completion, newest first.
     expect(history!.data.map((e) => e.id)).toEqual([completion._id, ...Array.from({ length: 25 }, (_, i) => subscriptionEvent(288 - 12 * i)._id)]);
     expectIndexed(byRequest);
