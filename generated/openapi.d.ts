@@ -2383,9 +2383,15 @@ export interface operations {
             query?: {
                 /** @description Only events of this type. */
                 type?: components["schemas"]["EventType"];
-                /** @description Only events about this subscription, newest first. */
+                /**
+                 * @description Only events about this subscription, newest first.
+                 * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
+                 */
                 subscriptionId?: components["schemas"]["Uuid"];
-                /** @description Only events of this bulk request (its subscriptions' changes and its completion). */
+                /**
+                 * @description Only events of this bulk request (its subscriptions' changes and its completion).
+                 * @example 3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+                 */
                 requestId?: components["schemas"]["Uuid"];
                 /** @description How many items a page holds at most. */
                 limit?: components["parameters"]["Limit"];
