@@ -329,7 +329,7 @@ describe('regeneration', () => {
 
   it('the committed generated/ and client packages (clients/) match the committed spec', async () => {
     const { stderr } = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--check']);
-    expect(stderr).toContain('generated/, clients/typescript/, clients/python/ match openapi/openapi.yaml');
+    expect(stderr).toContain('generated/, clients/typescript/, clients/python/, clients/go/ match openapi/openapi.yaml');
   });
 
   it('a broken $ref in a copy of the spec: generate prints one line per problem, no stack trace, and generates nothing', async () => {
