@@ -2,16 +2,13 @@
  * A bulk request's outcomes as a file (issue 46 §6): `GET /v2/bulk-requests/{id}/items` with
  * `Accept: text/csv` answers every item as CSV, streamed; JSON stays the default.
  */
-import { randomUUID } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CHUNK_SIZE, chunkIds } from '../src/bulk/bulk.chunks.js';
 import { csvStream } from '../src/bulk/bulk.export.js';
-import { BulkRepository, type ItemOutcome } from '../src/bulk/bulk.repository.js';
+import { BulkRepository } from '../src/bulk/bulk.repository.js';
 import { BulkStatusService } from '../src/bulk/bulk.status.js';
-import { nowTimestamp } from '../src/lib/clock.js';
-import { partsOf } from '../src/lib/parts.js';
+import { storedBulkRequest } from './support/bulk.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
@@ -44,28 +41,7 @@ async function completed(apiKey: string, requestId: string, timeoutMs = 30_000):
   expect(done.body.state).toBe('completed');
 }
 
-/**
- * A completed PAUSE request of `count` items stored as the workers store one (applied, but where
- * `outcomeOf` says otherwise), written straight into the database in parts, not through the API.
- */
-async function storedRequest(merchantId: string, count: number, outcomeOf = (_i: number): Pick<ItemOutcome, 'outcome' | 'reason'> => ({ outcome: 'applied', reason: null })): Promise<{ requestId: string; ids: string[] }> {
-  const repository = new BulkRepository(t.db, 86_400_000);
-  const requestId = randomUUID();
-  const ids = Array.from({ length: count }, () => randomUUID()).sort();
-  const at = nowTimestamp();
-  const chunkCount = Math.ceil(count / CHUNK_SIZE);
-  await repository.insert({ requestId, merchantId, operation: 'PAUSE', acceptedCount: count, rejected: [], chunkCount, createdAt: at, completedAt: at });
-  const names = chunkIds(requestId, chunkCount);
-  const chunks = partsOf(ids, CHUNK_SIZE).map((subscriptionIds, i) => ({ chunkId: names[i]!, requestId, merchantId, operation: 'PAUSE' as const, subscriptionIds, chunkCount, outcomes: null }));
-  for (const part of partsOf(chunks, 50)) await repository.insertChunks(part, at);
-  await repository.markDispatched(merchantId, requestId, at);
-  const records = chunks.map(({ chunkId, subscriptionIds }, c) => ({
-    chunkId,
-    outcomes: subscriptionIds.map((subscriptionId, i) => ({ subscriptionId, at, ...outcomeOf(c * CHUNK_SIZE + i) })),
-  }));
-  for (const part of partsOf(records, 50)) await repository.recordOutcomes(merchantId, part);
-  return { requestId, ids };
-}
+const storedRequest = (merchantId: string, count: number, outcomeOf?: Parameters<typeof storedBulkRequest>[3]) => storedBulkRequest(t.db, merchantId, count, outcomeOf);
 
 describe('GET /v2/bulk-requests/{id}/items as CSV', () => {
   it('answers every item in subscription id order, as an attachment, with reasons and times; JSON without Accept', async () => {
