@@ -133,3 +133,30 @@ describe('an id that is not a UUID', () => {
     expect(JSON.stringify(answer.body.errors ?? answer.body.detail)).toContain(name);
   });
 });
+
+describe('in test mode', () => {
+  it('a test key reads its subscription\'s history, the test clock\'s resume included; a live subscription is an empty page to it', async () => {
+    const { merchantId, apiKey, testApiKey } = await t.merchant();
+    const [live] = await t.seed(merchantId, 1);
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${live}/pause`)).status).toBe(200);
+    const created = await api(testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count: 2 });
+    const [id, other] = created.body.data.map((s: { id: string }) => s.id);
+    const now = Date.parse((await api(testApiKey, 'GET', '/v2/test-helpers/clock')).body.now);
+    const day = 86_400_000;
+    expect((await api(testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: new Date(now + 30 * day).toISOString() })).status).toBe(200);
+    expect((await api(testApiKey, 'POST', `/v2/subscriptions/${other}/pause`)).status).toBe(200);
+    expect((await api(testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: new Date(now + 31 * day).toISOString() })).status).toBe(200);
+
+    // The advance answers once its events are recorded: read at once.
+    const own = await api(testApiKey, 'GET', `/v2/events?subscriptionId=${id}`);
+    expect(own.body.data.map((e: any) => [e.type, e.data.cause.kind, e.livemode])).toEqual([
+      ['subscription.resumed', 'schedule', false],
+      ['subscription.resume_scheduled', 'api', false],
+      ['subscription.paused', 'api', false],
+    ]);
+    const liveHistory = await waitFor(async () => (await api(apiKey, 'GET', `/v2/events?subscriptionId=${live}`)).body.data as any[], (e) => e.length === 1, 30_000);
+    expect(liveHistory.map((e) => e.livemode)).toEqual([true]);
+    expect((await api(testApiKey, 'GET', `/v2/events?subscriptionId=${live}`)).body.data).toEqual([]);
+    expect((await api(apiKey, 'GET', `/v2/events?subscriptionId=${id}`)).body.data).toEqual([]);
+  });
+});
