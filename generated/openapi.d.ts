@@ -324,6 +324,13 @@ export interface paths {
          *     (it was already in the target status), `skipped` (with `reason`: `cancelled`, or
          *     `not_found` when the subscription went away after acceptance) or `failed` (with `reason`).
          *     An item never shows two outcomes, even when a worker dies mid-way and another takes over.
+         *
+         *     With `Accept: text/csv` the answer is every item (with `outcome`, every item of that
+         *     outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and
+         *     `startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`,
+         *     an absent `reason` or `appliedAt` is an empty field, and the rows come in
+         *     `subscriptionId` order as the file is read, so a request of 100,000 items downloads
+         *     without waiting for the whole. JSON stays the default for any other `Accept`.
          */
         get: operations["listBulkRequestItems"];
         put?: never;
@@ -350,6 +357,11 @@ export interface paths {
          *     `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its
          *     status event in the same change (ids sort in that order). The same events are sent to the
          *     webhook endpoints that subscribe to them.
+         *
+         *     `subscriptionId` gives one subscription's history (each event's `cause` says who or what
+         *     made the change); `requestId` gives a bulk request's events: those of the subscriptions it
+         *     changed and its `bulk_request.completed`. Filters combine (all must hold); an id of
+         *     another merchant answers an empty page.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2639,16 +2651,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of items. */
+            /** @description A page of items, or with `Accept: text/csv` every item as a CSV file. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /**
+                     * @description On a CSV answer only, `attachment; filename="bulk-request-<requestId>.csv"`.
+                     * @example attachment; filename="bulk-request-3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f.csv"
+                     */
+                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BulkRequestItemList"];
+                    /**
+                     * @example subscriptionId,outcome,reason,appliedAt
+                     *     6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60,applied,,2026-11-22T10:15:31.654321Z
+                     *     7a2d3b5f-4c8e-4d9f-8a1b-2c3d4e5f6071,skipped,cancelled,2026-11-22T10:15:31.654321Z
+                     */
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["InvalidRequest"];
@@ -2664,6 +2687,16 @@ export interface operations {
             query?: {
                 /** @description Only events of this type. */
                 type?: components["schemas"]["EventType"];
+                /**
+                 * @description Only events about this subscription, newest first.
+                 * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
+                 */
+                subscriptionId?: components["schemas"]["Uuid"];
+                /**
+                 * @description Only events of this bulk request (its subscriptions' changes and its completion).
+                 * @example 3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+                 */
+                requestId?: components["schemas"]["Uuid"];
                 /** @description How many items a page holds at most. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The previous page's `nextCursor`; the page starts after it. */

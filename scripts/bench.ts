@@ -18,6 +18,8 @@
  *       (`BENCH_ONLY=reads npm run bench` runs it alone, writing bench/results/reads.json)
  *   (h) bulk by filter: a dry run and a request matching BENCH_FILTER_COUNT (100,000) subscriptions,
  *       their answer times, the dispatch, and the drain per 1000 against (b)'s
+ *   (i) a bulk request's 100,000 items as CSV: time to the first and last byte, and the peak
+ *       growth of the process's memory while it streams (scripts/bench-csv.ts); BENCH_ONLY=csv alone
  * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=schedules, (b) and (e); BENCH_ONLY=events, (f) alone;
  * BENCH_ONLY=sizes, (d) alone.
  * Every ratio is the median of BENCH_ROUNDS (default 3) rounds (BENCH_C_ROUNDS in (c) and BENCH_F_ROUNDS in (f), 5 each) that run the service and its
@@ -52,6 +54,7 @@ import { SERVICE_FROM_SOURCES, spawnBenchServer, type ServerProcess } from './be
 import { compareRuns } from './bench-compare.js';
 import { benchScheduleLag, type ScheduleLag } from './bench-schedule-lag.js';
 import { databaseProcess } from './db-process.js';
+import { benchCsvExport, CSV_ITEMS, printCsvExport } from './bench-csv.js';
 
 const BULK_SIZE = 3000;
 /** (a): samples per round; each round's ratio is its median acceptance over its median insertMany. */
@@ -1001,6 +1004,8 @@ async function main(): Promise<void> {
     const sizes = await benchSizes(scratch, config);
     console.error('(g) a merchant\'s lists beside other merchants\' documents ...');
     const reads = await benchReads(scratch, config);
+    console.error(`(i) a bulk request's ${CSV_ITEMS} items as CSV ...`);
+    const csvExport = await benchCsvExport(db, baseUrl, apiKey, merchantId);
     await new Promise((resolve) => server.close(resolve));
     // Which build answered: the embedded FerretDB is the patched one, named by its cache folder.
     const engineName =
@@ -1040,6 +1045,7 @@ async function main(): Promise<void> {
       reads,
       metricsCost,
       filterBulk,
+      csvExport,
     };
     console.log(`\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round), ${C_ROUNDS} in (c), ${F_ROUNDS} in (f); rounds of ${SINGLE_REQUESTS} requests in (c), loads of ${LOAD_SECONDS} s in (f)`);
     console.log(TABLE_HEAD);
@@ -1059,6 +1065,7 @@ async function main(): Promise<void> {
     printSizes(sizes, engineName);
     printReads(reads, engineName);
     printFilter(filterBulk, engineName);
+    printCsvExport(csvExport, engineName);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
     // The run before this one stays as previous.json, and the two are compared (issue 29: two consecutive runs agree within 15%).
@@ -1204,6 +1211,27 @@ async function onlyC(): Promise<void> {
   await mainOnlyC(config, scratch).finally(() => scratch.close());
 }
 
+/** `BENCH_ONLY=csv npm run bench`: (i) alone, printed and written to bench/results/csv.json. */
+async function onlyCsv(): Promise<void> {
+  const config = loadConfig();
+  const scratch = await openScratchDatabase(config, 'bench_csv', log);
+  try {
+    const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+    const { merchantId, apiKey } = await running.service.auth.createMerchant('bench');
+    console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
+    console.error(`(i) a bulk request's ${CSV_ITEMS} items as CSV ...`);
+    const csvExport = await benchCsvExport(scratch.db, running.url, apiKey, merchantId).finally(() => running.stop(30_000));
+    console.error(`(i) stored in ${(csvExport.storeMs / 1000).toFixed(1)} s`);
+    printCsvExport(csvExport, `${scratch.engine} ${scratch.version}`);
+    const dir = join(projectRoot(), 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'csv.json'), `${JSON.stringify({ engine: scratch.engine, measuredAt: new Date().toISOString(), ...csvExport }, null, 2)}\n`);
+    console.log('\nwritten to bench/results/csv.json');
+  } finally {
+    await scratch.close();
+  }
+}
+
 /** `BENCH_ONLY=events npm run bench`: (f) alone, on a service with its workers. */
 async function onlyEvents(): Promise<void> {
   const config = loadConfig();
@@ -1220,7 +1248,7 @@ async function onlyEvents(): Promise<void> {
   }
 }
 
-// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data; unset, every axis.
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data, `csv` (i) alone; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'drain', 'schedules', 'testmode'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, drain, schedules or testmode (or unset for every axis)`);
-await (only === 'reads' ? readsOnly() : only === 'sizes' ? sizesOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : only === 'testmode' ? onlyTestMode() : main());
+if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'drain', 'schedules', 'testmode', 'csv'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, drain, schedules, testmode or csv (or unset for every axis)`);
+await (only === 'reads' ? readsOnly() : only === 'sizes' ? sizesOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : only === 'testmode' ? onlyTestMode() : only === 'csv' ? onlyCsv() : main());

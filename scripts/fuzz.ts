@@ -7,8 +7,9 @@
  * a rate limit too large to reach (its headers are still checked) and a merchant owning the
  * subscriptions the spec's examples name, so the examples phase reaches the 200 and 202 paths.
  * The operations on one webhook endpoint or one event need ids that exist: the merchant gets a
- * webhook endpoint (delivering to a receiver on loopback) and an event (a pause), whose ids go to
- * Schemathesis as fixed parameters (scripts/schemathesis.toml); each deletion gets an endpoint
+ * webhook endpoint (delivering to a receiver on loopback), an event (a pause) and a bulk request,
+ * whose ids go to Schemathesis as fixed parameters (scripts/schemathesis.toml), so that the event
+ * filters by subscription and by request reach pages with events; each deletion gets an endpoint
  * of its own, made just before it by scripts/schemathesis_hooks.py.
  *
  * The test helpers (`/v2/test-helpers/…`, tag "Test helpers") take a test key: a live key gets
@@ -62,6 +63,8 @@ interface Fixtures {
   readonly SUBSVC_FUZZ_RECEIVER_URL: string;
   readonly SUBSVC_FUZZ_ENDPOINT_ID: string;
   readonly SUBSVC_FUZZ_EVENT_ID: string;
+  readonly SUBSVC_FUZZ_SUBSCRIPTION_ID: string;
+  readonly SUBSVC_FUZZ_REQUEST_ID: string;
   readonly SUBSVC_FUZZ_DELETABLE_ID: string;
   readonly SUBSVC_FUZZ_KEY_ID: string;
 }
@@ -71,7 +74,7 @@ function ensureSchemathesis(): string {
   return join(dirname(cachedVenv('schemathesis', REQUIREMENTS, 'Schemathesis')), 'st');
 }
 
-/** Through the API, as a merchant would: a webhook endpoint and, by pausing a subscription, an event. */
+/** Through the API, as a merchant would: a webhook endpoint, by pausing a subscription an event, and a bulk request (its completion is an event too). */
 async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: string): Promise<Fixtures> {
   const call = async (method: string, path: string, body?: unknown): Promise<any> => {
     const res = await fetch(`${baseUrl}${path}`, {
@@ -84,6 +87,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
   };
   const endpoint = await call('POST', '/v2/webhook-endpoints', { url: receiverUrl, events: ['*'], description: 'fuzz' });
   await call('POST', `/v2/subscriptions/${EVENT_SUBSCRIPTION_ID}/pause`);
+  const bulk = await call('POST', '/v2/subscriptions/bulk/pause', { subscriptions: [EVENT_SUBSCRIPTION_ID] });
   // The event is written by the relay, after the pause has answered.
   let event: { id: string } | undefined;
   for (const deadline = Date.now() + 30_000; !event; await new Promise((resolve) => setTimeout(resolve, 100))) {
@@ -96,6 +100,8 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
     SUBSVC_FUZZ_RECEIVER_URL: receiverUrl,
     SUBSVC_FUZZ_ENDPOINT_ID: endpoint.id,
     SUBSVC_FUZZ_EVENT_ID: event.id,
+    SUBSVC_FUZZ_SUBSCRIPTION_ID: EVENT_SUBSCRIPTION_ID,
+    SUBSVC_FUZZ_REQUEST_ID: bulk.requestId,
     SUBSVC_FUZZ_DELETABLE_ID: DELETABLE_PLACEHOLDER,
     SUBSVC_FUZZ_KEY_ID: KEY_PLACEHOLDER,
   };

@@ -117,6 +117,29 @@ function scenarios(name: string, target: () => Target) {
       expect(items.data.some((i) => i.outcome === 'applied')).toBe(true);
     });
 
+    it("reads a bulk request's events and one subscription's history, then the request's items as a CSV file", async () => {
+      const t = target();
+      const ids = [await t.fulfilledId(), await t.fulfilledId()].sort();
+      const { requestId } = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids } }, t.prefer(202));
+      // The service: both pauses and the completion, once applied; the mock: its documented page.
+      const ofRequest = await waitFor(() => t.events.listEvents({ requestId }), (p) => !t.stateful || p.data.length === 3, 20_000);
+      expect(ofRequest.data.length).toBeGreaterThan(0);
+      const history = await t.events.listEvents({ subscriptionId: ids[0]!, limit: 10 });
+      expect(history.data.length).toBeGreaterThan(0);
+      if (t.stateful) {
+        expect(ofRequest.data.map((e) => e.type).sort()).toEqual(['bulk_request.completed', 'subscription.paused', 'subscription.paused']);
+        expect(history.data.map((e) => [e.type, (e.data as SubscriptionEventData).subscription.id, (e.data as SubscriptionEventData).cause.requestId])).toEqual([['subscription.paused', ids[0], requestId]]);
+      }
+      const asCsv: InitOverrideFunction = async ({ init }) => ({ headers: { ...(init.headers as Record<string, string>), Accept: 'text/csv' } });
+      const file = await t.bulkRequests.listBulkRequestItemsRaw({ requestId }, asCsv);
+      expect(file.raw.headers.get('content-type')).toMatch(/^text\/csv/);
+      expect(file.raw.headers.get('content-disposition')).toMatch(/^attachment; filename="bulk-request-[0-9a-f-]{36}\.csv"$/);
+      const [header, ...rows] = (await file.raw.text()).trimEnd().split(/\r?\n/);
+      expect(header).toBe('subscriptionId,outcome,reason,appliedAt');
+      expect(rows.length).toBeGreaterThan(0);
+      if (t.stateful) expect(rows.map((row) => row.split(',').slice(0, 2))).toEqual(ids.map((id) => [id, 'applied']));
+    });
+
     it('bulk-pauses by filter after a preview: 200 with the count and a sample, then 202 accepting that many, followed to completion', async () => {
       const t = target();
       const planId = t.stateful ? randomUUID() : '9c4f5d7b-6eaf-4fbc-8c3d-4e5f60718293';

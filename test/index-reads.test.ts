@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { EventsRepository } from '../src/events/events.repository.js';
 import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository.js';
 import { DeliveriesRepository } from '../src/webhooks/deliveries.repository.js';
 import { READS_EVERYTHING } from './support/plans.js';
@@ -126,5 +127,34 @@ describe('the events relay\'s read of several merchants\' outboxes (after every 
     const plans = await plansOf('subscriptions', async () => (holders = await repository.outboxes(changed, changed.size)));
     expect(holders.map((h) => `${h.merchantId}/${h._id}`).sort()).toEqual(['m0/sub_m0_000', 'm0/sub_m0_030', 'm1/sub_m1_010', 'm1/sub_m1_040', 'm2/sub_m2_020', 'm2/sub_m2_050']);
     expectIndexed(plans);
+  });
+});
+
+describe('a subscription\'s history and a bulk request\'s events (GET /v2/events?subscriptionId=…, ?requestId=…)', () => {
+  it('reads them through an index, never the whole collection', async () => {
+    const repository = new EventsRepository(db);
+    await repository.ensureIndexes(false);
+    const at = (n: number) => `2026-11-25T00:00:${String(n % 60).padStart(2, '0')}.000000Z`;
+    const subscriptionEvent = (n: number) => ({
+      _id: `0193a1b2-0000-7000-8000-${String(n).padStart(12, '0')}`,
+      merchantId: `m${n % 3}`,
+      type: 'subscription.paused',
+      createdAt: at(n),
+      data: { subscription: { id: `sub_${n % 30}` }, previousStatus: 'fulfilled', cause: n % 2 === 0 ? { kind: 'bulk', requestId: `req_${n % 4}` } : { kind: 'api', apiKeyId: 'key_1' } },
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
+    const completion = { ...subscriptionEvent(999), type: 'bulk_request.completed', merchantId: 'm0', data: { requestId: 'req_0', operation: 'PAUSE' } };
+    await db.collection<{ _id: string } & Document>('events').insertMany([...Array.from({ length: 300 }, (_, n) => subscriptionEvent(n)), completion]);
+
+    let history: Awaited<ReturnType<EventsRepository['page']>> | undefined;
+    const bySubscription = await plansOf('events', async () => (history = await repository.page('m0', { subscriptionId: 'sub_3' }, { limit: 100, startingAfter: undefined })));
+    // sub_3 is changed by events 3, 33, 63, … 273, all of m0.
+    expect(history!.data.map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, i) => subscriptionEvent(273 - 30 * i)._id));
+    expectIndexed(bySubscription);
+
+    const byRequest = await plansOf('events', async () => (history = await repository.page('m0', { requestId: 'req_0' }, { limit: 100, startingAfter: undefined })));
+    // Events 0, 12, 24, … (m0, even, n % 4 = 0) and the request's completion, newest first.
+    expect(history!.data.map((e) => e.id)).toEqual([completion._id, ...Array.from({ length: 25 }, (_, i) => subscriptionEvent(288 - 12 * i)._id)]);
+    expectIndexed(byRequest);
   });
 });

@@ -102,6 +102,7 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     const done = await waitFor(() => api('GET', `/v2/bulk-requests/${requestId}`), (r) => r.body.state === 'completed', 30_000);
     expect(done.body.state).toBe('completed');
     expect((await api('GET', `/v2/bulk-requests/${requestId}/items`)).status).toBe(200);
+    expect((await api('GET', `/v2/bulk-requests/${requestId}/items`, undefined, { Accept: 'text/csv' })).body.split('\r\n')).toHaveLength(5);
     expect((await api('GET', '/v2/bulk-requests')).status).toBe(200);
     expect((await api('PATCH', `/v2/webhook-endpoints/${endpoint.body.id}`, { description: 'wire check' })).status).toBe(200);
     // A pause, a resume, 3 bulk pauses and the bulk's completion: 6 events, delivered (at least once: counted by id).
@@ -109,6 +110,9 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     const events = await api('GET', '/v2/events?limit=100');
     expect(events.status).toBe(200);
     expect((await api('GET', `/v2/events/${events.body.data[0].id}`)).status).toBe(200);
+    expect((await api('GET', `/v2/events?subscriptionId=${ids[1]}&type=subscription.paused`)).body.data).toHaveLength(1);
+    expect((await api('GET', `/v2/events?requestId=${requestId}&limit=2`)).body.data).toHaveLength(2);
+    expect((await api('GET', `/v2/events?requestId=${requestId}&subscriptionId=${ids[2]}`)).body.data).toHaveLength(1);
     expect((await api('GET', `/v2/webhook-endpoints/${endpoint.body.id}/deliveries`)).status).toBe(200);
     expect((await api('DELETE', `/v2/webhook-endpoints/${endpoint.body.id}`)).status).toBe(204);
 

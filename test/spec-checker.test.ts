@@ -55,6 +55,15 @@ describe('contractViolations, the spec checker every test response goes through'
     expect(await check(101)).not.toEqual([]);
   });
 
+  it('passes a bulk request\'s items as text/csv, the 200\'s second media type, and catches CSV where only JSON is declared', async () => {
+    const itemsPath = '/v2/bulk-requests/3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f/items';
+    const file = 'subscriptionId,outcome,reason,appliedAt\r\n';
+    expect(await contractViolations({ method: 'GET', path: itemsPath, status: 200, contentType: 'text/csv; charset=utf-8', body: file })).toEqual([]);
+    expect(await contractViolations({ method: 'GET', path: itemsPath.replace('/items', ''), status: 200, contentType: 'text/csv; charset=utf-8', body: file })).not.toEqual([]);
+    // A JSON page is still checked as one.
+    expect(await contractViolations({ method: 'GET', path: itemsPath, status: 200, contentType: json, body: file })).not.toEqual([]);
+  });
+
   it('catches an error outside the spec paths that is not a problem (Koa plain text)', async () => {
     expect(await contractViolations({ method: 'GET', path: '/nope', status: 404, contentType: 'text/plain', body: 'Not Found' })).not.toEqual([]);
   });

@@ -268,6 +268,13 @@ One item per accepted subscription, in `subscriptionId` order, a page at a time:
 `not_found` when the subscription went away after acceptance) or `failed` (with `reason`).
 An item never shows two outcomes, even when a worker dies mid-way and another takes over.
 
+With `Accept: text/csv` the answer is every item (with `outcome`, every item of that
+outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and
+`startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`,
+an absent `reason` or `appliedAt` is an empty field, and the rows come in
+`subscriptionId` order as the file is read, so a request of 100,000 items downloads
+without waiting for the whole. JSON stays the default for any other `Accept`.
+
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
  @param requestId The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
@@ -332,7 +339,7 @@ func (a *BulkRequestsAPIService) ListBulkRequestItemsExecute(r ApiListBulkReques
 	}
 
 	// to determine the Accept header
-	localVarHTTPHeaderAccepts := []string{"application/json", "application/problem+json"}
+	localVarHTTPHeaderAccepts := []string{"application/json", "text/csv", "application/problem+json"}
 
 	// set Accept header
 	localVarHTTPHeaderAccept := selectHeaderAccept(localVarHTTPHeaderAccepts)

@@ -229,6 +229,8 @@ type ApiListEventsRequest struct {
 	ctx context.Context
 	ApiService *EventsAPIService
 	type_ *EventType
+	subscriptionId *string
+	requestId *string
 	limit *int32
 	startingAfter *string
 }
@@ -236,6 +238,18 @@ type ApiListEventsRequest struct {
 // Only events of this type.
 func (r ApiListEventsRequest) Type_(type_ EventType) ApiListEventsRequest {
 	r.type_ = &type_
+	return r
+}
+
+// Only events about this subscription, newest first.
+func (r ApiListEventsRequest) SubscriptionId(subscriptionId string) ApiListEventsRequest {
+	r.subscriptionId = &subscriptionId
+	return r
+}
+
+// Only events of this bulk request (its subscriptions&#39; changes and its completion).
+func (r ApiListEventsRequest) RequestId(requestId string) ApiListEventsRequest {
+	r.requestId = &requestId
 	return r
 }
 
@@ -265,6 +279,11 @@ scheduled pause or resume, or drops a pending one, has one `subscription.pause_s
 `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its
 status event in the same change (ids sort in that order). The same events are sent to the
 webhook endpoints that subscribe to them.
+
+`subscriptionId` gives one subscription's history (each event's `cause` says who or what
+made the change); `requestId` gives a bulk request's events: those of the subscriptions it
+changed and its `bulk_request.completed`. Filters combine (all must hold); an id of
+another merchant answers an empty page.
 
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
@@ -300,6 +319,12 @@ func (a *EventsAPIService) ListEventsExecute(r ApiListEventsRequest) (*EventList
 
 	if r.type_ != nil {
 		parameterAddToHeaderOrQuery(localVarQueryParams, "type", r.type_, "form", "")
+	}
+	if r.subscriptionId != nil {
+		parameterAddToHeaderOrQuery(localVarQueryParams, "subscriptionId", r.subscriptionId, "form", "")
+	}
+	if r.requestId != nil {
+		parameterAddToHeaderOrQuery(localVarQueryParams, "requestId", r.requestId, "form", "")
 	}
 	if r.limit != nil {
 		parameterAddToHeaderOrQuery(localVarQueryParams, "limit", r.limit, "form", "")

@@ -11,7 +11,10 @@ export interface Resender {
 
 export function eventHandlers(events: EventsService, resender: Resender): Pick<Handlers, 'listEvents' | 'getEvent' | 'resendEvent'> {
   return {
-    listEvents: async ({ merchant, query }) => ({ status: 200, body: await events.list(merchant.id, query.type, pageRequestOf(query)) }),
+    listEvents: async ({ merchant, query }) => ({
+      status: 200,
+      body: await events.list(merchant.id, { type: query.type, subscriptionId: query.subscriptionId, requestId: query.requestId }, pageRequestOf(query)),
+    }),
     getEvent: async ({ merchant, params }) => ({ status: 200, body: await events.get(merchant.id, params.eventId) }),
     resendEvent: async ({ merchant, params }) => {
       const event = await events.get(merchant.id, params.eventId);

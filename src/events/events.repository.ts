@@ -2,7 +2,7 @@
  * Every MongoDB call about stored events (`events`, kept 30 days). The outbox entries waiting in
  * subscription documents are the subscriptions store's (src/subscriptions/outbox.ts).
  */
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import { deleteInParts, insertNew, ownedBy } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
@@ -50,6 +50,25 @@ const createdBetween = (merchantId: string, from: string, to: string, types: rea
 
 const toEvent = (doc: EventDocument): Event => shownAs(doc.merchantId, { ...doc, id: doc._id });
 
+/** What a list of events is narrowed to; every filter given must hold. Ids are lower-case. */
+export interface EventFilter {
+  readonly type?: EventType;
+  readonly subscriptionId?: string;
+  readonly requestId?: string;
+}
+
+/**
+ * A bulk request's events: its subscriptions' changes name it in their `cause`, its
+ * `bulk_request.completed` carries it as the request's own id. Each branch names the merchant
+ * too, so that MongoDB serves each from its own index and merges them in `_id` order.
+ */
+function byRequest(merchantId: string, requestId: string): Filter<EventDocument>[] {
+  return [
+    { merchantId, 'data.cause.requestId': requestId },
+    { merchantId, 'data.requestId': requestId },
+  ];
+}
+
 export class EventsRepository {
   private readonly events: Collection<EventDocument>;
 
@@ -67,6 +86,10 @@ export class EventsRepository {
       this.events.createIndex({ merchantId: 1, _id: -1 }, { name: 'merchant_events' }),
       this.events.createIndex({ merchantId: 1, type: 1, _id: -1 }, { name: 'merchant_events_by_type' }),
       this.events.createIndex({ merchantId: 1, createdAt: 1 }, { name: 'merchant_events_by_time' }),
+      // Paths into `data`, where every event ever stored carries the ids: no field to backfill.
+      this.events.createIndex({ merchantId: 1, 'data.subscription.id': 1, _id: -1 }, { name: 'merchant_events_by_subscription' }),
+      this.events.createIndex({ merchantId: 1, 'data.cause.requestId': 1, _id: -1 }, { name: 'merchant_events_by_cause_request' }),
+      this.events.createIndex({ merchantId: 1, 'data.requestId': 1, _id: -1 }, { name: 'merchant_events_by_request' }),
     ]);
   }
 
@@ -87,9 +110,15 @@ export class EventsRepository {
     return new Map(docs.map((doc) => [doc._id, toEvent(doc)]));
   }
 
-  /** The merchant's events, newest first (event ids are UUIDv7, so `_id` order is time order). */
-  async page(merchantId: string, type: EventType | undefined, { limit, startingAfter }: PageRequest): Promise<Page<Event>> {
-    const filter = { merchantId, ...(type ? { type } : {}), ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
+  /** The merchant's events that pass every filter given, newest first (event ids are UUIDv7, so `_id` order is time order). */
+  async page(merchantId: string, { type, subscriptionId, requestId }: EventFilter, { limit, startingAfter }: PageRequest): Promise<Page<Event>> {
+    const filter: Filter<EventDocument> = {
+      merchantId,
+      ...(type ? { type } : {}),
+      ...(subscriptionId ? { 'data.subscription.id': subscriptionId } : {}),
+      ...(requestId ? { $or: byRequest(merchantId, requestId) } : {}),
+      ...(startingAfter ? { _id: { $lt: startingAfter } } : {}),
+    };
     const docs = await this.events.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
     return pageOf(docs.map(toEvent), limit, (e) => e.id);
   }

@@ -1,14 +1,15 @@
 /** Reading the merchant's events: a page of them, newest first, or one. */
 import { Problems, ProblemError } from '../errors.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
-import type { Event, EventsRepository } from './events.repository.js';
-import type { EventType } from '../subscriptions/outbox.js';
+import type { Event, EventFilter, EventsRepository } from './events.repository.js';
 
 export class EventsService {
   constructor(private readonly repository: EventsRepository) {}
 
-  list(merchantId: string, type: EventType | undefined, page: PageRequest): Promise<Page<Event>> {
-    return this.repository.page(merchantId, type, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
+  /** A page of the merchant's events that pass the filters; another merchant's subscription or request gives an empty one. */
+  list(merchantId: string, { type, subscriptionId, requestId }: EventFilter, page: PageRequest): Promise<Page<Event>> {
+    const filter = { type, subscriptionId: subscriptionId?.toLowerCase(), requestId: requestId?.toLowerCase() };
+    return this.repository.page(merchantId, filter, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
   }
 
   /** The event, or 404 0024 for an unknown or another merchant's id. */

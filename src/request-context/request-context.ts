@@ -5,6 +5,7 @@
  * whether a pause or resume is a bulk request (docs/design.md §2). Features import this module, never
  * http/.
  */
+import type { Readable } from 'node:stream';
 import type { Context as KoaContext } from 'koa';
 import type { Context } from 'openapi-backend';
 import type { operations } from '../../generated/openapi.js';
@@ -65,14 +66,27 @@ export type ParamsOf<K extends OperationId> = OrNothing<Op<K>['parameters']['pat
  */
 export type QueryOf<K extends OperationId> = { readonly [P in keyof OrNothing<Op<K>['parameters']['query']>]?: Exclude<OrNothing<Op<K>['parameters']['query']>[P], undefined> extends string ? Exclude<OrNothing<Op<K>['parameters']['query']>[P], undefined> : string };
 
+/**
+ * A body written to the client as it is produced (a file export), for a success that the spec
+ * gives a media type besides JSON: never built whole in memory.
+ */
+export class StreamedBody {
+  constructor(
+    readonly contentType: string,
+    readonly stream: Readable,
+  ) {}
+}
+
 type Responses<K extends OperationId> = Op<K>['responses'];
 /** The statuses a handler answers with: the operation's success responses. */
 export type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
 type ResponseBody<K extends OperationId, S extends keyof Responses<K>> = Responses<K>[S] extends { content: { 'application/json': infer B } } ? B : undefined;
+/** StreamedBody where the spec gives the response another media type than JSON; never otherwise. */
+type OtherBody<K extends OperationId, S extends keyof Responses<K>> = Responses<K>[S] extends { content: infer C } ? (Exclude<keyof C, 'application/json'> extends never ? never : StreamedBody) : never;
 
 /** What a handler answers: one of the operation's success statuses, with the body the spec gives it. */
 export type Reply<K extends OperationId> = {
-  [S in SuccessStatus<K>]: { readonly status: S; readonly body: ResponseBody<K, S>; readonly headers?: Readonly<Record<string, string>> };
+  [S in SuccessStatus<K>]: { readonly status: S; readonly body: ResponseBody<K, S> | OtherBody<K, S>; readonly headers?: Readonly<Record<string, string>> };
 }[SuccessStatus<K>];
 
 /** One request to operation K, routed, authenticated and validated. */
@@ -84,6 +98,8 @@ export interface Request<K extends OperationId> {
   readonly body: BodyOf<K>;
   /** Runs once the response has been sent (or the connection closed): nothing it starts can come before the answer. */
   afterResponse(callback: () => void): void;
+  /** Which of these media types the request's `Accept` prefers (the first when it names none); false when it takes none of them. */
+  accepts(...types: string[]): string | false;
 }
 
 /** A handler of operation K: the typed request in, the typed reply out. */
@@ -105,9 +121,14 @@ export function operationHandler<K extends OperationId>(handler: Handler<K>): Op
       query: context.query as QueryOf<K>,
       body: context.body as BodyOf<K>,
       afterResponse: (callback) => void ctx.res.once('close', callback),
+      accepts: (...types) => ctx.accepts(...types),
     });
     ctx.status = reply.status;
-    if (reply.body !== undefined) {
+    if (reply.body instanceof StreamedBody) {
+      // Koa pipes the stream to the socket and destroys the socket if the stream fails part way.
+      ctx.set('Content-Type', reply.body.contentType);
+      ctx.body = reply.body.stream;
+    } else if (reply.body !== undefined) {
       // The type Koa would give a JSON body, set as it is: Koa would look 'json' up in mime-types on every answer.
       ctx.set('Content-Type', JSON_TYPE);
       ctx.body = reply.body;

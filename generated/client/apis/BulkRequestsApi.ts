@@ -184,7 +184,7 @@ export class BulkRequestsApi extends runtime.BaseAPI {
     }
 
     /**
-     * One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over. 
+     * One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over.  With `Accept: text/csv` the answer is every item (with `outcome`, every item of that outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and `startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`, an absent `reason` or `appliedAt` is an empty field, and the rows come in `subscriptionId` order as the file is read, so a request of 100,000 items downloads without waiting for the whole. JSON stays the default for any other `Accept`. 
      * The outcome of each command of a bulk request
      */
     async listBulkRequestItemsRaw(requestParameters: ListBulkRequestItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkRequestItemList>> {
@@ -195,7 +195,7 @@ export class BulkRequestsApi extends runtime.BaseAPI {
     }
 
     /**
-     * One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over. 
+     * One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over.  With `Accept: text/csv` the answer is every item (with `outcome`, every item of that outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and `startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`, an absent `reason` or `appliedAt` is an empty field, and the rows come in `subscriptionId` order as the file is read, so a request of 100,000 items downloads without waiting for the whole. JSON stays the default for any other `Accept`. 
      * The outcome of each command of a bulk request
      */
     async listBulkRequestItems(requestParameters: ListBulkRequestItemsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkRequestItemList> {

@@ -345,7 +345,7 @@ class BulkRequestsApi:
     ) -> BulkRequestItemList:
         """The outcome of each command of a bulk request
 
-        One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over. 
+        One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over.  With `Accept: text/csv` the answer is every item (with `outcome`, every item of that outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and `startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`, an absent `reason` or `appliedAt` is an empty field, and the rows come in `subscriptionId` order as the file is read, so a request of 100,000 items downloads without waiting for the whole. JSON stays the default for any other `Accept`. 
 
         :param request_id: The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type request_id: str
@@ -430,7 +430,7 @@ class BulkRequestsApi:
     ) -> ApiResponse[BulkRequestItemList]:
         """The outcome of each command of a bulk request
 
-        One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over. 
+        One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over.  With `Accept: text/csv` the answer is every item (with `outcome`, every item of that outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and `startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`, an absent `reason` or `appliedAt` is an empty field, and the rows come in `subscriptionId` order as the file is read, so a request of 100,000 items downloads without waiting for the whole. JSON stays the default for any other `Accept`. 
 
         :param request_id: The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type request_id: str
@@ -515,7 +515,7 @@ class BulkRequestsApi:
     ) -> RESTResponseType:
         """The outcome of each command of a bulk request
 
-        One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over. 
+        One item per accepted subscription, in `subscriptionId` order, a page at a time: `pending` until a worker has applied it, then `applied` (the status changed), `noop` (it was already in the target status), `skipped` (with `reason`: `cancelled`, or `not_found` when the subscription went away after acceptance) or `failed` (with `reason`). An item never shows two outcomes, even when a worker dies mid-way and another takes over.  With `Accept: text/csv` the answer is every item (with `outcome`, every item of that outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and `startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`, an absent `reason` or `appliedAt` is an empty field, and the rows come in `subscriptionId` order as the file is read, so a request of 100,000 items downloads without waiting for the whole. JSON stays the default for any other `Accept`. 
 
         :param request_id: The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type request_id: str
@@ -626,6 +626,7 @@ class BulkRequestsApi:
             _header_params['Accept'] = self.api_client.select_header_accept(
                 [
                     'application/json', 
+                    'text/csv', 
                     'application/problem+json'
                 ]
             )

@@ -327,6 +327,8 @@ class EventsApi:
     def list_events(
         self,
         type: Annotated[Optional[EventType], Field(description="Only events of this type.")] = None,
+        subscription_id: Annotated[Optional[UUID], Field(description="Only events about this subscription, newest first.")] = None,
+        request_id: Annotated[Optional[UUID], Field(description="Only events of this bulk request (its subscriptions' changes and its completion).")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
         _request_timeout: Union[
@@ -344,10 +346,14 @@ class EventsApi:
     ) -> EventList:
         """List your events
 
-        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
+        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them.  `subscriptionId` gives one subscription's history (each event's `cause` says who or what made the change); `requestId` gives a bulk request's events: those of the subscriptions it changed and its `bulk_request.completed`. Filters combine (all must hold); an id of another merchant answers an empty page. 
 
         :param type: Only events of this type.
         :type type: EventType
+        :param subscription_id: Only events about this subscription, newest first.
+        :type subscription_id: UUID
+        :param request_id: Only events of this bulk request (its subscriptions' changes and its completion).
+        :type request_id: UUID
         :param limit: How many items a page holds at most.
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
@@ -376,6 +382,8 @@ class EventsApi:
 
         _param = self._list_events_serialize(
             type=type,
+            subscription_id=subscription_id,
+            request_id=request_id,
             limit=limit,
             starting_after=starting_after,
             _request_auth=_request_auth,
@@ -407,6 +415,8 @@ class EventsApi:
     def list_events_with_http_info(
         self,
         type: Annotated[Optional[EventType], Field(description="Only events of this type.")] = None,
+        subscription_id: Annotated[Optional[UUID], Field(description="Only events about this subscription, newest first.")] = None,
+        request_id: Annotated[Optional[UUID], Field(description="Only events of this bulk request (its subscriptions' changes and its completion).")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
         _request_timeout: Union[
@@ -424,10 +434,14 @@ class EventsApi:
     ) -> ApiResponse[EventList]:
         """List your events
 
-        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
+        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them.  `subscriptionId` gives one subscription's history (each event's `cause` says who or what made the change); `requestId` gives a bulk request's events: those of the subscriptions it changed and its `bulk_request.completed`. Filters combine (all must hold); an id of another merchant answers an empty page. 
 
         :param type: Only events of this type.
         :type type: EventType
+        :param subscription_id: Only events about this subscription, newest first.
+        :type subscription_id: UUID
+        :param request_id: Only events of this bulk request (its subscriptions' changes and its completion).
+        :type request_id: UUID
         :param limit: How many items a page holds at most.
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
@@ -456,6 +470,8 @@ class EventsApi:
 
         _param = self._list_events_serialize(
             type=type,
+            subscription_id=subscription_id,
+            request_id=request_id,
             limit=limit,
             starting_after=starting_after,
             _request_auth=_request_auth,
@@ -487,6 +503,8 @@ class EventsApi:
     def list_events_without_preload_content(
         self,
         type: Annotated[Optional[EventType], Field(description="Only events of this type.")] = None,
+        subscription_id: Annotated[Optional[UUID], Field(description="Only events about this subscription, newest first.")] = None,
+        request_id: Annotated[Optional[UUID], Field(description="Only events of this bulk request (its subscriptions' changes and its completion).")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
         _request_timeout: Union[
@@ -504,10 +522,14 @@ class EventsApi:
     ) -> RESTResponseType:
         """List your events
 
-        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
+        What happened to the caller's subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription's status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them.  `subscriptionId` gives one subscription's history (each event's `cause` says who or what made the change); `requestId` gives a bulk request's events: those of the subscriptions it changed and its `bulk_request.completed`. Filters combine (all must hold); an id of another merchant answers an empty page. 
 
         :param type: Only events of this type.
         :type type: EventType
+        :param subscription_id: Only events about this subscription, newest first.
+        :type subscription_id: UUID
+        :param request_id: Only events of this bulk request (its subscriptions' changes and its completion).
+        :type request_id: UUID
         :param limit: How many items a page holds at most.
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
@@ -536,6 +558,8 @@ class EventsApi:
 
         _param = self._list_events_serialize(
             type=type,
+            subscription_id=subscription_id,
+            request_id=request_id,
             limit=limit,
             starting_after=starting_after,
             _request_auth=_request_auth,
@@ -562,6 +586,8 @@ class EventsApi:
     def _list_events_serialize(
         self,
         type,
+        subscription_id,
+        request_id,
         limit,
         starting_after,
         _request_auth,
@@ -589,6 +615,14 @@ class EventsApi:
         if type is not None:
             
             _query_params.append(('type', type.value))
+            
+        if subscription_id is not None:
+            
+            _query_params.append(('subscriptionId', subscription_id))
+            
+        if request_id is not None:
+            
+            _query_params.append(('requestId', request_id))
             
         if limit is not None:
             

@@ -57,6 +57,14 @@ export interface ListEventsRequest {
      */
     type?: EventType;
     /**
+     * Only events about this subscription, newest first.
+     */
+    subscriptionId?: string;
+    /**
+     * Only events of this bulk request (its subscriptions' changes and its completion).
+     */
+    requestId?: string;
+    /**
      * How many items a page holds at most.
      */
     limit?: number;
@@ -143,6 +151,14 @@ export class EventsApi extends runtime.BaseAPI {
             queryParameters['type'] = requestParameters['type'];
         }
 
+        if (requestParameters['subscriptionId'] != null) {
+            queryParameters['subscriptionId'] = requestParameters['subscriptionId'];
+        }
+
+        if (requestParameters['requestId'] != null) {
+            queryParameters['requestId'] = requestParameters['requestId'];
+        }
+
         if (requestParameters['limit'] != null) {
             queryParameters['limit'] = requestParameters['limit'];
         }
@@ -173,7 +189,7 @@ export class EventsApi extends runtime.BaseAPI {
     }
 
     /**
-     * What happened to the caller\'s subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription\'s status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
+     * What happened to the caller\'s subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription\'s status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them.  `subscriptionId` gives one subscription\'s history (each event\'s `cause` says who or what made the change); `requestId` gives a bulk request\'s events: those of the subscriptions it changed and its `bulk_request.completed`. Filters combine (all must hold); an id of another merchant answers an empty page. 
      * List your events
      */
     async listEventsRaw(requestParameters: ListEventsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<EventList>> {
@@ -184,7 +200,7 @@ export class EventsApi extends runtime.BaseAPI {
     }
 
     /**
-     * What happened to the caller\'s subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription\'s status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them. 
+     * What happened to the caller\'s subscriptions and bulk requests, newest first, a page at a time (kept 30 days). Every change of a subscription\'s status has exactly one event; a pause or resume that changes nothing has none. A request that sets or replaces a scheduled pause or resume, or drops a pending one, has one `subscription.pause_scheduled`, `subscription.resume_scheduled` or `subscription.schedule_removed` event each, after its status event in the same change (ids sort in that order). The same events are sent to the webhook endpoints that subscribe to them.  `subscriptionId` gives one subscription\'s history (each event\'s `cause` says who or what made the change); `requestId` gives a bulk request\'s events: those of the subscriptions it changed and its `bulk_request.completed`. Filters combine (all must hold); an id of another merchant answers an empty page. 
      * List your events
      */
     async listEvents(requestParameters: ListEventsRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<EventList> {
