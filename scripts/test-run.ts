@@ -13,7 +13,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { projectRoot } from '../src/lib/project-root.js';
-import { type Counts, junitCounts, summary, vitestCounts } from './test-summary.js';
+import { type Counts, junitCounts, summary, vitestCounts, type VitestJson } from './test-summary.js';
 
 const ARTIFACTS = join(projectRoot(), 'test-artifacts');
 
@@ -40,7 +40,7 @@ const SUITES: Suite[] = [
   {
     label: 'vitest',
     command: ['vitest', 'run'],
-    counts: () => vitestCounts(JSON.parse(readFileSync(join(ARTIFACTS, 'vitest.json'), 'utf8'))),
+    counts: () => vitestCounts(JSON.parse(readFileSync(join(ARTIFACTS, 'vitest.json'), 'utf8')) as VitestJson),
   },
   {
     label: 'schemathesis',

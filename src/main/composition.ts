@@ -334,7 +334,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const readiness = {
     db,
     timeoutMs: config.dbTimeoutMs,
-    reachable: database.reachable,
+    reachable: () => database.reachable(),
     healthy,
     workersRunning: () => (concurrency === 0 ? undefined : workers.running),
     stopping: () => stopping,
@@ -438,7 +438,9 @@ export async function startMetricsListener(config: ServiceConfig, host: string, 
 /** The service listening, with its workers started: the one assembly everything runs. */
 export async function startService(database: Database, config: ServiceConfig & HttpLimits, log: Logger, options: ListenOptions): Promise<RunningService> {
   const service = await composeService(database, config, log, options.healthy);
-  const server = createHttpServer(config, (await service.app()).callback());
+  const handle = (await service.app()).callback();
+  // Koa answers a request's error itself (ctx.onerror): the promise a request's handling returns never rejects.
+  const server = createHttpServer(config, (req, res) => void handle(req, res));
   // Counted among the HTTP processes before the first request, so that the rate limit's share is right from the start.
   const heartbeat = startHeartbeat(database, config, log, service, 'serve');
   await heartbeat.start();
