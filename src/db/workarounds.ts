@@ -113,7 +113,7 @@ export function switchedOff(setting: DbWorkarounds): readonly WorkaroundName[] {
  */
 export function switchOff(decided: Workarounds, setting: DbWorkarounds = 'auto'): Workarounds {
   const off = switchedOff(setting);
-  const entries = Object.entries(decided).map(([name, value]) => [name, off.includes(name as WorkaroundName) ? offValue(value) : value]);
+  const entries = Object.entries(decided).map(([name, value]: [string, unknown]) => [name, off.includes(name as WorkaroundName) ? offValue(value) : value]);
   return Object.freeze(Object.fromEntries(entries)) as Workarounds;
 }
 
