@@ -13,6 +13,7 @@ export default defineConfig(
     'clients/typescript/src/',
     'clients/typescript/dist/',
     'clients/python/',
+    'clients/go/',
     'clients/dist/',
     'dist/',
     'bench/results/',
