@@ -47,7 +47,7 @@ async function twoWorkersResume(count: number): Promise<{ merchantId: string; id
   shared = await service({ workers: 0 });
   const uri = databaseUri(shared.db.databaseName);
   const env = { SCHEDULE_POLL_MS: '100' };
-  processes.push(await startWorker(uri, env), await startWorker(uri, env));
+  processes.push(...(await Promise.all([startWorker(uri, env), startWorker(uri, env)])));
   const { merchantId, apiKey } = await shared.merchant();
   const ids = await shared.seed(merchantId, count);
   await bulkPauseUntil(shared, apiKey, ids, inMs(4000));
