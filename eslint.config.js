@@ -1,5 +1,5 @@
-// ESLint for the hand-written TypeScript (src/, scripts/, test/, clients' scenarios) and the few
-// JavaScript files beside it. Type-aware: a promise nobody awaits or handles, or one passed where a
+// ESLint for the hand-written TypeScript (src/, scripts/, test/) and the few JavaScript files
+// beside it. Type-aware: a promise nobody awaits or handles, or one passed where a
 // callback's result is ignored, is a bug this service has had (an unhandled rejection ends a vitest
 // run with 0 failed tests). Formatting is Prettier's (.prettierrc.json), not ESLint's.
 import js from '@eslint/js';
