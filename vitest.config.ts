@@ -8,8 +8,9 @@ export default defineConfig({
     hookTimeout: 300_000,
     testTimeout: 60_000,
     pool: 'forks',
-    // The json report gives `npm test` its closing line (scripts/test-summary.ts).
-    reporters: ['default', 'json'],
+    // The json report gives `npm test` its closing line (scripts/test-summary.ts); the last one
+    // prints the ten slowest test files.
+    reporters: ['default', 'json', './test/support/slowest-files.reporter.ts'],
     outputFile: { json: 'test-artifacts/vitest.json' },
   },
 });

@@ -35,7 +35,7 @@ export function bareServer(db: Db, merchantId: string, events = true): Server {
           : { $set: { status: 'paused', modifiedAt: at } },
         { returnDocument: 'after' },
       );
-      if (changed && entry) relay!(changed, entry);
+      if (changed && entry) relay!(changed as Document as ChangedDocument, entry);
       const doc = changed ?? (await subscriptions.findOne({ _id: id as never, merchantId }, relay ? { projection: { outbox: 0, bulkCommands: 0, scheduleRun: 0 } } : {}));
       res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
     })().catch(() => res.writeHead(500).end());
@@ -44,9 +44,26 @@ export function bareServer(db: Db, merchantId: string, events = true): Server {
 
 const BARE_KEY_ID = '01a21151-6e11-7aee-b456-8f271926d8af';
 
+/** The fields of a changed subscription the bare relay writes into its event. */
+interface ChangedDocument {
+  readonly _id: string;
+  readonly planId: string;
+  readonly cycle: unknown;
+  readonly createdAt: string;
+}
+
+/** The outbox entry the bare server pushed with the change. */
+interface OutboxEntry {
+  readonly key: string;
+  readonly type: string;
+  readonly at: string;
+  readonly previousStatus: string;
+  readonly cause: unknown;
+}
+
 /** The relay's writes as the service makes them for (c)'s changes: gathered 50 ms, one batch at a time. */
-function bareRelay(db: Db, merchantId: string): (doc: Document, entry: Document) => void {
-  const waiting: { doc: Document; entry: Document }[] = [];
+function bareRelay(db: Db, merchantId: string): (doc: ChangedDocument, entry: OutboxEntry) => void {
+  const waiting: { doc: ChangedDocument; entry: OutboxEntry }[] = [];
   let relaying = false;
   const relayAll = async () => {
     while (waiting.length > 0) {
@@ -65,7 +82,7 @@ function bareRelay(db: Db, merchantId: string): (doc: Document, entry: Document)
         { ordered: false },
       );
       await db.collection('webhookEndpoints').find({ merchantId, status: 'enabled', events: { $in: ['*', 'subscription.paused'] } }, { projection: { _id: 1 } }).toArray();
-      await db.collection('subscriptions').updateMany({ merchantId, _id: { $in: batch.map(({ doc }) => doc._id) } }, { $pullAll: { outbox: batch.map(({ entry }) => entry) } as never });
+      await db.collection('subscriptions').updateMany({ merchantId, _id: { $in: batch.map(({ doc }) => doc._id as never) } }, { $pullAll: { outbox: batch.map(({ entry }) => entry) } as never });
     }
   };
   return (doc, entry) => {
@@ -127,7 +144,7 @@ export async function spawnBenchServer(side: 'service' | 'bare', uri: string, en
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   // Its log goes to stdout too (level warn): its own lines are JSON objects with the field asked for.
   const next = <T>(field: string) =>
     new Promise<T>((resolve, reject) => {
@@ -142,7 +159,7 @@ export async function spawnBenchServer(side: 'service' | 'bare', uri: string, en
   const started = await next<{ url: string; apiKey?: string; merchantId: string }>('url');
   const cpu = () => {
     const answer = next<{ cpuUs: number; userUs: number; systemUs: number }>('cpuUs');
-    child.stdin!.write('cpu\n');
+    child.stdin.write('cpu\n');
     return answer;
   };
   return {
@@ -152,7 +169,7 @@ export async function spawnBenchServer(side: 'service' | 'bare', uri: string, en
       return (await cpu()).cpuUs;
     },
     async stop() {
-      child.stdin!.end();
+      child.stdin.end();
       await exited;
     },
   };

@@ -30,10 +30,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { basename, dirname, join } from 'node:path';
 import autocannon from 'autocannon';
-import { MongoClient, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { loadConfig, type Config } from '../src/config.js';
 import { connectDatabase } from '../src/db/mongo.js';
 import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
@@ -605,7 +605,7 @@ async function load(baseUrl: string, apiKey: string, ids: string[], connections 
           },
         ],
       },
-      (error, done) => (error ? reject(error) : resolve(done)),
+      (error: Error | null, done) => (error ? reject(error) : resolve(done)),
     );
     // autocannon ends on its next 1 s tick after the last answer: the time is taken from the answers.
     instance.on('response', () => (lastAnswer = performance.now()));

@@ -76,22 +76,22 @@ function ensureSchemathesis(): string {
 
 /** Through the API, as a merchant would: a webhook endpoint, by pausing a subscription an event, and a bulk request (its completion is an event too). */
 async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: string): Promise<Fixtures> {
-  const call = async (method: string, path: string, body?: unknown): Promise<any> => {
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${baseUrl}${path}`, {
       method,
       headers: { 'x-api-key': apiKey, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     if (!res.ok) throw new Error(`fuzz fixtures: ${method} ${path} answered ${res.status}: ${await res.text()}`);
-    return res.json();
+    return (await res.json()) as T;
   };
-  const endpoint = await call('POST', '/v2/webhook-endpoints', { url: receiverUrl, events: ['*'], description: 'fuzz' });
+  const endpoint = await call<{ id: string }>('POST', '/v2/webhook-endpoints', { url: receiverUrl, events: ['*'], description: 'fuzz' });
   await call('POST', `/v2/subscriptions/${EVENT_SUBSCRIPTION_ID}/pause`);
-  const bulk = await call('POST', '/v2/subscriptions/bulk/pause', { subscriptions: [EVENT_SUBSCRIPTION_ID] });
+  const bulk = await call<{ requestId: string }>('POST', '/v2/subscriptions/bulk/pause', { subscriptions: [EVENT_SUBSCRIPTION_ID] });
   // The event is written by the relay, after the pause has answered.
   let event: { id: string } | undefined;
   for (const deadline = Date.now() + 30_000; !event; await new Promise((resolve) => setTimeout(resolve, 100))) {
-    event = (await call('GET', '/v2/events?limit=1')).data[0];
+    event = (await call<{ data: { id: string }[] }>('GET', '/v2/events?limit=1')).data[0];
     if (!event && Date.now() > deadline) throw new Error('fuzz fixtures: the pause left no event within 30 s');
   }
   return {
@@ -175,6 +175,7 @@ export function withoutClosingFences(text: string): string {
 
 /** What Schemathesis said, in our words: its test-case counts and its warnings, one line each. */
 export function consoleSummary(text: string): string[] {
+  // eslint-disable-next-line no-control-regex -- the ANSI colour codes of Schemathesis's console start with ESC.
   const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
   const cases = /Test cases:\s*\n\s*(.+)/.exec(plain)?.[1]?.trim();
   const warnings = [...plain.matchAll(/^\s*⚠️\s*(.+)$/gm)].map((m) => m[1]!.trim());

@@ -12,7 +12,7 @@ export function createVenv(dir: string, purpose: string): void {
   try {
     execFileSync('python3', ['-m', 'venv', dir], { stdio: ['ignore', 'ignore', 'inherit'] });
   } catch (error) {
-    throw new Error(`${purpose} needs Python 3.10+ with its venv module as python3 (${String(error)})`);
+    throw new Error(`${purpose} needs Python 3.10+ with its venv module as python3 (${String(error)})`, { cause: error });
   }
 }
 

@@ -81,7 +81,7 @@ export interface LoopbackService {
   readonly service: Service;
   readonly baseUrl: string;
   /** Stops the workers (letting in-flight chunks finish) and the server. */
-  stop(): Promise<void>;
+  readonly stop: () => Promise<void>;
 }
 
 /**

@@ -13,7 +13,7 @@ export interface Counts {
   skipped: number;
 }
 
-interface VitestJson {
+export interface VitestJson {
   numPassedTests: number;
   numFailedTests: number;
   numPendingTests: number;

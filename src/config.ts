@@ -6,6 +6,11 @@ import { isIP } from 'node:net';
 import { WEBHOOK_RETRY_DELAYS_MS } from './lib/retry.js';
 
 export type EmbeddedEngine = 'auto' | 'memory-server' | 'ferretdb';
+/**
+ * DB_WORKAROUNDS: `auto`, every engine workaround the server's capabilities call for; `off`, none;
+ * or the names of those to switch off (src/db/workarounds.ts checks the names when it applies them).
+ */
+export type DbWorkarounds = 'auto' | 'off' | readonly string[];
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Config {
@@ -75,6 +80,8 @@ export interface Config {
   readonly metricsPort: number | undefined;
   /** How often each process records its heartbeat (src/fleet/heartbeat.ts); a process unseen for 3 intervals is taken as gone. */
   readonly heartbeatIntervalMs: number;
+  /** Engine workarounds switched off, so that the service runs the MongoDB path on any engine (docs/engine.md). */
+  readonly dbWorkarounds: DbWorkarounds;
 }
 
 export interface DownloadProxy {
@@ -164,6 +171,17 @@ function downloadProxy(env: Env): DownloadProxy {
   };
 }
 
+function dbWorkarounds(env: Env): DbWorkarounds {
+  const raw = env.DB_WORKAROUNDS?.trim();
+  if (raw === undefined || raw === '' || raw === 'auto') return 'auto';
+  if (raw === 'off') return 'off';
+  const names = raw.split(',').map((name) => name.trim());
+  if (names.some((name) => !/^[A-Za-z]+$/.test(name))) {
+    throw new ConfigError(`DB_WORKAROUNDS must be auto, off, or a comma-separated list of workaround names, got "${raw}"`);
+  }
+  return Object.freeze(names);
+}
+
 /** BULK_CONCURRENCY; WORKERS is its former name, still accepted when the new one is unset. */
 function bulkConcurrency(env: Env): number {
   const name = env.BULK_CONCURRENCY === undefined || env.BULK_CONCURRENCY === '' ? 'WORKERS' : 'BULK_CONCURRENCY';
@@ -215,5 +233,6 @@ export function loadConfig(env: Env = process.env): Config {
     metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
     heartbeatIntervalMs: integer(env, 'HEARTBEAT_INTERVAL_MS', 5_000, 100, 60_000),
+    dbWorkarounds: dbWorkarounds(env),
   });
 }

@@ -25,7 +25,7 @@ describe('$push with $each and $slice, on the engine the tests run on', () => {
   const pushFive = async (slice: unknown) => {
     const c = lists();
     await c.insertOne({ _id: 'x', a: [1, 2] });
-    for (const v of [3, 4, 5, 6, 7]) await c.updateOne({ _id: 'x' }, { $push: { a: { $each: [v], $slice: slice } } } as never);
+    for (const v of [3, 4, 5, 6, 7]) await c.updateOne({ _id: 'x' }, { $push: { a: { $each: [v], $slice: slice } } });
     return (await c.findOne({ _id: 'x' }))?.a;
   };
 
@@ -41,7 +41,7 @@ describe('$push with $each and $slice, on the engine the tests run on', () => {
   it('slices what several elements pushed at once leave, and a field it creates', async () => {
     const c = lists();
     await c.insertOne({ _id: 'x' });
-    await c.updateOne({ _id: 'x' }, { $push: { a: { $each: [1, 2, 3, 4], $slice: -3 } } } as never);
+    await c.updateOne({ _id: 'x' }, { $push: { a: { $each: [1, 2, 3, 4], $slice: -3 } } });
     expect((await c.findOne({ _id: 'x' }))?.a).toEqual([2, 3, 4]);
   });
 
@@ -49,7 +49,7 @@ describe('$push with $each and $slice, on the engine the tests run on', () => {
     for (const slice of ['2', 1.5, null]) {
       const c = lists();
       await c.insertOne({ _id: 'x', a: [1] });
-      await expect(c.updateOne({ _id: 'x' }, { $push: { a: { $each: [2], $slice: slice } } } as never)).rejects.toMatchObject({ code: 2 });
+      await expect(c.updateOne({ _id: 'x' }, { $push: { a: { $each: [2], $slice: slice } } })).rejects.toMatchObject({ code: 2 });
       expect((await c.findOne({ _id: 'x' }))?.a).toEqual([1]);
     }
   });

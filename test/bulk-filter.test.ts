@@ -131,11 +131,11 @@ describe('a bulk request by filter', () => {
     for (let seeded = 0; seeded < 100_001; seeded += 10_000) await seed(merchantId, Math.min(10_000, 100_001 - seeded), 'fulfilled', plan);
     const seedMs = performance.now() - started;
 
+    // The request and its dry run at once: each counts the matches, which is most of this test's time.
     const timedAt = performance.now();
-    const refused = await bulk('pause', apiKey, { filter: { planId: [plan] } });
+    const [refused, dry] = await Promise.all([bulk('pause', apiKey, { filter: { planId: [plan] } }), bulk('pause', apiKey, { filter: { planId: [plan] }, dryRun: true })]);
     const refuseMs = performance.now() - timedAt;
-    const dry = await bulk('pause', apiKey, { filter: { planId: [plan] }, dryRun: true });
-    console.log(`bulk-filter: 100,001 subscriptions seeded in batches of 10,000 in ${(seedMs / 1000).toFixed(1)} s; refused in ${(refuseMs / 1000).toFixed(1)} s`);
+    console.log(`bulk-filter: 100,001 subscriptions seeded in batches of 10,000 in ${(seedMs / 1000).toFixed(1)} s; refused, with its dry run at the same time, in ${(refuseMs / 1000).toFixed(1)} s`);
 
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 400, code: '0046' });
     expect(refused.body.detail).toContain('100001');

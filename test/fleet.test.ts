@@ -57,12 +57,10 @@ describe('two serve processes and a worker on one database', () => {
   let b: Awaited<ReturnType<typeof startServe>>;
 
   it('subsvc status lists the live processes with role, version, host, pid, started and last seen; a killed one drops out', { timeout: 120_000 }, async () => {
-    a = await startServe(uri, { ...env, BULK_CONCURRENCY: '0' });
-    started.push(a);
-    b = await startServe(uri, { ...env, BULK_CONCURRENCY: '0' });
-    started.push(b);
-    const worker = await startWorker(uri, env);
-    started.push(worker);
+    // Started together: each start loads the service's code on its own, which takes seconds under load.
+    const [first, second, worker] = await Promise.all([startServe(uri, { ...env, BULK_CONCURRENCY: '0' }), startServe(uri, { ...env, BULK_CONCURRENCY: '0' }), startWorker(uri, env)]);
+    [a, b] = [first, second];
+    started.push(a, b, worker);
 
     const all = await status();
     expect(all.processes).toEqual({ serve: 2, worker: 1 });

@@ -227,10 +227,8 @@ describe('METRICS_PORT', () => {
     const uri = databaseUri(`test_metrics_port_${randomUUID().slice(0, 8)}`);
     const processes: ServiceProcess[] = [];
     try {
-      const serve = await startServe(uri, { BULK_CONCURRENCY: '0', METRICS_PORT: '0' });
-      processes.push(serve);
-      const worker = await startWorker(uri, { METRICS_PORT: '0' });
-      processes.push(worker);
+      const [serve, worker] = await Promise.all([startServe(uri, { BULK_CONCURRENCY: '0', METRICS_PORT: '0' }), startWorker(uri, { METRICS_PORT: '0' })]);
+      processes.push(serve, worker);
       for (const [p, role] of [[serve, 'serve'], [worker, 'worker']] as const) {
         const url = String(p.lines.find((l) => l.msg === 'metrics listening')?.url);
         const res = await fetch(url);

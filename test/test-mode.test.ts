@@ -7,7 +7,6 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadSpec } from '../src/lib/spec.js';
 import { testModeIdOf } from '../src/lib/livemode.js';
 import { call } from './support/http.js';
 import { registeredReceiver, type Receiver } from './support/receiver.js';

@@ -38,7 +38,7 @@ describe('subsvc webhooks listen', () => {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-    const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const next = async () => JSON.parse(String((await lines.next()).value));
     try {
       const first = await next();

@@ -62,7 +62,8 @@ describe('worker processes', () => {
 
   it('two worker processes on one database apply 3000 commands with none lost', { timeout: DRAIN_MS + 60_000 }, async () => {
     const ids = await acceptBulkPause(3000);
-    const pair = [await startWorker(databaseUri(t.db.databaseName)), await startWorker(databaseUri(t.db.databaseName))];
+    // Started together: each start loads the service's code on its own, which takes seconds under load.
+    const pair = await Promise.all([startWorker(databaseUri(t.db.databaseName)), startWorker(databaseUri(t.db.databaseName))]);
     workers.push(...pair);
     expect(await waitFor(() => paused(ids), (n) => n === 3000, DRAIN_MS, 1_000)).toBe(3000);
     // A chunk's log lines reach the pipe just after its update reaches the database: wait for them.

@@ -67,7 +67,7 @@ async function round(server: ServerProcess, merchantId: string, apiKey: string, 
         timeout: 60,
         requests: [{ method: 'POST', headers: { 'x-api-key': apiKey }, setupRequest: (r) => ({ ...r, path: `/v2/subscriptions/${ids[sent++ % ids.length]}/pause` }) }],
       },
-      (error, done) => (error ? reject(error) : resolveLoad(done)),
+      (error: Error | null, done) => (error ? reject(error) : resolveLoad(done)),
     );
     instance.on('response', () => (last = performance.now()));
   });

@@ -25,7 +25,7 @@ const merchantId = 'mer_micro';
 const N = 1000;
 const now = new Date().toISOString();
 await coll.insertMany(Array.from({ length: N }, (_, i) => ({ _id: `sub_${String(i).padStart(6, '0')}${randomUUID().slice(0, 8)}`, merchantId, planId: 'plan_basic', status: 'active', cycle: 1, createdAt: now, modifiedAt: now, recentPauses: [now, now, now], bulkCommands: [] })));
-const ids = (await coll.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id as string);
+const ids = (await coll.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
 const entryFor = (): Entry => ({ key: randomUUID(), type: 'subscription.paused', seq: 0, status: 'paused', previousStatus: 'active', at: new Date().toISOString(), cause: { kind: 'api' }, subscription: { status: 'paused', modifiedAt: new Date().toISOString() } });
 
 type Holder = { _id: string; outbox: Entry[] };
@@ -67,7 +67,6 @@ for (let round = 0; round < 3; round++) {
     (results[name] ??= []).push(used / (REPS * BATCH));
   }
 }
-const none = results.none ?? [0, 0, 0];
 for (const [name, v] of Object.entries(results)) console.log(name.padEnd(16), v.map((x) => x.toFixed(0)).join(' '), 'µs of database CPU per cleared document');
 await client.close();
 await db0.stop();

@@ -41,7 +41,7 @@ const child = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '-
 const exited = new Promise((resolve) => child.once('exit', resolve));
 try {
   // The service's log goes to stdout too (level warn): its own lines are the url's and the marks'.
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const next = (prefix: string) =>
     new Promise<string>((resolve, reject) => {
       const take = (line: string) => {
@@ -54,7 +54,7 @@ try {
     });
   const mark = async () => {
     const answer = next('{"mark"');
-    child.stdin!.write('mark\n');
+    child.stdin.write('mark\n');
     return (JSON.parse(await answer) as { mark: number }).mark;
   };
   const first = await next('{"url"');
@@ -86,7 +86,7 @@ try {
   const to = await mark();
   const requests = result['2xx'];
   console.log(`(${axis}) ${requests} requests answered 2xx in ${seconds} s (${(requests / seconds).toFixed(0)} req/s, p50 ${result.latency.p50} p99 ${result.latency.p99} ms), ${result.non2xx} others`);
-  child.stdin!.end();
+  child.stdin.end();
   await exited;
   receiver?.close();
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));

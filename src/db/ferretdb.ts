@@ -66,7 +66,7 @@ export async function startFerretdb(binary: string, log: Logger, options: Ferret
     await waitForPort(port, child, 20_000);
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`${(error as Error).message}\n${stderr}`);
+    throw new Error(`${(error as Error).message}\n${stderr}`, { cause: error });
   }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {

@@ -11,7 +11,7 @@
 import { Agenda, backoffStrategies, InMemoryNotificationChannel, toJobId, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
 import { randomUUID } from 'node:crypto';
-import type { Db, Document, ObjectId } from 'mongodb';
+import type { Db, Document } from 'mongodb';
 import type { Backoff } from '../lib/retry.js';
 import { partsOf } from '../lib/parts.js';
 import type { Logger } from '../logger.js';
@@ -66,7 +66,7 @@ export async function oldestQueuedAt(db: Db, kind: Pick<JobKind, 'collection' | 
     .sort({ _id: 1 })
     .limit(1)
     .next();
-  return doc ? (doc._id as unknown as ObjectId).getTimestamp().getTime() : undefined;
+  return doc ? doc._id.getTimestamp().getTime() : undefined;
 }
 
 /** Fields Agenda 6's save (@agendajs/mongo-backend saveJob) stores as null when a new job has none. */

@@ -17,7 +17,8 @@
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { ConnectionString } from 'mongodb-connection-string-url';
 import type { Logger } from '../logger.js';
-import { workaroundsFor } from './workarounds.js';
+import type { DbWorkarounds } from '../config.js';
+import { switchOff, workaroundsFor } from './workarounds.js';
 
 export const DEFAULT_DB_NAME = 'subscriptions';
 
@@ -59,6 +60,8 @@ export interface DatabaseTimeouts {
   /** How long a request waits for an answer (or a pooled connection) while the server is reachable; never less than dbTimeoutMs (default: dbTimeoutMs). */
   readonly dbSlowCapMs?: number;
   readonly bulkDbTimeoutMs: number;
+  /** Engine workarounds switched off (DB_WORKAROUNDS; default: none). */
+  readonly dbWorkarounds?: DbWorkarounds;
 }
 
 export function databaseName(uri: string): string {
@@ -117,7 +120,7 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
     await Promise.all(clients.map((c) => c.connect()));
     const { capabilities, server } = await detectCapabilities(clients[0]!.db(databaseName(uri)));
     // The one workaround applied here, where the client is opened (db/workarounds.ts).
-    const { requestPool } = workaroundsFor(capabilities);
+    const { requestPool } = switchOff(workaroundsFor(capabilities), timeouts.dbWorkarounds);
     if (requestPool !== undefined) {
       await clients[0]!.close(true);
       clients = [request(requestPool), clients[1]!];

@@ -3,7 +3,11 @@
  * is named by the capability whose absence turns it on. On a server that has them all (MongoDB)
  * none is built. The composition root (src/main/composition.ts) builds what this says and logs it at
  * start; the request pool is applied where the client is opened (mongo.ts).
+ *
+ * DB_WORKAROUNDS switches workarounds off (switchOff below), so that the MongoDB path runs on any
+ * engine: each one named takes the value a server with every capability gets.
  */
+import { ConfigError, type DbWorkarounds } from '../config.js';
 import type { Capabilities } from './mongo.js';
 
 /**
@@ -92,8 +96,40 @@ export function workaroundsFor(capabilities: Capabilities): Workarounds {
 }
 
 /** The workarounds turned on, each with the capability whose absence turned it on and why: for the log at start. */
-export function describeWorkarounds(workarounds: Workarounds): { readonly workaround: string; readonly missing: string; readonly why: string }[] {
+export function describeWorkarounds(workarounds: Workarounds): { readonly workaround: WorkaroundName; readonly missing: string; readonly why: string }[] {
   return (Object.keys(REASONS) as (keyof Workarounds)[])
     .filter((name) => workarounds[name] !== false && workarounds[name] !== undefined)
     .map((name) => ({ workaround: name, ...REASONS[name] }));
+}
+
+export type WorkaroundName = keyof Workarounds;
+
+/** Every workaround of the table, with the capability whose absence turns it on and why. */
+export function everyWorkaround(): { readonly workaround: WorkaroundName; readonly missing: keyof Capabilities; readonly why: string }[] {
+  return (Object.keys(REASONS) as WorkaroundName[]).map((name) => ({ workaround: name, ...REASONS[name] }));
+}
+
+/** The workarounds DB_WORKAROUNDS switches off; a name the table does not hold stops the boot. */
+export function switchedOff(setting: DbWorkarounds): readonly WorkaroundName[] {
+  const names = Object.keys(REASONS) as WorkaroundName[];
+  if (setting === 'auto') return [];
+  if (setting === 'off') return names;
+  const unknown = setting.filter((name) => !(names as readonly string[]).includes(name));
+  if (unknown.length > 0) throw new ConfigError(`DB_WORKAROUNDS names no workaround: ${unknown.join(', ')} (the workarounds: ${names.join(', ')})`);
+  return setting as readonly WorkaroundName[];
+}
+
+/**
+ * `decided` with the workarounds of `setting` switched off. A workaround is off as `false` (a flag)
+ * or `undefined` (a setting), as a server with every capability gets it and as describeWorkarounds
+ * reads it, so a new entry of the table is covered as it is.
+ */
+export function switchOff(decided: Workarounds, setting: DbWorkarounds = 'auto'): Workarounds {
+  const off = switchedOff(setting);
+  const entries = Object.entries(decided).map(([name, value]: [string, unknown]) => [name, off.includes(name as WorkaroundName) ? offValue(value) : value]);
+  return Object.freeze(Object.fromEntries(entries)) as Workarounds;
+}
+
+function offValue(value: unknown): false | undefined {
+  return typeof value === 'boolean' ? false : undefined;
 }

@@ -1,5 +1,4 @@
 /** Thin handlers for events: list, read, and send one again to the merchant's endpoints. */
-import { livemodeOf } from '../lib/livemode.js';
 import { pageRequestOf, type Handlers } from '../request-context/request-context.js';
 import type { EventsService } from './events.service.js';
 import type { Event } from './events.repository.js';

@@ -55,7 +55,7 @@ function eventsOf(holder: OutboxHolder): Event[] {
     const schedule = type === 'subscription.paused' || type === 'subscription.resumed' ? {} : { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } };
     return shownAs(holder.merchantId, {
       id: subscriptionEventId(entry, holder._id),
-      type: type as 'subscription.paused',
+      type,
       createdAt: entry.at,
       data: { subscription, previousStatus: entry.previousStatus, cause: entry.cause, ...schedule, ...(entry.removed ? { removed: [...entry.removed] } : {}) },
     });

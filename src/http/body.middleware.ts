@@ -41,13 +41,14 @@ export function jsonBodyMiddleware(): Middleware {
       throw toBodyProblem(error);
     },
   });
-  return (ctx, next) => {
+  return async (ctx, next) => {
     const { headers } = ctx.req;
     const hasBody = headers['transfer-encoding'] !== undefined || Number(headers['content-length'] ?? '0') > 0;
     // No body: what the parser would give (`{}`), without its steps (a single pause sends none).
     if (!hasBody) {
       ctx.request.body = {};
-      return next();
+      await next();
+      return;
     }
     if (!ctx.is('application/json')) {
       const type = ctx.get('content-type') || 'none';
@@ -56,6 +57,6 @@ export function jsonBodyMiddleware(): Middleware {
         `Content-Type ${type} is not supported; send application/json.`,
       );
     }
-    return parse(ctx, next);
+    await parse(ctx, next);
   };
 }

@@ -50,7 +50,8 @@ const SCHEDULE_PATHS = new Set<string>(SCHEDULE_FIELDS.map((field) => `/${field}
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 function header(c: Context, name: string): string | undefined {
-  const value = c.request.headers[name];
+  // openapi-backend types a parsed request's headers as any.
+  const value = (c.request.headers as Record<string, string | string[] | undefined>)[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
@@ -102,7 +103,7 @@ function apiKeyHandler(auth: AuthService, failures: RateLimiter | undefined) {
 }
 
 function rethrowSecurityFailure(c: Context): void {
-  for (const result of Object.values(c.security ?? {})) {
+  for (const result of Object.values(c.security ?? {}) as unknown[]) {
     if (result && typeof result === 'object' && 'error' in result && result.error instanceof Error) throw result.error;
   }
 }

@@ -37,7 +37,8 @@ const SAME_REQUEST_AS: Partial<Record<OperationId, OperationId>> = {
 
 export function idempotent(repository: IdempotencyRepository, log: Logger, handler: OperationHandler): OperationHandler {
   return async (c, ctx) => {
-    const raw = c.request.headers['idempotency-key'];
+    // openapi-backend types a parsed request's headers as any.
+    const raw = (c.request.headers as Record<string, string | string[] | undefined>)['idempotency-key'];
     const key = Array.isArray(raw) ? raw[0] : raw;
     if (!key) return handler(c, ctx);
     const merchantId = merchantOf(c).id;

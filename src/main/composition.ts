@@ -18,10 +18,10 @@ import { BulkRepository } from '../bulk/bulk.repository.js';
 import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
-import type { Config } from '../config.js';
+import type { Config, DbWorkarounds } from '../config.js';
 import type { Capabilities, Database } from '../db/mongo.js';
 import { RetentionSweeper } from '../db/retention.js';
-import { describeWorkarounds, workaroundsFor, type Workarounds } from '../db/workarounds.js';
+import { describeWorkarounds, switchedOff, switchOff, workaroundsFor, type Workarounds } from '../db/workarounds.js';
 import { eventHandlers } from '../events/events.handlers.js';
 import { EventsRelay } from '../events/events.relay.js';
 import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
@@ -70,7 +70,7 @@ export type ServiceConfig = Pick<
   | 'authFailuresPerMinute'
   | 'webhooksAllowPrivateUrls'
   | 'webhookRetryDelaysMs'
-> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies'>>;
+> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds'>>;
 
 /** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
 export interface Workers {
@@ -129,8 +129,8 @@ export interface Engine {
   readonly relayPauses: boolean;
 }
 
-export function engineFor(capabilities: Capabilities): Engine {
-  const workarounds = workaroundsFor(capabilities);
+export function engineFor(capabilities: Capabilities, setting: DbWorkarounds = 'auto'): Engine {
+  const workarounds = switchOff(workaroundsFor(capabilities), setting);
   return {
     workarounds,
     mutex: workarounds.keyedMutex ? new KeyedMutex() : UNQUEUED,
@@ -187,10 +187,10 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
 /** The admin commands' domain, on one client (src/main/cli.ts). */
 export async function composeDomain(
   database: Pick<Database, 'db' | 'capabilities'>,
-  config: Pick<Config, 'authCacheTtlMs' | 'bulkRetentionDays'>,
+  config: Pick<Config, 'authCacheTtlMs' | 'bulkRetentionDays'> & Partial<Pick<Config, 'dbWorkarounds'>>,
   log: Logger = createLogger('silent'),
 ): Promise<Domain> {
-  const engine = engineFor(database.capabilities);
+  const engine = engineFor(database.capabilities, config.dbWorkarounds);
   const stores = storesOn(database.db, engine.workarounds, config.bulkRetentionDays * 24 * 60 * 60 * 1000, engine.mutex);
   await Promise.all([stores.merchants.ensureIndexes(), stores.subscriptions.ensureIndexes()]);
   return domainOn(stores, engine.mutex, config, log);
@@ -250,9 +250,11 @@ function metricsFor(database: Pick<Database, 'clients'>, config: Pick<ServiceCon
  */
 export async function composeService(database: Database, config: ServiceConfig, log: Logger, healthy: () => boolean = () => true): Promise<Service> {
   const { db, background, capabilities } = database;
-  const engine = engineFor(capabilities);
+  const engine = engineFor(capabilities, config.dbWorkarounds);
   const { workarounds, mutex } = engine;
   const turnedOn = describeWorkarounds(workarounds);
+  const turnedOff = describeWorkarounds(workaroundsFor(capabilities)).filter((w) => switchedOff(config.dbWorkarounds ?? 'auto').includes(w.workaround));
+  if (turnedOff.length > 0) log.warn({ workarounds: turnedOff }, `engine workarounds this server needs, switched off by DB_WORKAROUNDS: ${turnedOff.map((w) => w.workaround).join(', ')}`);
   // Names only, in one line: docs/design.md §8 is the one place that says what each changes and why.
   if (turnedOn.length > 0) log.warn(`engine workarounds turned on: ${turnedOn.map((w) => w.workaround).join(', ')} (why: docs/design.md §8)`);
   else log.info('engine workarounds: none (the server has every capability)');
@@ -339,7 +341,7 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const readiness = {
     db,
     timeoutMs: config.dbTimeoutMs,
-    reachable: database.reachable,
+    reachable: () => database.reachable(),
     healthy,
     workersRunning: () => (concurrency === 0 ? undefined : workers.running),
     stopping: () => stopping,
@@ -445,7 +447,9 @@ export async function startMetricsListener(config: ServiceConfig, host: string, 
 /** The service listening, with its workers started: the one assembly everything runs. */
 export async function startService(database: Database, config: ServiceConfig & HttpLimits, log: Logger, options: ListenOptions): Promise<RunningService> {
   const service = await composeService(database, config, log, options.healthy);
-  const server = createHttpServer(config, (await service.app()).callback());
+  const handle = (await service.app()).callback();
+  // Koa answers a request's error itself (ctx.onerror): the promise a request's handling returns never rejects.
+  const server = createHttpServer(config, (req, res) => void handle(req, res));
   // Counted among the HTTP processes before the first request, so that the rate limit's share is right from the start.
   const heartbeat = startHeartbeat(database, config, log, service, 'serve');
   await heartbeat.start();

@@ -73,7 +73,7 @@ export async function serve(config: Config, log: Logger, announce: (text: string
   await preflight(config, true);
   return withDatabase(config, log, async (opened) => {
     const watch = watchConnection(opened.database, config, log);
-    const running = await startService(opened.database, config, log, { port: config.port, host: config.host, healthy: watch.healthy }).catch(
+    const running = await startService(opened.database, config, log, { port: config.port, host: config.host, healthy: () => watch.healthy() }).catch(
       (error: unknown) => {
         watch.stop();
         throw error;
@@ -101,7 +101,7 @@ export async function work(config: Config, log: Logger): Promise<Running> {
   return withDatabase(config, log, async (opened) => {
     const watch = watchConnection(opened.database, config, log);
     // A worker process serves no request: all its database work takes the background bound.
-    const service = await composeService({ ...opened.database, db: opened.database.background }, config, log, watch.healthy);
+    const service = await composeService({ ...opened.database, db: opened.database.background }, config, log, () => watch.healthy());
     const heartbeat = startHeartbeat(opened.database, config, log, service, 'worker');
     await heartbeat.start();
     const metricsServer = await startMetricsListener(config, config.host, log);

@@ -80,6 +80,8 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
     this.httpRequests = new Counter({ ...named('subsvc_http_requests_total'), registers });
     this.httpDuration = new Histogram({ ...named('subsvc_http_request_duration_seconds'), buckets: DURATION_BUCKETS, registers });
+    // prom-client calls a gauge's collect() with the gauge as `this`: these metrics are reached as `self`.
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
     const self = this;
     new Gauge({
       ...named('subsvc_http_requests_in_flight'),
@@ -286,7 +288,10 @@ export function metrics(): Metrics | undefined {
 /** GET /metrics on the API's listener (no API key, like /healthz). */
 export function metricsRoute(registry: Metrics): Middleware {
   return async (ctx, next) => {
-    if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+    if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) {
+      await next();
+      return;
+    }
     const { contentType, body } = await registry.exposition();
     ctx.type = contentType;
     ctx.body = body;

@@ -166,7 +166,8 @@ function buildContext(c: Context): OperationContext {
   const body = (request.requestBody ?? {}) as Record<string, unknown>;
   const params = request.params as Record<string, string>;
   const header = (name: string) => {
-    const value = request.headers[name.toLowerCase()];
+    // openapi-backend types a parsed request's headers as any.
+    const value = (request.headers as Record<string, string | string[] | undefined>)[name.toLowerCase()];
     return Array.isArray(value) ? value[0] : value;
   };
   return Object.freeze({

@@ -58,7 +58,7 @@ function dueFieldOf(merchantId: string): 'nextScheduledAt' | 'testScheduledAt' {
 function inModeOf(merchantId: string, update: UpdateFilter<SubscriptionDocument>): UpdateFilter<SubscriptionDocument> {
   if (livemodeOf(merchantId)) return update;
   const rename = (fields: object | undefined) => fields && Object.fromEntries(Object.entries(fields).map(([k, v]) => [k === 'nextScheduledAt' ? 'testScheduledAt' : k, v]));
-  return { ...update, $set: rename(update.$set), ...(update.$unset ? { $unset: rename(update.$unset) } : {}) } as UpdateFilter<SubscriptionDocument>;
+  return { ...update, $set: rename(update.$set), ...(update.$unset ? { $unset: rename(update.$unset) } : {}) };
 }
 
 /** How many bulk command marks a subscription keeps: a run repeated after more than this many later commands is not expected. */
@@ -132,7 +132,7 @@ const keptBy = (change: Change) => SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in ch
  * the update leaves, even when another writer changed those fields meanwhile (it then matches nothing).
  */
 export function keptAsIn(change: Change, before: ShownSchedule): Filter<SubscriptionDocument> {
-  return Object.fromEntries(keptBy(change).map((f) => [f, before[f] ?? null])) as Filter<SubscriptionDocument>;
+  return Object.fromEntries(keptBy(change).map((f) => [f, before[f] ?? null]));
 }
 
 /** The shown fields a request's change leaves or drops (whose drop is its `schedule_removed` event): a write that records its events filters on them. */
@@ -140,7 +140,7 @@ const pinnedBy = (change: Change) => SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in 
 
 /** keptAsIn, and the pending times the change drops as in `before`: the events of a request's change are exactly its write's. */
 function pinnedAs(change: Change, before: ShownSchedule): Filter<SubscriptionDocument> {
-  return Object.fromEntries(pinnedBy(change).map((f) => [f, before[f] ?? null])) as Filter<SubscriptionDocument>;
+  return Object.fromEntries(pinnedBy(change).map((f) => [f, before[f] ?? null]));
 }
 
 /** The outbox entries of a request's change to subscriptions in `from` whose shown fields are as in `before` (filtered on with pinnedAs). */
@@ -242,7 +242,7 @@ function filterQuery(merchantId: string, { statuses, planIds, createdBefore, cre
  */
 function recordingPause(update: UpdateFilter<SubscriptionDocument>, from: SubscriptionStatus, change: Change, at: string): UpdateFilter<SubscriptionDocument> {
   if (from === 'paused' || change.status !== 'paused') return update;
-  return { ...update, $push: { ...(update.$push ?? {}), recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES } } } as UpdateFilter<SubscriptionDocument>;
+  return { ...update, $push: { ...(update.$push ?? {}), recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES } } };
 }
 
 /**
@@ -251,7 +251,7 @@ function recordingPause(update: UpdateFilter<SubscriptionDocument>, from: Subscr
  */
 function withEvents(update: UpdateFilter<SubscriptionDocument>, entries: readonly OutboxEntry[]): UpdateFilter<SubscriptionDocument> {
   if (entries.length === 0) return update;
-  return { ...update, $push: { ...(update.$push ?? {}), outbox: { $each: [...entries] } } } as UpdateFilter<SubscriptionDocument>;
+  return { ...update, $push: { ...(update.$push ?? {}), outbox: { $each: [...entries] } } };
 }
 
 /** A due subscription as the due reads return it, pending at `pendingAt` (its mode's field: dueFieldOf). */

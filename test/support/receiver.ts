@@ -41,7 +41,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     let text = '';
     req.on('data', (chunk: Buffer) => (text += chunk.toString()));
     req.on('end', () => {
-      let verified = false;
+      let verified: boolean;
       try {
         new Webhook(receiver.secret!).verify(text, req.headers as Record<string, string>);
         verified = true;

@@ -48,13 +48,13 @@ async function startProcess(command: 'serve' | 'worker', mongodbUri: string, env
   const lines: Record<string, unknown>[] = [];
   const stderr: string[] = [];
   let buffered = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => {
     buffered += chunk.toString();
     const complete = buffered.split('\n');
     buffered = complete.pop()!;
     for (const line of complete.filter(Boolean)) lines.push(JSON.parse(line));
   });
-  child.stderr!.on('data', (chunk: Buffer) => {
+  child.stderr.on('data', (chunk: Buffer) => {
     stderr.push(chunk.toString());
     process.stderr.write(chunk);
   });

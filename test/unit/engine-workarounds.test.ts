@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import { engineFor } from '../../src/main/composition.js';
 import type { Capabilities } from '../../src/db/mongo.js';
-import { describeWorkarounds, DOCUMENTS_PER_DELETE, ONE_WRITER_REQUEST_POOL, STATEMENTS_PER_COMMAND, workaroundsFor } from '../../src/db/workarounds.js';
+import { ConfigError, loadConfig } from '../../src/config.js';
+import { describeWorkarounds, DOCUMENTS_PER_DELETE, everyWorkaround, ONE_WRITER_REQUEST_POOL, STATEMENTS_PER_COMMAND, switchOff, workaroundsFor } from '../../src/db/workarounds.js';
 import { KeyedMutex, UNQUEUED } from '../../src/lib/keyed-mutex.js';
 
 const MONGODB: Capabilities = { ttlIndexes: true, atomicConditionalUpdate: true, parallelWriters: true, secondaryIndexes: true, updateProjection: true, largeStatements: true };
@@ -65,5 +66,37 @@ describe('engine workarounds', () => {
     const on = describeWorkarounds(workaroundsFor({ ...MONGODB, [missing]: false }));
     expect(on.map((w) => w.workaround)).toEqual(expected);
     expect(new Set(on.map((w) => w.missing))).toEqual(new Set([missing]));
+  });
+});
+
+describe('DB_WORKAROUNDS', () => {
+  const setting = (value: string) => loadConfig({ DB_WORKAROUNDS: value }).dbWorkarounds;
+
+  it('auto (the default) keeps what the capabilities call for', () => {
+    expect(loadConfig({}).dbWorkarounds).toBe('auto');
+    expect(switchOff(workaroundsFor(FERRETDB), setting('auto'))).toEqual(workaroundsFor(FERRETDB));
+  });
+
+  it('off gives a server without capabilities what MongoDB gets: every workaround of the table, new ones too', () => {
+    const engine = engineFor(FERRETDB, setting('off'));
+    expect(engine.workarounds).toEqual(workaroundsFor(MONGODB));
+    expect(describeWorkarounds(engine.workarounds)).toEqual([]);
+    expect(engine.mutex).toBe(UNQUEUED);
+    expect(engine.concurrency(4)).toBe(4);
+  });
+
+  it('a list switches off exactly the workarounds it names', () => {
+    const engine = engineFor(FERRETDB, setting('relayPauses, scheduleClock,requestPool'));
+    const on = describeWorkarounds(engine.workarounds).map((w) => w.workaround);
+    expect(on).toEqual(everyWorkaround().map((w) => w.workaround).filter((name) => !['relayPauses', 'scheduleClock', 'requestPool'].includes(name)));
+    expect(engine.relayPauses).toBe(false);
+    expect(engine.mutex).toBeInstanceOf(KeyedMutex);
+  });
+
+  it('a value that is not a list of names, or a name the table does not hold, fails naming the variable', () => {
+    expect(() => setting('relayPauses;requestPool')).toThrow(ConfigError);
+    expect(() => setting('relayPauses,')).toThrow(/DB_WORKAROUNDS/);
+    expect(() => engineFor(FERRETDB, setting('relayPause'))).toThrow(ConfigError);
+    expect(() => engineFor(FERRETDB, setting('relayPause'))).toThrow(/DB_WORKAROUNDS names no workaround: relayPause/);
   });
 });

@@ -1,7 +1,9 @@
 /** The closing lines of `npm test` (scripts/test-summary.ts), which CI reads to know that tests ran. */
 import { describe, expect, it } from 'vitest';
 import { consoleSummary, withoutClosingFences } from '../../scripts/fuzz.js';
-import { failedRunCounted } from '../../scripts/test-run.js';
+import { failedRunCounted, workaroundsOffPass } from '../../scripts/test-run.js';
+import { everyWorkaround } from '../../src/db/workarounds.js';
+import { slowestLines } from '../support/slowest-files.reporter.js';
 import { junitCaseCounts, junitCounts, summary, vitestCounts } from '../../scripts/test-summary.js';
 
 const junit = (attributes: string) => `<?xml version="1.0" encoding="utf-8"?>\n<testsuites ${attributes} time="29.4">\n  <testsuite name="schemathesis" tests="8"></testsuite>\n</testsuites>\n`;
@@ -91,5 +93,30 @@ describe('a suite that fails with no failed test', () => {
     expect(failedRunCounted('vitest', { passed: 796, failed: 0, skipped: 2 }, 1)).toEqual({ passed: 796, failed: 1, skipped: 2 });
     expect(failedRunCounted('vitest', { passed: 796, failed: 3, skipped: 2 }, 1)).toEqual({ passed: 796, failed: 3, skipped: 2 });
     expect(failedRunCounted('vitest', { passed: 796, failed: 0, skipped: 2 }, 0)).toEqual({ passed: 796, failed: 0, skipped: 2 });
+  });
+});
+
+describe('the slowest test files, printed at the end of a vitest run', () => {
+  it('lists the ten slowest, slowest first, each with its time', () => {
+    const files = Array.from({ length: 12 }, (_, i) => ({ name: `test/f${i}.test.ts`, seconds: i * 1.25 }));
+    const lines = slowestLines(files);
+    expect(lines[0]).toBe('slowest test files (10 of 12):');
+    expect(lines.slice(1)).toHaveLength(10);
+    expect(lines[1]).toBe('   13.8 s  test/f11.test.ts');
+    expect(lines.at(-1)).toBe('    2.5 s  test/f2.test.ts');
+  });
+
+  it('says nothing for a run without files', () => {
+    expect(slowestLines([])).toEqual([]);
+  });
+});
+
+describe("npm test's pass without workarounds", () => {
+  it('switches off the speed-only workarounds and keeps every other one with its reason', () => {
+    const { off, kept } = workaroundsOffPass();
+    expect(off).toEqual(expect.arrayContaining(['oneJobAtATime', 'relayPauses', 'requestPool', 'scheduleClock']));
+    expect(kept.map((k) => k.split(' ')[0])).toEqual(expect.arrayContaining(['keyedMutex', 'statementsPerCommand', 'expirySweeps', 'wholeDocumentAnswers']));
+    for (const k of kept) expect(k).toMatch(/^\w+ \(.{20,}\)$/);
+    expect(off.length + kept.length).toBe(everyWorkaround().length);
   });
 });

@@ -4,8 +4,6 @@
  * adapter hands to a handler and writes back, through openapi-backend's routing and validation.
  */
 import { EventEmitter } from 'node:events';
-import type { Context as KoaContext } from 'koa';
-import type { Document } from 'openapi-backend';
 import { describe, expect, it } from 'vitest';
 import { OpenApi31Backend } from '../../src/http/openapi.js';
 import { loadSpec } from '../../src/lib/spec.js';
@@ -47,7 +45,7 @@ describe('typed handlers', () => {
   });
 
   it('get the validated body and decoded path parameter, and their reply is written with its status, body and headers', async () => {
-    const api = new OpenApi31Backend({ definition: loadSpec() as Document, quick: true });
+    const api = new OpenApi31Backend({ definition: loadSpec(), quick: true });
     const merchant = { id: subscription.merchantId, apiKeyId: '01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e71' };
     const seen: Request<'pauseSubscription'>[] = [];
     api.register({
@@ -66,7 +64,7 @@ describe('typed handlers', () => {
     const resumeAt = '2027-01-01T00:00:00Z';
     await api.handleRequest(
       { method: 'POST', path: `/v2/subscriptions/${encodeURIComponent(subscription.id)}/pause`, headers: { 'content-type': 'application/json' }, body: { resumeAt } },
-      ctx as unknown as KoaContext,
+      ctx,
     );
     expect(seen.map(({ operationId, merchant: m, params, body }) => ({ operationId, merchant: m.id, params, body }))).toEqual([
       { operationId: 'pauseSubscription', merchant: merchant.id, params: { subscriptionId: subscription.id }, body: { resumeAt } },
