@@ -36,7 +36,10 @@ interface RespectReport {
 function respect(file: string, baseUrl: string, inputs: Inputs, report: string, consoleFile: string): Promise<number> {
   const args = ['respect', file, '--server', `subsvc=${baseUrl}`, '--input', JSON.stringify(inputs), '--json-output', report];
   return new Promise((resolve, reject) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'redocly'), args, { cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off' } });
+    const child = spawn(join(ROOT, 'node_modules', '.bin', 'redocly'), args, {
+      cwd: ROOT,
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off' },
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -73,10 +76,17 @@ async function main(): Promise<number> {
     // Polling faster than the default, so that a bulk request completes within a workflow's retries.
     const { service, baseUrl, stop } = await serveOnLoopback(scratch, { ...config, bulkPollIntervalMs: 100, schedulePollMs: 200 }, log);
     try {
-      for (const file of readdirSync(WORKFLOWS).filter((f) => f.endsWith('.arazzo.yaml')).sort()) {
+      for (const file of readdirSync(WORKFLOWS)
+        .filter((f) => f.endsWith('.arazzo.yaml'))
+        .sort()) {
         const { apiKey, testApiKey } = await service.auth.createMerchant(`arazzo ${randomUUID().slice(0, 8)}`);
         // A new merchant's test clock stands at the real time.
-        const inputs = { apiKey, testApiKey, resumeAt: new Date(Date.now() + 30 * DAY_MS).toISOString(), advanceTo: new Date(Date.now() + 31 * DAY_MS).toISOString() };
+        const inputs = {
+          apiKey,
+          testApiKey,
+          resumeAt: new Date(Date.now() + 30 * DAY_MS).toISOString(),
+          advanceTo: new Date(Date.now() + 31 * DAY_MS).toISOString(),
+        };
         const name = file.replace(/\.arazzo\.yaml$/, '');
         const consoleFile = join(ARTIFACTS, `${name}.txt`);
         await respect(join(WORKFLOWS, file), baseUrl, inputs, join(ARTIFACTS, `${name}.json`), consoleFile);

@@ -27,16 +27,38 @@ export function bareServer(db: Db, merchantId: string, events = true): Server {
     const id = req.url!.split('/')[3]!;
     void (async () => {
       const at = nowTimestamp();
-      const entry = relay ? { key: randomUUID(), type: 'subscription.paused', seq: 0, status: 'paused', previousStatus: 'fulfilled', at, cause: { kind: 'api', apiKeyId: BARE_KEY_ID }, subscription: { status: 'paused', modifiedAt: at } } : undefined;
+      const entry = relay
+        ? {
+            key: randomUUID(),
+            type: 'subscription.paused',
+            seq: 0,
+            status: 'paused',
+            previousStatus: 'fulfilled',
+            at,
+            cause: { kind: 'api', apiKeyId: BARE_KEY_ID },
+            subscription: { status: 'paused', modifiedAt: at },
+          }
+        : undefined;
       const changed = await subscriptions.findOneAndUpdate(
-        relay ? { _id: id as never, merchantId, status: 'fulfilled', pauseAt: null, resumeAt: null, pauseReason: null } : { _id: id as never, merchantId, status: 'fulfilled' },
         relay
-          ? { $set: { status: 'paused', modifiedAt: at }, $unset: { pauseAt: '' }, $push: { recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES }, outbox: { $each: [entry] } } as never }
+          ? { _id: id as never, merchantId, status: 'fulfilled', pauseAt: null, resumeAt: null, pauseReason: null }
+          : { _id: id as never, merchantId, status: 'fulfilled' },
+        relay
+          ? {
+              $set: { status: 'paused', modifiedAt: at },
+              $unset: { pauseAt: '' },
+              $push: { recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES }, outbox: { $each: [entry] } } as never,
+            }
           : { $set: { status: 'paused', modifiedAt: at } },
         { returnDocument: 'after' },
       );
       if (changed && entry) relay!(changed as Document as ChangedDocument, entry);
-      const doc = changed ?? (await subscriptions.findOne({ _id: id as never, merchantId }, relay ? { projection: { outbox: 0, bulkCommands: 0, scheduleRun: 0 } } : {}));
+      const doc =
+        changed ??
+        (await subscriptions.findOne(
+          { _id: id as never, merchantId },
+          relay ? { projection: { outbox: 0, bulkCommands: 0, scheduleRun: 0 } } : {},
+        ));
       res.writeHead(doc ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
     })().catch(() => res.writeHead(500).end());
   });
@@ -76,13 +98,34 @@ function bareRelay(db: Db, merchantId: string): (doc: ChangedDocument, entry: Ou
           merchantId,
           type: entry.type,
           createdAt: entry.at,
-          data: { subscription: { id: doc._id, merchantId, planId: doc.planId, status: 'paused', cycle: doc.cycle, createdAt: doc.createdAt, modifiedAt: entry.at, livemode: true }, previousStatus: entry.previousStatus, cause: entry.cause },
+          data: {
+            subscription: {
+              id: doc._id,
+              merchantId,
+              planId: doc.planId,
+              status: 'paused',
+              cycle: doc.cycle,
+              createdAt: doc.createdAt,
+              modifiedAt: entry.at,
+              livemode: true,
+            },
+            previousStatus: entry.previousStatus,
+            cause: entry.cause,
+          },
           expiresAt,
         })),
         { ordered: false },
       );
-      await db.collection('webhookEndpoints').find({ merchantId, status: 'enabled', events: { $in: ['*', 'subscription.paused'] } }, { projection: { _id: 1 } }).toArray();
-      await db.collection('subscriptions').updateMany({ merchantId, _id: { $in: batch.map(({ doc }) => doc._id as never) } }, { $pullAll: { outbox: batch.map(({ entry }) => entry) } as never });
+      await db
+        .collection('webhookEndpoints')
+        .find({ merchantId, status: 'enabled', events: { $in: ['*', 'subscription.paused'] } }, { projection: { _id: 1 } })
+        .toArray();
+      await db
+        .collection('subscriptions')
+        .updateMany(
+          { merchantId, _id: { $in: batch.map(({ doc }) => doc._id as never) } },
+          { $pullAll: { outbox: batch.map(({ entry }) => entry) } as never },
+        );
     }
   };
   return (doc, entry) => {
@@ -132,7 +175,10 @@ let built = false;
 /** The compiled build of the sources as they are now, made once per bench run (`npm run build`). */
 export function buildOnce(): void {
   if (built || SERVICE_FROM_SOURCES) return;
-  execFileSync(process.execPath, [join(projectRoot(), 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], { cwd: projectRoot(), stdio: 'inherit' });
+  execFileSync(process.execPath, [join(projectRoot(), 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: projectRoot(),
+    stdio: 'inherit',
+  });
   built = true;
 }
 

@@ -30,7 +30,9 @@ export function changeNoise(a: Spread, b: Spread): number | undefined {
 }
 
 const isSpread = (value: unknown): value is Spread =>
-  typeof value === 'object' && value !== null && ['median', 'min', 'max'].every((k) => typeof (value as Record<string, unknown>)[k] === 'number');
+  typeof value === 'object' &&
+  value !== null &&
+  ['median', 'min', 'max'].every((k) => typeof (value as Record<string, unknown>)[k] === 'number');
 
 /** Every ratio of a run by its path in the results (the same ratio stored twice is listed once). */
 export function ratiosOf(results: unknown): Map<string, Spread> {
@@ -43,7 +45,8 @@ export function ratiosOf(results: unknown): Map<string, Spread> {
       seen.add(key);
       return;
     }
-    if (typeof value === 'object' && value !== null && !Array.isArray(value)) for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
+    if (typeof value === 'object' && value !== null && !Array.isArray(value))
+      for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
   };
   walk(results, '');
   return found;
@@ -87,7 +90,7 @@ export function compareRuns(previous: { measuredAt?: string } & object, latest: 
   if (!agree) {
     lines.push(
       `outside: ${outside.length}; within twice the noise their rounds imply (NO, noise): ${outsideWithinNoise.length}` +
-        ' (noise: the standard error of the change, from the spread of both runs\' rounds; more rounds narrow it)',
+        " (noise: the standard error of the change, from the spread of both runs' rounds; more rounds narrow it)",
     );
   }
   return { lines, agree, outside, outsideWithinNoise };

@@ -31,12 +31,32 @@ async function storeRequest(db: Db, merchantId: string, count: number): Promise<
   const ids = Array.from({ length: count }, () => randomUUID()).sort();
   const at = nowTimestamp();
   const chunkCount = Math.ceil(count / CHUNK_SIZE);
-  await repository.insert({ requestId, merchantId, operation: 'PAUSE', acceptedCount: count, rejected: [], chunkCount, createdAt: at, completedAt: at });
+  await repository.insert({
+    requestId,
+    merchantId,
+    operation: 'PAUSE',
+    acceptedCount: count,
+    rejected: [],
+    chunkCount,
+    createdAt: at,
+    completedAt: at,
+  });
   const names = chunkIds(requestId, chunkCount);
-  const chunks = partsOf(ids, CHUNK_SIZE).map((subscriptionIds, i) => ({ chunkId: names[i]!, requestId, merchantId, operation: 'PAUSE' as const, subscriptionIds, chunkCount, outcomes: null }));
+  const chunks = partsOf(ids, CHUNK_SIZE).map((subscriptionIds, i) => ({
+    chunkId: names[i]!,
+    requestId,
+    merchantId,
+    operation: 'PAUSE' as const,
+    subscriptionIds,
+    chunkCount,
+    outcomes: null,
+  }));
   for (const part of partsOf(chunks, 50)) await repository.insertChunks(part, at);
   await repository.markDispatched(merchantId, requestId, at);
-  const records = chunks.map(({ chunkId, subscriptionIds }) => ({ chunkId, outcomes: subscriptionIds.map((subscriptionId) => ({ subscriptionId, outcome: 'applied' as const, reason: null, at })) }));
+  const records = chunks.map(({ chunkId, subscriptionIds }) => ({
+    chunkId,
+    outcomes: subscriptionIds.map((subscriptionId) => ({ subscriptionId, outcome: 'applied' as const, reason: null, at })),
+  }));
   for (const part of partsOf(records, 50)) await repository.recordOutcomes(merchantId, part);
   return requestId;
 }
@@ -55,7 +75,9 @@ async function download(baseUrl: string, apiKey: string, requestId: string): Pro
   let bytes = 0;
   let rows = 0;
   try {
-    const response = await fetch(`${baseUrl}/v2/bulk-requests/${requestId}/items`, { headers: { 'x-api-key': apiKey, accept: 'text/csv' } });
+    const response = await fetch(`${baseUrl}/v2/bulk-requests/${requestId}/items`, {
+      headers: { 'x-api-key': apiKey, accept: 'text/csv' },
+    });
     if (response.status !== 200) throw new Error(`(i) CSV export answered ${response.status}: ${await response.text()}`);
     for await (const part of response.body!) {
       if (bytes === 0) firstByteMs = performance.now() - started;
@@ -66,11 +88,23 @@ async function download(baseUrl: string, apiKey: string, requestId: string): Pro
     clearInterval(sampler);
   }
   const mb = (n: number) => Math.round((n / 1_048_576) * 10) / 10;
-  return { ms: performance.now() - started, firstByteMs, bytes, rows: rows - 1, peakRssMb: mb(peakRss - base.rss), peakHeapAndBuffersMb: mb(peakHeap - base.heapUsed - base.external) };
+  return {
+    ms: performance.now() - started,
+    firstByteMs,
+    bytes,
+    rows: rows - 1,
+    peakRssMb: mb(peakRss - base.rss),
+    peakHeapAndBuffersMb: mb(peakHeap - base.heapUsed - base.external),
+  };
 }
 
 /** ROUNDS downloads of one stored request of CSV_ITEMS items. */
-export async function benchCsvExport(db: Db, baseUrl: string, apiKey: string, merchantId: string): Promise<{ items: number; storeMs: number; rounds: CsvExportRound[] }> {
+export async function benchCsvExport(
+  db: Db,
+  baseUrl: string,
+  apiKey: string,
+  merchantId: string,
+): Promise<{ items: number; storeMs: number; rounds: CsvExportRound[] }> {
   const stored = performance.now();
   const requestId = await storeRequest(db, merchantId, CSV_ITEMS);
   const storeMs = performance.now() - stored;
@@ -88,6 +122,8 @@ export function printCsvExport({ items, rounds }: Awaited<ReturnType<typeof benc
   console.log('| download | MB | first byte | last byte | items/s | peak RSS growth | peak heap + buffers growth |');
   console.log('|---|--:|--:|--:|--:|--:|--:|');
   rounds.forEach((r, i) =>
-    console.log(`| ${i + 1} | ${(r.bytes / 1_048_576).toFixed(1)} | ${r.firstByteMs.toFixed(0)} ms | ${r.ms.toFixed(0)} ms | ${Math.round(r.rows / (r.ms / 1000))} | ${r.peakRssMb} MB | ${r.peakHeapAndBuffersMb} MB |`),
+    console.log(
+      `| ${i + 1} | ${(r.bytes / 1_048_576).toFixed(1)} | ${r.firstByteMs.toFixed(0)} ms | ${r.ms.toFixed(0)} ms | ${Math.round(r.rows / (r.ms / 1000))} | ${r.peakRssMb} MB | ${r.peakHeapAndBuffersMb} MB |`,
+    ),
   );
 }

@@ -8,7 +8,8 @@
 
 /** Rounds per ratio (BENCH_ROUNDS, default 3; fewer than 3 is refused: a median of two is a mean). */
 export const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-if (!Number.isInteger(ROUNDS) || ROUNDS < 3) throw new Error(`BENCH_ROUNDS=${process.env.BENCH_ROUNDS}: at least 3 rounds are needed for a median with a spread`);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 3)
+  throw new Error(`BENCH_ROUNDS=${process.env.BENCH_ROUNDS}: at least 3 rounds are needed for a median with a spread`);
 
 export interface Spread {
   /** The median of the round ratios: the figure the target is judged on. */

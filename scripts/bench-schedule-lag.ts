@@ -68,7 +68,8 @@ async function postBulkPause(baseUrl: string, apiKey: string, ids: readonly stri
   });
   if (res.status !== 202) throw new ScheduleLagNotComparable(`(e) the bulk pause answered ${res.status}: ${await res.text()}`);
   const answer = (await res.json()) as BulkAnswer;
-  if (answer.acceptedCount !== ids.length) throw new ScheduleLagNotComparable(`(e) the bulk pause accepted ${answer.acceptedCount} of ${ids.length}`);
+  if (answer.acceptedCount !== ids.length)
+    throw new ScheduleLagNotComparable(`(e) the bulk pause accepted ${answer.acceptedCount} of ${ids.length}`);
   return answer;
 }
 
@@ -81,13 +82,18 @@ async function completion(db: Db, baseUrl: string, apiKey: string, requestId: st
   const requests = db.collection<{ completedAt: string | null }>('bulkRequests');
   const until = Date.now() + within;
   let completedAt: string | null | undefined;
-  while (!(completedAt = (await requests.findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 0, completedAt: 1 } }))?.completedAt)) {
+  while (
+    !(completedAt = (
+      await requests.findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 0, completedAt: 1 } })
+    )?.completedAt)
+  ) {
     if (Date.now() > until) throw new ScheduleLagNotComparable(`(e) bulk request ${requestId} not completed within ${within / 1000} s`);
     await sleep(100);
   }
   const res = await fetch(`${baseUrl}/v2/bulk-requests/${requestId}`, { headers: { 'x-api-key': apiKey } });
   const { counts } = (await res.json()) as { counts: Record<'pending' | 'applied' | 'noop' | 'skipped' | 'failed', number> };
-  if (counts.pending + counts.skipped + counts.failed > 0) throw new ScheduleLagNotComparable(`(e) bulk request ${requestId} completed with ${JSON.stringify(counts)}`);
+  if (counts.pending + counts.skipped + counts.failed > 0)
+    throw new ScheduleLagNotComparable(`(e) bulk request ${requestId} completed with ${JSON.stringify(counts)}`);
   return parseRfc3339(completedAt)!;
 }
 
@@ -123,16 +129,30 @@ export async function benchScheduleLag(
     // Waited for past resumeAt too, so that a late completion is reported with how late it was.
     const scheduledAt = Number((await completion(db, baseUrl, apiKey, scheduled.requestId, scheduleMarginMs + pauseWithinMs)) / 1000n);
     const scheduleSlackMs = resumeAt - scheduledAt;
-    if (scheduleSlackMs <= 0) throw new ScheduleLagNotComparable(`(e) resumeAt was given to every subscription ${-scheduleSlackMs} ms after it fell due (margin ${scheduleMarginMs} ms)`);
+    if (scheduleSlackMs <= 0)
+      throw new ScheduleLagNotComparable(
+        `(e) resumeAt was given to every subscription ${-scheduleSlackMs} ms after it fell due (margin ${scheduleMarginMs} ms)`,
+      );
 
     const resumed = () => subscriptions.countDocuments({ _id: { $in: ids as never[] }, status: 'fulfilled' });
     // Counted every 2 s: each count reads every subscription, and the lag is read from modifiedAt, not from when a count sees it.
     for (const until = resumeAt + resumesWithinMs; (await resumed()) < ids.length; await sleep(2_000)) {
-      if (Date.now() > until) throw new ScheduleLagNotComparable(`(e) ${await resumed()} of ${ids.length} resumed within ${resumesWithinMs / 1000} s of resumeAt`);
+      if (Date.now() > until)
+        throw new ScheduleLagNotComparable(
+          `(e) ${await resumed()} of ${ids.length} resumed within ${resumesWithinMs / 1000} s of resumeAt`,
+        );
     }
     const docs = await subscriptions.find({ _id: { $in: ids as never[] } }, { projection: { modifiedAt: 1 } }).toArray();
     const lags = docs.map((d) => Date.parse(String(d.modifiedAt)) - resumeAt);
-    return { scheduleResumed: docs.length, scheduleLagP50Ms: percentile(lags, 50), scheduleLagP99Ms: percentile(lags, 99), schedulePauseAppliedMs, scheduleResumeAt, scheduleMarginMs, scheduleSlackMs };
+    return {
+      scheduleResumed: docs.length,
+      scheduleLagP50Ms: percentile(lags, 50),
+      scheduleLagP99Ms: percentile(lags, 99),
+      schedulePauseAppliedMs,
+      scheduleResumeAt,
+      scheduleMarginMs,
+      scheduleSlackMs,
+    };
   } finally {
     await service.workers.stop(30_000);
   }

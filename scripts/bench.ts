@@ -129,7 +129,7 @@ async function clearBulk(db: Db): Promise<void> {
   while ((await db.collection('bulkRequests').countDocuments({ dispatchedAt: null })) > 0) await new Promise((r) => setTimeout(r, 20));
   // Chunks still held by a worker finish first (Agenda saves a job's state as it completes).
   const held = () => db.collection('bulkJobs').countDocuments({ lockedAt: { $ne: null } });
-  for (const until = Date.now() + 30_000; (await held()) > 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  for (const until = Date.now() + 30_000; (await held()) > 0 && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
   await Promise.all(['bulkRequests', 'bulkChunks', 'bulkChunksFinished', 'bulkJobs'].map((c) => db.collection(c).deleteMany({})));
 }
 
@@ -168,11 +168,19 @@ async function benchAcceptance(db: Db, baseUrl: string, apiKey: string, merchant
     const commands = ids.map((subscriptionId) => ({ requestId: randomUUID(), subscriptionId, operation: 'PAUSE', queuedAt: new Date() }));
     raw.push(await timed(() => db.collection('rawCommands').insertMany(commands)));
     await db.collection('rawCommands').deleteMany({});
-    query.push(await timed(() => db.collection('subscriptions').find({ _id: { $in: ids as never[] }, merchantId }, { projection: { _id: 1 } }).toArray()));
+    query.push(
+      await timed(() =>
+        db
+          .collection('subscriptions')
+          .find({ _id: { $in: ids as never[] }, merchantId }, { projection: { _id: 1 } })
+          .toArray(),
+      ),
+    );
     floor.push(query.at(-1)! + raw.at(-1)!);
   }
   const round = (xs: number[], r: number) => xs.slice(r * ACCEPT_SAMPLES_PER_ROUND, (r + 1) * ACCEPT_SAMPLES_PER_ROUND);
-  const perRound = (over: number[]) => spreadOf(Array.from({ length: ROUNDS }, (_, r) => median(round(accept, r)) / median(round(over, r))));
+  const perRound = (over: number[]) =>
+    spreadOf(Array.from({ length: ROUNDS }, (_, r) => median(round(accept, r)) / median(round(over, r))));
   return {
     acceptRatio: perRound(raw),
     acceptOverheadRatio: perRound(floor),
@@ -200,7 +208,11 @@ async function timedDrain(db: Db, baseUrl: string, apiKey: string, ids: string[]
   const start = nowMicros();
   const requests = db.collection<{ completedAt: string | null }>('bulkRequests');
   let completedAt: string | null | undefined;
-  while (!(completedAt = (await requests.findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 0, completedAt: 1 } }))?.completedAt)) {
+  while (
+    !(completedAt = (
+      await requests.findOne({ _id: requestId as never, completedAt: { $ne: null } }, { projection: { _id: 0, completedAt: 1 } })
+    )?.completedAt)
+  ) {
     await new Promise((r) => setTimeout(r, 100));
   }
   const drainMs = Number(parseRfc3339(completedAt)! - start) / 1000;
@@ -236,11 +248,36 @@ async function benchDrain(db: Db, service: Service, baseUrl: string, apiKey: str
     const rawIds = await seed(db, merchantId, BULK_SIZE);
     const at = nowTimestamp();
     const requestId = randomUUID();
-    const entry = { key: requestId, type: 'subscription.paused', seq: 0, status: 'paused', previousStatus: 'fulfilled', at, cause: { kind: 'bulk', requestId, apiKeyId: randomUUID() }, subscription: { status: 'paused', modifiedAt: at } };
-    const filter = statusOnly ? { status: 'fulfilled' } : { bulkCommands: { $nin: [`${requestId}:applied`, `${requestId}:noop`] }, status: 'fulfilled', pauseAt: null, resumeAt: null, pauseReason: null };
+    const entry = {
+      key: requestId,
+      type: 'subscription.paused',
+      seq: 0,
+      status: 'paused',
+      previousStatus: 'fulfilled',
+      at,
+      cause: { kind: 'bulk', requestId, apiKeyId: randomUUID() },
+      subscription: { status: 'paused', modifiedAt: at },
+    };
+    const filter = statusOnly
+      ? { status: 'fulfilled' }
+      : {
+          bulkCommands: { $nin: [`${requestId}:applied`, `${requestId}:noop`] },
+          status: 'fulfilled',
+          pauseAt: null,
+          resumeAt: null,
+          pauseReason: null,
+        };
     const update = statusOnly
       ? { $set: { status: 'paused', modifiedAt: at } }
-      : { $set: { status: 'paused', modifiedAt: at }, $unset: { pauseAt: '' }, $push: { bulkCommands: { $each: [`${requestId}:applied`], $slice: -KEPT_COMMAND_MARKS }, recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES }, outbox: { $each: [entry] } } };
+      : {
+          $set: { status: 'paused', modifiedAt: at },
+          $unset: { pauseAt: '' },
+          $push: {
+            bulkCommands: { $each: [`${requestId}:applied`], $slice: -KEPT_COMMAND_MARKS },
+            recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES },
+            outbox: { $each: [entry] },
+          },
+        };
     return timed(async () => {
       for (let i = 0; i < rawIds.length; i += RAW_CHUNK) {
         const chunk = rawIds.slice(i, i + RAW_CHUNK);
@@ -296,33 +333,44 @@ async function postFilter(baseUrl: string, apiKey: string, body: object): Promis
  * Beside (b): the same work per 1000 commands.
  */
 async function benchFilter(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, drain3000Ms: number) {
-  await db.collection('subscriptions').drop().catch(() => undefined);
+  await db
+    .collection('subscriptions')
+    .drop()
+    .catch(() => undefined);
   await clearBulk(db);
   await service.subscriptionsRepository.ensureIndexes();
   const planId = randomUUID();
   const seeder = new SubscriptionSeeder(new SubscriptionsRepository(db));
   const seedStart = performance.now();
-  for (let n = 0; n < FILTER_COUNT; n += SEED_BATCH) await seeder.seed({ merchantId, count: Math.min(SEED_BATCH, FILTER_COUNT - n), status: 'fulfilled', planId });
+  for (let n = 0; n < FILTER_COUNT; n += SEED_BATCH)
+    await seeder.seed({ merchantId, count: Math.min(SEED_BATCH, FILTER_COUNT - n), status: 'fulfilled', planId });
   const seedMs = performance.now() - seedStart;
   const filter = { planId: [planId] };
   let dry: Awaited<ReturnType<typeof postFilter>> | undefined;
   const dryRunMs = await timed(async () => (dry = await postFilter(baseUrl, apiKey, { filter, dryRun: true })));
-  if (dry?.status !== 200 || dry.body.matchedCount !== FILTER_COUNT) throw new Error(`the dry run answered ${dry?.status} ${JSON.stringify(dry?.body).slice(0, 300)}`);
+  if (dry?.status !== 200 || dry.body.matchedCount !== FILTER_COUNT)
+    throw new Error(`the dry run answered ${dry?.status} ${JSON.stringify(dry?.body).slice(0, 300)}`);
   let accepted: Awaited<ReturnType<typeof postFilter>> | undefined;
   const acceptMs = await timed(async () => (accepted = await postFilter(baseUrl, apiKey, { filter })));
-  if (accepted?.status !== 202 || accepted.body.acceptedCount !== FILTER_COUNT) throw new Error(`the request answered ${accepted?.status} ${JSON.stringify(accepted?.body).slice(0, 300)}`);
-  console.error(`(h) seeded ${FILTER_COUNT} in ${(seedMs / 1000).toFixed(1)} s; dry run ${dryRunMs.toFixed(0)} ms; accepted in ${acceptMs.toFixed(0)} ms`);
+  if (accepted?.status !== 202 || accepted.body.acceptedCount !== FILTER_COUNT)
+    throw new Error(`the request answered ${accepted?.status} ${JSON.stringify(accepted?.body).slice(0, 300)}`);
+  console.error(
+    `(h) seeded ${FILTER_COUNT} in ${(seedMs / 1000).toFixed(1)} s; dry run ${dryRunMs.toFixed(0)} ms; accepted in ${acceptMs.toFixed(0)} ms`,
+  );
   const requestId = accepted.body.requestId as never;
   const start = performance.now();
   await service.workers.start();
   const requests = db.collection('bulkRequests');
   let dispatchMs: number | undefined;
   while (!(await requests.findOne({ _id: requestId, completedAt: { $ne: null } }, { projection: { _id: 1 } }))) {
-    if (dispatchMs === undefined && (await requests.findOne({ _id: requestId, dispatchedAt: { $ne: null } }, { projection: { _id: 1 } }))) dispatchMs = performance.now() - start;
+    if (dispatchMs === undefined && (await requests.findOne({ _id: requestId, dispatchedAt: { $ne: null } }, { projection: { _id: 1 } })))
+      dispatchMs = performance.now() - start;
     await new Promise((r) => setTimeout(r, 200));
   }
   const drainMs = performance.now() - start;
-  console.error(`(h) dispatched ${((dispatchMs ?? drainMs) / 1000).toFixed(1)} s and completed ${(drainMs / 1000).toFixed(1)} s after the 202`);
+  console.error(
+    `(h) dispatched ${((dispatchMs ?? drainMs) / 1000).toFixed(1)} s and completed ${(drainMs / 1000).toFixed(1)} s after the 202`,
+  );
   await service.workers.stop(30_000);
   const paused = await db.collection('subscriptions').countDocuments({ merchantId, status: 'paused' });
   if (paused !== FILTER_COUNT) throw new Error(`the filter request completed with ${paused} of ${FILTER_COUNT} paused`);
@@ -370,9 +418,10 @@ function printFilter(f: Awaited<ReturnType<typeof benchFilter>>, engineName: str
   line("drain per 1000, (b)'s 3000 ids", `${f.bulkDrainPer1000Ms.toFixed(0)} ms`);
   line(`GET its status (answered ${f.filterStatusReadStatus})`, `${f.filterStatusReadMs.toFixed(0)} ms`);
   line(`GET a page of 100 items (answered ${f.filterItemsReadStatus})`, `${f.filterItemsReadMs.toFixed(0)} ms`);
-  console.log(`ratio per 1000, filter / (b): ${(f.filterDrainPer1000Ms / f.bulkDrainPer1000Ms).toFixed(2)}; seeded in ${(f.filterSeedMs / 1000).toFixed(1)} s (batches of ${SEED_BATCH}, not timed above)`);
+  console.log(
+    `ratio per 1000, filter / (b): ${(f.filterDrainPer1000Ms / f.bulkDrainPer1000Ms).toFixed(2)}; seeded in ${(f.filterSeedMs / 1000).toFixed(1)} s (batches of ${SEED_BATCH}, not timed above)`,
+  );
 }
-
 
 /**
  * (c) The single-pause load on the service against the bare server, after a warm-up of each, in
@@ -405,7 +454,11 @@ async function benchSingle(db: Db, uri: string) {
     // answer is the round's and not the next side's (each side then pays about one poll of the
     // outboxes: tens of ms of database CPU).
     await outboxesEmpty(db);
-    return { ...result, cpuUsPerRequest: ((await side.cpuUs()) - before) / requests, dbCpuUsPerRequest: database ? (database.cpuUs() - dbBefore) / requests : undefined };
+    return {
+      ...result,
+      cpuUsPerRequest: ((await side.cpuUs()) - before) / requests,
+      dbCpuUsPerRequest: database ? (database.cpuUs() - dbBefore) / requests : undefined,
+    };
   };
   try {
     for (const side of [service, bare, plain]) await run(side, true);
@@ -457,7 +510,14 @@ function singleRows(c: Awaited<ReturnType<typeof benchSingle>>): string {
   const issue29 = c.singleThroughputRatio.median >= 0.8 && c.singleP99Ratio.median <= 2;
   const together = (s: typeof single) => s.cpuUsPerRequest + (s.dbCpuUsPerRequest ?? 0);
   return (
-    row(`(c) single pause, ${CONNECTIONS} conns`, `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`, `${bare.rps.toFixed(0)} req/s p50 ${bare.p50Ms} p99 ${bare.p99Ms}`, c.singleThroughputRatio, '>= 0.6x', met) +
+    row(
+      `(c) single pause, ${CONNECTIONS} conns`,
+      `${single.rps.toFixed(0)} req/s p50 ${single.p50Ms} p99 ${single.p99Ms}`,
+      `${bare.rps.toFixed(0)} req/s p50 ${bare.p50Ms} p99 ${bare.p99Ms}`,
+      c.singleThroughputRatio,
+      '>= 0.6x',
+      met,
+    ) +
     `\n(c) p99 service / bare ${formatSpread(c.singleP99Ratio)}; issue 29 asks >= 0.8x throughput with p99 <= 2x: ${issue29 ? 'met' : 'MISSED'}` +
     `\n(c) the bare server does the service's database work: the same conditional update with the change's outbox entry, a read when it matches nothing, and the relay's event insert, endpoint lookup and outbox clear per 50 ms` +
     `\n(c) the service runs ${SERVICE_FROM_SOURCES ? 'its sources through tsx (BENCH_SERVICE_FROM=src)' : 'the compiled build (dist/), as deployed'}; the bare server's database connections: ${c.barePool}; rounds, req/s (p99 ms) service / bare: ${c.rounds.map((r) => `${r.service.rps.toFixed(0)} (${r.service.p99Ms}) / ${r.bare.rps.toFixed(0)} (${r.bare.p99Ms})`).join(', ')}` +
@@ -467,8 +527,12 @@ function singleRows(c: Awaited<ReturnType<typeof benchSingle>>): string {
         `\n(c) the two together, service / bare: ${together(single).toFixed(0)} / ${together(bare).toFixed(0)} µs (bare over service ${(together(bare) / together(single)).toFixed(2)}: the throughput ratio when the cores are the limit)`
       : '') +
     `\n(c) against a bare server that records no events (status only; the baseline until 2026-11-25): ${plain.rps.toFixed(0)} req/s p99 ${plain.p99Ms}, ratio ${formatSpread(c.singleThroughputRatioWithoutEvents)}` +
-    (plain.dbCpuUsPerRequest !== undefined ? `; its process and the database's CPU per request: ${plain.cpuUsPerRequest.toFixed(0)} + ${plain.dbCpuUsPerRequest.toFixed(0)} µs` : '') +
-    (single.non2xx + bare.non2xx + plain.non2xx > 0 ? `\n(c) answers other than 2xx: service ${single.non2xx}, bare ${bare.non2xx}, bare without events ${plain.non2xx}` : '')
+    (plain.dbCpuUsPerRequest !== undefined
+      ? `; its process and the database's CPU per request: ${plain.cpuUsPerRequest.toFixed(0)} + ${plain.dbCpuUsPerRequest.toFixed(0)} µs`
+      : '') +
+    (single.non2xx + bare.non2xx + plain.non2xx > 0
+      ? `\n(c) answers other than 2xx: service ${single.non2xx}, bare ${bare.non2xx}, bare without events ${plain.non2xx}`
+      : '')
   );
 }
 
@@ -484,7 +548,14 @@ function drainNote(drain: Awaited<ReturnType<typeof benchDrain>>): string {
 function lagRow(lag: ScheduleLag, pollMs: number, drainMs: number): string {
   const target = pollMs + drainMs;
   const lines = [
-    row('(e) schedule lag, 3000 due at once', `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`, `poll ${pollMs} + drain ${drainMs.toFixed(0)} ms`, lag.scheduleLagP99Ms / target, '<= 1x', lag.scheduleLagP99Ms <= target),
+    row(
+      '(e) schedule lag, 3000 due at once',
+      `p50 ${lag.scheduleLagP50Ms.toFixed(0)} p99 ${lag.scheduleLagP99Ms.toFixed(0)} ms`,
+      `poll ${pollMs} + drain ${drainMs.toFixed(0)} ms`,
+      lag.scheduleLagP99Ms / target,
+      '<= 1x',
+      lag.scheduleLagP99Ms <= target,
+    ),
     '(e) one run: its figure is the latest of 3000 resumes due at once (p99 of 3000), against the median drain of (b); it has no baseline run in turn',
     `(e) set-up: the pause applied in ${lag.schedulePauseAppliedMs.toFixed(0)} ms, then resumeAt ${lag.scheduleMarginMs.toFixed(0)} ms ahead, given to all ${lag.scheduleResumed} ${lag.scheduleSlackMs.toFixed(0)} ms before it fell due`,
   ];
@@ -516,16 +587,39 @@ async function postSingle(baseUrl: string, apiKey: string, id: string, operation
  * turn, so each ratio compared a later part of the run with an earlier one (two quiet runs: 17-22% apart).
  */
 async function benchSizes(scratch: ScratchDatabase, config: Config) {
-  const sides: { size: number; db: Db; url: string; apiKey: string; ids: string[]; latencies: number[][]; accept: number[][]; close: () => Promise<unknown> }[] = [];
+  const sides: {
+    size: number;
+    db: Db;
+    url: string;
+    apiKey: string;
+    ids: string[];
+    latencies: number[][];
+    accept: number[][];
+    close: () => Promise<unknown>;
+  }[] = [];
   try {
     for (const size of SIZES) {
       console.error(`(d) ${size} subscriptions in a collection ...`);
       const sibling = await openSiblingDatabase(scratch, `d${size}`, config, log);
-      const running = await startService(sibling.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+      const running = await startService(
+        sibling.database,
+        { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 },
+        log,
+        LOOPBACK_WITHOUT_WORKERS,
+      );
       const close = () => running.stop(30_000).finally(() => sibling.close());
       try {
         const { merchantId, apiKey } = await running.service.auth.createMerchant('bench sizes');
-        sides.push({ size, db: sibling.db, url: running.url, apiKey, ids: await seed(sibling.db, merchantId, size), latencies: [], accept: [], close });
+        sides.push({
+          size,
+          db: sibling.db,
+          url: running.url,
+          apiKey,
+          ids: await seed(sibling.db, merchantId, size),
+          latencies: [],
+          accept: [],
+          close,
+        });
       } catch (error) {
         await close();
         throw error;
@@ -557,7 +651,13 @@ async function benchSizes(scratch: ScratchDatabase, config: Config) {
     const results = [];
     for (const side of sides) {
       const latencies = side.latencies.flat();
-      const loaded = await load(side.url, side.apiKey, [...side.ids].sort(() => Math.random() - 0.5), SIZE_CONNECTIONS, SIZE_LOAD_SECONDS);
+      const loaded = await load(
+        side.url,
+        side.apiKey,
+        [...side.ids].sort(() => Math.random() - 0.5),
+        SIZE_CONNECTIONS,
+        SIZE_LOAD_SECONDS,
+      );
       results.push({
         subscriptions: side.size,
         singleP50RoundsMs: side.latencies.map((part) => percentile(part, 50)),
@@ -582,7 +682,15 @@ async function benchSizes(scratch: ScratchDatabase, config: Config) {
  * `ids` in turn: for `seconds`, or, given `amount`, until that many requests are answered, when the
  * throughput is the requests over the time from the start to the last answer.
  */
-async function load(baseUrl: string, apiKey: string, ids: string[], connections = CONNECTIONS, seconds = LOAD_SECONDS, toggle = false, amount?: number) {
+async function load(
+  baseUrl: string,
+  apiKey: string,
+  ids: string[],
+  connections = CONNECTIONS,
+  seconds = LOAD_SECONDS,
+  toggle = false,
+  amount?: number,
+) {
   let next = 0;
   const path = () => {
     const n = next++;
@@ -665,7 +773,11 @@ async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: 
     return load(baseUrl, apiKey, await seed(db, merchantId, 1000), CONNECTIONS, LOAD_SECONDS, true);
   };
   const endpoint = async (method: 'POST' | 'PATCH', path: string, body: object) => {
-    const res = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (res.status !== (method === 'POST' ? 201 : 200)) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
     return ((await res.json()) as { id: string }).id;
   };
@@ -722,9 +834,23 @@ async function benchEvents(db: Db, baseUrl: string, apiKey: string, merchantId: 
 function eventsRows(events: Awaited<ReturnType<typeof benchEvents>>): string {
   const { singleWith, singleWithout } = events;
   return (
-    row('(f) 3000 applied, 1 endpoint / none', `${events.drainWithMs.toFixed(0)} ms`, `${events.drainWithoutMs.toFixed(0)} ms`, events.drainRatio, '<= 1.2x', events.drainRatio.median <= 1.2) +
+    row(
+      '(f) 3000 applied, 1 endpoint / none',
+      `${events.drainWithMs.toFixed(0)} ms`,
+      `${events.drainWithoutMs.toFixed(0)} ms`,
+      events.drainRatio,
+      '<= 1.2x',
+      events.drainRatio.median <= 1.2,
+    ) +
     '\n' +
-    row('(f) pause+resume, 1 endpoint / none', `${singleWith.rps.toFixed(0)} req/s p99 ${singleWith.p99Ms}`, `${singleWithout.rps.toFixed(0)} req/s p99 ${singleWithout.p99Ms}`, events.singleRatio, '>= 0.8x', events.singleRatio.median >= 0.8) +
+    row(
+      '(f) pause+resume, 1 endpoint / none',
+      `${singleWith.rps.toFixed(0)} req/s p99 ${singleWith.p99Ms}`,
+      `${singleWithout.rps.toFixed(0)} req/s p99 ${singleWithout.p99Ms}`,
+      events.singleRatio,
+      '>= 0.8x',
+      events.singleRatio.median >= 0.8,
+    ) +
     `\n(f) the 3000 events and the completion delivered ${(events.deliveredMs / 1000).toFixed(1)} s after the bulk was posted (median; ${events.delivered} deliveries in all); ${F_ROUNDS} rounds, the endpoint's part first in every other one` +
     `\n(f) rounds, pause+resume req/s 1 endpoint / none (ratio): ${events.rounds.map((r) => `${r.singleWith.rps.toFixed(0)} / ${r.singleWithout.rps.toFixed(0)} (${(r.singleWith.rps / r.singleWithout.rps).toFixed(2)})`).join(', ')}`
   );
@@ -757,7 +883,8 @@ async function benchReads(scratch: ScratchDatabase, config: Config) {
         // Each round's first size is the other round's second (small, large; large, small; ...).
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
           const part: number[] = [];
-          for (let i = 0; i < perRound; i++) part.push(await timed(async () => items.set(`${side.size}:${list}`, (await side.send('GET', side.lists[list])).data!.length)));
+          for (let i = 0; i < perRound; i++)
+            part.push(await timed(async () => items.set(`${side.size}:${list}`, (await side.send('GET', side.lists[list])).data!.length)));
           samples.get(side.size)!.get(list)!.push(part);
         }
       }
@@ -766,14 +893,28 @@ async function benchReads(scratch: ScratchDatabase, config: Config) {
       lists.map((list) => {
         const parts = samples.get(side.size)!.get(list)!;
         const all = parts.flat();
-        return { others: side.size, list, p50Ms: percentile(all, 50), p99Ms: percentile(all, 99), p50PartsMs: parts.map((part) => percentile(part, 50)), items: items.get(`${side.size}:${list}`)! };
+        return {
+          others: side.size,
+          list,
+          p50Ms: percentile(all, 50),
+          p99Ms: percentile(all, 99),
+          p50PartsMs: parts.map((part) => percentile(part, 50)),
+          items: items.get(`${side.size}:${list}`)!,
+        };
       }),
     );
     const ratios = Object.fromEntries(
       lists.map((list) => {
         const [small, large] = READ_SIZES.map((size) => rows.find((r) => r.list === list && r.others === size)!);
         // The spread: the ratio of each alternating round's p50s.
-        return [list, { p50: large!.p50Ms / small!.p50Ms, p99: large!.p99Ms / small!.p99Ms, p50Spread: spreadOf(small!.p50PartsMs.map((ms, i) => large!.p50PartsMs[i]! / ms)) }];
+        return [
+          list,
+          {
+            p50: large!.p50Ms / small!.p50Ms,
+            p99: large!.p99Ms / small!.p99Ms,
+            p50Spread: spreadOf(small!.p50PartsMs.map((ms, i) => large!.p50PartsMs[i]! / ms)),
+          },
+        ];
       }),
     );
     return { rows, ratios };
@@ -785,13 +926,22 @@ async function benchReads(scratch: ScratchDatabase, config: Config) {
 /** One size of (g): its database and service, the merchant's 10 of each, and other merchants' `size` of each. */
 async function readsSide(scratch: ScratchDatabase, config: Config, size: number) {
   const sibling = await openSiblingDatabase(scratch, `g${size}`, config, log);
-  const running = await startService(sibling.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, LOOPBACK_WITHOUT_WORKERS);
+  const running = await startService(
+    sibling.database,
+    { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true },
+    log,
+    LOOPBACK_WITHOUT_WORKERS,
+  );
   const close = () => running.stop(30_000).finally(() => sibling.close());
   try {
     const { db } = sibling;
     const { merchantId, apiKey } = await running.service.auth.createMerchant('bench reads');
     const send = async (method: string, path: string, body?: object) => {
-      const res = await fetch(`${running.url}${path}`, { method, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+      const res = await fetch(`${running.url}${path}`, {
+        method,
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+        ...(body ? { body: JSON.stringify(body) } : {}),
+      });
       if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
       return (await res.json()) as { id: string; data?: unknown[] };
     };
@@ -801,8 +951,16 @@ async function readsSide(scratch: ScratchDatabase, config: Config, size: number)
       await send('POST', `/v2/subscriptions/${id}/pause`);
       await send('POST', '/v2/subscriptions/bulk/resume', { subscriptions: [id] });
     }
-    const lists = { events: '/v2/events?limit=20', bulkRequests: '/v2/bulk-requests?limit=20', deliveries: `/v2/webhook-endpoints/${endpointId}/deliveries?limit=20` };
-    const stored = { events: db.collection('events'), bulkRequests: db.collection('bulkRequests'), deliveries: db.collection('webhookDeliveries') };
+    const lists = {
+      events: '/v2/events?limit=20',
+      bulkRequests: '/v2/bulk-requests?limit=20',
+      deliveries: `/v2/webhook-endpoints/${endpointId}/deliveries?limit=20`,
+    };
+    const stored = {
+      events: db.collection('events'),
+      bulkRequests: db.collection('bulkRequests'),
+      deliveries: db.collection('webhookDeliveries'),
+    };
     // The merchant's 10 of each, relayed and dispatched in the background, are the templates.
     for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
       const counts = await Promise.all(Object.values(stored).map((c) => c.countDocuments({ merchantId })));
@@ -830,13 +988,17 @@ async function readsSide(scratch: ScratchDatabase, config: Config, size: number)
 }
 
 function printReads(reads: Awaited<ReturnType<typeof benchReads>>, engineName: string): void {
-  console.log(`\n(g) a merchant's first page (10 of each) beside other merchants' documents, ${READ_SAMPLES} sequential requests per list and size in ${ROUNDS} alternating rounds, engine: ${engineName}`);
+  console.log(
+    `\n(g) a merchant's first page (10 of each) beside other merchants' documents, ${READ_SAMPLES} sequential requests per list and size in ${ROUNDS} alternating rounds, engine: ${engineName}`,
+  );
   console.log('| list | others hold | p50 | p99 | items |');
   console.log('|---|--:|--:|--:|--:|');
   for (const r of reads.rows) console.log(`| ${r.list} | ${r.others} | ${r.p50Ms.toFixed(1)} ms | ${r.p99Ms.toFixed(1)} ms | ${r.items} |`);
   const [small, large] = READ_SIZES;
   for (const [list, { p50, p99, p50Spread }] of Object.entries(reads.ratios)) {
-    console.log(`readRatio ${list} (${large} / ${small}): p50 ${p50.toFixed(2)} (parts ${p50Spread.min.toFixed(2)}–${p50Spread.max.toFixed(2)}), p99 ${p99.toFixed(2)}, target <= 2: ${Math.max(p50, p99) <= 2 ? 'met' : 'MISSED'}`);
+    console.log(
+      `readRatio ${list} (${large} / ${small}): p50 ${p50.toFixed(2)} (parts ${p50Spread.min.toFixed(2)}–${p50Spread.max.toFixed(2)}), p99 ${p99.toFixed(2)}, target <= 2: ${Math.max(p50, p99) <= 2 ? 'met' : 'MISSED'}`,
+    );
   }
 }
 
@@ -849,7 +1011,10 @@ async function readsOnly(): Promise<void> {
     printReads(reads, `${scratch.engine} ${scratch.version}`);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'reads.json'), `${JSON.stringify({ engine: scratch.engine, measuredAt: new Date().toISOString(), target: '<= 2', ...reads }, null, 2)}\n`);
+    writeFileSync(
+      join(dir, 'reads.json'),
+      `${JSON.stringify({ engine: scratch.engine, measuredAt: new Date().toISOString(), target: '<= 2', ...reads }, null, 2)}\n`,
+    );
     console.log('\nwritten to bench/results/reads.json');
   } finally {
     await scratch.close();
@@ -866,7 +1031,12 @@ async function benchMetricsCost(scratch: ScratchDatabase, config: Config, withUr
   const { db } = scratch;
   const offDatabase = await connectDatabase(scratch.uri, config, log);
   disableMetrics();
-  const without = await startService(offDatabase, { ...config, metrics: false, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+  const without = await startService(
+    offDatabase,
+    { ...config, metrics: false, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 },
+    log,
+    LOOPBACK_WITHOUT_WORKERS,
+  );
   enableMetrics();
   const rounds: { on: Load & { cpuUsPerRequest: number }; off: Load & { cpuUsPerRequest: number } }[] = [];
   try {
@@ -887,7 +1057,9 @@ async function benchMetricsCost(scratch: ScratchDatabase, config: Config, withUr
       await clean(db);
       const ids = await seed(db, merchantId, 1000);
       disableMetrics();
-      return withCpu(() => load(without.url, apiKey, ids, CONNECTIONS, LOAD_SECONDS, false, SINGLE_REQUESTS)).finally(() => enableMetrics());
+      return withCpu(() => load(without.url, apiKey, ids, CONNECTIONS, LOAD_SECONDS, false, SINGLE_REQUESTS)).finally(() =>
+        enableMetrics(),
+      );
     };
     // A warm-up of each, not counted: the first round ran on code the JIT had not compiled yet (measured: 3067 against 2019 µs of CPU per request).
     await clean(db);
@@ -922,7 +1094,14 @@ async function benchMetricsCost(scratch: ScratchDatabase, config: Config, withUr
 function metricsRow(cost: Awaited<ReturnType<typeof benchMetricsCost>>): string {
   const met = cost.metricsCost <= 0.05;
   return (
-    row('(c) single pause, metrics on / off', `${cost.metricsOnRps.toFixed(0)} req/s p99 ${cost.metricsOnP99Ms}`, `${cost.metricsOffRps.toFixed(0)} req/s p99 ${cost.metricsOffP99Ms}`, cost.metricsRatio, '>= 0.95x', met) +
+    row(
+      '(c) single pause, metrics on / off',
+      `${cost.metricsOnRps.toFixed(0)} req/s p99 ${cost.metricsOnP99Ms}`,
+      `${cost.metricsOffRps.toFixed(0)} req/s p99 ${cost.metricsOffP99Ms}`,
+      cost.metricsRatio,
+      '>= 0.95x',
+      met,
+    ) +
     `\n(c) metrics cost ${(cost.metricsCost * 100).toFixed(1)}% of throughput (median of ${METRICS_ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests; "raw driver" column: METRICS=off)\n` +
     `(c) rounds, req/s on / off: ${cost.rounds.map((r) => `${r.on.rps.toFixed(0)} / ${r.off.rps.toFixed(0)}`).join(', ')}\n` +
     `(c) CPU of the service's process per request, on / off: ${cost.metricsOnCpuUs.toFixed(0)} / ${cost.metricsOffCpuUs.toFixed(0)} µs ` +
@@ -932,11 +1111,18 @@ function metricsRow(cost: Awaited<ReturnType<typeof benchMetricsCost>>): string 
 
 /** BENCH_ONLY=c: only (c): the service against the bare server, then with and without metrics (BENCH_METRICS=skip: the first alone). */
 async function mainOnlyC(config: Config, scratch: ScratchDatabase): Promise<void> {
-  const running = await startService(scratch.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+  const running = await startService(
+    scratch.database,
+    { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 },
+    log,
+    LOOPBACK_WITHOUT_WORKERS,
+  );
   const { merchantId, apiKey } = await running.service.auth.createMerchant('bench');
   console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
   try {
-    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare servers in ${C_ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`);
+    console.error(
+      `(c) single pause, ${CONNECTIONS} connections, service and bare servers in ${C_ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`,
+    );
     const single = await benchSingle(scratch.db, scratch.uri);
     if (process.env.BENCH_METRICS === 'skip') {
       console.log(`\n${TABLE_HEAD}\n${singleRows(single)}`);
@@ -957,15 +1143,31 @@ async function main(): Promise<void> {
   try {
     // The rate limit is off here: this measures the service's own cost, not the limit. Workers
     // start in (b): in (a) they would apply the chunks that the samples remove.
-    const running = await startService(scratch.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+    const running = await startService(
+      scratch.database,
+      { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 },
+      log,
+      LOOPBACK_WITHOUT_WORKERS,
+    );
     const { service, server, url: baseUrl } = running;
     const { merchantId, apiKey } = await service.auth.createMerchant('bench');
     console.error(`engine: ${engine} ${version} (${scratch.source})`);
 
     if (process.env.BENCH_ONLY === 'drain') {
       const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId);
-      console.log(row('(b) 202 to 3000 applied', `${drain.drainMs.toFixed(0)} ms`, `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`, drain.drainRatio, '<= 1.3x', drain.drainRatio.median <= 1.3));
-      console.log(`(b) rounds, service: ${drain.drainRoundsMs.map((ms) => ms.toFixed(0)).join(', ')} ms; raw: ${drain.rawRoundsMs.map((ms) => ms.toFixed(0)).join(', ')} ms`);
+      console.log(
+        row(
+          '(b) 202 to 3000 applied',
+          `${drain.drainMs.toFixed(0)} ms`,
+          `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`,
+          drain.drainRatio,
+          '<= 1.3x',
+          drain.drainRatio.median <= 1.3,
+        ),
+      );
+      console.log(
+        `(b) rounds, service: ${drain.drainRoundsMs.map((ms) => ms.toFixed(0)).join(', ')} ms; raw: ${drain.rawRoundsMs.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+      );
       console.log(drainNote(drain));
       await new Promise((resolve) => server.close(resolve));
       return;
@@ -979,7 +1181,15 @@ async function main(): Promise<void> {
       return;
     }
     if (process.env.BENCH_ONLY === 'filter') {
-      await benchOnlyFilter(db, service, baseUrl, apiKey, merchantId, engine, config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`);
+      await benchOnlyFilter(
+        db,
+        service,
+        baseUrl,
+        apiKey,
+        merchantId,
+        engine,
+        config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`,
+      );
       await new Promise((resolve) => server.close(resolve));
       return;
     }
@@ -990,19 +1200,24 @@ async function main(): Promise<void> {
     const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId);
     console.error('(e) schedule lag ...');
     const lag = await scheduleLagOf(db, service, baseUrl, apiKey, merchantId);
-    console.error(`(c) single pause, ${CONNECTIONS} connections, service and bare servers in ${C_ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`);
+    console.error(
+      `(c) single pause, ${CONNECTIONS} connections, service and bare servers in ${C_ROUNDS} alternating rounds of ${SINGLE_REQUESTS} requests ...`,
+    );
     const single = await benchSingle(db, scratch.uri);
     console.error(`(c) the same with metrics on and off, ${METRICS_ROUNDS} rounds ...`);
     const metricsCost = await benchMetricsCost(scratch, config, baseUrl, apiKey, merchantId);
     console.error('(f) events and webhooks: one loopback endpoint against none ...');
     // Loopback endpoints are private addresses: allowed here whatever MONGODB_URI says.
-    const withWorkers = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, { port: 0, host: '127.0.0.1' });
+    const withWorkers = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, {
+      port: 0,
+      host: '127.0.0.1',
+    });
     const events = await benchEvents(db, withWorkers.url, apiKey, merchantId).finally(() => withWorkers.stop(30_000));
     await clean(db);
     console.error(`(h) bulk by filter, ${FILTER_COUNT} subscriptions ...`);
     const filterBulk = await benchFilter(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
     const sizes = await benchSizes(scratch, config);
-    console.error('(g) a merchant\'s lists beside other merchants\' documents ...');
+    console.error("(g) a merchant's lists beside other merchants' documents ...");
     const reads = await benchReads(scratch, config);
     console.error(`(i) a bulk request's ${CSV_ITEMS} items as CSV ...`);
     const csvExport = await benchCsvExport(db, baseUrl, apiKey, merchantId);
@@ -1032,8 +1247,15 @@ async function main(): Promise<void> {
       eventsDrainRatio: events.drainRatio,
       eventsSingleThroughputRatio: events.singleRatio,
       targets: {
-        acceptRatio: '<= 2', drainRatio: '<= 2', singleThroughputRatio: '>= 0.6 (issue 29: >= 0.8)', singleP99Ratio: '<= 2 (issue 29)', sizeRatioSingleP50: '<= 2', sizeRatioAccept: '<= 2',
-        scheduleLagP99Ms: '<= schedulePollMs + drainMs', eventsDrainRatio: '<= 1.2', eventsSingleThroughputRatio: '>= 0.8',
+        acceptRatio: '<= 2',
+        drainRatio: '<= 2',
+        singleThroughputRatio: '>= 0.6 (issue 29: >= 0.8)',
+        singleP99Ratio: '<= 2 (issue 29)',
+        sizeRatioSingleP50: '<= 2',
+        sizeRatioAccept: '<= 2',
+        scheduleLagP99Ms: '<= schedulePollMs + drainMs',
+        eventsDrainRatio: '<= 1.2',
+        eventsSingleThroughputRatio: '>= 0.8',
       },
       ...lag,
       single: single.single,
@@ -1047,11 +1269,40 @@ async function main(): Promise<void> {
       filterBulk,
       csvExport,
     };
-    console.log(`\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round), ${C_ROUNDS} in (c), ${F_ROUNDS} in (f); rounds of ${SINGLE_REQUESTS} requests in (c), loads of ${LOAD_SECONDS} s in (f)`);
+    console.log(
+      `\nengine: ${engineName} (reports ${engine} ${version}); every ratio: median of ${ROUNDS} alternating rounds (least–greatest round), ${C_ROUNDS} in (c), ${F_ROUNDS} in (f); rounds of ${SINGLE_REQUESTS} requests in (c), loads of ${LOAD_SECONDS} s in (f)`,
+    );
     console.log(TABLE_HEAD);
-    console.log(row('(a) accept 3000 ids, median / p95', `${accept.acceptMedianMs.toFixed(0)} / ${accept.acceptP95Ms.toFixed(0)} ms`, `${accept.rawInsertMedianMs.toFixed(0)} / ${accept.rawInsertP95Ms.toFixed(0)} ms insertMany`, accept.acceptRatio, '<= 2x', accept.acceptRatio.median <= 2));
-    console.log(row('(a) the same, over query + insert', `${accept.acceptMedianMs.toFixed(0)} ms`, `${accept.acceptFloorMedianMs.toFixed(0)} ms (query ${accept.rawOwnershipQueryMedianMs.toFixed(0)})`, accept.acceptOverheadRatio, '-', undefined));
-    console.log(row('(b) 202 to 3000 applied', `${drain.drainMs.toFixed(0)} ms`, `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`, drain.drainRatio, '<= 2x', drain.drainRatio.median <= 2));
+    console.log(
+      row(
+        '(a) accept 3000 ids, median / p95',
+        `${accept.acceptMedianMs.toFixed(0)} / ${accept.acceptP95Ms.toFixed(0)} ms`,
+        `${accept.rawInsertMedianMs.toFixed(0)} / ${accept.rawInsertP95Ms.toFixed(0)} ms insertMany`,
+        accept.acceptRatio,
+        '<= 2x',
+        accept.acceptRatio.median <= 2,
+      ),
+    );
+    console.log(
+      row(
+        '(a) the same, over query + insert',
+        `${accept.acceptMedianMs.toFixed(0)} ms`,
+        `${accept.acceptFloorMedianMs.toFixed(0)} ms (query ${accept.rawOwnershipQueryMedianMs.toFixed(0)})`,
+        accept.acceptOverheadRatio,
+        '-',
+        undefined,
+      ),
+    );
+    console.log(
+      row(
+        '(b) 202 to 3000 applied',
+        `${drain.drainMs.toFixed(0)} ms`,
+        `${drain.rawUpdateMs.toFixed(0)} ms ${drain.drainBaseline}`,
+        drain.drainRatio,
+        '<= 2x',
+        drain.drainRatio.median <= 2,
+      ),
+    );
     console.log(drainNote(drain));
     console.log(singleRows(single));
     console.log(metricsRow(metricsCost));
@@ -1060,7 +1311,9 @@ async function main(): Promise<void> {
     const floorRatio = accept.acceptFloorMedianMs / accept.rawInsertMedianMs;
     console.log(
       `\n(a) the ownership query alone takes ${accept.rawOwnershipQueryMedianMs.toFixed(0)} ms raw, so query + insert is already ${floorRatio.toFixed(2)}x the insertMany` +
-        (engine === 'ferretdb' ? '\n    (FerretDB reads the listed ids from the _id index (patched), then tests each document against the whole $in list in Go)' : ''),
+        (engine === 'ferretdb'
+          ? '\n    (FerretDB reads the listed ids from the _id index (patched), then tests each document against the whole $in list in Go)'
+          : ''),
     );
     printSizes(sizes, engineName);
     printReads(reads, engineName);
@@ -1070,7 +1323,9 @@ async function main(): Promise<void> {
     mkdirSync(dir, { recursive: true });
     // The run before this one stays as previous.json, and the two are compared (issue 29: two consecutive runs agree within 15%).
     const latestFile = join(dir, 'latest.json');
-    const previous = existsSync(latestFile) ? (JSON.parse(readFileSync(latestFile, 'utf8')) as { engine?: string; measuredAt?: string }) : undefined;
+    const previous = existsSync(latestFile)
+      ? (JSON.parse(readFileSync(latestFile, 'utf8')) as { engine?: string; measuredAt?: string })
+      : undefined;
     if (previous) writeFileSync(join(dir, 'previous.json'), `${JSON.stringify(previous, null, 2)}\n`);
     writeFileSync(latestFile, `${JSON.stringify(results, null, 2)}\n`);
     console.log(`\nwritten to bench/results/latest.json${previous ? ' (the run before it: previous.json)' : ''}`);
@@ -1119,14 +1374,21 @@ async function sizesOnly(): Promise<void> {
 }
 
 /** BENCH_ONLY=filter: (b) for its drain per 1000, then (h); printed, not written to latest.json. */
-async function benchOnlyFilter(db: Db, service: Service, baseUrl: string, apiKey: string, merchantId: string, engine: string, engineName: string): Promise<void> {
+async function benchOnlyFilter(
+  db: Db,
+  service: Service,
+  baseUrl: string,
+  apiKey: string,
+  merchantId: string,
+  engine: string,
+  engineName: string,
+): Promise<void> {
   console.error('(b) drain ...');
   const drain = await benchDrain(db, service, baseUrl, apiKey, merchantId);
   console.error(`(b) 3000 applied ${drain.drainMs.toFixed(0)} ms after the 202`);
   console.error(`(h) bulk by filter, ${FILTER_COUNT} subscriptions ...`);
   printFilter(await benchFilter(db, service, baseUrl, apiKey, merchantId, drain.drainMs), engineName);
 }
-
 
 /**
  * `BENCH_ONLY=testmode`: what test mode costs live requests (docs/partners.md). The (c) load (single
@@ -1139,12 +1401,17 @@ async function benchOnlyFilter(db: Db, service: Service, baseUrl: string, apiKey
 const TEST_SUBSCRIPTIONS = Number(process.env.BENCH_TEST_SUBSCRIPTIONS ?? 10_000);
 async function benchTestModeCost(db: Db, baseUrl: string, apiKey: string, testApiKey: string, merchantId: string) {
   const post = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${baseUrl}${path}`, { method, headers: { 'x-api-key': testApiKey, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { 'x-api-key': testApiKey, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     if (!res.ok) throw new Error(`${method} ${path} answered ${res.status}: ${await res.text()}`);
     return res.json() as Promise<{ data: { id: string; merchantId: string }[] }>;
   };
   const made: string[] = [];
-  for (let left = TEST_SUBSCRIPTIONS; left > 0; left -= 1000) made.push(...(await post('POST', '/v2/test-helpers/subscriptions', { count: Math.min(left, 1000) })).data.map((s) => s.id));
+  for (let left = TEST_SUBSCRIPTIONS; left > 0; left -= 1000)
+    made.push(...(await post('POST', '/v2/test-helpers/subscriptions', { count: Math.min(left, 1000) })).data.map((s) => s.id));
   console.error(`test mode cost: ${made.length} test subscriptions made through the API`);
   const testMode = testModeIdOf(merchantId);
   const due = timestampBeforeNow(3_600_000);
@@ -1158,7 +1425,9 @@ async function benchTestModeCost(db: Db, baseUrl: string, apiKey: string, testAp
     // Raw, on the scripts' client without a timeout: DELETE /v2/test-helpers/subscriptions of
     // 10,000 took longer than DB_TIMEOUT_MS here (FerretDB, shared machine) and answered 503.
     await db.collection('subscriptions').deleteMany({ merchantId: testMode });
-    if (present) for (let i = 0; i < testData.length; i += SEED_BATCH) await db.collection('subscriptions').insertMany(testData.slice(i, i + SEED_BATCH));
+    if (present)
+      for (let i = 0; i < testData.length; i += SEED_BATCH)
+        await db.collection('subscriptions').insertMany(testData.slice(i, i + SEED_BATCH));
     // The live due poll's read, on the scripts' client (no timeout: on FerretDB it reads the whole collection).
     const store = new SubscriptionsRepository(db);
     const dueReads = [];
@@ -1188,17 +1457,32 @@ async function onlyTestMode(): Promise<void> {
   const config = loadConfig();
   const scratch = await openScratchDatabase(config, 'bench', log);
   try {
-    const running = await startService(scratch.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+    const running = await startService(
+      scratch.database,
+      { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 },
+      log,
+      LOOPBACK_WITHOUT_WORKERS,
+    );
     const { merchantId, apiKey, testApiKey } = await running.service.auth.createMerchant('bench');
     console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
-    console.error(`test mode cost: (c) single pause, ${CONNECTIONS} connections, without and with ${TEST_SUBSCRIPTIONS} due test subscriptions, ${METRICS_ROUNDS} alternating rounds of ${LOAD_SECONDS} s ...`);
+    console.error(
+      `test mode cost: (c) single pause, ${CONNECTIONS} connections, without and with ${TEST_SUBSCRIPTIONS} due test subscriptions, ${METRICS_ROUNDS} alternating rounds of ${LOAD_SECONDS} s ...`,
+    );
     const rounds = await benchTestModeCost(scratch.db, running.url, apiKey, testApiKey, merchantId).finally(() => running.stop(30_000));
     const med = (pick: (r: (typeof rounds)[number]) => number) => median(rounds.map(pick));
-    console.log(`| test data | req/s (median of ${rounds.length}) | p99 ms (median) | live due read ms (median) | live due read returned |`);
+    console.log(
+      `| test data | req/s (median of ${rounds.length}) | p99 ms (median) | live due read ms (median) | live due read returned |`,
+    );
     console.log('|---|---|---|---|---|');
-    console.log(`| none | ${med((r) => r.without.rps).toFixed(0)} | ${med((r) => r.without.p99Ms)} | ${med((r) => r.without.dueReadMs).toFixed(1)} | ${rounds.map((r) => r.without.liveDue).join(', ')} |`);
-    console.log(`| ${TEST_SUBSCRIPTIONS} due test subscriptions | ${med((r) => r.with.rps).toFixed(0)} | ${med((r) => r.with.p99Ms)} | ${med((r) => r.with.dueReadMs).toFixed(1)} | ${rounds.map((r) => r.with.liveDue).join(', ')} |`);
-    console.log(`rounds, req/s without / with: ${rounds.map((r) => `${r.without.rps.toFixed(0)} / ${r.with.rps.toFixed(0)}`).join(', ')}; ratio of medians ${(med((r) => r.with.rps) / med((r) => r.without.rps)).toFixed(2)}`);
+    console.log(
+      `| none | ${med((r) => r.without.rps).toFixed(0)} | ${med((r) => r.without.p99Ms)} | ${med((r) => r.without.dueReadMs).toFixed(1)} | ${rounds.map((r) => r.without.liveDue).join(', ')} |`,
+    );
+    console.log(
+      `| ${TEST_SUBSCRIPTIONS} due test subscriptions | ${med((r) => r.with.rps).toFixed(0)} | ${med((r) => r.with.p99Ms)} | ${med((r) => r.with.dueReadMs).toFixed(1)} | ${rounds.map((r) => r.with.liveDue).join(', ')} |`,
+    );
+    console.log(
+      `rounds, req/s without / with: ${rounds.map((r) => `${r.without.rps.toFixed(0)} / ${r.with.rps.toFixed(0)}`).join(', ')}; ratio of medians ${(med((r) => r.with.rps) / med((r) => r.without.rps)).toFixed(2)}`,
+    );
   } finally {
     await scratch.close();
   }
@@ -1225,7 +1509,10 @@ async function onlyCsv(): Promise<void> {
     printCsvExport(csvExport, `${scratch.engine} ${scratch.version}`);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'csv.json'), `${JSON.stringify({ engine: scratch.engine, measuredAt: new Date().toISOString(), ...csvExport }, null, 2)}\n`);
+    writeFileSync(
+      join(dir, 'csv.json'),
+      `${JSON.stringify({ engine: scratch.engine, measuredAt: new Date().toISOString(), ...csvExport }, null, 2)}\n`,
+    );
     console.log('\nwritten to bench/results/csv.json');
   } finally {
     await scratch.close();
@@ -1237,7 +1524,10 @@ async function onlyEvents(): Promise<void> {
   const config = loadConfig();
   const scratch = await openScratchDatabase(config, 'bench', log);
   try {
-    const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, { port: 0, host: '127.0.0.1' });
+    const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0, webhooksAllowPrivateUrls: true }, log, {
+      port: 0,
+      host: '127.0.0.1',
+    });
     const { merchantId, apiKey } = await running.service.auth.createMerchant('bench');
     console.error(`engine: ${scratch.engine} ${scratch.version} (${scratch.source})`);
     console.error(`(f) events and webhooks: one loopback endpoint against none, ${F_ROUNDS} rounds ...`);
@@ -1250,5 +1540,20 @@ async function onlyEvents(): Promise<void> {
 
 // BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data, `csv` (i) alone; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'drain', 'schedules', 'testmode', 'csv'].includes(only)) throw new Error(`BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, drain, schedules, testmode or csv (or unset for every axis)`);
-await (only === 'reads' ? readsOnly() : only === 'sizes' ? sizesOnly() : only === 'c' ? onlyC() : only === 'events' ? onlyEvents() : only === 'testmode' ? onlyTestMode() : only === 'csv' ? onlyCsv() : main());
+if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'drain', 'schedules', 'testmode', 'csv'].includes(only))
+  throw new Error(
+    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, drain, schedules, testmode or csv (or unset for every axis)`,
+  );
+await (only === 'reads'
+  ? readsOnly()
+  : only === 'sizes'
+    ? sizesOnly()
+    : only === 'c'
+      ? onlyC()
+      : only === 'events'
+        ? onlyEvents()
+        : only === 'testmode'
+          ? onlyTestMode()
+          : only === 'csv'
+            ? onlyCsv()
+            : main());

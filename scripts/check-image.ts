@@ -46,10 +46,17 @@ function expect(condition: boolean, what: string): void {
   if (!condition) throw new CheckFailed(what);
 }
 
-async function request(url: string, init: { method?: string; key?: string; body?: unknown } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function request(
+  url: string,
+  init: { method?: string; key?: string; body?: unknown } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const headers: Record<string, string> = init.key ? { 'x-api-key': init.key } : {};
   if (init.body !== undefined) headers['content-type'] = 'application/json';
-  const response = await fetch(url, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  const response = await fetch(url, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
@@ -113,7 +120,10 @@ async function checkWorker(run: Run, apiKey: string, statusUrl: string, count: n
     const status = await request(statusUrl, { key: apiKey });
     return status.body.state === 'completed' ? (status.body.counts as Record<string, number>) : undefined;
   });
-  expect(done.applied === count - 1 && done.noop === 1, `the bulk completed with ${JSON.stringify(done)}, not ${count - 1} applied and 1 no-op`);
+  expect(
+    done.applied === count - 1 && done.noop === 1,
+    `the bulk completed with ${JSON.stringify(done)}, not ${count - 1} applied and 1 no-op`,
+  );
   const metrics = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
   expect(metrics.ok, `the worker's metrics listener answered ${metrics.status}`);
   return { container, facts: `worker applied ${done.applied} + ${done.noop} no-op in ${seconds(startedAt)}, /metrics 200` };
@@ -123,7 +133,10 @@ function stopEach(run: Run, containers: Container[]): string {
   return containers
     .map((container) => {
       const { exitCode, seconds: took } = stopWithSigterm(run.engine, container);
-      expect(exitCode === 0 && took <= STOP_DEADLINE_S, `${container.role} after SIGTERM: exit ${exitCode} in ${took.toFixed(1)} s (wanted 0 within ${STOP_DEADLINE_S} s)\n${logsOf(run.engine, container)}`);
+      expect(
+        exitCode === 0 && took <= STOP_DEADLINE_S,
+        `${container.role} after SIGTERM: exit ${exitCode} in ${took.toFixed(1)} s (wanted 0 within ${STOP_DEADLINE_S} s)\n${logsOf(run.engine, container)}`,
+      );
       return `${container.role} exit 0 in ${took.toFixed(1)} s`;
     })
     .join(', ');
@@ -137,11 +150,26 @@ interface ImageRun {
 }
 
 async function runImage(engine: Engine, uri: string): Promise<ImageRun> {
-  const run: Run = { engine, env: { MONGODB_URI: uri, LOG_LEVEL: 'warn', HOST: '127.0.0.1' }, containers: [], name: (role) => `subsvc-check-${process.pid}-${role}` };
+  const run: Run = {
+    engine,
+    env: { MONGODB_URI: uri, LOG_LEVEL: 'warn', HOST: '127.0.0.1' },
+    containers: [],
+    name: (role) => `subsvc-check-${process.pid}-${role}`,
+  };
   try {
-    const merchant = runOnce(engine, TAG, run.env, ['merchant', 'create', '--name', 'image check']) as { merchantId: string; apiKey: string };
+    const merchant = runOnce(engine, TAG, run.env, ['merchant', 'create', '--name', 'image check']) as {
+      merchantId: string;
+      apiKey: string;
+    };
     expect(/^sk_/.test(merchant.apiKey ?? ''), 'merchant create printed no API key');
-    const seeded = runOnce(engine, TAG, run.env, ['subscriptions', 'seed', '--merchant', merchant.merchantId, '--count', String(SUBSCRIPTIONS)]) as { subscriptionIds: string[] };
+    const seeded = runOnce(engine, TAG, run.env, [
+      'subscriptions',
+      'seed',
+      '--merchant',
+      merchant.merchantId,
+      '--count',
+      String(SUBSCRIPTIONS),
+    ]) as { subscriptionIds: string[] };
     say(`ok  merchant create and subscriptions seed (${seeded.subscriptionIds.length}) through the image's CLI`);
     const serve = await checkServe(run, merchant.apiKey, seeded.subscriptionIds);
     say(`ok  ${serve.facts}`);
@@ -149,7 +177,11 @@ async function runImage(engine: Engine, uri: string): Promise<ImageRun> {
     say(`ok  ${worker.facts}`);
     const stops = stopEach(run, [serve.container, worker.container]);
     say(`ok  SIGTERM: ${stops}`);
-    return { facts: `merchant create; ${serve.facts}; ${worker.facts}; SIGTERM: ${stops}`, apiKey: merchant.apiKey, ids: seeded.subscriptionIds };
+    return {
+      facts: `merchant create; ${serve.facts}; ${worker.facts}; SIGTERM: ${stops}`,
+      apiKey: merchant.apiKey,
+      ids: seeded.subscriptionIds,
+    };
   } catch (error) {
     for (const container of run.containers) say(`--- ${container.role} logs\n${logsOf(engine, container)}`);
     throw error;

@@ -24,7 +24,9 @@ export function databaseProcess(uri: string): { pid: number; cpuUs(): number } |
       continue;
     }
     const binary = args[0] ?? '';
-    const named = args.some((arg, i) => (arg.startsWith('--listen-addr=') && arg.endsWith(`:${port}`)) || (arg === '--port' && args[i + 1] === port));
+    const named = args.some(
+      (arg, i) => (arg.startsWith('--listen-addr=') && arg.endsWith(`:${port}`)) || (arg === '--port' && args[i + 1] === port),
+    );
     if (named && !binary.endsWith('sh')) return { pid: Number(pid), cpuUs: () => cpuUsOf(Number(pid)) };
   }
   return undefined;

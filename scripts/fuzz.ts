@@ -179,10 +179,7 @@ export function consoleSummary(text: string): string[] {
   const plain = text.replace(/\x1b\[[0-9;]*m/g, '');
   const cases = /Test cases:\s*\n\s*(.+)/.exec(plain)?.[1]?.trim();
   const warnings = [...plain.matchAll(/^\s*⚠️\s*(.+)$/gm)].map((m) => m[1]!.trim());
-  return [
-    `Schemathesis test cases: ${cases ?? 'no count found in its console'}`,
-    ...warnings.map((w) => `Schemathesis warning: ${w}`),
-  ];
+  return [`Schemathesis test cases: ${cases ?? 'no count found in its console'}`, ...warnings.map((w) => `Schemathesis warning: ${w}`)];
 }
 
 async function main(): Promise<number> {

@@ -50,7 +50,17 @@ function lint(specPath: string): void {
  * Security ruleset), one line per error: a client generated from an unbounded schema accepts anything.
  */
 function lintSecurity(specPath: string): void {
-  const args = ['lint', specPath, '--ruleset', join(root, '.spectral.yaml'), '--fail-severity', 'error', '--display-only-failures', '--format', 'text'];
+  const args = [
+    'lint',
+    specPath,
+    '--ruleset',
+    join(root, '.spectral.yaml'),
+    '--fail-severity',
+    'error',
+    '--display-only-failures',
+    '--format',
+    'text',
+  ];
   const result = spawnSync(bin('spectral'), args, { cwd: root, encoding: 'utf8' });
   if (result.status === 0) return;
   const file = relative(root, specPath);

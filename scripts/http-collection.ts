@@ -35,12 +35,20 @@ interface Variant {
 }
 
 function operationsById(spec: Spec): Map<string, Operation> {
-  return new Map(Object.values(spec.paths).flatMap((item) => Object.values(item).filter((op) => op && typeof op === 'object' && 'operationId' in op).map((op) => [op.operationId, op] as const)));
+  return new Map(
+    Object.values(spec.paths).flatMap((item) =>
+      Object.values(item)
+        .filter((op) => op && typeof op === 'object' && 'operationId' in op)
+        .map((op) => [op.operationId, op] as const),
+    ),
+  );
 }
 
 function variantsOf(spec: Spec, operation: Operation | undefined): Variant[] {
   const parameters = (operation?.parameters ?? []).map((p) => (p.$ref ? spec.components.parameters[p.$ref.split('/').pop()!]! : p));
-  const queries = parameters.filter((p) => p.in === 'query' && p.example !== undefined).map((p) => ({ title: `by ${p.name}`, query: `${p.name}=${encodeURIComponent(String(p.example))}` }));
+  const queries = parameters
+    .filter((p) => p.in === 'query' && p.example !== undefined)
+    .map((p) => ({ title: `by ${p.name}`, query: `${p.name}=${encodeURIComponent(String(p.example))}` }));
   const media = Object.keys(operation?.responses?.['200']?.content ?? {}).filter((type) => type !== 'application/json');
   return [...queries, ...media.map((type) => ({ title: `as ${type}`, accept: type }))];
 }

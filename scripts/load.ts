@@ -34,10 +34,19 @@ const resultsDir = join(projectRoot(), 'bench', 'results');
 /** Bulk commands accepted and not applied yet: those of chunks without outcomes, and of requests not dispatched into chunks. */
 async function pendingCommands(db: Db): Promise<number> {
   const [chunks, undispatched] = await Promise.all([
-    db.collection('bulkChunks').find({ outcomes: null }, { projection: { subscriptionIds: 1 } }).toArray(),
-    db.collection('bulkRequests').find({ dispatchedAt: null }, { projection: { acceptedCount: 1 } }).toArray(),
+    db
+      .collection('bulkChunks')
+      .find({ outcomes: null }, { projection: { subscriptionIds: 1 } })
+      .toArray(),
+    db
+      .collection('bulkRequests')
+      .find({ dispatchedAt: null }, { projection: { acceptedCount: 1 } })
+      .toArray(),
   ]);
-  return chunks.reduce((n, c) => n + (c['subscriptionIds'] as unknown[]).length, 0) + undispatched.reduce((n, r) => n + (r['acceptedCount'] as number), 0);
+  return (
+    chunks.reduce((n, c) => n + (c['subscriptionIds'] as unknown[]).length, 0) +
+    undispatched.reduce((n, r) => n + (r['acceptedCount'] as number), 0)
+  );
 }
 
 /** The one 3000-id request's drain rate from the latest `npm run bench` (bench/results/latest.json), for comparison. */
@@ -81,7 +90,12 @@ async function main(): Promise<number> {
     const rssStart = rssMb();
     const commands = process.env.LOAD_COMMANDS === '1' ? commandsByPhase(scratch.database.clients) : undefined;
     if (commands) await scratch.database.reopen();
-    const sampler = commands && setInterval(() => void pendingCommands(db).then((n) => console.error(`${new Date().toISOString()} ${n} bulk commands pending`)), 10_000);
+    const sampler =
+      commands &&
+      setInterval(
+        () => void pendingCommands(db).then((n) => console.error(`${new Date().toISOString()} ${n} bulk commands pending`)),
+        10_000,
+      );
     console.error(`engine ${engine} ${version}; ${SECONDS} s at ${CONNECTIONS} connections ...`);
 
     let n = 0;
@@ -113,7 +127,13 @@ async function main(): Promise<number> {
         },
       ],
     });
-    const statuses: Record<string, number> = { '1xx': result['1xx'], '2xx': result['2xx'], '3xx': result['3xx'], '4xx': result['4xx'], '5xx': result['5xx'] };
+    const statuses: Record<string, number> = {
+      '1xx': result['1xx'],
+      '2xx': result['2xx'],
+      '3xx': result['3xx'],
+      '4xx': result['4xx'],
+      '5xx': result['5xx'],
+    };
     console.error('traffic done; waiting for every queued bulk command to be applied ...');
     clearInterval(sampler);
     commands?.drain();
@@ -173,14 +193,28 @@ async function main(): Promise<number> {
     console.log(`\nengine: ${engine} ${version}, ${SECONDS} s, ${CONNECTIONS} connections, ${BULK_SHARE * 100}% bulk of ${BULK_SIZE} ids`);
     console.log('| measure | value |\n|---|---|');
     console.log(`| requests | ${result.requests.total} (${result.requests.average.toFixed(0)} req/s) |`);
-    console.log(`| latency p50 / p90 / p99 / max | ${result.latency.p50} / ${result.latency.p90} / ${result.latency.p99} / ${result.latency.max} ms |`);
-    console.log(`| statuses | ${Object.entries(statuses).map(([k, v]) => `${k} ${v}`).join(', ')} |`);
+    console.log(
+      `| latency p50 / p90 / p99 / max | ${result.latency.p50} / ${result.latency.p90} / ${result.latency.p99} / ${result.latency.max} ms |`,
+    );
+    console.log(
+      `| statuses | ${Object.entries(statuses)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')} |`,
+    );
     console.log(`| errors / timeouts | ${result.errors} / ${result.timeouts} |`);
-    console.log(`| bulk queue drained after traffic | ${results.drainSeconds.toFixed(1)} s (target <= ${DRAIN_TARGET_SECONDS} s: ${results.drainSeconds <= DRAIN_TARGET_SECONDS ? 'met' : 'MISSED'}), ${leftInQueue} chunks left, ${failedForGood} failed |`);
+    console.log(
+      `| bulk queue drained after traffic | ${results.drainSeconds.toFixed(1)} s (target <= ${DRAIN_TARGET_SECONDS} s: ${results.drainSeconds <= DRAIN_TARGET_SECONDS ? 'met' : 'MISSED'}), ${leftInQueue} chunks left, ${failedForGood} failed |`,
+    );
     const bench = results.benchDrain3000;
-    const benchRate = bench ? `; one 3000-id request ${bench.commandsPerSecond.toFixed(0)} commands/s (npm run bench, ${bench.measuredAt})` : '; no npm run bench result to compare';
-    console.log(`| drain rate after traffic | ${pendingAtEnd} commands pending at its end, ${results.drainCommandsPerSecond?.toFixed(0) ?? '-'} commands/s${benchRate} |`);
-    console.log(`| the drain's polls of the queue | ${polls.count}, ${(polls.ms / Math.max(polls.count, 1)).toFixed(1)} ms each, ${(polls.ms / 1000).toFixed(2)} s in all |`);
+    const benchRate = bench
+      ? `; one 3000-id request ${bench.commandsPerSecond.toFixed(0)} commands/s (npm run bench, ${bench.measuredAt})`
+      : '; no npm run bench result to compare';
+    console.log(
+      `| drain rate after traffic | ${pendingAtEnd} commands pending at its end, ${results.drainCommandsPerSecond?.toFixed(0) ?? '-'} commands/s${benchRate} |`,
+    );
+    console.log(
+      `| the drain's polls of the queue | ${polls.count}, ${(polls.ms / Math.max(polls.count, 1)).toFixed(1)} ms each, ${(polls.ms / 1000).toFixed(2)} s in all |`,
+    );
     console.log(`| resident memory start → end | ${results.rssStartMb} → ${results.rssEndMb} MB (bound +${RSS_BOUND_MB} MB) |`);
     for (const [name, ok] of checks) console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}`);
     mkdirSync(resultsDir, { recursive: true });

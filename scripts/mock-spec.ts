@@ -127,7 +127,8 @@ function exampleLines(key: string, operations: string[]): string[] {
 export function writeMockSpec(source = SPEC_PATH): string {
   const dir = join(projectRoot(), '.cache', 'mock');
   mkdirSync(dir, { recursive: true });
-  const name = resolve(source) === SPEC_PATH ? 'openapi' : `openapi-${createHash('sha256').update(resolve(source)).digest('hex').slice(0, 12)}`;
+  const name =
+    resolve(source) === SPEC_PATH ? 'openapi' : `openapi-${createHash('sha256').update(resolve(source)).digest('hex').slice(0, 12)}`;
   const path = join(dir, `${name}.yaml`);
   const content = `# Derived from ${relative(projectRoot(), source)} by scripts/mock-spec.ts; do not edit.\n${stringify(mockSpec(source))}`;
   if (!existsSync(path) || readFileSync(path, 'utf8') !== content) writeFileSync(path, content);

@@ -46,7 +46,12 @@ export async function openScratchDatabase(config: Config, prefix: string, log: L
  * service's clients and a raw one: for the bench's axes that measure two sizes in alternating
  * rounds, each size in a database of its own. `close` drops it.
  */
-export async function openSiblingDatabase(scratch: ScratchDatabase, suffix: string, config: Config, log: Logger): Promise<Pick<ScratchDatabase, 'database' | 'db' | 'uri' | 'close'>> {
+export async function openSiblingDatabase(
+  scratch: ScratchDatabase,
+  suffix: string,
+  config: Config,
+  log: Logger,
+): Promise<Pick<ScratchDatabase, 'database' | 'db' | 'uri' | 'close'>> {
   const uri = new URL(scratch.uri);
   uri.pathname = `${uri.pathname}_${suffix}`;
   return openDatabaseAt(uri, config, log);

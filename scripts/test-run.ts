@@ -153,13 +153,19 @@ function main(): number {
     const since = Date.now() - 1000;
     const env = suite.env?.();
     for (const line of env?.said ?? []) console.log(line);
-    const run = spawnSync(suite.command[0]!, suite.command.slice(1), { stdio: 'inherit', cwd: projectRoot(), env: { ...process.env, ...env?.vars } });
+    const run = spawnSync(suite.command[0]!, suite.command.slice(1), {
+      stdio: 'inherit',
+      cwd: projectRoot(),
+      env: { ...process.env, ...env?.vars },
+    });
     if (run.status !== 0) failed = true;
     try {
       parts.push([suite.label, failedRunCounted(suite.label, suite.counts(since), run.status ?? run.signal)]);
     } catch (error) {
       // A suite that crashed before reporting counts as one failure, said in a line of its own.
-      console.error(`${suite.label}: no counts (${error instanceof Error ? error.message : String(error)}); exit ${run.status ?? run.signal}`);
+      console.error(
+        `${suite.label}: no counts (${error instanceof Error ? error.message : String(error)}); exit ${run.status ?? run.signal}`,
+      );
       parts.push([suite.label, { passed: 0, failed: 1, skipped: 0 }]);
       failed = true;
     }

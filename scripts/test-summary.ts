@@ -46,10 +46,13 @@ export function junitCaseCounts(xml: string): Counts {
   return { passed: cases.length - failed - skipped, failed, skipped };
 }
 
-export const countsLine = (label: string, { passed, failed, skipped }: Counts) => `${label}: ${passed} passed, ${failed} failed, ${skipped} skipped`;
+export const countsLine = (label: string, { passed, failed, skipped }: Counts) =>
+  `${label}: ${passed} passed, ${failed} failed, ${skipped} skipped`;
 
 export function summary(parts: readonly (readonly [string, Counts])[]): string[] {
-  const total = parts.reduce((sum, [, c]) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }), { passed: 0, failed: 0, skipped: 0 });
+  const total = parts.reduce(
+    (sum, [, c]) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }),
+    { passed: 0, failed: 0, skipped: 0 },
+  );
   return [...parts.map(([label, counts]) => countsLine(label, counts)), countsLine('total', total)];
 }
-

@@ -86,7 +86,10 @@ export function problemBody(kind: ProblemKind, detail: string, errors?: readonly
     code: kind.code,
   };
   if (errors && errors.length > 0) {
-    body.errors = errors.map((e) => ({ path: clipped(e.path, FIELD_ERROR_MAX_LENGTH), message: clipped(e.message, FIELD_ERROR_MAX_LENGTH) }));
+    body.errors = errors.map((e) => ({
+      path: clipped(e.path, FIELD_ERROR_MAX_LENGTH),
+      message: clipped(e.message, FIELD_ERROR_MAX_LENGTH),
+    }));
   }
   return body;
 }

@@ -19,7 +19,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-
 const ROUNDS = 3;
 const AT_ONCE = 20;
 
@@ -61,7 +60,9 @@ describe('API keys changed by many requests at once', () => {
 
       expect(replies.map((r) => r.status)).toEqual(replies.map(() => 201));
       const created = createdOf(replies);
-      expect(await pingAll(created.map((k) => k.key)), `round ${round}: keys answered 201 that do not authenticate`).toEqual(created.map(() => 200));
+      expect(await pingAll(created.map((k) => k.key)), `round ${round}: keys answered 201 that do not authenticate`).toEqual(
+        created.map(() => 200),
+      );
       const listed = new Set((await listedKeys(m.apiKey)).map((k) => k.id));
       expect(created.filter((k) => !listed.has(k.id))).toEqual([]);
     }
@@ -82,9 +83,13 @@ describe('API keys changed by many requests at once', () => {
 
       expect(revokes.map((r) => r.status)).toEqual(revokes.map(() => 204));
       expect(creates.map((r) => r.status)).toEqual(creates.map(() => 201));
-      expect(await pingAll(doomed.map((k) => k.key)), `round ${round}: keys answered 204 that still authenticate`).toEqual(doomed.map(() => 401));
+      expect(await pingAll(doomed.map((k) => k.key)), `round ${round}: keys answered 204 that still authenticate`).toEqual(
+        doomed.map(() => 401),
+      );
       const created = createdOf(creates);
-      expect(await pingAll(created.map((k) => k.key)), `round ${round}: keys answered 201 that do not authenticate`).toEqual(created.map(() => 200));
+      expect(await pingAll(created.map((k) => k.key)), `round ${round}: keys answered 201 that do not authenticate`).toEqual(
+        created.map(() => 200),
+      );
       const listed = (await listedKeys(m.apiKey)).map((k) => k.id).sort();
       expect(listed).toEqual([first, ...created.map((k) => k.id)].sort());
     }
@@ -103,7 +108,9 @@ describe('API keys changed by many requests at once', () => {
 
       expect([...rolls, ...creates].map((r) => r.status)).toEqual([...rolls, ...creates].map(() => 201));
       const made = [...createdOf(rolls), ...createdOf(creates)];
-      expect(await pingAll([...made, ...rolledFrom].map((k) => k.key)), `round ${round}: keys lost`).toEqual([...made, ...rolledFrom].map(() => 200));
+      expect(await pingAll([...made, ...rolledFrom].map((k) => k.key)), `round ${round}: keys lost`).toEqual(
+        [...made, ...rolledFrom].map(() => 200),
+      );
       const listed = await listedKeys(m.apiKey);
       expect(listed.map((k) => k.id).sort()).toEqual([first, ...[...made, ...rolledFrom].map((k) => k.id)].sort());
       expect(listed.filter((k) => rolledFrom.some((r) => r.id === k.id) && k.expiresAt === null).map((k) => k.id)).toEqual([]);
@@ -120,7 +127,10 @@ describe('a key looked up while it is revoked', () => {
       const created = await call(slow.baseUrl, '/v2/api-keys', { apiKey: m.apiKey });
       expect(created.status).toBe(201);
       // The first lookup of the key reads it (active), and its answer is held until the revocation has answered.
-      const held = proxy.on({ command: 'find', collection: 'merchants', match: (c) => JSON.stringify(c.body).includes(hashApiKey(created.body.key)) }, { action: 'hold', at: 'reply', times: 1 });
+      const held = proxy.on(
+        { command: 'find', collection: 'merchants', match: (c) => JSON.stringify(c.body).includes(hashApiKey(created.body.key)) },
+        { action: 'hold', at: 'reply', times: 1 },
+      );
       const firstUse = call(slow.baseUrl, '/v2/subscriptions?limit=1', { method: 'GET', apiKey: created.body.key });
       await held.reached;
 

@@ -31,18 +31,30 @@ describe('several keys, each shown once', () => {
     const m = await t.merchant();
     const created = await call(t.baseUrl, '/v2/api-keys', { apiKey: m.apiKey });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.any(String), key: expect.stringMatching(/^sk_live_/), prefix: created.body.key.slice(0, 16), createdAt: expect.any(String), expiresAt: null, livemode: true });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      key: expect.stringMatching(/^sk_live_/),
+      prefix: created.body.key.slice(0, 16),
+      createdAt: expect.any(String),
+      expiresAt: null,
+      livemode: true,
+    });
     expect(await ping(created.body.key)).toBe(200);
     const listed = await get(t.baseUrl, '/v2/api-keys', created.body.key);
     expect(listed.body.data.map((k: { prefix: string }) => k.prefix)).toEqual([m.apiKey.slice(0, 16), created.body.prefix]);
     const text = JSON.stringify(listed.body);
-    for (const secret of [m.apiKey, created.body.key, hashApiKey(m.apiKey), hashApiKey(created.body.key)]) expect(text).not.toContain(secret);
+    for (const secret of [m.apiKey, created.body.key, hashApiKey(m.apiKey), hashApiKey(created.body.key)])
+      expect(text).not.toContain(secret);
   });
 
   it('last-used is recorded after the answer, at most once a minute per key', async () => {
     const m = await t.merchant();
     for (let i = 0; i < 5; i++) expect(await ping(m.apiKey)).toBe(200);
-    const listed = await waitFor(() => get(t.baseUrl, '/v2/api-keys', m.apiKey), (r) => r.body.data[0].lastUsedAt !== null, 10_000);
+    const listed = await waitFor(
+      () => get(t.baseUrl, '/v2/api-keys', m.apiKey),
+      (r) => r.body.data[0].lastUsedAt !== null,
+      10_000,
+    );
     const first = listed.body.data[0].lastUsedAt;
     for (let i = 0; i < 5; i++) expect(await ping(m.apiKey)).toBe(200);
     await t.service.auth.flush();
@@ -79,7 +91,9 @@ describe('roll', () => {
     expect(rolled.status).toBe(201);
     expect([await ping(m.apiKey), await ping(m.apiKey, other.baseUrl), await ping(rolled.body.key)]).toEqual([401, 401, 200]);
     const again = await call(t.baseUrl, `/v2/api-keys/${rolled.body.id}/roll`, { apiKey: rolled.body.key });
-    const expiresAt = (await get(t.baseUrl, '/v2/api-keys', again.body.key)).body.data.find((k: { id: string }) => k.id === rolled.body.id).expiresAt;
+    const expiresAt = (await get(t.baseUrl, '/v2/api-keys', again.body.key)).body.data.find(
+      (k: { id: string }) => k.id === rolled.body.id,
+    ).expiresAt;
     expect(Math.round((Date.parse(expiresAt) - Date.now()) / 3_600_000)).toBe(24);
   });
 
@@ -131,7 +145,10 @@ describe('revoke', () => {
     const [bKey] = (await get(t.baseUrl, '/v2/api-keys', b.apiKey)).body.data;
     await call(t.baseUrl, `/v2/api-keys/${spare.id}`, { method: 'DELETE', apiKey: b.apiKey });
     for (const id of [bKey.id, randomUUID(), spare.id]) {
-      for (const [path, method] of [[`/v2/api-keys/${id}`, 'DELETE'], [`/v2/api-keys/${id}/roll`, 'POST']] as const) {
+      for (const [path, method] of [
+        [`/v2/api-keys/${id}`, 'DELETE'],
+        [`/v2/api-keys/${id}/roll`, 'POST'],
+      ] as const) {
         const res = await call(t.baseUrl, path, { method, apiKey: a.apiKey });
         expect([res.status, res.body.code, res.body.detail]).toEqual([404, '0025', `API key ${id} not found`]);
       }
@@ -147,7 +164,9 @@ describe('a merchant made before keys could rotate (one apiKeyHash on the mercha
   it('its key keeps working, is listed with the prefix sk_, and moves into the key set at the first change', async () => {
     const m = await t.merchant();
     const legacy = `sk_${randomUUID()}`;
-    await t.db.collection('merchants').updateOne({ _id: m.merchantId as never }, { $set: { apiKeyHash: hashApiKey(legacy) }, $unset: { keys: '', keysVersion: '' } });
+    await t.db
+      .collection('merchants')
+      .updateOne({ _id: m.merchantId as never }, { $set: { apiKeyHash: hashApiKey(legacy) }, $unset: { keys: '', keysVersion: '' } });
     expect([await ping(legacy), await ping(m.apiKey)]).toEqual([200, 401]);
     const [listed] = (await get(t.baseUrl, '/v2/api-keys', legacy)).body.data;
     expect(listed).toMatchObject({ prefix: 'sk_', expiresAt: null });
@@ -167,7 +186,11 @@ describe('secrets stay secret', () => {
     const [id] = await t.seed(m.merchantId, 1);
     expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: made.key })).status).toBe(200);
     // The relay records the pause's event right after the answer.
-    const recorded = await waitFor(() => t.db.collection('events').find({ merchantId: m.merchantId }).toArray(), (events) => events.length > 0, 20_000);
+    const recorded = await waitFor(
+      () => t.db.collection('events').find({ merchantId: m.merchantId }).toArray(),
+      (events) => events.length > 0,
+      20_000,
+    );
     const rolled = (await call(t.baseUrl, `/v2/api-keys/${made.id}/roll`, { apiKey: m.apiKey, json: { expiresInHours: 0 } })).body;
     await call(t.baseUrl, `/v2/api-keys/${rolled.id}`, { method: 'DELETE', apiKey: m.apiKey });
     await t.service.auth.flush();

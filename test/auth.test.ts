@@ -41,7 +41,10 @@ describe('authentication', () => {
     const [id] = await t.seed(a.merchantId, 1);
     const before = await t.db.collection('subscriptions').findOne({ _id: id as never }, { projection: { outbox: 0 } });
     for (const other of [b.apiKey, 'sk_not-a-key-anyone-was-given']) {
-      for (const headers of [{ 'x-api-key': a.apiKey, x_api_key: other }, { 'x-api-key': other, x_api_key: a.apiKey }]) {
+      for (const headers of [
+        { 'x-api-key': a.apiKey, x_api_key: other },
+        { 'x-api-key': other, x_api_key: a.apiKey },
+      ]) {
         const res = await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { headers });
         expect(res.status).toBe(401);
         expect(res.body).toMatchObject({ code: '0010', detail: 'x-api-key and x_api_key carry different keys; send one.' });

@@ -39,7 +39,7 @@ describe('workers stopped and started again', () => {
         (outbox) => outbox.length === 0,
         4_000,
         100,
-        'the change\'s outbox entry to be relayed',
+        "the change's outbox entry to be relayed",
       );
       expect(await t.db.collection('events').countDocuments({ merchantId, type: 'subscription.paused' })).toBe(1);
     } finally {
@@ -74,12 +74,21 @@ describe('bulk chunk jobs', () => {
       process: async (chunkId) => {
         processed.push(chunkId);
         const other = { 'data.chunkId': chunkId === 'first' ? 'second' : 'first' };
-        await waitFor(() => jobs.findOne(other), (job) => job?.['lockedAt'] instanceof Date, 10_000, 20);
+        await waitFor(
+          () => jobs.findOne(other),
+          (job) => job?.['lockedAt'] instanceof Date,
+          10_000,
+          20,
+        );
         await jobs.deleteOne(other);
       },
       giveUp: async () => undefined,
     });
-    const gone = await waitFor(async () => lines.filter((l) => /maybe it does not exist anymore/.test(JSON.stringify(l))), (found) => found.length > 0, 10_000);
+    const gone = await waitFor(
+      async () => lines.filter((l) => /maybe it does not exist anymore/.test(JSON.stringify(l))),
+      (found) => found.length > 0,
+      10_000,
+    );
     await queue.stop(5_000);
     expect(processed).toHaveLength(1);
     expect(gone).toHaveLength(1);

@@ -36,7 +36,10 @@ function startingLate(delayMs: number): ScheduleLagService & { started: Promise<
 
 /** Every subscription was paused before resumeAt and resumed at or after it: the state (e) measures. */
 async function expectMeasuredState(ids: string[], resumeAt: string) {
-  const docs = await t.db.collection('subscriptions').find({ _id: { $in: ids as never[] } }).toArray();
+  const docs = await t.db
+    .collection('subscriptions')
+    .find({ _id: { $in: ids as never[] } })
+    .toArray();
   const due = Date.parse(resumeAt);
   expect(docs.map((d) => d.status)).toEqual(ids.map(() => 'fulfilled'));
   expect(docs.filter((d) => Date.parse(String(d.modifiedAt)) < due)).toEqual([]);
@@ -72,6 +75,8 @@ describe('the schedule-lag set-up', () => {
     const ids = await t.seed(merchantId, 5);
     const [cancelled] = await t.seed(merchantId, 1, 'cancelled');
     await expect(benchScheduleLag(t.db, t.service, t.baseUrl, apiKey, [...ids, cancelled!])).rejects.toThrow(/accepted 5 of 6/);
-    await expect(benchScheduleLag(t.db, startingLate(4_000), t.baseUrl, apiKey, ids, { pauseWithinMs: 1_000, resumesWithinMs: 1_000 })).rejects.toBeInstanceOf(ScheduleLagNotComparable);
+    await expect(
+      benchScheduleLag(t.db, startingLate(4_000), t.baseUrl, apiKey, ids, { pauseWithinMs: 1_000, resumesWithinMs: 1_000 }),
+    ).rejects.toBeInstanceOf(ScheduleLagNotComparable);
   });
 });

@@ -65,7 +65,11 @@ describe('what a subscription keeps', () => {
       expect(res.status).toBe(202);
       requestIds.push(res.body.requestId);
       // One after another, so that the marks are pushed in the order the requests were sent.
-      await waitFor(() => call(t.baseUrl, res.headers.get('location')!, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', 30_000);
+      await waitFor(
+        () => call(t.baseUrl, res.headers.get('location')!, { method: 'GET', apiKey }),
+        (r) => r.body.state === 'completed',
+        30_000,
+      );
     }
     const stored = await t.db.collection('subscriptions').findOne({ _id: id as never });
     expect(stored?.['bulkCommands']).toEqual(requestIds.slice(-KEPT_COMMAND_MARKS).map((r) => `${r}:applied`));

@@ -35,14 +35,24 @@ describe('the breaking-change check', { timeout: 300_000 }, () => {
 
   it('fails on a copy of the spec without the pause answer’s merchantId, naming the change', async () => {
     const spec = readFileSync(SPEC_PATH, 'utf8');
-    const field = "      required: [id, merchantId, planId, status, cycle, createdAt, modifiedAt, livemode]\n      properties:\n        id:\n          $ref: '#/components/schemas/Uuid'\n        merchantId:\n          $ref: '#/components/schemas/Uuid'\n";
+    const field =
+      "      required: [id, merchantId, planId, status, cycle, createdAt, modifiedAt, livemode]\n      properties:\n        id:\n          $ref: '#/components/schemas/Uuid'\n        merchantId:\n          $ref: '#/components/schemas/Uuid'\n";
     const pausedAt = spec.indexOf('    PausedSubscription:');
-    const removed = spec.slice(0, pausedAt) + spec.slice(pausedAt).replace(field, "      required: [id, planId, status, cycle, createdAt, modifiedAt, livemode]\n      properties:\n        id:\n          $ref: '#/components/schemas/Uuid'\n");
+    const removed =
+      spec.slice(0, pausedAt) +
+      spec
+        .slice(pausedAt)
+        .replace(
+          field,
+          "      required: [id, planId, status, cycle, createdAt, modifiedAt, livemode]\n      properties:\n        id:\n          $ref: '#/components/schemas/Uuid'\n",
+        );
     expect(removed).not.toBe(spec);
     writeFileSync(join(work, 'openapi.yaml'), removed);
     const { code, output } = await checkBreaking(join(work, 'openapi.yaml'));
     expect(code).toBe(1);
-    expect(output).toContain('POST /v2/subscriptions/{subscriptionId}/pause removed the required property `merchantId` from the response with the `200` status');
+    expect(output).toContain(
+      'POST /v2/subscriptions/{subscriptionId}/pause removed the required property `merchantId` from the response with the `200` status',
+    );
     expect(output).toContain('accepted-breaking-changes.txt');
   });
 });

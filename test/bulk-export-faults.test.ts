@@ -22,7 +22,8 @@ afterAll(async () => {
 
 /** The chunk reads of an export; the driver retries a read once, so a fault is made on two in a row. */
 const chunkReads = { command: 'find', collection: 'bulkChunks' } as const;
-const csvOf = (apiKey: string, requestId: string) => fetch(`${t.baseUrl}/v2/bulk-requests/${requestId}/items`, { headers: { 'x-api-key': apiKey, Accept: 'text/csv' } });
+const csvOf = (apiKey: string, requestId: string) =>
+  fetch(`${t.baseUrl}/v2/bulk-requests/${requestId}/items`, { headers: { 'x-api-key': apiKey, Accept: 'text/csv' } });
 
 describe('a CSV export when the database fails', () => {
   it('at its first read, answers 503 0910 as problem+json, with no file begun', async () => {

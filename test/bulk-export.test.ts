@@ -25,7 +25,8 @@ const CSV = { Accept: 'text/csv' };
 setFlagsFromString('--expose-gc');
 /** A full collection, so that a heap measure counts what is held, not garbage not yet collected. */
 const gc = runInNewContext('gc') as () => void;
-const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) => call(t.baseUrl, path, { method, apiKey, json, headers });
+const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
+  call(t.baseUrl, path, { method, apiKey, json, headers });
 const HEADER = 'subscriptionId,outcome,reason,appliedAt';
 
 /** The file's rows after its header, each split on commas (the rows these tests read have no quoted field). */
@@ -37,11 +38,16 @@ function rowsOf(csv: string): string[][] {
 }
 
 async function completed(apiKey: string, requestId: string, timeoutMs = 30_000): Promise<void> {
-  const done = await waitFor(() => api(apiKey, 'GET', `/v2/bulk-requests/${requestId}`), (r) => r.body.state === 'completed', timeoutMs);
+  const done = await waitFor(
+    () => api(apiKey, 'GET', `/v2/bulk-requests/${requestId}`),
+    (r) => r.body.state === 'completed',
+    timeoutMs,
+  );
   expect(done.body.state).toBe('completed');
 }
 
-const storedRequest = (merchantId: string, count: number, outcomeOf?: Parameters<typeof storedBulkRequest>[3]) => storedBulkRequest(t.db, merchantId, count, outcomeOf);
+const storedRequest = (merchantId: string, count: number, outcomeOf?: Parameters<typeof storedBulkRequest>[3]) =>
+  storedBulkRequest(t.db, merchantId, count, outcomeOf);
 
 describe('GET /v2/bulk-requests/{id}/items as CSV', () => {
   it('answers every item in subscription id order, as an attachment, with reasons and times; JSON without Accept', async () => {
@@ -63,7 +69,9 @@ describe('GET /v2/bulk-requests/{id}/items as CSV', () => {
     expect(json.headers.get('content-disposition')).toBeNull();
     // The same items as the JSON list, field for field.
     expect(rowsOf(file.body)).toEqual(json.body.data.map((i: any) => [i.subscriptionId, i.outcome, i.reason ?? '', i.at ?? '']));
-    expect(rowsOf(file.body).map(([id, outcome, reason]) => [id, outcome, reason])).toEqual([...listed].sort().map((id) => [id, id === paused ? 'noop' : 'applied', '']));
+    expect(rowsOf(file.body).map(([id, outcome, reason]) => [id, outcome, reason])).toEqual(
+      [...listed].sort().map((id) => [id, id === paused ? 'noop' : 'applied', '']),
+    );
     expect(rowsOf(file.body).every(([, , , appliedAt]) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(appliedAt!))).toBe(true);
   });
 
@@ -83,7 +91,10 @@ describe('GET /v2/bulk-requests/{id}/items as CSV', () => {
     const { merchantId, apiKey } = await t.merchant();
     const bulk = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: await t.seed(merchantId, 2) });
     await completed(apiKey, bulk.body.requestId);
-    const as = async (accept: string) => (await api(apiKey, 'GET', `/v2/bulk-requests/${bulk.body.requestId}/items`, undefined, { Accept: accept })).headers.get('content-type');
+    const as = async (accept: string) =>
+      (await api(apiKey, 'GET', `/v2/bulk-requests/${bulk.body.requestId}/items`, undefined, { Accept: accept })).headers.get(
+        'content-type',
+      );
     expect(await as('*/*')).toBe('application/json; charset=utf-8');
     expect(await as('application/json, text/csv;q=0.5')).toBe('application/json; charset=utf-8');
     expect(await as('application/json;q=0.1, text/csv')).toBe('text/csv; charset=utf-8');
@@ -92,14 +103,22 @@ describe('GET /v2/bulk-requests/{id}/items as CSV', () => {
   it('quotes a reason that holds a comma, a quote or a line break (RFC 4180)', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const reasons = ['not_found', 'timeout, retried', 'said "no"', 'two\r\nlines'];
-    const { requestId, ids } = await storedRequest(merchantId, 4, (i) => ({ outcome: i === 0 ? 'skipped' : 'failed', reason: reasons[i]! }));
+    const { requestId, ids } = await storedRequest(merchantId, 4, (i) => ({
+      outcome: i === 0 ? 'skipped' : 'failed',
+      reason: reasons[i]!,
+    }));
     const file = await api(apiKey, 'GET', `/v2/bulk-requests/${requestId}/items`, undefined, CSV);
     const at = file.body.split('\r\n')[1].split(',')[3];
-    const rows = [`${ids[0]},skipped,not_found,${at}`, `${ids[1]},failed,"timeout, retried",${at}`, `${ids[2]},failed,"said ""no""",${at}`, `${ids[3]},failed,"two\r\nlines",${at}`];
+    const rows = [
+      `${ids[0]},skipped,not_found,${at}`,
+      `${ids[1]},failed,"timeout, retried",${at}`,
+      `${ids[2]},failed,"said ""no""",${at}`,
+      `${ids[3]},failed,"two\r\nlines",${at}`,
+    ];
     expect(file.body).toBe(`${HEADER}\r\n${rows.join('\r\n')}\r\n`);
   });
 
-  it('answers 404 0022 as problem+json for another merchant\'s request, with Accept: text/csv', async () => {
+  it("answers 404 0022 as problem+json for another merchant's request, with Accept: text/csv", async () => {
     const { merchantId, apiKey } = await t.merchant();
     const bulk = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: await t.seed(merchantId, 1) });
     const stranger = await t.merchant();
@@ -109,20 +128,24 @@ describe('GET /v2/bulk-requests/{id}/items as CSV', () => {
     expect(answer.body.code).toBe('0022');
   });
 
-  it('a filter request of 4000 subscriptions arrives complete, in id order, while pending and once applied', { timeout: 120_000 }, async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const ids = (await t.seed(merchantId, 4000)).sort();
-    const bulk = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { filter: {} });
-    expect(bulk.body.acceptedCount).toBe(4000);
-    const file = async () => rowsOf((await api(apiKey, 'GET', `/v2/bulk-requests/${bulk.body.requestId}/items`, undefined, CSV)).body);
-    // Whatever the request's progress, every item is there once, in order.
-    const early = await file();
-    expect(early.map(([id]) => id)).toEqual(ids);
-    await completed(apiKey, bulk.body.requestId, 90_000);
-    const rows = await file();
-    expect(rows.map(([id]) => id)).toEqual(ids);
-    expect(new Set(rows.map(([, outcome]) => outcome))).toEqual(new Set(['applied']));
-  });
+  it(
+    'a filter request of 4000 subscriptions arrives complete, in id order, while pending and once applied',
+    { timeout: 120_000 },
+    async () => {
+      const { merchantId, apiKey } = await t.merchant();
+      const ids = (await t.seed(merchantId, 4000)).sort();
+      const bulk = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { filter: {} });
+      expect(bulk.body.acceptedCount).toBe(4000);
+      const file = async () => rowsOf((await api(apiKey, 'GET', `/v2/bulk-requests/${bulk.body.requestId}/items`, undefined, CSV)).body);
+      // Whatever the request's progress, every item is there once, in order.
+      const early = await file();
+      expect(early.map(([id]) => id)).toEqual(ids);
+      await completed(apiKey, bulk.body.requestId, 90_000);
+      const rows = await file();
+      expect(rows.map(([id]) => id)).toEqual(ids);
+      expect(new Set(rows.map(([, outcome]) => outcome))).toEqual(new Set(['applied']));
+    },
+  );
 
   it('streams a request of 100,000 items in order, holding a batch, never the file', { timeout: 120_000 }, async () => {
     const { merchantId, apiKey } = await t.merchant();
@@ -170,7 +193,9 @@ describe('GET /v2/bulk-requests/{id}/items as CSV', () => {
       held = Math.max(held, now.heapUsed + now.external - base.heapUsed - base.external);
     }
     const mb = (n: number) => (n / 1_048_576).toFixed(1);
-    console.log(`CSV of 100,000 items: ${mb(bytes)} MB in ${Math.round(ms)} ms over HTTP; at most ${mb(held)} MB held while written (${parts} parts)`);
+    console.log(
+      `CSV of 100,000 items: ${mb(bytes)} MB in ${Math.round(ms)} ms over HTTP; at most ${mb(held)} MB held while written (${parts} parts)`,
+    );
     // One batch and the driver's buffers (2.4 MB measured), where building the body whole held 11.5 MB.
     expect(held).toBeLessThan(bytes / 2);
   });

@@ -22,7 +22,12 @@ afterAll(async () => {
 });
 
 const statuses = async (ids: string[]) =>
-  (await t.db.collection('subscriptions').find({ _id: { $in: ids as never[] } }).toArray()).map((d) => d.status);
+  (
+    await t.db
+      .collection('subscriptions')
+      .find({ _id: { $in: ids as never[] } })
+      .toArray()
+  ).map((d) => d.status);
 /**
  * After a 503 nothing is left to apply, with no waiting: the service takes the request back before
  * it answers (src/bulk/bulk.service.ts), only a stored request is ever dispatched (after a 202, or
@@ -37,7 +42,10 @@ describe('a bulk request cut off by the database', () => {
       const { merchantId, apiKey } = await t.merchant();
       const ids = await t.seed(merchantId, 1000);
       let writes = 0;
-      const rule = proxy.on({ command: 'insert', match: (c) => c.collection !== 'idempotencyKeys' && ++writes === nth }, { action: 'cut', times: 1 });
+      const rule = proxy.on(
+        { command: 'insert', match: (c) => c.collection !== 'idempotencyKeys' && ++writes === nth },
+        { action: 'cut', times: 1 },
+      );
       const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
       if (res.status === 503) {
         expect(res.body.code).toBe('0910');
@@ -52,7 +60,13 @@ describe('a bulk request cut off by the database', () => {
         // The cut insert may come after the last change (a finished note, an event the relay inserts
         // once the chunks are done): waited for, as the request's own work has been (a clean-clone CI
         // run checked it the moment the last subscription was paused, before its 6th insert).
-        await waitFor(async () => rule.hits, (n) => n === 1, 30_000, 100, 'the 6th insert cut');
+        await waitFor(
+          async () => rule.hits,
+          (n) => n === 1,
+          30_000,
+          100,
+          'the 6th insert cut',
+        );
       }
       expect(rule.hits).toBe(1);
     },

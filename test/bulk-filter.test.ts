@@ -18,7 +18,8 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const subscriptions = () => t.db.collection('subscriptions');
-const bulk = (operation: 'pause' | 'resume', apiKey: string, body: object) => call(t.baseUrl, `/v2/subscriptions/bulk/${operation}`, { apiKey, json: body });
+const bulk = (operation: 'pause' | 'resume', apiKey: string, body: object) =>
+  call(t.baseUrl, `/v2/subscriptions/bulk/${operation}`, { apiKey, json: body });
 const seed = async (merchantId: string, count: number, status: SubscriptionStatus, planId: string, createdAt?: string) =>
   (await t.service.seeder.seed({ merchantId, count, status, planId, ...(createdAt ? { createdAt } : {}) })).map((s) => s.id);
 const sorted = (ids: string[]) => [...ids].sort();
@@ -45,7 +46,17 @@ describe('which subscriptions a filter matches', () => {
       ['planId', { planId: [planB.toUpperCase()] }, bActive, 0],
       ['createdBefore', { createdBefore: '2026-01-01T00:00:00+01:00' }, aOldActive, 0],
       ['createdAfter', { createdAfter: '2025-01-01T00:00:00Z' }, [...aRecentActive, ...aRecentPaused, ...bActive], 2],
-      ['every field at once', { status: ['fulfilled'], planId: [planA], createdAfter: '2026-05-31T23:59:59.999999Z', createdBefore: '2026-06-01T00:00:00.000001Z' }, aRecentActive, 0],
+      [
+        'every field at once',
+        {
+          status: ['fulfilled'],
+          planId: [planA],
+          createdAfter: '2026-05-31T23:59:59.999999Z',
+          createdBefore: '2026-06-01T00:00:00.000001Z',
+        },
+        aRecentActive,
+        0,
+      ],
       ['a plan nobody has', { planId: [randomUUID()] }, [], 0],
     ];
     for (const [name, filter, acceptable, cancelled] of cases) {
@@ -53,7 +64,13 @@ describe('which subscriptions a filter matches', () => {
       expect({ name, status: dry.status, body: dry.body }).toEqual({
         name,
         status: 200,
-        body: { matchedCount: acceptable.length + cancelled, cancelledCount: cancelled, policyRejectedCount: 0, sample: sorted(acceptable).slice(0, 20), livemode: true },
+        body: {
+          matchedCount: acceptable.length + cancelled,
+          cancelledCount: cancelled,
+          policyRejectedCount: 0,
+          sample: sorted(acceptable).slice(0, 20),
+          livemode: true,
+        },
       });
     }
     expect(aCancelled).toHaveLength(2);
@@ -61,11 +78,17 @@ describe('which subscriptions a filter matches', () => {
     expect(await bulkRequestsOf(t.db, merchantId)).toBe(0);
   });
 
-  it('a filter with subscriptions, or neither, answers 400 0040; a bad date 0040; a dry run of ids counts the caller\'s own', async () => {
+  it("a filter with subscriptions, or neither, answers 400 0040; a bad date 0040; a dry run of ids counts the caller's own", async () => {
     const { merchantId, apiKey } = await t.merchant();
     const [active] = await seed(merchantId, 1, 'fulfilled', randomUUID());
     const [cancelled] = await seed(merchantId, 1, 'cancelled', randomUUID());
-    for (const body of [{ subscriptions: [active], filter: {} }, {}, { dryRun: true }, { filter: { createdBefore: 'yesterday' } }, { filter: { status: [] } }]) {
+    for (const body of [
+      { subscriptions: [active], filter: {} },
+      {},
+      { dryRun: true },
+      { filter: { createdBefore: 'yesterday' } },
+      { filter: { status: [] } },
+    ]) {
       const res = await bulk('resume', apiKey, body);
       expect({ body, status: res.status, code: res.body.code }).toEqual({ body, status: 400, code: '0040' });
     }
@@ -77,47 +100,70 @@ describe('which subscriptions a filter matches', () => {
 });
 
 describe('a bulk request by filter', () => {
-  it('accepts what its dry run counted, rejects the cancelled ones, fixes its matches at acceptance and is followed like any other', { timeout: 120_000 }, async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const other = await t.merchant();
-    const plan = randomUUID();
-    const active = await seed(merchantId, 150, 'fulfilled', plan);
-    const cancelled = await seed(merchantId, 3, 'cancelled', plan);
-    const foreign = await seed(other.merchantId, 5, 'fulfilled', plan);
-    const filter = { planId: [plan] };
+  it(
+    'accepts what its dry run counted, rejects the cancelled ones, fixes its matches at acceptance and is followed like any other',
+    { timeout: 120_000 },
+    async () => {
+      const { merchantId, apiKey } = await t.merchant();
+      const other = await t.merchant();
+      const plan = randomUUID();
+      const active = await seed(merchantId, 150, 'fulfilled', plan);
+      const cancelled = await seed(merchantId, 3, 'cancelled', plan);
+      const foreign = await seed(other.merchantId, 5, 'fulfilled', plan);
+      const filter = { planId: [plan] };
 
-    const dry = await bulk('pause', apiKey, { filter, dryRun: true });
-    expect(dry.body).toMatchObject({ matchedCount: 153, cancelledCount: 3 });
-    const accepted = await bulk('pause', apiKey, { filter });
-    // Created after the acceptance, matching the filter: not part of the request.
-    const later = await seed(merchantId, 2, 'fulfilled', plan);
+      const dry = await bulk('pause', apiKey, { filter, dryRun: true });
+      expect(dry.body).toMatchObject({ matchedCount: 153, cancelledCount: 3 });
+      const accepted = await bulk('pause', apiKey, { filter });
+      // Created after the acceptance, matching the filter: not part of the request.
+      const later = await seed(merchantId, 2, 'fulfilled', plan);
 
-    expect(accepted.status).toBe(202);
-    expect(accepted.body.acceptedCount).toBe(dry.body.matchedCount - dry.body.cancelledCount);
-    expect(sorted(accepted.body.rejected.map((r: { subscriptionId: string }) => r.subscriptionId))).toEqual(sorted(cancelled));
-    expect(accepted.body.rejected.every((r: { reason: string }) => r.reason === 'cancelled')).toBe(true);
-    const location = accepted.headers.get('location')!;
-    const status = await waitFor(() => call(t.baseUrl, location, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', 100_000, 250);
-    expect(status.body.counts).toEqual({ pending: 0, applied: 150, noop: 0, skipped: 0, failed: 0 });
-    const items = await call(t.baseUrl, `${location}/items?limit=100&outcome=applied`, { method: 'GET', apiKey });
-    expect(items.body.data.every((i: { subscriptionId: string }) => active.includes(i.subscriptionId))).toBe(true);
+      expect(accepted.status).toBe(202);
+      expect(accepted.body.acceptedCount).toBe(dry.body.matchedCount - dry.body.cancelledCount);
+      expect(sorted(accepted.body.rejected.map((r: { subscriptionId: string }) => r.subscriptionId))).toEqual(sorted(cancelled));
+      expect(accepted.body.rejected.every((r: { reason: string }) => r.reason === 'cancelled')).toBe(true);
+      const location = accepted.headers.get('location')!;
+      const status = await waitFor(
+        () => call(t.baseUrl, location, { method: 'GET', apiKey }),
+        (r) => r.body.state === 'completed',
+        100_000,
+        250,
+      );
+      expect(status.body.counts).toEqual({ pending: 0, applied: 150, noop: 0, skipped: 0, failed: 0 });
+      const items = await call(t.baseUrl, `${location}/items?limit=100&outcome=applied`, { method: 'GET', apiKey });
+      expect(items.body.data.every((i: { subscriptionId: string }) => active.includes(i.subscriptionId))).toBe(true);
 
-    const statusOf = async (ids: string[]) => (await subscriptions().find({ _id: { $in: ids as never[] } }).toArray()).map((d) => d.status);
-    expect(new Set(await statusOf(active))).toEqual(new Set(['paused']));
-    expect(await statusOf(later)).toEqual(['fulfilled', 'fulfilled']);
-    expect(new Set(await statusOf(foreign))).toEqual(new Set(['fulfilled']));
-    expect(new Set(await statusOf(cancelled))).toEqual(new Set(['cancelled']));
-  });
+      const statusOf = async (ids: string[]) =>
+        (
+          await subscriptions()
+            .find({ _id: { $in: ids as never[] } })
+            .toArray()
+        ).map((d) => d.status);
+      expect(new Set(await statusOf(active))).toEqual(new Set(['paused']));
+      expect(await statusOf(later)).toEqual(['fulfilled', 'fulfilled']);
+      expect(new Set(await statusOf(foreign))).toEqual(new Set(['fulfilled']));
+      expect(new Set(await statusOf(cancelled))).toEqual(new Set(['cancelled']));
+    },
+  );
 
-  it('5,100 matches, past a list\'s 3000: 51 chunks, stored and queued in parts, every one applied once', { timeout: 300_000 }, async () => {
+  it("5,100 matches, past a list's 3000: 51 chunks, stored and queued in parts, every one applied once", { timeout: 300_000 }, async () => {
     const { merchantId, apiKey } = await t.merchant();
     const plan = randomUUID();
     const ids = await seed(merchantId, 5_100, 'fulfilled', plan);
 
     const accepted = await bulk('pause', apiKey, { filter: { planId: [plan], status: ['fulfilled'] } });
-    expect({ status: accepted.status, acceptedCount: accepted.body.acceptedCount, rejected: accepted.body.rejected }).toEqual({ status: 202, acceptedCount: 5_100, rejected: [] });
+    expect({ status: accepted.status, acceptedCount: accepted.body.acceptedCount, rejected: accepted.body.rejected }).toEqual({
+      status: 202,
+      acceptedCount: 5_100,
+      rejected: [],
+    });
     const location = accepted.headers.get('location')!;
-    const status = await waitFor(() => call(t.baseUrl, location, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', 280_000, 1_000);
+    const status = await waitFor(
+      () => call(t.baseUrl, location, { method: 'GET', apiKey }),
+      (r) => r.body.state === 'completed',
+      280_000,
+      1_000,
+    );
 
     expect(status.body.counts).toEqual({ pending: 0, applied: 5_100, noop: 0, skipped: 0, failed: 0 });
     expect(await t.db.collection('bulkChunks').countDocuments({ requestId: accepted.body.requestId })).toBe(51);
@@ -133,9 +179,14 @@ describe('a bulk request by filter', () => {
 
     // The request and its dry run at once: each counts the matches, which is most of this test's time.
     const timedAt = performance.now();
-    const [refused, dry] = await Promise.all([bulk('pause', apiKey, { filter: { planId: [plan] } }), bulk('pause', apiKey, { filter: { planId: [plan] }, dryRun: true })]);
+    const [refused, dry] = await Promise.all([
+      bulk('pause', apiKey, { filter: { planId: [plan] } }),
+      bulk('pause', apiKey, { filter: { planId: [plan] }, dryRun: true }),
+    ]);
     const refuseMs = performance.now() - timedAt;
-    console.log(`bulk-filter: 100,001 subscriptions seeded in batches of 10,000 in ${(seedMs / 1000).toFixed(1)} s; refused, with its dry run at the same time, in ${(refuseMs / 1000).toFixed(1)} s`);
+    console.log(
+      `bulk-filter: 100,001 subscriptions seeded in batches of 10,000 in ${(seedMs / 1000).toFixed(1)} s; refused, with its dry run at the same time, in ${(refuseMs / 1000).toFixed(1)} s`,
+    );
 
     expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 400, code: '0046' });
     expect(refused.body.detail).toContain('100001');

@@ -18,13 +18,18 @@ afterAll(async () => {
   await Promise.all([mock?.stop(), t?.close()]);
 });
 
-const send = (baseUrl: string, path: string, apiKey: string, json: object) => call(baseUrl, `/v2/subscriptions/bulk/${path}`, { apiKey, json });
+const send = (baseUrl: string, path: string, apiKey: string, json: object) =>
+  call(baseUrl, `/v2/subscriptions/bulk/${path}`, { apiKey, json });
 const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString();
 
 describe('a preview on the service', () => {
   it('answers what the deprecated dryRun answers, for ids and for a filter, and queues and changes nothing', async () => {
     const { merchantId, apiKey } = await t.merchant();
-    const [active, paused, cancelled] = [await t.seed(merchantId, 3), await t.seed(merchantId, 2, 'paused'), await t.seed(merchantId, 1, 'cancelled')];
+    const [active, paused, cancelled] = [
+      await t.seed(merchantId, 3),
+      await t.seed(merchantId, 2, 'paused'),
+      await t.seed(merchantId, 1, 'cancelled'),
+    ];
     const before = await t.db.collection('subscriptions').find({ merchantId }).sort({ _id: 1 }).toArray();
     const cases: [string, object][] = [
       ['pause', { subscriptions: [...active, ...cancelled, randomUUID()] }],
@@ -35,16 +40,29 @@ describe('a preview on the service', () => {
     for (const [operation, body] of cases) {
       const preview = await send(t.baseUrl, `${operation}/preview`, apiKey, body);
       const dryRun = await send(t.baseUrl, operation, apiKey, { ...body, dryRun: true });
-      expect({ operation, body, status: preview.status, answer: preview.body }).toEqual({ operation, body, status: 200, answer: dryRun.body });
+      expect({ operation, body, status: preview.status, answer: preview.body }).toEqual({
+        operation,
+        body,
+        status: 200,
+        answer: dryRun.body,
+      });
     }
-    expect((await send(t.baseUrl, 'pause/preview', apiKey, { filter: {} })).body).toMatchObject({ matchedCount: 6, cancelledCount: 1, sample: [...active, ...paused].sort() });
+    expect((await send(t.baseUrl, 'pause/preview', apiKey, { filter: {} })).body).toMatchObject({
+      matchedCount: 6,
+      cancelledCount: 1,
+      sample: [...active, ...paused].sort(),
+    });
     expect((await call(t.baseUrl, '/v2/bulk-requests', { apiKey, method: 'GET' })).body.data).toEqual([]);
     expect(await t.db.collection('subscriptions').find({ merchantId }).sort({ _id: 1 }).toArray()).toEqual(before);
   });
 
   it('a pause preview counts what the pause policy would reject for the schedule it is sent with', async () => {
     const { merchantId, apiKey } = await t.merchant();
-    await call(t.baseUrl, '/v2/pause-policy', { apiKey, method: 'PUT', json: { maxPauseDays: 10, maxPausesPerYear: null, requireResumeAt: false } });
+    await call(t.baseUrl, '/v2/pause-policy', {
+      apiKey,
+      method: 'PUT',
+      json: { maxPauseDays: 10, maxPausesPerYear: null, requireResumeAt: false },
+    });
     const ids = await t.seed(merchantId, 2);
     const tooLong = await send(t.baseUrl, 'pause/preview', apiKey, { subscriptions: ids, resumeAt: inDays(30) });
     const withinPolicy = await send(t.baseUrl, 'pause/preview', apiKey, { subscriptions: ids, resumeAt: inDays(5), reason: 'Holidays' });
@@ -74,7 +92,11 @@ describe('the mock', () => {
     for (const operation of ['pause', 'resume']) {
       const accepted = await send(mock.baseUrl, operation, 'sk_any', { subscriptions });
       expect({ operation, status: accepted.status }).toEqual({ operation, status: 202 });
-      expect(accepted.body).toMatchObject({ requestId: expect.any(String), operation: expect.stringMatching(/^(PAUSE|RESUME)$/), acceptedCount: expect.any(Number) });
+      expect(accepted.body).toMatchObject({
+        requestId: expect.any(String),
+        operation: expect.stringMatching(/^(PAUSE|RESUME)$/),
+        acceptedCount: expect.any(Number),
+      });
       expect(accepted.headers.get('location')).toMatch(/^\/v2\/bulk-requests\//);
       const preview = await send(mock.baseUrl, `${operation}/preview`, 'sk_any', { subscriptions });
       expect({ operation, status: preview.status }).toEqual({ operation, status: 200 });

@@ -15,7 +15,11 @@ const get = (apiKey: string, path: string) => call(t.baseUrl, path, { method: 'G
 const bulk = (operation: 'pause' | 'resume', apiKey: string, ids: string[]) =>
   call(t.baseUrl, `/v2/subscriptions/bulk/${operation}`, { apiKey, json: { subscriptions: ids } });
 const completed = (apiKey: string, location: string) =>
-  waitFor(() => get(apiKey, location), (res) => res.body.state === 'completed', 30_000);
+  waitFor(
+    () => get(apiKey, location),
+    (res) => res.body.state === 'completed',
+    30_000,
+  );
 
 describe('a bulk request as a resource', () => {
   it('the 202 points to the status, which ends completed with counts that match the items and the database', async () => {
@@ -45,20 +49,33 @@ describe('a bulk request as a resource', () => {
     expect(Object.keys(byId).sort()).toEqual([...fulfilled, paused].sort());
     for (const id of fulfilled) expect(byId[id]).toMatchObject({ outcome: 'applied', reason: null });
     expect(byId[paused!]).toMatchObject({ outcome: 'noop', reason: null });
-    const stored = await t.db.collection('subscriptions').find({ _id: { $in: fulfilled as never[] } }).toArray();
+    const stored = await t.db
+      .collection('subscriptions')
+      .find({ _id: { $in: fulfilled as never[] } })
+      .toArray();
     expect(stored.map((s) => s.status)).toEqual(['paused', 'paused', 'paused']);
   });
 
   it('a request whose every command finds its target status reports each one noop, with its mark, and changes nothing', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const paused = await t.seed(merchantId, 5, 'paused');
-    const before = await t.db.collection('subscriptions').find({ _id: { $in: paused as never[] } }).sort({ _id: 1 }).toArray();
+    const before = await t.db
+      .collection('subscriptions')
+      .find({ _id: { $in: paused as never[] } })
+      .sort({ _id: 1 })
+      .toArray();
     const res = await bulk('pause', apiKey, paused);
     const status = await completed(apiKey, res.headers.get('location')!);
     expect(status.body.counts).toEqual({ pending: 0, applied: 0, noop: 5, skipped: 0, failed: 0 });
     const items = await get(apiKey, `${res.headers.get('location')}/items`);
-    expect(items.body.data.map((i: { subscriptionId: string; outcome: string }) => `${i.subscriptionId} ${i.outcome}`).sort()).toEqual([...paused].sort().map((id) => `${id} noop`));
-    const after = await t.db.collection('subscriptions').find({ _id: { $in: paused as never[] } }).sort({ _id: 1 }).toArray();
+    expect(items.body.data.map((i: { subscriptionId: string; outcome: string }) => `${i.subscriptionId} ${i.outcome}`).sort()).toEqual(
+      [...paused].sort().map((id) => `${id} noop`),
+    );
+    const after = await t.db
+      .collection('subscriptions')
+      .find({ _id: { $in: paused as never[] } })
+      .sort({ _id: 1 })
+      .toArray();
     expect(after.map((s) => [s.status, s['modifiedAt']])).toEqual(before.map((s) => ['paused', s['modifiedAt']]));
     for (const s of after) expect(s['bulkCommands']).toContain(`${res.body.requestId}:noop`);
   });
@@ -70,7 +87,11 @@ describe('a bulk request as a resource', () => {
       const ids = await httpOnly.seed(merchantId, 3);
       const res = await call(httpOnly.baseUrl, '/v2/subscriptions/bulk/resume', { apiKey, json: { subscriptions: ids } });
       const status = await call(httpOnly.baseUrl, res.headers.get('location')!, { method: 'GET', apiKey });
-      expect(status.body).toMatchObject({ state: 'queued', completedAt: null, counts: { pending: 3, applied: 0, noop: 0, skipped: 0, failed: 0 } });
+      expect(status.body).toMatchObject({
+        state: 'queued',
+        completedAt: null,
+        counts: { pending: 3, applied: 0, noop: 0, skipped: 0, failed: 0 },
+      });
       const items = await call(httpOnly.baseUrl, `${res.headers.get('location')}/items?outcome=pending`, { method: 'GET', apiKey });
       expect(items.body.data.map((i: { subscriptionId: string }) => i.subscriptionId)).toEqual([...ids].sort());
       expect(items.body.data.every((i: { at: unknown }) => i.at === null)).toBe(true);
@@ -95,7 +116,10 @@ describe('a bulk request as a resource', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page = await get(apiKey, `${res.headers.get('location')}/items?outcome=applied&limit=3${cursor ? `&startingAfter=${cursor}` : ''}`);
+      const page = await get(
+        apiKey,
+        `${res.headers.get('location')}/items?outcome=applied&limit=3${cursor ? `&startingAfter=${cursor}` : ''}`,
+      );
       seen.push(...page.body.data.map((i: { subscriptionId: string }) => i.subscriptionId));
       cursor = page.body.nextCursor;
     } while (cursor);
@@ -115,7 +139,10 @@ describe('a bulk request as a resource', () => {
     // As versions before 2026-11-25 stored them: the items, each with its own time (one differs here) and reason.
     // The one made to differ is an applied one, wherever the items list it (the no-op is not always last).
     const firstApplied = items.body.data.findIndex((item: { outcome: string }) => item.outcome === 'applied');
-    const earlier = items.body.data.map(({ livemode: _l, ...item }: Record<string, unknown>, i: number) => ({ ...item, ...(i === firstApplied ? { outcome: 'failed', reason: 'kept changing', at: '2026-01-01T00:00:00.000000Z' } : {}) }));
+    const earlier = items.body.data.map(({ livemode: _l, ...item }: Record<string, unknown>, i: number) => ({
+      ...item,
+      ...(i === firstApplied ? { outcome: 'failed', reason: 'kept changing', at: '2026-01-01T00:00:00.000000Z' } : {}),
+    }));
     await t.db.collection('bulkChunks').updateOne({ requestId: res.body.requestId }, { $set: { outcomes: earlier } });
     const status = await get(apiKey, location);
     expect(status.body.counts).toEqual({ pending: 0, applied: 2, noop: 1, skipped: 0, failed: 1 });

@@ -22,17 +22,27 @@ afterAll(async () => {
 });
 
 describe('bulk chunks taken without waiting for a poll', () => {
-  it(`a request needing three runs completes within the first poll interval (${POLL_MS / 1000} s) after its 202`, { timeout: 120_000 }, async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const ids = await t.seed(merchantId, 2 * RUN_COMMANDS + 3 * CHUNK_SIZE);
-    const accepted = Date.now();
-    const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
-    expect(res.status).toBe(202);
-    const location = res.headers.get('location')!;
-    // Within half the poll interval: Agenda polled as the workers started, and polls next a minute after.
-    const status = await waitFor(() => call(t.baseUrl, location, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', POLL_MS / 2, 250, 'the request completed');
-    expect(status.body.counts).toMatchObject({ applied: ids.length });
-    expect(Date.now() - accepted).toBeLessThan(POLL_MS);
-    expect(await t.db.collection('subscriptions').countDocuments({ _id: { $in: ids as never[] }, status: 'paused' })).toBe(ids.length);
-  });
+  it(
+    `a request needing three runs completes within the first poll interval (${POLL_MS / 1000} s) after its 202`,
+    { timeout: 120_000 },
+    async () => {
+      const { merchantId, apiKey } = await t.merchant();
+      const ids = await t.seed(merchantId, 2 * RUN_COMMANDS + 3 * CHUNK_SIZE);
+      const accepted = Date.now();
+      const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
+      expect(res.status).toBe(202);
+      const location = res.headers.get('location')!;
+      // Within half the poll interval: Agenda polled as the workers started, and polls next a minute after.
+      const status = await waitFor(
+        () => call(t.baseUrl, location, { method: 'GET', apiKey }),
+        (r) => r.body.state === 'completed',
+        POLL_MS / 2,
+        250,
+        'the request completed',
+      );
+      expect(status.body.counts).toMatchObject({ applied: ids.length });
+      expect(Date.now() - accepted).toBeLessThan(POLL_MS);
+      expect(await t.db.collection('subscriptions').countDocuments({ _id: { $in: ids as never[] }, status: 'paused' })).toBe(ids.length);
+    },
+  );
 });

@@ -16,7 +16,8 @@ afterAll(() => t.close());
 const subscriptions = () => t.db.collection('subscriptions');
 const countWith = (ids: string[], status: string) => subscriptions().countDocuments({ _id: { $in: ids as never[] }, status });
 /** The log lines of a request's commands once applied (not the 'queued' ones, nor the request's own lines). */
-const appliedLines = (requestId: string) => t.logLines.filter((l) => l.requestId === requestId && l.outcome !== undefined && l.outcome !== 'queued');
+const appliedLines = (requestId: string) =>
+  t.logLines.filter((l) => l.requestId === requestId && l.outcome !== undefined && l.outcome !== 'queued');
 const bulk = (operation: 'pause' | 'resume', apiKey: string, ids: unknown, segment = 'bulk') =>
   call(t.baseUrl, `/v2/subscriptions/${segment}/${operation}`, { apiKey, json: { subscriptions: ids } });
 
@@ -24,41 +25,72 @@ const bulk = (operation: 'pause' | 'resume', apiKey: string, ids: unknown, segme
 const DRAIN_3000_MS = 240_000;
 
 describe('bulk pause and resume of 3000 subscriptions', () => {
-  it('applies every command after the 202, with counts that match the items and the database, then resumes them all likewise', { timeout: 2 * DRAIN_3000_MS }, async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const fulfilled = await t.seed(merchantId, 2900);
-    const alreadyPaused = await t.seed(merchantId, 60, 'paused');
-    const cancelled = await t.seed(merchantId, 40, 'cancelled');
-    const ids = [...fulfilled, ...alreadyPaused, ...cancelled];
-    const before = new Map((await subscriptions().find({ _id: { $in: ids as never[] } }).toArray()).map((d) => [String(d._id), d.modifiedAt]));
+  it(
+    'applies every command after the 202, with counts that match the items and the database, then resumes them all likewise',
+    { timeout: 2 * DRAIN_3000_MS },
+    async () => {
+      const { merchantId, apiKey } = await t.merchant();
+      const fulfilled = await t.seed(merchantId, 2900);
+      const alreadyPaused = await t.seed(merchantId, 60, 'paused');
+      const cancelled = await t.seed(merchantId, 40, 'cancelled');
+      const ids = [...fulfilled, ...alreadyPaused, ...cancelled];
+      const before = new Map(
+        (
+          await subscriptions()
+            .find({ _id: { $in: ids as never[] } })
+            .toArray()
+        ).map((d) => [String(d._id), d.modifiedAt]),
+      );
 
-    const paused = await bulk('pause', apiKey, ids);
-    expect(paused.status).toBe(202);
-    expect(paused.body).toMatchObject({ operation: 'PAUSE', acceptedCount: 2960 });
-    expect(paused.body.rejected).toEqual(cancelled.map((subscriptionId) => ({ subscriptionId, reason: 'cancelled' })));
-    const location = paused.headers.get('location')!;
-    const status = await waitFor(() => call(t.baseUrl, location, { method: 'GET', apiKey }), (r) => r.body.state === 'completed', DRAIN_3000_MS, 500);
-    expect(status.body.counts).toEqual({ pending: 0, applied: 2900, noop: 60, skipped: 0, failed: 0 });
-    const items: { subscriptionId: string; outcome: string }[] = [];
-    for (let cursor: string | null = ''; cursor !== null; ) {
-      const page: Reply = await call(t.baseUrl, `${location}/items?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`, { method: 'GET', apiKey });
-      items.push(...page.body.data);
-      cursor = page.body.nextCursor;
-    }
-    expect(items).toHaveLength(2960);
-    expect(await countWith(cancelled, 'cancelled')).toBe(40);
-    const stored = new Map((await subscriptions().find({ _id: { $in: ids as never[] } }).toArray()).map((d) => [String(d._id), d]));
-    for (const item of items) {
-      const doc = stored.get(item.subscriptionId)!;
-      expect(doc.status).toBe('paused');
-      expect(doc.modifiedAt > before.get(item.subscriptionId)!).toBe(item.outcome === 'applied');
-    }
+      const paused = await bulk('pause', apiKey, ids);
+      expect(paused.status).toBe(202);
+      expect(paused.body).toMatchObject({ operation: 'PAUSE', acceptedCount: 2960 });
+      expect(paused.body.rejected).toEqual(cancelled.map((subscriptionId) => ({ subscriptionId, reason: 'cancelled' })));
+      const location = paused.headers.get('location')!;
+      const status = await waitFor(
+        () => call(t.baseUrl, location, { method: 'GET', apiKey }),
+        (r) => r.body.state === 'completed',
+        DRAIN_3000_MS,
+        500,
+      );
+      expect(status.body.counts).toEqual({ pending: 0, applied: 2900, noop: 60, skipped: 0, failed: 0 });
+      const items: { subscriptionId: string; outcome: string }[] = [];
+      for (let cursor: string | null = ''; cursor !== null;) {
+        const page: Reply = await call(t.baseUrl, `${location}/items?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`, {
+          method: 'GET',
+          apiKey,
+        });
+        items.push(...page.body.data);
+        cursor = page.body.nextCursor;
+      }
+      expect(items).toHaveLength(2960);
+      expect(await countWith(cancelled, 'cancelled')).toBe(40);
+      const stored = new Map(
+        (
+          await subscriptions()
+            .find({ _id: { $in: ids as never[] } })
+            .toArray()
+        ).map((d) => [String(d._id), d]),
+      );
+      for (const item of items) {
+        const doc = stored.get(item.subscriptionId)!;
+        expect(doc.status).toBe('paused');
+        expect(doc.modifiedAt > before.get(item.subscriptionId)!).toBe(item.outcome === 'applied');
+      }
 
-    const resumed = await bulk('resume', apiKey, fulfilled);
-    expect(resumed.status).toBe(202);
-    expect(resumed.body).toMatchObject({ operation: 'RESUME', acceptedCount: 2900 });
-    expect(await waitFor(() => countWith(fulfilled, 'fulfilled'), (n) => n === 2900, DRAIN_3000_MS, 500)).toBe(2900);
-  });
+      const resumed = await bulk('resume', apiKey, fulfilled);
+      expect(resumed.status).toBe(202);
+      expect(resumed.body).toMatchObject({ operation: 'RESUME', acceptedCount: 2900 });
+      expect(
+        await waitFor(
+          () => countWith(fulfilled, 'fulfilled'),
+          (n) => n === 2900,
+          DRAIN_3000_MS,
+          500,
+        ),
+      ).toBe(2900);
+    },
+  );
 });
 
 describe('bulk acceptance', () => {
@@ -111,7 +143,11 @@ describe('bulk acceptance', () => {
       { subscriptionId: unknown, reason: 'not_found' },
     ]);
     // Once the request has completed, every command it holds has been applied: the foreign id is not among them.
-    const done = await waitFor(() => call(t.baseUrl, res.headers.get('location')!, { method: 'GET', apiKey: mine.apiKey }), (r) => r.body.state === 'completed', 20_000);
+    const done = await waitFor(
+      () => call(t.baseUrl, res.headers.get('location')!, { method: 'GET', apiKey: mine.apiKey }),
+      (r) => r.body.state === 'completed',
+      20_000,
+    );
     expect(done.body.counts).toMatchObject({ pending: 0, applied: 2 });
     expect(await countWith([a!, b!], 'paused')).toBe(2);
     expect(await subscriptions().findOne({ _id: foreign as never })).toMatchObject({ status: 'fulfilled', merchantId: other.merchantId });
@@ -125,7 +161,12 @@ describe('bulk acceptance', () => {
       const res = await bulk('resume', apiKey, ids, segment);
       expect(res.status).toBe(202);
       expect(res.body.acceptedCount).toBe(2);
-      expect(await waitFor(() => countWith(ids, 'fulfilled'), (n) => n === 2)).toBe(2);
+      expect(
+        await waitFor(
+          () => countWith(ids, 'fulfilled'),
+          (n) => n === 2,
+        ),
+      ).toBe(2);
     },
   );
 
@@ -151,9 +192,12 @@ describe('bulk processing', () => {
     const res = await bulk('pause', apiKey, [cancelled, alreadyPaused, fulfilled]);
     expect(res.body).toMatchObject({ acceptedCount: 2, rejected: [{ subscriptionId: cancelled, reason: 'cancelled' }] });
     const { requestId } = res.body;
-    const outcomes = () =>
-      appliedLines(requestId).map((l) => [l.subscriptionId, l.outcome, l.operation]);
-    const seen = await waitFor(async () => outcomes(), (o) => o.length === 2, 20_000);
+    const outcomes = () => appliedLines(requestId).map((l) => [l.subscriptionId, l.outcome, l.operation]);
+    const seen = await waitFor(
+      async () => outcomes(),
+      (o) => o.length === 2,
+      20_000,
+    );
     expect(seen).toEqual(
       expect.arrayContaining([
         [alreadyPaused, 'noop', 'PAUSE'],
@@ -163,7 +207,10 @@ describe('bulk processing', () => {
     expect(t.logLines.filter((l) => l.requestId === requestId && l.outcome === 'queued')).toHaveLength(2);
     expect(t.logLines.some((l) => l.subscriptionId === cancelled)).toBe(false);
     expect(await subscriptions().findOne({ _id: cancelled as never })).toMatchObject({ status: 'cancelled' });
-    expect(await subscriptions().findOne({ _id: alreadyPaused as never })).toMatchObject({ status: 'paused', modifiedAt: before!.modifiedAt });
+    expect(await subscriptions().findOne({ _id: alreadyPaused as never })).toMatchObject({
+      status: 'paused',
+      modifiedAt: before!.modifiedAt,
+    });
   });
 
   it('a single pause racing a bulk resume of a fulfilled subscription: each order ends as that order says', async () => {
@@ -198,7 +245,13 @@ describe('bulk processing', () => {
   it.skipIf(cannotHoldWithout('keyedMutex', racing))(racing, async () => {
     const { merchantId, apiKey } = await t.merchant();
     const ids = await t.seed(merchantId, 300, 'paused');
-    const seeded = new Map((await subscriptions().find({ _id: { $in: ids as never[] } }).toArray()).map((d) => [d._id, d.modifiedAt]));
+    const seeded = new Map(
+      (
+        await subscriptions()
+          .find({ _id: { $in: ids as never[] } })
+          .toArray()
+      ).map((d) => [d._id, d.modifiedAt]),
+    );
     const [bulkReply, ...singles] = await Promise.all([
       bulk('resume', apiKey, ids),
       ...ids.map((id) => call(t.baseUrl, `/v2/subscriptions/${id}/resume`, { apiKey })),
@@ -214,7 +267,13 @@ describe('bulk processing', () => {
     // Each subscription changed once: by the bulk command (the single then found it resumed) or by
     // the single call (the command then found nothing to do). Either way the last change is the
     // one every 200 reported: no answer was overwritten by a second change.
-    const stored = new Map((await subscriptions().find({ _id: { $in: ids as never[] } }).toArray()).map((d) => [d._id, d]));
+    const stored = new Map(
+      (
+        await subscriptions()
+          .find({ _id: { $in: ids as never[] } })
+          .toArray()
+      ).map((d) => [d._id, d]),
+    );
     for (const single of singles) {
       expect(single.status).toBe(200);
       const doc = stored.get(single.body.id)!;

@@ -35,8 +35,12 @@ describe('npm run check without promtool or python3', () => {
   it('fails, naming the command that installs each missing tool, and runs no apt-get', () => {
     const run = checkDeploy({});
     expect(run.status).toBe(1);
-    expect(run.stderr).toContain("FAILED   promtool check config, check rules, test rules: promtool is not installed: apt-get install prometheus (Debian's package); or set CHECK_ALLOW_SKIP=1 to skip this step");
-    expect(run.stderr).toMatch(/FAILED {3}Dockerfile \(hadolint\): .*python3 is missing: apt-get install python3-venv; or set CHECK_ALLOW_SKIP=1/);
+    expect(run.stderr).toContain(
+      "FAILED   promtool check config, check rules, test rules: promtool is not installed: apt-get install prometheus (Debian's package); or set CHECK_ALLOW_SKIP=1 to skip this step",
+    );
+    expect(run.stderr).toMatch(
+      /FAILED {3}Dockerfile \(hadolint\): .*python3 is missing: apt-get install python3-venv; or set CHECK_ALLOW_SKIP=1/,
+    );
     expect(aptCalled()).toBe(false);
   });
 
@@ -56,7 +60,12 @@ describe('the breaking-change check without Go and no oasdiff built', () => {
     const built = existsSync(join(projectRoot(), '.cache', 'oasdiff'));
     if (built) console.log('oasdiff is built in .cache/: the check needs no Go here, so its missing-Go message is not reachable');
     const run = (env: Record<string, string>) =>
-      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/check-breaking.ts'], { cwd: projectRoot(), env: { ...process.env, PATH: bin, ...env }, encoding: 'utf8', timeout: 60_000 });
+      spawnSync(process.execPath, ['--import', 'tsx', 'scripts/check-breaking.ts'], {
+        cwd: projectRoot(),
+        env: { ...process.env, PATH: bin, ...env },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
     const strict = run({ CHECK_ALLOW_SKIP: '' });
     if (built) {
       expect(strict.status).toBe(0);

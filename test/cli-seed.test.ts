@@ -22,7 +22,11 @@ let proxy: WireProxy;
 async function subsvc(args: string[]) {
   const env = { ...process.env, MONGODB_URI: proxy.uri(dbName), BULK_DB_TIMEOUT_MS: '60000' };
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env, timeout: 150_000, maxBuffer: 64 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], {
+      env,
+      timeout: 150_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -37,7 +41,8 @@ async function merchant(): Promise<string> {
 }
 
 const stored = (merchantId: string) => client.db(dbName).collection('subscriptions').countDocuments({ merchantId });
-const isSeedInsert = (command: { name: string; collection: string | undefined }) => command.name === 'insert' && command.collection === 'subscriptions';
+const isSeedInsert = (command: { name: string; collection: string | undefined }) =>
+  command.name === 'insert' && command.collection === 'subscriptions';
 
 beforeAll(async () => {
   client = await new MongoClient(databaseUri(dbName)).connect();
@@ -50,34 +55,45 @@ afterAll(async () => {
 });
 
 describe(`subsvc subscriptions seed --count ${COUNT}`, () => {
-  it('waits for a database slower than a request may be (4 s for the first insert), exits 0 and prints every id, each stored once', { timeout: SLOW }, async () => {
-    const merchantId = await merchant();
-    const slow = proxy.on({ match: isSeedInsert }, { action: 'hold', ms: 4_000, at: 'reply', times: 1 });
-    const res = await subsvc(['subscriptions', 'seed', '--merchant', merchantId, '--count', String(COUNT)]);
-    slow.remove();
-    expect(slow.hits).toBe(1);
-    expect(res.stderr).toBe('');
-    expect(res.code).toBe(0);
-    const { subscriptionIds } = JSON.parse(res.stdout);
-    expect(subscriptionIds).toHaveLength(COUNT);
-    expect(new Set(subscriptionIds).size).toBe(COUNT);
-    expect(await stored(merchantId)).toBe(COUNT);
-  });
+  it(
+    'waits for a database slower than a request may be (4 s for the first insert), exits 0 and prints every id, each stored once',
+    { timeout: SLOW },
+    async () => {
+      const merchantId = await merchant();
+      const slow = proxy.on({ match: isSeedInsert }, { action: 'hold', ms: 4_000, at: 'reply', times: 1 });
+      const res = await subsvc(['subscriptions', 'seed', '--merchant', merchantId, '--count', String(COUNT)]);
+      slow.remove();
+      expect(slow.hits).toBe(1);
+      expect(res.stderr).toBe('');
+      expect(res.code).toBe(0);
+      const { subscriptionIds } = JSON.parse(res.stdout);
+      expect(subscriptionIds).toHaveLength(COUNT);
+      expect(new Set(subscriptionIds).size).toBe(COUNT);
+      expect(await stored(merchantId)).toBe(COUNT);
+    },
+  );
 
-  it('when the database fails part way, exits 1 saying how many were inserted, which is how many are stored', { timeout: SLOW }, async () => {
-    const merchantId = await merchant();
-    let inserts = 0;
-    const failing = proxy.on({ match: (command) => isSeedInsert(command) && ++inserts > 3 }, { action: 'fail', code: 6, errmsg: 'connection to the server lost (the wire proxy)' });
-    const res = await subsvc(['subscriptions', 'seed', '--merchant', merchantId, '--count', String(COUNT)]);
-    failing.remove();
-    expect(res.code).toBe(1);
-    expect(res.stdout).toBe('');
-    const said = /inserted (\d+) of 20000 subscriptions/.exec(res.stderr);
-    expect(said, res.stderr).not.toBeNull();
-    const inserted = Number(said![1]);
-    expect(inserted).toBeGreaterThan(0);
-    expect(inserted).toBeLessThan(COUNT);
-    expect(await stored(merchantId)).toBe(inserted);
-    expect(res.stderr).toContain(merchantId);
-  });
+  it(
+    'when the database fails part way, exits 1 saying how many were inserted, which is how many are stored',
+    { timeout: SLOW },
+    async () => {
+      const merchantId = await merchant();
+      let inserts = 0;
+      const failing = proxy.on(
+        { match: (command) => isSeedInsert(command) && ++inserts > 3 },
+        { action: 'fail', code: 6, errmsg: 'connection to the server lost (the wire proxy)' },
+      );
+      const res = await subsvc(['subscriptions', 'seed', '--merchant', merchantId, '--count', String(COUNT)]);
+      failing.remove();
+      expect(res.code).toBe(1);
+      expect(res.stdout).toBe('');
+      const said = /inserted (\d+) of 20000 subscriptions/.exec(res.stderr);
+      expect(said, res.stderr).not.toBeNull();
+      const inserted = Number(said![1]);
+      expect(inserted).toBeGreaterThan(0);
+      expect(inserted).toBeLessThan(COUNT);
+      expect(await stored(merchantId)).toBe(inserted);
+      expect(res.stderr).toContain(merchantId);
+    },
+  );
 });

@@ -18,7 +18,10 @@ async function subsvc(args: string[], env: Record<string, string | undefined>) {
   if (env.MONGODB_URI === undefined) delete childEnv.MONGODB_URI;
   try {
     // A process that never exits is killed after 30 s, and fails the test that ran it.
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], { env: childEnv, timeout: 30_000 });
+    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', ...args], {
+      env: childEnv,
+      timeout: 30_000,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };
@@ -52,11 +55,17 @@ describe('subsvc admin commands', () => {
     const uri = databaseUri(dbName);
     const { merchantId } = JSON.parse((await subsvc(['merchant', 'create', '--name', 'Seeder'], { MONGODB_URI: uri })).stdout);
     const plan = '3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c';
-    const res = await subsvc(['subscriptions', 'seed', '--merchant', merchantId, '--count', '3', '--status', 'paused', '--plan', plan], { MONGODB_URI: uri });
+    const res = await subsvc(['subscriptions', 'seed', '--merchant', merchantId, '--count', '3', '--status', 'paused', '--plan', plan], {
+      MONGODB_URI: uri,
+    });
     expect(res.code).toBe(0);
     const { subscriptionIds } = JSON.parse(res.stdout);
     expect(subscriptionIds).toHaveLength(3);
-    const docs = await client.db(dbName).collection('subscriptions').find({ _id: { $in: subscriptionIds } }).toArray();
+    const docs = await client
+      .db(dbName)
+      .collection('subscriptions')
+      .find({ _id: { $in: subscriptionIds } })
+      .toArray();
     expect(docs.map((d) => [d.merchantId, d.status, d.planId])).toEqual(Array(3).fill([merchantId, 'paused', plan]));
   });
 
@@ -86,36 +95,50 @@ describe('subsvc admin commands', () => {
 });
 
 describe('subsvc keys', () => {
-  it('create, list and revoke a merchant\'s keys, one JSON line each; the last key is kept, another merchant\'s key id is not found', { timeout: 60_000 }, async () => {
-    const env = { MONGODB_URI: databaseUri(dbName) };
-    const keys = async (...args: string[]) => subsvc(['keys', ...args], env);
-    const first = JSON.parse((await subsvc(['merchant', 'create', '--name', 'Keys'], env)).stdout);
-    const other = JSON.parse((await subsvc(['merchant', 'create', '--name', 'Other'], env)).stdout);
-    const created = await keys('create', '--merchant', first.merchantId);
-    expect([created.code, created.stdout.trim().split('\n').length]).toEqual([0, 1]);
-    const made = JSON.parse(created.stdout);
-    expect(Object.keys(made).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'livemode', 'prefix']);
-    const listed = await keys('list', '--merchant', first.merchantId);
-    const { data } = JSON.parse(listed.stdout);
-    expect(data.map((k: { prefix: string }) => k.prefix)).toEqual([first.apiKey.slice(0, 16), made.prefix]);
-    expect(listed.stdout).not.toContain(first.apiKey);
-    expect(listed.stdout).not.toContain(made.key);
-    expect(JSON.parse((await keys('revoke', '--merchant', first.merchantId, '--key', data[0].id)).stdout)).toEqual({ revoked: data[0].id });
-    const last = await keys('revoke', '--merchant', first.merchantId, '--key', made.id);
-    expect([last.code, last.stdout]).toEqual([1, '']);
-    expect(last.stderr).toMatch(/^subsvc: API key .* is your last active key that does not expire/);
-    const foreign = await keys('revoke', '--merchant', other.merchantId, '--key', made.id);
-    expect([foreign.code, foreign.stderr]).toEqual([1, `subsvc: API key ${made.id} not found\n`]);
-  });
+  it(
+    "create, list and revoke a merchant's keys, one JSON line each; the last key is kept, another merchant's key id is not found",
+    { timeout: 60_000 },
+    async () => {
+      const env = { MONGODB_URI: databaseUri(dbName) };
+      const keys = async (...args: string[]) => subsvc(['keys', ...args], env);
+      const first = JSON.parse((await subsvc(['merchant', 'create', '--name', 'Keys'], env)).stdout);
+      const other = JSON.parse((await subsvc(['merchant', 'create', '--name', 'Other'], env)).stdout);
+      const created = await keys('create', '--merchant', first.merchantId);
+      expect([created.code, created.stdout.trim().split('\n').length]).toEqual([0, 1]);
+      const made = JSON.parse(created.stdout);
+      expect(Object.keys(made).sort()).toEqual(['createdAt', 'expiresAt', 'id', 'key', 'livemode', 'prefix']);
+      const listed = await keys('list', '--merchant', first.merchantId);
+      const { data } = JSON.parse(listed.stdout);
+      expect(data.map((k: { prefix: string }) => k.prefix)).toEqual([first.apiKey.slice(0, 16), made.prefix]);
+      expect(listed.stdout).not.toContain(first.apiKey);
+      expect(listed.stdout).not.toContain(made.key);
+      expect(JSON.parse((await keys('revoke', '--merchant', first.merchantId, '--key', data[0].id)).stdout)).toEqual({
+        revoked: data[0].id,
+      });
+      const last = await keys('revoke', '--merchant', first.merchantId, '--key', made.id);
+      expect([last.code, last.stdout]).toEqual([1, '']);
+      expect(last.stderr).toMatch(/^subsvc: API key .* is your last active key that does not expire/);
+      const foreign = await keys('revoke', '--merchant', other.merchantId, '--key', made.id);
+      expect([foreign.code, foreign.stderr]).toEqual([1, `subsvc: API key ${made.id} not found\n`]);
+    },
+  );
 
   it('keys create --mode test gives a merchant made before test mode a test mode, and a test key of it', { timeout: 60_000 }, async () => {
     const env = { MONGODB_URI: databaseUri(dbName) };
     const merchantId = randomUUID();
-    await client.db(dbName).collection('merchants').insertOne({ _id: merchantId as never, name: 'Before test mode', createdAt: new Date(), keys: [], keysVersion: 1 });
+    await client
+      .db(dbName)
+      .collection('merchants')
+      .insertOne({ _id: merchantId as never, name: 'Before test mode', createdAt: new Date(), keys: [], keysVersion: 1 });
     const created = await subsvc(['keys', 'create', '--merchant', merchantId, '--mode', 'test'], env);
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ key: expect.stringMatching(/^sk_test_/), livemode: false });
-    expect(await client.db(dbName).collection('merchants').findOne({ _id: testModeIdOf(merchantId) as never })).toMatchObject({ liveMerchantId: merchantId });
+    expect(
+      await client
+        .db(dbName)
+        .collection('merchants')
+        .findOne({ _id: testModeIdOf(merchantId) as never }),
+    ).toMatchObject({ liveMerchantId: merchantId });
     const listed = JSON.parse((await subsvc(['keys', 'list', '--merchant', merchantId, '--mode', 'test'], env)).stdout);
     expect(listed.data.map((k: { livemode: boolean }) => k.livemode)).toEqual([false]);
   });

@@ -40,7 +40,12 @@ beforeAll(async () => {
   const { tarball, wheel } = buildPackages();
   nodeProject(tarball);
   createVenv(join(scratch, 'venv'), "docs/clients.md's Python examples");
-  pipInstall(join(scratch, 'venv'), ['-c', join(projectRoot(), 'scripts', 'clients', 'scenario-requirements.txt'), wheel, 'standardwebhooks']);
+  pipInstall(join(scratch, 'venv'), [
+    '-c',
+    join(projectRoot(), 'scripts', 'clients', 'scenario-requirements.txt'),
+    wheel,
+    'standardwebhooks',
+  ]);
   python = join(scratch, 'venv', 'bin', 'python');
 }, 600_000);
 afterAll(async () => {
@@ -49,7 +54,10 @@ afterAll(async () => {
 });
 
 /** Runs one example as the page says: SUBSVC_URL, API_KEY and SUBSCRIPTION_ID set, on a fulfilled subscription of its own. */
-async function runExample(file: string, source: string): Promise<{ status: number | null; stdout: string; stderr: string; subscriptionId: string }> {
+async function runExample(
+  file: string,
+  source: string,
+): Promise<{ status: number | null; stdout: string; stderr: string; subscriptionId: string }> {
   const { merchantId, apiKey } = await t.merchant();
   const [subscriptionId] = await t.seed(merchantId, 1);
   if (source) writeFileSync(join(scratch, file), source);
@@ -71,7 +79,10 @@ function goModule(source: string): string {
   writeFileSync(join(dir, 'main.go'), source);
   const env = { ...process.env, GOFLAGS: '-mod=mod', GOTOOLCHAIN: 'local' };
   execFileSync('go', ['mod', 'init', 'example'], { cwd: dir, env, stdio: 'ignore' });
-  execFileSync('go', ['mod', 'edit', `-require=${GO_MODULE}@v0.0.0`, `-replace=${GO_MODULE}=${join(projectRoot(), 'clients', 'go')}`], { cwd: dir, env });
+  execFileSync('go', ['mod', 'edit', `-require=${GO_MODULE}@v0.0.0`, `-replace=${GO_MODULE}=${join(projectRoot(), 'clients', 'go')}`], {
+    cwd: dir,
+    env,
+  });
   execFileSync('go', ['mod', 'tidy'], { cwd: dir, env, stdio: 'ignore' });
   execFileSync('go', ['build', '-o', 'example', '.'], { cwd: dir, env });
   return join(dir, 'example');

@@ -5,7 +5,21 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { APIKeysApi, PausePolicyApi, BulkRequestsApi, Configuration, EventsApi, ResponseError, SubscriptionsApi, TestHelpersApi, WebhookEndpointsApi, type EventList, type SubscriptionEventData, type InitOverrideFunction, type Middleware } from '../generated/client/index.js';
+import {
+  APIKeysApi,
+  PausePolicyApi,
+  BulkRequestsApi,
+  Configuration,
+  EventsApi,
+  ResponseError,
+  SubscriptionsApi,
+  TestHelpersApi,
+  WebhookEndpointsApi,
+  type EventList,
+  type SubscriptionEventData,
+  type InitOverrideFunction,
+  type Middleware,
+} from '../generated/client/index.js';
 import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startReceiver } from './support/receiver.js';
@@ -32,11 +46,20 @@ interface Target {
   readonly prefer: (code: number) => InitOverrideFunction | undefined;
   readonly preferExample: (name: string) => InitOverrideFunction | undefined;
   /** A merchant of its own with its one key (on the service: rolling and revoking the shared merchant's key would end the other scenarios). */
-  readonly keyHolder: () => Promise<{ readonly apiKey: string; readonly apiKeys: (key: string) => APIKeysApi; readonly api: (key: string) => SubscriptionsApi }>;
+  readonly keyHolder: () => Promise<{
+    readonly apiKey: string;
+    readonly apiKeys: (key: string) => APIKeysApi;
+    readonly api: (key: string) => SubscriptionsApi;
+  }>;
   /** A merchant of its own (on the service: a policy of the shared merchant would refuse the other scenarios' pauses) and one fulfilled subscription of it. */
   readonly policyHolder: () => Promise<{ readonly policies: PausePolicyApi; readonly api: SubscriptionsApi; readonly fulfilledId: string }>;
   /** The merchant's test mode through its test key (docs/partners.md), and the test helpers with the live key (403). */
-  readonly testMode: { readonly api: SubscriptionsApi; readonly events: EventsApi; readonly helpers: TestHelpersApi; readonly helpersWithLiveKey: TestHelpersApi };
+  readonly testMode: {
+    readonly api: SubscriptionsApi;
+    readonly events: EventsApi;
+    readonly helpers: TestHelpersApi;
+    readonly helpersWithLiveKey: TestHelpersApi;
+  };
 }
 
 function preferring(code: number): InitOverrideFunction {
@@ -122,15 +145,27 @@ function scenarios(name: string, target: () => Target) {
       const ids = [await t.fulfilledId(), await t.fulfilledId()].sort();
       const { requestId } = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids } }, t.prefer(202));
       // The service: both pauses and the completion, once applied; the mock: its documented page.
-      const ofRequest = await waitFor(() => t.events.listEvents({ requestId }), (p) => !t.stateful || p.data.length === 3, 20_000);
+      const ofRequest = await waitFor(
+        () => t.events.listEvents({ requestId }),
+        (p) => !t.stateful || p.data.length === 3,
+        20_000,
+      );
       expect(ofRequest.data.length).toBeGreaterThan(0);
       const history = await t.events.listEvents({ subscriptionId: ids[0]!, limit: 10 });
       expect(history.data.length).toBeGreaterThan(0);
       if (t.stateful) {
         expect(ofRequest.data.map((e) => e.type).sort()).toEqual(['bulk_request.completed', 'subscription.paused', 'subscription.paused']);
-        expect(history.data.map((e) => [e.type, (e.data as SubscriptionEventData).subscription.id, (e.data as SubscriptionEventData).cause.requestId])).toEqual([['subscription.paused', ids[0], requestId]]);
+        expect(
+          history.data.map((e) => [
+            e.type,
+            (e.data as SubscriptionEventData).subscription.id,
+            (e.data as SubscriptionEventData).cause.requestId,
+          ]),
+        ).toEqual([['subscription.paused', ids[0], requestId]]);
       }
-      const asCsv: InitOverrideFunction = async ({ init }) => ({ headers: { ...(init.headers as Record<string, string>), Accept: 'text/csv' } });
+      const asCsv: InitOverrideFunction = async ({ init }) => ({
+        headers: { ...(init.headers as Record<string, string>), Accept: 'text/csv' },
+      });
       const file = await t.bulkRequests.listBulkRequestItemsRaw({ requestId }, asCsv);
       expect(file.raw.headers.get('content-type')).toMatch(/^text\/csv/);
       expect(file.raw.headers.get('content-disposition')).toMatch(/^attachment; filename="bulk-request-[0-9a-f-]{36}\.csv"$/);
@@ -235,7 +270,9 @@ function scenarios(name: string, target: () => Target) {
 
     it('registers a webhook endpoint (201, secret shown once) and lists the paused events, newest first', async () => {
       const t = target();
-      const endpoint = await t.webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url: t.webhookUrl, events: ['*'], description: 'Billing' } });
+      const endpoint = await t.webhooks.createWebhookEndpoint({
+        webhookEndpointCreate: { url: t.webhookUrl, events: ['*'], description: 'Billing' },
+      });
       expect([endpoint.url, endpoint.status, endpoint.events]).toEqual([t.webhookUrl, 'enabled', ['*']]);
       expect(endpoint.secret).toMatch(/^whsec_/);
       await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId() });
@@ -253,12 +290,19 @@ function scenarios(name: string, target: () => Target) {
     it('schedules a pause: its subscription.pause_scheduled event shows the subscription as answered, the schedule, and the API key that asked', async () => {
       const t = target();
       const [pauseAt, resumeAt] = [new Date(Date.now() + 600_000), new Date(Date.now() + 1_200_000)];
-      const scheduled = await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId(), commandRequest: { pauseAt, resumeAt } }, t.preferExample('pauseScheduled'));
+      const scheduled = await t.api.pauseSubscription(
+        { subscriptionId: await t.fulfilledId(), commandRequest: { pauseAt, resumeAt } },
+        t.preferExample('pauseScheduled'),
+      );
       expect(scheduled.status).toBe('fulfilled');
       // The service records the event right after its answer: look until it is there (the mock is asked for its documented one).
       const subscriptionOf = (e: EventList['data'][number]) => ('subscription' in e.data ? e.data.subscription : undefined);
       const ofIt = (page: EventList) => (t.stateful ? page.data.find((e) => subscriptionOf(e)?.id === scheduled.id) : page.data[0]);
-      const page = await waitFor(() => t.events.listEvents({ type: 'subscription.pause_scheduled', limit: 100 }, t.preferExample('pauseScheduled')), (p) => ofIt(p) !== undefined, 20_000);
+      const page = await waitFor(
+        () => t.events.listEvents({ type: 'subscription.pause_scheduled', limit: 100 }, t.preferExample('pauseScheduled')),
+        (p) => ofIt(p) !== undefined,
+        20_000,
+      );
       const event = ofIt(page)!;
       expect(event.type).toBe('subscription.pause_scheduled');
       const data = event.data as SubscriptionEventData;
@@ -272,16 +316,25 @@ function scenarios(name: string, target: () => Target) {
 
     it('manages a webhook endpoint: registers it, sees a delivery, lists and reads it, disables and narrows it, deletes it (204), then 404 0023', async () => {
       const t = target();
-      const created = await t.webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url: t.webhookUrl, events: ['*'], description: 'Lifecycle' } });
+      const created = await t.webhooks.createWebhookEndpoint({
+        webhookEndpointCreate: { url: t.webhookUrl, events: ['*'], description: 'Lifecycle' },
+      });
       await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId() });
       // The service fans the event out to its endpoints right after its answer: look until the delivery is there.
-      const deliveries = await waitFor(() => t.webhooks.listWebhookDeliveries({ endpointId: created.id }), (page) => page.data.length > 0, 20_000);
+      const deliveries = await waitFor(
+        () => t.webhooks.listWebhookDeliveries({ endpointId: created.id }),
+        (page) => page.data.length > 0,
+        20_000,
+      );
       expect(deliveries.data.map((d) => d.eventType)).toContain('subscription.paused');
       expect(deliveries.hasMore).toBe(deliveries.nextCursor !== null);
       const listed = await t.webhooks.listWebhookEndpoints({ limit: 100 });
       expect(listed.hasMore).toBe(listed.nextCursor !== null);
       const read = await t.webhooks.getWebhookEndpoint({ endpointId: created.id });
-      const updated = await t.webhooks.updateWebhookEndpoint({ endpointId: created.id, webhookEndpointUpdate: { status: 'disabled', events: ['subscription.resumed'] } });
+      const updated = await t.webhooks.updateWebhookEndpoint({
+        endpointId: created.id,
+        webhookEndpointUpdate: { status: 'disabled', events: ['subscription.resumed'] },
+      });
       if (t.stateful) {
         const { secret: _shownOnce, ...endpoint } = created;
         expect(listed.data).toContainEqual(endpoint);
@@ -300,7 +353,11 @@ function scenarios(name: string, target: () => Target) {
       await t.webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url: t.webhookUrl, events: ['subscription.paused'] } });
       const paused = await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId() });
       const ofIt = (page: EventList) => page.data.find((e) => 'subscription' in e.data && e.data.subscription.id === paused.id);
-      const page = await waitFor(() => t.events.listEvents({ type: 'subscription.paused', limit: 100 }), (p) => ofIt(p) !== undefined, 20_000);
+      const page = await waitFor(
+        () => t.events.listEvents({ type: 'subscription.paused', limit: 100 }),
+        (p) => ofIt(p) !== undefined,
+        20_000,
+      );
       const listed = ofIt(page);
       expect(listed).toBeDefined();
       const event = await t.events.getEvent({ eventId: listed!.id });
@@ -315,10 +372,13 @@ function scenarios(name: string, target: () => Target) {
 
     it('replays the last minute of events to an endpoint: 202, the deliveries queued', async () => {
       const t = target();
-      const created = await t.webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url: t.webhookUrl, events: ['subscription.paused'] } });
+      const created = await t.webhooks.createWebhookEndpoint({
+        webhookEndpointCreate: { url: t.webhookUrl, events: ['subscription.paused'] },
+      });
       const paused = await t.api.pauseSubscription({ subscriptionId: await t.fulfilledId() });
       // Replay sends stored events: wait for the pause's (the mock lists its example at once).
-      const ofIt = (page: EventList) => !t.stateful || page.data.some((e) => 'subscription' in e.data && e.data.subscription.id === paused.id);
+      const ofIt = (page: EventList) =>
+        !t.stateful || page.data.some((e) => 'subscription' in e.data && e.data.subscription.id === paused.id);
       await waitFor(() => t.events.listEvents({ type: 'subscription.paused', limit: 100 }), ofIt, 20_000);
       const range = { from: new Date(Date.now() - 60_000), to: new Date(Date.now() + 60_000) };
       const replayed = await t.webhooks.replayWebhookEventsRaw({ endpointId: created.id, webhookReplayRequest: range });
@@ -332,7 +392,10 @@ function scenarios(name: string, target: () => Target) {
     it('an unknown event answers 404 0024, to a read and to a resend', async () => {
       const t = target();
       // One after the other: a request made before the previous answer is awaited rejects unhandled meanwhile.
-      for (const send of [() => t.events.getEvent({ eventId: randomUUID() }, t.prefer(404)), () => t.events.resendEvent({ eventId: randomUUID() }, t.prefer(404))]) {
+      for (const send of [
+        () => t.events.getEvent({ eventId: randomUUID() }, t.prefer(404)),
+        () => t.events.resendEvent({ eventId: randomUUID() }, t.prefer(404)),
+      ]) {
         const { status, body } = await problemOf(send());
         expect([status, body.code]).toEqual([404, '0024']);
       }
@@ -452,7 +515,8 @@ afterAll(async () => {
 });
 
 /** Puts the service's subscriptions on one plan (seeded ones each have a plan of their own), through the database as seeding does. */
-const seedPlan = (ids: string[], planId: string) => service.db.collection('subscriptions').updateMany({ _id: { $in: ids as never[] } }, { $set: { planId } });
+const seedPlan = (ids: string[], planId: string) =>
+  service.db.collection('subscriptions').updateMany({ _id: { $in: ids as never[] } }, { $set: { planId } });
 
 /** Every answer either target gives is checked against the spec, as test/support/http.ts does for the other tests. */
 const checkedAgainstSpec: Middleware = {
@@ -461,12 +525,20 @@ const checkedAgainstSpec: Middleware = {
     const contentType = response.headers.get('content-type') ?? '';
     const text = await response.clone().text();
     const body: unknown = contentType.includes('json') && text ? JSON.parse(text) : text;
-    const violations = await contractViolations({ method: init.method ?? 'GET', path: pathname + search, status: response.status, contentType, body });
-    if (violations.length > 0) throw new Error(`${init.method} ${pathname} → ${response.status} breaks the contract:\n  ${violations.join('\n  ')}\n${text}`);
+    const violations = await contractViolations({
+      method: init.method ?? 'GET',
+      path: pathname + search,
+      status: response.status,
+      contentType,
+      body,
+    });
+    if (violations.length > 0)
+      throw new Error(`${init.method} ${pathname} → ${response.status} breaks the contract:\n  ${violations.join('\n  ')}\n${text}`);
   },
 };
 
-const configuration = (basePath: string, apiKey?: string) => new Configuration({ basePath, middleware: [checkedAgainstSpec], ...(apiKey ? { apiKey } : {}) });
+const configuration = (basePath: string, apiKey?: string) =>
+  new Configuration({ basePath, middleware: [checkedAgainstSpec], ...(apiKey ? { apiKey } : {}) });
 const client = (basePath: string, apiKey?: string) => new SubscriptionsApi(configuration(basePath, apiKey));
 
 scenarios('the Prism mock', () => ({
@@ -558,17 +630,25 @@ describe('consumer scenario against the real service only (a stateless mock cann
     const own = await service.merchant();
     const receiver = await startReceiver();
     try {
-      const endpoint = await new WebhookEndpointsApi(configuration(service.baseUrl, own.testApiKey)).createWebhookEndpoint({ webhookEndpointCreate: { url: receiver.url, events: ['subscription.resumed'] } });
+      const endpoint = await new WebhookEndpointsApi(configuration(service.baseUrl, own.testApiKey)).createWebhookEndpoint({
+        webhookEndpointCreate: { url: receiver.url, events: ['subscription.resumed'] },
+      });
       receiver.secret = endpoint.secret;
       const helpers = new TestHelpersApi(configuration(service.baseUrl, own.testApiKey));
       const [subscription] = (await helpers.createTestSubscriptions({ testSubscriptionsCreate: { count: 1 } })).data;
       const { now } = await helpers.getTestClock();
-      await client(service.baseUrl, own.testApiKey).pauseSubscription({ subscriptionId: subscription!.id, commandRequest: { resumeAt: new Date(Date.parse(now) + 30 * DAY) } });
+      await client(service.baseUrl, own.testApiKey).pauseSubscription({
+        subscriptionId: subscription!.id,
+        commandRequest: { resumeAt: new Date(Date.parse(now) + 30 * DAY) },
+      });
 
       expect((await helpers.advanceTestClock({ testClockAdvance: { to: new Date(Date.parse(now) + 31 * DAY) } })).appliedCount).toBe(1);
 
       expect(receiver.received).toHaveLength(1);
-      expect(receiver.received[0]).toMatchObject({ verified: true, body: { type: 'subscription.resumed', livemode: false, data: { subscription: { id: subscription!.id, status: 'fulfilled' } } } });
+      expect(receiver.received[0]).toMatchObject({
+        verified: true,
+        body: { type: 'subscription.resumed', livemode: false, data: { subscription: { id: subscription!.id, status: 'fulfilled' } } },
+      });
     } finally {
       await receiver.close();
     }

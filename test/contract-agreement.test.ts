@@ -52,7 +52,11 @@ describe('the service behind prism proxy --errors', () => {
       [`/v2/subscriptions/${randomUUID()}/pause`, { body: JSON.stringify({ subscriptions: [bulkA[0]] }) }, 202],
       ['/v2/subscriptions/bulk/resume', { body: JSON.stringify({ subscriptions: [bulkB[0]] }) }, 202],
       ['/v2/subscriptions/bulk/pause', { body: JSON.stringify({ filter: { status: ['fulfilled'] }, dryRun: true }) }, 200],
-      ['/v2/subscriptions/bulk/resume', { body: JSON.stringify({ filter: { status: ['paused', 'cancelled'], createdAfter: '2020-01-01T00:00:00Z' } }) }, 202],
+      [
+        '/v2/subscriptions/bulk/resume',
+        { body: JSON.stringify({ filter: { status: ['paused', 'cancelled'], createdAfter: '2020-01-01T00:00:00Z' } }) },
+        202,
+      ],
     ];
     for (const [path, init, expected] of cases) {
       const headers: Record<string, string> = { 'x-api-key': merchant.apiKey };
@@ -87,18 +91,90 @@ describe('Idempotency-Key through prism proxy --errors', () => {
 describe('Prism and the service give the same verdict on invalid requests', () => {
   const json = { 'content-type': 'application/json' };
   const table: [string, (key: string) => { path: string; headers: Record<string, string>; body?: string; method?: string }, number][] = [
-    ['an invalid UUID in the list', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [randomUUID(), 'nope'] }) }), 400],
-    ['3001 ids', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: Array.from({ length: 3001 }, () => randomUUID()) }) }), 400],
+    [
+      'an invalid UUID in the list',
+      (key) => ({
+        path: '/v2/subscriptions/bulk/pause',
+        headers: { ...json, 'x-api-key': key },
+        body: JSON.stringify({ subscriptions: [randomUUID(), 'nope'] }),
+      }),
+      400,
+    ],
+    [
+      '3001 ids',
+      (key) => ({
+        path: '/v2/subscriptions/bulk/pause',
+        headers: { ...json, 'x-api-key': key },
+        body: JSON.stringify({ subscriptions: Array.from({ length: 3001 }, () => randomUUID()) }),
+      }),
+      400,
+    ],
     ['no body on the bulk operation', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { 'x-api-key': key } }), 400],
-    ['both subscriptions and a filter', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [randomUUID()], filter: {} }) }), 400],
-    ['neither subscriptions nor a filter, only dryRun', (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ dryRun: true }) }), 400],
-    ['a filter with an unknown field', (key) => ({ path: '/v2/subscriptions/bulk/pause', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ filter: { plan: [randomUUID()] } }) }), 400],
-    ['a filter on the templated path', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ filter: {} }) }), 400],
-    ['an empty list', (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ subscriptions: [] }) }), 400],
-    ['an unknown body property', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ status: 'paused' }) }), 400],
+    [
+      'both subscriptions and a filter',
+      (key) => ({
+        path: '/v2/subscriptions/bulk/pause',
+        headers: { ...json, 'x-api-key': key },
+        body: JSON.stringify({ subscriptions: [randomUUID()], filter: {} }),
+      }),
+      400,
+    ],
+    [
+      'neither subscriptions nor a filter, only dryRun',
+      (key) => ({ path: '/v2/subscriptions/bulk/resume', headers: { ...json, 'x-api-key': key }, body: JSON.stringify({ dryRun: true }) }),
+      400,
+    ],
+    [
+      'a filter with an unknown field',
+      (key) => ({
+        path: '/v2/subscriptions/bulk/pause',
+        headers: { ...json, 'x-api-key': key },
+        body: JSON.stringify({ filter: { plan: [randomUUID()] } }),
+      }),
+      400,
+    ],
+    [
+      'a filter on the templated path',
+      (key) => ({
+        path: `/v2/subscriptions/${randomUUID()}/pause`,
+        headers: { ...json, 'x-api-key': key },
+        body: JSON.stringify({ filter: {} }),
+      }),
+      400,
+    ],
+    [
+      'an empty list',
+      (key) => ({
+        path: '/v2/subscriptions/bulk/resume',
+        headers: { ...json, 'x-api-key': key },
+        body: JSON.stringify({ subscriptions: [] }),
+      }),
+      400,
+    ],
+    [
+      'an unknown body property',
+      (key) => ({
+        path: `/v2/subscriptions/${randomUUID()}/pause`,
+        headers: { ...json, 'x-api-key': key },
+        body: JSON.stringify({ status: 'paused' }),
+      }),
+      400,
+    ],
     ['a missing API key', () => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: {} }), 401],
-    ['a text/plain body', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/pause`, headers: { 'content-type': 'text/plain', 'x-api-key': key }, body: 'pause' }), 415],
-    ['a GET on an operation path', (key) => ({ path: `/v2/subscriptions/${randomUUID()}/resume`, headers: { 'x-api-key': key }, method: 'GET' }), 405],
+    [
+      'a text/plain body',
+      (key) => ({
+        path: `/v2/subscriptions/${randomUUID()}/pause`,
+        headers: { 'content-type': 'text/plain', 'x-api-key': key },
+        body: 'pause',
+      }),
+      415,
+    ],
+    [
+      'a GET on an operation path',
+      (key) => ({ path: `/v2/subscriptions/${randomUUID()}/resume`, headers: { 'x-api-key': key }, method: 'GET' }),
+      405,
+    ],
   ];
 
   it.each(table)('%s', async (_name, request, expected) => {
@@ -121,9 +197,18 @@ async function verdicts(forMock: TableRequest, forService: TableRequest) {
   const method = forMock.method ?? 'POST';
   const mockHeaders = { ...forMock.headers, ...(forMock.mockPrefers ? { prefer: forMock.mockPrefers } : {}) };
   const fromMock = await fetch(`${mock.baseUrl}${forMock.path}`, { method, headers: mockHeaders, body: forMock.body });
-  const mockBody = (fromMock.headers.get('content-type') ?? '').includes('json') ? ((await fromMock.json()) as { code?: string }) : undefined;
-  const fromService = await call(service.baseUrl, forService.path, { method, headers: forService.headers, ...(forService.body ? { rawBody: forService.body } : {}) });
-  return { mock: { status: fromMock.status, code: mockBody?.code }, service: { status: fromService.status, code: (fromService.body as { code?: string }).code } };
+  const mockBody = (fromMock.headers.get('content-type') ?? '').includes('json')
+    ? ((await fromMock.json()) as { code?: string })
+    : undefined;
+  const fromService = await call(service.baseUrl, forService.path, {
+    method,
+    headers: forService.headers,
+    ...(forService.body ? { rawBody: forService.body } : {}),
+  });
+  return {
+    mock: { status: fromMock.status, code: mockBody?.code },
+    service: { status: fromService.status, code: (fromService.body as { code?: string }).code },
+  };
 }
 
 /** Ids of the service's merchant that the success rows act on (the mock takes any id). */
@@ -144,14 +229,22 @@ interface Ids {
 }
 
 async function serviceIds(): Promise<Ids> {
-  const [[scheduled], [cancelled]] = await Promise.all([service.seed(merchant.merchantId, 1, 'fulfilled'), service.seed(merchant.merchantId, 1, 'cancelled')]);
+  const [[scheduled], [cancelled]] = await Promise.all([
+    service.seed(merchant.merchantId, 1, 'fulfilled'),
+    service.seed(merchant.merchantId, 1, 'cancelled'),
+  ]);
   const send = (path: string, options: Parameters<typeof call>[2]) => call(service.baseUrl, path, { apiKey: merchant.apiKey, ...options });
   const paused = await send(`/v2/subscriptions/${scheduled}/pause`, { json: { resumeAt: new Date(Date.now() + 600_000).toISOString() } });
   const endpoints = [];
-  for (const description of ['kept', 'doomed']) endpoints.push(await send('/v2/webhook-endpoints', { json: { url: 'http://127.0.0.1:9/hooks', events: ['*'], description } }));
+  for (const description of ['kept', 'doomed'])
+    endpoints.push(await send('/v2/webhook-endpoints', { json: { url: 'http://127.0.0.1:9/hooks', events: ['*'], description } }));
   const ofScheduled = (e: { data: { subscription: { id: string } } }) => e.data.subscription.id === scheduled;
   // The service records the event right after its answer: look until it is there.
-  const events = await waitFor(() => send('/v2/events?type=subscription.paused&limit=100', { method: 'GET' }), (r) => r.body.data.some(ofScheduled), 20_000);
+  const events = await waitFor(
+    () => send('/v2/events?type=subscription.paused&limit=100', { method: 'GET' }),
+    (r) => r.body.data.some(ofScheduled),
+    20_000,
+  );
   expect([paused.status, ...endpoints.map((e) => e.status)]).toEqual([200, 201, 201]);
   const event = events.body.data.find(ofScheduled);
   const keys = [await send('/v2/api-keys', {}), await send('/v2/api-keys', {})];
@@ -186,20 +279,50 @@ describe('Prism and the service give the same verdict on the schedule, events, w
   type Row = [string, (key: string, ids: Ids) => TableRequest, number, string | undefined];
   /** An empty key: no `x-api-key` header at all. */
   const auth = (key: string): Record<string, string> => (key ? { 'x-api-key': key } : {});
-  const send = (method: string, path: string, key: string, extra: Partial<TableRequest> = {}): TableRequest => ({ path, method, ...extra, headers: { ...auth(key), ...extra.headers } });
+  const send = (method: string, path: string, key: string, extra: Partial<TableRequest> = {}): TableRequest => ({
+    path,
+    method,
+    ...extra,
+    headers: { ...auth(key), ...extra.headers },
+  });
   const get = (path: string, key: string, mockPrefers?: string) => send('GET', path, key, mockPrefers ? { mockPrefers } : {});
   const patch = (path: string, key: string, body: unknown, mockPrefers?: string) =>
     send('PATCH', path, key, { headers: json, body: JSON.stringify(body), ...(mockPrefers ? { mockPrefers } : {}) });
   const table: Row[] = [
-    ['deleteSubscriptionSchedule: a scheduled resume dropped', (key, ids) => send('DELETE', `/v2/subscriptions/${ids.scheduled}/schedule`, key), 200, undefined],
-    ['deleteSubscriptionSchedule: an unknown subscription', (key) => send('DELETE', `/v2/subscriptions/${randomUUID()}/schedule`, key, { mockPrefers: 'code=404' }), 404, '0020'],
-    ['deleteSubscriptionSchedule: a cancelled subscription', (key, ids) => send('DELETE', `/v2/subscriptions/${ids.cancelled}/schedule`, key, { mockPrefers: 'code=409' }), 409, '0030'],
-    ['deleteSubscriptionSchedule: a missing API key', (_key, ids) => send('DELETE', `/v2/subscriptions/${ids.scheduled}/schedule`, ''), 401, '0010'],
+    [
+      'deleteSubscriptionSchedule: a scheduled resume dropped',
+      (key, ids) => send('DELETE', `/v2/subscriptions/${ids.scheduled}/schedule`, key),
+      200,
+      undefined,
+    ],
+    [
+      'deleteSubscriptionSchedule: an unknown subscription',
+      (key) => send('DELETE', `/v2/subscriptions/${randomUUID()}/schedule`, key, { mockPrefers: 'code=404' }),
+      404,
+      '0020',
+    ],
+    [
+      'deleteSubscriptionSchedule: a cancelled subscription',
+      (key, ids) => send('DELETE', `/v2/subscriptions/${ids.cancelled}/schedule`, key, { mockPrefers: 'code=409' }),
+      409,
+      '0030',
+    ],
+    [
+      'deleteSubscriptionSchedule: a missing API key',
+      (_key, ids) => send('DELETE', `/v2/subscriptions/${ids.scheduled}/schedule`, ''),
+      401,
+      '0010',
+    ],
     ['getEvent: an event', (key, ids) => get(`/v2/events/${ids.event}`, key), 200, undefined],
     ['getEvent: an unknown event', (key) => get(`/v2/events/${randomUUID()}`, key, 'code=404'), 404, '0024'],
     ['getEvent: a missing API key', (_key, ids) => get(`/v2/events/${ids.event}`, ''), 401, '0010'],
     ['resendEvent: an event', (key, ids) => send('POST', `/v2/events/${ids.event}/resend`, key), 202, undefined],
-    ['resendEvent: an unknown event', (key) => send('POST', `/v2/events/${randomUUID()}/resend`, key, { mockPrefers: 'code=404' }), 404, '0024'],
+    [
+      'resendEvent: an unknown event',
+      (key) => send('POST', `/v2/events/${randomUUID()}/resend`, key, { mockPrefers: 'code=404' }),
+      404,
+      '0024',
+    ],
     ['resendEvent: a missing API key', (_key, ids) => send('POST', `/v2/events/${ids.event}/resend`, ''), 401, '0010'],
     ['listWebhookEndpoints: a page', (key) => get('/v2/webhook-endpoints?limit=10', key), 200, undefined],
     ['listWebhookEndpoints: limit=0', (key) => get('/v2/webhook-endpoints?limit=0', key), 400, '0040'],
@@ -207,40 +330,155 @@ describe('Prism and the service give the same verdict on the schedule, events, w
     ['getWebhookEndpoint: an endpoint', (key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}`, key), 200, undefined],
     ['getWebhookEndpoint: an unknown endpoint', (key) => get(`/v2/webhook-endpoints/${randomUUID()}`, key, 'code=404'), 404, '0023'],
     ['getWebhookEndpoint: a missing API key', (_key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}`, ''), 401, '0010'],
-    ['updateWebhookEndpoint: disabled, other events', (key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, key, { status: 'disabled', events: ['subscription.resumed'] }), 200, undefined],
+    [
+      'updateWebhookEndpoint: disabled, other events',
+      (key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, key, { status: 'disabled', events: ['subscription.resumed'] }),
+      200,
+      undefined,
+    ],
     ['updateWebhookEndpoint: an empty body', (key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, key, {}), 400, '0040'],
-    ['updateWebhookEndpoint: a status outside the enum', (key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, key, { status: 'off' }), 400, '0040'],
-    ['updateWebhookEndpoint: an unknown endpoint', (key) => patch(`/v2/webhook-endpoints/${randomUUID()}`, key, { description: 'x' }, 'code=404'), 404, '0023'],
-    ['updateWebhookEndpoint: a missing API key', (_key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, '', { description: 'x' }), 401, '0010'],
-    ['createWebhookEndpoint: an unknown body property', (key) => send('POST', '/v2/webhook-endpoints', key, { headers: json, body: JSON.stringify({ url: 'https://example.com/hooks', events: ['*'], secret: 'mine' }) }), 400, '0040'],
-    ['createWebhookEndpoint: an event type that does not exist', (key) => send('POST', '/v2/webhook-endpoints', key, { headers: json, body: JSON.stringify({ url: 'https://example.com/hooks', events: ['subscription.cancelled'] }) }), 400, '0040'],
+    [
+      'updateWebhookEndpoint: a status outside the enum',
+      (key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, key, { status: 'off' }),
+      400,
+      '0040',
+    ],
+    [
+      'updateWebhookEndpoint: an unknown endpoint',
+      (key) => patch(`/v2/webhook-endpoints/${randomUUID()}`, key, { description: 'x' }, 'code=404'),
+      404,
+      '0023',
+    ],
+    [
+      'updateWebhookEndpoint: a missing API key',
+      (_key, ids) => patch(`/v2/webhook-endpoints/${ids.endpoint}`, '', { description: 'x' }),
+      401,
+      '0010',
+    ],
+    [
+      'createWebhookEndpoint: an unknown body property',
+      (key) =>
+        send('POST', '/v2/webhook-endpoints', key, {
+          headers: json,
+          body: JSON.stringify({ url: 'https://example.com/hooks', events: ['*'], secret: 'mine' }),
+        }),
+      400,
+      '0040',
+    ],
+    [
+      'createWebhookEndpoint: an event type that does not exist',
+      (key) =>
+        send('POST', '/v2/webhook-endpoints', key, {
+          headers: json,
+          body: JSON.stringify({ url: 'https://example.com/hooks', events: ['subscription.cancelled'] }),
+        }),
+      400,
+      '0040',
+    ],
     ['listWebhookDeliveries: a page', (key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}/deliveries?limit=10`, key), 200, undefined],
     ['listWebhookDeliveries: limit=101', (key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}/deliveries?limit=101`, key), 400, '0040'],
-    ['listWebhookDeliveries: an unknown endpoint', (key) => get(`/v2/webhook-endpoints/${randomUUID()}/deliveries`, key, 'code=404'), 404, '0023'],
+    [
+      'listWebhookDeliveries: an unknown endpoint',
+      (key) => get(`/v2/webhook-endpoints/${randomUUID()}/deliveries`, key, 'code=404'),
+      404,
+      '0023',
+    ],
     ['listWebhookDeliveries: a missing API key', (_key, ids) => get(`/v2/webhook-endpoints/${ids.endpoint}/deliveries`, ''), 401, '0010'],
-    ['deleteWebhookEndpoint: an endpoint', (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key), 204, undefined],
-    ['deleteWebhookEndpoint: the same endpoint again', (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key, { mockPrefers: 'code=404' }), 404, '0023'],
+    [
+      'deleteWebhookEndpoint: an endpoint',
+      (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key),
+      204,
+      undefined,
+    ],
+    [
+      'deleteWebhookEndpoint: the same endpoint again',
+      (key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.doomedEndpoint}`, key, { mockPrefers: 'code=404' }),
+      404,
+      '0023',
+    ],
     ['deleteWebhookEndpoint: a missing API key', (_key, ids) => send('DELETE', `/v2/webhook-endpoints/${ids.endpoint}`, ''), 401, '0010'],
     ['getPausePolicy: the policy', (key) => get('/v2/pause-policy', key), 200, undefined],
     ['getPausePolicy: a missing API key', () => get('/v2/pause-policy', ''), 401, '0010'],
     // Every rule off: the rows above and below that pause are not refused by it.
-    ['putPausePolicy: every rule off', (key) => send('PUT', '/v2/pause-policy', key, { headers: json, body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false }) }), 200, undefined],
-    ['putPausePolicy: maxPauseDays 0', (key) => send('PUT', '/v2/pause-policy', key, { headers: json, body: JSON.stringify({ maxPauseDays: 0, maxPausesPerYear: null, requireResumeAt: false }) }), 400, '0040'],
-    ['putPausePolicy: an unknown property', (key) => send('PUT', '/v2/pause-policy', key, { headers: json, body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false, maxResumes: 1 }) }), 400, '0040'],
+    [
+      'putPausePolicy: every rule off',
+      (key) =>
+        send('PUT', '/v2/pause-policy', key, {
+          headers: json,
+          body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false }),
+        }),
+      200,
+      undefined,
+    ],
+    [
+      'putPausePolicy: maxPauseDays 0',
+      (key) =>
+        send('PUT', '/v2/pause-policy', key, {
+          headers: json,
+          body: JSON.stringify({ maxPauseDays: 0, maxPausesPerYear: null, requireResumeAt: false }),
+        }),
+      400,
+      '0040',
+    ],
+    [
+      'putPausePolicy: an unknown property',
+      (key) =>
+        send('PUT', '/v2/pause-policy', key, {
+          headers: json,
+          body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false, maxResumes: 1 }),
+        }),
+      400,
+      '0040',
+    ],
     ['putPausePolicy: no body', (key) => send('PUT', '/v2/pause-policy', key), 400, '0040'],
-    ['putPausePolicy: a missing API key', () => send('PUT', '/v2/pause-policy', '', { headers: json, body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false }) }), 401, '0010'],
+    [
+      'putPausePolicy: a missing API key',
+      () =>
+        send('PUT', '/v2/pause-policy', '', {
+          headers: json,
+          body: JSON.stringify({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false }),
+        }),
+      401,
+      '0010',
+    ],
     ['listApiKeys: a page', (key) => get('/v2/api-keys?limit=10', key), 200, undefined],
     ['listApiKeys: limit=0', (key) => get('/v2/api-keys?limit=0', key), 400, '0040'],
     ['listApiKeys: a missing API key', () => get('/v2/api-keys', ''), 401, '0010'],
     ['createApiKey: a key', (key) => send('POST', '/v2/api-keys', key), 201, undefined],
     ['createApiKey: a missing API key', () => send('POST', '/v2/api-keys', ''), 401, '0010'],
-    ['rollApiKey: with a 1-hour overlap', (key, ids) => send('POST', `/v2/api-keys/${ids.rolledKey}/roll`, key, { headers: json, body: JSON.stringify({ expiresInHours: 1 }) }), 201, undefined],
-    ['rollApiKey: expiresInHours over a week', (key, ids) => send('POST', `/v2/api-keys/${ids.rolledKey}/roll`, key, { headers: json, body: JSON.stringify({ expiresInHours: 169 }) }), 400, '0040'],
-    ['rollApiKey: an unknown key', (key) => send('POST', `/v2/api-keys/${randomUUID()}/roll`, key, { mockPrefers: 'code=404' }), 404, '0025'],
+    [
+      'rollApiKey: with a 1-hour overlap',
+      (key, ids) => send('POST', `/v2/api-keys/${ids.rolledKey}/roll`, key, { headers: json, body: JSON.stringify({ expiresInHours: 1 }) }),
+      201,
+      undefined,
+    ],
+    [
+      'rollApiKey: expiresInHours over a week',
+      (key, ids) =>
+        send('POST', `/v2/api-keys/${ids.rolledKey}/roll`, key, { headers: json, body: JSON.stringify({ expiresInHours: 169 }) }),
+      400,
+      '0040',
+    ],
+    [
+      'rollApiKey: an unknown key',
+      (key) => send('POST', `/v2/api-keys/${randomUUID()}/roll`, key, { mockPrefers: 'code=404' }),
+      404,
+      '0025',
+    ],
     ['rollApiKey: a missing API key', (_key, ids) => send('POST', `/v2/api-keys/${ids.rolledKey}/roll`, ''), 401, '0010'],
     ['revokeApiKey: a key', (key, ids) => send('DELETE', `/v2/api-keys/${ids.doomedKey}`, key), 204, undefined],
-    ['revokeApiKey: the same key again', (key, ids) => send('DELETE', `/v2/api-keys/${ids.doomedKey}`, key, { mockPrefers: 'code=404' }), 404, '0025'],
-    ['revokeApiKey: the last key', (_key, ids) => send('DELETE', `/v2/api-keys/${ids.lone.keyId}`, ids.lone.apiKey, { mockPrefers: 'code=409' }), 409, '0031'],
+    [
+      'revokeApiKey: the same key again',
+      (key, ids) => send('DELETE', `/v2/api-keys/${ids.doomedKey}`, key, { mockPrefers: 'code=404' }),
+      404,
+      '0025',
+    ],
+    [
+      'revokeApiKey: the last key',
+      (_key, ids) => send('DELETE', `/v2/api-keys/${ids.lone.keyId}`, ids.lone.apiKey, { mockPrefers: 'code=409' }),
+      409,
+      '0031',
+    ],
     ['revokeApiKey: a missing API key', (_key, ids) => send('DELETE', `/v2/api-keys/${ids.rolledKey}`, ''), 401, '0010'],
   ];
 
@@ -250,7 +488,10 @@ describe('Prism and the service give the same verdict on the schedule, events, w
   });
 
   it.each(table)('%s', async (_name, request, status, code) => {
-    const { mock: fromMock, service: fromService } = await verdicts(request('sk_any-key-the-mock-accepts', anyIds()), request(merchant.apiKey, ids));
+    const { mock: fromMock, service: fromService } = await verdicts(
+      request('sk_any-key-the-mock-accepts', anyIds()),
+      request(merchant.apiKey, ids),
+    );
     expect({ mock: fromMock, service: fromService }).toEqual({ mock: { status, code }, service: { status, code } });
   });
 
@@ -273,7 +514,10 @@ describe('the mock answers only what it can know (docs/partners.md: where the mo
     });
 
   it('sends no Idempotent-Replayed or X-Request-Id header, whose values only the service knows', async () => {
-    const answers = [await mockCall(`/v2/subscriptions/${randomUUID()}/pause`), await mockCall('/v2/subscriptions/bulk/pause', { prefer: 'code=202' }, { subscriptions: [randomUUID()] })];
+    const answers = [
+      await mockCall(`/v2/subscriptions/${randomUUID()}/pause`),
+      await mockCall('/v2/subscriptions/bulk/pause', { prefer: 'code=202' }, { subscriptions: [randomUUID()] }),
+    ];
     expect(answers.map((r) => [r.status, r.headers.get('idempotent-replayed'), r.headers.get('x-request-id')])).toEqual([
       [200, null, null],
       [202, null, null],
@@ -282,7 +526,10 @@ describe('the mock answers only what it can know (docs/partners.md: where the mo
 
   it('Prefer: dynamic=true gives lower-case uuids and timestamps that are real instants', async () => {
     for (let i = 0; i < 10; i++) {
-      const body = (await (await mockCall(`/v2/subscriptions/${randomUUID()}`, { prefer: 'dynamic=true' })).json()) as Record<string, string>;
+      const body = (await (await mockCall(`/v2/subscriptions/${randomUUID()}`, { prefer: 'dynamic=true' })).json()) as Record<
+        string,
+        string
+      >;
       for (const field of ['id', 'merchantId', 'planId']) expect(body[field]).toBe(body[field]!.toLowerCase());
       for (const field of ['createdAt', 'modifiedAt']) {
         expect(body[field]).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/);
@@ -303,9 +550,14 @@ describe('the mock answers only what it can know (docs/partners.md: where the mo
 describe('the generated request collection (generated/requests.http)', () => {
   it('every request, sent as written with the mock environment, gets the operation’s success from the mock', async () => {
     // The mock environment as written, on the port this test's mock listens on (4010 with npm run mock).
-    const env: Record<string, string> = { ...JSON.parse(readFileSync('generated/http-client.env.json', 'utf8')).mock, baseUrl: mock.baseUrl };
+    const env: Record<string, string> = {
+      ...JSON.parse(readFileSync('generated/http-client.env.json', 'utf8')).mock,
+      baseUrl: mock.baseUrl,
+    };
     const fill = (text: string) => text.replace(/\{\{(\w+)\}\}/g, (_, name: string) => env[name]!);
-    const blocks = readFileSync('generated/requests.http', 'utf8').split(/^### .*$/m).slice(1);
+    const blocks = readFileSync('generated/requests.http', 'utf8')
+      .split(/^### .*$/m)
+      .slice(1);
     const seen = [];
     for (const block of blocks) {
       const [head, ...rest] = block.trim().split('\n\n');
@@ -319,7 +571,9 @@ describe('the generated request collection (generated/requests.http)', () => {
     }
     // Every operation, some more than once (with a filter, or another media type).
     const operations = new Set(seen.map((line) => line.split(' ').slice(0, 2).join(' ')));
-    expect(operations.size).toBe(Object.values(parse(readFileSync(SPEC_PATH, 'utf8')).paths as Record<string, object>).flatMap(Object.keys).length);
+    expect(operations.size).toBe(
+      Object.values(parse(readFileSync(SPEC_PATH, 'utf8')).paths as Record<string, object>).flatMap(Object.keys).length,
+    );
     for (const line of seen) expect(line).toMatch(/ 20[0-4]$/);
   });
 });
@@ -336,15 +590,28 @@ describe('regeneration', () => {
   it('a broken $ref in a copy of the spec: generate prints one line per problem, no stack trace, and generates nothing', async () => {
     const work = mkdtempSync(join(tmpdir(), 'subsvc-regen-'));
     try {
-      const spec = readFileSync(SPEC_PATH, 'utf8').replace("$ref: '#/components/schemas/BulkCommandRequest'", "$ref: '#/components/schemas/NoSuchSchema'");
+      const spec = readFileSync(SPEC_PATH, 'utf8').replace(
+        "$ref: '#/components/schemas/BulkCommandRequest'",
+        "$ref: '#/components/schemas/NoSuchSchema'",
+      );
       writeFileSync(join(work, 'openapi.yaml'), spec);
-      const failure = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--spec', join(work, 'openapi.yaml'), '--out', join(work, 'out')]).then(
+      const failure = await run(process.execPath, [
+        '--import',
+        'tsx',
+        'scripts/generate.ts',
+        '--spec',
+        join(work, 'openapi.yaml'),
+        '--out',
+        join(work, 'out'),
+      ]).then(
         () => undefined,
         (e: { code: number; stderr: string }) => e,
       );
       expect(failure?.code).toBe(1);
       const lines = failure!.stderr.trim().split('\n');
-      expect(lines.filter((l) => l.includes(' error '))).toEqual([expect.stringMatching(/openapi\.yaml:\d+:\d+ error Can't resolve \$ref \(no-unresolved-refs\)$/)]);
+      expect(lines.filter((l) => l.includes(' error '))).toEqual([
+        expect.stringMatching(/openapi\.yaml:\d+:\d+ error Can't resolve \$ref \(no-unresolved-refs\)$/),
+      ]);
       expect(lines.at(-1)).toMatch(/does not lint: nothing generated$/);
       expect(failure!.stderr).not.toMatch(/^\s+at /m);
       expect(existsSync(join(work, 'out'))).toBe(false);
@@ -356,16 +623,31 @@ describe('regeneration', () => {
   it('a string without a bound in a copy of the spec: generate prints the OWASP rule broken, on one line, and generates nothing', async () => {
     const work = mkdtempSync(join(tmpdir(), 'subsvc-regen-'));
     try {
-      const spec = readFileSync(SPEC_PATH, 'utf8').replace(/(  PauseReason:\n      type: string\n      minLength: 1\n)      maxLength: 500\n/, '$1');
+      const spec = readFileSync(SPEC_PATH, 'utf8').replace(
+        /(  PauseReason:\n      type: string\n      minLength: 1\n)      maxLength: 500\n/,
+        '$1',
+      );
       expect(spec).not.toBe(readFileSync(SPEC_PATH, 'utf8'));
       writeFileSync(join(work, 'openapi.yaml'), spec);
-      const failure = await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--spec', join(work, 'openapi.yaml'), '--out', join(work, 'out')]).then(
+      const failure = await run(process.execPath, [
+        '--import',
+        'tsx',
+        'scripts/generate.ts',
+        '--spec',
+        join(work, 'openapi.yaml'),
+        '--out',
+        join(work, 'out'),
+      ]).then(
         () => undefined,
         (e: { code: number; stderr: string }) => e,
       );
       expect(failure?.code).toBe(1);
       const errors = failure!.stderr.split('\n').filter((l) => l.includes(' error '));
-      expect(errors).toEqual([expect.stringMatching(/openapi\.yaml:\d+:\d+ error Schema of type string must specify maxLength, enum, or const\. \(owasp:api4:2023-string-limit\)$/)]);
+      expect(errors).toEqual([
+        expect.stringMatching(
+          /openapi\.yaml:\d+:\d+ error Schema of type string must specify maxLength, enum, or const\. \(owasp:api4:2023-string-limit\)$/,
+        ),
+      ]);
       expect(existsSync(join(work, 'out'))).toBe(false);
     } finally {
       rmSync(work, { recursive: true, force: true });
@@ -375,9 +657,20 @@ describe('regeneration', () => {
   it('a changed description in a copy of the spec changes the generated types and client', { timeout: 120_000 }, async () => {
     const work = mkdtempSync(join(tmpdir(), 'subsvc-regen-'));
     try {
-      const spec = readFileSync(SPEC_PATH, 'utf8').replace('summary: Pause a subscription, or many at once', 'summary: Pause it, changed by a test');
+      const spec = readFileSync(SPEC_PATH, 'utf8').replace(
+        'summary: Pause a subscription, or many at once',
+        'summary: Pause it, changed by a test',
+      );
       writeFileSync(join(work, 'openapi.yaml'), spec);
-      await run(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--spec', join(work, 'openapi.yaml'), '--out', join(work, 'out')]);
+      await run(process.execPath, [
+        '--import',
+        'tsx',
+        'scripts/generate.ts',
+        '--spec',
+        join(work, 'openapi.yaml'),
+        '--out',
+        join(work, 'out'),
+      ]);
       const changedTypes = readFileSync(join(work, 'out', 'openapi.d.ts'), 'utf8');
       const changedClient = readFileSync(join(work, 'out', 'client', 'apis', 'SubscriptionsApi.ts'), 'utf8');
       expect(changedTypes).toContain('Pause it, changed by a test');

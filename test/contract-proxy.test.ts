@@ -7,7 +7,13 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContractProxy, type ContractProxy } from './support/contract-proxy.js';
 
-const NOT_FOUND = { type: 'urn:subsvc:problem:subscription-not-found', title: 'Subscription not found', status: 404, detail: 'Subscription abc not found', code: '0020' };
+const NOT_FOUND = {
+  type: 'urn:subsvc:problem:subscription-not-found',
+  title: 'Subscription not found',
+  status: 404,
+  detail: 'Subscription abc not found',
+  code: '0020',
+};
 
 let upstream: Server;
 let proxy: ContractProxy;
@@ -28,7 +34,11 @@ afterAll(async () => {
 describe('the contract-checking proxy', () => {
   it('relays an answer within the contract unchanged: status, headers and body', async () => {
     const answer = await fetch(`${proxy.baseUrl}/v2/subscriptions/abc`);
-    expect([answer.status, answer.headers.get('content-type'), answer.headers.get('x-request-id')]).toEqual([404, 'application/problem+json', 'r-1']);
+    expect([answer.status, answer.headers.get('content-type'), answer.headers.get('x-request-id')]).toEqual([
+      404,
+      'application/problem+json',
+      'r-1',
+    ]);
     expect(await answer.json()).toEqual(NOT_FOUND);
     expect(proxy.violations).toEqual([]);
   });

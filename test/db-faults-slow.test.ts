@@ -42,48 +42,64 @@ interface Answer {
 describe('a database that is slow but up', () => {
   if (!oneWriter) {
     it.skip('needs a server with one writer (FerretDB) to make a write wait behind background writes', () => {});
-    console.log('db-faults-slow: skipped: this server writes in parallel, so background writes cannot hold a request write past DB_TIMEOUT_MS here');
+    console.log(
+      'db-faults-slow: skipped: this server writes in parallel, so background writes cannot hold a request write past DB_TIMEOUT_MS here',
+    );
     return;
   }
 
-  it('with background writes holding the one writer, requests that wait past DB_TIMEOUT_MS answer 200, not 503', { timeout: GIVE_UP_MS + 60_000 }, async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const ids = await t.seed(merchantId, CONCURRENT);
-    for (let f = 0; f < FILLERS; f++) {
-      const docs = Array.from({ length: FILLER_DOCS }, (_, i) => ({ _id: `filler-${i}`, n: 0, pad: 'x'.repeat(200) }));
-      await t.db.collection<{ _id: string }>(`filler${f}`).insertMany(docs);
-    }
-
-    const answers: Answer[] = [];
-    const slow = () => answers.filter((a) => a.ms > DB_TIMEOUT_MS).length;
-    const deadline = Date.now() + GIVE_UP_MS;
-    const enough = () => slow() >= SLOW_WANTED || Date.now() > deadline;
-    // The background writes: whole-collection updates, one after another on each filler, as long as the requests go on.
-    const background = Array.from({ length: FILLERS }, async (_, f) => {
-      while (!enough()) await t.db.collection(`filler${f}`).updateMany({}, { $inc: { n: 1 } });
-    });
-    const requests = ids.map(async (id) => {
-      for (let n = 0; !enough(); n++) {
-        const started = Date.now();
-        const res = await call(t.baseUrl, `/v2/subscriptions/${id}/${n % 2 === 0 ? 'pause' : 'resume'}`, { apiKey });
-        answers.push({ status: res.status, code: (res.body as { code?: string }).code, ms: Date.now() - started });
+  it(
+    'with background writes holding the one writer, requests that wait past DB_TIMEOUT_MS answer 200, not 503',
+    { timeout: GIVE_UP_MS + 60_000 },
+    async () => {
+      const { merchantId, apiKey } = await t.merchant();
+      const ids = await t.seed(merchantId, CONCURRENT);
+      for (let f = 0; f < FILLERS; f++) {
+        const docs = Array.from({ length: FILLER_DOCS }, (_, i) => ({ _id: `filler-${i}`, n: 0, pad: 'x'.repeat(200) }));
+        await t.db.collection<{ _id: string }>(`filler${f}`).insertMany(docs);
       }
-    });
-    // And the process stays ready meanwhile: /readyz's ping waits behind the requests for a pooled connection.
-    const readiness: number[] = [];
-    const probes = (async () => {
-      while (!enough()) {
-        const res = await fetch(`${t.baseUrl}/readyz`);
-        await res.arrayBuffer();
-        readiness.push(res.status);
-      }
-    })();
-    await Promise.all([...background, ...requests, probes]);
 
-    const slowest = answers.map((a) => a.ms).sort((a, b) => b - a).slice(0, 5);
-    console.log(`db-faults-slow: ${answers.length} requests, ${slow()} took longer than DB_TIMEOUT_MS (${DB_TIMEOUT_MS} ms); slowest ${slowest.join(', ')} ms`);
-    expect(slow(), `requests that waited past DB_TIMEOUT_MS within ${GIVE_UP_MS} ms of background writes`).toBeGreaterThanOrEqual(SLOW_WANTED);
-    expect(answers.filter((a) => a.status !== 200)).toEqual([]);
-    expect(readiness.filter((status) => status !== 200), `of ${readiness.length} /readyz`).toEqual([]);
-  });
+      const answers: Answer[] = [];
+      const slow = () => answers.filter((a) => a.ms > DB_TIMEOUT_MS).length;
+      const deadline = Date.now() + GIVE_UP_MS;
+      const enough = () => slow() >= SLOW_WANTED || Date.now() > deadline;
+      // The background writes: whole-collection updates, one after another on each filler, as long as the requests go on.
+      const background = Array.from({ length: FILLERS }, async (_, f) => {
+        while (!enough()) await t.db.collection(`filler${f}`).updateMany({}, { $inc: { n: 1 } });
+      });
+      const requests = ids.map(async (id) => {
+        for (let n = 0; !enough(); n++) {
+          const started = Date.now();
+          const res = await call(t.baseUrl, `/v2/subscriptions/${id}/${n % 2 === 0 ? 'pause' : 'resume'}`, { apiKey });
+          answers.push({ status: res.status, code: (res.body as { code?: string }).code, ms: Date.now() - started });
+        }
+      });
+      // And the process stays ready meanwhile: /readyz's ping waits behind the requests for a pooled connection.
+      const readiness: number[] = [];
+      const probes = (async () => {
+        while (!enough()) {
+          const res = await fetch(`${t.baseUrl}/readyz`);
+          await res.arrayBuffer();
+          readiness.push(res.status);
+        }
+      })();
+      await Promise.all([...background, ...requests, probes]);
+
+      const slowest = answers
+        .map((a) => a.ms)
+        .sort((a, b) => b - a)
+        .slice(0, 5);
+      console.log(
+        `db-faults-slow: ${answers.length} requests, ${slow()} took longer than DB_TIMEOUT_MS (${DB_TIMEOUT_MS} ms); slowest ${slowest.join(', ')} ms`,
+      );
+      expect(slow(), `requests that waited past DB_TIMEOUT_MS within ${GIVE_UP_MS} ms of background writes`).toBeGreaterThanOrEqual(
+        SLOW_WANTED,
+      );
+      expect(answers.filter((a) => a.status !== 200)).toEqual([]);
+      expect(
+        readiness.filter((status) => status !== 200),
+        `of ${readiness.length} /readyz`,
+      ).toEqual([]);
+    },
+  );
 });

@@ -61,55 +61,88 @@ describe('health and database faults', () => {
     expect(await probe('/readyz')).toEqual({ status: 200, body: { status: 'ready', database: 'ok', workers: 'running' } });
   });
 
-  it('with every connection refused, answers 503 0910 quickly; once the database is back, recovers and applies the accepted bulk commands', { timeout: 240_000 }, async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const [single] = await t.seed(merchantId, 1);
-    const ids = await t.seed(merchantId, 300);
-    const unusedKey = (await t.merchant()).apiKey;
-    const accepted = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
-    expect(accepted.status).toBe(202);
+  it(
+    'with every connection refused, answers 503 0910 quickly; once the database is back, recovers and applies the accepted bulk commands',
+    { timeout: 240_000 },
+    async () => {
+      const { merchantId, apiKey } = await t.merchant();
+      const [single] = await t.seed(merchantId, 1);
+      const ids = await t.seed(merchantId, 300);
+      const unusedKey = (await t.merchant()).apiKey;
+      const accepted = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
+      expect(accepted.status).toBe(202);
 
-    proxy.refuse();
-    try {
-      for (const key of [apiKey, unusedKey]) expectUnavailable(await timedPause(single!, key));
-      const notReady = await probe('/readyz');
-      expect(notReady.status).toBe(503);
-      expect(notReady.body.code).toBe('0910');
-      expect((await probe('/healthz')).status).toBe(200);
-    } finally {
-      proxy.forward();
-    }
-    expect((await waitFor(() => probe('/readyz'), (r) => r.status === 200, 30_000, 250)).status).toBe(200);
-    expect((await call(t.baseUrl, `/v2/subscriptions/${single}/pause`, { apiKey })).status).toBe(200);
-    const paused = () => t.db.collection('subscriptions').countDocuments({ _id: { $in: ids as never[] }, status: 'paused' });
-    expect(await waitFor(paused, (n) => n === 300, 180_000, 500)).toBe(300);
-  });
+      proxy.refuse();
+      try {
+        for (const key of [apiKey, unusedKey]) expectUnavailable(await timedPause(single!, key));
+        const notReady = await probe('/readyz');
+        expect(notReady.status).toBe(503);
+        expect(notReady.body.code).toBe('0910');
+        expect((await probe('/healthz')).status).toBe(200);
+      } finally {
+        proxy.forward();
+      }
+      expect(
+        (
+          await waitFor(
+            () => probe('/readyz'),
+            (r) => r.status === 200,
+            30_000,
+            250,
+          )
+        ).status,
+      ).toBe(200);
+      expect((await call(t.baseUrl, `/v2/subscriptions/${single}/pause`, { apiKey })).status).toBe(200);
+      const paused = () => t.db.collection('subscriptions').countDocuments({ _id: { $in: ids as never[] }, status: 'paused' });
+      expect(await waitFor(paused, (n) => n === 300, 180_000, 500)).toBe(300);
+    },
+  );
 
-  it('with the database hanging (connections open, nothing answered), answers 503 0910 within about DB_TIMEOUT_MS', { timeout: 60_000 }, async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const [id] = await t.seed(merchantId, 1);
-    expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey })).status).toBe(200);
-    proxy.hold();
-    try {
-      expectUnavailable(await timedPause(id!, apiKey));
-    } finally {
-      proxy.release();
-    }
-    expect((await waitFor(() => probe('/readyz'), (r) => r.status === 200, 30_000, 250)).status).toBe(200);
-  });
+  it(
+    'with the database hanging (connections open, nothing answered), answers 503 0910 within about DB_TIMEOUT_MS',
+    { timeout: 60_000 },
+    async () => {
+      const { merchantId, apiKey } = await t.merchant();
+      const [id] = await t.seed(merchantId, 1);
+      expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey })).status).toBe(200);
+      proxy.hold();
+      try {
+        expectUnavailable(await timedPause(id!, apiKey));
+      } finally {
+        proxy.release();
+      }
+      expect(
+        (
+          await waitFor(
+            () => probe('/readyz'),
+            (r) => r.status === 200,
+            30_000,
+            250,
+          )
+        ).status,
+      ).toBe(200);
+    },
+  );
 
-  it('with the write of a request held mid-way while the database answers, waits for it up to DB_SLOW_CAP_MS, then answers 503 0910', { timeout: 60_000 }, async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const [id] = await t.seed(merchantId, 1);
-    const rule = proxy.on({ collection: 'subscriptions', match: (c) => ['update', 'findAndModify'].includes(c.name) }, { action: 'hold' });
-    try {
-      const res = await timedPause(id!, apiKey);
-      expectUnavailable(res);
-      expect(res.ms).toBeGreaterThanOrEqual(DB_SLOW_CAP_MS);
-      expect(rule.hits).toBeGreaterThan(0);
-    } finally {
-      rule.remove();
-      proxy.release();
-    }
-  });
+  it(
+    'with the write of a request held mid-way while the database answers, waits for it up to DB_SLOW_CAP_MS, then answers 503 0910',
+    { timeout: 60_000 },
+    async () => {
+      const { merchantId, apiKey } = await t.merchant();
+      const [id] = await t.seed(merchantId, 1);
+      const rule = proxy.on(
+        { collection: 'subscriptions', match: (c) => ['update', 'findAndModify'].includes(c.name) },
+        { action: 'hold' },
+      );
+      try {
+        const res = await timedPause(id!, apiKey);
+        expectUnavailable(res);
+        expect(res.ms).toBeGreaterThanOrEqual(DB_SLOW_CAP_MS);
+        expect(rule.hits).toBeGreaterThan(0);
+      } finally {
+        rule.remove();
+        proxy.release();
+      }
+    },
+  );
 });

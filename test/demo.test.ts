@@ -19,7 +19,11 @@ const CURL = /^ {2}curl -s -X POST (\S+) -H 'x-api-key: (\S+)'(?: -H 'content-ty
 describe('the demo banner', () => {
   it('prints the docs URL, the embedded MONGODB_URI, a cancelled subscription, and curl commands that answer as shown', async () => {
     const uri = databaseUri(t.db.databaseName);
-    const banner = await createDemo(t.service.auth, t.service.seeder, { baseUrl: t.baseUrl, databaseUri: uri, engine: 'FerretDB (embedded)' });
+    const banner = await createDemo(t.service.auth, t.service.seeder, {
+      baseUrl: t.baseUrl,
+      databaseUri: uri,
+      engine: 'FerretDB (embedded)',
+    });
     const lines = banner.split('\n');
 
     expect(lines).toContain(`  API reference: ${t.baseUrl}/docs  (console to send requests: ${t.baseUrl}/docs/try)`);
@@ -29,7 +33,12 @@ describe('the demo banner', () => {
     const cancelledId = /^\s+(\S+) \(cancelled\)$/.exec(lines.find((l) => l.endsWith('(cancelled)'))!)![1];
     const client = await new MongoClient(uri).connect();
     try {
-      expect(await client.db().collection('subscriptions').findOne({ _id: cancelledId as never })).toMatchObject({ status: 'cancelled' });
+      expect(
+        await client
+          .db()
+          .collection('subscriptions')
+          .findOne({ _id: cancelledId as never }),
+      ).toMatchObject({ status: 'cancelled' });
     } finally {
       await client.close();
     }
@@ -51,7 +60,9 @@ describe('the demo banner', () => {
 
 /** The test mode id printed beside the test key owns what that key makes (the README's webhooks listen needs it). */
 async function expectTestModeIdBesideTestKey(lines: string[]): Promise<void> {
-  const [, testKey, testModeId] = /^ {2}test API key: {2}(sk_test_\S+) {2}test mode id: (\S+) {2}\(docs\/partners\.md\)$/.exec(lines.find((l) => l.includes('test API key'))!)!;
+  const [, testKey, testModeId] = /^ {2}test API key: {2}(sk_test_\S+) {2}test mode id: (\S+) {2}\(docs\/partners\.md\)$/.exec(
+    lines.find((l) => l.includes('test API key'))!,
+  )!;
   const made = await call(t.baseUrl, '/v2/test-helpers/subscriptions', { apiKey: testKey, json: { count: 1 } });
   expect(made.status).toBe(201);
   expect(made.body.data[0].merchantId).toBe(testModeId);

@@ -18,7 +18,15 @@ beforeAll(async () => {
   t = await startTestService();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 afterAll(async () => {
@@ -41,7 +49,9 @@ describe.skipIf(!available)('the docs page in Chromium', () => {
     expect(await page.getByRole('tab', { name: 'TypeScript (generated client)' }).count()).toBeGreaterThan(0);
     // A GET shows its curl sample first (a POST shows its payload first, with curl a tab away).
     const curl = await page.locator('pre', { hasText: 'curl -s' }).allTextContents();
-    expect(curl).toContain(`curl -s 'http://localhost:8080/v2/subscriptions/6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60' -H "x-api-key: $API_KEY"`);
+    expect(curl).toContain(
+      `curl -s 'http://localhost:8080/v2/subscriptions/6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60' -H "x-api-key: $API_KEY"`,
+    );
     // The console is one click away: the bar above the reference leads to it.
     expect(await page.getByRole('link', { name: 'open the console (/docs/try)' }).getAttribute('href')).toBe('/docs/try');
     // Redoc's footer logo, once asked of cdn.redoc.ly, comes from here.
@@ -52,7 +62,7 @@ describe.skipIf(!available)('the docs page in Chromium', () => {
     await page.close();
   });
 
-  it('has a console (/docs/try) that lists the caller\'s subscriptions with the key typed into its empty key box, on this service, sending no example', async () => {
+  it("has a console (/docs/try) that lists the caller's subscriptions with the key typed into its empty key box, on this service, sending no example", async () => {
     const { merchantId, apiKey } = await t.merchant();
     const [subscription] = await t.service.seeder.seed({ merchantId, count: 1, status: 'fulfilled' });
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });

@@ -37,13 +37,27 @@ describe('the published contract', () => {
     const document = parse(text) as { asyncapi: string; components: { messages: Record<string, { name: string }> } };
     expect(document.asyncapi).toBe('3.0.0');
     const webhooks = Object.keys((parse(readFileSync(SPEC_PATH, 'utf8')) as { webhooks: object }).webhooks);
-    expect(Object.values(document.components.messages).map((m) => m.name).sort()).toEqual(webhooks.sort());
+    expect(
+      Object.values(document.components.messages)
+        .map((m) => m.name)
+        .sort(),
+    ).toEqual(webhooks.sort());
     expect(await (await fetch(`${t.baseUrl}/docs`)).text()).toContain('href="/docs/asyncapi.yaml"');
   });
 
   it.each([
-    ['GET /docs serves a page that renders the spec with the bundled Redoc, no CDN', '/docs', 'spec-url="/docs/openapi.json"', '/docs/redoc.standalone.js'],
-    ['GET /docs/try serves the console (Scalar) on the same spec, bundled, no CDN', '/docs/try', "url: '/docs/try/openapi.json'", '/docs/scalar.standalone.js'],
+    [
+      'GET /docs serves a page that renders the spec with the bundled Redoc, no CDN',
+      '/docs',
+      'spec-url="/docs/openapi.json"',
+      '/docs/redoc.standalone.js',
+    ],
+    [
+      'GET /docs/try serves the console (Scalar) on the same spec, bundled, no CDN',
+      '/docs/try',
+      "url: '/docs/try/openapi.json'",
+      '/docs/scalar.standalone.js',
+    ],
   ])('%s', async (_name, path, specReference, scriptPath) => {
     const page = await fetch(`${t.baseUrl}${path}`);
     expect(page.status).toBe(200);
@@ -76,11 +90,13 @@ describe('the published contract', () => {
     expect(logo.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
   });
 
-  it('the console\'s spec (/docs/try/openapi.json) gives no optional parameter a value to fill in; required ones keep their examples', async () => {
+  it("the console's spec (/docs/try/openapi.json) gives no optional parameter a value to fill in; required ones keep their examples", async () => {
     const rendered = await (await fetch(`${t.baseUrl}/docs/try/openapi.json`)).json();
     const parameters = [
       ...Object.values(rendered.components.parameters as Record<string, any>),
-      ...Object.values(rendered.paths as Record<string, Record<string, any>>).flatMap((item) => Object.values(item).flatMap((op: any) => op.parameters ?? [])),
+      ...Object.values(rendered.paths as Record<string, Record<string, any>>).flatMap((item) =>
+        Object.values(item).flatMap((op: any) => op.parameters ?? []),
+      ),
     ].filter((p) => !('$ref' in p));
     const optional = parameters.filter((p) => p.required !== true);
     expect(optional.map((p) => p.name)).toEqual(expect.arrayContaining(['status', 'limit', 'startingAfter']));
@@ -95,7 +111,9 @@ describe('the published contract', () => {
   it('the reference renders the spec with a curl and a generated-client sample for every operation', async () => {
     const spec = parse(readFileSync(SPEC_PATH, 'utf8'));
     const rendered = await (await fetch(`${t.baseUrl}/docs/openapi.json`)).json();
-    const operations = Object.values(rendered.paths as Record<string, Record<string, Record<string, any>>>).flatMap((item) => Object.values(item));
+    const operations = Object.values(rendered.paths as Record<string, Record<string, Record<string, any>>>).flatMap((item) =>
+      Object.values(item),
+    );
     expect(operations.length).toBeGreaterThan(0);
     for (const operation of operations) {
       const [curl, typescript] = operation['x-codeSamples'];

@@ -43,13 +43,17 @@ async function history() {
   const bulk = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [a, b] });
   expect(bulk.status).toBe(202);
   const requestId: string = bulk.body.requestId;
-  const everything = await waitFor(async () => (await api(apiKey, 'GET', '/v2/events?limit=100')).body.data as any[], (e) => e.length >= 6, 30_000);
+  const everything = await waitFor(
+    async () => (await api(apiKey, 'GET', '/v2/events?limit=100')).body.data as any[],
+    (e) => e.length >= 6,
+    30_000,
+  );
   expect(everything).toHaveLength(6);
   return { merchantId, apiKey, a: a!, b: b!, other: other!, requestId, everything };
 }
 
-describe('GET /v2/events?subscriptionId=…: one subscription\'s history', () => {
-  it('lists only that subscription\'s events, newest first, each with the cause that made it, page by page', async () => {
+describe("GET /v2/events?subscriptionId=…: one subscription's history", () => {
+  it("lists only that subscription's events, newest first, each with the cause that made it, page by page", async () => {
     const { apiKey, a, requestId } = await history();
     const whole = await api(apiKey, 'GET', `/v2/events?subscriptionId=${a}`);
     expect(whole.status).toBe(200);
@@ -75,7 +79,7 @@ describe('GET /v2/events?subscriptionId=…: one subscription\'s history', () =>
     ]);
   });
 
-  it('answers an empty page for another merchant\'s subscription and for one without events', async () => {
+  it("answers an empty page for another merchant's subscription and for one without events", async () => {
     const { a } = await history();
     const stranger = await t.merchant();
     const foreign = await api(stranger.apiKey, 'GET', `/v2/events?subscriptionId=${a}`);
@@ -86,14 +90,28 @@ describe('GET /v2/events?subscriptionId=…: one subscription\'s history', () =>
   });
 });
 
-describe('GET /v2/events?requestId=…: a bulk request\'s events', () => {
+describe("GET /v2/events?requestId=…: a bulk request's events", () => {
   it('lists the changes it made and its completion, newest first, and nothing else', async () => {
     const { apiKey, a, b, requestId, everything } = await history();
-    const completed = await waitFor(async () => (await api(apiKey, 'GET', `/v2/events?requestId=${requestId}`)).body.data as any[], (e) => e.length >= 3, 30_000);
+    const completed = await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/events?requestId=${requestId}`)).body.data as any[],
+      (e) => e.length >= 3,
+      30_000,
+    );
     expect(completed.map((e) => e.type).sort()).toEqual(['bulk_request.completed', 'subscription.paused', 'subscription.paused']);
-    expect(completed.filter((e) => e.type === 'subscription.paused').map((e) => e.data.subscription.id).sort()).toEqual([a, b].sort());
+    expect(
+      completed
+        .filter((e) => e.type === 'subscription.paused')
+        .map((e) => e.data.subscription.id)
+        .sort(),
+    ).toEqual([a, b].sort());
     expect(completed.find((e) => e.type === 'bulk_request.completed').data.requestId).toBe(requestId);
-    expect(completed.map((e) => e.id)).toEqual(completed.map((e) => e.id).sort().reverse());
+    expect(completed.map((e) => e.id)).toEqual(
+      completed
+        .map((e) => e.id)
+        .sort()
+        .reverse(),
+    );
     // In the order of the whole list, which has the other changes too.
     const ids = new Set(completed.map((e) => e.id));
     expect(everything.filter((e) => ids.has(e.id)).map((e) => e.id)).toEqual(completed.map((e) => e.id));
@@ -102,15 +120,21 @@ describe('GET /v2/events?requestId=…: a bulk request\'s events', () => {
 
   it('combines with subscriptionId and type (all must hold)', async () => {
     const { apiKey, a, requestId } = await history();
-    await waitFor(async () => (await api(apiKey, 'GET', `/v2/events?requestId=${requestId}`)).body.data.length, (n) => n >= 3, 30_000);
+    await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/events?requestId=${requestId}`)).body.data.length,
+      (n) => n >= 3,
+      30_000,
+    );
     const one = await api(apiKey, 'GET', `/v2/events?requestId=${requestId}&subscriptionId=${a}`);
-    expect(one.body.data.map((e: any) => [e.type, e.data.subscription.id, e.data.cause.requestId])).toEqual([['subscription.paused', a, requestId]]);
+    expect(one.body.data.map((e: any) => [e.type, e.data.subscription.id, e.data.cause.requestId])).toEqual([
+      ['subscription.paused', a, requestId],
+    ]);
     const completion = await api(apiKey, 'GET', `/v2/events?requestId=${requestId}&type=bulk_request.completed`);
     expect(completion.body.data.map((e: any) => e.data.requestId)).toEqual([requestId]);
     expect((await api(apiKey, 'GET', `/v2/events?requestId=${requestId}&type=subscription.resumed`)).body.data).toEqual([]);
   });
 
-  it('answers an empty page for another merchant\'s request', async () => {
+  it("answers an empty page for another merchant's request", async () => {
     const { requestId } = await history();
     const stranger = await t.merchant();
     const foreign = await api(stranger.apiKey, 'GET', `/v2/events?requestId=${requestId}`);
@@ -135,7 +159,7 @@ describe('an id that is not a UUID', () => {
 });
 
 describe('in test mode', () => {
-  it('a test key reads its subscription\'s history, the test clock\'s resume included; a live subscription is an empty page to it', async () => {
+  it("a test key reads its subscription's history, the test clock's resume included; a live subscription is an empty page to it", async () => {
     const { merchantId, apiKey, testApiKey } = await t.merchant();
     const [live] = await t.seed(merchantId, 1);
     expect((await api(apiKey, 'POST', `/v2/subscriptions/${live}/pause`)).status).toBe(200);
@@ -143,9 +167,13 @@ describe('in test mode', () => {
     const [id, other] = created.body.data.map((s: { id: string }) => s.id);
     const now = Date.parse((await api(testApiKey, 'GET', '/v2/test-helpers/clock')).body.now);
     const day = 86_400_000;
-    expect((await api(testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: new Date(now + 30 * day).toISOString() })).status).toBe(200);
+    expect(
+      (await api(testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: new Date(now + 30 * day).toISOString() })).status,
+    ).toBe(200);
     expect((await api(testApiKey, 'POST', `/v2/subscriptions/${other}/pause`)).status).toBe(200);
-    expect((await api(testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: new Date(now + 31 * day).toISOString() })).status).toBe(200);
+    expect((await api(testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: new Date(now + 31 * day).toISOString() })).status).toBe(
+      200,
+    );
 
     // The advance answers once its events are recorded: read at once.
     const own = await api(testApiKey, 'GET', `/v2/events?subscriptionId=${id}`);
@@ -154,7 +182,11 @@ describe('in test mode', () => {
       ['subscription.resume_scheduled', 'api', false],
       ['subscription.paused', 'api', false],
     ]);
-    const liveHistory = await waitFor(async () => (await api(apiKey, 'GET', `/v2/events?subscriptionId=${live}`)).body.data as any[], (e) => e.length === 1, 30_000);
+    const liveHistory = await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/events?subscriptionId=${live}`)).body.data as any[],
+      (e) => e.length === 1,
+      30_000,
+    );
     expect(liveHistory.map((e) => e.livemode)).toEqual([true]);
     expect((await api(testApiKey, 'GET', `/v2/events?subscriptionId=${live}`)).body.data).toEqual([]);
     expect((await api(apiKey, 'GET', `/v2/events?subscriptionId=${id}`)).body.data).toEqual([]);

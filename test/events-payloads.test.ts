@@ -29,7 +29,8 @@ async function relayedEvents(merchantId: string, apiKey: string, count: number):
   const waiting = () => t.db.collection('subscriptions').countDocuments({ merchantId, 'outbox.key': { $exists: true } });
   await waitFor(waiting, (n) => n === 0, 30_000);
   const statusEvents = ['subscription.paused', 'subscription.resumed'];
-  const read = async () => ((await api(apiKey, 'GET', '/v2/events?limit=100')).body.data as any[]).filter((e) => statusEvents.includes(e.type));
+  const read = async () =>
+    ((await api(apiKey, 'GET', '/v2/events?limit=100')).body.data as any[]).filter((e) => statusEvents.includes(e.type));
   const events = await waitFor(read, (e) => e.length >= count, 30_000);
   expect(events).toHaveLength(count);
   return events;
@@ -37,7 +38,12 @@ async function relayedEvents(merchantId: string, apiKey: string, count: number):
 
 /** Reads the subscription until the background change shows, then changes it again at once, racing the relay. */
 async function dropScheduleOnceChanged(apiKey: string, id: string, status: string): Promise<any> {
-  const read = await waitFor(async () => (await api(apiKey, 'GET', `/v2/subscriptions/${id}`)).body, (s) => s.status === status, 30_000, 5);
+  const read = await waitFor(
+    async () => (await api(apiKey, 'GET', `/v2/subscriptions/${id}`)).body,
+    (s) => s.status === status,
+    30_000,
+    5,
+  );
   expect(read.status).toBe(status);
   const dropped = await api(apiKey, 'DELETE', `/v2/subscriptions/${id}/schedule`);
   expect(dropped.status).toBe(200);
@@ -45,13 +51,17 @@ async function dropScheduleOnceChanged(apiKey: string, id: string, status: strin
 }
 
 describe('event payloads', () => {
-  it('each single change\'s event carries exactly what its answer showed, though later changes came before the relay', async () => {
+  it("each single change's event carries exactly what its answer showed, though later changes came before the relay", async () => {
     const { merchantId, apiKey } = await t.merchant();
     const [id] = await t.seed(merchantId, 1);
     const first = await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: RESUME_AT, reason: 'first' });
     expect((await api(apiKey, 'DELETE', `/v2/subscriptions/${id}/schedule`)).status).toBe(200);
     const resumed = await api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`);
-    const second = await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { pauseAt: inMs(3_600_000), resumeAt: inMs(7_200_000), reason: 'second' });
+    const second = await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, {
+      pauseAt: inMs(3_600_000),
+      resumeAt: inMs(7_200_000),
+      reason: 'second',
+    });
     const third = await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: inMs(3_600_000), reason: 'third' });
     expect((await api(apiKey, 'DELETE', `/v2/subscriptions/${id}/schedule`)).status).toBe(200);
     expect([first.status, resumed.status, second.status, third.status]).toEqual([200, 200, 200, 200]);
@@ -70,7 +80,9 @@ describe('event payloads', () => {
     // What a process killed between its change and that change's relay leaves: the change and its entry, not relayed.
     const at = nowTimestamp();
     const [left] = outboxEntries('fulfilled', { status: 'paused', modifiedAt: at }, { kind: 'api' }, randomUUID(), [{ kind: 'status' }]);
-    await t.db.collection('subscriptions').updateOne({ _id: id as never }, { $set: { status: 'paused', modifiedAt: at }, $push: { outbox: left } as never });
+    await t.db
+      .collection('subscriptions')
+      .updateOne({ _id: id as never }, { $set: { status: 'paused', modifiedAt: at }, $push: { outbox: left } as never });
     const outbox = async () => ((await t.db.collection('subscriptions').findOne({ _id: id as never }))?.outbox ?? []) as { key: string }[];
 
     const resumed = await api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`);
@@ -85,16 +97,28 @@ describe('event payloads', () => {
     expect((await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [id] })).status).toBe(202);
     const all = await relayedEvents(merchantId, apiKey, 3);
     expect(all.map((e) => e.id)).toContain(subscriptionEventId(left!, id!));
-    expect(all.map((e) => [e.type, e.data.cause.kind]).sort()).toEqual([['subscription.paused', 'api'], ['subscription.paused', 'bulk'], ['subscription.resumed', 'api']]);
+    expect(all.map((e) => [e.type, e.data.cause.kind]).sort()).toEqual([
+      ['subscription.paused', 'api'],
+      ['subscription.paused', 'bulk'],
+      ['subscription.resumed', 'api'],
+    ]);
   });
 
-  it('a bulk change\'s and a due schedule\'s events carry the subscription as the change left it, though its schedule was dropped before the relay', async () => {
+  it("a bulk change's and a due schedule's events carry the subscription as the change left it, though its schedule was dropped before the relay", async () => {
     const { merchantId, apiKey } = await t.merchant();
     const ids = await t.seed(merchantId, 4);
     const [scheduled, ...bulk] = ids as [string, ...string[]];
-    const accepted = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: bulk, resumeAt: RESUME_AT, reason: 'bulk' });
+    const accepted = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', {
+      subscriptions: bulk,
+      resumeAt: RESUME_AT,
+      reason: 'bulk',
+    });
     expect(accepted.status).toBe(202);
-    const pending = await api(apiKey, 'POST', `/v2/subscriptions/${scheduled}/pause`, { pauseAt: inMs(1_000), resumeAt: RESUME_AT, reason: 'scheduled' });
+    const pending = await api(apiKey, 'POST', `/v2/subscriptions/${scheduled}/pause`, {
+      pauseAt: inMs(1_000),
+      resumeAt: RESUME_AT,
+      reason: 'scheduled',
+    });
     expect(pending.body.status).toBe('fulfilled');
     const reads = new Map<string, any>();
     for (const id of ids) reads.set(id, await dropScheduleOnceChanged(apiKey, id, 'paused'));
@@ -119,7 +143,11 @@ describe('event payloads', () => {
     const ids = await t.seed(merchantId, 3);
     const reasons = ['kept a', 'kept a', 'kept b'];
     for (const [i, id] of ids.entries()) {
-      const scheduled = await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { pauseAt: inMs(3_600_000), resumeAt: RESUME_AT, reason: reasons[i] });
+      const scheduled = await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, {
+        pauseAt: inMs(3_600_000),
+        resumeAt: RESUME_AT,
+        reason: reasons[i],
+      });
       expect(scheduled.body).toMatchObject({ status: 'fulfilled', schedule: { resumeAt: RESUME_AT } });
     }
     expect((await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: ids })).status).toBe(202);

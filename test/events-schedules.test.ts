@@ -39,15 +39,23 @@ async function apiKeyIdOf(apiKey: string): Promise<string> {
 
 /** Every subscription event of the merchant once the outboxes are empty, oldest first (ids sort by time, then by order within a change). */
 async function relayed(merchantId: string, apiKey: string, count: number): Promise<any[]> {
-  await waitFor(() => t.db.collection('subscriptions').countDocuments({ merchantId, 'outbox.key': { $exists: true } }), (n) => n === 0, 30_000, 50, 'the outboxes to empty');
-  const read = async () => ((await api(apiKey, 'GET', '/v2/events?limit=100')).body.data as any[]).filter((e) => e.type.startsWith('subscription.')).reverse();
+  await waitFor(
+    () => t.db.collection('subscriptions').countDocuments({ merchantId, 'outbox.key': { $exists: true } }),
+    (n) => n === 0,
+    30_000,
+    50,
+    'the outboxes to empty',
+  );
+  const read = async () =>
+    ((await api(apiKey, 'GET', '/v2/events?limit=100')).body.data as any[]).filter((e) => e.type.startsWith('subscription.')).reverse();
   const events = await waitFor(read, (e) => e.length >= count, 30_000);
   expect(events).toHaveLength(count);
   expect(events.map((e) => e.id)).toEqual(events.map((e) => e.id).sort());
   return events;
 }
 
-const typesOf = (events: any[], id: string) => events.filter((e) => e.data.subscription.id === id).map((e) => [e.type, e.data.removed ?? null]);
+const typesOf = (events: any[], id: string) =>
+  events.filter((e) => e.data.subscription.id === id).map((e) => [e.type, e.data.removed ?? null]);
 
 describe('schedule events', () => {
   it('single requests: each set, replaced or dropped schedule gives its event once, in order with the status events, with the answer it showed; signed deliveries; a schedule-only endpoint gets only those', async () => {
@@ -89,20 +97,43 @@ describe('schedule events', () => {
     for (const event of events) {
       expect(event.data.subscription).toEqual(answerOf.get(event.createdAt));
       expect(event.data.cause).toEqual({ kind: 'api', apiKeyId });
-      if (SCHEDULE_TYPES.includes(event.type)) expect(event.data.schedule).toEqual(event.data.subscription.schedule ?? { pauseAt: null, resumeAt: null });
+      if (SCHEDULE_TYPES.includes(event.type))
+        expect(event.data.schedule).toEqual(event.data.subscription.schedule ?? { pauseAt: null, resumeAt: null });
       else expect(event.data.schedule).toBeUndefined();
     }
     expect(events[1].data.schedule).toEqual({ pauseAt: at(1), resumeAt: at(2) });
-    expect(events[5].data).toMatchObject({ previousStatus: 'fulfilled', schedule: { pauseAt: null, resumeAt: at(4) }, subscription: { status: 'paused', pauseReason: 'replaced' } });
+    expect(events[5].data).toMatchObject({
+      previousStatus: 'fulfilled',
+      schedule: { pauseAt: null, resumeAt: at(4) },
+      subscription: { status: 'paused', pauseReason: 'replaced' },
+    });
 
     // Deliveries: every event to '*', only the schedule events to the other, each once and signed.
-    await waitFor(async () => all.receiver.received.length, (n) => n >= 12, 30_000);
-    await waitFor(async () => schedules.receiver.received.length, (n) => n >= 7, 30_000);
+    await waitFor(
+      async () => all.receiver.received.length,
+      (n) => n >= 12,
+      30_000,
+    );
+    await waitFor(
+      async () => schedules.receiver.received.length,
+      (n) => n >= 7,
+      30_000,
+    );
     expect(all.receiver.received.map((r) => r.id).sort()).toEqual(events.map((e) => e.id).sort());
-    expect(schedules.receiver.received.map((r) => r.id).sort()).toEqual(events.filter((e) => SCHEDULE_TYPES.includes(e.type)).map((e) => e.id).sort());
+    expect(schedules.receiver.received.map((r) => r.id).sort()).toEqual(
+      events
+        .filter((e) => SCHEDULE_TYPES.includes(e.type))
+        .map((e) => e.id)
+        .sort(),
+    );
     expect([...all.receiver.received, ...schedules.receiver.received].every((r) => r.verified)).toBe(true);
     const removed = events[5];
-    expect(schedules.receiver.received.find((r) => r.id === removed.id)!.body).toEqual({ type: removed.type, timestamp: removed.createdAt, data: removed.data, livemode: true });
+    expect(schedules.receiver.received.find((r) => r.id === removed.id)!.body).toEqual({
+      type: removed.type,
+      timestamp: removed.createdAt,
+      data: removed.data,
+      livemode: true,
+    });
     // Never the key or its hash, in events, deliveries or logs.
     const seen = JSON.stringify([events, all.receiver.received, schedules.receiver.received, t.logLines]);
     expect(seen).not.toContain(apiKey);
@@ -118,10 +149,18 @@ describe('schedule events', () => {
     const ids = [...fulfilled, already!];
     const pause = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: ids, resumeAt: at(2), reason: 'bulk' });
     expect(pause.status).toBe(202);
-    await waitFor(async () => (await api(apiKey, 'GET', `/v2/bulk-requests/${pause.body.requestId}`)).body.state, (s) => s === 'completed', 30_000);
+    await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/bulk-requests/${pause.body.requestId}`)).body.state,
+      (s) => s === 'completed',
+      30_000,
+    );
     const resume = await api(apiKey, 'POST', '/v2/subscriptions/bulk/resume', { subscriptions: ids });
     expect(resume.status).toBe(202);
-    await waitFor(async () => (await api(apiKey, 'GET', `/v2/bulk-requests/${resume.body.requestId}`)).body.state, (s) => s === 'completed', 30_000);
+    await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/bulk-requests/${resume.body.requestId}`)).body.state,
+      (s) => s === 'completed',
+      30_000,
+    );
 
     // 3 × (paused, resume_scheduled, resumed, schedule_removed); the one already paused: its own two, then resume_scheduled, resumed, schedule_removed.
     const events = await relayed(merchantId, apiKey, 3 * 4 + 2 + 3);
@@ -141,10 +180,13 @@ describe('schedule events', () => {
       ['subscription.schedule_removed', ['resumeAt']],
     ]);
     for (const event of events) {
-      const requestId = ['subscription.resumed', 'subscription.schedule_removed'].includes(event.type) ? resume.body.requestId : pause.body.requestId;
+      const requestId = ['subscription.resumed', 'subscription.schedule_removed'].includes(event.type)
+        ? resume.body.requestId
+        : pause.body.requestId;
       const byRequest = event.data.cause.kind === 'bulk';
       expect(event.data.cause).toEqual(byRequest ? { kind: 'bulk', requestId, apiKeyId } : { kind: 'api', apiKeyId });
-      if (event.type === 'subscription.resume_scheduled') expect(event.data.schedule).toEqual({ pauseAt: null, resumeAt: byRequest ? at(2) : at(1) });
+      if (event.type === 'subscription.resume_scheduled')
+        expect(event.data.schedule).toEqual({ pauseAt: null, resumeAt: byRequest ? at(2) : at(1) });
     }
     const seen = JSON.stringify([events, t.logLines]);
     expect(seen).not.toContain(apiKey);
@@ -157,7 +199,11 @@ describe('schedule events', () => {
     const [id] = await t.seed(merchantId, 1);
     const pauseAt = new Date(Date.now() + 1_500).toISOString();
     expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { pauseAt })).body.status).toBe('fulfilled');
-    await waitFor(async () => (await api(apiKey, 'GET', `/v2/subscriptions/${id}`)).body.status, (s) => s === 'paused', 30_000);
+    await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/subscriptions/${id}`)).body.status,
+      (s) => s === 'paused',
+      30_000,
+    );
     const events = await relayed(merchantId, apiKey, 2);
     expect(events.map((e) => [e.type, e.data.cause])).toEqual([
       ['subscription.pause_scheduled', { kind: 'api', apiKeyId }],

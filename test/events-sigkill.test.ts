@@ -28,11 +28,18 @@ it('a worker killed between the changes and their events loses none: all are rec
   const { merchantId, apiKey } = await t.merchant();
   const down = await startReceiver();
   const port = Number(new URL(down.url).port);
-  const endpoint = await call(t.baseUrl, '/v2/webhook-endpoints', { method: 'POST', apiKey, json: { url: down.url, events: ['subscription.paused'] } });
+  const endpoint = await call(t.baseUrl, '/v2/webhook-endpoints', {
+    method: 'POST',
+    apiKey,
+    json: { url: down.url, events: ['subscription.paused'] },
+  });
   await down.close(); // the receiver is down while the worker dies
   const ids = await t.seed(merchantId, 50);
   const held = proxy.on({ command: 'insert', collection: 'events' }, { action: 'hold' });
-  const doomed = await startWorker(proxy.uri(t.db.databaseName), { WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
+  const doomed = await startWorker(proxy.uri(t.db.databaseName), {
+    WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
+    WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+  });
   await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids } });
   await held.reached;
   const subscriptions = t.db.collection('subscriptions');
@@ -43,9 +50,17 @@ it('a worker killed between the changes and their events loses none: all are rec
 
   const receiver = await startReceiver(port);
   receiver.secret = endpoint.body.secret;
-  const rescuer = await startWorker(databaseUri(t.db.databaseName), { WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200', WEBHOOKS_ALLOW_PRIVATE_URLS: 'true' });
+  const rescuer = await startWorker(databaseUri(t.db.databaseName), {
+    WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
+    WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
+  });
   try {
-    await waitFor(async () => new Set(receiver.received.map((r) => r.id)).size, (n) => n >= 50, 120_000, 250);
+    await waitFor(
+      async () => new Set(receiver.received.map((r) => r.id)).size,
+      (n) => n >= 50,
+      120_000,
+      250,
+    );
     const events = await t.db.collection('events').find({ merchantId, type: 'subscription.paused' }).toArray();
     expect(events).toHaveLength(50);
     expect(new Set(events.map((e) => e.data.subscription.id))).toEqual(new Set(ids));

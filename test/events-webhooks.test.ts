@@ -9,7 +9,8 @@ import { DISABLE_AFTER } from '../src/webhooks/webhooks.worker.js';
 let t: TestService;
 const receivers: Receiver[] = [];
 beforeAll(async () => {
-  if (BULK < 3000) console.log(`events-webhooks: the bulk test uses ${BULK} ids, not 3000: 3000 took 62 s on FerretDB here (EVENTS_BULK=3000 runs it)`);
+  if (BULK < 3000)
+    console.log(`events-webhooks: the bulk test uses ${BULK} ids, not 3000: 3000 took 62 s on FerretDB here (EVENTS_BULK=3000 runs it)`);
   t = await startTestService({ workers: 2, webhookRetryDelaysMs: [300, 300, 300], bulkPollIntervalMs: 100 });
 });
 afterAll(async () => {
@@ -44,7 +45,11 @@ async function allDeliveries(apiKey: string, endpointId: string): Promise<any[]>
   const deliveries: any[] = [];
   let cursor: string | null = null;
   do {
-    const res = await api(apiKey, 'GET', `/v2/webhook-endpoints/${endpointId}/deliveries?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`);
+    const res = await api(
+      apiKey,
+      'GET',
+      `/v2/webhook-endpoints/${endpointId}/deliveries?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`,
+    );
     expect(res.status).toBe(200);
     deliveries.push(...res.body.data);
     cursor = res.body.nextCursor;
@@ -52,14 +57,21 @@ async function allDeliveries(apiKey: string, endpointId: string): Promise<any[]>
   return deliveries;
 }
 
-const eventsWaiting = (merchantId: string) => t.db.collection('subscriptions').countDocuments({ merchantId, 'outbox.key': { $exists: true } });
+const eventsWaiting = (merchantId: string) =>
+  t.db.collection('subscriptions').countDocuments({ merchantId, 'outbox.key': { $exists: true } });
 
 /**
  * The recorded fact after which nothing more is sent: no event is left in an outbox (every
  * fan-out is done) and every delivery to the endpoint has ended. Returns those deliveries.
  */
 async function settled(merchantId: string, apiKey: string, endpointId: string, expected: number): Promise<any[]> {
-  await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 30_000, 100, 'the outboxes to empty');
+  await waitFor(
+    () => eventsWaiting(merchantId),
+    (n) => n === 0,
+    30_000,
+    100,
+    'the outboxes to empty',
+  );
   return waitFor(
     () => allDeliveries(apiKey, endpointId),
     (ds) => ds.length >= expected && ds.every((d) => d.status !== 'pending'),
@@ -70,7 +82,6 @@ async function settled(merchantId: string, apiKey: string, endpointId: string, e
 }
 
 describe('events and deliveries', () => {
-
   it('a single pause and resume give one event each, none for a no-op, and one verified delivery each', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const { receiver, id: endpointId } = await endpointFor(apiKey);
@@ -78,7 +89,11 @@ describe('events and deliveries', () => {
     expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`)).status).toBe(200);
     expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`)).status).toBe(200); // no-op
     const resumed = await api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`);
-    await waitFor(async () => receiver.received.length, (n) => n >= 2, 30_000);
+    await waitFor(
+      async () => receiver.received.length,
+      (n) => n >= 2,
+      30_000,
+    );
     const events = await allEvents(apiKey);
     expect(events.map((e) => e.type).sort()).toEqual(['subscription.paused', 'subscription.resumed']);
     const resumedEvent = events.find((e) => e.type === 'subscription.resumed');
@@ -90,12 +105,25 @@ describe('events and deliveries', () => {
     expect((await allEvents(apiKey, '&type=subscription.paused')).map((e) => e.type)).toEqual(['subscription.paused']);
     // Once nothing more can be sent: exactly one delivery per event, one attempt each, each signed.
     const deliveries = await settled(merchantId, apiKey, endpointId, 2);
-    expect(deliveries.map((d) => [d.eventId, d.status, d.attempts.length]).sort()).toEqual(events.map((e) => [e.id, 'succeeded', 1]).sort());
+    expect(deliveries.map((d) => [d.eventId, d.status, d.attempts.length]).sort()).toEqual(
+      events.map((e) => [e.id, 'succeeded', 1]).sort(),
+    );
     expect(receiver.received.every((r) => r.verified)).toBe(true);
     expect(receiver.received.map((r) => r.id).sort()).toEqual(events.map((e) => e.id).sort());
-    expect(receiver.received.find((r) => r.id === resumedEvent.id)!.body).toEqual({ type: resumedEvent.type, timestamp: resumedEvent.createdAt, data: resumedEvent.data, livemode: true });
+    expect(receiver.received.find((r) => r.id === resumedEvent.id)!.body).toEqual({
+      type: resumedEvent.type,
+      timestamp: resumedEvent.createdAt,
+      data: resumedEvent.data,
+      livemode: true,
+    });
     // Relayed events leave the outbox (the sweep that would otherwise find them runs every 5 minutes).
-    expect(await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 15_000)).toBe(0);
+    expect(
+      await waitFor(
+        () => eventsWaiting(merchantId),
+        (n) => n === 0,
+        15_000,
+      ),
+    ).toBe(0);
   });
 
   it(`a ${BULK}-id bulk pause gives exactly one event per change (cause bulk), one delivery each, and bulk_request.completed with final counts`, async () => {
@@ -106,7 +134,12 @@ describe('events and deliveries', () => {
     const accepted = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [...ids, ...already] });
     expect(accepted.status).toBe(202);
     const requestId = accepted.body.requestId;
-    await waitFor(async () => receiver.received.length, (n) => n >= BULK - 20 + 1, 120_000, 250);
+    await waitFor(
+      async () => receiver.received.length,
+      (n) => n >= BULK - 20 + 1,
+      120_000,
+      250,
+    );
     const events = await allEvents(apiKey);
     const paused = events.filter((e) => e.type === 'subscription.paused');
     expect(paused).toHaveLength(BULK - 20);
@@ -121,7 +154,13 @@ describe('events and deliveries', () => {
     expect(receiver.received).toHaveLength(BULK - 20 + 1);
     expect(new Set(receiver.received.map((r) => r.id))).toEqual(new Set(events.map((e) => e.id)));
     expect(receiver.received.every((r) => r.verified)).toBe(true);
-    expect(await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 15_000)).toBe(0);
+    expect(
+      await waitFor(
+        () => eventsWaiting(merchantId),
+        (n) => n === 0,
+        15_000,
+      ),
+    ).toBe(0);
   }, 180_000);
 
   it('a receiver answering 500 then 200 gets the event again with the same webhook-id; deliveries list both attempts', async () => {
@@ -130,7 +169,11 @@ describe('events and deliveries', () => {
     receiver.answers = [500];
     const [id] = await t.seed(merchantId, 1);
     await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`);
-    await waitFor(async () => receiver.received.length, (n) => n >= 2, 30_000);
+    await waitFor(
+      async () => receiver.received.length,
+      (n) => n >= 2,
+      30_000,
+    );
     expect(receiver.received[0]!.id).toBe(receiver.received[1]!.id);
     const deliveries = await waitFor(
       async () => (await api(apiKey, 'GET', `/v2/webhook-endpoints/${endpointId}/deliveries`)).body,
@@ -141,7 +184,11 @@ describe('events and deliveries', () => {
     const resend = await api(apiKey, 'POST', `/v2/events/${receiver.received[0]!.id}/resend`);
     expect(resend.status).toBe(202);
     expect(resend.body.queued).toBe(1);
-    await waitFor(async () => receiver.received.length, (n) => n >= 3, 30_000);
+    await waitFor(
+      async () => receiver.received.length,
+      (n) => n >= 3,
+      30_000,
+    );
     expect(receiver.received[2]!.id).toBe(receiver.received[0]!.id);
   });
 
@@ -151,11 +198,18 @@ describe('events and deliveries', () => {
     receiver.answers = Array<number>(100).fill(500);
     for (const id of await t.seed(merchantId, DISABLE_AFTER)) await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`);
     const read = () => api(apiKey, 'GET', `/v2/webhook-endpoints/${endpointId}`);
-    const endpoint = await waitFor(async () => (await read()).body, (e) => e.status === 'disabled', 30_000);
+    const endpoint = await waitFor(
+      async () => (await read()).body,
+      (e) => e.status === 'disabled',
+      30_000,
+    );
     expect(endpoint.disabledReason).toBe(`${DISABLE_AFTER} deliveries in a row failed after every retry (last: HTTP 500)`);
     // Each delivery: the first attempt and the three retries the test service is configured with.
     expect(receiver.received).toHaveLength(DISABLE_AFTER * 4);
-    expect((await api(apiKey, 'PATCH', `/v2/webhook-endpoints/${endpointId}`, { status: 'enabled' })).body).toMatchObject({ status: 'enabled', disabledReason: null });
+    expect((await api(apiKey, 'PATCH', `/v2/webhook-endpoints/${endpointId}`, { status: 'enabled' })).body).toMatchObject({
+      status: 'enabled',
+      disabledReason: null,
+    });
   });
 
   it('a disabled endpoint receives nothing; an endpoint for other types receives nothing', async () => {
@@ -167,9 +221,19 @@ describe('events and deliveries', () => {
     expect(patched.body).toMatchObject({ status: 'disabled', disabledReason: null });
     const [id] = await t.seed(merchantId, 1);
     await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`);
-    await waitFor(async () => watching.receiver.received.length, (n) => n >= 1, 30_000);
+    await waitFor(
+      async () => watching.receiver.received.length,
+      (n) => n >= 1,
+      30_000,
+    );
     // Once the event has left the outbox its fan-out is done: the others have no delivery to send, ever.
-    await waitFor(() => eventsWaiting(merchantId), (n) => n === 0, 30_000, 100, 'the outbox to empty');
+    await waitFor(
+      () => eventsWaiting(merchantId),
+      (n) => n === 0,
+      30_000,
+      100,
+      'the outbox to empty',
+    );
     expect(await allDeliveries(apiKey, disabled.id)).toEqual([]);
     expect(await allDeliveries(apiKey, otherTypes.id)).toEqual([]);
     expect(disabled.receiver.received).toEqual([]);
@@ -189,7 +253,8 @@ describe('webhook endpoints', () => {
     const changed = await api(apiKey, 'PATCH', `/v2/webhook-endpoints/${endpoint.id}`, { events: ['subscription.resumed'] });
     expect(changed.body).toEqual({ ...endpoint, events: ['subscription.resumed'] });
     expect(JSON.stringify(t.logLines)).not.toContain(secret.slice('whsec_'.length));
-    for (let i = 1; i < 16; i++) expect((await api(apiKey, 'POST', '/v2/webhook-endpoints', { url: `http://127.0.0.1:9/${i}`, events: ['*'] })).status).toBe(201);
+    for (let i = 1; i < 16; i++)
+      expect((await api(apiKey, 'POST', '/v2/webhook-endpoints', { url: `http://127.0.0.1:9/${i}`, events: ['*'] })).status).toBe(201);
     const seventeenth = await api(apiKey, 'POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/x', events: ['*'] });
     expect(seventeenth.status).toBe(400);
     expect((await api(apiKey, 'DELETE', `/v2/webhook-endpoints/${endpoint.id}`)).status).toBe(204);
@@ -202,12 +267,23 @@ describe('webhook endpoints', () => {
     const { id: endpointId } = await endpointFor(mine.apiKey);
     const [id] = await t.seed(mine.merchantId, 1);
     await api(mine.apiKey, 'POST', `/v2/subscriptions/${id}/pause`);
-    const [event] = await waitFor(() => allEvents(mine.apiKey), (e) => e.length === 1);
-    for (const [method, path] of [['GET', `/v2/webhook-endpoints/${endpointId}`], ['PATCH', `/v2/webhook-endpoints/${endpointId}`], ['DELETE', `/v2/webhook-endpoints/${endpointId}`], ['GET', `/v2/webhook-endpoints/${endpointId}/deliveries`]] as const) {
+    const [event] = await waitFor(
+      () => allEvents(mine.apiKey),
+      (e) => e.length === 1,
+    );
+    for (const [method, path] of [
+      ['GET', `/v2/webhook-endpoints/${endpointId}`],
+      ['PATCH', `/v2/webhook-endpoints/${endpointId}`],
+      ['DELETE', `/v2/webhook-endpoints/${endpointId}`],
+      ['GET', `/v2/webhook-endpoints/${endpointId}/deliveries`],
+    ] as const) {
       const res = await api(theirs.apiKey, method, path, method === 'PATCH' ? { status: 'disabled' } : undefined);
       expect([res.status, res.body.code]).toEqual([404, '0023']);
     }
-    for (const [method, path] of [['GET', `/v2/events/${event.id}`], ['POST', `/v2/events/${event.id}/resend`]] as const) {
+    for (const [method, path] of [
+      ['GET', `/v2/events/${event.id}`],
+      ['POST', `/v2/events/${event.id}/resend`],
+    ] as const) {
       const res = await api(theirs.apiKey, method, path);
       expect([res.status, res.body.code]).toEqual([404, '0024']);
     }

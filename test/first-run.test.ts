@@ -32,7 +32,10 @@ async function serveUntilExit(env: Record<string, string>): Promise<{ code: numb
   const childEnv: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: 'info', ...env };
   if (env.MONGODB_URI === undefined) delete childEnv.MONGODB_URI;
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'serve'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', 'serve'], {
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -54,7 +57,9 @@ describe('serve checks what it can before any slow step', () => {
     try {
       const run = await serveUntilExit({ PORT: String(port), EMBEDDED_DB: 'ferretdb' });
       expect(run.code).toBe(1);
-      expect(run.stderr.trim().split('\n')).toEqual([`subsvc: port ${port} on 127.0.0.1 is in use (EADDRINUSE): set PORT to a free port (PORT=${port + 1} npm start)`]);
+      expect(run.stderr.trim().split('\n')).toEqual([
+        `subsvc: port ${port} on 127.0.0.1 is in use (EADDRINUSE): set PORT to a free port (PORT=${port + 1} npm start)`,
+      ]);
       expect(run.stdout).not.toMatch(slowSteps);
     } finally {
       busy.close();
@@ -77,7 +82,13 @@ describe('serve checks what it can before any slow step', () => {
 });
 
 describe('preflight: Go, when the embedded database must be built', () => {
-  const config = { host: '127.0.0.1', port: 0, metricsPort: undefined, mongodbUri: undefined, downloadProxy: { proxied: false, mongodDownloadUrl: undefined } } as const;
+  const config = {
+    host: '127.0.0.1',
+    port: 0,
+    metricsPort: undefined,
+    mongodbUri: undefined,
+    downloadProxy: { proxied: false, mongodDownloadUrl: undefined },
+  } as const;
   const probes = (machine: { built: boolean; mongod: boolean; go: boolean }): EngineProbes => ({
     ferretdbBuilt: () => machine.built,
     mongodObtainable: async () => machine.mongod,
@@ -86,27 +97,43 @@ describe('preflight: Go, when the embedded database must be built', () => {
   const noGo = /^the embedded database \(FerretDB\) must be built once and Go is not installed: install Go .*, or set MONGODB_URI/;
 
   it('without Go, no FerretDB build and no mongod to be had, says to install Go or set MONGODB_URI', async () => {
-    await expect(preflight({ ...config, embeddedEngine: 'auto' }, true, probes({ built: false, mongod: false, go: false }))).rejects.toThrow(noGo);
-    await expect(preflight({ ...config, embeddedEngine: 'ferretdb' }, true, probes({ built: false, mongod: true, go: false }))).rejects.toThrow(noGo);
+    await expect(
+      preflight({ ...config, embeddedEngine: 'auto' }, true, probes({ built: false, mongod: false, go: false })),
+    ).rejects.toThrow(noGo);
+    await expect(
+      preflight({ ...config, embeddedEngine: 'ferretdb' }, true, probes({ built: false, mongod: true, go: false })),
+    ).rejects.toThrow(noGo);
   });
 
   it('asks for no Go where FerretDB is built, a mongod can be had, or MONGODB_URI is set', async () => {
-    await expect(preflight({ ...config, embeddedEngine: 'ferretdb' }, true, probes({ built: true, mongod: false, go: false }))).resolves.toBeUndefined();
-    await expect(preflight({ ...config, embeddedEngine: 'auto' }, true, probes({ built: false, mongod: true, go: false }))).resolves.toBeUndefined();
     await expect(
-      preflight({ ...config, embeddedEngine: 'auto', mongodbUri: 'mongodb://127.0.0.1:1/x' }, true, probes({ built: false, mongod: false, go: false })),
+      preflight({ ...config, embeddedEngine: 'ferretdb' }, true, probes({ built: true, mongod: false, go: false })),
+    ).resolves.toBeUndefined();
+    await expect(
+      preflight({ ...config, embeddedEngine: 'auto' }, true, probes({ built: false, mongod: true, go: false })),
+    ).resolves.toBeUndefined();
+    await expect(
+      preflight(
+        { ...config, embeddedEngine: 'auto', mongodbUri: 'mongodb://127.0.0.1:1/x' },
+        true,
+        probes({ built: false, mongod: false, go: false }),
+      ),
     ).resolves.toBeUndefined();
   });
 });
 
 describe('npx subsvc', () => {
-  it('runs the CLI that npm ci built and linked, without installing the project into npx\'s cache first', async () => {
+  it("runs the CLI that npm ci built and linked, without installing the project into npx's cache first", async () => {
     const linked = join(projectRoot(), 'node_modules', '.bin', 'subsvc');
     expect(existsSync(linked), `${linked} is missing: npm ci links it (package.json's prepare script)`).toBe(true);
     // An empty npm cache of its own: whatever npx installs shows up in it.
     const cache = mkdtempSync(join(tmpdir(), 'npx-cache-'));
     try {
-      const { stdout } = await promisify(execFile)('npx', ['subsvc', 'help'], { cwd: projectRoot(), env: { ...process.env, npm_config_cache: cache }, timeout: 50_000 });
+      const { stdout } = await promisify(execFile)('npx', ['subsvc', 'help'], {
+        cwd: projectRoot(),
+        env: { ...process.env, npm_config_cache: cache },
+        timeout: 50_000,
+      });
       expect(stdout).toMatch(/^usage:\n {2}subsvc serve\n/);
       expect(existsSync(join(cache, '_npx'))).toBe(false);
     } finally {
@@ -130,7 +157,10 @@ describe('serve on a terminal', () => {
       child.kill('SIGTERM');
     }
     // eslint-disable-next-line no-control-regex
-    const lines = output.replace(/\x1b\[[0-9;]*m/g, '').split(/\r?\n/).filter((l) => l.trim() !== '');
+    const lines = output
+      .replace(/\x1b\[[0-9;]*m/g, '')
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '');
     const summary = lines.findIndex((l) => l.startsWith('subsvc is listening on http://127.0.0.1:'));
     expect(summary).toBeGreaterThan(0);
     expect(lines.slice(0, summary).every((l) => /^\[\d\d:\d\d:\d\d\] (INFO|WARN): /.test(l))).toBe(true);
@@ -148,15 +178,24 @@ describe('bin/subsvc.js on an older Node', () => {
   const systemNode = ['/usr/bin/node', '/usr/local/bin/node'].find((path) => existsSync(path));
   const version = systemNode ? String(spawnSync(systemNode, ['-p', 'process.versions.node']).stdout).trim() : '';
   const older = version !== '' && Number(version.split('.')[0]) < 24;
-  if (!older) console.log(`no Node older than 24 at /usr/bin or /usr/local/bin (found ${version || 'none'}): the runtime check is not exercised here`);
+  if (!older)
+    console.log(
+      `no Node older than 24 at /usr/bin or /usr/local/bin (found ${version || 'none'}): the runtime check is not exercised here`,
+    );
 
   it.skipIf(!older)('npm ci run by it warns about no engine: its plan (--dry-run) prints no npm warning at all', () => {
     const scratch = mkdtempSync(join(tmpdir(), 'npm-ci-'));
     try {
-      for (const file of ['package.json', 'package-lock.json', '.npmrc']) writeFileSync(join(scratch, file), readFileSync(join(projectRoot(), file)));
+      for (const file of ['package.json', 'package-lock.json', '.npmrc'])
+        writeFileSync(join(scratch, file), readFileSync(join(projectRoot(), file)));
       // The system's npm on the system's Node, as a newcomer's `npm ci` runs before node_modules exists.
       const path = `${dirname(systemNode!)}:/usr/bin:/bin`;
-      const run = spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts'], { cwd: scratch, env: { ...process.env, PATH: path }, encoding: 'utf8', timeout: 120_000 });
+      const run = spawnSync('npm', ['ci', '--dry-run', '--ignore-scripts'], {
+        cwd: scratch,
+        env: { ...process.env, PATH: path },
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
       expect(run.status).toBe(0);
       expect(`${run.stdout}${run.stderr}`).not.toMatch(/npm warn|EBADENGINE/);
     } finally {

@@ -56,29 +56,47 @@ describe('two serve processes and a worker on one database', () => {
   let a: Awaited<ReturnType<typeof startServe>>;
   let b: Awaited<ReturnType<typeof startServe>>;
 
-  it('subsvc status lists the live processes with role, version, host, pid, started and last seen; a killed one drops out', { timeout: 120_000 }, async () => {
-    // Started together: each start loads the service's code on its own, which takes seconds under load.
-    const [first, second, worker] = await Promise.all([startServe(uri, { ...env, BULK_CONCURRENCY: '0' }), startServe(uri, { ...env, BULK_CONCURRENCY: '0' }), startWorker(uri, env)]);
-    [a, b] = [first, second];
-    started.push(a, b, worker);
+  it(
+    'subsvc status lists the live processes with role, version, host, pid, started and last seen; a killed one drops out',
+    { timeout: 120_000 },
+    async () => {
+      // Started together: each start loads the service's code on its own, which takes seconds under load.
+      const [first, second, worker] = await Promise.all([
+        startServe(uri, { ...env, BULK_CONCURRENCY: '0' }),
+        startServe(uri, { ...env, BULK_CONCURRENCY: '0' }),
+        startWorker(uri, env),
+      ]);
+      [a, b] = [first, second];
+      started.push(a, b, worker);
 
-    const all = await status();
-    expect(all.processes).toEqual({ serve: 2, worker: 1 });
-    expect(all.live.map((p: any) => p.pid).sort()).toEqual([a.child.pid, b.child.pid, worker.child.pid].sort());
-    for (const p of all.live) {
-      expect(p).toMatchObject({ version: expect.stringMatching(/^\d+\.\d+\.\d+/), host: expect.any(String), startedAt: expect.any(String), lastSeenAt: expect.any(String) });
-    }
-    expect(all).toMatchObject({ chunksQueued: 0, oldestChunkAgeSeconds: 0, schedulesDue: 0, outboxBacklog: 0, endpointsDisabled: 0 });
+      const all = await status();
+      expect(all.processes).toEqual({ serve: 2, worker: 1 });
+      expect(all.live.map((p: any) => p.pid).sort()).toEqual([a.child.pid, b.child.pid, worker.child.pid].sort());
+      for (const p of all.live) {
+        expect(p).toMatchObject({
+          version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+          host: expect.any(String),
+          startedAt: expect.any(String),
+          lastSeenAt: expect.any(String),
+        });
+      }
+      expect(all).toMatchObject({ chunksQueued: 0, oldestChunkAgeSeconds: 0, schedulesDue: 0, outboxBacklog: 0, endpointsDisabled: 0 });
 
-    await worker.stop('SIGKILL');
-    const after = await waitFor(status, (s) => s.processes.worker === 0, 10 * HEARTBEAT_MS + 20_000, HEARTBEAT_MS);
-    expect(after.processes).toEqual({ serve: 2, worker: 0 });
-  });
+      await worker.stop('SIGKILL');
+      const after = await waitFor(status, (s) => s.processes.worker === 0, 10 * HEARTBEAT_MS + 20_000, HEARTBEAT_MS);
+      expect(after.processes).toEqual({ serve: 2, worker: 0 });
+    },
+  );
 
   it(`the rate limit is the fleet's: ${BURST} requests at once across both processes, not ${2 * BURST}`, { timeout: 60_000 }, async () => {
     // Both processes have taken their half: each logged the share once it saw the other.
     const shared = (p: ServiceProcess) => p.lines.some((l) => l.msg === 'rate limit share changed' && l.httpProcesses === 2);
-    await waitFor(async () => [a, b].every(shared), (ok) => ok, 10_000, HEARTBEAT_MS);
+    await waitFor(
+      async () => [a, b].every(shared),
+      (ok) => ok,
+      10_000,
+      HEARTBEAT_MS,
+    );
     expect([a, b].map(shared)).toEqual([true, true]);
 
     const { merchantId, apiKey } = await domain.auth.createMerchant('fleet');
@@ -105,7 +123,17 @@ describe('heartbeats of gone processes', () => {
     await live.start();
     try {
       const gone = `gone-${randomUUID()}`;
-      await heartbeats.insertOne({ _id: gone, role: 'worker', http: false, version: 'test', host: 'h', pid: 1, startedAt: new Date(0), lastSeenAt: new Date(0), expiresAt: new Date(Date.now() - 1000) } as never);
+      await heartbeats.insertOne({
+        _id: gone,
+        role: 'worker',
+        http: false,
+        version: 'test',
+        host: 'h',
+        pid: 1,
+        startedAt: new Date(0),
+        lastSeenAt: new Date(0),
+        expiresAt: new Date(Date.now() - 1000),
+      } as never);
       expect(await expiredHeartbeats(database.db).deleteExpired()).toBeGreaterThanOrEqual(1);
       expect(await heartbeats.countDocuments({ _id: gone })).toBe(0);
       expect(await heartbeats.countDocuments({ _id: live.id })).toBe(1);

@@ -28,12 +28,22 @@ describe('webhook endpoints and pause policies changed by many requests at once'
       const created = await api(m.apiKey, 'POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/start', events: ['*'] });
       expect(created.status).toBe(201);
       const path = `/v2/webhook-endpoints/${created.body.id}`;
-      const changes = [{ url: 'http://127.0.0.1:9/changed' }, { events: ['subscription.paused'] }, ...Array.from({ length: AT_ONCE - 2 }, (_, i) => (i === AT_ONCE - 3 ? { description: 'last' } : { status: i % 2 === 0 ? 'disabled' : 'enabled' }))];
+      const changes = [
+        { url: 'http://127.0.0.1:9/changed' },
+        { events: ['subscription.paused'] },
+        ...Array.from({ length: AT_ONCE - 2 }, (_, i) =>
+          i === AT_ONCE - 3 ? { description: 'last' } : { status: i % 2 === 0 ? 'disabled' : 'enabled' },
+        ),
+      ];
       const replies = await Promise.all(changes.map((change) => api(m.apiKey, 'PATCH', path, change)));
 
       expect(replies.map((r) => r.status)).toEqual(replies.map(() => 200));
       const stored = (await api(m.apiKey, 'GET', path)).body;
-      expect(stored, `round ${round}: a change answered 200 was lost`).toMatchObject({ url: 'http://127.0.0.1:9/changed', events: ['subscription.paused'], description: 'last' });
+      expect(stored, `round ${round}: a change answered 200 was lost`).toMatchObject({
+        url: 'http://127.0.0.1:9/changed',
+        events: ['subscription.paused'],
+        description: 'last',
+      });
     }
   });
 
@@ -43,7 +53,10 @@ describe('webhook endpoints and pause policies changed by many requests at once'
       const policies = Array.from({ length: AT_ONCE }, (_, i) => ({ maxPauseDays: i + 1, maxPausesPerYear: null, requireResumeAt: false }));
       const replies = await Promise.all(policies.map((policy) => api(m.apiKey, 'PUT', '/v2/pause-policy', policy)));
 
-      expect(replies.map((r) => r.status), JSON.stringify(replies.find((r) => r.status !== 200)?.body)).toEqual(replies.map(() => 200));
+      expect(
+        replies.map((r) => r.status),
+        JSON.stringify(replies.find((r) => r.status !== 200)?.body),
+      ).toEqual(replies.map(() => 200));
       const read = (await api(m.apiKey, 'GET', '/v2/pause-policy')).body;
       expect(policies.map((p) => p.maxPauseDays)).toContain(read.maxPauseDays);
     }

@@ -142,7 +142,12 @@ describe('an operation of the spec without a handler', () => {
     const spec = loadSpec() as { paths: Record<string, unknown> };
     spec.paths['/v2/not-yet'] = { get: { operationId: 'notYet', responses: { '200': { description: 'never' } } } };
     // No handler at all: the type system prevents this for the real spec, hence the cast.
-    const api = await createOpenApiBackend(t.service.auth, {} as OperationHandlers, { requests: undefined, authFailures: undefined }, spec as never);
+    const api = await createOpenApiBackend(
+      t.service.auth,
+      {} as OperationHandlers,
+      { requests: undefined, authFailures: undefined },
+      spec as never,
+    );
     const app = new Koa();
     app.use(problemMiddleware(createLogger('silent')));
     app.use(openApiMiddleware(api));
@@ -153,7 +158,11 @@ describe('an operation of the spec without a handler', () => {
       expect((await call(baseUrl, '/v2/not-yet', { method: 'GET' })).status).toBe(401);
       const res = await call(baseUrl, '/v2/not-yet', { method: 'GET', apiKey });
       expect(res.status).toBe(501);
-      expect(res.body).toMatchObject({ code: '0901', title: 'Not implemented', detail: 'notYet is in the API contract but not implemented yet.' });
+      expect(res.body).toMatchObject({
+        code: '0901',
+        title: 'Not implemented',
+        detail: 'notYet is in the API contract but not implemented yet.',
+      });
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }

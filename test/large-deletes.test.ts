@@ -26,7 +26,10 @@ afterAll(() => t.close());
 async function insertInParts(collection: Collection<Document>, make: (i: number) => Document): Promise<void> {
   for (let from = 0; from < COUNT; from += INSERTED_AT_ONCE) {
     const size = Math.min(INSERTED_AT_ONCE, COUNT - from);
-    await collection.insertMany(Array.from({ length: size }, (_, i) => make(from + i)), { ordered: false });
+    await collection.insertMany(
+      Array.from({ length: size }, (_, i) => make(from + i)),
+      { ordered: false },
+    );
   }
 }
 
@@ -34,27 +37,50 @@ async function insertInParts(collection: Collection<Document>, make: (i: number)
 const sweepFailures = (from: number) => t.logLines.slice(from).filter((l) => String(l.msg).includes('retention sweep failed'));
 
 describe(`deleting ${COUNT} documents at once`, () => {
-  it(`DELETE /v2/test-helpers/subscriptions empties a test mode of ${COUNT} subscriptions, and leaves the live ones`, { timeout: SLOW }, async () => {
-    const m = await t.merchant();
-    const [live] = await t.seed(m.merchantId, 1);
-    for (let from = 0; from < COUNT; from += INSERTED_AT_ONCE) {
-      await t.service.seeder.seed({ merchantId: testModeIdOf(m.merchantId), count: Math.min(INSERTED_AT_ONCE, COUNT - from), status: 'fulfilled' });
-    }
-    const res = await call(t.baseUrl, '/v2/test-helpers/subscriptions', { method: 'DELETE', apiKey: m.testApiKey });
-    expect(res.status).toBe(200);
-    expect(res.body.deletedCount).toBe(COUNT);
-    const left = await call(t.baseUrl, '/v2/subscriptions?limit=1', { method: 'GET', apiKey: m.testApiKey });
-    expect(left.body.data).toEqual([]);
-    expect((await call(t.baseUrl, `/v2/subscriptions/${live}`, { method: 'GET', apiKey: m.apiKey })).status).toBe(200);
-  });
+  it(
+    `DELETE /v2/test-helpers/subscriptions empties a test mode of ${COUNT} subscriptions, and leaves the live ones`,
+    { timeout: SLOW },
+    async () => {
+      const m = await t.merchant();
+      const [live] = await t.seed(m.merchantId, 1);
+      for (let from = 0; from < COUNT; from += INSERTED_AT_ONCE) {
+        await t.service.seeder.seed({
+          merchantId: testModeIdOf(m.merchantId),
+          count: Math.min(INSERTED_AT_ONCE, COUNT - from),
+          status: 'fulfilled',
+        });
+      }
+      const res = await call(t.baseUrl, '/v2/test-helpers/subscriptions', { method: 'DELETE', apiKey: m.testApiKey });
+      expect(res.status).toBe(200);
+      expect(res.body.deletedCount).toBe(COUNT);
+      const left = await call(t.baseUrl, '/v2/subscriptions?limit=1', { method: 'GET', apiKey: m.testApiKey });
+      expect(left.body.data).toEqual([]);
+      expect((await call(t.baseUrl, `/v2/subscriptions/${live}`, { method: 'GET', apiKey: m.apiKey })).status).toBe(200);
+    },
+  );
 
   describe('the retention sweep (where the server has no TTL index to do it)', () => {
     const expired = new Date(Date.now() - 60_000);
     const kept = new Date(Date.now() + 24 * 3600_000);
 
     it.each([
-      ['events', 'events', (merchantId: string) => ({ merchantId, type: 'subscription.paused', createdAt: '2026-01-01T00:00:00.000000Z', data: {} })],
-      ['webhook deliveries', 'webhookDeliveries', (merchantId: string) => ({ merchantId, endpointId: randomUUID(), eventId: randomUUID(), status: 'failed', attempts: [], dueAt: null })],
+      [
+        'events',
+        'events',
+        (merchantId: string) => ({ merchantId, type: 'subscription.paused', createdAt: '2026-01-01T00:00:00.000000Z', data: {} }),
+      ],
+      [
+        'webhook deliveries',
+        'webhookDeliveries',
+        (merchantId: string) => ({
+          merchantId,
+          endpointId: randomUUID(),
+          eventId: randomUUID(),
+          status: 'failed',
+          attempts: [],
+          dueAt: null,
+        }),
+      ],
     ])(`deletes ${COUNT} expired %s, keeping those not expired`, { timeout: SLOW }, async (_what, name, shape) => {
       if (!t.service.retention) {
         console.log('skipped: this server deletes expired documents by TTL indexes, with no sweep of ours (docs/design.md §8)');

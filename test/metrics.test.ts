@@ -68,10 +68,22 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
 describe('GET /metrics', () => {
   it('answers without an API key, in the text format, with the process metrics and the build', async () => {
     const samples = await read();
-    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_seconds', 'subsvc_http_requests_in_flight', 'subsvc_ready']) {
-      expect(samples.some((s) => s.name === name), name).toBe(true);
+    for (const name of [
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'subsvc_http_requests_in_flight',
+      'subsvc_ready',
+    ]) {
+      expect(
+        samples.some((s) => s.name === name),
+        name,
+      ).toBe(true);
     }
-    expect(samples.find((s) => s.name === 'subsvc_build_info')?.labels).toMatchObject({ role: 'serve', version: expect.stringMatching(/^\d+\.\d+\.\d+/) });
+    expect(samples.find((s) => s.name === 'subsvc_build_info')?.labels).toMatchObject({
+      role: 'serve',
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+    });
     expect(value(samples, 'subsvc_ready')).toBe(1);
     expect(value(samples, 'subsvc_fleet_processes', { role: 'serve' })).toBeGreaterThanOrEqual(1);
   });
@@ -91,7 +103,8 @@ describe('GET /metrics', () => {
     const resumeAt = new Date(Date.now() + 1500).toISOString();
     expect((await call(t.baseUrl, `/v2/subscriptions/${ids[3]}/pause`, { apiKey, json: { resumeAt } })).status).toBe(200);
 
-    const moved = (after: Sample[], name: string, labels: Record<string, string> = {}) => value(after, name, labels) - value(before, name, labels);
+    const moved = (after: Sample[], name: string, labels: Record<string, string> = {}) =>
+      value(after, name, labels) - value(before, name, labels);
     const after = await waitFor(
       read,
       (s) =>
@@ -126,21 +139,39 @@ describe('GET /metrics', () => {
     await fetch(`${t.baseUrl}/v2/no-such-thing/${crypto.randomUUID()}`);
     await fetch(`${t.baseUrl}/healthz`);
     const after = await read();
-    expect(value(after, 'subsvc_http_requests_total', { operation: 'unknown', status: '404' }) - value(before, 'subsvc_http_requests_total', { operation: 'unknown', status: '404' })).toBe(1);
-    expect(value(after, 'subsvc_http_requests_total', { operation: 'health', status: '200' }) - value(before, 'subsvc_http_requests_total', { operation: 'health', status: '200' })).toBe(1);
+    expect(
+      value(after, 'subsvc_http_requests_total', { operation: 'unknown', status: '404' }) -
+        value(before, 'subsvc_http_requests_total', { operation: 'unknown', status: '404' }),
+    ).toBe(1);
+    expect(
+      value(after, 'subsvc_http_requests_total', { operation: 'health', status: '200' }) -
+        value(before, 'subsvc_http_requests_total', { operation: 'health', status: '200' }),
+    ).toBe(1);
   });
 
   it('the fleet gauges show queued work and are read from the database', async () => {
     const samples = await read();
-    for (const name of ['subsvc_bulk_chunks_queued', 'subsvc_bulk_oldest_chunk_age_seconds', 'subsvc_schedules_due_pending', 'subsvc_events_outbox_backlog', 'subsvc_events_outbox_oldest_age_seconds', 'subsvc_webhook_endpoints_disabled']) {
-      expect(samples.filter((s) => s.name === name), name).toHaveLength(1);
+    for (const name of [
+      'subsvc_bulk_chunks_queued',
+      'subsvc_bulk_oldest_chunk_age_seconds',
+      'subsvc_schedules_due_pending',
+      'subsvc_events_outbox_backlog',
+      'subsvc_events_outbox_oldest_age_seconds',
+      'subsvc_webhook_endpoints_disabled',
+    ]) {
+      expect(
+        samples.filter((s) => s.name === name),
+        name,
+      ).toHaveLength(1);
     }
   });
 
   it('passes `promtool check metrics`', async () => {
     const check = spawnSync('promtool', ['check', 'metrics'], { input: await scrape(), encoding: 'utf8' });
     if (check.error && (check.error as NodeJS.ErrnoException).code === 'ENOENT') {
-      console.log('metrics.test: promtool is not installed (Debian package `prometheus`): the exposition was checked by the parser above only');
+      console.log(
+        'metrics.test: promtool is not installed (Debian package `prometheus`): the exposition was checked by the parser above only',
+      );
       return;
     }
     // promtool's lint also reports style hints (exit 3) on metrics it did not name (prom-client's defaults); errors are exit 1.
@@ -167,7 +198,8 @@ describe('database metrics, from the connection pool', () => {
   const readProxied = async () => parse(await scrape(proxied.baseUrl));
   // A single pause's write (the events relay's updates of the same collection go by the background client, as `update`).
   const pauseWrite = { command: 'findAndModify', collection: 'subscriptions' };
-  const bucket = (samples: Sample[], le: string) => value(samples, 'subsvc_db_operation_duration_seconds_bucket', { client: 'request', le });
+  const bucket = (samples: Sample[], le: string) =>
+    value(samples, 'subsvc_db_operation_duration_seconds_bucket', { client: 'request', le });
 
   it("an operation's time is how long it held its connection: a write held 400 ms at the wire is observed above 0.25 s", async () => {
     const { merchantId, apiKey } = await proxied.merchant();
@@ -183,27 +215,33 @@ describe('database metrics, from the connection pool', () => {
     const after = await readProxied();
     const slower = (s: Sample[]) => bucket(s, '+Inf') - bucket(s, '0.25');
     expect(slower(after) - slower(before)).toBeGreaterThanOrEqual(1);
-    expect(value(after, 'subsvc_db_operation_timeouts_total', { client: 'request' })).toBe(value(before, 'subsvc_db_operation_timeouts_total', { client: 'request' }));
+    expect(value(after, 'subsvc_db_operation_timeouts_total', { client: 'request' })).toBe(
+      value(before, 'subsvc_db_operation_timeouts_total', { client: 'request' }),
+    );
   });
 
-  it('counts each command left unanswered past DB_SLOW_CAP_MS as one timeout of its client (the request answers 503)', { timeout: 60_000 }, async () => {
-    const { merchantId, apiKey } = await proxied.merchant();
-    const [id] = await proxied.seed(merchantId, 1);
-    const before = await readProxied();
-    const rule = proxy.on(pauseWrite, { action: 'hold' });
-    try {
-      expect((await call(proxied.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey })).status).toBe(503);
-    } finally {
-      rule.remove();
-      proxy.release();
-    }
-    const after = await readProxied();
-    const timeouts = (s: Sample[], client: string) => value(s, 'subsvc_db_operation_timeouts_total', { client });
-    // On a replica set the driver retries a write once after a network error, a timeout among them: each held command timed out before the answer.
-    expect(rule.hits).toBeGreaterThanOrEqual(1);
-    expect(timeouts(after, 'request') - timeouts(before, 'request')).toBe(rule.hits);
-    expect(timeouts(after, 'background')).toBe(timeouts(before, 'background'));
-  });
+  it(
+    'counts each command left unanswered past DB_SLOW_CAP_MS as one timeout of its client (the request answers 503)',
+    { timeout: 60_000 },
+    async () => {
+      const { merchantId, apiKey } = await proxied.merchant();
+      const [id] = await proxied.seed(merchantId, 1);
+      const before = await readProxied();
+      const rule = proxy.on(pauseWrite, { action: 'hold' });
+      try {
+        expect((await call(proxied.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey })).status).toBe(503);
+      } finally {
+        rule.remove();
+        proxy.release();
+      }
+      const after = await readProxied();
+      const timeouts = (s: Sample[], client: string) => value(s, 'subsvc_db_operation_timeouts_total', { client });
+      // On a replica set the driver retries a write once after a network error, a timeout among them: each held command timed out before the answer.
+      expect(rule.hits).toBeGreaterThanOrEqual(1);
+      expect(timeouts(after, 'request') - timeouts(before, 'request')).toBe(rule.hits);
+      expect(timeouts(after, 'background')).toBe(timeouts(before, 'background'));
+    },
+  );
 
   it('a connection dropped under a command is no timeout', async () => {
     const { merchantId, apiKey } = await proxied.merchant();
@@ -218,7 +256,9 @@ describe('database metrics, from the connection pool', () => {
     }
     expect(rule.hits).toBe(1);
     const after = await readProxied();
-    expect(value(after, 'subsvc_db_operation_timeouts_total', { client: 'request' })).toBe(value(before, 'subsvc_db_operation_timeouts_total', { client: 'request' }));
+    expect(value(after, 'subsvc_db_operation_timeouts_total', { client: 'request' })).toBe(
+      value(before, 'subsvc_db_operation_timeouts_total', { client: 'request' }),
+    );
   });
 });
 
@@ -227,9 +267,15 @@ describe('METRICS_PORT', () => {
     const uri = databaseUri(`test_metrics_port_${randomUUID().slice(0, 8)}`);
     const processes: ServiceProcess[] = [];
     try {
-      const [serve, worker] = await Promise.all([startServe(uri, { BULK_CONCURRENCY: '0', METRICS_PORT: '0' }), startWorker(uri, { METRICS_PORT: '0' })]);
+      const [serve, worker] = await Promise.all([
+        startServe(uri, { BULK_CONCURRENCY: '0', METRICS_PORT: '0' }),
+        startWorker(uri, { METRICS_PORT: '0' }),
+      ]);
       processes.push(serve, worker);
-      for (const [p, role] of [[serve, 'serve'], [worker, 'worker']] as const) {
+      for (const [p, role] of [
+        [serve, 'serve'],
+        [worker, 'worker'],
+      ] as const) {
         const url = String(p.lines.find((l) => l.msg === 'metrics listening')?.url);
         const res = await fetch(url);
         expect(res.status).toBe(200);
@@ -241,7 +287,10 @@ describe('METRICS_PORT', () => {
     } finally {
       await Promise.all(processes.map((p) => p.stop()));
       const client = await new MongoClient(uri).connect();
-      await client.db().dropDatabase().catch(() => undefined);
+      await client
+        .db()
+        .dropDatabase()
+        .catch(() => undefined);
       await client.close();
     }
   });

@@ -35,13 +35,21 @@ beforeAll(async () => {
     if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
   };
-  await waitFor(() => canConnect(port), Boolean, 60_000, 200, () => `the mock to start; it printed:\n${output}`);
+  await waitFor(
+    () => canConnect(port),
+    Boolean,
+    60_000,
+    200,
+    () => `the mock to start; it printed:\n${output}`,
+  );
 }, 90_000);
 
 afterAll(() => stop?.());
 
 const planOfARead = async (): Promise<string | undefined> => {
-  const res = await fetch(`http://127.0.0.1:${port}/v2/subscriptions/${randomUUID()}`, { headers: { 'x-api-key': 'sk_any' } }).catch(() => undefined);
+  const res = await fetch(`http://127.0.0.1:${port}/v2/subscriptions/${randomUUID()}`, { headers: { 'x-api-key': 'sk_any' } }).catch(
+    () => undefined,
+  );
   return res?.ok ? ((await res.json()) as { planId: string }).planId : undefined;
 };
 
@@ -54,7 +62,11 @@ describe('npm run mock reloads the spec', () => {
 
   it('keeps serving the last good contract when an edit does not parse, and says so in one line', async () => {
     writeFileSync(spec, `${readFileSync(spec, 'utf8')}\n  : [unclosed\n`);
-    const warned = await waitFor(async () => output, (o) => o.includes('not reloaded, the old contract is still served'), 10_000);
+    const warned = await waitFor(
+      async () => output,
+      (o) => o.includes('not reloaded, the old contract is still served'),
+      10_000,
+    );
     expect(warned.match(/mock: .* not reloaded.*\n/g)).toHaveLength(1);
     expect(await planOfARead()).toBe(EDITED_PLAN);
   }, 20_000);

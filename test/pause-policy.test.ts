@@ -29,12 +29,19 @@ async function merchantWith(policy?: Record<string, unknown>) {
 }
 const stored = (id: string) => t.db.collection('subscriptions').findOne({ _id: id as never }, { projection: { outbox: 0 } });
 /** Pauses applied to a subscription at these times, as the service records them. */
-const pausedBefore = (id: string, times: string[]) => t.db.collection('subscriptions').updateOne({ _id: id as never }, { $set: { recentPauses: times } });
+const pausedBefore = (id: string, times: string[]) =>
+  t.db.collection('subscriptions').updateOne({ _id: id as never }, { $set: { recentPauses: times } });
 const pause = (apiKey: string, id: string, json?: unknown) => call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey, json });
 const bulkPause = (apiKey: string, json: unknown) => call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json });
 const read = (apiKey: string, id: string) => call(t.baseUrl, `/v2/subscriptions/${id}`, { apiKey, method: 'GET' });
-const completed = (apiKey: string, location: string) => waitFor(() => call(t.baseUrl, location, { apiKey, method: 'GET' }), (r) => r.body.state === 'completed', 30_000);
-const reasons = (rejected: { subscriptionId: string; reason: string }[]) => Object.fromEntries(rejected.map((r) => [r.subscriptionId, r.reason]));
+const completed = (apiKey: string, location: string) =>
+  waitFor(
+    () => call(t.baseUrl, location, { apiKey, method: 'GET' }),
+    (r) => r.body.state === 'completed',
+    30_000,
+  );
+const reasons = (rejected: { subscriptionId: string; reason: string }[]) =>
+  Object.fromEntries(rejected.map((r) => [r.subscriptionId, r.reason]));
 /** How far `at` is from now plus `days`, in ms. */
 const offFromNowPlus = (at: string, days: number) => Math.abs(Date.parse(at) - (Date.now() + days * DAY));
 
@@ -64,7 +71,7 @@ describe('GET and PUT /v2/pause-policy', () => {
     expect((await call(t.baseUrl, '/v2/pause-policy', { apiKey, method: 'GET' })).body).toEqual(shown({ ...OFF, maxPauseDays: 30 }));
   });
 
-  it('another merchant\'s policy never applies: its requireResumeAt does not refuse our pause', async () => {
+  it("another merchant's policy never applies: its requireResumeAt does not refuse our pause", async () => {
     await merchantWith({ requireResumeAt: true, maxPausesPerYear: 0 });
     const { merchantId, apiKey } = await merchantWith();
     const [id] = await t.seed(merchantId, 1);
@@ -103,7 +110,10 @@ describe('single pause', () => {
     const scheduled = await pause(apiKey, later!, { pauseAt: inMs(10 * DAY) });
     expect(Date.parse(scheduled.body.schedule.resumeAt) - Date.parse(scheduled.body.schedule.pauseAt)).toBe(30 * DAY);
     const events = await waitFor(
-      async () => ((await call(t.baseUrl, '/v2/events?limit=100', { apiKey, method: 'GET' })).body.data as any[]).filter((e) => e.data.subscription?.id === id),
+      async () =>
+        ((await call(t.baseUrl, '/v2/events?limit=100', { apiKey, method: 'GET' })).body.data as any[]).filter(
+          (e) => e.data.subscription?.id === id,
+        ),
       (e) => e.length >= 2,
       30_000,
     );
@@ -235,20 +245,37 @@ describe('scheduled pause', () => {
     expect(scheduled.body).toMatchObject({ status: 'fulfilled', schedule: { pauseAt: expect.any(String) } });
     await pause(apiKey, counted!, { pauseAt: inMs(1500), resumeAt: inMs(DAY) });
     await pausedBefore(counted!, [daysAgo(30)]);
-    await call(t.baseUrl, '/v2/pause-policy', { apiKey, method: 'PUT', json: { maxPauseDays: 30, maxPausesPerYear: 1, requireResumeAt: false } });
+    await call(t.baseUrl, '/v2/pause-policy', {
+      apiKey,
+      method: 'PUT',
+      json: { maxPauseDays: 30, maxPausesPerYear: 1, requireResumeAt: false },
+    });
     for (const id of [longer!, counted!]) {
-      const gone = await waitFor(() => stored(id), (doc) => doc?.pauseAt === undefined, 30_000);
+      const gone = await waitFor(
+        () => stored(id),
+        (doc) => doc?.pauseAt === undefined,
+        30_000,
+      );
       expect(gone).toMatchObject({ status: 'fulfilled' });
       expect(gone!.resumeAt).toBeUndefined();
     }
     expect(skips(longer!)).toMatchObject([{ msg: 'scheduled pause skipped: maxPauseDays', outcome: 'skipped', reason: 'maxPauseDays' }]);
-    expect(skips(counted!)).toMatchObject([{ msg: 'scheduled pause skipped: maxPausesPerYear', outcome: 'skipped', reason: 'maxPausesPerYear' }]);
+    expect(skips(counted!)).toMatchObject([
+      { msg: 'scheduled pause skipped: maxPausesPerYear', outcome: 'skipped', reason: 'maxPausesPerYear' },
+    ]);
     const removed = await waitFor(
-      async () => ((await call(t.baseUrl, '/v2/events?limit=100', { apiKey, method: 'GET' })).body.data as any[]).filter((e) => e.data.subscription?.id === longer && e.type === 'subscription.schedule_removed'),
+      async () =>
+        ((await call(t.baseUrl, '/v2/events?limit=100', { apiKey, method: 'GET' })).body.data as any[]).filter(
+          (e) => e.data.subscription?.id === longer && e.type === 'subscription.schedule_removed',
+        ),
       (e) => e.length >= 1,
       30_000,
     );
-    expect(removed[0].data).toMatchObject({ removed: ['pauseAt', 'resumeAt'], cause: { kind: 'schedule' }, subscription: { status: 'fulfilled' } });
+    expect(removed[0].data).toMatchObject({
+      removed: ['pauseAt', 'resumeAt'],
+      cause: { kind: 'schedule' },
+      subscription: { status: 'fulfilled' },
+    });
   });
 
   it('a scheduled pause without resumeAt falls due after maxPauseDays was set: paused, with resumeAt that many days on', async () => {
@@ -256,10 +283,20 @@ describe('scheduled pause', () => {
     const [id] = await t.seed(merchantId, 1);
     await pause(apiKey, id!, { pauseAt: inMs(1500) });
     await call(t.baseUrl, '/v2/pause-policy', { apiKey, method: 'PUT', json: { ...OFF, maxPauseDays: 5 } });
-    const paused = await waitFor(() => read(apiKey, id!), (r) => r.body.status === 'paused', 30_000);
+    const paused = await waitFor(
+      () => read(apiKey, id!),
+      (r) => r.body.status === 'paused',
+      30_000,
+    );
     expect(offFromNowPlus(paused.body.schedule.resumeAt, 5)).toBeLessThan(60_000);
     // The worker logs the outcome after the update it made, which the read above may see first.
-    expect(await waitFor(async () => skips(id!), (lines) => lines.length > 0, 10_000)).toMatchObject([{ msg: 'scheduled pause applied' }]);
+    expect(
+      await waitFor(
+        async () => skips(id!),
+        (lines) => lines.length > 0,
+        10_000,
+      ),
+    ).toMatchObject([{ msg: 'scheduled pause applied' }]);
     expect((await stored(id!))!.recentPauses).toHaveLength(1);
   });
 
@@ -267,7 +304,11 @@ describe('scheduled pause', () => {
     const { merchantId, apiKey } = await merchantWith({ maxPausesPerYear: 1, requireResumeAt: true });
     const [id] = await t.seed(merchantId, 1);
     await pause(apiKey, id!, { pauseAt: inMs(1500), resumeAt: inMs(DAY) });
-    await waitFor(() => read(apiKey, id!), (r) => r.body.status === 'paused', 30_000);
+    await waitFor(
+      () => read(apiKey, id!),
+      (r) => r.body.status === 'paused',
+      30_000,
+    );
     expect((await stored(id!))!.recentPauses).toHaveLength(1);
   });
 });

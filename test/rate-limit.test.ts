@@ -96,7 +96,11 @@ describe('the limit on failed authentication per client address (AUTH_FAILURE_LI
     const [id] = await limited.seed(merchantId, 1);
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) {
-      const res = await call(limited.baseUrl, `/v2/subscriptions/${id}`, { method: 'GET', apiKey: 'sk_wrong', headers: { 'x-forwarded-for': `203.0.113.${i + 1}` } });
+      const res = await call(limited.baseUrl, `/v2/subscriptions/${id}`, {
+        method: 'GET',
+        apiKey: 'sk_wrong',
+        headers: { 'x-forwarded-for': `203.0.113.${i + 1}` },
+      });
       statuses.push(res.status);
     }
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(3);
@@ -111,7 +115,11 @@ describe('behind a trusted proxy (TRUSTED_PROXIES=127.0.0.0/8), failed authentic
   afterAll(() => proxied.close());
 
   const attempt = (forwardedFor: string) =>
-    call(proxied.baseUrl, '/v2/subscriptions/00000000-0000-4000-8000-000000000000', { method: 'GET', apiKey: 'sk_wrong', headers: { 'x-forwarded-for': forwardedFor } });
+    call(proxied.baseUrl, '/v2/subscriptions/00000000-0000-4000-8000-000000000000', {
+      method: 'GET',
+      apiKey: 'sk_wrong',
+      headers: { 'x-forwarded-for': forwardedFor },
+    });
 
   it('one client past its limit gets 429; another client behind the same proxy still gets 401; naming a spoofed address first changes nothing', async () => {
     const first = [];

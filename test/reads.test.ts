@@ -126,10 +126,13 @@ describe('GET /v2/subscriptions', () => {
     expect(seen).toEqual([...mine].sort().filter((id) => id > theirCursor));
   });
 
-  it.each(['limit=0', 'limit=101', 'limit=abc', 'status=deleted', 'startingAfter=not-a-uuid'])('a malformed query (%s) answers 400 0040', async (query) => {
-    const { apiKey } = await t.merchant();
-    const res = await get(apiKey, `/v2/subscriptions?${query}`);
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe('0040');
-  });
+  it.each(['limit=0', 'limit=101', 'limit=abc', 'status=deleted', 'startingAfter=not-a-uuid'])(
+    'a malformed query (%s) answers 400 0040',
+    async (query) => {
+      const { apiKey } = await t.merchant();
+      const res = await get(apiKey, `/v2/subscriptions?${query}`);
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('0040');
+    },
+  );
 });

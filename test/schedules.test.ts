@@ -82,7 +82,11 @@ describe('the rules', () => {
     expect(res.body).toMatchObject({ status: 'fulfilled', schedule: { pauseAt: expect.any(String), resumeAt: null } });
     expect(res.body.pauseReason).toBeUndefined();
     expect(res.body.modifiedAt > before!.modifiedAt).toBe(true);
-    const after = await waitFor(() => read(id!), (r) => r.body.status === 'paused', 20_000);
+    const after = await waitFor(
+      () => read(id!),
+      (r) => r.body.status === 'paused',
+      20_000,
+    );
     expect(after.body).toMatchObject({ status: 'paused', pauseReason: 'on holiday' });
     expect(after.body.schedule).toBeUndefined();
     expect(after.body.modifiedAt > res.body.modifiedAt).toBe(true);
@@ -99,7 +103,11 @@ describe('the rules', () => {
     expect(second.body.schedule.resumeAt > first.body.schedule.resumeAt).toBe(true);
     expect(second.body.pauseReason).toBeUndefined();
     expect((await read(id!)).body).toMatchObject({ status: 'paused', schedule: second.body.schedule });
-    const after = await waitFor(() => read(id!), (r) => r.body.status === 'fulfilled', 20_000);
+    const after = await waitFor(
+      () => read(id!),
+      (r) => r.body.status === 'fulfilled',
+      20_000,
+    );
     expect(after.body.schedule).toBeUndefined();
     expect(firings(id!)).toMatchObject([{ msg: 'scheduled resume applied', scheduledAt: second.body.schedule.resumeAt }]);
     expect(String(after.body.modifiedAt) >= second.body.schedule.resumeAt).toBe(true);
@@ -147,7 +155,11 @@ describe('the rules', () => {
     const [id] = await t.seed(merchantId, 1);
     await pause(id!, { resumeAt: inMs(1000) });
     await t.db.collection('subscriptions').updateOne({ _id: id as never }, { $set: { status: 'cancelled' } });
-    const gone = await waitFor(() => stored(id!), (doc) => doc?.resumeAt === undefined, 20_000);
+    const gone = await waitFor(
+      () => stored(id!),
+      (doc) => doc?.resumeAt === undefined,
+      20_000,
+    );
     expect(gone).toMatchObject({ status: 'cancelled' });
     expect(firings(id!)).toMatchObject([{ outcome: 'skipped', transition: 'cancelled' }]);
   });
@@ -157,11 +169,21 @@ describe('the rules', () => {
     const [paused] = await t.seed(merchantId, 1, 'paused');
     const pauseAt = inMs(600_000);
     const resumeAt = inMs(900_000);
-    const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: [fulfilled, paused], pauseAt, resumeAt, reason: 'moving' } });
+    const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', {
+      apiKey,
+      json: { subscriptions: [fulfilled, paused], pauseAt, resumeAt, reason: 'moving' },
+    });
     const location = res.headers.get('location')!;
-    const done = await waitFor(() => call(t.baseUrl, location, { apiKey, method: 'GET' }), (r) => r.body.state === 'completed', 20_000);
+    const done = await waitFor(
+      () => call(t.baseUrl, location, { apiKey, method: 'GET' }),
+      (r) => r.body.state === 'completed',
+      20_000,
+    );
     expect(done.body.counts).toMatchObject({ applied: 1, noop: 1 });
-    expect((await read(fulfilled!)).body).toMatchObject({ status: 'fulfilled', schedule: { pauseAt: expect.stringMatching(/Z$/), resumeAt: expect.stringMatching(/Z$/) } });
+    expect((await read(fulfilled!)).body).toMatchObject({
+      status: 'fulfilled',
+      schedule: { pauseAt: expect.stringMatching(/Z$/), resumeAt: expect.stringMatching(/Z$/) },
+    });
     expect((await read(paused!)).body).toMatchObject({ status: 'paused', schedule: { pauseAt: null }, pauseReason: 'moving' });
   });
 
@@ -179,7 +201,13 @@ describe('on time, whatever the poll interval', () => {
       // The worker's first poll ran at its start; the next is 30 s away.
       const resumeAt = inMs(1_500);
       expect((await call(slow.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: owner.apiKey, json: { resumeAt } })).status).toBe(200);
-      const resumed = await waitFor(() => slow.db.collection('subscriptions').findOne({ _id: id as never }), (doc) => doc?.status === 'fulfilled', 15_000, 100, 'the scheduled resume');
+      const resumed = await waitFor(
+        () => slow.db.collection('subscriptions').findOne({ _id: id as never }),
+        (doc) => doc?.status === 'fulfilled',
+        15_000,
+        100,
+        'the scheduled resume',
+      );
       // Applied at or after its time (the lag itself depends on the machine: bench (e) measures it).
       expect(Date.parse(String(resumed?.['modifiedAt']))).toBeGreaterThanOrEqual(Date.parse(resumeAt));
     } finally {

@@ -10,7 +10,12 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 // Without the events outbox, which the relay of an earlier change empties in the background.
-const snapshot = (ids: string[]) => t.db.collection('subscriptions').find({ _id: { $in: ids as never[] } }, { projection: { outbox: 0 } }).sort({ _id: 1 }).toArray();
+const snapshot = (ids: string[]) =>
+  t.db
+    .collection('subscriptions')
+    .find({ _id: { $in: ids as never[] } }, { projection: { outbox: 0 } })
+    .sort({ _id: 1 })
+    .toArray();
 
 describe("merchant B's key on merchant A's subscriptions", () => {
   it.each(['pause', 'resume'])('single %s answers 404 and changes nothing', async (operation) => {
@@ -39,24 +44,29 @@ describe("merchant B's key on merchant A's subscriptions", () => {
     const [own] = await t.seed(b.merchantId, 1, operation === 'pause' ? 'fulfilled' : 'paused');
     await call(t.baseUrl, `/v2/subscriptions/bulk/${operation}`, { apiKey: b.apiKey, json: { subscriptions: [own] } });
     const target = operation === 'pause' ? 'paused' : 'fulfilled';
-    await waitFor(() => t.db.collection('subscriptions').findOne({ _id: own as never }), (d) => d?.status === target, 30_000);
+    await waitFor(
+      () => t.db.collection('subscriptions').findOne({ _id: own as never }),
+      (d) => d?.status === target,
+      30_000,
+    );
     expect(await snapshot(ids)).toEqual(before);
   });
 });
 
 describe('mass assignment', () => {
-  it.each([{ status: 'cancelled' }, { merchantId: '0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a' }, { subscriptions: ['0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a'], merchantId: 'x' }])(
-    'a body with %o answers 400 0040 and changes nothing',
-    async (body) => {
-      const { merchantId, apiKey } = await t.merchant();
-      const ids = await t.seed(merchantId, 1);
-      const before = await snapshot(ids);
-      const res = await call(t.baseUrl, `/v2/subscriptions/${ids[0]}/pause`, { apiKey, json: body });
-      expect(res.status).toBe(400);
-      expect(res.body.code).toBe('0040');
-      expect(await snapshot(ids)).toEqual(before);
-    },
-  );
+  it.each([
+    { status: 'cancelled' },
+    { merchantId: '0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a' },
+    { subscriptions: ['0d9e8f7a-6b5c-4d3e-8f2a-1b0c9d8e7f6a'], merchantId: 'x' },
+  ])('a body with %o answers 400 0040 and changes nothing', async (body) => {
+    const { merchantId, apiKey } = await t.merchant();
+    const ids = await t.seed(merchantId, 1);
+    const before = await snapshot(ids);
+    const res = await call(t.baseUrl, `/v2/subscriptions/${ids[0]}/pause`, { apiKey, json: body });
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('0040');
+    expect(await snapshot(ids)).toEqual(before);
+  });
 });
 
 describe('secrets', () => {
@@ -67,7 +77,11 @@ describe('secrets', () => {
     await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey });
     await call(t.baseUrl, `/v2/subscriptions/${id}/resume`, { headers: { x_api_key: apiKey } });
     await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: wrongKey });
-    await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey, headers: { 'content-type': 'application/json' }, rawBody: '{"broken' });
+    await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, {
+      apiKey,
+      headers: { 'content-type': 'application/json' },
+      rawBody: '{"broken',
+    });
     const logged = JSON.stringify(t.logLines);
     expect(t.logLines.filter((l) => l.msg === 'request completed').length).toBeGreaterThanOrEqual(4);
     expect(logged).not.toContain(apiKey);

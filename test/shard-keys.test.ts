@@ -18,14 +18,39 @@ import { waitFor } from './support/wait.js';
 import { startWireProxy, type WireCommand, type WireProxy } from './support/wire-proxy.js';
 
 /** The collections a merchant owns; `_id`-only access to them cannot be routed to one shard. */
-const MERCHANT_OWNED = new Set(['subscriptions', 'bulkRequests', 'bulkChunks', 'bulkChunksFinished', 'events', 'idempotencyKeys', 'webhookEndpoints', 'webhookDeliveries']);
+const MERCHANT_OWNED = new Set([
+  'subscriptions',
+  'bulkRequests',
+  'bulkChunks',
+  'bulkChunksFinished',
+  'events',
+  'idempotencyKeys',
+  'webhookEndpoints',
+  'webhookDeliveries',
+]);
 
 /** The scans that cannot name a merchant: background work, bounded (docs/sharding.md). */
 const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Document) => boolean }[] = [
-  { name: 'due schedules (subscriptions.repository due/earliestScheduled)', collection: 'subscriptions', matches: (f) => keys(f).join() === 'nextScheduledAt' },
-  { name: 'events outbox sweep (subscriptions.repository outboxes)', collection: 'subscriptions', matches: (f) => keys(f).join() === 'outbox.key' },
-  { name: 'straggler bulk requests (bulk.repository undispatchedBefore)', collection: 'bulkRequests', matches: (f) => keys(f).sort().join() === 'createdAt,dispatchedAt' },
-  { name: 'overdue deliveries (deliveries.repository overdue)', collection: 'webhookDeliveries', matches: (f) => keys(f).sort().join() === 'dueAt,status' },
+  {
+    name: 'due schedules (subscriptions.repository due/earliestScheduled)',
+    collection: 'subscriptions',
+    matches: (f) => keys(f).join() === 'nextScheduledAt',
+  },
+  {
+    name: 'events outbox sweep (subscriptions.repository outboxes)',
+    collection: 'subscriptions',
+    matches: (f) => keys(f).join() === 'outbox.key',
+  },
+  {
+    name: 'straggler bulk requests (bulk.repository undispatchedBefore)',
+    collection: 'bulkRequests',
+    matches: (f) => keys(f).sort().join() === 'createdAt,dispatchedAt',
+  },
+  {
+    name: 'overdue deliveries (deliveries.repository overdue)',
+    collection: 'webhookDeliveries',
+    matches: (f) => keys(f).sort().join() === 'dueAt,status',
+  },
   { name: 'retention (deleteExpired everywhere)', collection: '*', matches: (f) => keys(f).join() === 'expiresAt' },
 ];
 
@@ -84,7 +109,8 @@ afterAll(async () => {
 describe('every hot-path command on a merchant-owned collection carries merchantId, and every hot-path filter is served by an index', () => {
   it('single and bulk changes, reads, lists, idempotency, events, webhooks and deliveries', { timeout: 120_000 }, async () => {
     const { merchantId, apiKey } = await t.merchant();
-    const api = (method: string, path: string, json?: unknown, headers?: Record<string, string>) => call(t.baseUrl, path, { method, apiKey, json, headers });
+    const api = (method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
+      call(t.baseUrl, path, { method, apiKey, json, headers });
     const endpoint = await api('POST', '/v2/webhook-endpoints', { url: receiver.url, events: ['*'] });
     expect(endpoint.status).toBe(201);
     receiver.secret = endpoint.body.secret;
@@ -92,21 +118,33 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     recorded.length = 0;
 
     expect((await api('POST', `/v2/subscriptions/${ids[0]}/pause`, undefined, { 'Idempotency-Key': 'k-1' })).status).toBe(200);
-    expect((await api('POST', `/v2/subscriptions/${ids[0]}/pause`, undefined, { 'Idempotency-Key': 'k-1' })).headers.get('idempotent-replayed')).toBe('true');
+    expect(
+      (await api('POST', `/v2/subscriptions/${ids[0]}/pause`, undefined, { 'Idempotency-Key': 'k-1' })).headers.get('idempotent-replayed'),
+    ).toBe('true');
     expect((await api('POST', `/v2/subscriptions/${ids[0]}/resume`)).status).toBe(200);
     expect((await api('GET', `/v2/subscriptions/${ids[1]}`)).status).toBe(200);
     expect((await api('GET', '/v2/subscriptions?limit=2')).status).toBe(200);
     const bulk = await api('POST', '/v2/subscriptions/bulk/pause', { subscriptions: ids.slice(1, 4) }, { 'Idempotency-Key': 'k-2' });
     expect(bulk.status).toBe(202);
     const requestId = bulk.body.requestId;
-    const done = await waitFor(() => api('GET', `/v2/bulk-requests/${requestId}`), (r) => r.body.state === 'completed', 30_000);
+    const done = await waitFor(
+      () => api('GET', `/v2/bulk-requests/${requestId}`),
+      (r) => r.body.state === 'completed',
+      30_000,
+    );
     expect(done.body.state).toBe('completed');
     expect((await api('GET', `/v2/bulk-requests/${requestId}/items`)).status).toBe(200);
-    expect((await api('GET', `/v2/bulk-requests/${requestId}/items`, undefined, { Accept: 'text/csv' })).body.split('\r\n')).toHaveLength(5);
+    expect((await api('GET', `/v2/bulk-requests/${requestId}/items`, undefined, { Accept: 'text/csv' })).body.split('\r\n')).toHaveLength(
+      5,
+    );
     expect((await api('GET', '/v2/bulk-requests')).status).toBe(200);
     expect((await api('PATCH', `/v2/webhook-endpoints/${endpoint.body.id}`, { description: 'wire check' })).status).toBe(200);
     // A pause, a resume, 3 bulk pauses and the bulk's completion: 6 events, delivered (at least once: counted by id).
-    await waitFor(async () => new Set(receiver.received.map((r) => r.id)).size, (n) => n >= 6, 30_000);
+    await waitFor(
+      async () => new Set(receiver.received.map((r) => r.id)).size,
+      (n) => n >= 6,
+      30_000,
+    );
     const events = await api('GET', '/v2/events?limit=100');
     expect(events.status).toBe(200);
     expect((await api('GET', `/v2/events/${events.body.data[0].id}`)).status).toBe(200);
@@ -122,12 +160,17 @@ describe('every hot-path command on a merchant-owned collection carries merchant
       if (!command.collection || !MERCHANT_OWNED.has(command.collection)) continue;
       for (const { kind, value } of filtersOf(command)) {
         if (kind === 'document' ? typeof value.merchantId === 'string' : hasMerchant(value)) continue;
-        const scan = kind === 'filter' ? BACKGROUND_SCANS.find((s) => (s.collection === '*' || s.collection === command.collection) && s.matches(value)) : undefined;
+        const scan =
+          kind === 'filter'
+            ? BACKGROUND_SCANS.find((s) => (s.collection === '*' || s.collection === command.collection) && s.matches(value))
+            : undefined;
         if (scan) scans.set(scan.name, (scans.get(scan.name) ?? 0) + 1);
         else offending.push(`${command.name} ${command.collection} ${JSON.stringify(value).slice(0, 200)}`);
       }
     }
-    console.log(`wire check: ${recorded.length} commands recorded; background scans without merchantId (named): ${JSON.stringify(Object.fromEntries(scans))}`);
+    console.log(
+      `wire check: ${recorded.length} commands recorded; background scans without merchantId (named): ${JSON.stringify(Object.fromEntries(scans))}`,
+    );
     expect(recorded.filter((c) => c.collection === 'subscriptions').length).toBeGreaterThan(0);
     expect([...new Set(offending)]).toEqual([]);
 
@@ -140,7 +183,11 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     for (const command of recorded) {
       if (!command.collection) continue;
       for (const { kind, value } of filtersOf(command)) {
-        if (kind !== 'filter' || BACKGROUND_SCANS.some((s) => (s.collection === '*' || s.collection === command.collection) && s.matches(value))) continue;
+        if (
+          kind !== 'filter' ||
+          BACKGROUND_SCANS.some((s) => (s.collection === '*' || s.collection === command.collection) && s.matches(value))
+        )
+          continue;
         shapes.set(`${command.name} ${command.collection} ${keys(value).sort().join()}`, { collection: command.collection, filter: value });
       }
     }

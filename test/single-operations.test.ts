@@ -24,7 +24,14 @@ describe('the state table (docs/design.md §4)', () => {
     const res = await pause(id!);
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['createdAt', 'cycle', 'id', 'livemode', 'merchantId', 'modifiedAt', 'planId', 'status']);
-    expect(res.body).toMatchObject({ id, merchantId, planId: before!.planId, status: 'paused', cycle: before!.cycle, createdAt: before!.createdAt });
+    expect(res.body).toMatchObject({
+      id,
+      merchantId,
+      planId: before!.planId,
+      status: 'paused',
+      cycle: before!.cycle,
+      createdAt: before!.createdAt,
+    });
     expect(res.body.modifiedAt > before!.modifiedAt).toBe(true);
     expect(await stored(id!)).toMatchObject({ status: 'paused', modifiedAt: res.body.modifiedAt, cycle: before!.cycle });
   });
@@ -65,7 +72,11 @@ describe('the state table (docs/design.md §4)', () => {
     const before = await stored(id!);
     const res = await operation(id!);
     expect(res.status).toBe(409);
-    expect(res.body).toMatchObject({ code: '0030', title: 'Invalid status transition', detail: `Subscription ${id} is cancelled and cannot be ${verb}` });
+    expect(res.body).toMatchObject({
+      code: '0030',
+      title: 'Invalid status transition',
+      detail: `Subscription ${id} is cancelled and cannot be ${verb}`,
+    });
     expect(await stored(id!)).toEqual(before);
   });
 

@@ -24,7 +24,11 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch'];
 /** The object a local `$ref` points to, followed until it is not a reference. */
 function resolved<T extends Schema>(node: T): T {
   let current: Schema = node;
-  while (current?.$ref) current = current.$ref.slice(2).split('/').reduce((at: Schema, key: string) => at[key], spec);
+  while (current?.$ref)
+    current = current.$ref
+      .slice(2)
+      .split('/')
+      .reduce((at: Schema, key: string) => at[key], spec);
   return current as T;
 }
 
@@ -82,7 +86,9 @@ function stringOf(schema: Schema, length: number, name: string): string {
 function valueOf(schema: Schema, count: number, name: string): unknown {
   if (schema.type === 'array') {
     const items = nonNull(schema.items);
-    return Array.from({ length: count }, (_, i) => (items.enum ? items.enum[i % items.enum.length] : valueOf(items, items.maxLength ?? 36, name)));
+    return Array.from({ length: count }, (_, i) =>
+      items.enum ? items.enum[i % items.enum.length] : valueOf(items, items.maxLength ?? 36, name),
+    );
   }
   if (schema.type === 'integer' || schema.type?.includes?.('integer')) return count;
   return stringOf(schema, count, name);
@@ -112,7 +118,9 @@ function bodyFields(schema: Schema, prefix = ''): { pointer: string; schema: Sch
 }
 
 function exampleBody(requestBody: Schema, pointer: string): Record<string, unknown> {
-  const examples = Object.values(resolved(requestBody).content['application/json'].examples ?? {}).map((e: any) => e.value as Record<string, unknown>);
+  const examples = Object.values(resolved(requestBody).content['application/json'].examples ?? {}).map(
+    (e: any) => e.value as Record<string, unknown>,
+  );
   const parent = pointer.split('/')[1]!;
   return structuredClone(examples.find((e) => pointer.split('/').length > 2 && parent in e) ?? examples[0] ?? {});
 }
@@ -122,12 +130,24 @@ function casesOf(path: string, method: string, operation: Schema): Case[] {
   const pathParams = Object.fromEntries(parameters.filter((p) => p.in === 'path').map((p) => [p.name, String(p.example ?? randomUUID())]));
   const op = { method: method.toUpperCase(), path, testMode: path.startsWith('/v2/test-helpers/') };
   const fromParameters = parameters.flatMap((p) =>
-    boundsOf(nonNull(p.schema), p.in).map((bound) => ({ where: p.in, field: p.name as string, schema: nonNull(p.schema), bound, body: undefined })),
+    boundsOf(nonNull(p.schema), p.in).map((bound) => ({
+      where: p.in,
+      field: p.name as string,
+      schema: nonNull(p.schema),
+      bound,
+      body: undefined,
+    })),
   );
   const requestBody = operation.requestBody;
   const fromBody = requestBody
     ? bodyFields(resolved(requestBody).content['application/json'].schema).flatMap(({ pointer, schema }) =>
-        boundsOf(schema, 'body').map((bound) => ({ where: 'body' as const, field: pointer, schema, bound, body: exampleBody(requestBody, pointer) })),
+        boundsOf(schema, 'body').map((bound) => ({
+          where: 'body' as const,
+          field: pointer,
+          schema,
+          bound,
+          body: exampleBody(requestBody, pointer),
+        })),
       )
     : [];
   return [...fromParameters, ...fromBody].map((c) => ({
@@ -196,7 +216,8 @@ describe('every bounded request field of the spec, at its bound and one past it'
     const name = (c.where === 'body' ? c.field.split('/').pop()! : c.field).toLowerCase();
 
     const atBound = await send(t, keys, c, c.bound.at);
-    const refusedForIt = atBound.status === 400 && (atBound.body.errors ?? []).some((e: { path: string }) => e.path.toLowerCase().endsWith(name));
+    const refusedForIt =
+      atBound.status === 400 && (atBound.body.errors ?? []).some((e: { path: string }) => e.path.toLowerCase().endsWith(name));
     expect(refusedForIt, `${c.bound.at} was refused: ${JSON.stringify(atBound.body)}`).toBe(false);
     expect(atBound.status).toBeLessThan(500);
     expectRateLimitFields(atBound, 'merchant');
@@ -204,7 +225,9 @@ describe('every bounded request field of the spec, at its bound and one past it'
     const past = await send(t, keys, c, c.bound.past);
     expect(past.status, JSON.stringify(past.body)).toBe(400);
     expect(past.body.code).toBe(expectedCode);
-    expect(past.body.errors.map((e: { path: string }) => e.path.toLowerCase())).toContainEqual(expect.stringMatching(new RegExp(`${name}$`)));
+    expect(past.body.errors.map((e: { path: string }) => e.path.toLowerCase())).toContainEqual(
+      expect.stringMatching(new RegExp(`${name}$`)),
+    );
     expectRateLimitFields(past, 'merchant');
   });
 });
@@ -213,7 +236,10 @@ describe('texts the service returns stay within the spec’s bounds whatever the
   it('a 1000-character unknown property and a 15,000-character path are cut in the problem', async () => {
     const keys = await t.merchant();
     const property = 'p'.repeat(1000);
-    const unknown = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey: keys.apiKey, json: { subscriptions: [randomUUID()], [property]: 1 } });
+    const unknown = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', {
+      apiKey: keys.apiKey,
+      json: { subscriptions: [randomUUID()], [property]: 1 },
+    });
     expect(unknown.status).toBe(400);
     expect(unknown.body.errors).toContainEqual({ path: '/', message: expect.stringMatching(/^must NOT have additional properties: p+…$/) });
     expect(Math.max(...unknown.body.errors.map((e: { message: string }) => e.message.length))).toBe(500);
@@ -229,14 +255,19 @@ describe('texts the service returns stay within the spec’s bounds whatever the
 describe('the 400 every operation declares', () => {
   it('an operation without a request body answers a malformed JSON body 400 0040 (the test clock, the fixtures’ removal)', async () => {
     const keys = await t.merchant();
-    for (const [method, path] of [['GET', '/v2/test-helpers/clock'], ['DELETE', '/v2/test-helpers/subscriptions']] as const) {
+    for (const [method, path] of [
+      ['GET', '/v2/test-helpers/clock'],
+      ['DELETE', '/v2/test-helpers/subscriptions'],
+    ] as const) {
       // Raw HTTP: fetch sends no body with a GET.
       const request = `${method} ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${keys.testApiKey}\r\ncontent-type: application/json\r\ncontent-length: 1\r\nconnection: close\r\n\r\n{`;
       const reply = await rawExchange(t.baseUrl, request);
       const body = JSON.parse(reply.body);
       expect(reply.status).toBe(400);
       expect(body).toMatchObject({ code: '0040', errors: [{ path: '/', message: 'malformed JSON' }] });
-      expect(await contractViolations({ method, path, status: reply.status, contentType: reply.headers['content-type']!, body })).toEqual([]);
+      expect(await contractViolations({ method, path, status: reply.status, contentType: reply.headers['content-type']!, body })).toEqual(
+        [],
+      );
     }
   });
 });
@@ -251,10 +282,17 @@ describe('the rate-limit fields on answers given before the API key is accepted'
     const again = await call(t.baseUrl, '/v2/subscriptions', { method: 'GET', apiKey: 'sk_live_not-a-key' });
     expect(Number(again.headers.get('ratelimit')!.match(/r=(\d+)/)![1])).toBe(before - 1);
 
-    const tooLarge = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey: keys.apiKey, json: { subscriptions: Array(300 * 1024).fill(1) } });
+    const tooLarge = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', {
+      apiKey: keys.apiKey,
+      json: { subscriptions: Array(300 * 1024).fill(1) },
+    });
     expect(tooLarge.status).toBe(413);
     expectRateLimitFields(tooLarge, 'address');
-    const textPlain = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey: keys.apiKey, headers: { 'content-type': 'text/plain' }, rawBody: 'x' });
+    const textPlain = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', {
+      apiKey: keys.apiKey,
+      headers: { 'content-type': 'text/plain' },
+      rawBody: 'x',
+    });
     expect(textPlain.status).toBe(415);
     expectRateLimitFields(textPlain, 'address');
   });

@@ -25,9 +25,13 @@ describe('contractViolations, the spec checker every test response goes through'
 
   it('catches a pause 200 without merchantId, and a resume 200 with it (each operation its own schema)', async () => {
     const { merchantId: _, ...withoutMerchant } = subscription;
-    expect(await contractViolations({ method: 'POST', path: pausePath, status: 200, contentType: json, body: withoutMerchant })).not.toEqual([]);
+    expect(
+      await contractViolations({ method: 'POST', path: pausePath, status: 200, contentType: json, body: withoutMerchant }),
+    ).not.toEqual([]);
     const resumePath = pausePath.replace('pause', 'resume');
-    expect(await contractViolations({ method: 'POST', path: resumePath, status: 200, contentType: json, body: subscription })).not.toEqual([]);
+    expect(await contractViolations({ method: 'POST', path: resumePath, status: 200, contentType: json, body: subscription })).not.toEqual(
+      [],
+    );
   });
 
   it('catches a timestamp with three fractional digits instead of six', async () => {
@@ -48,23 +52,37 @@ describe('contractViolations, the spec checker every test response goes through'
   });
 
   it('catches a 400 listing more than 100 errors, the most the spec allows', async () => {
-    const errors = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `/subscriptions/${i}`, message: 'must match format "uuid"' }));
+    const errors = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ path: `/subscriptions/${i}`, message: 'must match format "uuid"' }));
     const invalid = (n: number) => ({ type: 'urn:x', title: 'Invalid request', status: 400, detail: 'd', code: '0040', errors: errors(n) });
-    const check = (n: number) => contractViolations({ method: 'POST', path: pausePath, status: 400, contentType: 'application/problem+json', body: invalid(n) });
+    const check = (n: number) =>
+      contractViolations({ method: 'POST', path: pausePath, status: 400, contentType: 'application/problem+json', body: invalid(n) });
     expect(await check(100)).toEqual([]);
     expect(await check(101)).not.toEqual([]);
   });
 
-  it('passes a bulk request\'s items as text/csv, the 200\'s second media type, and catches CSV where only JSON is declared', async () => {
+  it("passes a bulk request's items as text/csv, the 200's second media type, and catches CSV where only JSON is declared", async () => {
     const itemsPath = '/v2/bulk-requests/3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f/items';
     const file = 'subscriptionId,outcome,reason,appliedAt\r\n';
-    expect(await contractViolations({ method: 'GET', path: itemsPath, status: 200, contentType: 'text/csv; charset=utf-8', body: file })).toEqual([]);
-    expect(await contractViolations({ method: 'GET', path: itemsPath.replace('/items', ''), status: 200, contentType: 'text/csv; charset=utf-8', body: file })).not.toEqual([]);
+    expect(
+      await contractViolations({ method: 'GET', path: itemsPath, status: 200, contentType: 'text/csv; charset=utf-8', body: file }),
+    ).toEqual([]);
+    expect(
+      await contractViolations({
+        method: 'GET',
+        path: itemsPath.replace('/items', ''),
+        status: 200,
+        contentType: 'text/csv; charset=utf-8',
+        body: file,
+      }),
+    ).not.toEqual([]);
     // A JSON page is still checked as one.
     expect(await contractViolations({ method: 'GET', path: itemsPath, status: 200, contentType: json, body: file })).not.toEqual([]);
   });
 
   it('catches an error outside the spec paths that is not a problem (Koa plain text)', async () => {
-    expect(await contractViolations({ method: 'GET', path: '/nope', status: 404, contentType: 'text/plain', body: 'Not Found' })).not.toEqual([]);
+    expect(
+      await contractViolations({ method: 'GET', path: '/nope', status: 404, contentType: 'text/plain', body: 'Not Found' }),
+    ).not.toEqual([]);
   });
 });

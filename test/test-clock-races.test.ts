@@ -34,14 +34,17 @@ describe('the test clock advanced by many requests at once', () => {
     const start = Date.parse((await api(m.testApiKey, 'GET', '/v2/test-helpers/clock')).body.now);
     const ids: string[] = fixtures.body.data.map((s: { id: string }) => s.id);
     for (const [i, id] of ids.entries()) {
-      const pauseAt = iso(start + (1 + i) * DAY / 2 + 1000);
-      const res = await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { pauseAt, resumeAt: iso(Date.parse(pauseAt) + DAY / 4) });
+      const pauseAt = iso(start + ((1 + i) * DAY) / 2 + 1000);
+      const res = await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, {
+        pauseAt,
+        resumeAt: iso(Date.parse(pauseAt) + DAY / 4),
+      });
       expect(res.status).toBe(200);
     }
 
     for (let round = 0; round < ROUNDS; round++) {
       const from = Date.parse((await api(m.testApiKey, 'GET', '/v2/test-helpers/clock')).body.now);
-      const targets = Array.from({ length: CLOCKS_AT_ONCE }, (_, i) => iso(from + (i + 1) * DAY / 2));
+      const targets = Array.from({ length: CLOCKS_AT_ONCE }, (_, i) => iso(from + ((i + 1) * DAY) / 2));
       const replies = await Promise.all(targets.map((to) => api(m.testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to })));
 
       for (const reply of replies) {
@@ -50,7 +53,9 @@ describe('the test clock advanced by many requests at once', () => {
       const answered = replies.filter((r) => r.status === 200).map((r) => r.body.now as string);
       expect(answered.length).toBeGreaterThan(0);
       const applied = replies.reduce((sum, r) => sum + (r.status === 200 ? (r.body.appliedCount as number) : 0), 0);
-      console.log(`round ${round}: ${answered.length} of ${CLOCKS_AT_ONCE} advances answered 200, the others 409; ${applied} scheduled changes applied`);
+      console.log(
+        `round ${round}: ${answered.length} of ${CLOCKS_AT_ONCE} advances answered 200, the others 409; ${applied} scheduled changes applied`,
+      );
       const clock = (await api(m.testApiKey, 'GET', '/v2/test-helpers/clock')).body.now as string;
       expect(clock, `round ${round}: the clock stands behind an advance answered 200`).toBe([...answered].sort().at(-1));
       const subscriptions = await Promise.all(ids.map((id) => api(m.testApiKey, 'GET', `/v2/subscriptions/${id}`)));

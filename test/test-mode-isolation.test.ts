@@ -14,7 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) => call(t.baseUrl, path, { method, apiKey, json, ...(headers ? { headers } : {}) });
+const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
+  call(t.baseUrl, path, { method, apiKey, json, ...(headers ? { headers } : {}) });
 
 /** One mode's objects: what the other mode's key is pointed at. */
 interface World {
@@ -33,10 +34,23 @@ async function world(key: string, livemode: boolean, seed: (count: number) => Pr
   expect((await api(key, 'POST', `/v2/subscriptions/${paused}/pause`)).status).toBe(200);
   const bulk = await api(key, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [bulked] });
   expect(bulk.status).toBe(202);
-  const events = await waitFor(async () => (await api(key, 'GET', '/v2/events')).body.data, (d: { id: string }[]) => d.length > 0, 30_000);
+  const events = await waitFor(
+    async () => (await api(key, 'GET', '/v2/events')).body.data,
+    (d: { id: string }[]) => d.length > 0,
+    30_000,
+  );
   const endpoint = await api(key, 'POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['*'] });
   const made = await api(key, 'POST', '/v2/api-keys');
-  return { key, livemode, fulfilled: fulfilled!, paused: paused!, bulkId: bulk.body.requestId, eventId: events[0]!.id, endpointId: endpoint.body.id, keyId: made.body.id };
+  return {
+    key,
+    livemode,
+    fulfilled: fulfilled!,
+    paused: paused!,
+    bulkId: bulk.body.requestId,
+    eventId: events[0]!.id,
+    endpointId: endpoint.body.id,
+    keyId: made.body.id,
+  };
 }
 
 const notFound = (code: string) => (res: Reply) => {
@@ -53,19 +67,41 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
   pauseSubscription: async (by, other) => notFound('0020')(await api(by.key, 'POST', `/v2/subscriptions/${other.fulfilled}/pause`)),
   resumeSubscription: async (by, other) => notFound('0020')(await api(by.key, 'POST', `/v2/subscriptions/${other.paused}/resume`)),
   getSubscription: async (by, other) => notFound('0020')(await api(by.key, 'GET', `/v2/subscriptions/${other.fulfilled}`)),
-  deleteSubscriptionSchedule: async (by, other) => notFound('0020')(await api(by.key, 'DELETE', `/v2/subscriptions/${other.paused}/schedule`)),
+  deleteSubscriptionSchedule: async (by, other) =>
+    notFound('0020')(await api(by.key, 'DELETE', `/v2/subscriptions/${other.paused}/schedule`)),
   listSubscriptions: async (by, other) => {
     const res = await api(by.key, 'GET', '/v2/subscriptions?limit=100');
     expect(ids(res)).not.toContain(other.fulfilled);
     expect(res.body.data.every((s: { livemode: boolean }) => s.livemode === by.livemode)).toBe(true);
   },
-  bulkPauseSubscriptions: async (by, other) => expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [other.fulfilled] })).body).toMatchObject({ acceptedCount: 0, livemode: by.livemode }),
-  bulkResumeSubscriptions: async (by, other) => expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/resume', { subscriptions: [other.paused] })).body).toMatchObject({ acceptedCount: 0, livemode: by.livemode }),
+  bulkPauseSubscriptions: async (by, other) =>
+    expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [other.fulfilled] })).body).toMatchObject({
+      acceptedCount: 0,
+      livemode: by.livemode,
+    }),
+  bulkResumeSubscriptions: async (by, other) =>
+    expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/resume', { subscriptions: [other.paused] })).body).toMatchObject({
+      acceptedCount: 0,
+      livemode: by.livemode,
+    }),
   previewBulkPause: async (by, other) =>
-    expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/pause/preview', { subscriptions: [other.fulfilled] })).body).toEqual({ matchedCount: 0, cancelledCount: 0, policyRejectedCount: 0, sample: [], livemode: by.livemode }),
+    expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/pause/preview', { subscriptions: [other.fulfilled] })).body).toEqual({
+      matchedCount: 0,
+      cancelledCount: 0,
+      policyRejectedCount: 0,
+      sample: [],
+      livemode: by.livemode,
+    }),
   previewBulkResume: async (by, other) =>
-    expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/resume/preview', { subscriptions: [other.paused] })).body).toEqual({ matchedCount: 0, cancelledCount: 0, policyRejectedCount: 0, sample: [], livemode: by.livemode }),
-  listBulkRequests: async (by, other) => expect(ids(await api(by.key, 'GET', '/v2/bulk-requests'), 'requestId')).not.toContain(other.bulkId),
+    expect((await api(by.key, 'POST', '/v2/subscriptions/bulk/resume/preview', { subscriptions: [other.paused] })).body).toEqual({
+      matchedCount: 0,
+      cancelledCount: 0,
+      policyRejectedCount: 0,
+      sample: [],
+      livemode: by.livemode,
+    }),
+  listBulkRequests: async (by, other) =>
+    expect(ids(await api(by.key, 'GET', '/v2/bulk-requests'), 'requestId')).not.toContain(other.bulkId),
   getBulkRequest: async (by, other) => notFound('0022')(await api(by.key, 'GET', `/v2/bulk-requests/${other.bulkId}`)),
   listBulkRequestItems: async (by, other) => notFound('0022')(await api(by.key, 'GET', `/v2/bulk-requests/${other.bulkId}/items`)),
   listEvents: async (by, other) => expect(ids(await api(by.key, 'GET', '/v2/events?limit=100'))).not.toContain(other.eventId),
@@ -78,9 +114,11 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
   },
   listWebhookEndpoints: async (by, other) => expect(ids(await api(by.key, 'GET', '/v2/webhook-endpoints'))).not.toContain(other.endpointId),
   getWebhookEndpoint: async (by, other) => notFound('0023')(await api(by.key, 'GET', `/v2/webhook-endpoints/${other.endpointId}`)),
-  updateWebhookEndpoint: async (by, other) => notFound('0023')(await api(by.key, 'PATCH', `/v2/webhook-endpoints/${other.endpointId}`, { description: 'taken over' })),
+  updateWebhookEndpoint: async (by, other) =>
+    notFound('0023')(await api(by.key, 'PATCH', `/v2/webhook-endpoints/${other.endpointId}`, { description: 'taken over' })),
   deleteWebhookEndpoint: async (by, other) => notFound('0023')(await api(by.key, 'DELETE', `/v2/webhook-endpoints/${other.endpointId}`)),
-  listWebhookDeliveries: async (by, other) => notFound('0023')(await api(by.key, 'GET', `/v2/webhook-endpoints/${other.endpointId}/deliveries`)),
+  listWebhookDeliveries: async (by, other) =>
+    notFound('0023')(await api(by.key, 'GET', `/v2/webhook-endpoints/${other.endpointId}/deliveries`)),
   replayWebhookEvents: async (by, other) => {
     const range = { from: new Date(Date.now() - 60_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
     notFound('0023')(await api(by.key, 'POST', `/v2/webhook-endpoints/${other.endpointId}/replay`, range));
@@ -120,15 +158,22 @@ const TEST_HELPERS = ['createTestSubscriptions', 'deleteTestSubscriptions', 'get
 
 describe('test mode isolation', () => {
   it('the table covers every operation of the spec', () => {
-    const operations = Object.values(loadSpec().paths ?? {}).flatMap((item) => Object.values(item as Record<string, { operationId?: string }>).flatMap((op) => (op?.operationId ? [op.operationId] : [])));
+    const operations = Object.values(loadSpec().paths ?? {}).flatMap((item) =>
+      Object.values(item as Record<string, { operationId?: string }>).flatMap((op) => (op?.operationId ? [op.operationId] : [])),
+    );
     expect([...Object.keys(table), ...TEST_HELPERS].sort()).toEqual(operations.sort());
   });
 
   it('on every operation, a test key never reads or changes live data, nor a live key test data; each side is unchanged after', async () => {
     const m = await t.merchant();
     const live = await world(m.apiKey, true, (count) => t.seed(m.merchantId, count));
-    const test = await world(m.testApiKey, false, async (count) => (await api(m.testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count })).body.data.map((s: { id: string }) => s.id));
-    for (const [by, other] of [[test, live], [live, test]] as const) {
+    const test = await world(m.testApiKey, false, async (count) =>
+      (await api(m.testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count })).body.data.map((s: { id: string }) => s.id),
+    );
+    for (const [by, other] of [
+      [test, live],
+      [live, test],
+    ] as const) {
       for (const [operation, check] of Object.entries(table)) {
         await check(by, other).catch((error: Error) => {
           throw new Error(`${operation} with the ${by.livemode ? 'live' : 'test'} key: ${error.message}`);
@@ -136,7 +181,10 @@ describe('test mode isolation', () => {
       }
     }
     for (const w of [live, test]) {
-      expect((await api(w.key, 'GET', `/v2/subscriptions/${w.fulfilled}`)).body).toMatchObject({ status: 'fulfilled', livemode: w.livemode });
+      expect((await api(w.key, 'GET', `/v2/subscriptions/${w.fulfilled}`)).body).toMatchObject({
+        status: 'fulfilled',
+        livemode: w.livemode,
+      });
       expect((await api(w.key, 'GET', `/v2/subscriptions/${w.paused}`)).body).toMatchObject({ status: 'paused', livemode: w.livemode });
       expect((await api(w.key, 'GET', `/v2/webhook-endpoints/${w.endpointId}`)).body).toMatchObject({ livemode: w.livemode });
       expect((await api(w.key, 'GET', `/v2/webhook-endpoints/${w.endpointId}`)).body.description).toBeUndefined();
@@ -152,7 +200,9 @@ describe('test mode isolation', () => {
   it('the same Idempotency-Key in each mode names two requests: neither replays nor refuses the other', async () => {
     const m = await t.merchant();
     const [liveId] = await t.seed(m.merchantId, 1);
-    const [testId] = (await api(m.testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count: 1 })).body.data.map((s: { id: string }) => s.id);
+    const [testId] = (await api(m.testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count: 1 })).body.data.map(
+      (s: { id: string }) => s.id,
+    );
     const headers = { 'Idempotency-Key': `same-${liveId}` };
     const a = await api(m.apiKey, 'POST', `/v2/subscriptions/${liveId}/pause`, undefined, headers);
     const b = await api(m.testApiKey, 'POST', `/v2/subscriptions/${testId}/pause`, undefined, headers);

@@ -24,7 +24,8 @@ afterAll(async () => {
 });
 
 const DAY = 24 * 60 * 60 * 1000;
-const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) => call(t.baseUrl, path, { method, apiKey, json, ...(headers ? { headers } : {}) });
+const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
+  call(t.baseUrl, path, { method, apiKey, json, ...(headers ? { headers } : {}) });
 const iso = (ms: number) => new Date(ms).toISOString();
 
 async function fixtures(testKey: string, count: number, status = 'fulfilled'): Promise<string[]> {
@@ -49,8 +50,16 @@ describe('test-mode keys', () => {
     const live = await api(m.apiKey, 'POST', '/v2/api-keys');
     const test = await api(m.testApiKey, 'POST', '/v2/api-keys');
     expect([live.status, test.status]).toEqual([201, 201]);
-    expect(live.body).toMatchObject({ livemode: true, key: expect.stringMatching(/^sk_live_/), prefix: expect.stringMatching(/^sk_live_/) });
-    expect(test.body).toMatchObject({ livemode: false, key: expect.stringMatching(/^sk_test_/), prefix: expect.stringMatching(/^sk_test_/) });
+    expect(live.body).toMatchObject({
+      livemode: true,
+      key: expect.stringMatching(/^sk_live_/),
+      prefix: expect.stringMatching(/^sk_live_/),
+    });
+    expect(test.body).toMatchObject({
+      livemode: false,
+      key: expect.stringMatching(/^sk_test_/),
+      prefix: expect.stringMatching(/^sk_test_/),
+    });
   });
 
   it('a live key on every test helper answers 403 0011 and does nothing', async () => {
@@ -67,7 +76,9 @@ describe('test-mode keys', () => {
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body).toMatchObject({ code: '0011', title: 'Test mode only' });
     }
-    expect(await t.db.collection('subscriptions').countDocuments({ merchantId: { $in: [m.merchantId, testModeIdOf(m.merchantId)] } })).toBe(1);
+    expect(await t.db.collection('subscriptions').countDocuments({ merchantId: { $in: [m.merchantId, testModeIdOf(m.merchantId)] } })).toBe(
+      1,
+    );
     expect((await api(m.apiKey, 'GET', `/v2/subscriptions/${live}`)).status).toBe(200);
     expect(await t.db.collection('testClocks').countDocuments({ _id: testModeIdOf(m.merchantId) as never })).toBe(0);
   });
@@ -77,11 +88,22 @@ describe('fixtures', () => {
   it('are made in the test mode with livemode false, listed with the test key only, and wiped by DELETE', async () => {
     const m = await t.merchant();
     const planId = randomUUID();
-    const made = await api(m.testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count: 3, status: 'paused', planId, createdAt: '2026-01-02T03:04:05Z' });
+    const made = await api(m.testApiKey, 'POST', '/v2/test-helpers/subscriptions', {
+      count: 3,
+      status: 'paused',
+      planId,
+      createdAt: '2026-01-02T03:04:05Z',
+    });
     expect(made.status).toBe(201);
     expect(made.body.data).toHaveLength(3);
     for (const s of made.body.data) {
-      expect(s).toMatchObject({ merchantId: testModeIdOf(m.merchantId), planId, status: 'paused', createdAt: '2026-01-02T03:04:05.000000Z', livemode: false });
+      expect(s).toMatchObject({
+        merchantId: testModeIdOf(m.merchantId),
+        planId,
+        status: 'paused',
+        createdAt: '2026-01-02T03:04:05.000000Z',
+        livemode: false,
+      });
     }
     const listed = await api(m.testApiKey, 'GET', '/v2/subscriptions?limit=100');
     expect(listed.body.data.map((s: { id: string }) => s.id).sort()).toEqual(made.body.data.map((s: { id: string }) => s.id).sort());
@@ -93,7 +115,7 @@ describe('fixtures', () => {
     expect((await api(m.testApiKey, 'GET', '/v2/subscriptions')).body.data).toEqual([]);
   });
 
-  it('DELETE removes the test mode\'s subscriptions only: the live ones stay', async () => {
+  it("DELETE removes the test mode's subscriptions only: the live ones stay", async () => {
     const m = await t.merchant();
     const [live] = await t.seed(m.merchantId, 1);
     await fixtures(m.testApiKey, 2);
@@ -118,22 +140,48 @@ describe('test clocks', () => {
 
     expect(advanced.status).toBe(200);
     expect(advanced.body).toEqual({ now: iso(start + 31 * DAY).replace('Z', '000Z'), appliedCount: 1, livemode: false });
-    expect((await api(m.testApiKey, 'GET', `/v2/subscriptions/${id}`)).body).toMatchObject({ status: 'fulfilled', modifiedAt: resumeAt.replace('Z', '000Z'), livemode: false });
+    expect((await api(m.testApiKey, 'GET', `/v2/subscriptions/${id}`)).body).toMatchObject({
+      status: 'fulfilled',
+      modifiedAt: resumeAt.replace('Z', '000Z'),
+      livemode: false,
+    });
     // Recorded before the advance answered: read at once, no waiting.
     const events = (await api(m.testApiKey, 'GET', '/v2/events')).body.data;
-    expect(events.map((e: { type: string }) => e.type)).toEqual(['subscription.resumed', 'subscription.resume_scheduled', 'subscription.paused']);
-    expect(events[0]).toMatchObject({ livemode: false, createdAt: resumeAt.replace('Z', '000Z'), data: { subscription: { id, status: 'fulfilled', livemode: false }, cause: { kind: 'schedule' } } });
+    expect(events.map((e: { type: string }) => e.type)).toEqual([
+      'subscription.resumed',
+      'subscription.resume_scheduled',
+      'subscription.paused',
+    ]);
+    expect(events[0]).toMatchObject({
+      livemode: false,
+      createdAt: resumeAt.replace('Z', '000Z'),
+      data: { subscription: { id, status: 'fulfilled', livemode: false }, cause: { kind: 'schedule' } },
+    });
     // Delivered before the advance answered too: the receiver has it already, no waiting.
     const resumed = test.receiver.received.filter((r) => r.body.type === 'subscription.resumed');
     expect(resumed).toHaveLength(1);
-    expect(resumed[0]).toMatchObject({ id: events[0].id, verified: true, body: { livemode: false, data: { subscription: { id, livemode: false } } } });
+    expect(resumed[0]).toMatchObject({
+      id: events[0].id,
+      verified: true,
+      body: { livemode: false, data: { subscription: { id, livemode: false } } },
+    });
     // One first attempt, recorded as the worker records its own: the workers send no second copy.
     const deliveries = (await api(m.testApiKey, 'GET', `/v2/webhook-endpoints/${test.id}/deliveries`)).body.data;
-    expect(deliveries.find((d: { eventId: string }) => d.eventId === events[0].id)).toMatchObject({ status: 'succeeded', attempts: [{ statusCode: 200 }], livemode: false });
+    expect(deliveries.find((d: { eventId: string }) => d.eventId === events[0].id)).toMatchObject({
+      status: 'succeeded',
+      attempts: [{ statusCode: 200 }],
+      livemode: false,
+    });
     // A later change's webhook, sent by the workers, has arrived: still one copy of the resumed one.
     const [later] = await fixtures(m.testApiKey, 1);
     expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${later}/pause`)).status).toBe(200);
-    await waitFor(async () => test.receiver.received.filter((r) => r.body.data.subscription?.id === later), (r) => r.length > 0, 30_000, 100, 'the later pause\'s webhook');
+    await waitFor(
+      async () => test.receiver.received.filter((r) => r.body.data.subscription?.id === later),
+      (r) => r.length > 0,
+      30_000,
+      100,
+      "the later pause's webhook",
+    );
     expect(test.receiver.received.filter((r) => r.id === events[0].id)).toHaveLength(1);
     // Test-mode events go to test-mode endpoints only: the live endpoint has no delivery.
     expect((await api(m.apiKey, 'GET', `/v2/webhook-endpoints/${live.id}/deliveries`)).body.data).toEqual([]);
@@ -156,7 +204,10 @@ describe('test clocks', () => {
     const firstAttempts = test.receiver.received.filter((r) => r.body.type === 'subscription.resumed');
     expect(firstAttempts).toHaveLength(1);
     const eventId = firstAttempts[0]!.id;
-    const deliveryOf = async () => (await api(m.testApiKey, 'GET', `/v2/webhook-endpoints/${test.id}/deliveries`)).body.data.find((d: { eventId: string }) => d.eventId === eventId);
+    const deliveryOf = async () =>
+      (await api(m.testApiKey, 'GET', `/v2/webhook-endpoints/${test.id}/deliveries`)).body.data.find(
+        (d: { eventId: string }) => d.eventId === eventId,
+      );
     // Its first attempt is recorded already (the retry, 300 ms later here, may have come too).
     expect((await deliveryOf()).attempts[0]).toMatchObject({ statusCode: 500 });
     // The retry schedule sends it again with the same webhook-id, recorded as its second attempt.
@@ -171,13 +222,20 @@ describe('test clocks', () => {
     const held: string[] = [];
     const server = createServer((req) => held.push(String(req.headers['webhook-id'])));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    receivers.push({ close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) } as Receiver);
+    receivers.push({
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    } as Receiver);
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
     const endpoint = await api(m.testApiKey, 'POST', '/v2/webhook-endpoints', { url, events: ['subscription.resumed'] });
     // More resumes than the attempts one batch sends at once (16), so that some cannot start within the timeout.
     const ids = await fixtures(m.testApiKey, 20);
     const start = Date.parse(await clockOf(m.testApiKey));
-    for (const id of ids) expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: iso(start + DAY) })).status).toBe(200);
+    for (const id of ids)
+      expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt: iso(start + DAY) })).status).toBe(200);
 
     const advanced = await api(m.testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(start + 2 * DAY) });
 
@@ -190,8 +248,16 @@ describe('test clocks', () => {
     for (const d of tried) expect(d.attempts[0]).toMatchObject({ statusCode: null, error: 'no answer within 10 s' });
     expect(deliveries.every((d: { status: string }) => d.status === 'pending')).toBe(true);
     // The ones not attempted are the workers' now: their first attempts reach the endpoint after the answer.
-    const untried = new Set(deliveries.filter((d: { attempts: unknown[] }) => d.attempts.length === 0).map((d: { eventId: string }) => d.eventId));
-    await waitFor(async () => held.filter((id) => untried.has(id)).length, (n) => n >= untried.size, 40_000, 100, 'the workers\' first attempts of the rest');
+    const untried = new Set(
+      deliveries.filter((d: { attempts: unknown[] }) => d.attempts.length === 0).map((d: { eventId: string }) => d.eventId),
+    );
+    await waitFor(
+      async () => held.filter((id) => untried.has(id)).length,
+      (n) => n >= untried.size,
+      40_000,
+      100,
+      "the workers' first attempts of the rest",
+    );
   });
 
   it('an advance that crosses a scheduled pause and the resume after it applies both, in order, each at its own time', async () => {
@@ -200,7 +266,10 @@ describe('test clocks', () => {
     const start = Date.parse(await clockOf(m.testApiKey));
     const pauseAt = iso(start + 5 * DAY);
     const resumeAt = iso(start + 19 * DAY);
-    expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { pauseAt, resumeAt })).body).toMatchObject({ status: 'fulfilled', schedule: { pauseAt: pauseAt.replace('Z', '000Z') } });
+    expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { pauseAt, resumeAt })).body).toMatchObject({
+      status: 'fulfilled',
+      schedule: { pauseAt: pauseAt.replace('Z', '000Z') },
+    });
 
     const advanced = await api(m.testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(start + 30 * DAY) });
 
@@ -212,7 +281,10 @@ describe('test clocks', () => {
       ['subscription.paused', pauseAt.replace('Z', '000Z')],
       ['subscription.resumed', resumeAt.replace('Z', '000Z')],
     ]);
-    expect((await api(m.testApiKey, 'GET', `/v2/subscriptions/${id}`)).body).toMatchObject({ status: 'fulfilled', modifiedAt: resumeAt.replace('Z', '000Z') });
+    expect((await api(m.testApiKey, 'GET', `/v2/subscriptions/${id}`)).body).toMatchObject({
+      status: 'fulfilled',
+      modifiedAt: resumeAt.replace('Z', '000Z'),
+    });
     expect((await api(m.testApiKey, 'GET', `/v2/subscriptions/${id}`)).body.schedule).toBeUndefined();
   });
 
@@ -261,8 +333,15 @@ describe('test clocks', () => {
     const pauseAt = iso(Date.now() + 1500);
     expect((await api(m.testApiKey, 'POST', `/v2/subscriptions/${testId}/pause`, { pauseAt })).status).toBe(200);
     expect((await api(m.apiKey, 'POST', `/v2/subscriptions/${liveId}/pause`, { pauseAt })).status).toBe(200);
-    await waitFor(async () => (await api(m.apiKey, 'GET', `/v2/subscriptions/${liveId}`)).body.status, (s) => s === 'paused', 30_000);
-    expect((await api(m.testApiKey, 'GET', `/v2/subscriptions/${testId}`)).body).toMatchObject({ status: 'fulfilled', schedule: { pauseAt: pauseAt.replace('Z', '000Z') } });
+    await waitFor(
+      async () => (await api(m.apiKey, 'GET', `/v2/subscriptions/${liveId}`)).body.status,
+      (s) => s === 'paused',
+      30_000,
+    );
+    expect((await api(m.testApiKey, 'GET', `/v2/subscriptions/${testId}`)).body).toMatchObject({
+      status: 'fulfilled',
+      schedule: { pauseAt: pauseAt.replace('Z', '000Z') },
+    });
     expect((await api(m.testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(Date.now() + DAY) })).body.appliedCount).toBe(1);
     expect((await api(m.testApiKey, 'GET', `/v2/subscriptions/${testId}`)).body.status).toBe('paused');
   });

@@ -15,7 +15,12 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 /** Each is within 0000-9999 as written, and outside it in UTC (or, for the leap second, once carried over). */
-const OUT_OF_RANGE = ['9999-12-31T23:59:59.999999-23:59', '9999-12-31T23:59:60Z', '0000-01-01T00:00:00+00:01', '0000-01-01T23:58:59.999999+23:59'];
+const OUT_OF_RANGE = [
+  '9999-12-31T23:59:59.999999-23:59',
+  '9999-12-31T23:59:60Z',
+  '0000-01-01T00:00:00+00:01',
+  '0000-01-01T23:58:59.999999+23:59',
+];
 const RANGE_MESSAGE = /0000-01-01T00:00:00Z.*9999-12-31T23:59:59\.999999Z/;
 
 function expectOutOfRange(res: { status: number; body: any }, path: string): void {
@@ -69,12 +74,21 @@ describe('a timestamp outside years 0000-9999 in UTC answers 400 0040, changing 
 describe('the bounds themselves are taken', () => {
   it('fixtures made at 0000-01-01T00:00:00Z and at 9999-12-31T23:59:59.999999Z (written with any offset) are stored and shown in the spec’s pattern, and filter as their instants', async () => {
     const m = await t.merchant();
-    const first = await call(t.baseUrl, '/v2/test-helpers/subscriptions', { apiKey: m.testApiKey, json: { count: 1, createdAt: '0000-01-01T01:00:00+01:00' } });
-    const last = await call(t.baseUrl, '/v2/test-helpers/subscriptions', { apiKey: m.testApiKey, json: { count: 1, createdAt: '9999-12-31T00:00:59.999999-23:59' } });
+    const first = await call(t.baseUrl, '/v2/test-helpers/subscriptions', {
+      apiKey: m.testApiKey,
+      json: { count: 1, createdAt: '0000-01-01T01:00:00+01:00' },
+    });
+    const last = await call(t.baseUrl, '/v2/test-helpers/subscriptions', {
+      apiKey: m.testApiKey,
+      json: { count: 1, createdAt: '9999-12-31T00:00:59.999999-23:59' },
+    });
     expect([first.status, last.status]).toEqual([201, 201]);
     expect(first.body.data[0].createdAt).toBe('0000-01-01T00:00:00.000000Z');
     expect(last.body.data[0].createdAt).toBe('9999-12-31T23:59:59.999999Z');
-    const old = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey: m.testApiKey, json: { filter: { createdBefore: '2000-01-01T00:00:00Z' }, dryRun: true } });
+    const old = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', {
+      apiKey: m.testApiKey,
+      json: { filter: { createdBefore: '2000-01-01T00:00:00Z' }, dryRun: true },
+    });
     expect(old.status).toBe(200);
     expect(old.body.matchedCount).toBe(1);
   });

@@ -56,28 +56,35 @@ afterAll(async () => {
 });
 
 describe('subsvc serve with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
-  it('exports the request span, continuing traceparent, with the MongoDB commands as its children; logs carry trace_id', { timeout: 60_000 }, async () => {
-    serve = await startServe(uri, { BULK_CONCURRENCY: '0', OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_BSP_SCHEDULE_DELAY: '100' });
-    const domain = await composeDomain(database, loadConfig({}));
-    const { merchantId, apiKey } = await domain.auth.createMerchant('otlp');
-    const [id] = (await domain.seeder.seed({ merchantId, count: 1, status: 'fulfilled' })).map((s) => s.id);
-    const traceId = randomBytes(16).toString('hex');
-    const caller = randomBytes(8).toString('hex');
+  it(
+    'exports the request span, continuing traceparent, with the MongoDB commands as its children; logs carry trace_id',
+    { timeout: 60_000 },
+    async () => {
+      serve = await startServe(uri, { BULK_CONCURRENCY: '0', OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_BSP_SCHEDULE_DELAY: '100' });
+      const domain = await composeDomain(database, loadConfig({}));
+      const { merchantId, apiKey } = await domain.auth.createMerchant('otlp');
+      const [id] = (await domain.seeder.seed({ merchantId, count: 1, status: 'fulfilled' })).map((s) => s.id);
+      const traceId = randomBytes(16).toString('hex');
+      const caller = randomBytes(8).toString('hex');
 
-    const res = await call(serve.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey, headers: { traceparent: `00-${traceId}-${caller}-01` } });
-    expect(res.status).toBe(200);
-    const spans = await waitFor(
-      async () => exported.filter((s) => s.traceId === traceId),
-      (found) => found.some((s) => s.name === 'POST pauseSubscription') && found.length >= 2,
-      20_000,
-    );
-    const server = spans.find((s) => s.name === 'POST pauseSubscription');
-    expect(server?.parentSpanId).toBe(caller);
-    const commands = spans.filter((s) => s.parentSpanId === server!.spanId);
-    // The API key's lookup, and the pause's conditional update (the instrumentation names it `findAndModify $cmd`).
-    const names = commands.map((s) => s.name);
-    expect(names, JSON.stringify(spans.map((s) => s.name))).toContain('find merchants');
-    expect(names.some((n) => n.startsWith('findAndModify'))).toBe(true);
-    expect(serve.lines.some((l) => l.msg === 'request completed' && l.trace_id === traceId && l.span_id === server!.spanId)).toBe(true);
-  });
+      const res = await call(serve.baseUrl, `/v2/subscriptions/${id}/pause`, {
+        apiKey,
+        headers: { traceparent: `00-${traceId}-${caller}-01` },
+      });
+      expect(res.status).toBe(200);
+      const spans = await waitFor(
+        async () => exported.filter((s) => s.traceId === traceId),
+        (found) => found.some((s) => s.name === 'POST pauseSubscription') && found.length >= 2,
+        20_000,
+      );
+      const server = spans.find((s) => s.name === 'POST pauseSubscription');
+      expect(server?.parentSpanId).toBe(caller);
+      const commands = spans.filter((s) => s.parentSpanId === server!.spanId);
+      // The API key's lookup, and the pause's conditional update (the instrumentation names it `findAndModify $cmd`).
+      const names = commands.map((s) => s.name);
+      expect(names, JSON.stringify(spans.map((s) => s.name))).toContain('find merchants');
+      expect(names.some((n) => n.startsWith('findAndModify'))).toBe(true);
+      expect(serve.lines.some((l) => l.msg === 'request completed' && l.trace_id === traceId && l.span_id === server!.spanId)).toBe(true);
+    },
+  );
 });

@@ -42,13 +42,25 @@ describe('traces', () => {
     const traceId = randomBytes(16).toString('hex');
     const callerSpanId = randomBytes(8).toString('hex');
 
-    const bulk = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids }, headers: { traceparent: `00-${traceId}-${callerSpanId}-01` } });
+    const bulk = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', {
+      apiKey,
+      json: { subscriptions: ids },
+      headers: { traceparent: `00-${traceId}-${callerSpanId}-01` },
+    });
     expect(bulk.status).toBe(202);
     // Three subscription.paused and the bulk_request.completed.
-    await waitFor(async () => receiver.received.length, (n) => n >= 4, 30_000);
+    await waitFor(
+      async () => receiver.received.length,
+      (n) => n >= 4,
+      30_000,
+    );
     // Each delivery's span ends once its answer is in (after the receiver saw the POST).
     const ended = () => exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
-    await waitFor(async () => ended().filter((s) => s.name === 'webhook delivery').length, (n) => n >= 4, 10_000);
+    await waitFor(
+      async () => ended().filter((s) => s.name === 'webhook delivery').length,
+      (n) => n >= 4,
+      10_000,
+    );
     await flushTracing();
     const spans = ended();
 
@@ -72,7 +84,9 @@ describe('traces', () => {
     // Log lines written while serving it, and while applying the chunk, carry the ids.
     const completed = t.logLines.find((l) => l.msg === 'request completed' && l.trace_id === traceId);
     expect(completed).toMatchObject({ span_id: server!.spanContext().spanId });
-    expect(t.logLines.some((l) => l.msg === 'bulk command applied' && l.trace_id === traceId && l.span_id === chunks[0]!.spanContext().spanId)).toBe(true);
+    expect(
+      t.logLines.some((l) => l.msg === 'bulk command applied' && l.trace_id === traceId && l.span_id === chunks[0]!.spanContext().spanId),
+    ).toBe(true);
   });
 
   it('a request without traceparent starts a trace of its own; a single pause’s delivery continues it', { timeout: 60_000 }, async () => {
@@ -82,9 +96,15 @@ describe('traces', () => {
     const [id] = await t.seed(merchantId, 1);
     const before = receiver.received.length;
     expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey })).status).toBe(200);
-    await waitFor(async () => receiver.received.length, (n) => n > before, 30_000);
+    await waitFor(
+      async () => receiver.received.length,
+      (n) => n > before,
+      30_000,
+    );
     await flushTracing();
-    const server = exporter.getFinishedSpans().find((s) => s.name === 'POST pauseSubscription' && s.attributes['url.path'] === `/v2/subscriptions/${id}/pause`);
+    const server = exporter
+      .getFinishedSpans()
+      .find((s) => s.name === 'POST pauseSubscription' && s.attributes['url.path'] === `/v2/subscriptions/${id}/pause`);
     expect(server).toBeDefined();
     expect(parentOf(server!)).toBeUndefined();
     const traceId = server!.spanContext().traceId;
@@ -98,52 +118,85 @@ describe('traces', () => {
     expect(receiver.received.at(-1)!.traceparent?.split('-')[1]).toBe(traceId);
   });
 
-  it('requests applied together in one run each continue their own trace: their chunk span, their log lines, their changes’ deliveries and their completion’s', { timeout: 120_000 }, async () => {
-    // Queued while no worker runs (an HTTP-only service on a database of its own), so that the
-    // worker started after finds them waiting and its first run takes the others as companions.
-    const accepting = await startTestService({ workers: 0, rateLimitPerSecond: 0 });
-    const receivers: Receiver[] = [];
-    let worker: TestService | undefined;
-    try {
-      const { merchantId, apiKey } = await accepting.merchant();
-      const { receiver } = await registeredReceiver(accepting.baseUrl, apiKey, ['subscription.paused', 'bulk_request.completed'], receivers);
-      const ids = await accepting.seed(merchantId, 9);
-      const requests: { traceId: string; callerSpanId: string; ids: string[]; requestId?: string }[] = [];
-      for (let i = 0; i < 3; i++) {
-        const request = { traceId: randomBytes(16).toString('hex'), callerSpanId: randomBytes(8).toString('hex'), ids: ids.slice(i * 3, i * 3 + 3) };
-        const res = await call(accepting.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: request.ids }, headers: { traceparent: `00-${request.traceId}-${request.callerSpanId}-01` } });
-        expect(res.status).toBe(202);
-        requests.push({ ...request, requestId: res.body.requestId });
+  it(
+    'requests applied together in one run each continue their own trace: their chunk span, their log lines, their changes’ deliveries and their completion’s',
+    { timeout: 120_000 },
+    async () => {
+      // Queued while no worker runs (an HTTP-only service on a database of its own), so that the
+      // worker started after finds them waiting and its first run takes the others as companions.
+      const accepting = await startTestService({ workers: 0, rateLimitPerSecond: 0 });
+      const receivers: Receiver[] = [];
+      let worker: TestService | undefined;
+      try {
+        const { merchantId, apiKey } = await accepting.merchant();
+        const { receiver } = await registeredReceiver(
+          accepting.baseUrl,
+          apiKey,
+          ['subscription.paused', 'bulk_request.completed'],
+          receivers,
+        );
+        const ids = await accepting.seed(merchantId, 9);
+        const requests: { traceId: string; callerSpanId: string; ids: string[]; requestId?: string }[] = [];
+        for (let i = 0; i < 3; i++) {
+          const request = {
+            traceId: randomBytes(16).toString('hex'),
+            callerSpanId: randomBytes(8).toString('hex'),
+            ids: ids.slice(i * 3, i * 3 + 3),
+          };
+          const res = await call(accepting.baseUrl, '/v2/subscriptions/bulk/pause', {
+            apiKey,
+            json: { subscriptions: request.ids },
+            headers: { traceparent: `00-${request.traceId}-${request.callerSpanId}-01` },
+          });
+          expect(res.status).toBe(202);
+          requests.push({ ...request, requestId: res.body.requestId });
+        }
+        const queued = () => accepting.db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
+        await waitFor(queued, (n) => n === 3, 30_000, 100, 'the 3 jobs queued');
+        worker = await startTestService({ workers: 2, databaseName: accepting.db.databaseName });
+        await waitFor(
+          async () => receiver.received.length,
+          (n) => n >= 12,
+          60_000,
+          100,
+          'the 12 deliveries',
+        );
+        const shared = worker.logLines.find((l) => l.msg === 'bulk chunks applied together');
+        expect(shared, 'one run took the other requests as companions').toBeDefined();
+        await flushTracing();
+        const spans = exporter.getFinishedSpans();
+        for (const request of requests) {
+          const ofTrace = spans.filter((s) => s.spanContext().traceId === request.traceId);
+          const server = ofTrace.find((s) => s.name === 'POST bulkPauseSubscriptions')!;
+          expect(parentOf(server)).toBe(request.callerSpanId);
+          const chunks = ofTrace.filter((s) => s.name === 'bulk chunk');
+          expect(
+            chunks.map((s) => parentOf(s)),
+            `the request's chunk span continues its own trace`,
+          ).toEqual([server.spanContext().spanId]);
+          const applied = worker.logLines.filter(
+            (l) => l.msg === 'bulk command applied' && request.ids.includes(l['subscriptionId'] as string),
+          );
+          expect(applied).toHaveLength(3);
+          for (const line of applied) expect(line).toMatchObject({ trace_id: request.traceId, span_id: chunks[0]!.spanContext().spanId });
+          expect(worker.logLines.find((l) => l.msg === 'bulk request completed' && l['requestId'] === request.requestId)).toMatchObject({
+            trace_id: request.traceId,
+          });
+          const deliveries = receiver.received.filter((r) => request.ids.includes(r.body.data.subscription?.id));
+          expect(deliveries).toHaveLength(3);
+          for (const delivery of deliveries)
+            expect(delivery.traceparent?.split('-')[1], `the delivery of ${delivery.body.data.subscription?.id}`).toBe(request.traceId);
+          const completed = receiver.received.filter(
+            (r) => r.body.type === 'bulk_request.completed' && r.body.data.requestId === request.requestId,
+          );
+          expect(completed).toHaveLength(1);
+          expect(completed[0]!.traceparent?.split('-')[1], 'the delivery of its bulk_request.completed').toBe(request.traceId);
+        }
+      } finally {
+        for (const receiver of receivers) await receiver.close();
+        await worker?.close();
+        await accepting.close();
       }
-      const queued = () => accepting.db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
-      await waitFor(queued, (n) => n === 3, 30_000, 100, 'the 3 jobs queued');
-      worker = await startTestService({ workers: 2, databaseName: accepting.db.databaseName });
-      await waitFor(async () => receiver.received.length, (n) => n >= 12, 60_000, 100, 'the 12 deliveries');
-      const shared = worker.logLines.find((l) => l.msg === 'bulk chunks applied together');
-      expect(shared, 'one run took the other requests as companions').toBeDefined();
-      await flushTracing();
-      const spans = exporter.getFinishedSpans();
-      for (const request of requests) {
-        const ofTrace = spans.filter((s) => s.spanContext().traceId === request.traceId);
-        const server = ofTrace.find((s) => s.name === 'POST bulkPauseSubscriptions')!;
-        expect(parentOf(server)).toBe(request.callerSpanId);
-        const chunks = ofTrace.filter((s) => s.name === 'bulk chunk');
-        expect(chunks.map((s) => parentOf(s)), `the request's chunk span continues its own trace`).toEqual([server.spanContext().spanId]);
-        const applied = worker.logLines.filter((l) => l.msg === 'bulk command applied' && request.ids.includes(l['subscriptionId'] as string));
-        expect(applied).toHaveLength(3);
-        for (const line of applied) expect(line).toMatchObject({ trace_id: request.traceId, span_id: chunks[0]!.spanContext().spanId });
-        expect(worker.logLines.find((l) => l.msg === 'bulk request completed' && l['requestId'] === request.requestId)).toMatchObject({ trace_id: request.traceId });
-        const deliveries = receiver.received.filter((r) => request.ids.includes(r.body.data.subscription?.id));
-        expect(deliveries).toHaveLength(3);
-        for (const delivery of deliveries) expect(delivery.traceparent?.split('-')[1], `the delivery of ${delivery.body.data.subscription?.id}`).toBe(request.traceId);
-        const completed = receiver.received.filter((r) => r.body.type === 'bulk_request.completed' && r.body.data.requestId === request.requestId);
-        expect(completed).toHaveLength(1);
-        expect(completed[0]!.traceparent?.split('-')[1], 'the delivery of its bulk_request.completed').toBe(request.traceId);
-      }
-    } finally {
-      for (const receiver of receivers) await receiver.close();
-      await worker?.close();
-      await accepting.close();
-    }
-  });
+    },
+  );
 });

@@ -40,7 +40,13 @@ async function merchantWithHistory(pairs: number, events: string[] = ['*']) {
     'the events',
   );
   const sent = listed.filter((e) => events.includes('*') || events.includes(e.type));
-  await waitFor(async () => receiver.received.length, (n) => n >= sent.length, 30_000, 100, 'the first deliveries');
+  await waitFor(
+    async () => receiver.received.length,
+    (n) => n >= sent.length,
+    30_000,
+    100,
+    'the first deliveries',
+  );
   return { merchantId, apiKey, receiver, endpointId, from, oldestFirst: [...listed].reverse() };
 }
 
@@ -55,33 +61,65 @@ describe('replaying events to an endpoint', () => {
     const replayed = await api(apiKey, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, { from, to: at(Date.now() + 1000) });
     expect(replayed.status).toBe(202);
     expect(replayed.body).toEqual({ queuedCount: 8, livemode: true });
-    await waitFor(async () => receiver.received.length, (n) => n >= before + 8, 30_000, 100, 'the replayed deliveries');
+    await waitFor(
+      async () => receiver.received.length,
+      (n) => n >= before + 8,
+      30_000,
+      100,
+      'the replayed deliveries',
+    );
     const again = receiver.received.slice(before);
     expect(again.map((r) => r.id)).toEqual(oldestFirst.map((e) => e.id));
     expect(receiver.maxInFlight).toBe(1);
     expect(again.every((r) => r.verified)).toBe(true);
     expect(other.receiver.received).toHaveLength(0);
-    const deliveries = (await api(apiKey, 'GET', `/v2/webhook-endpoints/${endpointId}/deliveries?limit=100`)).body.data as { eventId: string; replay: boolean }[];
-    expect(deliveries.filter((d) => d.replay).map((d) => d.eventId).sort()).toEqual(oldestFirst.map((e) => e.id).sort());
+    const deliveries = (await api(apiKey, 'GET', `/v2/webhook-endpoints/${endpointId}/deliveries?limit=100`)).body.data as {
+      eventId: string;
+      replay: boolean;
+    }[];
+    expect(
+      deliveries
+        .filter((d) => d.replay)
+        .map((d) => d.eventId)
+        .sort(),
+    ).toEqual(oldestFirst.map((e) => e.id).sort());
     expect(deliveries.filter((d) => !d.replay)).toHaveLength(8);
   });
 
   it('sends only the types asked for, of those the endpoint subscribes to', async () => {
-    const { apiKey, receiver, endpointId, from, oldestFirst } = await merchantWithHistory(3, ['subscription.paused', 'bulk_request.completed']);
+    const { apiKey, receiver, endpointId, from, oldestFirst } = await merchantWithHistory(3, [
+      'subscription.paused',
+      'bulk_request.completed',
+    ]);
     const before = receiver.received.length;
     const to = at(Date.now() + 1000);
     const all = await api(apiKey, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, { from, to });
     expect(all.body.queuedCount).toBe(3);
-    const resumedOnly = await api(apiKey, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, { from, to, types: ['subscription.resumed'] });
+    const resumedOnly = await api(apiKey, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, {
+      from,
+      to,
+      types: ['subscription.resumed'],
+    });
     expect(resumedOnly.body.queuedCount).toBe(0);
-    await waitFor(async () => receiver.received.length, (n) => n >= before + 3, 30_000, 100, 'the replayed pauses');
-    expect(receiver.received.slice(before).map((r) => r.id)).toEqual(oldestFirst.filter((e) => e.type === 'subscription.paused').map((e) => e.id));
+    await waitFor(
+      async () => receiver.received.length,
+      (n) => n >= before + 3,
+      30_000,
+      100,
+      'the replayed pauses',
+    );
+    expect(receiver.received.slice(before).map((r) => r.id)).toEqual(
+      oldestFirst.filter((e) => e.type === 'subscription.paused').map((e) => e.id),
+    );
   });
 
   it('counts only the range: events outside it are not sent', async () => {
     const { apiKey, endpointId, oldestFirst } = await merchantWithHistory(2);
     const [first, second] = oldestFirst;
-    const replayed = await api(apiKey, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, { from: first!.createdAt, to: second!.createdAt });
+    const replayed = await api(apiKey, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, {
+      from: first!.createdAt,
+      to: second!.createdAt,
+    });
     expect(replayed.body.queuedCount).toBe(2);
   });
 
@@ -104,7 +142,10 @@ describe('replaying events to an endpoint', () => {
   it("another merchant's endpoint answers 404 0023", async () => {
     const { endpointId } = await merchantWithHistory(1);
     const { apiKey: stranger } = await t.merchant();
-    const res = await api(stranger, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, { from: at(Date.now() - 1000), to: at(Date.now()) });
+    const res = await api(stranger, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, {
+      from: at(Date.now() - 1000),
+      to: at(Date.now()),
+    });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('0023');
   });
@@ -123,7 +164,10 @@ describe('replaying events to an endpoint', () => {
       expiresAt,
     }));
     for (let i = 0; i < stored.length; i += 1000) await t.db.collection('events').insertMany(stored.slice(i, i + 1000) as never[]);
-    const res = await api(apiKey, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, { from: at(Date.now() - 60_000), to: at(Date.now() + 60_000) });
+    const res = await api(apiKey, 'POST', `/v2/webhook-endpoints/${endpointId}/replay`, {
+      from: at(Date.now() - 60_000),
+      to: at(Date.now() + 60_000),
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('0040');
     expect(res.body.detail).toContain(String(REPLAY_LIMIT + 3));

@@ -16,7 +16,10 @@ beforeAll(async () => {
   await client.connect();
 });
 afterAll(async () => {
-  await client?.db(dbName).dropDatabase().catch(() => undefined);
+  await client
+    ?.db(dbName)
+    .dropDatabase()
+    .catch(() => undefined);
   await client?.close();
   await proxy?.close();
 });
@@ -67,7 +70,9 @@ describe('wire proxy', () => {
   it('hold() stops all traffic until release()', async () => {
     proxy.hold();
     let done = false;
-    const pending = collection('held').insertOne({ _id: 'e' }).then(() => (done = true));
+    const pending = collection('held')
+      .insertOne({ _id: 'e' })
+      .then(() => (done = true));
     await new Promise((r) => setTimeout(r, 500));
     expect(done).toBe(false);
     proxy.release();

@@ -44,7 +44,11 @@ function buildTarball(): string {
 }
 
 function buildWheel(): string {
-  const python = cachedVenv('python-build', join(projectRoot(), 'scripts', 'clients', 'build-requirements.txt'), 'the wheel build (build, setuptools)');
+  const python = cachedVenv(
+    'python-build',
+    join(projectRoot(), 'scripts', 'clients', 'build-requirements.txt'),
+    'the wheel build (build, setuptools)',
+  );
   const before = new Set(readdirSync(DIST));
   inCopyOf('python', (copy) => {
     runQuietly(python, ['-m', 'build', '--wheel', '--no-isolation', '--outdir', DIST, copy]);

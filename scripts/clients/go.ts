@@ -69,7 +69,9 @@ export function goJunit(jsonLines: string): { xml: string; lines: string[] } {
     if (event.Action === 'output') output.set(event.Test, (output.get(event.Test) ?? '') + (event.Output ?? ''));
     if (!['pass', 'fail', 'skip'].includes(event.Action)) continue;
     const text = escapeXml(output.get(event.Test) ?? '');
-    const body = { pass: '', fail: `<failure message="failed">${text}</failure>`, skip: `<skipped message="${text.trim()}"/>` }[event.Action];
+    const body = { pass: '', fail: `<failure message="failed">${text}</failure>`, skip: `<skipped message="${text.trim()}"/>` }[
+      event.Action
+    ];
     cases.push(`<testcase classname="scenarios" name="${escapeXml(event.Test)}" time="${event.Elapsed ?? 0}">${body}</testcase>`);
     const word = { pass: 'passed', fail: 'FAILED', skip: 'skipped' }[event.Action];
     lines.push(`  ${event.Test} ${word}${event.Action === 'pass' ? '' : `\n${output.get(event.Test) ?? ''}`}`);
@@ -80,7 +82,10 @@ export function goJunit(jsonLines: string): { xml: string; lines: string[] } {
 /** `go test -json`'s events; asynchronous, since the service under test may answer from this very process. */
 function goTestEvents(project: string, targetFile: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('go', ['test', '-json', '-count=1', '-timeout=5m', './...'], { cwd: project, env: { ...GO_ENV, SUBSVC_TARGET: targetFile } });
+    const child = spawn('go', ['test', '-json', '-count=1', '-timeout=5m', './...'], {
+      cwd: project,
+      env: { ...GO_ENV, SUBSVC_TARGET: targetFile },
+    });
     let events = '';
     child.stdout.on('data', (chunk: Buffer) => (events += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (events += chunk.toString('utf8')));

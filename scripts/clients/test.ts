@@ -62,7 +62,11 @@ interface Language {
 /** A child process to its end; its output to `out` (a file) or to ours. */
 function finished(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; out?: string }): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', options.out ? 'pipe' : 'inherit', options.out ? 'pipe' : 'inherit'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', options.out ? 'pipe' : 'inherit', options.out ? 'pipe' : 'inherit'],
+    });
     const file = options.out ? createWriteStream(options.out) : undefined;
     if (file) {
       child.stdout!.pipe(file, { end: false });
@@ -97,7 +101,14 @@ const typescript = (project: string): Language => ({
   name: 'TypeScript (@subsvc/client tarball)',
   async run(targetFile, report, label) {
     const out = join(ARTIFACTS, `${label}.txt`);
-    const args = ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', '--test-reporter=junit', `--test-reporter-destination=${report}`, 'scenarios.test.ts'];
+    const args = [
+      '--test',
+      '--test-reporter=spec',
+      '--test-reporter-destination=stdout',
+      '--test-reporter=junit',
+      `--test-reporter-destination=${report}`,
+      'scenarios.test.ts',
+    ];
     await finished(process.execPath, args, { cwd: project, env: { ...process.env, SUBSVC_TARGET: targetFile }, out });
     // Its test lines and failures are shown; its closing summary (`ℹ tests 11`, `ℹ pass 11`, …, read by CI as node's test runner's last lines) is not.
     console.log(withoutNodeSummary(readFileSync(out, 'utf8')));
@@ -107,7 +118,10 @@ const typescript = (project: string): Language => ({
 
 /** node --test's spec output without its closing summary lines (`ℹ tests N`, `ℹ pass N`, `ℹ duration_ms …`). */
 export function withoutNodeSummary(text: string): string {
-  return text.split('\n').filter((line) => !/^\s*ℹ /.test(line)).join('\n');
+  return text
+    .split('\n')
+    .filter((line) => !/^\s*ℹ /.test(line))
+    .join('\n');
 }
 
 /** A scratch virtual environment with the wheel pip-installed as a merchant would, and pytest. */
@@ -124,10 +138,23 @@ const python = ({ dir, python: interpreter }: { dir: string; python: string }): 
   async run(targetFile, report, label) {
     const out = join(ARTIFACTS, `${label}.txt`);
     const args = ['-m', 'pytest', 'test_scenarios.py', '-p', 'no:cacheprovider', '-rs', '-v', `--junitxml=${report}`];
-    const status = await finished(interpreter, args, { cwd: dir, env: { ...process.env, SUBSVC_TARGET: targetFile, PYTHONDONTWRITEBYTECODE: '1' }, out });
+    const status = await finished(interpreter, args, {
+      cwd: dir,
+      env: { ...process.env, SUBSVC_TARGET: targetFile, PYTHONDONTWRITEBYTECODE: '1' },
+      out,
+    });
     const text = readFileSync(out, 'utf8');
     // Its test lines are shown; its closing fence (read by CI as a runner's last line) is rewritten.
-    console.log(withoutClosingFences(status === 0 ? text.split('\n').filter((l) => /(PASSED|FAILED|SKIPPED|ERROR)/.test(l)).join('\n') : text));
+    console.log(
+      withoutClosingFences(
+        status === 0
+          ? text
+              .split('\n')
+              .filter((l) => /(PASSED|FAILED|SKIPPED|ERROR)/.test(l))
+              .join('\n')
+          : text,
+      ),
+    );
     console.log(`pytest's full console: ${relative(ROOT, out)}`);
   },
 });
@@ -144,14 +171,19 @@ async function serviceTarget(): Promise<{ target: Target; stop(): Promise<void> 
   // Polling faster than the default, so that a bulk request completes within the scenario's wait; loopback webhooks allowed.
   let running: LoopbackService | undefined;
   try {
-    running = await serveOnLoopback(scratch, { ...config, bulkPollIntervalMs: 100, schedulePollMs: 200, webhooksAllowPrivateUrls: true }, log);
+    running = await serveOnLoopback(
+      scratch,
+      { ...config, bulkPollIntervalMs: 100, schedulePollMs: 200, webhooksAllowPrivateUrls: true },
+      log,
+    );
   } catch (error) {
     await scratch.close();
     throw error;
   }
   const { service, baseUrl } = running;
   const proxy = await startContractProxy(baseUrl);
-  const seed = async (merchantId: string, count: number, status: SubscriptionStatus) => (await service.seeder.seed({ merchantId, count, status })).map((s) => s.id);
+  const seed = async (merchantId: string, count: number, status: SubscriptionStatus) =>
+    (await service.seeder.seed({ merchantId, count, status })).map((s) => s.id);
   return {
     target: {
       name: `the service (${scratch.engine} ${scratch.version})`,
@@ -160,7 +192,15 @@ async function serviceTarget(): Promise<{ target: Target; stop(): Promise<void> 
       stateful: true,
       async account() {
         const { merchantId, apiKey, testApiKey } = await service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`);
-        return { apiKey, testApiKey, ids: { fulfilled: await seed(merchantId, 12, 'fulfilled'), paused: await seed(merchantId, 4, 'paused'), cancelled: await seed(merchantId, 2, 'cancelled') } };
+        return {
+          apiKey,
+          testApiKey,
+          ids: {
+            fulfilled: await seed(merchantId, 12, 'fulfilled'),
+            paused: await seed(merchantId, 4, 'paused'),
+            cancelled: await seed(merchantId, 2, 'cancelled'),
+          },
+        };
       },
     },
     async stop() {
@@ -181,7 +221,11 @@ async function mockTarget(): Promise<{ target: Target; stop(): Promise<void> }> 
       label: 'mock',
       proxy,
       stateful: false,
-      account: async () => ({ apiKey: 'sk_any-key-the-mock-accepts', testApiKey: 'sk_test_any-key-the-mock-accepts', ids: { fulfilled: any(12), paused: any(4), cancelled: any(2) } }),
+      account: async () => ({
+        apiKey: 'sk_any-key-the-mock-accepts',
+        testApiKey: 'sk_test_any-key-the-mock-accepts',
+        ids: { fulfilled: any(12), paused: any(4), cancelled: any(2) },
+      }),
     },
     async stop() {
       await proxy.stop();
@@ -203,7 +247,10 @@ async function main(): Promise<number> {
     const project = typescriptProject(built.tarball);
     const environment = pythonEnvironment(built.wheel);
     scratchDirs.push(project, environment.dir);
-    const languages: [string, Language][] = [['typescript', typescript(project)], ['python', python(environment)]];
+    const languages: [string, Language][] = [
+      ['typescript', typescript(project)],
+      ['python', python(environment)],
+    ];
     const noGo = goMissing();
     if (noGo) {
       console.log(`\nGo client: skipped, ${noGo}`);
@@ -217,7 +264,16 @@ async function main(): Promise<number> {
       for (const { target } of started) {
         const label = `${tag}-${target.label}`;
         const targetFile = join(ARTIFACTS, `${label}.target.json`);
-        writeFileSync(targetFile, JSON.stringify({ name: target.name, baseUrl: target.proxy.baseUrl, stateful: target.stateful, specVersion, ...(await target.account()) }));
+        writeFileSync(
+          targetFile,
+          JSON.stringify({
+            name: target.name,
+            baseUrl: target.proxy.baseUrl,
+            stateful: target.stateful,
+            specVersion,
+            ...(await target.account()),
+          }),
+        );
         console.log(`\n${language.name} against ${target.name}, through the contract-checking proxy`);
         const report = join(ARTIFACTS, `${label}.xml`);
         await language.run(targetFile, report, label);
@@ -231,7 +287,10 @@ async function main(): Promise<number> {
   const violations = started.flatMap(({ target }) => target.proxy.violations.map((v) => `${target.name}: ${v}`));
   for (const v of violations) console.log(`contract violation: ${v}`);
   const lines = summary(parts);
-  const total = parts.reduce((sum, [, c]) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }), { passed: 0, failed: violations.length, skipped: 0 });
+  const total = parts.reduce(
+    (sum, [, c]) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }),
+    { passed: 0, failed: violations.length, skipped: 0 },
+  );
   console.log(`\n${lines.slice(0, -1).join('\n')}\n${countsLine("all the clients' runs", total)}`);
   writeFileSync(join(ARTIFACTS, 'counts.json'), JSON.stringify(total));
   return total.failed > 0 ? 1 : 0;

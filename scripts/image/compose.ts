@@ -39,7 +39,14 @@ function graceSeconds(value: string | undefined): number {
   return Number(m[1]);
 }
 
-async function startService(engine: Engine, tag: string, name: string, service: ComposeService, uri: string, prefix: string): Promise<Started> {
+async function startService(
+  engine: Engine,
+  tag: string,
+  name: string,
+  service: ComposeService,
+  uri: string,
+  prefix: string,
+): Promise<Started> {
   const port = await freePort();
   const metricsPort = await freePort();
   const env = { ...service.environment, MONGODB_URI: uri, HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: String(metricsPort) };
@@ -61,7 +68,13 @@ async function healthOf(engine: Engine, started: Started): Promise<string> {
 async function waitHealthy(url: string): Promise<void> {
   const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error(`${url} did not answer within 90 s`);
@@ -70,10 +83,13 @@ async function waitHealthy(url: string): Promise<void> {
 /** Foreign images: pulled when they can be; the reason when not. */
 function foreignImages(engine: Engine, services: [string, ComposeService][]): string[] {
   return services.map(([name, service]) => {
-    const pulled = engine.attempt(['image', 'inspect', service.image!]).status === 0 || engine.attempt(['pull', '--quiet', service.image!]).status === 0;
+    const pulled =
+      engine.attempt(['image', 'inspect', service.image!]).status === 0 || engine.attempt(['pull', '--quiet', service.image!]).status === 0;
     const database = /^mongo(:|$)/.test(service.image!);
     if (database) return `${name} (${service.image}) replaced by the embedded database`;
-    return pulled ? `${name} (${service.image}) not run: it needs the Compose network's service names` : `${name} not run: ${service.image} cannot be pulled`;
+    return pulled
+      ? `${name} (${service.image}) not run: it needs the Compose network's service names`
+      : `${name} not run: ${service.image} cannot be pulled`;
   });
 }
 
@@ -88,8 +104,12 @@ async function exercise(started: Started[], apiKey: string, ids: string[]): Prom
   if (bulk.status !== 202) throw new Error(`bulk resume through ${first!.container.role} answered ${bulk.status}`);
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
-    const status = (await (await fetch(`${second!.api}/v2/bulk-requests/${requestId}`, { headers: { 'x-api-key': apiKey } })).json()) as { state: string; counts: Record<string, number> };
-    if (status.state === 'completed') return `bulk resume of ${ids.length} accepted by ${first!.container.role}, completed by the workers (${status.counts.applied} applied), read through ${second!.container.role}`;
+    const status = (await (await fetch(`${second!.api}/v2/bulk-requests/${requestId}`, { headers: { 'x-api-key': apiKey } })).json()) as {
+      state: string;
+      counts: Record<string, number>;
+    };
+    if (status.state === 'completed')
+      return `bulk resume of ${ids.length} accepted by ${first!.container.role}, completed by the workers (${status.counts.applied} applied), read through ${second!.container.role}`;
     await new Promise((r) => setTimeout(r, 250));
   }
   throw new Error('the workers did not complete the bulk resume within 120 s');
@@ -101,7 +121,10 @@ export async function runCompose(engine: Engine, tag: string, uri: string, apiKe
   const doc = parse(readFileSync(file, 'utf8'), { merge: true }) as { services: Record<string, ComposeService> };
   const entries = Object.entries(doc.services);
   const own = entries.filter(([, s]) => s.build !== undefined);
-  const notRun = foreignImages(engine, entries.filter(([, s]) => s.build === undefined));
+  const notRun = foreignImages(
+    engine,
+    entries.filter(([, s]) => s.build === undefined),
+  );
   console.log(`compose: ${notRun.join('; ')}`);
   const started: Started[] = [];
   try {
@@ -115,7 +138,10 @@ export async function runCompose(engine: Engine, tag: string, uri: string, apiKe
     const stops = started.map((s) => {
       const grace = graceSeconds(s.service.stop_grace_period);
       const { exitCode, seconds } = stopWithSigterm(engine, s.container);
-      if (exitCode !== 0 || seconds > grace) throw new Error(`${s.container.role} after SIGTERM: exit ${exitCode} in ${seconds.toFixed(1)} s (stop_grace_period ${grace} s)\n${logsOf(engine, s.container)}`);
+      if (exitCode !== 0 || seconds > grace)
+        throw new Error(
+          `${s.container.role} after SIGTERM: exit ${exitCode} in ${seconds.toFixed(1)} s (stop_grace_period ${grace} s)\n${logsOf(engine, s.container)}`,
+        );
       return `${s.container.role} ${seconds.toFixed(1)} s`;
     });
     console.log(`ok  compose: SIGTERM, each exit 0 within its stop_grace_period: ${stops.join(', ')}`);
@@ -124,6 +150,9 @@ export async function runCompose(engine: Engine, tag: string, uri: string, apiKe
     for (const s of started) console.log(`--- ${s.container.role} logs\n${logsOf(engine, s.container)}`);
     throw error;
   } finally {
-    remove(engine, started.map((s) => s.container));
+    remove(
+      engine,
+      started.map((s) => s.container),
+    );
   }
 }

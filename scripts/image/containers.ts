@@ -29,7 +29,9 @@ export function logsOf(engine: Engine, container: Container): string {
 /** The real and effective uids of the container's main process, read from the host's /proc. */
 export function uidsOf(engine: Engine, container: Container): number[] {
   const pid = engine.run(['inspect', '--format', '{{.State.Pid}}', container.name]).trim();
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('Uid:'));
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Uid:'));
   return (line ?? '').split(/\s+/).slice(1).filter(Boolean).map(Number);
 }
 

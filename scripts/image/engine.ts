@@ -16,7 +16,9 @@ export interface Engine {
 
 /** This process's hard limit of a resource (/proc/self/limits), which a container cannot exceed. */
 function hardLimit(name: string, fallback: number): number {
-  const line = readFileSync('/proc/self/limits', 'utf8').split('\n').find((l) => l.startsWith(name));
+  const line = readFileSync('/proc/self/limits', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(name));
   const hard = line?.slice(name.length).trim().split(/\s+/)[1];
   return hard === undefined || hard === 'unlimited' ? fallback : Number(hard);
 }
@@ -37,13 +39,18 @@ function onPath(command: string): boolean {
 function makeEngine(name: Engine['name'], prefix: readonly string[]): Engine {
   const attempt = (args: readonly string[], input?: string) => {
     const result = spawnSync(name, [...prefix, ...args], { encoding: 'utf8', input, maxBuffer: 64 * 1024 * 1024 });
-    return { status: result.status, stdout: result.stdout ?? '', output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}` };
+    return {
+      status: result.status,
+      stdout: result.stdout ?? '',
+      output: `${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? String(result.error) : ''}`,
+    };
   };
   return {
     name,
     run(args, options = {}) {
       const result = attempt(args, options.input);
-      if (result.status !== 0) throw new Error(`${name} ${args.join(' ')} exited ${result.status}\n${result.output.trim().split('\n').slice(-30).join('\n')}`);
+      if (result.status !== 0)
+        throw new Error(`${name} ${args.join(' ')} exited ${result.status}\n${result.output.trim().split('\n').slice(-30).join('\n')}`);
       return result.stdout;
     },
     attempt: (args) => attempt(args),
@@ -55,12 +62,21 @@ function makeEngine(name: Engine['name'], prefix: readonly string[]): Engine {
  * missing and running as root) otherwise. Undefined, with the reason, when neither can run.
  */
 export function findEngine(): { engine?: Engine; why?: string } {
-  if (onPath('docker') && spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 15_000 }).status === 0) return { engine: makeEngine('docker', []) };
+  if (onPath('docker') && spawnSync('docker', ['info'], { stdio: 'ignore', timeout: 15_000 }).status === 0)
+    return { engine: makeEngine('docker', []) };
   if (!onPath('podman') || !onPath('runc')) {
-    if (process.getuid?.() !== 0 || !onPath('apt-get')) return { why: 'no Docker daemon answers and podman with runc is not installed (install Debian\'s podman, runc and debootstrap as root)' };
+    if (process.getuid?.() !== 0 || !onPath('apt-get'))
+      return {
+        why: "no Docker daemon answers and podman with runc is not installed (install Debian's podman, runc and debootstrap as root)",
+      };
     console.error("installing Debian's podman, runc and debootstrap (first run only) ...");
-    const install = spawnSync('sh', ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null'], { stdio: 'inherit' });
-    if (install.status !== 0 || !onPath('podman')) return { why: `apt-get install podman runc debootstrap failed (exit ${install.status})` };
+    const install = spawnSync(
+      'sh',
+      ['-c', 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap >/dev/null'],
+      { stdio: 'inherit' },
+    );
+    if (install.status !== 0 || !onPath('podman'))
+      return { why: `apt-get install podman runc debootstrap failed (exit ${install.status})` };
   }
   if (process.getuid?.() !== 0) return { why: 'not root: this check runs podman as root only (it sets up no rootless podman)' };
   const engine = makeEngine('podman', ['--runtime', 'runc']);

@@ -18,10 +18,12 @@ const scratch = await openScratchDatabase(config, 'bulk_traffic', log);
 try {
   const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
   const seeder = new SubscriptionSeeder(new SubscriptionsRepository(scratch.db));
-  const merchants = await Promise.all(Array.from({ length: 8 }, async (_, i) => {
-    const { merchantId, apiKey } = await running.service.auth.createMerchant(`m${i}`);
-    return { apiKey, ids: (await seeder.seed({ merchantId, count: 500, status: 'fulfilled' })).map((s) => s.id) };
-  }));
+  const merchants = await Promise.all(
+    Array.from({ length: 8 }, async (_, i) => {
+      const { merchantId, apiKey } = await running.service.auth.createMerchant(`m${i}`);
+      return { apiKey, ids: (await seeder.seed({ merchantId, count: 500, status: 'fulfilled' })).map((s) => s.id) };
+    }),
+  );
   let counting = false;
   const counts = commandTally(scratch.database.clients, ({ command, collection }) => (counting ? `${command} ${collection}` : undefined));
   await scratch.database.reopen();
@@ -34,19 +36,30 @@ try {
     const op = Math.floor(n / 8) % 2 === 0 ? 'pause' : 'resume';
     n++;
     const s = Math.floor(Math.random() * 480);
-    const res = await fetch(`${running.url}/v2/subscriptions/bulk/${op}`, { method: 'POST', headers: { 'x-api-key': m.apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ subscriptions: m.ids.slice(s, s + 20) }) });
+    const res = await fetch(`${running.url}/v2/subscriptions/bulk/${op}`, {
+      method: 'POST',
+      headers: { 'x-api-key': m.apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ subscriptions: m.ids.slice(s, s + 20) }),
+    });
     if (res.status !== 202) throw new Error(String(res.status));
     await res.arrayBuffer();
   };
   const REQ = Number(process.env.PROFILE_REQUESTS ?? 400);
-  await Promise.all(Array.from({ length: 8 }, async () => { while (n < REQ) await post(); }));
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      while (n < REQ) await post();
+    }),
+  );
   const posted = performance.now() - start;
   const queued = () => scratch.db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
   while ((await queued()) > 0) await new Promise((r) => setTimeout(r, 100));
   const ms = performance.now() - start;
   counting = false;
-  console.log(`${REQ} requests posted in ${posted.toFixed(0)} ms, drained ${ms.toFixed(0)} ms after the first (${(REQ * 20 / (ms / 1000)).toFixed(0)} commands/s)`);
-  for (const [k, { count: v }] of [...counts].sort((a, b) => b[1].count - a[1].count)) if (!k.includes('webhook')) console.log(`  ${k}: ${v} (${(v / REQ).toFixed(2)} per request)`);
+  console.log(
+    `${REQ} requests posted in ${posted.toFixed(0)} ms, drained ${ms.toFixed(0)} ms after the first (${((REQ * 20) / (ms / 1000)).toFixed(0)} commands/s)`,
+  );
+  for (const [k, { count: v }] of [...counts].sort((a, b) => b[1].count - a[1].count))
+    if (!k.includes('webhook')) console.log(`  ${k}: ${v} (${(v / REQ).toFixed(2)} per request)`);
   await running.service.workers.stop(30_000);
   await running.stop(30_000);
 } finally {

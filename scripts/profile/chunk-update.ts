@@ -45,7 +45,10 @@ try {
     serviceMs.push(
       await timed(async () => {
         for (let i = 0; i < IDS; i += CHUNK) {
-          await service.subscriptionsRepository.applyCommand(merchantId, ids.slice(i, i + CHUNK), plan, requestId, nowTimestamp(), { kind: 'bulk', requestId });
+          await service.subscriptionsRepository.applyCommand(merchantId, ids.slice(i, i + CHUNK), plan, requestId, nowTimestamp(), {
+            kind: 'bulk',
+            requestId,
+          });
         }
       }),
     );
@@ -54,14 +57,19 @@ try {
     rawMs.push(
       await timed(async () => {
         for (let i = 0; i < IDS; i += CHUNK) {
-          await subscriptions.updateMany({ _id: { $in: rawIds.slice(i, i + CHUNK) as never[] }, merchantId, status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: at } });
+          await subscriptions.updateMany(
+            { _id: { $in: rawIds.slice(i, i + CHUNK) as never[] }, merchantId, status: 'fulfilled' },
+            { $set: { status: 'paused', modifiedAt: at } },
+          );
         }
       }),
     );
     console.error(`round ${round + 1}: service ${serviceMs.at(-1)!.toFixed(0)} ms, raw ${rawMs.at(-1)!.toFixed(0)} ms`);
   }
   const ratios = serviceMs.map((s, i) => s / rawMs[i]!);
-  console.log(`${IDS} paused per ${CHUNK}: applyCommand median ${median(serviceMs).toFixed(0)} ms, raw updateMany ${median(rawMs).toFixed(0)} ms; ratio median ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}), ${ROUNDS} alternating rounds`);
+  console.log(
+    `${IDS} paused per ${CHUNK}: applyCommand median ${median(serviceMs).toFixed(0)} ms, raw updateMany ${median(rawMs).toFixed(0)} ms; ratio median ${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}), ${ROUNDS} alternating rounds`,
+  );
   await running.stop(30_000);
 } finally {
   await scratch.close();

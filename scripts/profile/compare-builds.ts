@@ -43,7 +43,11 @@ const savedEnv = JSON.parse(process.env.COMPARE_SAVED_ENV ?? '{}') as Record<str
 const before = await spawnBenchServer('service', scratch.uri, { ...savedEnv, BENCH_SERVICE_DIST: savedSrc });
 // COMPARE_CURRENT: a saved build for the other side too (no build made), e.g. the same build twice with COMPARE_SAVED_ENV.
 const currentDist = process.env.COMPARE_CURRENT;
-const after = await spawnBenchServer('service', scratch.uri, currentDist ? { BENCH_SERVICE_DIST: resolve(projectRoot(), currentDist, 'src') } : {});
+const after = await spawnBenchServer(
+  'service',
+  scratch.uri,
+  currentDist ? { BENCH_SERVICE_DIST: resolve(projectRoot(), currentDist, 'src') } : {},
+);
 const bare = await spawnBenchServer('bare', scratch.uri, { BENCH_MERCHANT_ID: after.merchantId });
 const sides = [
   { name: `saved (${saved})`, server: before, merchantId: before.merchantId, apiKey: before.apiKey!, rounds: [] as Round[] },
@@ -53,7 +57,9 @@ const sides = [
 
 async function round(server: ServerProcess, merchantId: string, apiKey: string, amount: number): Promise<Round> {
   await Promise.all(['subscriptions', 'events'].map((c) => scratch.db.collection(c).deleteMany({})));
-  const ids = (await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' })).map((s) => s.id);
+  const ids = (
+    await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' })
+  ).map((s) => s.id);
   let sent = 0;
   const cpuBefore = await server.cpu();
   const started = performance.now();
@@ -65,7 +71,13 @@ async function round(server: ServerProcess, merchantId: string, apiKey: string, 
         connections: CONNECTIONS,
         amount,
         timeout: 60,
-        requests: [{ method: 'POST', headers: { 'x-api-key': apiKey }, setupRequest: (r) => ({ ...r, path: `/v2/subscriptions/${ids[sent++ % ids.length]}/pause` }) }],
+        requests: [
+          {
+            method: 'POST',
+            headers: { 'x-api-key': apiKey },
+            setupRequest: (r) => ({ ...r, path: `/v2/subscriptions/${ids[sent++ % ids.length]}/pause` }),
+          },
+        ],
       },
       (error: Error | null, done) => (error ? reject(error) : resolveLoad(done)),
     );
@@ -110,12 +122,18 @@ try {
       const xs = side.rounds.map(pick);
       return `${median(xs).toFixed(0)} (${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)})`;
     };
-    console.log(`${side.name.padEnd(28)} CPU ${of((r) => r.cpuUs)} µs/request, user ${of((r) => r.userUs)}, system ${of((r) => r.systemUs)}; ${of((r) => r.rps)} req/s; p99 ${of((r) => r.p99Ms)} ms`);
+    console.log(
+      `${side.name.padEnd(28)} CPU ${of((r) => r.cpuUs)} µs/request, user ${of((r) => r.userUs)}, system ${of((r) => r.systemUs)}; ${of((r) => r.rps)} req/s; p99 ${of((r) => r.p99Ms)} ms`,
+    );
   }
   const [a, b, c] = sides.map((s) => s.rounds);
   console.log(`CPU per request, current / saved: ${formatSpread(spreadOf(b!.map((x, i) => x.cpuUs / a![i]!.cpuUs)))}`);
-  console.log(`CPU per request over the bare server's, saved: ${formatSpread(spreadOf(a!.map((x, i) => x.cpuUs / c![i]!.cpuUs)))}; current: ${formatSpread(spreadOf(b!.map((x, i) => x.cpuUs / c![i]!.cpuUs)))}`);
-  console.log(`throughput over the bare server's, saved: ${formatSpread(spreadOf(a!.map((x, i) => x.rps / c![i]!.rps)))}; current: ${formatSpread(spreadOf(b!.map((x, i) => x.rps / c![i]!.rps)))}`);
+  console.log(
+    `CPU per request over the bare server's, saved: ${formatSpread(spreadOf(a!.map((x, i) => x.cpuUs / c![i]!.cpuUs)))}; current: ${formatSpread(spreadOf(b!.map((x, i) => x.cpuUs / c![i]!.cpuUs)))}`,
+  );
+  console.log(
+    `throughput over the bare server's, saved: ${formatSpread(spreadOf(a!.map((x, i) => x.rps / c![i]!.rps)))}; current: ${formatSpread(spreadOf(b!.map((x, i) => x.rps / c![i]!.rps)))}`,
+  );
 } finally {
   await Promise.all(sides.map((s) => s.server.stop()));
   await scratch.close();

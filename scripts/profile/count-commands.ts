@@ -19,7 +19,12 @@ const seconds = Number(process.env.PROFILE_SECONDS ?? 5);
 const log = createLogger('warn');
 const config = loadConfig();
 const scratch = await openScratchDatabase(config, 'count', log);
-const running = await startService(scratch.database, { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
+const running = await startService(
+  scratch.database,
+  { ...config, authCacheTtlMs: 60_000, rateLimitPerSecond: 0 },
+  log,
+  LOOPBACK_WITHOUT_WORKERS,
+);
 const { merchantId, apiKey } = await running.service.auth.createMerchant('count');
 const raw = new MongoClient(scratch.uri, { monitorCommands: true });
 await raw.connect();
@@ -46,13 +51,32 @@ await scratch.database.reopen();
 
 async function side(url: string, ...tallies: Tally[]) {
   await Promise.all(['subscriptions'].map((c) => scratch.db.collection(c).deleteMany({})));
-  const ids = (await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' })).map((s) => s.id);
+  const ids = (
+    await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' })
+  ).map((s) => s.id);
   for (const tally of tallies) tally.clear();
   let n = 0;
-  const result = await autocannon({ url, connections: 32, duration: seconds, requests: [{ method: 'POST', headers: { 'x-api-key': apiKey }, setupRequest: (r) => ({ ...r, path: `/v2/subscriptions/${ids[n++ % ids.length]}/pause` }) }] });
+  const result = await autocannon({
+    url,
+    connections: 32,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey },
+        setupRequest: (r) => ({ ...r, path: `/v2/subscriptions/${ids[n++ % ids.length]}/pause` }),
+      },
+    ],
+  });
   const requests = result['2xx'];
-  console.log(`${url === bareUrl ? 'bare' : 'service'}: ${requests} requests 2xx (${result.non2xx} others), ${(requests / seconds).toFixed(0)} req/s`);
-  for (const [i, tally] of tallies.entries()) for (const [name, t] of tally) console.log(`  ${i === 0 ? '' : '(background) '}${name.padEnd(16)} ${t.count} commands, ${(t.count / requests).toFixed(2)} per request, reply ${Math.round(t.replyBytes / t.count)} bytes on average`);
+  console.log(
+    `${url === bareUrl ? 'bare' : 'service'}: ${requests} requests 2xx (${result.non2xx} others), ${(requests / seconds).toFixed(0)} req/s`,
+  );
+  for (const [i, tally] of tallies.entries())
+    for (const [name, t] of tally)
+      console.log(
+        `  ${i === 0 ? '' : '(background) '}${name.padEnd(16)} ${t.count} commands, ${(t.count / requests).toFixed(2)} per request, reply ${Math.round(t.replyBytes / t.count)} bytes on average`,
+      );
 }
 try {
   await side(running.url, serviceTally, backgroundTally);

@@ -25,7 +25,10 @@ try {
   const seeder = new SubscriptionSeeder(new SubscriptionsRepository(scratch.db));
   // PROFILE_MIXED=1: every other id already paused, so that each chunk has applied and no-op commands (as half of npm run load's do).
   const interleaved = async () => {
-    const [fulfilled, paused] = await Promise.all([seeder.seed({ merchantId, count: IDS / 2, status: 'fulfilled' }), seeder.seed({ merchantId, count: IDS / 2, status: 'paused' })]);
+    const [fulfilled, paused] = await Promise.all([
+      seeder.seed({ merchantId, count: IDS / 2, status: 'fulfilled' }),
+      seeder.seed({ merchantId, count: IDS / 2, status: 'paused' }),
+    ]);
     return fulfilled.flatMap((s, i) => [s, paused[i]!]);
   };
   const seeded = MIXED ? await interleaved() : await seeder.seed({ merchantId, count: IDS, status: 'fulfilled' });
@@ -36,7 +39,10 @@ try {
   const counts = commandTally(scratch.database.clients, ({ client, command, collection }, e) => {
     if (!counting) return undefined;
     // PROFILE_TRACE=1: when each command started, after the workers' start (finds with their filter).
-    if (process.env.PROFILE_TRACE) console.error(`${(performance.now() - t0).toFixed(0)} ms ${client} ${command} ${collection} ${command === 'find' ? JSON.stringify(e.command['filter']).slice(0, 120) : ''}`);
+    if (process.env.PROFILE_TRACE)
+      console.error(
+        `${(performance.now() - t0).toFixed(0)} ms ${client} ${command} ${collection} ${command === 'find' ? JSON.stringify(e.command['filter']).slice(0, 120) : ''}`,
+      );
     return `${client} ${command} ${collection}`;
   });
   // Read by the topology as it connects: the clients are opened again with it on.
@@ -50,7 +56,8 @@ try {
     if (res.status !== 202) throw new Error(`bulk pause answered ${res.status}`);
     return ((await res.json()) as { requestId: string }).requestId;
   };
-  const completed = (requestIds: string[]) => scratch.db.collection('bulkRequests').countDocuments({ _id: { $in: requestIds as never[] }, completedAt: { $ne: null } });
+  const completed = (requestIds: string[]) =>
+    scratch.db.collection('bulkRequests').countDocuments({ _id: { $in: requestIds as never[] }, completedAt: { $ne: null } });
   let requestIds: string[];
   let start: number;
   if (REQUESTS > 1) {
@@ -58,7 +65,8 @@ try {
     const size = Math.ceil(IDS / REQUESTS);
     requestIds = [];
     for (let i = 0; i < IDS; i += size) requestIds.push(await post(ids.slice(i, i + size)));
-    while ((await scratch.db.collection('bulkRequests').countDocuments({ dispatchedAt: null })) > 0) await new Promise((r) => setTimeout(r, 20));
+    while ((await scratch.db.collection('bulkRequests').countDocuments({ dispatchedAt: null })) > 0)
+      await new Promise((r) => setTimeout(r, 20));
     // Timed from the workers' start: what they do as they start (the due schedules' and the events' scans of subscriptions) is in the table, as `find subscriptions`.
     counting = true;
     t0 = start = performance.now();
@@ -76,24 +84,36 @@ try {
   const drainMs = performance.now() - start;
   counting = false;
   const chunks = REQUESTS > 1 ? REQUESTS * Math.ceil(IDS / REQUESTS / 100) : Math.ceil(IDS / 100);
-  console.log(REQUESTS > 1 ? `${IDS} in ${REQUESTS} requests applied ${drainMs.toFixed(0)} ms after the workers took them (${chunks} chunks, ${(IDS / (drainMs / 1000)).toFixed(0)} commands/s)` : `${IDS} applied ${drainMs.toFixed(0)} ms after the 202 (${chunks} chunks of 100)`);
+  console.log(
+    REQUESTS > 1
+      ? `${IDS} in ${REQUESTS} requests applied ${drainMs.toFixed(0)} ms after the workers took them (${chunks} chunks, ${(IDS / (drainMs / 1000)).toFixed(0)} commands/s)`
+      : `${IDS} applied ${drainMs.toFixed(0)} ms after the 202 (${chunks} chunks of 100)`,
+  );
   console.log('| client command collection | commands | per chunk | total ms | ms per chunk |');
   console.log('|---|--:|--:|--:|--:|');
   const rows = [...counts].sort((a, b) => b[1].ms - a[1].ms);
-  for (const [key, { count: n, ms }] of rows) console.log(`| ${key} | ${n} | ${(n / chunks).toFixed(2)} | ${ms.toFixed(0)} | ${(ms / chunks).toFixed(1)} |`);
+  for (const [key, { count: n, ms }] of rows)
+    console.log(`| ${key} | ${n} | ${(n / chunks).toFixed(2)} | ${ms.toFixed(0)} | ${(ms / chunks).toFixed(1)} |`);
   const total = rows.reduce((s, [, c]) => ({ n: s.n + c.count, ms: s.ms + c.ms }), { n: 0, ms: 0 });
   console.log(`| all | ${total.n} | ${(total.n / chunks).toFixed(2)} | ${total.ms.toFixed(0)} | ${(total.ms / chunks).toFixed(1)} |`);
   await running.service.workers.stop(30_000);
   // The bench's baseline beside it: the same conditional updates sent raw, one updateMany per 100 ids.
   const subscriptions = scratch.db.collection('subscriptions');
   await subscriptions.deleteMany({});
-  const rawIds = (await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' })).map((s) => s.id);
+  const rawIds = (
+    await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' })
+  ).map((s) => s.id);
   const rawStart = performance.now();
   for (let i = 0; i < rawIds.length; i += 100) {
-    await subscriptions.updateMany({ _id: { $in: rawIds.slice(i, i + 100) as never[] }, merchantId, status: 'fulfilled' }, { $set: { status: 'paused', modifiedAt: new Date().toISOString() } });
+    await subscriptions.updateMany(
+      { _id: { $in: rawIds.slice(i, i + 100) as never[] }, merchantId, status: 'fulfilled' },
+      { $set: { status: 'paused', modifiedAt: new Date().toISOString() } },
+    );
   }
   const rawMs = performance.now() - rawStart;
-  console.log(`raw: ${chunks} updateMany of 100 in ${rawMs.toFixed(0)} ms (${(rawMs / chunks).toFixed(1)} ms each); the service's updates of its chunks took ${((counts.get('background update subscriptions')?.ms ?? 0) / chunks).toFixed(1)} ms each, its drain ${(drainMs / rawMs).toFixed(2)}x the raw updates`);
+  console.log(
+    `raw: ${chunks} updateMany of 100 in ${rawMs.toFixed(0)} ms (${(rawMs / chunks).toFixed(1)} ms each); the service's updates of its chunks took ${((counts.get('background update subscriptions')?.ms ?? 0) / chunks).toFixed(1)} ms each, its drain ${(drainMs / rawMs).toFixed(2)}x the raw updates`,
+  );
   await running.stop(30_000);
 } finally {
   await scratch.close();

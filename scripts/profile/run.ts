@@ -61,13 +61,21 @@ try {
   const started = JSON.parse(first) as { url: string; bareUrl: string; apiKey: string; merchantId: string };
   const { apiKey, merchantId } = started;
   const url = axis === 'bare' ? started.bareUrl : started.url;
-  const seeded = await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' });
+  const seeded = await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({
+    merchantId,
+    count: 1000,
+    status: 'fulfilled',
+  });
   const ids = seeded.map((s) => s.id);
   let receiver: ReturnType<typeof createServer> | undefined;
   if (axis === 'f') {
     receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
     const hooks = `${await listenOnLoopback(receiver)}/hooks`;
-    const res = await fetch(`${url}/v2/webhook-endpoints`, { method: 'POST', headers: { 'x-api-key': apiKey, 'content-type': 'application/json' }, body: JSON.stringify({ url: hooks, events: ['*'] }) });
+    const res = await fetch(`${url}/v2/webhook-endpoints`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: hooks, events: ['*'] }),
+    });
     if (res.status !== 201) throw new Error(`webhook endpoint: ${res.status} ${await res.text()}`);
   }
   let sent = 0;
@@ -85,7 +93,9 @@ try {
   });
   const to = await mark();
   const requests = result['2xx'];
-  console.log(`(${axis}) ${requests} requests answered 2xx in ${seconds} s (${(requests / seconds).toFixed(0)} req/s, p50 ${result.latency.p50} p99 ${result.latency.p99} ms), ${result.non2xx} others`);
+  console.log(
+    `(${axis}) ${requests} requests answered 2xx in ${seconds} s (${(requests / seconds).toFixed(0)} req/s, p50 ${result.latency.p50} p99 ${result.latency.p99} ms), ${result.non2xx} others`,
+  );
   child.stdin.end();
   await exited;
   receiver?.close();

@@ -31,7 +31,9 @@ const bareUrl = await listenOnLoopback(bareServer(raw.db(database.db.databaseNam
 process.stdout.write(`${JSON.stringify({ url: running.url, bareUrl, apiKey, merchantId })}\n`);
 // Each line on stdin asks for the time now on the profile's clock (CLOCK_MONOTONIC, µs): the runner
 // marks the load's start and end, so that the table leaves out start-up (tsx compiling, the spec).
-createInterface({ input: process.stdin }).on('line', () => process.stdout.write(`${JSON.stringify({ mark: Number(process.hrtime.bigint() / 1000n) })}\n`));
+createInterface({ input: process.stdin }).on('line', () =>
+  process.stdout.write(`${JSON.stringify({ mark: Number(process.hrtime.bigint() / 1000n) })}\n`),
+);
 process.stdin.on('end', () => {
   void running.stop(10_000).finally(() => process.exit(0));
 });

@@ -28,7 +28,14 @@ const scratch = await openScratchDatabase(loadConfig(), 'statements', log);
 try {
   const docs = scratch.db.collection<Doc>('subs');
   await docs.insertMany(
-    Array.from({ length: 8 * 500 }, (_, i) => ({ _id: `m${i % 8}_${Math.floor(i / 8)}`, merchantId: `m${i % 8}`, status: 'fulfilled', bulkCommands: [], outbox: [], pad: 'x'.repeat(600) })),
+    Array.from({ length: 8 * 500 }, (_, i) => ({
+      _id: `m${i % 8}_${Math.floor(i / 8)}`,
+      merchantId: `m${i % 8}`,
+      status: 'fulfilled',
+      bulkCommands: [],
+      outbox: [],
+      pad: 'x'.repeat(600),
+    })),
   );
   const ids = (merchant: number, from: number, count: number) => Array.from({ length: count }, (_, i) => `m${merchant}_${from + i}`);
   const timed = async (fn: () => Promise<unknown>) => {
@@ -42,22 +49,43 @@ try {
     const [from, to] = round % 2 === 0 ? ['fulfilled', 'paused'] : ['paused', 'fulfilled'];
     const update = (k: number): UpdateFilter<Doc> => ({
       $set: { status: to },
-      $push: { bulkCommands: `r${round}_${k}:applied`, outbox: { key: `r${round}_${k}`, status: to, cause: { kind: 'bulk', requestId: `r${round}_${k}` } } },
+      $push: {
+        bulkCommands: `r${round}_${k}:applied`,
+        outbox: { key: `r${round}_${k}`, status: to, cause: { kind: 'bulk', requestId: `r${round}_${k}` } },
+      },
     });
-    const filter = (merchant: number, k: number, count: number): Filter<Doc> => ({ _id: { $in: ids(merchant, k * count, count) }, merchantId: `m${merchant}`, status: from, bulkCommands: { $nin: ['none'] } });
-    note('ten updateMany of 20, one after another', await timed(async () => {
-      for (let k = 0; k < 10; k++) await docs.updateMany(filter(0, k, 20), update(k));
-    }));
+    const filter = (merchant: number, k: number, count: number): Filter<Doc> => ({
+      _id: { $in: ids(merchant, k * count, count) },
+      merchantId: `m${merchant}`,
+      status: from,
+      bulkCommands: { $nin: ['none'] },
+    });
+    note(
+      'ten updateMany of 20, one after another',
+      await timed(async () => {
+        for (let k = 0; k < 10; k++) await docs.updateMany(filter(0, k, 20), update(k));
+      }),
+    );
     note('one updateMany of 200', await timed(() => docs.updateMany(filter(1, 0, 200), update(0))));
-    const bulk: AnyBulkWriteOperation<Doc>[] = Array.from({ length: 10 }, (_, k) => ({ updateMany: { filter: filter(2, k, 20), update: update(k) } }));
+    const bulk: AnyBulkWriteOperation<Doc>[] = Array.from({ length: 10 }, (_, k) => ({
+      updateMany: { filter: filter(2, k, 20), update: update(k) },
+    }));
     note('one bulk write of ten updateMany of 20', await timed(() => docs.bulkWrite(bulk, { ordered: false })));
-    const single: AnyBulkWriteOperation<Doc>[] = Array.from({ length: 200 }, (_, k) => ({ updateMany: { filter: filter(4, k, 1), update: update(k) } }));
-    note('200 updateMany of 1, in bulk writes of 16', await timed(async () => {
-      for (let k = 0; k < single.length; k += 16) await docs.bulkWrite(single.slice(k, k + 16), { ordered: false });
+    const single: AnyBulkWriteOperation<Doc>[] = Array.from({ length: 200 }, (_, k) => ({
+      updateMany: { filter: filter(4, k, 1), update: update(k) },
     }));
-    note('ten finds of 20', await timed(async () => {
-      for (let k = 0; k < 10; k++) await docs.find({ _id: { $in: ids(3, k * 20, 20) }, merchantId: 'm3' }).toArray();
-    }));
+    note(
+      '200 updateMany of 1, in bulk writes of 16',
+      await timed(async () => {
+        for (let k = 0; k < single.length; k += 16) await docs.bulkWrite(single.slice(k, k + 16), { ordered: false });
+      }),
+    );
+    note(
+      'ten finds of 20',
+      await timed(async () => {
+        for (let k = 0; k < 10; k++) await docs.find({ _id: { $in: ids(3, k * 20, 20) }, merchantId: 'm3' }).toArray();
+      }),
+    );
     note('one find of 200', await timed(() => docs.find({ _id: { $in: ids(3, 0, 200) }, merchantId: 'm3' }).toArray()));
   }
   console.log(`engine: ${scratch.engine} ${scratch.version}; 200 documents each, ${ROUNDS} rounds (ms)`);

@@ -51,7 +51,16 @@ export function isActive(key: StoredKey, now: string): boolean {
 export function newKey(now = Date.now(), livemode = true): NewKey {
   const start = livemode ? MODE_PREFIX.live : MODE_PREFIX.test;
   const key = start + randomBytes(32).toString('base64url');
-  return { key, stored: { id: uuidv7(now), hash: hashApiKey(key), prefix: key.slice(0, start.length + SHOWN_RANDOM), createdAt: timestampIn(0, now), expiresAt: null } };
+  return {
+    key,
+    stored: {
+      id: uuidv7(now),
+      hash: hashApiKey(key),
+      prefix: key.slice(0, start.length + SHOWN_RANDOM),
+      createdAt: timestampIn(0, now),
+      expiresAt: null,
+    },
+  };
 }
 
 /**
@@ -61,7 +70,13 @@ export function newKey(now = Date.now(), livemode = true): NewKey {
  */
 export function legacyKey(merchantId: string, hash: string, merchantCreatedAt: Date): StoredKey {
   const createdAt = merchantCreatedAt.getTime();
-  return { id: uuidv7Named(`legacy-api-key:${merchantId}`, createdAt), hash, prefix: KEY_PREFIX, createdAt: timestampIn(0, createdAt), expiresAt: null };
+  return {
+    id: uuidv7Named(`legacy-api-key:${merchantId}`, createdAt),
+    hash,
+    prefix: KEY_PREFIX,
+    createdAt: timestampIn(0, createdAt),
+    expiresAt: null,
+  };
 }
 
 function notFound(keyId: string): ProblemError {
@@ -88,14 +103,23 @@ export function withNewKey(keys: readonly StoredKey[], added: StoredKey, now: st
  * Roll: a new key, and the rolled one expiring `hours` from now (0: now), or earlier if it already
  * expires sooner. Unknown, expired and another merchant's keys are all "not found".
  */
-export function rolled(keys: readonly StoredKey[], keyId: string, added: StoredKey, hours: number, nowMs = Date.now()): { keys: readonly StoredKey[]; old: StoredKey } {
+export function rolled(
+  keys: readonly StoredKey[],
+  keyId: string,
+  added: StoredKey,
+  hours: number,
+  nowMs = Date.now(),
+): { keys: readonly StoredKey[]; old: StoredKey } {
   const now = timestampIn(0, nowMs);
   const active = activeOnly(keys, now);
   const old = active.find((key) => key.id === keyId);
   if (!old) throw notFound(keyId);
   const until = timestampIn(hours * 3_600_000, nowMs);
   const expiring = { ...old, expiresAt: old.expiresAt !== null && old.expiresAt < until ? old.expiresAt : until };
-  return { keys: withinLimit([...active.map((key) => (key.id === keyId ? expiring : key)), added].filter((key) => isActive(key, now))), old: expiring };
+  return {
+    keys: withinLimit([...active.map((key) => (key.id === keyId ? expiring : key)), added].filter((key) => isActive(key, now))),
+    old: expiring,
+  };
 }
 
 /**
@@ -108,7 +132,10 @@ export function revoked(keys: readonly StoredKey[], keyId: string, now: string):
   if (!old) throw notFound(keyId);
   const rest = active.filter((key) => key.id !== keyId);
   if (!rest.some((key) => key.expiresAt === null)) {
-    throw new ProblemError(Problems.lastApiKey, `API key ${keyId} is your last active key that does not expire; make or roll another before revoking it.`);
+    throw new ProblemError(
+      Problems.lastApiKey,
+      `API key ${keyId} is your last active key that does not expire; make or roll another before revoking it.`,
+    );
   }
   return { keys: rest, old };
 }

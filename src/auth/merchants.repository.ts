@@ -94,14 +94,20 @@ export class MerchantsRepository {
 
   /** The key with this hash (active or not) and its merchant, in either shape. */
   async findByKeyHash(hash: string): Promise<KeyOwner | undefined> {
-    const doc = await this.collection.findOne({ $or: [{ 'keys.hash': hash }, { apiKeyHash: hash }] }, { projection: { keys: 1, apiKeyHash: 1, createdAt: 1 } });
+    const doc = await this.collection.findOne(
+      { $or: [{ 'keys.hash': hash }, { apiKeyHash: hash }] },
+      { projection: { keys: 1, apiKeyHash: 1, createdAt: 1 } },
+    );
     if (!doc) return undefined;
     const key = keysOf(doc).find((k) => k.hash === hash);
     return key ? { merchantId: doc._id, key } : undefined;
   }
 
   async keySet(merchantId: string): Promise<KeySet | undefined> {
-    const doc = await this.collection.findOne({ _id: merchantId }, { projection: { keys: 1, keysVersion: 1, apiKeyHash: 1, createdAt: 1, keysLastUsedAt: 1 } });
+    const doc = await this.collection.findOne(
+      { _id: merchantId },
+      { projection: { keys: 1, keysVersion: 1, apiKeyHash: 1, createdAt: 1, keysLastUsedAt: 1 } },
+    );
     if (!doc) return undefined;
     return { merchantId, keys: keysOf(doc), version: doc.keysVersion ?? null, lastUsedAt: doc.keysLastUsedAt ?? {} };
   }
@@ -124,7 +130,9 @@ export class MerchantsRepository {
 
   /** Moves each key's last-used time forward (never back: another process may have written a later one). */
   async recordLastUsed(uses: readonly { merchantId: string; keyId: string; at: string }[]): Promise<void> {
-    const writes = uses.map(({ merchantId, keyId, at }) => ({ updateOne: { filter: { _id: merchantId }, update: { $max: { [`keysLastUsedAt.${keyId}`]: at } } } }));
+    const writes = uses.map(({ merchantId, keyId, at }) => ({
+      updateOne: { filter: { _id: merchantId }, update: { $max: { [`keysLastUsedAt.${keyId}`]: at } } },
+    }));
     await this.guard.runAll(
       uses.map((use) => GUARDED.merchant(use.merchantId)),
       () => bulkWriteInParts(this.collection, writes),

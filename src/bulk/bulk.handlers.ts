@@ -11,7 +11,9 @@ import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
 import { CSV_TYPE, csvStream } from './bulk.export.js';
 import type { BulkStatusService } from './bulk.status.js';
 
-export function bulkRequestHandlers(status: BulkStatusService): Pick<Handlers, 'getBulkRequest' | 'listBulkRequestItems' | 'listBulkRequests'> {
+export function bulkRequestHandlers(
+  status: BulkStatusService,
+): Pick<Handlers, 'getBulkRequest' | 'listBulkRequestItems' | 'listBulkRequests'> {
   return {
     getBulkRequest: async ({ merchant, params }) => ({ status: 200, body: await status.get(merchant.id, params.requestId) }),
     listBulkRequestItems: async ({ merchant, params, query, accepts }) => {

@@ -46,14 +46,29 @@ export class BulkQueue {
   ) {
     this.log = log.child({ component: 'bulk' });
     // One chunk locked ahead of each running one, so that a slot does not idle between chunks.
-    this.queue = new JobQueue(db, this.log, { ...CHUNKS, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk, wakeOnWork: true }, options);
+    this.queue = new JobQueue(
+      db,
+      this.log,
+      { ...CHUNKS, what: 'bulk workers', lockedPerSlot: 2, backoff: RETRY.bulkChunk, wakeOnWork: true },
+      options,
+    );
   }
 
   /** Stores one job per chunk, with its operation and size when given; resolves once every one is durable. */
-  async enqueue(merchantId: string, chunkIds: readonly string[], traceparent?: string, sizes?: { operation: Operation; commands: readonly number[] }): Promise<void> {
+  async enqueue(
+    merchantId: string,
+    chunkIds: readonly string[],
+    traceparent?: string,
+    sizes?: { operation: Operation; commands: readonly number[] },
+  ): Promise<void> {
     const trace = traceparent ? { traceparent } : {};
     await this.queue.enqueueTogether(
-      chunkIds.map((chunkId, i) => ({ chunkId, merchantId, ...trace, ...(sizes ? { operation: sizes.operation, commands: sizes.commands[i]! } : {}) })),
+      chunkIds.map((chunkId, i) => ({
+        chunkId,
+        merchantId,
+        ...trace,
+        ...(sizes ? { operation: sizes.operation, commands: sizes.commands[i]! } : {}),
+      })),
     );
   }
 
@@ -86,9 +101,14 @@ export class BulkQueue {
    */
   holdCompanions(locked: LockedJobs<ChunkJobData>): () => void {
     if (locked.jobs.length === 0) return () => undefined;
-    const renew = setInterval(() => {
-      this.queue.renewLocked(locked).catch((error: unknown) => this.log.warn({ err: error }, "could not renew bulk chunk companions' locks"));
-    }, Math.max(this.options.lockLifetimeMs / 3, 100));
+    const renew = setInterval(
+      () => {
+        this.queue
+          .renewLocked(locked)
+          .catch((error: unknown) => this.log.warn({ err: error }, "could not renew bulk chunk companions' locks"));
+      },
+      Math.max(this.options.lockLifetimeMs / 3, 100),
+    );
     return () => clearInterval(renew);
   }
 

@@ -110,7 +110,12 @@ function storedOutcomes(outcomes: readonly ItemOutcome[]): StoredOutcomes | Item
 function itemOutcomes(stored: StoredOutcomes | readonly ItemOutcome[], subscriptionIds: readonly string[]): ItemOutcome[] {
   if (Array.isArray(stored)) return stored as ItemOutcome[];
   const { at, outcome, reasons } = stored as StoredOutcomes;
-  return subscriptionIds.map((subscriptionId, i) => ({ subscriptionId, outcome: typeof outcome === 'string' ? outcome : outcome[i]!, reason: reasons?.[i] ?? null, at }));
+  return subscriptionIds.map((subscriptionId, i) => ({
+    subscriptionId,
+    outcome: typeof outcome === 'string' ? outcome : outcome[i]!,
+    reason: reasons?.[i] ?? null,
+    at,
+  }));
 }
 
 interface ChunkDocument extends Omit<BulkChunk, 'chunkId' | 'outcomes'> {
@@ -137,7 +142,6 @@ interface FinishedChunkDocument {
   merchantId?: string;
   expiresAt: Date;
 }
-
 
 function toRequest({ _id, dispatchedAt: _d, expiresAt: _e, ...rest }: RequestDocument): BulkRequest {
   return { requestId: _id, ...rest };
@@ -279,7 +283,10 @@ export class BulkRepository {
 
   /** Drops the ids from the request document: its chunks hold them now. */
   async markDispatched(merchantId: string, requestId: string, at: string): Promise<void> {
-    await this.requests.updateOne({ _id: requestId, merchantId, dispatchedAt: null }, { $set: { dispatchedAt: at }, $unset: { subscriptionIds: '' } });
+    await this.requests.updateOne(
+      { _id: requestId, merchantId, dispatchedAt: null },
+      { $set: { dispatchedAt: at }, $unset: { subscriptionIds: '' } },
+    );
   }
 
   /** The chunk; `merchantId` undefined only for a job queued by an earlier version. */
@@ -298,7 +305,8 @@ export class BulkRepository {
       if (kept?.merchantId === merchantId) found.set(id, kept);
     }
     const others = chunkIds.filter((id) => !found.has(id));
-    if (others.length > 0) for (const doc of await this.chunks.find({ _id: { $in: others }, merchantId }).toArray()) found.set(doc._id, toChunk(doc));
+    if (others.length > 0)
+      for (const doc of await this.chunks.find({ _id: { $in: others }, merchantId }).toArray()) found.set(doc._id, toChunk(doc));
     return chunkIds.flatMap((id) => found.get(id) ?? []);
   }
 
@@ -314,13 +322,21 @@ export class BulkRepository {
    * Records each chunk's outcomes unless a run did already, OUTCOMES_PER_WRITE chunks per write;
    * returns the chunks this call recorded (read back only when some were recorded already).
    */
-  async recordOutcomes(merchantId: string, records: readonly { chunkId: string; outcomes: readonly ItemOutcome[] }[]): Promise<Set<string>> {
+  async recordOutcomes(
+    merchantId: string,
+    records: readonly { chunkId: string; outcomes: readonly ItemOutcome[] }[],
+  ): Promise<Set<string>> {
     const recordedBy = randomUUID();
     for (const { chunkId } of records) this.forget(chunkId);
     let modified = 0;
     for (const part of chunked(records, OUTCOMES_PER_WRITE)) {
       const result = await this.chunks.bulkWrite(
-        part.map(({ chunkId, outcomes }) => ({ updateOne: { filter: { _id: chunkId, merchantId, outcomes: null }, update: { $set: { outcomes: storedOutcomes(outcomes), recordedBy } } } })),
+        part.map(({ chunkId, outcomes }) => ({
+          updateOne: {
+            filter: { _id: chunkId, merchantId, outcomes: null },
+            update: { $set: { outcomes: storedOutcomes(outcomes), recordedBy } },
+          },
+        })),
         { ordered: false },
       );
       modified += result.modifiedCount;
@@ -365,7 +381,13 @@ export class BulkRepository {
     const done = await Promise.all(requests.map((c) => this.allNoted(c)));
     const complete = requests.filter((_, i) => done[i]).map((c) => c.requestId);
     const first = await this.complete(merchantId, complete, at);
-    return requests.map(({ requestId, operation }, i) => ({ merchantId, requestId, operation, done: done[i]!, first: first.has(requestId) }));
+    return requests.map(({ requestId, operation }, i) => ({
+      merchantId,
+      requestId,
+      operation,
+      done: done[i]!,
+      first: first.has(requestId),
+    }));
   }
 
   /** Whether every chunk of the chunk's request is noted finished; a request of one chunk is, once that chunk is. */
@@ -380,11 +402,15 @@ export class BulkRepository {
   /** Sets completedAt on the requests still without one, in one update; returns those this call set (read back only when some were set already). */
   private async complete(merchantId: string, requestIds: readonly string[], at: string): Promise<Set<string>> {
     if (requestIds.length === 0) return new Set();
-    const result = await this.requests.updateMany({ _id: { $in: [...requestIds] }, merchantId, completedAt: null }, { $set: { completedAt: at } });
+    const result = await this.requests.updateMany(
+      { _id: { $in: [...requestIds] }, merchantId, completedAt: null },
+      { $set: { completedAt: at } },
+    );
     if (result.modifiedCount === requestIds.length) return new Set(requestIds);
     if (result.modifiedCount === 0) return new Set();
-    const set = await this.requests.find({ _id: { $in: [...requestIds] }, merchantId, completedAt: at }, { projection: { _id: 1 } }).toArray();
+    const set = await this.requests
+      .find({ _id: { $in: [...requestIds] }, merchantId, completedAt: at }, { projection: { _id: 1 } })
+      .toArray();
     return new Set(set.map((d) => d._id));
   }
-
 }

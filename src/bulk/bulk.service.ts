@@ -54,7 +54,8 @@ function rejectionFor(operation: Operation, schedule: ScheduleRequest | undefine
   const command = commandOf(operation, schedule);
   return ({ id, status, recentPauses = [] }: Selected[number]): Rejection[] => {
     if (status === undefined) return [{ subscriptionId: id, reason: 'not_found' }];
-    if (decide({ status, pauseAt: null, resumeAt: null }, command).outcome === 'cancelled') return [{ subscriptionId: id, reason: 'cancelled' }];
+    if (decide({ status, pauseAt: null, resumeAt: null }, command).outcome === 'cancelled')
+      return [{ subscriptionId: id, reason: 'cancelled' }];
     if (operation !== 'PAUSE' || isPolicyOff(policy)) return [];
     const verdict = pauseVerdict(policy, status, schedule, recentPauses, now);
     return 'breach' in verdict ? [{ subscriptionId: id, reason: POLICY_REJECTIONS[verdict.breach.rule] }] : [];
@@ -91,7 +92,13 @@ export class BulkService {
   }
 
   /** The selection was checked against the spec at the edge (1 to 3000 UUIDs, or a filter); a schedule, against its rules. */
-  async accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest, apiKeyId?: string): Promise<BulkAcceptance> {
+  async accept(
+    merchantId: string,
+    operation: Operation,
+    selection: BulkSelection,
+    schedule?: ScheduleRequest,
+    apiKeyId?: string,
+  ): Promise<BulkAcceptance> {
     const requestId = uuidv7();
     const policy = await this.policyFor(merchantId, operation);
     const selected = await this.select(merchantId, selection, policy.maxPausesPerYear !== null);
@@ -122,7 +129,8 @@ export class BulkService {
       await requests.remove(merchantId, requestId).catch(() => undefined);
       throw error;
     }
-    for (const subscriptionId of accepted) this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
+    for (const subscriptionId of accepted)
+      this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
     metrics()?.bulkAccepted.labels(operation.toLowerCase()).inc();
     if (accepted.length > 0) this.accepted.set(requestId, request);
     return { requestId, operation, acceptedCount: accepted.length, rejected, livemode: livemodeOf(merchantId) };

@@ -77,24 +77,46 @@ export class BulkStatusService {
   async getMany(merchantId: string, requestIds: readonly string[]): Promise<BulkRequestView[]> {
     const requests = await this.repository.findMany(merchantId, requestIds);
     const chunks = await this.repository.chunksOf(merchantId, requests);
-    return requests.map((r) => view(r, chunks.filter((c) => c.requestId === r.requestId)));
+    return requests.map((r) =>
+      view(
+        r,
+        chunks.filter((c) => c.requestId === r.requestId),
+      ),
+    );
   }
 
   async list(merchantId: string, page: PageRequest): Promise<Page<BulkRequestView>> {
     const requests = await this.repository.page(merchantId, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
     const chunks = await this.repository.chunksOf(merchantId, requests.data);
-    return { ...requests, data: requests.data.map((r) => view(r, chunks.filter((c) => c.requestId === r.requestId))) };
+    return {
+      ...requests,
+      data: requests.data.map((r) =>
+        view(
+          r,
+          chunks.filter((c) => c.requestId === r.requestId),
+        ),
+      ),
+    };
   }
 
   /** Every accepted command's outcome, in subscription id order. */
-  async items(merchantId: string, requestId: string, outcome: Outcome | undefined, { limit, startingAfter }: PageRequest): Promise<Page<BulkRequestItem>> {
+  async items(
+    merchantId: string,
+    requestId: string,
+    outcome: Outcome | undefined,
+    { limit, startingAfter }: PageRequest,
+  ): Promise<Page<BulkRequestItem>> {
     const request = await this.found(merchantId, requestId);
     const after = startingAfter?.toLowerCase();
     const all = (await this.allItems(request))
       .filter((item) => (outcome === undefined || item.outcome === outcome) && (after === undefined || item.subscriptionId > after))
       .sort(bySubscriptionId);
     const livemode = livemodeOf(merchantId);
-    return pageOf(all.slice(0, limit + 1).map((item) => ({ ...item, livemode })), limit, (item) => item.subscriptionId);
+    return pageOf(
+      all.slice(0, limit + 1).map((item) => ({ ...item, livemode })),
+      limit,
+      (item) => item.subscriptionId,
+    );
   }
 
   /** Every item of the request (of `outcome`, if given) in subscription id order, a batch at a time: an export that never holds them all. */

@@ -41,7 +41,11 @@ export const EXTENDED_RUN_COMMANDS = 5 * RUN_COMMANDS;
 const BETWEEN_CHUNKS_MS = 250;
 
 /** What a chunk's changes record as their cause: its request, and the API key that sent it. */
-const causeOf = (chunk: BulkChunk) => ({ kind: 'bulk' as const, requestId: chunk.requestId, ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}) });
+const causeOf = (chunk: BulkChunk) => ({
+  kind: 'bulk' as const,
+  requestId: chunk.requestId,
+  ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}),
+});
 
 /** What `work` came to, a throw (synchronous too) included, as Promise.allSettled reports it. */
 async function settle<T>(work: () => T | Promise<T>): Promise<PromiseSettledResult<T>> {
@@ -67,7 +71,11 @@ interface Applied {
 }
 
 /** Records completed requests' events (idempotently: it may be called again for the same requests); `traces`: each request's trace context in this run, by request id. */
-export type CompletionHook = (merchantId: string, requestIds: readonly string[], traces: ReadonlyMap<string, string | undefined>) => Promise<void>;
+export type CompletionHook = (
+  merchantId: string,
+  requestIds: readonly string[],
+  traces: ReadonlyMap<string, string | undefined>,
+) => Promise<void>;
 
 export class BulkWorker implements ChunkHandlers {
   private readonly log: Logger;
@@ -150,8 +158,14 @@ export class BulkWorker implements ChunkHandlers {
     if (!chunk) return; // past its retention
     // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.
     const room = RUN_COMMANDS - chunk.subscriptionIds.length;
-    const first = chunk.outcomes || final || room <= 0 ? undefined : await this.queue.lockCompanions(chunk.merchantId, chunk.operation, room);
-    const companions = first?.jobs.length ? await this.repository.findChunks(chunk.merchantId, first.jobs.map((j) => j.data.chunkId)) : [];
+    const first =
+      chunk.outcomes || final || room <= 0 ? undefined : await this.queue.lockCompanions(chunk.merchantId, chunk.operation, room);
+    const companions = first?.jobs.length
+      ? await this.repository.findChunks(
+          chunk.merchantId,
+          first.jobs.map((j) => j.data.chunkId),
+        )
+      : [];
     const batches = first ? [first] : [];
     // Renewed until settled below (nothing between here and that `finally` throws: `more` does not).
     const holds = batches.map((b) => this.queue.holdCompanions(b));
@@ -160,11 +174,17 @@ export class BulkWorker implements ChunkHandlers {
     // Each companion continues its own request's trace (the traceparent of its job, among those this
     // run locked), so that its span, its changes' events (and their deliveries) and its log lines are
     // found under the request that sent it.
-    const traceOf = (companion: BulkChunk) => batches.flatMap((b) => b.jobs).find((j) => j.data.chunkId === companion.chunkId)?.data.traceparent;
+    const traceOf = (companion: BulkChunk) =>
+      batches.flatMap((b) => b.jobs).find((j) => j.data.chunkId === companion.chunkId)?.data.traceparent;
     const applyOne = (c: BulkChunk, known: ReadonlyMap<string, CommandOutcome> | undefined) =>
-      c === chunk ? this.apply(c, final, known) : inSpan('bulk chunk', traceOf(c), { 'subsvc.chunk': c.chunkId, 'subsvc.run_chunk': chunkId }, () => this.apply(c, final, known));
+      c === chunk
+        ? this.apply(c, final, known)
+        : inSpan('bulk chunk', traceOf(c), { 'subsvc.chunk': c.chunkId, 'subsvc.run_chunk': chunkId }, () => this.apply(c, final, known));
     const applyAll = async (chunks: readonly BulkChunk[]) => {
-      const known = await this.together(chunks.filter((c) => !c.outcomes), (c) => (c === chunk ? currentTraceparent() : traceOf(c)));
+      const known = await this.together(
+        chunks.filter((c) => !c.outcomes),
+        (c) => (c === chunk ? currentTraceparent() : traceOf(c)),
+      );
       for (const c of chunks) settled.push(await settle(() => (c.outcomes ? undefined : applyOne(c, known.get(c)))));
     };
     await applyAll([chunk, ...companions]);
@@ -185,7 +205,11 @@ export class BulkWorker implements ChunkHandlers {
     const [own, ...others] = settled;
     const applied = companions.filter((companion, i) => {
       const result = others[i]!;
-      if (result.status === 'rejected') this.log.warn({ err: result.reason, chunkId: companion.chunkId }, 'bulk chunk taken as a companion not applied yet; its own job will');
+      if (result.status === 'rejected')
+        this.log.warn(
+          { err: result.reason, chunkId: companion.chunkId },
+          'bulk chunk taken as a companion not applied yet; its own job will',
+        );
       return result.status === 'fulfilled';
     });
     let finished = new Set<string>();
@@ -196,7 +220,8 @@ export class BulkWorker implements ChunkHandlers {
       // Each request's completion continues the trace of its chunk applied in this run (a companion's own).
       const requestTraces = new Map(outcomes.map((a) => [a.chunk.requestId, a.trace]));
       for (const { first: completed, requestId, operation } of completions) {
-        if (completed) inTraceContext(requestTraces.get(requestId), () => this.log.info({ requestId, operation }, 'bulk request completed'));
+        if (completed)
+          inTraceContext(requestTraces.get(requestId), () => this.log.info({ requestId, operation }, 'bulk request completed'));
       }
       // Recorded by every run that finds the request done (one event: its id comes from the request), so a run killed here is repeated.
       const done = completions.filter((c) => c.done).map((c) => c.requestId);
@@ -207,11 +232,20 @@ export class BulkWorker implements ChunkHandlers {
       // The jobs of companions finished are removed, the others unlocked to run as usual (all of them if the above failed).
       // Should this fail too, their locks lapse and they run then, finding their chunks applied.
       await Promise.all(
-        batches.map((locked) => this.queue.settleCompanions(locked, finished).catch((error: unknown) => this.log.warn({ err: error, chunkId }, "bulk chunk companions' jobs not settled; they run once their locks lapse"))),
+        batches.map((locked) =>
+          this.queue
+            .settleCompanions(locked, finished)
+            .catch((error: unknown) =>
+              this.log.warn({ err: error, chunkId }, "bulk chunk companions' jobs not settled; they run once their locks lapse"),
+            ),
+        ),
       );
     }
     if (applied.length > 0) {
-      this.log.info({ chunkId, operation: chunk.operation, companions: applied.map((c) => c.chunkId), commands }, 'bulk chunks applied together');
+      this.log.info(
+        { chunkId, operation: chunk.operation, companions: applied.map((c) => c.chunkId), commands },
+        'bulk chunks applied together',
+      );
     }
     if (own!.status === 'rejected') throw own!.reason;
   }
@@ -229,7 +263,13 @@ export class BulkWorker implements ChunkHandlers {
       if (await this.queue.othersDue(chunk.merchantId, chunk.operation)) return undefined;
       const locked = await this.queue.lockCompanions(chunk.merchantId, chunk.operation, RUN_COMMANDS);
       if (locked.jobs.length === 0) return undefined;
-      return { locked, chunks: await this.repository.findChunks(chunk.merchantId, locked.jobs.map((j) => j.data.chunkId)) };
+      return {
+        locked,
+        chunks: await this.repository.findChunks(
+          chunk.merchantId,
+          locked.jobs.map((j) => j.data.chunkId),
+        ),
+      };
     } catch (error) {
       this.log.warn({ err: error, chunkId: chunk.chunkId }, 'bulk run not extended: the queue could not be read');
       return undefined;
@@ -243,10 +283,19 @@ export class BulkWorker implements ChunkHandlers {
    * settled here; `apply` applies the rest as usual. Should this fail, nothing is settled and every
    * chunk is applied as usual, finding any command that took effect here marked.
    */
-  private async together(chunks: readonly BulkChunk[], traceOf: (chunk: BulkChunk) => string | undefined): Promise<Map<BulkChunk, ReadonlyMap<string, CommandOutcome>>> {
+  private async together(
+    chunks: readonly BulkChunk[],
+    traceOf: (chunk: BulkChunk) => string | undefined,
+  ): Promise<Map<BulkChunk, ReadonlyMap<string, CommandOutcome>>> {
     if (chunks.length < 2) return new Map();
     try {
-      const commands = chunks.map((c) => ({ requestId: c.requestId, cause: causeOf(c), ids: c.subscriptionIds, schedule: c.schedule, trace: traceOf(c) }));
+      const commands = chunks.map((c) => ({
+        requestId: c.requestId,
+        cause: causeOf(c),
+        ids: c.subscriptionIds,
+        schedule: c.schedule,
+        trace: traceOf(c),
+      }));
       const settled = await this.subscriptions.applyTogether(chunks[0]!.merchantId, chunks[0]!.operation, commands);
       return new Map(chunks.map((c, i) => [c, settled[i]!]));
     } catch (error) {
@@ -257,7 +306,15 @@ export class BulkWorker implements ChunkHandlers {
 
   /** Applies a chunk's commands (but those `known` already settled); its outcomes, unless some are unresolved and this is not the last try. */
   private async apply(chunk: BulkChunk, final: boolean, known?: ReadonlyMap<string, CommandOutcome>): Promise<Applied> {
-    const results = await this.subscriptions.applyCommands(chunk.merchantId, chunk.subscriptionIds, chunk.operation, chunk.requestId, chunk.schedule, causeOf(chunk), known);
+    const results = await this.subscriptions.applyCommands(
+      chunk.merchantId,
+      chunk.subscriptionIds,
+      chunk.operation,
+      chunk.requestId,
+      chunk.schedule,
+      causeOf(chunk),
+      known,
+    );
     const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === KEPT_CHANGING).length;
     if (unresolved > 0 && !final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunk.chunkId} unresolved`);
     const at = nowTimestamp();

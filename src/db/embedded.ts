@@ -34,7 +34,9 @@ async function assertMongodObtainable(DryMongoBinary: MemoryServerModule['DryMon
   try {
     await lookup(hostname);
   } catch (error) {
-    throw new Error(`no mongod is cached and ${hostname} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+    throw new Error(`no mongod is cached and ${hostname} cannot be resolved (${(error as NodeJS.ErrnoException).code ?? String(error)})`, {
+      cause: error,
+    });
   }
 }
 

@@ -24,7 +24,9 @@ const run = promisify(execFile);
 
 const FERRETDB_MODULE = 'github.com/FerretDB/FerretDB';
 export const FERRETDB_VERSION = 'v1.24.2';
-export const FERRETDB_PATCHES: readonly string[] = ['id-pushdown', 'push-slice', 'update-batch'].map((name) => join(projectRoot(), 'patches', `ferretdb-${FERRETDB_VERSION}-${name}.patch`));
+export const FERRETDB_PATCHES: readonly string[] = ['id-pushdown', 'push-slice', 'update-batch'].map((name) =>
+  join(projectRoot(), 'patches', `ferretdb-${FERRETDB_VERSION}-${name}.patch`),
+);
 
 export interface FerretdbBuild {
   /** Patches applied to the module source, in order; none builds upstream as released (for comparisons). */
@@ -68,7 +70,10 @@ export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build:
   const started = performance.now();
   progress.info({ patches: build.patches, binary }, 'building FerretDB (first run only, about 1-2 minutes)');
   const env = { ...process.env, GOFLAGS: '-modcacherw' };
-  progress.info({ module: `${FERRETDB_MODULE}@${FERRETDB_VERSION}` }, 'downloading the module source from the Go module proxy (cached after the first time)');
+  progress.info(
+    { module: `${FERRETDB_MODULE}@${FERRETDB_VERSION}` },
+    'downloading the module source from the Go module proxy (cached after the first time)',
+  );
   const { stdout } = await run('go', ['mod', 'download', '-json', `${FERRETDB_MODULE}@${FERRETDB_VERSION}`], {
     env,
     maxBuffer: 16 * 1024 * 1024,

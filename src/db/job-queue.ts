@@ -71,8 +71,22 @@ export async function oldestQueuedAt(db: Db, kind: Pick<JobKind, 'collection' | 
 
 /** Fields Agenda 6's save (@agendajs/mongo-backend saveJob) stores as null when a new job has none. */
 const NULL_WHEN_UNSET = [
-  'lockedAt', 'lastFinishedAt', 'failedAt', 'failCount', 'failReason', 'repeatTimezone', 'lastRunAt', 'repeatInterval',
-  'repeatAt', 'disabled', 'progress', 'debounceStartedAt', 'fork', 'startDate', 'endDate', 'skipDays',
+  'lockedAt',
+  'lastFinishedAt',
+  'failedAt',
+  'failCount',
+  'failReason',
+  'repeatTimezone',
+  'lastRunAt',
+  'repeatInterval',
+  'repeatAt',
+  'disabled',
+  'progress',
+  'debounceStartedAt',
+  'fork',
+  'startDate',
+  'endDate',
+  'skipDays',
 ] as const;
 
 /** The document Agenda's save inserts for a new job (its `toJson(true)`), with no `lastModifiedBy` (the queue's Agenda has no name). */
@@ -113,7 +127,11 @@ export class JobQueue<Data extends object> {
       removeOnComplete: true,
     });
     this.agenda.on('error', (error: Error) => {
-      if (ALREADY_COMPLETED.test(error.message)) this.log.info({ reason: error.message }, `${kind.what}: a job held here was completed by another run meanwhile; nothing left to do`);
+      if (ALREADY_COMPLETED.test(error.message))
+        this.log.info(
+          { reason: error.message },
+          `${kind.what}: a job held here was completed by another run meanwhile; nothing left to do`,
+        );
       else this.log.error({ err: error }, `${kind.what}: job queue error`);
     });
   }
@@ -160,7 +178,9 @@ export class JobQueue<Data extends object> {
   private wake(): void {
     if (this.wakeUps?.state !== 'connected') return;
     // No nextRunAt: Agenda ignores a notification of a job due after its next scan, and takes the scan's time as passed once it has.
-    this.wakeUps.publish({ jobId: toJobId('wake'), jobName: this.kind.jobName, nextRunAt: null, priority: 0, timestamp: new Date() }).catch((error: unknown) => this.log.warn({ err: error }, `${this.kind.what}: wake-up not delivered; the next poll takes the jobs`));
+    this.wakeUps
+      .publish({ jobId: toJobId('wake'), jobName: this.kind.jobName, nextRunAt: null, priority: 0, timestamp: new Date() })
+      .catch((error: unknown) => this.log.warn({ err: error }, `${this.kind.what}: wake-up not delivered; the next poll takes the jobs`));
   }
 
   /**
@@ -176,7 +196,10 @@ export class JobQueue<Data extends object> {
     const now = new Date();
     const matching = Object.fromEntries(Object.entries(where).map(([k, v]) => [`data.${k}`, v]));
     const waiting = await jobs
-      .find({ name: this.kind.jobName, disabled: { $ne: true }, lockedAt: null, nextRunAt: { $lte: now }, ...matching }, { projection: { _id: 1, data: 1 } })
+      .find(
+        { name: this.kind.jobName, disabled: { $ne: true }, lockedAt: null, nextRunAt: { $lte: now }, ...matching },
+        { projection: { _id: 1, data: 1 } },
+      )
       .limit(scan)
       .toArray();
     const picked = new Set(pick(waiting.map((j) => j['data'] as Data)));
@@ -184,9 +207,15 @@ export class JobQueue<Data extends object> {
     const ids = chosen.map((j) => j._id);
     const token = `lock ${randomUUID()}`;
     if (ids.length === 0) return { token, jobs: [] };
-    const { modifiedCount } = await jobs.updateMany({ _id: { $in: ids }, lockedAt: null }, { $set: { lockedAt: now, lastModifiedBy: token } });
+    const { modifiedCount } = await jobs.updateMany(
+      { _id: { $in: ids }, lockedAt: null },
+      { $set: { lockedAt: now, lastModifiedBy: token } },
+    );
     // Every one locked by this update: nothing to read back. (On FerretDB another caller may count the same job: see above.)
-    const locked = modifiedCount === ids.length ? chosen : await jobs.find({ _id: { $in: ids }, lastModifiedBy: token }, { projection: { data: 1 } }).toArray();
+    const locked =
+      modifiedCount === ids.length
+        ? chosen
+        : await jobs.find({ _id: { $in: ids }, lastModifiedBy: token }, { projection: { data: 1 } }).toArray();
     return { token, jobs: locked.map((j) => ({ id: j._id, data: j['data'] as Data })) };
   }
 
@@ -205,15 +234,25 @@ export class JobQueue<Data extends object> {
 
   /** Unlocks the jobs locked by `lockWaiting` whose data `keep` keeps: due again at once. */
   async unlock(locked: LockedJobs<Data>, keep: (data: Data) => boolean): Promise<void> {
-    await this.whileLocked(locked, keep, (filter) => this.db.collection(this.kind.collection).updateMany(filter, { $unset: { lockedAt: true } }));
+    await this.whileLocked(locked, keep, (filter) =>
+      this.db.collection(this.kind.collection).updateMany(filter, { $unset: { lockedAt: true } }),
+    );
   }
 
   /** Renews the lock of the jobs locked by `lockWaiting` still held by it, as a running job's lock is renewed. */
   async renewLocked(locked: LockedJobs<Data>): Promise<void> {
-    await this.whileLocked(locked, () => true, (filter) => this.db.collection(this.kind.collection).updateMany(filter, { $set: { lockedAt: new Date() } }));
+    await this.whileLocked(
+      locked,
+      () => true,
+      (filter) => this.db.collection(this.kind.collection).updateMany(filter, { $set: { lockedAt: new Date() } }),
+    );
   }
 
-  private async whileLocked(locked: LockedJobs<Data>, which: (data: Data) => boolean, write: (filter: Document) => Promise<unknown>): Promise<void> {
+  private async whileLocked(
+    locked: LockedJobs<Data>,
+    which: (data: Data) => boolean,
+    write: (filter: Document) => Promise<unknown>,
+  ): Promise<void> {
     const ids = locked.jobs.filter((j) => which(j.data)).map((j) => j.id);
     if (ids.length > 0) await write({ _id: { $in: ids }, name: this.kind.jobName, lastModifiedBy: locked.token });
   }
@@ -239,7 +278,9 @@ export class JobQueue<Data extends object> {
     });
     if (giveUp) {
       this.agenda.on(`retry exhausted:${jobName}`, (error: Error, job: { attrs: { data: unknown } }) => {
-        giveUp(job.attrs.data as Data, error).catch((e: unknown) => this.log.error({ err: e }, `${this.kind.what}: could not record a job that failed for good`));
+        giveUp(job.attrs.data as Data, error).catch((e: unknown) =>
+          this.log.error({ err: e }, `${this.kind.what}: could not record a job that failed for good`),
+        );
       });
     }
     await this.agenda.start();
@@ -248,9 +289,12 @@ export class JobQueue<Data extends object> {
 
   /** Runs `work` for a job, renewing its lock meanwhile, so that a slow job is not taken by a second worker. */
   private async run(job: Job<Data>, work: (data: Data) => Promise<void>): Promise<void> {
-    const renew = setInterval(() => {
-      job.touch().catch((error: unknown) => this.log.warn({ err: error }, 'could not renew a job lock'));
-    }, Math.max(this.options.lockLifetimeMs / 3, 100));
+    const renew = setInterval(
+      () => {
+        job.touch().catch((error: unknown) => this.log.warn({ err: error }, 'could not renew a job lock'));
+      },
+      Math.max(this.options.lockLifetimeMs / 3, 100),
+    );
     try {
       await work(job.attrs.data);
     } finally {
@@ -286,7 +330,8 @@ export class JobQueue<Data extends object> {
       const result = await this.agenda.drain({ timeout: deadlineMs, signal: idle.signal, closeConnection: false });
       // With the watch above, reaching the deadline means jobs are still held (running, or locked
       // and not started), which a check of `running` alone would miss.
-      if (result.timedOut) this.log.warn({ running: result.running }, `${this.kind.what}: still busy at the deadline; their jobs will be picked up again`);
+      if (result.timedOut)
+        this.log.warn({ running: result.running }, `${this.kind.what}: still busy at the deadline; their jobs will be picked up again`);
     } finally {
       clearInterval(watch);
     }

@@ -39,7 +39,11 @@ export async function bulkWriteInParts<T extends Document>(
  * documentsPerDelete; undefined: one statement, as on MongoDB): each part's ids are read, then
  * deleted by them with the filter still applied. Resolves to how many documents it deleted.
  */
-export async function deleteInParts<T extends Document>(collection: Collection<T>, filter: Filter<T>, perDelete: number | undefined): Promise<number> {
+export async function deleteInParts<T extends Document>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  perDelete: number | undefined,
+): Promise<number> {
   if (perDelete === undefined) return (await collection.deleteMany(filter)).deletedCount;
   let deleted = 0;
   for (;;) {

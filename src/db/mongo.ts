@@ -80,7 +80,17 @@ export async function detectCapabilities(db: Db): Promise<{ capabilities: Capabi
   const buildInfo = await db.admin().command({ buildInfo: 1 });
   const ferretdb = 'ferretdbVersion' in buildInfo || 'ferretdb' in buildInfo;
   const server: ServerInfo = { engine: ferretdb ? 'ferretdb' : 'mongodb', version: String(buildInfo.version) };
-  return { capabilities: { ttlIndexes: !ferretdb, atomicConditionalUpdate: !ferretdb, parallelWriters: !ferretdb, secondaryIndexes: !ferretdb, updateProjection: !ferretdb, largeStatements: !ferretdb }, server };
+  return {
+    capabilities: {
+      ttlIndexes: !ferretdb,
+      atomicConditionalUpdate: !ferretdb,
+      parallelWriters: !ferretdb,
+      secondaryIndexes: !ferretdb,
+      updateProjection: !ferretdb,
+      largeStatements: !ferretdb,
+    },
+    server,
+  };
 }
 
 /** How often the request client's monitor checks that the server answers (the driver's minimum). */
@@ -111,7 +121,12 @@ function client(uri: string, options: ClientOptions): MongoClient {
 
 export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, log: Logger): Promise<Database> {
   const request = (maxPoolSize?: number) =>
-    client(uri, { reachMs: timeouts.dbTimeoutMs, answerMs: Math.max(timeouts.dbTimeoutMs, timeouts.dbSlowCapMs ?? 0), maxPoolSize, watchful: true });
+    client(uri, {
+      reachMs: timeouts.dbTimeoutMs,
+      answerMs: Math.max(timeouts.dbTimeoutMs, timeouts.dbSlowCapMs ?? 0),
+      maxPoolSize,
+      watchful: true,
+    });
   let clients = [request(), client(uri, { reachMs: timeouts.bulkDbTimeoutMs, answerMs: timeouts.bulkDbTimeoutMs })];
   const close = async () => {
     await Promise.all(clients.map((c) => c.close(true)));
@@ -134,7 +149,16 @@ export async function connectDatabase(uri: string, timeouts: DatabaseTimeouts, l
       await close();
       await Promise.all(clients.map((c) => c.connect()));
     };
-    return { db, background, capabilities, server, clients: { request: clients[0]!, background: clients[1]! }, reachable: () => reachable, reopen, close };
+    return {
+      db,
+      background,
+      capabilities,
+      server,
+      clients: { request: clients[0]!, background: clients[1]! },
+      reachable: () => reachable,
+      reopen,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

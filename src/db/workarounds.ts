@@ -69,15 +69,42 @@ export interface Workarounds {
 
 /** Why each workaround is on: the capability missing, and what it would cost without it. */
 const REASONS: Readonly<Record<keyof Workarounds, { readonly missing: keyof Capabilities; readonly why: string }>> = {
-  keyedMutex: { missing: 'atomicConditionalUpdate', why: 'a conditional update is not atomic against a concurrent one: writes to one subscription, merchant key set, test clock, webhook endpoint, pause policy or the schedule clock are serialised within this process only' },
-  statementsPerCommand: { missing: 'parallelWriters', why: `a write command holds a connection per statement: writes go in parts of ${STATEMENTS_PER_COMMAND} statements` },
-  oneJobAtATime: { missing: 'parallelWriters', why: 'parallel writes only contend for the one writer: bulk chunks are applied one at a time per process' },
-  relayPauses: { missing: 'parallelWriters', why: 'the events relay waits while bulk chunks or due schedules are applied, so as not to slow them' },
-  requestPool: { missing: 'parallelWriters', why: `requests get ${ONE_WRITER_REQUEST_POOL} database connections: more only queue on the writer's lock` },
-  scheduleClock: { missing: 'secondaryIndexes', why: 'the due query reads every subscription: polls read the scheduleClock document first' },
-  expirySweeps: { missing: 'ttlIndexes', why: 'expired idempotency keys, bulk requests, events and deliveries are deleted by a periodic sweep' },
-  wholeDocumentAnswers: { missing: 'updateProjection', why: "findAndModify takes no projection: a single change's answer carries the subscription's pending events and bulk marks, decoded and dropped" },
-  documentsPerDelete: { missing: 'largeStatements', why: `a delete binds a SQL variable per document and fails past 32,766: deletes that grow with the data go in parts of ${DOCUMENTS_PER_DELETE}` },
+  keyedMutex: {
+    missing: 'atomicConditionalUpdate',
+    why: 'a conditional update is not atomic against a concurrent one: writes to one subscription, merchant key set, test clock, webhook endpoint, pause policy or the schedule clock are serialised within this process only',
+  },
+  statementsPerCommand: {
+    missing: 'parallelWriters',
+    why: `a write command holds a connection per statement: writes go in parts of ${STATEMENTS_PER_COMMAND} statements`,
+  },
+  oneJobAtATime: {
+    missing: 'parallelWriters',
+    why: 'parallel writes only contend for the one writer: bulk chunks are applied one at a time per process',
+  },
+  relayPauses: {
+    missing: 'parallelWriters',
+    why: 'the events relay waits while bulk chunks or due schedules are applied, so as not to slow them',
+  },
+  requestPool: {
+    missing: 'parallelWriters',
+    why: `requests get ${ONE_WRITER_REQUEST_POOL} database connections: more only queue on the writer's lock`,
+  },
+  scheduleClock: {
+    missing: 'secondaryIndexes',
+    why: 'the due query reads every subscription: polls read the scheduleClock document first',
+  },
+  expirySweeps: {
+    missing: 'ttlIndexes',
+    why: 'expired idempotency keys, bulk requests, events and deliveries are deleted by a periodic sweep',
+  },
+  wholeDocumentAnswers: {
+    missing: 'updateProjection',
+    why: "findAndModify takes no projection: a single change's answer carries the subscription's pending events and bulk marks, decoded and dropped",
+  },
+  documentsPerDelete: {
+    missing: 'largeStatements',
+    why: `a delete binds a SQL variable per document and fails past 32,766: deletes that grow with the data go in parts of ${DOCUMENTS_PER_DELETE}`,
+  },
 };
 
 export function workaroundsFor(capabilities: Capabilities): Workarounds {
@@ -96,7 +123,9 @@ export function workaroundsFor(capabilities: Capabilities): Workarounds {
 }
 
 /** The workarounds turned on, each with the capability whose absence turned it on and why: for the log at start. */
-export function describeWorkarounds(workarounds: Workarounds): { readonly workaround: WorkaroundName; readonly missing: string; readonly why: string }[] {
+export function describeWorkarounds(
+  workarounds: Workarounds,
+): { readonly workaround: WorkaroundName; readonly missing: string; readonly why: string }[] {
   return (Object.keys(REASONS) as (keyof Workarounds)[])
     .filter((name) => workarounds[name] !== false && workarounds[name] !== undefined)
     .map((name) => ({ workaround: name, ...REASONS[name] }));
@@ -115,7 +144,8 @@ export function switchedOff(setting: DbWorkarounds): readonly WorkaroundName[] {
   if (setting === 'auto') return [];
   if (setting === 'off') return names;
   const unknown = setting.filter((name) => !(names as readonly string[]).includes(name));
-  if (unknown.length > 0) throw new ConfigError(`DB_WORKAROUNDS names no workaround: ${unknown.join(', ')} (the workarounds: ${names.join(', ')})`);
+  if (unknown.length > 0)
+    throw new ConfigError(`DB_WORKAROUNDS names no workaround: ${unknown.join(', ')} (the workarounds: ${names.join(', ')})`);
   return setting as readonly WorkaroundName[];
 }
 
@@ -126,7 +156,10 @@ export function switchedOff(setting: DbWorkarounds): readonly WorkaroundName[] {
  */
 export function switchOff(decided: Workarounds, setting: DbWorkarounds = 'auto'): Workarounds {
   const off = switchedOff(setting);
-  const entries = Object.entries(decided).map(([name, value]: [string, unknown]) => [name, off.includes(name as WorkaroundName) ? offValue(value) : value]);
+  const entries = Object.entries(decided).map(([name, value]: [string, unknown]) => [
+    name,
+    off.includes(name as WorkaroundName) ? offValue(value) : value,
+  ]);
   return Object.freeze(Object.fromEntries(entries)) as Workarounds;
 }
 

@@ -12,7 +12,11 @@ export function eventHandlers(events: EventsService, resender: Resender): Pick<H
   return {
     listEvents: async ({ merchant, query }) => ({
       status: 200,
-      body: await events.list(merchant.id, { type: query.type, subscriptionId: query.subscriptionId, requestId: query.requestId }, pageRequestOf(query)),
+      body: await events.list(
+        merchant.id,
+        { type: query.type, subscriptionId: query.subscriptionId, requestId: query.requestId },
+        pageRequestOf(query),
+      ),
     }),
     getEvent: async ({ merchant, params }) => ({ status: 200, body: await events.get(merchant.id, params.eventId) }),
     resendEvent: async ({ merchant, params }) => {

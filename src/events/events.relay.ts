@@ -50,14 +50,26 @@ const DEFER_AT_MOST_MS = 30_000;
 function eventsOf(holder: OutboxHolder): Event[] {
   return holder.outbox.map((entry) => {
     const type = entry.type ?? eventTypeOf(entry.status);
-    const subscription = toSubscription(holder, entry.subscription ?? { ...snapshotOf(holder), status: entry.status, modifiedAt: entry.at });
+    const subscription = toSubscription(
+      holder,
+      entry.subscription ?? { ...snapshotOf(holder), status: entry.status, modifiedAt: entry.at },
+    );
     // The schedule events also carry the pending times the change left, and what it dropped.
-    const schedule = type === 'subscription.paused' || type === 'subscription.resumed' ? {} : { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } };
+    const schedule =
+      type === 'subscription.paused' || type === 'subscription.resumed'
+        ? {}
+        : { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } };
     return shownAs(holder.merchantId, {
       id: subscriptionEventId(entry, holder._id),
       type,
       createdAt: entry.at,
-      data: { subscription, previousStatus: entry.previousStatus, cause: entry.cause, ...schedule, ...(entry.removed ? { removed: [...entry.removed] } : {}) },
+      data: {
+        subscription,
+        previousStatus: entry.previousStatus,
+        cause: entry.cause,
+        ...schedule,
+        ...(entry.removed ? { removed: [...entry.removed] } : {}),
+      },
     });
   });
 }
@@ -65,7 +77,8 @@ function eventsOf(holder: OutboxHolder): Event[] {
 /** Each event's trace context, from its outbox entry (when the change was traced). */
 function tracesOf(holders: readonly OutboxHolder[]): Map<string, string> {
   const traces = new Map<string, string>();
-  for (const holder of holders) for (const entry of holder.outbox) if (entry.trace) traces.set(subscriptionEventId(entry, holder._id), entry.trace);
+  for (const holder of holders)
+    for (const entry of holder.outbox) if (entry.trace) traces.set(subscriptionEventId(entry, holder._id), entry.trace);
   return traces;
 }
 
@@ -135,7 +148,9 @@ export class EventsRelay {
       for (const event of events) this.log.info({ eventId: event.id, type: event.type }, 'event recorded');
     }
     // A process killed before these attempts leaves its held deliveries to the workers' sweep of overdue ones.
-    if (sendWithinMs !== undefined) for (const [merchantId, deliveryIds] of held) if (deliveryIds.length > 0) await this.sink.sendFirst(merchantId, deliveryIds, sendWithinMs);
+    if (sendWithinMs !== undefined)
+      for (const [merchantId, deliveryIds] of held)
+        if (deliveryIds.length > 0) await this.sink.sendFirst(merchantId, deliveryIds, sendWithinMs);
     return holders.length;
   }
 
@@ -221,7 +236,11 @@ export class EventsRelay {
    * request completed, so a worker killed before recording it leaves it to the run that repeats
    * the chunk; its id comes from the request and its stored completion time, the same on every run.
    */
-  async bulkCompleted(merchantId: string, views: readonly BulkRequestView[], traces?: ReadonlyMap<string, string | undefined>): Promise<void> {
+  async bulkCompleted(
+    merchantId: string,
+    views: readonly BulkRequestView[],
+    traces?: ReadonlyMap<string, string | undefined>,
+  ): Promise<void> {
     if (views.length === 0) return;
     const events = views.map((view) => {
       const completedAt = view.completedAt ?? view.createdAt;
@@ -234,10 +253,19 @@ export class EventsRelay {
     const traceOf = (i: number) => traces?.get(views[i]!.requestId) ?? run;
     const byEvent = new Map(events.flatMap((e, i) => (traceOf(i) ? [[e.id, traceOf(i)!] as const] : [])));
     await this.emit(merchantId, events, byEvent.size > 0 ? byEvent : undefined);
-    events.forEach((event, i) => inTraceContext(traceOf(i), () => this.log.info({ eventId: event.id, type: 'bulk_request.completed', requestId: views[i]!.requestId }, 'event recorded')));
+    events.forEach((event, i) =>
+      inTraceContext(traceOf(i), () =>
+        this.log.info({ eventId: event.id, type: 'bulk_request.completed', requestId: views[i]!.requestId }, 'event recorded'),
+      ),
+    );
   }
 
-  private async emit(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>, held = false): Promise<readonly string[]> {
+  private async emit(
+    merchantId: string,
+    events: readonly Event[],
+    traces?: ReadonlyMap<string, string>,
+    held = false,
+  ): Promise<readonly string[]> {
     await this.repository.insert(merchantId, events);
     return this.sink.fanOut(merchantId, events, traces, held);
   }
@@ -276,13 +304,13 @@ export class EventsRelay {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), deadlineMs)));
     const ended = await Promise.race([Promise.all([this.sweeping, this.relaying]), deadline]).finally(() => clearTimeout(timer));
-    if (ended === 'deadline') this.log.warn('events relay still running at the shutdown deadline; what it has not relayed stays in outboxes for the sweep');
+    if (ended === 'deadline')
+      this.log.warn('events relay still running at the shutdown deadline; what it has not relayed stays in outboxes for the sweep');
   }
-
 
   private async sweep(): Promise<void> {
     try {
-      for (let more = true; more && this.sweeper !== undefined; ) {
+      for (let more = true; more && this.sweeper !== undefined;) {
         await this.idle();
         more = (await this.relay()) === SWEEP_BATCH;
       }

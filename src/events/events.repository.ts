@@ -96,7 +96,10 @@ export class EventsRepository {
   /** Stores the events; ones stored already (a relay repeated) are left as they are. */
   async insert(merchantId: string, events: readonly Event[]): Promise<void> {
     const expiresAt = new Date(Date.now() + EVENT_RETENTION_MS);
-    await insertNew(this.events, events.map(({ id, type, createdAt, data }) => ({ _id: id, merchantId, type, createdAt, data, expiresAt })));
+    await insertNew(
+      this.events,
+      events.map(({ id, type, createdAt, data }) => ({ _id: id, merchantId, type, createdAt, data, expiresAt })),
+    );
   }
 
   async find(merchantId: string, id: string): Promise<Event | undefined> {
@@ -111,7 +114,11 @@ export class EventsRepository {
   }
 
   /** The merchant's events that pass every filter given, newest first (event ids are UUIDv7, so `_id` order is time order). */
-  async page(merchantId: string, { type, subscriptionId, requestId }: EventFilter, { limit, startingAfter }: PageRequest): Promise<Page<Event>> {
+  async page(
+    merchantId: string,
+    { type, subscriptionId, requestId }: EventFilter,
+    { limit, startingAfter }: PageRequest,
+  ): Promise<Page<Event>> {
     const filter: Filter<EventDocument> = {
       merchantId,
       ...(type ? { type } : {}),
@@ -119,7 +126,11 @@ export class EventsRepository {
       ...(requestId ? { $or: byRequest(merchantId, requestId) } : {}),
       ...(startingAfter ? { _id: { $lt: startingAfter } } : {}),
     };
-    const docs = await this.events.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+    const docs = await this.events
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .toArray();
     return pageOf(docs.map(toEvent), limit, (e) => e.id);
   }
 
@@ -129,7 +140,12 @@ export class EventsRepository {
   }
 
   /** Those events' ids, oldest first: what a replay sends, in order. */
-  async idsCreatedBetween(merchantId: string, from: string, to: string, types: readonly EventType[]): Promise<{ id: string; type: EventType }[]> {
+  async idsCreatedBetween(
+    merchantId: string,
+    from: string,
+    to: string,
+    types: readonly EventType[],
+  ): Promise<{ id: string; type: EventType }[]> {
     const docs = await this.events
       .find(createdBetween(merchantId, from, to, types), { projection: { _id: 1, type: 1 } })
       .sort({ createdAt: 1, _id: 1 })

@@ -143,7 +143,9 @@ export class Heartbeat {
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.beating;
-    await this.collection.deleteOne({ _id: this.id }).catch((error: unknown) => this.log.warn({ err: error }, 'could not remove the heartbeat; it drops out by itself'));
+    await this.collection
+      .deleteOne({ _id: this.id })
+      .catch((error: unknown) => this.log.warn({ err: error }, 'could not remove the heartbeat; it drops out by itself'));
   }
 }
 

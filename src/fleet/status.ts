@@ -81,7 +81,10 @@ export function formatStatus(status: FleetStatus): string {
     `fleet at ${status.at}`,
     '',
     `${'role'.padEnd(7)} ${'version'.padEnd(10)} ${'host'.padEnd(24)} ${'pid'.padStart(7)}  ${'started'.padEnd(24)} last seen`,
-    ...status.live.map((p) => `${p.role.padEnd(7)} ${p.version.padEnd(10)} ${p.host.padEnd(24)} ${String(p.pid).padStart(7)}  ${p.startedAt.padEnd(24)} ${p.lastSeenAt}`),
+    ...status.live.map(
+      (p) =>
+        `${p.role.padEnd(7)} ${p.version.padEnd(10)} ${p.host.padEnd(24)} ${String(p.pid).padStart(7)}  ${p.startedAt.padEnd(24)} ${p.lastSeenAt}`,
+    ),
     ...(status.live.length === 0 ? ['(no live process)'] : []),
     '',
     `bulk chunks queued          ${atLeast(status.chunksQueued)} (oldest ${status.oldestChunkAgeSeconds.toFixed(0)} s)`,

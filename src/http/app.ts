@@ -67,7 +67,8 @@ function outsideApi<C extends Koa.Context>(...middlewares: ((ctx: C, next: Koa.N
 }
 
 export async function createApp(deps: AppDependencies): Promise<Koa> {
-  const { auth, apiKeys, subscriptions, pausePolicies, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } = deps;
+  const { auth, apiKeys, subscriptions, pausePolicies, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } =
+    deps;
   const httpLog = log.child({ component: 'http' });
   const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
   // Commands are made safe to retry; reads and bulk previews, which store nothing, are safe as they are.
@@ -78,7 +79,14 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
     putPausePolicy: idempotent(idempotency, httpLog, commands.putPausePolicy),
     getPausePolicy: commands.getPausePolicy,
-    ...operationHandlers({ ...subscriptionReadHandlers(subscriptions), ...bulkRequestHandlers(bulkStatus), ...bulkPreviewHandlers(bulk, (id) => subscriptions.clock(id)), ...webhooks, ...apiKeyHandlers(apiKeys), ...deps.testHelpers }),
+    ...operationHandlers({
+      ...subscriptionReadHandlers(subscriptions),
+      ...bulkRequestHandlers(bulkStatus),
+      ...bulkPreviewHandlers(bulk, (id) => subscriptions.clock(id)),
+      ...webhooks,
+      ...apiKeyHandlers(apiKeys),
+      ...deps.testHelpers,
+    }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
 
@@ -99,7 +107,13 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   app.use(requestContextMiddleware(httpLog, deps.metrics ? httpRequestObserver(deps.metrics.registry) : undefined));
   app.use(problemMiddleware(httpLog, authFailures ? (ctx) => authFailures.report(ctx.ip, ctx) : undefined));
   // Health, metrics and docs live outside the API's root: a request under it skips their routers.
-  app.use(outsideApi(healthRouter(readiness).routes(), ...(deps.metrics?.route ? [metricsRoute(deps.metrics.registry)] : []), docsRouter().routes()));
+  app.use(
+    outsideApi(
+      healthRouter(readiness).routes(),
+      ...(deps.metrics?.route ? [metricsRoute(deps.metrics.registry)] : []),
+      docsRouter().routes(),
+    ),
+  );
   app.use(jsonBodyMiddleware());
   app.use(openApiMiddleware(api));
   return app;

@@ -52,10 +52,7 @@ export function jsonBodyMiddleware(): Middleware {
     }
     if (!ctx.is('application/json')) {
       const type = ctx.get('content-type') || 'none';
-      throw new ProblemError(
-        Problems.unsupportedMediaType,
-        `Content-Type ${type} is not supported; send application/json.`,
-      );
+      throw new ProblemError(Problems.unsupportedMediaType, `Content-Type ${type} is not supported; send application/json.`);
     }
     await parse(ctx, next);
   };

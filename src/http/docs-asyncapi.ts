@@ -78,7 +78,9 @@ function headersSchema(spec: OpenApiSpec, operation: WebhookOperation): JsonObje
   return {
     type: 'object',
     required: parameters.map((p) => p.name),
-    properties: Object.fromEntries(parameters.map((p) => [p.name, { ...p.schema, ...(p.description ? { description: p.description } : {}) }])),
+    properties: Object.fromEntries(
+      parameters.map((p) => [p.name, { ...p.schema, ...(p.description ? { description: p.description } : {}) }]),
+    ),
   };
 }
 
@@ -112,8 +114,8 @@ export function asyncapiDocument(spec: OpenApiSpec): string {
       title: `${spec.info.title}: webhooks`,
       version: spec.info.version,
       description: [
-        'The events the service delivers to a merchant\'s webhook endpoints, generated from the OpenAPI',
-        'spec\'s `webhooks` (openapi/openapi.yaml): each is an HTTP POST of a JSON body, signed by the',
+        "The events the service delivers to a merchant's webhook endpoints, generated from the OpenAPI",
+        "spec's `webhooks` (openapi/openapi.yaml): each is an HTTP POST of a JSON body, signed by the",
         'Standard Webhooks specification (https://www.standardwebhooks.com).',
       ].join('\n'),
     },

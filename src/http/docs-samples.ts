@@ -21,7 +21,10 @@ interface Spec {
   readonly paths: Record<string, Record<string, Operation>>;
   readonly components: {
     readonly parameters: Record<string, Parameter>;
-    readonly requestBodies: Record<string, { content: Record<string, { schema: { $ref: string }; examples?: Record<string, { value: unknown }> }> }>;
+    readonly requestBodies: Record<
+      string,
+      { content: Record<string, { schema: { $ref: string }; examples?: Record<string, { value: unknown }> }> }
+    >;
   };
 }
 
@@ -29,7 +32,11 @@ const lastSegment = (ref: string) => ref.split('/').pop()!;
 const lowerFirst = (s: string) => s.charAt(0).toLowerCase() + s.slice(1);
 
 /** The generated client's class for a tag: `Bulk requests` → `BulkRequestsApi`. */
-const clientClass = (tag: string) => `${tag.split(/\s+/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')}Api`;
+const clientClass = (tag: string) =>
+  `${tag
+    .split(/\s+/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('')}Api`;
 
 /** A bulk body's example for a required body; single operations are shown without a body. */
 function bodyExample(spec: Spec, operation: Operation): { param: string; value: unknown } | undefined {

@@ -32,7 +32,13 @@ const PARAMETER = /\{([A-Za-z0-9_-]+)\}/g;
 function parameterReader(template: string): (path: string) => Record<string, string> {
   const names = [...template.matchAll(PARAMETER)].map((m) => m[1]!);
   if (names.length === 0) return () => ({});
-  const pattern = new RegExp(`^${template.split(PARAMETER).filter((_, i) => i % 2 === 0).map(escapeRegExp).join('([^/]*)')}$`);
+  const pattern = new RegExp(
+    `^${template
+      .split(PARAMETER)
+      .filter((_, i) => i % 2 === 0)
+      .map(escapeRegExp)
+      .join('([^/]*)')}$`,
+  );
   return (path) => {
     const match = pattern.exec(path);
     const params: Record<string, string> = {};
@@ -48,7 +54,9 @@ function parameterReader(template: string): (path: string) => Record<string, str
 
 /** A query parameter whose value the router reworks once the operation is known (JSON content, a non-exploded list). */
 const reworksQuery = (operation: Operation) =>
-  (operation.parameters ?? []).some((p) => !('$ref' in p) && p.in === 'query' && (p.content?.['application/json'] !== undefined || p.explode === false));
+  (operation.parameters ?? []).some(
+    (p) => !('$ref' in p) && p.in === 'query' && (p.content?.['application/json'] !== undefined || p.explode === false),
+  );
 
 /** What `parseRequest` worked out of a request before routing, reused once it is routed. */
 type Unrouted = Omit<ParsedRequest, 'params'>;
@@ -70,7 +78,12 @@ export class PrecompiledRouter extends OpenAPIRouter {
     this.templates = this.operations
       .map((operation) => ({
         operation,
-        pattern: new RegExp(`^${operation.path.split(/\{[^}]+\}/).map(escapeRegExp).join('[^/]+')}$`),
+        pattern: new RegExp(
+          `^${operation.path
+            .split(/\{[^}]+\}/)
+            .map(escapeRegExp)
+            .join('[^/]+')}$`,
+        ),
         literalLength: operation.path.replace(/\{.*?\}/g, '').length,
       }))
       // Stable: among equally specific templates the definition's order decides, as in the router.

@@ -41,7 +41,13 @@ async function databaseAnswers(db: Db, timeoutMs: number, reachable: () => boole
 }
 
 /** What /readyz answers (and the metrics' subsvc_ready shows). */
-export async function readinessState({ db, timeoutMs, reachable = () => false, workersRunning, stopping }: Readiness): Promise<{ database: string; queue: string; ready: boolean }> {
+export async function readinessState({
+  db,
+  timeoutMs,
+  reachable = () => false,
+  workersRunning,
+  stopping,
+}: Readiness): Promise<{ database: string; queue: string; ready: boolean }> {
   if (stopping?.()) return { database: 'not checked', queue: 'stopping', ready: false };
   const database = (await databaseAnswers(db, timeoutMs, reachable)) ? 'ok' : 'unreachable';
   const running = workersRunning();
@@ -53,13 +59,17 @@ export function healthRouter(readiness: Readiness): Router {
   const { healthy } = readiness;
   const router = new Router();
   router.get('/healthz', (ctx) => {
-    if (!healthy()) throw new ProblemError(Problems.unavailable, 'Unhealthy: the database has been unreachable for too long; restart the process.');
+    if (!healthy())
+      throw new ProblemError(Problems.unavailable, 'Unhealthy: the database has been unreachable for too long; restart the process.');
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
     const { database, queue, ready } = await readinessState(readiness);
     if (!ready) {
-      throw new ProblemError(Problems.unavailable, queue === 'stopping' ? 'Not ready: stopping.' : `Not ready: database ${database}, bulk workers ${queue}.`);
+      throw new ProblemError(
+        Problems.unavailable,
+        queue === 'stopping' ? 'Not ready: stopping.' : `Not ready: database ${database}, bulk workers ${queue}.`,
+      );
     }
     ctx.body = { status: 'ready', database, workers: queue };
   });

@@ -31,7 +31,11 @@ export class OpenApi31Backend extends OpenAPIBackend {
   /** The router built once from the dereferenced definition (http/fast-router.ts), for routing and validation alike. */
   override async init(): Promise<this> {
     await super.init();
-    const router = new PrecompiledRouter({ definition: this.definition, apiRoot: this.apiRoot, ignoreTrailingSlashes: this.ignoreTrailingSlashes });
+    const router = new PrecompiledRouter({
+      definition: this.definition,
+      apiRoot: this.apiRoot,
+      ignoreTrailingSlashes: this.ignoreTrailingSlashes,
+    });
     this.router = router;
     if (this.validator) this.validator.router = router;
     return this;

@@ -15,11 +15,7 @@ import { BulkRequestNotFoundError } from '../bulk/bulk.status.js';
 import { Problems, ProblemError, problemBody, type ProblemBody } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
-import {
-  InvalidTransitionError,
-  PausePolicyError,
-  SubscriptionNotFoundError,
-} from '../subscriptions/subscriptions.rules.js';
+import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.rules.js';
 
 /**
  * The driver (7.9) lets a write to a connection that the server side has just closed escape as
@@ -48,7 +44,8 @@ export function toProblem(error: unknown): ProblemBody | undefined {
   if (error instanceof BulkRequestNotFoundError) return problemBody(Problems.bulkRequestNotFound, error.message);
   if (error instanceof InvalidTransitionError) return problemBody(Problems.invalidStatusTransition, error.message);
   if (error instanceof PausePolicyError) return problemBody(Problems.pausePolicyViolated, error.message);
-  if (error instanceof InvalidScheduleError) return problemBody(Problems.invalidSchedule, error.message, [{ path: `/${error.field}`, message: error.rule }]);
+  if (error instanceof InvalidScheduleError)
+    return problemBody(Problems.invalidSchedule, error.message, [{ path: `/${error.field}`, message: error.rule }]);
   if (isDatabaseUnavailable(error)) {
     return problemBody(Problems.unavailable, 'The database is unavailable; retry later.');
   }

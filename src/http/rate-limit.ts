@@ -113,7 +113,8 @@ export class RateLimiter {
   /** A full bucket is the same as none. */
   private forgetFull(now: number): void {
     for (const [key, bucket] of this.buckets) {
-      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond * this.fraction >= this.burst * this.fraction) this.buckets.delete(key);
+      if (bucket.tokens + ((now - bucket.updatedAt) / 1000) * this.perSecond * this.fraction >= this.burst * this.fraction)
+        this.buckets.delete(key);
     }
   }
 }

@@ -23,7 +23,8 @@ export function requestContextMiddleware(log: Logger, observer?: RequestObserver
       const seconds = (performance.now() - started) / 1000;
       observer?.answered(ctx, seconds);
       // Below `info` (the bench runs at `warn`) the line is not built at all.
-      if (log.isLevelEnabled('info')) log.info({ method: ctx.method, path: ctx.path, status: ctx.status, durationMs: seconds * 1000 }, 'request completed');
+      if (log.isLevelEnabled('info'))
+        log.info({ method: ctx.method, path: ctx.path, status: ctx.status, durationMs: seconds * 1000 }, 'request completed');
     };
     // The rest of the chain runs in the request's context (its id on every log line), and so does `done`.
     return runWithRequestId(reqId, () =>

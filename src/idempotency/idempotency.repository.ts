@@ -59,13 +59,21 @@ export class IdempotencyRepository {
     const _id = `${merchantId}:${key}`;
     const claim = await untilSettled(RETRY.idempotencyClaim, async (): Promise<Claim | undefined> => {
       try {
-        await this.collection.insertOne({ _id, merchantId, fingerprint, state: 'in_flight', createdAt: now, expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS) });
+        await this.collection.insertOne({
+          _id,
+          merchantId,
+          fingerprint,
+          state: 'in_flight',
+          createdAt: now,
+          expiresAt: new Date(now.getTime() + REPLAY_WINDOW_MS),
+        });
         return { kind: 'new' };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
       // A key stored before documents carried merchantId (at most REPLAY_WINDOW_MS old) is found by `_id` alone.
-      const existing = (await this.collection.findOne({ _id, merchantId })) ?? (await this.collection.findOne({ _id, merchantId: { $exists: false } }));
+      const existing =
+        (await this.collection.findOne({ _id, merchantId })) ?? (await this.collection.findOne({ _id, merchantId: { $exists: false } }));
       if (!existing) return undefined;
       const abandoned = existing.state === 'in_flight' && now.getTime() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
       if (existing.expiresAt <= now || abandoned) {

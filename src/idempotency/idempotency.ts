@@ -22,7 +22,9 @@ function fingerprint(c: Context): string {
   // Ids are case-insensitive (docs/design.md §6): `/ABC…/pause` retried as `/abc…/pause` is the same request.
   const pathSegment = bulkIds === undefined ? (subscriptionId?.toLowerCase() ?? null) : null;
   const operation = SAME_REQUEST_AS[operationId] ?? operationId;
-  return createHash('sha256').update(JSON.stringify([operation, pathSegment, body])).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify([operation, pathSegment, body]))
+    .digest('hex');
 }
 
 /**
@@ -69,8 +71,10 @@ export function idempotent(repository: IdempotencyRepository, log: Logger, handl
     // stays in flight until abandoned (60 s): a retry meanwhile gets 409 0051, later runs again,
     // which the operations' own idempotence makes harmless.
     const location = ctx.response.get('Location');
-    await repository.complete(merchantId, key, { status: ctx.status, body: ctx.body, ...(location ? { location } : {}) }).catch((error: unknown) => {
-      log.warn({ err: error }, 'the response of an Idempotency-Key request could not be stored; it will not be replayed');
-    });
+    await repository
+      .complete(merchantId, key, { status: ctx.status, body: ctx.body, ...(location ? { location } : {}) })
+      .catch((error: unknown) => {
+        log.warn({ err: error }, 'the response of an Idempotency-Key request could not be stored; it will not be replayed');
+      });
   };
 }

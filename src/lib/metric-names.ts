@@ -15,23 +15,51 @@ export interface MetricName {
 
 /** The service's own metrics. Fleet-wide gauges are read from the database: aggregate them with max(), never sum(). */
 export const SERVICE_METRICS = {
-  subsvc_http_requests_total: { type: 'counter', labels: ['operation', 'status'], help: 'HTTP requests answered, by operationId and status code' },
+  subsvc_http_requests_total: {
+    type: 'counter',
+    labels: ['operation', 'status'],
+    help: 'HTTP requests answered, by operationId and status code',
+  },
   subsvc_http_request_duration_seconds: { type: 'histogram', labels: ['operation'], help: 'HTTP request latency' },
   subsvc_http_requests_in_flight: { type: 'gauge', labels: [], help: 'HTTP requests being served' },
   subsvc_rate_limited_total: { type: 'counter', labels: [], help: '429s from the per-merchant rate limit' },
   subsvc_bulk_requests_accepted_total: { type: 'counter', labels: ['operation'], help: 'bulk requests accepted (202)' },
-  subsvc_bulk_commands_total: { type: 'counter', labels: ['operation', 'outcome'], help: "bulk commands applied by this process's workers, by outcome" },
+  subsvc_bulk_commands_total: {
+    type: 'counter',
+    labels: ['operation', 'outcome'],
+    help: "bulk commands applied by this process's workers, by outcome",
+  },
   subsvc_bulk_chunks_queued: { type: 'gauge', labels: [], help: 'bulk chunks waiting (fleet-wide)' },
-  subsvc_bulk_oldest_chunk_age_seconds: { type: 'gauge', labels: [], help: 'age of the oldest waiting bulk chunk, 0 when none (fleet-wide)' },
-  subsvc_bulk_chunk_duration_seconds: { type: 'histogram', labels: [], help: 'time of one bulk chunk job run (its chunk and the waiting chunks it took with it)' },
+  subsvc_bulk_oldest_chunk_age_seconds: {
+    type: 'gauge',
+    labels: [],
+    help: 'age of the oldest waiting bulk chunk, 0 when none (fleet-wide)',
+  },
+  subsvc_bulk_chunk_duration_seconds: {
+    type: 'histogram',
+    labels: [],
+    help: 'time of one bulk chunk job run (its chunk and the waiting chunks it took with it)',
+  },
   subsvc_schedules_due_pending: { type: 'gauge', labels: [], help: 'scheduled changes due and not yet applied (fleet-wide)' },
   subsvc_schedule_lag_seconds: { type: 'histogram', labels: [], help: 'applied time minus due time of each scheduled change' },
   subsvc_events_outbox_backlog: { type: 'gauge', labels: [], help: 'events recorded but not yet relayed (fleet-wide)' },
-  subsvc_events_outbox_oldest_age_seconds: { type: 'gauge', labels: [], help: 'age of the oldest unrelayed event, 0 when none (fleet-wide)' },
-  subsvc_webhook_deliveries_total: { type: 'counter', labels: ['outcome'], help: 'webhook delivery attempts by outcome (delivered, retrying, failed)' },
+  subsvc_events_outbox_oldest_age_seconds: {
+    type: 'gauge',
+    labels: [],
+    help: 'age of the oldest unrelayed event, 0 when none (fleet-wide)',
+  },
+  subsvc_webhook_deliveries_total: {
+    type: 'counter',
+    labels: ['outcome'],
+    help: 'webhook delivery attempts by outcome (delivered, retrying, failed)',
+  },
   subsvc_webhook_delivery_duration_seconds: { type: 'histogram', labels: [], help: "one webhook delivery attempt's HTTP time" },
   subsvc_webhook_endpoints_disabled: { type: 'gauge', labels: [], help: 'webhook endpoints disabled after repeated failures (fleet-wide)' },
-  subsvc_db_operation_duration_seconds: { type: 'histogram', labels: ['client'], help: 'MongoDB operation latency by client (request, background): how long each operation held its pooled connection' },
+  subsvc_db_operation_duration_seconds: {
+    type: 'histogram',
+    labels: ['client'],
+    help: 'MongoDB operation latency by client (request, background): how long each operation held its pooled connection',
+  },
   subsvc_db_operation_timeouts_total: { type: 'counter', labels: ['client'], help: 'MongoDB commands or pool waits that timed out' },
   subsvc_db_pool_wait_seconds: { type: 'histogram', labels: ['client'], help: 'time waiting for a pooled MongoDB connection' },
   subsvc_ready: { type: 'gauge', labels: [], help: '1 when /readyz would answer 200, else 0' },

@@ -45,8 +45,9 @@ export const RETRY = Object.freeze({
  * the delivery is `failed`). Configurable as WEBHOOK_RETRY_DELAYS_MS (src/config.ts), whose
  * default this is.
  */
-export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
-
+export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([
+  5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
+]);
 
 /**
  * The one retry loop: runs `attempt` up to `policy.attempts` times, until it settles (returns a

@@ -123,7 +123,9 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
         // What an operator needs before retrying: a retry seeds `count` more, on top of these.
         const [inserted, cause] = error instanceof SeedInterruptedError ? [error.inserted, error.cause] : [0, error];
         const why = String((cause as Error)?.message ?? cause).split('\n')[0];
-        throw new Error(`inserted ${inserted} of ${count} subscriptions for merchant ${merchantId} (and maybe the part of up to ${SEEDED_AT_ONCE} in flight), then: ${why}`);
+        throw new Error(
+          `inserted ${inserted} of ${count} subscriptions for merchant ${merchantId} (and maybe the part of up to ${SEEDED_AT_ONCE} in flight), then: ${why}`,
+        );
       }
     },
     { bulk: true },

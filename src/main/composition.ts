@@ -50,7 +50,14 @@ import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
 import { ReplayService } from '../webhooks/replay.js';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.js';
-import { DEFAULT_HEARTBEAT_MS, expiredHeartbeats, Heartbeat, liveProcesses, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
+import {
+  DEFAULT_HEARTBEAT_MS,
+  expiredHeartbeats,
+  Heartbeat,
+  liveProcesses,
+  type LiveProcess,
+  type ProcessRole,
+} from '../fleet/heartbeat.js';
 import { readFleetStatus, type FleetStatus } from '../fleet/status.js';
 import { serviceVersion } from '../lib/project-root.js';
 import { readinessState } from '../http/health.routes.js';
@@ -70,7 +77,8 @@ export type ServiceConfig = Pick<
   | 'authFailuresPerMinute'
   | 'webhooksAllowPrivateUrls'
   | 'webhookRetryDelaysMs'
-> & Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds'>>;
+> &
+  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds'>>;
 
 /** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
 export interface Workers {
@@ -160,7 +168,12 @@ function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, guard: 
   const { statementsPerCommand, wholeDocumentAnswers, documentsPerDelete } = workarounds;
   return {
     merchants: new MerchantsRepository(db, guard),
-    subscriptions: new SubscriptionsRepository(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers, documentsPerDelete }),
+    subscriptions: new SubscriptionsRepository(db, {
+      clock,
+      statementsPerCommand,
+      updateProjection: !wholeDocumentAnswers,
+      documentsPerDelete,
+    }),
     clock,
     bulk: new BulkRepository(db, retentionMs, documentsPerDelete),
     idempotency: new IdempotencyRepository(db, documentsPerDelete),
@@ -197,7 +210,11 @@ export async function composeDomain(
 }
 
 function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'authCacheTtlMs'>, log: Logger): Domain {
-  const auth = new AuthService(stores.merchants, config.authCacheTtlMs, new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })));
+  const auth = new AuthService(
+    stores.merchants,
+    config.authCacheTtlMs,
+    new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })),
+  );
   const pausePolicies = new PausePolicyService(stores.pausePolicies);
   return {
     merchants: stores.merchants,
@@ -217,7 +234,10 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
 export function fleetStatusOn(
   db: Db,
   heartbeatIntervalMs: number,
-  { subscriptions, endpoints }: Pick<Stores, 'subscriptions' | 'endpoints'> = { subscriptions: new SubscriptionsRepository(db), endpoints: new EndpointsRepository(db) },
+  { subscriptions, endpoints }: Pick<Stores, 'subscriptions' | 'endpoints'> = {
+    subscriptions: new SubscriptionsRepository(db),
+    endpoints: new EndpointsRepository(db),
+  },
 ): () => Promise<FleetStatus> {
   return () =>
     readFleetStatus({
@@ -248,15 +268,27 @@ function metricsFor(database: Pick<Database, 'clients'>, config: Pick<ServiceCon
  * client, as in a worker process). Every subscriptions service of the process shares one
  * per-subscription queue, where the server needs one.
  */
-export async function composeService(database: Database, config: ServiceConfig, log: Logger, healthy: () => boolean = () => true): Promise<Service> {
+export async function composeService(
+  database: Database,
+  config: ServiceConfig,
+  log: Logger,
+  healthy: () => boolean = () => true,
+): Promise<Service> {
   const { db, background, capabilities } = database;
   const engine = engineFor(capabilities, config.dbWorkarounds);
   const { workarounds, mutex } = engine;
   const turnedOn = describeWorkarounds(workarounds);
-  const turnedOff = describeWorkarounds(workaroundsFor(capabilities)).filter((w) => switchedOff(config.dbWorkarounds ?? 'auto').includes(w.workaround));
-  if (turnedOff.length > 0) log.warn({ workarounds: turnedOff }, `engine workarounds this server needs, switched off by DB_WORKAROUNDS: ${turnedOff.map((w) => w.workaround).join(', ')}`);
+  const turnedOff = describeWorkarounds(workaroundsFor(capabilities)).filter((w) =>
+    switchedOff(config.dbWorkarounds ?? 'auto').includes(w.workaround),
+  );
+  if (turnedOff.length > 0)
+    log.warn(
+      { workarounds: turnedOff },
+      `engine workarounds this server needs, switched off by DB_WORKAROUNDS: ${turnedOff.map((w) => w.workaround).join(', ')}`,
+    );
   // Names only, in one line: docs/design.md §8 is the one place that says what each changes and why.
-  if (turnedOn.length > 0) log.warn(`engine workarounds turned on: ${turnedOn.map((w) => w.workaround).join(', ')} (why: docs/design.md §8)`);
+  if (turnedOn.length > 0)
+    log.warn(`engine workarounds turned on: ${turnedOn.map((w) => w.workaround).join(', ')} (why: docs/design.md §8)`);
   else log.info('engine workarounds: none (the server has every capability)');
   const retentionMs = config.bulkRetentionDays * 24 * 60 * 60 * 1000;
   const stores = storesOn(db, workarounds, retentionMs, mutex);
@@ -266,10 +298,19 @@ export async function composeService(database: Database, config: ServiceConfig, 
   const { auth, apiKeys, subscriptions, pausePolicies } = domain;
 
   const concurrency = engine.concurrency(config.bulkConcurrency);
-  const bulkQueue = new BulkQueue(background, log, { concurrency, lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs });
+  const bulkQueue = new BulkQueue(background, log, {
+    concurrency,
+    lockLifetimeMs: config.bulkLockLifetimeMs,
+    pollIntervalMs: config.bulkPollIntervalMs,
+  });
   const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
   // The same policy cache as the requests': a policy replaced by this process applies to its workers at once.
-  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, pausePolicies, clockOfMerchants(backgroundStores.testClocks));
+  const workerSubscriptions = new SubscriptionsService(
+    backgroundStores.subscriptions,
+    mutex,
+    pausePolicies,
+    clockOfMerchants(backgroundStores.testClocks),
+  );
   const schedules = new ScheduleWorker(workerSubscriptions, backgroundStores.clock, config.schedulePollMs, log);
   // A pending time written by this process's requests or workers wakes its schedule worker for it.
   for (const store of new Set([stores.subscriptions, backgroundStores.subscriptions])) store.onPendingTimes((at) => schedules.wakeBy(at));
@@ -291,13 +332,24 @@ export async function composeService(database: Database, config: ServiceConfig, 
   );
   const busy = engine.relayPauses ? (): boolean => bulkWorker.busy || schedules.busy : (): boolean => false;
   const relay: EventsRelay = new EventsRelay(backgroundStores.events, backgroundStores.subscriptions, webhooks, log, mutex, busy);
-  for (const service of [subscriptions, workerSubscriptions]) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
+  for (const service of [subscriptions, workerSubscriptions])
+    service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   const backgroundStatus = new BulkStatusService(backgroundStores.bulk);
-  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) => relay.bulkCompleted(merchantId, await backgroundStatus.getMany(merchantId, requestIds), traces);
+  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) =>
+    relay.bulkCompleted(merchantId, await backgroundStatus.getMany(merchantId, requestIds), traces);
   const bulkWorker: BulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);
 
   const retention = workarounds.expirySweeps
-    ? new RetentionSweeper({ 'idempotency keys': stores.idempotency, 'bulk requests': backgroundStores.bulk, events: backgroundStores.events, 'webhook deliveries': backgroundStores.deliveries, heartbeats: expiredHeartbeats(background) }, log)
+    ? new RetentionSweeper(
+        {
+          'idempotency keys': stores.idempotency,
+          'bulk requests': backgroundStores.bulk,
+          events: backgroundStores.events,
+          'webhook deliveries': backgroundStores.deliveries,
+          heartbeats: expiredHeartbeats(background),
+        },
+        log,
+      )
     : undefined;
   const workers: Workers = {
     start: async () => {
@@ -347,7 +399,10 @@ export async function composeService(database: Database, config: ServiceConfig, 
     stopping: () => stopping,
   };
   const registry = metricsFor(database, config);
-  registry?.sources(fleetStatusOn(background, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS, backgroundStores), async () => (await readinessState(readiness)).ready);
+  registry?.sources(
+    fleetStatusOn(background, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS, backgroundStores),
+    async () => (await readinessState(readiness)).ready,
+  );
   return {
     ...domain,
     workers,
@@ -362,7 +417,10 @@ export async function composeService(database: Database, config: ServiceConfig, 
       if (!limiter || httpProcesses === share) return;
       share = httpProcesses;
       limiter.setShare(httpProcesses);
-      log.info({ httpProcesses, burst: config.rateLimitBurst / httpProcesses, perSecond: config.rateLimitPerSecond / httpProcesses }, 'rate limit share changed');
+      log.info(
+        { httpProcesses, burst: config.rateLimitBurst / httpProcesses, perSecond: config.rateLimitPerSecond / httpProcesses },
+        'rate limit share changed',
+      );
     },
     app: () =>
       createApp({
@@ -372,14 +430,22 @@ export async function composeService(database: Database, config: ServiceConfig, 
         pausePolicies,
         bulk,
         bulkStatus: new BulkStatusService(stores.bulk),
-        webhooks: { ...eventHandlers(new EventsService(stores.events), webhooks), ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, webhooks)) },
-        testHelpers: testModeHandlers(new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, (ids) => relay.relay(ids, DELIVERY_TIMEOUT_MS))),
+        webhooks: {
+          ...eventHandlers(new EventsService(stores.events), webhooks),
+          ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, webhooks)),
+        },
+        testHelpers: testModeHandlers(
+          new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, (ids) =>
+            relay.relay(ids, DELIVERY_TIMEOUT_MS),
+          ),
+        ),
         log,
         idempotency: stores.idempotency,
         limiter,
-        authFailures: config.authFailuresPerMinute > 0
-          ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
-          : undefined,
+        authFailures:
+          config.authFailuresPerMinute > 0
+            ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
+            : undefined,
         trustedProxies: config.trustedProxies ?? [],
         readiness,
         metrics: registry && { registry, route: config.metricsPort === undefined },
@@ -436,7 +502,11 @@ export function startHeartbeat(database: Database, config: ServiceConfig, log: L
 }
 
 /** METRICS_PORT: /metrics on a listener of its own (src/observability/metrics.ts). */
-export async function startMetricsListener(config: ServiceConfig, host: string, log: Logger): Promise<{ url: string; close(): Promise<void> } | undefined> {
+export async function startMetricsListener(
+  config: ServiceConfig,
+  host: string,
+  log: Logger,
+): Promise<{ url: string; close(): Promise<void> } | undefined> {
   const registry = metrics();
   if (!registry || config.metricsPort === undefined) return undefined;
   const listening = await startMetricsServer(registry, config.metricsPort, host);
@@ -445,7 +515,12 @@ export async function startMetricsListener(config: ServiceConfig, host: string, 
 }
 
 /** The service listening, with its workers started: the one assembly everything runs. */
-export async function startService(database: Database, config: ServiceConfig & HttpLimits, log: Logger, options: ListenOptions): Promise<RunningService> {
+export async function startService(
+  database: Database,
+  config: ServiceConfig & HttpLimits,
+  log: Logger,
+  options: ListenOptions,
+): Promise<RunningService> {
   const service = await composeService(database, config, log, options.healthy);
   const handle = (await service.app()).callback();
   // Koa answers a request's error itself (ctx.onerror): the promise a request's handling returns never rejects.

@@ -17,14 +17,17 @@ export interface DemoPlace {
   readonly engine: string;
 }
 
-export async function createDemo(auth: AuthService, seeder: SubscriptionSeeder, { baseUrl, databaseUri, engine }: DemoPlace): Promise<string> {
+export async function createDemo(
+  auth: AuthService,
+  seeder: SubscriptionSeeder,
+  { baseUrl, databaseUri, engine }: DemoPlace,
+): Promise<string> {
   const { merchantId, apiKey, testApiKey } = await auth.createMerchant('Demo merchant');
   const fulfilled = await seeder.seed({ merchantId, count: 3, status: 'fulfilled' });
   const [cancelled] = await seeder.seed({ merchantId, count: 1, status: 'cancelled' });
   const [first, second, third] = fulfilled.map((s) => s.id);
   const curl = (path: string, body?: string) =>
-    `curl -s -X POST ${baseUrl}${path} -H 'x-api-key: ${apiKey}'` +
-    (body ? ` -H 'content-type: application/json' -d '${body}'` : '');
+    `curl -s -X POST ${baseUrl}${path} -H 'x-api-key: ${apiKey}'` + (body ? ` -H 'content-type: application/json' -d '${body}'` : '');
   return [
     '',
     `subsvc is listening on ${baseUrl}`,

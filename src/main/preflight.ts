@@ -44,7 +44,8 @@ function assertCanListen(host: string, port: number, variable: string): Promise<
 }
 
 function listenProblem(error: NodeJS.ErrnoException, host: string, port: number, variable: string): string {
-  if (error.code === 'EADDRINUSE') return `port ${port} on ${host} is in use (EADDRINUSE): set ${variable} to a free port (${variable}=${port + 1} npm start)`;
+  if (error.code === 'EADDRINUSE')
+    return `port ${port} on ${host} is in use (EADDRINUSE): set ${variable} to a free port (${variable}=${port + 1} npm start)`;
   if (error.code === 'EACCES') return `port ${port} needs privileges this process lacks: set ${variable} to a port above 1023`;
   return `cannot listen on ${host}: set HOST to an address of this machine, such as 127.0.0.1 or 0.0.0.0 (${error.code ?? error.message})`;
 }

@@ -73,15 +73,20 @@ export async function serve(config: Config, log: Logger, announce: (text: string
   await preflight(config, true);
   return withDatabase(config, log, async (opened) => {
     const watch = watchConnection(opened.database, config, log);
-    const running = await startService(opened.database, config, log, { port: config.port, host: config.host, healthy: () => watch.healthy() }).catch(
-      (error: unknown) => {
-        watch.stop();
-        throw error;
-      },
-    );
+    const running = await startService(opened.database, config, log, {
+      port: config.port,
+      host: config.host,
+      healthy: () => watch.healthy(),
+    }).catch((error: unknown) => {
+      watch.stop();
+      throw error;
+    });
     const { service, url } = running;
     log.info({ url, bulkConcurrency: service.workers.concurrency, embedded: opened.embedded }, 'service listening');
-    if (config.demo) announce(await createDemo(service.auth, service.seeder, { baseUrl: url, databaseUri: opened.embeddedUri, engine: engineSummary(opened) }));
+    if (config.demo)
+      announce(
+        await createDemo(service.auth, service.seeder, { baseUrl: url, databaseUri: opened.embeddedUri, engine: engineSummary(opened) }),
+      );
     return {
       url,
       async stop() {

@@ -38,12 +38,18 @@ function sameLabels(a: Readonly<Record<string, string | number>>, b: Readonly<Re
   return Object.keys(a).length === keys.length && keys.every((k) => String(a[k]) === b[k]);
 }
 
-function entryOf<E extends { readonly labels: Readonly<Record<string, string | number>> }>(stored: Stored<E>, labels: Readonly<Record<string, string>>): E | undefined {
+function entryOf<E extends { readonly labels: Readonly<Record<string, string | number>> }>(
+  stored: Stored<E>,
+  labels: Readonly<Record<string, string>>,
+): E | undefined {
   return Object.values(stored.hashMap).find((entry) => sameLabels(entry.labels, labels));
 }
 
 /** Observes values into the histogram under `labels`, as `histogram.labels(labels).observe` does. */
-export function histogramCell<L extends string>(histogram: Histogram<L>, labels: Readonly<Partial<Record<L, string>>>): (value: number) => void {
+export function histogramCell<L extends string>(
+  histogram: Histogram<L>,
+  labels: Readonly<Partial<Record<L, string>>>,
+): (value: number) => void {
   const child = histogram.labels(labels);
   const stored = histogram as unknown as Stored<HistogramEntry> & { readonly upperBounds: readonly number[] };
   const bounds = stored.upperBounds;

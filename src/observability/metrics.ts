@@ -44,7 +44,9 @@ const TIMER_EARLY_MS = 5;
 const FLEET_CACHE_MS = 5_000;
 
 /** A metric's name, help and labels, as src/lib/metric-names.ts lists them (the deployment's rules and dashboard are checked against that list). */
-function named<N extends ServiceMetricName>(name: N): { name: N; help: string; labelNames: (typeof SERVICE_METRICS)[N]['labels'][number][] } {
+function named<N extends ServiceMetricName>(
+  name: N,
+): { name: N; help: string; labelNames: (typeof SERVICE_METRICS)[N]['labels'][number][] } {
   const { help, labels }: { help: string; labels: readonly string[] } = SERVICE_METRICS[name];
   return { name, help, labelNames: [...labels] as (typeof SERVICE_METRICS)[N]['labels'][number][] };
 }

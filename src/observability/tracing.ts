@@ -128,7 +128,12 @@ function contextOf(traceparent: string | undefined): Context {
  * Runs `fn` in a span that continues the stored `traceparent` (a child of the span it names), or
  * in a new trace when there is none; just runs it when tracing is off.
  */
-export async function inSpan<T>(name: string, traceparent: string | undefined, attributes: Record<string, string | number>, fn: () => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  traceparent: string | undefined,
+  attributes: Record<string, string | number>,
+  fn: () => Promise<T>,
+): Promise<T> {
   if (!tracer) return fn();
   return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, contextOf(traceparent), async (span) => {
     try {

@@ -5,7 +5,13 @@ import type { PausePolicyService } from './pause-policy.service.js';
 
 export function pausePolicyHandlers(policies: PausePolicyService): Pick<Handlers, 'getPausePolicy' | 'putPausePolicy'> {
   return {
-    getPausePolicy: async ({ merchant }) => ({ status: 200, body: { ...(await policies.get(merchant.id)), livemode: livemodeOf(merchant.id) } }),
-    putPausePolicy: async ({ merchant, body }) => ({ status: 200, body: { ...(await policies.put(merchant.id, body)), livemode: livemodeOf(merchant.id) } }),
+    getPausePolicy: async ({ merchant }) => ({
+      status: 200,
+      body: { ...(await policies.get(merchant.id)), livemode: livemodeOf(merchant.id) },
+    }),
+    putPausePolicy: async ({ merchant, body }) => ({
+      status: 200,
+      body: { ...(await policies.put(merchant.id, body)), livemode: livemodeOf(merchant.id) },
+    }),
   };
 }

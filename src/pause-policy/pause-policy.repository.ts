@@ -31,20 +31,35 @@ export class PausePolicyRepository {
 
   /** The merchant's policy; the default when it never set one. */
   async get(merchantId: string): Promise<PausePolicy> {
-    const doc = await this.collection.findOne({ _id: merchantId }, { projection: { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1 } });
-    return doc ? { maxPauseDays: doc.maxPauseDays, maxPausesPerYear: doc.maxPausesPerYear, requireResumeAt: doc.requireResumeAt } : NO_PAUSE_POLICY;
+    const doc = await this.collection.findOne(
+      { _id: merchantId },
+      { projection: { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1 } },
+    );
+    return doc
+      ? { maxPauseDays: doc.maxPauseDays, maxPausesPerYear: doc.maxPausesPerYear, requireResumeAt: doc.requireResumeAt }
+      : NO_PAUSE_POLICY;
   }
 
   /** The policies of these merchants, in one query (`_id: {$in}`); the default for those that never set one. */
   async getMany(merchantIds: readonly string[]): Promise<Map<string, PausePolicy>> {
-    const docs = await this.collection.find({ _id: { $in: [...merchantIds] } }, { projection: { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1 } }).toArray();
-    const found = new Map(docs.map((d) => [d._id, { maxPauseDays: d.maxPauseDays, maxPausesPerYear: d.maxPausesPerYear, requireResumeAt: d.requireResumeAt }]));
+    const docs = await this.collection
+      .find({ _id: { $in: [...merchantIds] } }, { projection: { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1 } })
+      .toArray();
+    const found = new Map(
+      docs.map((d) => [d._id, { maxPauseDays: d.maxPauseDays, maxPausesPerYear: d.maxPausesPerYear, requireResumeAt: d.requireResumeAt }]),
+    );
     return new Map(merchantIds.map((m) => [m, found.get(m) ?? NO_PAUSE_POLICY]));
   }
 
   /** Replaces the merchant's policy (one upsert by `_id`). */
   async put(merchantId: string, policy: PausePolicy, at: string): Promise<void> {
     const { maxPauseDays, maxPausesPerYear, requireResumeAt } = policy;
-    await this.guard.run(GUARDED.pausePolicy(merchantId), () => this.collection.replaceOne({ _id: merchantId }, { maxPauseDays, maxPausesPerYear, requireResumeAt, modifiedAt: at }, { upsert: true }));
+    await this.guard.run(GUARDED.pausePolicy(merchantId), () =>
+      this.collection.replaceOne(
+        { _id: merchantId },
+        { maxPauseDays, maxPausesPerYear, requireResumeAt, modifiedAt: at },
+        { upsert: true },
+      ),
+    );
   }
 }

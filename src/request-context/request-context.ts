@@ -64,7 +64,14 @@ export type ParamsOf<K extends OperationId> = OrNothing<Op<K>['parameters']['pat
  * refused), so a string-typed one (an enum) has its spec type, and others (`limit`) are the
  * string the spec checked.
  */
-export type QueryOf<K extends OperationId> = { readonly [P in keyof OrNothing<Op<K>['parameters']['query']>]?: Exclude<OrNothing<Op<K>['parameters']['query']>[P], undefined> extends string ? Exclude<OrNothing<Op<K>['parameters']['query']>[P], undefined> : string };
+export type QueryOf<K extends OperationId> = {
+  readonly [P in keyof OrNothing<Op<K>['parameters']['query']>]?: Exclude<
+    OrNothing<Op<K>['parameters']['query']>[P],
+    undefined
+  > extends string
+    ? Exclude<OrNothing<Op<K>['parameters']['query']>[P], undefined>
+    : string;
+};
 
 /**
  * A body written to the client as it is produced (a file export), for a success that the spec
@@ -80,13 +87,25 @@ export class StreamedBody {
 type Responses<K extends OperationId> = Op<K>['responses'];
 /** The statuses a handler answers with: the operation's success responses. */
 export type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, 200 | 201 | 202 | 204>;
-type ResponseBody<K extends OperationId, S extends keyof Responses<K>> = Responses<K>[S] extends { content: { 'application/json': infer B } } ? B : undefined;
+type ResponseBody<K extends OperationId, S extends keyof Responses<K>> = Responses<K>[S] extends {
+  content: { 'application/json': infer B };
+}
+  ? B
+  : undefined;
 /** StreamedBody where the spec gives the response another media type than JSON; never otherwise. */
-type OtherBody<K extends OperationId, S extends keyof Responses<K>> = Responses<K>[S] extends { content: infer C } ? (Exclude<keyof C, 'application/json'> extends never ? never : StreamedBody) : never;
+type OtherBody<K extends OperationId, S extends keyof Responses<K>> = Responses<K>[S] extends { content: infer C }
+  ? Exclude<keyof C, 'application/json'> extends never
+    ? never
+    : StreamedBody
+  : never;
 
 /** What a handler answers: one of the operation's success statuses, with the body the spec gives it. */
 export type Reply<K extends OperationId> = {
-  [S in SuccessStatus<K>]: { readonly status: S; readonly body: ResponseBody<K, S> | OtherBody<K, S>; readonly headers?: Readonly<Record<string, string>> };
+  [S in SuccessStatus<K>]: {
+    readonly status: S;
+    readonly body: ResponseBody<K, S> | OtherBody<K, S>;
+    readonly headers?: Readonly<Record<string, string>>;
+  };
 }[SuccessStatus<K>];
 
 /** One request to operation K, routed, authenticated and validated. */
@@ -138,8 +157,12 @@ export function operationHandler<K extends OperationId>(handler: Handler<K>): Op
 }
 
 /** openapi-backend's handlers for a set of typed ones. */
-export function operationHandlers<K extends OperationId>(handlers: { readonly [P in K]: Handler<P> }): { readonly [P in K]: OperationHandler } {
-  return Object.fromEntries(Object.entries(handlers).map(([id, handler]) => [id, operationHandler(handler as Handler<K>)])) as { [P in K]: OperationHandler };
+export function operationHandlers<K extends OperationId>(handlers: { readonly [P in K]: Handler<P> }): {
+  readonly [P in K]: OperationHandler;
+} {
+  return Object.fromEntries(Object.entries(handlers).map(([id, handler]) => [id, operationHandler(handler as Handler<K>)])) as {
+    [P in K]: OperationHandler;
+  };
 }
 
 /** The merchant the request's API key resolved to (set by the security handler). */

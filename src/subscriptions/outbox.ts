@@ -48,7 +48,13 @@ export interface OutboxEntry {
  * changes, and a command changes a subscription at most once); each event after the status one
  * adds its kind to it.
  */
-export function outboxEntries(previousStatus: SubscriptionStatus, subscription: SubscriptionSnapshot, cause: ChangeCause, key: string, events: readonly RuledEvent[]): OutboxEntry[] {
+export function outboxEntries(
+  previousStatus: SubscriptionStatus,
+  subscription: SubscriptionSnapshot,
+  cause: ChangeCause,
+  key: string,
+  events: readonly RuledEvent[],
+): OutboxEntry[] {
   const trace = currentTraceparent();
   return events.map((event, seq) => ({
     key: event.kind === 'status' ? key : `${key}:${event.kind}`,

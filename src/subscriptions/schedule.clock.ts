@@ -43,7 +43,9 @@ export class ScheduleClock {
 
   /** Called after a write that set pending times, with the earliest of them. */
   async note(earliest: string): Promise<void> {
-    await this.guard.run(GUARDED.scheduleClock(), () => this.collection.updateOne({ _id: 'next' }, { $min: { at: earliest }, $inc: { version: 1 } }, { upsert: true }));
+    await this.guard.run(GUARDED.scheduleClock(), () =>
+      this.collection.updateOne({ _id: 'next' }, { $min: { at: earliest }, $inc: { version: 1 } }, { upsert: true }),
+    );
   }
 
   /** undefined when the clock was never set (a new database, or one written before the clock existed). */
@@ -55,7 +57,13 @@ export class ScheduleClock {
   /** Sets the earliest pending time found by a poll that read the clock as `read`, unless a write lowered it since. */
   async settle(read: ClockReading | undefined, earliest: string | undefined): Promise<void> {
     try {
-      await this.guard.run(GUARDED.scheduleClock(), () => this.collection.updateOne({ _id: 'next', version: read?.version ?? 0 }, { $set: { at: earliest ?? NOTHING_PENDING } }, { upsert: read === undefined }));
+      await this.guard.run(GUARDED.scheduleClock(), () =>
+        this.collection.updateOne(
+          { _id: 'next', version: read?.version ?? 0 },
+          { $set: { at: earliest ?? NOTHING_PENDING } },
+          { upsert: read === undefined },
+        ),
+      );
     } catch (error) {
       // A writer created the clock first: its time stands.
       if (!isDuplicateKeyError(error)) throw error;

@@ -49,10 +49,15 @@ export function parseRfc3339(text: string): bigint | undefined {
  */
 export function requestedInstant(path: string, text: string): bigint {
   const micros = parseRfc3339(text);
-  if (micros === undefined) throw new ProblemError(Problems.invalidRequest, 'The request does not match the API contract.', [{ path, message: 'must match format "date-time"' }]);
+  if (micros === undefined)
+    throw new ProblemError(Problems.invalidRequest, 'The request does not match the API contract.', [
+      { path, message: 'must match format "date-time"' },
+    ]);
   if (!inTimestampRange(micros)) {
     const message = `must be from ${TIMESTAMP_RANGE} in UTC`;
-    throw new ProblemError(Problems.invalidRequest, `${path.slice(path.lastIndexOf('/') + 1)} ${message}; ${text} is not.`, [{ path, message }]);
+    throw new ProblemError(Problems.invalidRequest, `${path.slice(path.lastIndexOf('/') + 1)} ${message}; ${text} is not.`, [
+      { path, message },
+    ]);
   }
   return micros;
 }
@@ -77,7 +82,8 @@ export function scheduleRequestOf(body: ScheduleRequest, nowMicros: bigint): Sch
   if (!SCHEDULE_FIELDS.some((field) => body[field] !== undefined)) return undefined;
   const pauseAt = futureTime('pauseAt', body.pauseAt, nowMicros);
   const resumeAt = futureTime('resumeAt', body.resumeAt, nowMicros);
-  if (pauseAt !== undefined && resumeAt !== undefined && pauseAt >= resumeAt) throw new InvalidScheduleError('pauseAt', 'must be before resumeAt');
+  if (pauseAt !== undefined && resumeAt !== undefined && pauseAt >= resumeAt)
+    throw new InvalidScheduleError('pauseAt', 'must be before resumeAt');
   const { reason } = body;
   return {
     ...(pauseAt !== undefined ? { pauseAt: formatTimestamp(pauseAt) } : {}),

@@ -18,7 +18,13 @@ type BulkAcceptance = components['schemas']['BulkAcceptance'];
 type BulkDryRun = components['schemas']['BulkDryRun'];
 
 export interface BulkAcceptor {
-  accept(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest, apiKeyId?: string): Promise<BulkAcceptance>;
+  accept(
+    merchantId: string,
+    operation: Operation,
+    selection: BulkSelection,
+    schedule?: ScheduleRequest,
+    apiKeyId?: string,
+  ): Promise<BulkAcceptance>;
   /** What `accept` would take, with nothing stored (docs/design.md §6a). */
   dryRun(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkDryRun>;
   /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
@@ -50,13 +56,22 @@ export function subscriptionCommandHandlers(
   subscriptions: SubscriptionsService,
   bulk: BulkAcceptor,
 ): Pick<Handlers, 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'> {
-  const acceptBulk = async (request: Request<CommandOperation>, operation: Operation, selection: BulkSelection, schedule: ScheduleRequest | undefined) => {
+  const acceptBulk = async (
+    request: Request<CommandOperation>,
+    operation: Operation,
+    selection: BulkSelection,
+    schedule: ScheduleRequest | undefined,
+  ) => {
     const acceptance = await bulk.accept(request.merchant.id, operation, selection, schedule, request.merchant.apiKeyId);
     request.afterResponse(() => bulk.dispatch(request.merchant.id, acceptance.requestId));
     return { status: 202, body: acceptance, headers: { Location: `/v2/bulk-requests/${acceptance.requestId}` } } as const;
   };
   /** `/bulk/pause` and `/bulk/resume`: a list of ids or a filter, and a dry run of either (docs/design.md §6a). */
-  const bulkOperation = async (request: Request<'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'>, operation: Operation, schedule: ScheduleRequest | undefined) => {
+  const bulkOperation = async (
+    request: Request<'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'>,
+    operation: Operation,
+    schedule: ScheduleRequest | undefined,
+  ) => {
     const selection = selectionOf(request.body);
     if (request.body.dryRun) return { status: 200, body: await bulk.dryRun(request.merchant.id, operation, selection, schedule) } as const;
     return acceptBulk(request, operation, selection, schedule);
@@ -66,13 +81,31 @@ export function subscriptionCommandHandlers(
       const clock = await subscriptions.clock(request.merchant.id);
       const schedule = scheduleRequestOf(request.body, clock.micros());
       if (request.body.subscriptions) return acceptBulk(request, 'PAUSE', { ids: request.body.subscriptions }, schedule);
-      return { status: 200, body: pausedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', schedule, causeOf(request.merchant), clock)) };
+      return {
+        status: 200,
+        body: pausedView(
+          await subscriptions.apply(
+            request.merchant.id,
+            request.params.subscriptionId,
+            'PAUSE',
+            schedule,
+            causeOf(request.merchant),
+            clock,
+          ),
+        ),
+      };
     },
     resumeSubscription: async (request) => {
       if (request.body.subscriptions) return acceptBulk(request, 'RESUME', { ids: request.body.subscriptions }, undefined);
-      return { status: 200, body: resumedView(await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME', undefined, causeOf(request.merchant))) };
+      return {
+        status: 200,
+        body: resumedView(
+          await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME', undefined, causeOf(request.merchant)),
+        ),
+      };
     },
-    bulkPauseSubscriptions: async (request) => bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, (await subscriptions.clock(request.merchant.id)).micros())),
+    bulkPauseSubscriptions: async (request) =>
+      bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, (await subscriptions.clock(request.merchant.id)).micros())),
     bulkResumeSubscriptions: async (request) => bulkOperation(request, 'RESUME', undefined),
   };
 }
@@ -82,8 +115,14 @@ export function subscriptionReadHandlers(
   subscriptions: SubscriptionsService,
 ): Pick<Handlers, 'getSubscription' | 'listSubscriptions' | 'deleteSubscriptionSchedule'> {
   return {
-    deleteSubscriptionSchedule: async ({ merchant, params }) => ({ status: 200, body: pausedView(await subscriptions.dropSchedule(merchant.id, params.subscriptionId, causeOf(merchant))) }),
-    getSubscription: async ({ merchant, params }) => ({ status: 200, body: pausedView(await subscriptions.get(merchant.id, params.subscriptionId)) }),
+    deleteSubscriptionSchedule: async ({ merchant, params }) => ({
+      status: 200,
+      body: pausedView(await subscriptions.dropSchedule(merchant.id, params.subscriptionId, causeOf(merchant))),
+    }),
+    getSubscription: async ({ merchant, params }) => ({
+      status: 200,
+      body: pausedView(await subscriptions.get(merchant.id, params.subscriptionId)),
+    }),
     listSubscriptions: async ({ merchant, query }) => {
       const page = await subscriptions.list(merchant.id, query.status, pageRequestOf(query));
       return { status: 200, body: { ...page, data: page.data.map(pausedView) } };

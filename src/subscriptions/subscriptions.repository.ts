@@ -11,7 +11,18 @@ import { inTraceContext } from '../observability/tracing.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import type { ScheduleClock } from './schedule.clock.js';
-import { KEPT_PAUSE_TIMES, requestEvents, type Change, type ChangeCause, type CommandPlan, type RuleState, type Ruling, type StoredSchedule, type Subscription, type SubscriptionStatus } from './subscriptions.rules.js';
+import {
+  KEPT_PAUSE_TIMES,
+  requestEvents,
+  type Change,
+  type ChangeCause,
+  type CommandPlan,
+  type RuleState,
+  type Ruling,
+  type StoredSchedule,
+  type Subscription,
+  type SubscriptionStatus,
+} from './subscriptions.rules.js';
 
 const SUBSCRIPTIONS_COLLECTION = 'subscriptions';
 
@@ -57,7 +68,8 @@ function dueFieldOf(merchantId: string): 'nextScheduledAt' | 'testScheduledAt' {
 /** The update as the merchant's mode stores it (dueFieldOf). */
 function inModeOf(merchantId: string, update: UpdateFilter<SubscriptionDocument>): UpdateFilter<SubscriptionDocument> {
   if (livemodeOf(merchantId)) return update;
-  const rename = (fields: object | undefined) => fields && Object.fromEntries(Object.entries(fields).map(([k, v]) => [k === 'nextScheduledAt' ? 'testScheduledAt' : k, v]));
+  const rename = (fields: object | undefined) =>
+    fields && Object.fromEntries(Object.entries(fields).map(([k, v]) => [k === 'nextScheduledAt' ? 'testScheduledAt' : k, v]));
   return { ...update, $set: rename(update.$set), ...(update.$unset ? { $unset: rename(update.$unset) } : {}) };
 }
 
@@ -116,7 +128,16 @@ export function snapshotOf(doc: SnapshotSource): SubscriptionSnapshot {
 /** A stored subscription as the read operation returns it; an event's subscription is its document with the changeable fields its change left. */
 export function toSubscription(doc: SubscriptionDocument, snapshot: SubscriptionSnapshot = snapshotOf(doc)): Subscription {
   const { status, modifiedAt, ...schedule } = snapshot;
-  return { id: doc._id, merchantId: doc.merchantId, planId: doc.planId, status, cycle: doc.cycle, createdAt: doc.createdAt, modifiedAt, ...schedule };
+  return {
+    id: doc._id,
+    merchantId: doc.merchantId,
+    planId: doc.planId,
+    status,
+    cycle: doc.cycle,
+    createdAt: doc.createdAt,
+    modifiedAt,
+    ...schedule,
+  };
 }
 
 type ShownScheduleField = 'pauseAt' | 'resumeAt' | 'pauseReason';
@@ -136,7 +157,8 @@ export function keptAsIn(change: Change, before: ShownSchedule): Filter<Subscrip
 }
 
 /** The shown fields a request's change leaves or drops (whose drop is its `schedule_removed` event): a write that records its events filters on them. */
-const pinnedBy = (change: Change) => SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in change.set) && (f !== 'pauseReason' || !change.unset.includes(f)));
+const pinnedBy = (change: Change) =>
+  SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in change.set) && (f !== 'pauseReason' || !change.unset.includes(f)));
 
 /** keptAsIn, and the pending times the change drops as in `before`: the events of a request's change are exactly its write's. */
 function pinnedAs(change: Change, before: ShownSchedule): Filter<SubscriptionDocument> {
@@ -144,7 +166,14 @@ function pinnedAs(change: Change, before: ShownSchedule): Filter<SubscriptionDoc
 }
 
 /** The outbox entries of a request's change to subscriptions in `from` whose shown fields are as in `before` (filtered on with pinnedAs). */
-function requestEntries(from: SubscriptionStatus, change: Change, before: ShownSchedule, at: string, cause: ChangeCause, key: string): OutboxEntry[] {
+function requestEntries(
+  from: SubscriptionStatus,
+  change: Change,
+  before: ShownSchedule,
+  at: string,
+  cause: ChangeCause,
+  key: string,
+): OutboxEntry[] {
   return outboxEntries(from, snapshotAfter(change, before, at), cause, key, requestEvents(from, change, before));
 }
 
@@ -174,7 +203,9 @@ export function snapshotAfter(change: Change, before: ShownSchedule, at: string)
 
 /** The update that makes a change; modifiedAt changes unless `at` is undefined. */
 function updateFor(change: Change, at: string | undefined, extra: Partial<SubscriptionDocument> = {}): UpdateFilter<SubscriptionDocument> {
-  const update: UpdateFilter<SubscriptionDocument> = { $set: { status: change.status, ...change.set, ...(at ? { modifiedAt: at } : {}), ...extra } };
+  const update: UpdateFilter<SubscriptionDocument> = {
+    $set: { status: change.status, ...change.set, ...(at ? { modifiedAt: at } : {}), ...extra },
+  };
   if (change.unset.length > 0) update.$unset = Object.fromEntries(change.unset.map((f) => [f, ''])) as Record<keyof StoredSchedule, ''>;
   return update;
 }
@@ -194,12 +225,16 @@ export interface Changed {
 }
 
 /** What changeOrRead found: the change made, or the subscription as it was read when the change did not apply (null: none; undefined: not read). */
-export type ChangeOrRead = { readonly changed: Changed; readonly current?: undefined } | { readonly changed?: undefined; readonly current: Subscription | null | undefined };
+export type ChangeOrRead =
+  | { readonly changed: Changed; readonly current?: undefined }
+  | { readonly changed?: undefined; readonly current: Subscription | null | undefined };
 
 /** The filter of change() on a document read: its status, and where given, its schedule times (a missing time is null). */
 function isAsExpected(doc: SubscriptionDocument, expected: Expected): boolean {
   if (doc.status !== expected.status) return false;
-  return !expected.schedule || ((doc.pauseAt ?? null) === expected.schedule.pauseAt && (doc.resumeAt ?? null) === expected.schedule.resumeAt);
+  return (
+    !expected.schedule || ((doc.pauseAt ?? null) === expected.schedule.pauseAt && (doc.resumeAt ?? null) === expected.schedule.resumeAt)
+  );
 }
 
 /** What a conditional change expects to find: the status and, where given, the exact schedule times. */
@@ -215,7 +250,10 @@ export interface Owned {
   readonly recentPauses: readonly string[];
 }
 
-const ownedOf = (doc: Pick<SubscriptionDocument, 'status' | 'recentPauses'>): Owned => ({ status: doc.status, recentPauses: doc.recentPauses ?? [] });
+const ownedOf = (doc: Pick<SubscriptionDocument, 'status' | 'recentPauses'>): Owned => ({
+  status: doc.status,
+  recentPauses: doc.recentPauses ?? [],
+});
 
 /** A bulk request's filter (docs/design.md §6a): each field given narrows the match; times as stored (§5). */
 export interface SubscriptionFilter {
@@ -226,8 +264,14 @@ export interface SubscriptionFilter {
 }
 
 /** The filter as a query: always on one merchant, so that it is served from an index that starts with merchantId. */
-function filterQuery(merchantId: string, { statuses, planIds, createdBefore, createdAfter }: SubscriptionFilter): Filter<SubscriptionDocument> {
-  const createdAt = { ...(createdAfter !== undefined ? { $gt: createdAfter } : {}), ...(createdBefore !== undefined ? { $lt: createdBefore } : {}) };
+function filterQuery(
+  merchantId: string,
+  { statuses, planIds, createdBefore, createdAfter }: SubscriptionFilter,
+): Filter<SubscriptionDocument> {
+  const createdAt = {
+    ...(createdAfter !== undefined ? { $gt: createdAfter } : {}),
+    ...(createdBefore !== undefined ? { $lt: createdBefore } : {}),
+  };
   return {
     merchantId,
     ...(statuses ? { status: { $in: [...statuses] } } : {}),
@@ -240,7 +284,12 @@ function filterQuery(merchantId: string, { statuses, planIds, createdBefore, cre
  * A change from `from` that pauses the subscription also records when (`recentPauses`), in the same
  * update, keeping the last KEPT_PAUSE_TIMES (`$slice`: FerretDB honours it with the project's patch, docs/design.md §8).
  */
-function recordingPause(update: UpdateFilter<SubscriptionDocument>, from: SubscriptionStatus, change: Change, at: string): UpdateFilter<SubscriptionDocument> {
+function recordingPause(
+  update: UpdateFilter<SubscriptionDocument>,
+  from: SubscriptionStatus,
+  change: Change,
+  at: string,
+): UpdateFilter<SubscriptionDocument> {
   if (from === 'paused' || change.status !== 'paused') return update;
   return { ...update, $push: { ...(update.$push ?? {}), recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES } } };
 }
@@ -270,7 +319,9 @@ function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscript
 
 /** A due state's schedule fields as a document holds them (absent rather than null). */
 function shown(state: DueState): ShownSchedule {
-  return Object.fromEntries(Object.entries({ pauseAt: state.pauseAt, resumeAt: state.resumeAt, pauseReason: state.pauseReason }).filter(([, v]) => v !== null));
+  return Object.fromEntries(
+    Object.entries({ pauseAt: state.pauseAt, resumeAt: state.resumeAt, pauseReason: state.pauseReason }).filter(([, v]) => v !== null),
+  );
 }
 
 /** A subscription with events waiting in its outbox, as stored. */
@@ -300,7 +351,9 @@ export interface FiringGroup {
 }
 
 /** Ids grouped by their merchant (id → merchant, or groups of one merchant's ids): each merchant's part of a filter names it. */
-export function byMerchantOf(ids: ReadonlyMap<string, string> | Iterable<{ readonly merchantId: string; readonly ids: readonly string[] }>): Map<string, string[]> {
+export function byMerchantOf(
+  ids: ReadonlyMap<string, string> | Iterable<{ readonly merchantId: string; readonly ids: readonly string[] }>,
+): Map<string, string[]> {
   const grouped = new Map<string, string[]>();
   const add = (merchantId: string, id: string) => {
     const group = grouped.get(merchantId);
@@ -308,7 +361,9 @@ export function byMerchantOf(ids: ReadonlyMap<string, string> | Iterable<{ reado
     else grouped.set(merchantId, [id]);
   };
   if (ids instanceof Map) for (const [id, merchantId] of ids as ReadonlyMap<string, string>) add(merchantId, id);
-  else for (const { merchantId, ids: own } of ids as Iterable<{ merchantId: string; ids: readonly string[] }>) for (const id of own) add(merchantId, id);
+  else
+    for (const { merchantId, ids: own } of ids as Iterable<{ merchantId: string; ids: readonly string[] }>)
+      for (const id of own) add(merchantId, id);
   for (const [merchantId, group] of grouped) if (group.length === 0) grouped.delete(merchantId);
   return grouped;
 }
@@ -382,7 +437,14 @@ export class SubscriptionsRepository {
    * times it drops are filtered on: first as expected (absent unless `expected.schedule` names
    * them: the usual case, one round trip as without events), else as read just before.
    */
-  async change(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<Changed | undefined> {
+  async change(
+    merchantId: string,
+    id: string,
+    expected: Expected,
+    change: Change,
+    at: string,
+    cause: ChangeCause,
+  ): Promise<Changed | undefined> {
     return (await this.changeOrRead(merchantId, id, expected, change, at, cause)).changed;
   }
 
@@ -391,11 +453,28 @@ export class SubscriptionsRepository {
    * (null: there is none; undefined: not read, or changed meanwhile), so that a caller that needs
    * it reads nothing again: a pause of a paused subscription costs two round trips, not three.
    */
-  async changeOrRead(merchantId: string, id: string, expected: Expected, change: Change, at: string, cause: ChangeCause): Promise<ChangeOrRead> {
-    const filter: Filter<SubscriptionDocument> = { _id: id, merchantId, status: expected.status, ...(expected.schedule ? exactSchedule(expected.schedule) : {}) };
+  async changeOrRead(
+    merchantId: string,
+    id: string,
+    expected: Expected,
+    change: Change,
+    at: string,
+    cause: ChangeCause,
+  ): Promise<ChangeOrRead> {
+    const filter: Filter<SubscriptionDocument> = {
+      _id: id,
+      merchantId,
+      status: expected.status,
+      ...(expected.schedule ? exactSchedule(expected.schedule) : {}),
+    };
     const recording = (before: ShownSchedule) => {
       const entries = requestEntries(expected.status, change, before, at, cause, randomUUID());
-      return this.changeWhere({ ...filter, ...pinnedAs(change, before) }, inModeOf(merchantId, withEvents(recordingPause(updateFor(change, at), expected.status, change, at), entries)), change, entries);
+      return this.changeWhere(
+        { ...filter, ...pinnedAs(change, before) },
+        inModeOf(merchantId, withEvents(recordingPause(updateFor(change, at), expected.status, change, at), entries)),
+        change,
+        entries,
+      );
     };
     const times = expected.schedule ?? {};
     const changed = await recording(Object.fromEntries(Object.entries(times).filter(([, v]) => v !== null)));
@@ -416,9 +495,18 @@ export class SubscriptionsRepository {
    * On FerretDB the answer also holds older entries, not relayed yet: those are the sweep's or a
    * retry's, as on MongoDB, whose answer (VIEW_PROJECTION) holds no outbox.
    */
-  private async changeWhere(filter: Filter<SubscriptionDocument>, update: UpdateFilter<SubscriptionDocument>, change: Change, entries: OutboxEntry[]): Promise<Changed | undefined> {
+  private async changeWhere(
+    filter: Filter<SubscriptionDocument>,
+    update: UpdateFilter<SubscriptionDocument>,
+    change: Change,
+    entries: OutboxEntry[],
+  ): Promise<Changed | undefined> {
     // VIEW_PROJECTION where the server takes it: FerretDB v1 refuses a projection on findAndModify ("fields" is not implemented).
-    const doc = await this.collection.findOneAndUpdate(filter, update, this.options.updateProjection ? { returnDocument: 'after', projection: VIEW_PROJECTION } : { returnDocument: 'after' });
+    const doc = await this.collection.findOneAndUpdate(
+      filter,
+      update,
+      this.options.updateProjection ? { returnDocument: 'after', projection: VIEW_PROJECTION } : { returnDocument: 'after' },
+    );
     if (!doc) return undefined;
     if (livemodeOf(doc.merchantId)) await this.noteTimes([change.set.nextScheduledAt]);
     return { subscription: toSubscription(doc), held: { ...doc, outbox: entries } };
@@ -462,7 +550,11 @@ export class SubscriptionsRepository {
           group.ids.push(doc._id);
           groups.set(key, group);
         }
-        written += await bulkWriteInParts(this.collection, [...groups.values()].map((g) => applying(g.before, { ...reached, _id: { $in: g.ids } })), this.options.statementsPerCommand);
+        written += await bulkWriteInParts(
+          this.collection,
+          [...groups.values()].map((g) => applying(g.before, { ...reached, _id: { $in: g.ids } })),
+          this.options.statementsPerCommand,
+        );
       }
       return written;
     };
@@ -475,9 +567,16 @@ export class SubscriptionsRepository {
     });
     if (!plan.whenAlready) {
       // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
-      const applied = await bulkWriteInParts(this.collection, [applyingFrom({}, { ...notReached, status: plan.from })], this.options.statementsPerCommand);
+      const applied = await bulkWriteInParts(
+        this.collection,
+        [applyingFrom({}, { ...notReached, status: plan.from })],
+        this.options.statementsPerCommand,
+      );
       // Every one changed: none can be a no-op and there is nothing to read back.
-      const result = applied === ids.length ? { allApplied: true, allNoop: false } : { allApplied: false, ...(await this.settleMixed(merchantId, ids, plan, requestId, applyingFrom, mark('noop'))) };
+      const result =
+        applied === ids.length
+          ? { allApplied: true, allNoop: false }
+          : { allApplied: false, ...(await this.settleMixed(merchantId, ids, plan, requestId, applyingFrom, mark('noop'))) };
       if (livemodeOf(merchantId)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt]);
       return result;
     }
@@ -514,7 +613,9 @@ export class SubscriptionsRepository {
     applyingFrom: (before: ShownSchedule, filter: Filter<SubscriptionDocument>) => AnyBulkWriteOperation<SubscriptionDocument>,
     markNoop: UpdateFilter<SubscriptionDocument>['$push'],
   ): Promise<{ allNoop: boolean; states?: Map<string, CommandState> }> {
-    const docs = await this.collection.find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } }).toArray();
+    const docs = await this.collection
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } })
+      .toArray();
     const [appliedMark, noopMark] = marks(requestId);
     const states = new Map<string, CommandState>();
     const noops: string[] = [];
@@ -535,7 +636,13 @@ export class SubscriptionsRepository {
     const notReached = { merchantId, bulkCommands: { $nin: marks(requestId) } };
     const writes: AnyBulkWriteOperation<SubscriptionDocument>[] = [
       ...[...groups.values()].map((g) => applyingFrom(g.before, { ...notReached, _id: { $in: g.ids }, status: plan.from })),
-      ...(noops.length > 0 ? [{ updateMany: { filter: { ...notReached, _id: { $in: noops }, status: plan.already }, update: { $push: markNoop } } } as AnyBulkWriteOperation<SubscriptionDocument>] : []),
+      ...(noops.length > 0
+        ? [
+            {
+              updateMany: { filter: { ...notReached, _id: { $in: noops }, status: plan.already }, update: { $push: markNoop } },
+            } as AnyBulkWriteOperation<SubscriptionDocument>,
+          ]
+        : []),
     ];
     const expected = noops.length + [...groups.values()].reduce((n, g) => n + g.ids.length, 0);
     const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
@@ -566,14 +673,30 @@ export class SubscriptionsRepository {
    * subscriptions about twice, and one command in two finds it already in the target status, so
    * applied one after another they write most subscriptions two or three times.
    */
-  async applyTogether(merchantId: string, plan: CommandPlan, commands: readonly TogetherCommand[], at: string): Promise<Map<string, TogetherState>> {
+  async applyTogether(
+    merchantId: string,
+    plan: CommandPlan,
+    commands: readonly TogetherCommand[],
+    at: string,
+  ): Promise<Map<string, TogetherState>> {
     const named = commands.map((c) => new Set(c.ids));
     const ids = [...new Set(commands.flatMap((c) => c.ids))];
-    const docs = await this.collection.find({ _id: { $in: ids }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } }).toArray();
+    const docs = await this.collection
+      .find({ _id: { $in: ids }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } })
+      .toArray();
     const settled = new Map<string, TogetherState>();
     // Subscriptions written by one statement: the same status read, the same command applying, the same marks pushed and the
     // same schedule values. Their marks kept from before may differ (a run repeated with other companions), so each keeps its own.
-    const groups = new Map<string, { status: SubscriptionStatus; applied: number; pushed: number[]; before: ShownSchedule; marks: Map<string, (CommandMark | undefined)[]> }>();
+    const groups = new Map<
+      string,
+      {
+        status: SubscriptionStatus;
+        applied: number;
+        pushed: number[];
+        before: ShownSchedule;
+        marks: Map<string, (CommandMark | undefined)[]>;
+      }
+    >();
     for (const doc of docs) {
       const kept = doc.bulkCommands ?? [];
       let status = doc.status;
@@ -600,13 +723,30 @@ export class SubscriptionsRepository {
       group.marks.set(doc._id, marked);
       groups.set(key, group);
     }
-    const writes = [...groups.values()].map(({ status, applied, pushed, before, marks: marked }): AnyBulkWriteOperation<SubscriptionDocument> => {
-      const mark = { bulkCommands: { $each: pushed.map((i) => `${commands[i]!.requestId}:${i === applied ? 'applied' : 'noop'}`), $slice: -KEPT_COMMAND_MARKS } };
-      const filter = { _id: { $in: [...marked.keys()] }, merchantId, status, bulkCommands: { $nin: pushed.flatMap((i) => marks(commands[i]!.requestId)) } };
-      if (applied < 0) return { updateMany: { filter, update: { $push: mark } } };
-      // Its events are the request's whose command made the change, in that request's trace (outbox.ts).
-      return { updateMany: { filter: { ...filter, ...pinnedAs(plan.whenFrom, before) }, update: commandUpdate(merchantId, plan.from, plan.whenFrom, before, at, commands[applied]!, mark) } };
-    });
+    const writes = [...groups.values()].map(
+      ({ status, applied, pushed, before, marks: marked }): AnyBulkWriteOperation<SubscriptionDocument> => {
+        const mark = {
+          bulkCommands: {
+            $each: pushed.map((i) => `${commands[i]!.requestId}:${i === applied ? 'applied' : 'noop'}`),
+            $slice: -KEPT_COMMAND_MARKS,
+          },
+        };
+        const filter = {
+          _id: { $in: [...marked.keys()] },
+          merchantId,
+          status,
+          bulkCommands: { $nin: pushed.flatMap((i) => marks(commands[i]!.requestId)) },
+        };
+        if (applied < 0) return { updateMany: { filter, update: { $push: mark } } };
+        // Its events are the request's whose command made the change, in that request's trace (outbox.ts).
+        return {
+          updateMany: {
+            filter: { ...filter, ...pinnedAs(plan.whenFrom, before) },
+            update: commandUpdate(merchantId, plan.from, plan.whenFrom, before, at, commands[applied]!, mark),
+          },
+        };
+      },
+    );
     const expected = [...groups.values()].reduce((n, g) => n + g.marks.size, 0);
     const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
     const after = (g: { applied: number }) => (g.applied >= 0 ? plan.whenFrom.status : plan.already);
@@ -614,7 +754,9 @@ export class SubscriptionsRepository {
       for (const g of groups.values()) for (const [id, reached] of g.marks) settled.set(id, { status: after(g), marks: reached });
     } else {
       // Another writer changed some meanwhile: those whose marks are all there were written (here, or by a run of the same chunks).
-      const back = await this.collection.find({ _id: { $in: [...groups.values()].flatMap((g) => [...g.marks.keys()]) }, merchantId }, { projection: { bulkCommands: 1 } }).toArray();
+      const back = await this.collection
+        .find({ _id: { $in: [...groups.values()].flatMap((g) => [...g.marks.keys()]) }, merchantId }, { projection: { bulkCommands: 1 } })
+        .toArray();
       const byId = new Map(back.map((d) => [d._id, d.bulkCommands ?? []]));
       for (const g of groups.values()) {
         for (const [id, marked] of g.marks) {
@@ -627,7 +769,8 @@ export class SubscriptionsRepository {
         }
       }
     }
-    if (livemodeOf(merchantId) && [...groups.values()].some((g) => g.applied >= 0)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt]);
+    if (livemodeOf(merchantId) && [...groups.values()].some((g) => g.applied >= 0))
+      await this.noteTimes([plan.whenFrom.set.nextScheduledAt]);
     return settled;
   }
 
@@ -647,14 +790,26 @@ export class SubscriptionsRepository {
   }
 
   /** The merchant's subscriptions in `_id` order after `startingAfter`: a walk along the {merchantId, _id} index. */
-  async page(merchantId: string, status: SubscriptionStatus | undefined, { limit, startingAfter }: PageRequest): Promise<Page<Subscription>> {
+  async page(
+    merchantId: string,
+    status: SubscriptionStatus | undefined,
+    { limit, startingAfter }: PageRequest,
+  ): Promise<Page<Subscription>> {
     const filter = {
       merchantId,
       ...(status ? { status } : {}),
       ...(startingAfter ? { _id: { $gt: startingAfter } } : {}),
     };
-    const docs = await this.collection.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
-    return pageOf(docs.map((d) => toSubscription(d)), limit, (s) => s.id);
+    const docs = await this.collection
+      .find(filter)
+      .sort({ _id: 1 })
+      .limit(limit + 1)
+      .toArray();
+    return pageOf(
+      docs.map((d) => toSubscription(d)),
+      limit,
+      (s) => s.id,
+    );
   }
 
   /**
@@ -676,14 +831,20 @@ export class SubscriptionsRepository {
 
   /** The earliest pending time of any subscription (served by the due_schedules index). */
   async earliestScheduled(): Promise<string | undefined> {
-    const doc = await this.collection.findOne({ nextScheduledAt: { $exists: true } }, { sort: { nextScheduledAt: 1 }, projection: { nextScheduledAt: 1 } });
+    const doc = await this.collection.findOne(
+      { nextScheduledAt: { $exists: true } },
+      { sort: { nextScheduledAt: 1 }, projection: { nextScheduledAt: 1 } },
+    );
     return doc?.nextScheduledAt;
   }
 
   /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
   async due(now: string, limit: number): Promise<DueSubscription[]> {
     const docs = await this.collection
-      .find({ nextScheduledAt: { $lte: now } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1, recentPauses: 1 } })
+      .find(
+        { nextScheduledAt: { $lte: now } },
+        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1, recentPauses: 1 } },
+      )
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
       .toArray();
@@ -696,9 +857,12 @@ export class SubscriptionsRepository {
    * the merchant's own subscriptions (merchant_subscriptions): no index serves live data for it.
    */
   async dueOf(merchantId: string, upTo: string, limit: number): Promise<DueSubscription[]> {
-    if (livemodeOf(merchantId)) throw new Error('dueOf reads a test mode only: live schedules are the due poll\'s');
+    if (livemodeOf(merchantId)) throw new Error("dueOf reads a test mode only: live schedules are the due poll's");
     const docs = await this.collection
-      .find({ merchantId, testScheduledAt: { $lte: upTo } }, { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1, recentPauses: 1 } })
+      .find(
+        { merchantId, testScheduledAt: { $lte: upTo } },
+        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1, recentPauses: 1 } },
+      )
       .sort({ testScheduledAt: 1, _id: 1 })
       .limit(limit)
       .toArray();
@@ -707,7 +871,7 @@ export class SubscriptionsRepository {
 
   /** Removes every subscription of a test mode (never live data): how many. */
   async removeAllOf(merchantId: string): Promise<number> {
-    if (livemodeOf(merchantId)) throw new Error('removeAllOf removes a test mode\'s subscriptions only');
+    if (livemodeOf(merchantId)) throw new Error("removeAllOf removes a test mode's subscriptions only");
     return deleteInParts(this.collection, { merchantId }, this.options.documentsPerDelete);
   }
 
@@ -722,12 +886,30 @@ export class SubscriptionsRepository {
   async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
     if (groups.length === 0) return new Set();
     const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ merchantId, state, ruling, ids }, group) => {
-      const update = recordingPause(updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId }), state.status, ruling.change!, at);
+      const update = recordingPause(
+        updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId }),
+        state.status,
+        ruling.change!,
+        at,
+      );
       // One outbox entry per event for the whole group, named by the run and group (src/subscriptions/outbox.ts).
       // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
-      const entries = outboxEntries(state.status, snapshotAfter(ruling.change!, shown(state), at), { kind: 'schedule' }, `${runId}:${group}`, ruling.events);
+      const entries = outboxEntries(
+        state.status,
+        snapshotAfter(ruling.change!, shown(state), at),
+        { kind: 'schedule' },
+        `${runId}:${group}`,
+        ruling.events,
+      );
       const write = withEvents(update, entries);
-      const filter = { _id: { $in: [...ids] }, merchantId, status: state.status, [dueFieldOf(merchantId)]: state.nextScheduledAt, ...exactSchedule(state), ...keptAsIn(ruling.change!, shown(state)) };
+      const filter = {
+        _id: { $in: [...ids] },
+        merchantId,
+        status: state.status,
+        [dueFieldOf(merchantId)]: state.nextScheduledAt,
+        ...exactSchedule(state),
+        ...keptAsIn(ruling.change!, shown(state)),
+      };
       return { updateMany: { filter, update: inModeOf(merchantId, write) } };
     });
     const all = groups.flatMap((g) => g.ids);
@@ -736,7 +918,11 @@ export class SubscriptionsRepository {
     await this.noteTimes(groups.filter((g) => livemodeOf(g.merchantId)).map((g) => g.ruling.change?.set.nextScheduledAt));
     if (modified === all.length) return new Set(all);
     // Some were changed meanwhile (by a request, or another worker): read back which are ours.
-    const ours = await Promise.all(ownedIds(byMerchantOf(groups)).map((own) => this.collection.find({ ...own, scheduleRun: runId }, { projection: { _id: 1 } }).toArray()));
+    const ours = await Promise.all(
+      ownedIds(byMerchantOf(groups)).map((own) =>
+        this.collection.find({ ...own, scheduleRun: runId }, { projection: { _id: 1 } }).toArray(),
+      ),
+    );
     return new Set(ours.flat().map((d) => d._id));
   }
 
@@ -766,7 +952,10 @@ export class SubscriptionsRepository {
    * index orders the entries' times: an estimate, exact while the backlog is under the sample).
    */
   async oldestOutboxEntry(sample: number): Promise<number | undefined> {
-    const holders = await this.collection.find({ 'outbox.key': { $exists: true } }, { projection: { 'outbox.at': 1 } }).limit(sample).toArray();
+    const holders = await this.collection
+      .find({ 'outbox.key': { $exists: true } }, { projection: { 'outbox.at': 1 } })
+      .limit(sample)
+      .toArray();
     let oldest: number | undefined;
     for (const holder of holders) {
       for (const entry of holder.outbox ?? []) {
@@ -791,7 +980,8 @@ export class SubscriptionsRepository {
     const entries = new Map<string, OutboxEntry>();
     for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
     const pullAll = { $pullAll: { outbox: [...entries.values()] } };
-    for (const own of ownedIds(byMerchantOf(new Map(relayed.map((h) => [h._id, h.merchantId]))))) await this.collection.updateMany(own, pullAll);
+    for (const own of ownedIds(byMerchantOf(new Map(relayed.map((h) => [h._id, h.merchantId])))))
+      await this.collection.updateMany(own, pullAll);
   }
 
   /**

@@ -140,7 +140,11 @@ export type RuledEvent =
  * times were `before` (null: none): see the table above. The stores call it with the times their
  * write filters on, so the events are exactly the write's.
  */
-export function requestEvents(status: SubscriptionStatus, change: Change | undefined, before: { readonly pauseAt?: string | null; readonly resumeAt?: string | null }): RuledEvent[] {
+export function requestEvents(
+  status: SubscriptionStatus,
+  change: Change | undefined,
+  before: { readonly pauseAt?: string | null; readonly resumeAt?: string | null },
+): RuledEvent[] {
   if (!change || status === 'cancelled') return [];
   const events: RuledEvent[] = change.status !== status ? [{ kind: 'status' }] : [];
   if (change.set.pauseAt !== undefined) events.push({ kind: 'pause_scheduled' });
@@ -174,12 +178,20 @@ function ruling(status: SubscriptionStatus, outcome: Outcome, change: Change | u
 function pauseOrResume(status: SubscriptionStatus, operation: Operation, schedule: ScheduleRequest | undefined): Ruling {
   const { from, to } = TRANSITIONS[operation];
   if (status === 'cancelled') return ruling(status, 'cancelled', undefined);
-  if (operation === 'RESUME') return status === from ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason'] }) : ruling(status, 'noop', undefined);
-  if (!schedule) return status === from ? ruling(status, 'applied', { status: to, set: {}, unset: ['pauseAt'] }) : ruling(status, 'noop', undefined);
+  if (operation === 'RESUME')
+    return status === from
+      ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason'] })
+      : ruling(status, 'noop', undefined);
+  if (!schedule)
+    return status === from ? ruling(status, 'applied', { status: to, set: {}, unset: ['pauseAt'] }) : ruling(status, 'noop', undefined);
   const { pauseAt, resumeAt, reason } = schedule;
   const pausedUntil = leaving('paused', { resumeAt, pauseReason: reason, nextScheduledAt: resumeAt });
   if (status === to) return ruling(status, 'noop', pausedUntil);
-  return ruling(status, 'applied', pauseAt ? leaving('fulfilled', { pauseAt, resumeAt, pauseReason: reason, nextScheduledAt: pauseAt }) : pausedUntil);
+  return ruling(
+    status,
+    'applied',
+    pauseAt ? leaving('fulfilled', { pauseAt, resumeAt, pauseReason: reason, nextScheduledAt: pauseAt }) : pausedUntil,
+  );
 }
 
 /** `DELETE …/schedule`: the pending times go; a paused subscription keeps its reason, a fulfilled one's pending reason goes too. */
@@ -203,19 +215,37 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
   const pending = { pauseAt: pauseAt ?? undefined, resumeAt: resumeAt ?? undefined };
   if (status === 'cancelled') return ruling(status, 'cancelled', leaving(status, {}), false);
   if (pauseAt !== null && pauseAt <= now) {
-    const verdict = status === 'fulfilled' && command.policy ? pauseVerdict(command.policy, status, { resumeAt: pending.resumeAt }, command.recentPauses ?? [], now) : { schedule: pending };
+    const verdict =
+      status === 'fulfilled' && command.policy
+        ? pauseVerdict(command.policy, status, { resumeAt: pending.resumeAt }, command.recentPauses ?? [], now)
+        : { schedule: pending };
     if ('breach' in verdict) {
       const removed = SCHEDULE_TIMES.filter((t) => state[t] !== null);
-      return { ...ruling(status, 'refused', leaving(status, {})), events: [{ kind: 'schedule_removed', removed }], due: 'pause', breach: verdict.breach };
+      return {
+        ...ruling(status, 'refused', leaving(status, {})),
+        events: [{ kind: 'schedule_removed', removed }],
+        due: 'pause',
+        breach: verdict.breach,
+      };
     }
     const until = verdict.schedule?.resumeAt;
     const change = leaving('paused', { resumeAt: until, nextScheduledAt: until });
     // pauseReason is kept: it shows once paused.
-    const fired = { ...ruling(status, status === 'paused' ? 'noop' : 'applied', { ...change, unset: change.unset.filter((f) => f !== 'pauseReason') }), due: 'pause' as const };
+    const fired = {
+      ...ruling(status, status === 'paused' ? 'noop' : 'applied', { ...change, unset: change.unset.filter((f) => f !== 'pauseReason') }),
+      due: 'pause' as const,
+    };
     return until === pending.resumeAt ? fired : { ...fired, events: [...fired.events, { kind: 'resume_scheduled' }] };
   }
   if (resumeAt !== null && resumeAt <= now) {
-    return { ...ruling(status, status === 'fulfilled' ? 'noop' : 'applied', leaving('fulfilled', { pauseAt: pending.pauseAt, nextScheduledAt: pending.pauseAt })), due: 'resume' };
+    return {
+      ...ruling(
+        status,
+        status === 'fulfilled' ? 'noop' : 'applied',
+        leaving('fulfilled', { pauseAt: pending.pauseAt, nextScheduledAt: pending.pauseAt }),
+      ),
+      due: 'resume',
+    };
   }
   const change = leaving(status, { nextScheduledAt: pauseAt ?? resumeAt ?? undefined });
   return ruling(status, 'corrected', { ...change, unset: change.unset.filter((f) => f === 'nextScheduledAt') }, false);
@@ -347,7 +377,12 @@ export function pauseVerdict(
   if (maxPauseDays !== null && schedule?.resumeAt !== undefined) {
     const days = Number(micros(schedule.resumeAt) - start) / Number(MICROS_PER_DAY);
     if (days > maxPauseDays) {
-      return { breach: { rule: 'maxPauseDays', detail: `maxPauseDays is ${maxPauseDays}; this pause would last ${Math.ceil(days)} days (resumeAt ${schedule.resumeAt}).` } };
+      return {
+        breach: {
+          rule: 'maxPauseDays',
+          detail: `maxPauseDays is ${maxPauseDays}; this pause would last ${Math.ceil(days)} days (resumeAt ${schedule.resumeAt}).`,
+        },
+      };
     }
   }
   if (!starts) return { schedule };
@@ -357,7 +392,12 @@ export function pauseVerdict(
   if (maxPausesPerYear !== null) {
     const count = pausesInYearBefore(recentPauses, now);
     if (count >= maxPausesPerYear) {
-      return { breach: { rule: 'maxPausesPerYear', detail: `maxPausesPerYear is ${maxPausesPerYear}; this subscription was paused ${count} times in the 365 days before.` } };
+      return {
+        breach: {
+          rule: 'maxPausesPerYear',
+          detail: `maxPausesPerYear is ${maxPausesPerYear}; this subscription was paused ${count} times in the 365 days before.`,
+        },
+      };
     }
   }
   return { schedule: withPolicyResumeAt(policy, schedule, now) };

@@ -12,7 +12,15 @@ import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import { clipped } from '../lib/text.js';
 import type { ScheduleRequest } from './schedule.request.js';
-import { byMerchantOf, type CommandState, type TogetherCommand, type DueSubscription, type FiringGroup, type OutboxHolder, type SubscriptionsRepository } from './subscriptions.repository.js';
+import {
+  byMerchantOf,
+  type CommandState,
+  type TogetherCommand,
+  type DueSubscription,
+  type FiringGroup,
+  type OutboxHolder,
+  type SubscriptionsRepository,
+} from './subscriptions.repository.js';
 import {
   InvalidTransitionError,
   NO_PAUSE_POLICIES,
@@ -63,7 +71,9 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
   if (!state) return { outcome: 'skipped', reason: 'not_found' };
   if (state.mark) return { outcome: state.mark };
   try {
-    return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled' ? { outcome: 'skipped', reason: 'cancelled' } : undefined;
+    return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled'
+      ? { outcome: 'skipped', reason: 'cancelled' }
+      : undefined;
   } catch (error) {
     return { outcome: 'failed', reason: clipped((error as Error).message, FAILED_REASON_MAX_LENGTH) };
   }
@@ -71,7 +81,11 @@ function commandOutcome(operation: Operation, state: CommandState | undefined): 
 
 /** What the rules read of a subscription as the API shows it. */
 function ruleStateOf(subscription: Subscription) {
-  return { status: subscription.status, pauseAt: subscription.schedule?.pauseAt ?? null, resumeAt: subscription.schedule?.resumeAt ?? null };
+  return {
+    status: subscription.status,
+    pauseAt: subscription.schedule?.pauseAt ?? null,
+    resumeAt: subscription.schedule?.resumeAt ?? null,
+  };
 }
 
 /**
@@ -84,7 +98,16 @@ function grouped(due: readonly DueSubscription[], now: string, policies: Readonl
     const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, recentPauses } = subscription;
     const ruling = decide(subscription, { kind: 'FIRE', now, policy: policies.get(merchantId), recentPauses });
     // One merchant per group: each update names the merchant that owns its subscriptions (docs/sharding.md).
-    const key = JSON.stringify([merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, ruling.outcome, ruling.breach?.detail]);
+    const key = JSON.stringify([
+      merchantId,
+      status,
+      pauseAt,
+      resumeAt,
+      pauseReason,
+      nextScheduledAt,
+      ruling.outcome,
+      ruling.breach?.detail,
+    ]);
     const group = groups.get(key) ?? { merchantId, state: subscription, ruling, ids: [] };
     group.ids.push(subscription.id);
     groups.set(key, group);
@@ -141,7 +164,14 @@ export class SubscriptionsService {
    * afterwards; a change records its event with `cause`. `clock`: the request's (`clock()`), when
    * it has one already.
    */
-  async apply(merchantId: string, rawId: string, operation: Operation, schedule?: ScheduleRequest, cause: ChangeCause = { kind: 'api' }, clock?: Clock): Promise<Subscription> {
+  async apply(
+    merchantId: string,
+    rawId: string,
+    operation: Operation,
+    schedule?: ScheduleRequest,
+    cause: ChangeCause = { kind: 'api' },
+    clock?: Clock,
+  ): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
     const now = clock ?? (await this.clockOf(merchantId));
@@ -154,7 +184,14 @@ export class SubscriptionsService {
   }
 
   /** The schedule a pause goes on with under the merchant's policy (a resumeAt filled in), or PausePolicyError: one read of the subscription first. */
-  private async underPolicy(merchantId: string, id: string, rawId: string, policy: PausePolicy, schedule: ScheduleRequest | undefined, now: Clock): Promise<ScheduleRequest | undefined> {
+  private async underPolicy(
+    merchantId: string,
+    id: string,
+    rawId: string,
+    policy: PausePolicy,
+    schedule: ScheduleRequest | undefined,
+    now: Clock,
+  ): Promise<ScheduleRequest | undefined> {
     const history = await this.repository.pauseHistory(merchantId, id);
     if (!history) throw new SubscriptionNotFoundError(rawId);
     const verdict = pauseVerdict(policy, history.status, schedule, history.recentPauses, now.timestamp());
@@ -175,7 +212,14 @@ export class SubscriptionsService {
   ): Promise<Subscription> {
     const plan = planCommand(operation, schedule, asSent);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-      const { changed, current: read } = await this.repository.changeOrRead(merchantId, id, { status: plan.from }, plan.whenFrom, now.timestamp(), cause);
+      const { changed, current: read } = await this.repository.changeOrRead(
+        merchantId,
+        id,
+        { status: plan.from },
+        plan.whenFrom,
+        now.timestamp(),
+        cause,
+      );
       if (changed) {
         this.changes.notify(merchantId, [id], [changed.held]);
         return changed.subscription;
@@ -242,7 +286,9 @@ export class SubscriptionsService {
         const now = at ?? nowTimestamp();
         const groups = grouped(due, now, policies);
         const ours = await this.repository.fire(groups, randomUUID(), now);
-        const moved = groups.filter((g) => g.ruling.events.length > 0).map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
+        const moved = groups
+          .filter((g) => g.ruling.events.length > 0)
+          .map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
         if (!relayedByCaller) for (const [merchantId, ids] of byMerchantOf(moved)) this.changes.notify(merchantId, ids);
         return { groups, ours };
       },
@@ -270,12 +316,19 @@ export class SubscriptionsService {
     const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(merchantId, open, operation, plan, requestId, cause, now));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
     const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
-    this.changes.notify(merchantId, [...outcomes].filter(([, o]) => changed(o)).map(([id]) => id));
+    this.changes.notify(
+      merchantId,
+      [...outcomes].filter(([, o]) => changed(o)).map(([id]) => id),
+    );
     return new Map([...settled, ...outcomes]);
   }
 
   /** A bulk command's plan, and the clock it is applied by. */
-  private async planOf(merchantId: string, operation: Operation, schedule: ScheduleRequest | undefined): Promise<{ plan: CommandPlan; now: Clock }> {
+  private async planOf(
+    merchantId: string,
+    operation: Operation,
+    schedule: ScheduleRequest | undefined,
+  ): Promise<{ plan: CommandPlan; now: Clock }> {
     // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
     const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
     const now = await this.clockOf(merchantId);
@@ -293,7 +346,11 @@ export class SubscriptionsService {
    * named twice, nor where a command's plan gives a subscription already in the target status a
    * change of its own.
    */
-  async applyTogether(merchantId: string, operation: Operation, commands: readonly (TogetherCommand & { readonly schedule?: ScheduleRequest | undefined })[]): Promise<Map<string, CommandOutcome>[]> {
+  async applyTogether(
+    merchantId: string,
+    operation: Operation,
+    commands: readonly (TogetherCommand & { readonly schedule?: ScheduleRequest | undefined })[],
+  ): Promise<Map<string, CommandOutcome>[]> {
     const outcomes = commands.map(() => new Map<string, CommandOutcome>());
     // A subscription also named by a command with a schedule keeps its commands' order by going the usual way.
     const times = new Map<string, number>();
@@ -333,7 +390,11 @@ export class SubscriptionsService {
     let open = [...ids];
     if (open.length === 0) return outcomes;
     await untilSettled(RETRY.concurrentWriter, async () => {
-      const { allApplied, allNoop, states: known } = await this.repository.applyCommand(merchantId, open, plan, requestId, now.timestamp(), cause);
+      const {
+        allApplied,
+        allNoop,
+        states: known,
+      } = await this.repository.applyCommand(merchantId, open, plan, requestId, now.timestamp(), cause);
       if (allApplied || allNoop) {
         for (const id of open) outcomes.set(id, { outcome: allApplied ? 'applied' : 'noop' });
         open = [];

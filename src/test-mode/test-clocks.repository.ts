@@ -33,7 +33,8 @@ export class TestClocksRepository {
   /** Moves the clock to `to` if it still stands at `from` (undefined: never advanced); false when another advance moved it first. */
   move(merchantId: string, from: string | undefined, to: string): Promise<boolean> {
     return this.guard.run(GUARDED.testClock(merchantId), async () => {
-      if (from !== undefined) return (await this.collection.updateOne({ _id: merchantId, merchantId, now: from }, { $set: { now: to } })).matchedCount === 1;
+      if (from !== undefined)
+        return (await this.collection.updateOne({ _id: merchantId, merchantId, now: from }, { $set: { now: to } })).matchedCount === 1;
       try {
         await this.collection.insertOne({ _id: merchantId, merchantId, now: to });
         return true;

@@ -8,9 +8,21 @@ type TestHelperOperations = 'createTestSubscriptions' | 'deleteTestSubscriptions
 
 export function testModeHandlers(testMode: TestModeService): Pick<Handlers, TestHelperOperations> {
   return {
-    createTestSubscriptions: async ({ merchant, body }) => ({ status: 201, body: { data: (await testMode.createSubscriptions(merchant.id, body)).map(pausedView) } }),
-    deleteTestSubscriptions: async ({ merchant }) => ({ status: 200, body: { deletedCount: await testMode.deleteSubscriptions(merchant.id), livemode: livemodeOf(merchant.id) } }),
-    getTestClock: async ({ merchant }) => ({ status: 200, body: { now: await testMode.now(merchant.id), livemode: livemodeOf(merchant.id) } }),
-    advanceTestClock: async ({ merchant, body }) => ({ status: 200, body: { ...(await testMode.advance(merchant.id, body.to)), livemode: livemodeOf(merchant.id) } }),
+    createTestSubscriptions: async ({ merchant, body }) => ({
+      status: 201,
+      body: { data: (await testMode.createSubscriptions(merchant.id, body)).map(pausedView) },
+    }),
+    deleteTestSubscriptions: async ({ merchant }) => ({
+      status: 200,
+      body: { deletedCount: await testMode.deleteSubscriptions(merchant.id), livemode: livemodeOf(merchant.id) },
+    }),
+    getTestClock: async ({ merchant }) => ({
+      status: 200,
+      body: { now: await testMode.now(merchant.id), livemode: livemodeOf(merchant.id) },
+    }),
+    advanceTestClock: async ({ merchant, body }) => ({
+      status: 200,
+      body: { ...(await testMode.advance(merchant.id, body.to)), livemode: livemodeOf(merchant.id) },
+    }),
   };
 }

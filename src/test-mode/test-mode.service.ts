@@ -47,7 +47,8 @@ export function timeOfMerchants(clocks: TestClocksRepository): TimeOf {
 
 /** The test helpers take test keys only: a live key is refused, with nothing done. */
 export function testModeOnly(merchantId: string): string {
-  if (livemodeOf(merchantId)) throw new ProblemError(Problems.testModeOnly, 'The test helpers take a test key (sk_test_...); this key is live.');
+  if (livemodeOf(merchantId))
+    throw new ProblemError(Problems.testModeOnly, 'The test helpers take a test key (sk_test_...); this key is live.');
   return merchantId;
 }
 
@@ -70,9 +71,10 @@ function invalidTo(detail: string, message: string): ProblemError {
 
 /** `to` was valid against the clock the advance read, but another advance moved the clock on first. */
 function clockMoved(now: string | undefined, to: string): ProblemError {
-  const detail = now !== undefined && now >= to
-    ? `Another advance moved the test clock to ${now} first; ${to} is no longer after it.`
-    : 'Other advances kept moving the test clock under this one; read the clock and advance again.';
+  const detail =
+    now !== undefined && now >= to
+      ? `Another advance moved the test clock to ${now} first; ${to} is no longer after it.`
+      : 'Other advances kept moving the test clock under this one; read the clock and advance again.';
   return new ProblemError(Problems.testClockMoved, detail);
 }
 
@@ -81,7 +83,11 @@ function checkAdvance(from: string, to: string): void {
   if (to <= from) throw invalidTo(`to must be after the test clock's time (${from}).`, "must be after the test clock's time");
   const limit = new Date(Date.parse(from));
   limit.setUTCFullYear(limit.getUTCFullYear() + MAX_ADVANCE_YEARS);
-  if (Date.parse(to) > limit.getTime()) throw invalidTo(`to may be at most ${MAX_ADVANCE_YEARS} years after the test clock's time (${from}).`, `must be at most ${MAX_ADVANCE_YEARS} years after the test clock's time`);
+  if (Date.parse(to) > limit.getTime())
+    throw invalidTo(
+      `to may be at most ${MAX_ADVANCE_YEARS} years after the test clock's time (${from}).`,
+      `must be at most ${MAX_ADVANCE_YEARS} years after the test clock's time`,
+    );
 }
 
 export class TestModeService {
@@ -103,7 +109,13 @@ export class TestModeService {
 
   async createSubscriptions(merchantId: string, { count, status, planId, createdAt }: Fixtures): Promise<Subscription[]> {
     const at = createdAt === undefined ? await this.now(merchantId) : requestedTimestamp('/createdAt', createdAt);
-    return this.seeder.seed({ merchantId: testModeOnly(merchantId), count, status: status ?? 'fulfilled', createdAt: at, ...(planId ? { planId: planId.toLowerCase() } : {}) });
+    return this.seeder.seed({
+      merchantId: testModeOnly(merchantId),
+      count,
+      status: status ?? 'fulfilled',
+      createdAt: at,
+      ...(planId ? { planId: planId.toLowerCase() } : {}),
+    });
   }
 
   deleteSubscriptions(merchantId: string): Promise<number> {
@@ -137,12 +149,16 @@ export class TestModeService {
     let applied = 0;
     let relayed = false;
     try {
-      for (let idle = 0; idle < IDLE_READS; ) {
+      for (let idle = 0; idle < IDLE_READS;) {
         const due = await this.store.dueOf(merchantId, to, DUE_READ);
         if (due.length === 0) break;
         // Only the earliest time at once: a schedule it applies may leave a later one due (a resume after a pause).
         const at = due[0]!.nextScheduledAt;
-        const { ours } = await this.subscriptions.fireDue(due.filter((d) => d.nextScheduledAt === at), at, { relayedByCaller: true });
+        const { ours } = await this.subscriptions.fireDue(
+          due.filter((d) => d.nextScheduledAt === at),
+          at,
+          { relayedByCaller: true },
+        );
         for (const id of ours) changed.set(id, merchantId);
         applied += ours.size;
         // None of ours: changed meanwhile (a request, another advance); read again, a few times at most.

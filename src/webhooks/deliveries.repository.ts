@@ -76,7 +76,10 @@ export class DeliveriesRepository {
   async insert(deliveries: readonly Delivery[]): Promise<void> {
     const now = new Date();
     const expiresAt = new Date(now.getTime() + EVENT_RETENTION_MS);
-    await insertNew(this.collection, deliveries.map(({ id, ...rest }) => ({ _id: id, ...rest, dueAt: now, expiresAt })));
+    await insertNew(
+      this.collection,
+      deliveries.map(({ id, ...rest }) => ({ _id: id, ...rest, dueAt: now, expiresAt })),
+    );
   }
 
   /**
@@ -93,7 +96,10 @@ export class DeliveriesRepository {
 
   /** Pending deliveries due before `before` that no job took (their job was lost): for the sweep, through `pending_deliveries`. */
   async overdue(before: Date, limit: number): Promise<{ id: string; merchantId: string }[]> {
-    const docs = await this.collection.find({ status: 'pending', dueAt: { $lt: before } }, { projection: { _id: 1, merchantId: 1 } }).limit(limit).toArray();
+    const docs = await this.collection
+      .find({ status: 'pending', dueAt: { $lt: before } }, { projection: { _id: 1, merchantId: 1 } })
+      .limit(limit)
+      .toArray();
     return docs.map((d) => ({ id: d._id, merchantId: d.merchantId }));
   }
 
@@ -118,7 +124,11 @@ export class DeliveriesRepository {
   /** An endpoint's deliveries, newest event first (delivery ids start with the event's UUIDv7). */
   async page(merchantId: string, endpointId: string, { limit, startingAfter }: PageRequest): Promise<Page<Delivery>> {
     const filter = { merchantId, endpointId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
-    const docs = await this.collection.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+    const docs = await this.collection
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .toArray();
     return pageOf(docs.map(toDelivery), limit, (d) => d.id);
   }
 

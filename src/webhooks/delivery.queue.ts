@@ -28,13 +28,19 @@ export class DeliveryQueue {
   private readonly queue: JobQueue<DeliveryJobData>;
 
   constructor(db: Db, log: Logger, options: DeliveryQueueOptions) {
-    this.queue = new JobQueue(db, log, { collection: 'webhookJobs', jobName: 'webhook-deliveries', what: 'webhook deliveries', lockedPerSlot: 1 }, options);
+    this.queue = new JobQueue(
+      db,
+      log,
+      { collection: 'webhookJobs', jobName: 'webhook-deliveries', what: 'webhook deliveries', lockedPerSlot: 1 },
+      options,
+    );
   }
 
   /** Stores jobs for these deliveries, due at `at` (default now), DELIVERY_BATCH per job. */
   async enqueue(merchantId: string, deliveryIds: readonly string[], at?: Date): Promise<void> {
     const jobs: DeliveryJobData[] = [];
-    for (let i = 0; i < deliveryIds.length; i += DELIVERY_BATCH) jobs.push({ merchantId, deliveryIds: deliveryIds.slice(i, i + DELIVERY_BATCH) });
+    for (let i = 0; i < deliveryIds.length; i += DELIVERY_BATCH)
+      jobs.push({ merchantId, deliveryIds: deliveryIds.slice(i, i + DELIVERY_BATCH) });
     await this.queue.enqueue(jobs, at);
   }
 
@@ -45,7 +51,9 @@ export class DeliveryQueue {
    */
   async enqueueInOrder(merchantId: string, deliveryIds: readonly string[]): Promise<void> {
     if (deliveryIds.length === 0) return;
-    await this.queue.enqueue([{ merchantId, deliveryIds: deliveryIds.slice(0, DELIVERY_BATCH), inOrder: true, then: deliveryIds.slice(DELIVERY_BATCH) }]);
+    await this.queue.enqueue([
+      { merchantId, deliveryIds: deliveryIds.slice(0, DELIVERY_BATCH), inOrder: true, then: deliveryIds.slice(DELIVERY_BATCH) },
+    ]);
   }
 
   /** Runs `send` for each due job, renewing its lock while it runs (a batch may take a while). */

@@ -64,19 +64,28 @@ export class EndpointsRepository {
 
   async page(merchantId: string, { limit, startingAfter }: PageRequest): Promise<Page<WebhookEndpoint>> {
     const filter = { merchantId, ...(startingAfter ? { _id: { $gt: startingAfter } } : {}) };
-    const docs = await this.collection.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
+    const docs = await this.collection
+      .find(filter)
+      .sort({ _id: 1 })
+      .limit(limit + 1)
+      .toArray();
     return pageOf(docs.map(toEndpoint), limit, (e) => e.id);
   }
 
   /** Applies the changes; enabling clears the failure count. Undefined when there is no such endpoint. */
   async update(merchantId: string, id: string, changes: EndpointChanges): Promise<WebhookEndpoint | undefined> {
     const reset = changes.status === 'enabled' ? { failuresInARow: 0, disabledReason: null } : {};
-    const doc = await this.guard.run(GUARDED.webhookEndpoint(id), () => this.collection.findOneAndUpdate({ _id: id, merchantId }, { $set: { ...changes, ...reset } }, { returnDocument: 'after' }));
+    const doc = await this.guard.run(GUARDED.webhookEndpoint(id), () =>
+      this.collection.findOneAndUpdate({ _id: id, merchantId }, { $set: { ...changes, ...reset } }, { returnDocument: 'after' }),
+    );
     return doc ? toEndpoint(doc) : undefined;
   }
 
   async delete(merchantId: string, id: string): Promise<boolean> {
-    return this.guard.run(GUARDED.webhookEndpoint(id), async () => (await this.collection.deleteOne({ _id: id, merchantId })).deletedCount === 1);
+    return this.guard.run(
+      GUARDED.webhookEndpoint(id),
+      async () => (await this.collection.deleteOne({ _id: id, merchantId })).deletedCount === 1,
+    );
   }
 
   /** The merchant's enabled endpoints that take this event type. */
@@ -94,20 +103,31 @@ export class EndpointsRepository {
 
   /** These endpoints as a delivery needs them (with the secret); removed ones are absent. */
   async forDelivery(merchantId: string | undefined, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
-    const docs = await this.collection.find({ _id: { $in: [...ids] }, ...ownedBy(merchantId) }, { projection: { url: 1, secret: 1, status: 1 } }).toArray();
+    const docs = await this.collection
+      .find({ _id: { $in: [...ids] }, ...ownedBy(merchantId) }, { projection: { url: 1, secret: 1, status: 1 } })
+      .toArray();
     return new Map(docs.map((doc) => [doc._id, { id: doc._id, url: doc.url, secret: doc.secret, enabled: doc.status === 'enabled' }]));
   }
 
   async succeeded(merchantId: string | undefined, id: string): Promise<void> {
-    await this.guard.run(GUARDED.webhookEndpoint(id), () => this.collection.updateOne({ _id: id, ...ownedBy(merchantId), failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } }));
+    await this.guard.run(GUARDED.webhookEndpoint(id), () =>
+      this.collection.updateOne({ _id: id, ...ownedBy(merchantId), failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } }),
+    );
   }
 
   /** Counts a delivery failed for good; disables the endpoint at `limit` in a row. True when this disabled it. */
   failed(merchantId: string | undefined, id: string, limit: number, reason: string): Promise<boolean> {
     return this.guard.run(GUARDED.webhookEndpoint(id), async () => {
-      const doc = await this.collection.findOneAndUpdate({ _id: id, ...ownedBy(merchantId) }, { $inc: { failuresInARow: 1 } }, { returnDocument: 'after' });
+      const doc = await this.collection.findOneAndUpdate(
+        { _id: id, ...ownedBy(merchantId) },
+        { $inc: { failuresInARow: 1 } },
+        { returnDocument: 'after' },
+      );
       if (!doc || doc.failuresInARow < limit || doc.status !== 'enabled') return false;
-      const result = await this.collection.updateOne({ _id: id, ...ownedBy(merchantId), status: 'enabled' }, { $set: { status: 'disabled', disabledReason: reason } });
+      const result = await this.collection.updateOne(
+        { _id: id, ...ownedBy(merchantId), status: 'enabled' },
+        { $set: { status: 'disabled', disabledReason: reason } },
+      );
       return result.modifiedCount === 1;
     });
   }

@@ -37,7 +37,11 @@ export async function listenForWebhooks(db: Db, merchantId: string, port: number
     server.once('error', reject);
     server.listen(port, '127.0.0.1', resolve);
   });
-  const created = await endpoints.create(merchantId, { url: `http://127.0.0.1:${port}/`, events: ['*'], description: 'subsvc webhooks listen' });
+  const created = await endpoints.create(merchantId, {
+    url: `http://127.0.0.1:${port}/`,
+    events: ['*'],
+    description: 'subsvc webhooks listen',
+  });
   const secret = created.secret;
   return {
     endpointId: created.id,

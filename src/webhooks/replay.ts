@@ -32,11 +32,15 @@ const EVERY_TYPE = Object.keys({
 export function replayRange({ from, to }: Pick<ReplayRequest, 'from' | 'to'>, nowMs: number): { from: string; to: string } {
   const start = parseRfc3339(from);
   const end = parseRfc3339(to);
-  if (start === undefined || end === undefined) throw new ProblemError(Problems.invalidRequest, '`from` and `to` must be RFC 3339 timestamps.');
-  if (start > end) throw new ProblemError(Problems.invalidRequest, '`from` is after `to`.', [{ path: '/from', message: 'must not be after `to`' }]);
+  if (start === undefined || end === undefined)
+    throw new ProblemError(Problems.invalidRequest, '`from` and `to` must be RFC 3339 timestamps.');
+  if (start > end)
+    throw new ProblemError(Problems.invalidRequest, '`from` is after `to`.', [{ path: '/from', message: 'must not be after `to`' }]);
   const oldestKept = BigInt(nowMs - EVENT_RETENTION_MS) * 1000n;
   if (start < oldestKept) {
-    throw new ProblemError(Problems.invalidRequest, `\`from\` is before ${formatTimestamp(oldestKept)}: events are kept 30 days.`, [{ path: '/from', message: 'must be within the 30 days events are kept' }]);
+    throw new ProblemError(Problems.invalidRequest, `\`from\` is before ${formatTimestamp(oldestKept)}: events are kept 30 days.`, [
+      { path: '/from', message: 'must be within the 30 days events are kept' },
+    ]);
   }
   return { from: formatTimestamp(start), to: formatTimestamp(end) };
 }
@@ -57,7 +61,10 @@ export class ReplayService {
     if (types.length === 0) return { queuedCount: 0, livemode };
     const count = await this.events.countCreatedBetween(merchantId, from, to, types);
     if (count > REPLAY_LIMIT) {
-      throw new ProblemError(Problems.invalidRequest, `The range holds ${count} events for this endpoint; a replay sends at most ${REPLAY_LIMIT}: split it.`);
+      throw new ProblemError(
+        Problems.invalidRequest,
+        `The range holds ${count} events for this endpoint; a replay sends at most ${REPLAY_LIMIT}: split it.`,
+      );
     }
     const events = await this.events.idsCreatedBetween(merchantId, from, to, types);
     return { queuedCount: await this.worker.replay(merchantId, endpoint.id, events), livemode };

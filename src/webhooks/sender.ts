@@ -48,7 +48,8 @@ export async function attemptDelivery(target: DeliveryTarget, event: Event, allo
 
 function post(url: URL, address: string, family: 4 | 6, headers: Record<string, string>, body: string): Promise<{ statusCode: number }> {
   const pinned: LookupFunction = (_host, options, callback) => {
-    if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    if ((options as { all?: boolean }).all)
+      (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
     else callback(null, address, family);
   };
   const client = url.protocol === 'https:' ? https : http;

@@ -15,12 +15,19 @@ type EndpointOperations =
   | 'listWebhookDeliveries'
   | 'replayWebhookEvents';
 
-export function webhookHandlers(endpoints: EndpointsService, deliveries: DeliveriesRepository, replays: ReplayService): Pick<Handlers, EndpointOperations> {
+export function webhookHandlers(
+  endpoints: EndpointsService,
+  deliveries: DeliveriesRepository,
+  replays: ReplayService,
+): Pick<Handlers, EndpointOperations> {
   return {
     createWebhookEndpoint: async ({ merchant, body }) => ({ status: 201, body: await endpoints.create(merchant.id, body) }),
     listWebhookEndpoints: async ({ merchant, query }) => ({ status: 200, body: await endpoints.list(merchant.id, pageRequestOf(query)) }),
     getWebhookEndpoint: async ({ merchant, params }) => ({ status: 200, body: await endpoints.get(merchant.id, params.endpointId) }),
-    updateWebhookEndpoint: async ({ merchant, params, body }) => ({ status: 200, body: await endpoints.update(merchant.id, params.endpointId, body) }),
+    updateWebhookEndpoint: async ({ merchant, params, body }) => ({
+      status: 200,
+      body: await endpoints.update(merchant.id, params.endpointId, body),
+    }),
     deleteWebhookEndpoint: async ({ merchant, params }) => {
       await endpoints.delete(merchant.id, params.endpointId);
       return { status: 204, body: undefined };
@@ -28,9 +35,16 @@ export function webhookHandlers(endpoints: EndpointsService, deliveries: Deliver
     listWebhookDeliveries: async ({ merchant, params, query }) => {
       const endpoint = await endpoints.get(merchant.id, params.endpointId);
       const page = await deliveries.page(merchant.id, endpoint.id, pageRequestOf(query));
-      const shown = page.data.map(({ merchantId: _m, endpointId: _e, trace: _t, replay, ...delivery }) => ({ ...delivery, replay: replay === true, livemode: livemodeOf(merchant.id) }));
+      const shown = page.data.map(({ merchantId: _m, endpointId: _e, trace: _t, replay, ...delivery }) => ({
+        ...delivery,
+        replay: replay === true,
+        livemode: livemodeOf(merchant.id),
+      }));
       return { status: 200, body: { ...page, data: shown } };
     },
-    replayWebhookEvents: async ({ merchant, params, body }) => ({ status: 202, body: await replays.replay(merchant.id, params.endpointId, body) }),
+    replayWebhookEvents: async ({ merchant, params, body }) => ({
+      status: 202,
+      body: await replays.replay(merchant.id, params.endpointId, body),
+    }),
   };
 }

@@ -51,7 +51,12 @@ export class WebhooksWorker implements EventSink, Resender {
   }
 
   /** One delivery per event and subscribed endpoint; repeated, it creates no new delivery. `held`: not queued (the caller sends them: sendFirst). */
-  async fanOut(merchantId: string, events: readonly Event[], traces?: ReadonlyMap<string, string>, held = false): Promise<readonly string[]> {
+  async fanOut(
+    merchantId: string,
+    events: readonly Event[],
+    traces?: ReadonlyMap<string, string>,
+    held = false,
+  ): Promise<readonly string[]> {
     return this.queueDeliveries(merchantId, events, (event, endpointId) => `${event.id}.${endpointId}`, traces, held);
   }
 
@@ -77,26 +82,31 @@ export class WebhooksWorker implements EventSink, Resender {
    * at a time in the order given (DeliveryQueue.enqueueInOrder). Each keeps its event's
    * `webhook-id`, as a resend does, so a receiver that deduplicates sees each event once.
    */
-  async replay(merchantId: string, endpointId: string, events: readonly { readonly id: string; readonly type: EventType }[]): Promise<number> {
+  async replay(
+    merchantId: string,
+    endpointId: string,
+    events: readonly { readonly id: string; readonly type: EventType }[],
+  ): Promise<number> {
     const replay = uuidv7();
     const createdAt = nowTimestamp();
-    const deliveries = events.map(
-      (event): Delivery => ({
-        id: `${event.id}.${endpointId}.${replay}`,
-        merchantId,
-        endpointId,
-        eventId: event.id,
-        eventType: event.type,
-        status: 'pending',
-        attempts: [],
-        nextAttemptAt: createdAt,
-        createdAt,
-        replay: true,
-      }),
-    );
+    const deliveries = events.map((event): Delivery => ({
+      id: `${event.id}.${endpointId}.${replay}`,
+      merchantId,
+      endpointId,
+      eventId: event.id,
+      eventType: event.type,
+      status: 'pending',
+      attempts: [],
+      nextAttemptAt: createdAt,
+      createdAt,
+      replay: true,
+    }));
     if (deliveries.length === 0) return 0;
     await this.deliveries.insert(deliveries);
-    await this.queue.enqueueInOrder(merchantId, deliveries.map((d) => d.id));
+    await this.queue.enqueueInOrder(
+      merchantId,
+      deliveries.map((d) => d.id),
+    );
     return deliveries.length;
   }
 
@@ -153,7 +163,8 @@ export class WebhooksWorker implements EventSink, Resender {
       const overdue = await this.deliveries.overdue(new Date(Date.now() - OVERDUE_AFTER_MS), DELIVERY_BATCH);
       if (overdue.length > 0) {
         this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
-        for (const [merchantId, ids] of byMerchantOf(new Map(overdue.map((d) => [d.id, d.merchantId])))) await this.queue.enqueue(merchantId, ids);
+        for (const [merchantId, ids] of byMerchantOf(new Map(overdue.map((d) => [d.id, d.merchantId]))))
+          await this.queue.enqueue(merchantId, ids);
       }
     } catch (error) {
       this.log.warn({ err: error }, 'webhook delivery sweep failed');
@@ -191,7 +202,11 @@ export class WebhooksWorker implements EventSink, Resender {
         }
         // A child of the change that caused it, when traced; the POST carries the delivery span's traceparent.
         const attributes = { 'subsvc.event_type': delivery.eventType, 'subsvc.attempt': delivery.attempts.length + 1 };
-        updates.push(await inSpan('webhook delivery', delivery.trace, attributes, () => this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId))));
+        updates.push(
+          await inSpan('webhook delivery', delivery.trace, attributes, () =>
+            this.attempt(delivery, targets.get(delivery.endpointId), events.get(delivery.eventId)),
+          ),
+        );
       }
     };
     await Promise.all(Array.from({ length: Math.min(concurrency, claimed.length) }, sendNext));
@@ -203,7 +218,10 @@ export class WebhooksWorker implements EventSink, Resender {
   private async attempt(delivery: Delivery, target: DeliveryTarget | undefined, event: Event | undefined): Promise<DeliveryUpdate> {
     const line = { eventId: delivery.eventId, endpointId: delivery.endpointId, deliveryId: delivery.id };
     if (!target?.enabled || !event) {
-      this.log.info(line, target ? (event ? 'webhook not sent: endpoint disabled' : 'webhook not sent: event expired') : 'webhook not sent: endpoint removed');
+      this.log.info(
+        line,
+        target ? (event ? 'webhook not sent: endpoint disabled' : 'webhook not sent: event expired') : 'webhook not sent: endpoint removed',
+      );
       return { id: delivery.id, attempt: undefined, status: 'failed' };
     }
     const attempt = await attemptDelivery(target, event, this.options.allowPrivateUrls);
@@ -211,7 +229,9 @@ export class WebhooksWorker implements EventSink, Resender {
     metrics()?.deliveryDuration.observe(attempt.durationMs / 1000);
     const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
     const retryDelay = this.options.retryDelaysMs[delivery.attempts.length];
-    metrics()?.deliveries.labels(delivered ? 'delivered' : retryDelay === undefined ? 'failed' : 'retrying').inc();
+    metrics()
+      ?.deliveries.labels(delivered ? 'delivered' : retryDelay === undefined ? 'failed' : 'retrying')
+      .inc();
     if (!delivered) failActiveSpan(attempt.error ?? `HTTP ${attempt.statusCode}`);
     if (delivered) {
       this.log.info(outcome, 'webhook delivered');
@@ -227,7 +247,12 @@ export class WebhooksWorker implements EventSink, Resender {
   }
 
   /** Endpoint bookkeeping (the disabling rule) and one job per retry time for the failed ones. */
-  private async afterRecorded(merchantId: string | undefined, claimed: readonly Delivery[], updates: readonly DeliveryUpdate[], targets: Map<string, DeliveryTarget>): Promise<void> {
+  private async afterRecorded(
+    merchantId: string | undefined,
+    claimed: readonly Delivery[],
+    updates: readonly DeliveryUpdate[],
+    targets: Map<string, DeliveryTarget>,
+  ): Promise<void> {
     const endpointOf = new Map(claimed.map((d) => [d.id, d.endpointId]));
     const succeeded = new Set(updates.filter((u) => u.status === 'succeeded').map((u) => endpointOf.get(u.id)!));
     await Promise.all([...succeeded].map((id) => this.endpoints.succeeded(merchantId, id)));
@@ -251,7 +276,8 @@ export class WebhooksWorker implements EventSink, Resender {
     // A job's deliveries are one merchant's (claimed.merchantId: a job queued by an earlier version may mix them).
     const merchantOfDelivery = new Map(claimed.map((d) => [d.id, d.merchantId]));
     for (const [at, ids] of retries) {
-      for (const [owner, own] of byMerchantOf(new Map(ids.map((id) => [id, merchantOfDelivery.get(id)!])))) await this.queue.enqueue(owner, own, new Date(at));
+      for (const [owner, own] of byMerchantOf(new Map(ids.map((id) => [id, merchantOfDelivery.get(id)!]))))
+        await this.queue.enqueue(owner, own, new Date(at));
     }
   }
 }

@@ -15,15 +15,37 @@ type OutcomeOf = (i: number) => Pick<ItemOutcome, 'outcome' | 'reason'>;
  * `outcomeOf` says otherwise), written straight into the database in parts, not through the API
  * (which takes at most 3000 ids). Its subscription ids are random, in order.
  */
-export async function storedBulkRequest(db: Db, merchantId: string, count: number, outcomeOf: OutcomeOf = () => ({ outcome: 'applied', reason: null })): Promise<{ requestId: string; ids: string[] }> {
+export async function storedBulkRequest(
+  db: Db,
+  merchantId: string,
+  count: number,
+  outcomeOf: OutcomeOf = () => ({ outcome: 'applied', reason: null }),
+): Promise<{ requestId: string; ids: string[] }> {
   const repository = new BulkRepository(db, 86_400_000);
   const requestId = randomUUID();
   const ids = Array.from({ length: count }, () => randomUUID()).sort();
   const at = nowTimestamp();
   const chunkCount = Math.ceil(count / CHUNK_SIZE);
-  await repository.insert({ requestId, merchantId, operation: 'PAUSE', acceptedCount: count, rejected: [], chunkCount, createdAt: at, completedAt: at });
+  await repository.insert({
+    requestId,
+    merchantId,
+    operation: 'PAUSE',
+    acceptedCount: count,
+    rejected: [],
+    chunkCount,
+    createdAt: at,
+    completedAt: at,
+  });
   const names = chunkIds(requestId, chunkCount);
-  const chunks = partsOf(ids, CHUNK_SIZE).map((subscriptionIds, i) => ({ chunkId: names[i]!, requestId, merchantId, operation: 'PAUSE' as const, subscriptionIds, chunkCount, outcomes: null }));
+  const chunks = partsOf(ids, CHUNK_SIZE).map((subscriptionIds, i) => ({
+    chunkId: names[i]!,
+    requestId,
+    merchantId,
+    operation: 'PAUSE' as const,
+    subscriptionIds,
+    chunkCount,
+    outcomes: null,
+  }));
   for (const part of partsOf(chunks, 50)) await repository.insertChunks(part, at);
   await repository.markDispatched(merchantId, requestId, at);
   const records = chunks.map(({ chunkId, subscriptionIds }, c) => ({

@@ -56,11 +56,22 @@ export async function startContractProxy(upstream: string): Promise<ContractProx
     });
     const text = await answer.text();
     const contentType = answer.headers.get('content-type') ?? '';
-    const found = await contractViolations({ method, path: request.url ?? '/', status: answer.status, contentType, body: parsedBody(contentType, text) });
+    const found = await contractViolations({
+      method,
+      path: request.url ?? '/',
+      status: answer.status,
+      contentType,
+      body: parsedBody(contentType, text),
+    });
     if (found.length > 0) {
       const line = `${method} ${request.url} → ${answer.status}: ${found.join('; ')}`;
       violations.push(line);
-      const problem = { type: 'urn:subsvc:test:contract-violation', title: 'The answer breaks the contract', status: 502, detail: `${line}\n${text}` };
+      const problem = {
+        type: 'urn:subsvc:test:contract-violation',
+        title: 'The answer breaks the contract',
+        status: 502,
+        detail: `${line}\n${text}`,
+      };
       response.writeHead(502, { 'content-type': 'application/problem+json' }).end(JSON.stringify(problem));
       return;
     }

@@ -66,7 +66,8 @@ export async function contractViolations(res: ReceivedResponse): Promise<string[
   const declared = declaredResponse(operation.path, res.method, res.status);
   if (!declared) return [`status ${res.status} is not declared for ${operation.operationId}`];
   // A response declared without content (204) must come without one.
-  if (!declared.response.content) return mediaType === '' ? [] : [`${operation.operationId} ${res.status} declares no content, got ${mediaType}`];
+  if (!declared.response.content)
+    return mediaType === '' ? [] : [`${operation.operationId} ${res.status} declares no content, got ${mediaType}`];
   const content = declared.response.content[mediaType];
   if (!content?.schema) {
     return [`media type ${mediaType} is not declared for ${operation.operationId} ${res.status}`];

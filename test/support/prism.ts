@@ -19,9 +19,13 @@ export interface RunningPrism {
 export async function startPrism(upstream?: string): Promise<RunningPrism> {
   const port = await freePort();
   const args = upstream ? ['proxy', SPEC_PATH, upstream, '--errors'] : ['mock', writeMockSpec()];
-  const child: ChildProcess = spawn(join(projectRoot(), 'node_modules', '.bin', 'prism'), [...args, '-h', '127.0.0.1', '-p', String(port)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    join(projectRoot(), 'node_modules', '.bin', 'prism'),
+    [...args, '-h', '127.0.0.1', '-p', String(port)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   child.stdout!.on('data', (c: Buffer) => (output += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (output += c.toString()));

@@ -33,7 +33,11 @@ export async function startReceiver(port = 0): Promise<Receiver> {
     delayMs: 0,
     maxInFlight: 0,
     secret: undefined,
-    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
   let inFlight = 0;
   const server: Server = createServer((req, res) => {
@@ -48,7 +52,12 @@ export async function startReceiver(port = 0): Promise<Receiver> {
       } catch {
         verified = false;
       }
-      receiver.received.push({ id: String(req.headers['webhook-id']), verified, body: JSON.parse(text), traceparent: req.headers.traceparent as string | undefined });
+      receiver.received.push({
+        id: String(req.headers['webhook-id']),
+        verified,
+        body: JSON.parse(text),
+        traceparent: req.headers.traceparent as string | undefined,
+      });
       const status = receiver.answers.shift() ?? 200;
       setTimeout(() => {
         inFlight--;
@@ -65,7 +74,12 @@ export async function startReceiver(port = 0): Promise<Receiver> {
  * A receiver registered through the API as a webhook endpoint of the key's merchant for `events`,
  * verifying with the secret the endpoint was given; pushed onto `receivers` for the caller to close.
  */
-export async function registeredReceiver(baseUrl: string, apiKey: string, events: readonly string[], receivers: Receiver[]): Promise<{ receiver: Receiver; id: string }> {
+export async function registeredReceiver(
+  baseUrl: string,
+  apiKey: string,
+  events: readonly string[],
+  receivers: Receiver[],
+): Promise<{ receiver: Receiver; id: string }> {
   const receiver = await startReceiver();
   receivers.push(receiver);
   const res = await call(baseUrl, '/v2/webhook-endpoints', { method: 'POST', apiKey, json: { url: receiver.url, events } });

@@ -61,8 +61,19 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   // seconds for a write, which would turn into 503s that the test is not about.
   // No readiness delay on close (a test's service has no load balancer to tell), unless a test asks for one.
   // DB_WORKAROUNDS reaches it, for `npm test`'s pass without the workarounds the engine can do without.
-  const config = { ...loadConfig({ DB_WORKAROUNDS: process.env.DB_WORKAROUNDS }), bulkConcurrency: workers ?? 0, bulkPollIntervalMs: 100, dbTimeoutMs: 10_000, shutdownReadyDelayMs: 0, ...overrides };
-  const database = await connectDatabase(onServer(serverUri ?? inject('mongoUri'), databaseName ?? `test_${randomUUID().slice(0, 8)}`), config, log);
+  const config = {
+    ...loadConfig({ DB_WORKAROUNDS: process.env.DB_WORKAROUNDS }),
+    bulkConcurrency: workers ?? 0,
+    bulkPollIntervalMs: 100,
+    dbTimeoutMs: 10_000,
+    shutdownReadyDelayMs: 0,
+    ...overrides,
+  };
+  const database = await connectDatabase(
+    onServer(serverUri ?? inject('mongoUri'), databaseName ?? `test_${randomUUID().slice(0, 8)}`),
+    config,
+    log,
+  );
   const running = await startService(database, config, log, { port: 0, host: '127.0.0.1' });
   const { service } = running;
   return {
@@ -72,8 +83,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     service,
     logLines,
     merchant: () => service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`),
-    seed: async (merchantId, count, status = 'fulfilled') =>
-      (await service.seeder.seed({ merchantId, count, status })).map((s) => s.id),
+    seed: async (merchantId, count, status = 'fulfilled') => (await service.seeder.seed({ merchantId, count, status })).map((s) => s.id),
     async close() {
       await running.stop(5_000);
       if (!databaseName) await database.background.dropDatabase().catch(() => undefined);

@@ -17,7 +17,10 @@ export function fileSeconds(module: Pick<TestModule, 'diagnostic'>): number {
 export function slowestLines(files: readonly { readonly name: string; readonly seconds: number }[], shown = SHOWN): string[] {
   if (files.length === 0) return [];
   const slowest = [...files].sort((a, b) => b.seconds - a.seconds).slice(0, shown);
-  return [`slowest test files (${slowest.length} of ${files.length}):`, ...slowest.map((f) => `${f.seconds.toFixed(1).padStart(7)} s  ${f.name}`)];
+  return [
+    `slowest test files (${slowest.length} of ${files.length}):`,
+    ...slowest.map((f) => `${f.seconds.toFixed(1).padStart(7)} s  ${f.name}`),
+  ];
 }
 
 export default class SlowestFilesReporter implements Reporter {

@@ -5,9 +5,18 @@ import { inspect } from 'node:util';
  * naming what it waited for and the last value read, so that a wait that never ends is the
  * failure, not a later assertion on a stale value.
  */
-export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000, everyMs = 100, what: string | (() => string) = 'the condition'): Promise<T> {
+export async function waitFor<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  timeoutMs = 60_000,
+  everyMs = 100,
+  what: string | (() => string) = 'the condition',
+): Promise<T> {
   const { value, met } = await pollFor(read, done, timeoutMs, everyMs);
-  if (!met) throw new Error(`waited ${timeoutMs} ms for ${typeof what === 'function' ? what() : what}; it never held. Last value: ${inspect(value, { depth: 4, maxStringLength: 500 })}`);
+  if (!met)
+    throw new Error(
+      `waited ${timeoutMs} ms for ${typeof what === 'function' ? what() : what}; it never held. Last value: ${inspect(value, { depth: 4, maxStringLength: 500 })}`,
+    );
   return value;
 }
 
@@ -15,7 +24,12 @@ export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boo
  * For a measurement over a window (how far an engine gets in a given time): polls until the check
  * passes or the window ends, and says which. Everything else uses waitFor.
  */
-export async function pollFor<T>(read: () => Promise<T>, done: (value: T) => boolean, windowMs: number, everyMs = 100): Promise<{ value: T; met: boolean }> {
+export async function pollFor<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  windowMs: number,
+  everyMs = 100,
+): Promise<{ value: T; met: boolean }> {
   const deadline = Date.now() + windowMs;
   let value = await read();
   while (!done(value) && Date.now() < deadline) {

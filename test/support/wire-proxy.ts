@@ -45,7 +45,13 @@ export interface WireMatch {
 export type WireAction =
   | { readonly action: 'cut'; readonly at?: 'request' | 'reply'; readonly times?: number }
   | { readonly action: 'hold'; readonly ms?: number; readonly at?: 'request' | 'reply'; readonly times?: number }
-  | { readonly action: 'fail'; readonly code?: number; readonly errmsg?: string; readonly at?: 'request' | 'reply'; readonly times?: number };
+  | {
+      readonly action: 'fail';
+      readonly code?: number;
+      readonly errmsg?: string;
+      readonly at?: 'request' | 'reply';
+      readonly times?: number;
+    };
 
 export interface WireRule {
   readonly hits: number;
@@ -85,14 +91,15 @@ export function readCommand(message: Buffer): WireCommand | undefined {
   const end = message.length - (flags & 1 ? 4 : 0);
   let body: Document | undefined;
   const sequences: Record<string, Document[]> = {};
-  for (let at = HEADER + 4; at < end; ) {
+  for (let at = HEADER + 4; at < end;) {
     const kind = message[at++];
     const size = message.readInt32LE(at);
     if (kind === 0) body = BSON.deserialize(message.subarray(at, at + size));
     else {
       const idEnd = message.indexOf(0, at + 4);
       const docs: Document[] = [];
-      for (let d = idEnd + 1; d < at + size; d += message.readInt32LE(d)) docs.push(BSON.deserialize(message.subarray(d, d + message.readInt32LE(d))));
+      for (let d = idEnd + 1; d < at + size; d += message.readInt32LE(d))
+        docs.push(BSON.deserialize(message.subarray(d, d + message.readInt32LE(d))));
       sequences[message.toString('utf8', at + 4, idEnd)] = docs;
     }
     at += size;
@@ -199,26 +206,32 @@ export async function startWireProxy(targetUri: string): Promise<WireProxy> {
     const atReply = new Map<number, WireAction>();
     let toServer = Promise.resolve();
     let toClient = Promise.resolve();
-    client.on('data', framer((message) => {
-      toServer = toServer.then(async () => {
-        await pass();
-        const rule = ruleFor(readCommand(message));
-        const requestId = message.readInt32LE(4);
-        if (rule && (rule.act.at ?? 'request') === 'reply') atReply.set(requestId, rule.act);
-        else if (rule && !(await apply(rule.act, requestId, client, upstream))) return;
-        if (!upstream.destroyed) upstream.write(message);
-      });
-    }));
-    upstream.on('data', framer((message) => {
-      toClient = toClient.then(async () => {
-        await pass();
-        const responseTo = message.readInt32LE(8);
-        const act = atReply.get(responseTo);
-        atReply.delete(responseTo);
-        if (act && !(await apply(act, responseTo, client, upstream))) return;
-        if (!client.destroyed) client.write(message);
-      });
-    }));
+    client.on(
+      'data',
+      framer((message) => {
+        toServer = toServer.then(async () => {
+          await pass();
+          const rule = ruleFor(readCommand(message));
+          const requestId = message.readInt32LE(4);
+          if (rule && (rule.act.at ?? 'request') === 'reply') atReply.set(requestId, rule.act);
+          else if (rule && !(await apply(rule.act, requestId, client, upstream))) return;
+          if (!upstream.destroyed) upstream.write(message);
+        });
+      }),
+    );
+    upstream.on(
+      'data',
+      framer((message) => {
+        toClient = toClient.then(async () => {
+          await pass();
+          const responseTo = message.readInt32LE(8);
+          const act = atReply.get(responseTo);
+          atReply.delete(responseTo);
+          if (act && !(await apply(act, responseTo, client, upstream))) return;
+          if (!client.destroyed) client.write(message);
+        });
+      }),
+    );
   }
 
   const server = net.createServer(pipe);

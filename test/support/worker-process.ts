@@ -29,7 +29,12 @@ export interface ServeProcess extends ServiceProcess {
  */
 export const SERVICE_PROCESSES_DIR = join(projectRoot(), 'test-artifacts', 'service-processes');
 
-async function startProcess(command: 'serve' | 'worker', mongodbUri: string, env: Record<string, string>, readyMsg: string): Promise<ServiceProcess> {
+async function startProcess(
+  command: 'serve' | 'worker',
+  mongodbUri: string,
+  env: Record<string, string>,
+  readyMsg: string,
+): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main/cli.ts', command], {
     env: {
       ...process.env,

@@ -4,7 +4,13 @@ import { MAX_ACTIVE_KEYS, newKey, revoked, rolled, timestampIn, withNewKey, type
 
 const NOW = Date.parse('2026-11-24T12:00:00.000Z');
 const now = timestampIn(0, NOW);
-const key = (id: string, expiresAt: string | null = null): StoredKey => ({ id, hash: `hash-${id}`, prefix: 'sk_abcdefgh', createdAt: '2026-11-01T00:00:00.000000Z', expiresAt });
+const key = (id: string, expiresAt: string | null = null): StoredKey => ({
+  id,
+  hash: `hash-${id}`,
+  prefix: 'sk_abcdefgh',
+  createdAt: '2026-11-01T00:00:00.000000Z',
+  expiresAt,
+});
 
 describe('API key rules', () => {
   it('a roll sets the old key to expire the given hours ahead, or keeps an earlier expiry', () => {
@@ -21,26 +27,35 @@ describe('API key rules', () => {
   it('an expired or unknown key can be neither rolled nor revoked: 0025', () => {
     const set = [key('a'), key('gone', timestampIn(-1, NOW))];
     for (const id of ['gone', 'nope']) {
-      expect(() => rolled(set, id, key('new'), 1, NOW)).toThrow(expect.objectContaining({ kind: expect.objectContaining({ code: '0025' }) }));
+      expect(() => rolled(set, id, key('new'), 1, NOW)).toThrow(
+        expect.objectContaining({ kind: expect.objectContaining({ code: '0025' }) }),
+      );
       expect(() => revoked(set, id, now)).toThrow(expect.objectContaining({ kind: expect.objectContaining({ code: '0025' }) }));
     }
   });
 
   it('revoking is refused (0031) when only keys waiting to expire would remain', () => {
     const expiring = key('old', timestampIn(3_600_000, NOW));
-    expect(() => revoked([expiring, key('new')], 'new', now)).toThrow(expect.objectContaining({ kind: expect.objectContaining({ code: '0031' }) }));
+    expect(() => revoked([expiring, key('new')], 'new', now)).toThrow(
+      expect.objectContaining({ kind: expect.objectContaining({ code: '0031' }) }),
+    );
     expect(revoked([expiring, key('new')], 'old', now).keys.map((k) => k.id)).toEqual(['new']);
   });
 
   it(`at most ${MAX_ACTIVE_KEYS} active keys; expired ones are dropped from the set and do not count`, () => {
     const full = Array.from({ length: MAX_ACTIVE_KEYS }, (_, i) => key(`k${i}`));
-    expect(() => withNewKey(full, key('one-more'), now)).toThrow(expect.objectContaining({ kind: expect.objectContaining({ code: '0040' }) }));
+    expect(() => withNewKey(full, key('one-more'), now)).toThrow(
+      expect.objectContaining({ kind: expect.objectContaining({ code: '0040' }) }),
+    );
     const withExpired = [...full.slice(1), key('expired', timestampIn(-1, NOW))];
     expect(withNewKey(withExpired, key('one-more'), now)).toHaveLength(MAX_ACTIVE_KEYS);
   });
 
   it('a new key is sk_live_ (sk_test_ in a test mode) and 43 characters, its prefix its first 16, and only its hash is in what is stored', () => {
-    for (const [made, start] of [[newKey(NOW), 'sk_live_'], [newKey(NOW, false), 'sk_test_']] as const) {
+    for (const [made, start] of [
+      [newKey(NOW), 'sk_live_'],
+      [newKey(NOW, false), 'sk_test_'],
+    ] as const) {
       expect(made.key).toMatch(new RegExp(`^${start}[A-Za-z0-9_-]{43}$`));
       expect(made.stored.prefix).toBe(made.key.slice(0, 16));
       expect(JSON.stringify(made.stored)).not.toContain(made.key);

@@ -73,7 +73,11 @@ function collectionOwners(files = sourceFiles(SRC)): Map<string, string[]> {
   const owners = new Map<string, string[]>();
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
-    const names = new Set([...text.matchAll(/\.collection(?:<[^>]*>)?\(\s*'([^']+)'|collection: '([^']+)'|_COLLECTION = '([^']+)'/g)].map((m) => m[1] ?? m[2] ?? m[3]!));
+    const names = new Set(
+      [...text.matchAll(/\.collection(?:<[^>]*>)?\(\s*'([^']+)'|collection: '([^']+)'|_COLLECTION = '([^']+)'/g)].map(
+        (m) => m[1] ?? m[2] ?? m[3]!,
+      ),
+    );
     for (const name of names) owners.set(name, [...(owners.get(name) ?? []), relative(SRC, file)]);
   }
   return owners;
@@ -104,7 +108,11 @@ describe('folder dependencies of src/', () => {
   });
 
   it('db/ imports no folder of ours but lib/ (root modules such as the logger aside)', () => {
-    const folders = new Set(readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name));
+    const folders = new Set(
+      readdirSync(SRC, { withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => e.name),
+    );
     expect([...(graph.get('db') ?? [])].filter((to) => folders.has(to) && to !== 'lib')).toEqual([]);
   });
 

@@ -8,7 +8,7 @@ import { compareRuns } from '../../scripts/bench-compare.js';
 import { medianNoise, spreadOf } from '../../scripts/bench-rounds.js';
 
 describe('the noise of a median of rounds', () => {
-  it('is the standard error of the median, from the rounds\' median absolute deviation, relative to the median', () => {
+  it("is the standard error of the median, from the rounds' median absolute deviation, relative to the median", () => {
     // MAD 0.1, so σ = 0.14826 and the standard error 1.2533 σ / √3.
     expect(medianNoise([0.9, 1.0, 1.1])).toBeCloseTo((1.2533 * 0.14826) / Math.sqrt(3), 6);
     expect(medianNoise([2, 2, 2, 2, 2])).toBe(0);
@@ -22,7 +22,10 @@ describe('the noise of a median of rounds', () => {
 });
 
 describe('comparing two runs', () => {
-  const run = (measuredAt: string, ratios: Record<string, readonly number[]>) => ({ measuredAt, ...Object.fromEntries(Object.entries(ratios).map(([k, r]) => [k, spreadOf(r)])) });
+  const run = (measuredAt: string, ratios: Record<string, readonly number[]>) => ({
+    measuredAt,
+    ...Object.fromEntries(Object.entries(ratios).map(([k, r]) => [k, spreadOf(r)])),
+  });
 
   it('agrees when every median is within 15%, and prints each change with its noise', () => {
     const { agree, lines } = compareRuns(run('first', { a: [0.9, 1.0, 1.1] }), run('second', { a: [0.95, 1.1, 1.2] }));
@@ -30,7 +33,7 @@ describe('comparing two runs', () => {
     expect(lines.find((l) => l.startsWith('| a '))).toMatch(/\| +\+10% \| +±14% \| +yes \|$/);
   });
 
-  it('tells a change the rounds\' spread explains from one it does not', () => {
+  it("tells a change the rounds' spread explains from one it does not", () => {
     const first = run('first', { noisy: [0.9, 1.0, 1.1], tight: [1.0, 1.001, 0.999] });
     const second = run('second', { noisy: [1.08, 1.2, 1.32], tight: [1.2, 1.201, 1.199] });
     const { agree, outside, outsideWithinNoise, lines } = compareRuns(first, second);

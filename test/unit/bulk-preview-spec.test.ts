@@ -11,7 +11,11 @@ const spec = loadSpec() as unknown as Node;
 
 function deref(value: Node): Node {
   let found = value;
-  while (found.$ref) found = found.$ref.split('/').slice(1).reduce<Node>((at, key) => at[key], spec);
+  while (found.$ref)
+    found = found.$ref
+      .split('/')
+      .slice(1)
+      .reduce<Node>((at, key) => at[key], spec);
   return found;
 }
 
@@ -30,7 +34,9 @@ describe('the bulk previews in the spec', () => {
     const statuses = Object.keys(preview);
     expect(statuses).toContain('200');
     expect(statuses.filter((status) => !bulk[status])).toEqual([]);
-    expect(Object.fromEntries(statuses.map((s) => [s, headersOf(preview[s]!)]))).toEqual(Object.fromEntries(statuses.map((s) => [s, headersOf(bulk[s]!)])));
+    expect(Object.fromEntries(statuses.map((s) => [s, headersOf(preview[s]!)]))).toEqual(
+      Object.fromEntries(statuses.map((s) => [s, headersOf(bulk[s]!)])),
+    );
   });
 
   it.each(PAIRS)('the body of %s is the body of %s without dryRun, and dryRun is deprecated there', (previewPath, bulkPath) => {
@@ -38,7 +44,8 @@ describe('the bulk previews in the spec', () => {
     const bulkBody = bodySchema(operationAt(bulkPath));
     const { dryRun, ...rest } = bulkBody.properties as Record<string, Node>;
     // The same fields with the same schemas; a description may say "would".
-    const schemasOf = (properties: Record<string, Node>) => Object.fromEntries(Object.entries(properties).map(([name, p]) => [name, p.$ref]));
+    const schemasOf = (properties: Record<string, Node>) =>
+      Object.fromEntries(Object.entries(properties).map(([name, p]) => [name, p.$ref]));
     expect(deref(dryRun!).deprecated).toBe(true);
     expect(schemasOf(previewBody.properties)).toEqual(schemasOf(rest));
     expect([previewBody.oneOf, previewBody.additionalProperties]).toEqual([bulkBody.oneOf, false]);

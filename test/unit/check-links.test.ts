@@ -17,7 +17,20 @@ function repository(files: Record<string, string>): string {
   return root;
 }
 
-const GUIDE = ['# Operating it', '', '## What `npm run bench` measures', '', '## Alerts', '', '## Alerts', '', '```sh', '# not a heading', '```', ''].join('\n');
+const GUIDE = [
+  '# Operating it',
+  '',
+  '## What `npm run bench` measures',
+  '',
+  '## Alerts',
+  '',
+  '## Alerts',
+  '',
+  '```sh',
+  '# not a heading',
+  '```',
+  '',
+].join('\n');
 
 describe('the link check', () => {
   it('passes links to files, folders and headings that exist, and does not follow URLs or code', () => {
@@ -51,7 +64,9 @@ describe('the link check', () => {
 
   it('makes GitHub’s heading slugs: lower case, punctuation dropped, spaces to hyphens, repeats numbered', () => {
     expect(slug('What `npm run bench` measures')).toBe('what-npm-run-bench-measures');
-    expect(slug('The embedded engine: Node, the database, and their limits')).toBe('the-embedded-engine-node-the-database-and-their-limits');
+    expect(slug('The embedded engine: Node, the database, and their limits')).toBe(
+      'the-embedded-engine-node-the-database-and-their-limits',
+    );
     expect(slug('Guarantees, and the [tests](x.md) that show them')).toBe('guarantees-and-the-tests-that-show-them');
     expect([...anchors(GUIDE)]).toEqual(['operating-it', 'what-npm-run-bench-measures', 'alerts', 'alerts-1']);
   });

@@ -1,6 +1,12 @@
 /** Timestamps (docs/design.md §5): six fractional digits, strictly increasing, sorting like their instants. */
 import { describe, expect, it } from 'vitest';
-import { EARLIEST_TIMESTAMP_MICROS, formatTimestamp, LATEST_TIMESTAMP_MICROS, nowTimestamp, TIMESTAMP_PATTERN } from '../../src/lib/clock.js';
+import {
+  EARLIEST_TIMESTAMP_MICROS,
+  formatTimestamp,
+  LATEST_TIMESTAMP_MICROS,
+  nowTimestamp,
+  TIMESTAMP_PATTERN,
+} from '../../src/lib/clock.js';
 
 describe('the clock', () => {
   it('formats an instant in microseconds as UTC with exactly six fractional digits', () => {
@@ -12,7 +18,11 @@ describe('the clock', () => {
   it('formats instants of different seconds in turn each with its own second (the second last formatted is reused)', () => {
     const [a, b] = [1_700_000_000_123_456n, 1_700_000_061_000_001n];
     expect([a, b, a, b - 1n, a + 1n].map(formatTimestamp)).toEqual([
-      '2023-11-14T22:13:20.123456Z', '2023-11-14T22:14:21.000001Z', '2023-11-14T22:13:20.123456Z', '2023-11-14T22:14:21.000000Z', '2023-11-14T22:13:20.123457Z',
+      '2023-11-14T22:13:20.123456Z',
+      '2023-11-14T22:14:21.000001Z',
+      '2023-11-14T22:13:20.123456Z',
+      '2023-11-14T22:14:21.000000Z',
+      '2023-11-14T22:13:20.123457Z',
     ]);
   });
 
@@ -49,8 +59,15 @@ describe('the clock', () => {
 
   it('sorts as strings exactly as the instants they name, across seconds, days and years', () => {
     const instants = [
-      1_699_999_999_999_999n, 1_700_000_000_000_000n, 1_700_000_000_000_001n, 1_700_000_000_999_999n,
-      1_700_000_001_000_000n, 1_703_980_799_999_999n, 1_703_980_800_000_000n, 1_000_000_000_000_000n, 9_999_999_999_999_999n,
+      1_699_999_999_999_999n,
+      1_700_000_000_000_000n,
+      1_700_000_000_000_001n,
+      1_700_000_000_999_999n,
+      1_700_000_001_000_000n,
+      1_703_980_799_999_999n,
+      1_703_980_800_000_000n,
+      1_000_000_000_000_000n,
+      9_999_999_999_999_999n,
     ];
     const byString = [...instants].sort((a, b) => (formatTimestamp(a) < formatTimestamp(b) ? -1 : 1));
     const byInstant = [...instants].sort((a, b) => (a < b ? -1 : 1));

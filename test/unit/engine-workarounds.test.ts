@@ -8,11 +8,33 @@ import { describe, expect, it } from 'vitest';
 import { engineFor } from '../../src/main/composition.js';
 import type { Capabilities } from '../../src/db/mongo.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { describeWorkarounds, DOCUMENTS_PER_DELETE, everyWorkaround, ONE_WRITER_REQUEST_POOL, STATEMENTS_PER_COMMAND, switchOff, workaroundsFor } from '../../src/db/workarounds.js';
+import {
+  describeWorkarounds,
+  DOCUMENTS_PER_DELETE,
+  everyWorkaround,
+  ONE_WRITER_REQUEST_POOL,
+  STATEMENTS_PER_COMMAND,
+  switchOff,
+  workaroundsFor,
+} from '../../src/db/workarounds.js';
 import { KeyedMutex, UNQUEUED } from '../../src/lib/keyed-mutex.js';
 
-const MONGODB: Capabilities = { ttlIndexes: true, atomicConditionalUpdate: true, parallelWriters: true, secondaryIndexes: true, updateProjection: true, largeStatements: true };
-const FERRETDB: Capabilities = { ttlIndexes: false, atomicConditionalUpdate: false, parallelWriters: false, secondaryIndexes: false, updateProjection: false, largeStatements: false };
+const MONGODB: Capabilities = {
+  ttlIndexes: true,
+  atomicConditionalUpdate: true,
+  parallelWriters: true,
+  secondaryIndexes: true,
+  updateProjection: true,
+  largeStatements: true,
+};
+const FERRETDB: Capabilities = {
+  ttlIndexes: false,
+  atomicConditionalUpdate: false,
+  parallelWriters: false,
+  secondaryIndexes: false,
+  updateProjection: false,
+  largeStatements: false,
+};
 
 describe('engine workarounds', () => {
   it('with every capability (MongoDB), none is built: no mutex, no parts, no clock, no relay pauses, no small pool, no sweeper', () => {
@@ -88,7 +110,11 @@ describe('DB_WORKAROUNDS', () => {
   it('a list switches off exactly the workarounds it names', () => {
     const engine = engineFor(FERRETDB, setting('relayPauses, scheduleClock,requestPool'));
     const on = describeWorkarounds(engine.workarounds).map((w) => w.workaround);
-    expect(on).toEqual(everyWorkaround().map((w) => w.workaround).filter((name) => !['relayPauses', 'scheduleClock', 'requestPool'].includes(name)));
+    expect(on).toEqual(
+      everyWorkaround()
+        .map((w) => w.workaround)
+        .filter((name) => !['relayPauses', 'scheduleClock', 'requestPool'].includes(name)),
+    );
     expect(engine.relayPauses).toBe(false);
     expect(engine.mutex).toBeInstanceOf(KeyedMutex);
   });

@@ -10,7 +10,11 @@ describe('the subscription an event carries', () => {
     const schema = (loadSpec().components!.schemas as Record<string, { properties: Record<string, unknown> }>)['Subscription']!;
     const covered: string[] = [...IMMUTABLE_FIELDS, ...SNAPSHOT_FIELDS];
     // `livemode` is neither: it follows from merchantId, and is added where events are shown (events.repository.ts shownAs).
-    expect(Object.keys(schema.properties).filter((p) => p !== 'livemode').sort()).toEqual([...covered].sort());
+    expect(
+      Object.keys(schema.properties)
+        .filter((p) => p !== 'livemode')
+        .sort(),
+    ).toEqual([...covered].sort());
     expect(new Set(covered).size).toBe(covered.length);
   });
 

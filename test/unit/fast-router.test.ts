@@ -22,33 +22,60 @@ describe('the precompiled router', () => {
   const paths = [
     ...Object.keys(definition.paths ?? {}).map((template) => template.replace(/\{[^}]+\}/g, id)),
     // Literal paths that templates also match: the more specific wins (bulk/pause is no subscription id).
-    '/v2/subscriptions/bulk/pause', '/v2/subscriptions/bulk', '/v2/subscriptions/bulk/resume/',
-    '/v2/subscriptions/', `/v2/subscriptions/${id}/pause/`, `/v2/subscriptions/${id}/other`, '/v2/subscriptions/a.b/pause',
-    '/v2/events/x/resend', '/v2', '/', '', '/v3/subscriptions', `/v2/subscriptions/${id}/pause?x=1`, '/V2/SUBSCRIPTIONS',
+    '/v2/subscriptions/bulk/pause',
+    '/v2/subscriptions/bulk',
+    '/v2/subscriptions/bulk/resume/',
+    '/v2/subscriptions/',
+    `/v2/subscriptions/${id}/pause/`,
+    `/v2/subscriptions/${id}/other`,
+    '/v2/subscriptions/a.b/pause',
+    '/v2/events/x/resend',
+    '/v2',
+    '/',
+    '',
+    '/v3/subscriptions',
+    `/v2/subscriptions/${id}/pause?x=1`,
+    '/V2/SUBSCRIPTIONS',
   ];
 
   it('answers every method on every path of the spec, and on paths near them, with the same operation, 404 or 405', () => {
     const cases = paths.flatMap((path) => METHODS.flatMap((method) => [true, false].map((strict) => [method, path, strict] as const)));
-    const differences = cases.filter(([method, path, strict]) => outcome(ours, method, path, strict) !== outcome(theirs, method, path, strict));
+    const differences = cases.filter(
+      ([method, path, strict]) => outcome(ours, method, path, strict) !== outcome(theirs, method, path, strict),
+    );
     expect(differences).toEqual([]);
     // The comparison covers all three kinds of answer.
     const answers = new Set(cases.map(([method, path, strict]) => outcome(ours, method, path, strict).split(':')[0]));
-    expect([...answers]).toEqual(expect.arrayContaining(['pauseSubscription', 'bulkPauseSubscriptions', '404-notFound', '405-methodNotAllowed', 'none']));
+    expect([...answers]).toEqual(
+      expect.arrayContaining(['pauseSubscription', 'bulkPauseSubscriptions', '404-notFound', '405-methodNotAllowed', 'none']),
+    );
   });
 
   it('lists the same operations and finds each by its id as before', () => {
     expect(ours.getOperations()).toEqual(theirs.getOperations());
-    for (const { operationId } of theirs.getOperations()) expect(ours.getOperation(operationId!)).toEqual(theirs.getOperation(operationId!));
+    for (const { operationId } of theirs.getOperations())
+      expect(ours.getOperation(operationId!)).toEqual(theirs.getOperation(operationId!));
     expect(ours.getOperation('noSuchOperation')).toBeUndefined();
   });
 
   it('routes under another api root as the library does', () => {
     const rooted = { definition, apiRoot: '/api/' };
     const [mine, library] = [new PrecompiledRouter(rooted), new OpenAPIRouter(rooted)];
-    const near = ['/api/v2/subscriptions', '/api', '/api/', '/apiv2/subscriptions', '/v2/subscriptions', `/api/v2/subscriptions/${id}/pause/`];
-    for (const path of near) for (const method of METHODS) for (const strict of [true, false]) {
-      expect(`${method} ${path} ${strict}: ${outcome(mine, method, path, strict)}`).toBe(`${method} ${path} ${strict}: ${outcome(library, method, path, strict)}`);
-    }
+    const near = [
+      '/api/v2/subscriptions',
+      '/api',
+      '/api/',
+      '/apiv2/subscriptions',
+      '/v2/subscriptions',
+      `/api/v2/subscriptions/${id}/pause/`,
+    ];
+    for (const path of near)
+      for (const method of METHODS)
+        for (const strict of [true, false]) {
+          expect(`${method} ${path} ${strict}: ${outcome(mine, method, path, strict)}`).toBe(
+            `${method} ${path} ${strict}: ${outcome(library, method, path, strict)}`,
+          );
+        }
   });
 
   it("parses every operation's request as the library does, before routing, after it and again to validate it", () => {

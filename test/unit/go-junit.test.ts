@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { goJunit } from '../../scripts/clients/go.js';
 import { junitCaseCounts } from '../../scripts/test-summary.js';
 
-const event = (Action: string, Test?: string, Output?: string) => JSON.stringify({ Action, Package: 'merchant-scenarios', ...(Test ? { Test } : {}), ...(Output ? { Output } : {}) });
+const event = (Action: string, Test?: string, Output?: string) =>
+  JSON.stringify({ Action, Package: 'merchant-scenarios', ...(Test ? { Test } : {}), ...(Output ? { Output } : {}) });
 
 describe('the Go scenarios report', () => {
   it('counts each passed, failed and skipped test once, with a failure’s output in the report', () => {

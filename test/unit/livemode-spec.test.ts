@@ -6,13 +6,29 @@
 import { describe, expect, it } from 'vitest';
 import { loadSpec } from '../../src/lib/spec.js';
 
-type Schema = { $ref?: string; required?: string[]; properties?: Record<string, Schema>; oneOf?: Schema[]; items?: Schema; type?: string | string[] };
+type Schema = {
+  $ref?: string;
+  required?: string[];
+  properties?: Record<string, Schema>;
+  oneOf?: Schema[];
+  items?: Schema;
+  type?: string | string[];
+};
 
-const spec = loadSpec() as unknown as { paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, Schema & { content?: Record<string, { schema?: Schema }> }> }>> };
+const spec = loadSpec() as unknown as {
+  paths: Record<
+    string,
+    Record<string, { operationId?: string; responses?: Record<string, Schema & { content?: Record<string, { schema?: Schema }> }> }>
+  >;
+};
 
 function deref<T extends { $ref?: string }>(value: T): T {
   let found: unknown = value;
-  while ((found as { $ref?: string }).$ref) found = (found as { $ref: string }).$ref.split('/').slice(1).reduce<any>((at, key) => at[key], spec);
+  while ((found as { $ref?: string }).$ref)
+    found = (found as { $ref: string }).$ref
+      .split('/')
+      .slice(1)
+      .reduce<any>((at, key) => at[key], spec);
   return found as T;
 }
 
@@ -33,7 +49,8 @@ describe('livemode in the spec', () => {
         for (const [status, response] of Object.entries(operation.responses ?? {})) {
           const schema = deref(response).content?.['application/json']?.schema;
           if (!status.startsWith('2') || !schema) continue;
-          if (objectsOf(schema).some((o) => !o.required?.includes('livemode') || !o.properties?.livemode)) missing.push(`${operation.operationId} ${status}`);
+          if (objectsOf(schema).some((o) => !o.required?.includes('livemode') || !o.properties?.livemode))
+            missing.push(`${operation.operationId} ${status}`);
         }
       }
     }

@@ -12,7 +12,9 @@ const VALUES = [0, 0.0004, 0.001, 0.003, 0.005, 0.0100001, 0.2, 0.5, 1.7, 2, 2.5
 
 function pair() {
   const registries = [new Registry(), new Registry()] as const;
-  const histograms = registries.map((r) => new Histogram({ name: 'h_seconds', help: 'h', labelNames: ['client'], buckets: BUCKETS, registers: [r] }));
+  const histograms = registries.map(
+    (r) => new Histogram({ name: 'h_seconds', help: 'h', labelNames: ['client'], buckets: BUCKETS, registers: [r] }),
+  );
   const counters = registries.map((r) => new Counter({ name: 'c_total', help: 'c', labelNames: ['operation', 'status'], registers: [r] }));
   return { registries, histograms, counters };
 }

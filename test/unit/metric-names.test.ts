@@ -11,9 +11,12 @@ describe('registered metrics', () => {
   it('are exactly the service metrics of lib/metric-names.ts, with their types and labels', async () => {
     const metrics = new Metrics();
     const registered = (await metrics.registry.getMetricsAsJSON()).filter((m) => m.name.startsWith('subsvc_'));
-    const labelsOf = (name: string) => [...((metrics.registry.getSingleMetric(name) as unknown as { labelNames: readonly string[] }).labelNames ?? [])].sort();
+    const labelsOf = (name: string) =>
+      [...((metrics.registry.getSingleMetric(name) as unknown as { labelNames: readonly string[] }).labelNames ?? [])].sort();
     const seen = Object.fromEntries(registered.map((m) => [m.name, { type: String(m.type), labels: labelsOf(m.name) }]));
-    const listed = Object.fromEntries(Object.entries(SERVICE_METRICS).map(([name, m]) => [name, { type: m.type, labels: [...m.labels].sort() }]));
+    const listed = Object.fromEntries(
+      Object.entries(SERVICE_METRICS).map(([name, m]) => [name, { type: m.type, labels: [...m.labels].sort() }]),
+    );
     expect(seen).toEqual(listed);
   });
 });

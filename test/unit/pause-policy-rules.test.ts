@@ -1,6 +1,12 @@
 /** The pause policy's rules (src/subscriptions/subscriptions.rules.ts, docs/design.md §11): pure, with `now` passed in. */
 import { describe, expect, it } from 'vitest';
-import { NO_PAUSE_POLICY, decide, pauseVerdict, pausesInYearBefore, type PausePolicy } from '../../src/subscriptions/subscriptions.rules.js';
+import {
+  NO_PAUSE_POLICY,
+  decide,
+  pauseVerdict,
+  pausesInYearBefore,
+  type PausePolicy,
+} from '../../src/subscriptions/subscriptions.rules.js';
 
 const NOW = '2026-11-25T12:00:00.000000Z';
 const policy = (p: Partial<PausePolicy>): PausePolicy => ({ ...NO_PAUSE_POLICY, ...p });
@@ -14,26 +20,38 @@ describe('pauseVerdict', () => {
   it('maxPauseDays: a resumeAt past the limit from the pause start breaks it; at the limit it does not', () => {
     const p = policy({ maxPauseDays: 10 });
     expect(pauseVerdict(p, 'fulfilled', { resumeAt: daysFromNow(10) }, [], NOW)).toEqual({ schedule: { resumeAt: daysFromNow(10) } });
-    expect(pauseVerdict(p, 'fulfilled', { resumeAt: daysFromNow(10.5) }, [], NOW)).toMatchObject({ breach: { rule: 'maxPauseDays', detail: `maxPauseDays is 10; this pause would last 11 days (resumeAt ${daysFromNow(10.5)}).` } });
-    expect(pauseVerdict(p, 'fulfilled', { pauseAt: daysFromNow(5), resumeAt: daysFromNow(15) }, [], NOW)).toEqual({ schedule: { pauseAt: daysFromNow(5), resumeAt: daysFromNow(15) } });
+    expect(pauseVerdict(p, 'fulfilled', { resumeAt: daysFromNow(10.5) }, [], NOW)).toMatchObject({
+      breach: { rule: 'maxPauseDays', detail: `maxPauseDays is 10; this pause would last 11 days (resumeAt ${daysFromNow(10.5)}).` },
+    });
+    expect(pauseVerdict(p, 'fulfilled', { pauseAt: daysFromNow(5), resumeAt: daysFromNow(15) }, [], NOW)).toEqual({
+      schedule: { pauseAt: daysFromNow(5), resumeAt: daysFromNow(15) },
+    });
   });
 
   it('maxPauseDays fills resumeAt from the pause start, which satisfies requireResumeAt', () => {
     const p = policy({ maxPauseDays: 7, requireResumeAt: true });
     expect(pauseVerdict(p, 'fulfilled', undefined, [], NOW)).toEqual({ schedule: { resumeAt: daysFromNow(7) } });
-    expect(pauseVerdict(p, 'fulfilled', { pauseAt: daysFromNow(1), reason: 'r' }, [], NOW)).toEqual({ schedule: { pauseAt: daysFromNow(1), reason: 'r', resumeAt: daysFromNow(8) } });
+    expect(pauseVerdict(p, 'fulfilled', { pauseAt: daysFromNow(1), reason: 'r' }, [], NOW)).toEqual({
+      schedule: { pauseAt: daysFromNow(1), reason: 'r', resumeAt: daysFromNow(8) },
+    });
   });
 
   it('requireResumeAt alone: a pause without resumeAt breaks it', () => {
-    expect(pauseVerdict(policy({ requireResumeAt: true }), 'fulfilled', { reason: 'x' }, [], NOW)).toMatchObject({ breach: { rule: 'requireResumeAt' } });
+    expect(pauseVerdict(policy({ requireResumeAt: true }), 'fulfilled', { reason: 'x' }, [], NOW)).toMatchObject({
+      breach: { rule: 'requireResumeAt' },
+    });
   });
 
   it('maxPausesPerYear counts the pauses in the 365 days before now: 364 days back counts, 366 does not; 0 refuses every pause', () => {
     const history = [daysFromNow(-366), daysFromNow(-364), daysFromNow(-1)];
     expect(pausesInYearBefore(history, NOW)).toBe(2);
-    expect(pauseVerdict(policy({ maxPausesPerYear: 2 }), 'fulfilled', undefined, history, NOW)).toMatchObject({ breach: { rule: 'maxPausesPerYear', detail: 'maxPausesPerYear is 2; this subscription was paused 2 times in the 365 days before.' } });
+    expect(pauseVerdict(policy({ maxPausesPerYear: 2 }), 'fulfilled', undefined, history, NOW)).toMatchObject({
+      breach: { rule: 'maxPausesPerYear', detail: 'maxPausesPerYear is 2; this subscription was paused 2 times in the 365 days before.' },
+    });
     expect(pauseVerdict(policy({ maxPausesPerYear: 3 }), 'fulfilled', undefined, history, NOW)).toEqual({ schedule: undefined });
-    expect(pauseVerdict(policy({ maxPausesPerYear: 0 }), 'fulfilled', undefined, [], NOW)).toMatchObject({ breach: { rule: 'maxPausesPerYear' } });
+    expect(pauseVerdict(policy({ maxPausesPerYear: 0 }), 'fulfilled', undefined, [], NOW)).toMatchObject({
+      breach: { rule: 'maxPausesPerYear' },
+    });
   });
 
   it('a paused subscription paused again starts nothing: only a resumeAt sent is held to maxPauseDays; a cancelled one is left to decide', () => {
@@ -56,11 +74,16 @@ describe('a due pause under a policy (FIRE)', () => {
 
   it('without resumeAt under maxPauseDays: applied, resumeAt set that many days after now, with resume_scheduled after the status event', () => {
     const ruling = decide({ ...due, resumeAt: null }, { kind: 'FIRE', now: NOW, policy: policy({ maxPauseDays: 3 }), recentPauses: [] });
-    expect(ruling).toMatchObject({ outcome: 'applied', change: { status: 'paused', set: { resumeAt: daysFromNow(3), nextScheduledAt: daysFromNow(3) } } });
+    expect(ruling).toMatchObject({
+      outcome: 'applied',
+      change: { status: 'paused', set: { resumeAt: daysFromNow(3), nextScheduledAt: daysFromNow(3) } },
+    });
     expect(ruling.events).toEqual([{ kind: 'status' }, { kind: 'resume_scheduled' }]);
   });
 
   it('no policy: exactly the ruling of before policies', () => {
-    expect(decide(due, { kind: 'FIRE', now: NOW, policy: NO_PAUSE_POLICY, recentPauses: [NOW] })).toEqual(decide(due, { kind: 'FIRE', now: NOW }));
+    expect(decide(due, { kind: 'FIRE', now: NOW, policy: NO_PAUSE_POLICY, recentPauses: [NOW] })).toEqual(
+      decide(due, { kind: 'FIRE', now: NOW }),
+    );
   });
 });

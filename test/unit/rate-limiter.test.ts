@@ -35,7 +35,11 @@ describe('RateLimiter per merchant (burst 3, 1 per second)', () => {
 
     const { headers, ctx } = response();
     const error = refusal(() => limiter.enforce('m1', ctx));
-    expect({ status: error.kind.status, code: error.kind.code, retryAfter: headers['Retry-After'] }).toEqual({ status: 429, code: '0060', retryAfter: '1' });
+    expect({ status: error.kind.status, code: error.kind.code, retryAfter: headers['Retry-After'] }).toEqual({
+      status: 429,
+      code: '0060',
+      retryAfter: '1',
+    });
 
     now += 500;
     expect(() => limiter.enforce('m1', response().ctx)).toThrow(ProblemError);

@@ -9,7 +9,7 @@ describe('untilSettled', () => {
     expect([value, seen]).toEqual(['third', [0, 1, 2]]);
   });
 
-  it('gives up after the policy\'s attempts with undefined (the concurrent-writer policy makes 5)', async () => {
+  it("gives up after the policy's attempts with undefined (the concurrent-writer policy makes 5)", async () => {
     let calls = 0;
     expect(await untilSettled(RETRY.concurrentWriter, async () => void calls++)).toBeUndefined();
     expect(calls).toBe(5);
@@ -17,10 +17,12 @@ describe('untilSettled', () => {
 
   it('ends at once on an error, which its caller gets', async () => {
     let calls = 0;
-    await expect(untilSettled({ attempts: 3 }, async () => {
-      calls++;
-      throw new Error('not found');
-    })).rejects.toThrow('not found');
+    await expect(
+      untilSettled({ attempts: 3 }, async () => {
+        calls++;
+        throw new Error('not found');
+      }),
+    ).rejects.toThrow('not found');
     expect(calls).toBe(1);
   });
 

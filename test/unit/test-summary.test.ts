@@ -6,7 +6,8 @@ import { everyWorkaround } from '../../src/db/workarounds.js';
 import { slowestLines } from '../support/slowest-files.reporter.js';
 import { junitCaseCounts, junitCounts, summary, vitestCounts } from '../../scripts/test-summary.js';
 
-const junit = (attributes: string) => `<?xml version="1.0" encoding="utf-8"?>\n<testsuites ${attributes} time="29.4">\n  <testsuite name="schemathesis" tests="8"></testsuite>\n</testsuites>\n`;
+const junit = (attributes: string) =>
+  `<?xml version="1.0" encoding="utf-8"?>\n<testsuites ${attributes} time="29.4">\n  <testsuite name="schemathesis" tests="8"></testsuite>\n</testsuites>\n`;
 
 describe('the test summary', () => {
   it('ends on one plain line with the counts of both runners added up', () => {
@@ -14,7 +15,11 @@ describe('the test summary', () => {
       ['vitest', vitestCounts({ numPassedTests: 289, numFailedTests: 0, numPendingTests: 1, numTodoTests: 0 })],
       ['schemathesis', junitCounts(junit('errors="0" failures="0" skipped="0" tests="20"'))],
     ]);
-    expect(lines).toEqual(['vitest: 289 passed, 0 failed, 1 skipped', 'schemathesis: 20 passed, 0 failed, 0 skipped', 'total: 309 passed, 0 failed, 1 skipped']);
+    expect(lines).toEqual([
+      'vitest: 289 passed, 0 failed, 1 skipped',
+      'schemathesis: 20 passed, 0 failed, 0 skipped',
+      'total: 309 passed, 0 failed, 1 skipped',
+    ]);
     // The form CI reads: 'N passed, N failed', optionally ', N skipped', one word and a colon before it.
     expect(lines.at(-1)).toMatch(/^\w+: \d+ passed, \d+ failed(, \d+ skipped)?$/);
   });
@@ -115,7 +120,9 @@ describe("npm test's pass without workarounds", () => {
   it('switches off the speed-only workarounds and keeps every other one with its reason', () => {
     const { off, kept } = workaroundsOffPass();
     expect(off).toEqual(expect.arrayContaining(['oneJobAtATime', 'relayPauses', 'requestPool', 'scheduleClock']));
-    expect(kept.map((k) => k.split(' ')[0])).toEqual(expect.arrayContaining(['keyedMutex', 'statementsPerCommand', 'expirySweeps', 'wholeDocumentAnswers']));
+    expect(kept.map((k) => k.split(' ')[0])).toEqual(
+      expect.arrayContaining(['keyedMutex', 'statementsPerCommand', 'expirySweeps', 'wholeDocumentAnswers']),
+    );
     for (const k of kept) expect(k).toMatch(/^\w+ \(.{20,}\)$/);
     expect(off.length + kept.length).toBe(everyWorkaround().length);
   });

@@ -66,7 +66,12 @@ describe('pause and resume: what they do depends on the status alone', () => {
     ['fulfilled', 'pause', 'applied', { status: 'paused' }],
     ['paused', 'pause', 'noop', { status: 'paused' }],
     ['cancelled', 'pause', 'cancelled', { status: 'cancelled' }],
-    ['fulfilled', 'pauseAtLater', 'applied', { status: 'fulfilled', pauseAt: LATER, resumeAt: LATEST, pauseReason: 'x', nextScheduledAt: LATER }],
+    [
+      'fulfilled',
+      'pauseAtLater',
+      'applied',
+      { status: 'fulfilled', pauseAt: LATER, resumeAt: LATEST, pauseReason: 'x', nextScheduledAt: LATER },
+    ],
     // Already paused: the pauseAt has nothing left to do; the rest of the schedule replaces the old one.
     ['paused', 'pauseAtLater', 'noop', { status: 'paused', resumeAt: LATEST, pauseReason: 'x', nextScheduledAt: LATEST }],
     ['cancelled', 'pauseAtLater', 'cancelled', { status: 'cancelled' }],
@@ -87,17 +92,21 @@ describe('pause and resume: what they do depends on the status alone', () => {
 
   const schedules = Object.keys(SCHEDULES) as ScheduleName[];
   const commands = ['pause', 'pauseAtLater', 'pauseUntil', 'resume'] as const;
-  it.each(schedules.flatMap((s) => commands.flatMap((c) => (['fulfilled', 'paused', 'cancelled'] as const).map((st) => [st, s, c] as const))))(
-    '%s with schedule %s, %s: the same outcome and event as with none',
-    (status, schedule, command) => {
-      const plain = after(doc(status, 'none'), COMMANDS[command]);
-      const scheduled = after(doc(status, schedule), COMMANDS[command]);
-      expect([scheduled.outcome, scheduled.event, scheduled.doc.status]).toEqual([plain.outcome, plain.event, plain.doc.status]);
-    },
-  );
+  it.each(
+    schedules.flatMap((s) => commands.flatMap((c) => (['fulfilled', 'paused', 'cancelled'] as const).map((st) => [st, s, c] as const))),
+  )('%s with schedule %s, %s: the same outcome and event as with none', (status, schedule, command) => {
+    const plain = after(doc(status, 'none'), COMMANDS[command]);
+    const scheduled = after(doc(status, schedule), COMMANDS[command]);
+    expect([scheduled.outcome, scheduled.event, scheduled.doc.status]).toEqual([plain.outcome, plain.event, plain.doc.status]);
+  });
 
   it('a pause now drops a pending pauseAt and keeps the scheduled resume; a resume drops the scheduled resume and the reason', () => {
-    expect(after(doc('fulfilled', 'pausePending'), COMMANDS.pause).doc).toEqual({ status: 'paused', resumeAt: LATEST, pauseReason: 'r', nextScheduledAt: LATER });
+    expect(after(doc('fulfilled', 'pausePending'), COMMANDS.pause).doc).toEqual({
+      status: 'paused',
+      resumeAt: LATEST,
+      pauseReason: 'r',
+      nextScheduledAt: LATER,
+    });
     expect(after(doc('paused', 'resumePending'), COMMANDS.resume).doc).toEqual({ status: 'fulfilled', nextScheduledAt: LATER });
     // Already paused, a pause without schedule leaves everything, its schedule included.
     expect(after(doc('paused', 'resumePending'), COMMANDS.pause).doc).toEqual(doc('paused', 'resumePending'));
@@ -141,42 +150,59 @@ describe('dropping the schedule and a due schedule firing: what they do depends 
 
 describe('the table has no gap', () => {
   const statuses = ['fulfilled', 'paused', 'cancelled'] as const;
-  const cells = statuses.flatMap((status) => (Object.keys(SCHEDULES) as ScheduleName[]).flatMap((schedule) => (Object.keys(COMMANDS) as CommandName[]).map((command) => [status, schedule, command] as const)));
+  const cells = statuses.flatMap((status) =>
+    (Object.keys(SCHEDULES) as ScheduleName[]).flatMap((schedule) =>
+      (Object.keys(COMMANDS) as CommandName[]).map((command) => [status, schedule, command] as const),
+    ),
+  );
 
-  it.each(cells)('%s with schedule %s, %s: a ruling whose event is its change of status; a cancelled subscription never changes status', (status, schedule, command) => {
-    const result = after(doc(status, schedule), COMMANDS[command]);
-    if (status === 'cancelled') expect([result.outcome, result.doc.status, result.event]).toEqual(['cancelled', 'cancelled', false]);
-    else expect(['applied', 'noop', 'corrected']).toContain(result.outcome);
-  });
+  it.each(cells)(
+    '%s with schedule %s, %s: a ruling whose event is its change of status; a cancelled subscription never changes status',
+    (status, schedule, command) => {
+      const result = after(doc(status, schedule), COMMANDS[command]);
+      if (status === 'cancelled') expect([result.outcome, result.doc.status, result.event]).toEqual(['cancelled', 'cancelled', false]);
+      else expect(['applied', 'noop', 'corrected']).toContain(result.outcome);
+    },
+  );
 
-  it.each(Object.keys(COMMANDS) as CommandName[])('%s on a status the model does not know is an internal error, not a decision', (command) => {
-    expect(() => decide({ status: 'teleported', pauseAt: null, resumeAt: null }, COMMANDS[command])).toThrow(CorruptSubscriptionError);
-    expect(() => decide({ status: 'Paused', pauseAt: null, resumeAt: null }, COMMANDS[command])).toThrow(CorruptSubscriptionError);
-  });
+  it.each(Object.keys(COMMANDS) as CommandName[])(
+    '%s on a status the model does not know is an internal error, not a decision',
+    (command) => {
+      expect(() => decide({ status: 'teleported', pauseAt: null, resumeAt: null }, COMMANDS[command])).toThrow(CorruptSubscriptionError);
+      expect(() => decide({ status: 'Paused', pauseAt: null, resumeAt: null }, COMMANDS[command])).toThrow(CorruptSubscriptionError);
+    },
+  );
 });
 
 describe('the events of every cell', () => {
   const statuses = ['fulfilled', 'paused', 'cancelled'] as const;
-  const cells = statuses.flatMap((status) => (Object.keys(SCHEDULES) as ScheduleName[]).flatMap((schedule) => (Object.keys(COMMANDS) as CommandName[]).map((command) => [status, schedule, command] as const)));
+  const cells = statuses.flatMap((status) =>
+    (Object.keys(SCHEDULES) as ScheduleName[]).flatMap((schedule) =>
+      (Object.keys(COMMANDS) as CommandName[]).map((command) => [status, schedule, command] as const),
+    ),
+  );
   const eventsOf = (status: SubscriptionStatus, schedule: ScheduleName, command: CommandName) => {
     const before = doc(status, schedule);
     return decide({ status, pauseAt: before.pauseAt ?? null, resumeAt: before.resumeAt ?? null }, COMMANDS[command]).events;
   };
 
   // Read off the documents before and after, independently of how the rules compute them.
-  it.each(cells)('%s with schedule %s, %s: its change of status, then each time the request gives, then the pending times it drops', (status, schedule, command) => {
-    const before = doc(status, schedule);
-    const written = after(before, COMMANDS[command]).doc;
-    const expected: RuledEvent[] = [];
-    if (written.status !== before.status) expected.push({ kind: 'status' });
-    const given = (COMMANDS[command] as Command & { schedule?: { pauseAt?: string; resumeAt?: string } }).schedule ?? {};
-    const ofRequest = command !== 'fire' && status !== 'cancelled';
-    if (ofRequest && given.pauseAt !== undefined && written.pauseAt === given.pauseAt) expected.push({ kind: 'pause_scheduled' });
-    if (ofRequest && given.resumeAt !== undefined && written.resumeAt === given.resumeAt) expected.push({ kind: 'resume_scheduled' });
-    const removed = (['pauseAt', 'resumeAt'] as const).filter((t) => before[t] !== undefined && written[t] === undefined);
-    if (ofRequest && removed.length > 0) expected.push({ kind: 'schedule_removed', removed });
-    expect(eventsOf(status, schedule, command)).toEqual(expected);
-  });
+  it.each(cells)(
+    '%s with schedule %s, %s: its change of status, then each time the request gives, then the pending times it drops',
+    (status, schedule, command) => {
+      const before = doc(status, schedule);
+      const written = after(before, COMMANDS[command]).doc;
+      const expected: RuledEvent[] = [];
+      if (written.status !== before.status) expected.push({ kind: 'status' });
+      const given = (COMMANDS[command] as Command & { schedule?: { pauseAt?: string; resumeAt?: string } }).schedule ?? {};
+      const ofRequest = command !== 'fire' && status !== 'cancelled';
+      if (ofRequest && given.pauseAt !== undefined && written.pauseAt === given.pauseAt) expected.push({ kind: 'pause_scheduled' });
+      if (ofRequest && given.resumeAt !== undefined && written.resumeAt === given.resumeAt) expected.push({ kind: 'resume_scheduled' });
+      const removed = (['pauseAt', 'resumeAt'] as const).filter((t) => before[t] !== undefined && written[t] === undefined);
+      if (ofRequest && removed.length > 0) expected.push({ kind: 'schedule_removed', removed });
+      expect(eventsOf(status, schedule, command)).toEqual(expected);
+    },
+  );
 
   // The cells the docs name (docs/design.md §7a), spelled out.
   it.each([

@@ -53,23 +53,41 @@ describe('typed handlers', () => {
         seen.push(request);
         return { status: 200, body: { ...subscription, id: request.params.subscriptionId }, headers: { 'X-Seen': 'yes' } };
       }),
-      notFound: () => { throw new Error('not routed'); },
-      validationFail: (c) => { throw new Error(JSON.stringify(c.validation.errors)); },
+      notFound: () => {
+        throw new Error('not routed');
+      },
+      validationFail: (c) => {
+        throw new Error(JSON.stringify(c.validation.errors));
+      },
     });
     api.registerSecurityHandler('ApiKey', () => merchant);
     api.registerSecurityHandler('ApiKeyUnderscore', () => undefined);
     await api.init();
     const headers: Record<string, string> = {};
-    const ctx = { status: 404, body: undefined as unknown, set: (name: string, value: string) => void (headers[name] = value), res: new EventEmitter() };
+    const ctx = {
+      status: 404,
+      body: undefined as unknown,
+      set: (name: string, value: string) => void (headers[name] = value),
+      res: new EventEmitter(),
+    };
     const resumeAt = '2027-01-01T00:00:00Z';
     await api.handleRequest(
-      { method: 'POST', path: `/v2/subscriptions/${encodeURIComponent(subscription.id)}/pause`, headers: { 'content-type': 'application/json' }, body: { resumeAt } },
+      {
+        method: 'POST',
+        path: `/v2/subscriptions/${encodeURIComponent(subscription.id)}/pause`,
+        headers: { 'content-type': 'application/json' },
+        body: { resumeAt },
+      },
       ctx,
     );
     expect(seen.map(({ operationId, merchant: m, params, body }) => ({ operationId, merchant: m.id, params, body }))).toEqual([
       { operationId: 'pauseSubscription', merchant: merchant.id, params: { subscriptionId: subscription.id }, body: { resumeAt } },
     ]);
     // The JSON type is written with the body (the one Koa would give it), the reply's own headers beside it.
-    expect({ status: ctx.status, body: ctx.body, headers }).toEqual({ status: 200, body: subscription, headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Seen': 'yes' } });
+    expect({ status: ctx.status, body: ctx.body, headers }).toEqual({
+      status: 200,
+      body: subscription,
+      headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Seen': 'yes' },
+    });
   });
 });

@@ -59,7 +59,10 @@ function prefer(value: string): InitOverrideFunction | undefined {
 }
 
 async function problemOf(call: Promise<unknown>): Promise<{ status: number; code: unknown }> {
-  const error = await call.then(() => undefined, (e: unknown) => e);
+  const error = await call.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   assert.ok(error instanceof ResponseError, `expected an error answer, got ${String(error)}`);
   assert.match(error.response.headers.get('content-type') ?? '', /^application\/problem\+json/);
   const body = (await error.response.json()) as { code: unknown };
@@ -86,7 +89,10 @@ describe(`@subsvc/client against ${target.name}`, () => {
     const [made] = (await helpers.createTestSubscriptions({ testSubscriptionsCreate: { count: 1 } })).data;
     assert.equal(made!.livemode, false);
     const { now } = await helpers.getTestClock();
-    await testSubscriptions.pauseSubscription({ subscriptionId: made!.id, commandRequest: { resumeAt: new Date(Date.parse(now) + 30 * DAY) } }, prefer('example=pausedUntil'));
+    await testSubscriptions.pauseSubscription(
+      { subscriptionId: made!.id, commandRequest: { resumeAt: new Date(Date.parse(now) + 30 * DAY) } },
+      prefer('example=pausedUntil'),
+    );
     const advanced = await helpers.advanceTestClock({ testClockAdvance: { to: new Date(Date.parse(now) + 31 * DAY) } });
     if (target.stateful) {
       assert.equal(advanced.appliedCount, 1);
@@ -97,8 +103,14 @@ describe(`@subsvc/client against ${target.name}`, () => {
   });
 
   it("is installed as the contract's version, an ES module with its types, depending on nothing", () => {
-    const installed = JSON.parse(readFileSync(new URL('./node_modules/@subsvc/client/package.json', import.meta.url), 'utf8')) as Record<string, unknown>;
-    assert.deepEqual([installed.version, installed.type, installed.types, installed.dependencies], [target.specVersion, 'module', './dist/index.d.ts', undefined]);
+    const installed = JSON.parse(readFileSync(new URL('./node_modules/@subsvc/client/package.json', import.meta.url), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(
+      [installed.version, installed.type, installed.types, installed.dependencies],
+      [target.specVersion, 'module', './dist/index.d.ts', undefined],
+    );
   });
 
   it('pauses a subscription: 200 with it paused, merchantId included', async () => {
@@ -131,14 +143,21 @@ describe(`@subsvc/client against ${target.name}`, () => {
     const { requestId, operation } = await accepted.value();
     assert.deepEqual([accepted.raw.status, operation], [202, 'PAUSE']);
     assert.equal(accepted.raw.headers.get('location'), `/v2/bulk-requests/${requestId}`);
-    const status = await poll(() => bulkRequests.getBulkRequest({ requestId }), (s) => s.state === 'completed', 'the bulk request to complete');
+    const status = await poll(
+      () => bulkRequests.getBulkRequest({ requestId }),
+      (s) => s.state === 'completed',
+      'the bulk request to complete',
+    );
     const { pending, applied, noop, skipped, failed } = status.counts;
     assert.equal(pending + applied + noop + skipped + failed, status.acceptedCount);
     const items = await bulkRequests.listBulkRequestItems({ requestId });
     const appliedItems = items.data.filter((item) => item.outcome === 'applied');
     assert.ok(appliedItems.length > 0);
     for (const item of appliedItems) {
-      assert.equal((await subscriptions.getSubscription({ subscriptionId: item.subscriptionId }, prefer('example=paused'))).status, 'paused');
+      assert.equal(
+        (await subscriptions.getSubscription({ subscriptionId: item.subscriptionId }, prefer('example=paused'))).status,
+        'paused',
+      );
     }
   });
 
@@ -163,7 +182,10 @@ describe(`@subsvc/client against ${target.name}`, () => {
 
   it('pauses until a time ahead with a reason, reads the schedule back, then drops it', async () => {
     const resumeAt = new Date(Date.now() + 600_000);
-    const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled'), commandRequest: { resumeAt, reason: REASON } }, prefer('example=pausedUntil'));
+    const paused = await subscriptions.pauseSubscription(
+      { subscriptionId: take('fulfilled'), commandRequest: { resumeAt, reason: REASON } },
+      prefer('example=pausedUntil'),
+    );
     assert.deepEqual([paused.status, paused.pauseReason], ['paused', REASON]);
     assert.match(String(paused.schedule?.resumeAt), /\.\d{6}Z$/);
     const read = await subscriptions.getSubscription({ subscriptionId: paused.id }, prefer('example=pausedUntil'));
@@ -190,7 +212,11 @@ describe(`@subsvc/client against ${target.name}`, () => {
     const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled') });
     const ofIt = (page: Awaited<ReturnType<EventsApi['listEvents']>>) =>
       target.stateful ? page.data.find((e) => 'subscription' in e.data && e.data.subscription.id === paused.id) : page.data[0];
-    const page = await poll(() => events.listEvents({ type: 'subscription.paused', limit: 100 }), (p) => ofIt(p) !== undefined, 'the pause event');
+    const page = await poll(
+      () => events.listEvents({ type: 'subscription.paused', limit: 100 }),
+      (p) => ofIt(p) !== undefined,
+      'the pause event',
+    );
     const listed = ofIt(page)!;
     assert.equal(listed.type, 'subscription.paused');
     if (target.stateful) assert.deepEqual(await events.getEvent({ eventId: listed.id }), listed);
@@ -198,37 +224,57 @@ describe(`@subsvc/client against ${target.name}`, () => {
 
   it('answers errors as problems with their codes: 404 0020, 401 0010, 400 0040, 409 0030', async () => {
     const anonymous = new SubscriptionsApi(new Configuration({ basePath: target.baseUrl }));
-    assert.deepEqual(await problemOf(subscriptions.pauseSubscription({ subscriptionId: randomUUID() }, prefer('code=404'))), { status: 404, code: '0020' });
+    assert.deepEqual(await problemOf(subscriptions.pauseSubscription({ subscriptionId: randomUUID() }, prefer('code=404'))), {
+      status: 404,
+      code: '0020',
+    });
     assert.deepEqual(await problemOf(anonymous.resumeSubscription({ subscriptionId: randomUUID() })), { status: 401, code: '0010' });
-    assert.deepEqual(await problemOf(subscriptions.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ['not-a-uuid'] } })), { status: 400, code: '0040' });
-    assert.deepEqual(await problemOf(subscriptions.pauseSubscription({ subscriptionId: take('cancelled') }, prefer('code=409'))), { status: 409, code: '0030' });
+    assert.deepEqual(await problemOf(subscriptions.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ['not-a-uuid'] } })), {
+      status: 400,
+      code: '0040',
+    });
+    assert.deepEqual(await problemOf(subscriptions.pauseSubscription({ subscriptionId: take('cancelled') }, prefer('code=409'))), {
+      status: 409,
+      code: '0030',
+    });
   });
 
   // The mock sends no webhook: this one needs the service.
-  it('receives the webhook of a pause and verifies its signature with standardwebhooks', { skip: target.stateful ? false : 'the mock sends no webhooks' }, async () => {
-    const received: { body: string; headers: Record<string, string> }[] = [];
-    const receiver = createServer((request, response) => {
-      let body = '';
-      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      request.on('end', () => {
-        received.push({ body, headers: request.headers as Record<string, string> });
-        response.writeHead(204).end();
+  it(
+    'receives the webhook of a pause and verifies its signature with standardwebhooks',
+    { skip: target.stateful ? false : 'the mock sends no webhooks' },
+    async () => {
+      const received: { body: string; headers: Record<string, string> }[] = [];
+      const receiver = createServer((request, response) => {
+        let body = '';
+        request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        request.on('end', () => {
+          received.push({ body, headers: request.headers as Record<string, string> });
+          response.writeHead(204).end();
+        });
       });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    try {
-      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-      const endpoint = await webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url, events: ['subscription.paused'] } });
-      const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled') });
-      const wh = new Webhook(endpoint.secret);
-      const ofIt = () => received.find((r) => (wh.verify(r.body, r.headers) as { data: { subscription: { id: string } } }).data.subscription.id === paused.id);
-      const delivery = await poll(async () => ofIt(), (d) => d !== undefined, 'the webhook delivery');
-      assert.equal(delivery!.headers['webhook-id']?.length, 36);
-      assert.throws(() => wh.verify(delivery!.body.replace('paused', 'resumed'), delivery!.headers), /signature/i);
-      await webhooks.deleteWebhookEndpoint({ endpointId: endpoint.id });
-    } finally {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
-    }
-  });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      try {
+        const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+        const endpoint = await webhooks.createWebhookEndpoint({ webhookEndpointCreate: { url, events: ['subscription.paused'] } });
+        const paused = await subscriptions.pauseSubscription({ subscriptionId: take('fulfilled') });
+        const wh = new Webhook(endpoint.secret);
+        const ofIt = () =>
+          received.find(
+            (r) => (wh.verify(r.body, r.headers) as { data: { subscription: { id: string } } }).data.subscription.id === paused.id,
+          );
+        const delivery = await poll(
+          async () => ofIt(),
+          (d) => d !== undefined,
+          'the webhook delivery',
+        );
+        assert.equal(delivery!.headers['webhook-id']?.length, 36);
+        assert.throws(() => wh.verify(delivery!.body.replace('paused', 'resumed'), delivery!.headers), /signature/i);
+        await webhooks.deleteWebhookEndpoint({ endpointId: endpoint.id });
+      } finally {
+        receiver.closeAllConnections();
+        await new Promise((resolve) => receiver.close(resolve));
+      }
+    },
+  );
 });
