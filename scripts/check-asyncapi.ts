@@ -10,10 +10,11 @@ import { parse } from 'yaml';
 import { projectRoot } from '../src/lib/project-root.js';
 import { SPEC_PATH } from '../src/lib/spec.js';
 
-const ERROR = 0;
+// The parser's DiagnosticSeverity.Error, which its package exports only as a type.
+const ERROR: number = 0;
 const file = join(projectRoot(), 'generated', 'asyncapi.yaml');
 const { document, diagnostics } = await new Parser().parse(readFileSync(file, 'utf8'), { source: file });
-const errors = diagnostics.filter((d) => d.severity === ERROR);
+const errors = diagnostics.filter((d) => Number(d.severity) === ERROR);
 for (const d of errors) console.error(`generated/asyncapi.yaml:${d.range.start.line + 1} ${d.message} (${d.code})`);
 const webhooks = Object.keys((parse(readFileSync(SPEC_PATH, 'utf8')) as { webhooks: object }).webhooks);
 const messages = new Set(

@@ -20,7 +20,7 @@
  */
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded.js';
+import { startEmbeddedDatabase } from '../src/db/embedded.js';
 import { freePort } from '../src/lib/net.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';

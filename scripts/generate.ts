@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { asyncapiDocument } from '../src/http/docs-asyncapi.js';
+import { asyncapiDocument, type OpenApiSpec } from '../src/http/docs-asyncapi.js';
 import { ENVIRONMENTS, httpCollection } from './http-collection.js';
 import { buildPackages, describeBuilt } from './clients/build.js';
 import { generatePackage, PACKAGES } from './clients/generate.js';
@@ -99,7 +99,7 @@ function generateInto(dir: string, specPath = spec): void {
   generateClient(specPath, join(dir, 'client'));
   writeFileSync(join(dir, 'requests.http'), httpCollection(parse(readFileSync(specPath, 'utf8'))));
   writeFileSync(join(dir, 'http-client.env.json'), `${JSON.stringify(ENVIRONMENTS, null, 2)}\n`);
-  writeFileSync(join(dir, 'asyncapi.yaml'), asyncapiDocument(parse(readFileSync(specPath, 'utf8'))));
+  writeFileSync(join(dir, 'asyncapi.yaml'), asyncapiDocument(parse(readFileSync(specPath, 'utf8')) as OpenApiSpec));
 }
 
 /** The template override only adds `override` to one constructor parameter, for our noImplicitOverride. */

@@ -624,7 +624,7 @@ describe('regeneration', () => {
     const work = mkdtempSync(join(tmpdir(), 'subsvc-regen-'));
     try {
       const spec = readFileSync(SPEC_PATH, 'utf8').replace(
-        /(  PauseReason:\n      type: string\n      minLength: 1\n)      maxLength: 500\n/,
+        /( {2}PauseReason:\n {6}type: string\n {6}minLength: 1\n) {6}maxLength: 500\n/,
         '$1',
       );
       expect(spec).not.toBe(readFileSync(SPEC_PATH, 'utf8'));

@@ -46,16 +46,14 @@ async function seed(db: Db): Promise<void> {
     .collection('merchants')
     .insertMany(['m1', 'm2'].map((m) => ({ _id: m as never, name: m, apiKeyHash: `hash-${m}`, createdAt: new Date(AT) })));
   const key = (id: string, expiresAt: string | null) => ({ id, hash: `hash-${id}`, prefix: 'sk_abc', createdAt: AT, expiresAt });
-  await db
-    .collection('merchants')
-    .insertOne({
-      _id: 'm3' as never,
-      name: 'm3',
-      createdAt: new Date(AT),
-      keys: [key('k1', null), key('k2', AT)],
-      keysVersion: 1,
-      keysLastUsedAt: { k1: AT },
-    });
+  await db.collection('merchants').insertOne({
+    _id: 'm3' as never,
+    name: 'm3',
+    createdAt: new Date(AT),
+    keys: [key('k1', null), key('k2', AT)],
+    keysVersion: 1,
+    keysLastUsedAt: { k1: AT },
+  });
   const subscription = (merchantId: string) => (_id: string, i: number) => ({
     _id,
     merchantId,

@@ -156,8 +156,8 @@ describe('serve on a terminal', () => {
     } finally {
       child.kill('SIGTERM');
     }
-    // eslint-disable-next-line no-control-regex
     const lines = output
+      // eslint-disable-next-line no-control-regex -- ANSI colour codes start with ESC
       .replace(/\x1b\[[0-9;]*m/g, '')
       .split(/\r?\n/)
       .filter((l) => l.trim() !== '');

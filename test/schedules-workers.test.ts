@@ -71,14 +71,12 @@ function resumesLogged(merchantId: string): Map<unknown, number> {
 }
 
 const resumedWithoutSchedule = (t: TestService, ids: string[]) =>
-  t.db
-    .collection('subscriptions')
-    .countDocuments({
-      _id: { $in: ids as never[] },
-      status: 'fulfilled',
-      resumeAt: { $exists: false },
-      nextScheduledAt: { $exists: false },
-    });
+  t.db.collection('subscriptions').countDocuments({
+    _id: { $in: ids as never[] },
+    status: 'fulfilled',
+    resumeAt: { $exists: false },
+    nextScheduledAt: { $exists: false },
+  });
 
 describe('due schedules', () => {
   it(

@@ -107,7 +107,7 @@ function recipe(root: string, named: NamedBase): Recipe {
   }
   const npmVersion = bundledNpmVersion(readFileSync(join(nodePackage, 'CHANGELOG.md'), 'utf8'), named.nodeVersion);
   const key = createHash('sha256')
-    .update(`${readFileSync(new URL(import.meta.url))}\n${named.suite} ${named.nodeVersion} ${npmVersion}`)
+    .update(`${readFileSync(new URL(import.meta.url), 'utf8')}\n${named.suite} ${named.nodeVersion} ${npmVersion}`)
     .digest('hex')
     .slice(0, 12);
   return {

@@ -54,16 +54,14 @@ export class ApiKeysService {
     const now = nowTimestamp();
     const after = page.startingAfter?.toLowerCase() ?? '';
     const keys = set.keys.filter((key) => isActive(key, now) && key.id > after).sort((a, b) => a.id.localeCompare(b.id));
-    const views = keys
-      .slice(0, page.limit + 1)
-      .map(({ id, prefix, createdAt, expiresAt }) => ({
-        id,
-        prefix,
-        createdAt,
-        lastUsedAt: set.lastUsedAt[id] ?? null,
-        expiresAt,
-        livemode: livemodeOf(merchantId),
-      }));
+    const views = keys.slice(0, page.limit + 1).map(({ id, prefix, createdAt, expiresAt }) => ({
+      id,
+      prefix,
+      createdAt,
+      lastUsedAt: set.lastUsedAt[id] ?? null,
+      expiresAt,
+      livemode: livemodeOf(merchantId),
+    }));
     return pageOf(views, page.limit, (key) => key.id);
   }
 

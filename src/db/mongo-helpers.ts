@@ -49,7 +49,7 @@ export async function deleteInParts<T extends Document>(
   for (;;) {
     const ids = (await collection.find(filter, { projection: { _id: 1 }, limit: perDelete }).toArray()).map((doc) => doc._id);
     if (ids.length === 0) return deleted;
-    const part = await collection.deleteMany({ ...filter, _id: { $in: ids } } as Filter<T>);
+    const part = await collection.deleteMany({ ...filter, _id: { $in: ids } });
     deleted += part.deletedCount;
     // The last part; or one that another process deleted first, which then sweeps the rest.
     if (ids.length < perDelete || part.deletedCount === 0) return deleted;

@@ -28,7 +28,9 @@ function withoutExample(parameter: Json, schemas: Record<string, Json>): Json {
   const schema = rest.schema as Json;
   const resolved = typeof schema.$ref === 'string' ? schemas[schema.$ref.replace('#/components/schemas/', '')]! : schema;
   const { example: _schemaExample, examples: _schemaExamples, default: _default, enum: values, ...plain } = resolved;
-  const description = Array.isArray(values) ? `${String(rest.description ?? '')} One of: ${values.join(', ')}.`.trim() : rest.description;
+  const description = Array.isArray(values)
+    ? `${typeof rest.description === 'string' ? rest.description : ''} One of: ${values.join(', ')}.`.trim()
+    : rest.description;
   return { ...rest, ...(description === undefined ? {} : { description }), schema: plain };
 }
 

@@ -18,7 +18,7 @@ interface OpenApiParameter {
   readonly schema: JsonObject;
 }
 
-interface OpenApiSpec {
+export interface OpenApiSpec {
   readonly info: { readonly title: string; readonly version: string };
   readonly webhooks: Record<string, { readonly post: WebhookOperation }>;
   readonly components: { readonly schemas: Record<string, JsonObject>; readonly parameters: Record<string, OpenApiParameter> };

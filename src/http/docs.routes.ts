@@ -13,7 +13,7 @@ import { dirname, join } from 'node:path';
 import Router from '@koa/router';
 import { parse } from 'yaml';
 import { SPEC_PATH } from '../lib/spec.js';
-import { asyncapiDocument } from './docs-asyncapi.js';
+import { asyncapiDocument, type OpenApiSpec } from './docs-asyncapi.js';
 import { consoleSpec, FAVICON_ICO, LOGO_SVG } from './docs-assets.js';
 import { withCodeSamples } from './docs-samples.js';
 
@@ -84,7 +84,7 @@ const script = (body: string) => (ctx: { type: string; body: unknown; set(name: 
 
 export function docsRouter(): Router {
   const yamlText = readFileSync(SPEC_PATH, 'utf8');
-  const asyncapi = asyncapiDocument(parse(yamlText));
+  const asyncapi = asyncapiDocument(parse(yamlText) as OpenApiSpec);
   const json = JSON.stringify(parse(yamlText));
   const withSamples = JSON.stringify(withCodeSamples(parse(yamlText)));
   // Redoc's footer asks cdn.redoc.ly for its logo: served from here instead.
@@ -108,7 +108,7 @@ export function docsRouter(): Router {
   router.get('/docs', fixed('text/html; charset=utf-8', page));
   router.get('/docs/asyncapi.yaml', fixed('application/yaml', asyncapi));
   router.get('/docs/try', fixed('text/html; charset=utf-8', consolePage));
-  router.get('/docs/try/openapi.json', fixed('application/json', JSON.stringify(consoleSpec(parse(yamlText)))));
+  router.get('/docs/try/openapi.json', fixed('application/json', JSON.stringify(consoleSpec(parse(yamlText) as Record<string, unknown>))));
   router.get('/docs/logo.svg', fixed('image/svg+xml', LOGO_SVG));
   router.get('/favicon.ico', (ctx) => {
     ctx.type = 'image/x-icon';

@@ -125,6 +125,7 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
         const why = String((cause as Error)?.message ?? cause).split('\n')[0];
         throw new Error(
           `inserted ${inserted} of ${count} subscriptions for merchant ${merchantId} (and maybe the part of up to ${SEEDED_AT_ONCE} in flight), then: ${why}`,
+          { cause: error },
         );
       }
     },

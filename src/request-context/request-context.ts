@@ -118,7 +118,7 @@ export interface Request<K extends OperationId> {
   /** Runs once the response has been sent (or the connection closed): nothing it starts can come before the answer. */
   afterResponse(callback: () => void): void;
   /** Which of these media types the request's `Accept` prefers (the first when it names none); false when it takes none of them. */
-  accepts(...types: string[]): string | false;
+  readonly accepts: (...types: string[]) => string | false;
 }
 
 /** A handler of operation K: the typed request in, the typed reply out. */
