@@ -1,6 +1,6 @@
 /**
  * A replay: a range of a merchant's events delivered once more to one endpoint, after an outage on
- * the merchant's side (docs/api.md, "Replaying events"). At most REPLAY_LIMIT events, within the
+ * the merchant's side (docs/webhooks.md, "Replaying events"). At most REPLAY_LIMIT events, within the
  * EVENT_RETENTION_MS that events are kept; sent in the events' order by the webhooks worker.
  */
 import type { components } from '../../generated/openapi.js';
