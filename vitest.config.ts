@@ -4,7 +4,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    // The first run on a new machine builds FerretDB (about 2 minutes) in the global setup.
+    // The first run on a new machine builds FerretDB (about a minute) in the global setup.
     hookTimeout: 300_000,
     testTimeout: 60_000,
     pool: 'forks',

@@ -68,7 +68,7 @@ export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build:
   // so that it does not look hung.
   const progress = log.child({ ferretdbBuild: FERRETDB_VERSION }, { level: 'info' });
   const started = performance.now();
-  progress.info({ patches: build.patches, binary }, 'building FerretDB (first run only, about 1-2 minutes)');
+  progress.info({ patches: build.patches, binary }, 'building FerretDB (first run only, about a minute)');
   const env = { ...process.env, GOFLAGS: '-modcacherw' };
   progress.info(
     { module: `${FERRETDB_MODULE}@${FERRETDB_VERSION}` },
