@@ -33,6 +33,19 @@ const SWEEP_EVERY_MS = 30_000;
 /** A pending delivery this long past due has no job that will take it. */
 const OVERDUE_AFTER_MS = RETRY.overdueDelivery.delayMs;
 
+/** A delivery of one event to one endpoint, due at once, not yet attempted. */
+function pendingDelivery(
+  id: string,
+  merchantId: string,
+  endpointId: string,
+  event: { readonly id: string; readonly type: EventType },
+  createdAt: string,
+  marks: Pick<Delivery, 'trace' | 'replay'>,
+): Delivery {
+  const { id: eventId, type: eventType } = event;
+  return { id, merchantId, endpointId, eventId, eventType, status: 'pending', attempts: [], nextAttemptAt: createdAt, createdAt, ...marks };
+}
+
 export class WebhooksWorker implements EventSink, Resender {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
@@ -89,18 +102,9 @@ export class WebhooksWorker implements EventSink, Resender {
   ): Promise<number> {
     const replay = uuidv7();
     const createdAt = nowTimestamp();
-    const deliveries = events.map((event): Delivery => ({
-      id: `${event.id}.${endpointId}.${replay}`,
-      merchantId,
-      endpointId,
-      eventId: event.id,
-      eventType: event.type,
-      status: 'pending',
-      attempts: [],
-      nextAttemptAt: createdAt,
-      createdAt,
-      replay: true,
-    }));
+    const deliveries = events.map((event) =>
+      pendingDelivery(`${event.id}.${endpointId}.${replay}`, merchantId, endpointId, event, createdAt, { replay: true }),
+    );
     if (deliveries.length === 0) return 0;
     await this.deliveries.insert(deliveries);
     await this.queue.enqueueInOrder(
@@ -124,18 +128,7 @@ export class WebhooksWorker implements EventSink, Resender {
       if (!subscribed.has(event.type)) subscribed.set(event.type, await this.endpoints.subscribedTo(merchantId, event.type));
       for (const endpointId of subscribed.get(event.type)!) {
         const trace = traces?.get(event.id);
-        deliveries.push({
-          id: idOf(event, endpointId),
-          merchantId,
-          endpointId,
-          eventId: event.id,
-          eventType: event.type,
-          status: 'pending',
-          attempts: [],
-          nextAttemptAt: createdAt,
-          createdAt,
-          ...(trace ? { trace } : {}),
-        });
+        deliveries.push(pendingDelivery(idOf(event, endpointId), merchantId, endpointId, event, createdAt, trace ? { trace } : {}));
       }
     }
     const ids = deliveries.map((d) => d.id);
