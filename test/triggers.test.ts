@@ -84,6 +84,18 @@ describe('POST /v2/test-helpers/triggers', () => {
     expect(made).toBe(0);
   });
 
+  it.each(['subscription.paused', 'bulk_request.completed'])(
+    'under a pause policy that refuses every pause, %s answers 422 0032',
+    async (type) => {
+      const { testApiKey } = await t.merchant();
+      const strict = { maxPauseDays: null, maxPausesPerYear: 0, requireResumeAt: true };
+      expect((await api(testApiKey, 'PUT', '/v2/pause-policy', strict)).status).toBe(200);
+      const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type });
+      expect(res.status).toBe(422);
+      expect(res.body).toMatchObject({ code: '0032' });
+    },
+  );
+
   it('a type that is not an event type answers 400 0040 naming /type', async () => {
     const { testApiKey } = await t.merchant();
     const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type: 'subscription.exploded' });
