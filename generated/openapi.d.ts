@@ -710,6 +710,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/test-helpers/triggers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cause an event of a given type (test keys only)
+         * @description Makes a test subscription and causes the real change that emits an event of `type`,
+         *     through the same code as the API's own operations: a pause (`subscription.paused`), a
+         *     resume of a paused one (`subscription.resumed`), a pause with a `pauseAt`
+         *     (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause
+         *     with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), or a bulk
+         *     pause of it applied by the workers (`bulk_request.completed`). The change may emit other
+         *     events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as
+         *     `GET /v2/events` lists them. A subscription's events are recorded, and the first delivery of
+         *     each to the test mode's subscribed webhook endpoints attempted (as a test clock's advance
+         *     does), before the answer; `bulk_request.completed` is waited for up to 20 s (an empty
+         *     `eventIds` when the workers have not applied the request by then; its event follows when
+         *     they do). The test mode's pause policy applies as to any pause (422 `0032`). A live key is
+         *     refused with 403 `0011` and nothing is done; a `type` that is not an event type, 400
+         *     `0040`. Not made idempotent by `Idempotency-Key`: each call makes a new subscription.
+         */
+        post: operations["createTestTrigger"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "subscription.paused": {
@@ -1258,6 +1291,15 @@ export interface components {
         };
         TestClock: {
             now: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        TestTriggerRequest: {
+            type: components["schemas"]["EventType"];
+        };
+        TestTrigger: {
+            subscriptionId: components["schemas"]["Uuid"];
+            /** @description The ids of the events of the requested type that the trigger caused, oldest first. */
+            eventIds: components["schemas"]["Uuid"][];
             livemode: components["schemas"]["Livemode"];
         };
         TestClockAdvance: {
@@ -2116,6 +2158,11 @@ export interface components {
         TestSubscriptionsCreateBody: {
             content: {
                 "application/json": components["schemas"]["TestSubscriptionsCreate"];
+            };
+        };
+        TestTriggerBody: {
+            content: {
+                "application/json": components["schemas"]["TestTriggerRequest"];
             };
         };
         TestClockAdvanceBody: {
@@ -3331,6 +3378,36 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["TestModeOnly"];
             409: components["responses"]["TestClockMoved"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTestTrigger: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["TestTriggerBody"];
+        responses: {
+            /** @description The subscription made, and the events of `type` that its change caused. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestTrigger"];
+                };
+            };
+            400: components["responses"]["InvalidTestHelperRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
+            422: components["responses"]["PauseRefused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -236,3 +236,18 @@ export function loadConfig(env: Env = process.env): Config {
     dbWorkarounds: dbWorkarounds(env),
   });
 }
+
+/** What `subsvc trigger` calls the API with: a client's settings, not the service's. */
+export interface ClientConfig {
+  /** SUBSVC_URL: the service's base URL. */
+  readonly url: string;
+  /** SUBSVC_API_KEY: a test key (the test helpers refuse live ones). Never printed. */
+  readonly apiKey: string | undefined;
+}
+
+export function loadClientConfig(env: Env = process.env): ClientConfig {
+  const url = env.SUBSVC_URL || 'http://127.0.0.1:8080';
+  if (!URL.canParse(url) || !/^https?:$/.test(new URL(url).protocol))
+    throw new ConfigError(`SUBSVC_URL must be an http or https URL; it is ${url}`);
+  return Object.freeze({ url: url.replace(/\/+$/, ''), apiKey: env.SUBSVC_API_KEY || undefined });
+}

@@ -479,6 +479,24 @@ function scenarios(name: string, target: () => Target) {
       if (t.stateful) expect(wiped.deletedCount).toBe(2);
     });
 
+    it('triggers: subscription.paused answers 201 with its subscription and event, listed as that type; a live key answers 403 0011', async () => {
+      const t = target();
+      const { events, helpers, helpersWithLiveKey } = t.testMode;
+      const triggered = await helpers.createTestTriggerRaw({ testTriggerRequest: { type: 'subscription.paused' } });
+      expect(triggered.raw.status).toBe(201);
+      const { subscriptionId, eventIds, livemode } = await triggered.value();
+      expect(livemode).toBe(false);
+      expect(eventIds).toHaveLength(1);
+      if (t.stateful) {
+        const event = await events.getEvent({ eventId: eventIds[0]! });
+        expect(event).toMatchObject({ type: 'subscription.paused', livemode: false, data: { subscription: { id: subscriptionId } } });
+      }
+      const { status, body } = await problemOf(
+        helpersWithLiveKey.createTestTrigger({ testTriggerRequest: { type: 'subscription.paused' } }, t.prefer(403)),
+      );
+      expect([status, body.code]).toEqual([403, '0011']);
+    });
+
     it('pausing an unknown subscription answers 404 0020', async () => {
       const t = target();
       const { status, body } = await problemOf(t.api.pauseSubscription({ subscriptionId: randomUUID() }, t.prefer(404)));

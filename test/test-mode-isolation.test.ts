@@ -154,7 +154,7 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
 };
 
 /** The test helpers: a live key is refused (test-mode.test.ts); a test key acts on its own test mode only (below). */
-const TEST_HELPERS = ['createTestSubscriptions', 'deleteTestSubscriptions', 'getTestClock', 'advanceTestClock'];
+const TEST_HELPERS = ['createTestSubscriptions', 'deleteTestSubscriptions', 'getTestClock', 'advanceTestClock', 'createTestTrigger'];
 
 describe('test mode isolation', () => {
   it('the table covers every operation of the spec', () => {
@@ -195,6 +195,11 @@ describe('test mode isolation', () => {
     // The test helpers of a test key touch its own test mode only: wiping it leaves live subscriptions.
     await api(m.testApiKey, 'DELETE', '/v2/test-helpers/subscriptions');
     expect((await api(m.apiKey, 'GET', `/v2/subscriptions/${live.fulfilled}`)).status).toBe(200);
+    // A trigger's subscription and event are the test mode's: the live key sees neither.
+    const triggered = await api(m.testApiKey, 'POST', '/v2/test-helpers/triggers', { type: 'subscription.paused' });
+    expect(triggered.status).toBe(201);
+    notFound('0020')(await api(m.apiKey, 'GET', `/v2/subscriptions/${triggered.body.subscriptionId}`));
+    notFound('0024')(await api(m.apiKey, 'GET', `/v2/events/${triggered.body.eventIds[0]}`));
   });
 
   it('the same Idempotency-Key in each mode names two requests: neither replays nor refuses the other', async () => {

@@ -8,12 +8,13 @@
  *   subsvc webhooks listen --merchant ID --port N   prints each delivery as a JSON line until stopped
  *   subsvc keys list|create --merchant ID [--mode live|test], subsvc keys revoke --merchant ID --key KEY_ID [--mode live|test]
  *   subsvc status                        the fleet: live processes, queue, due schedules, outbox, disabled endpoints
+ *   subsvc trigger TYPE                  POST /v2/test-helpers/triggers with SUBSVC_API_KEY at SUBSVC_URL; prints the answer
  * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
  */
 // First: tracing, when asked for, must be in place before the database driver loads.
 import '../observability/tracing-init.js';
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from '../config.js';
+import { loadClientConfig, loadConfig, type Config } from '../config.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
 import { createLogger, terminalDestination, type Logger } from '../logger.js';
 import { composeDomain, fleetStatusOn, type Domain } from './composition.js';
@@ -34,7 +35,8 @@ const USAGE = `usage:
   subsvc keys list --merchant ID [--mode live|test]
   subsvc keys create --merchant ID [--mode live|test]
   subsvc keys revoke --merchant ID --key KEY_ID [--mode live|test]
-  subsvc status`;
+  subsvc status
+  subsvc trigger EVENT_TYPE   (SUBSVC_API_KEY, a test key; SUBSVC_URL, default http://127.0.0.1:8080)`;
 
 class UsageError extends Error {}
 
@@ -178,6 +180,25 @@ async function listen(config: Config, args: string[]): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
+/**
+ * Causes an event through a running service's API (docs/partners.md, "Triggers"): the answer's
+ * body on stdout when it is a 201; a problem's on stderr otherwise, with exit code 1.
+ */
+async function trigger(type: string): Promise<unknown> {
+  const { url, apiKey } = loadClientConfig();
+  if (!apiKey) throw new UsageError('SUBSVC_API_KEY is not set: trigger calls the API with a test key (sk_test_...)');
+  const response = await fetch(`${url}/v2/test-helpers/triggers`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
+    body: JSON.stringify({ type }),
+  }).catch((error: Error) => {
+    throw new UsageError(`cannot reach the service at SUBSVC_URL (${url}): ${error.message}`);
+  });
+  const body = await response.text();
+  if (response.status !== 201) throw new Error(`${response.status}: ${body}`);
+  return JSON.parse(body) as unknown;
+}
+
 async function main(argv: string[]): Promise<void> {
   const config = loadConfig();
   const [command, subcommand, ...rest] = argv;
@@ -207,6 +228,8 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     result = status;
+  } else if (command === 'trigger' && subcommand !== undefined && rest.length === 0) {
+    result = await trigger(subcommand);
   } else if (command === 'subscriptions' && subcommand === 'seed') {
     result = await seed(config, rest);
   } else if (command === 'help' || command === '--help') {

@@ -26,7 +26,8 @@ import { eventHandlers } from '../events/events.handlers.js';
 import { EventsRelay } from '../events/events.relay.js';
 import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
 import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
-import { clockOfMerchants, TestModeService, timeOfMerchants } from '../test-mode/test-mode.service.js';
+import { clockOfMerchants, TestModeService, timeOfMerchants, type RelayNow } from '../test-mode/test-mode.service.js';
+import { TriggersService } from '../test-mode/triggers.js';
 import { EventsRepository } from '../events/events.repository.js';
 import { EventsService } from '../events/events.service.js';
 import { createApp } from '../http/app.js';
@@ -386,6 +387,8 @@ export async function composeService(
     timeOfMerchants(stores.testClocks),
   );
   const endpoints = new EndpointsService(stores.endpoints, allowPrivateUrls);
+  /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
+  const relayNow: RelayNow = (ids) => relay.relay(ids, DELIVERY_TIMEOUT_MS);
   const limiter = config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
   /** The live HTTP processes this process's share of the limit was last taken from. */
   let share = 1;
@@ -435,9 +438,8 @@ export async function composeService(
           ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, webhooks)),
         },
         testHelpers: testModeHandlers(
-          new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, (ids) =>
-            relay.relay(ids, DELIVERY_TIMEOUT_MS),
-          ),
+          new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, relayNow),
+          new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow),
         ),
         log,
         idempotency: stores.idempotency,

@@ -3,10 +3,12 @@ import { livemodeOf } from '../lib/livemode.js';
 import type { Handlers } from '../request-context/request-context.js';
 import { pausedView } from '../subscriptions/subscriptions.handlers.js';
 import type { TestModeService } from './test-mode.service.js';
+import type { TriggersService } from './triggers.js';
 
-type TestHelperOperations = 'createTestSubscriptions' | 'deleteTestSubscriptions' | 'getTestClock' | 'advanceTestClock';
+type TestHelperOperations =
+  'createTestSubscriptions' | 'deleteTestSubscriptions' | 'getTestClock' | 'advanceTestClock' | 'createTestTrigger';
 
-export function testModeHandlers(testMode: TestModeService): Pick<Handlers, TestHelperOperations> {
+export function testModeHandlers(testMode: TestModeService, triggers: TriggersService): Pick<Handlers, TestHelperOperations> {
   return {
     createTestSubscriptions: async ({ merchant, body }) => ({
       status: 201,
@@ -23,6 +25,13 @@ export function testModeHandlers(testMode: TestModeService): Pick<Handlers, Test
     advanceTestClock: async ({ merchant, body }) => ({
       status: 200,
       body: { ...(await testMode.advance(merchant.id, body.to)), livemode: livemodeOf(merchant.id) },
+    }),
+    createTestTrigger: async ({ merchant, body }) => ({
+      status: 201,
+      body: {
+        ...(await triggers.trigger({ merchantId: merchant.id, apiKeyId: merchant.apiKeyId }, body.type)),
+        livemode: livemodeOf(merchant.id),
+      },
     }),
   };
 }

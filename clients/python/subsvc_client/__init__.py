@@ -86,6 +86,8 @@ __all__ = [
     "TestSubscriptionList",
     "TestSubscriptionsCreate",
     "TestSubscriptionsDeleted",
+    "TestTrigger",
+    "TestTriggerRequest",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookDeliveryList",
@@ -172,6 +174,8 @@ from subsvc_client.models.test_helpers_problem import TestHelpersProblem as Test
 from subsvc_client.models.test_subscription_list import TestSubscriptionList as TestSubscriptionList
 from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate as TestSubscriptionsCreate
 from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted as TestSubscriptionsDeleted
+from subsvc_client.models.test_trigger import TestTrigger as TestTrigger
+from subsvc_client.models.test_trigger_request import TestTriggerRequest as TestTriggerRequest
 from subsvc_client.models.webhook_attempt import WebhookAttempt as WebhookAttempt
 from subsvc_client.models.webhook_delivery import WebhookDelivery as WebhookDelivery
 from subsvc_client.models.webhook_delivery_list import WebhookDeliveryList as WebhookDeliveryList

@@ -52,6 +52,8 @@ export * from './TestHelpersProblem.js';
 export * from './TestSubscriptionList.js';
 export * from './TestSubscriptionsCreate.js';
 export * from './TestSubscriptionsDeleted.js';
+export * from './TestTrigger.js';
+export * from './TestTriggerRequest.js';
 export * from './WebhookAttempt.js';
 export * from './WebhookDelivery.js';
 export * from './WebhookDeliveryList.js';

@@ -21,6 +21,8 @@ from subsvc_client.models.test_clock_advanced import TestClockAdvanced
 from subsvc_client.models.test_subscription_list import TestSubscriptionList
 from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate
 from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted
+from subsvc_client.models.test_trigger import TestTrigger
+from subsvc_client.models.test_trigger_request import TestTriggerRequest
 
 from subsvc_client.api_client import ApiClient, RequestSerialized
 from subsvc_client.api_response import ApiResponse
@@ -616,6 +618,303 @@ class TestHelpersApi:
         return self.api_client.param_serialize(
             method='POST',
             resource_path='/v2/test-helpers/subscriptions',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def create_test_trigger(
+        self,
+        test_trigger_request: TestTriggerRequest,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> TestTrigger:
+        """Cause an event of a given type (test keys only)
+
+        Makes a test subscription and causes the real change that emits an event of `type`, through the same code as the API's own operations: a pause (`subscription.paused`), a resume of a paused one (`subscription.resumed`), a pause with a `pauseAt` (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), or a bulk pause of it applied by the workers (`bulk_request.completed`). The change may emit other events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as `GET /v2/events` lists them. A subscription's events are recorded, and the first delivery of each to the test mode's subscribed webhook endpoints attempted (as a test clock's advance does), before the answer; `bulk_request.completed` is waited for up to 20 s (an empty `eventIds` when the workers have not applied the request by then; its event follows when they do). The test mode's pause policy applies as to any pause (422 `0032`). A live key is refused with 403 `0011` and nothing is done; a `type` that is not an event type, 400 `0040`. Not made idempotent by `Idempotency-Key`: each call makes a new subscription. 
+
+        :param test_trigger_request: (required)
+        :type test_trigger_request: TestTriggerRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_test_trigger_serialize(
+            test_trigger_request=test_trigger_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "TestTrigger",
+            '400': "TestHelpersProblem",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '422': "PauseRefusedProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def create_test_trigger_with_http_info(
+        self,
+        test_trigger_request: TestTriggerRequest,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[TestTrigger]:
+        """Cause an event of a given type (test keys only)
+
+        Makes a test subscription and causes the real change that emits an event of `type`, through the same code as the API's own operations: a pause (`subscription.paused`), a resume of a paused one (`subscription.resumed`), a pause with a `pauseAt` (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), or a bulk pause of it applied by the workers (`bulk_request.completed`). The change may emit other events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as `GET /v2/events` lists them. A subscription's events are recorded, and the first delivery of each to the test mode's subscribed webhook endpoints attempted (as a test clock's advance does), before the answer; `bulk_request.completed` is waited for up to 20 s (an empty `eventIds` when the workers have not applied the request by then; its event follows when they do). The test mode's pause policy applies as to any pause (422 `0032`). A live key is refused with 403 `0011` and nothing is done; a `type` that is not an event type, 400 `0040`. Not made idempotent by `Idempotency-Key`: each call makes a new subscription. 
+
+        :param test_trigger_request: (required)
+        :type test_trigger_request: TestTriggerRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_test_trigger_serialize(
+            test_trigger_request=test_trigger_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "TestTrigger",
+            '400': "TestHelpersProblem",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '422': "PauseRefusedProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def create_test_trigger_without_preload_content(
+        self,
+        test_trigger_request: TestTriggerRequest,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Cause an event of a given type (test keys only)
+
+        Makes a test subscription and causes the real change that emits an event of `type`, through the same code as the API's own operations: a pause (`subscription.paused`), a resume of a paused one (`subscription.resumed`), a pause with a `pauseAt` (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), or a bulk pause of it applied by the workers (`bulk_request.completed`). The change may emit other events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as `GET /v2/events` lists them. A subscription's events are recorded, and the first delivery of each to the test mode's subscribed webhook endpoints attempted (as a test clock's advance does), before the answer; `bulk_request.completed` is waited for up to 20 s (an empty `eventIds` when the workers have not applied the request by then; its event follows when they do). The test mode's pause policy applies as to any pause (422 `0032`). A live key is refused with 403 `0011` and nothing is done; a `type` that is not an event type, 400 `0040`. Not made idempotent by `Idempotency-Key`: each call makes a new subscription. 
+
+        :param test_trigger_request: (required)
+        :type test_trigger_request: TestTriggerRequest
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_test_trigger_serialize(
+            test_trigger_request=test_trigger_request,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "TestTrigger",
+            '400': "TestHelpersProblem",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '422': "PauseRefusedProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _create_test_trigger_serialize(
+        self,
+        test_trigger_request,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+        if test_trigger_request is not None:
+            _body_params = test_trigger_request
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/test-helpers/triggers',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

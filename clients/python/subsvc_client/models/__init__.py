@@ -65,6 +65,8 @@ from subsvc_client.models.test_helpers_problem import TestHelpersProblem
 from subsvc_client.models.test_subscription_list import TestSubscriptionList
 from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate
 from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted
+from subsvc_client.models.test_trigger import TestTrigger
+from subsvc_client.models.test_trigger_request import TestTriggerRequest
 from subsvc_client.models.webhook_attempt import WebhookAttempt
 from subsvc_client.models.webhook_delivery import WebhookDelivery
 from subsvc_client.models.webhook_delivery_list import WebhookDeliveryList

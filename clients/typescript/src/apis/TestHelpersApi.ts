@@ -14,6 +14,11 @@
 
 import * as runtime from '../runtime.js';
 import {
+    type PauseRefusedProblem,
+    PauseRefusedProblemFromJSON,
+    PauseRefusedProblemToJSON,
+} from '../models/PauseRefusedProblem.js';
+import {
     type Problem,
     ProblemFromJSON,
     ProblemToJSON,
@@ -53,6 +58,16 @@ import {
     TestSubscriptionsDeletedFromJSON,
     TestSubscriptionsDeletedToJSON,
 } from '../models/TestSubscriptionsDeleted.js';
+import {
+    type TestTrigger,
+    TestTriggerFromJSON,
+    TestTriggerToJSON,
+} from '../models/TestTrigger.js';
+import {
+    type TestTriggerRequest,
+    TestTriggerRequestFromJSON,
+    TestTriggerRequestToJSON,
+} from '../models/TestTriggerRequest.js';
 
 export interface AdvanceTestClockRequest {
     /**
@@ -66,6 +81,13 @@ export interface CreateTestSubscriptionsRequest {
      * 
      */
     testSubscriptionsCreate: TestSubscriptionsCreate;
+}
+
+export interface CreateTestTriggerRequest {
+    /**
+     * 
+     */
+    testTriggerRequest: TestTriggerRequest;
 }
 
 /**
@@ -184,6 +206,63 @@ export class TestHelpersApi extends runtime.BaseAPI {
      */
     async createTestSubscriptions(requestParameters: CreateTestSubscriptionsRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TestSubscriptionList> {
         const response = await this.createTestSubscriptionsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for createTestTrigger without sending the request
+     */
+    async createTestTriggerRequestOpts(requestParameters: CreateTestTriggerRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['testTriggerRequest'] == null) {
+            throw new runtime.RequiredError(
+                'testTriggerRequest',
+                'Required parameter "testTriggerRequest" was null or undefined when calling createTestTrigger().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/test-helpers/triggers`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: TestTriggerRequestToJSON(requestParameters['testTriggerRequest']),
+        };
+    }
+
+    /**
+     * Makes a test subscription and causes the real change that emits an event of `type`, through the same code as the API\'s own operations: a pause (`subscription.paused`), a resume of a paused one (`subscription.resumed`), a pause with a `pauseAt` (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), or a bulk pause of it applied by the workers (`bulk_request.completed`). The change may emit other events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as `GET /v2/events` lists them. A subscription\'s events are recorded, and the first delivery of each to the test mode\'s subscribed webhook endpoints attempted (as a test clock\'s advance does), before the answer; `bulk_request.completed` is waited for up to 20 s (an empty `eventIds` when the workers have not applied the request by then; its event follows when they do). The test mode\'s pause policy applies as to any pause (422 `0032`). A live key is refused with 403 `0011` and nothing is done; a `type` that is not an event type, 400 `0040`. Not made idempotent by `Idempotency-Key`: each call makes a new subscription. 
+     * Cause an event of a given type (test keys only)
+     */
+    async createTestTriggerRaw(requestParameters: CreateTestTriggerRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<TestTrigger>> {
+        const requestOptions = await this.createTestTriggerRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => TestTriggerFromJSON(jsonValue));
+    }
+
+    /**
+     * Makes a test subscription and causes the real change that emits an event of `type`, through the same code as the API\'s own operations: a pause (`subscription.paused`), a resume of a paused one (`subscription.resumed`), a pause with a `pauseAt` (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), or a bulk pause of it applied by the workers (`bulk_request.completed`). The change may emit other events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as `GET /v2/events` lists them. A subscription\'s events are recorded, and the first delivery of each to the test mode\'s subscribed webhook endpoints attempted (as a test clock\'s advance does), before the answer; `bulk_request.completed` is waited for up to 20 s (an empty `eventIds` when the workers have not applied the request by then; its event follows when they do). The test mode\'s pause policy applies as to any pause (422 `0032`). A live key is refused with 403 `0011` and nothing is done; a `type` that is not an event type, 400 `0040`. Not made idempotent by `Idempotency-Key`: each call makes a new subscription. 
+     * Cause an event of a given type (test keys only)
+     */
+    async createTestTrigger(requestParameters: CreateTestTriggerRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TestTrigger> {
+        const response = await this.createTestTriggerRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

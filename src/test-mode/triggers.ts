@@ -1,0 +1,125 @@
+/**
+ * Triggers (docs/partners.md, "Triggers"): a test subscription and the real change that emits an
+ * event of a given type, made through the services the API's own operations use, so the event,
+ * its payload and its webhooks are the ones a partner's integration will see live.
+ */
+import { Problems, ProblemError } from '../errors.js';
+import { formatTimestamp, type Clock } from '../lib/clock.js';
+import type { EventsRepository } from '../events/events.repository.js';
+import type { EventType } from '../subscriptions/outbox.js';
+import type { BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
+import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
+import type { ChangeCause, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
+import { testModeOnly, type RelayNow } from './test-mode.service.js';
+
+const DAY_MICROS = 86_400_000_000n;
+/** How long a trigger waits for a bulk request's workers (which may be another process's) to record its completion. */
+const BULK_WAIT_MS = 20_000;
+const BULK_POLL_MS = 100;
+/** More events of one type than one change can cause: a page of them is all of them. */
+const EVENTS_READ = 16;
+
+/** What a trigger's steps can do to its subscription: the API's own operations, under the caller's key. */
+export interface TriggerSteps {
+  pause(schedule?: ScheduleRequest): Promise<void>;
+  resume(): Promise<void>;
+  dropSchedule(): Promise<void>;
+  bulkPause(): Promise<void>;
+  /** The test clock's time `days` ahead, as a schedule time. */
+  daysAhead(days: number): string;
+}
+
+export interface Trigger {
+  /** The status the subscription is made in. */
+  readonly from: SubscriptionStatus;
+  readonly steps: (subscription: TriggerSteps) => Promise<void>;
+}
+
+/** Every event type, with the change that causes it: a new type is one line here (test/unit/triggers-table.test.ts checks it against the spec). */
+export const TRIGGERS: { readonly [T in EventType]: Trigger } = {
+  'subscription.paused': { from: 'fulfilled', steps: (s) => s.pause() },
+  'subscription.resumed': { from: 'paused', steps: (s) => s.resume() },
+  'subscription.pause_scheduled': { from: 'fulfilled', steps: (s) => s.pause({ pauseAt: s.daysAhead(1) }) },
+  'subscription.resume_scheduled': { from: 'fulfilled', steps: (s) => s.pause({ resumeAt: s.daysAhead(1) }) },
+  'subscription.schedule_removed': {
+    from: 'fulfilled',
+    steps: async (s) => {
+      await s.pause({ pauseAt: s.daysAhead(1) });
+      await s.dropSchedule();
+    },
+  },
+  'bulk_request.completed': { from: 'fulfilled', steps: (s) => s.bulkPause() },
+};
+
+export interface Triggered {
+  readonly subscriptionId: string;
+  readonly eventIds: string[];
+}
+
+/** Who made the trigger's request: the cause its changes record, as any request's. */
+export interface TriggerCaller {
+  readonly merchantId: string;
+  readonly apiKeyId: string;
+}
+
+export class TriggersService {
+  constructor(
+    private readonly subscriptions: SubscriptionsService,
+    private readonly bulk: BulkAcceptor,
+    private readonly seeder: SubscriptionSeeder,
+    private readonly events: Pick<EventsRepository, 'page'>,
+    private readonly relayNow: RelayNow,
+  ) {}
+
+  async trigger({ merchantId, apiKeyId }: TriggerCaller, type: EventType): Promise<Triggered> {
+    const { from, steps } = TRIGGERS[type];
+    const clock = await this.subscriptions.clock(testModeOnly(merchantId));
+    const [made] = await this.seeder.seed({ merchantId, count: 1, status: from, createdAt: clock.timestamp() });
+    const subscriptionId = made!.id;
+    const bulkRequests: string[] = [];
+    await steps(this.stepsOn(merchantId, apiKeyId, subscriptionId, clock, bulkRequests));
+    if (bulkRequests.length > 0) return { subscriptionId, eventIds: await this.bulkEventIds(merchantId, type, bulkRequests) };
+    // Recorded and sent before the answer, as an advance's are; a relay already under way for them stores each event once.
+    await this.relayNow(new Map([[subscriptionId, merchantId]]));
+    return { subscriptionId, eventIds: await this.eventIds(merchantId, type, { subscriptionId }) };
+  }
+
+  private stepsOn(merchantId: string, apiKeyId: string, id: string, clock: Clock, bulkRequests: string[]): TriggerSteps {
+    const cause: ChangeCause = { kind: 'api', apiKeyId };
+    return {
+      pause: async (schedule) => void (await this.subscriptions.apply(merchantId, id, 'PAUSE', schedule, cause, clock)),
+      resume: async () => void (await this.subscriptions.apply(merchantId, id, 'RESUME', undefined, cause, clock)),
+      dropSchedule: async () => void (await this.subscriptions.dropSchedule(merchantId, id, cause)),
+      bulkPause: async () => {
+        const { requestId, acceptedCount, rejected } = await this.bulk.accept(merchantId, 'PAUSE', { ids: [id] }, undefined, apiKeyId);
+        // A new fulfilled subscription is refused only by the pause policy: as the single pause's 422, not a wait for nothing.
+        if (acceptedCount === 0)
+          throw new ProblemError(
+            Problems.pausePolicyViolated,
+            `The test mode's pause policy refuses the bulk pause (${rejected?.[0]?.reason}).`,
+          );
+        this.bulk.dispatch(merchantId, requestId);
+        bulkRequests.push(requestId);
+      },
+      daysAhead: (days) => formatTimestamp(clock.micros() + BigInt(days) * DAY_MICROS),
+    };
+  }
+
+  /** The bulk requests' events of `type`, once the workers have recorded them (at most BULK_WAIT_MS). */
+  private async bulkEventIds(merchantId: string, type: EventType, requestIds: readonly string[]): Promise<string[]> {
+    const until = Date.now() + BULK_WAIT_MS;
+    for (;;) {
+      const ids = (await Promise.all(requestIds.map((requestId) => this.eventIds(merchantId, type, { requestId })))).flat();
+      if (ids.length >= requestIds.length || Date.now() >= until) return ids;
+      await new Promise((resolve) => setTimeout(resolve, BULK_POLL_MS));
+    }
+  }
+
+  /** Oldest first, as they happened. */
+  private async eventIds(merchantId: string, type: EventType, by: { subscriptionId?: string; requestId?: string }): Promise<string[]> {
+    const page = await this.events.page(merchantId, { type, ...by }, { limit: EVENTS_READ, startingAfter: undefined });
+    return page.data.map((event) => event.id).reverse();
+  }
+}
