@@ -53,8 +53,11 @@ export interface paths {
          *     policy answers 422 `0032`, its `detail` naming the rule and the limit:
          *     `requireResumeAt` (no `resumeAt`, and no `maxPauseDays` to give one),
          *     `maxPauseDays` (`resumeAt` further than that many days after the pause
-         *     starts) or `maxPausesPerYear` (that many pauses already applied to it in
-         *     the 365 days before). With `maxPauseDays` set, a pause that starts without
+         *     starts), `allowedPauseDays` (a length, in days rounded up from the pause's
+         *     start to `resumeAt`, not in the list), `cooldownDays` (starts fewer than
+         *     that many days after the subscription was last resumed) or
+         *     `maxPausesPerYear` (that many pauses already applied to it in the 365 days
+         *     before). With `maxPauseDays` set, a pause that starts without
          *     `resumeAt` gets one that many days after it starts, shown in the answer.
          *     A `paused` subscription paused again is held to `maxPauseDays` only, for a
          *     `resumeAt` it is sent. In a bulk request an id that breaks a rule is in
@@ -123,7 +126,8 @@ export interface paths {
          *
          *     Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance,
          *     as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason
-         *     (`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and
+         *     (`policy_require_resume_at`, `policy_max_pause_days`, `policy_allowed_pause_days`,
+         *     `policy_cooldown_days`, `policy_max_pauses_per_year`), and
          *     counted in a preview's `policyRejectedCount`. With `maxPauseDays` set, a pause without
          *     `resumeAt` gets one that many days after it starts.
          */
@@ -603,13 +607,15 @@ export interface paths {
         /**
          * Read your pause policy
          * @description The rules every pause of yours must keep. A merchant that never set one has the default,
-         *     every rule off: `{"maxPauseDays": null, "maxPausesPerYear": null, "requireResumeAt": false}`.
+         *     every rule off: `{"maxPauseDays": null, "maxPausesPerYear": null, "requireResumeAt": false,
+         *     "cooldownDays": null, "allowedPauseDays": null}`.
          */
         get: operations["getPausePolicy"];
         /**
          * Set your pause policy
-         * @description Replaces the whole policy (send all three fields; `null` and `false` turn a rule off) and
-         *     answers 200 with it. It applies to every pause from then on: single, bulk (at acceptance)
+         * @description Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`;
+         *     `cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule
+         *     off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance)
          *     and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process
          *     that answers applies it at once; the service's other processes within 30 seconds.
          */
@@ -1388,6 +1394,18 @@ export interface components {
             maxPausesPerYear: number | null;
             /** @description A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one. */
             requireResumeAt: boolean;
+            /**
+             * @description A pause may not start within this many days (1 to 365, of 24 hours) after the
+             *     subscription was last resumed (by any resume: single, bulk, filter or scheduled). Left
+             *     out: `null`, the rule off.
+             */
+            cooldownDays?: number | null;
+            /**
+             * @description The lengths a pause may have, in days (1 to 10 distinct values, each 1 to 1095): a pause
+             *     must carry a `resumeAt` (or get one from `maxPauseDays`) whose distance from the pause's
+             *     start, in days rounded up, is one of them. Left out: `null`, the rule off.
+             */
+            allowedPauseDays?: number[] | null;
         };
         /**
          * @description A merchant's pause policy as the pause-policy operations answer it: the rules (see
@@ -1400,6 +1418,10 @@ export interface components {
             maxPausesPerYear: number | null;
             /** @description A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one. */
             requireResumeAt: boolean;
+            /** @description No pause within this many days (1 to 365) after the subscription's last resume; null when the rule is off. */
+            cooldownDays: number | null;
+            /** @description The lengths in days (rounded up) a pause may have; null when the rule is off. */
+            allowedPauseDays: number[] | null;
             livemode: components["schemas"]["Livemode"];
         };
         /** @description A subscription as the pause operation reports it (with `merchantId`). */
@@ -1572,10 +1594,11 @@ export interface components {
             /**
              * @description `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is
              *     cancelled and can never change again. `policy_…`: the pause breaks that rule of your pause
-             *     policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`).
+             *     policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`, `cooldownDays`,
+             *     `allowedPauseDays`).
              * @enum {string}
              */
-            reason: "not_found" | "cancelled" | "policy_require_resume_at" | "policy_max_pause_days" | "policy_max_pauses_per_year";
+            reason: "not_found" | "cancelled" | "policy_require_resume_at" | "policy_max_pause_days" | "policy_max_pauses_per_year" | "policy_cooldown_days" | "policy_allowed_pause_days";
         };
         /** @description A subscription as a read shows it (the same fields as the pause answer). */
         Subscription: {

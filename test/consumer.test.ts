@@ -435,8 +435,10 @@ function scenarios(name: string, target: () => Target) {
       const set = await policies.putPausePolicyRaw({ pausePolicy: policy });
       expect(set.raw.status).toBe(200);
       // The mock answers its example, a live one; the service the live key's policy.
-      expect(await set.value()).toEqual({ ...policy, livemode: true });
-      expect(await policies.getPausePolicy()).toEqual({ ...policy, livemode: true });
+      // A body of the three rules of before: the two left out answer null.
+      const shown = { ...policy, cooldownDays: null, allowedPauseDays: null, livemode: true };
+      expect(await set.value()).toEqual(shown);
+      expect(await policies.getPausePolicy()).toEqual(shown);
       const paused = await api.pauseSubscription({ subscriptionId: fulfilledId });
       expect(paused.status).toBe('paused');
       if (!t.stateful) return;
@@ -446,6 +448,13 @@ function scenarios(name: string, target: () => Target) {
       const { status, body } = await problemOf(api.pauseSubscription({ subscriptionId: other!, commandRequest: { resumeAt } }));
       expect([status, body.code]).toEqual([422, '0032']);
       expect(body.detail).toMatch(/^maxPauseDays is 90;/);
+
+      // A cooldown: the subscription just resumed cannot be paused again for 30 days.
+      expect((await policies.putPausePolicy({ pausePolicy: { ...policy, cooldownDays: 30 } })).cooldownDays).toBe(30);
+      expect((await api.resumeSubscription({ subscriptionId: fulfilledId })).status).toBe('fulfilled');
+      const cooling = await problemOf(api.pauseSubscription({ subscriptionId: fulfilledId }));
+      expect([cooling.status, cooling.body.code]).toEqual([422, '0032']);
+      expect(cooling.body.detail).toMatch(/^cooldownDays is 30;/);
     });
 
     it("another merchant's or an unknown API key id answers 404 0025", async () => {

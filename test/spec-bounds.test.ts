@@ -86,9 +86,12 @@ function stringOf(schema: Schema, length: number, name: string): string {
 function valueOf(schema: Schema, count: number, name: string): unknown {
   if (schema.type === 'array') {
     const items = nonNull(schema.items);
-    return Array.from({ length: count }, (_, i) =>
-      items.enum ? items.enum[i % items.enum.length] : valueOf(items, items.maxLength ?? 36, name),
-    );
+    return Array.from({ length: count }, (_, i) => {
+      if (items.enum) return items.enum[i % items.enum.length];
+      // Distinct integers: a list may have to hold no two alike (uniqueItems, as allowedPauseDays).
+      if (items.type === 'integer') return (items.minimum ?? 0) + i;
+      return valueOf(items, items.maxLength ?? 36, name);
+    });
   }
   if (schema.type === 'integer' || schema.type?.includes?.('integer')) return count;
   return stringOf(schema, count, name);

@@ -35,7 +35,8 @@ func (r ApiGetPausePolicyRequest) Execute() (*PausePolicyWithMode, *http.Respons
 GetPausePolicy Read your pause policy
 
 The rules every pause of yours must keep. A merchant that never set one has the default,
-every rule off: `{"maxPauseDays": null, "maxPausesPerYear": null, "requireResumeAt": false}`.
+every rule off: `{"maxPauseDays": null, "maxPausesPerYear": null, "requireResumeAt": false,
+"cooldownDays": null, "allowedPauseDays": null}`.
 
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
@@ -231,8 +232,9 @@ func (r ApiPutPausePolicyRequest) Execute() (*PausePolicyWithMode, *http.Respons
 /*
 PutPausePolicy Set your pause policy
 
-Replaces the whole policy (send all three fields; `null` and `false` turn a rule off) and
-answers 200 with it. It applies to every pause from then on: single, bulk (at acceptance)
+Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`;
+`cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule
+off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance)
 and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process
 that answers applies it at once; the service's other processes within 30 seconds.
 

@@ -66,7 +66,8 @@ with nothing queued or changed (`"dryRun": true` here does the same, and is depr
 
 Your pause policy (`GET /v2/pause-policy`) is applied to each subscription at acceptance,
 as for a single pause: one that breaks a rule is in `rejected` with the rule as its reason
-(`policy_require_resume_at`, `policy_max_pause_days`, `policy_max_pauses_per_year`), and
+(`policy_require_resume_at`, `policy_max_pause_days`, `policy_allowed_pause_days`,
+`policy_cooldown_days`, `policy_max_pauses_per_year`), and
 counted in a preview's `policyRejectedCount`. With `maxPauseDays` set, a pause without
 `resumeAt` gets one that many days after it starts.
 
@@ -1244,8 +1245,11 @@ the service's workers, with the outcomes of bulk commands.
 policy answers 422 `0032`, its `detail` naming the rule and the limit:
 `requireResumeAt` (no `resumeAt`, and no `maxPauseDays` to give one),
 `maxPauseDays` (`resumeAt` further than that many days after the pause
-starts) or `maxPausesPerYear` (that many pauses already applied to it in
-the 365 days before). With `maxPauseDays` set, a pause that starts without
+starts), `allowedPauseDays` (a length, in days rounded up from the pause's
+start to `resumeAt`, not in the list), `cooldownDays` (starts fewer than
+that many days after the subscription was last resumed) or
+`maxPausesPerYear` (that many pauses already applied to it in the 365 days
+before). With `maxPauseDays` set, a pause that starts without
 `resumeAt` gets one that many days after it starts, shown in the answer.
 A `paused` subscription paused again is held to `maxPauseDays` only, for a
 `resumeAt` it is sent. In a bulk request an id that breaks a rule is in

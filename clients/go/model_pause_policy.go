@@ -27,6 +27,10 @@ type PausePolicy struct {
 	MaxPausesPerYear NullableInt32 `json:"maxPausesPerYear"`
 	// A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one.
 	RequireResumeAt bool `json:"requireResumeAt"`
+	// A pause may not start within this many days (1 to 365, of 24 hours) after the subscription was last resumed (by any resume: single, bulk, filter or scheduled). Left out: `null`, the rule off. 
+	CooldownDays NullableInt32 `json:"cooldownDays,omitempty"`
+	// The lengths a pause may have, in days (1 to 10 distinct values, each 1 to 1095): a pause must carry a `resumeAt` (or get one from `maxPauseDays`) whose distance from the pause's start, in days rounded up, is one of them. Left out: `null`, the rule off. 
+	AllowedPauseDays []int32 `json:"allowedPauseDays,omitempty"`
 }
 
 type _PausePolicy PausePolicy
@@ -127,6 +131,81 @@ func (o *PausePolicy) SetRequireResumeAt(v bool) {
 	o.RequireResumeAt = v
 }
 
+// GetCooldownDays returns the CooldownDays field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *PausePolicy) GetCooldownDays() int32 {
+	if o == nil || IsNil(o.CooldownDays.Get()) {
+		var ret int32
+		return ret
+	}
+	return *o.CooldownDays.Get()
+}
+
+// GetCooldownDaysOk returns a tuple with the CooldownDays field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *PausePolicy) GetCooldownDaysOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.CooldownDays.Get(), o.CooldownDays.IsSet()
+}
+
+// HasCooldownDays returns a boolean if a field has been set.
+func (o *PausePolicy) HasCooldownDays() bool {
+	if o != nil && o.CooldownDays.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetCooldownDays gets a reference to the given NullableInt32 and assigns it to the CooldownDays field.
+func (o *PausePolicy) SetCooldownDays(v int32) {
+	o.CooldownDays.Set(&v)
+}
+// SetCooldownDaysNil sets the value for CooldownDays to be an explicit nil
+func (o *PausePolicy) SetCooldownDaysNil() {
+	o.CooldownDays.Set(nil)
+}
+
+// UnsetCooldownDays ensures that no value is present for CooldownDays, not even an explicit nil
+func (o *PausePolicy) UnsetCooldownDays() {
+	o.CooldownDays.Unset()
+}
+
+// GetAllowedPauseDays returns the AllowedPauseDays field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *PausePolicy) GetAllowedPauseDays() []int32 {
+	if o == nil {
+		var ret []int32
+		return ret
+	}
+	return o.AllowedPauseDays
+}
+
+// GetAllowedPauseDaysOk returns a tuple with the AllowedPauseDays field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *PausePolicy) GetAllowedPauseDaysOk() ([]int32, bool) {
+	if o == nil || IsNil(o.AllowedPauseDays) {
+		return nil, false
+	}
+	return o.AllowedPauseDays, true
+}
+
+// HasAllowedPauseDays returns a boolean if a field has been set.
+func (o *PausePolicy) HasAllowedPauseDays() bool {
+	if o != nil && !IsNil(o.AllowedPauseDays) {
+		return true
+	}
+
+	return false
+}
+
+// SetAllowedPauseDays gets a reference to the given []int32 and assigns it to the AllowedPauseDays field.
+func (o *PausePolicy) SetAllowedPauseDays(v []int32) {
+	o.AllowedPauseDays = v
+}
+
 func (o PausePolicy) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -140,6 +219,12 @@ func (o PausePolicy) ToMap() (map[string]interface{}, error) {
 	toSerialize["maxPauseDays"] = o.MaxPauseDays.Get()
 	toSerialize["maxPausesPerYear"] = o.MaxPausesPerYear.Get()
 	toSerialize["requireResumeAt"] = o.RequireResumeAt
+	if o.CooldownDays.IsSet() {
+		toSerialize["cooldownDays"] = o.CooldownDays.Get()
+	}
+	if o.AllowedPauseDays != nil {
+		toSerialize["allowedPauseDays"] = o.AllowedPauseDays
+	}
 	return toSerialize, nil
 }
 

@@ -27,6 +27,10 @@ type PausePolicyWithMode struct {
 	MaxPausesPerYear NullableInt32 `json:"maxPausesPerYear"`
 	// A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one.
 	RequireResumeAt bool `json:"requireResumeAt"`
+	// No pause within this many days (1 to 365) after the subscription's last resume; null when the rule is off.
+	CooldownDays NullableInt32 `json:"cooldownDays"`
+	// The lengths in days (rounded up) a pause may have; null when the rule is off.
+	AllowedPauseDays []int32 `json:"allowedPauseDays"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 }
@@ -37,11 +41,13 @@ type _PausePolicyWithMode PausePolicyWithMode
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewPausePolicyWithMode(maxPauseDays NullableInt32, maxPausesPerYear NullableInt32, requireResumeAt bool, livemode bool) *PausePolicyWithMode {
+func NewPausePolicyWithMode(maxPauseDays NullableInt32, maxPausesPerYear NullableInt32, requireResumeAt bool, cooldownDays NullableInt32, allowedPauseDays []int32, livemode bool) *PausePolicyWithMode {
 	this := PausePolicyWithMode{}
 	this.MaxPauseDays = maxPauseDays
 	this.MaxPausesPerYear = maxPausesPerYear
 	this.RequireResumeAt = requireResumeAt
+	this.CooldownDays = cooldownDays
+	this.AllowedPauseDays = allowedPauseDays
 	this.Livemode = livemode
 	return &this
 }
@@ -130,6 +136,58 @@ func (o *PausePolicyWithMode) SetRequireResumeAt(v bool) {
 	o.RequireResumeAt = v
 }
 
+// GetCooldownDays returns the CooldownDays field value
+// If the value is explicit nil, the zero value for int32 will be returned
+func (o *PausePolicyWithMode) GetCooldownDays() int32 {
+	if o == nil || o.CooldownDays.Get() == nil {
+		var ret int32
+		return ret
+	}
+
+	return *o.CooldownDays.Get()
+}
+
+// GetCooldownDaysOk returns a tuple with the CooldownDays field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *PausePolicyWithMode) GetCooldownDaysOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.CooldownDays.Get(), o.CooldownDays.IsSet()
+}
+
+// SetCooldownDays sets field value
+func (o *PausePolicyWithMode) SetCooldownDays(v int32) {
+	o.CooldownDays.Set(&v)
+}
+
+// GetAllowedPauseDays returns the AllowedPauseDays field value
+// If the value is explicit nil, the zero value for []int32 will be returned
+func (o *PausePolicyWithMode) GetAllowedPauseDays() []int32 {
+	if o == nil {
+		var ret []int32
+		return ret
+	}
+
+	return o.AllowedPauseDays
+}
+
+// GetAllowedPauseDaysOk returns a tuple with the AllowedPauseDays field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *PausePolicyWithMode) GetAllowedPauseDaysOk() ([]int32, bool) {
+	if o == nil || IsNil(o.AllowedPauseDays) {
+		return nil, false
+	}
+	return o.AllowedPauseDays, true
+}
+
+// SetAllowedPauseDays sets field value
+func (o *PausePolicyWithMode) SetAllowedPauseDays(v []int32) {
+	o.AllowedPauseDays = v
+}
+
 // GetLivemode returns the Livemode field value
 func (o *PausePolicyWithMode) GetLivemode() bool {
 	if o == nil {
@@ -167,6 +225,10 @@ func (o PausePolicyWithMode) ToMap() (map[string]interface{}, error) {
 	toSerialize["maxPauseDays"] = o.MaxPauseDays.Get()
 	toSerialize["maxPausesPerYear"] = o.MaxPausesPerYear.Get()
 	toSerialize["requireResumeAt"] = o.RequireResumeAt
+	toSerialize["cooldownDays"] = o.CooldownDays.Get()
+	if o.AllowedPauseDays != nil {
+		toSerialize["allowedPauseDays"] = o.AllowedPauseDays
+	}
 	toSerialize["livemode"] = o.Livemode
 	return toSerialize, nil
 }
@@ -179,6 +241,8 @@ func (o *PausePolicyWithMode) UnmarshalJSON(data []byte) (err error) {
 		"maxPauseDays",
 		"maxPausesPerYear",
 		"requireResumeAt",
+		"cooldownDays",
+		"allowedPauseDays",
 		"livemode",
 	}
 

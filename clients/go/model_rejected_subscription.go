@@ -23,7 +23,7 @@ var _ MappedNullable = &RejectedSubscription{}
 type RejectedSubscription struct {
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
 	SubscriptionId string `json:"subscriptionId" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
-	// `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again. `policy_…`: the pause breaks that rule of your pause policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`). 
+	// `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again. `policy_…`: the pause breaks that rule of your pause policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`, `cooldownDays`, `allowedPauseDays`). 
 	Reason string `json:"reason"`
 }
 

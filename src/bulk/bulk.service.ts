@@ -24,6 +24,8 @@ import {
   commandOf,
   decide,
   isPolicyOff,
+  readsHistory,
+  type PauseHistory,
   pauseVerdict,
   type Operation,
   type PausePolicy,
@@ -41,10 +43,10 @@ type BulkDryRun = components['schemas']['BulkDryRun'];
 const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /**
- * What a request selects, in order: each id with its status (and the times it was paused, when a
- * pause policy counts them), or no status for a listed id that is not one of the caller's subscriptions.
+ * What a request selects, in order: each id with its status (and its PauseHistory, when a
+ * pause policy reads it), or no status for a listed id that is not one of the caller's subscriptions.
  */
-type Selected = readonly { readonly id: string; readonly status: string | undefined; readonly recentPauses?: readonly string[] }[];
+type Selected = readonly ({ readonly id: string; readonly status: string | undefined } & Partial<PauseHistory>)[];
 
 /**
  * Why the command cannot take a selected subscription, by the rules' answer: not the caller's,
@@ -52,12 +54,12 @@ type Selected = readonly { readonly id: string; readonly status: string | undefi
  */
 function rejectionFor(operation: Operation, schedule: ScheduleRequest | undefined, policy: PausePolicy, now: string) {
   const command = commandOf(operation, schedule);
-  return ({ id, status, recentPauses = [] }: Selected[number]): Rejection[] => {
+  return ({ id, status, recentPauses = [], lastResumedAt }: Selected[number]): Rejection[] => {
     if (status === undefined) return [{ subscriptionId: id, reason: 'not_found' }];
     if (decide({ status, pauseAt: null, resumeAt: null }, command).outcome === 'cancelled')
       return [{ subscriptionId: id, reason: 'cancelled' }];
     if (operation !== 'PAUSE' || isPolicyOff(policy)) return [];
-    const verdict = pauseVerdict(policy, status, schedule, recentPauses, now);
+    const verdict = pauseVerdict(policy, status, schedule, { recentPauses, lastResumedAt }, now);
     return 'breach' in verdict ? [{ subscriptionId: id, reason: POLICY_REJECTIONS[verdict.breach.rule] }] : [];
   };
 }
@@ -101,7 +103,7 @@ export class BulkService {
   ): Promise<BulkAcceptance> {
     const requestId = uuidv7();
     const policy = await this.policyFor(merchantId, operation);
-    const selected = await this.select(merchantId, selection, policy.maxPausesPerYear !== null);
+    const selected = await this.select(merchantId, selection, readsHistory(policy));
     const rejection = rejectionFor(operation, schedule, policy, await this.timeOf(merchantId));
     const accepted = selected.filter((s) => rejection(s).length === 0).map((s) => s.id);
     const rejected = selected.flatMap(rejection);
@@ -139,7 +141,7 @@ export class BulkService {
   /** What `accept` would take, read the same way, with nothing stored or queued. */
   async dryRun(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkDryRun> {
     const policy = await this.policyFor(merchantId, operation);
-    const matched = (await this.select(merchantId, selection, policy.maxPausesPerYear !== null)).filter((s) => s.status !== undefined);
+    const matched = (await this.select(merchantId, selection, readsHistory(policy))).filter((s) => s.status !== undefined);
     const rejection = rejectionFor(operation, schedule, policy, await this.timeOf(merchantId));
     const reasons = matched.map((s) => rejection(s)[0]?.reason);
     const cancelledCount = reasons.filter((r) => r === 'cancelled').length;
@@ -163,14 +165,14 @@ export class BulkService {
    * the caller's subscriptions the filter matches, in id order. A filter matching more than MAX_FILTER_MATCHES is refused with its count (one
    * more read, only then), before anything is stored.
    */
-  private async select(merchantId: string, selection: BulkSelection, withPauses: boolean): Promise<Selected> {
+  private async select(merchantId: string, selection: BulkSelection, withHistory: boolean): Promise<Selected> {
     if ('ids' in selection) {
       const unique = [...new Set(selection.ids.map((id) => id.toLowerCase()))];
-      const owned = await this.byIds.subscriptions.ownedStatuses(merchantId, unique, withPauses);
-      return unique.map((id) => ({ id, status: owned.get(id)?.status, recentPauses: owned.get(id)?.recentPauses }));
+      const owned = await this.byIds.subscriptions.ownedStatuses(merchantId, unique, withHistory);
+      return unique.map((id) => ({ ...owned.get(id), id, status: owned.get(id)?.status }));
     }
     const { subscriptions } = this.byFilter;
-    const matched = await subscriptions.matching(merchantId, selection.filter, MAX_FILTER_MATCHES + 1, withPauses);
+    const matched = await subscriptions.matching(merchantId, selection.filter, MAX_FILTER_MATCHES + 1, withHistory);
     if (matched.length > MAX_FILTER_MATCHES) {
       const count = await subscriptions.countMatching(merchantId, selection.filter);
       throw new ProblemError(

@@ -1,5 +1,6 @@
 /** Thin handlers for a merchant's pause policy (docs/design.md §11). */
 import { livemodeOf } from '../lib/livemode.js';
+import { completePolicy } from '../subscriptions/subscriptions.rules.js';
 import type { Handlers } from '../request-context/request-context.js';
 import type { PausePolicyService } from './pause-policy.service.js';
 
@@ -11,7 +12,7 @@ export function pausePolicyHandlers(policies: PausePolicyService): Pick<Handlers
     }),
     putPausePolicy: async ({ merchant, body }) => ({
       status: 200,
-      body: { ...(await policies.put(merchant.id, body)), livemode: livemodeOf(merchant.id) },
+      body: { ...(await policies.put(merchant.id, completePolicy(body))), livemode: livemodeOf(merchant.id) },
     }),
   };
 }

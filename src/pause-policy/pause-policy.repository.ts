@@ -5,14 +5,25 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
-import { NO_PAUSE_POLICY, type PausePolicy } from '../subscriptions/subscriptions.rules.js';
+import { NO_PAUSE_POLICY, completePolicy, type PausePolicy } from '../subscriptions/subscriptions.rules.js';
 
 const PAUSE_POLICIES_COLLECTION = 'pausePolicies';
 
-interface PausePolicyDocument extends PausePolicy {
+/** A policy stored before a rule existed has no field for it: the rule is off (completePolicy). */
+interface PausePolicyDocument extends Partial<PausePolicy> {
   _id: string;
   modifiedAt: string;
 }
+
+const POLICY_PROJECTION = { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1, cooldownDays: 1, allowedPauseDays: 1 } as const;
+
+const policyOf = (doc: PausePolicyDocument): PausePolicy => ({
+  maxPauseDays: doc.maxPauseDays ?? null,
+  maxPausesPerYear: doc.maxPausesPerYear ?? null,
+  requireResumeAt: doc.requireResumeAt ?? false,
+  cooldownDays: doc.cooldownDays ?? null,
+  allowedPauseDays: doc.allowedPauseDays ?? null,
+});
 
 export class PausePolicyRepository {
   private readonly collection: Collection<PausePolicyDocument>;
@@ -31,35 +42,22 @@ export class PausePolicyRepository {
 
   /** The merchant's policy; the default when it never set one. */
   async get(merchantId: string): Promise<PausePolicy> {
-    const doc = await this.collection.findOne(
-      { _id: merchantId },
-      { projection: { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1 } },
-    );
-    return doc
-      ? { maxPauseDays: doc.maxPauseDays, maxPausesPerYear: doc.maxPausesPerYear, requireResumeAt: doc.requireResumeAt }
-      : NO_PAUSE_POLICY;
+    const doc = await this.collection.findOne({ _id: merchantId }, { projection: POLICY_PROJECTION });
+    return doc ? policyOf(doc) : NO_PAUSE_POLICY;
   }
 
   /** The policies of these merchants, in one query (`_id: {$in}`); the default for those that never set one. */
   async getMany(merchantIds: readonly string[]): Promise<Map<string, PausePolicy>> {
-    const docs = await this.collection
-      .find({ _id: { $in: [...merchantIds] } }, { projection: { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1 } })
-      .toArray();
-    const found = new Map(
-      docs.map((d) => [d._id, { maxPauseDays: d.maxPauseDays, maxPausesPerYear: d.maxPausesPerYear, requireResumeAt: d.requireResumeAt }]),
-    );
+    const docs = await this.collection.find({ _id: { $in: [...merchantIds] } }, { projection: POLICY_PROJECTION }).toArray();
+    const found = new Map(docs.map((d) => [d._id, policyOf(d)]));
     return new Map(merchantIds.map((m) => [m, found.get(m) ?? NO_PAUSE_POLICY]));
   }
 
   /** Replaces the merchant's policy (one upsert by `_id`). */
   async put(merchantId: string, policy: PausePolicy, at: string): Promise<void> {
-    const { maxPauseDays, maxPausesPerYear, requireResumeAt } = policy;
+    const rules = completePolicy(policy);
     await this.guard.run(GUARDED.pausePolicy(merchantId), () =>
-      this.collection.replaceOne(
-        { _id: merchantId },
-        { maxPauseDays, maxPausesPerYear, requireResumeAt, modifiedAt: at },
-        { upsert: true },
-      ),
+      this.collection.replaceOne({ _id: merchantId }, { ...rules, modifiedAt: at }, { upsert: true }),
     );
   }
 }

@@ -18,6 +18,7 @@ import {
   type ChangeCause,
   type CommandPlan,
   type RuleState,
+  type PauseHistory,
   type Ruling,
   type StoredSchedule,
   type Subscription,
@@ -47,6 +48,8 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
    * pushed by the update that pauses it: what a pause policy's maxPausesPerYear counts (docs/design.md §11).
    */
   recentPauses?: string[];
+  /** When it was last resumed (paused → fulfilled), set by the update that resumes it: what a pause policy's cooldownDays counts from. */
+  lastResumedAt?: string;
   /** The workers' run that last applied a due schedule here, to tell which of a chunk's updates were its own. */
   scheduleRun?: string;
   /** Events of changes not yet in the `events` collection, pushed by the change's own update (src/subscriptions/outbox.ts). */
@@ -244,16 +247,22 @@ export interface Expected {
 }
 
 /** What bulk acceptance and a pause under a policy read of a subscription. */
-export interface Owned {
+export interface Owned extends PauseHistory {
   readonly status: SubscriptionStatus;
   /** Empty unless asked for. */
   readonly recentPauses: readonly string[];
+  /** Undefined unless asked for, or never resumed. */
+  readonly lastResumedAt?: string | undefined;
 }
 
-const ownedOf = (doc: Pick<SubscriptionDocument, 'status' | 'recentPauses'>): Owned => ({
+const ownedOf = (doc: Pick<SubscriptionDocument, 'status' | 'recentPauses' | 'lastResumedAt'>): Owned => ({
   status: doc.status,
   recentPauses: doc.recentPauses ?? [],
+  ...(doc.lastResumedAt !== undefined ? { lastResumedAt: doc.lastResumedAt } : {}),
 });
+
+/** What a pause policy reads of a subscription (PauseHistory). */
+const HISTORY_PROJECTION = { recentPauses: 1, lastResumedAt: 1 } as const;
 
 /** A bulk request's filter (docs/design.md §6a): each field given narrows the match; times as stored (§5). */
 export interface SubscriptionFilter {
@@ -282,7 +291,8 @@ function filterQuery(
 
 /**
  * A change from `from` that pauses the subscription also records when (`recentPauses`), in the same
- * update, keeping the last KEPT_PAUSE_TIMES (`$slice`: FerretDB honours it with the project's patch, docs/design.md §8).
+ * update, keeping the last KEPT_PAUSE_TIMES (`$slice`: FerretDB honours it with the project's patch,
+ * docs/design.md §8); one that resumes it records when in `lastResumedAt`, the same way.
  */
 function recordingPause(
   update: UpdateFilter<SubscriptionDocument>,
@@ -290,6 +300,7 @@ function recordingPause(
   change: Change,
   at: string,
 ): UpdateFilter<SubscriptionDocument> {
+  if (from === 'paused' && change.status === 'fulfilled') return { ...update, $set: { ...(update.$set ?? {}), lastResumedAt: at } };
   if (from === 'paused' || change.status !== 'paused') return update;
   return { ...update, $push: { ...(update.$push ?? {}), recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES } } };
 }
@@ -314,6 +325,7 @@ function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscript
     pauseReason: d.pauseReason ?? null,
     nextScheduledAt: pendingAt,
     recentPauses: d.recentPauses ?? [],
+    ...(d.lastResumedAt !== undefined ? { lastResumedAt: d.lastResumedAt } : {}),
   };
 }
 
@@ -335,10 +347,10 @@ export interface DueState extends RuleState {
   readonly nextScheduledAt: string;
 }
 
-export interface DueSubscription extends DueState {
+export interface DueSubscription extends DueState, PauseHistory {
   readonly id: string;
   readonly merchantId: string;
-  /** When pauses were last applied to it: a due pause's pause policy counts them. */
+  /** When pauses were last applied to it, and it was last resumed: a due pause's pause policy reads them. */
   readonly recentPauses: readonly string[];
 }
 
@@ -814,18 +826,18 @@ export class SubscriptionsRepository {
 
   /**
    * The status of each of these ids that is a subscription of the merchant (others are absent): one
-   * query; with `recentPauses` too when asked (a pause policy's maxPausesPerYear counts them).
+   * query; with the PauseHistory too when asked (a pause policy reads it: readsHistory).
    */
-  async ownedStatuses(merchantId: string, ids: readonly string[], withPauses = false): Promise<Map<string, Owned>> {
+  async ownedStatuses(merchantId: string, ids: readonly string[], withHistory = false): Promise<Map<string, Owned>> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1, status: 1, ...(withPauses ? { recentPauses: 1 } : {}) } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1, status: 1, ...(withHistory ? HISTORY_PROJECTION : {}) } })
       .toArray();
     return new Map(docs.map((d) => [d._id, ownedOf(d)]));
   }
 
-  /** A subscription's status and the times pauses were applied to it, or undefined when the merchant has none with this id. */
+  /** A subscription's status and PauseHistory, or undefined when the merchant has none with this id. */
   async pauseHistory(merchantId: string, id: string): Promise<Owned | undefined> {
-    const doc = await this.collection.findOne({ _id: id, merchantId }, { projection: { _id: 1, status: 1, recentPauses: 1 } });
+    const doc = await this.collection.findOne({ _id: id, merchantId }, { projection: { _id: 1, status: 1, ...HISTORY_PROJECTION } });
     return doc ? ownedOf(doc) : undefined;
   }
 
@@ -843,7 +855,7 @@ export class SubscriptionsRepository {
     const docs = await this.collection
       .find(
         { nextScheduledAt: { $lte: now } },
-        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1, recentPauses: 1 } },
+        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1, ...HISTORY_PROJECTION } },
       )
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
@@ -861,7 +873,7 @@ export class SubscriptionsRepository {
     const docs = await this.collection
       .find(
         { merchantId, testScheduledAt: { $lte: upTo } },
-        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1, recentPauses: 1 } },
+        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1, ...HISTORY_PROJECTION } },
       )
       .sort({ testScheduledAt: 1, _id: 1 })
       .limit(limit)
@@ -988,9 +1000,9 @@ export class SubscriptionsRepository {
    * The id and status of up to `limit` of the merchant's subscriptions that match the filter, read
    * once: the snapshot a bulk request by filter accepts, and what its dry run counts.
    */
-  async matching(merchantId: string, filter: SubscriptionFilter, limit: number, withPauses = false): Promise<({ id: string } & Owned)[]> {
-    // Without recentPauses, the ids and statuses come from the merchant_filter index alone.
-    const projection = { _id: 1, status: 1, ...(withPauses ? { recentPauses: 1 } : {}) };
+  async matching(merchantId: string, filter: SubscriptionFilter, limit: number, withHistory = false): Promise<({ id: string } & Owned)[]> {
+    // Without the history, the ids and statuses come from the merchant_filter index alone.
+    const projection = { _id: 1, status: 1, ...(withHistory ? HISTORY_PROJECTION : {}) };
     const docs = await this.collection.find(filterQuery(merchantId, filter), { projection }).limit(limit).toArray();
     return docs.map((d) => ({ id: d._id, ...ownedOf(d) }));
   }

@@ -93,7 +93,7 @@ export type Command =
   | { readonly kind: 'PAUSE'; readonly schedule?: ScheduleRequest }
   | { readonly kind: 'RESUME' }
   | { readonly kind: 'DROP_SCHEDULE' }
-  | { readonly kind: 'FIRE'; readonly now: string; readonly policy?: PausePolicy; readonly recentPauses?: readonly string[] };
+  | { readonly kind: 'FIRE'; readonly now: string; readonly policy?: PausePolicy; readonly history?: PauseHistory };
 
 /** What the rules read of a subscription. */
 export interface RuleState {
@@ -217,7 +217,7 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
   if (pauseAt !== null && pauseAt <= now) {
     const verdict =
       status === 'fulfilled' && command.policy
-        ? pauseVerdict(command.policy, status, { resumeAt: pending.resumeAt }, command.recentPauses ?? [], now)
+        ? pauseVerdict(command.policy, status, { resumeAt: pending.resumeAt }, command.history ?? NO_PAUSE_HISTORY, now)
         : { schedule: pending };
     if ('breach' in verdict) {
       const removed = SCHEDULE_TIMES.filter((t) => state[t] !== null);
@@ -300,15 +300,41 @@ export function planCommand(operation: Operation, schedule: ScheduleRequest | un
  * A merchant's pause policy (docs/design.md §11): each rule off when null (or false). Decided here,
  * with the status rules, for every pause whatever starts it; `now` is always passed in.
  */
-export type PausePolicy = components['schemas']['PausePolicy'];
-export type PolicyRule = 'maxPauseDays' | 'maxPausesPerYear' | 'requireResumeAt';
+export type PausePolicy = Omit<components['schemas']['PausePolicyWithMode'], 'livemode'>;
+export type PolicyRule = 'maxPauseDays' | 'maxPausesPerYear' | 'requireResumeAt' | 'cooldownDays' | 'allowedPauseDays';
 
 /** The default: every rule off, so that a pause does exactly what it did before policies. */
-export const NO_PAUSE_POLICY: PausePolicy = Object.freeze({ maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false });
+export const NO_PAUSE_POLICY: PausePolicy = Object.freeze({
+  maxPauseDays: null,
+  maxPausesPerYear: null,
+  requireResumeAt: false,
+  cooldownDays: null,
+  allowedPauseDays: null,
+});
+
+/** A policy as sent or as stored before a rule existed: a rule left out is off. */
+export function completePolicy(policy: components['schemas']['PausePolicy']): PausePolicy {
+  const { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays = null, allowedPauseDays = null } = policy;
+  return { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays, allowedPauseDays };
+}
 
 export function isPolicyOff(policy: PausePolicy): boolean {
-  return policy.maxPauseDays === null && policy.maxPausesPerYear === null && !policy.requireResumeAt;
+  const { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays, allowedPauseDays } = policy;
+  return maxPauseDays === null && maxPausesPerYear === null && !requireResumeAt && cooldownDays === null && allowedPauseDays === null;
 }
+
+/** What a pause policy reads of a subscription's past: when pauses were applied to it, and when it was last resumed. */
+export interface PauseHistory {
+  readonly recentPauses: readonly string[];
+  readonly lastResumedAt?: string | undefined;
+}
+
+/** Whether the policy reads a subscription's PauseHistory: without, a bulk selection reads ids and statuses from an index alone. */
+export function readsHistory(policy: PausePolicy): boolean {
+  return policy.maxPausesPerYear !== null || policy.cooldownDays !== null;
+}
+
+export const NO_PAUSE_HISTORY: PauseHistory = Object.freeze({ recentPauses: [] });
 
 /** Where a merchant's pause policy is read from (src/pause-policy/, cached there). */
 export interface PausePolicySource {
@@ -337,6 +363,8 @@ export const POLICY_REJECTIONS = Object.freeze({
   requireResumeAt: 'policy_require_resume_at',
   maxPauseDays: 'policy_max_pause_days',
   maxPausesPerYear: 'policy_max_pauses_per_year',
+  cooldownDays: 'policy_cooldown_days',
+  allowedPauseDays: 'policy_allowed_pause_days',
 } as const satisfies Record<PolicyRule, string>);
 
 const MICROS_PER_DAY = 86_400_000_000n;
@@ -356,51 +384,89 @@ export function pausesInYearBefore(recentPauses: readonly string[], now: string)
 
 /**
  * What the pause policy makes of a pause of a subscription in `status` at `now` (its `pauseAt`, if
- * any, is when it starts): the rule it breaks, or the schedule it goes on with (resumeAt filled in
- * by `maxPauseDays` when it has none, which also satisfies `requireResumeAt`). A pause that starts
- * is one of a `fulfilled` subscription: every rule applies, and `maxPausesPerYear` counts
- * `recentPauses` (the times pauses were applied to it) in the 365 days before `now`. A `paused`
- * one paused again starts nothing: only a `resumeAt` it is sent is held to `maxPauseDays`, from
- * now. A cancelled one is left to `decide` (409).
+ * any, is when it starts): the first rule it breaks, in the order of docs/design.md §11, or the
+ * schedule it goes on with (resumeAt filled in by `maxPauseDays` when it has none, which also
+ * satisfies `requireResumeAt`). A pause that starts is one of a `fulfilled` subscription: every
+ * rule applies; `cooldownDays` counts from `history.lastResumedAt` to the start, and
+ * `maxPausesPerYear` counts `history.recentPauses` in the 365 days before `now`. A `paused` one
+ * paused again starts nothing: only a `resumeAt` it is sent is held to `maxPauseDays` and
+ * `allowedPauseDays`, from now. A cancelled one is left to `decide` (409).
  */
 export function pauseVerdict(
   policy: PausePolicy,
   status: string,
   schedule: ScheduleRequest | undefined,
-  recentPauses: readonly string[],
+  history: PauseHistory,
   now: string,
 ): { readonly breach: PolicyBreach } | { readonly schedule: ScheduleRequest | undefined } {
   if (status === 'cancelled') return { schedule };
   const starts = status === 'fulfilled';
   const start = micros(starts ? (schedule?.pauseAt ?? now) : now);
-  const { maxPauseDays, maxPausesPerYear, requireResumeAt } = policy;
-  if (maxPauseDays !== null && schedule?.resumeAt !== undefined) {
-    const days = Number(micros(schedule.resumeAt) - start) / Number(MICROS_PER_DAY);
-    if (days > maxPauseDays) {
+  const breach = lengthBreach(policy, schedule, start) ?? (starts ? startBreach(policy, schedule, history, start, now) : undefined);
+  if (breach) return { breach };
+  return { schedule: starts ? withPolicyResumeAt(policy, schedule, now) : schedule };
+}
+
+/** `maxPauseDays` and `allowedPauseDays`, of a `resumeAt` sent, counted from the pause's start. */
+function lengthBreach(policy: PausePolicy, schedule: ScheduleRequest | undefined, start: bigint): PolicyBreach | undefined {
+  const { maxPauseDays, allowedPauseDays } = policy;
+  if (schedule?.resumeAt === undefined) return undefined;
+  const days = Number(micros(schedule.resumeAt) - start) / Number(MICROS_PER_DAY);
+  if (maxPauseDays !== null && days > maxPauseDays) {
+    return {
+      rule: 'maxPauseDays',
+      detail: `maxPauseDays is ${maxPauseDays}; this pause would last ${Math.ceil(days)} days (resumeAt ${schedule.resumeAt}).`,
+    };
+  }
+  if (allowedPauseDays !== null && !allowedPauseDays.includes(Math.ceil(days))) {
+    return {
+      rule: 'allowedPauseDays',
+      detail: `allowedPauseDays is [${allowedPauseDays.join(', ')}]; this pause would last ${Math.ceil(days)} days (resumeAt ${schedule.resumeAt}).`,
+    };
+  }
+  return undefined;
+}
+
+/** The rules only a pause that starts is held to, after lengthBreach. */
+function startBreach(
+  policy: PausePolicy,
+  schedule: ScheduleRequest | undefined,
+  history: PauseHistory,
+  start: bigint,
+  now: string,
+): PolicyBreach | undefined {
+  const { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays, allowedPauseDays } = policy;
+  if (schedule?.resumeAt === undefined) {
+    if (requireResumeAt && maxPauseDays === null)
+      return { rule: 'requireResumeAt', detail: 'requireResumeAt is true; this pause has no resumeAt.' };
+    if (allowedPauseDays !== null && (maxPauseDays === null || !allowedPauseDays.includes(maxPauseDays))) {
+      const given = maxPauseDays === null ? '' : `, and maxPauseDays would give it ${maxPauseDays} days`;
       return {
-        breach: {
-          rule: 'maxPauseDays',
-          detail: `maxPauseDays is ${maxPauseDays}; this pause would last ${Math.ceil(days)} days (resumeAt ${schedule.resumeAt}).`,
-        },
+        rule: 'allowedPauseDays',
+        detail: `allowedPauseDays is [${allowedPauseDays.join(', ')}]; this pause has no resumeAt${given}.`,
       };
     }
   }
-  if (!starts) return { schedule };
-  if (requireResumeAt && schedule?.resumeAt === undefined && maxPauseDays === null) {
-    return { breach: { rule: 'requireResumeAt', detail: 'requireResumeAt is true; this pause has no resumeAt.' } };
+  const { lastResumedAt } = history;
+  if (cooldownDays !== null && lastResumedAt !== undefined) {
+    const until = micros(lastResumedAt) + BigInt(cooldownDays) * MICROS_PER_DAY;
+    if (start < until) {
+      return {
+        rule: 'cooldownDays',
+        detail: `cooldownDays is ${cooldownDays}; this subscription was last resumed at ${lastResumedAt} and can be paused from ${formatTimestamp(until)}.`,
+      };
+    }
   }
   if (maxPausesPerYear !== null) {
-    const count = pausesInYearBefore(recentPauses, now);
+    const count = pausesInYearBefore(history.recentPauses, now);
     if (count >= maxPausesPerYear) {
       return {
-        breach: {
-          rule: 'maxPausesPerYear',
-          detail: `maxPausesPerYear is ${maxPausesPerYear}; this subscription was paused ${count} times in the 365 days before.`,
-        },
+        rule: 'maxPausesPerYear',
+        detail: `maxPausesPerYear is ${maxPausesPerYear}; this subscription was paused ${count} times in the 365 days before.`,
       };
     }
   }
-  return { schedule: withPolicyResumeAt(policy, schedule, now) };
+  return undefined;
 }
 
 /** A pause that starts (at its pauseAt, else `now`) without resumeAt gets one `maxPauseDays` later; any other is as it was. */

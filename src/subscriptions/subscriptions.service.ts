@@ -95,8 +95,8 @@ function ruleStateOf(subscription: Subscription) {
 function grouped(due: readonly DueSubscription[], now: string, policies: ReadonlyMap<string, PausePolicy>): FiringGroup[] {
   const groups = new Map<string, { merchantId: string; state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
   for (const subscription of due) {
-    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, recentPauses } = subscription;
-    const ruling = decide(subscription, { kind: 'FIRE', now, policy: policies.get(merchantId), recentPauses });
+    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt } = subscription;
+    const ruling = decide(subscription, { kind: 'FIRE', now, policy: policies.get(merchantId), history: subscription });
     // One merchant per group: each update names the merchant that owns its subscriptions (docs/sharding.md).
     const key = JSON.stringify([
       merchantId,
@@ -194,7 +194,7 @@ export class SubscriptionsService {
   ): Promise<ScheduleRequest | undefined> {
     const history = await this.repository.pauseHistory(merchantId, id);
     if (!history) throw new SubscriptionNotFoundError(rawId);
-    const verdict = pauseVerdict(policy, history.status, schedule, history.recentPauses, now.timestamp());
+    const verdict = pauseVerdict(policy, history.status, schedule, history, now.timestamp());
     if ('breach' in verdict) throw new PausePolicyError(rawId, verdict.breach);
     return verdict.schedule;
   }

@@ -31,7 +31,9 @@ class PausePolicy(BaseModel):
     max_pause_days: Optional[Annotated[int, Field(le=1095, strict=True, ge=1)]] = Field(description="A pause lasts at most this many days (1 to 1095, the 3 years a `resumeAt` may be ahead): a `resumeAt` further from the pause's start is refused, and a pause without `resumeAt` gets one this many days after it starts (which satisfies `requireResumeAt`). ", alias="maxPauseDays")
     max_pauses_per_year: Optional[Annotated[int, Field(le=100, strict=True, ge=0)]] = Field(description="At most this many pauses (0 to 100) applied to one subscription in the 365 days before a new one; 0 refuses every pause. A pause counts when it takes effect (a scheduled one when it falls due); pausing a paused subscription does not count. ", alias="maxPausesPerYear")
     require_resume_at: StrictBool = Field(description="A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one.", alias="requireResumeAt")
-    __properties: ClassVar[List[str]] = ["maxPauseDays", "maxPausesPerYear", "requireResumeAt"]
+    cooldown_days: Optional[Annotated[int, Field(le=365, strict=True, ge=1)]] = Field(default=None, description="A pause may not start within this many days (1 to 365, of 24 hours) after the subscription was last resumed (by any resume: single, bulk, filter or scheduled). Left out: `null`, the rule off. ", alias="cooldownDays")
+    allowed_pause_days: Optional[Annotated[List[Annotated[int, Field(le=1095, strict=True, ge=1)]], Field(min_length=1, max_length=10)]] = Field(default=None, description="The lengths a pause may have, in days (1 to 10 distinct values, each 1 to 1095): a pause must carry a `resumeAt` (or get one from `maxPauseDays`) whose distance from the pause's start, in days rounded up, is one of them. Left out: `null`, the rule off. ", alias="allowedPauseDays")
+    __properties: ClassVar[List[str]] = ["maxPauseDays", "maxPausesPerYear", "requireResumeAt", "cooldownDays", "allowedPauseDays"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -82,6 +84,16 @@ class PausePolicy(BaseModel):
         if self.max_pauses_per_year is None and "max_pauses_per_year" in self.model_fields_set:
             _dict['maxPausesPerYear'] = None
 
+        # set to None if cooldown_days (nullable) is None
+        # and model_fields_set contains the field
+        if self.cooldown_days is None and "cooldown_days" in self.model_fields_set:
+            _dict['cooldownDays'] = None
+
+        # set to None if allowed_pause_days (nullable) is None
+        # and model_fields_set contains the field
+        if self.allowed_pause_days is None and "allowed_pause_days" in self.model_fields_set:
+            _dict['allowedPauseDays'] = None
+
         return _dict
 
     @classmethod
@@ -96,7 +108,9 @@ class PausePolicy(BaseModel):
         _obj = cls.model_validate({
             "maxPauseDays": obj.get("maxPauseDays"),
             "maxPausesPerYear": obj.get("maxPausesPerYear"),
-            "requireResumeAt": obj.get("requireResumeAt")
+            "requireResumeAt": obj.get("requireResumeAt"),
+            "cooldownDays": obj.get("cooldownDays"),
+            "allowedPauseDays": obj.get("allowedPauseDays")
         })
         return _obj
 

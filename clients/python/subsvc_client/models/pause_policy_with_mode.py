@@ -31,8 +31,10 @@ class PausePolicyWithMode(BaseModel):
     max_pause_days: Optional[Annotated[int, Field(le=1095, strict=True, ge=1)]] = Field(description="At most this many days a pause (1 to 1095); null when the rule is off.", alias="maxPauseDays")
     max_pauses_per_year: Optional[Annotated[int, Field(le=100, strict=True, ge=0)]] = Field(description="At most this many pauses (0 to 100) of one subscription in 365 days; null when the rule is off.", alias="maxPausesPerYear")
     require_resume_at: StrictBool = Field(description="A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one.", alias="requireResumeAt")
+    cooldown_days: Optional[Annotated[int, Field(le=365, strict=True, ge=1)]] = Field(description="No pause within this many days (1 to 365) after the subscription's last resume; null when the rule is off.", alias="cooldownDays")
+    allowed_pause_days: Optional[Annotated[List[Annotated[int, Field(le=1095, strict=True, ge=1)]], Field(min_length=1, max_length=10)]] = Field(description="The lengths in days (rounded up) a pause may have; null when the rule is off.", alias="allowedPauseDays")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["maxPauseDays", "maxPausesPerYear", "requireResumeAt", "livemode"]
+    __properties: ClassVar[List[str]] = ["maxPauseDays", "maxPausesPerYear", "requireResumeAt", "cooldownDays", "allowedPauseDays", "livemode"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -83,6 +85,16 @@ class PausePolicyWithMode(BaseModel):
         if self.max_pauses_per_year is None and "max_pauses_per_year" in self.model_fields_set:
             _dict['maxPausesPerYear'] = None
 
+        # set to None if cooldown_days (nullable) is None
+        # and model_fields_set contains the field
+        if self.cooldown_days is None and "cooldown_days" in self.model_fields_set:
+            _dict['cooldownDays'] = None
+
+        # set to None if allowed_pause_days (nullable) is None
+        # and model_fields_set contains the field
+        if self.allowed_pause_days is None and "allowed_pause_days" in self.model_fields_set:
+            _dict['allowedPauseDays'] = None
+
         return _dict
 
     @classmethod
@@ -98,6 +110,8 @@ class PausePolicyWithMode(BaseModel):
             "maxPauseDays": obj.get("maxPauseDays"),
             "maxPausesPerYear": obj.get("maxPausesPerYear"),
             "requireResumeAt": obj.get("requireResumeAt"),
+            "cooldownDays": obj.get("cooldownDays"),
+            "allowedPauseDays": obj.get("allowedPauseDays"),
             "livemode": obj.get("livemode")
         })
         return _obj

@@ -29,7 +29,7 @@ class RejectedSubscription(BaseModel):
     RejectedSubscription
     """ # noqa: E501
     subscription_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="subscriptionId")
-    reason: StrictStr = Field(description="`not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again. `policy_…`: the pause breaks that rule of your pause policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`). ")
+    reason: StrictStr = Field(description="`not_found`: no subscription of the caller has this id. `cancelled`: the subscription is cancelled and can never change again. `policy_…`: the pause breaks that rule of your pause policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`, `cooldownDays`, `allowedPauseDays`). ")
     __properties: ClassVar[List[str]] = ["subscriptionId", "reason"]
 
     @field_validator('subscription_id', mode="before")
@@ -42,8 +42,8 @@ class RejectedSubscription(BaseModel):
     @field_validator('reason')
     def reason_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['not_found', 'cancelled', 'policy_require_resume_at', 'policy_max_pause_days', 'policy_max_pauses_per_year']):
-            raise ValueError("must be one of enum values ('not_found', 'cancelled', 'policy_require_resume_at', 'policy_max_pause_days', 'policy_max_pauses_per_year')")
+        if value not in set(['not_found', 'cancelled', 'policy_require_resume_at', 'policy_max_pause_days', 'policy_max_pauses_per_year', 'policy_cooldown_days', 'policy_allowed_pause_days']):
+            raise ValueError("must be one of enum values ('not_found', 'cancelled', 'policy_require_resume_at', 'policy_max_pause_days', 'policy_max_pauses_per_year', 'policy_cooldown_days', 'policy_allowed_pause_days')")
         return value
 
     model_config = ConfigDict(

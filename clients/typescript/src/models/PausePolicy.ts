@@ -39,6 +39,20 @@ export interface PausePolicy {
      * A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one.
      */
     requireResumeAt: boolean;
+    /**
+     * A pause may not start within this many days (1 to 365, of 24 hours) after the
+     * subscription was last resumed (by any resume: single, bulk, filter or scheduled). Left
+     * out: `null`, the rule off.
+     * 
+     */
+    cooldownDays?: number | null;
+    /**
+     * The lengths a pause may have, in days (1 to 10 distinct values, each 1 to 1095): a pause
+     * must carry a `resumeAt` (or get one from `maxPauseDays`) whose distance from the pause's
+     * start, in days rounded up, is one of them. Left out: `null`, the rule off.
+     * 
+     */
+    allowedPauseDays?: Set<number> | null;
 }
 
 /**
@@ -64,6 +78,8 @@ export function PausePolicyFromJSONTyped(json: any, ignoreDiscriminator: boolean
         'maxPauseDays': json['maxPauseDays'],
         'maxPausesPerYear': json['maxPausesPerYear'],
         'requireResumeAt': json['requireResumeAt'],
+        'cooldownDays': json['cooldownDays'] === undefined ? undefined : json['cooldownDays'] === null ? null : json['cooldownDays'],
+        'allowedPauseDays': json['allowedPauseDays'] === undefined ? undefined : json['allowedPauseDays'] === null ? null : new Set(json['allowedPauseDays']),
     };
 }
 
@@ -81,6 +97,8 @@ export function PausePolicyToJSONTyped(value?: PausePolicy | null, ignoreDiscrim
         'maxPauseDays': value['maxPauseDays'],
         'maxPausesPerYear': value['maxPausesPerYear'],
         'requireResumeAt': value['requireResumeAt'],
+        'cooldownDays': value['cooldownDays'],
+        'allowedPauseDays': value['allowedPauseDays'] == null ? undefined : Array.from(value['allowedPauseDays'] as Set<any>),
     };
 }
 

@@ -34,6 +34,14 @@ export interface PausePolicyWithMode {
      */
     requireResumeAt: boolean;
     /**
+     * No pause within this many days (1 to 365) after the subscription's last resume; null when the rule is off.
+     */
+    cooldownDays: number | null;
+    /**
+     * The lengths in days (rounded up) a pause may have; null when the rule is off.
+     */
+    allowedPauseDays: Set<number> | null;
+    /**
      * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
      * the test mode section of the docs). A key only ever sees objects of its own mode.
      * 
@@ -48,6 +56,8 @@ export function instanceOfPausePolicyWithMode(value: object): value is PausePoli
     if (!('maxPauseDays' in value) || value['maxPauseDays'] === undefined) return false;
     if (!('maxPausesPerYear' in value) || value['maxPausesPerYear'] === undefined) return false;
     if (!('requireResumeAt' in value) || value['requireResumeAt'] === undefined) return false;
+    if (!('cooldownDays' in value) || value['cooldownDays'] === undefined) return false;
+    if (!('allowedPauseDays' in value) || value['allowedPauseDays'] === undefined) return false;
     if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
@@ -65,6 +75,8 @@ export function PausePolicyWithModeFromJSONTyped(json: any, ignoreDiscriminator:
         'maxPauseDays': json['maxPauseDays'],
         'maxPausesPerYear': json['maxPausesPerYear'],
         'requireResumeAt': json['requireResumeAt'],
+        'cooldownDays': json['cooldownDays'],
+        'allowedPauseDays': json['allowedPauseDays'] == null ? null : new Set(json['allowedPauseDays']),
         'livemode': json['livemode'],
     };
 }
@@ -83,6 +95,8 @@ export function PausePolicyWithModeToJSONTyped(value?: PausePolicyWithMode | nul
         'maxPauseDays': value['maxPauseDays'],
         'maxPausesPerYear': value['maxPausesPerYear'],
         'requireResumeAt': value['requireResumeAt'],
+        'cooldownDays': value['cooldownDays'],
+        'allowedPauseDays': value['allowedPauseDays'] == null ? null : Array.from(value['allowedPauseDays'] as Set<any>),
         'livemode': value['livemode'],
     };
 }

@@ -26,7 +26,8 @@ export interface RejectedSubscription {
     /**
      * `not_found`: no subscription of the caller has this id. `cancelled`: the subscription is
      * cancelled and can never change again. `policy_…`: the pause breaks that rule of your pause
-     * policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`).
+     * policy (`requireResumeAt`, `maxPauseDays`, `maxPausesPerYear`, `cooldownDays`,
+     * `allowedPauseDays`).
      * 
      */
     reason: RejectedSubscriptionReasonEnum;
@@ -42,6 +43,8 @@ export const RejectedSubscriptionReasonEnum = {
     PolicyRequireResumeAt: 'policy_require_resume_at',
     PolicyMaxPauseDays: 'policy_max_pause_days',
     PolicyMaxPausesPerYear: 'policy_max_pauses_per_year',
+    PolicyCooldownDays: 'policy_cooldown_days',
+    PolicyAllowedPauseDays: 'policy_allowed_pause_days',
 } as const;
 export type RejectedSubscriptionReasonEnum = typeof RejectedSubscriptionReasonEnum[keyof typeof RejectedSubscriptionReasonEnum];
 
