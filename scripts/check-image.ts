@@ -170,13 +170,13 @@ async function runImage(engine: Engine, uri: string): Promise<ImageRun> {
       '--count',
       String(SUBSCRIPTIONS),
     ]) as { subscriptionIds: string[] };
-    say(`ok  merchant create and subscriptions seed (${seeded.subscriptionIds.length}) through the image's CLI`);
+    say(`✓ merchant create and subscriptions seed (${seeded.subscriptionIds.length}) through the image's CLI`);
     const serve = await checkServe(run, merchant.apiKey, seeded.subscriptionIds);
-    say(`ok  ${serve.facts}`);
+    say(`✓ ${serve.facts}`);
     const worker = await checkWorker(run, merchant.apiKey, serve.requestId, seeded.subscriptionIds.length);
-    say(`ok  ${worker.facts}`);
+    say(`✓ ${worker.facts}`);
     const stops = stopEach(run, [serve.container, worker.container]);
-    say(`ok  SIGTERM: ${stops}`);
+    say(`✓ SIGTERM: ${stops}`);
     return {
       facts: `merchant create; ${serve.facts}; ${worker.facts}; SIGTERM: ${stops}`,
       apiKey: merchant.apiKey,
@@ -202,7 +202,7 @@ async function main(): Promise<void> {
   const buildStarted = Date.now();
   buildImage(engine, root, base.image, TAG, CACHE_DIR, process.argv.includes('--no-cache'));
   const size = `${(imageSize(engine, TAG) / 1e6).toFixed(0)} MB`;
-  say(`ok  built ${TAG} with ${engine.name} in ${seconds(buildStarted)}; image size ${size}`);
+  say(`✓ built ${TAG} with ${engine.name} in ${seconds(buildStarted)}; image size ${size}`);
   const database = await startEmbeddedDatabase(loadConfig().embeddedEngine, loadConfig().downloadProxy, createLogger('silent'));
   say(`database: embedded ${database.engine} on ${new URL(database.uri).host} (${database.reason})`);
   try {

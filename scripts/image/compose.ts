@@ -132,9 +132,9 @@ export async function runCompose(engine: Engine, tag: string, uri: string, apiKe
     await Promise.all(started.map((s) => waitHealthy(s.api ? `${s.api}/healthz` : `http://127.0.0.1:${s.metricsPort}/metrics`)));
     const health = await Promise.all(started.map(async (s) => `${s.container.role} ${await healthOf(engine, s)}`));
     if (health.some((h) => !h.endsWith(' healthy'))) throw new Error(`compose healthchecks: ${health.join(', ')}`);
-    console.log(`ok  compose: ${health.join(', ')}`);
+    console.log(`✓ compose: ${health.join(', ')}`);
     const bulk = await exercise(started, apiKey, ids);
-    console.log(`ok  compose: ${bulk}`);
+    console.log(`✓ compose: ${bulk}`);
     const stops = started.map((s) => {
       const grace = graceSeconds(s.service.stop_grace_period);
       const { exitCode, seconds } = stopWithSigterm(engine, s.container);
@@ -144,7 +144,7 @@ export async function runCompose(engine: Engine, tag: string, uri: string, apiKe
         );
       return `${s.container.role} ${seconds.toFixed(1)} s`;
     });
-    console.log(`ok  compose: SIGTERM, each exit 0 within its stop_grace_period: ${stops.join(', ')}`);
+    console.log(`✓ compose: SIGTERM, each exit 0 within its stop_grace_period: ${stops.join(', ')}`);
     return `${own.map(([n]) => n).join(', ')} healthy, ${bulk.split(',')[0]}, stopped cleanly; ${notRun.length} services replaced or not run`;
   } catch (error) {
     for (const s of started) console.log(`--- ${s.container.role} logs\n${logsOf(engine, s.container)}`);
