@@ -129,10 +129,14 @@ export function composeHttp(parts: HttpParts): () => Promise<Koa> {
   return appFactory(parts, registry);
 }
 
-function appFactory({ config, both, domain, work, readiness, limiter, log }: HttpParts, registry: Metrics | undefined): () => Promise<Koa> {
-  const { stores, backgroundStores } = both;
-  const { auth, apiKeys, subscriptions, pausePolicies } = domain;
-  const bulk = new BulkService(
+/** Bulk requests as requests accept them; a request by filter reads on the background client. */
+function bulkServiceOn(
+  { stores, backgroundStores }: BothStores,
+  work: BackgroundWork,
+  pausePolicies: Domain['pausePolicies'],
+  log: Logger,
+): BulkService {
+  return new BulkService(
     { subscriptions: stores.subscriptions, requests: stores.bulk },
     // A request by filter reads and stores up to 100,000 ids: bounded by BULK_DB_TIMEOUT_MS (docs/design.md §6a).
     { subscriptions: backgroundStores.subscriptions, requests: backgroundStores.bulk },
@@ -141,6 +145,12 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
     pausePolicies,
     timeOfMerchants(stores.testClocks),
   );
+}
+
+function appFactory({ config, both, domain, work, readiness, limiter, log }: HttpParts, registry: Metrics | undefined): () => Promise<Koa> {
+  const { stores } = both;
+  const { auth, apiKeys, subscriptions, pausePolicies } = domain;
+  const bulk = bulkServiceOn(both, work, pausePolicies, log);
   const endpoints = new EndpointsService(stores.endpoints, config.webhooksAllowPrivateUrls);
   /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
   const relayNow: RelayNow = (ids) => work.relay.relay(ids, DELIVERY_TIMEOUT_MS);

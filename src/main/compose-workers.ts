@@ -135,6 +135,39 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Runnin
   };
 }
 
+/**
+ * The events relay: it listens to every service that changes subscriptions, so that each change is
+ * relayed right after it (and by the sweep if that fails), and waits out `pauses` where the engine needs it.
+ */
+function relayOn(
+  stores: Stores,
+  webhooks: WebhooksWorker,
+  engine: Engine,
+  pauses: RelayPauses,
+  changers: readonly SubscriptionsService[],
+  log: Logger,
+): EventsRelay {
+  const busy = engine.relayPauses ? pauses.busy : undefined;
+  const relay = new EventsRelay(stores.events, stores.subscriptions, webhooks, log, engine.mutex, busy);
+  for (const service of changers) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
+  return relay;
+}
+
+/** Applies bulk chunks; a completed request's event goes through the relay. */
+function bulkWorkerOn(
+  stores: Stores,
+  subscriptions: SubscriptionsService,
+  queue: BulkQueue,
+  dispatcher: BulkDispatcher,
+  relay: EventsRelay,
+  log: Logger,
+): BulkWorker {
+  const status = new BulkStatusService(stores.bulk);
+  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) =>
+    relay.bulkCompleted(merchantId, await status.getMany(merchantId, requestIds), traces);
+  return new BulkWorker(stores.bulk, subscriptions, queue, dispatcher, log, bulkCompleted);
+}
+
 /** The background work over both clients' stores; `requests` is the requests' side it shares with. */
 export function composeWorkers(
   background: Db,
@@ -149,30 +182,14 @@ export function composeWorkers(
   const lock = { lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs };
   const bulkQueue = new BulkQueue(background, log, { concurrency, ...lock });
   const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
-  const workerSubscriptions = new SubscriptionsService(
-    backgroundStores.subscriptions,
-    engine.mutex,
-    requests.pausePolicies,
-    clockOfMerchants(backgroundStores.testClocks),
-  );
+  const { mutex } = engine;
+  const clock = clockOfMerchants(backgroundStores.testClocks);
+  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, requests.pausePolicies, clock);
   const schedules = schedulesOn(workerSubscriptions, both, config, log);
-  // Events and webhooks: the relay listens to every service that changes subscriptions, so that each change is relayed right after it (and by the sweep if that fails).
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
   const pauses = new RelayPauses();
-  const relay = new EventsRelay(
-    backgroundStores.events,
-    backgroundStores.subscriptions,
-    webhooks,
-    log,
-    engine.mutex,
-    engine.relayPauses ? pauses.busy : undefined,
-  );
-  for (const service of [requests.subscriptions, workerSubscriptions])
-    service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
-  const backgroundStatus = new BulkStatusService(backgroundStores.bulk);
-  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) =>
-    relay.bulkCompleted(merchantId, await backgroundStatus.getMany(merchantId, requestIds), traces);
-  const bulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);
+  const relay = relayOn(backgroundStores, webhooks, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
+  const bulkWorker = bulkWorkerOn(backgroundStores, workerSubscriptions, bulkQueue, dispatcher, relay, log);
   pauses.add(bulkWorker);
   pauses.add(schedules);
   const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;
