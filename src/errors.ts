@@ -93,3 +93,21 @@ export function problemBody(kind: ProblemKind, detail: string, errors?: readonly
   }
   return body;
 }
+
+/**
+ * A refusal by the domain, raised where its rule is and named for it: src/http/problem.middleware.ts
+ * maps each kind to its catalogue entry, with the message as the detail and `errors` naming the
+ * fields at fault. Services raise these, never a ProblemError: only src/http/ speaks HTTP.
+ */
+export class DomainError extends Error {
+  constructor(
+    message: string,
+    readonly errors?: readonly FieldError[],
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** The request breaks a rule of the contract that its schema cannot state (a range, a limit, a field's form). */
+export class InvalidRequestError extends DomainError {}

@@ -4,7 +4,8 @@
  * here on the set as read, and written back whole by one conditional update (merchants.repository.ts).
  */
 import { hash, randomBytes } from 'node:crypto';
-import { Problems, ProblemError } from '../errors.js';
+import { InvalidRequestError } from '../errors.js';
+import { ApiKeyNotFoundError, LastApiKeyError } from './auth.errors.js';
 import { formatTimestamp } from '../lib/clock.js';
 import { uuidv7, uuidv7Named } from '../lib/ids.js';
 
@@ -79,8 +80,8 @@ export function legacyKey(merchantId: string, hash: string, merchantCreatedAt: D
   };
 }
 
-function notFound(keyId: string): ProblemError {
-  return new ProblemError(Problems.apiKeyNotFound, `API key ${keyId} not found`);
+function notFound(keyId: string): ApiKeyNotFoundError {
+  return new ApiKeyNotFoundError(`API key ${keyId} not found`);
 }
 
 function activeOnly(keys: readonly StoredKey[], now: string): StoredKey[] {
@@ -89,7 +90,7 @@ function activeOnly(keys: readonly StoredKey[], now: string): StoredKey[] {
 
 function withinLimit(keys: readonly StoredKey[]): readonly StoredKey[] {
   if (keys.length > MAX_ACTIVE_KEYS) {
-    throw new ProblemError(Problems.invalidRequest, `A merchant has at most ${MAX_ACTIVE_KEYS} active API keys; revoke one first.`);
+    throw new InvalidRequestError(`A merchant has at most ${MAX_ACTIVE_KEYS} active API keys; revoke one first.`);
   }
   return keys;
 }
@@ -132,10 +133,7 @@ export function revoked(keys: readonly StoredKey[], keyId: string, now: string):
   if (!old) throw notFound(keyId);
   const rest = active.filter((key) => key.id !== keyId);
   if (!rest.some((key) => key.expiresAt === null)) {
-    throw new ProblemError(
-      Problems.lastApiKey,
-      `API key ${keyId} is your last active key that does not expire; make or roll another before revoking it.`,
-    );
+    throw new LastApiKeyError(`API key ${keyId} is your last active key that does not expire; make or roll another before revoking it.`);
   }
   return { keys: rest, old };
 }

@@ -6,7 +6,7 @@
  * then reads the set the one before it wrote, so any number at once all succeed, and the
  * conditional update has only other processes' changes to catch.
  */
-import { Problems, ProblemError } from '../errors.js';
+import { ApiKeyNotFoundError, ApiKeysContendedError } from './auth.errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { livemodeOf } from '../lib/livemode.js';
@@ -92,12 +92,12 @@ export class ApiKeysService {
       const { id, prefix, createdAt, expiresAt } = made.stored;
       return { id, key: made.key, prefix, createdAt, expiresAt, livemode: livemodeOf(merchantId) };
     }
-    throw new ProblemError(Problems.unavailable, `The API keys of merchant ${merchantId} kept changing under this request; retry.`);
+    throw new ApiKeysContendedError(`The API keys of merchant ${merchantId} kept changing under this request; retry.`);
   }
 
   private async keySet(merchantId: string): Promise<KeySet> {
     const set = await this.merchants.keySet(merchantId);
-    if (!set) throw new ProblemError(Problems.apiKeyNotFound, `No merchant with id ${merchantId}`);
+    if (!set) throw new ApiKeyNotFoundError(`No merchant with id ${merchantId}`);
     return set;
   }
 }

@@ -7,7 +7,7 @@
  * expires, at its expiry (a cached key is kept no longer).
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { Problems, ProblemError } from '../errors.js';
+import { NotAuthenticatedError } from './auth.errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { testModeIdOf } from '../lib/livemode.js';
 import { hashApiKey, isActive, KEY_PREFIX, newKey } from './api-keys.rules.js';
@@ -24,7 +24,7 @@ const CACHE_LIMIT = 10_000;
  */
 export function presentedApiKey(dashed: string | undefined, underscored: string | undefined): string | undefined {
   if (dashed !== undefined && underscored !== undefined && dashed !== underscored) {
-    throw new ProblemError(Problems.unauthorized, 'x-api-key and x_api_key carry different keys; send one.');
+    throw new NotAuthenticatedError('x-api-key and x_api_key carry different keys; send one.');
   }
   return dashed ?? underscored;
 }

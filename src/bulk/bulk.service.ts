@@ -8,7 +8,7 @@
  * the 202 has been sent. A dry run does the same reading and stores nothing.
  */
 import type { components } from '../../generated/openapi.js';
-import { Problems, ProblemError } from '../errors.js';
+import { FilterTooBroadError } from './bulk.errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
@@ -175,8 +175,7 @@ export class BulkService {
     const matched = await subscriptions.matching(merchantId, selection.filter, MAX_FILTER_MATCHES + 1, withHistory);
     if (matched.length > MAX_FILTER_MATCHES) {
       const count = await subscriptions.countMatching(merchantId, selection.filter);
-      throw new ProblemError(
-        Problems.filterTooBroad,
+      throw new FilterTooBroadError(
         `The filter matches ${count} subscriptions; a bulk request takes at most ${MAX_FILTER_MATCHES}. Narrow the filter.`,
       );
     }

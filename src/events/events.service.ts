@@ -1,7 +1,10 @@
 /** Reading the merchant's events: a page of them, newest first, or one. */
-import { Problems, ProblemError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { Event, EventFilter, EventsRepository } from './events.repository.js';
+
+/** An unknown event, or another merchant's: 404. */
+export class EventNotFoundError extends DomainError {}
 
 export class EventsService {
   constructor(private readonly repository: EventsRepository) {}
@@ -15,7 +18,7 @@ export class EventsService {
   /** The event, or 404 0024 for an unknown or another merchant's id. */
   async get(merchantId: string, eventId: string): Promise<Event> {
     const event = await this.repository.find(merchantId, eventId.toLowerCase());
-    if (!event) throw new ProblemError(Problems.eventNotFound, `Event ${eventId} not found`);
+    if (!event) throw new EventNotFoundError(`Event ${eventId} not found`);
     return event;
   }
 }

@@ -9,6 +9,7 @@ import type { Context as KoaContext, Middleware } from 'koa';
 import { OpenAPIBackend, type Context, type Document, type Handler } from 'openapi-backend';
 import { presentedApiKey, type AuthService } from '../auth/auth.service.js';
 import type { Merchant } from '../auth/auth.service.js';
+import { NotAuthenticatedError } from '../auth/auth.errors.js';
 import { Problems, ProblemError } from '../errors.js';
 import { loadSpec } from '../lib/spec.js';
 import { metrics, OPERATION_ID } from '../observability/metrics.js';
@@ -98,7 +99,8 @@ function apiKeyHandler(auth: AuthService, failures: RateLimiter | undefined) {
     try {
       merchant = await auth.authenticate(presentedApiKey(header(c, 'x-api-key'), header(c, 'x_api_key')));
     } catch (error) {
-      if (error instanceof ProblemError) failures?.fail(ctx.ip, ctx);
+      // Two different keys presented count as a failed authentication.
+      if (error instanceof NotAuthenticatedError) failures?.fail(ctx.ip, ctx);
       throw error;
     }
     if (!merchant) failures?.fail(ctx.ip, ctx);

@@ -11,11 +11,42 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
 } from 'mongodb';
+import { ApiKeyNotFoundError, ApiKeysContendedError, LastApiKeyError, NotAuthenticatedError } from '../auth/auth.errors.js';
+import { FilterTooBroadError } from '../bulk/bulk.errors.js';
 import { BulkRequestNotFoundError } from '../bulk/bulk.status.js';
-import { Problems, ProblemError, problemBody, type ProblemBody } from '../errors.js';
+import { DomainError, InvalidRequestError, Problems, ProblemError, problemBody, type ProblemBody, type ProblemKind } from '../errors.js';
+import { EventNotFoundError } from '../events/events.service.js';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.js';
 import type { Logger } from '../logger.js';
 import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
 import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.rules.js';
+import { TestClockMovedError, TestModeOnlyError, TriggerPolicyError } from '../test-mode/test-mode.errors.js';
+import { WebhookEndpointNotFoundError } from '../webhooks/endpoints.service.js';
+import { WebhookUrlNotAllowedError } from '../webhooks/url-guard.js';
+
+/** Each named domain error's catalogue entry: its message is the detail, its `errors` the fields at fault. */
+export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [new (message: string) => DomainError, ProblemKind]> = [
+  [InvalidRequestError, Problems.invalidRequest],
+  [NotAuthenticatedError, Problems.unauthorized],
+  [ApiKeyNotFoundError, Problems.apiKeyNotFound],
+  [LastApiKeyError, Problems.lastApiKey],
+  [ApiKeysContendedError, Problems.unavailable],
+  [TestModeOnlyError, Problems.testModeOnly],
+  [TestClockMovedError, Problems.testClockMoved],
+  [TriggerPolicyError, Problems.pausePolicyViolated],
+  [FilterTooBroadError, Problems.filterTooBroad],
+  [EventNotFoundError, Problems.eventNotFound],
+  [WebhookEndpointNotFoundError, Problems.webhookEndpointNotFound],
+  [WebhookUrlNotAllowedError, Problems.webhookUrlNotAllowed],
+  [IdempotencyKeyReusedError, Problems.idempotencyKeyReused],
+  [IdempotencyKeyInFlightError, Problems.idempotencyKeyInFlight],
+];
+
+/** A domain error with no entry above is a defect: undefined, so that it answers a logged 500. */
+function domainProblem(error: DomainError): ProblemBody | undefined {
+  const kind = DOMAIN_PROBLEMS.find(([type]) => error instanceof type)?.[1];
+  return kind && problemBody(kind, error.message, error.errors);
+}
 
 /**
  * The driver (7.9) lets a write to a connection that the server side has just closed escape as
@@ -40,6 +71,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
 
 export function toProblem(error: unknown): ProblemBody | undefined {
   if (error instanceof ProblemError) return problemBody(error.kind, error.detail, error.errors);
+  if (error instanceof DomainError) return domainProblem(error);
   if (error instanceof SubscriptionNotFoundError) return problemBody(Problems.subscriptionNotFound, error.message);
   if (error instanceof BulkRequestNotFoundError) return problemBody(Problems.bulkRequestNotFound, error.message);
   if (error instanceof InvalidTransitionError) return problemBody(Problems.invalidStatusTransition, error.message);

@@ -7,10 +7,16 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context } from 'openapi-backend';
-import { Problems, ProblemError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import { merchantOf, operationOf, type OperationHandler, type OperationId } from '../request-context/request-context.js';
 import type { Logger } from '../logger.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
+
+/** The key was used with a different request: 422. */
+export class IdempotencyKeyReusedError extends DomainError {}
+
+/** A request with the key is still being served: 409. */
+export class IdempotencyKeyInFlightError extends DomainError {}
 
 /**
  * What makes two requests "the same request": the operation, the body, and the subscription in the
@@ -46,10 +52,10 @@ export function idempotent(repository: IdempotencyRepository, log: Logger, handl
     const merchantId = merchantOf(c).id;
     const claim = await repository.claim(merchantId, key, fingerprint(c));
     if (claim.kind === 'mismatch') {
-      throw new ProblemError(Problems.idempotencyKeyReused, 'This Idempotency-Key was used with a different request.');
+      throw new IdempotencyKeyReusedError('This Idempotency-Key was used with a different request.');
     }
     if (claim.kind === 'in_flight') {
-      throw new ProblemError(Problems.idempotencyKeyInFlight, 'A request with this Idempotency-Key is still being served; retry later.');
+      throw new IdempotencyKeyInFlightError('A request with this Idempotency-Key is still being served; retry later.');
     }
     if (claim.kind === 'replay') {
       const { status, body, location } = claim.response;

@@ -2,67 +2,41 @@
  * The composition root: every repository built once per database client, every service and entry
  * point built once, dependencies passed in; the engine workarounds decided here from the server's
  * capabilities (src/db/workarounds.ts) and logged at start; and startService(), the one assembly
- * of HTTP server and workers that `serve`, the tests and the scripts all run.
+ * of HTTP server and workers that `serve`, the tests and the scripts all run. The parts are built
+ * in order, each by its own file: the stores (compose-stores.ts), the background work
+ * (compose-workers.ts), then what requests use (compose-http.ts).
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
-import type { Db } from 'mongodb';
 import { ApiKeysService } from '../auth/api-keys.service.js';
 import { AuthService } from '../auth/auth.service.js';
 import { LastUsedRecorder } from '../auth/last-used.js';
-import { MerchantsRepository } from '../auth/merchants.repository.js';
-import { BulkDispatcher } from '../bulk/bulk.dispatcher.js';
-import { BulkQueue, chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
-import { BulkRepository } from '../bulk/bulk.repository.js';
-import { BulkService } from '../bulk/bulk.service.js';
-import { BulkStatusService } from '../bulk/bulk.status.js';
-import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
-import type { Config, DbWorkarounds } from '../config.js';
-import type { Capabilities, Database } from '../db/mongo.js';
-import { RetentionSweeper } from '../db/retention.js';
-import { describeWorkarounds, switchedOff, switchOff, workaroundsFor, type Workarounds } from '../db/workarounds.js';
-import { eventHandlers } from '../events/events.handlers.js';
-import { EventsRelay } from '../events/events.relay.js';
-import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
-import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
-import { clockOfMerchants, TestModeService, timeOfMerchants, type RelayNow } from '../test-mode/test-mode.service.js';
-import { TriggersService } from '../test-mode/triggers.js';
-import { EventsRepository } from '../events/events.repository.js';
-import { EventsService } from '../events/events.service.js';
-import { createApp } from '../http/app.js';
+import type { MerchantsRepository } from '../auth/merchants.repository.js';
+import type { BulkRepository } from '../bulk/bulk.repository.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/mongo.js';
+import type { RetentionSweeper } from '../db/retention.js';
+import { clockOfMerchants } from '../test-mode/test-mode.service.js';
 import { createHttpServer, type HttpLimits } from '../http/http-server.js';
-import { RateLimiter } from '../http/rate-limit.js';
-import { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
-import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { createLogger, type Logger } from '../logger.js';
-import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
 import { PausePolicyService } from '../pause-policy/pause-policy.service.js';
-import { ScheduleWorker } from '../schedules/schedules.worker.js';
-import { ScheduleClock } from '../subscriptions/schedule.clock.js';
-import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
-import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
-import { DeliveryQueue } from '../webhooks/delivery.queue.js';
-import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
-import { EndpointsService } from '../webhooks/endpoints.service.js';
-import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
-import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
-import { ReplayService } from '../webhooks/replay.js';
-import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.js';
-import {
-  DEFAULT_HEARTBEAT_MS,
-  expiredHeartbeats,
-  Heartbeat,
-  liveProcesses,
-  type LiveProcess,
-  type ProcessRole,
-} from '../fleet/heartbeat.js';
-import { readFleetStatus, type FleetStatus } from '../fleet/status.js';
+import { DEFAULT_HEARTBEAT_MS, Heartbeat, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
+import { RateLimitShare } from '../fleet/rate-limit-share.js';
 import { serviceVersion } from '../lib/project-root.js';
-import { readinessState } from '../http/health.routes.js';
-import { enableMetrics, metrics, startMetricsServer, type Metrics } from '../observability/metrics.js';
+import { metrics, startMetricsServer } from '../observability/metrics.js';
+import { announceWorkarounds, DAY_MS, engineFor, storesOf, storesOn, type Stores } from './compose-stores.js';
+import { composeWorkers, type Workers } from './compose-workers.js';
+import { composeHttp, merchantLimiter, readinessOf } from './compose-http.js';
+
+export { engineFor, type Engine } from './compose-stores.js';
+export { fleetStatusOn } from './compose-http.js';
+export type { Workers } from './compose-workers.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -80,15 +54,6 @@ export type ServiceConfig = Pick<
   | 'webhookRetryDelaysMs'
 > &
   Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds'>>;
-
-/** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
-export interface Workers {
-  start(): Promise<void>;
-  stop(deadlineMs: number): Promise<void>;
-  readonly running: boolean;
-  /** Bulk chunks this process applies at once: BULK_CONCURRENCY, or 1 where the server has one writer. */
-  readonly concurrency: number;
-}
 
 /** Repositories and domain services: what the admin commands need. */
 export interface Domain {
@@ -123,81 +88,6 @@ export interface Service extends Domain {
   app(): Promise<Koa>;
 }
 
-/**
- * What the composition builds for the server's capabilities: each workaround only where the
- * capability whose absence turns it on is missing (src/db/workarounds.ts). On a server that has
- * them all, none: no per-subscription queue, no parts, no clock, no pauses, no sweeper.
- */
-export interface Engine {
-  readonly workarounds: Workarounds;
-  /** The per-document queue (subscriptions and GUARDED, lib/keyed-mutex.ts) shared by every service and store of this process. */
-  readonly mutex: PerKeyQueue;
-  /** Bulk chunks (and webhook batches) one process runs at once. */
-  readonly concurrency: (requested: number) => number;
-  /** Whether the events relay waits for this process's bulk chunks and due schedules. */
-  readonly relayPauses: boolean;
-}
-
-export function engineFor(capabilities: Capabilities, setting: DbWorkarounds = 'auto'): Engine {
-  const workarounds = switchOff(workaroundsFor(capabilities), setting);
-  return {
-    workarounds,
-    mutex: workarounds.keyedMutex ? new KeyedMutex() : UNQUEUED,
-    concurrency: (requested) => (workarounds.oneJobAtATime ? Math.min(requested, 1) : requested),
-    relayPauses: workarounds.relayPauses,
-  };
-}
-
-/** Every repository over one database client. */
-interface Stores {
-  readonly merchants: MerchantsRepository;
-  readonly subscriptions: SubscriptionsRepository;
-  /** Undefined where the due query is served by an index. */
-  readonly clock: ScheduleClock | undefined;
-  readonly bulk: BulkRepository;
-  readonly idempotency: IdempotencyRepository;
-  readonly events: EventsRepository;
-  readonly endpoints: EndpointsRepository;
-  readonly deliveries: DeliveriesRepository;
-  readonly pausePolicies: PausePolicyRepository;
-  readonly testClocks: TestClocksRepository;
-}
-
-/** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
-function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, guard: PerKeyQueue): Stores {
-  const clock = workarounds.scheduleClock ? new ScheduleClock(db, guard) : undefined;
-  const { statementsPerCommand, wholeDocumentAnswers, documentsPerDelete } = workarounds;
-  return {
-    merchants: new MerchantsRepository(db, guard),
-    subscriptions: new SubscriptionsRepository(db, {
-      clock,
-      statementsPerCommand,
-      updateProjection: !wholeDocumentAnswers,
-      documentsPerDelete,
-    }),
-    clock,
-    bulk: new BulkRepository(db, retentionMs, documentsPerDelete),
-    idempotency: new IdempotencyRepository(db, documentsPerDelete),
-    events: new EventsRepository(db, documentsPerDelete),
-    endpoints: new EndpointsRepository(db, guard),
-    deliveries: new DeliveriesRepository(db, statementsPerCommand, documentsPerDelete),
-    pausePolicies: new PausePolicyRepository(db, guard),
-    testClocks: new TestClocksRepository(db, guard),
-  };
-}
-
-async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void> {
-  await Promise.all([
-    stores.merchants.ensureIndexes(),
-    stores.subscriptions.ensureIndexes(),
-    stores.bulk.ensureIndexes(ttlIndexes),
-    stores.idempotency.ensureIndexes(ttlIndexes),
-    stores.events.ensureIndexes(ttlIndexes),
-    stores.endpoints.ensureIndexes(),
-    stores.deliveries.ensureIndexes(ttlIndexes),
-  ]);
-}
-
 /** The admin commands' domain, on one client (src/main/cli.ts). */
 export async function composeDomain(
   database: Pick<Database, 'db' | 'capabilities'>,
@@ -205,7 +95,7 @@ export async function composeDomain(
   log: Logger = createLogger('silent'),
 ): Promise<Domain> {
   const engine = engineFor(database.capabilities, config.dbWorkarounds);
-  const stores = storesOn(database.db, engine.workarounds, config.bulkRetentionDays * 24 * 60 * 60 * 1000, engine.mutex);
+  const stores = storesOn(database.db, engine.workarounds, config.bulkRetentionDays * DAY_MS, engine.mutex);
   await Promise.all([stores.merchants.ensureIndexes(), stores.subscriptions.ensureIndexes()]);
   return domainOn(stores, engine.mutex, config, log);
 }
@@ -229,40 +119,6 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
 }
 
 /**
- * What the whole fleet is doing (src/fleet/status.ts), each figure read by the store that owns its
- * collection, on `db`: `subsvc status` and the fleet gauges of /metrics.
- */
-export function fleetStatusOn(
-  db: Db,
-  heartbeatIntervalMs: number,
-  { subscriptions, endpoints }: Pick<Stores, 'subscriptions' | 'endpoints'> = {
-    subscriptions: new SubscriptionsRepository(db),
-    endpoints: new EndpointsRepository(db),
-  },
-): () => Promise<FleetStatus> {
-  return () =>
-    readFleetStatus({
-      live: (now) => liveProcesses(db, heartbeatIntervalMs, now),
-      chunksQueued: (cap) => chunksQueued(db, cap),
-      oldestChunkAt: () => oldestChunkAt(db),
-      countDue: (now, cap) => subscriptions.countDue(now, cap),
-      countOutboxes: (cap) => subscriptions.countOutboxes(cap),
-      oldestOutboxEntry: (sample) => subscriptions.oldestOutboxEntry(sample),
-      countDisabledEndpoints: (cap) => endpoints.countDisabled(cap),
-    });
-}
-
-/** The process's metrics unless METRICS=off, listening to the connection pools of both clients (src/observability/metrics.ts). */
-function metricsFor(database: Pick<Database, 'clients'>, config: Pick<ServiceConfig, 'metrics'>): Metrics | undefined {
-  if (config.metrics === false) return undefined;
-  const registry = enableMetrics();
-  // Instrumented once each, however many services share the clients.
-  registry.instrumentClient(database.clients.request, 'request');
-  registry.instrumentClient(database.clients.background, 'background');
-  return registry;
-}
-
-/**
  * Requests use `database.db`; everything that runs in the background (the dispatch after a 202,
  * the workers, Agenda, the events relay) uses `database.background`, so that its writes get the
  * longer BULK_DB_TIMEOUT_MS: one set of repositories on each (one set when they are the same
@@ -275,183 +131,23 @@ export async function composeService(
   log: Logger,
   healthy: () => boolean = () => true,
 ): Promise<Service> {
-  const { db, background, capabilities } = database;
-  const engine = engineFor(capabilities, config.dbWorkarounds);
-  const { workarounds, mutex } = engine;
-  const turnedOn = describeWorkarounds(workarounds);
-  const turnedOff = describeWorkarounds(workaroundsFor(capabilities)).filter((w) =>
-    switchedOff(config.dbWorkarounds ?? 'auto').includes(w.workaround),
-  );
-  if (turnedOff.length > 0)
-    log.warn(
-      { workarounds: turnedOff },
-      `engine workarounds this server needs, switched off by DB_WORKAROUNDS: ${turnedOff.map((w) => w.workaround).join(', ')}`,
-    );
-  // Names only, in one line: docs/design.md §8 is the one place that says what each changes and why.
-  if (turnedOn.length > 0)
-    log.warn(`engine workarounds turned on: ${turnedOn.map((w) => w.workaround).join(', ')} (why: docs/design.md §8)`);
-  else log.info('engine workarounds: none (the server has every capability)');
-  const retentionMs = config.bulkRetentionDays * 24 * 60 * 60 * 1000;
-  const stores = storesOn(db, workarounds, retentionMs, mutex);
-  const backgroundStores = background === db ? stores : storesOn(background, workarounds, retentionMs, mutex);
-  await ensureIndexes(stores, capabilities.ttlIndexes);
-  const domain = domainOn(stores, mutex, config, log);
-  const { auth, apiKeys, subscriptions, pausePolicies } = domain;
-
-  const concurrency = engine.concurrency(config.bulkConcurrency);
-  const bulkQueue = new BulkQueue(background, log, {
-    concurrency,
-    lockLifetimeMs: config.bulkLockLifetimeMs,
-    pollIntervalMs: config.bulkPollIntervalMs,
-  });
-  const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
-  // The same policy cache as the requests': a policy replaced by this process applies to its workers at once.
-  const workerSubscriptions = new SubscriptionsService(
-    backgroundStores.subscriptions,
-    mutex,
-    pausePolicies,
-    clockOfMerchants(backgroundStores.testClocks),
-  );
-  const schedules = new ScheduleWorker(workerSubscriptions, backgroundStores.clock, config.schedulePollMs, log);
-  // A pending time written by this process's requests or workers wakes its schedule worker for it.
-  for (const store of new Set([stores.subscriptions, backgroundStores.subscriptions])) store.onPendingTimes((at) => schedules.wakeBy(at));
-
-  // Events and webhooks: the relay listens to every service that changes subscriptions, so that each change is relayed right after it (and by the sweep if that fails).
-  const allowPrivateUrls = config.webhooksAllowPrivateUrls;
-  const deliveryQueue = new DeliveryQueue(background, log.child({ component: 'webhooks' }), {
-    concurrency,
-    pollIntervalMs: config.bulkPollIntervalMs,
-    lockLifetimeMs: config.bulkLockLifetimeMs,
-  });
-  const webhooks = new WebhooksWorker(
-    backgroundStores.endpoints,
-    backgroundStores.deliveries,
-    backgroundStores.events,
-    deliveryQueue,
-    { allowPrivateUrls, retryDelaysMs: config.webhookRetryDelaysMs },
-    log,
-  );
-  const busy = engine.relayPauses ? (): boolean => bulkWorker.busy || schedules.busy : (): boolean => false;
-  const relay: EventsRelay = new EventsRelay(backgroundStores.events, backgroundStores.subscriptions, webhooks, log, mutex, busy);
-  for (const service of [subscriptions, workerSubscriptions])
-    service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
-  const backgroundStatus = new BulkStatusService(backgroundStores.bulk);
-  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) =>
-    relay.bulkCompleted(merchantId, await backgroundStatus.getMany(merchantId, requestIds), traces);
-  const bulkWorker: BulkWorker = new BulkWorker(backgroundStores.bulk, workerSubscriptions, bulkQueue, dispatcher, log, bulkCompleted);
-
-  const retention = workarounds.expirySweeps
-    ? new RetentionSweeper(
-        {
-          'idempotency keys': stores.idempotency,
-          'bulk requests': backgroundStores.bulk,
-          events: backgroundStores.events,
-          'webhook deliveries': backgroundStores.deliveries,
-          heartbeats: expiredHeartbeats(background),
-        },
-        log,
-      )
-    : undefined;
-  const workers: Workers = {
-    start: async () => {
-      retention?.start();
-      await bulkWorker.start();
-      // Where bulk workers run (not in an HTTP-only process), due schedules, the outbox sweep and deliveries run too.
-      if (!bulkWorker.running) return;
-      relay.start();
-      await webhooks.start();
-      schedules.start();
-    },
-    // In order, before the database clients close: what changes subscriptions first (bulk chunks,
-    // due schedules), then the relay (it relays what is waiting and takes nothing new), then the
-    // deliveries it handed over, each within what is left of the deadline.
-    stop: async (deadlineMs) => {
-      const deadline = Date.now() + deadlineMs;
-      const left = () => Math.max(deadline - Date.now(), 0);
-      await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop(), retention?.stop()]);
-      await relay.stop(left());
-      await webhooks.stop(left());
-    },
-    get running() {
-      return bulkWorker.running;
-    },
-    concurrency,
-  };
-  const bulk = new BulkService(
-    { subscriptions: stores.subscriptions, requests: stores.bulk },
-    // A request by filter reads and stores up to 100,000 ids: bounded by BULK_DB_TIMEOUT_MS (docs/design.md §6a).
-    { subscriptions: backgroundStores.subscriptions, requests: backgroundStores.bulk },
-    dispatcher,
-    log,
-    pausePolicies,
-    timeOfMerchants(stores.testClocks),
-  );
-  const endpoints = new EndpointsService(stores.endpoints, allowPrivateUrls);
-  /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
-  const relayNow: RelayNow = (ids) => relay.relay(ids, DELIVERY_TIMEOUT_MS);
-  const limiter = config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
-  /** The live HTTP processes this process's share of the limit was last taken from. */
-  let share = 1;
-  let stopping = false;
-  const readiness = {
-    db,
-    timeoutMs: config.dbTimeoutMs,
-    reachable: () => database.reachable(),
-    healthy,
-    workersRunning: () => (concurrency === 0 ? undefined : workers.running),
-    stopping: () => stopping,
-  };
-  const registry = metricsFor(database, config);
-  registry?.sources(
-    fleetStatusOn(background, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS, backgroundStores),
-    async () => (await readinessState(readiness)).ready,
-  );
+  const engine = engineFor(database.capabilities, config.dbWorkarounds);
+  announceWorkarounds(engine, database.capabilities, config.dbWorkarounds, log);
+  const both = await storesOf(database, engine, config.bulkRetentionDays);
+  const domain = domainOn(both.stores, engine.mutex, config, log);
+  const work = composeWorkers(database.background, engine, both, domain, config, log);
+  const limiter = merchantLimiter(config);
+  const share = new RateLimitShare(limiter, { burst: config.rateLimitBurst, perSecond: config.rateLimitPerSecond }, log);
+  const { readiness, beginStopping } = readinessOf(database, config, work.workers, healthy);
   return {
     ...domain,
-    workers,
-    bulkRequests: backgroundStores.bulk,
-    idempotency: stores.idempotency,
-    retention,
-    beginStopping: () => {
-      stopping = true;
-    },
-    fleetChanged: (live) => {
-      const httpProcesses = Math.max(1, live.filter((p) => p.http).length);
-      if (!limiter || httpProcesses === share) return;
-      share = httpProcesses;
-      limiter.setShare(httpProcesses);
-      log.info(
-        { httpProcesses, burst: config.rateLimitBurst / httpProcesses, perSecond: config.rateLimitPerSecond / httpProcesses },
-        'rate limit share changed',
-      );
-    },
-    app: () =>
-      createApp({
-        auth,
-        apiKeys,
-        subscriptions,
-        pausePolicies,
-        bulk,
-        bulkStatus: new BulkStatusService(stores.bulk),
-        webhooks: {
-          ...eventHandlers(new EventsService(stores.events), webhooks),
-          ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, webhooks)),
-        },
-        testHelpers: testModeHandlers(
-          new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, relayNow),
-          new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow),
-        ),
-        log,
-        idempotency: stores.idempotency,
-        limiter,
-        authFailures:
-          config.authFailuresPerMinute > 0
-            ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
-            : undefined,
-        trustedProxies: config.trustedProxies ?? [],
-        readiness,
-        metrics: registry && { registry, route: config.metricsPort === undefined },
-      }),
+    workers: work.workers,
+    bulkRequests: both.backgroundStores.bulk,
+    idempotency: both.stores.idempotency,
+    retention: work.retention,
+    beginStopping,
+    fleetChanged: (live) => share.fleetChanged(live),
+    app: composeHttp({ database, config, both, domain, work, readiness, limiter, log }),
   };
 }
 
@@ -547,21 +243,26 @@ export async function startService(
     url,
     metricsUrl: metricsServer?.url,
     async stop(deadlineMs) {
-      // Not ready first, still serving: a load balancer probing /readyz stops sending before the listener closes.
-      service.beginStopping();
-      if (config.shutdownReadyDelayMs) await new Promise((resolve) => setTimeout(resolve, config.shutdownReadyDelayMs));
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      const deadline = Date.now() + deadlineMs;
-      // Background work stops in its order before the clients close (Workers.stop).
-      await service.workers.stop(deadlineMs);
-      // Requests in flight finish (the server closes once their connections end), within the deadline; only then are the rest cut.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
-      clearTimeout(timer);
-      server.closeAllConnections();
-      await closed;
+      await stopServing(service, server, config.shutdownReadyDelayMs, deadlineMs);
       await Promise.all([service.auth.flush(), heartbeat.stop(), metricsServer?.close()]);
     },
   };
+}
+
+/** Stops taking requests and drains the workers, then the requests in flight, within the deadline. */
+async function stopServing(service: Service, server: Server, readyDelayMs: number | undefined, deadlineMs: number): Promise<void> {
+  // Not ready first, still serving: a load balancer probing /readyz stops sending before the listener closes.
+  service.beginStopping();
+  if (readyDelayMs) await new Promise((resolve) => setTimeout(resolve, readyDelayMs));
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const deadline = Date.now() + deadlineMs;
+  // Background work stops in its order before the clients close (Workers.stop).
+  await service.workers.stop(deadlineMs);
+  // Requests in flight finish (the server closes once their connections end), within the deadline; only then are the rest cut.
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, deadline - Date.now()))))]);
+  clearTimeout(timer);
+  server.closeAllConnections();
+  await closed;
 }

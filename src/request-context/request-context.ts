@@ -10,7 +10,7 @@ import type { Context as KoaContext } from 'koa';
 import type { Context } from 'openapi-backend';
 import type { operations } from '../../generated/openapi.js';
 import type { Merchant } from '../auth/auth.service.js';
-import { Problems, ProblemError } from '../errors.js';
+import { NotAuthenticatedError } from '../auth/auth.errors.js';
 import { DEFAULT_PAGE_SIZE, type PageRequest } from '../lib/pagination.js';
 
 export type OperationId = keyof operations;
@@ -168,7 +168,7 @@ export function operationHandlers<K extends OperationId>(handlers: { readonly [P
 /** The merchant the request's API key resolved to (set by the security handler). */
 export function merchantOf(c: Context): Merchant {
   const merchant = c.security?.ApiKey as Merchant | undefined;
-  if (!merchant) throw new ProblemError(Problems.unauthorized, 'A valid API key is required in the x-api-key header.');
+  if (!merchant) throw new NotAuthenticatedError('A valid API key is required in the x-api-key header.');
   return merchant;
 }
 

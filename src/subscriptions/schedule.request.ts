@@ -5,7 +5,7 @@
  * reason of 1 to 500 characters) is the spec's, validated before a handler runs.
  */
 import type { components } from '../../generated/openapi.js';
-import { Problems, ProblemError } from '../errors.js';
+import { InvalidRequestError } from '../errors.js';
 import { formatTimestamp, inTimestampRange, TIMESTAMP_RANGE } from '../lib/clock.js';
 
 /** The body fields of a pause that schedule it: a request without any of them answers as before. */
@@ -50,14 +50,10 @@ export function parseRfc3339(text: string): bigint | undefined {
 export function requestedInstant(path: string, text: string): bigint {
   const micros = parseRfc3339(text);
   if (micros === undefined)
-    throw new ProblemError(Problems.invalidRequest, 'The request does not match the API contract.', [
-      { path, message: 'must match format "date-time"' },
-    ]);
+    throw new InvalidRequestError('The request does not match the API contract.', [{ path, message: 'must match format "date-time"' }]);
   if (!inTimestampRange(micros)) {
     const message = `must be from ${TIMESTAMP_RANGE} in UTC`;
-    throw new ProblemError(Problems.invalidRequest, `${path.slice(path.lastIndexOf('/') + 1)} ${message}; ${text} is not.`, [
-      { path, message },
-    ]);
+    throw new InvalidRequestError(`${path.slice(path.lastIndexOf('/') + 1)} ${message}; ${text} is not.`, [{ path, message }]);
   }
   return micros;
 }

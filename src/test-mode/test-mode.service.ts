@@ -4,7 +4,8 @@
  * A test mode is a tenant of its own (src/lib/livemode.ts), so everything else it does is the
  * live code scoped to its id; only its time is its clock's (`timeOfMerchants`).
  */
-import { Problems, ProblemError } from '../errors.js';
+import { InvalidRequestError } from '../errors.js';
+import { TestClockMovedError, TestModeOnlyError } from './test-mode.errors.js';
 import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { parseRfc3339, requestedTimestamp } from '../subscriptions/schedule.request.js';
@@ -47,8 +48,7 @@ export function timeOfMerchants(clocks: TestClocksRepository): TimeOf {
 
 /** The test helpers take test keys only: a live key is refused, with nothing done. */
 export function testModeOnly(merchantId: string): string {
-  if (livemodeOf(merchantId))
-    throw new ProblemError(Problems.testModeOnly, 'The test helpers take a test key (sk_test_...); this key is live.');
+  if (livemodeOf(merchantId)) throw new TestModeOnlyError('The test helpers take a test key (sk_test_...); this key is live.');
   return merchantId;
 }
 
@@ -65,17 +65,17 @@ export interface Fixtures {
  */
 export type RelayNow = (ids: ReadonlyMap<string, string>) => Promise<unknown>;
 
-function invalidTo(detail: string, message: string): ProblemError {
-  return new ProblemError(Problems.invalidRequest, detail, [{ path: '/to', message }]);
+function invalidTo(detail: string, message: string): InvalidRequestError {
+  return new InvalidRequestError(detail, [{ path: '/to', message }]);
 }
 
 /** `to` was valid against the clock the advance read, but another advance moved the clock on first. */
-function clockMoved(now: string | undefined, to: string): ProblemError {
+function clockMoved(now: string | undefined, to: string): TestClockMovedError {
   const detail =
     now !== undefined && now >= to
       ? `Another advance moved the test clock to ${now} first; ${to} is no longer after it.`
       : 'Other advances kept moving the test clock under this one; read the clock and advance again.';
-  return new ProblemError(Problems.testClockMoved, detail);
+  return new TestClockMovedError(detail);
 }
 
 /** The checks of `to` against the clock's time as the advance read it (400 0040). */

@@ -3,7 +3,7 @@
  * event of a given type, made through the services the API's own operations use, so the event,
  * its payload and its webhooks are the ones a partner's integration will see live.
  */
-import { Problems, ProblemError } from '../errors.js';
+import { TriggerPolicyError } from './test-mode.errors.js';
 import { formatTimestamp, type Clock } from '../lib/clock.js';
 import type { EventsRepository } from '../events/events.repository.js';
 import type { EventType } from '../subscriptions/outbox.js';
@@ -96,10 +96,7 @@ export class TriggersService {
         const { requestId, acceptedCount, rejected } = await this.bulk.accept(merchantId, 'PAUSE', { ids: [id] }, undefined, apiKeyId);
         // A new fulfilled subscription is refused only by the pause policy: as the single pause's 422, not a wait for nothing.
         if (acceptedCount === 0)
-          throw new ProblemError(
-            Problems.pausePolicyViolated,
-            `The test mode's pause policy refuses the bulk pause (${rejected?.[0]?.reason}).`,
-          );
+          throw new TriggerPolicyError(`The test mode's pause policy refuses the bulk pause (${rejected?.[0]?.reason}).`);
         this.bulk.dispatch(merchantId, requestId);
         bulkRequests.push(requestId);
       },

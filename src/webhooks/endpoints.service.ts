@@ -1,5 +1,5 @@
 /** Registering and managing webhook endpoints: at most 16 per merchant, URLs checked against SSRF. */
-import { Problems, ProblemError } from '../errors.js';
+import { DomainError, InvalidRequestError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
@@ -9,6 +9,9 @@ import { newSecret } from './signature.js';
 import { resolveWebhookUrl } from './url-guard.js';
 
 export const MAX_ENDPOINTS = 16;
+
+/** An unknown webhook endpoint, or another merchant's: 404. */
+export class WebhookEndpointNotFoundError extends DomainError {}
 
 export interface NewEndpoint {
   readonly url: string;
@@ -27,7 +30,7 @@ export class EndpointsService {
     await resolveWebhookUrl(input.url, this.allowPrivateUrls);
     // A check, then an insert: two concurrent registrations may pass 16 by one; the limit is a guard, not a quota.
     if ((await this.repository.count(merchantId)) >= MAX_ENDPOINTS) {
-      throw new ProblemError(Problems.invalidRequest, `A merchant has at most ${MAX_ENDPOINTS} webhook endpoints; remove one first.`);
+      throw new InvalidRequestError(`A merchant has at most ${MAX_ENDPOINTS} webhook endpoints; remove one first.`);
     }
     const endpoint: WebhookEndpoint = {
       id: uuidv7(),
@@ -63,7 +66,7 @@ export class EndpointsService {
   }
 
   private found(id: string, endpoint: WebhookEndpoint | undefined): WebhookEndpoint {
-    if (!endpoint) throw new ProblemError(Problems.webhookEndpointNotFound, `Webhook endpoint ${id} not found`);
+    if (!endpoint) throw new WebhookEndpointNotFoundError(`Webhook endpoint ${id} not found`);
     return endpoint;
   }
 }

@@ -4,7 +4,7 @@
  * EVENT_RETENTION_MS that events are kept; sent in the events' order by the webhooks worker.
  */
 import type { components } from '../../generated/openapi.js';
-import { Problems, ProblemError } from '../errors.js';
+import { InvalidRequestError } from '../errors.js';
 import { formatTimestamp } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { EVENT_RETENTION_MS, type EventsRepository } from '../events/events.repository.js';
@@ -32,13 +32,11 @@ const EVERY_TYPE = Object.keys({
 export function replayRange({ from, to }: Pick<ReplayRequest, 'from' | 'to'>, nowMs: number): { from: string; to: string } {
   const start = parseRfc3339(from);
   const end = parseRfc3339(to);
-  if (start === undefined || end === undefined)
-    throw new ProblemError(Problems.invalidRequest, '`from` and `to` must be RFC 3339 timestamps.');
-  if (start > end)
-    throw new ProblemError(Problems.invalidRequest, '`from` is after `to`.', [{ path: '/from', message: 'must not be after `to`' }]);
+  if (start === undefined || end === undefined) throw new InvalidRequestError('`from` and `to` must be RFC 3339 timestamps.');
+  if (start > end) throw new InvalidRequestError('`from` is after `to`.', [{ path: '/from', message: 'must not be after `to`' }]);
   const oldestKept = BigInt(nowMs - EVENT_RETENTION_MS) * 1000n;
   if (start < oldestKept) {
-    throw new ProblemError(Problems.invalidRequest, `\`from\` is before ${formatTimestamp(oldestKept)}: events are kept 30 days.`, [
+    throw new InvalidRequestError(`\`from\` is before ${formatTimestamp(oldestKept)}: events are kept 30 days.`, [
       { path: '/from', message: 'must be within the 30 days events are kept' },
     ]);
   }
@@ -61,10 +59,7 @@ export class ReplayService {
     if (types.length === 0) return { queuedCount: 0, livemode };
     const count = await this.events.countCreatedBetween(merchantId, from, to, types);
     if (count > REPLAY_LIMIT) {
-      throw new ProblemError(
-        Problems.invalidRequest,
-        `The range holds ${count} events for this endpoint; a replay sends at most ${REPLAY_LIMIT}: split it.`,
-      );
+      throw new InvalidRequestError(`The range holds ${count} events for this endpoint; a replay sends at most ${REPLAY_LIMIT}: split it.`);
     }
     const events = await this.events.idsCreatedBetween(merchantId, from, to, types);
     return { queuedCount: await this.worker.replay(merchantId, endpoint.id, events), livemode };

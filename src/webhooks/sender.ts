@@ -7,13 +7,12 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { nowTimestamp } from '../lib/clock.js';
 import { clipped } from '../lib/text.js';
-import { ProblemError } from '../errors.js';
 import type { Event } from '../events/events.repository.js';
 import type { WebhookAttempt } from './deliveries.repository.js';
 import type { DeliveryTarget } from './endpoints.repository.js';
 import { sign } from './signature.js';
 import { injectTraceparent } from '../observability/tracing.js';
-import { resolveWebhookUrl } from './url-guard.js';
+import { resolveWebhookUrl, WebhookUrlNotAllowedError } from './url-guard.js';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 
@@ -42,7 +41,7 @@ export async function attemptDelivery(target: DeliveryTarget, event: Event, allo
     });
     return result(await post(url, address, family, headers, body));
   } catch (error) {
-    return result({ error: error instanceof ProblemError ? `URL not allowed: ${error.detail}` : (error as Error).message });
+    return result({ error: error instanceof WebhookUrlNotAllowedError ? `URL not allowed: ${error.message}` : (error as Error).message });
   }
 }
 

@@ -6,7 +6,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { Problems, ProblemError } from '../errors.js';
+import { DomainError } from '../errors.js';
 
 const NON_PUBLIC = new BlockList();
 for (const [net, bits] of [
@@ -45,7 +45,10 @@ export interface ResolvedUrl {
   readonly family: 4 | 6;
 }
 
-const refuse = (url: string, why: string) => new ProblemError(Problems.webhookUrlNotAllowed, `${url} ${why}`);
+/** A webhook URL that is not https or reaches a non-public address: 400. */
+export class WebhookUrlNotAllowedError extends DomainError {}
+
+const refuse = (url: string, why: string) => new WebhookUrlNotAllowedError(`${url} ${why}`);
 
 export function isPublicAddress(address: string): boolean {
   const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';

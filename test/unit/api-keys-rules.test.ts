@@ -1,6 +1,7 @@
 /** The rules of a merchant's key set (src/auth/api-keys.rules.ts), on sets written out by hand. */
 import { describe, expect, it } from 'vitest';
 import { MAX_ACTIVE_KEYS, newKey, revoked, rolled, timestampIn, withNewKey, type StoredKey } from '../../src/auth/api-keys.rules.js';
+import { toProblem } from '../../src/http/problem.middleware.js';
 
 const NOW = Date.parse('2026-11-24T12:00:00.000Z');
 const now = timestampIn(0, NOW);
@@ -11,6 +12,16 @@ const key = (id: string, expiresAt: string | null = null): StoredKey => ({
   createdAt: '2026-11-01T00:00:00.000000Z',
   expiresAt,
 });
+
+/** The problem code a refused rule answers with (as the API renders it), or 'none' when nothing is thrown. */
+function refusedWith(act: () => unknown): string | undefined {
+  try {
+    act();
+  } catch (error) {
+    return toProblem(error)?.code;
+  }
+  return 'none';
+}
 
 describe('API key rules', () => {
   it('a roll sets the old key to expire the given hours ahead, or keeps an earlier expiry', () => {
@@ -27,26 +38,20 @@ describe('API key rules', () => {
   it('an expired or unknown key can be neither rolled nor revoked: 0025', () => {
     const set = [key('a'), key('gone', timestampIn(-1, NOW))];
     for (const id of ['gone', 'nope']) {
-      expect(() => rolled(set, id, key('new'), 1, NOW)).toThrow(
-        expect.objectContaining({ kind: expect.objectContaining({ code: '0025' }) }),
-      );
-      expect(() => revoked(set, id, now)).toThrow(expect.objectContaining({ kind: expect.objectContaining({ code: '0025' }) }));
+      expect(refusedWith(() => rolled(set, id, key('new'), 1, NOW))).toBe('0025');
+      expect(refusedWith(() => revoked(set, id, now))).toBe('0025');
     }
   });
 
   it('revoking is refused (0031) when only keys waiting to expire would remain', () => {
     const expiring = key('old', timestampIn(3_600_000, NOW));
-    expect(() => revoked([expiring, key('new')], 'new', now)).toThrow(
-      expect.objectContaining({ kind: expect.objectContaining({ code: '0031' }) }),
-    );
+    expect(refusedWith(() => revoked([expiring, key('new')], 'new', now))).toBe('0031');
     expect(revoked([expiring, key('new')], 'old', now).keys.map((k) => k.id)).toEqual(['new']);
   });
 
   it(`at most ${MAX_ACTIVE_KEYS} active keys; expired ones are dropped from the set and do not count`, () => {
     const full = Array.from({ length: MAX_ACTIVE_KEYS }, (_, i) => key(`k${i}`));
-    expect(() => withNewKey(full, key('one-more'), now)).toThrow(
-      expect.objectContaining({ kind: expect.objectContaining({ code: '0040' }) }),
-    );
+    expect(refusedWith(() => withNewKey(full, key('one-more'), now))).toBe('0040');
     const withExpired = [...full.slice(1), key('expired', timestampIn(-1, NOW))];
     expect(withNewKey(withExpired, key('one-more'), now)).toHaveLength(MAX_ACTIVE_KEYS);
   });

@@ -7,6 +7,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DOMAIN_PROBLEMS } from '../../src/http/problem.middleware.js';
 
 const SRC = resolve(import.meta.dirname, '../../src');
 
@@ -124,5 +125,37 @@ describe('folder dependencies of src/', () => {
       ['d', new Set(['a'])],
     ]);
     expect(cycles(withCycle)).toEqual([['a', 'b', 'c']]);
+  });
+});
+
+/** The files of src/ (relative) whose text matches `pattern`, with the names its first group caught. */
+function matchesIn(files: readonly string[], pattern: RegExp): [string, string[]][] {
+  return files
+    .map((file): [string, string[]] => [relative(SRC, file), [...readFileSync(file, 'utf8').matchAll(pattern)].map((m) => m[1] ?? m[0])])
+    .filter(([, found]) => found.length > 0);
+}
+
+describe('one way to raise an error', () => {
+  const files = sourceFiles(SRC);
+  const inHttp = (file: string) => relative(SRC, file).split(sep)[0] === 'http';
+
+  it('only src/http/ constructs a ProblemError: services throw named domain errors', () => {
+    expect(
+      matchesIn(
+        files.filter((file) => !inHttp(file)),
+        /new\s+ProblemError\b/g,
+      ),
+    ).toEqual([]);
+  });
+
+  it('finds a ProblemError constructed where there is one (the check itself can fail)', () => {
+    expect(matchesIn(files.filter(inHttp), /new\s+ProblemError\b/g).map(([file]) => file)).toContain(join('http', 'openapi.ts'));
+  });
+
+  it('every named domain error has its catalogue entry in src/http/problem.middleware.ts', () => {
+    const declared = matchesIn(files, /class (\w+) extends (?:DomainError|InvalidRequestError)\b/g).flatMap(([, names]) => names);
+    const mapped = DOMAIN_PROBLEMS.map(([type]) => type.name);
+    expect(declared.length).toBeGreaterThan(0);
+    expect(declared.filter((name) => !mapped.includes(name))).toEqual([]);
   });
 });

@@ -1,0 +1,184 @@
+/**
+ * The composition's requests part: the services only requests use, the readiness probes, the
+ * process's metrics, and the Koa app built from them.
+ */
+import type Koa from 'koa';
+import type { Db } from 'mongodb';
+import { BulkService } from '../bulk/bulk.service.js';
+import { BulkStatusService } from '../bulk/bulk.status.js';
+import { chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
+import type { Config } from '../config.js';
+import type { Database } from '../db/mongo.js';
+import { eventHandlers } from '../events/events.handlers.js';
+import { EventsService } from '../events/events.service.js';
+import { DEFAULT_HEARTBEAT_MS, liveProcesses } from '../fleet/heartbeat.js';
+import { readFleetStatus, type FleetStatus } from '../fleet/status.js';
+import { createApp } from '../http/app.js';
+import { readinessState, type Readiness } from '../http/health.routes.js';
+import { RateLimiter } from '../http/rate-limit.js';
+import type { Logger } from '../logger.js';
+import { enableMetrics, type Metrics } from '../observability/metrics.js';
+import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
+import { timeOfMerchants, TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
+import { TriggersService } from '../test-mode/triggers.js';
+import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
+import { EndpointsService } from '../webhooks/endpoints.service.js';
+import { ReplayService } from '../webhooks/replay.js';
+import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.js';
+import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
+import type { BothStores, Stores } from './compose-stores.js';
+import type { BackgroundWork } from './compose-workers.js';
+import type { Domain } from './composition.js';
+
+export type HttpConfig = Pick<
+  Config,
+  'dbTimeoutMs' | 'rateLimitBurst' | 'rateLimitPerSecond' | 'authFailuresPerMinute' | 'webhooksAllowPrivateUrls'
+> &
+  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies'>>;
+
+/**
+ * What the whole fleet is doing (src/fleet/status.ts), each figure read by the store that owns its
+ * collection, on `db`: `subsvc status` and the fleet gauges of /metrics.
+ */
+export function fleetStatusOn(
+  db: Db,
+  heartbeatIntervalMs: number,
+  { subscriptions, endpoints }: Pick<Stores, 'subscriptions' | 'endpoints'> = {
+    subscriptions: new SubscriptionsRepository(db),
+    endpoints: new EndpointsRepository(db),
+  },
+): () => Promise<FleetStatus> {
+  return () =>
+    readFleetStatus({
+      live: (now) => liveProcesses(db, heartbeatIntervalMs, now),
+      chunksQueued: (cap) => chunksQueued(db, cap),
+      oldestChunkAt: () => oldestChunkAt(db),
+      countDue: (now, cap) => subscriptions.countDue(now, cap),
+      countOutboxes: (cap) => subscriptions.countOutboxes(cap),
+      oldestOutboxEntry: (sample) => subscriptions.oldestOutboxEntry(sample),
+      countDisabledEndpoints: (cap) => endpoints.countDisabled(cap),
+    });
+}
+
+/** The process's metrics unless METRICS=off, listening to the connection pools of both clients (src/observability/metrics.ts). */
+function metricsFor(database: Pick<Database, 'clients'>, config: Pick<HttpConfig, 'metrics'>): Metrics | undefined {
+  if (config.metrics === false) return undefined;
+  const registry = enableMetrics();
+  // Instrumented once each, however many services share the clients.
+  registry.instrumentClient(database.clients.request, 'request');
+  registry.instrumentClient(database.clients.background, 'background');
+  return registry;
+}
+
+/** The readiness probes, and how the process marks itself as stopping. */
+export interface ReadinessControl {
+  readonly readiness: Readiness;
+  /** Marks the process as stopping: /readyz answers 503 from now on (src/http/health.routes.ts). */
+  readonly beginStopping: () => void;
+}
+
+export function readinessOf(
+  database: Database,
+  config: Pick<HttpConfig, 'dbTimeoutMs'>,
+  workers: BackgroundWork['workers'],
+  healthy: () => boolean,
+): ReadinessControl {
+  let stopping = false;
+  const readiness = {
+    db: database.db,
+    timeoutMs: config.dbTimeoutMs,
+    reachable: () => database.reachable(),
+    healthy,
+    workersRunning: () => (workers.concurrency === 0 ? undefined : workers.running),
+    stopping: () => stopping,
+  };
+  return {
+    readiness,
+    beginStopping: () => {
+      stopping = true;
+    },
+  };
+}
+
+/** The per-merchant rate limit (RATE_LIMIT_PER_SECOND, 0: none). */
+export function merchantLimiter(config: Pick<HttpConfig, 'rateLimitBurst' | 'rateLimitPerSecond'>): RateLimiter | undefined {
+  return config.rateLimitPerSecond > 0 ? new RateLimiter(config.rateLimitBurst, config.rateLimitPerSecond) : undefined;
+}
+
+/** What the app is built from. */
+export interface HttpParts {
+  readonly database: Database;
+  readonly config: HttpConfig;
+  readonly both: BothStores;
+  readonly domain: Domain;
+  readonly work: BackgroundWork;
+  readonly readiness: Readiness;
+  readonly limiter: RateLimiter | undefined;
+  readonly log: Logger;
+}
+
+/** The process's metrics with their sources, then the app's factory. */
+export function composeHttp(parts: HttpParts): () => Promise<Koa> {
+  const { database, config, both, readiness } = parts;
+  const registry = metricsFor(database, config);
+  registry?.sources(
+    fleetStatusOn(database.background, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS, both.backgroundStores),
+    async () => (await readinessState(readiness)).ready,
+  );
+  return appFactory(parts, registry);
+}
+
+/** Bulk requests as requests accept them; a request by filter reads on the background client. */
+function bulkServiceOn(
+  { stores, backgroundStores }: BothStores,
+  work: BackgroundWork,
+  pausePolicies: Domain['pausePolicies'],
+  log: Logger,
+): BulkService {
+  return new BulkService(
+    { subscriptions: stores.subscriptions, requests: stores.bulk },
+    // A request by filter reads and stores up to 100,000 ids: bounded by BULK_DB_TIMEOUT_MS (docs/design.md §6a).
+    { subscriptions: backgroundStores.subscriptions, requests: backgroundStores.bulk },
+    work.dispatcher,
+    log,
+    pausePolicies,
+    timeOfMerchants(stores.testClocks),
+  );
+}
+
+function appFactory({ config, both, domain, work, readiness, limiter, log }: HttpParts, registry: Metrics | undefined): () => Promise<Koa> {
+  const { stores } = both;
+  const { auth, apiKeys, subscriptions, pausePolicies } = domain;
+  const bulk = bulkServiceOn(both, work, pausePolicies, log);
+  const endpoints = new EndpointsService(stores.endpoints, config.webhooksAllowPrivateUrls);
+  /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
+  const relayNow: RelayNow = (ids) => work.relay.relay(ids, DELIVERY_TIMEOUT_MS);
+  return () =>
+    createApp({
+      auth,
+      apiKeys,
+      subscriptions,
+      pausePolicies,
+      bulk,
+      bulkStatus: new BulkStatusService(stores.bulk),
+      webhooks: {
+        ...eventHandlers(new EventsService(stores.events), work.webhooks),
+        ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, work.webhooks)),
+      },
+      testHelpers: testModeHandlers(
+        new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, relayNow),
+        new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow),
+      ),
+      log,
+      idempotency: stores.idempotency,
+      limiter,
+      authFailures:
+        config.authFailuresPerMinute > 0
+          ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
+          : undefined,
+      trustedProxies: config.trustedProxies ?? [],
+      readiness,
+      metrics: registry && { registry, route: config.metricsPort === undefined },
+    });
+}

@@ -1,0 +1,198 @@
+/**
+ * The composition's background part, on the background client: bulk chunks, due schedules, the
+ * events relay, webhook deliveries and the retention sweep, and the Workers that start and stop
+ * them in order.
+ */
+import type { Db } from 'mongodb';
+import { BulkDispatcher } from '../bulk/bulk.dispatcher.js';
+import { BulkQueue } from '../bulk/bulk.queue.js';
+import { BulkStatusService } from '../bulk/bulk.status.js';
+import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
+import type { Config } from '../config.js';
+import { RetentionSweeper } from '../db/retention.js';
+import { EventsRelay } from '../events/events.relay.js';
+import { expiredHeartbeats } from '../fleet/heartbeat.js';
+import type { Logger } from '../logger.js';
+import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
+import { ScheduleWorker } from '../schedules/schedules.worker.js';
+import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { clockOfMerchants } from '../test-mode/test-mode.service.js';
+import { DeliveryQueue } from '../webhooks/delivery.queue.js';
+import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
+import type { BothStores, Engine, Stores } from './compose-stores.js';
+
+/** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
+export interface Workers {
+  start(): Promise<void>;
+  stop(deadlineMs: number): Promise<void>;
+  readonly running: boolean;
+  /** Bulk chunks this process applies at once: BULK_CONCURRENCY, or 1 where the server has one writer. */
+  readonly concurrency: number;
+}
+
+export type WorkersConfig = Pick<
+  Config,
+  'bulkConcurrency' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs' | 'schedulePollMs' | 'webhooksAllowPrivateUrls' | 'webhookRetryDelaysMs'
+>;
+
+/** What the requests' side uses of the background work. */
+export interface BackgroundWork {
+  readonly workers: Workers;
+  readonly dispatcher: BulkDispatcher;
+  readonly relay: EventsRelay;
+  readonly webhooks: WebhooksWorker;
+  /** The sweep that deletes expired documents where the server has no TTL indexes; undefined where it has them. */
+  readonly retention: RetentionSweeper | undefined;
+}
+
+/** What the composition hands the background part: the requests' services it shares. */
+export interface RequestSide {
+  /** The requests' subscriptions service: the relay listens to its changes too. */
+  readonly subscriptions: SubscriptionsService;
+  /** The same policy cache as the requests': a policy replaced by this process applies to its workers at once. */
+  readonly pausePolicies: PausePolicyService;
+}
+
+/**
+ * Work whose writes the events relay waits out, where the engine needs it (Engine.relayPauses):
+ * each joins once built, so that the relay can be built before the bulk worker that reports to it.
+ */
+class RelayPauses {
+  private readonly sources: { readonly busy: boolean }[] = [];
+
+  add(source: { readonly busy: boolean }): void {
+    this.sources.push(source);
+  }
+
+  readonly busy = (): boolean => this.sources.some((source) => source.busy);
+}
+
+function schedulesOn(subscriptions: SubscriptionsService, both: BothStores, config: WorkersConfig, log: Logger): ScheduleWorker {
+  const schedules = new ScheduleWorker(subscriptions, both.backgroundStores.clock, config.schedulePollMs, log);
+  // A pending time written by this process's requests or workers wakes its schedule worker for it.
+  for (const store of new Set([both.stores.subscriptions, both.backgroundStores.subscriptions]))
+    store.onPendingTimes((at) => schedules.wakeBy(at));
+  return schedules;
+}
+
+function webhooksOn(background: Db, stores: Stores, concurrency: number, config: WorkersConfig, log: Logger): WebhooksWorker {
+  const deliveryQueue = new DeliveryQueue(background, log.child({ component: 'webhooks' }), {
+    concurrency,
+    pollIntervalMs: config.bulkPollIntervalMs,
+    lockLifetimeMs: config.bulkLockLifetimeMs,
+  });
+  const options = { allowPrivateUrls: config.webhooksAllowPrivateUrls, retryDelaysMs: config.webhookRetryDelaysMs };
+  return new WebhooksWorker(stores.endpoints, stores.deliveries, stores.events, deliveryQueue, options, log);
+}
+
+function retentionOn(background: Db, both: BothStores, log: Logger): RetentionSweeper {
+  const { stores, backgroundStores } = both;
+  return new RetentionSweeper(
+    {
+      'idempotency keys': stores.idempotency,
+      'bulk requests': backgroundStores.bulk,
+      events: backgroundStores.events,
+      'webhook deliveries': backgroundStores.deliveries,
+      heartbeats: expiredHeartbeats(background),
+    },
+    log,
+  );
+}
+
+interface Running {
+  readonly bulkWorker: BulkWorker;
+  readonly schedules: ScheduleWorker;
+  readonly relay: EventsRelay;
+  readonly webhooks: WebhooksWorker;
+  readonly retention: RetentionSweeper | undefined;
+}
+
+function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Running, concurrency: number): Workers {
+  return {
+    start: async () => {
+      retention?.start();
+      await bulkWorker.start();
+      // Where bulk workers run (not in an HTTP-only process), due schedules, the outbox sweep and deliveries run too.
+      if (!bulkWorker.running) return;
+      relay.start();
+      await webhooks.start();
+      schedules.start();
+    },
+    // In order, before the database clients close: what changes subscriptions first (bulk chunks,
+    // due schedules), then the relay (it relays what is waiting and takes nothing new), then the
+    // deliveries it handed over, each within what is left of the deadline.
+    stop: async (deadlineMs) => {
+      const deadline = Date.now() + deadlineMs;
+      const left = () => Math.max(deadline - Date.now(), 0);
+      await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop(), retention?.stop()]);
+      await relay.stop(left());
+      await webhooks.stop(left());
+    },
+    get running() {
+      return bulkWorker.running;
+    },
+    concurrency,
+  };
+}
+
+/**
+ * The events relay: it listens to every service that changes subscriptions, so that each change is
+ * relayed right after it (and by the sweep if that fails), and waits out `pauses` where the engine needs it.
+ */
+function relayOn(
+  stores: Stores,
+  webhooks: WebhooksWorker,
+  engine: Engine,
+  pauses: RelayPauses,
+  changers: readonly SubscriptionsService[],
+  log: Logger,
+): EventsRelay {
+  const busy = engine.relayPauses ? pauses.busy : undefined;
+  const relay = new EventsRelay(stores.events, stores.subscriptions, webhooks, log, engine.mutex, busy);
+  for (const service of changers) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
+  return relay;
+}
+
+/** Applies bulk chunks; a completed request's event goes through the relay. */
+function bulkWorkerOn(
+  stores: Stores,
+  subscriptions: SubscriptionsService,
+  queue: BulkQueue,
+  dispatcher: BulkDispatcher,
+  relay: EventsRelay,
+  log: Logger,
+): BulkWorker {
+  const status = new BulkStatusService(stores.bulk);
+  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) =>
+    relay.bulkCompleted(merchantId, await status.getMany(merchantId, requestIds), traces);
+  return new BulkWorker(stores.bulk, subscriptions, queue, dispatcher, log, bulkCompleted);
+}
+
+/** The background work over both clients' stores; `requests` is the requests' side it shares with. */
+export function composeWorkers(
+  background: Db,
+  engine: Engine,
+  both: BothStores,
+  requests: RequestSide,
+  config: WorkersConfig,
+  log: Logger,
+): BackgroundWork {
+  const { backgroundStores } = both;
+  const concurrency = engine.concurrency(config.bulkConcurrency);
+  const lock = { lockLifetimeMs: config.bulkLockLifetimeMs, pollIntervalMs: config.bulkPollIntervalMs };
+  const bulkQueue = new BulkQueue(background, log, { concurrency, ...lock });
+  const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
+  const { mutex } = engine;
+  const clock = clockOfMerchants(backgroundStores.testClocks);
+  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, requests.pausePolicies, clock);
+  const schedules = schedulesOn(workerSubscriptions, both, config, log);
+  const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
+  const pauses = new RelayPauses();
+  const relay = relayOn(backgroundStores, webhooks, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
+  const bulkWorker = bulkWorkerOn(backgroundStores, workerSubscriptions, bulkQueue, dispatcher, relay, log);
+  pauses.add(bulkWorker);
+  pauses.add(schedules);
+  const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;
+  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention }, concurrency);
+  return { workers, dispatcher, relay, webhooks, retention };
+}

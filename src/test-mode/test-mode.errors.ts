@@ -1,0 +1,11 @@
+/** What the test helpers refuse (mapped to problems in src/http/problem.middleware.ts). */
+import { DomainError } from '../errors.js';
+
+/** A live key used on a test helper: 403. */
+export class TestModeOnlyError extends DomainError {}
+
+/** Another advance moved the test clock first: 409. */
+export class TestClockMovedError extends DomainError {}
+
+/** The test mode's pause policy refused what a trigger does: 422, as the single pause's refusal. */
+export class TriggerPolicyError extends DomainError {}
