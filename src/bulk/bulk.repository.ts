@@ -29,7 +29,7 @@ const REMEMBERED_COMMANDS = 50_000;
 
 export interface Rejection {
   readonly subscriptionId: string;
-  readonly reason: components['schemas']['RejectedSubscription']['reason'];
+  readonly reason: components['schemas']['RejectedSubscription']['reason'] | components['schemas']['UndoRejectedSubscription']['reason'];
 }
 
 export interface BulkRequest {
@@ -49,6 +49,10 @@ export interface BulkRequest {
   readonly subscriptionIds?: readonly string[];
   /** The accepting request's trace context (W3C traceparent), when tracing is on: its chunks continue the trace. */
   readonly traceparent?: string;
+  /** On an undo: the request it undoes. */
+  readonly undoes?: string;
+  /** On a request undone: its undo's id, set once (src/bulk/bulk.undo.repository.ts). */
+  readonly undoneBy?: string;
 }
 
 export interface ItemOutcome {

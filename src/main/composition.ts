@@ -17,6 +17,8 @@ import { BulkQueue, chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
 import { BulkRepository } from '../bulk/bulk.repository.js';
 import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
+import { BulkUndoRepository } from '../bulk/bulk.undo.repository.js';
+import { BulkUndoService } from '../bulk/bulk.undo.js';
 import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
 import type { Config, DbWorkarounds } from '../config.js';
 import type { Capabilities, Database } from '../db/mongo.js';
@@ -155,6 +157,7 @@ interface Stores {
   /** Undefined where the due query is served by an index. */
   readonly clock: ScheduleClock | undefined;
   readonly bulk: BulkRepository;
+  readonly bulkUndo: BulkUndoRepository;
   readonly idempotency: IdempotencyRepository;
   readonly events: EventsRepository;
   readonly endpoints: EndpointsRepository;
@@ -177,6 +180,7 @@ function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, guard: 
     }),
     clock,
     bulk: new BulkRepository(db, retentionMs, documentsPerDelete),
+    bulkUndo: new BulkUndoRepository(db, guard),
     idempotency: new IdempotencyRepository(db, documentsPerDelete),
     events: new EventsRepository(db, documentsPerDelete),
     endpoints: new EndpointsRepository(db, guard),
@@ -433,6 +437,7 @@ export async function composeService(
         pausePolicies,
         bulk,
         bulkStatus: new BulkStatusService(stores.bulk),
+        bulkUndo: new BulkUndoService(stores.bulk, stores.bulkUndo, bulk),
         webhooks: {
           ...eventHandlers(new EventsService(stores.events), webhooks),
           ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, webhooks)),
