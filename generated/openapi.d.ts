@@ -361,9 +361,8 @@ export interface paths {
          *     and answers 202 with it, `undoes` naming the original; `Location` points to its status.
          *     Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at
          *     acceptance) are not touched. One whose status or `modifiedAt` changed since the original
-         *     applied it is left alone: it is in `rejected` with reason `changed_since`, or, when it
-         *     changes after this answer and before its command is applied, its item is `skipped` with
-         *     reason `changed_since`. The undo's events carry `cause.kind: "bulk"` with the new request's id.
+         *     applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is
+         *     accepted). The undo's events carry `cause.kind: "bulk"` with the new request's id.
          *
          *     A request not completed yet answers 409 `0033`; one undone already (or being undone by
          *     another call at the same time) answers 409 `0034`. A request is undone at most once; an
