@@ -11,30 +11,30 @@ import { livemodeOf } from '../lib/livemode.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { BulkRepository, BulkRequest, ItemOutcome, Rejection } from './bulk.repository.js';
 import type { BulkService } from './bulk.service.js';
-import type { BulkUndoRepository, CurrentState } from './bulk.undo.repository.js';
+import type { Owned, SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 
 type BulkUndoAcceptance = components['schemas']['BulkUndoAcceptance'];
 
 const OPPOSITE: Record<Operation, Operation> = { PAUSE: 'RESUME', RESUME: 'PAUSE' };
 /** The status an applied command left a subscription in. */
-const LEFT_IN: Record<Operation, CurrentState['status']> = { PAUSE: 'paused', RESUME: 'fulfilled' };
+const LEFT_IN: Record<Operation, Owned['status']> = { PAUSE: 'paused', RESUME: 'fulfilled' };
 
 /**
  * Why an item the original applied is not undone: gone, cancelled, or changed since (its status is
  * not the one the original left, or it was modified after the original's item was recorded).
  */
-function rejectionOf(operation: Operation, item: ItemOutcome, now: CurrentState | undefined): Rejection | undefined {
+function rejectionOf(operation: Operation, item: ItemOutcome, now: Owned | undefined): Rejection | undefined {
   const { subscriptionId } = item;
   if (now === undefined) return { subscriptionId, reason: 'not_found' };
   if (now.status === 'cancelled') return { subscriptionId, reason: 'cancelled' };
-  if (now.status !== LEFT_IN[operation] || now.modifiedAt > item.at) return { subscriptionId, reason: 'changed_since' };
+  if (now.status !== LEFT_IN[operation] || (now.modifiedAt ?? '') > item.at) return { subscriptionId, reason: 'changed_since' };
   return undefined;
 }
 
 export class BulkUndoService {
   constructor(
     private readonly requests: BulkRepository,
-    private readonly undos: BulkUndoRepository,
+    private readonly subscriptions: Pick<SubscriptionsRepository, 'ownedStatuses'>,
     private readonly bulk: Pick<BulkService, 'acceptChosen'>,
   ) {}
 
@@ -43,7 +43,7 @@ export class BulkUndoService {
     if (!original) throw new ProblemError(Problems.bulkRequestNotFound, `Bulk request ${requestId} not found`);
     if (original.undoneBy) throw this.alreadyUndone(original.requestId, original.undoneBy);
     const applied = await this.appliedItems(original);
-    const states = await this.undos.currentStates(
+    const states = await this.subscriptions.ownedStatuses(
       merchantId,
       applied.map((item) => item.subscriptionId),
     );
@@ -51,13 +51,13 @@ export class BulkUndoService {
     const accepted = verdicts.filter((v) => v.rejection === undefined).map((v) => v.item.subscriptionId);
     const rejected = verdicts.flatMap((v) => (v.rejection ? [v.rejection] : []));
     const undo = uuidv7();
-    if (!(await this.undos.claim(merchantId, original.requestId, undo)))
-      throw this.alreadyUndone(original.requestId, await this.undos.undoneBy(merchantId, original.requestId));
+    if (!(await this.requests.claimUndo(merchantId, original.requestId, undo)))
+      throw this.alreadyUndone(original.requestId, (await this.requests.find(merchantId, original.requestId))?.undoneBy);
     const operation = OPPOSITE[original.operation];
     try {
       await this.bulk.acceptChosen({ requestId: undo, merchantId, operation, accepted, rejected, apiKeyId, undoes: original.requestId });
     } catch (error) {
-      await this.undos.release(merchantId, original.requestId, undo).catch(() => undefined);
+      await this.requests.releaseUndo(merchantId, original.requestId, undo).catch(() => undefined);
       throw error;
     }
     return {

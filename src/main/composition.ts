@@ -17,7 +17,6 @@ import { BulkQueue, chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
 import { BulkRepository } from '../bulk/bulk.repository.js';
 import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
-import { BulkUndoRepository } from '../bulk/bulk.undo.repository.js';
 import { BulkUndoService } from '../bulk/bulk.undo.js';
 import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
 import type { Config, DbWorkarounds } from '../config.js';
@@ -157,7 +156,6 @@ interface Stores {
   /** Undefined where the due query is served by an index. */
   readonly clock: ScheduleClock | undefined;
   readonly bulk: BulkRepository;
-  readonly bulkUndo: BulkUndoRepository;
   readonly idempotency: IdempotencyRepository;
   readonly events: EventsRepository;
   readonly endpoints: EndpointsRepository;
@@ -179,8 +177,7 @@ function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, guard: 
       documentsPerDelete,
     }),
     clock,
-    bulk: new BulkRepository(db, retentionMs, documentsPerDelete),
-    bulkUndo: new BulkUndoRepository(db, guard),
+    bulk: new BulkRepository(db, retentionMs, documentsPerDelete, guard),
     idempotency: new IdempotencyRepository(db, documentsPerDelete),
     events: new EventsRepository(db, documentsPerDelete),
     endpoints: new EndpointsRepository(db, guard),
@@ -437,7 +434,7 @@ export async function composeService(
         pausePolicies,
         bulk,
         bulkStatus: new BulkStatusService(stores.bulk),
-        bulkUndo: new BulkUndoService(stores.bulk, stores.bulkUndo, bulk),
+        bulkUndo: new BulkUndoService(stores.bulk, stores.subscriptions, bulk),
         webhooks: {
           ...eventHandlers(new EventsService(stores.events), webhooks),
           ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, webhooks)),
