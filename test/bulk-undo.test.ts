@@ -165,10 +165,14 @@ describe('undo of a bulk request', () => {
     }
   });
 
-  it('works in test mode on test data, with livemode false', async () => {
+  it('works in test mode on test data, with livemode false, its test clock ahead of the real time', async () => {
     const { testApiKey } = await t.merchant();
     const made = await api(testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count: 2 });
     const ids = made.body.data.map((s: { id: string }) => s.id);
+    // A test clock ahead of the real time: the changes' modifiedAt is its time, which the undo compares with.
+    const { now } = (await api(testApiKey, 'GET', '/v2/test-helpers/clock')).body;
+    const ahead = new Date(Date.parse(now) + 24 * 60 * 60 * 1000).toISOString();
+    expect((await api(testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to: ahead })).status).toBe(200);
     const original = await bulk('pause', testApiKey, ids);
     await completed(testApiKey, original.body.requestId);
     const res = await undo(testApiKey, original.body.requestId);
