@@ -345,6 +345,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/bulk-requests/{requestId}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a completed bulk request
+         * @description Accepts a new bulk request of the opposite operation (a pause's undo resumes, a resume's
+         *     undo pauses) over every subscription the original request changed (its items `applied`),
+         *     and answers 202 with it, `undoes` naming the original; `Location` points to its status.
+         *     Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at
+         *     acceptance) are not touched. One whose status or `modifiedAt` changed since the original
+         *     applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is
+         *     accepted). The undo's events carry `cause.kind: "bulk"` with the new request's id.
+         *
+         *     A request not completed yet answers 409 `0033`; one undone already (or being undone by
+         *     another call at the same time) answers 409 `0034`. A request is undone at most once; an
+         *     undo is a bulk request like any, and may be undone in its turn.
+         */
+        post: operations["undoBulkRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/events": {
         parameters: {
             query?: never;
@@ -1589,6 +1619,30 @@ export interface components {
             rejected?: components["schemas"]["RejectedSubscription"][];
             livemode: components["schemas"]["Livemode"];
         };
+        BulkUndoAcceptance: {
+            /** @description The undo's own bulk request (`GET /v2/bulk-requests/{requestId}`). */
+            requestId: components["schemas"]["Uuid"];
+            operation: components["schemas"]["BulkOperation"];
+            /**
+             * Format: int32
+             * @description Number of commands queued (subscriptions the original changed, unchanged since).
+             */
+            acceptedCount: number;
+            /** @description The subscriptions the original changed that are left alone, each with the reason. */
+            rejected: components["schemas"]["UndoRejectedSubscription"][];
+            /** @description The bulk request this one undoes. */
+            undoes: components["schemas"]["Uuid"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        UndoRejectedSubscription: {
+            subscriptionId: components["schemas"]["Uuid"];
+            /**
+             * @description `changed_since`: its status or `modifiedAt` changed since the original request applied
+             *     its command. `not_found`: it is gone. `cancelled`: it is cancelled and never changes again.
+             * @enum {string}
+             */
+            reason: "changed_since" | "not_found" | "cancelled";
+        };
         RejectedSubscription: {
             subscriptionId: components["schemas"]["Uuid"];
             /**
@@ -1657,6 +1711,8 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             /** @description When the last command was applied; null until then. */
             completedAt: components["schemas"]["Timestamp"] | null;
+            /** @description Present on an undo (`POST /v2/bulk-requests/{requestId}/undo`): the request it undoes. */
+            undoes?: components["schemas"]["Uuid"];
             livemode: components["schemas"]["Livemode"];
         };
         BulkRequestList: {
@@ -1744,6 +1800,21 @@ export interface components {
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
+         * @description A problem answered to an undo: as `Problem`, and codes 0033 (the request is not completed)
+         *     and 0034 (it is undone already) besides.
+         */
+        BulkUndoProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0021" | "0022" | "0033" | "0034" | "0040" | "0045" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
+        /**
          * @description A problem as `Problem`, from the events and webhook endpoint operations, whose codes
          *     also include `0023`, `0024` and `0044` (a schema of its own, so that the operations
          *     released before them keep their list of codes).
@@ -1821,6 +1892,34 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["BulkAcceptance"];
+            };
+        };
+        /**
+         * @description The undo is accepted as a new bulk request: one command per subscription the original
+         *     changed and nothing changed since is queued durably; none is applied before this response.
+         *     `Location` points to the new request's status.
+         */
+        BulkUndoAccepted: {
+            headers: {
+                Location: components["headers"]["Location"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["BulkUndoAcceptance"];
+            };
+        };
+        /** @description The bulk request is not completed yet (`0033`), or it is undone already (`0034`). */
+        BulkUndoRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BulkUndoProblem"];
             };
         };
         /**
@@ -2747,6 +2846,31 @@ export interface operations {
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BulkRequestNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    undoBulkRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
+                 * @example 3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
+                 */
+                requestId: components["parameters"]["RequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["BulkUndoAccepted"];
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BulkRequestNotFound"];
+            409: components["responses"]["BulkUndoRefused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

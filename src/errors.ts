@@ -34,6 +34,8 @@ export const Problems = Object.freeze({
   methodNotAllowed: kind(405, '0045', 'Method not allowed', 'method-not-allowed'),
   invalidStatusTransition: kind(409, '0030', 'Invalid status transition', 'invalid-status-transition'),
   lastApiKey: kind(409, '0031', 'Last API key', 'last-api-key'),
+  bulkRequestNotFinished: kind(409, '0033', 'Bulk request not finished', 'bulk-request-not-finished'),
+  bulkRequestAlreadyUndone: kind(409, '0034', 'Bulk request already undone', 'bulk-request-already-undone'),
   testClockMoved: kind(409, '0036', 'Test clock moved', 'test-clock-moved'),
   pausePolicyViolated: kind(422, '0032', 'Pause policy violated', 'pause-policy-violated'),
   payloadTooLarge: kind(413, '0042', 'Payload too large', 'payload-too-large'),

@@ -70,6 +70,10 @@ function preferringExample(name: string): InitOverrideFunction {
   return async ({ init }) => ({ headers: { ...(init.headers as Record<string, string>), Prefer: `example=${name}` } });
 }
 
+function preferringCodeAndExample(code: number, name: string): InitOverrideFunction {
+  return async ({ init }) => ({ headers: { ...(init.headers as Record<string, string>), Prefer: `code=${code}, example=${name}` } });
+}
+
 const REASON = 'Travelling until the 1st';
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -138,6 +142,36 @@ function scenarios(name: string, target: () => Target) {
         expect(subscription.status).toBe('paused');
       }
       expect(items.data.some((i) => i.outcome === 'applied')).toBe(true);
+    });
+
+    it('undoes a completed bulk pause: 202 with the resume that undoes it, followed to completion; a second undo answers 409 0034', async () => {
+      const t = target();
+      const ids = [await t.fulfilledId(), await t.fulfilledId()];
+      const { requestId } = await t.api.bulkPauseSubscriptions({ bulkCommandRequest: { subscriptions: ids } });
+      let status = await t.bulkRequests.getBulkRequest({ requestId });
+      for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {
+        await new Promise((r) => setTimeout(r, 100));
+        status = await t.bulkRequests.getBulkRequest({ requestId });
+      }
+      const raw = await t.bulkRequests.undoBulkRequestRaw({ requestId });
+      const undo = await raw.value();
+      expect(raw.raw.status).toBe(202);
+      expect(raw.raw.headers.get('location')).toBe(`/v2/bulk-requests/${undo.requestId}`);
+      expect(undo.operation).toBe('RESUME');
+      for (const { reason } of undo.rejected) expect(['changed_since', 'not_found', 'cancelled']).toContain(reason);
+      if (t.stateful) {
+        expect(undo).toMatchObject({ undoes: requestId, acceptedCount: 2, rejected: [] });
+        let followed = await t.bulkRequests.getBulkRequest({ requestId: undo.requestId });
+        for (let polls = 0; followed.state !== 'completed' && polls < 100; polls++) {
+          await new Promise((r) => setTimeout(r, 100));
+          followed = await t.bulkRequests.getBulkRequest({ requestId: undo.requestId });
+        }
+        expect(followed).toMatchObject({ state: 'completed', undoes: requestId, operation: 'RESUME' });
+        for (const subscriptionId of ids) expect((await t.api.getSubscription({ subscriptionId })).status).toBe('fulfilled');
+      }
+      const again = t.stateful ? undefined : preferringCodeAndExample(409, 'alreadyUndone');
+      const { status: code, body } = await problemOf(t.bulkRequests.undoBulkRequest({ requestId }, again));
+      expect([code, body.code]).toEqual([409, '0034']);
     });
 
     it("reads a bulk request's events and one subscription's history, then the request's items as a CSV file", async () => {

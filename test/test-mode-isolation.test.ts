@@ -106,6 +106,7 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
     expect(ids(await api(by.key, 'GET', '/v2/bulk-requests'), 'requestId')).not.toContain(other.bulkId),
   getBulkRequest: async (by, other) => notFound('0022')(await api(by.key, 'GET', `/v2/bulk-requests/${other.bulkId}`)),
   listBulkRequestItems: async (by, other) => notFound('0022')(await api(by.key, 'GET', `/v2/bulk-requests/${other.bulkId}/items`)),
+  undoBulkRequest: async (by, other) => notFound('0022')(await api(by.key, 'POST', `/v2/bulk-requests/${other.bulkId}/undo`)),
   listEvents: async (by, other) => expect(ids(await api(by.key, 'GET', '/v2/events?limit=100'))).not.toContain(other.eventId),
   getEvent: async (by, other) => notFound('0024')(await api(by.key, 'GET', `/v2/events/${other.eventId}`)),
   resendEvent: async (by, other) => notFound('0024')(await api(by.key, 'POST', `/v2/events/${other.eventId}/resend`)),

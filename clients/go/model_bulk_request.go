@@ -31,6 +31,8 @@ type BulkRequest struct {
 	CreatedAt string `json:"createdAt" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
 	// When the last command was applied; null until then.
 	CompletedAt NullableString `json:"completedAt" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
+	// Present on an undo (`POST /v2/bulk-requests/{requestId}/undo`): the request it undoes.
+	Undoes *string `json:"undoes,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 	AdditionalProperties map[string]interface{}
@@ -233,6 +235,38 @@ func (o *BulkRequest) SetCompletedAt(v string) {
 	o.CompletedAt.Set(&v)
 }
 
+// GetUndoes returns the Undoes field value if set, zero value otherwise.
+func (o *BulkRequest) GetUndoes() string {
+	if o == nil || IsNil(o.Undoes) {
+		var ret string
+		return ret
+	}
+	return *o.Undoes
+}
+
+// GetUndoesOk returns a tuple with the Undoes field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *BulkRequest) GetUndoesOk() (*string, bool) {
+	if o == nil || IsNil(o.Undoes) {
+		return nil, false
+	}
+	return o.Undoes, true
+}
+
+// HasUndoes returns a boolean if a field has been set.
+func (o *BulkRequest) HasUndoes() bool {
+	if o != nil && !IsNil(o.Undoes) {
+		return true
+	}
+
+	return false
+}
+
+// SetUndoes gets a reference to the given string and assigns it to the Undoes field.
+func (o *BulkRequest) SetUndoes(v string) {
+	o.Undoes = &v
+}
+
 // GetLivemode returns the Livemode field value
 func (o *BulkRequest) GetLivemode() bool {
 	if o == nil {
@@ -274,6 +308,9 @@ func (o BulkRequest) ToMap() (map[string]interface{}, error) {
 	toSerialize["counts"] = o.Counts
 	toSerialize["createdAt"] = o.CreatedAt
 	toSerialize["completedAt"] = o.CompletedAt.Get()
+	if !IsNil(o.Undoes) {
+		toSerialize["undoes"] = o.Undoes
+	}
 	toSerialize["livemode"] = o.Livemode
 
 	for key, value := range o.AdditionalProperties {
@@ -332,6 +369,7 @@ func (o *BulkRequest) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "counts")
 		delete(additionalProperties, "createdAt")
 		delete(additionalProperties, "completedAt")
+		delete(additionalProperties, "undoes")
 		delete(additionalProperties, "livemode")
 		o.AdditionalProperties = additionalProperties
 	}

@@ -3,3 +3,9 @@ import { DomainError } from '../errors.js';
 
 /** A filter that matches more subscriptions than one bulk request takes: 400. */
 export class FilterTooBroadError extends DomainError {}
+
+/** An undo of a request whose commands do not all have an outcome yet: 409. */
+export class BulkRequestNotFinishedError extends DomainError {}
+
+/** A second undo of a request: 409, naming the undo that was made. */
+export class BulkRequestAlreadyUndoneError extends DomainError {}

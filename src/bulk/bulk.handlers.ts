@@ -1,7 +1,7 @@
 /**
  * Thin handlers for bulk requests beside their acceptance (src/subscriptions/subscriptions.handlers.ts):
- * a preview of what one would do, a request's status, its items (a page, or a CSV file), and the
- * merchant's list.
+ * a preview of what one would do, a request's status, its items (a page, or a CSV file), the
+ * merchant's list, and an undo.
  */
 import type { Clock } from '../lib/clock.js';
 import { pageRequestOf, StreamedBody, type Handlers } from '../request-context/request-context.js';
@@ -10,6 +10,7 @@ import type { BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
 import { CSV_TYPE, csvStream } from './bulk.export.js';
 import type { BulkStatusService } from './bulk.status.js';
+import type { BulkUndoService } from './bulk.undo.js';
 
 export function bulkRequestHandlers(
   status: BulkStatusService,
@@ -43,5 +44,17 @@ export function bulkPreviewHandlers(
       return { status: 200, body: await bulk.dryRun(merchant.id, 'PAUSE', selectionOf(body), schedule) };
     },
     previewBulkResume: async ({ merchant, body }) => ({ status: 200, body: await bulk.dryRun(merchant.id, 'RESUME', selectionOf(body)) }),
+  };
+}
+
+/** `POST /v2/bulk-requests/{requestId}/undo`: a new bulk request, dispatched to the workers once its 202 is sent, like any. */
+export function bulkUndoHandlers(undos: BulkUndoService, bulk: Pick<BulkAcceptor, 'dispatch'>): Pick<Handlers, 'undoBulkRequest'> {
+  return {
+    undoBulkRequest: async (request) => {
+      const { merchant, params } = request;
+      const acceptance = await undos.undo(merchant.id, params.requestId, merchant.apiKeyId);
+      request.afterResponse(() => bulk.dispatch(merchant.id, acceptance.requestId));
+      return { status: 202, body: acceptance, headers: { Location: `/v2/bulk-requests/${acceptance.requestId}` } };
+    },
   };
 }

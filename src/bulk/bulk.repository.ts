@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { Collection, Db } from 'mongodb';
+import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import { deleteInParts, ownedBy } from '../db/mongo-helpers.js';
@@ -13,6 +14,7 @@ import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { chunkIds, chunked } from './bulk.chunks.js';
+import { itemOutcomes, storedOutcomes, type StoredOutcomes } from './bulk.outcomes.js';
 import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
 
 /** Chunk documents per insert: a 3000-id request's 30 in one, as before. */
@@ -29,7 +31,7 @@ const REMEMBERED_COMMANDS = 50_000;
 
 export interface Rejection {
   readonly subscriptionId: string;
-  readonly reason: components['schemas']['RejectedSubscription']['reason'];
+  readonly reason: components['schemas']['RejectedSubscription']['reason'] | components['schemas']['UndoRejectedSubscription']['reason'];
 }
 
 export interface BulkRequest {
@@ -49,6 +51,10 @@ export interface BulkRequest {
   readonly subscriptionIds?: readonly string[];
   /** The accepting request's trace context (W3C traceparent), when tracing is on: its chunks continue the trace. */
   readonly traceparent?: string;
+  /** On an undo: the request it undoes. */
+  readonly undoes?: string;
+  /** On a request undone: its undo's id, set once (`claimUndo`). */
+  readonly undoneBy?: string;
 }
 
 export interface ItemOutcome {
@@ -77,45 +83,6 @@ interface RequestDocument extends Omit<BulkRequest, 'requestId'> {
   _id: string;
   dispatchedAt: string | null;
   expiresAt: Date;
-}
-
-/**
- * A chunk's outcomes as stored since 2026-11-25: the time they were reached (a run records a chunk's
- * outcomes at one time), each command's outcome in the order of `subscriptionIds` (one name when
- * every one is the same) and the reasons, in the same order, when any command has one. On FerretDB
- * a write costs by the size of the document written: ten chunks' outcomes of 100, one object per
- * command as before, took 21–33 ms to record; as one name each, 12–18 ms; all alike, 9–10 ms (two
- * to three such writes in a 3000-id drain). Chunks recorded earlier hold an `ItemOutcome[]`.
- */
-interface StoredOutcomes {
-  readonly at: string;
-  readonly outcome: ItemOutcome['outcome'] | readonly ItemOutcome['outcome'][];
-  readonly reasons?: readonly (string | null)[];
-}
-
-/** The outcomes in the smaller form when they were reached at one time (always, from a worker's run); otherwise as given. */
-function storedOutcomes(outcomes: readonly ItemOutcome[]): StoredOutcomes | ItemOutcome[] {
-  const at = outcomes[0]?.at;
-  if (at === undefined || outcomes.some((o) => o.at !== at)) return [...outcomes];
-  const first = outcomes[0]!.outcome;
-  const alike = outcomes.every((o) => o.outcome === first);
-  return {
-    at,
-    outcome: alike ? first : outcomes.map((o) => o.outcome),
-    ...(outcomes.some((o) => o.reason !== null) ? { reasons: outcomes.map((o) => o.reason) } : {}),
-  };
-}
-
-/** Each command's outcome, whichever form the chunk's were stored in. */
-function itemOutcomes(stored: StoredOutcomes | readonly ItemOutcome[], subscriptionIds: readonly string[]): ItemOutcome[] {
-  if (Array.isArray(stored)) return stored as ItemOutcome[];
-  const { at, outcome, reasons } = stored as StoredOutcomes;
-  return subscriptionIds.map((subscriptionId, i) => ({
-    subscriptionId,
-    outcome: typeof outcome === 'string' ? outcome : outcome[i]!,
-    reason: reasons?.[i] ?? null,
-    at,
-  }));
 }
 
 interface ChunkDocument extends Omit<BulkChunk, 'chunkId' | 'outcomes'> {
@@ -172,6 +139,8 @@ export class BulkRepository {
     private readonly retentionMs: number,
     /** Deletes in parts of at most this many documents (src/db/workarounds.ts); undefined: one statement. */
     private readonly documentsPerDelete?: number,
+    /** Where the server's conditional update is not atomic, an undo's claim queues on it (GUARDED.bulkRequest). */
+    private readonly guard: PerKeyQueue = UNQUEUED,
   ) {
     this.requests = db.collection<RequestDocument>('bulkRequests');
     this.chunks = db.collection<ChunkDocument>('bulkChunks');
@@ -279,6 +248,21 @@ export class BulkRepository {
   private forget(chunkId: string, chunk = this.inserted.get(chunkId)): void {
     if (!chunk || !this.inserted.delete(chunkId)) return;
     this.insertedCommands -= chunk.subscriptionIds.length;
+  }
+
+  /** Sets the request's undo (bulk.undo.ts) only where none is, in one update: of two undos at once, one sets it. */
+  claimUndo(merchantId: string, requestId: string, undoneBy: string): Promise<boolean> {
+    return this.guard.run(GUARDED.bulkRequest(requestId), async () => {
+      const result = await this.requests.updateOne({ _id: requestId, merchantId, undoneBy: { $exists: false } }, { $set: { undoneBy } });
+      return result.modifiedCount === 1;
+    });
+  }
+
+  /** Takes back a claim whose undo could not be stored, so that the request may be undone again. */
+  async releaseUndo(merchantId: string, requestId: string, undoneBy: string): Promise<void> {
+    await this.guard.run(GUARDED.bulkRequest(requestId), () =>
+      this.requests.updateOne({ _id: requestId, merchantId, undoneBy }, { $unset: { undoneBy: '' } }),
+    );
   }
 
   /** Drops the ids from the request document: its chunks hold them now. */

@@ -40,6 +40,21 @@ import { DRY_RUN_SAMPLE, MAX_FILTER_MATCHES, type BulkSelection } from '../subsc
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
 type BulkDryRun = components['schemas']['BulkDryRun'];
 
+type RequestRejection = components['schemas']['RejectedSubscription'];
+
+/** A request to store: its ids accepted and rejected already decided. */
+export interface ChosenRequest {
+  readonly requestId: string;
+  readonly merchantId: string;
+  readonly operation: Operation;
+  readonly accepted: readonly string[];
+  readonly rejected: readonly Rejection[];
+  readonly schedule?: ScheduleRequest | undefined;
+  readonly apiKeyId?: string | undefined;
+  /** The request an undo undoes. */
+  readonly undoes?: string;
+}
+
 const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
 
 /**
@@ -54,7 +69,7 @@ type Selected = readonly ({ readonly id: string; readonly status: string | undef
  */
 function rejectionFor(operation: Operation, schedule: ScheduleRequest | undefined, policy: PausePolicy, now: string) {
   const command = commandOf(operation, schedule);
-  return ({ id, status, recentPauses = [], lastResumedAt }: Selected[number]): Rejection[] => {
+  return ({ id, status, recentPauses = [], lastResumedAt }: Selected[number]): RequestRejection[] => {
     if (status === undefined) return [{ subscriptionId: id, reason: 'not_found' }];
     if (decide({ status, pauseAt: null, resumeAt: null }, command).outcome === 'cancelled')
       return [{ subscriptionId: id, reason: 'cancelled' }];
@@ -101,14 +116,29 @@ export class BulkService {
     schedule?: ScheduleRequest,
     apiKeyId?: string,
   ): Promise<BulkAcceptance> {
-    const requestId = uuidv7();
     const policy = await this.policyFor(merchantId, operation);
     const selected = await this.select(merchantId, selection, readsHistory(policy));
     const rejection = rejectionFor(operation, schedule, policy, await this.timeOf(merchantId));
     const accepted = selected.filter((s) => rejection(s).length === 0).map((s) => s.id);
     const rejected = selected.flatMap(rejection);
-    const createdAt = nowTimestamp();
     const { requests } = 'ids' in selection ? this.byIds : this.byFilter;
+    const request = await this.store(requests, { requestId: uuidv7(), merchantId, operation, accepted, rejected, schedule, apiKeyId });
+    return { requestId: request.requestId, operation, acceptedCount: accepted.length, rejected, livemode: livemodeOf(merchantId) };
+  }
+
+  /**
+   * Stores a request whose ids the caller chose (an undo's: src/bulk/bulk.undo.ts) as `accept`
+   * stores its own, dispatched the same way once its 202 is sent.
+   */
+  async acceptChosen(chosen: ChosenRequest): Promise<BulkRequest> {
+    return this.store(this.byIds.requests, chosen);
+  }
+
+  private async store(
+    requests: BulkRepository,
+    { requestId, merchantId, operation, accepted, rejected, schedule, apiKeyId, undoes }: ChosenRequest,
+  ): Promise<BulkRequest> {
+    const createdAt = nowTimestamp();
     const request: BulkRequest = {
       requestId,
       merchantId,
@@ -120,6 +150,7 @@ export class BulkService {
       completedAt: accepted.length === 0 ? createdAt : null,
       ...(schedule ? { schedule } : {}),
       ...(apiKeyId ? { apiKeyId } : {}),
+      ...(undoes ? { undoes } : {}),
       ...traceOf(currentTraceparent()),
       subscriptionIds: accepted,
     };
@@ -135,7 +166,7 @@ export class BulkService {
       this.log.info({ requestId, subscriptionId, operation, outcome: 'queued' }, 'bulk command queued');
     metrics()?.bulkAccepted.labels(operation.toLowerCase()).inc();
     if (accepted.length > 0) this.accepted.set(requestId, request);
-    return { requestId, operation, acceptedCount: accepted.length, rejected, livemode: livemodeOf(merchantId) };
+    return request;
   }
 
   /** What `accept` would take, read the same way, with nothing stored or queued. */

@@ -62,7 +62,18 @@ function view(request: BulkRequest, chunks: readonly BulkChunk[]): BulkRequestVi
   const { requestId, operation, acceptedCount, createdAt } = request;
   // The last outcome is when it completed, whether or not the worker that recorded it lived to say so.
   const completedAt = state === 'completed' ? (request.completedAt ?? lastAt ?? createdAt) : null;
-  return { requestId, operation, state, acceptedCount, counts, createdAt, completedAt, livemode: livemodeOf(request.merchantId) };
+  const undoes = request.undoes ? { undoes: request.undoes } : {};
+  return {
+    requestId,
+    operation,
+    state,
+    acceptedCount,
+    counts,
+    createdAt,
+    completedAt,
+    ...undoes,
+    livemode: livemodeOf(request.merchantId),
+  };
 }
 
 export class BulkStatusService {

@@ -317,7 +317,8 @@ export class BulkWorker implements ChunkHandlers {
     );
     const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === KEPT_CHANGING).length;
     if (unresolved > 0 && !final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunk.chunkId} unresolved`);
-    const at = nowTimestamp();
+    // The time of the merchant's data (its test clock's in test mode), as the changes' modifiedAt: an undo compares the two.
+    const at = (await this.subscriptions.clock(chunk.merchantId)).timestamp();
     const outcomes: ItemOutcome[] = chunk.subscriptionIds.map((subscriptionId) => {
       const result = results.get(subscriptionId)!;
       return { subscriptionId, outcome: result.outcome, reason: 'reason' in result ? result.reason : null, at };

@@ -71,7 +71,7 @@ export interface Workarounds {
 const REASONS: Readonly<Record<keyof Workarounds, { readonly missing: keyof Capabilities; readonly why: string }>> = {
   keyedMutex: {
     missing: 'atomicConditionalUpdate',
-    why: 'a conditional update is not atomic against a concurrent one: writes to one subscription, merchant key set, test clock, webhook endpoint, pause policy or the schedule clock are serialised within this process only',
+    why: 'a conditional update is not atomic against a concurrent one: writes to one subscription, merchant key set, test clock, webhook endpoint, pause policy, a bulk request (its undo) or the schedule clock are serialised within this process only',
   },
   statementsPerCommand: {
     missing: 'parallelWriters',

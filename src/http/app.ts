@@ -10,8 +10,9 @@ import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
 import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
-import { bulkPreviewHandlers, bulkRequestHandlers } from '../bulk/bulk.handlers.js';
+import { bulkPreviewHandlers, bulkRequestHandlers, bulkUndoHandlers } from '../bulk/bulk.handlers.js';
 import type { BulkStatusService } from '../bulk/bulk.status.js';
+import type { BulkUndoService } from '../bulk/bulk.undo.js';
 import { subscriptionCommandHandlers, subscriptionReadHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import { jsonBodyMiddleware } from './body.middleware.js';
 import { clientAddressMiddleware, TrustedProxies } from './client-address.js';
@@ -36,6 +37,7 @@ export interface AppDependencies {
   readonly pausePolicies: PausePolicyService;
   readonly bulk: BulkAcceptor;
   readonly bulkStatus: BulkStatusService;
+  readonly bulkUndo: BulkUndoService;
   /** Events and webhook endpoints (src/events/events.handlers.ts, src/webhooks/webhooks.handlers.ts). */
   readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers>;
   /** The test helpers (src/test-mode/test-mode.handlers.ts). */
@@ -82,6 +84,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     ...operationHandlers({
       ...subscriptionReadHandlers(subscriptions),
       ...bulkRequestHandlers(bulkStatus),
+      ...bulkUndoHandlers(deps.bulkUndo, bulk),
       ...bulkPreviewHandlers(bulk, (id) => subscriptions.clock(id)),
       ...webhooks,
       ...apiKeyHandlers(apiKeys),

@@ -12,7 +12,7 @@ import {
   MongoTopologyClosedError,
 } from 'mongodb';
 import { ApiKeyNotFoundError, ApiKeysContendedError, LastApiKeyError, NotAuthenticatedError } from '../auth/auth.errors.js';
-import { FilterTooBroadError } from '../bulk/bulk.errors.js';
+import { BulkRequestAlreadyUndoneError, BulkRequestNotFinishedError, FilterTooBroadError } from '../bulk/bulk.errors.js';
 import { BulkRequestNotFoundError } from '../bulk/bulk.status.js';
 import { DomainError, InvalidRequestError, Problems, ProblemError, problemBody, type ProblemBody, type ProblemKind } from '../errors.js';
 import { EventNotFoundError } from '../events/events.service.js';
@@ -35,6 +35,8 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [new (message: string) => D
   [TestClockMovedError, Problems.testClockMoved],
   [TriggerPolicyError, Problems.pausePolicyViolated],
   [FilterTooBroadError, Problems.filterTooBroad],
+  [BulkRequestNotFinishedError, Problems.bulkRequestNotFinished],
+  [BulkRequestAlreadyUndoneError, Problems.bulkRequestAlreadyUndone],
   [EventNotFoundError, Problems.eventNotFound],
   [WebhookEndpointNotFoundError, Problems.webhookEndpointNotFound],
   [WebhookUrlNotAllowedError, Problems.webhookUrlNotAllowed],

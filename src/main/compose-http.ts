@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import type { Db } from 'mongodb';
 import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
+import { BulkUndoService } from '../bulk/bulk.undo.js';
 import { chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/mongo.js';
@@ -162,6 +163,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       pausePolicies,
       bulk,
       bulkStatus: new BulkStatusService(stores.bulk),
+      bulkUndo: new BulkUndoService(stores.bulk, stores.subscriptions, bulk),
       webhooks: {
         ...eventHandlers(new EventsService(stores.events), work.webhooks),
         ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, work.webhooks)),

@@ -253,10 +253,15 @@ export interface Owned extends PauseHistory {
   readonly recentPauses: readonly string[];
   /** Undefined unless asked for, or never resumed. */
   readonly lastResumedAt?: string | undefined;
+  /** Read by ownedStatuses: what an undo compares with when the undone request applied its command. */
+  readonly modifiedAt?: string;
 }
 
-const ownedOf = (doc: Pick<SubscriptionDocument, 'status' | 'recentPauses' | 'lastResumedAt'>): Owned => ({
+const ownedOf = (
+  doc: Pick<SubscriptionDocument, 'status' | 'recentPauses' | 'lastResumedAt'> & Partial<Pick<SubscriptionDocument, 'modifiedAt'>>,
+): Owned => ({
   status: doc.status,
+  ...(doc.modifiedAt !== undefined ? { modifiedAt: doc.modifiedAt } : {}),
   recentPauses: doc.recentPauses ?? [],
   ...(doc.lastResumedAt !== undefined ? { lastResumedAt: doc.lastResumedAt } : {}),
 });
@@ -830,7 +835,10 @@ export class SubscriptionsRepository {
    */
   async ownedStatuses(merchantId: string, ids: readonly string[], withHistory = false): Promise<Map<string, Owned>> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { _id: 1, status: 1, ...(withHistory ? HISTORY_PROJECTION : {}) } })
+      .find(
+        { _id: { $in: [...ids] }, merchantId },
+        { projection: { _id: 1, status: 1, modifiedAt: 1, ...(withHistory ? HISTORY_PROJECTION : {}) } },
+      )
       .toArray();
     return new Map(docs.map((d) => [d._id, ownedOf(d)]));
   }

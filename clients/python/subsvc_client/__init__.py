@@ -55,6 +55,8 @@ __all__ = [
     "BulkRequestItemList",
     "BulkRequestList",
     "BulkRequestWebhook",
+    "BulkUndoAcceptance",
+    "BulkUndoProblem",
     "CommandOutcome",
     "CommandRequest",
     "Event",
@@ -88,6 +90,7 @@ __all__ = [
     "TestSubscriptionsDeleted",
     "TestTrigger",
     "TestTriggerRequest",
+    "UndoRejectedSubscription",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookDeliveryList",
@@ -143,6 +146,8 @@ from subsvc_client.models.bulk_request_item import BulkRequestItem as BulkReques
 from subsvc_client.models.bulk_request_item_list import BulkRequestItemList as BulkRequestItemList
 from subsvc_client.models.bulk_request_list import BulkRequestList as BulkRequestList
 from subsvc_client.models.bulk_request_webhook import BulkRequestWebhook as BulkRequestWebhook
+from subsvc_client.models.bulk_undo_acceptance import BulkUndoAcceptance as BulkUndoAcceptance
+from subsvc_client.models.bulk_undo_problem import BulkUndoProblem as BulkUndoProblem
 from subsvc_client.models.command_outcome import CommandOutcome as CommandOutcome
 from subsvc_client.models.command_request import CommandRequest as CommandRequest
 from subsvc_client.models.event import Event as Event
@@ -176,6 +181,7 @@ from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCrea
 from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted as TestSubscriptionsDeleted
 from subsvc_client.models.test_trigger import TestTrigger as TestTrigger
 from subsvc_client.models.test_trigger_request import TestTriggerRequest as TestTriggerRequest
+from subsvc_client.models.undo_rejected_subscription import UndoRejectedSubscription as UndoRejectedSubscription
 from subsvc_client.models.webhook_attempt import WebhookAttempt as WebhookAttempt
 from subsvc_client.models.webhook_delivery import WebhookDelivery as WebhookDelivery
 from subsvc_client.models.webhook_delivery_list import WebhookDeliveryList as WebhookDeliveryList

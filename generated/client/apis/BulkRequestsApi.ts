@@ -29,6 +29,16 @@ import {
     BulkRequestListToJSON,
 } from '../models/BulkRequestList.js';
 import {
+    type BulkUndoAcceptance,
+    BulkUndoAcceptanceFromJSON,
+    BulkUndoAcceptanceToJSON,
+} from '../models/BulkUndoAcceptance.js';
+import {
+    type BulkUndoProblem,
+    BulkUndoProblemFromJSON,
+    BulkUndoProblemToJSON,
+} from '../models/BulkUndoProblem.js';
+import {
     type CommandOutcome,
     CommandOutcomeFromJSON,
     CommandOutcomeToJSON,
@@ -74,6 +84,13 @@ export interface ListBulkRequestsRequest {
      * The previous page's `nextCursor`; the page starts after it.
      */
     startingAfter?: string;
+}
+
+export interface UndoBulkRequestRequest {
+    /**
+     * The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
+     */
+    requestId: string;
 }
 
 /**
@@ -255,6 +272,61 @@ export class BulkRequestsApi extends runtime.BaseAPI {
      */
     async listBulkRequests(requestParameters: ListBulkRequestsRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkRequestList> {
         const response = await this.listBulkRequestsRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for undoBulkRequest without sending the request
+     */
+    async undoBulkRequestRequestOpts(requestParameters: UndoBulkRequestRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['requestId'] == null) {
+            throw new runtime.RequiredError(
+                'requestId',
+                'Required parameter "requestId" was null or undefined when calling undoBulkRequest().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/bulk-requests/{requestId}/undo`;
+        urlPath = urlPath.replace('{requestId}', encodeURIComponent(String(requestParameters['requestId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Accepts a new bulk request of the opposite operation (a pause\'s undo resumes, a resume\'s undo pauses) over every subscription the original request changed (its items `applied`), and answers 202 with it, `undoes` naming the original; `Location` points to its status. Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at acceptance) are not touched. One whose status or `modifiedAt` changed since the original applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is accepted). The undo\'s events carry `cause.kind: \"bulk\"` with the new request\'s id.  A request not completed yet answers 409 `0033`; one undone already (or being undone by another call at the same time) answers 409 `0034`. A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
+     * Undo a completed bulk request
+     */
+    async undoBulkRequestRaw(requestParameters: UndoBulkRequestRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<BulkUndoAcceptance>> {
+        const requestOptions = await this.undoBulkRequestRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => BulkUndoAcceptanceFromJSON(jsonValue));
+    }
+
+    /**
+     * Accepts a new bulk request of the opposite operation (a pause\'s undo resumes, a resume\'s undo pauses) over every subscription the original request changed (its items `applied`), and answers 202 with it, `undoes` naming the original; `Location` points to its status. Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at acceptance) are not touched. One whose status or `modifiedAt` changed since the original applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is accepted). The undo\'s events carry `cause.kind: \"bulk\"` with the new request\'s id.  A request not completed yet answers 409 `0033`; one undone already (or being undone by another call at the same time) answers 409 `0034`. A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
+     * Undo a completed bulk request
+     */
+    async undoBulkRequest(requestParameters: UndoBulkRequestRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<BulkUndoAcceptance> {
+        const response = await this.undoBulkRequestRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

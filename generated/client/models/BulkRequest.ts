@@ -63,6 +63,10 @@ export interface BulkRequest {
      */
     completedAt: string | null;
     /**
+     * Present on an undo (`POST /v2/bulk-requests/{requestId}/undo`): the request it undoes.
+     */
+    undoes?: string;
+    /**
      * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
      * the test mode section of the docs). A key only ever sees objects of its own mode.
      * 
@@ -114,6 +118,7 @@ export function BulkRequestFromJSONTyped(json: any, ignoreDiscriminator: boolean
         'counts': BulkRequestCountsFromJSON(json['counts']),
         'createdAt': json['createdAt'],
         'completedAt': json['completedAt'],
+        'undoes': json['undoes'] == null ? undefined : json['undoes'],
         'livemode': json['livemode'],
     };
 }
@@ -136,6 +141,7 @@ export function BulkRequestToJSONTyped(value?: BulkRequest | null, ignoreDiscrim
         'counts': BulkRequestCountsToJSON(value['counts']),
         'createdAt': value['createdAt'],
         'completedAt': value['completedAt'],
+        'undoes': value['undoes'],
         'livemode': value['livemode'],
     };
 }

@@ -22,6 +22,7 @@ from uuid import UUID
 from subsvc_client.models.bulk_request import BulkRequest
 from subsvc_client.models.bulk_request_item_list import BulkRequestItemList
 from subsvc_client.models.bulk_request_list import BulkRequestList
+from subsvc_client.models.bulk_undo_acceptance import BulkUndoAcceptance
 from subsvc_client.models.command_outcome import CommandOutcome
 
 from subsvc_client.api_client import ApiClient, RequestSerialized
@@ -938,6 +939,290 @@ class BulkRequestsApi:
         return self.api_client.param_serialize(
             method='GET',
             resource_path='/v2/bulk-requests',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def undo_bulk_request(
+        self,
+        request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> BulkUndoAcceptance:
+        """Undo a completed bulk request
+
+        Accepts a new bulk request of the opposite operation (a pause's undo resumes, a resume's undo pauses) over every subscription the original request changed (its items `applied`), and answers 202 with it, `undoes` naming the original; `Location` points to its status. Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at acceptance) are not touched. One whose status or `modifiedAt` changed since the original applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is accepted). The undo's events carry `cause.kind: \"bulk\"` with the new request's id.  A request not completed yet answers 409 `0033`; one undone already (or being undone by another call at the same time) answers 409 `0034`. A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
+
+        :param request_id: The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404. (required)
+        :type request_id: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._undo_bulk_request_serialize(
+            request_id=request_id,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "BulkUndoAcceptance",
+            '400': "Problem",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "BulkUndoProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def undo_bulk_request_with_http_info(
+        self,
+        request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[BulkUndoAcceptance]:
+        """Undo a completed bulk request
+
+        Accepts a new bulk request of the opposite operation (a pause's undo resumes, a resume's undo pauses) over every subscription the original request changed (its items `applied`), and answers 202 with it, `undoes` naming the original; `Location` points to its status. Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at acceptance) are not touched. One whose status or `modifiedAt` changed since the original applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is accepted). The undo's events carry `cause.kind: \"bulk\"` with the new request's id.  A request not completed yet answers 409 `0033`; one undone already (or being undone by another call at the same time) answers 409 `0034`. A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
+
+        :param request_id: The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404. (required)
+        :type request_id: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._undo_bulk_request_serialize(
+            request_id=request_id,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "BulkUndoAcceptance",
+            '400': "Problem",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "BulkUndoProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def undo_bulk_request_without_preload_content(
+        self,
+        request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Undo a completed bulk request
+
+        Accepts a new bulk request of the opposite operation (a pause's undo resumes, a resume's undo pauses) over every subscription the original request changed (its items `applied`), and answers 202 with it, `undoes` naming the original; `Location` points to its status. Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at acceptance) are not touched. One whose status or `modifiedAt` changed since the original applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is accepted). The undo's events carry `cause.kind: \"bulk\"` with the new request's id.  A request not completed yet answers 409 `0033`; one undone already (or being undone by another call at the same time) answers 409 `0034`. A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
+
+        :param request_id: The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404. (required)
+        :type request_id: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._undo_bulk_request_serialize(
+            request_id=request_id,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "BulkUndoAcceptance",
+            '400': "Problem",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "BulkUndoProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _undo_bulk_request_serialize(
+        self,
+        request_id,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if request_id is not None:
+            _path_params['requestId'] = request_id
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/bulk-requests/{requestId}/undo',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

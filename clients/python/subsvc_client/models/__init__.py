@@ -34,6 +34,8 @@ from subsvc_client.models.bulk_request_item import BulkRequestItem
 from subsvc_client.models.bulk_request_item_list import BulkRequestItemList
 from subsvc_client.models.bulk_request_list import BulkRequestList
 from subsvc_client.models.bulk_request_webhook import BulkRequestWebhook
+from subsvc_client.models.bulk_undo_acceptance import BulkUndoAcceptance
+from subsvc_client.models.bulk_undo_problem import BulkUndoProblem
 from subsvc_client.models.command_outcome import CommandOutcome
 from subsvc_client.models.command_request import CommandRequest
 from subsvc_client.models.event import Event
@@ -67,6 +69,7 @@ from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCrea
 from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted
 from subsvc_client.models.test_trigger import TestTrigger
 from subsvc_client.models.test_trigger_request import TestTriggerRequest
+from subsvc_client.models.undo_rejected_subscription import UndoRejectedSubscription
 from subsvc_client.models.webhook_attempt import WebhookAttempt
 from subsvc_client.models.webhook_delivery import WebhookDelivery
 from subsvc_client.models.webhook_delivery_list import WebhookDeliveryList
