@@ -9,6 +9,9 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testModeIdOf } from '../src/lib/livemode.js';
+import { loadConfig } from '../src/config.js';
+import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded.js';
+import { createLogger } from '../src/logger.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 
@@ -17,11 +20,19 @@ const COUNT = 40_000;
 const INSERTED_AT_ONCE = 5_000;
 const SLOW = 180_000;
 
+let server: EmbeddedDatabase;
 let t: TestService;
+// A database server of its own: the 120,000 documents this file writes and deletes keep the shared
+// embedded FerretDB busy after the file ends, and the next file's concurrent writes hung behind it.
 beforeAll(async () => {
-  t = await startTestService();
+  const config = loadConfig();
+  server = await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, createLogger('silent'));
+  t = await startTestService({ serverUri: server.uri });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await server.stop();
+});
 
 async function insertInParts(collection: Collection<Document>, make: (i: number) => Document): Promise<void> {
   for (let from = 0; from < COUNT; from += INSERTED_AT_ONCE) {
