@@ -1494,7 +1494,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0021" | "0027" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
+            code: "0010" | "0020" | "0021" | "0027" | "0030" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
@@ -2175,6 +2175,17 @@ export interface components {
         };
         /** @description No portal link of the caller has this id (or it was revoked). */
         PortalLinkNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["PortalLinksProblem"];
+            };
+        };
+        /** @description The subscription is `cancelled` (code 0030) and never changes, so it gets no link. */
+        PortalLinkRefused: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3611,7 +3622,7 @@ export interface operations {
             400: components["responses"]["InvalidPortalLinkRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["SubscriptionNotFound"];
-            409: components["responses"]["InvalidStatusTransition"];
+            409: components["responses"]["PortalLinkRefused"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3647,7 +3658,7 @@ export interface operations {
                     "application/json": components["schemas"]["PortalLinkList"];
                 };
             };
-            400: components["responses"]["InvalidPortalLinkRequest"];
+            400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3679,7 +3690,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["InvalidPortalLinkRequest"];
+            400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["PortalLinkNotFound"];
             429: components["responses"]["TooManyRequests"];

@@ -64,8 +64,10 @@ export interface PortalLinksProblem {
  */
 export const PortalLinksProblemCodeEnum = {
     _0010: '0010',
+    _0020: '0020',
     _0021: '0021',
     _0027: '0027',
+    _0030: '0030',
     _0040: '0040',
     _0041: '0041',
     _0042: '0042',

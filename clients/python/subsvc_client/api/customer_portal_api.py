@@ -103,7 +103,7 @@ class CustomerPortalApi:
             '400': "PortalLinksProblem",
             '401': "Problem",
             '404': "Problem",
-            '409': "Problem",
+            '409': "PortalLinksProblem",
             '413': "Problem",
             '415': "Problem",
             '429': "Problem",
@@ -183,7 +183,7 @@ class CustomerPortalApi:
             '400': "PortalLinksProblem",
             '401': "Problem",
             '404': "Problem",
-            '409': "Problem",
+            '409': "PortalLinksProblem",
             '413': "Problem",
             '415': "Problem",
             '429': "Problem",
@@ -263,7 +263,7 @@ class CustomerPortalApi:
             '400': "PortalLinksProblem",
             '401': "Problem",
             '404': "Problem",
-            '409': "Problem",
+            '409': "PortalLinksProblem",
             '413': "Problem",
             '415': "Problem",
             '429': "Problem",
@@ -422,7 +422,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PortalLinkList",
-            '400': "PortalLinksProblem",
+            '400': "Problem",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -502,7 +502,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PortalLinkList",
-            '400': "PortalLinksProblem",
+            '400': "Problem",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -582,7 +582,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PortalLinkList",
-            '400': "PortalLinksProblem",
+            '400': "Problem",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -728,7 +728,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "PortalLinksProblem",
+            '400': "Problem",
             '401': "Problem",
             '404': "PortalLinksProblem",
             '429': "Problem",
@@ -801,7 +801,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "PortalLinksProblem",
+            '400': "Problem",
             '401': "Problem",
             '404': "PortalLinksProblem",
             '429': "Problem",
@@ -874,7 +874,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "PortalLinksProblem",
+            '400': "Problem",
             '401': "Problem",
             '404': "PortalLinksProblem",
             '429': "Problem",

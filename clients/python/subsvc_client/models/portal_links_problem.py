@@ -47,8 +47,8 @@ class PortalLinksProblem(BaseModel):
     @field_validator('code')
     def code_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['0010', '0021', '0027', '0040', '0041', '0042', '0045', '0060', '0900', '0901', '0910']):
-            raise ValueError("must be one of enum values ('0010', '0021', '0027', '0040', '0041', '0042', '0045', '0060', '0900', '0901', '0910')")
+        if value not in set(['0010', '0020', '0021', '0027', '0030', '0040', '0041', '0042', '0045', '0060', '0900', '0901', '0910']):
+            raise ValueError("must be one of enum values ('0010', '0020', '0021', '0027', '0030', '0040', '0041', '0042', '0045', '0060', '0900', '0901', '0910')")
         return value
 
     model_config = ConfigDict(
