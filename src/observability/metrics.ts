@@ -21,7 +21,7 @@ import type { MongoClient } from 'mongodb';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SERVICE_METRICS, type ServiceMetricName } from '../lib/metric-names.js';
 import { counterCell, histogramCell } from './metric-cells.js';
-import { isPortalPath } from '../portal/portal.paths.js';
+import { isPortalPath } from '../lib/portal-paths.js';
 
 export type DbClientRole = 'request' | 'background';
 

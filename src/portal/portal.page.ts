@@ -3,6 +3,7 @@
  * JavaScript off. Everything the merchant controls (its name, the plan) and every reason shown is
  * escaped. One stylesheet (portal.style.ts) from this service; nothing from anywhere else.
  */
+import { STYLESHEET_PATH } from '../lib/portal-paths.js';
 import type { Notice, PageView } from './portal.actions.js';
 
 const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -10,9 +11,6 @@ const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
-
-export { STYLESHEET_PATH } from './portal.paths.js';
-import { STYLESHEET_PATH } from './portal.paths.js';
 
 function document(title: string, body: string): string {
   return `<!doctype html>

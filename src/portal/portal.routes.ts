@@ -10,13 +10,12 @@
  */
 import type { Context, Middleware } from 'koa';
 import { ProblemError } from '../errors.js';
-import type { RateLimiter } from '../http/rate-limit.js';
 import type { Logger } from '../logger.js';
 import { csrfMatches, type ActionOutcome, type Notice, type PortalActions } from './portal.actions.js';
 import { tokenHashOf, type PortalLinksService } from './portal-links.service.js';
 import type { StoredPortalLink } from './portal-links.repository.js';
 import { messagePage, NOT_FOUND_PAGE, subscriptionPage } from './portal.page.js';
-import { isPortalPath, PORTAL_PREFIX, redactedPath, STYLESHEET_PATH } from './portal.paths.js';
+import { isPortalPath, PORTAL_PREFIX, redactedPath, STYLESHEET_PATH } from '../lib/portal-paths.js';
 import { PORTAL_CSS } from './portal.style.js';
 
 const HEADERS: Readonly<Record<string, string>> = Object.freeze({
@@ -35,11 +34,16 @@ const FORM_LIMIT_BYTES = 1024;
 const NOTICE_COOKIE = 'portal_notice';
 const NOTICES: readonly Notice[] = ['paused', 'resumed'];
 
+/** A token bucket per key (src/http/rate-limit.ts): takes one token, or throws a 429 ProblemError with Retry-After set. */
+export interface Limit {
+  fail(key: string, ctx: Context): void;
+}
+
 export interface PortalLimits {
   /** Requests per client address (any token). */
-  readonly byAddress: RateLimiter;
+  readonly byAddress: Limit;
   /** Requests per token hash: per link for a working one. */
-  readonly byLink: RateLimiter;
+  readonly byLink: Limit;
 }
 
 export interface PortalRoutesDependencies {

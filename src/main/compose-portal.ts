@@ -1,12 +1,12 @@
-/** The portal's part of the composition (src/main/compose-http.ts): its services, limits and pages, from the stores and the domain. */
+/** The portal's part of the composition, for compose-http.ts: its services, limits and pages, from the stores and the domain. */
 import type { Logger } from '../logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
-import type { Stores } from '../main/compose-stores.js';
-import type { Domain } from '../main/composition.js';
-import { portalLinkHandlers } from './portal-links.handlers.js';
-import { PortalLinksService } from './portal-links.service.js';
-import { PortalActions } from './portal.actions.js';
-import { portalMiddleware, type PortalLimits } from './portal.routes.js';
+import { portalLinkHandlers } from '../portal/portal-links.handlers.js';
+import { PortalLinksService } from '../portal/portal-links.service.js';
+import { PortalActions } from '../portal/portal.actions.js';
+import { portalMiddleware, type PortalLimits } from '../portal/portal.routes.js';
+import type { Stores } from './compose-stores.js';
+import type { Domain } from './composition.js';
 
 /**
  * Per process (docs/api.md "Customer portal"): an address may open 60 pages at once and one a
