@@ -40,10 +40,7 @@ function pauseForm(action: string, view: PageView): string {
   if (!view.pauseMenu) return '';
   if (view.pauseMenu.length === 0) return '<p>Pausing is not available for this subscription.</p>';
   const buttons = view.pauseMenu
-    .map(
-      ({ days, until }) =>
-        `<button type="submit" name="days" value="${days}">Pause for ${days} days <span>until ${escapeHtml(until)}</span></button>`,
-    )
+    .map(({ days, until }) => `<button name="days" value="${days}">Pause for ${days} days <span>until ${escapeHtml(until)}</span></button>`)
     .join('\n');
   return `<form method="post" action="${action}/pause">
 <input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
@@ -58,7 +55,7 @@ function resumeForm(action: string, view: PageView): string {
   if (!view.resumable) return '';
   return `<form method="post" action="${action}/resume">
 <input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
-<button type="submit">Resume now</button>
+<button>Resume now</button>
 </form>`;
 }
 
