@@ -423,6 +423,17 @@ describe('tokens that do not work', () => {
     expect((await stored(expired.id))?.status).toBe('fulfilled');
   });
 
+  it('answers the same 404 for a link whose subscription is gone (test fixtures removed)', async () => {
+    const { testApiKey } = await t.merchant();
+    const made = await api(testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count: 1 });
+    const link = await linkFor(testApiKey, made.body.data[0].id);
+    expect((await visit(link.path)).status).toBe(200);
+    expect((await api(testApiKey, 'DELETE', '/v2/test-helpers/subscriptions')).status).toBe(200);
+    const gone = await visit(link.path);
+    expect(gone.status).toBe(404);
+    expect(gone.html).toBe((await visit('/portal/unknown')).html);
+  });
+
   it('limits requests per link (whatever the address) and per address (whatever the token) with a 429 page', async () => {
     const { link } = await customer();
     const perLink = [];

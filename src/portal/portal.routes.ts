@@ -11,6 +11,7 @@
 import type { Context, Middleware } from 'koa';
 import { ProblemError } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { SubscriptionNotFoundError } from '../subscriptions/subscriptions.rules.js';
 import { csrfMatches, type ActionOutcome, type Notice, type PortalActions } from './portal.actions.js';
 import { tokenHashOf, type PortalLinksService } from './portal-links.service.js';
 import type { StoredPortalLink } from './portal-links.repository.js';
@@ -107,6 +108,8 @@ export function portalMiddleware(deps: PortalRoutesDependencies): Middleware {
       if (error instanceof ProblemError && error.kind.status === 429)
         return answer(ctx, 429, messagePage('Too many requests', 'Please wait a minute, then try again.'));
       if (error instanceof FormRefused) return answer(ctx, error.status, messagePage('Nothing was changed', error.reason));
+      // A working link to a subscription that is gone (a test mode's fixtures removed): a link that does not work.
+      if (error instanceof SubscriptionNotFoundError) return answer(ctx, 404, NOT_FOUND_PAGE);
       log.error({ err: error, route: redactedPath(ctx.path) }, 'portal request failed');
       answer(ctx, 500, messagePage('Something went wrong', 'Nothing was changed. Please try again in a few minutes.'));
     }
@@ -129,19 +132,24 @@ async function serve(ctx: Context, deps: PortalRoutesDependencies): Promise<void
   if (rest.length === 0 && read) return showPage(ctx, deps, link, token);
   const action = rest.length === 1 && ctx.method === 'POST' ? rest[0] : undefined;
   if (action !== 'pause' && action !== 'resume') return answer(ctx, 404, NOT_FOUND_PAGE);
+  return post(ctx, deps, link, token, action);
+}
+
+/** A form's post: 303 back to the page once done, else the page with the reason and its status. */
+async function post(ctx: Context, deps: PortalRoutesDependencies, link: StoredPortalLink, token: string, action: 'pause' | 'resume') {
   const form = await formOf(ctx);
   const outcome: ActionOutcome = !csrfMatches(link, form.get('csrf') ?? undefined)
     ? { refused: 403, reason: 'This form is out of date. Nothing was changed: please use the page as it is now.' }
     : action === 'pause'
       ? await deps.actions.pause(link, daysOf(form))
       : await deps.actions.resume(link);
-  if ('done' in outcome) {
-    ctx.cookies.set(NOTICE_COOKIE, outcome.done, cookieOptions(ctx, token, 60_000));
-    ctx.status = 303;
-    ctx.redirect(`${PORTAL_PREFIX}${token}`);
-    return;
+  if ('refused' in outcome) {
+    const view = await deps.actions.view(link);
+    return answer(ctx, outcome.refused, subscriptionPage(view, `${PORTAL_PREFIX}${token}`, { refusal: outcome.reason }));
   }
-  answer(ctx, outcome.refused, subscriptionPage(await deps.actions.view(link), `${PORTAL_PREFIX}${token}`, { refusal: outcome.reason }));
+  ctx.cookies.set(NOTICE_COOKIE, outcome.done, cookieOptions(ctx, token, 60_000));
+  ctx.status = 303;
+  ctx.redirect(`${PORTAL_PREFIX}${token}`);
 }
 
 async function showPage(ctx: Context, deps: PortalRoutesDependencies, link: StoredPortalLink, token: string): Promise<void> {
