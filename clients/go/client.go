@@ -53,6 +53,8 @@ type APIClient struct {
 
 	BulkRequestsAPI *BulkRequestsAPIService
 
+	CustomerPortalAPI *CustomerPortalAPIService
+
 	EventsAPI *EventsAPIService
 
 	PausePolicyAPI *PausePolicyAPIService
@@ -82,6 +84,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	// API Services
 	c.APIKeysAPI = (*APIKeysAPIService)(&c.common)
 	c.BulkRequestsAPI = (*BulkRequestsAPIService)(&c.common)
+	c.CustomerPortalAPI = (*CustomerPortalAPIService)(&c.common)
 	c.EventsAPI = (*EventsAPIService)(&c.common)
 	c.PausePolicyAPI = (*PausePolicyAPIService)(&c.common)
 	c.SubscriptionsAPI = (*SubscriptionsAPIService)(&c.common)

@@ -88,6 +88,13 @@ export class MerchantsRepository {
     return result.upsertedCount === 1;
   }
 
+  /** The name the merchant goes by with its customers: a test mode's is its live merchant's; undefined for no such merchant. */
+  async displayName(id: string): Promise<string | undefined> {
+    const doc = await this.collection.findOne({ _id: id }, { projection: { name: 1, liveMerchantId: 1 } });
+    if (doc?.liveMerchantId === undefined) return doc?.name;
+    return (await this.displayName(doc.liveMerchantId)) ?? doc.name;
+  }
+
   async exists(id: string): Promise<boolean> {
     return (await this.collection.countDocuments({ _id: id }, { limit: 1 })) > 0;
   }

@@ -6,6 +6,7 @@ import type { AuthService } from '../auth/auth.service.js';
 import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
+import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -42,6 +43,8 @@ export interface AppDependencies {
   readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers>;
   /** The test helpers (src/test-mode/test-mode.handlers.ts). */
   readonly testHelpers: ReturnType<typeof testModeHandlers>;
+  /** Portal links through the API, and the customers' pages (src/portal/). */
+  readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
@@ -89,6 +92,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...webhooks,
       ...apiKeyHandlers(apiKeys),
       ...deps.testHelpers,
+      ...deps.portal.handlers,
     }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
@@ -115,6 +119,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       healthRouter(readiness).routes(),
       ...(deps.metrics?.route ? [metricsRoute(deps.metrics.registry)] : []),
       docsRouter().routes(),
+      deps.portal.pages,
     ),
   );
   app.use(jsonBodyMiddleware());

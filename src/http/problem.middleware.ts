@@ -18,6 +18,7 @@ import { DomainError, InvalidRequestError, Problems, ProblemError, problemBody, 
 import { EventNotFoundError } from '../events/events.service.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.js';
 import type { Logger } from '../logger.js';
+import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
 import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
 import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.rules.js';
 import { TestClockMovedError, TestModeOnlyError, TriggerPolicyError } from '../test-mode/test-mode.errors.js';
@@ -29,6 +30,8 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [new (message: string) => D
   [InvalidRequestError, Problems.invalidRequest],
   [NotAuthenticatedError, Problems.unauthorized],
   [ApiKeyNotFoundError, Problems.apiKeyNotFound],
+  [PortalLinkNotFoundError, Problems.portalLinkNotFound],
+  [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],
   [LastApiKeyError, Problems.lastApiKey],
   [ApiKeysContendedError, Problems.unavailable],
   [TestModeOnlyError, Problems.testModeOnly],

@@ -28,6 +28,7 @@ import { EndpointsService } from '../webhooks/endpoints.service.js';
 import { ReplayService } from '../webhooks/replay.js';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.js';
 import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
+import { composePortal } from './compose-portal.js';
 import type { BothStores, Stores } from './compose-stores.js';
 import type { BackgroundWork } from './compose-workers.js';
 import type { Domain } from './composition.js';
@@ -36,7 +37,7 @@ export type HttpConfig = Pick<
   Config,
   'dbTimeoutMs' | 'rateLimitBurst' | 'rateLimitPerSecond' | 'authFailuresPerMinute' | 'webhooksAllowPrivateUrls'
 > &
-  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies'>>;
+  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies' | 'publicUrl'>>;
 
 /**
  * What the whole fleet is doing (src/fleet/status.ts), each figure read by the store that owns its
@@ -180,6 +181,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
           ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
           : undefined,
       trustedProxies: config.trustedProxies ?? [],
+      portal: composePortal(stores, domain, config.publicUrl, log),
       readiness,
       metrics: registry && { registry, route: config.metricsPort === undefined },
     });

@@ -13,6 +13,7 @@ import { IdempotencyRepository } from '../idempotency/idempotency.repository.js'
 import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
 import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
+import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
@@ -72,6 +73,7 @@ export interface Stores {
   readonly deliveries: DeliveriesRepository;
   readonly pausePolicies: PausePolicyRepository;
   readonly testClocks: TestClocksRepository;
+  readonly portalLinks: PortalLinksRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -94,6 +96,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     deliveries: new DeliveriesRepository(db, statementsPerCommand, documentsPerDelete),
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
+    portalLinks: new PortalLinksRepository(db),
   };
 }
 
@@ -106,6 +109,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.events.ensureIndexes(ttlIndexes),
     stores.endpoints.ensureIndexes(),
     stores.deliveries.ensureIndexes(ttlIndexes),
+    stores.portalLinks.ensureIndexes(),
   ]);
 }
 

@@ -46,12 +46,14 @@ export interface Subscription {
 
 /**
  * What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for
- * `bulk`; `apiKeyId`: the id of the API key that made the request (`api`, `bulk`), never the key.
+ * `bulk`; `apiKeyId`: the id of the API key that made the request (`api`, `bulk`), never the key;
+ * `portalLinkId`: the link whose page the customer used (`portal`, src/portal/).
  */
 export interface ChangeCause {
-  readonly kind: 'api' | 'bulk' | 'schedule';
+  readonly kind: 'api' | 'bulk' | 'schedule' | 'portal';
   readonly requestId?: string;
   readonly apiKeyId?: string;
+  readonly portalLinkId?: string;
 }
 
 /** The cause of a change made by a single request of this principal. */

@@ -19,6 +19,7 @@ import { mapValues } from '../runtime.js';
  * `schedule` (a scheduled pause or resume falling due). For `api` and `bulk`, `apiKeyId`
  * is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
  * the key). Events recorded before causes carried it have none.
+ * `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
  * 
  * @export
  * @interface EventCause
@@ -36,6 +37,10 @@ export interface EventCause {
      * The id of the API key that made the request (`api` and `bulk` only).
      */
     apiKeyId?: string;
+    /**
+     * A UUID in its canonical 36-character form; letters may be upper or lower case.
+     */
+    portalLinkId?: string;
 }
 
 
@@ -46,6 +51,7 @@ export const EventCauseKindEnum = {
     Api: 'api',
     Bulk: 'bulk',
     Schedule: 'schedule',
+    Portal: 'portal',
 } as const;
 export type EventCauseKindEnum = typeof EventCauseKindEnum[keyof typeof EventCauseKindEnum];
 
@@ -71,6 +77,7 @@ export function EventCauseFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'kind': json['kind'],
         'requestId': json['requestId'] == null ? undefined : json['requestId'],
         'apiKeyId': json['apiKeyId'] == null ? undefined : json['apiKeyId'],
+        'portalLinkId': json['portalLinkId'] == null ? undefined : json['portalLinkId'],
     };
 }
 
@@ -88,6 +95,7 @@ export function EventCauseToJSONTyped(value?: EventCause | null, ignoreDiscrimin
         'kind': value['kind'],
         'requestId': value['requestId'],
         'apiKeyId': value['apiKeyId'],
+        'portalLinkId': value['portalLinkId'],
     };
 }
 
