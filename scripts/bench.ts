@@ -38,7 +38,7 @@ import { loadConfig, type Config } from '../src/config.js';
 import { connectDatabase } from '../src/db/mongo.js';
 import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
 import { KEPT_COMMAND_MARKS, SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository.js';
-import { KEPT_PAUSE_TIMES } from '../src/subscriptions/subscriptions.rules.js';
+import { KEPT_PAUSE_TIMES } from '../src/subscriptions/pause-policy.rules.js';
 import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
 import { parseRfc3339 } from '../src/subscriptions/schedule.request.js';
 import { CACHE_DIR } from '../src/db/embedded.js';

@@ -18,19 +18,17 @@ import { currentTraceparent } from '../observability/tracing.js';
 import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import type { TimeOf } from '../subscriptions/subscriptions.service.js';
 import {
+  isPolicyOff,
   NO_PAUSE_POLICIES,
   NO_PAUSE_POLICY,
+  pauseVerdict,
   POLICY_REJECTIONS,
-  commandOf,
-  decide,
-  isPolicyOff,
   readsHistory,
   type PauseHistory,
-  pauseVerdict,
-  type Operation,
   type PausePolicy,
   type PausePolicySource,
-} from '../subscriptions/subscriptions.rules.js';
+} from '../subscriptions/pause-policy.rules.js';
+import { commandOf, decide, type Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';

@@ -11,14 +11,13 @@ import { inTraceContext } from '../observability/tracing.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import type { ScheduleClock } from './schedule.clock.js';
+import { KEPT_PAUSE_TIMES, type PauseHistory } from './pause-policy.rules.js';
 import {
-  KEPT_PAUSE_TIMES,
   requestEvents,
   type Change,
   type ChangeCause,
   type CommandPlan,
   type RuleState,
-  type PauseHistory,
   type Ruling,
   type StoredSchedule,
   type Subscription,

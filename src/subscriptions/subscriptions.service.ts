@@ -22,21 +22,21 @@ import {
   type SubscriptionsRepository,
 } from './subscriptions.repository.js';
 import {
-  InvalidTransitionError,
+  isPolicyOff,
   NO_PAUSE_POLICIES,
   NO_PAUSE_POLICY,
-  PausePolicyError,
-  SubscriptionNotFoundError,
-  commandOf,
-  decide,
-  isPolicyOff,
-  normaliseId,
   pauseVerdict,
-  planCommand,
   withPolicyResumeAt,
-  type ChangeCause,
   type PausePolicy,
   type PausePolicySource,
+} from './pause-policy.rules.js';
+import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from './subscriptions.errors.js';
+import {
+  commandOf,
+  decide,
+  normaliseId,
+  planCommand,
+  type ChangeCause,
   type CommandPlan,
   type Operation,
   type Subscription,
