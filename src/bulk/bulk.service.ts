@@ -15,7 +15,7 @@ import { livemodeOf } from '../lib/livemode.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent } from '../observability/tracing.js';
-import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { SubscriptionsStore } from '../subscriptions/subscriptions.store.js';
 import type { TimeOf } from '../subscriptions/subscriptions.service.js';
 import {
   isPolicyOff,
@@ -79,7 +79,7 @@ function rejectionFor(operation: Operation, schedule: ScheduleRequest | undefine
 
 /** Where a request's reads and its insert go: a filter's, on the background client (below). */
 export interface BulkStores {
-  readonly subscriptions: SubscriptionsRepository;
+  readonly subscriptions: SubscriptionsStore;
   readonly requests: BulkRepository;
 }
 

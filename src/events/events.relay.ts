@@ -10,7 +10,8 @@ import { uuidv7Named } from '../lib/ids.js';
 import { currentTraceparent, inTraceContext } from '../observability/tracing.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { RETRY } from '../lib/retry.js';
-import { snapshotOf, toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { OutboxHolder, OutboxStore } from '../subscriptions/outbox.store.js';
+import { snapshotOf, toSubscription } from '../subscriptions/subscription.document.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
 import { shownAs, type Event, type EventsRepository } from './events.repository.js';
@@ -103,8 +104,8 @@ export class EventsRelay {
 
   constructor(
     private readonly repository: EventsRepository,
-    /** Where the outboxes are: the subscriptions' one store. */
-    private readonly outboxes: Pick<SubscriptionsRepository, 'outboxes' | 'clearOutboxes'>,
+    /** Where the outboxes are. */
+    private readonly outboxes: Pick<OutboxStore, 'outboxes' | 'clearOutboxes'>,
     private readonly sink: EventSink,
     log: Logger,
     /**
