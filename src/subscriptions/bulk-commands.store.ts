@@ -14,22 +14,15 @@ import {
   SHOWN_PROJECTION,
   commandMarks,
   commandUpdate,
+  markOn,
   fieldsEventsRead,
   subscriptionsIn,
   whereEventFieldsAre,
   type ShownSchedule,
   type SubscriptionDocument,
 } from './subscription.document.js';
+import { walkCommands, type CommandFound, type CommandMark, type CommandState } from './bulk-commands.rules.js';
 import type { Change, ChangeCause, CommandPlan, SubscriptionStatus } from './subscriptions.rules.js';
-
-export type CommandMark = 'applied' | 'noop';
-
-/** A subscription's state as far as one bulk command is concerned. */
-export interface CommandState {
-  readonly status: SubscriptionStatus;
-  /** Set once the command took effect here (it changed the status, or found it already there). */
-  readonly mark: CommandMark | undefined;
-}
 
 /** One of the bulk commands applyTogether applies: its request, the cause its events carry, the subscriptions it names among those applied together. */
 export interface TogetherCommand {
@@ -169,17 +162,17 @@ export class BulkCommandsStore {
     const docs = await this.collection
       .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } })
       .toArray();
-    const [appliedMark, noopMark] = commandMarks(requestId);
     const states = new Map<string, CommandState>();
     const noops: string[] = [];
     const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
     for (const doc of docs) {
-      const kept = doc.bulkCommands ?? [];
-      const mark = kept.includes(appliedMark) ? 'applied' : kept.includes(noopMark) ? 'noop' : undefined;
+      const mark = markOn(doc, requestId);
       states.set(doc._id, { status: doc.status, mark });
-      if (mark) continue;
-      if (doc.status === plan.already) noops.push(doc._id);
-      else if (doc.status === plan.from && fieldsEventsRead(plan.whenFrom).length > 0) {
+      const walk = walkCommands(plan, doc.status, [mark]);
+      if (walk.reached.length === 0) continue;
+      if (walk.applied < 0) noops.push(doc._id);
+      // One the first update skipped for its schedule: written again, filtered on it (else another writer changed it: left to the caller).
+      else if (fieldsEventsRead(plan.whenFrom).length > 0) {
         const key = JSON.stringify(whereEventFieldsAre(plan.whenFrom, doc));
         const group = groups.get(key) ?? { before: doc, ids: [] };
         group.ids.push(doc._id);
@@ -210,11 +203,11 @@ export class BulkCommandsStore {
    * Several bulk commands of one merchant and plan (one that gives a subscription already in the
    * target status nothing: `whenAlready` undefined), in their order, applied to the subscriptions
    * they name with one read and one write of each subscription instead of one or two per command.
-   * Each subscription's commands are walked in order as the sequential path would apply them: the
-   * first not yet reached changes one in `plan.from` (marked applied, with its request's events),
-   * and each other not yet reached marks noop once it is in the target status. The marks of all go
-   * in the one update, filtered on the status read and on none of them being there yet, so that
-   * a subscription another writer changed meanwhile is left as it is.
+   * Each subscription's commands are walked in order by the rules (walkCommands), as the sequential
+   * path would apply them; subscriptions walked alike are written by one statement, with the events
+   * of the request whose command changes them. The marks of all go in that one update, filtered on
+   * the status read and on none of them being there yet, so that a subscription another writer
+   * changed meanwhile is left as it is.
    *
    * Returns, for each subscription settled here, its status after the write and each command's mark
    * (undefined: the command did not reach it, nor does it need to: its status is neither `from` nor
@@ -233,6 +226,8 @@ export class BulkCommandsStore {
     at: string,
   ): Promise<Map<string, TogetherState>> {
     const named = commands.map((c) => new Set(c.ids));
+    const found = (doc: Pick<SubscriptionDocument, '_id' | 'bulkCommands'>) =>
+      commands.map((c, i): CommandFound => (named[i]!.has(doc._id) ? markOn(doc, c.requestId) : 'unnamed'));
     const ids = [...new Set(commands.flatMap((c) => c.ids))];
     const docs = await this.collection
       .find({ _id: { $in: ids }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } })
@@ -244,35 +239,22 @@ export class BulkCommandsStore {
       string,
       {
         status: SubscriptionStatus;
+        /** Its status after the write (walkCommands). */
+        after: SubscriptionStatus;
         applied: number;
-        pushed: number[];
+        pushed: readonly number[];
         before: ShownSchedule;
-        marks: Map<string, (CommandMark | undefined)[]>;
+        marks: Map<string, readonly (CommandMark | undefined)[]>;
       }
     >();
     for (const doc of docs) {
-      const kept = doc.bulkCommands ?? [];
-      let status = doc.status;
-      let applied = -1;
-      const pushed: number[] = [];
-      const marked = commands.map((c, i): CommandMark | undefined => {
-        if (!named[i]!.has(doc._id)) return undefined;
-        const [appliedMark, noopMark] = commandMarks(c.requestId);
-        if (kept.includes(appliedMark)) return 'applied';
-        if (kept.includes(noopMark)) return 'noop';
-        if (status === plan.from) {
-          applied = i;
-          status = plan.whenFrom.status;
-        } else if (status !== plan.already) return undefined;
-        pushed.push(i);
-        return applied === i ? 'applied' : 'noop';
-      });
+      const { status, applied, reached: pushed, marks: marked } = walkCommands(plan, doc.status, found(doc));
       if (pushed.length === 0) {
         settled.set(doc._id, { status, marks: marked });
         continue;
       }
       const key = JSON.stringify([doc.status, applied, pushed, applied >= 0 ? whereEventFieldsAre(plan.whenFrom, doc) : null]);
-      const group = groups.get(key) ?? { status: doc.status, applied, pushed, before: doc, marks: new Map() };
+      const group = groups.get(key) ?? { status: doc.status, after: status, applied, pushed, before: doc, marks: new Map() };
       group.marks.set(doc._id, marked);
       groups.set(key, group);
     }
@@ -302,9 +284,8 @@ export class BulkCommandsStore {
     );
     const expected = [...groups.values()].reduce((n, g) => n + g.marks.size, 0);
     const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
-    const after = (g: { applied: number }) => (g.applied >= 0 ? plan.whenFrom.status : plan.already);
     if (written === expected) {
-      for (const g of groups.values()) for (const [id, reached] of g.marks) settled.set(id, { status: after(g), marks: reached });
+      for (const g of groups.values()) for (const [id, reached] of g.marks) settled.set(id, { status: g.after, marks: reached });
     } else {
       // Another writer changed some meanwhile: those whose marks are all there were written (here, or by a run of the same chunks).
       const back = await this.collection
@@ -318,7 +299,7 @@ export class BulkCommandsStore {
           if (found.some((m) => m === undefined)) continue;
           const reached = [...marked];
           g.pushed.forEach((i, k) => (reached[i] = found[k]!.endsWith(':applied') ? 'applied' : 'noop'));
-          settled.set(id, { status: after(g), marks: reached });
+          settled.set(id, { status: g.after, marks: reached });
         }
       }
     }
@@ -332,13 +313,6 @@ export class BulkCommandsStore {
     const docs = await this.collection
       .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1 } })
       .toArray();
-    const [applied, noop] = commandMarks(requestId);
-    return new Map(
-      docs.map((d) => {
-        const kept = d.bulkCommands ?? [];
-        const mark = kept.includes(applied) ? 'applied' : kept.includes(noop) ? 'noop' : undefined;
-        return [d._id, { status: d.status, mark }];
-      }),
-    );
+    return new Map(docs.map((d) => [d._id, { status: d.status, mark: markOn(d, requestId) }]));
   }
 }

@@ -7,6 +7,7 @@
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { livemodeOf } from '../lib/livemode.js';
 import { inTraceContext } from '../observability/tracing.js';
+import type { CommandMark } from './bulk-commands.rules.js';
 import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
 import { KEPT_PAUSE_TIMES } from './pause-policy.rules.js';
 import {
@@ -79,6 +80,13 @@ export const KEPT_COMMAND_MARKS = 32;
 
 /** The two marks a bulk request's command can leave on a subscription: applied, then noop. */
 export const commandMarks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
+
+/** The mark a bulk request's command left on this subscription, if any. */
+export function markOn(doc: Pick<SubscriptionDocument, 'bulkCommands'>, requestId: string): CommandMark | undefined {
+  const kept = doc.bulkCommands ?? [];
+  const [applied, noop] = commandMarks(requestId);
+  return kept.includes(applied) ? 'applied' : kept.includes(noop) ? 'noop' : undefined;
+}
 
 /** What whereKeptFieldsAre and snapshotAfter read of a document. */
 export const SHOWN_PROJECTION = { pauseAt: 1, resumeAt: 1, pauseReason: 1 } as const;

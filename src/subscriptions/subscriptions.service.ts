@@ -10,10 +10,10 @@ import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
-import { clipped } from '../lib/text.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import { byMerchantOf } from '../lib/by-merchant.js';
-import type { CommandState, TogetherCommand } from './bulk-commands.store.js';
+import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
+import type { TogetherCommand } from './bulk-commands.store.js';
 import type { DueSubscription, FiringGroup } from './due.store.js';
 import type { OutboxHolder } from './outbox.store.js';
 import type { SubscriptionStores } from './subscription.stores.js';
@@ -52,28 +52,6 @@ const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
 
 /** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
 export const KEPT_CHANGING = 'status kept changing';
-
-/** `BulkRequestItem.reason`'s bound in the contract. */
-const FAILED_REASON_MAX_LENGTH = 500;
-
-/** What one bulk command did (docs/design.md §4, §6). */
-export type CommandOutcome =
-  | { readonly outcome: 'applied' | 'noop' }
-  | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' }
-  | { readonly outcome: 'failed'; readonly reason: string };
-
-/** The outcome a command has reached on a subscription, or undefined while it has not (a concurrent writer interfered). */
-function commandOutcome(operation: Operation, state: CommandState | undefined): CommandOutcome | undefined {
-  if (!state) return { outcome: 'skipped', reason: 'not_found' };
-  if (state.mark) return { outcome: state.mark };
-  try {
-    return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled'
-      ? { outcome: 'skipped', reason: 'cancelled' }
-      : undefined;
-  } catch (error) {
-    return { outcome: 'failed', reason: clipped((error as Error).message, FAILED_REASON_MAX_LENGTH) };
-  }
-}
 
 /** What the rules read of a subscription as the API shows it. */
 function ruleStateOf(subscription: Subscription) {
