@@ -132,9 +132,9 @@ describe("the events relay's read of several merchants' outboxes (after every ba
       ['sub_m2_050', 'm2'],
       ['sub_m2_005', 'm2'],
     ]);
-    let holders: { _id: string; merchantId: string }[] = [];
-    const plans = await plansOf('subscriptions', async () => (holders = await repository.outboxes(changed, changed.size)));
-    expect(holders.map((h) => `${h.merchantId}/${h._id}`).sort()).toEqual([
+    let pending: { subscription: { id: string; merchantId: string } }[] = [];
+    const plans = await plansOf('subscriptions', async () => (pending = await repository.outboxes(changed, changed.size)));
+    expect(pending.map(({ subscription: s }) => `${s.merchantId}/${s.id}`).sort()).toEqual([
       'm0/sub_m0_000',
       'm0/sub_m0_030',
       'm1/sub_m1_010',

@@ -5,11 +5,8 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { byMerchantOf } from '../lib/by-merchant.js';
-import type { OutboxEntry } from './outbox.js';
-import { subscriptionsIn, whereOwnIds, type SubscriptionDocument } from './subscription.document.js';
-
-/** A subscription with events waiting in its outbox, as stored. */
-export type OutboxHolder = SubscriptionDocument & { readonly outbox: OutboxEntry[] };
+import type { OutboxEntry, PendingEvents } from './outbox.js';
+import { pendingEventsOf, subscriptionsIn, whereOwnIds, type SubscriptionDocument } from './subscription.document.js';
 
 export class OutboxStore {
   private readonly collection: Collection<SubscriptionDocument>;
@@ -22,11 +19,14 @@ export class OutboxStore {
    * Subscriptions with events waiting: these (id → merchant), up to `limit`, read one merchant at
    * a time (whereOwnIds); or any, up to `limit` (the sweep: a background scan).
    */
-  async outboxes(ids: ReadonlyMap<string, string> | undefined, limit: number): Promise<OutboxHolder[]> {
+  async outboxes(ids: ReadonlyMap<string, string> | undefined, limit: number): Promise<PendingEvents[]> {
     const waiting = { 'outbox.key': { $exists: true } };
-    if (!ids) return (await this.collection.find(waiting).limit(limit).toArray()) as OutboxHolder[];
+    if (!ids) return (await this.collection.find(waiting).limit(limit).toArray()).map((doc) => pendingEventsOf(doc));
     const holders = await Promise.all(whereOwnIds(byMerchantOf(ids)).map((own) => this.collection.find({ ...own, ...waiting }).toArray()));
-    return holders.flat().slice(0, limit) as OutboxHolder[];
+    return holders
+      .flat()
+      .slice(0, limit)
+      .map((doc) => pendingEventsOf(doc));
   }
 
   /** Subscriptions holding events not relayed yet, counted up to `cap` (the sparse subscription_outbox index): `subsvc status`. */
@@ -61,13 +61,13 @@ export class OutboxStore {
    * (FerretDB ignores `$pull` with a condition, such as `{key: {$in: [...]}}`, changing nothing:
    * hence the exact entries.)
    */
-  async clearOutboxes(relayed: readonly OutboxHolder[]): Promise<void> {
+  async clearOutboxes(relayed: readonly PendingEvents[]): Promise<void> {
     if (relayed.length === 0) return;
     // A bulk command's entry is the same in every document it changed: listed once.
     const entries = new Map<string, OutboxEntry>();
-    for (const { outbox } of relayed) for (const entry of outbox) entries.set(JSON.stringify(entry), entry);
+    for (const pending of relayed) for (const entry of pending.entries) entries.set(JSON.stringify(entry), entry);
     const pullAll = { $pullAll: { outbox: [...entries.values()] } };
-    for (const own of whereOwnIds(byMerchantOf(new Map(relayed.map((h) => [h._id, h.merchantId])))))
+    for (const own of whereOwnIds(byMerchantOf(new Map(relayed.map(({ subscription }) => [subscription.id, subscription.merchantId])))))
       await this.collection.updateMany(own, pullAll);
   }
 }

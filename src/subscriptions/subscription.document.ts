@@ -8,7 +8,7 @@ import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { livemodeOf } from '../lib/livemode.js';
 import { inTraceContext } from '../observability/tracing.js';
 import type { CommandMark } from './bulk-commands.rules.js';
-import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
+import { outboxEntries, type OutboxEntry, type PendingEvents, type SubscriptionSnapshot } from './outbox.js';
 import { KEPT_PAUSE_TIMES } from './pause-policy.rules.js';
 import {
   requestEvents,
@@ -131,6 +131,11 @@ export function toSubscription(doc: SubscriptionDocument, snapshot: Subscription
     modifiedAt,
     ...schedule,
   };
+}
+
+/** A subscription's waiting events as the stores hand them over: `entries`, where given, in place of its whole outbox. */
+export function pendingEventsOf(doc: SubscriptionDocument, entries: readonly OutboxEntry[] = doc.outbox ?? []): PendingEvents {
+  return { subscription: toSubscription(doc), entries };
 }
 
 /** The shown schedule fields a change leaves as they are. */

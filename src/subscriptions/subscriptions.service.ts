@@ -15,7 +15,7 @@ import { byMerchantOf } from '../lib/by-merchant.js';
 import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
 import type { TogetherCommand } from './bulk-commands.store.js';
 import type { DueSubscription, FiringGroup } from './due.store.js';
-import type { OutboxHolder } from './outbox.store.js';
+import type { PendingEvents } from './outbox.js';
 import type { SubscriptionStores } from './subscription.stores.js';
 import {
   isPolicyOff,
@@ -97,7 +97,7 @@ export interface Firings {
 
 export class SubscriptionsService {
   /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
-  readonly changes = new ChangeNotifier<OutboxHolder>();
+  readonly changes = new ChangeNotifier<PendingEvents>();
 
   constructor(
     private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'bulkCommands' | 'due'>,

@@ -8,8 +8,7 @@ import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { deleteInParts } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import type { OutboxEntry } from './outbox.js';
-import type { OutboxHolder } from './outbox.store.js';
+import type { OutboxEntry, PendingEvents } from './outbox.js';
 import type { PauseHistory } from './pause-policy.rules.js';
 import type { PendingTimes } from './pending-times.js';
 import {
@@ -17,6 +16,7 @@ import {
   VIEW_PROJECTION,
   fieldsEventsRead,
   inModeOf,
+  pendingEventsOf,
   recordingPause,
   requestEntries,
   subscriptionsIn,
@@ -31,12 +31,12 @@ import {
 import type { Change, ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
 /**
- * A change made: the subscription as it left it, and `held`: its document with only the outbox
- * entries this change pushed, what the events relay would otherwise read back (EventsRelay.relaySoon).
+ * A change made: the subscription as it left it, and `held`: the events this change pushed to its
+ * outbox, what the events relay would otherwise read back (EventsRelay.relaySoon).
  */
 export interface Changed {
   readonly subscription: Subscription;
-  readonly held: OutboxHolder;
+  readonly held: PendingEvents;
 }
 
 /** What changeOrRead found: the change made, or the subscription as it was read when the change did not apply (null: none; undefined: not read). */
@@ -196,11 +196,11 @@ export class SubscriptionsStore {
   }
 
   /**
-   * `entries`: the outbox entries the update pushes. The document it answers with, held with only
-   * those entries (the very objects written, so that the relay's `$pullAll` finds them equal),
+   * `entries`: the outbox entries the update pushes. The subscription it answers with, held with
+   * only those entries (the very objects written, so that the relay's `$pullAll` finds them equal),
    * is what the events relay needs of this change: it reads nothing back (EventsRelay.relaySoon).
-   * On FerretDB the answer also holds older entries, not relayed yet: those are the sweep's or a
-   * retry's, as on MongoDB, whose answer (VIEW_PROJECTION) holds no outbox.
+   * Older entries not relayed yet (the whole document's answer holds them) are the sweep's or a
+   * retry's, as where the answer (VIEW_PROJECTION) holds no outbox.
    */
   private async changeWhere(
     filter: Filter<SubscriptionDocument>,
@@ -216,7 +216,8 @@ export class SubscriptionsStore {
     );
     if (!doc) return undefined;
     if (livemodeOf(doc.merchantId)) await this.options.pendingTimes?.note([change.set.nextScheduledAt]);
-    return { subscription: toSubscription(doc), held: { ...doc, outbox: entries } };
+    const held = pendingEventsOf(doc, entries);
+    return { subscription: held.subscription, held };
   }
 
   /** The merchant's subscriptions in `_id` order after `startingAfter`: a walk along the {merchantId, _id} index. */

@@ -9,7 +9,7 @@ describe('the subscription an event carries', () => {
   it('every property of the Subscription schema is either immutable or in the snapshot its change writes, not both', () => {
     const schema = (loadSpec().components!.schemas as Record<string, { properties: Record<string, unknown> }>)['Subscription']!;
     const covered: string[] = [...IMMUTABLE_FIELDS, ...SNAPSHOT_FIELDS];
-    // `livemode` is neither: it follows from merchantId, and is added where events are shown (events.repository.ts shownAs).
+    // `livemode` is neither: it follows from merchantId, and is added where events are shown (event.payload.ts shownAs).
     expect(
       Object.keys(schema.properties)
         .filter((p) => p !== 'livemode')
