@@ -8,20 +8,20 @@
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../lib/livemode.js';
+import { walkCommands, type CommandFound, type CommandMark, type CommandState } from './bulk-commands.rules.js';
 import type { PendingTimes } from './pending-times.js';
 import {
   KEPT_COMMAND_MARKS,
   SHOWN_PROJECTION,
   commandMarks,
   commandUpdate,
-  markOn,
   fieldsEventsRead,
+  markOn,
   subscriptionsIn,
   whereEventFieldsAre,
   type ShownSchedule,
   type SubscriptionDocument,
 } from './subscription.document.js';
-import { walkCommands, type CommandFound, type CommandMark, type CommandState } from './bulk-commands.rules.js';
 import type { Change, ChangeCause, CommandPlan, SubscriptionStatus } from './subscriptions.rules.js';
 
 /** One of the bulk commands applyTogether applies: its request, the cause its events carry, the subscriptions it names among those applied together. */
