@@ -70,8 +70,8 @@ class RelayPauses {
 function schedulesOn(subscriptions: SubscriptionsService, both: BothStores, config: WorkersConfig, log: Logger): ScheduleWorker {
   const schedules = new ScheduleWorker(subscriptions, both.backgroundStores.clock, config.schedulePollMs, log);
   // A pending time written by this process's requests or workers wakes its schedule worker for it.
-  for (const store of new Set([both.stores.subscriptions, both.backgroundStores.subscriptions]))
-    store.onPendingTimes((at) => schedules.wakeBy(at));
+  for (const pending of new Set([both.stores.pendingTimes, both.backgroundStores.pendingTimes]))
+    pending.onPendingTimes((at) => schedules.wakeBy(at));
   return schedules;
 }
 
@@ -148,7 +148,7 @@ function relayOn(
   log: Logger,
 ): EventsRelay {
   const busy = engine.relayPauses ? pauses.busy : undefined;
-  const relay = new EventsRelay(stores.events, stores.subscriptions, webhooks, log, engine.mutex, busy);
+  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, busy);
   for (const service of changers) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   return relay;
 }
@@ -184,7 +184,7 @@ export function composeWorkers(
   const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
   const { mutex } = engine;
   const clock = clockOfMerchants(backgroundStores.testClocks);
-  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, requests.pausePolicies, clock);
+  const workerSubscriptions = new SubscriptionsService(backgroundStores, mutex, requests.pausePolicies, clock);
   const schedules = schedulesOn(workerSubscriptions, both, config, log);
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
   const pauses = new RelayPauses();
