@@ -9,12 +9,9 @@ import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { formatTimestamp } from '../lib/clock.js';
 import { parseRfc3339 } from '../subscriptions/schedule.request.js';
-import {
-  InvalidTransitionError,
-  PausePolicyError,
-  type PausePolicySource,
-  type Subscription,
-} from '../subscriptions/subscriptions.rules.js';
+import type { PausePolicySource } from '../subscriptions/pause-policy.rules.js';
+import { InvalidTransitionError, PausePolicyError } from '../subscriptions/subscriptions.errors.js';
+import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { StoredPortalLink } from './portal-links.repository.js';
 import { daysAfter, listInWords, pauseMenu, plainDate, ruleInWords, stateInWords } from './portal.rules.js';

@@ -11,7 +11,7 @@
 import type { Context, Middleware } from 'koa';
 import { ProblemError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { SubscriptionNotFoundError } from '../subscriptions/subscriptions.rules.js';
+import { SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
 import { csrfMatches, type ActionOutcome, type Notice, type PortalActions } from './portal.actions.js';
 import { tokenHashOf, type PortalLinksService } from './portal-links.service.js';
 import type { StoredPortalLink } from './portal-links.repository.js';

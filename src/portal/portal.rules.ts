@@ -2,7 +2,8 @@
  * What a portal page offers and says, apart from HTTP and MongoDB: the pause lengths the merchant's
  * policy allows, the state in plain words, and each policy rule as a customer reads it.
  */
-import type { PausePolicy, PolicyRule, Subscription } from '../subscriptions/subscriptions.rules.js';
+import type { PausePolicy, PolicyRule } from '../subscriptions/pause-policy.rules.js';
+import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 
 /** The lengths offered when the policy names none (issue 47). */
 export const DEFAULT_PAUSE_DAYS: readonly number[] = Object.freeze([7, 14, 30]);
