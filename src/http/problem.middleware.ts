@@ -26,8 +26,13 @@ import { WebhookEndpointNotFoundError } from '../webhooks/endpoints.service.js';
 import { WebhookUrlNotAllowedError } from '../webhooks/url-guard.js';
 
 /** Each named domain error's catalogue entry: its message is the detail, its `errors` the fields at fault. */
-export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [new (message: string) => DomainError, ProblemKind]> = [
+export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: never[]) => DomainError, ProblemKind]> = [
   [InvalidRequestError, Problems.invalidRequest],
+  [SubscriptionNotFoundError, Problems.subscriptionNotFound],
+  [InvalidTransitionError, Problems.invalidStatusTransition],
+  [PausePolicyError, Problems.pausePolicyViolated],
+  [InvalidScheduleError, Problems.invalidSchedule],
+  [BulkRequestNotFoundError, Problems.bulkRequestNotFound],
   [NotAuthenticatedError, Problems.unauthorized],
   [ApiKeyNotFoundError, Problems.apiKeyNotFound],
   [PortalLinkNotFoundError, Problems.portalLinkNotFound],
@@ -77,12 +82,6 @@ function isDatabaseUnavailable(error: unknown): boolean {
 export function toProblem(error: unknown): ProblemBody | undefined {
   if (error instanceof ProblemError) return problemBody(error.kind, error.detail, error.errors);
   if (error instanceof DomainError) return domainProblem(error);
-  if (error instanceof SubscriptionNotFoundError) return problemBody(Problems.subscriptionNotFound, error.message);
-  if (error instanceof BulkRequestNotFoundError) return problemBody(Problems.bulkRequestNotFound, error.message);
-  if (error instanceof InvalidTransitionError) return problemBody(Problems.invalidStatusTransition, error.message);
-  if (error instanceof PausePolicyError) return problemBody(Problems.pausePolicyViolated, error.message);
-  if (error instanceof InvalidScheduleError)
-    return problemBody(Problems.invalidSchedule, error.message, [{ path: `/${error.field}`, message: error.rule }]);
   if (isDatabaseUnavailable(error)) {
     return problemBody(Problems.unavailable, 'The database is unavailable; retry later.');
   }
