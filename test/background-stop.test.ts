@@ -67,7 +67,10 @@ describe('bulk chunk jobs', () => {
     });
     const jobs = t.db.collection(JOBS_COLLECTION);
     const queue = new BulkQueue(t.db, createLogger('debug', sink), { concurrency: 1, lockLifetimeMs: 10_000, pollIntervalMs: 50 });
-    await queue.enqueue('merchant', ['first', 'second']);
+    await queue.enqueue('merchant', 'PAUSE', [
+      { chunkId: 'first', commands: 1 },
+      { chunkId: 'second', commands: 1 },
+    ]);
     const processed: string[] = [];
     await queue.consume({
       // Whichever job runs first (both are due at once), the other is locked here, one ahead; another worker runs it to completion meanwhile, which removes it.

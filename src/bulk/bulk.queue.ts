@@ -30,9 +30,9 @@ export const oldestChunkAt = (db: Db): Promise<number | undefined> => oldestQueu
 
 export interface ChunkHandlers {
   /** Applies one chunk; throws to have it retried later. */
-  process(chunkId: string, merchantId: string | undefined, traceparent?: string): Promise<void>;
+  process(chunkId: string, merchantId: string, traceparent?: string): Promise<void>;
   /** Called once a chunk's retries are spent. */
-  giveUp(chunkId: string, error: Error, merchantId: string | undefined): Promise<void>;
+  giveUp(chunkId: string, error: Error, merchantId: string): Promise<void>;
 }
 
 export class BulkQueue {
@@ -54,22 +54,15 @@ export class BulkQueue {
     );
   }
 
-  /** Stores one job per chunk, with its operation and size when given; resolves once every one is durable. */
+  /** Stores one job per chunk, with its operation and size; resolves once every one is durable. */
   async enqueue(
     merchantId: string,
-    chunkIds: readonly string[],
+    operation: Operation,
+    chunks: readonly { readonly chunkId: string; readonly commands: number }[],
     traceparent?: string,
-    sizes?: { operation: Operation; commands: readonly number[] },
   ): Promise<void> {
     const trace = traceparent ? { traceparent } : {};
-    await this.queue.enqueueTogether(
-      chunkIds.map((chunkId, i) => ({
-        chunkId,
-        merchantId,
-        ...trace,
-        ...(sizes ? { operation: sizes.operation, commands: sizes.commands[i]! } : {}),
-      })),
-    );
+    await this.queue.enqueueTogether(chunks.map(({ chunkId, commands }) => ({ chunkId, merchantId, operation, commands, ...trace })));
   }
 
   /**
@@ -79,7 +72,7 @@ export class BulkQueue {
   lockCompanions(merchantId: string, operation: Operation, room: number): Promise<LockedJobs<ChunkJobData>> {
     return this.queue.lockWaiting({ merchantId, operation }, COMPANIONS_READ, (waiting) =>
       waiting.filter(({ commands }) => {
-        if (commands === undefined || commands > room) return false;
+        if (commands > room) return false;
         room -= commands;
         return true;
       }),

@@ -115,7 +115,7 @@ export class BulkWorker implements ChunkHandlers {
     await this.queue.stop(deadlineMs);
   }
 
-  async process(chunkId: string, merchantId: string | undefined, traceparent?: string): Promise<void> {
+  async process(chunkId: string, merchantId: string, traceparent?: string): Promise<void> {
     this.active++;
     const timer = metrics()?.chunkDuration.startTimer();
     try {
@@ -138,7 +138,7 @@ export class BulkWorker implements ChunkHandlers {
   }
 
   /** Retries are spent: record what each command reached, the rest as failed, so the request completes. */
-  async giveUp(chunkId: string, error: Error, merchantId: string | undefined): Promise<void> {
+  async giveUp(chunkId: string, error: Error, merchantId: string): Promise<void> {
     this.log.error({ err: error, chunkId }, 'bulk chunk failed for good');
     await this.finish(chunkId, merchantId, true);
   }
@@ -153,7 +153,7 @@ export class BulkWorker implements ChunkHandlers {
    * their requests' completion is recorded; a run killed before leaves their locks to lapse, and
    * their jobs then run and repeat what is missing.
    */
-  private async finish(chunkId: string, merchantId: string | undefined, final: boolean): Promise<void> {
+  private async finish(chunkId: string, merchantId: string, final: boolean): Promise<void> {
     const chunk = await this.repository.findChunk(merchantId, chunkId);
     if (!chunk) return; // past its retention
     // A chunk with outcomes was finished by an earlier run, which may have died before completing the request.

@@ -165,11 +165,10 @@ export class WebhooksWorker implements EventSink, Resender {
   }
 
   /**
-   * Sends the deliveries of one job (the merchant's; undefined for a job queued by an earlier
-   * version) that are still due and held by no other worker; those not started by `startBy` are
+   * Sends the deliveries of one job (all the merchant's) that are still due and held by no other worker; those not started by `startBy` are
    * queued again unattempted. `inOrder`: one at a time, in the order of `ids` (a replay).
    */
-  async sendBatch(ids: readonly string[], merchantId: string | undefined, startBy = Infinity, inOrder = false): Promise<void> {
+  async sendBatch(ids: readonly string[], merchantId: string, startBy = Infinity, inOrder = false): Promise<void> {
     const concurrency = inOrder ? 1 : SEND_CONCURRENCY;
     const rounds = Math.ceil(ids.length / concurrency);
     // Held while its attempts may still start, and for the last one's time after that.
@@ -241,7 +240,7 @@ export class WebhooksWorker implements EventSink, Resender {
 
   /** Endpoint bookkeeping (the disabling rule) and one job per retry time for the failed ones. */
   private async afterRecorded(
-    merchantId: string | undefined,
+    merchantId: string,
     claimed: readonly Delivery[],
     updates: readonly DeliveryUpdate[],
     targets: Map<string, DeliveryTarget>,
@@ -266,11 +265,6 @@ export class WebhooksWorker implements EventSink, Resender {
       ids.push(update.id);
       retries.set(second, ids);
     }
-    // A job's deliveries are one merchant's (claimed.merchantId: a job queued by an earlier version may mix them).
-    const merchantOfDelivery = new Map(claimed.map((d) => [d.id, d.merchantId]));
-    for (const [at, ids] of retries) {
-      for (const [owner, own] of byMerchantOf(new Map(ids.map((id) => [id, merchantOfDelivery.get(id)!]))))
-        await this.queue.enqueue(owner, own, new Date(at));
-    }
+    for (const [at, ids] of retries) await this.queue.enqueue(merchantId, ids, new Date(at));
   }
 }
