@@ -12,6 +12,7 @@
  */
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
+import { Periodic } from '../lib/periodic.js';
 import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
@@ -48,9 +49,8 @@ function pendingDelivery(
 
 export class WebhooksWorker implements EventSink, Resender {
   private readonly log: Logger;
-  private sweeper: NodeJS.Timeout | undefined;
-  /** The sweep under way, which stop() waits for (the database clients close next). */
-  private sweeping: Promise<void> | undefined;
+  /** The sweep of overdue deliveries, which stop() waits for (the database clients close next). */
+  private readonly sweeps: Periodic;
 
   constructor(
     private readonly endpoints: EndpointsRepository,
@@ -61,6 +61,10 @@ export class WebhooksWorker implements EventSink, Resender {
     log: Logger,
   ) {
     this.log = log.child({ component: 'webhooks' });
+    this.sweeps = new Periodic(() => this.sweep(), {
+      everyMs: SWEEP_EVERY_MS,
+      failed: (error) => this.log.warn({ err: error }, 'webhook delivery sweep failed'),
+    });
   }
 
   /** One delivery per event and subscribed endpoint; repeated, it creates no new delivery. `held`: not queued (the caller sends them: sendFirst). */
@@ -140,28 +144,20 @@ export class WebhooksWorker implements EventSink, Resender {
 
   async start(): Promise<void> {
     await this.queue.consume((ids, merchantId, inOrder) => this.sendBatch(ids, merchantId, Infinity, inOrder));
-    this.sweeper = setInterval(() => {
-      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
-    }, SWEEP_EVERY_MS);
-    this.sweeper.unref();
+    this.sweeps.start();
   }
 
   async stop(deadlineMs: number): Promise<void> {
-    clearInterval(this.sweeper);
-    await Promise.all([this.sweeping, this.queue.stop(deadlineMs)]);
+    await Promise.all([this.sweeps.stop(), this.queue.stop(deadlineMs)]);
   }
 
+  /** Queues again the deliveries long overdue: their job was lost. */
   private async sweep(): Promise<void> {
-    try {
-      const overdue = await this.deliveries.overdue(new Date(Date.now() - OVERDUE_AFTER_MS), DELIVERY_BATCH);
-      if (overdue.length > 0) {
-        this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
-        for (const [merchantId, ids] of byMerchantOf(new Map(overdue.map((d) => [d.id, d.merchantId]))))
-          await this.queue.enqueue(merchantId, ids);
-      }
-    } catch (error) {
-      this.log.warn({ err: error }, 'webhook delivery sweep failed');
-    }
+    const overdue = await this.deliveries.overdue(new Date(Date.now() - OVERDUE_AFTER_MS), DELIVERY_BATCH);
+    if (overdue.length === 0) return;
+    this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
+    for (const [merchantId, ids] of byMerchantOf(new Map(overdue.map((d) => [d.id, d.merchantId]))))
+      await this.queue.enqueue(merchantId, ids);
   }
 
   /**
