@@ -36,7 +36,7 @@ export interface FleetStatus extends FleetReading {
 export interface FleetSources {
   /** The live processes from the heartbeats (heartbeat.ts). */
   live(now: number): Promise<LiveProcess[]>;
-  /** Bulk chunks not finished, up to `cap`, and when the oldest was queued (bulk.queue.ts). */
+  /** Bulk chunks not finished, up to `cap`, and when the oldest was queued (src/db/agenda-jobs.ts). */
   chunksQueued(cap: number): Promise<number>;
   oldestChunkAt(): Promise<number | undefined>;
   /** The subscriptions store: due schedules, outboxes and the oldest entry among a sample. */
