@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHUNK_SIZE } from '../src/bulk/bulk.chunks.js';
-import { EXTENDED_RUN_COMMANDS, RUN_COMMANDS } from '../src/bulk/bulk.worker.js';
+import { EXTENDED_RUN_COMMANDS, RUN_COMMANDS } from '../src/bulk/bulk.run.js';
 import { call, type Reply } from './support/http.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';

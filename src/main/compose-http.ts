@@ -7,7 +7,7 @@ import type { Db } from 'mongodb';
 import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkUndoService } from '../bulk/bulk.undo.js';
-import { chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
+import { chunkJobsOn } from '../bulk/bulk.queue.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/mongo.js';
 import { eventHandlers } from '../events/events.handlers.js';
@@ -53,11 +53,12 @@ export function fleetStatusOn(
     endpoints: new EndpointsRepository(db),
   },
 ): () => Promise<FleetStatus> {
+  const chunkJobs = chunkJobsOn(db);
   return () =>
     readFleetStatus({
       live: (now) => liveProcesses(db, heartbeatIntervalMs, now),
-      chunksQueued: (cap) => chunksQueued(db, cap),
-      oldestChunkAt: () => oldestChunkAt(db),
+      chunksQueued: (cap) => chunkJobs.countUnfinished(cap),
+      oldestChunkAt: () => chunkJobs.oldestUnfinishedAt(),
       countDue: (now, cap) => due.countDue(now, cap),
       countOutboxes: (cap) => outbox.countOutboxes(cap),
       oldestOutboxEntry: (sample) => outbox.oldestOutboxEntry(sample),
