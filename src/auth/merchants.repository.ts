@@ -8,6 +8,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { isDuplicateKeyError } from '../db/mongo.js';
 import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { StoredKey } from './api-keys.rules.js';
 
@@ -66,14 +67,23 @@ export class MerchantsRepository {
    * resolves to the test mode like any merchant's key to its merchant. false: it was there already.
    */
   async insertTestMode(liveMerchantId: string, testModeId: string, name: string, keys: readonly StoredKey[]): Promise<boolean> {
-    const result = await this.guard.run(GUARDED.merchant(testModeId), () =>
-      this.collection.updateOne(
-        { _id: testModeId },
-        { $setOnInsert: { name: `${name} (test mode)`, createdAt: new Date(), keys: [...keys], keysVersion: 1, liveMerchantId } },
-        { upsert: true },
-      ),
-    );
-    return result.upsertedCount === 1;
+    // An insert, not an upsert's $setOnInsert: the embedded engine drops an empty array there, and
+    // the document must hold its (empty) key set like every merchant's.
+    const document = {
+      _id: testModeId,
+      name: `${name} (test mode)`,
+      createdAt: new Date(),
+      keys: [...keys],
+      keysVersion: 1,
+      liveMerchantId,
+    };
+    try {
+      await this.guard.run(GUARDED.merchant(testModeId), () => this.collection.insertOne(document));
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
   }
 
   /** The name the merchant goes by with its customers: a test mode's is its live merchant's; undefined for no such merchant. */
