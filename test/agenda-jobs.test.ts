@@ -111,7 +111,9 @@ describe(`Agenda's job documents, as src/db/agenda-jobs.ts reads and writes them
       'the free job to run',
     );
     await sleep(300);
-    expect(ran).toEqual(['c']);
+    // Distinct jobs: without an atomic conditional update (the embedded engine), Agenda's own lock can
+    // let two of its polls take one free job, under load; a chunk's marks make that harmless (docs/design.md §6).
+    expect([...new Set(ran)]).toEqual(['c']);
 
     await sleep(5);
     await jobs.renewLocked(locked);
@@ -131,7 +133,7 @@ describe(`Agenda's job documents, as src/db/agenda-jobs.ts reads and writes them
       'the unlocked job to run',
     );
     await sleep(300);
-    expect(ran.sort()).toEqual(['a', 'c']);
+    expect([...new Set(ran)].sort()).toEqual(['a', 'c']);
     expect(await db.collection('locking').countDocuments({ 'data.chunkId': 'b' })).toBe(0);
   });
 
