@@ -17,13 +17,13 @@ import { chunkIds, chunked } from './bulk.chunks.js';
 import { itemOutcomes, storedOutcomes, type StoredOutcomes } from './bulk.outcomes.js';
 import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
 
-/** Chunk documents per insert: a 3000-id request's 30 in one, as before. */
+/** Chunk documents per insert: a 3000-id request's 30 in one. */
 const CHUNKS_AT_ONCE = 50;
 /**
  * Commands of the chunks inserted here that a worker of this process may take without reading
- * them (`remember`), about 4 MB of ids: a 3000-id request's many times over, and the about 31,000
- * commands `npm run load` leaves queued at its traffic's end (oldest dropped first, and those are
- * the ones taken first).
+ * them (`remember`), about 4 MB of ids: a 3000-id request's many times over, and more than
+ * `npm run load` leaves queued at its traffic's end (docs/performance.md#the-figures-behind-the-codes-choices;
+ * oldest dropped first, and those are the ones taken first).
  */
 const REMEMBERED_COMMANDS = 50_000;
 
@@ -130,8 +130,8 @@ export class BulkRepository {
   /**
    * Chunks this process inserted and has not recorded outcomes for, when its workers take jobs
    * (`remember`), oldest first: the run that takes them in this process reads them from here,
-   * not from the database, a read saved between the 202 and the first chunk and at each later run
-   * (docs/performance.md). A chunk is the same document until its outcomes are recorded, which
+   * not from the database, a read saved at a drain's first run and at each later one
+   * (docs/performance.md#the-figures-behind-the-codes-choices). A chunk is the same document until its outcomes are recorded, which
    * drops it from here; one recorded by another process meanwhile is applied again by a run
    * here, which changes nothing and records nothing (bulk.worker.ts).
    */
