@@ -133,9 +133,9 @@ describe('engine knowledge in one place', () => {
   const SRC = resolve(import.meta.dirname, '../../src');
   /** Where an engine may be named: the capability table and the engine's code, and what builds and configures them. */
   const MAY_NAME_THE_ENGINE = [/^db\//, /^main\//, /^config\.ts$/];
-  /** Being rewritten on other branches (issue 44 items 1 and 2): the lead takes these off the list once merged. */
+  /** Being rewritten on other branches: the lead takes these off the list once they are merged. */
   const NOT_YET_CHECKED = [/^subscriptions\//, /^holds\//];
-  const sources = (readdirSync(SRC, { recursive: true, encoding: 'utf8' }) as string[])
+  const sources = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
     .map((file) => file.split('\\').join('/'))
     .filter((file) => file.endsWith('.ts'));
   const namingFerretDb = (files: readonly string[]) => files.filter((file) => /ferretdb/i.test(readFileSync(join(SRC, file), 'utf8')));
