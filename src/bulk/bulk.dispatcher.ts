@@ -44,9 +44,9 @@ export class BulkDispatcher {
   }
 
   /**
-   * The request as this process accepted it, or read back (the sweep's, or a dispatch repeated): a
-   * 3000-id request's read took about 27 ms of FerretDB's time between the 202 and the first
-   * chunk. One accepted here is not dispatched elsewhere before STRAGGLER_AFTER_MS; should it be
+   * The request as this process accepted it, or read back (the sweep's, or a dispatch repeated):
+   * the read of a 3000-id request is saved between the 202 and the first chunk
+   * (docs/performance.md#the-figures-behind-the-codes-choices). One accepted here is not dispatched elsewhere before STRAGGLER_AFTER_MS; should it be
    * (a response that took that long to close), its chunks are queued twice, which is harmless.
    */
   private async dispatchOnce(merchantId: string, requestId: string, accepted?: BulkRequest): Promise<void> {

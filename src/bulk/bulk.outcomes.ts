@@ -7,9 +7,9 @@ import type { ItemOutcome } from './bulk.repository.js';
 /**
  * A chunk's outcomes as stored: the time they were reached (a run records a chunk's outcomes at
  * one time), each command's outcome in the order of `subscriptionIds` (one name when every one is
- * the same) and the reasons, in the same order, when any command has one. On FerretDB a write costs
- * by the size of the document written, so the smaller the form, the quicker a run records
- * (docs/reliability.md).
+ * the same) and the reasons, in the same order, when any command has one. A write costs by the
+ * size of the document written, all the more where an engine rewrites whole documents
+ * (docs/engine.md#what-a-document-costs), so the smaller the form, the quicker a run records.
  */
 export interface StoredOutcomes {
   readonly at: string;

@@ -9,7 +9,7 @@ import type { Collection, Db } from 'mongodb';
 import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import { deleteInParts } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, deleteInParts } from '../db/mongo-helpers.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -17,15 +17,13 @@ import { chunkIds, chunked } from './bulk.chunks.js';
 import { itemOutcomes, storedOutcomes, type StoredOutcomes } from './bulk.outcomes.js';
 import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
 
-/** Chunk documents per insert: a 3000-id request's 30 in one, as before. */
+/** Chunk documents per insert: a 3000-id request's 30 in one. */
 const CHUNKS_AT_ONCE = 50;
-/** Chunks' outcomes per write: FerretDB holds a connection per statement of a write (its statementsPerCommand workaround). */
-const OUTCOMES_PER_WRITE = 16;
 /**
  * Commands of the chunks inserted here that a worker of this process may take without reading
- * them (`remember`), about 4 MB of ids: a 3000-id request's many times over, and the about 31,000
- * commands `npm run load` leaves queued at its traffic's end (oldest dropped first, and those are
- * the ones taken first).
+ * them (`remember`), about 4 MB of ids: a 3000-id request's many times over, and more than
+ * `npm run load` leaves queued at its traffic's end (docs/performance.md#the-figures-behind-the-codes-choices;
+ * oldest dropped first, and those are the ones taken first).
  */
 const REMEMBERED_COMMANDS = 50_000;
 
@@ -117,6 +115,14 @@ function toChunk({ _id, expiresAt: _e, recordedBy: _r, outcomes, ...rest }: Chun
   return { chunkId: _id, ...rest, outcomes: outcomes && itemOutcomes(outcomes, rest.subscriptionIds) };
 }
 
+/** The workarounds these writes take (src/db/workarounds.ts: undefined is one statement, UNQUEUED no guard), as on MongoDB by default. */
+export interface BulkEngineNeeds {
+  readonly documentsPerDelete?: number;
+  readonly statementsPerCommand?: number;
+  /** keyedMutex: an undo's claim queues on it (GUARDED.bulkRequest). */
+  readonly guard?: PerKeyQueue;
+}
+
 export class BulkRepository {
   private readonly requests: Collection<RequestDocument>;
   private readonly chunks: Collection<ChunkDocument>;
@@ -124,23 +130,22 @@ export class BulkRepository {
   /**
    * Chunks this process inserted and has not recorded outcomes for, when its workers take jobs
    * (`remember`), oldest first: the run that takes them in this process reads them from here,
-   * not from the database (on FerretDB, 10–15 ms of a 3000-id drain's first run and about 10 ms
-   * at each later one). A chunk is the same document until its outcomes are recorded, which
+   * not from the database, a read saved at a drain's first run and at each later one
+   * (docs/performance.md#the-figures-behind-the-codes-choices). A chunk is the same document until its outcomes are recorded, which
    * drops it from here; one recorded by another process meanwhile is applied again by a run
    * here, which changes nothing and records nothing (bulk.worker.ts).
    */
   private readonly inserted = new Map<string, BulkChunk>();
   private insertedCommands = 0;
+  private readonly guard: PerKeyQueue;
   private remembering = false;
 
   constructor(
     db: Db,
     private readonly retentionMs: number,
-    /** Deletes in parts of at most this many documents (src/db/workarounds.ts); undefined: one statement. */
-    private readonly documentsPerDelete?: number,
-    /** Where the server's conditional update is not atomic, an undo's claim queues on it (GUARDED.bulkRequest). */
-    private readonly guard: PerKeyQueue = UNQUEUED,
+    private readonly engine: BulkEngineNeeds = {},
   ) {
+    this.guard = engine.guard ?? UNQUEUED;
     this.requests = db.collection<RequestDocument>('bulkRequests');
     this.chunks = db.collection<ChunkDocument>('bulkChunks');
     this.finished = db.collection<FinishedChunkDocument>('bulkChunksFinished');
@@ -301,8 +306,9 @@ export class BulkRepository {
   }
 
   /**
-   * Records each chunk's outcomes unless a run did already, OUTCOMES_PER_WRITE chunks per write;
-   * returns the chunks this call recorded (read back only when some were recorded already).
+   * Records each chunk's outcomes unless a run did already, in one write (in commands of
+   * statementsPerCommand where the engine needs it); returns the chunks this call recorded (read
+   * back only when some were recorded already).
    */
   async recordOutcomes(
     merchantId: string,
@@ -310,19 +316,16 @@ export class BulkRepository {
   ): Promise<Set<string>> {
     const recordedBy = randomUUID();
     for (const { chunkId } of records) this.forget(chunkId);
-    let modified = 0;
-    for (const part of chunked(records, OUTCOMES_PER_WRITE)) {
-      const result = await this.chunks.bulkWrite(
-        part.map(({ chunkId, outcomes }) => ({
-          updateOne: {
-            filter: { _id: chunkId, merchantId, outcomes: null },
-            update: { $set: { outcomes: storedOutcomes(outcomes), recordedBy } },
-          },
-        })),
-        { ordered: false },
-      );
-      modified += result.modifiedCount;
-    }
+    const modified = await bulkWriteInParts(
+      this.chunks,
+      records.map(({ chunkId, outcomes }) => ({
+        updateOne: {
+          filter: { _id: chunkId, merchantId, outcomes: null },
+          update: { $set: { outcomes: storedOutcomes(outcomes), recordedBy } },
+        },
+      })),
+      this.engine.statementsPerCommand,
+    );
     const ids = records.map((r) => r.chunkId);
     if (modified === records.length) return new Set(ids);
     if (modified === 0) return new Set();
@@ -334,9 +337,9 @@ export class BulkRepository {
   async deleteExpired(now = new Date()): Promise<number> {
     const expired = { expiresAt: { $lte: now } };
     const [requests] = await Promise.all([
-      deleteInParts(this.requests, expired, this.documentsPerDelete),
-      deleteInParts(this.chunks, expired, this.documentsPerDelete),
-      deleteInParts(this.finished, expired, this.documentsPerDelete),
+      deleteInParts(this.requests, expired, this.engine.documentsPerDelete),
+      deleteInParts(this.chunks, expired, this.engine.documentsPerDelete),
+      deleteInParts(this.finished, expired, this.engine.documentsPerDelete),
     ]);
     return requests;
   }

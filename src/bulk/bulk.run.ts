@@ -31,8 +31,8 @@ import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.j
 /**
  * Commands one run applies at most, its own chunk's and its companions': ten full chunks. What a
  * run costs beside its chunks' updates is then shared by up to ten chunks, not one; larger, a run
- * would hold the one slot a process has on FerretDB longer before other merchants' chunks get it
- * (docs/reliability.md).
+ * would hold its job slot longer before other merchants' chunks get it, most where a process has
+ * one slot (oneJobAtATime, src/db/workarounds.ts; docs/reliability.md).
  */
 export const RUN_COMMANDS = 10 * CHUNK_SIZE;
 /**
@@ -203,8 +203,8 @@ export class BulkRun {
   }
 
   /**
-   * Applies the chunks one after another (on one writer, FerretDB, at once only queues them), each
-   * companion in its own request's trace, so that its span, its changes' events and its log lines
+   * Applies the chunks one after another (a run is one job's work: chunks run side by side in
+   * other job slots and processes), each companion in its own request's trace, so that its span, its changes' events and its log lines
    * are found under the request that sent it. A chunk an earlier run finished is not applied again.
    */
   private async apply(chunks: readonly BulkChunk[]): Promise<void> {

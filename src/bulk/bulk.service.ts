@@ -92,7 +92,7 @@ export class BulkService {
     private readonly byIds: BulkStores,
     /**
      * For requests by filter: up to 100,000 matches read and stored in one document take longer
-     * than DB_TIMEOUT_MS allows a request (FerretDB reads every subscription for the match), so
+     * than DB_TIMEOUT_MS allows a request (without a secondary index, every subscription), so
      * they are bounded by BULK_DB_TIMEOUT_MS, as the dispatch that follows is (docs/design.md §6a).
      */
     private readonly byFilter: BulkStores,

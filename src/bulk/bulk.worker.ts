@@ -76,7 +76,7 @@ export class BulkWorker implements ChunkHandlers {
   /**
    * Whether this process is applying a bulk request: a chunk is running, or one ended a moment ago
    * (the next locked one starts right after). Background work that can wait (the events relay)
-   * waits meanwhile: on FerretDB every write waits for its one writer.
+   * waits meanwhile where the engine asks it (relayPauses, src/db/workarounds.ts).
    */
   get busy(): boolean {
     return this.active > 0 || Date.now() - this.lastChunkAt < BETWEEN_CHUNKS_MS;

@@ -24,7 +24,7 @@ type MemoryServerModule = typeof import('mongodb-memory-server');
 
 /**
  * Where no mongod is found locally and its download host does not even resolve (an offline
- * machine), says so at once: mongodb-memory-server would spend about 6 s retrying the download.
+ * machine), says so at once, rather than after mongodb-memory-server's retries of the download.
  * Behind a proxy the host need not resolve here, so the download is left to try.
  */
 async function assertMongodObtainable(DryMongoBinary: MemoryServerModule['DryMongoBinary'], download: DownloadProxy): Promise<void> {

@@ -51,7 +51,12 @@ export interface JobKind {
  */
 const ALREADY_COMPLETED = /cannot be updated in the database, maybe it does not exist anymore/;
 
-/** Job saves sent at once: enough for a 3000-id bulk request's 30 chunks in one go. */
+/**
+ * Jobs saved at once, and job documents per insert: enough for a 3000-id bulk request's 30 chunks
+ * in one go, and few enough on any engine that a dispatch of up to 1000 chunks leaves the
+ * background pool to the queue's own queries and the running jobs, and that its first jobs are
+ * stored, and run, before its last are sent.
+ */
 const ENQUEUE_AT_ONCE = 32;
 
 export class JobQueue<Data extends object> {
@@ -92,9 +97,9 @@ export class JobQueue<Data extends object> {
 
   /**
    * Stores one job per item of `data`, due at `at` (default now); resolves once every one is
-   * durable. ENQUEUE_AT_ONCE at a time: a bulk request by filter has up to 1000 chunks, and 1000
-   * saves at once on FerretDB's one writer held it for a minute, long enough for the queue's own
-   * queries to time out (docs/design.md §6a).
+   * durable. ENQUEUE_AT_ONCE at a time: a bulk request by filter has up to 1000 chunks, whose
+   * saves all at once would hold the database from the queue's own queries (on one writer until
+   * they time out: docs/engine.md#the-figures-behind-the-workarounds; docs/design.md §6a).
    */
   async enqueue(data: readonly Data[], at?: Date): Promise<void> {
     await this.agenda.ready;
@@ -111,8 +116,8 @@ export class JobQueue<Data extends object> {
 
   /**
    * As `enqueue`, due now, but ENQUEUE_AT_ONCE jobs in one insert, where Agenda saves each job
-   * with an insert of its own (on FerretDB's one writer, a 3000-id bulk request's 30 job inserts
-   * took about 500 ms of its 3.5 s drain). Each document is the one Agenda's own save writes
+   * with an insert of its own: one write per part, not per job, on a bulk request's way to its
+   * first chunk (docs/performance.md#the-figures-behind-the-codes-choices). Each document is the one Agenda's own save writes
    * (`AgendaJobs.insertNew`), so Agenda finds, locks and runs these jobs as any other.
    */
   async enqueueTogether(data: readonly Data[]): Promise<void> {

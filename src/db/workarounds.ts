@@ -11,29 +11,21 @@ import { ConfigError, type DbWorkarounds } from '../config.js';
 import type { Capabilities } from './mongo.js';
 
 /**
- * FerretDB's SQLite backend has one writer: with 32 requests changing subscriptions at once, the
- * writes wait on its lock and their tail grows long. Measured with the raw driver, 1000 changes
- * of distinct documents: p99 640-750 ms and up to 1.65 s at 32 connections (past DB_TIMEOUT_MS,
- * so some requests answered 503), p99 57-110 ms at 4, in the same time overall. So requests get
- * at most this many connections there, and a request waits for one at most DB_SLOW_CAP_MS (while
- * the server answers the driver's checks: src/db/mongo.ts).
- *
- * 8, not 4 (since 2026-11-26, on the build with the update-batch patch, docs/benchmarks.md): on 4,
- * 32 single pauses at once queued in the driver, which cost the service's process about 80 µs and
- * the database about 40 µs more per request (bench (c) 0.73-0.75 of the bare server, against 0.85
- * on 8 and 0.89 on 16). More connections take the writer from the bulk workers under mixed
- * traffic: `npm run load` drained its queue 8.3-9.0 s after the traffic on 4, 11.0-13.9 s on 8, 16.9 s
- * on 16 and 22.7-26.7 s on the driver's 100 (p99 0.9, 1.3, 1.7 and 2.0 s).
+ * FerretDB's SQLite backend has one writer: with many requests changing subscriptions at once, the
+ * writes wait on its lock and their tail grows past DB_TIMEOUT_MS. So requests get at most this
+ * many connections there, and a request waits for one at most DB_SLOW_CAP_MS (while the server
+ * answers the driver's checks: src/db/mongo.ts). Fewer queue single requests in the driver at a
+ * cost in CPU; more take the writer from the bulk workers under mixed traffic (the figures for
+ * 4, 8, 16 and 100: docs/engine.md#the-figures-behind-the-workarounds).
  */
 export const ONE_WRITER_REQUEST_POOL = 8;
 
 /**
  * Statements per write command where the server has one writer (capabilities.parallelWriters
- * false). FerretDB v1 (SQLite) holds a connection for each statement of an
- * update command until the whole command ends: measured here, a bulkWrite of 100 updateOne with
- * other work going on exhausted its pool and stopped every client (a goroutine dump showed the
- * command holding 100 open result sets while waiting for one more connection). MongoDB has no
- * such limit; a few more round trips cost little.
+ * false). FerretDB v1 (SQLite) holds a connection for each statement of an update command until
+ * the whole command ends, so a large bulkWrite beside other work can exhaust its pool and stop
+ * every client (docs/engine.md#the-figures-behind-the-workarounds). MongoDB has no such limit; a
+ * few more round trips cost little.
  */
 export const STATEMENTS_PER_COMMAND = 16;
 

@@ -31,14 +31,17 @@ export interface EventSink {
 /**
  * The sweep is only for what a process killed between a change and its relay left behind: at start,
  * then this often. (A relay that fails in a live process is retried by that process, RETRY_MS later.)
- * On FerretDB, which has no index for it, a sweep reads every subscription: every 5 s, as it was,
- * the sweeps outlasted their interval under a 3000-id request and ran on top of each other and of
- * the due schedules (bench (e): schedule lag p99 24.5 s against 7 s).
+ * Rare, because where no index serves it a sweep reads every subscription, and frequent sweeps then
+ * delay the due schedules (docs/engine.md#the-figures-behind-the-workarounds).
  */
 const SWEEP_EVERY_MS = 5 * 60_000;
 const RETRY_MS = RETRY.eventsRelay.delayMs;
 const SWEEP_BATCH = 200;
-/** How long a relay after a change waits for others to join it: under load, fewer and larger batches (each costs an event insert, an outbox clear, a deliveries insert and a delivery job). */
+/**
+ * How long a relay after a change waits for others to join it: under load, fewer and larger batches
+ * (each costs an event insert, an outbox clear, a deliveries insert and a delivery job, on any
+ * engine), for an event up to this much later (docs/performance.md#the-figures-behind-the-codes-choices).
+ */
 const GATHER_MS = 50;
 /** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
 const DEFER_AT_MOST_MS = 30_000;
@@ -68,11 +71,9 @@ export class EventsRelay {
     private readonly sink: EventSink,
     log: Logger,
     /**
-     * The process's per-subscription mutex, held while outboxes are cleared. FerretDB writes a
-     * whole document back after reading it, so a clear running beside a change of the same
-     * subscription could write back the status it read: measured, 10 of 3000 scheduled resumes
-     * were undone that way and applied again (test/schedules-workers.test.ts). MongoDB updates
-     * atomically; across processes FerretDB cannot be helped (docs/design.md §8).
+     * The process's per-subscription mutex, held while outboxes are cleared: where the engine's
+     * conditional update is not atomic (keyedMutex), a clear beside a change of the same
+     * subscription could write back the status it read (docs/design.md §8, "Conditional updates").
      */
     private readonly mutex: PerKeyQueue,
     /** Whether this process is applying a bulk request, which the relay lets finish first (at most DEFER_AT_MOST_MS). */
@@ -124,7 +125,7 @@ export class EventsRelay {
    * After a change: relayed in the background, never delaying the answer; the sweep repeats what
    * fails. Changes arriving together are relayed together, one relay at a time per process, so
    * that under load the relay costs a few writes per batch, not per change, and does not crowd
-   * out the requests (on FerretDB every write waits for its one writer).
+   * out the requests.
    *
    * `held`: the changed documents with the entries their changes pushed (a request's change
    * answers with its document): relayed as they are, the relay reads nothing back. Only those
@@ -178,19 +179,16 @@ export class EventsRelay {
       });
       // The next batch gathers for GATHER_MS too, counted from this relay's end: a relay of handed
       // entries reads nothing and is quick, and batches taken back to back are smaller, each with
-      // its own events insert, outbox clear, deliveries and delivery job (bench (f), shared
-      // machine: 171-200 req/s with an endpoint without this wait, 242-285 with it, 211-270 before
-      // handed entries; docs/performance.md). Counted from the relay's start (until 2026-11-26),
-      // a relay of 30 ms left the next batch 20 ms to gather: under bench (c) the service relayed
-      // in three times as many batches as the bare server, which waits 50 ms after each.
+      // its own events insert, outbox clear, deliveries and delivery job
+      // (docs/performance.md#the-figures-behind-the-codes-choices).
       if (this.waiting.size > 0 && !this.stopped) await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
     }
   }
 
   /**
-   * Waits while this process applies a bulk request or due schedules, at most DEFER_AT_MOST_MS:
-   * relayed between chunks, the events doubled the writes on the request's way to completion
-   * (measured on FerretDB: the 3000-id drain took 10.4 s with them, against 4.0 s before events).
+   * Waits while this process applies a bulk request or due schedules, at most DEFER_AT_MOST_MS,
+   * where the engine asks it (relayPauses): relayed between chunks, the events' writes queue with
+   * the request's on its way to completion (docs/engine.md#the-figures-behind-the-workarounds).
    */
   private async idle(): Promise<void> {
     const until = Date.now() + DEFER_AT_MOST_MS;

@@ -5,7 +5,7 @@
  * STALE_INTERVALS intervals is taken as gone: every read filters on `lastSeenAt`, so a killed
  * process drops out of the list within that bound, whatever the clean-up does. The clean-up is
  * a TTL index on `expiresAt` where the server has one (MongoDB removes within about a minute
- * after), else (FerretDB v1) the retention sweeper of worker processes (db/retention.ts) deletes
+ * after), else (expirySweeps, src/db/workarounds.ts) the retention sweeper of worker processes (db/retention.ts) deletes
  * the expired ones (`expiredHeartbeats`). A
  * process that stops cleanly deletes its own document at once.
  *

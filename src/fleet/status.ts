@@ -14,8 +14,9 @@
  *   index orders the entries' times: an estimate, exact while the backlog is under the sample);
  * - disabled endpoints: a count capped at COUNT_CAP of `webhookEndpoints` by status (no index:
  *   endpoints are few per merchant).
- * FerretDB v1 uses no secondary index, so there each of these reads the whole collection it
- * counts (subscriptions included): fine for development, not what a large fleet runs on.
+ * On an engine that serves no secondary index each of these reads the whole collection it counts
+ * (subscriptions included; docs/engine.md#what-each-read-scans): fine for development, not what a
+ * large fleet runs on.
  */
 import { nowTimestamp } from '../lib/clock.js';
 import type { FleetReading } from '../observability/metrics.js';

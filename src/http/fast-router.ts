@@ -1,8 +1,8 @@
 /**
  * openapi-backend's router, made cheap per request. As shipped (5.21), every request rebuilds the
  * list of all operations from the definition with lodash, twice, and compiles a RegExp for every
- * path template: profiled under the single-pause load of `npm run bench` (c), matching took
- * 1.07 s of the 8.7 s of CPU the process spent in 10 s, one eighth of it. The definition never
+ * path template, a large share of a single pause's CPU under `npm run bench` (c)
+ * (docs/performance.md#the-figures-behind-the-codes-choices). The definition never
  * changes after `init()`, so the list and the patterns are built once; the rules stay the router's
  * own (exact path first, then templates, the most specific first, 404 or 405 when `strict`).
  *
@@ -97,7 +97,7 @@ export class PrecompiledRouter extends OpenAPIRouter {
    * path parameters) and again to validate it. The first parse's headers, cookies and body are
    * kept for the other two, which add the path parameters (from a pattern built once) and a query
    * of their own: validation coerces the query and parameters it checks in place, so each parse
-   * gets its own, as before. An operation whose query the router reworks (none in our spec) is
+   * gets its own, as in the library. An operation whose query the router reworks (none in our spec) is
    * parsed as the library does.
    */
   override parseRequest(req: Request, operation?: Operation): ParsedRequest {

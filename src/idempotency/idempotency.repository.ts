@@ -1,6 +1,6 @@
 /**
  * Stored responses for Idempotency-Key, scoped per merchant. Claiming a key is one insert on a
- * unique _id: atomic on MongoDB and, unlike a conditional update, on FerretDB v1 too.
+ * unique _id: atomic on every engine, also where a conditional update is not (docs/design.md §8).
  */
 import type { Collection, Db } from 'mongodb';
 import { deleteInParts } from '../db/mongo-helpers.js';

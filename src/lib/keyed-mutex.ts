@@ -1,10 +1,9 @@
 /**
- * Serialises tasks that share a key, within this process. FerretDB v1 does not make a
- * conditional update atomic against a concurrent one (it queries, then writes the whole document
- * back by _id), so there every write of the service to a document that a conditional update
- * changes is queued here by the document (GUARDED below; docs/design.md §8). Where the server's
- * conditional update is atomic, it is the guard and nothing is queued (UNQUEUED): the composition
- * root decides which (src/db/workarounds.ts).
+ * Serialises tasks that share a key, within this process. Where the server's conditional update
+ * is not atomic against a concurrent one (src/db/workarounds.ts keyedMutex says why an engine needs
+ * it), every write of the service to a document that a conditional update changes is queued here
+ * by the document (GUARDED below; docs/design.md §8). Where it is atomic, it is the guard and
+ * nothing is queued (UNQUEUED): the composition root decides which.
  */
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();

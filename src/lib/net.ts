@@ -1,4 +1,4 @@
-/** Loopback helpers for the embedded servers this project starts (FerretDB, and Prism in tests). */
+/** Loopback helpers for the embedded servers this project starts (the database, and Prism in tests). */
 import { connect, createServer } from 'node:net';
 
 /** A TCP port free on 127.0.0.1 right now. */

@@ -17,9 +17,9 @@ import { inSpan } from '../observability/tracing.js';
 /** Due subscriptions applied by one round trip of conditional updates, holding their mutex. */
 export const SCHEDULE_CHUNK = 500;
 /**
- * Due subscriptions read by one query, then applied a chunk at a time. FerretDB serves the query
- * from no index (it reads every subscription and sorts in Go: about 0.65 s at 3000), so reading a
- * chunk at a time cost that much per chunk; 3000 resumes due at once now cost one read.
+ * Due subscriptions read by one query, then applied a chunk at a time: a read's cost is mostly
+ * fixed (all of it where no index serves the due query: docs/engine.md#the-figures-behind-the-workarounds),
+ * so 3000 resumes due at once cost one read, not one per chunk.
  */
 const DUE_READ = 5_000;
 /** How often the subscriptions are read for due schedules whatever the clock says (schedule.clock.ts). */
@@ -78,10 +78,10 @@ export class ScheduleWorker {
   /**
    * A pending time this process just wrote (subscriptions/pending-times.ts, after the write): the
    * poll comes at that time if it is sooner than the next one, so that a schedule falls due on
-   * time, not up to a poll interval late. Times other processes write are seen at the next poll,
-   * as before: every worker waking at the same time would make them all read and apply the same
-   * due subscriptions at once (on FerretDB, with two worker processes, 884 of 1000 resumes were
-   * then written by both, against 504–660 polling at their own pace: test/schedules-workers.test.ts).
+   * time, not up to a poll interval late. Times other processes write are seen at the next poll:
+   * every worker waking at the same time would make them all read and apply the same
+   * due subscriptions at once, writing most of them twice where conditional updates are not atomic
+   * across processes (test/schedules-workers.test.ts; docs/engine.md#the-figures-behind-the-workarounds).
    */
   wakeBy(at: string): void {
     const due = Date.parse(at);

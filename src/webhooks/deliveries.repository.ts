@@ -58,8 +58,9 @@ export class DeliveriesRepository {
 
   /**
    * The sweep of overdue deliveries reads through `pending_deliveries`, led by the status: pending
-   * deliveries are few beside finished ones, and an equality on an index's first field is what the
-   * embedded FerretDB can serve from an index too (a range on `dueAt` alone it cannot).
+   * deliveries are few beside finished ones, and an equality on an index's first field is served
+   * from the index even by an engine that serves no range from one
+   * (docs/engine.md#what-is-not-pushed-down).
    */
   async ensureIndexes(ttlIndexes: boolean): Promise<void> {
     await ensureTtlIndex(this.collection, ttlIndexes);

@@ -4,6 +4,8 @@
  * path is checked as decisions: with every capability, none is built; each missing capability turns
  * on exactly its own. No database, fake or real, is needed for a decision.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineFor } from '../../src/main/composition.js';
 import type { Capabilities } from '../../src/db/mongo.js';
@@ -124,5 +126,30 @@ describe('DB_WORKAROUNDS', () => {
     expect(() => setting('relayPauses,')).toThrow(/DB_WORKAROUNDS/);
     expect(() => engineFor(FERRETDB, setting('relayPause'))).toThrow(ConfigError);
     expect(() => engineFor(FERRETDB, setting('relayPause'))).toThrow(/DB_WORKAROUNDS names no workaround: relayPause/);
+  });
+});
+
+describe('engine knowledge in one place', () => {
+  const SRC = resolve(import.meta.dirname, '../../src');
+  /** Where an engine may be named: the capability table and the engine's code, and what builds and configures them. */
+  const MAY_NAME_THE_ENGINE = [/^db\//, /^main\//, /^config\.ts$/];
+  /** Being rewritten on other branches: the lead takes these off the list once they are merged. */
+  const NOT_YET_CHECKED = [/^subscriptions\//, /^holds\//];
+  const sources = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .map((file) => file.split('\\').join('/'))
+    .filter((file) => file.endsWith('.ts'));
+  const namingFerretDb = (files: readonly string[]) => files.filter((file) => /ferretdb/i.test(readFileSync(join(SRC, file), 'utf8')));
+  const among = (patterns: readonly RegExp[]) => (file: string) => patterns.some((pattern) => pattern.test(file));
+
+  it('only src/db/, src/main/ and src/config.ts name FerretDB: other files say what they do, by capability or workaround', () => {
+    const unchecked = namingFerretDb(sources.filter(among(NOT_YET_CHECKED)));
+    if (unchecked.length > 0) console.info(`not yet checked (being rewritten; the lead finishes them): ${unchecked.join(', ')}`);
+    const checked = sources.filter((file) => !among(MAY_NAME_THE_ENGINE)(file) && !among(NOT_YET_CHECKED)(file));
+    expect(checked.length).toBeGreaterThan(50);
+    expect(namingFerretDb(checked)).toEqual([]);
+  });
+
+  it('finds the name where it is (the check itself can fail)', () => {
+    expect(namingFerretDb(sources)).toEqual(expect.arrayContaining(['db/workarounds.ts', 'db/ferretdb.ts']));
   });
 });
