@@ -69,6 +69,8 @@ function eventsOf(holder: OutboxHolder): Event[] {
         cause: entry.cause,
         ...schedule,
         ...(entry.removed ? { removed: [...entry.removed] } : {}),
+        // The resume a notice announces (docs/webhooks.md).
+        ...(type === 'subscription.resume_upcoming' && subscription.schedule?.resumeAt ? { resumeAt: subscription.schedule.resumeAt } : {}),
       },
     });
   });

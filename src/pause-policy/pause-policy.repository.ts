@@ -15,7 +15,14 @@ interface PausePolicyDocument extends Partial<PausePolicy> {
   modifiedAt: string;
 }
 
-const POLICY_PROJECTION = { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1, cooldownDays: 1, allowedPauseDays: 1 } as const;
+const POLICY_PROJECTION = {
+  maxPauseDays: 1,
+  maxPausesPerYear: 1,
+  requireResumeAt: 1,
+  cooldownDays: 1,
+  allowedPauseDays: 1,
+  resumeNoticeHours: 1,
+} as const;
 
 const policyOf = (doc: PausePolicyDocument): PausePolicy => ({
   maxPauseDays: doc.maxPauseDays ?? null,
@@ -23,6 +30,7 @@ const policyOf = (doc: PausePolicyDocument): PausePolicy => ({
   requireResumeAt: doc.requireResumeAt ?? false,
   cooldownDays: doc.cooldownDays ?? null,
   allowedPauseDays: doc.allowedPauseDays ?? null,
+  resumeNoticeHours: doc.resumeNoticeHours ?? null,
 });
 
 export class PausePolicyRepository {

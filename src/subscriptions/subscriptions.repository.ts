@@ -268,6 +268,17 @@ const ownedOf = (
 
 /** What a pause policy reads of a subscription (PauseHistory). */
 const HISTORY_PROJECTION = { recentPauses: 1, lastResumedAt: 1 } as const;
+/** What a due schedule is decided and shown by (DueSubscription), beside its mode's pending time. */
+const DUE_PROJECTION = {
+  merchantId: 1,
+  status: 1,
+  pauseAt: 1,
+  resumeAt: 1,
+  pauseReason: 1,
+  noticeAt: 1,
+  modifiedAt: 1,
+  ...HISTORY_PROJECTION,
+} as const;
 
 /** A bulk request's filter (docs/design.md §6a): each field given narrows the match; times as stored (§5). */
 export interface SubscriptionFilter {
@@ -329,6 +340,8 @@ function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscript
     resumeAt: d.resumeAt ?? null,
     pauseReason: d.pauseReason ?? null,
     nextScheduledAt: pendingAt,
+    noticeAt: d.noticeAt ?? null,
+    modifiedAt: d.modifiedAt,
     recentPauses: d.recentPauses ?? [],
     ...(d.lastResumedAt !== undefined ? { lastResumedAt: d.lastResumedAt } : {}),
   };
@@ -350,6 +363,9 @@ export interface DueState extends RuleState {
   /** Not decided on, but shown by the subscription a firing's event carries. */
   readonly pauseReason: string | null;
   readonly nextScheduledAt: string;
+  readonly noticeAt: string | null;
+  /** What a notice's event shows: a notice changes no modifiedAt (notice.rules.ts). */
+  readonly modifiedAt: string;
 }
 
 export interface DueSubscription extends DueState, PauseHistory {
@@ -863,7 +879,7 @@ export class SubscriptionsRepository {
     const docs = await this.collection
       .find(
         { nextScheduledAt: { $lte: now } },
-        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1, ...HISTORY_PROJECTION } },
+        { projection: { nextScheduledAt: 1, ...DUE_PROJECTION } },
       )
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
@@ -881,7 +897,7 @@ export class SubscriptionsRepository {
     const docs = await this.collection
       .find(
         { merchantId, testScheduledAt: { $lte: upTo } },
-        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1, ...HISTORY_PROJECTION } },
+        { projection: { testScheduledAt: 1, ...DUE_PROJECTION } },
       )
       .sort({ testScheduledAt: 1, _id: 1 })
       .limit(limit)
@@ -914,12 +930,15 @@ export class SubscriptionsRepository {
       );
       // One outbox entry per event for the whole group, named by the run and group (src/subscriptions/outbox.ts).
       // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
+      // A notice is named by its resume and time instead: two processes sending it make one event.
+      const notice = ruling.due === 'notice';
       const entries = outboxEntries(
         state.status,
-        snapshotAfter(ruling.change!, shown(state), at),
+        snapshotAfter(ruling.change!, shown(state), ruling.touches ? at : state.modifiedAt),
         { kind: 'schedule' },
-        `${runId}:${group}`,
+        notice ? `notice:${state.resumeAt}` : `${runId}:${group}`,
         ruling.events,
+        notice ? state.noticeAt! : at,
       );
       const write = withEvents(update, entries);
       const filter = {
@@ -927,6 +946,8 @@ export class SubscriptionsRepository {
         merchantId,
         status: state.status,
         [dueFieldOf(merchantId)]: state.nextScheduledAt,
+        ...({ noticeAt: state.noticeAt } as Filter<SubscriptionDocument>),
+        ...(notice ? { modifiedAt: state.modifiedAt } : {}),
         ...exactSchedule(state),
         ...keptAsIn(ruling.change!, shown(state)),
       };

@@ -11,6 +11,7 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import { clipped } from '../lib/text.js';
+import type { NoticeTerms } from './notice.rules.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import {
   byMerchantOf,
@@ -105,6 +106,9 @@ function grouped(due: readonly DueSubscription[], now: string, policies: Readonl
       resumeAt,
       pauseReason,
       nextScheduledAt,
+      subscription.noticeAt,
+      // A notice's event shows the subscription as it stands: one group per modifiedAt.
+      ruling.due === 'notice' ? subscription.modifiedAt : null,
       ruling.outcome,
       ruling.breach?.detail,
     ]);
@@ -179,7 +183,8 @@ export class SubscriptionsService {
       const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
       // No policy: exactly the writes of before policies (no read first).
       const ruled = isPolicyOff(policy) ? schedule : await this.underPolicy(merchantId, id, rawId, policy, schedule, now);
-      return this.applyOnce(merchantId, id, rawId, operation, ruled, cause, schedule, now);
+      const notice = { hours: policy.resumeNoticeHours, now: now.timestamp() };
+      return this.applyOnce(merchantId, id, rawId, operation, ruled, cause, schedule, now, notice);
     });
   }
 
@@ -209,8 +214,9 @@ export class SubscriptionsService {
     cause: ChangeCause,
     asSent: ScheduleRequest | undefined,
     now: Clock,
+    notice: NoticeTerms,
   ): Promise<Subscription> {
-    const plan = planCommand(operation, schedule, asSent);
+    const plan = planCommand(operation, schedule, asSent, notice);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
       const { changed, current: read } = await this.repository.changeOrRead(
         merchantId,
@@ -226,7 +232,7 @@ export class SubscriptionsService {
       }
       const current = read !== undefined ? read : await this.repository.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
-      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent));
+      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent, notice));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
       if (outcome !== 'noop') return undefined;
       if (!change) return current;
@@ -332,7 +338,8 @@ export class SubscriptionsService {
     // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
     const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
     const now = await this.clockOf(merchantId);
-    return { plan: planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule), now };
+    const notice = { hours: policy.resumeNoticeHours, now: now.timestamp() };
+    return { plan: planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule, notice), now };
   }
 
   /**
