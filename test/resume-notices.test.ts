@@ -201,6 +201,45 @@ describe('notices with the test clock', () => {
   });
 });
 
+describe('a change of resumeNoticeHours', () => {
+  const putHours = (testKey: string, hours: number | null) =>
+    api(testKey, 'PUT', '/v2/pause-policy', { ...OFF, resumeNoticeHours: hours }).then((r) => expect(r.status).toBe(200));
+
+  it('turned on, gives the resumes already scheduled their notice; turned off, takes back those not sent', async () => {
+    const m = await testModeWith(null, 2);
+    const [early, late] = m.ids as [string, string];
+    const soon = m.now + 4 * DAY;
+    const later = m.now + 8 * DAY;
+    expect((await pause(m.testApiKey, early, { resumeAt: iso(soon) })).status).toBe(200);
+    expect((await pause(m.testApiKey, late, { resumeAt: iso(later) })).status).toBe(200);
+
+    await putHours(m.testApiKey, 48);
+    await advance(m.testApiKey, soon - 48 * HOUR);
+    await putHours(m.testApiKey, null);
+    await advance(m.testApiKey, later + HOUR);
+
+    expect((await notices(m.testApiKey)).map((n) => [n.data.subscription.id, n.createdAt])).toEqual([[early, stamp(soon - 48 * HOUR)]]);
+  });
+
+  it('changed, moves a pending notice to the new time and leaves one already sent alone', async () => {
+    const m = await testModeWith(24, 2);
+    const [sent, moved] = m.ids as [string, string];
+    const soon = m.now + 2 * DAY;
+    const later = m.now + 6 * DAY;
+    expect((await pause(m.testApiKey, sent, { resumeAt: iso(soon) })).status).toBe(200);
+    expect((await pause(m.testApiKey, moved, { resumeAt: iso(later) })).status).toBe(200);
+    await advance(m.testApiKey, soon - 24 * HOUR);
+
+    await putHours(m.testApiKey, 72);
+    await advance(m.testApiKey, later + HOUR);
+
+    expect((await notices(m.testApiKey)).map((n) => [n.data.subscription.id, n.createdAt])).toEqual([
+      [sent, stamp(soon - 24 * HOUR)],
+      [moved, stamp(later - 72 * HOUR)],
+    ]);
+  });
+});
+
 describe('notices in live mode', () => {
   it('the schedule worker sends the notice when it falls due, once', async () => {
     const { merchantId, apiKey } = await t.merchant();

@@ -107,12 +107,14 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
     new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })),
   );
   const pausePolicies = new PausePolicyService(stores.pausePolicies);
+  const subscriptions = new SubscriptionsService(stores.subscriptions, mutex, pausePolicies, clockOfMerchants(stores.testClocks));
+  pausePolicies.onNoticeHoursChanged((merchantId, hours) => subscriptions.renotice(merchantId, hours));
   return {
     merchants: stores.merchants,
     subscriptionsRepository: stores.subscriptions,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores.subscriptions, mutex, pausePolicies, clockOfMerchants(stores.testClocks)),
+    subscriptions,
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
   };

@@ -10,6 +10,7 @@ import { livemodeOf } from '../lib/livemode.js';
 import { inTraceContext } from '../observability/tracing.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { outboxEntries, type OutboxEntry, type SubscriptionSnapshot } from './outbox.js';
+import { earliestOf } from './notice.rules.js';
 import type { ScheduleClock } from './schedule.clock.js';
 import {
   KEPT_PAUSE_TIMES,
@@ -373,6 +374,15 @@ export interface DueSubscription extends DueState, PauseHistory {
   readonly merchantId: string;
   /** When pauses were last applied to it, and it was last resumed: a due pause's pause policy reads them. */
   readonly recentPauses: readonly string[];
+}
+
+/** A scheduled resume whose notice was not sent yet, as read (SubscriptionsRepository.unnoticedResumes). */
+export interface PendingResume {
+  readonly id: string;
+  readonly status: SubscriptionStatus;
+  readonly pauseAt: string | null;
+  readonly resumeAt: string;
+  readonly noticeAt: string | null;
 }
 
 /** One ruling for the due subscriptions of one merchant that were read in exactly the same state. */
@@ -903,6 +913,52 @@ export class SubscriptionsRepository {
       .limit(limit)
       .toArray();
     return docs.map((d) => dueOfDocument(d, d.testScheduledAt!));
+  }
+
+  /** The merchant's scheduled resumes whose notice was not sent: what a change of resumeNoticeHours moves. */
+  async unnoticedResumes(merchantId: string): Promise<PendingResume[]> {
+    const docs = await this.collection
+      .find(
+        { merchantId, status: { $ne: 'cancelled' }, resumeAt: { $exists: true }, noticeFor: { $exists: false } },
+        { projection: { status: 1, pauseAt: 1, resumeAt: 1, noticeAt: 1 } },
+      )
+      .toArray();
+    return docs.map((d) => ({ id: d._id, status: d.status, pauseAt: d.pauseAt ?? null, resumeAt: d.resumeAt!, noticeAt: d.noticeAt ?? null }));
+  }
+
+  /**
+   * Gives these resumes the notice time `noticeAt` makes of their resumeAt (null: none), with
+   * `nextScheduledAt` their earliest pending time: one updateMany per schedule read, filtered on
+   * it and on no notice sent, so that a schedule changed or noticed meanwhile is left as it is.
+   */
+  async setNotices(merchantId: string, pending: readonly PendingResume[], noticeAt: (resumeAt: string) => string | null): Promise<void> {
+    const groups = new Map<string, { state: PendingResume; ids: string[] }>();
+    for (const p of pending) {
+      const key = JSON.stringify([p.status, p.pauseAt, p.resumeAt, p.noticeAt]);
+      const group = groups.get(key) ?? { state: p, ids: [] };
+      group.ids.push(p.id);
+      groups.set(key, group);
+    }
+    const times: string[] = [];
+    const writes = [...groups.values()].map(({ state, ids }): AnyBulkWriteOperation<SubscriptionDocument> => {
+      const notice = noticeAt(state.resumeAt);
+      const next = earliestOf(state.pauseAt, notice, state.resumeAt)!;
+      times.push(next);
+      const update: UpdateFilter<SubscriptionDocument> = notice
+        ? { $set: { noticeAt: notice, nextScheduledAt: next } }
+        : { $set: { nextScheduledAt: next }, $unset: { noticeAt: '' } };
+      const filter = {
+        _id: { $in: ids },
+        merchantId,
+        status: state.status,
+        noticeFor: { $exists: false },
+        ...exactSchedule(state),
+        ...({ noticeAt: state.noticeAt } as Filter<SubscriptionDocument>),
+      };
+      return { updateMany: { filter, update: inModeOf(merchantId, update) } };
+    });
+    await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand);
+    if (livemodeOf(merchantId)) await this.noteTimes(times);
   }
 
   /** Removes every subscription of a test mode (never live data): how many. */

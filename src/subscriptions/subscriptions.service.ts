@@ -11,7 +11,7 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import { clipped } from '../lib/text.js';
-import type { NoticeTerms } from './notice.rules.js';
+import { noticeTimeOf, type NoticeTerms } from './notice.rules.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import {
   byMerchantOf,
@@ -265,6 +265,21 @@ export class SubscriptionsService {
       if (settled) return settled;
       throw new Error(`subscription ${id} kept changing while its schedule was dropped; gave up after ${MAX_ATTEMPTS} attempts`);
     });
+  }
+
+  /**
+   * After a change of the merchant's resumeNoticeHours: every scheduled resume not noticed yet gets
+   * the notice time `hours` gives (a time already past falls due at once), or none when off. Each
+   * update is conditional on the schedule as read, so one a request changed meanwhile keeps the
+   * notice its own change gave it.
+   */
+  async renotice(merchantId: string, hours: number | null): Promise<void> {
+    const pending = await this.repository.unnoticedResumes(merchantId);
+    if (pending.length === 0) return;
+    await this.mutex.runAll(
+      pending.map((p) => p.id),
+      () => this.repository.setNotices(merchantId, pending, (resumeAt) => (hours === null ? null : noticeTimeOf(resumeAt, hours))),
+    );
   }
 
   /** Up to `limit` subscriptions with a schedule due now, earliest first. */
