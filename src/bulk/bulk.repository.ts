@@ -53,6 +53,8 @@ export interface BulkRequest {
   readonly traceparent?: string;
   /** On an undo: the request it undoes. */
   readonly undoes?: string;
+  /** On an undo: the latest time the original applied a command it undoes; a subscription modified after it is skipped (`changed_since`). */
+  readonly unchangedSince?: string;
   /** On a request undone: its undo's id, set once (`claimUndo`). */
   readonly undoneBy?: string;
 }
@@ -77,6 +79,8 @@ export interface BulkChunk {
   readonly schedule?: ScheduleRequest;
   /** The request's API key id, for its events' cause. */
   readonly apiKeyId?: string;
+  /** An undo's (BulkRequest.unchangedSince): its commands apply only where modifiedAt is not after it. */
+  readonly unchangedSince?: string;
 }
 
 interface RequestDocument extends Omit<BulkRequest, 'requestId'> {

@@ -294,6 +294,7 @@ export class BulkWorker implements ChunkHandlers {
         cause: causeOf(c),
         ids: c.subscriptionIds,
         schedule: c.schedule,
+        unchangedSince: c.unchangedSince,
         trace: traceOf(c),
       }));
       const settled = await this.subscriptions.applyTogether(chunks[0]!.merchantId, chunks[0]!.operation, commands);
@@ -314,6 +315,7 @@ export class BulkWorker implements ChunkHandlers {
       chunk.schedule,
       causeOf(chunk),
       known,
+      chunk.unchangedSince,
     );
     const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === KEPT_CHANGING).length;
     if (unresolved > 0 && !final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunk.chunkId} unresolved`);

@@ -87,7 +87,13 @@ export interface CommandState {
   readonly status: SubscriptionStatus;
   /** Set once the command took effect here (it changed the status, or found it already there). */
   readonly mark: CommandMark | undefined;
+  /** Read where an undo's command compares it with its unchangedSince. */
+  readonly modifiedAt?: string;
 }
+
+/** An undo's condition (CommandPlan.unchangedSince): its commands change and mark only what was not modified since. */
+const unchangedSinceOf = (plan: CommandPlan): Filter<SubscriptionDocument> =>
+  plan.unchangedSince === undefined ? {} : { modifiedAt: { $lte: plan.unchangedSince } };
 
 /** One of the bulk commands applyTogether applies: its request, the cause its events carry, the subscriptions it names among those applied together. */
 export interface TogetherCommand {
@@ -570,7 +576,7 @@ export class SubscriptionsRepository {
     at: string,
     cause: ChangeCause,
   ): Promise<{ allApplied: boolean; allNoop: boolean; states?: Map<string, CommandState> }> {
-    const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) } };
+    const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: marks(requestId) }, ...unchangedSinceOf(plan) };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     /** Writes `change` and its events to the subscriptions in `from` not reached yet, marked `kind`: how many it changed. */
     const writing = async (from: SubscriptionStatus, change: Change, kind: CommandMark, expected: number) => {
@@ -657,7 +663,7 @@ export class SubscriptionsRepository {
     markNoop: UpdateFilter<SubscriptionDocument>['$push'],
   ): Promise<{ allNoop: boolean; states?: Map<string, CommandState> }> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, modifiedAt: 1, ...SHOWN_PROJECTION } })
       .toArray();
     const [appliedMark, noopMark] = marks(requestId);
     const states = new Map<string, CommandState>();
@@ -666,8 +672,8 @@ export class SubscriptionsRepository {
     for (const doc of docs) {
       const kept = doc.bulkCommands ?? [];
       const mark = kept.includes(appliedMark) ? 'applied' : kept.includes(noopMark) ? 'noop' : undefined;
-      states.set(doc._id, { status: doc.status, mark });
-      if (mark) continue;
+      states.set(doc._id, { status: doc.status, mark, modifiedAt: doc.modifiedAt });
+      if (mark || (plan.unchangedSince !== undefined && doc.modifiedAt > plan.unchangedSince)) continue;
       if (doc.status === plan.already) noops.push(doc._id);
       else if (doc.status === plan.from && pinnedBy(plan.whenFrom).length > 0) {
         const key = JSON.stringify(pinnedAs(plan.whenFrom, doc));
@@ -676,7 +682,7 @@ export class SubscriptionsRepository {
         groups.set(key, group);
       }
     }
-    const notReached = { merchantId, bulkCommands: { $nin: marks(requestId) } };
+    const notReached = { merchantId, bulkCommands: { $nin: marks(requestId) }, ...unchangedSinceOf(plan) };
     const writes: AnyBulkWriteOperation<SubscriptionDocument>[] = [
       ...[...groups.values()].map((g) => applyingFrom(g.before, { ...notReached, _id: { $in: g.ids }, status: plan.from })),
       ...(noops.length > 0
@@ -820,14 +826,14 @@ export class SubscriptionsRepository {
   /** Each found subscription's status and whether the command reached it; absent ids are not in the map. */
   async commandStates(merchantId: string, ids: readonly string[], requestId: string): Promise<Map<string, CommandState>> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1 } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, modifiedAt: 1 } })
       .toArray();
     const [applied, noop] = marks(requestId);
     return new Map(
       docs.map((d) => {
         const kept = d.bulkCommands ?? [];
         const mark = kept.includes(applied) ? 'applied' : kept.includes(noop) ? 'noop' : undefined;
-        return [d._id, { status: d.status, mark }];
+        return [d._id, { status: d.status, mark, modifiedAt: d.modifiedAt }];
       }),
     );
   }

@@ -312,6 +312,8 @@ export interface CommandPlan {
   readonly already: SubscriptionStatus;
   readonly whenFrom: Change;
   readonly whenAlready: Change | undefined;
+  /** An undo's (docs/design.md §6): a subscription modified after it is neither changed nor marked, but skipped (`changed_since`). */
+  readonly unchangedSince?: string;
 }
 
 /**

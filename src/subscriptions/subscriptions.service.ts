@@ -64,13 +64,15 @@ const FAILED_REASON_MAX_LENGTH = 500;
 /** What one bulk command did (docs/design.md §4, §6). */
 export type CommandOutcome =
   | { readonly outcome: 'applied' | 'noop' }
-  | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' }
+  | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' | 'changed_since' }
   | { readonly outcome: 'failed'; readonly reason: string };
 
 /** The outcome a command has reached on a subscription, or undefined while it has not (a concurrent writer interfered). */
-function commandOutcome(operation: Operation, state: CommandState | undefined): CommandOutcome | undefined {
+function commandOutcome(operation: Operation, state: CommandState | undefined, unchangedSince?: string): CommandOutcome | undefined {
   if (!state) return { outcome: 'skipped', reason: 'not_found' };
   if (state.mark) return { outcome: state.mark };
+  if (unchangedSince !== undefined && state.modifiedAt !== undefined && state.modifiedAt > unchangedSince)
+    return { outcome: 'skipped', reason: 'changed_since' };
   try {
     return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled'
       ? { outcome: 'skipped', reason: 'cancelled' }
@@ -330,10 +332,11 @@ export class SubscriptionsService {
     schedule?: ScheduleRequest,
     cause: ChangeCause = { kind: 'bulk', requestId },
     settled: ReadonlyMap<string, CommandOutcome> = new Map(),
+    unchangedSince?: string,
   ): Promise<Map<string, CommandOutcome>> {
     const open = ids.filter((id) => !settled.has(id));
     if (open.length === 0) return new Map(settled);
-    const { plan, now } = await this.planOf(merchantId, operation, schedule);
+    const { plan, now } = await this.planOf(merchantId, operation, schedule, unchangedSince);
     const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(merchantId, open, operation, plan, requestId, cause, now));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
     const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
@@ -349,12 +352,14 @@ export class SubscriptionsService {
     merchantId: string,
     operation: Operation,
     schedule: ScheduleRequest | undefined,
+    unchangedSince?: string,
   ): Promise<{ plan: CommandPlan; now: Clock }> {
     // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
     const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
     const now = await this.clockOf(merchantId);
     const notice = { hours: policy.resumeNoticeHours, now: now.timestamp() };
-    return { plan: planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule, notice), now };
+    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule, notice);
+    return { plan: unchangedSince === undefined ? plan : { ...plan, unchangedSince }, now };
   }
 
   /**
@@ -371,19 +376,21 @@ export class SubscriptionsService {
   async applyTogether(
     merchantId: string,
     operation: Operation,
-    commands: readonly (TogetherCommand & { readonly schedule?: ScheduleRequest | undefined })[],
+    commands: readonly (TogetherCommand & { readonly schedule?: ScheduleRequest | undefined; readonly unchangedSince?: string | undefined })[],
   ): Promise<Map<string, CommandOutcome>[]> {
     const outcomes = commands.map(() => new Map<string, CommandOutcome>());
     // A subscription also named by a command with a schedule keeps its commands' order by going the usual way.
     const times = new Map<string, number>();
-    for (const c of commands) for (const id of new Set(c.ids)) times.set(id, c.schedule ? Number.NaN : (times.get(id) ?? 0) + 1);
+    // So does one named by an undo, whose commands carry their own condition (unchangedSince).
+    const alone = (c: (typeof commands)[number]) => c.schedule !== undefined || c.unchangedSince !== undefined;
+    for (const c of commands) for (const id of new Set(c.ids)) times.set(id, alone(c) ? Number.NaN : (times.get(id) ?? 0) + 1);
     // Where none is named twice (a large request's chunks) each command's first update changes them all with nothing read first: the usual way is cheaper.
     if (![...times.values()].some((n) => n >= 2)) return outcomes;
     // Otherwise every one goes in the shared writes: one read, and a statement per set of commands, not several per chunk.
     const shared = new Set([...times].filter(([, n]) => n >= 1).map(([id]) => id));
     const { plan, now } = await this.planOf(merchantId, operation, undefined);
     if (plan.whenAlready) return outcomes;
-    const together = commands.map((c) => ({ ...c, ids: c.schedule ? [] : c.ids.filter((id) => shared.has(id)) }));
+    const together = commands.map((c) => ({ ...c, ids: alone(c) ? [] : c.ids.filter((id) => shared.has(id)) }));
     const states = await this.mutex.runAll([...shared], () => this.repository.applyTogether(merchantId, plan, together, now.timestamp()));
     const changed: string[] = [];
     together.forEach(({ ids }, i) => {
@@ -425,7 +432,7 @@ export class SubscriptionsService {
       // Known from the update's own read when every write after it changed what that read expected.
       const states = known ?? (await this.repository.commandStates(merchantId, open, requestId));
       open = open.filter((id) => {
-        const outcome = commandOutcome(operation, states.get(id));
+        const outcome = commandOutcome(operation, states.get(id), plan.unchangedSince);
         if (outcome) outcomes.set(id, outcome);
         return !outcome;
       });
