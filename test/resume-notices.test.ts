@@ -290,7 +290,11 @@ describe('notices across processes', () => {
       const sent: Notice[] = [];
       let after: string | undefined;
       for (;;) {
-        const query = new URLSearchParams({ type: 'subscription.resume_upcoming', limit: '100', ...(after ? { startingAfter: after } : {}) });
+        const query = new URLSearchParams({
+          type: 'subscription.resume_upcoming',
+          limit: '100',
+          ...(after ? { startingAfter: after } : {}),
+        });
         const page = await on('GET', `/v2/events?${query}`);
         sent.push(...page.body.data);
         if (!page.body.hasMore) return sent;
