@@ -53,11 +53,11 @@ describe('an undo racing single changes', () => {
         ...raced.map((id) => api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { resumeAt })),
       ]);
 
-      expect(accepted!.status).toBe(202);
+      expect(accepted.status).toBe(202);
       for (const change of changes) expect(change.status).toBe(200);
-      await completed(apiKey, accepted!.body.requestId);
-      const outcomes = await items(apiKey, accepted!.body.requestId);
-      const rejected = new Map((accepted!.body.rejected as Item[]).map((r) => [r.subscriptionId, r.reason]));
+      await completed(apiKey, accepted.body.requestId);
+      const outcomes = await items(apiKey, accepted.body.requestId);
+      const rejected = new Map((accepted.body.rejected as Item[]).map((r) => [r.subscriptionId, r.reason]));
       for (const id of raced) {
         const now = (await api(apiKey, 'GET', `/v2/subscriptions/${id}`)).body;
         // Whichever came first, the pause sent last is what stands: paused until resumeAt.

@@ -893,10 +893,7 @@ export class SubscriptionsRepository {
   /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
   async due(now: string, limit: number): Promise<DueSubscription[]> {
     const docs = await this.collection
-      .find(
-        { nextScheduledAt: { $lte: now } },
-        { projection: { nextScheduledAt: 1, ...DUE_PROJECTION } },
-      )
+      .find({ nextScheduledAt: { $lte: now } }, { projection: { nextScheduledAt: 1, ...DUE_PROJECTION } })
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
       .toArray();
@@ -911,10 +908,7 @@ export class SubscriptionsRepository {
   async dueOf(merchantId: string, upTo: string, limit: number): Promise<DueSubscription[]> {
     if (livemodeOf(merchantId)) throw new Error("dueOf reads a test mode only: live schedules are the due poll's");
     const docs = await this.collection
-      .find(
-        { merchantId, testScheduledAt: { $lte: upTo } },
-        { projection: { testScheduledAt: 1, ...DUE_PROJECTION } },
-      )
+      .find({ merchantId, testScheduledAt: { $lte: upTo } }, { projection: { testScheduledAt: 1, ...DUE_PROJECTION } })
       .sort({ testScheduledAt: 1, _id: 1 })
       .limit(limit)
       .toArray();
@@ -929,7 +923,13 @@ export class SubscriptionsRepository {
         { projection: { status: 1, pauseAt: 1, resumeAt: 1, noticeAt: 1 } },
       )
       .toArray();
-    return docs.map((d) => ({ id: d._id, status: d.status, pauseAt: d.pauseAt ?? null, resumeAt: d.resumeAt!, noticeAt: d.noticeAt ?? null }));
+    return docs.map((d) => ({
+      id: d._id,
+      status: d.status,
+      pauseAt: d.pauseAt ?? null,
+      resumeAt: d.resumeAt!,
+      noticeAt: d.noticeAt ?? null,
+    }));
   }
 
   /**

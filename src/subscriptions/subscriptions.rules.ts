@@ -351,7 +351,14 @@ export const NO_PAUSE_POLICY: PausePolicy = Object.freeze({
 
 /** A policy as sent or as stored before a rule existed: a rule left out is off. */
 export function completePolicy(policy: components['schemas']['PausePolicy']): PausePolicy {
-  const { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays = null, allowedPauseDays = null, resumeNoticeHours = null } = policy;
+  const {
+    maxPauseDays,
+    maxPausesPerYear,
+    requireResumeAt,
+    cooldownDays = null,
+    allowedPauseDays = null,
+    resumeNoticeHours = null,
+  } = policy;
   return { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays, allowedPauseDays, resumeNoticeHours };
 }
 

@@ -376,7 +376,10 @@ export class SubscriptionsService {
   async applyTogether(
     merchantId: string,
     operation: Operation,
-    commands: readonly (TogetherCommand & { readonly schedule?: ScheduleRequest | undefined; readonly unchangedSince?: string | undefined })[],
+    commands: readonly (TogetherCommand & {
+      readonly schedule?: ScheduleRequest | undefined;
+      readonly unchangedSince?: string | undefined;
+    })[],
   ): Promise<Map<string, CommandOutcome>[]> {
     const outcomes = commands.map(() => new Map<string, CommandOutcome>());
     // A subscription also named by a command with a schedule keeps its commands' order by going the usual way.

@@ -89,9 +89,9 @@ describe('a due schedule with a notice', () => {
 });
 
 describe('a resume and a dropped schedule', () => {
-  it.each([
-    ['resume', { kind: 'RESUME' } as Command],
-    ['DELETE …/schedule', { kind: 'DROP_SCHEDULE' } as Command],
+  it.each<[string, Command]>([
+    ['resume', { kind: 'RESUME' }],
+    ['DELETE …/schedule', { kind: 'DROP_SCHEDULE' }],
   ])('%s drops the pending notice and the record of one sent', (_, command) => {
     const ruling = decide({ status: 'paused', pauseAt: null, resumeAt: IN_TEN_DAYS }, command);
     expect(ruling.change?.unset).toEqual(expect.arrayContaining(['noticeAt', 'noticeFor']));
