@@ -22,10 +22,9 @@ const CHUNKS_AT_ONCE = 50;
 /** Chunks' outcomes per write: FerretDB holds a connection per statement of a write (its statementsPerCommand workaround). */
 const OUTCOMES_PER_WRITE = 16;
 /**
- * Commands of the chunks inserted here that a worker of this process may take without reading
- * them (`remember`), about 4 MB of ids: a 3000-id request's many times over, and the about 31,000
- * commands `npm run load` leaves queued at its traffic's end (oldest dropped first, and those are
- * the ones taken first).
+ * Commands of the chunks inserted here that a worker of this process may take without reading them (`remember`), about 4 MB
+ * of ids: a 3000-id request's many times over, and the about 31,000 commands `npm run load` leaves queued at its traffic's
+ * end (oldest dropped first, and those are the ones taken first).
  */
 const REMEMBERED_COMMANDS = 50_000;
 
@@ -51,9 +50,8 @@ export interface BulkRequest {
   readonly subscriptionIds?: readonly string[];
   /** The accepting request's trace context (W3C traceparent), when tracing is on: its chunks continue the trace. */
   readonly traceparent?: string;
-  /** On an undo: the request it undoes. */
+  /** On an undo: the request it undoes, and the latest time that applied a command undone (one modified since is skipped). */
   readonly undoes?: string;
-  /** On an undo: the latest time the original applied a command it undoes; a subscription modified after it is skipped (`changed_since`). */
   readonly unchangedSince?: string;
   /** On a request undone: its undo's id, set once (`claimUndo`). */
   readonly undoneBy?: string;
@@ -77,9 +75,8 @@ export interface BulkChunk {
   /** Set once, by the first run that finished the chunk. */
   readonly outcomes: readonly ItemOutcome[] | null;
   readonly schedule?: ScheduleRequest;
-  /** The request's API key id, for its events' cause. */
+  /** The request's API key id, for its events' cause; an undo's unchangedSince (BulkRequest), its commands' condition. */
   readonly apiKeyId?: string;
-  /** An undo's (BulkRequest.unchangedSince): its commands apply only where modifiedAt is not after it. */
   readonly unchangedSince?: string;
 }
 
@@ -348,10 +345,9 @@ export class BulkRepository {
   }
 
   /**
-   * Notes chunks whose outcomes are recorded (one insert for all of them), then sets completedAt
-   * on each of their requests once every chunk of it is noted. `done`: every chunk of the request
-   * is noted; `first`: this call set completedAt. Safe to repeat (an insert by the chunk's id). A
-   * request of one chunk is done once that chunk is noted, with nothing to count.
+   * Notes chunks whose outcomes are recorded (one insert for all of them), then sets completedAt on each of their requests
+   * once every chunk of it is noted. `done`: every chunk of the request is noted; `first`: this call set completedAt. Safe
+   * to repeat (an insert by the chunk's id). A request of one chunk is done once that chunk is noted, with nothing to count.
    */
   async finishChunks(chunks: readonly BulkChunk[], at: string): Promise<Completion[]> {
     if (chunks.length === 0) return [];

@@ -382,7 +382,7 @@ export interface DueSubscription extends DueState, PauseHistory {
   readonly recentPauses: readonly string[];
 }
 
-/** A scheduled resume whose notice was not sent yet, as read (SubscriptionsRepository.unnoticedResumes). */
+/** A scheduled resume whose notice was not sent yet, as read (SubscriptionsRepository.upcomingResumes). */
 export interface PendingResume {
   readonly id: string;
   readonly status: SubscriptionStatus;
@@ -916,7 +916,7 @@ export class SubscriptionsRepository {
   }
 
   /** The merchant's scheduled resumes whose notice was not sent: what a change of resumeNoticeHours moves. */
-  async unnoticedResumes(merchantId: string): Promise<PendingResume[]> {
+  async upcomingResumes(merchantId: string): Promise<PendingResume[]> {
     const docs = await this.collection
       .find(
         { merchantId, status: { $ne: 'cancelled' }, resumeAt: { $exists: true }, noticeFor: { $exists: false } },

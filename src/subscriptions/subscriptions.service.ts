@@ -20,6 +20,7 @@ import {
   type DueSubscription,
   type FiringGroup,
   type OutboxHolder,
+  type PendingResume,
   type SubscriptionsRepository,
 } from './subscriptions.repository.js';
 import {
@@ -276,12 +277,21 @@ export class SubscriptionsService {
    * notice its own change gave it.
    */
   async renotice(merchantId: string, hours: number | null): Promise<void> {
-    const pending = await this.repository.unnoticedResumes(merchantId);
+    const pending = await this.upcomingResumes(merchantId);
     if (pending.length === 0) return;
     await this.mutex.runAll(
       pending.map((p) => p.id),
       () => this.repository.setNotices(merchantId, pending, (resumeAt) => (hours === null ? null : noticeTimeOf(resumeAt, hours))),
     );
+  }
+
+  /**
+   * The merchant's own scheduled resumes not noticed yet: the one list a change of
+   * resumeNoticeHours walks. A hold's resume (src/holds/, `activeWithResumeAt`) is not a
+   * subscription's schedule; its notice is the hold's to keep beside its release time.
+   */
+  upcomingResumes(merchantId: string): Promise<PendingResume[]> {
+    return this.repository.upcomingResumes(merchantId);
   }
 
   /** Up to `limit` subscriptions with a schedule due now, earliest first. */
