@@ -241,7 +241,8 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
     const change = leaving('paused', { resumeAt: until, nextScheduledAt: kept ? earliestOf(state.noticeAt, until) : until });
     // pauseReason is kept: it shows once paused; so is the notice of a resumeAt kept.
     const keeps = (f: ScheduleField) => f !== 'pauseReason' && (!kept || (f !== 'noticeAt' && f !== 'noticeFor'));
-    const given = kept ? { ...change, unset: change.unset.filter(keeps) } : withNotice(change, noticeTerms(command));
+    const held = { ...change, unset: change.unset.filter(keeps) };
+    const given = kept ? held : withNotice(held, noticeTerms(command));
     const fired = { ...ruling(status, status === 'paused' ? 'noop' : 'applied', given), due: 'pause' as const };
     if (kept) return fired;
     const upcoming: RuledEvent[] = given.set.noticeFor !== undefined ? [{ kind: 'resume_upcoming' }] : [];

@@ -78,6 +78,8 @@ describe('a due schedule with a notice', () => {
     const command: Command = { kind: 'FIRE', now: NOW, policy: { ...NO_PAUSE_POLICY, maxPauseDays: 10, resumeNoticeHours: 24 } };
     const ruling = decide({ status: 'fulfilled', pauseAt: NOW, resumeAt: null }, command);
     expect(ruling.change?.set).toMatchObject({ resumeAt: IN_TEN_DAYS, noticeAt, nextScheduledAt: noticeAt });
+    // The reason shows once paused, as with a resumeAt given.
+    expect(ruling.change?.unset).not.toContain('pauseReason');
     expect(ruling.events.map((e) => e.kind)).toEqual(['status', 'resume_scheduled']);
   });
 
