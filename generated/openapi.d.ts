@@ -325,8 +325,9 @@ export interface paths {
          * The outcome of each command of a bulk request
          * @description One item per accepted subscription, in `subscriptionId` order, a page at a time:
          *     `pending` until a worker has applied it, then `applied` (the status changed), `noop`
-         *     (it was already in the target status), `skipped` (with `reason`: `cancelled`, or
-         *     `not_found` when the subscription went away after acceptance) or `failed` (with `reason`).
+         *     (it was already in the target status), `skipped` (with `reason`: `cancelled`,
+         *     `not_found` when the subscription went away after acceptance, or for an undo
+         *     `changed_since` when it changed after the undo was accepted) or `failed` (with `reason`).
          *     An item never shows two outcomes, even when a worker dies mid-way and another takes over.
          *
          *     With `Accept: text/csv` the answer is every item (with `outcome`, every item of that
@@ -361,8 +362,9 @@ export interface paths {
          *     and answers 202 with it, `undoes` naming the original; `Location` points to its status.
          *     Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at
          *     acceptance) are not touched. One whose status or `modifiedAt` changed since the original
-         *     applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is
-         *     accepted). The undo's events carry `cause.kind: "bulk"` with the new request's id.
+         *     applied it is left alone: in `rejected` with reason `changed_since` when the undo is
+         *     accepted, or, changed after that, skipped when its command is applied (its item `skipped`
+         *     with reason `changed_since`). The undo's events carry `cause.kind: "bulk"` with the new request's id.
          *
          *     A request not completed yet answers 409 `0033`; one undone already (or being undone by
          *     another call at the same time) answers 409 `0034`. A request is undone at most once; an
@@ -638,13 +640,13 @@ export interface paths {
          * Read your pause policy
          * @description The rules every pause of yours must keep. A merchant that never set one has the default,
          *     every rule off: `{"maxPauseDays": null, "maxPausesPerYear": null, "requireResumeAt": false,
-         *     "cooldownDays": null, "allowedPauseDays": null}`.
+         *     "cooldownDays": null, "allowedPauseDays": null, "resumeNoticeHours": null}`.
          */
         get: operations["getPausePolicy"];
         /**
          * Set your pause policy
          * @description Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`;
-         *     `cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule
+         *     `cooldownDays`, `allowedPauseDays` and `resumeNoticeHours` left out are `null`; `null` and `false` turn a rule
          *     off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance)
          *     and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process
          *     that answers applies it at once; the service's other processes within 30 seconds.
@@ -831,7 +833,10 @@ export interface paths {
          *     through the same code as the API's own operations: a pause (`subscription.paused`), a
          *     resume of a paused one (`subscription.resumed`), a pause with a `pauseAt`
          *     (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause
-         *     with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), or a bulk
+         *     with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), a pause
+         *     with a `resumeAt` one hour past the pause policy's `resumeNoticeHours`, then an advance of
+         *     the test clock by one hour to its notice (`subscription.resume_upcoming`; with
+         *     `resumeNoticeHours` off, 422 `0032`: no change would send it), or a bulk
          *     pause of it applied by the workers (`bulk_request.completed`). The change may emit other
          *     events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as
          *     `GET /v2/events` lists them. A subscription's events are recorded, and the first delivery of
@@ -1093,6 +1098,56 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "subscription.resume_upcoming": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A scheduled resume is near (the pause policy's resumeNoticeHours)
+         * @description Sent like `subscription.paused`, once per scheduled resume, `resumeNoticeHours` before its
+         *     `resumeAt` (at once when the resume is set inside that window; none for a resume replaced
+         *     or dropped before its notice), with `cause.kind: "schedule"` and `data.resumeAt`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "bulk_request.completed": {
         parameters: {
             query?: never;
@@ -1145,11 +1200,12 @@ export interface webhooks {
 export interface components {
     schemas: {
         /** @enum {string} */
-        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "bulk_request.completed";
+        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed";
         /**
          * @description What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
          *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or
-         *     `schedule` (a scheduled pause or resume falling due). For `api` and `bulk`, `apiKeyId`
+         *     `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled
+         *     resume: `subscription.resume_upcoming`). For `api` and `bulk`, `apiKeyId`
          *     is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
          *     the key). Events recorded before causes carried it have none.
          *     `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
@@ -1167,7 +1223,9 @@ export interface components {
          *     change's own answer), the status before it, and the change's cause. The schedule events
          *     also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null
          *     when not pending), and `subscription.schedule_removed` carries `removed`: which pending
-         *     times the change dropped.
+         *     times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled
+         *     resume, under the pause policy's `resumeNoticeHours`) changes nothing: its `subscription`
+         *     is as it stands, `previousStatus` its status, and `resumeAt` the resume it announces.
          */
         SubscriptionEventData: {
             subscription: components["schemas"]["Subscription"];
@@ -1175,11 +1233,13 @@ export interface components {
             cause: components["schemas"]["EventCause"];
             schedule?: components["schemas"]["Schedule"];
             removed?: ("pauseAt" | "resumeAt")[];
+            /** @description `subscription.resume_upcoming` only: when the subscription resumes by itself. */
+            resumeAt?: components["schemas"]["Timestamp"];
         };
         SubscriptionEvent: {
             id: components["schemas"]["Uuid"];
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
             livemode: components["schemas"]["Livemode"];
@@ -1211,7 +1271,7 @@ export interface components {
         /** @description The body of a subscription event's delivery. */
         SubscriptionWebhook: {
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming";
             timestamp: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
             livemode: components["schemas"]["Livemode"];
@@ -1225,7 +1285,7 @@ export interface components {
             livemode: components["schemas"]["Livemode"];
         };
         /** @description The event types to send, or `["*"]` for all (including types added later). */
-        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "bulk_request.completed")[];
+        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed")[];
         /**
          * @description An absolute `https` URL (`http` only where the service allows private URLs).
          * @example https://example.com/webhooks
@@ -1421,7 +1481,7 @@ export interface components {
             now: components["schemas"]["Timestamp"];
             /**
              * Format: int64
-             * @description How many scheduled pauses and resumes the advance applied.
+             * @description How many scheduled pauses and resumes the advance applied, and notices before a resume it sent.
              */
             appliedCount: number;
             livemode: components["schemas"]["Livemode"];
@@ -1567,6 +1627,14 @@ export interface components {
              *     start, in days rounded up, is one of them. Left out: `null`, the rule off.
              */
             allowedPauseDays?: number[] | null;
+            /**
+             * @description A `subscription.resume_upcoming` event this many hours (1 to 720) before each scheduled
+             *     resume (`resumeAt`), or at once when a resume is set inside that window: one per
+             *     resume, none for one replaced or dropped before its notice, a new one for a new
+             *     `resumeAt`. A change of this rule applies to the resumes already scheduled that have
+             *     had no notice yet. Left out: `null`, no notices.
+             */
+            resumeNoticeHours?: number | null;
         };
         /**
          * @description A merchant's pause policy as the pause-policy operations answer it: the rules (see
@@ -1583,6 +1651,8 @@ export interface components {
             cooldownDays: number | null;
             /** @description The lengths in days (rounded up) a pause may have; null when the rule is off. */
             allowedPauseDays: number[] | null;
+            /** @description Hours before a scheduled resume that its `subscription.resume_upcoming` notice is sent (1 to 720); null when off. */
+            resumeNoticeHours: number | null;
             livemode: components["schemas"]["Livemode"];
         };
         /** @description A subscription as the pause operation reports it (with `merchantId`). */
@@ -1854,7 +1924,7 @@ export interface components {
         BulkRequestItem: {
             subscriptionId: components["schemas"]["Uuid"];
             outcome: components["schemas"]["CommandOutcome"];
-            /** @description Why it was skipped (`cancelled`, `not_found`) or failed (cut to 500 characters); null otherwise. */
+            /** @description Why it was skipped (`cancelled`, `not_found`, or for an undo `changed_since`) or failed (cut to 500 characters); null otherwise. */
             reason: string | null;
             /** @description When the outcome was reached; null while pending. */
             at: components["schemas"]["Timestamp"] | null;

@@ -470,7 +470,7 @@ function scenarios(name: string, target: () => Target) {
       expect(set.raw.status).toBe(200);
       // The mock answers its example, a live one; the service the live key's policy.
       // A body of the three rules of before: the two left out answer null.
-      const shown = { ...policy, cooldownDays: null, allowedPauseDays: null, livemode: true };
+      const shown = { ...policy, cooldownDays: null, allowedPauseDays: null, resumeNoticeHours: null, livemode: true };
       expect(await set.value()).toEqual(shown);
       expect(await policies.getPausePolicy()).toEqual(shown);
       const paused = await api.pauseSubscription({ subscriptionId: fulfilledId });

@@ -49,10 +49,17 @@ describe('PUT and GET /v2/pause-policy', () => {
     const policy = { ...OFF, cooldownDays: 30, allowedPauseDays: [7, 14, 30] };
     const put = await api(apiKey, 'PUT', '/v2/pause-policy', policy);
     expect(put).toMatchObject({ status: 200 });
-    expect(put.body).toEqual({ ...policy, livemode: true });
-    expect((await api(apiKey, 'GET', '/v2/pause-policy')).body).toEqual({ ...policy, livemode: true });
+    expect(put.body).toEqual({ ...policy, resumeNoticeHours: null, livemode: true });
+    expect((await api(apiKey, 'GET', '/v2/pause-policy')).body).toEqual({ ...policy, resumeNoticeHours: null, livemode: true });
     const old = await api(apiKey, 'PUT', '/v2/pause-policy', { ...OFF, maxPauseDays: 60 });
-    expect(old.body).toEqual({ ...OFF, maxPauseDays: 60, cooldownDays: null, allowedPauseDays: null, livemode: true });
+    expect(old.body).toEqual({
+      ...OFF,
+      maxPauseDays: 60,
+      cooldownDays: null,
+      allowedPauseDays: null,
+      resumeNoticeHours: null,
+      livemode: true,
+    });
     expect((await api(apiKey, 'GET', '/v2/pause-policy')).body).toEqual(old.body);
   });
 

@@ -18,7 +18,13 @@ afterAll(() => t.close());
 const DAY = 24 * 3600_000;
 const OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
 /** A policy as GET and PUT answer it to a live key: every rule (those left out of a PUT are null) and `livemode`. */
-const shown = (policy: Record<string, unknown>) => ({ cooldownDays: null, allowedPauseDays: null, ...policy, livemode: true });
+const shown = (policy: Record<string, unknown>) => ({
+  cooldownDays: null,
+  allowedPauseDays: null,
+  resumeNoticeHours: null,
+  ...policy,
+  livemode: true,
+});
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY).toISOString().replace('Z', '000Z');
 

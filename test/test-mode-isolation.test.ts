@@ -62,7 +62,13 @@ const ids = (res: Reply, field = 'id') => res.body.data.map((x: Record<string, s
 const POLICY_OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
 const STRICT_POLICY = { maxPauseDays: null, maxPausesPerYear: 0, requireResumeAt: true };
 /** A policy as GET and PUT answer it: the rules a PUT left out are null. */
-const shown = (policy: object, livemode: boolean) => ({ cooldownDays: null, allowedPauseDays: null, ...policy, livemode });
+const shown = (policy: object, livemode: boolean) => ({
+  cooldownDays: null,
+  allowedPauseDays: null,
+  resumeNoticeHours: null,
+  ...policy,
+  livemode,
+});
 
 /** Each operation called with `by`'s key on `other`'s objects, and what the caller must see. */
 const table: Record<string, (by: World, other: World) => Promise<void>> = {

@@ -29,6 +29,7 @@ afterAll(async () => {
 });
 
 const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const NOTICES = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false, resumeNoticeHours: 24 };
 
 async function eventsOf(testKey: string, query: string): Promise<{ id: string; type: string; data: any }[]> {
   const res = await api(testKey, 'GET', `/v2/events?${query}&limit=100`);
@@ -42,6 +43,8 @@ describe('POST /v2/test-helpers/triggers', () => {
     async (type) => {
       const { testApiKey } = await t.merchant();
       const { receiver } = await registeredReceiver(t.baseUrl, testApiKey, ['*'], receivers);
+      // A notice needs the pause policy's resumeNoticeHours (the test below: 422 without).
+      if (type === 'subscription.resume_upcoming') expect((await api(testApiKey, 'PUT', '/v2/pause-policy', NOTICES)).status).toBe(200);
 
       const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type });
 
@@ -62,7 +65,8 @@ describe('POST /v2/test-helpers/triggers', () => {
         expect(listed!.data).toMatchObject({ state: 'completed', acceptedCount: 1 });
       } else {
         expect(listed!.data.subscription.id).toBe(res.body.subscriptionId);
-        expect(listed!.data.cause).toMatchObject({ kind: 'api' });
+        // A notice is the schedule's, sent as the test clock reaches it; the others are the call's own changes.
+        expect(listed!.data.cause).toMatchObject({ kind: type === 'subscription.resume_upcoming' ? 'schedule' : 'api' });
       }
       const delivered = await waitFor(
         async () => receiver.received.find((r) => r.id === eventId),
@@ -95,6 +99,13 @@ describe('POST /v2/test-helpers/triggers', () => {
       expect(res.body).toMatchObject({ code: '0032' });
     },
   );
+
+  it('subscription.resume_upcoming with resumeNoticeHours off answers 422 0032 naming the rule', async () => {
+    const { testApiKey } = await t.merchant();
+    const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type: 'subscription.resume_upcoming' });
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ code: '0032', detail: expect.stringContaining('resumeNoticeHours') });
+  });
 
   it('a type that is not an event type answers 400 0040 naming /type', async () => {
     const { testApiKey } = await t.merchant();

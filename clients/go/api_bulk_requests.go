@@ -264,8 +264,9 @@ ListBulkRequestItems The outcome of each command of a bulk request
 
 One item per accepted subscription, in `subscriptionId` order, a page at a time:
 `pending` until a worker has applied it, then `applied` (the status changed), `noop`
-(it was already in the target status), `skipped` (with `reason`: `cancelled`, or
-`not_found` when the subscription went away after acceptance) or `failed` (with `reason`).
+(it was already in the target status), `skipped` (with `reason`: `cancelled`,
+`not_found` when the subscription went away after acceptance, or for an undo
+`changed_since` when it changed after the undo was accepted) or `failed` (with `reason`).
 An item never shows two outcomes, even when a worker dies mid-way and another takes over.
 
 With `Accept: text/csv` the answer is every item (with `outcome`, every item of that
@@ -699,8 +700,9 @@ undo pauses) over every subscription the original request changed (its items `ap
 and answers 202 with it, `undoes` naming the original; `Location` points to its status.
 Subscriptions the original left as they were (`noop`, `skipped`, `failed`, or rejected at
 acceptance) are not touched. One whose status or `modifiedAt` changed since the original
-applied it is left alone, in `rejected` with reason `changed_since` (checked when the undo is
-accepted). The undo's events carry `cause.kind: "bulk"` with the new request's id.
+applied it is left alone: in `rejected` with reason `changed_since` when the undo is
+accepted, or, changed after that, skipped when its command is applied (its item `skipped`
+with reason `changed_since`). The undo's events carry `cause.kind: "bulk"` with the new request's id.
 
 A request not completed yet answers 409 `0033`; one undone already (or being undone by
 another call at the same time) answers 409 `0034`. A request is undone at most once; an

@@ -36,7 +36,7 @@ GetPausePolicy Read your pause policy
 
 The rules every pause of yours must keep. A merchant that never set one has the default,
 every rule off: `{"maxPauseDays": null, "maxPausesPerYear": null, "requireResumeAt": false,
-"cooldownDays": null, "allowedPauseDays": null}`.
+"cooldownDays": null, "allowedPauseDays": null, "resumeNoticeHours": null}`.
 
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
@@ -233,7 +233,7 @@ func (r ApiPutPausePolicyRequest) Execute() (*PausePolicyWithMode, *http.Respons
 PutPausePolicy Set your pause policy
 
 Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`;
-`cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule
+`cooldownDays`, `allowedPauseDays` and `resumeNoticeHours` left out are `null`; `null` and `false` turn a rule
 off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance)
 and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process
 that answers applies it at once; the service's other processes within 30 seconds.

@@ -482,7 +482,10 @@ Makes a test subscription and causes the real change that emits an event of `typ
 through the same code as the API's own operations: a pause (`subscription.paused`), a
 resume of a paused one (`subscription.resumed`), a pause with a `pauseAt`
 (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause
-with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), or a bulk
+with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), a pause
+with a `resumeAt` one hour past the pause policy's `resumeNoticeHours`, then an advance of
+the test clock by one hour to its notice (`subscription.resume_upcoming`; with
+`resumeNoticeHours` off, 422 `0032`: no change would send it), or a bulk
 pause of it applied by the workers (`bulk_request.completed`). The change may emit other
 events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as
 `GET /v2/events` lists them. A subscription's events are recorded, and the first delivery of

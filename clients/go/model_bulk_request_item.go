@@ -24,7 +24,7 @@ type BulkRequestItem struct {
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
 	SubscriptionId string `json:"subscriptionId" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	Outcome CommandOutcome `json:"outcome"`
-	// Why it was skipped (`cancelled`, `not_found`) or failed (cut to 500 characters); null otherwise.
+	// Why it was skipped (`cancelled`, `not_found`, or for an undo `changed_since`) or failed (cut to 500 characters); null otherwise.
 	Reason NullableString `json:"reason"`
 	// When the outcome was reached; null while pending.
 	At NullableString `json:"at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`

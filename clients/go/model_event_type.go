@@ -25,6 +25,7 @@ const (
 	EVENTTYPE_SUBSCRIPTION_PAUSE_SCHEDULED EventType = "subscription.pause_scheduled"
 	EVENTTYPE_SUBSCRIPTION_RESUME_SCHEDULED EventType = "subscription.resume_scheduled"
 	EVENTTYPE_SUBSCRIPTION_SCHEDULE_REMOVED EventType = "subscription.schedule_removed"
+	EVENTTYPE_SUBSCRIPTION_RESUME_UPCOMING EventType = "subscription.resume_upcoming"
 	EVENTTYPE_BULK_REQUEST_COMPLETED EventType = "bulk_request.completed"
 )
 
@@ -35,6 +36,7 @@ var AllowedEventTypeEnumValues = []EventType{
 	"subscription.pause_scheduled",
 	"subscription.resume_scheduled",
 	"subscription.schedule_removed",
+	"subscription.resume_upcoming",
 	"bulk_request.completed",
 }
 

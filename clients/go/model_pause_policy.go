@@ -31,6 +31,8 @@ type PausePolicy struct {
 	CooldownDays NullableInt32 `json:"cooldownDays,omitempty"`
 	// The lengths a pause may have, in days (1 to 10 distinct values, each 1 to 1095): a pause must carry a `resumeAt` (or get one from `maxPauseDays`) whose distance from the pause's start, in days rounded up, is one of them. Left out: `null`, the rule off. 
 	AllowedPauseDays []int32 `json:"allowedPauseDays,omitempty"`
+	// A `subscription.resume_upcoming` event this many hours (1 to 720) before each scheduled resume (`resumeAt`), or at once when a resume is set inside that window: one per resume, none for one replaced or dropped before its notice, a new one for a new `resumeAt`. A change of this rule applies to the resumes already scheduled that have had no notice yet. Left out: `null`, no notices. 
+	ResumeNoticeHours NullableInt32 `json:"resumeNoticeHours,omitempty"`
 }
 
 type _PausePolicy PausePolicy
@@ -206,6 +208,48 @@ func (o *PausePolicy) SetAllowedPauseDays(v []int32) {
 	o.AllowedPauseDays = v
 }
 
+// GetResumeNoticeHours returns the ResumeNoticeHours field value if set, zero value otherwise (both if not set or set to explicit null).
+func (o *PausePolicy) GetResumeNoticeHours() int32 {
+	if o == nil || IsNil(o.ResumeNoticeHours.Get()) {
+		var ret int32
+		return ret
+	}
+	return *o.ResumeNoticeHours.Get()
+}
+
+// GetResumeNoticeHoursOk returns a tuple with the ResumeNoticeHours field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *PausePolicy) GetResumeNoticeHoursOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.ResumeNoticeHours.Get(), o.ResumeNoticeHours.IsSet()
+}
+
+// HasResumeNoticeHours returns a boolean if a field has been set.
+func (o *PausePolicy) HasResumeNoticeHours() bool {
+	if o != nil && o.ResumeNoticeHours.IsSet() {
+		return true
+	}
+
+	return false
+}
+
+// SetResumeNoticeHours gets a reference to the given NullableInt32 and assigns it to the ResumeNoticeHours field.
+func (o *PausePolicy) SetResumeNoticeHours(v int32) {
+	o.ResumeNoticeHours.Set(&v)
+}
+// SetResumeNoticeHoursNil sets the value for ResumeNoticeHours to be an explicit nil
+func (o *PausePolicy) SetResumeNoticeHoursNil() {
+	o.ResumeNoticeHours.Set(nil)
+}
+
+// UnsetResumeNoticeHours ensures that no value is present for ResumeNoticeHours, not even an explicit nil
+func (o *PausePolicy) UnsetResumeNoticeHours() {
+	o.ResumeNoticeHours.Unset()
+}
+
 func (o PausePolicy) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -224,6 +268,9 @@ func (o PausePolicy) ToMap() (map[string]interface{}, error) {
 	}
 	if o.AllowedPauseDays != nil {
 		toSerialize["allowedPauseDays"] = o.AllowedPauseDays
+	}
+	if o.ResumeNoticeHours.IsSet() {
+		toSerialize["resumeNoticeHours"] = o.ResumeNoticeHours.Get()
 	}
 	return toSerialize, nil
 }

@@ -31,6 +31,8 @@ type PausePolicyWithMode struct {
 	CooldownDays NullableInt32 `json:"cooldownDays"`
 	// The lengths in days (rounded up) a pause may have; null when the rule is off.
 	AllowedPauseDays []int32 `json:"allowedPauseDays"`
+	// Hours before a scheduled resume that its `subscription.resume_upcoming` notice is sent (1 to 720); null when off.
+	ResumeNoticeHours NullableInt32 `json:"resumeNoticeHours"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 }
@@ -41,13 +43,14 @@ type _PausePolicyWithMode PausePolicyWithMode
 // This constructor will assign default values to properties that have it defined,
 // and makes sure properties required by API are set, but the set of arguments
 // will change when the set of required properties is changed
-func NewPausePolicyWithMode(maxPauseDays NullableInt32, maxPausesPerYear NullableInt32, requireResumeAt bool, cooldownDays NullableInt32, allowedPauseDays []int32, livemode bool) *PausePolicyWithMode {
+func NewPausePolicyWithMode(maxPauseDays NullableInt32, maxPausesPerYear NullableInt32, requireResumeAt bool, cooldownDays NullableInt32, allowedPauseDays []int32, resumeNoticeHours NullableInt32, livemode bool) *PausePolicyWithMode {
 	this := PausePolicyWithMode{}
 	this.MaxPauseDays = maxPauseDays
 	this.MaxPausesPerYear = maxPausesPerYear
 	this.RequireResumeAt = requireResumeAt
 	this.CooldownDays = cooldownDays
 	this.AllowedPauseDays = allowedPauseDays
+	this.ResumeNoticeHours = resumeNoticeHours
 	this.Livemode = livemode
 	return &this
 }
@@ -188,6 +191,32 @@ func (o *PausePolicyWithMode) SetAllowedPauseDays(v []int32) {
 	o.AllowedPauseDays = v
 }
 
+// GetResumeNoticeHours returns the ResumeNoticeHours field value
+// If the value is explicit nil, the zero value for int32 will be returned
+func (o *PausePolicyWithMode) GetResumeNoticeHours() int32 {
+	if o == nil || o.ResumeNoticeHours.Get() == nil {
+		var ret int32
+		return ret
+	}
+
+	return *o.ResumeNoticeHours.Get()
+}
+
+// GetResumeNoticeHoursOk returns a tuple with the ResumeNoticeHours field value
+// and a boolean to check if the value has been set.
+// NOTE: If the value is an explicit nil, `nil, true` will be returned
+func (o *PausePolicyWithMode) GetResumeNoticeHoursOk() (*int32, bool) {
+	if o == nil {
+		return nil, false
+	}
+	return o.ResumeNoticeHours.Get(), o.ResumeNoticeHours.IsSet()
+}
+
+// SetResumeNoticeHours sets field value
+func (o *PausePolicyWithMode) SetResumeNoticeHours(v int32) {
+	o.ResumeNoticeHours.Set(&v)
+}
+
 // GetLivemode returns the Livemode field value
 func (o *PausePolicyWithMode) GetLivemode() bool {
 	if o == nil {
@@ -229,6 +258,7 @@ func (o PausePolicyWithMode) ToMap() (map[string]interface{}, error) {
 	if o.AllowedPauseDays != nil {
 		toSerialize["allowedPauseDays"] = o.AllowedPauseDays
 	}
+	toSerialize["resumeNoticeHours"] = o.ResumeNoticeHours.Get()
 	toSerialize["livemode"] = o.Livemode
 	return toSerialize, nil
 }
@@ -243,6 +273,7 @@ func (o *PausePolicyWithMode) UnmarshalJSON(data []byte) (err error) {
 		"requireResumeAt",
 		"cooldownDays",
 		"allowedPauseDays",
+		"resumeNoticeHours",
 		"livemode",
 	}
 

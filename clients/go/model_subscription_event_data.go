@@ -19,13 +19,15 @@ import (
 // checks if the SubscriptionEventData type satisfies the MappedNullable interface at compile time
 var _ MappedNullable = &SubscriptionEventData{}
 
-// SubscriptionEventData The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. 
+// SubscriptionEventData The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled resume, under the pause policy's `resumeNoticeHours`) changes nothing: its `subscription` is as it stands, `previousStatus` its status, and `resumeAt` the resume it announces. 
 type SubscriptionEventData struct {
 	Subscription Subscription `json:"subscription"`
 	PreviousStatus SubscriptionStatus `json:"previousStatus"`
 	Cause EventCause `json:"cause"`
 	Schedule *Schedule `json:"schedule,omitempty"`
 	Removed []string `json:"removed,omitempty"`
+	// `subscription.resume_upcoming` only: when the subscription resumes by itself.
+	ResumeAt *string `json:"resumeAt,omitempty" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
 }
 
 type _SubscriptionEventData SubscriptionEventData
@@ -186,6 +188,38 @@ func (o *SubscriptionEventData) SetRemoved(v []string) {
 	o.Removed = v
 }
 
+// GetResumeAt returns the ResumeAt field value if set, zero value otherwise.
+func (o *SubscriptionEventData) GetResumeAt() string {
+	if o == nil || IsNil(o.ResumeAt) {
+		var ret string
+		return ret
+	}
+	return *o.ResumeAt
+}
+
+// GetResumeAtOk returns a tuple with the ResumeAt field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *SubscriptionEventData) GetResumeAtOk() (*string, bool) {
+	if o == nil || IsNil(o.ResumeAt) {
+		return nil, false
+	}
+	return o.ResumeAt, true
+}
+
+// HasResumeAt returns a boolean if a field has been set.
+func (o *SubscriptionEventData) HasResumeAt() bool {
+	if o != nil && !IsNil(o.ResumeAt) {
+		return true
+	}
+
+	return false
+}
+
+// SetResumeAt gets a reference to the given string and assigns it to the ResumeAt field.
+func (o *SubscriptionEventData) SetResumeAt(v string) {
+	o.ResumeAt = &v
+}
+
 func (o SubscriptionEventData) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -204,6 +238,9 @@ func (o SubscriptionEventData) ToMap() (map[string]interface{}, error) {
 	}
 	if !IsNil(o.Removed) {
 		toSerialize["removed"] = o.Removed
+	}
+	if !IsNil(o.ResumeAt) {
+		toSerialize["resumeAt"] = o.ResumeAt
 	}
 	return toSerialize, nil
 }

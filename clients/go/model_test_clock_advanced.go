@@ -23,7 +23,7 @@ var _ MappedNullable = &TestClockAdvanced{}
 type TestClockAdvanced struct {
 	// ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
 	Now string `json:"now" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
-	// How many scheduled pauses and resumes the advance applied.
+	// How many scheduled pauses and resumes the advance applied, and notices before a resume it sent.
 	AppliedCount int64 `json:"appliedCount"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`

@@ -52,7 +52,7 @@ export class BulkDispatcher {
   private async dispatchOnce(merchantId: string, requestId: string, accepted?: BulkRequest): Promise<void> {
     const request = accepted ?? (await this.repository.findUndispatched(merchantId, requestId));
     if (!request?.subscriptionIds) return;
-    const { operation, chunkCount, createdAt, schedule, apiKeyId, traceparent } = request;
+    const { operation, chunkCount, createdAt, schedule, apiKeyId, traceparent, unchangedSince } = request;
     const ids = chunkIds(requestId, chunkCount);
     const chunks = chunked(request.subscriptionIds).map((subscriptionIds, i) => ({
       chunkId: ids[i]!,
@@ -64,6 +64,7 @@ export class BulkDispatcher {
       outcomes: null,
       ...(schedule ? { schedule } : {}),
       ...(apiKeyId ? { apiKeyId } : {}),
+      ...(unchangedSince ? { unchangedSince } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
     const jobs = chunks.map((c) => ({ chunkId: c.chunkId, commands: c.subscriptionIds.length }));

@@ -49,8 +49,9 @@ export interface BulkRequest {
   readonly subscriptionIds?: readonly string[];
   /** The accepting request's trace context (W3C traceparent), when tracing is on: its chunks continue the trace. */
   readonly traceparent?: string;
-  /** On an undo: the request it undoes. */
+  /** On an undo: the request it undoes, and the latest time that applied a command undone (one modified since is skipped). */
   readonly undoes?: string;
+  readonly unchangedSince?: string;
   /** On a request undone: its undo's id, set once (`claimUndo`). */
   readonly undoneBy?: string;
 }
@@ -73,8 +74,9 @@ export interface BulkChunk {
   /** Set once, by the first run that finished the chunk. */
   readonly outcomes: readonly ItemOutcome[] | null;
   readonly schedule?: ScheduleRequest;
-  /** The request's API key id, for its events' cause. */
+  /** The request's API key id, for its events' cause; an undo's unchangedSince (BulkRequest), its commands' condition. */
   readonly apiKeyId?: string;
+  readonly unchangedSince?: string;
 }
 
 interface RequestDocument extends Omit<BulkRequest, 'requestId'> {

@@ -241,7 +241,8 @@ export class BulkRun {
         requestId: c.requestId,
         cause: causeOf(c),
         ids: c.subscriptionIds,
-        schedule: c.schedule,
+        // A schedule, or an undo's condition (unchangedSince), keeps a command's subscriptions to the usual way, in order.
+        alone: c.schedule !== undefined || c.unchangedSince !== undefined,
         trace: this.traceOf(c),
       }));
       const settled = await this.context.subscriptions.applyTogether(this.chunk.merchantId, this.chunk.operation, commands);
@@ -256,8 +257,18 @@ export class BulkRun {
   /** Applies a chunk's commands (but those `known` already settled); its outcomes, unless some are unresolved and this is not the last try. */
   private async applyOne(chunk: BulkChunk, known?: ReadonlyMap<string, CommandOutcome>): Promise<Applied> {
     const { subscriptions } = this.context;
-    const { merchantId, subscriptionIds, operation, requestId, schedule } = chunk;
-    const results = await subscriptions.applyCommands(merchantId, subscriptionIds, operation, requestId, schedule, causeOf(chunk), known);
+    const { merchantId, subscriptionIds, operation, requestId, schedule, unchangedSince } = chunk;
+    const cause = causeOf(chunk);
+    const results = await subscriptions.applyCommands(
+      merchantId,
+      subscriptionIds,
+      operation,
+      requestId,
+      schedule,
+      cause,
+      known,
+      unchangedSince,
+    );
     const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === KEPT_CHANGING).length;
     if (unresolved > 0 && !this.final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunk.chunkId} unresolved`);
     // The time of the merchant's data (its test clock's in test mode), as the changes' modifiedAt: an undo compares the two.

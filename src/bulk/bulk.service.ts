@@ -51,6 +51,8 @@ export interface ChosenRequest {
   readonly apiKeyId?: string | undefined;
   /** The request an undo undoes. */
   readonly undoes?: string;
+  /** An undo's bound on modifiedAt (BulkRequest.unchangedSince). */
+  readonly unchangedSince?: string;
 }
 
 const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
@@ -134,7 +136,7 @@ export class BulkService {
 
   private async store(
     requests: BulkRepository,
-    { requestId, merchantId, operation, accepted, rejected, schedule, apiKeyId, undoes }: ChosenRequest,
+    { requestId, merchantId, operation, accepted, rejected, schedule, apiKeyId, undoes, unchangedSince }: ChosenRequest,
   ): Promise<BulkRequest> {
     const createdAt = nowTimestamp();
     const request: BulkRequest = {
@@ -149,6 +151,7 @@ export class BulkService {
       ...(schedule ? { schedule } : {}),
       ...(apiKeyId ? { apiKeyId } : {}),
       ...(undoes ? { undoes } : {}),
+      ...(unchangedSince ? { unchangedSince } : {}),
       ...traceOf(currentTraceparent()),
       subscriptionIds: accepted,
     };

@@ -49,14 +49,26 @@ export class BulkUndoService {
       applied.map((item) => item.subscriptionId),
     );
     const verdicts = applied.map((item) => ({ item, rejection: rejectionOf(original.operation, item, states.get(item.subscriptionId)) }));
-    const accepted = verdicts.filter((v) => v.rejection === undefined).map((v) => v.item.subscriptionId);
+    const kept = verdicts.filter((v) => v.rejection === undefined);
+    const accepted = kept.map((v) => v.item.subscriptionId);
+    // A change after this check stamps a later modifiedAt: the undo's commands skip it (changed_since).
+    const unchangedSince = kept.reduce((latest, v) => (v.item.at > latest ? v.item.at : latest), '');
     const rejected = verdicts.flatMap((v) => (v.rejection ? [v.rejection] : []));
     const undo = uuidv7();
     if (!(await this.requests.claimUndo(merchantId, original.requestId, undo)))
       throw this.alreadyUndone(original.requestId, (await this.requests.find(merchantId, original.requestId))?.undoneBy);
     const operation = OPPOSITE[original.operation];
     try {
-      await this.bulk.acceptChosen({ requestId: undo, merchantId, operation, accepted, rejected, apiKeyId, undoes: original.requestId });
+      await this.bulk.acceptChosen({
+        requestId: undo,
+        merchantId,
+        operation,
+        accepted,
+        rejected,
+        apiKeyId,
+        undoes: original.requestId,
+        ...(unchangedSince ? { unchangedSince } : {}),
+      });
     } catch (error) {
       await this.requests.releaseUndo(merchantId, original.requestId, undo).catch(() => undefined);
       throw error;

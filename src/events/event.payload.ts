@@ -73,6 +73,8 @@ export function subscriptionEvents({ subscription: stored, entries }: PendingEve
         cause: entry.cause,
         ...schedule,
         ...(entry.removed ? { removed: [...entry.removed] } : {}),
+        // The resume a notice announces (docs/webhooks.md).
+        ...(type === 'subscription.resume_upcoming' && subscription.schedule?.resumeAt ? { resumeAt: subscription.schedule.resumeAt } : {}),
       },
     });
   });

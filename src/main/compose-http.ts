@@ -159,6 +159,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
   const endpoints = new EndpointsService(stores.endpoints, config.webhooksAllowPrivateUrls);
   /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
   const relayNow: RelayNow = (ids) => work.relay.relay(ids, DELIVERY_TIMEOUT_MS);
+  const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow);
   return () =>
     createApp({
       auth,
@@ -173,8 +174,11 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
         ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, work.webhooks)),
       },
       testHelpers: testModeHandlers(
-        new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow),
-        new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow),
+        testMode,
+        new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow, {
+          policies: pausePolicies,
+          advance: (merchantId, to) => testMode.advance(merchantId, to),
+        }),
       ),
       log,
       idempotency: stores.idempotency,

@@ -23,6 +23,7 @@ import type { IdempotencyRepository } from '../idempotency/idempotency.repositor
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { createLogger, type Logger } from '../logger.js';
 import { PausePolicyService } from '../pause-policy/pause-policy.service.js';
+import { ResumeNotices } from '../subscriptions/resume-notices.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -112,6 +113,8 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
     new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })),
   );
   const pausePolicies = new PausePolicyService(stores.pausePolicies);
+  const notices = new ResumeNotices(stores.due, mutex);
+  pausePolicies.onNoticeHoursChanged((merchantId, hours) => notices.renotice(merchantId, hours));
   return {
     merchants: stores.merchants,
     subscriptionStores: stores,

@@ -15,7 +15,14 @@ interface PausePolicyDocument extends PausePolicy {
   modifiedAt: string;
 }
 
-const POLICY_PROJECTION = { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1, cooldownDays: 1, allowedPauseDays: 1 } as const;
+const POLICY_PROJECTION = {
+  maxPauseDays: 1,
+  maxPausesPerYear: 1,
+  requireResumeAt: 1,
+  cooldownDays: 1,
+  allowedPauseDays: 1,
+  resumeNoticeHours: 1,
+} as const;
 
 const policyOf = ({
   maxPauseDays,
@@ -23,12 +30,14 @@ const policyOf = ({
   requireResumeAt,
   cooldownDays,
   allowedPauseDays,
+  resumeNoticeHours,
 }: PausePolicyDocument): PausePolicy => ({
   maxPauseDays,
   maxPausesPerYear,
   requireResumeAt,
   cooldownDays,
   allowedPauseDays,
+  resumeNoticeHours,
 });
 
 export class PausePolicyRepository {

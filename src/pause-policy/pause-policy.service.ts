@@ -13,10 +13,14 @@ export const POLICY_CACHE_TTL_MS = 30_000;
 /** Merchants whose policy one process keeps at most; the oldest entry goes first past it. */
 const MAX_CACHED = 10_000;
 
+/** Told when a merchant's resumeNoticeHours changes, before the PUT answers: the scheduled resumes' notices follow it. */
+export type NoticeHoursListener = (merchantId: string, hours: number | null) => Promise<unknown>;
+
 export class PausePolicyService implements PausePolicySource {
   private readonly cache = new Map<string, { readonly policy: PausePolicy; readonly until: number }>();
   /** Puts made by this process: a read that began before one is not remembered (it may hold the policy the put replaced). */
   private puts = 0;
+  private readonly noticeListeners: NoticeHoursListener[] = [];
 
   constructor(
     private readonly repository: PausePolicyRepository,
@@ -54,13 +58,25 @@ export class PausePolicyService implements PausePolicySource {
     return policies;
   }
 
-  /** Replaces the merchant's policy; this process applies it from now on. */
+  onNoticeHoursChanged(listener: NoticeHoursListener): void {
+    this.noticeListeners.push(listener);
+  }
+
+  /**
+   * Replaces the merchant's policy; this process applies it from now on. A change of
+   * resumeNoticeHours also moves the notices of the resumes already scheduled (a PUT repeated
+   * after a failure moves what the failed one left).
+   */
   async put(merchantId: string, policy: PausePolicy): Promise<PausePolicy> {
     this.puts++;
     this.cache.delete(merchantId);
+    const before = this.noticeListeners.length > 0 ? await this.repository.get(merchantId) : undefined;
     await this.repository.put(merchantId, policy, nowTimestamp());
     this.puts++;
-    return this.remember(merchantId, policy);
+    const remembered = this.remember(merchantId, policy);
+    if (before && before.resumeNoticeHours !== policy.resumeNoticeHours)
+      for (const listener of this.noticeListeners) await listener(merchantId, policy.resumeNoticeHours);
+    return remembered;
   }
 
   private remember(merchantId: string, policy: PausePolicy): PausePolicy {

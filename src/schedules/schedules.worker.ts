@@ -175,13 +175,15 @@ export class ScheduleWorker {
       const skipped = ruling.outcome === 'cancelled' || ruling.outcome === 'refused';
       const outcome = skipped ? 'skipped' : ruling.outcome;
       const reason = ruling.breach ? { reason: ruling.breach.rule, detail: ruling.breach.detail } : {};
-      const scheduledAt = transition === 'resume' ? state.resumeAt : (state.pauseAt ?? state.resumeAt);
+      const scheduledAt = { resume: state.resumeAt, notice: state.noticeAt, pause: state.pauseAt ?? state.resumeAt }[ruling.due ?? 'pause'];
       const msg =
         transition === 'cancelled'
           ? 'scheduled change skipped: cancelled'
           : ruling.breach
             ? `scheduled pause skipped: ${ruling.breach.rule}`
-            : `scheduled ${transition} ${outcome}`;
+            : transition === 'notice'
+              ? 'resume notice sent'
+              : `scheduled ${transition} ${outcome}`;
       const lagSeconds = scheduledAt ? Math.max(0, (Date.now() - Date.parse(scheduledAt)) / 1000) : undefined;
       for (const subscriptionId of ids.filter((id) => ours.has(id))) {
         if (lagSeconds !== undefined) metrics()?.scheduleLag.observe(lagSeconds);

@@ -14,21 +14,28 @@ export interface CommandState {
   readonly status: SubscriptionStatus;
   /** Set once the command took effect here. */
   readonly mark: CommandMark | undefined;
+  /** Read where an undo's command compares it with its unchangedSince. */
+  readonly modifiedAt?: string;
 }
 
 /** What one bulk command did (docs/design.md §4, §6). */
 export type CommandOutcome =
   | { readonly outcome: 'applied' | 'noop' }
-  | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' }
+  | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' | 'changed_since' }
   | { readonly outcome: 'failed'; readonly reason: string };
 
 /** `BulkRequestItem.reason`'s bound in the contract. */
 const FAILED_REASON_MAX_LENGTH = 500;
 
-/** The outcome a command has reached on a subscription (undefined: none found), or undefined while it has not (a concurrent writer interfered). */
-export function commandOutcome(operation: Operation, state: CommandState | undefined): CommandOutcome | undefined {
+/**
+ * The outcome a command has reached on a subscription (undefined: none found), or undefined while
+ * it has not (a concurrent writer interfered). `unchangedSince`: an undo's (CommandPlan), which
+ * skips a subscription modified after it.
+ */
+export function commandOutcome(operation: Operation, state: CommandState | undefined, unchangedSince?: string): CommandOutcome | undefined {
   if (!state) return { outcome: 'skipped', reason: 'not_found' };
   if (state.mark) return { outcome: state.mark };
+  if (changedSince(unchangedSince, state)) return { outcome: 'skipped', reason: 'changed_since' };
   try {
     return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled'
       ? { outcome: 'skipped', reason: 'cancelled' }
@@ -36,6 +43,11 @@ export function commandOutcome(operation: Operation, state: CommandState | undef
   } catch (error) {
     return { outcome: 'failed', reason: clipped((error as Error).message, FAILED_REASON_MAX_LENGTH) };
   }
+}
+
+/** Whether an undo's command (its `unchangedSince`; undefined: not an undo) finds the subscription modified after it. */
+export function changedSince(unchangedSince: string | undefined, state: { readonly modifiedAt?: string | undefined }): boolean {
+  return unchangedSince !== undefined && state.modifiedAt !== undefined && state.modifiedAt > unchangedSince;
 }
 
 /** What a command finds on a subscription before it is walked: its mark, none yet, or that it does not name the subscription. */

@@ -8,7 +8,7 @@
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../lib/livemode.js';
-import { walkCommands, type CommandFound, type CommandMark, type CommandState } from './bulk-commands.rules.js';
+import { changedSince, walkCommands, type CommandFound, type CommandMark, type CommandState } from './bulk-commands.rules.js';
 import type { PendingTimes } from './pending-times.js';
 import {
   KEPT_COMMAND_MARKS,
@@ -39,6 +39,10 @@ export interface TogetherState {
   readonly marks: readonly (CommandMark | undefined)[];
 }
 
+/** An undo's condition (CommandPlan.unchangedSince): its commands change and mark only what was not modified since. */
+const unchangedSinceOf = (plan: CommandPlan): Filter<SubscriptionDocument> =>
+  plan.unchangedSince === undefined ? {} : { modifiedAt: { $lte: plan.unchangedSince } };
+
 /** How the bulk commands store writes (src/main/compose-stores.ts). */
 export interface BulkCommandsStoreOptions {
   /** Told of every pending time written here, after the write. */
@@ -62,7 +66,8 @@ export class BulkCommandsStore {
    * document update: those in `from` change to `to` (marked applied), those already in `to` are
    * marked noop. A repeated call changes nothing. Each change's event goes into the outbox in the
    * same update (one entry, the same in every document updated together: its key is the requestId,
-   * and the event id is made from it and the subscription's id).
+   * and the event id is made from it and the subscription's id). An undo's command
+   * (`plan.unchangedSince`) changes and marks none modified after its bound: those are skipped.
    */
   async applyCommand(
     merchantId: string,
@@ -72,7 +77,7 @@ export class BulkCommandsStore {
     at: string,
     cause: ChangeCause,
   ): Promise<{ allApplied: boolean; allNoop: boolean; states?: Map<string, CommandState> }> {
-    const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: commandMarks(requestId) } };
+    const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: commandMarks(requestId) }, ...unchangedSinceOf(plan) };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     /** Writes `change` and its events to the subscriptions in `from` not reached yet, marked `kind`: how many it changed. */
     const writing = async (from: SubscriptionStatus, change: Change, kind: CommandMark, expected: number) => {
@@ -160,14 +165,15 @@ export class BulkCommandsStore {
     markNoop: UpdateFilter<SubscriptionDocument>['$push'],
   ): Promise<{ allNoop: boolean; states?: Map<string, CommandState> }> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, modifiedAt: 1, ...SHOWN_PROJECTION } })
       .toArray();
     const states = new Map<string, CommandState>();
     const noops: string[] = [];
     const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
     for (const doc of docs) {
       const mark = markOn(doc, requestId);
-      states.set(doc._id, { status: doc.status, mark });
+      states.set(doc._id, { status: doc.status, mark, modifiedAt: doc.modifiedAt });
+      if (changedSince(plan.unchangedSince, doc)) continue;
       const walk = walkCommands(plan, doc.status, [mark]);
       if (walk.reached.length === 0) continue;
       if (walk.applied < 0) noops.push(doc._id);
@@ -179,7 +185,7 @@ export class BulkCommandsStore {
         groups.set(key, group);
       }
     }
-    const notReached = { merchantId, bulkCommands: { $nin: commandMarks(requestId) } };
+    const notReached = { merchantId, bulkCommands: { $nin: commandMarks(requestId) }, ...unchangedSinceOf(plan) };
     const writes: AnyBulkWriteOperation<SubscriptionDocument>[] = [
       ...[...groups.values()].map((g) => applyingFrom(g.before, { ...notReached, _id: { $in: g.ids }, status: plan.from })),
       ...(noops.length > 0
@@ -311,8 +317,8 @@ export class BulkCommandsStore {
   /** Each found subscription's status and whether the command reached it; absent ids are not in the map. */
   async commandStates(merchantId: string, ids: readonly string[], requestId: string): Promise<Map<string, CommandState>> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1 } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, modifiedAt: 1 } })
       .toArray();
-    return new Map(docs.map((d) => [d._id, { status: d.status, mark: markOn(d, requestId) }]));
+    return new Map(docs.map((d) => [d._id, { status: d.status, mark: markOn(d, requestId), modifiedAt: d.modifiedAt }]));
   }
 }

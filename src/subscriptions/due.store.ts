@@ -1,12 +1,14 @@
 /**
  * Due schedules: the subscriptions whose pending time has come, read for the schedule workers (or a
- * test clock's advance), and `fire`, the one write of a scheduled transition. One of the four
+ * test clock's advance), and `fire`, the one write of a scheduled transition; and the notices of
+ * scheduled resumes a change of resumeNoticeHours moves (notice.rules.ts). One of the four
  * stores of the `subscriptions` collection (subscription.document.ts).
  */
-import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { byMerchantOf } from '../lib/by-merchant.js';
 import { livemodeOf } from '../lib/livemode.js';
+import { earliestOf } from './notice.rules.js';
 import { outboxEntries } from './outbox.js';
 import type { PauseHistory } from './pause-policy.rules.js';
 import type { PendingTimes } from './pending-times.js';
@@ -27,6 +29,18 @@ import {
 } from './subscription.document.js';
 import type { RuleState, Ruling, SubscriptionStatus } from './subscriptions.rules.js';
 
+/** What a due schedule is decided and shown by (DueSubscription), beside its mode's pending time. */
+const DUE_PROJECTION = {
+  merchantId: 1,
+  status: 1,
+  pauseAt: 1,
+  resumeAt: 1,
+  pauseReason: 1,
+  noticeAt: 1,
+  modifiedAt: 1,
+  ...HISTORY_PROJECTION,
+} as const;
+
 /** A due subscription as the due reads return it, pending at `pendingAt` (its mode's field: dueFieldOf). */
 function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscription {
   return {
@@ -37,6 +51,8 @@ function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscript
     resumeAt: d.resumeAt ?? null,
     pauseReason: d.pauseReason ?? null,
     nextScheduledAt: pendingAt,
+    noticeAt: d.noticeAt ?? null,
+    modifiedAt: d.modifiedAt,
     recentPauses: d.recentPauses ?? [],
     ...(d.lastResumedAt !== undefined ? { lastResumedAt: d.lastResumedAt } : {}),
   };
@@ -55,6 +71,9 @@ export interface DueState extends RuleState {
   /** Not decided on, but shown by the subscription a firing's event carries. */
   readonly pauseReason: string | null;
   readonly nextScheduledAt: string;
+  readonly noticeAt: string | null;
+  /** What a notice's event shows: a notice changes no modifiedAt (notice.rules.ts). */
+  readonly modifiedAt: string;
 }
 
 export interface DueSubscription extends DueState, PauseHistory {
@@ -62,6 +81,15 @@ export interface DueSubscription extends DueState, PauseHistory {
   readonly merchantId: string;
   /** When pauses were last applied to it, and it was last resumed: a due pause's pause policy reads them. */
   readonly recentPauses: readonly string[];
+}
+
+/** A scheduled resume whose notice was not sent yet, as read (DueStore.upcomingResumes). */
+export interface PendingResume {
+  readonly id: string;
+  readonly status: SubscriptionStatus;
+  readonly pauseAt: string | null;
+  readonly resumeAt: string;
+  readonly noticeAt: string | null;
 }
 
 /** One ruling for the due subscriptions of one merchant that were read in exactly the same state. */
@@ -102,10 +130,7 @@ export class DueStore {
   /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
   async due(now: string, limit: number): Promise<DueSubscription[]> {
     const docs = await this.collection
-      .find(
-        { nextScheduledAt: { $lte: now } },
-        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1, ...HISTORY_PROJECTION } },
-      )
+      .find({ nextScheduledAt: { $lte: now } }, { projection: { nextScheduledAt: 1, ...DUE_PROJECTION } })
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
       .toArray();
@@ -120,10 +145,7 @@ export class DueStore {
   async dueOf(merchantId: string, upTo: string, limit: number): Promise<DueSubscription[]> {
     if (livemodeOf(merchantId)) throw new Error("dueOf reads a test mode only: live schedules are the due poll's");
     const docs = await this.collection
-      .find(
-        { merchantId, testScheduledAt: { $lte: upTo } },
-        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1, ...HISTORY_PROJECTION } },
-      )
+      .find({ merchantId, testScheduledAt: { $lte: upTo } }, { projection: { testScheduledAt: 1, ...DUE_PROJECTION } })
       .sort({ testScheduledAt: 1, _id: 1 })
       .limit(limit)
       .toArray();
@@ -149,12 +171,15 @@ export class DueStore {
       );
       // One outbox entry per event for the whole group, named by the run and group (src/subscriptions/outbox.ts).
       // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
+      // A notice is named by its resume and time instead: two processes sending it make one event.
+      const notice = ruling.due === 'notice';
       const entries = outboxEntries(
         state.status,
-        snapshotAfter(ruling.change!, shown(state), at),
+        snapshotAfter(ruling.change!, shown(state), ruling.touches ? at : state.modifiedAt),
         { kind: 'schedule' },
-        `${runId}:${group}`,
+        notice ? `notice:${state.resumeAt}` : `${runId}:${group}`,
         ruling.events,
+        notice ? state.noticeAt! : at,
       );
       const write = withEvents(update, entries);
       const filter = {
@@ -162,6 +187,8 @@ export class DueStore {
         merchantId,
         status: state.status,
         [dueFieldOf(merchantId)]: state.nextScheduledAt,
+        ...({ noticeAt: state.noticeAt } as Filter<SubscriptionDocument>),
+        ...(notice ? { modifiedAt: state.modifiedAt } : {}),
         ...whereScheduleIs(state),
         ...whereKeptFieldsAre(ruling.change!, shown(state)),
       };
@@ -179,6 +206,58 @@ export class DueStore {
       ),
     );
     return new Set(ours.flat().map((d) => d._id));
+  }
+
+  /** The merchant's scheduled resumes whose notice was not sent: what a change of resumeNoticeHours moves. */
+  async upcomingResumes(merchantId: string): Promise<PendingResume[]> {
+    const docs = await this.collection
+      .find(
+        { merchantId, status: { $ne: 'cancelled' }, resumeAt: { $exists: true }, noticeFor: { $exists: false } },
+        { projection: { status: 1, pauseAt: 1, resumeAt: 1, noticeAt: 1 } },
+      )
+      .toArray();
+    return docs.map((d) => ({
+      id: d._id,
+      status: d.status,
+      pauseAt: d.pauseAt ?? null,
+      resumeAt: d.resumeAt!,
+      noticeAt: d.noticeAt ?? null,
+    }));
+  }
+
+  /**
+   * Gives these resumes the notice time `noticeAt` makes of their resumeAt (null: none), with
+   * their pending time the earliest left: one updateMany per schedule read, filtered on it and on
+   * no notice sent, so that a schedule changed or noticed meanwhile is left as it is.
+   */
+  async setNotices(merchantId: string, pending: readonly PendingResume[], noticeAt: (resumeAt: string) => string | null): Promise<void> {
+    const groups = new Map<string, { state: PendingResume; ids: string[] }>();
+    for (const p of pending) {
+      const key = JSON.stringify([p.status, p.pauseAt, p.resumeAt, p.noticeAt]);
+      const group = groups.get(key) ?? { state: p, ids: [] };
+      group.ids.push(p.id);
+      groups.set(key, group);
+    }
+    const times: string[] = [];
+    const writes = [...groups.values()].map(({ state, ids }): AnyBulkWriteOperation<SubscriptionDocument> => {
+      const notice = noticeAt(state.resumeAt);
+      const next = earliestOf(state.pauseAt, notice, state.resumeAt)!;
+      times.push(next);
+      const update: UpdateFilter<SubscriptionDocument> = notice
+        ? { $set: { noticeAt: notice, nextScheduledAt: next } }
+        : { $set: { nextScheduledAt: next }, $unset: { noticeAt: '' } };
+      const filter = {
+        _id: { $in: ids },
+        merchantId,
+        status: state.status,
+        noticeFor: { $exists: false },
+        ...whereScheduleIs(state),
+        ...({ noticeAt: state.noticeAt } as Filter<SubscriptionDocument>),
+      };
+      return { updateMany: { filter, update: inModeOf(merchantId, update) } };
+    });
+    await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand);
+    if (livemodeOf(merchantId)) await this.options.pendingTimes?.note(times);
   }
 
   /** Subscriptions with a pending time at or before `now`, counted up to `cap` (served by the due_schedules index): `subsvc status`. */

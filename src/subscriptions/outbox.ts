@@ -53,6 +53,8 @@ export function outboxEntries(
   cause: ChangeCause,
   key: string,
   events: readonly RuledEvent[],
+  /** When the events happened: the change's modifiedAt, unless it changed none (a notice). */
+  at: string = subscription.modifiedAt,
 ): OutboxEntry[] {
   const trace = currentTraceparent();
   return events.map((event, seq) => ({
@@ -62,7 +64,7 @@ export function outboxEntries(
     ...(event.kind === 'schedule_removed' ? { removed: event.removed } : {}),
     status: subscription.status,
     previousStatus,
-    at: subscription.modifiedAt,
+    at,
     cause,
     subscription,
     ...(trace ? { trace } : {}),

@@ -22,14 +22,23 @@ export const NO_PAUSE_POLICY: PausePolicy = Object.freeze({
   requireResumeAt: false,
   cooldownDays: null,
   allowedPauseDays: null,
+  resumeNoticeHours: null,
 });
 
 /** A policy as sent or as stored before a rule existed: a rule left out is off. */
 export function completePolicy(policy: components['schemas']['PausePolicy']): PausePolicy {
-  const { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays = null, allowedPauseDays = null } = policy;
-  return { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays, allowedPauseDays };
+  const {
+    maxPauseDays,
+    maxPausesPerYear,
+    requireResumeAt,
+    cooldownDays = null,
+    allowedPauseDays = null,
+    resumeNoticeHours = null,
+  } = policy;
+  return { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays, allowedPauseDays, resumeNoticeHours };
 }
 
+/** Whether no rule can refuse a pause (resumeNoticeHours refuses none): the pause then reads nothing first. */
 export function isPolicyOff(policy: PausePolicy): boolean {
   const { maxPauseDays, maxPausesPerYear, requireResumeAt, cooldownDays, allowedPauseDays } = policy;
   return maxPauseDays === null && maxPausesPerYear === null && !requireResumeAt && cooldownDays === null && allowedPauseDays === null;

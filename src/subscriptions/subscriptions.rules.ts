@@ -24,6 +24,7 @@
  * again; DELETE …/schedule, every pending time.
  */
 import type { components } from '../../generated/openapi.js';
+import { earliestOf, withNotice, type NoticeTerms } from './notice.rules.js';
 import { NO_PAUSE_HISTORY, pauseVerdict, type PauseHistory, type PausePolicy, type PolicyBreach } from './pause-policy.rules.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import { CorruptSubscriptionError } from './subscriptions.errors.js';
@@ -78,6 +79,9 @@ export interface StoredSchedule {
   readonly resumeAt: string;
   readonly pauseReason: string;
   readonly nextScheduledAt: string;
+  /** When the notice of the pending resumeAt falls due, and the resumeAt whose notice was sent (notice.rules.ts). */
+  readonly noticeAt: string;
+  readonly noticeFor: string;
 }
 export type ScheduleField = keyof StoredSchedule;
 
@@ -93,7 +97,7 @@ export interface Change {
  * pause policy (absent: none) with the times of the pauses recently applied to it.
  */
 export type Command =
-  | { readonly kind: 'PAUSE'; readonly schedule?: ScheduleRequest }
+  | { readonly kind: 'PAUSE'; readonly schedule?: ScheduleRequest; readonly notice?: NoticeTerms }
   | { readonly kind: 'RESUME' }
   | { readonly kind: 'DROP_SCHEDULE' }
   | { readonly kind: 'FIRE'; readonly now: string; readonly policy?: PausePolicy; readonly history?: PauseHistory };
@@ -103,6 +107,8 @@ export interface RuleState {
   readonly status: string;
   readonly pauseAt: string | null;
   readonly resumeAt: string | null;
+  /** The pending notice's time (notice.rules.ts); read by FIRE only. */
+  readonly noticeAt?: string | null;
 }
 
 /**
@@ -124,7 +130,7 @@ export interface Ruling {
   /** Every event the write records, in order (the status event first): see the table above. */
   readonly events: readonly RuledEvent[];
   /** For FIRE: which scheduled transition fell due. */
-  readonly due?: 'pause' | 'resume';
+  readonly due?: 'pause' | 'resume' | 'notice';
   /** For a `refused` FIRE: the rule of the pause policy the due pause breaks. */
   readonly breach?: PolicyBreach;
 }
@@ -135,7 +141,7 @@ const SCHEDULE_TIMES: readonly ScheduleTime[] = ['pauseAt', 'resumeAt'];
 /** An event a change records: its change of status, or a change of its schedule (with the times it removed). */
 export type RuledEvent =
   | { readonly kind: 'status' }
-  | { readonly kind: 'pause_scheduled' | 'resume_scheduled' }
+  | { readonly kind: 'pause_scheduled' | 'resume_scheduled' | 'resume_upcoming' }
   | { readonly kind: 'schedule_removed'; readonly removed: readonly ScheduleTime[] };
 
 /**
@@ -154,6 +160,8 @@ export function requestEvents(
   if (change.set.resumeAt !== undefined) events.push({ kind: 'resume_scheduled' });
   const removed = SCHEDULE_TIMES.filter((t) => change.unset.includes(t) && before[t] != null);
   if (removed.length > 0) events.push({ kind: 'schedule_removed', removed });
+  // A resume set inside its notice window is noticed at once, by the change itself (notice.rules.ts).
+  if (change.set.noticeFor !== undefined) events.push({ kind: 'resume_upcoming' });
   return events;
 }
 
@@ -161,7 +169,7 @@ const STATUSES: readonly string[] = ['fulfilled', 'paused', 'cancelled'];
 
 /** A change that leaves exactly these schedule fields, removing the others. */
 function leaving(status: SubscriptionStatus, set: Partial<StoredSchedule>): Change {
-  const all: ScheduleField[] = ['pauseAt', 'resumeAt', 'pauseReason', 'nextScheduledAt'];
+  const all: ScheduleField[] = ['pauseAt', 'resumeAt', 'pauseReason', 'nextScheduledAt', 'noticeAt', 'noticeFor'];
   const kept = Object.fromEntries(Object.entries(set).filter(([, v]) => v !== undefined)) as Partial<StoredSchedule>;
   return { status, set: kept, unset: all.filter((f) => !(f in kept)) };
 }
@@ -183,7 +191,7 @@ function pauseOrResume(status: SubscriptionStatus, operation: Operation, schedul
   if (status === 'cancelled') return ruling(status, 'cancelled', undefined);
   if (operation === 'RESUME')
     return status === from
-      ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason'] })
+      ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason', 'noticeAt', 'noticeFor'] })
       : ruling(status, 'noop', undefined);
   if (!schedule)
     return status === from ? ruling(status, 'applied', { status: to, set: {}, unset: ['pauseAt'] }) : ruling(status, 'noop', undefined);
@@ -202,7 +210,7 @@ function drop(state: RuleState & { readonly status: SubscriptionStatus }): Rulin
   const { status } = state;
   if (status === 'cancelled') return ruling(status, 'cancelled', undefined);
   if (state.pauseAt === null && state.resumeAt === null) return ruling(status, 'noop', undefined);
-  const unset: ScheduleField[] = ['pauseAt', 'resumeAt', 'nextScheduledAt'];
+  const unset: ScheduleField[] = ['pauseAt', 'resumeAt', 'nextScheduledAt', 'noticeAt', 'noticeFor'];
   return ruling(status, 'applied', { status, set: {}, unset: status === 'paused' ? unset : [...unset, 'pauseReason'] });
 }
 
@@ -232,14 +240,19 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
       };
     }
     const until = verdict.schedule?.resumeAt;
-    const change = leaving('paused', { resumeAt: until, nextScheduledAt: until });
-    // pauseReason is kept: it shows once paused.
-    const fired = {
-      ...ruling(status, status === 'paused' ? 'noop' : 'applied', { ...change, unset: change.unset.filter((f) => f !== 'pauseReason') }),
-      due: 'pause' as const,
-    };
-    return until === pending.resumeAt ? fired : { ...fired, events: [...fired.events, { kind: 'resume_scheduled' }] };
+    const kept = until === pending.resumeAt;
+    const change = leaving('paused', { resumeAt: until, nextScheduledAt: kept ? earliestOf(state.noticeAt, until) : until });
+    // pauseReason is kept: it shows once paused; so is the notice of a resumeAt kept.
+    const keeps = (f: ScheduleField) => f !== 'pauseReason' && (!kept || (f !== 'noticeAt' && f !== 'noticeFor'));
+    const held = { ...change, unset: change.unset.filter(keeps) };
+    const given = kept ? held : withNotice(held, noticeTerms(command));
+    const fired = { ...ruling(status, status === 'paused' ? 'noop' : 'applied', given), due: 'pause' as const };
+    if (kept) return fired;
+    const upcoming: RuledEvent[] = given.set.noticeFor !== undefined ? [{ kind: 'resume_upcoming' }] : [];
+    return { ...fired, events: [...fired.events, { kind: 'resume_scheduled' }, ...upcoming] };
   }
+  const { noticeAt = null } = state;
+  if (noticeAt !== null && noticeAt <= now && resumeAt !== null) return notice(status, resumeAt, pauseAt);
   if (resumeAt !== null && resumeAt <= now) {
     return {
       ...ruling(
@@ -250,8 +263,23 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
       due: 'resume',
     };
   }
-  const change = leaving(status, { nextScheduledAt: pauseAt ?? resumeAt ?? undefined });
+  const change = leaving(status, { nextScheduledAt: earliestOf(pauseAt, noticeAt, resumeAt) });
   return ruling(status, 'corrected', { ...change, unset: change.unset.filter((f) => f === 'nextScheduledAt') }, false);
+}
+
+/** A FIRE's notice terms: its policy's rule, at its time. */
+function noticeTerms(command: Extract<Command, { kind: 'FIRE' }>): NoticeTerms {
+  return { hours: command.policy?.resumeNoticeHours ?? null, now: command.now };
+}
+
+/**
+ * A due notice: its `subscription.resume_upcoming` event, `noticeFor` set to the resumeAt it
+ * announces; nothing the API shows changes (modifiedAt included), so an undo still finds the
+ * subscription as a bulk request left it.
+ */
+function notice(status: SubscriptionStatus, resumeAt: string, pauseAt: string | null): Ruling {
+  const change: Change = { status, set: { noticeFor: resumeAt, nextScheduledAt: pauseAt ?? resumeAt }, unset: ['noticeAt'] };
+  return { ...ruling(status, 'applied', change, false), events: [{ kind: 'resume_upcoming' }], due: 'notice' };
 }
 
 /** The one rule: what `command` does to a subscription in `state`. A status the model does not know is corrupt data, never a decision. */
@@ -260,8 +288,10 @@ export function decide(state: RuleState, command: Command): Ruling {
   const known = state as RuleState & { readonly status: SubscriptionStatus };
   const ofRequest = (ruling: Ruling): Ruling => ({ ...ruling, events: requestEvents(known.status, ruling.change, state) });
   switch (command.kind) {
-    case 'PAUSE':
-      return ofRequest(pauseOrResume(known.status, 'PAUSE', command.schedule));
+    case 'PAUSE': {
+      const paused = pauseOrResume(known.status, 'PAUSE', command.schedule);
+      return ofRequest(paused.change ? { ...paused, change: withNotice(paused.change, command.notice) } : paused);
+    }
     case 'RESUME':
       return ofRequest(pauseOrResume(known.status, 'RESUME', undefined));
     case 'DROP_SCHEDULE':
@@ -271,9 +301,9 @@ export function decide(state: RuleState, command: Command): Ruling {
   }
 }
 
-/** The command of a pause or resume request. */
-export function commandOf(operation: Operation, schedule?: ScheduleRequest): Command {
-  return operation === 'PAUSE' ? { kind: 'PAUSE', ...(schedule ? { schedule } : {}) } : { kind: 'RESUME' };
+/** The command of a pause or resume request; `notice`: the pause policy's notice rule, for a resumeAt it sets. */
+export function commandOf(operation: Operation, schedule?: ScheduleRequest, notice?: NoticeTerms): Command {
+  return operation === 'PAUSE' ? { kind: 'PAUSE', ...(schedule ? { schedule } : {}), ...(notice ? { notice } : {}) } : { kind: 'RESUME' };
 }
 
 /**
@@ -286,17 +316,24 @@ export interface CommandPlan {
   readonly already: SubscriptionStatus;
   readonly whenFrom: Change;
   readonly whenAlready: Change | undefined;
+  /** An undo's (docs/design.md §6): a subscription modified after it is neither changed nor marked, but skipped (`changed_since`). */
+  readonly unchangedSince?: string;
 }
 
 /**
  * `schedule`: what a pause that starts is given (with the resumeAt a pause policy fills in,
  * pauseVerdict); `asSent`: what the request sent, which is what a subscription already paused gets.
  */
-export function planCommand(operation: Operation, schedule: ScheduleRequest | undefined, asSent: ScheduleRequest | undefined): CommandPlan {
+export function planCommand(
+  operation: Operation,
+  schedule: ScheduleRequest | undefined,
+  asSent: ScheduleRequest | undefined,
+  notice?: NoticeTerms,
+): CommandPlan {
   const { from, to } = TRANSITIONS[operation];
   const unscheduled = { pauseAt: null, resumeAt: null };
-  const whenFrom = decide({ status: from, ...unscheduled }, commandOf(operation, schedule)).change!;
-  return { from, already: to, whenFrom, whenAlready: decide({ status: to, ...unscheduled }, commandOf(operation, asSent)).change };
+  const whenFrom = decide({ status: from, ...unscheduled }, commandOf(operation, schedule, notice)).change!;
+  return { from, already: to, whenFrom, whenAlready: decide({ status: to, ...unscheduled }, commandOf(operation, asSent, notice)).change };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

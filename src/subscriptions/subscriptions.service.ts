@@ -14,7 +14,9 @@ import type { ScheduleRequest } from './schedule.request.js';
 import { byMerchantOf } from '../lib/by-merchant.js';
 import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
 import type { TogetherCommand } from './bulk-commands.store.js';
+import { firingGroups } from './due.rules.js';
 import type { DueSubscription, FiringGroup } from './due.store.js';
+import type { NoticeTerms } from './notice.rules.js';
 import type { PendingEvents } from './outbox.js';
 import type { SubscriptionStores } from './subscription.stores.js';
 import {
@@ -60,33 +62,6 @@ function ruleStateOf(subscription: Subscription) {
     pauseAt: subscription.schedule?.pauseAt ?? null,
     resumeAt: subscription.schedule?.resumeAt ?? null,
   };
-}
-
-/**
- * Due subscriptions read in the same state, and ruled alike under their merchant's pause policy,
- * share one ruling and one conditional update.
- */
-function grouped(due: readonly DueSubscription[], now: string, policies: ReadonlyMap<string, PausePolicy>): FiringGroup[] {
-  const groups = new Map<string, { merchantId: string; state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
-  for (const subscription of due) {
-    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt } = subscription;
-    const ruling = decide(subscription, { kind: 'FIRE', now, policy: policies.get(merchantId), history: subscription });
-    // One merchant per group: each update names the merchant that owns its subscriptions (docs/sharding.md).
-    const key = JSON.stringify([
-      merchantId,
-      status,
-      pauseAt,
-      resumeAt,
-      pauseReason,
-      nextScheduledAt,
-      ruling.outcome,
-      ruling.breach?.detail,
-    ]);
-    const group = groups.get(key) ?? { merchantId, state: subscription, ruling, ids: [] };
-    group.ids.push(subscription.id);
-    groups.set(key, group);
-  }
-  return [...groups.values()];
 }
 
 /** What applying due schedules did: the groups as ruled, and which of their ids this call changed. */
@@ -153,7 +128,8 @@ export class SubscriptionsService {
       const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
       // No policy: exactly the writes of before policies (no read first).
       const ruled = isPolicyOff(policy) ? schedule : await this.underPolicy(merchantId, id, rawId, policy, schedule, now);
-      return this.applyOnce(merchantId, id, rawId, operation, ruled, cause, schedule, now);
+      const notice = { hours: policy.resumeNoticeHours, now: now.timestamp() };
+      return this.applyOnce(merchantId, id, rawId, operation, ruled, cause, schedule, now, notice);
     });
   }
 
@@ -183,8 +159,9 @@ export class SubscriptionsService {
     cause: ChangeCause,
     asSent: ScheduleRequest | undefined,
     now: Clock,
+    notice: NoticeTerms,
   ): Promise<Subscription> {
-    const plan = planCommand(operation, schedule, asSent);
+    const plan = planCommand(operation, schedule, asSent, notice);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
       const { changed, current: read } = await this.stores.subscriptions.changeOrRead(
         merchantId,
@@ -200,7 +177,7 @@ export class SubscriptionsService {
       }
       const current = read !== undefined ? read : await this.stores.subscriptions.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
-      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent));
+      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent, notice));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
       if (outcome !== 'noop') return undefined;
       if (!change) return current;
@@ -265,7 +242,7 @@ export class SubscriptionsService {
       async () => {
         const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
         const now = at ?? nowTimestamp();
-        const groups = grouped(due, now, policies);
+        const groups = firingGroups(due, now, policies);
         const ours = await this.stores.due.fire(groups, randomUUID(), now);
         const moved = groups
           .filter((g) => g.ruling.events.length > 0)
@@ -290,10 +267,11 @@ export class SubscriptionsService {
     schedule?: ScheduleRequest,
     cause: ChangeCause = { kind: 'bulk', requestId },
     settled: ReadonlyMap<string, CommandOutcome> = new Map(),
+    unchangedSince?: string,
   ): Promise<Map<string, CommandOutcome>> {
     const open = ids.filter((id) => !settled.has(id));
     if (open.length === 0) return new Map(settled);
-    const { plan, now } = await this.planOf(merchantId, operation, schedule);
+    const { plan, now } = await this.planOf(merchantId, operation, schedule, unchangedSince);
     const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(merchantId, open, operation, plan, requestId, cause, now));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
     const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
@@ -309,11 +287,14 @@ export class SubscriptionsService {
     merchantId: string,
     operation: Operation,
     schedule: ScheduleRequest | undefined,
+    unchangedSince?: string,
   ): Promise<{ plan: CommandPlan; now: Clock }> {
     // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
     const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
     const now = await this.clockOf(merchantId);
-    return { plan: planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule), now };
+    const notice = { hours: policy.resumeNoticeHours, now: now.timestamp() };
+    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule, notice);
+    return { plan: unchangedSince === undefined ? plan : { ...plan, unchangedSince }, now };
   }
 
   /**
@@ -322,27 +303,28 @@ export class SubscriptionsService {
    * subscription, those without a schedule are applied together, with one read and one write of
    * each subscription (BulkCommandsStore.applyTogether), and with the same outcomes as
    * applied one after another. Returns, for each command, the outcomes settled here; the rest
-   * (subscriptions also named by a command with a schedule, or that another writer changed
-   * meanwhile) are for applyCommands, given these as `settled`. Nothing is settled where none is
+   * (subscriptions also named by a command `alone`, or that another writer changed meanwhile)
+   * are for applyCommands, given these as `settled`. Nothing is settled where none is
    * named twice, nor where a command's plan gives a subscription already in the target status a
    * change of its own.
    */
   async applyTogether(
     merchantId: string,
     operation: Operation,
-    commands: readonly (TogetherCommand & { readonly schedule?: ScheduleRequest | undefined })[],
+    /** `alone`: a command of its own (a schedule, an undo's condition: src/bulk/bulk.run.ts), never applied together. */
+    commands: readonly (TogetherCommand & { readonly alone: boolean })[],
   ): Promise<Map<string, CommandOutcome>[]> {
     const outcomes = commands.map(() => new Map<string, CommandOutcome>());
-    // A subscription also named by a command with a schedule keeps its commands' order by going the usual way.
+    // A subscription also named by a command alone keeps its commands' order by going the usual way.
     const times = new Map<string, number>();
-    for (const c of commands) for (const id of new Set(c.ids)) times.set(id, c.schedule ? Number.NaN : (times.get(id) ?? 0) + 1);
+    for (const c of commands) for (const id of new Set(c.ids)) times.set(id, c.alone ? Number.NaN : (times.get(id) ?? 0) + 1);
     // Where none is named twice (a large request's chunks) each command's first update changes them all with nothing read first: the usual way is cheaper.
     if (![...times.values()].some((n) => n >= 2)) return outcomes;
     // Otherwise every one goes in the shared writes: one read, and a statement per set of commands, not several per chunk.
     const shared = new Set([...times].filter(([, n]) => n >= 1).map(([id]) => id));
     const { plan, now } = await this.planOf(merchantId, operation, undefined);
     if (plan.whenAlready) return outcomes;
-    const together = commands.map((c) => ({ ...c, ids: c.schedule ? [] : c.ids.filter((id) => shared.has(id)) }));
+    const together = commands.map((c) => ({ ...c, ids: c.alone ? [] : c.ids.filter((id) => shared.has(id)) }));
     const states = await this.mutex.runAll([...shared], () =>
       this.stores.bulkCommands.applyTogether(merchantId, plan, together, now.timestamp()),
     );
@@ -386,7 +368,7 @@ export class SubscriptionsService {
       // Known from the update's own read when every write after it changed what that read expected.
       const states = known ?? (await this.stores.bulkCommands.commandStates(merchantId, open, requestId));
       open = open.filter((id) => {
-        const outcome = commandOutcome(operation, states.get(id));
+        const outcome = commandOutcome(operation, states.get(id), plan.unchangedSince);
         if (outcome) outcomes.set(id, outcome);
         return !outcome;
       });

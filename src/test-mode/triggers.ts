@@ -9,12 +9,15 @@ import type { EventsRepository } from '../events/events.repository.js';
 import type { EventType } from '../subscriptions/outbox.js';
 import type { BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
+import { noticeTimeOf } from '../subscriptions/notice.rules.js';
+import type { PausePolicySource } from '../subscriptions/pause-policy.rules.js';
 import type { ChangeCause, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { testModeOnly, type RelayNow } from './test-mode.service.js';
 
-const DAY_MICROS = 86_400_000_000n;
+const HOUR_MICROS = 3_600_000_000n;
+const DAY_MICROS = 24n * HOUR_MICROS;
 /** How long a trigger waits for a bulk request's workers (which may be another process's) to record its completion. */
 const BULK_WAIT_MS = 20_000;
 const BULK_POLL_MS = 100;
@@ -29,6 +32,12 @@ export interface TriggerSteps {
   bulkPause(): Promise<void>;
   /** The test clock's time `days` ahead, as a schedule time. */
   daysAhead(days: number): string;
+  /** The test clock's time `hours` ahead, as a schedule time. */
+  hoursAhead(hours: number): string;
+  /** The test mode's `resumeNoticeHours`; 422 when it is off, as no change would send a notice. */
+  noticeHours(): Promise<number>;
+  /** Advances the test mode's clock to `to`, applying what falls due by then (TestModeService.advance). */
+  advanceTo(to: string): Promise<void>;
 }
 
 export interface Trigger {
@@ -50,8 +59,24 @@ export const TRIGGERS: { readonly [T in EventType]: Trigger } = {
       await s.dropSchedule();
     },
   },
+  // A resume one hour past the notice window, and the clock moved to its notice: the schedule worker's own path.
+  'subscription.resume_upcoming': {
+    from: 'fulfilled',
+    steps: async (s) => {
+      const hours = await s.noticeHours();
+      const resumeAt = s.hoursAhead(hours + 1);
+      await s.pause({ resumeAt });
+      await s.advanceTo(noticeTimeOf(resumeAt, hours));
+    },
+  },
   'bulk_request.completed': { from: 'fulfilled', steps: (s) => s.bulkPause() },
 };
+
+/** What the resume_upcoming trigger needs beside the changes: the test mode's policy and its clock. */
+export interface TriggerClock {
+  readonly policies: Pick<PausePolicySource, 'policyOf'>;
+  advance(merchantId: string, to: string): Promise<unknown>;
+}
 
 export interface Triggered {
   readonly subscriptionId: string;
@@ -71,6 +96,7 @@ export class TriggersService {
     private readonly seeder: SubscriptionSeeder,
     private readonly events: Pick<EventsRepository, 'page'>,
     private readonly relayNow: RelayNow,
+    private readonly testClock: TriggerClock,
   ) {}
 
   async trigger({ merchantId, apiKeyId }: TriggerCaller, type: EventType): Promise<Triggered> {
@@ -101,6 +127,13 @@ export class TriggersService {
         bulkRequests.push(requestId);
       },
       daysAhead: (days) => formatTimestamp(clock.micros() + BigInt(days) * DAY_MICROS),
+      hoursAhead: (hours) => formatTimestamp(clock.micros() + BigInt(hours) * HOUR_MICROS),
+      noticeHours: async () => {
+        const hours = (await this.testClock.policies.policyOf(merchantId)).resumeNoticeHours;
+        if (hours === null) throw new TriggerPolicyError("The test mode's pause policy has resumeNoticeHours off: no notice is sent.");
+        return hours;
+      },
+      advanceTo: async (to) => void (await this.testClock.advance(merchantId, to)),
     };
   }
 

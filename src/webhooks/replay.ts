@@ -25,6 +25,7 @@ const EVERY_TYPE = Object.keys({
   'subscription.pause_scheduled': true,
   'subscription.resume_scheduled': true,
   'subscription.schedule_removed': true,
+  'subscription.resume_upcoming': true,
   'bulk_request.completed': true,
 } satisfies Record<EventType, true>) as EventType[];
 

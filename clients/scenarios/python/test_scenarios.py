@@ -179,7 +179,13 @@ def test_reads_its_pause_policy_and_sets_it_every_rule_off_200_with_the_policy_a
     # The answer is the policy and whose data it governs (a live key's here).
     # Rules a request leaves out are off, and every answer shows all of them.
     shown = subsvc_client.PausePolicyWithMode(
-        max_pause_days=None, max_pauses_per_year=None, require_resume_at=False, cooldown_days=None, allowed_pause_days=None, livemode=True
+        max_pause_days=None,
+        max_pauses_per_year=None,
+        require_resume_at=False,
+        cooldown_days=None,
+        allowed_pause_days=None,
+        resume_notice_hours=None,
+        livemode=True,
     )
     with client() as c:
         policies = subsvc_client.PausePolicyApi(c)

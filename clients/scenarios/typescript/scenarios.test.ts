@@ -199,7 +199,7 @@ describe(`@subsvc/client against ${target.name}`, () => {
     const off = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
     // The answer is the policy and whose data it governs (a live key's here).
     // Rules a request leaves out are off, and every answer shows all of them.
-    const shown = { ...off, cooldownDays: null, allowedPauseDays: null, livemode: true };
+    const shown = { ...off, cooldownDays: null, allowedPauseDays: null, resumeNoticeHours: null, livemode: true };
     assert.deepEqual(await pausePolicy.getPausePolicy(prefer('example=off')), shown);
     assert.deepEqual(await pausePolicy.putPausePolicy({ pausePolicy: off }, prefer('example=off')), shown);
   });

@@ -36,7 +36,7 @@ export interface BulkRequestItem {
      */
     outcome: CommandOutcome;
     /**
-     * Why it was skipped (`cancelled`, `not_found`) or failed (cut to 500 characters); null otherwise.
+     * Why it was skipped (`cancelled`, `not_found`, or for an undo `changed_since`) or failed (cut to 500 characters); null otherwise.
      */
     reason: string | null;
     /**

@@ -53,6 +53,15 @@ export interface PausePolicy {
      * 
      */
     allowedPauseDays?: Set<number> | null;
+    /**
+     * A `subscription.resume_upcoming` event this many hours (1 to 720) before each scheduled
+     * resume (`resumeAt`), or at once when a resume is set inside that window: one per
+     * resume, none for one replaced or dropped before its notice, a new one for a new
+     * `resumeAt`. A change of this rule applies to the resumes already scheduled that have
+     * had no notice yet. Left out: `null`, no notices.
+     * 
+     */
+    resumeNoticeHours?: number | null;
 }
 
 /**
@@ -80,6 +89,7 @@ export function PausePolicyFromJSONTyped(json: any, ignoreDiscriminator: boolean
         'requireResumeAt': json['requireResumeAt'],
         'cooldownDays': json['cooldownDays'] === undefined ? undefined : json['cooldownDays'] === null ? null : json['cooldownDays'],
         'allowedPauseDays': json['allowedPauseDays'] === undefined ? undefined : json['allowedPauseDays'] === null ? null : new Set(json['allowedPauseDays']),
+        'resumeNoticeHours': json['resumeNoticeHours'] === undefined ? undefined : json['resumeNoticeHours'] === null ? null : json['resumeNoticeHours'],
     };
 }
 
@@ -99,6 +109,7 @@ export function PausePolicyToJSONTyped(value?: PausePolicy | null, ignoreDiscrim
         'requireResumeAt': value['requireResumeAt'],
         'cooldownDays': value['cooldownDays'],
         'allowedPauseDays': value['allowedPauseDays'] == null ? undefined : Array.from(value['allowedPauseDays'] as Set<any>),
+        'resumeNoticeHours': value['resumeNoticeHours'],
     };
 }
 

@@ -47,7 +47,9 @@ import {
  * change's own answer), the status before it, and the change's cause. The schedule events
  * also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null
  * when not pending), and `subscription.schedule_removed` carries `removed`: which pending
- * times the change dropped.
+ * times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled
+ * resume, under the pause policy's `resumeNoticeHours`) changes nothing: its `subscription`
+ * is as it stands, `previousStatus` its status, and `resumeAt` the resume it announces.
  * 
  * @export
  * @interface SubscriptionEventData
@@ -73,6 +75,10 @@ export interface SubscriptionEventData {
      * 
      */
     removed?: Array<SubscriptionEventDataRemovedEnum>;
+    /**
+     * `subscription.resume_upcoming` only: when the subscription resumes by itself.
+     */
+    resumeAt?: string;
 }
 
 
@@ -111,6 +117,7 @@ export function SubscriptionEventDataFromJSONTyped(json: any, ignoreDiscriminato
         'cause': EventCauseFromJSON(json['cause']),
         'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
         'removed': json['removed'] == null ? undefined : json['removed'],
+        'resumeAt': json['resumeAt'] == null ? undefined : json['resumeAt'],
     };
 }
 
@@ -130,6 +137,7 @@ export function SubscriptionEventDataToJSONTyped(value?: SubscriptionEventData |
         'cause': EventCauseToJSON(value['cause']),
         'schedule': ScheduleToJSON(value['schedule']),
         'removed': value['removed'],
+        'resumeAt': value['resumeAt'],
     };
 }
 

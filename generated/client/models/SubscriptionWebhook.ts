@@ -57,6 +57,7 @@ export const SubscriptionWebhookTypeEnum = {
     SubscriptionPauseScheduled: 'subscription.pause_scheduled',
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
+    SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
 } as const;
 export type SubscriptionWebhookTypeEnum = typeof SubscriptionWebhookTypeEnum[keyof typeof SubscriptionWebhookTypeEnum];
 

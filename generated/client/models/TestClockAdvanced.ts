@@ -24,7 +24,7 @@ export interface TestClockAdvanced {
      */
     now: string;
     /**
-     * How many scheduled pauses and resumes the advance applied.
+     * How many scheduled pauses and resumes the advance applied, and notices before a resume it sent.
      */
     appliedCount: number;
     /**

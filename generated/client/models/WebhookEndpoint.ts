@@ -66,6 +66,7 @@ export const WebhookEndpointEventsEnum = {
     SubscriptionPauseScheduled: 'subscription.pause_scheduled',
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
+    SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type WebhookEndpointEventsEnum = typeof WebhookEndpointEventsEnum[keyof typeof WebhookEndpointEventsEnum];

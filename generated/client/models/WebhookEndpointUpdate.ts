@@ -48,6 +48,7 @@ export const WebhookEndpointUpdateEventsEnum = {
     SubscriptionPauseScheduled: 'subscription.pause_scheduled',
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
+    SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type WebhookEndpointUpdateEventsEnum = typeof WebhookEndpointUpdateEventsEnum[keyof typeof WebhookEndpointUpdateEventsEnum];

@@ -70,6 +70,7 @@ export const WebhookEndpointWithSecretEventsEnum = {
     SubscriptionPauseScheduled: 'subscription.pause_scheduled',
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
+    SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type WebhookEndpointWithSecretEventsEnum = typeof WebhookEndpointWithSecretEventsEnum[keyof typeof WebhookEndpointWithSecretEventsEnum];

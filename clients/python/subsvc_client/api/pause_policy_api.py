@@ -57,7 +57,7 @@ class PausePolicyApi:
     ) -> PausePolicyWithMode:
         """Read your pause policy
 
-        The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null}`. 
+        The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null, \"resumeNoticeHours\": null}`. 
 
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
@@ -125,7 +125,7 @@ class PausePolicyApi:
     ) -> ApiResponse[PausePolicyWithMode]:
         """Read your pause policy
 
-        The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null}`. 
+        The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null, \"resumeNoticeHours\": null}`. 
 
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
@@ -193,7 +193,7 @@ class PausePolicyApi:
     ) -> RESTResponseType:
         """Read your pause policy
 
-        The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null}`. 
+        The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null, \"resumeNoticeHours\": null}`. 
 
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
@@ -322,7 +322,7 @@ class PausePolicyApi:
     ) -> PausePolicyWithMode:
         """Set your pause policy
 
-        Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service's other processes within 30 seconds. 
+        Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays`, `allowedPauseDays` and `resumeNoticeHours` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service's other processes within 30 seconds. 
 
         :param pause_policy: The whole policy; `null` or `false` turns a rule off. (required)
         :type pause_policy: PausePolicy
@@ -402,7 +402,7 @@ class PausePolicyApi:
     ) -> ApiResponse[PausePolicyWithMode]:
         """Set your pause policy
 
-        Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service's other processes within 30 seconds. 
+        Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays`, `allowedPauseDays` and `resumeNoticeHours` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service's other processes within 30 seconds. 
 
         :param pause_policy: The whole policy; `null` or `false` turns a rule off. (required)
         :type pause_policy: PausePolicy
@@ -482,7 +482,7 @@ class PausePolicyApi:
     ) -> RESTResponseType:
         """Set your pause policy
 
-        Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service's other processes within 30 seconds. 
+        Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays`, `allowedPauseDays` and `resumeNoticeHours` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service's other processes within 30 seconds. 
 
         :param pause_policy: The whole policy; `null` or `false` turns a rule off. (required)
         :type pause_policy: PausePolicy

@@ -32,7 +32,7 @@ class BulkRequestItem(BaseModel):
     """ # noqa: E501
     subscription_id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="subscriptionId")
     outcome: CommandOutcome
-    reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(description="Why it was skipped (`cancelled`, `not_found`) or failed (cut to 500 characters); null otherwise.")
+    reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(description="Why it was skipped (`cancelled`, `not_found`, or for an undo `changed_since`) or failed (cut to 500 characters); null otherwise.")
     at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When the outcome was reached; null while pending.")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["subscriptionId", "outcome", "reason", "at", "livemode"]

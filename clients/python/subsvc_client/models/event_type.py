@@ -31,6 +31,7 @@ class EventType(str, Enum):
     SUBSCRIPTION_DOT_PAUSE_SCHEDULED = 'subscription.pause_scheduled'
     SUBSCRIPTION_DOT_RESUME_SCHEDULED = 'subscription.resume_scheduled'
     SUBSCRIPTION_DOT_SCHEDULE_REMOVED = 'subscription.schedule_removed'
+    SUBSCRIPTION_DOT_RESUME_UPCOMING = 'subscription.resume_upcoming'
     BULK_REQUEST_DOT_COMPLETED = 'bulk_request.completed'
 
     @classmethod

@@ -33,7 +33,8 @@ class PausePolicy(BaseModel):
     require_resume_at: StrictBool = Field(description="A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one.", alias="requireResumeAt")
     cooldown_days: Optional[Annotated[int, Field(le=365, strict=True, ge=1)]] = Field(default=None, description="A pause may not start within this many days (1 to 365, of 24 hours) after the subscription was last resumed (by any resume: single, bulk, filter or scheduled). Left out: `null`, the rule off. ", alias="cooldownDays")
     allowed_pause_days: Optional[Annotated[List[Annotated[int, Field(le=1095, strict=True, ge=1)]], Field(min_length=1, max_length=10)]] = Field(default=None, description="The lengths a pause may have, in days (1 to 10 distinct values, each 1 to 1095): a pause must carry a `resumeAt` (or get one from `maxPauseDays`) whose distance from the pause's start, in days rounded up, is one of them. Left out: `null`, the rule off. ", alias="allowedPauseDays")
-    __properties: ClassVar[List[str]] = ["maxPauseDays", "maxPausesPerYear", "requireResumeAt", "cooldownDays", "allowedPauseDays"]
+    resume_notice_hours: Optional[Annotated[int, Field(le=720, strict=True, ge=1)]] = Field(default=None, description="A `subscription.resume_upcoming` event this many hours (1 to 720) before each scheduled resume (`resumeAt`), or at once when a resume is set inside that window: one per resume, none for one replaced or dropped before its notice, a new one for a new `resumeAt`. A change of this rule applies to the resumes already scheduled that have had no notice yet. Left out: `null`, no notices. ", alias="resumeNoticeHours")
+    __properties: ClassVar[List[str]] = ["maxPauseDays", "maxPausesPerYear", "requireResumeAt", "cooldownDays", "allowedPauseDays", "resumeNoticeHours"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -94,6 +95,11 @@ class PausePolicy(BaseModel):
         if self.allowed_pause_days is None and "allowed_pause_days" in self.model_fields_set:
             _dict['allowedPauseDays'] = None
 
+        # set to None if resume_notice_hours (nullable) is None
+        # and model_fields_set contains the field
+        if self.resume_notice_hours is None and "resume_notice_hours" in self.model_fields_set:
+            _dict['resumeNoticeHours'] = None
+
         return _dict
 
     @classmethod
@@ -110,7 +116,8 @@ class PausePolicy(BaseModel):
             "maxPausesPerYear": obj.get("maxPausesPerYear"),
             "requireResumeAt": obj.get("requireResumeAt"),
             "cooldownDays": obj.get("cooldownDays"),
-            "allowedPauseDays": obj.get("allowedPauseDays")
+            "allowedPauseDays": obj.get("allowedPauseDays"),
+            "resumeNoticeHours": obj.get("resumeNoticeHours")
         })
         return _obj
 

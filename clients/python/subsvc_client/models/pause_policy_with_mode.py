@@ -33,8 +33,9 @@ class PausePolicyWithMode(BaseModel):
     require_resume_at: StrictBool = Field(description="A pause must say when it ends (`resumeAt`), unless `maxPauseDays` gives it one.", alias="requireResumeAt")
     cooldown_days: Optional[Annotated[int, Field(le=365, strict=True, ge=1)]] = Field(description="No pause within this many days (1 to 365) after the subscription's last resume; null when the rule is off.", alias="cooldownDays")
     allowed_pause_days: Optional[Annotated[List[Annotated[int, Field(le=1095, strict=True, ge=1)]], Field(min_length=1, max_length=10)]] = Field(description="The lengths in days (rounded up) a pause may have; null when the rule is off.", alias="allowedPauseDays")
+    resume_notice_hours: Optional[Annotated[int, Field(le=720, strict=True, ge=1)]] = Field(description="Hours before a scheduled resume that its `subscription.resume_upcoming` notice is sent (1 to 720); null when off.", alias="resumeNoticeHours")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["maxPauseDays", "maxPausesPerYear", "requireResumeAt", "cooldownDays", "allowedPauseDays", "livemode"]
+    __properties: ClassVar[List[str]] = ["maxPauseDays", "maxPausesPerYear", "requireResumeAt", "cooldownDays", "allowedPauseDays", "resumeNoticeHours", "livemode"]
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -95,6 +96,11 @@ class PausePolicyWithMode(BaseModel):
         if self.allowed_pause_days is None and "allowed_pause_days" in self.model_fields_set:
             _dict['allowedPauseDays'] = None
 
+        # set to None if resume_notice_hours (nullable) is None
+        # and model_fields_set contains the field
+        if self.resume_notice_hours is None and "resume_notice_hours" in self.model_fields_set:
+            _dict['resumeNoticeHours'] = None
+
         return _dict
 
     @classmethod
@@ -112,6 +118,7 @@ class PausePolicyWithMode(BaseModel):
             "requireResumeAt": obj.get("requireResumeAt"),
             "cooldownDays": obj.get("cooldownDays"),
             "allowedPauseDays": obj.get("allowedPauseDays"),
+            "resumeNoticeHours": obj.get("resumeNoticeHours"),
             "livemode": obj.get("livemode")
         })
         return _obj

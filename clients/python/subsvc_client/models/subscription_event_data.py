@@ -30,14 +30,15 @@ from pydantic_core import to_jsonable_python
 
 class SubscriptionEventData(BaseModel):
     """
-    The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. 
+    The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled resume, under the pause policy's `resumeNoticeHours`) changes nothing: its `subscription` is as it stands, `previousStatus` its status, and `resumeAt` the resume it announces. 
     """ # noqa: E501
     subscription: Subscription
     previous_status: SubscriptionStatus = Field(alias="previousStatus")
     cause: EventCause
     schedule: Optional[Schedule] = None
     removed: Optional[Annotated[List[StrictStr], Field(min_length=1, max_length=2)]] = None
-    __properties: ClassVar[List[str]] = ["subscription", "previousStatus", "cause", "schedule", "removed"]
+    resume_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(default=None, description="`subscription.resume_upcoming` only: when the subscription resumes by itself.", alias="resumeAt")
+    __properties: ClassVar[List[str]] = ["subscription", "previousStatus", "cause", "schedule", "removed", "resumeAt"]
 
     @field_validator('removed')
     def removed_validate_enum(cls, value):
@@ -48,6 +49,16 @@ class SubscriptionEventData(BaseModel):
         for i in value:
             if i not in set(['pauseAt', 'resumeAt']):
                 raise ValueError("each list item must be one of ('pauseAt', 'resumeAt')")
+        return value
+
+    @field_validator('resume_at', mode="before")
+    def resume_at_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$", value):
+            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/")
         return value
 
     model_config = ConfigDict(
@@ -114,7 +125,8 @@ class SubscriptionEventData(BaseModel):
             "previousStatus": obj.get("previousStatus"),
             "cause": EventCause.from_dict(obj["cause"]) if obj.get("cause") is not None else None,
             "schedule": Schedule.from_dict(obj["schedule"]) if obj.get("schedule") is not None else None,
-            "removed": obj.get("removed")
+            "removed": obj.get("removed"),
+            "resumeAt": obj.get("resumeAt")
         })
         return _obj
 

@@ -29,7 +29,7 @@ class TestClockAdvanced(BaseModel):
     TestClockAdvanced
     """ # noqa: E501
     now: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).")
-    applied_count: Annotated[int, Field(le=9007199254740991, strict=True, ge=0)] = Field(description="How many scheduled pauses and resumes the advance applied.", alias="appliedCount")
+    applied_count: Annotated[int, Field(le=9007199254740991, strict=True, ge=0)] = Field(description="How many scheduled pauses and resumes the advance applied, and notices before a resume it sent.", alias="appliedCount")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["now", "appliedCount", "livemode"]
 

@@ -29,7 +29,7 @@ class WebhookEndpointUpdate(BaseModel):
     WebhookEndpointUpdate
     """ # noqa: E501
     url: Optional[Annotated[str, Field(strict=True, max_length=2048)]] = Field(default=None, description="An absolute `https` URL (`http` only where the service allows private URLs).")
-    events: Optional[Annotated[List[StrictStr], Field(min_length=1, max_length=7)]] = Field(default=None, description="The event types to send, or `[\"*\"]` for all (including types added later).")
+    events: Optional[Annotated[List[StrictStr], Field(min_length=1, max_length=8)]] = Field(default=None, description="The event types to send, or `[\"*\"]` for all (including types added later).")
     description: Optional[Annotated[str, Field(strict=True, max_length=500)]] = None
     status: Optional[StrictStr] = None
     __properties: ClassVar[List[str]] = ["url", "events", "description", "status"]
@@ -51,8 +51,8 @@ class WebhookEndpointUpdate(BaseModel):
             return value
 
         for i in value:
-            if i not in set(['*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'bulk_request.completed']):
-                raise ValueError("each list item must be one of ('*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'bulk_request.completed')")
+            if i not in set(['*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'bulk_request.completed']):
+                raise ValueError("each list item must be one of ('*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'bulk_request.completed')")
         return value
 
     @field_validator('status')

@@ -31,7 +31,7 @@ class WebhookEndpointWithSecret(BaseModel):
     """ # noqa: E501
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
     url: Annotated[str, Field(strict=True, max_length=2048)] = Field(description="An absolute `https` URL (`http` only where the service allows private URLs).")
-    events: Annotated[List[StrictStr], Field(min_length=1, max_length=7)] = Field(description="The event types to send, or `[\"*\"]` for all (including types added later).")
+    events: Annotated[List[StrictStr], Field(min_length=1, max_length=8)] = Field(description="The event types to send, or `[\"*\"]` for all (including types added later).")
     description: Optional[Annotated[str, Field(strict=True, max_length=500)]] = None
     status: StrictStr
     disabled_reason: Optional[Annotated[str, Field(strict=True, max_length=600)]] = Field(alias="disabledReason")
@@ -58,8 +58,8 @@ class WebhookEndpointWithSecret(BaseModel):
     def events_validate_enum(cls, value):
         """Validates the enum"""
         for i in value:
-            if i not in set(['*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'bulk_request.completed']):
-                raise ValueError("each list item must be one of ('*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'bulk_request.completed')")
+            if i not in set(['*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'bulk_request.completed']):
+                raise ValueError("each list item must be one of ('*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'bulk_request.completed')")
         return value
 
     @field_validator('status')

@@ -79,7 +79,7 @@ export class PausePolicyApi extends runtime.BaseAPI {
     }
 
     /**
-     * The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null}`. 
+     * The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null, \"resumeNoticeHours\": null}`. 
      * Read your pause policy
      */
     async getPausePolicyRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PausePolicyWithMode>> {
@@ -90,7 +90,7 @@ export class PausePolicyApi extends runtime.BaseAPI {
     }
 
     /**
-     * The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null}`. 
+     * The rules every pause of yours must keep. A merchant that never set one has the default, every rule off: `{\"maxPauseDays\": null, \"maxPausesPerYear\": null, \"requireResumeAt\": false, \"cooldownDays\": null, \"allowedPauseDays\": null, \"resumeNoticeHours\": null}`. 
      * Read your pause policy
      */
     async getPausePolicy(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PausePolicyWithMode> {
@@ -140,7 +140,7 @@ export class PausePolicyApi extends runtime.BaseAPI {
     }
 
     /**
-     * Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service\'s other processes within 30 seconds. 
+     * Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays`, `allowedPauseDays` and `resumeNoticeHours` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service\'s other processes within 30 seconds. 
      * Set your pause policy
      */
     async putPausePolicyRaw(requestParameters: PutPausePolicyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PausePolicyWithMode>> {
@@ -151,7 +151,7 @@ export class PausePolicyApi extends runtime.BaseAPI {
     }
 
     /**
-     * Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays` and `allowedPauseDays` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service\'s other processes within 30 seconds. 
+     * Replaces the whole policy (send `maxPauseDays`, `maxPausesPerYear` and `requireResumeAt`; `cooldownDays`, `allowedPauseDays` and `resumeNoticeHours` left out are `null`; `null` and `false` turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 `0032`. The process that answers applies it at once; the service\'s other processes within 30 seconds. 
      * Set your pause policy
      */
     async putPausePolicy(requestParameters: PutPausePolicyRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PausePolicyWithMode> {

@@ -16,7 +16,8 @@ import { mapValues } from '../runtime.js';
 /**
  * What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
  * is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or
- * `schedule` (a scheduled pause or resume falling due). For `api` and `bulk`, `apiKeyId`
+ * `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled
+ * resume: `subscription.resume_upcoming`). For `api` and `bulk`, `apiKeyId`
  * is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
  * the key). Events recorded before causes carried it have none.
  * `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.

@@ -23,6 +23,7 @@ export const EventType = {
     SubscriptionPauseScheduled: 'subscription.pause_scheduled',
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
+    SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type EventType = typeof EventType[keyof typeof EventType];

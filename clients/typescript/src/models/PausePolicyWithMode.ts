@@ -42,6 +42,10 @@ export interface PausePolicyWithMode {
      */
     allowedPauseDays: Set<number> | null;
     /**
+     * Hours before a scheduled resume that its `subscription.resume_upcoming` notice is sent (1 to 720); null when off.
+     */
+    resumeNoticeHours: number | null;
+    /**
      * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
      * the test mode section of the docs). A key only ever sees objects of its own mode.
      * 
@@ -58,6 +62,7 @@ export function instanceOfPausePolicyWithMode(value: object): value is PausePoli
     if (!('requireResumeAt' in value) || value['requireResumeAt'] === undefined) return false;
     if (!('cooldownDays' in value) || value['cooldownDays'] === undefined) return false;
     if (!('allowedPauseDays' in value) || value['allowedPauseDays'] === undefined) return false;
+    if (!('resumeNoticeHours' in value) || value['resumeNoticeHours'] === undefined) return false;
     if (!('livemode' in value) || value['livemode'] === undefined) return false;
     return true;
 }
@@ -77,6 +82,7 @@ export function PausePolicyWithModeFromJSONTyped(json: any, ignoreDiscriminator:
         'requireResumeAt': json['requireResumeAt'],
         'cooldownDays': json['cooldownDays'],
         'allowedPauseDays': json['allowedPauseDays'] == null ? null : new Set(json['allowedPauseDays']),
+        'resumeNoticeHours': json['resumeNoticeHours'],
         'livemode': json['livemode'],
     };
 }
@@ -97,6 +103,7 @@ export function PausePolicyWithModeToJSONTyped(value?: PausePolicyWithMode | nul
         'requireResumeAt': value['requireResumeAt'],
         'cooldownDays': value['cooldownDays'],
         'allowedPauseDays': value['allowedPauseDays'] == null ? null : Array.from(value['allowedPauseDays'] as Set<any>),
+        'resumeNoticeHours': value['resumeNoticeHours'],
         'livemode': value['livemode'],
     };
 }

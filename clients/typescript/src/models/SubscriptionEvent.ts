@@ -61,6 +61,7 @@ export const SubscriptionEventTypeEnum = {
     SubscriptionPauseScheduled: 'subscription.pause_scheduled',
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
+    SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
 } as const;
 export type SubscriptionEventTypeEnum = typeof SubscriptionEventTypeEnum[keyof typeof SubscriptionEventTypeEnum];
 

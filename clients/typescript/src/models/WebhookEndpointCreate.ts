@@ -44,6 +44,7 @@ export const WebhookEndpointCreateEventsEnum = {
     SubscriptionPauseScheduled: 'subscription.pause_scheduled',
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
+    SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
 } as const;
 export type WebhookEndpointCreateEventsEnum = typeof WebhookEndpointCreateEventsEnum[keyof typeof WebhookEndpointCreateEventsEnum];

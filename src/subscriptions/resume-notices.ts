@@ -1,0 +1,41 @@
+/**
+ * The notices of the scheduled resumes already set when a merchant's resumeNoticeHours changes
+ * (notice.rules.ts): told by the pause policy before its PUT answers, so that every resume not
+ * noticed yet gets the notice the new rule gives. A resume set afterwards gets its notice from the
+ * change that sets it (subscriptions.rules.ts).
+ */
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
+import type { DueStore, PendingResume } from './due.store.js';
+import { noticeTimeOf } from './notice.rules.js';
+
+export class ResumeNotices {
+  constructor(
+    private readonly due: Pick<DueStore, 'upcomingResumes' | 'setNotices'>,
+    /** The subscriptions service's (SubscriptionsService): each write queues behind the changes of the same subscription. */
+    private readonly mutex: PerKeyQueue,
+  ) {}
+
+  /**
+   * After a change of the merchant's resumeNoticeHours: every scheduled resume not noticed yet gets
+   * the notice time `hours` gives (a time already past falls due at once), or none when off. Each
+   * update is conditional on the schedule as read, so one a request changed meanwhile keeps the
+   * notice its own change gave it.
+   */
+  async renotice(merchantId: string, hours: number | null): Promise<void> {
+    const pending = await this.upcomingResumes(merchantId);
+    if (pending.length === 0) return;
+    await this.mutex.runAll(
+      pending.map((p) => p.id),
+      () => this.due.setNotices(merchantId, pending, (resumeAt) => (hours === null ? null : noticeTimeOf(resumeAt, hours))),
+    );
+  }
+
+  /**
+   * The merchant's own scheduled resumes not noticed yet: the one list a change of
+   * resumeNoticeHours walks. A hold's resume (src/holds/, `activeWithResumeAt`) is not a
+   * subscription's schedule; its notice is the hold's to keep beside its release time.
+   */
+  upcomingResumes(merchantId: string): Promise<PendingResume[]> {
+    return this.due.upcomingResumes(merchantId);
+  }
+}
