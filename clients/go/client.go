@@ -55,6 +55,8 @@ type APIClient struct {
 
 	EventsAPI *EventsAPIService
 
+	HoldsAPI *HoldsAPIService
+
 	PausePolicyAPI *PausePolicyAPIService
 
 	SubscriptionsAPI *SubscriptionsAPIService
@@ -83,6 +85,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.APIKeysAPI = (*APIKeysAPIService)(&c.common)
 	c.BulkRequestsAPI = (*BulkRequestsAPIService)(&c.common)
 	c.EventsAPI = (*EventsAPIService)(&c.common)
+	c.HoldsAPI = (*HoldsAPIService)(&c.common)
 	c.PausePolicyAPI = (*PausePolicyAPIService)(&c.common)
 	c.SubscriptionsAPI = (*SubscriptionsAPIService)(&c.common)
 	c.TestHelpersAPI = (*TestHelpersAPIService)(&c.common)

@@ -15,8 +15,9 @@
 import { mapValues } from '../runtime.js';
 /**
  * What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
- * is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or
- * `schedule` (a scheduled pause or resume falling due). For `api` and `bulk`, `apiKeyId`
+ * is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id),
+ * `schedule` (a scheduled pause or resume falling due) or `hold` (a hold placed or released;
+ * `holdId` names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId`
  * is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
  * the key). Events recorded before causes carried it have none.
  * 
@@ -33,6 +34,10 @@ export interface EventCause {
      */
     requestId?: string;
     /**
+     * The hold that made the change (`hold` only).
+     */
+    holdId?: string;
+    /**
      * The id of the API key that made the request (`api` and `bulk` only).
      */
     apiKeyId?: string;
@@ -46,6 +51,7 @@ export const EventCauseKindEnum = {
     Api: 'api',
     Bulk: 'bulk',
     Schedule: 'schedule',
+    Hold: 'hold',
 } as const;
 export type EventCauseKindEnum = typeof EventCauseKindEnum[keyof typeof EventCauseKindEnum];
 
@@ -70,6 +76,7 @@ export function EventCauseFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         
         'kind': json['kind'],
         'requestId': json['requestId'] == null ? undefined : json['requestId'],
+        'holdId': json['holdId'] == null ? undefined : json['holdId'],
         'apiKeyId': json['apiKeyId'] == null ? undefined : json['apiKeyId'],
     };
 }
@@ -87,6 +94,7 @@ export function EventCauseToJSONTyped(value?: EventCause | null, ignoreDiscrimin
         
         'kind': value['kind'],
         'requestId': value['requestId'],
+        'holdId': value['holdId'],
         'apiKeyId': value['apiKeyId'],
     };
 }
