@@ -52,7 +52,7 @@ export class BulkDispatcher {
   private async dispatchOnce(merchantId: string, requestId: string, accepted?: BulkRequest): Promise<void> {
     const request = accepted ?? (await this.repository.findUndispatched(merchantId, requestId));
     if (!request?.subscriptionIds) return;
-    const { operation, chunkCount, createdAt, schedule, apiKeyId, traceparent } = request;
+    const { operation, chunkCount, createdAt, schedule, apiKeyId, holdId, traceparent } = request;
     const ids = chunkIds(requestId, chunkCount);
     const chunks = chunked(request.subscriptionIds).map((subscriptionIds, i) => ({
       chunkId: ids[i]!,
@@ -64,6 +64,7 @@ export class BulkDispatcher {
       outcomes: null,
       ...(schedule ? { schedule } : {}),
       ...(apiKeyId ? { apiKeyId } : {}),
+      ...(holdId ? { holdId } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
     await this.queue.enqueue(merchantId, ids, traceparent, { operation, commands: chunks.map((c) => c.subscriptionIds.length) });

@@ -55,6 +55,8 @@ export interface BulkRequest {
   readonly undoes?: string;
   /** On a request undone: its undo's id, set once (`claimUndo`). */
   readonly undoneBy?: string;
+  /** On a hold's request (its pause or its release): the hold, which its changes name as their cause. */
+  readonly holdId?: string;
 }
 
 export interface ItemOutcome {
@@ -77,6 +79,8 @@ export interface BulkChunk {
   readonly schedule?: ScheduleRequest;
   /** The request's API key id, for its events' cause. */
   readonly apiKeyId?: string;
+  /** The request's hold, for its events' cause. */
+  readonly holdId?: string;
 }
 
 interface RequestDocument extends Omit<BulkRequest, 'requestId'> {

@@ -13,6 +13,7 @@ import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent, inSpan, inTraceContext } from '../observability/tracing.js';
 import { KEPT_CHANGING, type CommandOutcome, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import type { ChangeCause } from '../subscriptions/subscriptions.rules.js';
 import { CHUNK_SIZE, type ChunkJobData } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { LockedJobs } from '../db/job-queue.js';
@@ -40,12 +41,11 @@ export const EXTENDED_RUN_COMMANDS = 5 * RUN_COMMANDS;
 /** A chunk that ended this recently is taken as one of a request still being applied. */
 const BETWEEN_CHUNKS_MS = 250;
 
-/** What a chunk's changes record as their cause: its request, and the API key that sent it. */
-const causeOf = (chunk: BulkChunk) => ({
-  kind: 'bulk' as const,
-  requestId: chunk.requestId,
-  ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}),
-});
+/** What a chunk's changes record as their cause: its request, and the API key that sent it, or the hold whose request it is. */
+const causeOf = (chunk: BulkChunk): ChangeCause =>
+  chunk.holdId
+    ? { kind: 'hold', holdId: chunk.holdId, requestId: chunk.requestId }
+    : { kind: 'bulk', requestId: chunk.requestId, ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}) };
 
 /** What `work` came to, a throw (synchronous too) included, as Promise.allSettled reports it. */
 async function settle<T>(work: () => T | Promise<T>): Promise<PromiseSettledResult<T>> {

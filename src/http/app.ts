@@ -6,6 +6,7 @@ import type { AuthService } from '../auth/auth.service.js';
 import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
+import type { holdHandlers } from '../holds/holds.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -42,6 +43,8 @@ export interface AppDependencies {
   readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers>;
   /** The test helpers (src/test-mode/test-mode.handlers.ts). */
   readonly testHelpers: ReturnType<typeof testModeHandlers>;
+  /** Holds (src/holds/holds.handlers.ts). */
+  readonly holds: ReturnType<typeof holdHandlers>;
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
@@ -89,6 +92,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...webhooks,
       ...apiKeyHandlers(apiKeys),
       ...deps.testHelpers,
+      ...deps.holds,
     }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });

@@ -21,6 +21,7 @@ import type { Logger } from '../logger.js';
 import { enableMetrics, type Metrics } from '../observability/metrics.js';
 import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
 import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
+import { holdHandlers } from '../holds/holds.handlers.js';
 import { timeOfMerchants, TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
 import { TriggersService } from '../test-mode/triggers.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
@@ -168,8 +169,9 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
         ...eventHandlers(new EventsService(stores.events), work.webhooks),
         ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, work.webhooks)),
       },
+      holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       testHelpers: testModeHandlers(
-        new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, relayNow),
+        new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, relayNow, work.holds),
         new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow),
       ),
       log,

@@ -9,6 +9,7 @@ import type { DbWorkarounds } from '../config.js';
 import type { Capabilities, Database } from '../db/mongo.js';
 import { describeWorkarounds, switchedOff, switchOff, workaroundsFor, type Workarounds } from '../db/workarounds.js';
 import { EventsRepository } from '../events/events.repository.js';
+import { HoldsRepository } from '../holds/holds.repository.js';
 import { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
@@ -72,6 +73,7 @@ export interface Stores {
   readonly deliveries: DeliveriesRepository;
   readonly pausePolicies: PausePolicyRepository;
   readonly testClocks: TestClocksRepository;
+  readonly holds: HoldsRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -94,6 +96,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     deliveries: new DeliveriesRepository(db, statementsPerCommand, documentsPerDelete),
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
+    holds: new HoldsRepository(db, guard),
   };
 }
 
@@ -106,6 +109,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.events.ensureIndexes(ttlIndexes),
     stores.endpoints.ensureIndexes(),
     stores.deliveries.ensureIndexes(ttlIndexes),
+    stores.holds.ensureIndexes(),
   ]);
 }
 

@@ -56,6 +56,10 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   outbox?: OutboxEntry[];
   /** A test mode's pending time, in place of `nextScheduledAt` (dueFieldOf). */
   testScheduledAt?: string;
+  /** The active holds that cover it (src/subscriptions/holders.store.ts); may be left empty. */
+  holdIds?: string[];
+  /** false while paused by its holds alone; absent, a paused subscription holds its own pause (HolderField). */
+  ownPause?: false;
 }
 
 /**
@@ -104,7 +108,7 @@ export interface TogetherState {
 }
 
 /** What keptAsIn and snapshotAfter read of a document. */
-const SHOWN_PROJECTION = { pauseAt: 1, resumeAt: 1, pauseReason: 1 } as const;
+export const SHOWN_PROJECTION = { pauseAt: 1, resumeAt: 1, pauseReason: 1 } as const;
 /**
  * What a subscription is read with when it is answered (toSubscription): without the outbox (each
  * pending event holds a whole subscription), the bulk command marks (up to 32) and the workers'
@@ -112,7 +116,7 @@ const SHOWN_PROJECTION = { pauseAt: 1, resumeAt: 1, pauseReason: 1 } as const;
  */
 const VIEW_PROJECTION = { outbox: 0, bulkCommands: 0, scheduleRun: 0 } as const;
 
-const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
+export const marks = (requestId: string): [string, string] => [`${requestId}:applied`, `${requestId}:noop`];
 
 /** What a subscription's changeable fields are read from: a document, or what a change leaves in it. */
 type SnapshotSource = Pick<SubscriptionDocument, 'status' | 'modifiedAt'> & Partial<Pick<StoredSchedule, ShownScheduleField>>;
@@ -128,9 +132,13 @@ export function snapshotOf(doc: SnapshotSource): SubscriptionSnapshot {
   };
 }
 
-/** A stored subscription as the read operation returns it; an event's subscription is its document with the changeable fields its change left. */
-export function toSubscription(doc: SubscriptionDocument, snapshot: SubscriptionSnapshot = snapshotOf(doc)): Subscription {
-  const { status, modifiedAt, ...schedule } = snapshot;
+/**
+ * A stored subscription as the read operation returns it, with the holds that cover it; an event's
+ * subscription is its document with the changeable fields its change left.
+ */
+export function toSubscription(doc: SubscriptionDocument, snapshot?: SubscriptionSnapshot): Subscription {
+  const { status, modifiedAt, ...schedule } = snapshot ?? snapshotOf(doc);
+  const held = snapshot === undefined && doc.holdIds !== undefined && doc.holdIds.length > 0 ? { holdIds: doc.holdIds } : {};
   return {
     id: doc._id,
     merchantId: doc.merchantId,
@@ -140,12 +148,13 @@ export function toSubscription(doc: SubscriptionDocument, snapshot: Subscription
     createdAt: doc.createdAt,
     modifiedAt,
     ...schedule,
+    ...held,
   };
 }
 
 type ShownScheduleField = 'pauseAt' | 'resumeAt' | 'pauseReason';
 const SHOWN_SCHEDULE_FIELDS: readonly ShownScheduleField[] = ['pauseAt', 'resumeAt', 'pauseReason'];
-type ShownSchedule = Partial<Pick<StoredSchedule, ShownScheduleField>>;
+export type ShownSchedule = Partial<Pick<StoredSchedule, ShownScheduleField>>;
 
 /** The shown schedule fields a change leaves as they are. */
 const keptBy = (change: Change) => SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in change.set) && !change.unset.includes(f));
@@ -164,7 +173,7 @@ const pinnedBy = (change: Change) =>
   SHOWN_SCHEDULE_FIELDS.filter((f) => !(f in change.set) && (f !== 'pauseReason' || !change.unset.includes(f)));
 
 /** keptAsIn, and the pending times the change drops as in `before`: the events of a request's change are exactly its write's. */
-function pinnedAs(change: Change, before: ShownSchedule): Filter<SubscriptionDocument> {
+export function pinnedAs(change: Change, before: ShownSchedule): Filter<SubscriptionDocument> {
   return Object.fromEntries(pinnedBy(change).map((f) => [f, before[f] ?? null]));
 }
 
@@ -185,7 +194,7 @@ function requestEntries(
  * fields as in `before`: the change, the marks it pushes, and its request's events (continuing
  * `trace`, when given), as the merchant's mode stores them.
  */
-function commandUpdate(
+export function commandUpdate(
   merchantId: string,
   from: SubscriptionStatus,
   change: Change,
@@ -329,6 +338,7 @@ function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscript
     resumeAt: d.resumeAt ?? null,
     pauseReason: d.pauseReason ?? null,
     nextScheduledAt: pendingAt,
+    held: d.holdIds !== undefined && d.holdIds.length > 0,
     recentPauses: d.recentPauses ?? [],
     ...(d.lastResumedAt !== undefined ? { lastResumedAt: d.lastResumedAt } : {}),
   };
@@ -350,6 +360,8 @@ export interface DueState extends RuleState {
   /** Not decided on, but shown by the subscription a firing's event carries. */
   readonly pauseReason: string | null;
   readonly nextScheduledAt: string;
+  /** Whether an active hold covers it: its own scheduled resume then ends its own pause only. */
+  readonly held: boolean;
 }
 
 export interface DueSubscription extends DueState, PauseHistory {
@@ -365,6 +377,12 @@ export interface FiringGroup {
   readonly state: DueState;
   readonly ruling: Ruling;
   readonly ids: readonly string[];
+}
+
+/** A no-op's mark, and the holder fields the plan gives back to those already in its target status (CommandPlan.alreadyUnset). */
+function noopUpdate(plan: CommandPlan, push: UpdateFilter<SubscriptionDocument>['$push']): UpdateFilter<SubscriptionDocument> {
+  if (plan.alreadyUnset.length === 0) return { $push: push };
+  return { $push: push, $unset: Object.fromEntries(plan.alreadyUnset.map((f) => [f, ''])) };
 }
 
 /** Ids grouped by their merchant (id → merchant, or groups of one merchant's ids): each merchant's part of a filter names it. */
@@ -409,12 +427,13 @@ export interface SubscriptionsStoreOptions {
 }
 
 export class SubscriptionsRepository {
-  private readonly collection: Collection<SubscriptionDocument>;
+  /** Shared with the holders store beside it (holders.store.ts), which writes a subscription's holders. */
+  readonly collection: Collection<SubscriptionDocument>;
   private readonly pendingListeners: ((at: string) => void)[] = [];
 
   constructor(
     db: Db,
-    private readonly options: SubscriptionsStoreOptions = {},
+    readonly options: SubscriptionsStoreOptions = {},
   ) {
     this.collection = db.collection<SubscriptionDocument>(SUBSCRIPTIONS_COLLECTION);
   }
@@ -426,6 +445,8 @@ export class SubscriptionsRepository {
     // on createdAt; with _id last, the ids and statuses it reads come from the index alone.
     await this.collection.createIndex({ merchantId: 1, status: 1, planId: 1, createdAt: 1, _id: 1 }, { name: 'merchant_filter' });
     await this.collection.createIndex({ 'outbox.key': 1 }, { name: 'subscription_outbox', sparse: true });
+    // What a hold covers: its release reads them by merchant and hold.
+    await this.collection.createIndex({ merchantId: 1, holdIds: 1 }, { name: 'merchant_hold_covers' });
   }
 
   /** Told the earliest of the pending times each write sets, after the write: this process's schedule worker (ScheduleWorker.wakeBy). */
@@ -593,7 +614,10 @@ export class SubscriptionsRepository {
       const result =
         applied === ids.length
           ? { allApplied: true, allNoop: false }
-          : { allApplied: false, ...(await this.settleMixed(merchantId, ids, plan, requestId, applyingFrom, mark('noop'))) };
+          : {
+              allApplied: false,
+              ...(await this.settleMixed(merchantId, ids, plan, requestId, applyingFrom, noopUpdate(plan, mark('noop')))),
+            };
       if (livemodeOf(merchantId)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt]);
       return result;
     }
@@ -604,7 +628,7 @@ export class SubscriptionsRepository {
     if (!allApplied) {
       // Already in the target status: marked noop; a schedule given still replaces theirs, with its events.
       if (plan.whenAlready) noop = await writing(plan.already, plan.whenAlready, 'noop', ids.length - applied);
-      else noop = (await this.collection.updateMany({ ...notReached, status: plan.already }, { $push: mark('noop') })).modifiedCount;
+      else noop = (await this.collection.updateMany({ ...notReached, status: plan.already }, noopUpdate(plan, mark('noop')))).modifiedCount;
     }
     if (livemodeOf(merchantId)) await this.noteTimes([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
     // None changed and every one marked noop by this call: nothing to read back either.
@@ -628,7 +652,7 @@ export class SubscriptionsRepository {
     plan: CommandPlan,
     requestId: string,
     applyingFrom: (before: ShownSchedule, filter: Filter<SubscriptionDocument>) => AnyBulkWriteOperation<SubscriptionDocument>,
-    markNoop: UpdateFilter<SubscriptionDocument>['$push'],
+    markNoop: UpdateFilter<SubscriptionDocument>,
   ): Promise<{ allNoop: boolean; states?: Map<string, CommandState> }> {
     const docs = await this.collection
       .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, ...SHOWN_PROJECTION } })
@@ -656,7 +680,7 @@ export class SubscriptionsRepository {
       ...(noops.length > 0
         ? [
             {
-              updateMany: { filter: { ...notReached, _id: { $in: noops }, status: plan.already }, update: { $push: markNoop } },
+              updateMany: { filter: { ...notReached, _id: { $in: noops }, status: plan.already }, update: markNoop },
             } as AnyBulkWriteOperation<SubscriptionDocument>,
           ]
         : []),
@@ -754,7 +778,7 @@ export class SubscriptionsRepository {
           status,
           bulkCommands: { $nin: pushed.flatMap((i) => marks(commands[i]!.requestId)) },
         };
-        if (applied < 0) return { updateMany: { filter, update: { $push: mark } } };
+        if (applied < 0) return { updateMany: { filter, update: noopUpdate(plan, mark) } };
         // Its events are the request's whose command made the change, in that request's trace (outbox.ts).
         return {
           updateMany: {
@@ -863,7 +887,18 @@ export class SubscriptionsRepository {
     const docs = await this.collection
       .find(
         { nextScheduledAt: { $lte: now } },
-        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, nextScheduledAt: 1, ...HISTORY_PROJECTION } },
+        {
+          projection: {
+            merchantId: 1,
+            status: 1,
+            pauseAt: 1,
+            resumeAt: 1,
+            pauseReason: 1,
+            nextScheduledAt: 1,
+            holdIds: 1,
+            ...HISTORY_PROJECTION,
+          },
+        },
       )
       .sort({ nextScheduledAt: 1 })
       .limit(limit)
@@ -881,7 +916,18 @@ export class SubscriptionsRepository {
     const docs = await this.collection
       .find(
         { merchantId, testScheduledAt: { $lte: upTo } },
-        { projection: { merchantId: 1, status: 1, pauseAt: 1, resumeAt: 1, pauseReason: 1, testScheduledAt: 1, ...HISTORY_PROJECTION } },
+        {
+          projection: {
+            merchantId: 1,
+            status: 1,
+            pauseAt: 1,
+            resumeAt: 1,
+            pauseReason: 1,
+            testScheduledAt: 1,
+            holdIds: 1,
+            ...HISTORY_PROJECTION,
+          },
+        },
       )
       .sort({ testScheduledAt: 1, _id: 1 })
       .limit(limit)
@@ -929,6 +975,8 @@ export class SubscriptionsRepository {
         [dueFieldOf(merchantId)]: state.nextScheduledAt,
         ...exactSchedule(state),
         ...keptAsIn(ruling.change!, shown(state)),
+        // Held or not as read: a hold placed or released meanwhile makes the group's ruling an old one.
+        'holdIds.0': { $exists: state.held },
       };
       return { updateMany: { filter, update: inModeOf(merchantId, write) } };
     });
@@ -1022,7 +1070,7 @@ export class SubscriptionsRepository {
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {
     if (subscriptions.length === 0) return;
     await this.collection.insertMany(
-      subscriptions.map(({ id, ...rest }) => ({ _id: id, ...rest })),
+      subscriptions.map(({ id, holdIds, ...rest }) => ({ _id: id, ...rest, ...(holdIds ? { holdIds: [...holdIds] } : {}) })),
       { ordered: false },
     );
   }

@@ -12,6 +12,7 @@ import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import { clipped } from '../lib/text.js';
 import type { ScheduleRequest } from './schedule.request.js';
+import { HoldersStore } from './holders.store.js';
 import {
   byMerchantOf,
   type CommandState,
@@ -95,7 +96,7 @@ function ruleStateOf(subscription: Subscription) {
 function grouped(due: readonly DueSubscription[], now: string, policies: ReadonlyMap<string, PausePolicy>): FiringGroup[] {
   const groups = new Map<string, { merchantId: string; state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
   for (const subscription of due) {
-    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt } = subscription;
+    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, held } = subscription;
     const ruling = decide(subscription, { kind: 'FIRE', now, policy: policies.get(merchantId), history: subscription });
     // One merchant per group: each update names the merchant that owns its subscriptions (docs/sharding.md).
     const key = JSON.stringify([
@@ -105,6 +106,7 @@ function grouped(due: readonly DueSubscription[], now: string, policies: Readonl
       resumeAt,
       pauseReason,
       nextScheduledAt,
+      held,
       ruling.outcome,
       ruling.breach?.detail,
     ]);
@@ -124,6 +126,8 @@ export interface Firings {
 export class SubscriptionsService {
   /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
   readonly changes = new ChangeNotifier<OutboxHolder>();
+  /** The writes of the subscriptions' holders: holds (src/holds/) and an explicit pause of a held subscription. */
+  readonly holders: HoldersStore;
 
   constructor(
     private readonly repository: SubscriptionsRepository,
@@ -141,7 +145,9 @@ export class SubscriptionsService {
      * request or command (in test mode it reads the test clock's store).
      */
     private readonly clockOf: ClockOf = realClock,
-  ) {}
+  ) {
+    this.holders = new HoldersStore(repository);
+  }
 
   /** The merchant's clock for one request: a request's schedule is checked against it, and handed back to `apply`. */
   async clock(merchantId: string): Promise<Clock> {
@@ -229,6 +235,9 @@ export class SubscriptionsService {
       const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
       if (outcome !== 'noop') return undefined;
+      // A held subscription paused explicitly holds its own pause again: it stays paused after its holds' release.
+      if (!change && operation === 'PAUSE' && current.holdIds)
+        return (await this.holders.claimOwnPause(merchantId, id)) ? current : undefined;
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
       const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, now.timestamp(), cause);
@@ -312,6 +321,8 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     const open = ids.filter((id) => !settled.has(id));
     if (open.length === 0) return new Map(settled);
+    if (cause.kind === 'hold')
+      return new Map([...settled, ...(await this.applyHoldCommands(merchantId, open, operation, requestId, cause))]);
     const { plan, now } = await this.planOf(merchantId, operation, schedule);
     const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(merchantId, open, operation, plan, requestId, cause, now));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
@@ -321,6 +332,28 @@ export class SubscriptionsService {
       [...outcomes].filter(([, o]) => changed(o)).map(([id]) => id),
     );
     return new Map([...settled, ...outcomes]);
+  }
+
+  /** A hold's bulk command (its pause, or its release): the holders store decides by each subscription's holders. */
+  private async applyHoldCommands(
+    merchantId: string,
+    ids: readonly string[],
+    operation: Operation,
+    requestId: string,
+    cause: ChangeCause,
+  ): Promise<Map<string, CommandOutcome>> {
+    if (cause.holdId === undefined) throw new Error(`bulk request ${requestId} has a hold's cause without its holdId`);
+    const holdCause = { ...cause, holdId: cause.holdId };
+    const at = (await this.clockOf(merchantId)).timestamp();
+    const outcomes: Map<string, CommandOutcome> = await this.mutex.runAll(ids, () =>
+      this.holders.apply(merchantId, ids, operation, requestId, holdCause, at, MAX_ATTEMPTS),
+    );
+    this.changes.notify(
+      merchantId,
+      [...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id),
+    );
+    for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
+    return outcomes;
   }
 
   /** A bulk command's plan, and the clock it is applied by. */
@@ -352,6 +385,8 @@ export class SubscriptionsService {
     commands: readonly (TogetherCommand & { readonly schedule?: ScheduleRequest | undefined })[],
   ): Promise<Map<string, CommandOutcome>[]> {
     const outcomes = commands.map(() => new Map<string, CommandOutcome>());
+    // A hold's commands are decided by each subscription's holders, not by its status alone: the usual way.
+    if (commands.some((c) => c.cause.kind === 'hold')) return outcomes;
     // A subscription also named by a command with a schedule keeps its commands' order by going the usual way.
     const times = new Map<string, number>();
     for (const c of commands) for (const id of new Set(c.ids)) times.set(id, c.schedule ? Number.NaN : (times.get(id) ?? 0) + 1);

@@ -14,6 +14,7 @@ import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js'
 import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import type { ClockOf, SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
 import type { TestClocksRepository } from './test-clocks.repository.js';
+import type { HoldsService } from '../holds/holds.service.js';
 
 /** How far one advance may move the clock. */
 const MAX_ADVANCE_YEARS = 2;
@@ -99,6 +100,8 @@ export class TestModeService {
     private readonly store: SubscriptionsRepository,
     private readonly seeder: SubscriptionSeeder,
     private readonly relayNow: RelayNow,
+    /** Releases the test mode's holds whose resumeAt an advance reaches (src/holds/). */
+    private readonly holds?: Pick<HoldsService, 'releaseDueOf'>,
   ) {
     this.timeOf = timeOfMerchants(clocks);
   }
@@ -136,7 +139,12 @@ export class TestModeService {
     let read = await this.clocks.timeOf(testModeOnly(merchantId));
     checkAdvance(read ?? nowTimestamp(), to);
     for (let attempt = 0; attempt < MOVE_ATTEMPTS; attempt++) {
-      if (await this.clocks.move(merchantId, read, to)) return { now: to, appliedCount: await this.applyDue(merchantId, to) };
+      if (await this.clocks.move(merchantId, read, to)) {
+        const appliedCount = await this.applyDue(merchantId, to);
+        // After its own schedules: a hold released at its resumeAt resumes what it alone keeps paused, through the bulk workers.
+        await this.holds?.releaseDueOf(merchantId, to);
+        return { now: to, appliedCount };
+      }
       read = await this.clocks.timeOf(merchantId);
       if (read !== undefined && read >= to) break;
     }
