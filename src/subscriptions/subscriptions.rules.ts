@@ -14,6 +14,12 @@
  * | FIRE          | a due pauseAt: applied (paused: noop); a due resumeAt: applied (fulfilled:  | cancelled; its dead |
  * |               | noop); nothing due: corrected (nextScheduledAt only)                         | schedule is removed |
  *
+ * Holders (issue 46 §1, HolderField): a paused subscription is paused while it has a holder, its
+ * own pause or an active hold. RESUME clears every holder; PAUSE makes the pause its own (a bulk
+ * pause of one paused already too: CommandPlan.alreadyUnset); a due resumeAt of a held one ends
+ * its own pause only (FIRE: still paused, `ownPause: false`). A hold's pause and release are
+ * decided by the holders store (holders.store.ts, planHoldPause).
+ *
  * The events of a change (`events`, in this order; docs/design.md §7a): its change of status
  * (`subscription.paused`/`resumed`), then, for a command of a request (PAUSE, RESUME,
  * DROP_SCHEDULE; never FIRE, whose time fell due rather than being dropped, nor on a cancelled
