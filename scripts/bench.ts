@@ -37,8 +37,10 @@ import type { Db } from 'mongodb';
 import { loadConfig, type Config } from '../src/config.js';
 import { connectDatabase } from '../src/db/mongo.js';
 import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
-import { KEPT_COMMAND_MARKS, SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository.js';
-import { KEPT_PAUSE_TIMES } from '../src/subscriptions/subscriptions.rules.js';
+import { DueStore } from '../src/subscriptions/due.store.js';
+import { KEPT_COMMAND_MARKS } from '../src/subscriptions/subscription.document.js';
+import { SubscriptionsStore } from '../src/subscriptions/subscriptions.store.js';
+import { KEPT_PAUSE_TIMES } from '../src/subscriptions/pause-policy.rules.js';
 import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
 import { parseRfc3339 } from '../src/subscriptions/schedule.request.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
@@ -135,7 +137,7 @@ async function clearBulk(db: Db): Promise<void> {
 
 /** Seeds through the scripts' own client, which has no timeout: 100,000 subscriptions take longer than a request may. */
 async function seed(db: Db, merchantId: string, count: number): Promise<string[]> {
-  const seeder = new SubscriptionSeeder(new SubscriptionsRepository(db));
+  const seeder = new SubscriptionSeeder(new SubscriptionsStore(db));
   return (await seeder.seed({ merchantId, count, status: 'fulfilled' })).map((s) => s.id);
 }
 
@@ -338,9 +340,9 @@ async function benchFilter(db: Db, service: Service, baseUrl: string, apiKey: st
     .drop()
     .catch(() => undefined);
   await clearBulk(db);
-  await service.subscriptionsRepository.ensureIndexes();
+  await service.subscriptionStores.subscriptions.ensureIndexes();
   const planId = randomUUID();
-  const seeder = new SubscriptionSeeder(new SubscriptionsRepository(db));
+  const seeder = new SubscriptionSeeder(new SubscriptionsStore(db));
   const seedStart = performance.now();
   for (let n = 0; n < FILTER_COUNT; n += SEED_BATCH)
     await seeder.seed({ merchantId, count: Math.min(SEED_BATCH, FILTER_COUNT - n), status: 'fulfilled', planId });
@@ -1429,7 +1431,7 @@ async function benchTestModeCost(db: Db, baseUrl: string, apiKey: string, testAp
       for (let i = 0; i < testData.length; i += SEED_BATCH)
         await db.collection('subscriptions').insertMany(testData.slice(i, i + SEED_BATCH));
     // The live due poll's read, on the scripts' client (no timeout: on FerretDB it reads the whole collection).
-    const store = new SubscriptionsRepository(db);
+    const store = new DueStore(db);
     const dueReads = [];
     for (let i = 0; i < 10; i++) dueReads.push(await timed(() => store.due(nowTimestamp(), 5000)));
     const liveDue = (await store.due(nowTimestamp(), 5000)).length;

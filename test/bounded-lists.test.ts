@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto';
 import { Double } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEPT_COMMAND_MARKS } from '../src/subscriptions/subscriptions.repository.js';
-import { KEPT_PAUSE_TIMES } from '../src/subscriptions/subscriptions.rules.js';
+import { KEPT_COMMAND_MARKS } from '../src/subscriptions/subscription.document.js';
+import { KEPT_PAUSE_TIMES } from '../src/subscriptions/pause-policy.rules.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';

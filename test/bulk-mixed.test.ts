@@ -2,7 +2,7 @@
  * A chunk whose commands end differently: some change, some find their subscription already in the
  * target status (no-op), some change though their schedule kept them out of the chunk's first
  * update. The repository settles such a chunk with one read of the states after its
- * first update (src/subscriptions/subscriptions.repository.ts, settleMixed); each command must
+ * first update (src/subscriptions/bulk-commands.store.ts, settleMixed); each command must
  * still end with its own outcome, and each subscription as one command would leave it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

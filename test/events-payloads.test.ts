@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowTimestamp } from '../src/lib/clock.js';
-import { outboxEntries, subscriptionEventId } from '../src/subscriptions/outbox.js';
+import { subscriptionEventId } from '../src/events/event.payload.js';
+import { outboxEntries } from '../src/subscriptions/outbox.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';

@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { MongoClient, type Db, type Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { EventsRepository } from '../src/events/events.repository.js';
-import { SubscriptionsRepository } from '../src/subscriptions/subscriptions.repository.js';
+import { OutboxStore } from '../src/subscriptions/outbox.store.js';
+import { SubscriptionsStore } from '../src/subscriptions/subscriptions.store.js';
 import { DeliveriesRepository } from '../src/webhooks/deliveries.repository.js';
 import { READS_EVERYTHING } from './support/plans.js';
 
@@ -98,8 +99,8 @@ describe("the events relay's read of several merchants' outboxes (after every ba
   // Until 2026-11-25 it was one query, an $or of each merchant's {merchantId, _id: {$in}}, which
   // FerretDB serves from no index: under npm run load (eight merchants) every relay read every subscription.
   it('reads those subscriptions through the _id index, one merchant at a time', async () => {
-    const repository = new SubscriptionsRepository(db);
-    await repository.ensureIndexes();
+    await new SubscriptionsStore(db).ensureIndexes();
+    const repository = new OutboxStore(db);
     const entry = {
       key: 'req_1',
       status: 'paused',
@@ -131,9 +132,9 @@ describe("the events relay's read of several merchants' outboxes (after every ba
       ['sub_m2_050', 'm2'],
       ['sub_m2_005', 'm2'],
     ]);
-    let holders: { _id: string; merchantId: string }[] = [];
-    const plans = await plansOf('subscriptions', async () => (holders = await repository.outboxes(changed, changed.size)));
-    expect(holders.map((h) => `${h.merchantId}/${h._id}`).sort()).toEqual([
+    let pending: { subscription: { id: string; merchantId: string } }[] = [];
+    const plans = await plansOf('subscriptions', async () => (pending = await repository.outboxes(changed, changed.size)));
+    expect(pending.map(({ subscription: s }) => `${s.merchantId}/${s.id}`).sort()).toEqual([
       'm0/sub_m0_000',
       'm0/sub_m0_030',
       'm1/sub_m1_010',

@@ -32,12 +32,12 @@ const MERCHANT_OWNED = new Set([
 /** The scans that cannot name a merchant: background work, bounded (docs/sharding.md). */
 const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Document) => boolean }[] = [
   {
-    name: 'due schedules (subscriptions.repository due/earliestScheduled)',
+    name: 'due schedules (due.store due/earliestScheduled)',
     collection: 'subscriptions',
     matches: (f) => keys(f).join() === 'nextScheduledAt',
   },
   {
-    name: 'events outbox sweep (subscriptions.repository outboxes)',
+    name: 'events outbox sweep (outbox.store outboxes)',
     collection: 'subscriptions',
     matches: (f) => keys(f).join() === 'outbox.key',
   },

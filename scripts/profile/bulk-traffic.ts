@@ -9,7 +9,7 @@
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/main/composition.js';
-import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.repository.js';
+import { SubscriptionsStore } from '../../src/subscriptions/subscriptions.store.js';
 import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
 import { commandTally, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
 const log = createLogger('warn');
@@ -17,7 +17,7 @@ const config = loadConfig();
 const scratch = await openScratchDatabase(config, 'bulk_traffic', log);
 try {
   const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
-  const seeder = new SubscriptionSeeder(new SubscriptionsRepository(scratch.db));
+  const seeder = new SubscriptionSeeder(new SubscriptionsStore(scratch.db));
   const merchants = await Promise.all(
     Array.from({ length: 8 }, async (_, i) => {
       const { merchantId, apiKey } = await running.service.auth.createMerchant(`m${i}`);

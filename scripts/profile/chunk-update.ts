@@ -45,7 +45,7 @@ try {
     serviceMs.push(
       await timed(async () => {
         for (let i = 0; i < IDS; i += CHUNK) {
-          await service.subscriptionsRepository.applyCommand(merchantId, ids.slice(i, i + CHUNK), plan, requestId, nowTimestamp(), {
+          await service.subscriptionStores.bulkCommands.applyCommand(merchantId, ids.slice(i, i + CHUNK), plan, requestId, nowTimestamp(), {
             kind: 'bulk',
             requestId,
           });

@@ -15,7 +15,7 @@ import autocannon from 'autocannon';
 import { loadConfig } from '../../src/config.js';
 import { projectRoot } from '../../src/lib/project-root.js';
 import { createLogger } from '../../src/logger.js';
-import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.repository.js';
+import { SubscriptionsStore } from '../../src/subscriptions/subscriptions.store.js';
 import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
 import { spawnBenchServer, type ServerProcess } from '../bench-bare.js';
 import { median, spreadOf, formatSpread } from '../bench-rounds.js';
@@ -57,9 +57,9 @@ const sides = [
 
 async function round(server: ServerProcess, merchantId: string, apiKey: string, amount: number): Promise<Round> {
   await Promise.all(['subscriptions', 'events'].map((c) => scratch.db.collection(c).deleteMany({})));
-  const ids = (
-    await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' })
-  ).map((s) => s.id);
+  const ids = (await new SubscriptionSeeder(new SubscriptionsStore(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' })).map(
+    (s) => s.id,
+  );
   let sent = 0;
   const cpuBefore = await server.cpu();
   const started = performance.now();

@@ -9,7 +9,7 @@ import { MongoClient } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/main/composition.js';
-import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.repository.js';
+import { SubscriptionsStore } from '../../src/subscriptions/subscriptions.store.js';
 import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
 import { bareServer } from '../bench-bare.js';
 import { calculateObjectSize } from 'bson';
@@ -51,9 +51,9 @@ await scratch.database.reopen();
 
 async function side(url: string, ...tallies: Tally[]) {
   await Promise.all(['subscriptions'].map((c) => scratch.db.collection(c).deleteMany({})));
-  const ids = (
-    await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' })
-  ).map((s) => s.id);
+  const ids = (await new SubscriptionSeeder(new SubscriptionsStore(scratch.db)).seed({ merchantId, count: 1000, status: 'fulfilled' })).map(
+    (s) => s.id,
+  );
   for (const tally of tallies) tally.clear();
   let n = 0;
   const result = await autocannon({

@@ -9,7 +9,7 @@
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { startService } from '../../src/main/composition.js';
-import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.repository.js';
+import { SubscriptionsStore } from '../../src/subscriptions/subscriptions.store.js';
 import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
 import { commandTally, LOOPBACK_WITHOUT_WORKERS, openScratchDatabase } from '../support.js';
 
@@ -22,7 +22,7 @@ const scratch = await openScratchDatabase(config, 'profile_drain', log);
 try {
   const running = await startService(scratch.database, { ...config, rateLimitPerSecond: 0 }, log, LOOPBACK_WITHOUT_WORKERS);
   const { merchantId, apiKey } = await running.service.auth.createMerchant('profile');
-  const seeder = new SubscriptionSeeder(new SubscriptionsRepository(scratch.db));
+  const seeder = new SubscriptionSeeder(new SubscriptionsStore(scratch.db));
   // PROFILE_MIXED=1: every other id already paused, so that each chunk has applied and no-op commands (as half of npm run load's do).
   const interleaved = async () => {
     const [fulfilled, paused] = await Promise.all([
@@ -101,7 +101,7 @@ try {
   const subscriptions = scratch.db.collection('subscriptions');
   await subscriptions.deleteMany({});
   const rawIds = (
-    await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' })
+    await new SubscriptionSeeder(new SubscriptionsStore(scratch.db)).seed({ merchantId, count: IDS, status: 'fulfilled' })
   ).map((s) => s.id);
   const rawStart = performance.now();
   for (let i = 0; i < rawIds.length; i += 100) {

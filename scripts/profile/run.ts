@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import autocannon from 'autocannon';
 import { loadConfig } from '../../src/config.js';
-import { SubscriptionsRepository } from '../../src/subscriptions/subscriptions.repository.js';
+import { SubscriptionsStore } from '../../src/subscriptions/subscriptions.store.js';
 import { SubscriptionSeeder } from '../../src/subscriptions/subscriptions.seed.js';
 import { projectRoot } from '../../src/lib/project-root.js';
 import { createLogger } from '../../src/logger.js';
@@ -61,7 +61,7 @@ try {
   const started = JSON.parse(first) as { url: string; bareUrl: string; apiKey: string; merchantId: string };
   const { apiKey, merchantId } = started;
   const url = axis === 'bare' ? started.bareUrl : started.url;
-  const seeded = await new SubscriptionSeeder(new SubscriptionsRepository(scratch.db)).seed({
+  const seeded = await new SubscriptionSeeder(new SubscriptionsStore(scratch.db)).seed({
     merchantId,
     count: 1000,
     status: 'fulfilled',

@@ -15,7 +15,7 @@ import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { chunkIds, chunked } from './bulk.chunks.js';
 import { itemOutcomes, storedOutcomes, type StoredOutcomes } from './bulk.outcomes.js';
-import type { CommandOutcome } from '../subscriptions/subscriptions.service.js';
+import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
 
 /** Chunk documents per insert: a 3000-id request's 30 in one, as before. */
 const CHUNKS_AT_ONCE = 50;

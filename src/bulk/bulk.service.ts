@@ -15,22 +15,20 @@ import { livemodeOf } from '../lib/livemode.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent } from '../observability/tracing.js';
-import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { SubscriptionsStore } from '../subscriptions/subscriptions.store.js';
 import type { TimeOf } from '../subscriptions/subscriptions.service.js';
 import {
+  isPolicyOff,
   NO_PAUSE_POLICIES,
   NO_PAUSE_POLICY,
+  pauseVerdict,
   POLICY_REJECTIONS,
-  commandOf,
-  decide,
-  isPolicyOff,
   readsHistory,
   type PauseHistory,
-  pauseVerdict,
-  type Operation,
   type PausePolicy,
   type PausePolicySource,
-} from '../subscriptions/subscriptions.rules.js';
+} from '../subscriptions/pause-policy.rules.js';
+import { commandOf, decide, type Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';
 import type { BulkDispatcher } from './bulk.dispatcher.js';
@@ -86,7 +84,7 @@ function rejectionFor(operation: Operation, schedule: ScheduleRequest | undefine
 
 /** Where a request's reads and its insert go: a filter's, on the background client (below). */
 export interface BulkStores {
-  readonly subscriptions: SubscriptionsRepository;
+  readonly subscriptions: SubscriptionsStore;
   readonly requests: BulkRepository;
 }
 

@@ -12,7 +12,7 @@ import type { BulkRepository, BulkRequest, ItemOutcome, Rejection } from './bulk
 import type { BulkService } from './bulk.service.js';
 import { BulkRequestAlreadyUndoneError, BulkRequestNotFinishedError } from './bulk.errors.js';
 import { BulkRequestNotFoundError } from './bulk.status.js';
-import type { Owned, SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { Owned, SubscriptionsStore } from '../subscriptions/subscriptions.store.js';
 
 type BulkUndoAcceptance = components['schemas']['BulkUndoAcceptance'];
 
@@ -35,7 +35,7 @@ function rejectionOf(operation: Operation, item: ItemOutcome, now: Owned | undef
 export class BulkUndoService {
   constructor(
     private readonly requests: BulkRepository,
-    private readonly subscriptions: Pick<SubscriptionsRepository, 'ownedStatuses'>,
+    private readonly subscriptions: Pick<SubscriptionsStore, 'ownedStatuses'>,
     private readonly bulk: Pick<BulkService, 'acceptChosen'>,
   ) {}
 

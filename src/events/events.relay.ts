@@ -6,15 +6,15 @@
  * with SIGKILL included, is simply done again: right after each change by the process that made
  * it, and by the sweep that worker processes run.
  */
-import { uuidv7Named } from '../lib/ids.js';
 import { currentTraceparent, inTraceContext } from '../observability/tracing.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { RETRY } from '../lib/retry.js';
-import { snapshotOf, toSubscription, type OutboxHolder, type SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { PendingEvents } from '../subscriptions/outbox.js';
+import type { OutboxStore } from '../subscriptions/outbox.store.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
-import { shownAs, type Event, type EventsRepository } from './events.repository.js';
-import { eventTypeOf, subscriptionEventId } from '../subscriptions/outbox.js';
+import { bulkRequestCompletedEvent, eventTraces, subscriptionEvents } from './event.payload.js';
+import type { Event, EventsRepository } from './events.repository.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
 export interface EventSink {
@@ -42,46 +42,6 @@ const GATHER_MS = 50;
 /** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
 const DEFER_AT_MOST_MS = 30_000;
 
-/**
- * The subscription as the read showed it right after each change: the fields no change alters as
- * stored, the others as the change's own update wrote them into its entry. (An entry from before
- * entries carried them gets those as stored now, with the status and time of the change.)
- */
-function eventsOf(holder: OutboxHolder): Event[] {
-  return holder.outbox.map((entry) => {
-    const type = entry.type ?? eventTypeOf(entry.status);
-    const subscription = toSubscription(
-      holder,
-      entry.subscription ?? { ...snapshotOf(holder), status: entry.status, modifiedAt: entry.at },
-    );
-    // The schedule events also carry the pending times the change left, and what it dropped.
-    const schedule =
-      type === 'subscription.paused' || type === 'subscription.resumed'
-        ? {}
-        : { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } };
-    return shownAs(holder.merchantId, {
-      id: subscriptionEventId(entry, holder._id),
-      type,
-      createdAt: entry.at,
-      data: {
-        subscription,
-        previousStatus: entry.previousStatus,
-        cause: entry.cause,
-        ...schedule,
-        ...(entry.removed ? { removed: [...entry.removed] } : {}),
-      },
-    });
-  });
-}
-
-/** Each event's trace context, from its outbox entry (when the change was traced). */
-function tracesOf(holders: readonly OutboxHolder[]): Map<string, string> {
-  const traces = new Map<string, string>();
-  for (const holder of holders)
-    for (const entry of holder.outbox) if (entry.trace) traces.set(subscriptionEventId(entry, holder._id), entry.trace);
-  return traces;
-}
-
 export class EventsRelay {
   private readonly log: Logger;
   private sweeper: NodeJS.Timeout | undefined;
@@ -92,7 +52,7 @@ export class EventsRelay {
    * process that changed them handed them over, the entries their changes pushed (`held`): those
    * are relayed without reading the outbox back. Without `held`, the outbox is read.
    */
-  private readonly waiting = new Map<string, { readonly merchantId: string; readonly held?: OutboxHolder }>();
+  private readonly waiting = new Map<string, { readonly merchantId: string; readonly held?: PendingEvents }>();
   private relaying: Promise<void> | undefined;
   /** Relays that failed, waiting RETRY_MS to be tried again. */
   private readonly retries = new Set<NodeJS.Timeout>();
@@ -103,8 +63,8 @@ export class EventsRelay {
 
   constructor(
     private readonly repository: EventsRepository,
-    /** Where the outboxes are: the subscriptions' one store. */
-    private readonly outboxes: Pick<SubscriptionsRepository, 'outboxes' | 'clearOutboxes'>,
+    /** Where the outboxes are. */
+    private readonly outboxes: Pick<OutboxStore, 'outboxes' | 'clearOutboxes'>,
     private readonly sink: EventSink,
     log: Logger,
     /**
@@ -128,21 +88,22 @@ export class EventsRelay {
    * after its webhooks: docs/partners.md). `handed`: other subscriptions, with the entries to relay
    * as their changes handed them over (relaySoon): their outboxes are not read.
    */
-  async relay(ids?: ReadonlyMap<string, string>, sendWithinMs?: number, handed: readonly OutboxHolder[] = []): Promise<number> {
+  async relay(ids?: ReadonlyMap<string, string>, sendWithinMs?: number, handed: readonly PendingEvents[] = []): Promise<number> {
     const read = ids === undefined || ids.size > 0 ? await this.outboxes.outboxes(ids, ids?.size ?? SWEEP_BATCH) : [];
-    const holders = handed.length > 0 ? [...handed, ...read] : read;
-    const byMerchant = new Map<string, OutboxHolder[]>();
-    for (const holder of holders) {
-      const group = byMerchant.get(holder.merchantId) ?? [];
-      group.push(holder);
-      byMerchant.set(holder.merchantId, group);
+    const pending = handed.length > 0 ? [...handed, ...read] : read;
+    const byMerchant = new Map<string, PendingEvents[]>();
+    for (const waiting of pending) {
+      const { merchantId } = waiting.subscription;
+      const group = byMerchant.get(merchantId) ?? [];
+      group.push(waiting);
+      byMerchant.set(merchantId, group);
     }
     const held = new Map<string, readonly string[]>();
     for (const [merchantId, group] of byMerchant) {
-      const events = group.flatMap(eventsOf);
-      held.set(merchantId, await this.emit(merchantId, events, tracesOf(group), sendWithinMs !== undefined));
+      const events = group.flatMap(subscriptionEvents);
+      held.set(merchantId, await this.emit(merchantId, events, eventTraces(group), sendWithinMs !== undefined));
       await this.mutex.runAll(
-        group.map((h) => h._id),
+        group.map((p) => p.subscription.id),
         () => this.outboxes.clearOutboxes(group),
       );
       for (const event of events) this.log.info({ eventId: event.id, type: event.type }, 'event recorded');
@@ -151,7 +112,7 @@ export class EventsRelay {
     if (sendWithinMs !== undefined)
       for (const [merchantId, deliveryIds] of held)
         if (deliveryIds.length > 0) await this.sink.sendFirst(merchantId, deliveryIds, sendWithinMs);
-    return holders.length;
+    return pending.length;
   }
 
   /**
@@ -165,16 +126,16 @@ export class EventsRelay {
    * entries: older ones still in the outbox (a relay that failed) are a retry's or the sweep's,
    * which read the outbox; an id also waiting to be read, or told without `held`, is read.
    */
-  relaySoon(merchantId: string, ids: readonly string[], held?: readonly OutboxHolder[]): void {
+  relaySoon(merchantId: string, ids: readonly string[], held?: readonly PendingEvents[]): void {
     // Once stopped, what changes is left in its outbox for the sweep.
     if (this.stopped) return;
-    const handed = new Map(held?.map((h) => [h._id, h]));
+    const handed = new Map(held?.map((p) => [p.subscription.id, p]));
     for (const id of ids) {
       const now = handed.get(id);
       const before = this.waiting.get(id);
       if (!now || (before && !before.held)) this.waiting.set(id, { merchantId });
       // Two changes before the relay: both changes' entries, in order.
-      else this.waiting.set(id, { merchantId, held: before?.held ? { ...now, outbox: [...before.held.outbox, ...now.outbox] } : now });
+      else this.waiting.set(id, { merchantId, held: before?.held ? { ...now, entries: [...before.held.entries, ...now.entries] } : now });
     }
     this.relayWaitingSoon();
   }
@@ -193,7 +154,7 @@ export class EventsRelay {
       await this.idle();
       const taken = [...this.waiting].slice(0, SWEEP_BATCH * 2);
       const toRead = new Map<string, string>();
-      const held: OutboxHolder[] = [];
+      const held: PendingEvents[] = [];
       for (const [id, waiting] of taken) {
         this.waiting.delete(id);
         if (waiting.held) held.push(waiting.held);
@@ -242,11 +203,7 @@ export class EventsRelay {
     traces?: ReadonlyMap<string, string | undefined>,
   ): Promise<void> {
     if (views.length === 0) return;
-    const events = views.map((view) => {
-      const completedAt = view.completedAt ?? view.createdAt;
-      const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
-      return shownAs(merchantId, { id, type: 'bulk_request.completed' as const, createdAt: completedAt, data: view });
-    });
+    const events = views.map((view) => bulkRequestCompletedEvent(merchantId, view));
     // Each one's deliveries continue the trace of the chunk that completed its request (`traces`, by
     // request id), or else of the run that completed it, when traced.
     const run = currentTraceparent();

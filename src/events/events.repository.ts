@@ -1,14 +1,15 @@
 /**
  * Every MongoDB call about stored events (`events`, kept 30 days). The outbox entries waiting in
- * subscription documents are the subscriptions store's (src/subscriptions/outbox.ts).
+ * subscription documents are the outbox store's (src/subscriptions/outbox.store.ts); what an event
+ * shows is made in event.payload.ts.
  */
 import type { Collection, Db, Filter } from 'mongodb';
 import { deleteInParts, insertNew, ownedBy } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
-import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import type { EventType } from '../subscriptions/outbox.js';
+import { shownAs } from './event.payload.js';
 
 export type Event = components['schemas']['Event'];
 
@@ -22,24 +23,6 @@ interface EventDocument {
 }
 
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
-/** An event as made, before the API shows it. */
-export interface RecordedEvent {
-  readonly id: string;
-  readonly type: Event['type'];
-  readonly createdAt: string;
-  readonly data: object;
-}
-
-/**
- * An event as the API and its webhooks show it: `livemode` on it and on the object it carries,
- * from the id that owns it (src/lib/livemode.ts), so events stored before test mode show it too.
- */
-export function shownAs(merchantId: string, { id, type, createdAt, data }: RecordedEvent): Event {
-  const livemode = livemodeOf(merchantId);
-  const shown = 'subscription' in data ? { ...data, subscription: { ...(data.subscription as object), livemode } } : { ...data, livemode };
-  return { id, type, createdAt, data: shown, livemode } as Event;
-}
 
 /** Stored timestamps share one fixed format (six fractional digits, `Z`), so their order is their strings' order. */
 const createdBetween = (merchantId: string, from: string, to: string, types: readonly EventType[]) => ({

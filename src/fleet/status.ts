@@ -39,7 +39,7 @@ export interface FleetSources {
   /** Bulk chunks not finished, up to `cap`, and when the oldest was queued (bulk.queue.ts). */
   chunksQueued(cap: number): Promise<number>;
   oldestChunkAt(): Promise<number | undefined>;
-  /** The subscriptions store: due schedules, outboxes and the oldest entry among a sample. */
+  /** The due and outbox stores: due schedules, outboxes and the oldest entry among a sample. */
   countDue(now: string, cap: number): Promise<number>;
   countOutboxes(cap: number): Promise<number>;
   oldestOutboxEntry(sample: number): Promise<number | undefined>;

@@ -20,7 +20,7 @@ import { HoldNotFoundError, HoldReleasedError } from '../holds/holds.errors.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.js';
 import type { Logger } from '../logger.js';
 import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
-import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.rules.js';
+import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
 import { TestClockMovedError, TestModeOnlyError, TriggerPolicyError } from '../test-mode/test-mode.errors.js';
 import { WebhookEndpointNotFoundError } from '../webhooks/endpoints.service.js';
 import { WebhookUrlNotAllowedError } from '../webhooks/url-guard.js';

@@ -19,7 +19,8 @@ import { readinessState, type Readiness } from '../http/health.routes.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import type { Logger } from '../logger.js';
 import { enableMetrics, type Metrics } from '../observability/metrics.js';
-import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import { DueStore } from '../subscriptions/due.store.js';
+import { OutboxStore } from '../subscriptions/outbox.store.js';
 import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import { holdHandlers } from '../holds/holds.handlers.js';
 import { timeOfMerchants, TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
@@ -46,8 +47,9 @@ export type HttpConfig = Pick<
 export function fleetStatusOn(
   db: Db,
   heartbeatIntervalMs: number,
-  { subscriptions, endpoints }: Pick<Stores, 'subscriptions' | 'endpoints'> = {
-    subscriptions: new SubscriptionsRepository(db),
+  { due, outbox, endpoints }: Pick<Stores, 'due' | 'outbox' | 'endpoints'> = {
+    due: new DueStore(db),
+    outbox: new OutboxStore(db),
     endpoints: new EndpointsRepository(db),
   },
 ): () => Promise<FleetStatus> {
@@ -56,9 +58,9 @@ export function fleetStatusOn(
       live: (now) => liveProcesses(db, heartbeatIntervalMs, now),
       chunksQueued: (cap) => chunksQueued(db, cap),
       oldestChunkAt: () => oldestChunkAt(db),
-      countDue: (now, cap) => subscriptions.countDue(now, cap),
-      countOutboxes: (cap) => subscriptions.countOutboxes(cap),
-      oldestOutboxEntry: (sample) => subscriptions.oldestOutboxEntry(sample),
+      countDue: (now, cap) => due.countDue(now, cap),
+      countOutboxes: (cap) => outbox.countOutboxes(cap),
+      oldestOutboxEntry: (sample) => outbox.oldestOutboxEntry(sample),
       countDisabledEndpoints: (cap) => endpoints.countDisabled(cap),
     });
 }
@@ -171,7 +173,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       },
       holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       testHelpers: testModeHandlers(
-        new TestModeService(stores.testClocks, subscriptions, stores.subscriptions, domain.seeder, relayNow, work.holds),
+        new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow, work.holds),
         new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow),
       ),
       log,

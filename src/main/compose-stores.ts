@@ -15,7 +15,7 @@ import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
 import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
-import { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
 import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
@@ -61,9 +61,8 @@ export function announceWorkarounds(engine: Engine, capabilities: Capabilities, 
 }
 
 /** Every repository over one database client. */
-export interface Stores {
+export interface Stores extends SubscriptionStores {
   readonly merchants: MerchantsRepository;
-  readonly subscriptions: SubscriptionsRepository;
   /** Undefined where the due query is served by an index. */
   readonly clock: ScheduleClock | undefined;
   readonly bulk: BulkRepository;
@@ -82,12 +81,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
   const { statementsPerCommand, wholeDocumentAnswers, documentsPerDelete } = workarounds;
   return {
     merchants: new MerchantsRepository(db, guard),
-    subscriptions: new SubscriptionsRepository(db, {
-      clock,
-      statementsPerCommand,
-      updateProjection: !wholeDocumentAnswers,
-      documentsPerDelete,
-    }),
+    ...subscriptionStoresOn(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers, documentsPerDelete }),
     clock,
     bulk: new BulkRepository(db, retentionMs, documentsPerDelete, guard),
     idempotency: new IdempotencyRepository(db, documentsPerDelete),

@@ -80,8 +80,8 @@ function schedulesOn(
 ): ScheduleWorker {
   const schedules = new ScheduleWorker(subscriptions, both.backgroundStores.clock, config.schedulePollMs, log, holds);
   // A pending time written by this process's requests or workers wakes its schedule worker for it.
-  for (const store of new Set([both.stores.subscriptions, both.backgroundStores.subscriptions]))
-    store.onPendingTimes((at) => schedules.wakeBy(at));
+  for (const pending of new Set([both.stores.pendingTimes, both.backgroundStores.pendingTimes]))
+    pending.onPendingTimes((at) => schedules.wakeBy(at));
   return schedules;
 }
 
@@ -158,7 +158,7 @@ function relayOn(
   log: Logger,
 ): EventsRelay {
   const busy = engine.relayPauses ? pauses.busy : undefined;
-  const relay = new EventsRelay(stores.events, stores.subscriptions, webhooks, log, engine.mutex, busy);
+  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, busy);
   for (const service of changers) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   return relay;
 }
@@ -194,8 +194,8 @@ export function composeWorkers(
   const dispatcher = new BulkDispatcher(backgroundStores.bulk, bulkQueue, log);
   const { mutex } = engine;
   const clock = clockOfMerchants(backgroundStores.testClocks);
-  const workerSubscriptions = new SubscriptionsService(backgroundStores.subscriptions, mutex, requests.pausePolicies, clock);
-  const holds = holdsOn(backgroundStores, workerSubscriptions, dispatcher, engine, log);
+  const workerSubscriptions = new SubscriptionsService(backgroundStores, mutex, requests.pausePolicies, clock);
+  const holds = holdsOn(backgroundStores, dispatcher, engine, log);
   const schedules = schedulesOn(workerSubscriptions, holds, both, config, log);
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
   const pauses = new RelayPauses();
@@ -209,14 +209,8 @@ export function composeWorkers(
 }
 
 /** Holds over the background client's stores: a hold's cover and its requests read and write up to a whole store. */
-function holdsOn(
-  stores: Stores,
-  subscriptions: SubscriptionsService,
-  dispatcher: BulkDispatcher,
-  engine: Engine,
-  log: Logger,
-): HoldsService {
+function holdsOn(stores: Stores, dispatcher: BulkDispatcher, engine: Engine, log: Logger): HoldsService {
   const background = { subscriptions: stores.subscriptions, requests: stores.bulk };
   const bulk = new BulkService(background, background, dispatcher, log);
-  return new HoldsService(stores.holds, subscriptions.holders, bulk, (ids, task) => engine.mutex.runAll(ids, task));
+  return new HoldsService(stores.holds, stores.holders, bulk, (ids, task) => engine.mutex.runAll(ids, task));
 }

@@ -23,7 +23,7 @@ import type { IdempotencyRepository } from '../idempotency/idempotency.repositor
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { createLogger, type Logger } from '../logger.js';
 import { PausePolicyService } from '../pause-policy/pause-policy.service.js';
-import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { DEFAULT_HEARTBEAT_MS, Heartbeat, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
@@ -58,7 +58,7 @@ export type ServiceConfig = Pick<
 /** Repositories and domain services: what the admin commands need. */
 export interface Domain {
   readonly merchants: MerchantsRepository;
-  readonly subscriptionsRepository: SubscriptionsRepository;
+  readonly subscriptionStores: SubscriptionStores;
   readonly auth: AuthService;
   /** A merchant's API keys: list, make, roll, revoke (the API and `subsvc keys`). */
   readonly apiKeys: ApiKeysService;
@@ -109,10 +109,10 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
   const pausePolicies = new PausePolicyService(stores.pausePolicies);
   return {
     merchants: stores.merchants,
-    subscriptionsRepository: stores.subscriptions,
+    subscriptionStores: stores,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores.subscriptions, mutex, pausePolicies, clockOfMerchants(stores.testClocks)),
+    subscriptions: new SubscriptionsService(stores, mutex, pausePolicies, clockOfMerchants(stores.testClocks)),
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
   };

@@ -1,7 +1,7 @@
 /**
  * Applies due schedules, beside the bulk workers (docs/design.md §9): every poll interval it reads
  * the due subscriptions, earliest first, and applies them in chunks through SubscriptionsService,
- * each with a few round trips of conditional updates (subscriptions.repository.ts `fire`). No job
+ * each with a few round trips of conditional updates (due.store.ts `fire`). No job
  * per subscription: 100,000 schedules due in the same minute are 200 chunks. A schedule that fell due while no worker ran (the service
  * was stopped) is simply due at the next poll. A worker killed mid-chunk loses nothing: what it
  * did not write is still due, and what it wrote no longer is.
@@ -9,7 +9,7 @@
 import { nowTimestamp } from '../lib/clock.js';
 import type { Logger } from '../logger.js';
 import type { ClockReading, ScheduleClock } from '../subscriptions/schedule.clock.js';
-import type { DueSubscription } from '../subscriptions/subscriptions.repository.js';
+import type { DueSubscription } from '../subscriptions/due.store.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { metrics } from '../observability/metrics.js';
 import { inSpan } from '../observability/tracing.js';
@@ -78,7 +78,7 @@ export class ScheduleWorker {
   }
 
   /**
-   * A pending time this process just wrote (subscriptions.repository.ts, after the write): the
+   * A pending time this process just wrote (subscriptions/pending-times.ts, after the write): the
    * poll comes at that time if it is sooner than the next one, so that a schedule falls due on
    * time, not up to a poll interval late. Times other processes write are seen at the next poll,
    * as before: every worker waking at the same time would make them all read and apply the same

@@ -5,7 +5,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { requestedTimestamp } from './schedule.request.js';
-import type { SubscriptionFilter } from './subscriptions.repository.js';
+import type { SubscriptionFilter } from './subscriptions.store.js';
 
 /** The most subscriptions one request by filter may match: part of the contract (400 0046 past it). */
 export const MAX_FILTER_MATCHES = 100_000;

@@ -1,23 +1,24 @@
 /**
  * The writes of a subscription's holders (issue 46 §1; subscriptions.rules.ts, HolderField): a
  * hold covering the subscriptions it is placed over, its bulk commands (its pause, its release),
- * and an explicit pause giving a held subscription its own pause back. Over the subscriptions
- * collection of SubscriptionsRepository, with its updates and outbox entries, so that a hold's
- * changes and their events are written exactly as a bulk request's are.
+ * and an explicit pause giving a held subscription its own pause back. One of the stores of the
+ * `subscriptions` collection (subscription.stores.ts), with the updates and outbox entries of
+ * subscription.document.ts, so that a hold's changes and their events are written exactly as a
+ * bulk request's are.
  */
-import type { AnyBulkWriteOperation, Collection, Filter, UpdateFilter } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { partsOf } from '../lib/parts.js';
 import {
-  SHOWN_PROJECTION,
-  commandUpdate,
-  marks,
-  pinnedAs,
   KEPT_COMMAND_MARKS,
+  SHOWN_PROJECTION,
+  commandMarks,
+  commandUpdate,
+  subscriptionsIn,
+  whereEventFieldsAre,
   type ShownSchedule,
   type SubscriptionDocument,
-  type SubscriptionsRepository,
-} from './subscriptions.repository.js';
+} from './subscription.document.js';
 import { decide, planHoldPause, type Change, type ChangeCause, type Operation, type SubscriptionStatus } from './subscriptions.rules.js';
 
 /** Subscriptions one write of a hold's cover names at most. */
@@ -80,9 +81,9 @@ export class HoldersStore {
   private readonly collection: Collection<SubscriptionDocument>;
   private readonly statementsPerCommand: number | undefined;
 
-  constructor(subscriptions: SubscriptionsRepository) {
-    this.collection = subscriptions.collection;
-    this.statementsPerCommand = subscriptions.options.statementsPerCommand;
+  constructor(db: Db, writes: { readonly statementsPerCommand?: number | undefined } = {}) {
+    this.collection = subscriptionsIn(db);
+    this.statementsPerCommand = writes.statementsPerCommand;
   }
 
   /** The merchant's subscriptions a hold placed now covers: every one not cancelled, in id order. */
@@ -143,11 +144,11 @@ export class HoldersStore {
     attempts: number,
   ): Promise<Map<string, HoldOutcome>> {
     const hold = holdChange(operation, cause.holdId);
-    const notReached = { merchantId, bulkCommands: { $nin: marks(requestId) } };
+    const notReached = { merchantId, bulkCommands: { $nin: commandMarks(requestId) } };
     const mark = (kind: 'applied' | 'noop') => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     const changing = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
       updateMany: {
-        filter: { ...filter, ...notReached, ...hold.filter, ...pinnedAs(hold.change, before) },
+        filter: { ...filter, ...notReached, ...hold.filter, ...whereEventFieldsAre(hold.change, before) },
         update: commandUpdate(merchantId, hold.from, hold.change, before, at, { cause, requestId }, mark('applied')),
       },
     });
@@ -184,7 +185,12 @@ export class HoldersStore {
         const settled = doc ? markedOutcome(doc, requestId) : NOT_FOUND;
         if (settled) outcomes.set(id, settled);
         else if (hold.changes(doc!))
-          add(JSON.stringify(['change', pinnedAs(hold.change, doc!)]), id, (ids) => changing(doc!, { _id: { $in: ids } }), APPLIED);
+          add(
+            JSON.stringify(['change', whereEventFieldsAre(hold.change, doc!)]),
+            id,
+            (ids) => changing(doc!, { _id: { $in: ids } }),
+            APPLIED,
+          );
         else
           add(
             JSON.stringify(['leave', doc!.status, doc!.ownPause ?? null, doc!.holdIds ?? null]),
@@ -207,7 +213,7 @@ export class HoldersStore {
 
 /** The outcome a subscription's mark of this request records, if it has one. */
 function markedOutcome(doc: SubscriptionDocument, requestId: string): HoldOutcome | undefined {
-  const [applied, noop] = marks(requestId);
+  const [applied, noop] = commandMarks(requestId);
   const kept = doc.bulkCommands ?? [];
   if (kept.includes(applied)) return APPLIED;
   return kept.includes(noop) ? leftAs(doc) : undefined;

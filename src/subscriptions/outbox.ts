@@ -3,9 +3,8 @@
  * collection. A change's entries (one per event the rules give it: its change of status, then its
  * schedule events) are written by the same update that makes the change, so no change can
  * be stored without its event, even on FerretDB, which has no transactions (MongoDB is atomic per
- * document). events.relay.ts moves entries out; see docs/reliability.md, "How every change gets its event".
+ * document). src/events/events.relay.ts moves entries out; see docs/reliability.md, "How every change gets its event".
  */
-import { uuidv7Named } from '../lib/ids.js';
 import { currentTraceparent } from '../observability/tracing.js';
 import type { components } from '../../generated/openapi.js';
 import type { ChangeCause, RuledEvent, ScheduleTime, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
@@ -74,7 +73,13 @@ export function eventTypeOf(status: SubscriptionStatus): EventType {
   return status === 'paused' ? 'subscription.paused' : 'subscription.resumed';
 }
 
-/** The event's id: relaying an entry twice stores one event, and ids sort by time, then by their order within a change. */
-export function subscriptionEventId(entry: OutboxEntry, subscriptionId: string): string {
-  return uuidv7Named(`${entry.key}:${subscriptionId}`, Date.parse(entry.at), entry.seq);
+/**
+ * A subscription's events waiting in its outbox, as the stores hand them over (the events relay
+ * makes the events of them: src/events/event.payload.ts).
+ */
+export interface PendingEvents {
+  /** The subscription as stored when read: its events take the fields no change alters from it. */
+  readonly subscription: Subscription;
+  /** Its waiting entries, in order, exactly as stored: clearing them takes out the entries equal to these. */
+  readonly entries: readonly OutboxEntry[];
 }

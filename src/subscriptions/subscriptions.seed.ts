@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
 import { partsOf } from '../lib/parts.js';
-import type { SubscriptionsRepository } from './subscriptions.repository.js';
+import type { SubscriptionsStore } from './subscriptions.store.js';
 import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
 export interface SeedOptions {
@@ -37,7 +37,7 @@ export class SeedInterruptedError extends Error {
 }
 
 export class SubscriptionSeeder {
-  constructor(private readonly repository: SubscriptionsRepository) {}
+  constructor(private readonly repository: Pick<SubscriptionsStore, 'insertMany'>) {}
 
   async seed({ merchantId, count, status, planId, ids, createdAt }: SeedOptions): Promise<Subscription[]> {
     const now = createdAt ?? nowTimestamp();

@@ -1,8 +1,8 @@
 /**
  * Every change of a subscription, whatever starts it: the HTTP handlers (pause, resume, dropping a
  * schedule), the bulk workers (bulk commands) and the schedule workers (due schedules). Each is
- * decided by the one table of rules (subscriptions.rules.ts) and written by the one store
- * (subscriptions.repository.ts). Business rules only: the request's shape was checked at the edge.
+ * decided by the one table of rules (subscriptions.rules.ts) and written by the store of what it
+ * changes (subscriptions.store.ts, bulk-commands.store.ts, due.store.ts). Business rules only: the request's shape was checked at the edge.
  */
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from '../lib/change-notifier.js';
@@ -10,34 +10,29 @@ import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
-import { clipped } from '../lib/text.js';
 import type { ScheduleRequest } from './schedule.request.js';
-import { HoldersStore } from './holders.store.js';
+import { byMerchantOf } from '../lib/by-merchant.js';
+import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
+import type { TogetherCommand } from './bulk-commands.store.js';
+import type { DueSubscription, FiringGroup } from './due.store.js';
+import type { PendingEvents } from './outbox.js';
+import type { SubscriptionStores } from './subscription.stores.js';
 import {
-  byMerchantOf,
-  type CommandState,
-  type TogetherCommand,
-  type DueSubscription,
-  type FiringGroup,
-  type OutboxHolder,
-  type SubscriptionsRepository,
-} from './subscriptions.repository.js';
-import {
-  InvalidTransitionError,
+  isPolicyOff,
   NO_PAUSE_POLICIES,
   NO_PAUSE_POLICY,
-  PausePolicyError,
-  SubscriptionNotFoundError,
-  commandOf,
-  decide,
-  isPolicyOff,
-  normaliseId,
   pauseVerdict,
-  planCommand,
   withPolicyResumeAt,
-  type ChangeCause,
   type PausePolicy,
   type PausePolicySource,
+} from './pause-policy.rules.js';
+import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from './subscriptions.errors.js';
+import {
+  commandOf,
+  decide,
+  normaliseId,
+  planCommand,
+  type ChangeCause,
   type CommandPlan,
   type Operation,
   type Subscription,
@@ -57,28 +52,6 @@ const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
 
 /** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
 export const KEPT_CHANGING = 'status kept changing';
-
-/** `BulkRequestItem.reason`'s bound in the contract. */
-const FAILED_REASON_MAX_LENGTH = 500;
-
-/** What one bulk command did (docs/design.md §4, §6). */
-export type CommandOutcome =
-  | { readonly outcome: 'applied' | 'noop' }
-  | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' }
-  | { readonly outcome: 'failed'; readonly reason: string };
-
-/** The outcome a command has reached on a subscription, or undefined while it has not (a concurrent writer interfered). */
-function commandOutcome(operation: Operation, state: CommandState | undefined): CommandOutcome | undefined {
-  if (!state) return { outcome: 'skipped', reason: 'not_found' };
-  if (state.mark) return { outcome: state.mark };
-  try {
-    return decide({ status: state.status, pauseAt: null, resumeAt: null }, commandOf(operation)).outcome === 'cancelled'
-      ? { outcome: 'skipped', reason: 'cancelled' }
-      : undefined;
-  } catch (error) {
-    return { outcome: 'failed', reason: clipped((error as Error).message, FAILED_REASON_MAX_LENGTH) };
-  }
-}
 
 /** What the rules read of a subscription as the API shows it. */
 function ruleStateOf(subscription: Subscription) {
@@ -125,12 +98,10 @@ export interface Firings {
 
 export class SubscriptionsService {
   /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
-  readonly changes = new ChangeNotifier<OutboxHolder>();
-  /** The writes of the subscriptions' holders: holds (src/holds/) and an explicit pause of a held subscription. */
-  readonly holders: HoldersStore;
+  readonly changes = new ChangeNotifier<PendingEvents>();
 
   constructor(
-    private readonly repository: SubscriptionsRepository,
+    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'bulkCommands' | 'due' | 'holders'>,
     /**
      * Shared by every service instance of a process that changes subscriptions (requests and
      * workers): a KeyedMutex where the server's conditional update is not atomic, else UNQUEUED
@@ -145,9 +116,7 @@ export class SubscriptionsService {
      * request or command (in test mode it reads the test clock's store).
      */
     private readonly clockOf: ClockOf = realClock,
-  ) {
-    this.holders = new HoldersStore(repository);
-  }
+  ) {}
 
   /** The merchant's clock for one request: a request's schedule is checked against it, and handed back to `apply`. */
   async clock(merchantId: string): Promise<Clock> {
@@ -156,13 +125,13 @@ export class SubscriptionsService {
 
   async get(merchantId: string, rawId: string): Promise<Subscription> {
     const id = normaliseId(rawId);
-    const found = id === undefined ? undefined : await this.repository.find(merchantId, id);
+    const found = id === undefined ? undefined : await this.stores.subscriptions.find(merchantId, id);
     if (!found) throw new SubscriptionNotFoundError(rawId);
     return found;
   }
 
   list(merchantId: string, status: SubscriptionStatus | undefined, page: PageRequest): Promise<Page<Subscription>> {
-    return this.repository.page(merchantId, status, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
+    return this.stores.subscriptions.page(merchantId, status, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
   }
 
   /**
@@ -198,7 +167,7 @@ export class SubscriptionsService {
     schedule: ScheduleRequest | undefined,
     now: Clock,
   ): Promise<ScheduleRequest | undefined> {
-    const history = await this.repository.pauseHistory(merchantId, id);
+    const history = await this.stores.subscriptions.pauseHistory(merchantId, id);
     if (!history) throw new SubscriptionNotFoundError(rawId);
     const verdict = pauseVerdict(policy, history.status, schedule, history, now.timestamp());
     if ('breach' in verdict) throw new PausePolicyError(rawId, verdict.breach);
@@ -218,7 +187,7 @@ export class SubscriptionsService {
   ): Promise<Subscription> {
     const plan = planCommand(operation, schedule, asSent);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-      const { changed, current: read } = await this.repository.changeOrRead(
+      const { changed, current: read } = await this.stores.subscriptions.changeOrRead(
         merchantId,
         id,
         { status: plan.from },
@@ -230,17 +199,24 @@ export class SubscriptionsService {
         this.changes.notify(merchantId, [id], [changed.held]);
         return changed.subscription;
       }
-      const current = read !== undefined ? read : await this.repository.find(merchantId, id);
+      const current = read !== undefined ? read : await this.stores.subscriptions.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
       const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
       if (outcome !== 'noop') return undefined;
       // A held subscription paused explicitly holds its own pause again: it stays paused after its holds' release.
       if (!change && operation === 'PAUSE' && current.holdIds)
-        return (await this.holders.claimOwnPause(merchantId, id)) ? current : undefined;
+        return (await this.stores.holders.claimOwnPause(merchantId, id)) ? current : undefined;
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
-      const rescheduled = await this.repository.change(merchantId, id, { status: current.status }, change, now.timestamp(), cause);
+      const rescheduled = await this.stores.subscriptions.change(
+        merchantId,
+        id,
+        { status: current.status },
+        change,
+        now.timestamp(),
+        cause,
+      );
       if (rescheduled) this.changes.notify(merchantId, [id], [rescheduled.held]);
       return rescheduled?.subscription;
     });
@@ -255,13 +231,13 @@ export class SubscriptionsService {
     const now = await this.clockOf(merchantId);
     return this.mutex.run(id, async () => {
       const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-        const current = await this.repository.find(merchantId, id);
+        const current = await this.stores.subscriptions.find(merchantId, id);
         if (!current) throw new SubscriptionNotFoundError(rawId);
         const { outcome, change } = decide(ruleStateOf(current), { kind: 'DROP_SCHEDULE' });
         if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        const dropped = await this.repository.change(merchantId, id, expected, change, now.timestamp(), cause);
+        const dropped = await this.stores.subscriptions.change(merchantId, id, expected, change, now.timestamp(), cause);
         if (dropped) this.changes.notify(merchantId, [id], [dropped.held]);
         return dropped?.subscription;
       });
@@ -272,12 +248,12 @@ export class SubscriptionsService {
 
   /** Up to `limit` subscriptions with a schedule due now, earliest first. */
   due(limit: number): Promise<DueSubscription[]> {
-    return this.repository.due(nowTimestamp(), limit);
+    return this.stores.due.due(nowTimestamp(), limit);
   }
 
   /** The earliest pending time of any subscription. */
   earliestScheduled(): Promise<string | undefined> {
-    return this.repository.earliestScheduled();
+    return this.stores.due.earliestScheduled();
   }
 
   /**
@@ -294,7 +270,7 @@ export class SubscriptionsService {
         const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
         const now = at ?? nowTimestamp();
         const groups = grouped(due, now, policies);
-        const ours = await this.repository.fire(groups, randomUUID(), now);
+        const ours = await this.stores.due.fire(groups, randomUUID(), now);
         const moved = groups
           .filter((g) => g.ruling.events.length > 0)
           .map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
@@ -346,7 +322,7 @@ export class SubscriptionsService {
     const holdCause = { ...cause, holdId: cause.holdId };
     const at = (await this.clockOf(merchantId)).timestamp();
     const outcomes: Map<string, CommandOutcome> = await this.mutex.runAll(ids, () =>
-      this.holders.apply(merchantId, ids, operation, requestId, holdCause, at, MAX_ATTEMPTS),
+      this.stores.holders.apply(merchantId, ids, operation, requestId, holdCause, at, MAX_ATTEMPTS),
     );
     this.changes.notify(
       merchantId,
@@ -372,7 +348,7 @@ export class SubscriptionsService {
    * Several bulk commands of one merchant and operation, in the order they are to be applied
    * (a worker's run of chunks, src/bulk/bulk.worker.ts): where two or more of them name the same
    * subscription, those without a schedule are applied together, with one read and one write of
-   * each subscription (SubscriptionsRepository.applyTogether), and with the same outcomes as
+   * each subscription (BulkCommandsStore.applyTogether), and with the same outcomes as
    * applied one after another. Returns, for each command, the outcomes settled here; the rest
    * (subscriptions also named by a command with a schedule, or that another writer changed
    * meanwhile) are for applyCommands, given these as `settled`. Nothing is settled where none is
@@ -397,7 +373,9 @@ export class SubscriptionsService {
     const { plan, now } = await this.planOf(merchantId, operation, undefined);
     if (plan.whenAlready) return outcomes;
     const together = commands.map((c) => ({ ...c, ids: c.schedule ? [] : c.ids.filter((id) => shared.has(id)) }));
-    const states = await this.mutex.runAll([...shared], () => this.repository.applyTogether(merchantId, plan, together, now.timestamp()));
+    const states = await this.mutex.runAll([...shared], () =>
+      this.stores.bulkCommands.applyTogether(merchantId, plan, together, now.timestamp()),
+    );
     const changed: string[] = [];
     together.forEach(({ ids }, i) => {
       for (const id of ids) {
@@ -429,14 +407,14 @@ export class SubscriptionsService {
         allApplied,
         allNoop,
         states: known,
-      } = await this.repository.applyCommand(merchantId, open, plan, requestId, now.timestamp(), cause);
+      } = await this.stores.bulkCommands.applyCommand(merchantId, open, plan, requestId, now.timestamp(), cause);
       if (allApplied || allNoop) {
         for (const id of open) outcomes.set(id, { outcome: allApplied ? 'applied' : 'noop' });
         open = [];
         return true;
       }
       // Known from the update's own read when every write after it changed what that read expected.
-      const states = known ?? (await this.repository.commandStates(merchantId, open, requestId));
+      const states = known ?? (await this.stores.bulkCommands.commandStates(merchantId, open, requestId));
       open = open.filter((id) => {
         const outcome = commandOutcome(operation, states.get(id));
         if (outcome) outcomes.set(id, outcome);

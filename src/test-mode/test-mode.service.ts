@@ -9,7 +9,7 @@ import { TestClockMovedError, TestModeOnlyError } from './test-mode.errors.js';
 import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { parseRfc3339, requestedTimestamp } from '../subscriptions/schedule.request.js';
-import type { SubscriptionsRepository } from '../subscriptions/subscriptions.repository.js';
+import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import type { ClockOf, SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
@@ -97,7 +97,7 @@ export class TestModeService {
   constructor(
     private readonly clocks: TestClocksRepository,
     private readonly subscriptions: SubscriptionsService,
-    private readonly store: SubscriptionsRepository,
+    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'due'>,
     private readonly seeder: SubscriptionSeeder,
     private readonly relayNow: RelayNow,
     /** Releases the test mode's holds whose resumeAt an advance reaches (src/holds/). */
@@ -122,7 +122,7 @@ export class TestModeService {
   }
 
   deleteSubscriptions(merchantId: string): Promise<number> {
-    return this.store.removeAllOf(testModeOnly(merchantId));
+    return this.stores.subscriptions.removeAllOf(testModeOnly(merchantId));
   }
 
   /**
@@ -158,7 +158,7 @@ export class TestModeService {
     let relayed = false;
     try {
       for (let idle = 0; idle < IDLE_READS;) {
-        const due = await this.store.dueOf(merchantId, to, DUE_READ);
+        const due = await this.stores.due.dueOf(merchantId, to, DUE_READ);
         if (due.length === 0) break;
         // Only the earliest time at once: a schedule it applies may leave a later one due (a resume after a pause).
         const at = due[0]!.nextScheduledAt;

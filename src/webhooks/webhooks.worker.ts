@@ -17,7 +17,7 @@ import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { failActiveSpan, inSpan } from '../observability/tracing.js';
 import type { Event, EventsRepository } from '../events/events.repository.js';
-import { byMerchantOf } from '../subscriptions/subscriptions.repository.js';
+import { byMerchantOf } from '../lib/by-merchant.js';
 import type { EventSink } from '../events/events.relay.js';
 import type { Resender } from '../events/events.handlers.js';
 import type { EventType } from '../subscriptions/outbox.js';

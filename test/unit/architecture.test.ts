@@ -87,7 +87,7 @@ function collectionOwners(files = sourceFiles(SRC)): Map<string, string[]> {
 describe('one store per collection', () => {
   it('each collection is named by one module of src/ only', () => {
     const owners = collectionOwners();
-    expect(owners.get('subscriptions')).toEqual([join('subscriptions', 'subscriptions.repository.ts')]);
+    expect(owners.get('subscriptions')).toEqual([join('subscriptions', 'subscription.document.ts')]);
     expect([...owners].filter(([, files]) => files.length > 1)).toEqual([]);
   });
 });

@@ -3,13 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { IMMUTABLE_FIELDS, SNAPSHOT_FIELDS } from '../../src/subscriptions/outbox.js';
 import { loadSpec } from '../../src/lib/spec.js';
 import type { Change } from '../../src/subscriptions/subscriptions.rules.js';
-import { snapshotAfter, snapshotOf } from '../../src/subscriptions/subscriptions.repository.js';
+import { snapshotAfter, snapshotOf } from '../../src/subscriptions/subscription.document.js';
 
 describe('the subscription an event carries', () => {
   it('every property of the Subscription schema is either immutable or in the snapshot its change writes, not both', () => {
     const schema = (loadSpec().components!.schemas as Record<string, { properties: Record<string, unknown> }>)['Subscription']!;
     const covered: string[] = [...IMMUTABLE_FIELDS, ...SNAPSHOT_FIELDS];
-    // `livemode` is neither: it follows from merchantId, and is added where events are shown (events.repository.ts shownAs).
+    // `livemode` is neither: it follows from merchantId, and is added where events are shown (event.payload.ts shownAs).
     expect(
       Object.keys(schema.properties)
         .filter((p) => p !== 'livemode')

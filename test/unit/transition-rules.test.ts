@@ -4,8 +4,8 @@
  * status with every kind of schedule, checked as the document the write leaves, its outcome and its events.
  */
 import { describe, expect, it } from 'vitest';
+import { CorruptSubscriptionError } from '../../src/subscriptions/subscriptions.errors.js';
 import {
-  CorruptSubscriptionError,
   decide,
   planCommand,
   planHoldPause,

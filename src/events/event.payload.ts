@@ -1,0 +1,94 @@
+/**
+ * The one builder of an event as the API and its webhooks show it: a subscription's events from the
+ * outbox entries its changes left (handed over by the outbox store, src/subscriptions/outbox.ts),
+ * a completed bulk request's event, and `livemode` on every one (shownAs).
+ */
+import { uuidv7Named } from '../lib/ids.js';
+import { livemodeOf } from '../lib/livemode.js';
+import type { BulkRequestView } from '../bulk/bulk.status.js';
+import { eventTypeOf, type OutboxEntry, type PendingEvents, type SubscriptionSnapshot } from '../subscriptions/outbox.js';
+import type { Subscription } from '../subscriptions/subscriptions.rules.js';
+import type { Event } from './events.repository.js';
+
+/** An event as made, before the API shows it. */
+export interface RecordedEvent {
+  readonly id: string;
+  readonly type: Event['type'];
+  readonly createdAt: string;
+  readonly data: object;
+}
+
+/**
+ * An event as the API and its webhooks show it: `livemode` on it and on the object it carries,
+ * from the id that owns it (src/lib/livemode.ts), so events stored before test mode show it too.
+ */
+export function shownAs(merchantId: string, { id, type, createdAt, data }: RecordedEvent): Event {
+  const livemode = livemodeOf(merchantId);
+  const shown = 'subscription' in data ? { ...data, subscription: { ...(data.subscription as object), livemode } } : { ...data, livemode };
+  return { id, type, createdAt, data: shown, livemode } as Event;
+}
+
+/** The event's id: relaying an entry twice stores one event, and ids sort by time, then by their order within a change. */
+export function subscriptionEventId(entry: OutboxEntry, subscriptionId: string): string {
+  return uuidv7Named(`${entry.key}:${subscriptionId}`, Date.parse(entry.at), entry.seq);
+}
+
+/**
+ * The subscription as the read showed it right after the change: the fields no change alters as
+ * stored, the others as the change's own update wrote them into its entry. (An entry from before
+ * entries carried them gets those as stored now, with the status and time of the change.)
+ */
+function subscriptionAfter(stored: Subscription, entry: OutboxEntry): Subscription {
+  const { status, modifiedAt, ...shown } = entry.subscription ?? snapshotAsStored(stored, entry);
+  const { id, merchantId, planId, cycle, createdAt } = stored;
+  return { id, merchantId, planId, status, cycle, createdAt, modifiedAt, ...shown };
+}
+
+function snapshotAsStored(stored: Subscription, entry: OutboxEntry): SubscriptionSnapshot {
+  return {
+    status: entry.status,
+    modifiedAt: entry.at,
+    ...(stored.schedule ? { schedule: stored.schedule } : {}),
+    ...(stored.pauseReason !== undefined ? { pauseReason: stored.pauseReason } : {}),
+  };
+}
+
+/** A subscription's events, one per entry waiting in its outbox, in order. */
+export function subscriptionEvents({ subscription: stored, entries }: PendingEvents): Event[] {
+  return entries.map((entry) => {
+    const type = entry.type ?? eventTypeOf(entry.status);
+    const subscription = subscriptionAfter(stored, entry);
+    // The schedule events also carry the pending times the change left, and what it dropped.
+    const schedule =
+      type === 'subscription.paused' || type === 'subscription.resumed'
+        ? {}
+        : { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } };
+    return shownAs(stored.merchantId, {
+      id: subscriptionEventId(entry, stored.id),
+      type,
+      createdAt: entry.at,
+      data: {
+        subscription,
+        previousStatus: entry.previousStatus,
+        cause: entry.cause,
+        ...schedule,
+        ...(entry.removed ? { removed: [...entry.removed] } : {}),
+      },
+    });
+  });
+}
+
+/** Each event's trace context, from its outbox entry (when the change was traced). */
+export function eventTraces(pending: readonly PendingEvents[]): Map<string, string> {
+  const traces = new Map<string, string>();
+  for (const { subscription, entries } of pending)
+    for (const entry of entries) if (entry.trace) traces.set(subscriptionEventId(entry, subscription.id), entry.trace);
+  return traces;
+}
+
+/** A bulk request's `bulk_request.completed`: its id comes from the request and its stored completion time, the same on every run. */
+export function bulkRequestCompletedEvent(merchantId: string, view: BulkRequestView): Event {
+  const completedAt = view.completedAt ?? view.createdAt;
+  const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
+  return shownAs(merchantId, { id, type: 'bulk_request.completed' as const, createdAt: completedAt, data: view });
+}

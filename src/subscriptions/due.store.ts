@@ -1,0 +1,215 @@
+/**
+ * Due schedules: the subscriptions whose pending time has come, read for the schedule workers (or a
+ * test clock's advance), and `fire`, the one write of a scheduled transition. One of the four
+ * stores of the `subscriptions` collection (subscription.document.ts).
+ */
+import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { byMerchantOf } from '../lib/by-merchant.js';
+import { livemodeOf } from '../lib/livemode.js';
+import { outboxEntries } from './outbox.js';
+import type { PauseHistory } from './pause-policy.rules.js';
+import type { PendingTimes } from './pending-times.js';
+import {
+  HISTORY_PROJECTION,
+  dueFieldOf,
+  inModeOf,
+  recordingPause,
+  snapshotAfter,
+  subscriptionsIn,
+  updateFor,
+  whereKeptFieldsAre,
+  whereOwnIds,
+  whereScheduleIs,
+  withEvents,
+  type ShownSchedule,
+  type SubscriptionDocument,
+} from './subscription.document.js';
+import type { RuleState, Ruling, SubscriptionStatus } from './subscriptions.rules.js';
+
+/** A due subscription as the due reads return it, pending at `pendingAt` (its mode's field: dueFieldOf). */
+function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscription {
+  return {
+    id: d._id,
+    merchantId: d.merchantId,
+    status: d.status,
+    pauseAt: d.pauseAt ?? null,
+    resumeAt: d.resumeAt ?? null,
+    pauseReason: d.pauseReason ?? null,
+    nextScheduledAt: pendingAt,
+    held: d.holdIds !== undefined && d.holdIds.length > 0,
+    recentPauses: d.recentPauses ?? [],
+    ...(d.lastResumedAt !== undefined ? { lastResumedAt: d.lastResumedAt } : {}),
+  };
+}
+
+/** A due state's schedule fields as a document holds them (absent rather than null). */
+function shown(state: DueState): ShownSchedule {
+  return Object.fromEntries(
+    Object.entries({ pauseAt: state.pauseAt, resumeAt: state.resumeAt, pauseReason: state.pauseReason }).filter(([, v]) => v !== null),
+  );
+}
+
+/** The fields a due schedule is decided on, exactly as read. */
+export interface DueState extends RuleState {
+  readonly status: SubscriptionStatus;
+  /** Not decided on, but shown by the subscription a firing's event carries. */
+  readonly pauseReason: string | null;
+  readonly nextScheduledAt: string;
+  /** Whether an active hold covers it: its own scheduled resume then ends its own pause only. */
+  readonly held: boolean;
+}
+
+export interface DueSubscription extends DueState, PauseHistory {
+  readonly id: string;
+  readonly merchantId: string;
+  /** When pauses were last applied to it, and it was last resumed: a due pause's pause policy reads them. */
+  readonly recentPauses: readonly string[];
+}
+
+/** One ruling for the due subscriptions of one merchant that were read in exactly the same state. */
+export interface FiringGroup {
+  readonly merchantId: string;
+  readonly state: DueState;
+  readonly ruling: Ruling;
+  readonly ids: readonly string[];
+}
+
+/** How the due store writes (src/main/compose-stores.ts). */
+export interface DueStoreOptions {
+  /** Told of every pending time written here, after the write. */
+  readonly pendingTimes?: PendingTimes;
+  /** At most this many statements per write command (db/mongo-helpers.ts); absent: no limit. */
+  readonly statementsPerCommand?: number;
+}
+
+export class DueStore {
+  private readonly collection: Collection<SubscriptionDocument>;
+
+  constructor(
+    db: Db,
+    private readonly options: DueStoreOptions = {},
+  ) {
+    this.collection = subscriptionsIn(db);
+  }
+
+  /** The earliest pending time of any subscription (served by the due_schedules index). */
+  async earliestScheduled(): Promise<string | undefined> {
+    const doc = await this.collection.findOne(
+      { nextScheduledAt: { $exists: true } },
+      { sort: { nextScheduledAt: 1 }, projection: { nextScheduledAt: 1 } },
+    );
+    return doc?.nextScheduledAt;
+  }
+
+  /** Up to `limit` subscriptions with a pending time at or before `now`, earliest first (served by the due_schedules index). */
+  async due(now: string, limit: number): Promise<DueSubscription[]> {
+    const docs = await this.collection
+      .find(
+        { nextScheduledAt: { $lte: now } },
+        {
+          projection: {
+            merchantId: 1,
+            status: 1,
+            pauseAt: 1,
+            resumeAt: 1,
+            pauseReason: 1,
+            nextScheduledAt: 1,
+            holdIds: 1,
+            ...HISTORY_PROJECTION,
+          },
+        },
+      )
+      .sort({ nextScheduledAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => dueOfDocument(d, d.nextScheduledAt!));
+  }
+
+  /**
+   * Up to `limit` of a test mode's subscriptions with a pending time at or before `upTo` (its
+   * clock's), earliest first: what an advance of its clock applies (src/test-mode/). Read along
+   * the merchant's own subscriptions (merchant_subscriptions): no index serves live data for it.
+   */
+  async dueOf(merchantId: string, upTo: string, limit: number): Promise<DueSubscription[]> {
+    if (livemodeOf(merchantId)) throw new Error("dueOf reads a test mode only: live schedules are the due poll's");
+    const docs = await this.collection
+      .find(
+        { merchantId, testScheduledAt: { $lte: upTo } },
+        {
+          projection: {
+            merchantId: 1,
+            status: 1,
+            pauseAt: 1,
+            resumeAt: 1,
+            pauseReason: 1,
+            testScheduledAt: 1,
+            holdIds: 1,
+            ...HISTORY_PROJECTION,
+          },
+        },
+      )
+      .sort({ testScheduledAt: 1, _id: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map((d) => dueOfDocument(d, d.testScheduledAt!));
+  }
+
+  /**
+   * Applies due schedules: the one write of a scheduled transition, with its event in the same
+   * update. Each group is one conditional updateMany whose filter is the exact state its
+   * subscriptions were read in, so a schedule changed or dropped since, or already applied by
+   * another worker, matches nothing: a schedule never fires in an old version nor twice in
+   * effect. The groups go in as few commands as the server allows. Returns the ids this call
+   * changed (marked `runId`).
+   */
+  async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
+    if (groups.length === 0) return new Set();
+    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ merchantId, state, ruling, ids }, group) => {
+      const update = recordingPause(
+        updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId }),
+        state.status,
+        ruling.change!,
+        at,
+      );
+      // One outbox entry per event for the whole group, named by the run and group (src/subscriptions/outbox.ts).
+      // The filter pins every shown field the change keeps, so the entry's subscription is exactly what the update leaves.
+      const entries = outboxEntries(
+        state.status,
+        snapshotAfter(ruling.change!, shown(state), at),
+        { kind: 'schedule' },
+        `${runId}:${group}`,
+        ruling.events,
+      );
+      const write = withEvents(update, entries);
+      const filter = {
+        _id: { $in: [...ids] },
+        merchantId,
+        status: state.status,
+        [dueFieldOf(merchantId)]: state.nextScheduledAt,
+        ...whereScheduleIs(state),
+        ...whereKeptFieldsAre(ruling.change!, shown(state)),
+        // Held or not as read: a hold placed or released meanwhile makes the group's ruling an old one.
+        'holdIds.0': { $exists: state.held },
+      };
+      return { updateMany: { filter, update: inModeOf(merchantId, write) } };
+    });
+    const all = groups.flatMap((g) => g.ids);
+    const modified = await bulkWriteInParts(this.collection, operations, this.options.statementsPerCommand);
+    // A resume still pending after a scheduled pause: another worker's poll may be settling the clock.
+    await this.options.pendingTimes?.note(groups.filter((g) => livemodeOf(g.merchantId)).map((g) => g.ruling.change?.set.nextScheduledAt));
+    if (modified === all.length) return new Set(all);
+    // Some were changed meanwhile (by a request, or another worker): read back which are ours.
+    const ours = await Promise.all(
+      whereOwnIds(byMerchantOf(groups)).map((own) =>
+        this.collection.find({ ...own, scheduleRun: runId }, { projection: { _id: 1 } }).toArray(),
+      ),
+    );
+    return new Set(ours.flat().map((d) => d._id));
+  }
+
+  /** Subscriptions with a pending time at or before `now`, counted up to `cap` (served by the due_schedules index): `subsvc status`. */
+  async countDue(now: string, cap: number): Promise<number> {
+    return this.collection.countDocuments({ nextScheduledAt: { $lte: now } }, { limit: cap });
+  }
+}

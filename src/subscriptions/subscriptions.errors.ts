@@ -1,0 +1,41 @@
+/** The named errors of subscriptions: http/problem.middleware.ts maps each to its problem. */
+import type { PolicyBreach } from './pause-policy.rules.js';
+import type { Operation, SubscriptionStatus } from './subscriptions.rules.js';
+
+/** A pause refused by the merchant's pause policy (422 0032). */
+export class PausePolicyError extends Error {
+  override name = 'PausePolicyError';
+
+  constructor(
+    readonly subscriptionId: string,
+    readonly breach: PolicyBreach,
+  ) {
+    super(breach.detail.replace('this subscription', `subscription ${subscriptionId}`));
+  }
+}
+
+export class SubscriptionNotFoundError extends Error {
+  override name = 'SubscriptionNotFoundError';
+
+  constructor(readonly subscriptionId: string) {
+    super(`Subscription ${subscriptionId} not found`);
+  }
+}
+
+export class InvalidTransitionError extends Error {
+  override name = 'InvalidTransitionError';
+
+  constructor(
+    readonly subscriptionId: string,
+    readonly status: SubscriptionStatus,
+    readonly operation: Operation | 'SCHEDULE',
+  ) {
+    const change = { PAUSE: 'be paused', RESUME: 'be resumed', SCHEDULE: 'have its schedule changed' }[operation];
+    super(`Subscription ${subscriptionId} is ${status} and cannot ${change}`);
+  }
+}
+
+/** Stored data that breaks the model: an internal error, never the caller's fault. */
+export class CorruptSubscriptionError extends Error {
+  override name = 'CorruptSubscriptionError';
+}
