@@ -11,6 +11,8 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
+import { firingGroups } from './due.rules.js';
+import { HoldCommands } from './hold-commands.js';
 import { byMerchantOf } from '../lib/by-merchant.js';
 import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
 import type { TogetherCommand } from './bulk-commands.store.js';
@@ -62,34 +64,6 @@ function ruleStateOf(subscription: Subscription) {
   };
 }
 
-/**
- * Due subscriptions read in the same state, and ruled alike under their merchant's pause policy,
- * share one ruling and one conditional update.
- */
-function grouped(due: readonly DueSubscription[], now: string, policies: ReadonlyMap<string, PausePolicy>): FiringGroup[] {
-  const groups = new Map<string, { merchantId: string; state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
-  for (const subscription of due) {
-    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, held } = subscription;
-    const ruling = decide(subscription, { kind: 'FIRE', now, policy: policies.get(merchantId), history: subscription });
-    // One merchant per group: each update names the merchant that owns its subscriptions (docs/sharding.md).
-    const key = JSON.stringify([
-      merchantId,
-      status,
-      pauseAt,
-      resumeAt,
-      pauseReason,
-      nextScheduledAt,
-      held,
-      ruling.outcome,
-      ruling.breach?.detail,
-    ]);
-    const group = groups.get(key) ?? { merchantId, state: subscription, ruling, ids: [] };
-    group.ids.push(subscription.id);
-    groups.set(key, group);
-  }
-  return [...groups.values()];
-}
-
 /** What applying due schedules did: the groups as ruled, and which of their ids this call changed. */
 export interface Firings {
   readonly groups: readonly FiringGroup[];
@@ -99,6 +73,8 @@ export interface Firings {
 export class SubscriptionsService {
   /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
   readonly changes = new ChangeNotifier<PendingEvents>();
+  /** A hold's bulk commands, decided by each subscription's holders (src/holds/). */
+  private readonly holdCommands: HoldCommands;
 
   constructor(
     private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'bulkCommands' | 'due' | 'holders'>,
@@ -116,7 +92,10 @@ export class SubscriptionsService {
      * request or command (in test mode it reads the test clock's store).
      */
     private readonly clockOf: ClockOf = realClock,
-  ) {}
+  ) {
+    const timeOf = async (merchantId: string) => (await clockOf(merchantId)).timestamp();
+    this.holdCommands = new HoldCommands(stores.holders, mutex, timeOf, this.changes, { outcome: 'failed', reason: KEPT_CHANGING });
+  }
 
   /** The merchant's clock for one request: a request's schedule is checked against it, and handed back to `apply`. */
   async clock(merchantId: string): Promise<Clock> {
@@ -269,7 +248,7 @@ export class SubscriptionsService {
       async () => {
         const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
         const now = at ?? nowTimestamp();
-        const groups = grouped(due, now, policies);
+        const groups = firingGroups(due, now, policies);
         const ours = await this.stores.due.fire(groups, randomUUID(), now);
         const moved = groups
           .filter((g) => g.ruling.events.length > 0)
@@ -298,7 +277,7 @@ export class SubscriptionsService {
     const open = ids.filter((id) => !settled.has(id));
     if (open.length === 0) return new Map(settled);
     if (cause.kind === 'hold')
-      return new Map([...settled, ...(await this.applyHoldCommands(merchantId, open, operation, requestId, cause))]);
+      return new Map([...settled, ...(await this.holdCommands.apply(merchantId, open, operation, requestId, cause))]);
     const { plan, now } = await this.planOf(merchantId, operation, schedule);
     const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(merchantId, open, operation, plan, requestId, cause, now));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
@@ -308,28 +287,6 @@ export class SubscriptionsService {
       [...outcomes].filter(([, o]) => changed(o)).map(([id]) => id),
     );
     return new Map([...settled, ...outcomes]);
-  }
-
-  /** A hold's bulk command (its pause, or its release): the holders store decides by each subscription's holders. */
-  private async applyHoldCommands(
-    merchantId: string,
-    ids: readonly string[],
-    operation: Operation,
-    requestId: string,
-    cause: ChangeCause,
-  ): Promise<Map<string, CommandOutcome>> {
-    if (cause.holdId === undefined) throw new Error(`bulk request ${requestId} has a hold's cause without its holdId`);
-    const holdCause = { ...cause, holdId: cause.holdId };
-    const at = (await this.clockOf(merchantId)).timestamp();
-    const outcomes: Map<string, CommandOutcome> = await this.mutex.runAll(ids, () =>
-      this.stores.holders.apply(merchantId, ids, operation, requestId, holdCause, at, MAX_ATTEMPTS),
-    );
-    this.changes.notify(
-      merchantId,
-      [...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id),
-    );
-    for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
-    return outcomes;
   }
 
   /** A bulk command's plan, and the clock it is applied by. */
