@@ -1744,7 +1744,7 @@ export interface components {
             /** @description Why the store is held, shown on the hold. */
             reason?: string;
             /** @description When the hold releases itself (the schedule workers; a test clock passing it in test mode). */
-            resumeAt?: components["schemas"]["Timestamp"];
+            resumeAt?: components["schemas"]["ScheduleTime"];
         };
         Hold: {
             id: components["schemas"]["Uuid"];

@@ -12,6 +12,7 @@ package subsvc
 
 import (
 	"encoding/json"
+	"time"
 )
 
 // checks if the HoldRequest type satisfies the MappedNullable interface at compile time
@@ -22,7 +23,7 @@ type HoldRequest struct {
 	// Why the store is held, shown on the hold.
 	Reason *string `json:"reason,omitempty"`
 	// When the hold releases itself (the schedule workers; a test clock passing it in test mode).
-	ResumeAt *string `json:"resumeAt,omitempty" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
+	ResumeAt *time.Time `json:"resumeAt,omitempty"`
 }
 
 // NewHoldRequest instantiates a new HoldRequest object
@@ -75,9 +76,9 @@ func (o *HoldRequest) SetReason(v string) {
 }
 
 // GetResumeAt returns the ResumeAt field value if set, zero value otherwise.
-func (o *HoldRequest) GetResumeAt() string {
+func (o *HoldRequest) GetResumeAt() time.Time {
 	if o == nil || IsNil(o.ResumeAt) {
-		var ret string
+		var ret time.Time
 		return ret
 	}
 	return *o.ResumeAt
@@ -85,7 +86,7 @@ func (o *HoldRequest) GetResumeAt() string {
 
 // GetResumeAtOk returns a tuple with the ResumeAt field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *HoldRequest) GetResumeAtOk() (*string, bool) {
+func (o *HoldRequest) GetResumeAtOk() (*time.Time, bool) {
 	if o == nil || IsNil(o.ResumeAt) {
 		return nil, false
 	}
@@ -101,8 +102,8 @@ func (o *HoldRequest) HasResumeAt() bool {
 	return false
 }
 
-// SetResumeAt gets a reference to the given string and assigns it to the ResumeAt field.
-func (o *HoldRequest) SetResumeAt(v string) {
+// SetResumeAt gets a reference to the given time.Time and assigns it to the ResumeAt field.
+func (o *HoldRequest) SetResumeAt(v time.Time) {
 	o.ResumeAt = &v
 }
 

@@ -12,7 +12,7 @@
  * Do not edit the class manually.
  */
 
-import { mapValues } from '../runtime.js';
+import { mapValues, parseDate, parseDateTime, serializeDate, serializeDateTime } from '../runtime.js';
 /**
  * 
  * @export
@@ -26,7 +26,7 @@ export interface HoldRequest {
     /**
      * When the hold releases itself (the schedule workers; a test clock passing it in test mode).
      */
-    resumeAt?: string;
+    resumeAt?: Date;
 }
 
 /**
@@ -47,7 +47,7 @@ export function HoldRequestFromJSONTyped(json: any, ignoreDiscriminator: boolean
     return {
         
         'reason': json['reason'] == null ? undefined : json['reason'],
-        'resumeAt': json['resumeAt'] == null ? undefined : json['resumeAt'],
+        'resumeAt': json['resumeAt'] == null ? undefined : (parseDateTime(json['resumeAt'])),
     };
 }
 
@@ -63,7 +63,7 @@ export function HoldRequestToJSONTyped(value?: HoldRequest | null, ignoreDiscrim
     return {
         
         'reason': value['reason'],
-        'resumeAt': value['resumeAt'],
+        'resumeAt': value['resumeAt'] == null ? value['resumeAt'] : serializeDateTime(value['resumeAt']),
     };
 }
 

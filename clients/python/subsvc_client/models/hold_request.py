@@ -17,7 +17,8 @@ import pprint
 import re  # noqa: F401
 import json
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from datetime import datetime
+from pydantic import BaseModel, ConfigDict, Field
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from typing import Optional, Set
@@ -29,18 +30,8 @@ class HoldRequest(BaseModel):
     HoldRequest
     """ # noqa: E501
     reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="Why the store is held, shown on the hold.")
-    resume_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(default=None, description="When the hold releases itself (the schedule workers; a test clock passing it in test mode).", alias="resumeAt")
+    resume_at: Optional[datetime] = Field(default=None, description="When the hold releases itself (the schedule workers; a test clock passing it in test mode).", alias="resumeAt")
     __properties: ClassVar[List[str]] = ["reason", "resumeAt"]
-
-    @field_validator('resume_at', mode="before")
-    def resume_at_validate_regular_expression(cls, value):
-        """Validates the regular expression"""
-        if value is None:
-            return value
-
-        if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$", value):
-            raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/")
-        return value
 
     model_config = ConfigDict(
         validate_by_name=True,
