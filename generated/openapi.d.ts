@@ -740,6 +740,76 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/subscriptions/{subscriptionId}/portal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a link to a pause page for the subscription's customer
+         * @description A link for your customer (in an email, say): the page it opens shows the subscription's
+         *     plan and state, and lets the customer do only what `actions` allows (pause for one of the
+         *     durations your pause policy allows, resume), under your pause policy, with the events and
+         *     webhooks the API's own changes have (`cause.kind` `portal`). The answer carries the `url`,
+         *     and no other answer ever does: keep it. The link works until `expiresAt`
+         *     (`expiresInMinutes`, 1 to 10080, default 1440) or until revoked. A test key's link acts on
+         *     test data, and its page says so. A cancelled subscription gets no link (409 `0030`).
+         *     Not made idempotent by `Idempotency-Key`: a replay would have to keep the url to send it again.
+         */
+        post: operations["createPortalLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/portal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your portal links
+         * @description Oldest first, a page at a time: each link's id, subscription, actions and times, expired
+         *     ones included; never its url. Revoked links are not listed. `subscriptionId` lists one
+         *     subscription's links.
+         */
+        get: operations["listPortalLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/portal-links/{portalLinkId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a portal link
+         * @description The link's page answers 404 from now on, in every process of the service at once (links
+         *     are looked up on every request, never cached). Changes already made through it stay.
+         */
+        delete: operations["revokePortalLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/test-helpers/subscriptions": {
         parameters: {
             query?: never;
@@ -1166,15 +1236,17 @@ export interface components {
          *     `holdId` names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId`
          *     is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
          *     the key). Events recorded before causes carried it have none.
+         *     `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
          */
         EventCause: {
             /** @enum {string} */
-            kind: "api" | "bulk" | "schedule" | "hold";
+            kind: "api" | "bulk" | "schedule" | "portal" | "hold";
             requestId?: components["schemas"]["Uuid"];
             /** @description The hold that made the change (`hold` only). */
             holdId?: components["schemas"]["Uuid"];
             /** @description The id of the API key that made the request (`api` and `bulk` only). */
             apiKeyId?: string;
+            portalLinkId?: components["schemas"]["Uuid"];
         };
         /**
          * @description The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the
@@ -1451,6 +1523,65 @@ export interface components {
             detail: string;
             /** @enum {string} */
             code: "0010" | "0011" | "0021" | "0036" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
+        /**
+         * @description `pause`: the page offers the pause durations your policy allows, while the subscription is active. `resume`: it offers to resume, while paused.
+         * @enum {string}
+         */
+        PortalAction: "pause" | "resume";
+        /** @description What the link's page lets the customer do. */
+        PortalActions: components["schemas"]["PortalAction"][];
+        PortalLinkCreate: {
+            actions?: components["schemas"]["PortalActions"];
+            /**
+             * Format: int32
+             * @description Minutes the link works (1 to 10080, a week; default 1440, a day).
+             * @default 1440
+             */
+            expiresInMinutes: number;
+        };
+        PortalLink: {
+            id: components["schemas"]["Uuid"];
+            subscriptionId: components["schemas"]["Uuid"];
+            actions: components["schemas"]["PortalActions"];
+            expiresAt: components["schemas"]["Timestamp"];
+            createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        PortalLinkWithUrl: {
+            id: components["schemas"]["Uuid"];
+            /**
+             * Format: uri
+             * @description The page's absolute address: the service's `PUBLIC_URL` (or, without one, the origin
+             *     this request was sent to) + `/portal/` + a token of 32 random bytes in base64url. Only
+             *     the token's hash is kept: shown only in this answer.
+             */
+            url: string;
+            subscriptionId: components["schemas"]["Uuid"];
+            actions: components["schemas"]["PortalActions"];
+            expiresAt: components["schemas"]["Timestamp"];
+            createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        PortalLinkList: {
+            data: components["schemas"]["PortalLink"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
+        /**
+         * @description A problem as `Problem`, from the portal link operations, whose codes also include `0027`
+         *     (a schema of its own, so that the operations released before it keep their list of codes).
+         */
+        PortalLinksProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0020" | "0021" | "0027" | "0030" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
@@ -2241,6 +2372,39 @@ export interface components {
                 "application/problem+json": components["schemas"]["ApiKeysProblem"];
             };
         };
+        /** @description No portal link of the caller has this id (or it was revoked). */
+        PortalLinkNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["PortalLinksProblem"];
+            };
+        };
+        /** @description The subscription is `cancelled` (code 0030) and never changes, so it gets no link. */
+        PortalLinkRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["PortalLinksProblem"];
+            };
+        };
+        /** @description The request breaks the contract (`0040`). */
+        InvalidPortalLinkRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["PortalLinksProblem"];
+            };
+        };
         /** @description The path, headers or body break the contract (malformed JSON, an unknown property, a bad `subscriptions` list). */
         InvalidRequest: {
             headers: {
@@ -2473,6 +2637,11 @@ export interface components {
         WebhookTimestamp: string;
         /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
         WebhookSignature: string;
+        /**
+         * @description A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404.
+         * @example 01937a1c-7d4a-7e6f-8a1b-2c3d4e5f6a93
+         */
+        PortalLinkId: string;
     };
     requestBodies: {
         /** @description The whole policy; `null` or `false` turns a rule off. */
@@ -2557,6 +2726,12 @@ export interface components {
         BulkPreviewBody: {
             content: {
                 "application/json": components["schemas"]["BulkPreviewRequest"];
+            };
+        };
+        /** @description What the link allows and how long it works; without a body, both actions for a day. */
+        PortalLinkCreateBody: {
+            content: {
+                "application/json": components["schemas"]["PortalLinkCreate"];
             };
         };
     };
@@ -3733,6 +3908,116 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description UUID of the subscription for a single operation. A value that is not the
+                 *     id of one of the caller's subscriptions answers 404. Ignored by bulk
+                 *     requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+                 *     Percent-encoding is decoded exactly once; a value that is not valid
+                 *     percent-encoding is taken as written (and so is not found).
+                 * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["PortalLinkCreateBody"];
+        responses: {
+            /** @description The link, with its url (shown this once). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLinkWithUrl"];
+                };
+            };
+            400: components["responses"]["InvalidPortalLinkRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            409: components["responses"]["PortalLinkRefused"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPortalLinks: {
+        parameters: {
+            query?: {
+                /** @description Only the links of this subscription. */
+                subscriptionId?: components["schemas"]["Uuid"];
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of links. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PortalLinkList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokePortalLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404.
+                 * @example 01937a1c-7d4a-7e6f-8a1b-2c3d4e5f6a93
+                 */
+                portalLinkId: components["parameters"]["PortalLinkId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["PortalLinkNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

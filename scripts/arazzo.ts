@@ -5,13 +5,13 @@
  * test: its counts go to test-artifacts/arazzo/counts.json for scripts/test-run.ts. Exits 1 when a
  * workflow failed.
  */
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
+import { runCollected } from './run-quietly.js';
 import { openScratchDatabase, serveOnLoopback } from './support.js';
 import { type Counts, countsLine } from './test-summary.js';
 
@@ -33,22 +33,12 @@ interface RespectReport {
 }
 
 /** `redocly respect` on one file, asynchronously: the service it calls answers from this process. */
-function respect(file: string, baseUrl: string, inputs: Inputs, report: string, consoleFile: string): Promise<number> {
+async function respect(file: string, baseUrl: string, inputs: Inputs, report: string, consoleFile: string): Promise<number> {
   const args = ['respect', file, '--server', `subsvc=${baseUrl}`, '--input', JSON.stringify(inputs), '--json-output', report];
-  return new Promise((resolve, reject) => {
-    const child = spawn(join(ROOT, 'node_modules', '.bin', 'redocly'), args, {
-      cwd: ROOT,
-      env: { ...process.env, REDOCLY_TELEMETRY: 'off' },
-    });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      writeFileSync(consoleFile, output);
-      resolve(code ?? 1);
-    });
-  });
+  const redocly = join(ROOT, 'node_modules', '.bin', 'redocly');
+  const { status, output } = await runCollected(redocly, args, { cwd: ROOT, env: { ...process.env, REDOCLY_TELEMETRY: 'off' } });
+  writeFileSync(consoleFile, output);
+  return status;
 }
 
 /** One line per workflow, and their counts; a file that left no report counts as one failure. */

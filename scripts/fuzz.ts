@@ -55,6 +55,11 @@ const DELETABLE_PLACEHOLDER = '00000000-0000-4000-8000-0000000000de';
  * the run authenticates with (which would answer 401 to everything after it).
  */
 const KEY_PLACEHOLDER = '00000000-0000-4000-8000-0000000000ce';
+/**
+ * revokePortalLink's fixed portalLinkId, never a link: the hooks file replaces it with a link made
+ * through the API just before each call, so that every phase can revoke one.
+ */
+const LINK_PLACEHOLDER = '00000000-0000-4000-8000-0000000000a1';
 
 /** The ids Schemathesis is given (scripts/schemathesis.toml reads them from its environment). */
 interface Fixtures {
@@ -68,6 +73,7 @@ interface Fixtures {
   readonly SUBSVC_FUZZ_DELETABLE_ID: string;
   readonly SUBSVC_FUZZ_KEY_ID: string;
   readonly SUBSVC_FUZZ_HOLD_ID: string;
+  readonly SUBSVC_FUZZ_LINK_ID: string;
 }
 
 /** The venv's `st`, created or rebuilt when the pinned requirements change. */
@@ -110,6 +116,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
     SUBSVC_FUZZ_DELETABLE_ID: DELETABLE_PLACEHOLDER,
     SUBSVC_FUZZ_KEY_ID: KEY_PLACEHOLDER,
     SUBSVC_FUZZ_HOLD_ID: hold.id,
+    SUBSVC_FUZZ_LINK_ID: LINK_PLACEHOLDER,
   };
 }
 

@@ -29,7 +29,10 @@ import { loadSpec, SPEC_PATH } from '../src/lib/spec.js';
 
 /** Statuses only a stateful server can answer: dropped from every operation for the mock. */
 export const STATEFUL_ONLY_STATUSES = ['422'] as const;
-/** Operations whose 200 answers only the deprecated `dryRun: true`: the mock answers their 202. */
+/**
+ * Operations whose 200 answers only the deprecated `dryRun: true` (docs/design.md §6a): the mock
+ * answers their 202, and the clients type them by it (scripts/openapi-generator.ts).
+ */
 export const DRY_RUN_200_OPERATIONS = ['bulkPauseSubscriptions', 'bulkResumeSubscriptions'] as const;
 /** Response headers whose value only the service knows. */
 export const STATEFUL_ONLY_HEADERS = ['Idempotent-Replayed', 'X-Request-Id'] as const;

@@ -3,12 +3,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { projectRoot } from '../src/lib/project-root.js';
+import { DRY_RUN_200_OPERATIONS } from './mock-spec.js';
 import { runQuietly } from './run-quietly.js';
 
 export const TEMPLATES = join(projectRoot(), 'openapi', 'generator-templates');
-
-/** The bulk operations whose 200 is a dry run's answer, beside their 202 (docs/design.md §6a). */
-const DRY_RUN_OPERATIONS = ['/v2/subscriptions/bulk/pause', '/v2/subscriptions/bulk/resume'];
 
 /**
  * The spec the clients are generated from. They call the service, so it has no `webhooks`
@@ -21,8 +19,9 @@ export function clientSpec(specPath: string, dir: string, adapt?: (document: Rec
   const document = parse(readFileSync(specPath, 'utf8')) as Record<string, unknown>;
   adapt?.(document);
   delete document.webhooks;
-  const paths = document.paths as Record<string, { post?: { responses?: Record<string, unknown> } }>;
-  for (const path of DRY_RUN_OPERATIONS) delete paths[path]?.post?.responses?.['200'];
+  const paths = document.paths as Record<string, { post?: { operationId?: string; responses?: Record<string, unknown> } }>;
+  for (const { post } of Object.values(paths))
+    if (post?.operationId && (DRY_RUN_200_OPERATIONS as readonly string[]).includes(post.operationId)) delete post.responses?.['200'];
   const out = join(dir, 'client-spec.yaml');
   writeFileSync(out, stringify(document));
   return out;

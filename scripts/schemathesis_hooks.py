@@ -11,6 +11,9 @@ for it, so that the key the run authenticates with is never rolled or revoked; a
 made key (if still there) and the key a roll made are revoked, so that the merchant's 100 active
 keys are never used up.
 
+revokePortalLink is given a placeholder portalLinkId the same way: each call gets a link made for
+it (to the run's paused subscription), revoked afterwards when the call did not revoke it.
+
 putPausePolicy sets the run's merchant's pause policy to whatever was generated (maxPausesPerYear 0
 refuses every pause, 422 0032, a documented answer of the pause); after each call the policy is set
 back to every rule off, so that the pauses of the rest of the run reach their success path too.
@@ -35,6 +38,26 @@ HEADERS = {"x-api-key": API_KEY}
 made: dict[str, str] = {}
 # Test case id -> the API key made for it.
 made_keys: dict[str, str] = {}
+LINK_PLACEHOLDER = os.environ["SUBSVC_FUZZ_LINK_ID"]
+LINK_SUBSCRIPTION = os.environ["SUBSVC_FUZZ_SUBSCRIPTION_ID"]
+PORTAL_LINKS = f"{BASE_URL}/v2/portal-links"
+# Test case id -> the portal link made for it.
+made_links: dict[str, str] = {}
+
+
+def substitute_link(case):
+    if not case.path_parameters or case.path_parameters.get("portalLinkId") != LINK_PLACEHOLDER:
+        return
+    created = requests.post(f"{BASE_URL}/v2/subscriptions/{LINK_SUBSCRIPTION}/portal-links", headers=HEADERS, timeout=10)
+    if created.status_code == 201:
+        made_links[case.id] = created.json()["id"]
+        case.path_parameters["portalLinkId"] = made_links[case.id]
+
+
+def revoke_links(case, response):
+    link_id = made_links.pop(case.id, None)
+    if link_id is not None and response.status_code != 204:
+        requests.delete(f"{PORTAL_LINKS}/{link_id}", headers=HEADERS, timeout=10)
 
 
 def substitute_key(case):
@@ -60,6 +83,7 @@ def revoke_keys(case, response):
 @schemathesis.hook
 def before_call(context, case, **kwargs):
     substitute_key(case)
+    substitute_link(case)
     if case.method.upper() != "DELETE" or not case.path_parameters:
         return
     if case.path_parameters.get("endpointId") != PLACEHOLDER:
@@ -78,6 +102,7 @@ def before_call(context, case, **kwargs):
 @schemathesis.hook
 def after_call(context, case, response):
     revoke_keys(case, response)
+    revoke_links(case, response)
     if case.method.upper() == "PUT" and case.path == "/v2/pause-policy" and response.status_code == 200:
         requests.put(PAUSE_POLICY, json=POLICY_OFF, headers=HEADERS, timeout=10)
     endpoint_id = made.pop(case.id, None)

@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url';
 import type { Capabilities } from '../src/db/mongo.js';
 import { everyWorkaround, type WorkaroundName } from '../src/db/workarounds.js';
 import { projectRoot } from '../src/lib/project-root.js';
-import { type Counts, junitCounts, summary, vitestCounts, type VitestJson } from './test-summary.js';
+import { type Counts, junitCounts, summary, vitestCounts, vitestFailures, type VitestJson } from './test-summary.js';
 
 const ARTIFACTS = join(projectRoot(), 'test-artifacts');
 
@@ -75,6 +75,8 @@ interface Suite {
   env?: () => { readonly vars: Record<string, string>; readonly said: readonly string[] };
   /** The counts this run of the suite reported; throws when it left no report. */
   counts(since: number): Counts;
+  /** One line per failed test, when the suite's report names them. */
+  failures?(): string[];
 }
 
 /** The newest JUnit report in `dir` written since `since` (ms). */
@@ -93,7 +95,8 @@ const SUITES: Suite[] = [
   {
     label: 'vitest',
     command: ['vitest', 'run'],
-    counts: () => vitestCounts(JSON.parse(readFileSync(join(ARTIFACTS, 'vitest.json'), 'utf8')) as VitestJson),
+    counts: () => vitestCounts(vitestReport('vitest.json')),
+    failures: () => vitestFailures(vitestReport('vitest.json'), projectRoot()),
   },
   {
     label: 'vitest, workarounds off',
@@ -109,6 +112,7 @@ const SUITES: Suite[] = [
       };
     },
     counts: (since) => freshCounts(join(ARTIFACTS, 'vitest-workarounds-off.json'), since, (report) => vitestCounts(report as VitestJson)),
+    failures: () => vitestFailures(vitestReport('vitest-workarounds-off.json'), projectRoot()),
   },
   {
     label: 'schemathesis',
@@ -126,6 +130,8 @@ const SUITES: Suite[] = [
     counts: (since) => freshCounts(join(ARTIFACTS, 'arazzo', 'counts.json'), since, (report) => report as Counts),
   },
 ];
+
+const vitestReport = (name: string) => JSON.parse(readFileSync(join(ARTIFACTS, name), 'utf8')) as VitestJson;
 
 /** The counts of a report this run of the suite wrote (scripts/clients/test.ts sums its runs' JUnit reports into one). */
 function freshCounts(path: string, since: number, countsOf: (report: unknown) => Counts): Counts {
@@ -148,6 +154,7 @@ function main(): number {
   mkdirSync(ARTIFACTS, { recursive: true });
   rmSync(join(ARTIFACTS, 'vitest.json'), { force: true });
   const parts: [string, Counts][] = [];
+  const failures: string[] = [];
   let failed = false;
   for (const suite of SUITES) {
     const since = Date.now() - 1000;
@@ -160,7 +167,9 @@ function main(): number {
     });
     if (run.status !== 0) failed = true;
     try {
-      parts.push([suite.label, failedRunCounted(suite.label, suite.counts(since), run.status ?? run.signal)]);
+      const counts = failedRunCounted(suite.label, suite.counts(since), run.status ?? run.signal);
+      parts.push([suite.label, counts]);
+      if (counts.failed > 0) failures.push(...(suite.failures?.() ?? []).map((line) => `${suite.label} ${line}`));
     } catch (error) {
       // A suite that crashed before reporting counts as one failure, said in a line of its own.
       console.error(
@@ -170,7 +179,7 @@ function main(): number {
       failed = true;
     }
   }
-  console.log(summary(parts).join('\n'));
+  console.log([...failures, ...summary(parts)].join('\n'));
   return failed || parts.some(([, c]) => c.failed > 0) ? 1 : 0;
 }
 

@@ -18,11 +18,35 @@ export interface VitestJson {
   numFailedTests: number;
   numPendingTests: number;
   numTodoTests: number;
+  testResults?: readonly {
+    name: string;
+    message?: string;
+    status?: string;
+    assertionResults: readonly { fullName: string; status: string; failureMessages?: readonly string[] }[];
+  }[];
 }
 
 export function vitestCounts(report: VitestJson): Counts {
   return { passed: report.numPassedTests, failed: report.numFailedTests, skipped: report.numPendingTests + report.numTodoTests };
 }
+
+/**
+ * One line per failed test (file, name, the first line of its error), and per file that failed
+ * without a failed test, printed just above the closing lines: CI keeps only the end of a run's
+ * output, and a count alone does not say which test to look at.
+ */
+export function vitestFailures(report: VitestJson, root: string): string[] {
+  return (report.testResults ?? []).flatMap((file) => {
+    const where = file.name.startsWith(root) ? file.name.slice(root.length).replace(/^\//, '') : file.name;
+    const tests = file.assertionResults
+      .filter((test) => test.status === 'failed')
+      .map((test) => `failed: ${where} > ${test.fullName}: ${firstLine(test.failureMessages?.[0])}`);
+    if (tests.length === 0 && file.status === 'failed') tests.push(`failed: ${where}: ${firstLine(file.message)}`);
+    return tests;
+  });
+}
+
+const firstLine = (message: string | undefined) => (message ?? 'no message').split('\n')[0]!.slice(0, 300);
 
 /** Schemathesis's JUnit report: one test case per operation, and one for the stateful phase. */
 export function junitCounts(xml: string): Counts {

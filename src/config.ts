@@ -82,6 +82,11 @@ export interface Config {
   readonly heartbeatIntervalMs: number;
   /** Engine workarounds switched off, so that the service runs the MongoDB path on any engine (docs/engine.md). */
   readonly dbWorkarounds: DbWorkarounds;
+  /**
+   * PUBLIC_URL: the service's address as customers reach it, the start of every portal link's url
+   * (src/portal/); undefined: each link takes the origin its request was sent to.
+   */
+  readonly publicUrl: string | undefined;
 }
 
 export interface DownloadProxy {
@@ -182,6 +187,27 @@ function dbWorkarounds(env: Env): DbWorkarounds {
   return Object.freeze(names);
 }
 
+/** PUBLIC_URL: an http(s) URL with no credentials, query or fragment; kept without a trailing slash. */
+function publicUrl(env: Env): string | undefined {
+  const raw = env.PUBLIC_URL?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (
+    !url ||
+    !/^https?:$/.test(url.protocol) ||
+    url.username ||
+    url.password ||
+    url.search ||
+    url.hash ||
+    raw.includes('?') ||
+    raw.includes('#')
+  )
+    throw new ConfigError(
+      `PUBLIC_URL must be an http or https URL without credentials, query or fragment (https://billing.example.com), got "${raw}"`,
+    );
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
 /** BULK_CONCURRENCY; WORKERS is its former name, still accepted when the new one is unset. */
 function bulkConcurrency(env: Env): number {
   const name = env.BULK_CONCURRENCY === undefined || env.BULK_CONCURRENCY === '' ? 'WORKERS' : 'BULK_CONCURRENCY';
@@ -234,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
     heartbeatIntervalMs: integer(env, 'HEARTBEAT_INTERVAL_MS', 5_000, 100, 60_000),
     dbWorkarounds: dbWorkarounds(env),
+    publicUrl: publicUrl(env),
   });
 }
 

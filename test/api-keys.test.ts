@@ -1,7 +1,7 @@
 /**
  * API keys that rotate (docs/api.md "API keys"), through HTTP against the real service and
  * database: several keys, a roll with an overlap then expiry, revocation, the last key kept,
- * another merchant's key id, legacy single keys, and no key or hash in any answer, log line or
+ * another merchant's key id, and no key or hash in any answer, log line or
  * event.
  */
 import { randomUUID } from 'node:crypto';
@@ -157,25 +157,6 @@ describe('revoke', () => {
     // b's own requests move its key's lastUsedAt (recorded off the request path, at any moment): everything else is unchanged.
     const withoutUse = ({ lastUsedAt: _used, ...key }: Record<string, unknown>) => key;
     expect((await get(t.baseUrl, '/v2/api-keys', b.apiKey)).body.data.map(withoutUse)).toEqual([withoutUse(bKey)]);
-  });
-});
-
-describe('a merchant made before keys could rotate (one apiKeyHash on the merchant)', () => {
-  it('its key keeps working, is listed with the prefix sk_, and moves into the key set at the first change', async () => {
-    const m = await t.merchant();
-    const legacy = `sk_${randomUUID()}`;
-    await t.db
-      .collection('merchants')
-      .updateOne({ _id: m.merchantId as never }, { $set: { apiKeyHash: hashApiKey(legacy) }, $unset: { keys: '', keysVersion: '' } });
-    expect([await ping(legacy), await ping(m.apiKey)]).toEqual([200, 401]);
-    const [listed] = (await get(t.baseUrl, '/v2/api-keys', legacy)).body.data;
-    expect(listed).toMatchObject({ prefix: 'sk_', expiresAt: null });
-    const rolled = await call(t.baseUrl, `/v2/api-keys/${listed.id}/roll`, { apiKey: legacy, json: { expiresInHours: 1 } });
-    expect(rolled.status).toBe(201);
-    const stored = await t.db.collection('merchants').findOne({ _id: m.merchantId as never });
-    expect(stored?.apiKeyHash).toBeUndefined();
-    expect(stored?.keys.map((k: { id: string }) => k.id)).toEqual([listed.id, rolled.body.id]);
-    expect([await ping(legacy), await ping(rolled.body.key)]).toEqual([200, 200]);
   });
 });
 

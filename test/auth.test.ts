@@ -66,7 +66,8 @@ describe('authentication', () => {
     const key = `sk_${randomUUID()}`;
     expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: key })).status).toBe(401);
     // Stored behind the service's back: only a database lookup could find it now.
-    await t.db.collection('merchants').updateOne({ _id: merchantId as never }, { $set: { apiKeyHash: hashApiKey(key) } });
+    const stored = { id: randomUUID(), hash: hashApiKey(key), prefix: 'sk_', createdAt: '2026-01-01T00:00:00.000000Z', expiresAt: null };
+    await t.db.collection('merchants').updateOne({ _id: merchantId as never }, { $push: { keys: stored as never } });
     expect((await call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey: key })).status).toBe(401);
   });
 

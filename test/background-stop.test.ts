@@ -1,14 +1,20 @@
 /**
- * What background work logs around its end (issue 24): a stop waits for the events relay before
- * the database clients close, and a chunk job that another run completed is not an error.
+ * What background work logs around its end (issue 24): a stop waits for the events relay and for
+ * a sweep under way before the database clients close, and a chunk job that another run completed
+ * is not an error.
  */
+import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BulkQueue, JOBS_COLLECTION } from '../src/bulk/bulk.queue.js';
+import { BulkRepository } from '../src/bulk/bulk.repository.js';
+import { timestampBefore } from '../src/lib/clock.js';
 import { createLogger } from '../src/logger.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
+import { startWireProxy } from './support/wire-proxy.js';
 
 describe('stopping', () => {
   it('a change made just before stop has its event recorded before the database clients close, and nothing fails on closed clients', async () => {
@@ -20,6 +26,49 @@ describe('stopping', () => {
     const recorded = t.logLines.filter((l) => l['msg'] === 'event recorded' && l['type'] === 'subscription.paused');
     expect(recorded).toHaveLength(1);
     expect(t.logLines.filter((l) => /not relayed|sweep failed|closed/i.test(JSON.stringify(l)))).toEqual([]);
+  });
+});
+
+describe('the bulk dispatch sweep', () => {
+  it('a stop while a sweep is under way waits for it: the request a stopped process left undispatched is dispatched, and nothing fails', async () => {
+    const proxy = await startWireProxy(inject('mongoUri'));
+    // Only the sweep reads requests by their creation time (those accepted over 5 s ago and not dispatched): its read is held here.
+    const sweepRead = proxy.on(
+      { command: 'find', collection: 'bulkRequests', match: (c) => 'createdAt' in ((c.body['filter'] as object | undefined) ?? {}) },
+      { action: 'hold', times: 1 },
+    );
+    const t = await startTestService({ serverUri: proxy.uri('unused'), workers: 1 });
+    try {
+      const { merchantId } = await t.merchant();
+      const ids = await t.seed(merchantId, 3);
+      // As a process stopped right after its 202 leaves a request: stored, never dispatched.
+      const requestId = randomUUID();
+      await new BulkRepository(t.db, 86_400_000).insert({
+        requestId,
+        merchantId,
+        operation: 'PAUSE',
+        acceptedCount: ids.length,
+        rejected: [],
+        chunkCount: 1,
+        createdAt: timestampBefore(60_000),
+        completedAt: null,
+        subscriptionIds: ids,
+      });
+      await sweepRead.reached;
+      let stopped = false;
+      const stopping = t.service.workers.stop(10_000).then(() => (stopped = true));
+      await sleep(1_000);
+      expect(stopped, 'the stop ended while the sweep was still reading').toBe(false);
+      proxy.release();
+      await stopping;
+      expect(t.logLines.filter((l) => l['msg'] === 'bulk request dispatched by the sweep' && l['requestId'] === requestId)).toHaveLength(1);
+      const request = await t.db.collection('bulkRequests').findOne({ _id: requestId as never });
+      expect(request?.['dispatchedAt']).toEqual(expect.any(String));
+      expect(t.logLines.filter((l) => /sweep failed/.test(String(l['msg'])))).toEqual([]);
+    } finally {
+      await t.close();
+      await proxy.close();
+    }
   });
 });
 
@@ -67,7 +116,10 @@ describe('bulk chunk jobs', () => {
     });
     const jobs = t.db.collection(JOBS_COLLECTION);
     const queue = new BulkQueue(t.db, createLogger('debug', sink), { concurrency: 1, lockLifetimeMs: 10_000, pollIntervalMs: 50 });
-    await queue.enqueue('merchant', ['first', 'second']);
+    await queue.enqueue('merchant', 'PAUSE', [
+      { chunkId: 'first', commands: 1 },
+      { chunkId: 'second', commands: 1 },
+    ]);
     const processed: string[] = [];
     await queue.consume({
       // Whichever job runs first (both are due at once), the other is locked here, one ahead; another worker runs it to completion meanwhile, which removes it.

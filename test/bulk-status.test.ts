@@ -128,28 +128,6 @@ describe('a bulk request as a resource', () => {
     expect(noop.body.data.map((i: { subscriptionId: string }) => i.subscriptionId)).toEqual([...alreadyPaused].sort());
   });
 
-  it('outcomes stored by an earlier version, one object per command, read as they did', async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    const ids = await t.seed(merchantId, 3);
-    const [paused] = await t.seed(merchantId, 1, 'paused');
-    const res = await bulk('pause', apiKey, [...ids, paused!]);
-    const location = res.headers.get('location')!;
-    await completed(apiKey, location);
-    const items = await get(apiKey, `${location}/items`);
-    // As versions before 2026-11-25 stored them: the items, each with its own time (one differs here) and reason.
-    // The one made to differ is an applied one, wherever the items list it (the no-op is not always last).
-    const firstApplied = items.body.data.findIndex((item: { outcome: string }) => item.outcome === 'applied');
-    const earlier = items.body.data.map(({ livemode: _l, ...item }: Record<string, unknown>, i: number) => ({
-      ...item,
-      ...(i === firstApplied ? { outcome: 'failed', reason: 'kept changing', at: '2026-01-01T00:00:00.000000Z' } : {}),
-    }));
-    await t.db.collection('bulkChunks').updateOne({ requestId: res.body.requestId }, { $set: { outcomes: earlier } });
-    const status = await get(apiKey, location);
-    expect(status.body.counts).toEqual({ pending: 0, applied: 2, noop: 1, skipped: 0, failed: 1 });
-    const again = await get(apiKey, `${location}/items`);
-    expect(again.body.data.map(({ livemode: _l, ...item }: Record<string, unknown>) => item)).toEqual(earlier);
-  });
-
   it('another merchant’s, an unknown and a malformed request id answer 404 0022', async () => {
     const owner = await t.merchant();
     const [id] = await t.seed(owner.merchantId, 1);

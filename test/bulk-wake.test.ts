@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE } from '../src/bulk/bulk.chunks.js';
-import { RUN_COMMANDS } from '../src/bulk/bulk.worker.js';
+import { RUN_COMMANDS } from '../src/bulk/bulk.run.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';

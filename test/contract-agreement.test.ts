@@ -226,6 +226,8 @@ interface Ids {
   readonly doomedKey: string;
   /** Another merchant, holding one key only: its key and the key's id. */
   readonly lone: { readonly apiKey: string; readonly keyId: string };
+  /** A portal link of `scheduled`, for the one row that revokes it. */
+  readonly doomedPortalLink: string;
 }
 
 async function serviceIds(): Promise<Ids> {
@@ -251,6 +253,8 @@ async function serviceIds(): Promise<Ids> {
   expect(keys.map((k) => k.status)).toEqual([201, 201]);
   const lone = await service.merchant();
   const loneKeys = await call(service.baseUrl, '/v2/api-keys', { method: 'GET', apiKey: lone.apiKey });
+  const portalLink = await send(`/v2/subscriptions/${scheduled}/portal-links`, {});
+  expect(portalLink.status).toBe(201);
   return {
     scheduled: scheduled!,
     cancelled: cancelled!,
@@ -260,6 +264,7 @@ async function serviceIds(): Promise<Ids> {
     rolledKey: keys[0]!.body.id,
     doomedKey: keys[1]!.body.id,
     lone: { apiKey: lone.apiKey, keyId: loneKeys.body.data[0].id },
+    doomedPortalLink: portalLink.body.id,
   };
 }
 
@@ -272,6 +277,7 @@ const anyIds = (): Ids => ({
   rolledKey: randomUUID(),
   doomedKey: randomUUID(),
   lone: { apiKey: `sk_${randomUUID()}`, keyId: randomUUID() },
+  doomedPortalLink: randomUUID(),
 });
 
 describe('Prism and the service give the same verdict on the schedule, events, webhook endpoint, pause policy and API key operations', () => {
@@ -480,6 +486,41 @@ describe('Prism and the service give the same verdict on the schedule, events, w
       '0031',
     ],
     ['revokeApiKey: a missing API key', (_key, ids) => send('DELETE', `/v2/api-keys/${ids.rolledKey}`, ''), 401, '0010'],
+    [
+      'createPortalLink: a link',
+      (key, ids) => send('POST', `/v2/subscriptions/${ids.scheduled}/portal-links`, key, { headers: json, body: '{"actions":["pause"]}' }),
+      201,
+      undefined,
+    ],
+    [
+      'createPortalLink: expiresInMinutes over a week',
+      (key, ids) =>
+        send('POST', `/v2/subscriptions/${ids.scheduled}/portal-links`, key, { headers: json, body: '{"expiresInMinutes":10081}' }),
+      400,
+      '0040',
+    ],
+    [
+      'createPortalLink: a cancelled subscription',
+      (key, ids) => send('POST', `/v2/subscriptions/${ids.cancelled}/portal-links`, key, { mockPrefers: 'code=409' }),
+      409,
+      '0030',
+    ],
+    [
+      'createPortalLink: a missing API key',
+      (_key, ids) => send('POST', `/v2/subscriptions/${ids.scheduled}/portal-links`, ''),
+      401,
+      '0010',
+    ],
+    ['listPortalLinks: a page', (key, ids) => get(`/v2/portal-links?subscriptionId=${ids.scheduled}`, key), 200, undefined],
+    ['listPortalLinks: subscriptionId not a UUID', (key) => get('/v2/portal-links?subscriptionId=nope', key), 400, '0040'],
+    ['revokePortalLink: a link', (key, ids) => send('DELETE', `/v2/portal-links/${ids.doomedPortalLink}`, key), 204, undefined],
+    [
+      'revokePortalLink: an unknown link',
+      (key) => send('DELETE', `/v2/portal-links/${randomUUID()}`, key, { mockPrefers: 'code=404' }),
+      404,
+      '0027',
+    ],
+    ['revokePortalLink: a missing API key', (_key, ids) => send('DELETE', `/v2/portal-links/${ids.doomedPortalLink}`, ''), 401, '0010'],
   ];
 
   let ids: Ids;

@@ -187,13 +187,11 @@ const cases: Case[] = [
     run: (db) => Promise.all(['m1', 'm3'].map((_id) => db.collection('merchants').countDocuments({ _id: _id as never }, { limit: 1 }))),
   },
   {
-    name: 'merchants.findByKeyHash: {$or: [{keys.hash}, {apiKeyHash}]}, projection',
+    name: 'merchants.findByKeyHash: {keys.hash}, projection',
     run: (db) =>
       Promise.all(
-        ['hash-m2', 'hash-k2', 'hash-none'].map((hash) =>
-          db
-            .collection('merchants')
-            .findOne({ $or: [{ 'keys.hash': hash }, { apiKeyHash: hash }] }, { projection: { keys: 1, apiKeyHash: 1, createdAt: 1 } }),
+        ['hash-k1', 'hash-k2', 'hash-none'].map((hash) =>
+          db.collection('merchants').findOne({ 'keys.hash': hash }, { projection: { keys: 1 } }),
         ),
       ),
   },
@@ -415,16 +413,16 @@ const cases: Case[] = [
     run: (db) => subs(db).deleteMany({ _id: { $in: [...ids('m1', 140, 145), ...ids('m2', 140, 145)] as never[] }, merchantId: 'm1' }),
   },
   {
-    name: 'merchants.replaceKeys: updateOne {_id, keysVersion} $set keys and version, $unset apiKeyHash and a last-used entry; a stale version matches nothing',
+    name: 'merchants.replaceKeys: updateOne {_id, keysVersion} $set keys and version, $unset a last-used entry; a stale version matches nothing',
     run: async (db) => {
       const merchants = db.collection('merchants');
       const keys = [{ id: 'k3', hash: 'hash-k3', prefix: 'sk_def', createdAt: AT, expiresAt: null }];
       const replace = (_id: string, version: unknown) =>
         merchants.updateOne(
           { _id: _id as never, keysVersion: version },
-          { $set: { keys, keysVersion: 2 }, $unset: { apiKeyHash: '', 'keysLastUsedAt.k1': '' } },
+          { $set: { keys, keysVersion: 2 }, $unset: { 'keysLastUsedAt.k1': '' } },
         );
-      return [await replace('m1', { $exists: false }), await replace('m3', 1), await replace('m3', 1)];
+      return [await replace('m3', 1), await replace('m3', 1)];
     },
   },
   {

@@ -56,22 +56,6 @@ describe('PUT and GET /v2/pause-policy', () => {
     expect((await api(apiKey, 'GET', '/v2/pause-policy')).body).toEqual(old.body);
   });
 
-  it('a policy stored before these rules existed reads with both off, and its own rules still apply', async () => {
-    const { merchantId, apiKey } = await t.merchant();
-    await t.db
-      .collection('pausePolicies')
-      .insertOne({ _id: merchantId as never, maxPauseDays: null, maxPausesPerYear: 0, requireResumeAt: false, modifiedAt: daysAgo(1) });
-    expect((await api(apiKey, 'GET', '/v2/pause-policy')).body).toEqual({
-      ...OFF,
-      maxPausesPerYear: 0,
-      cooldownDays: null,
-      allowedPauseDays: null,
-      livemode: true,
-    });
-    const [id] = await t.seed(merchantId, 1);
-    expect((await pause(apiKey, id!)).body).toMatchObject({ status: 422, code: '0032' });
-  });
-
   it.each([
     ['cooldownDays 0', { cooldownDays: 0 }, 'cooldownDays'],
     ['cooldownDays over 365', { cooldownDays: 366 }, 'cooldownDays'],

@@ -28,6 +28,7 @@ const MERCHANT_OWNED = new Set([
   'webhookEndpoints',
   'webhookDeliveries',
   'holds',
+  'portalLinks',
 ]);
 
 /** The scans that cannot name a merchant: background work, bounded (docs/sharding.md). */
@@ -58,6 +59,18 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
     matches: (f) => keys(f).join() === 'releaseAt',
   },
   { name: 'retention (deleteExpired everywhere)', collection: '*', matches: (f) => keys(f).join() === 'expiresAt' },
+];
+
+/**
+ * Point reads that cannot name a merchant because the request names none: a customer's portal page
+ * knows only its token (docs/sharding.md). Served by an index, and checked below like the rest.
+ */
+const UNSCOPED_LOOKUPS: typeof BACKGROUND_SCANS = [
+  {
+    name: "a portal page's link by its token hash (portal-links.repository findByTokenHash)",
+    collection: 'portalLinks',
+    matches: (f) => keys(f).join() === 'tokenHash',
+  },
 ];
 
 const keys = (filter: Document) => Object.keys(filter ?? {});
@@ -159,6 +172,20 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     expect((await api('GET', `/v2/events?requestId=${requestId}&subscriptionId=${ids[2]}`)).body.data).toHaveLength(1);
     expect((await api('GET', `/v2/webhook-endpoints/${endpoint.body.id}/deliveries`)).status).toBe(200);
     expect((await api('DELETE', `/v2/webhook-endpoints/${endpoint.body.id}`)).status).toBe(204);
+    const link = await api('POST', `/v2/subscriptions/${ids[4]}/portal-links`);
+    expect(link.status).toBe(201);
+    expect((await api('GET', `/v2/portal-links?subscriptionId=${ids[4]}`)).status).toBe(200);
+    const csrf = /name="csrf" value="([^"]*)"/.exec(await (await fetch(link.body.url)).text())?.[1];
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const posted = await fetch(`${link.body.url}/pause`, {
+      method: 'POST',
+      headers: form,
+      body: `csrf=${csrf}&days=7`,
+      redirect: 'manual',
+    });
+    expect(posted.status).toBe(303);
+    expect((await api('GET', '/v2/portal-links')).status).toBe(200);
+    expect((await api('DELETE', `/v2/portal-links/${link.body.id}`)).status).toBe(204);
 
     const offending: string[] = [];
     const scans = new Map<string, number>();
@@ -168,7 +195,9 @@ describe('every hot-path command on a merchant-owned collection carries merchant
         if (kind === 'document' ? typeof value.merchantId === 'string' : hasMerchant(value)) continue;
         const scan =
           kind === 'filter'
-            ? BACKGROUND_SCANS.find((s) => (s.collection === '*' || s.collection === command.collection) && s.matches(value))
+            ? [...BACKGROUND_SCANS, ...UNSCOPED_LOOKUPS].find(
+                (s) => (s.collection === '*' || s.collection === command.collection) && s.matches(value),
+              )
             : undefined;
         if (scan) scans.set(scan.name, (scans.get(scan.name) ?? 0) + 1);
         else offending.push(`${command.name} ${command.collection} ${JSON.stringify(value).slice(0, 200)}`);

@@ -163,6 +163,17 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
   },
   rollApiKey: async (by, other) => notFound('0025')(await api(by.key, 'POST', `/v2/api-keys/${other.keyId}/roll`, { expiresInHours: 0 })),
   revokeApiKey: async (by, other) => notFound('0025')(await api(by.key, 'DELETE', `/v2/api-keys/${other.keyId}`)),
+  createPortalLink: async (by, other) => notFound('0020')(await api(by.key, 'POST', `/v2/subscriptions/${other.fulfilled}/portal-links`)),
+  listPortalLinks: async (by, other) => {
+    const made = await api(other.key, 'POST', `/v2/subscriptions/${other.fulfilled}/portal-links`);
+    expect(made.body.livemode).toBe(other.livemode);
+    expect(ids(await api(by.key, 'GET', '/v2/portal-links'))).not.toContain(made.body.id);
+  },
+  revokePortalLink: async (by, other) => {
+    const made = await api(other.key, 'POST', `/v2/subscriptions/${other.fulfilled}/portal-links`);
+    notFound('0027')(await api(by.key, 'DELETE', `/v2/portal-links/${made.body.id}`));
+    expect(ids(await api(other.key, 'GET', '/v2/portal-links?limit=100'))).toContain(made.body.id);
+  },
   // Each mode has its own pause policy: one mode's never shows in, nor applies to, the other's.
   getPausePolicy: async (by, other) => {
     expect((await api(other.key, 'PUT', '/v2/pause-policy', STRICT_POLICY)).status).toBe(200);

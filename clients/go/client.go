@@ -53,6 +53,8 @@ type APIClient struct {
 
 	BulkRequestsAPI *BulkRequestsAPIService
 
+	CustomerPortalAPI *CustomerPortalAPIService
+
 	EventsAPI *EventsAPIService
 
 	HoldsAPI *HoldsAPIService
@@ -84,6 +86,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	// API Services
 	c.APIKeysAPI = (*APIKeysAPIService)(&c.common)
 	c.BulkRequestsAPI = (*BulkRequestsAPIService)(&c.common)
+	c.CustomerPortalAPI = (*CustomerPortalAPIService)(&c.common)
 	c.EventsAPI = (*EventsAPIService)(&c.common)
 	c.HoldsAPI = (*HoldsAPIService)(&c.common)
 	c.PausePolicyAPI = (*PausePolicyAPIService)(&c.common)

@@ -19,7 +19,7 @@ import (
 // checks if the EventCause type satisfies the MappedNullable interface at compile time
 var _ MappedNullable = &EventCause{}
 
-// EventCause What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. 
+// EventCause What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
 type EventCause struct {
 	Kind string `json:"kind"`
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
@@ -28,6 +28,8 @@ type EventCause struct {
 	HoldId *string `json:"holdId,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	// The id of the API key that made the request (`api` and `bulk` only).
 	ApiKeyId *string `json:"apiKeyId,omitempty"`
+	// A UUID in its canonical 36-character form; letters may be upper or lower case.
+	PortalLinkId *string `json:"portalLinkId,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 }
 
 type _EventCause EventCause
@@ -170,6 +172,38 @@ func (o *EventCause) SetApiKeyId(v string) {
 	o.ApiKeyId = &v
 }
 
+// GetPortalLinkId returns the PortalLinkId field value if set, zero value otherwise.
+func (o *EventCause) GetPortalLinkId() string {
+	if o == nil || IsNil(o.PortalLinkId) {
+		var ret string
+		return ret
+	}
+	return *o.PortalLinkId
+}
+
+// GetPortalLinkIdOk returns a tuple with the PortalLinkId field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *EventCause) GetPortalLinkIdOk() (*string, bool) {
+	if o == nil || IsNil(o.PortalLinkId) {
+		return nil, false
+	}
+	return o.PortalLinkId, true
+}
+
+// HasPortalLinkId returns a boolean if a field has been set.
+func (o *EventCause) HasPortalLinkId() bool {
+	if o != nil && !IsNil(o.PortalLinkId) {
+		return true
+	}
+
+	return false
+}
+
+// SetPortalLinkId gets a reference to the given string and assigns it to the PortalLinkId field.
+func (o *EventCause) SetPortalLinkId(v string) {
+	o.PortalLinkId = &v
+}
+
 func (o EventCause) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -189,6 +223,9 @@ func (o EventCause) ToMap() (map[string]interface{}, error) {
 	}
 	if !IsNil(o.ApiKeyId) {
 		toSerialize["apiKeyId"] = o.ApiKeyId
+	}
+	if !IsNil(o.PortalLinkId) {
+		toSerialize["portalLinkId"] = o.PortalLinkId
 	}
 	return toSerialize, nil
 }

@@ -5,12 +5,12 @@
  * report and one line per test in our words: `go test`'s own closing lines (`ok  pkg 1.2s`, `PASS`)
  * are read by CI as a runner's last line, so they stay in the console file.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { projectRoot } from '../../src/lib/project-root.js';
-import { runQuietly } from '../run-quietly.js';
+import { runCollected, runQuietly } from '../run-quietly.js';
 import { GO_MODULE } from './generate.js';
 
 const ROOT = projectRoot();
@@ -79,20 +79,10 @@ export function goJunit(jsonLines: string): { xml: string; lines: string[] } {
   return { xml: `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="go scenarios">\n${cases.join('\n')}\n</testsuite>\n`, lines };
 }
 
-/** `go test -json`'s events; asynchronous, since the service under test may answer from this very process. */
-function goTestEvents(project: string, targetFile: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('go', ['test', '-json', '-count=1', '-timeout=5m', './...'], {
-      cwd: project,
-      env: { ...GO_ENV, SUBSVC_TARGET: targetFile },
-    });
-    let events = '';
-    child.stdout.on('data', (chunk: Buffer) => (events += chunk.toString('utf8')));
-    child.stderr.on('data', (chunk: Buffer) => (events += chunk.toString('utf8')));
-    child.on('error', reject);
-    // A failing test exits 1 with its events all the same; a build failure leaves none.
-    child.on('close', () => resolve(events));
-  });
+/** The events `go test -json` prints; a failing test exits 1 with its events all the same, a build failure leaves none. */
+async function goTestEvents(project: string, targetFile: string): Promise<string> {
+  const args = ['test', '-json', '-count=1', '-timeout=5m', './...'];
+  return (await runCollected('go', args, { cwd: project, env: { ...GO_ENV, SUBSVC_TARGET: targetFile } })).output;
 }
 
 /** Runs the scenarios against the target file's service or mock; leaves a JUnit report at `report`. */

@@ -18,8 +18,7 @@
  * come from their JUnit reports and are printed in our words; the total goes to
  * test-artifacts/clients/counts.json for scripts/test-run.ts. Exits 1 when anything failed.
  */
-import { spawn } from 'node:child_process';
-import { cpSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -31,7 +30,7 @@ import type { SubscriptionStatus } from '../../src/subscriptions/subscriptions.r
 import { startContractProxy, type ContractProxy } from '../../test/support/contract-proxy.js';
 import { startPrism } from '../../test/support/prism.js';
 import { withoutClosingFences } from '../fuzz.js';
-import { runQuietly } from '../run-quietly.js';
+import { runCollected, runQuietly } from '../run-quietly.js';
 import { type LoopbackService, openScratchDatabase, serveOnLoopback } from '../support.js';
 import { type Counts, countsLine, junitCaseCounts, summary } from '../test-summary.js';
 import { buildPackages, describeBuilt } from './build.js';
@@ -60,21 +59,11 @@ interface Language {
 }
 
 /** A child process to its end; its output to `out` (a file) or to ours. */
-function finished(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; out?: string }): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env,
-      stdio: ['ignore', options.out ? 'pipe' : 'inherit', options.out ? 'pipe' : 'inherit'],
-    });
-    const file = options.out ? createWriteStream(options.out) : undefined;
-    if (file) {
-      child.stdout!.pipe(file, { end: false });
-      child.stderr!.pipe(file, { end: false });
-    }
-    child.on('error', reject);
-    child.on('close', (code, signal) => (file ? file.end(() => resolve(code ?? (signal ? 1 : 0))) : resolve(code ?? (signal ? 1 : 0))));
-  });
+/** Runs a scenario runner, its whole console written to `out`; its exit status. */
+async function finished(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; out: string }): Promise<number> {
+  const { status, output } = await runCollected(command, args, options);
+  writeFileSync(options.out, output);
+  return status;
 }
 
 /** A scratch project with the tarball installed as a merchant would, its scenarios type-checked against the package's .d.ts. */

@@ -7,7 +7,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { InvalidRequestError } from '../errors.js';
 import { ApiKeyNotFoundError, LastApiKeyError } from './auth.errors.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { uuidv7, uuidv7Named } from '../lib/ids.js';
+import { uuidv7 } from '../lib/ids.js';
 
 /** Every key starts so; keys made before test mode (docs/partners.md) are `sk_` and 43 characters, and stay live. */
 export const KEY_PREFIX = 'sk_';
@@ -61,22 +61,6 @@ export function newKey(now = Date.now(), livemode = true): NewKey {
       createdAt: timestampIn(0, now),
       expiresAt: null,
     },
-  };
-}
-
-/**
- * The one key a merchant had before keys could rotate, stored as `apiKeyHash` on the merchant, as
- * an entry of the set: its id is derived from the merchant's (so every process names it alike),
- * its prefix is `sk_` alone (only its hash was ever kept).
- */
-export function legacyKey(merchantId: string, hash: string, merchantCreatedAt: Date): StoredKey {
-  const createdAt = merchantCreatedAt.getTime();
-  return {
-    id: uuidv7Named(`legacy-api-key:${merchantId}`, createdAt),
-    hash,
-    prefix: KEY_PREFIX,
-    createdAt: timestampIn(0, createdAt),
-    expiresAt: null,
   };
 }
 

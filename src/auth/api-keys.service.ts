@@ -11,12 +11,10 @@ import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import { RETRY, untilSettled } from '../lib/retry.js';
 import { isActive, newKey, revoked, rolled, withNewKey, type StoredKey } from './api-keys.rules.js';
 import type { AuthService } from './auth.service.js';
 import type { KeySet, MerchantsRepository } from './merchants.repository.js';
-
-/** Other processes' changes that may come between this one's read and write before it gives up. */
-const ATTEMPTS = 5;
 
 type KeysDecision = (keys: readonly StoredKey[], added: StoredKey) => { keys: readonly StoredKey[]; old?: StoredKey };
 
@@ -83,12 +81,15 @@ export class ApiKeysService {
 
   private async changeOnce(merchantId: string, decide: KeysDecision): Promise<CreatedApiKey> {
     const made = newKey(Date.now(), livemodeOf(merchantId));
-    for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const written = await untilSettled(RETRY.keySetChange, async () => {
       const set = await this.keySet(merchantId);
       const { keys, old } = decide(set.keys, made.stored);
-      if (!(await this.merchants.replaceKeys(set, keys))) continue;
+      if (!(await this.merchants.replaceKeys(set, keys))) return undefined;
       this.auth.forget(made.stored.hash);
       if (old) this.auth.forget(old.hash);
+      return true;
+    });
+    if (written) {
       const { id, prefix, createdAt, expiresAt } = made.stored;
       return { id, key: made.key, prefix, createdAt, expiresAt, livemode: livemodeOf(merchantId) };
     }

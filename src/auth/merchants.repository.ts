@@ -5,23 +5,18 @@
  * the set (make, roll, revoke: "never revoke the last key") is one conditional update of one
  * document, atomic on MongoDB. Last-used times are a map beside it (`keysLastUsedAt`), written
  * with `$max` and never by a change of the set, so the two never overwrite each other.
- *
- * Merchants made before keys could rotate hold one `apiKeyHash` instead: read as a key of the set
- * (rules.legacyKey), and moved into `keys` by the first change of the set (docs/design.md §3).
  */
 import type { Collection, Db } from 'mongodb';
-import { bulkWriteInParts, dropIndexIfPresent } from '../db/mongo-helpers.js';
+import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
-import { legacyKey, type StoredKey } from './api-keys.rules.js';
+import type { StoredKey } from './api-keys.rules.js';
 
 interface MerchantDocument {
   _id: string;
   name: string;
   createdAt: Date;
-  /** Before keys could rotate: the one key's hash. */
-  apiKeyHash?: string;
-  keys?: StoredKey[];
-  keysVersion?: number;
+  keys: StoredKey[];
+  keysVersion: number;
   keysLastUsedAt?: Record<string, string>;
   /** A test mode's document (src/lib/livemode.ts): the live merchant it belongs to. */
   liveMerchantId?: string;
@@ -31,8 +26,7 @@ interface MerchantDocument {
 export interface KeySet {
   readonly merchantId: string;
   readonly keys: readonly StoredKey[];
-  /** null: the merchant's document is of the shape before rotating keys (`apiKeyHash`). */
-  readonly version: number | null;
+  readonly version: number;
   readonly lastUsedAt: Readonly<Record<string, string>>;
 }
 
@@ -57,15 +51,9 @@ export class MerchantsRepository {
     this.collection = db.collection<MerchantDocument>('merchants');
   }
 
-  /**
-   * The unique index on `apiKeyHash` goes: merchants made now have no such field, and a unique
-   * index counts every missing value as the same null. Hashes of 32 random bytes do not collide;
-   * the indexes are for finding them.
-   */
+  /** Not unique: hashes of 32 random bytes do not collide; the index is for finding them. */
   async ensureIndexes(): Promise<void> {
-    await dropIndexIfPresent(this.collection, 'api_key_hash');
     await this.collection.createIndex({ 'keys.hash': 1 }, { name: 'api_key_hashes' });
-    await this.collection.createIndex({ apiKeyHash: 1 }, { name: 'legacy_api_key_hash' });
   }
 
   async insert(merchant: { id: string; name: string; key: StoredKey }): Promise<void> {
@@ -88,28 +76,29 @@ export class MerchantsRepository {
     return result.upsertedCount === 1;
   }
 
+  /** The name the merchant goes by with its customers: a test mode's is its live merchant's; undefined for no such merchant. */
+  async displayName(id: string): Promise<string | undefined> {
+    const doc = await this.collection.findOne({ _id: id }, { projection: { name: 1, liveMerchantId: 1 } });
+    if (doc?.liveMerchantId === undefined) return doc?.name;
+    return (await this.displayName(doc.liveMerchantId)) ?? doc.name;
+  }
+
   async exists(id: string): Promise<boolean> {
     return (await this.collection.countDocuments({ _id: id }, { limit: 1 })) > 0;
   }
 
-  /** The key with this hash (active or not) and its merchant, in either shape. */
+  /** The key with this hash (active or not) and its merchant. */
   async findByKeyHash(hash: string): Promise<KeyOwner | undefined> {
-    const doc = await this.collection.findOne(
-      { $or: [{ 'keys.hash': hash }, { apiKeyHash: hash }] },
-      { projection: { keys: 1, apiKeyHash: 1, createdAt: 1 } },
-    );
+    const doc = await this.collection.findOne({ 'keys.hash': hash }, { projection: { keys: 1 } });
     if (!doc) return undefined;
-    const key = keysOf(doc).find((k) => k.hash === hash);
+    const key = doc.keys.find((k) => k.hash === hash);
     return key ? { merchantId: doc._id, key } : undefined;
   }
 
   async keySet(merchantId: string): Promise<KeySet | undefined> {
-    const doc = await this.collection.findOne(
-      { _id: merchantId },
-      { projection: { keys: 1, keysVersion: 1, apiKeyHash: 1, createdAt: 1, keysLastUsedAt: 1 } },
-    );
+    const doc = await this.collection.findOne({ _id: merchantId }, { projection: { keys: 1, keysVersion: 1, keysLastUsedAt: 1 } });
     if (!doc) return undefined;
-    return { merchantId, keys: keysOf(doc), version: doc.keysVersion ?? null, lastUsedAt: doc.keysLastUsedAt ?? {} };
+    return { merchantId, keys: doc.keys, version: doc.keysVersion, lastUsedAt: doc.keysLastUsedAt ?? {} };
   }
 
   /** Writes the set if it is still the one read (its version); false when another change came first. */
@@ -118,10 +107,10 @@ export class MerchantsRepository {
     const gone = Object.keys(read.lastUsedAt).filter((id) => !kept.has(id));
     const result = await this.guard.run(GUARDED.merchant(read.merchantId), () =>
       this.collection.updateOne(
-        { _id: read.merchantId, keysVersion: read.version ?? { $exists: false } },
+        { _id: read.merchantId, keysVersion: read.version },
         {
-          $set: { keys: [...keys], keysVersion: (read.version ?? 0) + 1 },
-          $unset: { apiKeyHash: '', ...Object.fromEntries(gone.map((id) => [`keysLastUsedAt.${id}`, ''])) },
+          $set: { keys: [...keys], keysVersion: read.version + 1 },
+          ...(gone.length > 0 ? { $unset: Object.fromEntries(gone.map((id) => [`keysLastUsedAt.${id}`, ''])) } : {}),
         },
       ),
     );
@@ -138,9 +127,4 @@ export class MerchantsRepository {
       () => bulkWriteInParts(this.collection, writes),
     );
   }
-}
-
-function keysOf(doc: Pick<MerchantDocument, '_id' | 'keys' | 'apiKeyHash' | 'createdAt'>): StoredKey[] {
-  if (doc.keys) return doc.keys;
-  return doc.apiKeyHash ? [legacyKey(doc._id, doc.apiKeyHash, doc.createdAt)] : [];
 }

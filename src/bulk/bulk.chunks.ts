@@ -12,13 +12,13 @@ export const CHUNK_SIZE = 100;
 /** What an Agenda job carries: the chunk document holds the ids and, once run, the outcomes. */
 export interface ChunkJobData {
   readonly chunkId: string;
-  /** The request's merchant, so that the chunk's reads and writes name it (absent on jobs queued by earlier versions). */
-  readonly merchantId?: string;
+  /** The request's merchant, so that the chunk's reads and writes name it. */
+  readonly merchantId: string;
   /** The bulk request's trace context, when tracing was on: the chunk's span continues it. */
   readonly traceparent?: string;
-  /** The chunk's operation and how many commands it holds, so that a run can take it as a companion (bulk.worker.ts); absent on jobs of earlier versions, which are never taken so. */
-  readonly operation?: Operation;
-  readonly commands?: number;
+  /** The chunk's operation and how many commands it holds, so that a run can take it as a companion (bulk.run.ts). */
+  readonly operation: Operation;
+  readonly commands: number;
 }
 
 export function chunked<T>(items: readonly T[], size = CHUNK_SIZE): T[][] {

@@ -67,7 +67,8 @@ export class BulkDispatcher {
       ...(holdId ? { holdId } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
-    await this.queue.enqueue(merchantId, ids, traceparent, { operation, commands: chunks.map((c) => c.subscriptionIds.length) });
+    const jobs = chunks.map((c) => ({ chunkId: c.chunkId, commands: c.subscriptionIds.length }));
+    await this.queue.enqueue(merchantId, operation, jobs, traceparent);
     await this.repository.markDispatched(merchantId, requestId, nowTimestamp());
     this.log.debug({ requestId, chunks: chunkCount }, 'bulk request dispatched');
   }

@@ -1,15 +1,16 @@
 /**
  * The bulk chunks' queue (src/db/job-queue.ts, in `bulkJobs`): the producer side stores one job
  * per chunk (`enqueue`), the consumer side runs jobs through the handlers it is given (`consume`)
- * and drains them on stop. What a chunk is and how it is applied live in bulk.chunks.ts and
- * bulk.worker.ts.
+ * and drains them on stop. What a chunk is and how a run applies it live in bulk.chunks.ts and
+ * bulk.run.ts; a run locks waiting chunks' jobs itself through `jobs` (src/db/agenda-jobs.ts).
  *
  * A worker that dies holding a job loses its lock after `lockLifetimeMs` and another takes the
  * job; a job that throws is retried with exponential backoff (RETRY.bulkChunk). Running a chunk
- * twice is safe (bulk.worker.ts), which is what makes both of these harmless.
+ * twice is safe (bulk.run.ts), which is what makes both of these harmless.
  */
 import type { Db } from 'mongodb';
-import { countQueued, JobQueue, oldestQueuedAt, type JobQueueOptions, type LockedJobs } from '../db/job-queue.js';
+import { AgendaJobs } from '../db/agenda-jobs.js';
+import { JobQueue, type JobQueueOptions } from '../db/job-queue.js';
 import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
@@ -21,18 +22,15 @@ export const JOBS_COLLECTION = 'bulkJobs';
 export type QueueOptions = JobQueueOptions;
 
 const CHUNKS = { collection: JOBS_COLLECTION, jobName: JOB_NAME };
-/** Waiting jobs read when looking for a run's companions: enough to fill a chunk with small ones. */
-const COMPANIONS_READ = 50;
 
-/** Chunks not finished, fleet-wide, up to `cap`, and when the oldest was queued (src/fleet/status.ts). */
-export const chunksQueued = (db: Db, cap: number): Promise<number> => countQueued(db, CHUNKS, cap);
-export const oldestChunkAt = (db: Db): Promise<number | undefined> => oldestQueuedAt(db, CHUNKS);
+/** The chunks' job documents on `db`: what the fleet status counts (src/fleet/status.ts). */
+export const chunkJobsOn = (db: Db): AgendaJobs<ChunkJobData> => new AgendaJobs<ChunkJobData>(db, CHUNKS);
 
 export interface ChunkHandlers {
   /** Applies one chunk; throws to have it retried later. */
-  process(chunkId: string, merchantId: string | undefined, traceparent?: string): Promise<void>;
+  process(chunkId: string, merchantId: string, traceparent?: string): Promise<void>;
   /** Called once a chunk's retries are spent. */
-  giveUp(chunkId: string, error: Error, merchantId: string | undefined): Promise<void>;
+  giveUp(chunkId: string, error: Error, merchantId: string): Promise<void>;
 }
 
 export class BulkQueue {
@@ -42,7 +40,7 @@ export class BulkQueue {
   constructor(
     db: Db,
     log: Logger,
-    private readonly options: QueueOptions,
+    readonly options: QueueOptions,
   ) {
     this.log = log.child({ component: 'bulk' });
     // One chunk locked ahead of each running one, so that a slot does not idle between chunks.
@@ -54,70 +52,20 @@ export class BulkQueue {
     );
   }
 
-  /** Stores one job per chunk, with its operation and size when given; resolves once every one is durable. */
+  /** The chunks' job documents, where a run locks its companions (bulk.run.ts). */
+  get jobs(): AgendaJobs<ChunkJobData> {
+    return this.queue.jobs;
+  }
+
+  /** Stores one job per chunk, with its operation and size; resolves once every one is durable. */
   async enqueue(
     merchantId: string,
-    chunkIds: readonly string[],
+    operation: Operation,
+    chunks: readonly { readonly chunkId: string; readonly commands: number }[],
     traceparent?: string,
-    sizes?: { operation: Operation; commands: readonly number[] },
   ): Promise<void> {
     const trace = traceparent ? { traceparent } : {};
-    await this.queue.enqueueTogether(
-      chunkIds.map((chunkId, i) => ({
-        chunkId,
-        merchantId,
-        ...trace,
-        ...(sizes ? { operation: sizes.operation, commands: sizes.commands[i]! } : {}),
-      })),
-    );
-  }
-
-  /**
-   * Locks, for a run applying a chunk of the merchant's `operation`, waiting jobs of chunks of the
-   * same merchant and operation holding up to `room` commands in all: its companions (bulk.worker.ts).
-   */
-  lockCompanions(merchantId: string, operation: Operation, room: number): Promise<LockedJobs<ChunkJobData>> {
-    return this.queue.lockWaiting({ merchantId, operation }, COMPANIONS_READ, (waiting) =>
-      waiting.filter(({ commands }) => {
-        if (commands === undefined || commands > room) return false;
-        room -= commands;
-        return true;
-      }),
-    );
-  }
-
-  /**
-   * Whether a chunk of another merchant, or of the other operation, is due (waiting, or locked by a
-   * worker ahead of its run or running): a run takes more companions only while none is (bulk.worker.ts).
-   */
-  othersDue(merchantId: string, operation: Operation): Promise<boolean> {
-    return this.queue.anyDue({ $or: [{ 'data.merchantId': { $ne: merchantId } }, { 'data.operation': { $ne: operation } }] });
-  }
-
-  /**
-   * Renews the companions' locks every third of the lock lifetime until the returned function is
-   * called, as Agenda renews the lock of the job running: a run of RUN_COMMANDS commands on a busy
-   * database can outlast the lifetime, and its companions would then run a second time meanwhile.
-   */
-  holdCompanions(locked: LockedJobs<ChunkJobData>): () => void {
-    if (locked.jobs.length === 0) return () => undefined;
-    const renew = setInterval(
-      () => {
-        this.queue
-          .renewLocked(locked)
-          .catch((error: unknown) => this.log.warn({ err: error }, "could not renew bulk chunk companions' locks"));
-      },
-      Math.max(this.options.lockLifetimeMs / 3, 100),
-    );
-    return () => clearInterval(renew);
-  }
-
-  /** Removes the companions' jobs whose chunks `done` holds, and unlocks the others: they run as usual. */
-  async settleCompanions(locked: LockedJobs<ChunkJobData>, done: ReadonlySet<string>): Promise<void> {
-    await Promise.all([
-      this.queue.removeLocked(locked, ({ chunkId }) => done.has(chunkId)),
-      this.queue.unlock(locked, ({ chunkId }) => !done.has(chunkId)),
-    ]);
+    await this.queue.enqueueTogether(chunks.map(({ chunkId, commands }) => ({ chunkId, merchantId, operation, commands, ...trace })));
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */

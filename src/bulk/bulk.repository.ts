@@ -9,7 +9,7 @@ import type { Collection, Db } from 'mongodb';
 import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import { deleteInParts, ownedBy } from '../db/mongo-helpers.js';
+import { deleteInParts } from '../db/mongo-helpers.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -91,7 +91,7 @@ interface RequestDocument extends Omit<BulkRequest, 'requestId'> {
 
 interface ChunkDocument extends Omit<BulkChunk, 'chunkId' | 'outcomes'> {
   _id: string;
-  outcomes: StoredOutcomes | readonly ItemOutcome[] | null;
+  outcomes: StoredOutcomes | null;
   expiresAt: Date;
   /** Which call recorded the outcomes (several chunks' outcomes are recorded in one write). */
   recordedBy?: string;
@@ -109,8 +109,7 @@ export interface Completion {
 /** A finished chunk, small so that counting a request's finished chunks reads little. */
 interface FinishedChunkDocument {
   _id: string;
-  /** Absent on chunks finished by earlier versions. */
-  merchantId?: string;
+  merchantId: string;
   expiresAt: Date;
 }
 
@@ -221,7 +220,7 @@ export class BulkRepository {
     for (const part of chunked(chunks, CHUNKS_AT_ONCE)) {
       try {
         await this.chunks.insertMany(
-          part.map(({ chunkId, ...rest }) => ({ _id: chunkId, ...rest, expiresAt })),
+          part.map(({ chunkId, outcomes: _none, ...rest }) => ({ _id: chunkId, ...rest, outcomes: null, expiresAt })),
           { ordered: false },
         );
         // Not kept when some existed already (a dispatch repeated): a run may have recorded their outcomes.
@@ -277,11 +276,10 @@ export class BulkRepository {
     );
   }
 
-  /** The chunk; `merchantId` undefined only for a job queued by an earlier version. */
-  async findChunk(merchantId: string | undefined, chunkId: string): Promise<BulkChunk | undefined> {
+  async findChunk(merchantId: string, chunkId: string): Promise<BulkChunk | undefined> {
     const kept = this.inserted.get(chunkId);
-    if (kept && (merchantId === undefined || kept.merchantId === merchantId)) return kept;
-    const doc = await this.chunks.findOne({ _id: chunkId, ...ownedBy(merchantId) });
+    if (kept?.merchantId === merchantId) return kept;
+    const doc = await this.chunks.findOne({ _id: chunkId, merchantId });
     return doc ? toChunk(doc) : undefined;
   }
 
@@ -382,8 +380,7 @@ export class BulkRepository {
   private async allNoted({ merchantId, requestId, chunkCount }: BulkChunk): Promise<boolean> {
     if (chunkCount === 1) return true;
     const ids = chunkIds(requestId, chunkCount);
-    // Chunks finished by an earlier version carry no merchantId: counted by `_id` too, in the same count (it ran a second count for every chunk but a request's last).
-    const done = await this.finished.countDocuments({ _id: { $in: ids }, $or: [{ merchantId }, { merchantId: { $exists: false } }] });
+    const done = await this.finished.countDocuments({ _id: { $in: ids }, merchantId });
     return done >= chunkCount;
   }
 

@@ -4,6 +4,7 @@
  * are exact even when a chunk ran twice; the five counts always add up to `acceptedCount`.
  */
 import type { components } from '../../generated/openapi.js';
+import { DomainError } from '../errors.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { pageOf } from '../lib/pagination.js';
@@ -40,9 +41,7 @@ async function* mapBatches<T>(batches: AsyncIterable<T[]>, map: (batch: T[]) => 
   for await (const batch of batches) yield map(batch);
 }
 
-export class BulkRequestNotFoundError extends Error {
-  override name = 'BulkRequestNotFoundError';
-
+export class BulkRequestNotFoundError extends DomainError {
   constructor(readonly requestId: string) {
     super(`Bulk request ${requestId} not found`);
   }

@@ -10,8 +10,8 @@
  */
 import { Agenda, backoffStrategies, InMemoryNotificationChannel, toJobId, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';
-import { randomUUID } from 'node:crypto';
-import type { Db, Document } from 'mongodb';
+import type { Db } from 'mongodb';
+import { AgendaJobs } from './agenda-jobs.js';
 import type { Backoff } from '../lib/retry.js';
 import { partsOf } from '../lib/parts.js';
 import type { Logger } from '../logger.js';
@@ -46,64 +46,18 @@ export interface JobKind {
  * the start of a run. Jobs leave the collection only when a run completes them (removeOnComplete),
  * so another run completed it: another process that locked it too (FerretDB's conditional update
  * is not atomic across processes, docs/design.md §8) or, under load, this process again after
- * the lock of a job it held in its queue expired. Running a job twice is safe (bulk.worker.ts,
+ * the lock of a job it held in its queue expired. Running a job twice is safe (bulk.run.ts,
  * webhooks.worker.ts); nothing is left to do, so it is logged at info level, not as an error.
  */
-/** Job saves sent at once: enough for a 3000-id bulk request's 30 chunks in one go. */
-const ENQUEUE_AT_ONCE = 32;
 const ALREADY_COMPLETED = /cannot be updated in the database, maybe it does not exist anymore/;
 
-/** Jobs of this kind not finished (waiting or running), counted up to `cap`: `subsvc status` and the fleet gauges. */
-export function countQueued(db: Db, kind: Pick<JobKind, 'collection' | 'jobName'>, cap: number): Promise<number> {
-  return db.collection(kind.collection).countDocuments({ name: kind.jobName, nextRunAt: { $ne: null } }, { limit: cap });
-}
-
-/** When the oldest unfinished job of this kind was queued (its `_id` is an ObjectId, served by `_id`); undefined: none. */
-export async function oldestQueuedAt(db: Db, kind: Pick<JobKind, 'collection' | 'jobName'>): Promise<number | undefined> {
-  const doc = await db
-    .collection(kind.collection)
-    .find({ name: kind.jobName, nextRunAt: { $ne: null } }, { projection: { _id: 1 } })
-    .sort({ _id: 1 })
-    .limit(1)
-    .next();
-  return doc ? doc._id.getTimestamp().getTime() : undefined;
-}
-
-/** Fields Agenda 6's save (@agendajs/mongo-backend saveJob) stores as null when a new job has none. */
-const NULL_WHEN_UNSET = [
-  'lockedAt',
-  'lastFinishedAt',
-  'failedAt',
-  'failCount',
-  'failReason',
-  'repeatTimezone',
-  'lastRunAt',
-  'repeatInterval',
-  'repeatAt',
-  'disabled',
-  'progress',
-  'debounceStartedAt',
-  'fork',
-  'startDate',
-  'endDate',
-  'skipDays',
-] as const;
-
-/** The document Agenda's save inserts for a new job (its `toJson(true)`), with no `lastModifiedBy` (the queue's Agenda has no name). */
-function agendaJobDocument(job: object): Document {
-  const { _id: _i, unique: _u, uniqueOpts: _o, ...props } = job as Record<string, unknown>;
-  return { ...props, ...Object.fromEntries(NULL_WHEN_UNSET.map((key) => [key, props[key] ?? null])), lastModifiedBy: null };
-}
-
-/** Jobs locked by `JobQueue.lockWaiting`, by their data, with the lock's own mark. */
-export interface LockedJobs<Data> {
-  readonly token: string;
-  readonly jobs: readonly { readonly id: unknown; readonly data: Data }[];
-}
+/** Job saves sent at once: enough for a 3000-id bulk request's 30 chunks in one go. */
+const ENQUEUE_AT_ONCE = 32;
 
 export class JobQueue<Data extends object> {
   private readonly agenda: Agenda;
-  private readonly db: Db;
+  /** The queue's job documents, for what Agenda's API does not do (src/db/agenda-jobs.ts). */
+  readonly jobs: AgendaJobs<Data>;
   private consuming = false;
   /** Agenda's in-process notifications (kind.wakeOnWork): connected by agenda.start(), so only in a process that takes jobs. */
   private readonly wakeUps: InMemoryNotificationChannel | undefined;
@@ -114,7 +68,7 @@ export class JobQueue<Data extends object> {
     private readonly kind: JobKind,
     private readonly options: JobQueueOptions,
   ) {
-    this.db = db;
+    this.jobs = new AgendaJobs<Data>(db, kind);
     const slots = Math.max(options.concurrency, 1);
     this.wakeUps = kind.wakeOnWork ? new InMemoryNotificationChannel() : undefined;
     this.agenda = new Agenda({
@@ -159,13 +113,12 @@ export class JobQueue<Data extends object> {
    * As `enqueue`, due now, but ENQUEUE_AT_ONCE jobs in one insert, where Agenda saves each job
    * with an insert of its own (on FerretDB's one writer, a 3000-id bulk request's 30 job inserts
    * took about 500 ms of its 3.5 s drain). Each document is the one Agenda's own save writes
-   * (`agendaJobDocument`), so Agenda finds, locks and runs these jobs as any other.
+   * (`AgendaJobs.insertNew`), so Agenda finds, locks and runs these jobs as any other.
    */
   async enqueueTogether(data: readonly Data[]): Promise<void> {
     await this.agenda.ready;
-    const jobs = this.db.collection(this.kind.collection);
     for (const part of partsOf(data, ENQUEUE_AT_ONCE)) {
-      await jobs.insertMany(part.map((item) => agendaJobDocument(this.agenda.create<Data>(this.kind.jobName, item).toJson(true))));
+      await this.jobs.insertNew(part.map((item) => this.agenda.create<Data>(this.kind.jobName, item).toJson(true)));
       this.wake();
     }
   }
@@ -181,80 +134,6 @@ export class JobQueue<Data extends object> {
     this.wakeUps
       .publish({ jobId: toJobId('wake'), jobName: this.kind.jobName, nextRunAt: null, priority: 0, timestamp: new Date() })
       .catch((error: unknown) => this.log.warn({ err: error }, `${this.kind.what}: wake-up not delivered; the next poll takes the jobs`));
-  }
-
-  /**
-   * Locks for the caller, as Agenda locks a job it takes, the due jobs matching `where` (on their
-   * data) that no run holds and that `pick` keeps, reading at most `scan`. Agenda runs none of them
-   * while locked; the caller removes those it did the work of (`removeLocked`) and unlocks the
-   * others (`unlock`). A caller that dies leaves the lock to lapse after the lock lifetime, as a
-   * run that dies does: its jobs are then run as usual. On FerretDB two callers may lock the same
-   * job (its conditional update is not atomic across processes): a job's work must be safe to do twice.
-   */
-  async lockWaiting(where: Partial<Data>, scan: number, pick: (waiting: readonly Data[]) => readonly Data[]): Promise<LockedJobs<Data>> {
-    const jobs = this.db.collection(this.kind.collection);
-    const now = new Date();
-    const matching = Object.fromEntries(Object.entries(where).map(([k, v]) => [`data.${k}`, v]));
-    const waiting = await jobs
-      .find(
-        { name: this.kind.jobName, disabled: { $ne: true }, lockedAt: null, nextRunAt: { $lte: now }, ...matching },
-        { projection: { _id: 1, data: 1 } },
-      )
-      .limit(scan)
-      .toArray();
-    const picked = new Set(pick(waiting.map((j) => j['data'] as Data)));
-    const chosen = waiting.filter((j) => picked.has(j['data'] as Data));
-    const ids = chosen.map((j) => j._id);
-    const token = `lock ${randomUUID()}`;
-    if (ids.length === 0) return { token, jobs: [] };
-    const { modifiedCount } = await jobs.updateMany(
-      { _id: { $in: ids }, lockedAt: null },
-      { $set: { lockedAt: now, lastModifiedBy: token } },
-    );
-    // Every one locked by this update: nothing to read back. (On FerretDB another caller may count the same job: see above.)
-    const locked =
-      modifiedCount === ids.length
-        ? chosen
-        : await jobs.find({ _id: { $in: ids }, lastModifiedBy: token }, { projection: { data: 1 } }).toArray();
-    return { token, jobs: locked.map((j) => ({ id: j._id, data: j['data'] as Data })) };
-  }
-
-  /** Whether a job matching `where` (a filter on the job documents) is due, locked or not: one read of at most one job. */
-  async anyDue(where: Document): Promise<boolean> {
-    const due = await this.db
-      .collection(this.kind.collection)
-      .findOne({ name: this.kind.jobName, disabled: { $ne: true }, nextRunAt: { $lte: new Date() }, ...where }, { projection: { _id: 1 } });
-    return due !== null;
-  }
-
-  /** Removes the jobs locked by `lockWaiting` whose data `done` keeps, while still locked by it (a lapsed lock taken by a run is left to that run). */
-  async removeLocked(locked: LockedJobs<Data>, done: (data: Data) => boolean): Promise<void> {
-    await this.whileLocked(locked, done, (filter) => this.db.collection(this.kind.collection).deleteMany(filter));
-  }
-
-  /** Unlocks the jobs locked by `lockWaiting` whose data `keep` keeps: due again at once. */
-  async unlock(locked: LockedJobs<Data>, keep: (data: Data) => boolean): Promise<void> {
-    await this.whileLocked(locked, keep, (filter) =>
-      this.db.collection(this.kind.collection).updateMany(filter, { $unset: { lockedAt: true } }),
-    );
-  }
-
-  /** Renews the lock of the jobs locked by `lockWaiting` still held by it, as a running job's lock is renewed. */
-  async renewLocked(locked: LockedJobs<Data>): Promise<void> {
-    await this.whileLocked(
-      locked,
-      () => true,
-      (filter) => this.db.collection(this.kind.collection).updateMany(filter, { $set: { lockedAt: new Date() } }),
-    );
-  }
-
-  private async whileLocked(
-    locked: LockedJobs<Data>,
-    which: (data: Data) => boolean,
-    write: (filter: Document) => Promise<unknown>,
-  ): Promise<void> {
-    const ids = locked.jobs.filter((j) => which(j.data)).map((j) => j.id);
-    if (ids.length > 0) await write({ _id: { $in: ids }, name: this.kind.jobName, lastModifiedBy: locked.token });
   }
 
   /** Whether this process is taking jobs: false for an HTTP-only process, or once stopping. */

@@ -2,15 +2,6 @@
 import type { AnyBulkWriteOperation, Collection, Document, Filter } from 'mongodb';
 import { isDuplicateKeyError } from './mongo.js';
 
-/**
- * The owner's part of a filter on a merchant-owned collection (docs/sharding.md): `{merchantId}`,
- * or nothing for work queued by an earlier version that did not record the merchant (such a
- * command is then sent to every shard; it lasts as long as that work does).
- */
-export function ownedBy(merchantId: string | undefined): { merchantId?: string } {
-  return merchantId === undefined ? {} : { merchantId };
-}
-
 /** Inserts the documents; ones whose `_id` exists already are left as they are (a repeated step). */
 export async function insertNew<T extends Document>(collection: Collection<T>, docs: readonly T[]): Promise<void> {
   if (docs.length === 0) return;
@@ -54,11 +45,4 @@ export async function deleteInParts<T extends Document>(
     // The last part; or one that another process deleted first, which then sweeps the rest.
     if (ids.length < perDelete || part.deletedCount === 0) return deleted;
   }
-}
-
-/** Drops an index an earlier version made, if it is there (a collection not made yet has none). */
-export async function dropIndexIfPresent<T extends Document>(collection: Collection<T>, name: string): Promise<void> {
-  await collection.dropIndex(name).catch((error: { codeName?: string }) => {
-    if (error.codeName !== 'IndexNotFound' && error.codeName !== 'NamespaceNotFound') throw error;
-  });
 }

@@ -5,6 +5,7 @@
  * the composition root builds it only there (src/main/composition.ts).
  */
 import type { Collection, Document } from 'mongodb';
+import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 
 /** The TTL index on `expiresAt`, where the server has them (elsewhere the sweeper deletes instead). */
@@ -22,27 +23,23 @@ export interface Expiring {
 const SWEEP_EVERY_MS = 10 * 60_000;
 
 export class RetentionSweeper {
-  private timer: NodeJS.Timeout | undefined;
-  private sweeping: Promise<void> | undefined;
+  private readonly sweeps: Periodic;
 
   constructor(
     private readonly stores: Readonly<Record<string, Expiring>>,
     private readonly log: Logger,
-    private readonly everyMs = SWEEP_EVERY_MS,
-  ) {}
-
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
-    }, this.everyMs);
-    this.timer.unref();
+    everyMs = SWEEP_EVERY_MS,
+  ) {
+    this.sweeps = new Periodic(() => this.sweep(), { everyMs, failed: (error) => this.log.warn({ err: error }, 'retention sweep failed') });
   }
 
+  start(): void {
+    this.sweeps.start();
+  }
+
+  /** No more sweeps; resolves once the one under way has ended. */
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.sweeping;
+    await this.sweeps.stop();
   }
 
   /** Deletes what has expired in every store, one after another. */

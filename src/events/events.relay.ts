@@ -8,6 +8,7 @@
  */
 import { currentTraceparent, inTraceContext } from '../observability/tracing.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
+import { Periodic } from '../lib/periodic.js';
 import { RETRY } from '../lib/retry.js';
 import type { PendingEvents } from '../subscriptions/outbox.js';
 import type { OutboxStore } from '../subscriptions/outbox.store.js';
@@ -44,9 +45,8 @@ const DEFER_AT_MOST_MS = 30_000;
 
 export class EventsRelay {
   private readonly log: Logger;
-  private sweeper: NodeJS.Timeout | undefined;
-  /** The sweep under way, if any: a tick that comes while one runs is skipped. */
-  private sweeping: Promise<void> | undefined;
+  /** The sweep of outboxes a stopped process left behind, in worker processes. */
+  private readonly sweeps: Periodic;
   /**
    * Changed subscriptions whose outboxes the next relay takes, with their merchants, and where the
    * process that changed them handed them over, the entries their changes pushed (`held`): those
@@ -79,6 +79,11 @@ export class EventsRelay {
     private readonly busy: () => boolean = () => false,
   ) {
     this.log = log.child({ component: 'events' });
+    this.sweeps = new Periodic(() => this.sweep(), {
+      everyMs: SWEEP_EVERY_MS,
+      atStart: true,
+      failed: (error) => this.log.warn({ err: error }, 'events sweep failed'),
+    });
   }
 
   /**
@@ -230,18 +235,12 @@ export class EventsRelay {
   /**
    * Worker processes sweep outboxes that a stopped process left behind: now, then every
    * SWEEP_EVERY_MS. A relay stopped before relays changes again from here (workers stopped and
-   * started again: until 2026-11-25 it took no change's notice after a stop, and left every event
-   * to the sweep).
+   * started again), not only at the sweep.
    */
   start(): void {
     this.stopped = false;
     this.stopBy = Infinity;
-    const tick = () => {
-      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
-    };
-    this.sweeper = setInterval(tick, SWEEP_EVERY_MS);
-    this.sweeper.unref();
-    tick();
+    this.sweeps.start();
   }
 
   /**
@@ -254,25 +253,20 @@ export class EventsRelay {
   async stop(deadlineMs: number): Promise<void> {
     this.stopped = true;
     this.stopBy = Date.now() + deadlineMs;
-    clearInterval(this.sweeper);
-    this.sweeper = undefined;
     for (const retry of this.retries) clearTimeout(retry);
     this.retries.clear();
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<'deadline'>((resolve) => (timer = setTimeout(() => resolve('deadline'), deadlineMs)));
-    const ended = await Promise.race([Promise.all([this.sweeping, this.relaying]), deadline]).finally(() => clearTimeout(timer));
+    const ended = await Promise.race([Promise.all([this.sweeps.stop(), this.relaying]), deadline]).finally(() => clearTimeout(timer));
     if (ended === 'deadline')
       this.log.warn('events relay still running at the shutdown deadline; what it has not relayed stays in outboxes for the sweep');
   }
 
+  /** Relays outboxes SWEEP_BATCH subscriptions at a time, while a batch comes back full and the relay is not stopped. */
   private async sweep(): Promise<void> {
-    try {
-      for (let more = true; more && this.sweeper !== undefined;) {
-        await this.idle();
-        more = (await this.relay()) === SWEEP_BATCH;
-      }
-    } catch (error) {
-      this.log.warn({ err: error }, 'events sweep failed');
+    for (let more = true; more && this.sweeps.running;) {
+      await this.idle();
+      more = (await this.relay()) === SWEEP_BATCH;
     }
   }
 }

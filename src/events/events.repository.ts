@@ -4,7 +4,7 @@
  * shows is made in event.payload.ts.
  */
 import type { Collection, Db, Filter } from 'mongodb';
-import { deleteInParts, insertNew, ownedBy } from '../db/mongo-helpers.js';
+import { deleteInParts, insertNew } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -91,8 +91,8 @@ export class EventsRepository {
   }
 
   /** These events of the merchant, by id: what a batch of deliveries sends. */
-  async findMany(merchantId: string | undefined, ids: readonly string[]): Promise<Map<string, Event>> {
-    const docs = await this.events.find({ _id: { $in: [...ids] }, ...ownedBy(merchantId) }).toArray();
+  async findMany(merchantId: string, ids: readonly string[]): Promise<Map<string, Event>> {
+    const docs = await this.events.find({ _id: { $in: [...ids] }, merchantId }).toArray();
     return new Map(docs.map((doc) => [doc._id, toEvent(doc)]));
   }
 

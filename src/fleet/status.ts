@@ -5,9 +5,9 @@
  * Each figure is read by the store that owns its collection (src/main/composition.ts passes them
  * in: `fleetStatusOn`). Every query is bounded; what each costs:
  * - live processes: the whole `processes` collection (one small document per process);
- * - queued chunks: a count capped at COUNT_CAP of `bulkJobs` (Agenda's collection, one document
- *   per chunk not yet finished, served by Agenda's name/nextRunAt index on MongoDB), and the
- *   oldest by `_id` (an ObjectId, so its creation time), served by `_id`;
+ * - queued chunks: a count capped at COUNT_CAP of the unfinished jobs of `bulkJobs` (Agenda's
+ *   collection, one job per chunk: src/db/agenda-jobs.ts, served by Agenda's index on MongoDB),
+ *   and the oldest by `_id` (an ObjectId, so its creation time), served by `_id`;
  * - due schedules: a count capped at COUNT_CAP on `nextScheduledAt` (the due_schedules index);
  * - outbox: a count capped at COUNT_CAP of subscriptions holding entries (the sparse
  *   subscription_outbox index), and the oldest entry among the first OUTBOX_SAMPLE of them (no
@@ -36,7 +36,7 @@ export interface FleetStatus extends FleetReading {
 export interface FleetSources {
   /** The live processes from the heartbeats (heartbeat.ts). */
   live(now: number): Promise<LiveProcess[]>;
-  /** Bulk chunks not finished, up to `cap`, and when the oldest was queued (bulk.queue.ts). */
+  /** Bulk chunks not finished, up to `cap`, and when the oldest was queued (src/db/agenda-jobs.ts). */
   chunksQueued(cap: number): Promise<number>;
   oldestChunkAt(): Promise<number | undefined>;
   /** The due and outbox stores: due schedules, outboxes and the oldest entry among a sample. */

@@ -7,6 +7,7 @@ import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import type { holdHandlers } from '../holds/holds.handlers.js';
+import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -45,6 +46,8 @@ export interface AppDependencies {
   readonly testHelpers: ReturnType<typeof testModeHandlers>;
   /** Holds (src/holds/holds.handlers.ts). */
   readonly holds: ReturnType<typeof holdHandlers>;
+  /** Portal links through the API, and the customers' pages (src/portal/). */
+  readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
   /** undefined: no rate limit. */
   readonly limiter: RateLimiter | undefined;
@@ -93,6 +96,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...apiKeyHandlers(apiKeys),
       ...deps.testHelpers,
       ...deps.holds,
+      ...deps.portal.handlers,
     }),
   };
   const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures });
@@ -119,6 +123,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       healthRouter(readiness).routes(),
       ...(deps.metrics?.route ? [metricsRoute(deps.metrics.registry)] : []),
       docsRouter().routes(),
+      deps.portal.pages,
     ),
   );
   app.use(jsonBodyMiddleware());

@@ -19,6 +19,7 @@ import { EventNotFoundError } from '../events/events.service.js';
 import { HoldNotFoundError, HoldReleasedError } from '../holds/holds.errors.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.js';
 import type { Logger } from '../logger.js';
+import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
 import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
 import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
 import { TestClockMovedError, TestModeOnlyError, TriggerPolicyError } from '../test-mode/test-mode.errors.js';
@@ -26,10 +27,17 @@ import { WebhookEndpointNotFoundError } from '../webhooks/endpoints.service.js';
 import { WebhookUrlNotAllowedError } from '../webhooks/url-guard.js';
 
 /** Each named domain error's catalogue entry: its message is the detail, its `errors` the fields at fault. */
-export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [new (message: string) => DomainError, ProblemKind]> = [
+export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: never[]) => DomainError, ProblemKind]> = [
   [InvalidRequestError, Problems.invalidRequest],
+  [SubscriptionNotFoundError, Problems.subscriptionNotFound],
+  [InvalidTransitionError, Problems.invalidStatusTransition],
+  [PausePolicyError, Problems.pausePolicyViolated],
+  [InvalidScheduleError, Problems.invalidSchedule],
+  [BulkRequestNotFoundError, Problems.bulkRequestNotFound],
   [NotAuthenticatedError, Problems.unauthorized],
   [ApiKeyNotFoundError, Problems.apiKeyNotFound],
+  [PortalLinkNotFoundError, Problems.portalLinkNotFound],
+  [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],
   [LastApiKeyError, Problems.lastApiKey],
   [ApiKeysContendedError, Problems.unavailable],
   [TestModeOnlyError, Problems.testModeOnly],
@@ -77,12 +85,6 @@ function isDatabaseUnavailable(error: unknown): boolean {
 export function toProblem(error: unknown): ProblemBody | undefined {
   if (error instanceof ProblemError) return problemBody(error.kind, error.detail, error.errors);
   if (error instanceof DomainError) return domainProblem(error);
-  if (error instanceof SubscriptionNotFoundError) return problemBody(Problems.subscriptionNotFound, error.message);
-  if (error instanceof BulkRequestNotFoundError) return problemBody(Problems.bulkRequestNotFound, error.message);
-  if (error instanceof InvalidTransitionError) return problemBody(Problems.invalidStatusTransition, error.message);
-  if (error instanceof PausePolicyError) return problemBody(Problems.pausePolicyViolated, error.message);
-  if (error instanceof InvalidScheduleError)
-    return problemBody(Problems.invalidSchedule, error.message, [{ path: `/${error.field}`, message: error.rule }]);
   if (isDatabaseUnavailable(error)) {
     return problemBody(Problems.unavailable, 'The database is unavailable; retry later.');
   }

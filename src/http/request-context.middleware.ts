@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { runWithRequestId, type Logger } from '../logger.js';
 import type { RequestObserver } from '../observability/metrics.js';
+import { redactedPath } from '../lib/portal-paths.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -24,7 +25,7 @@ export function requestContextMiddleware(log: Logger, observer?: RequestObserver
       observer?.answered(ctx, seconds);
       // Below `info` (the bench runs at `warn`) the line is not built at all.
       if (log.isLevelEnabled('info'))
-        log.info({ method: ctx.method, path: ctx.path, status: ctx.status, durationMs: seconds * 1000 }, 'request completed');
+        log.info({ method: ctx.method, path: redactedPath(ctx.path), status: ctx.status, durationMs: seconds * 1000 }, 'request completed');
     };
     // The rest of the chain runs in the request's context (its id on every log line), and so does `done`.
     return runWithRequestId(reqId, () =>

@@ -11,8 +11,8 @@ import { RETRY, untilSettled } from '../lib/retry.js';
 interface IdempotencyDocument {
   /** `${merchantId}:${key}`. */
   _id: string;
-  /** The owner, for the shard key {merchantId, _id} (docs/sharding.md); absent on keys stored by earlier versions. */
-  merchantId?: string;
+  /** The owner, for the shard key {merchantId, _id} (docs/sharding.md). */
+  merchantId: string;
   fingerprint: string;
   state: 'in_flight' | 'done';
   status?: number;
@@ -71,13 +71,11 @@ export class IdempotencyRepository {
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
-      // A key stored before documents carried merchantId (at most REPLAY_WINDOW_MS old) is found by `_id` alone.
-      const existing =
-        (await this.collection.findOne({ _id, merchantId })) ?? (await this.collection.findOne({ _id, merchantId: { $exists: false } }));
+      const existing = await this.collection.findOne({ _id, merchantId });
       if (!existing) return undefined;
       const abandoned = existing.state === 'in_flight' && now.getTime() - existing.createdAt.getTime() > ABANDONED_AFTER_MS;
       if (existing.expiresAt <= now || abandoned) {
-        await this.collection.deleteOne({ _id, ...(existing.merchantId ? { merchantId } : {}), createdAt: existing.createdAt });
+        await this.collection.deleteOne({ _id, merchantId, createdAt: existing.createdAt });
         return undefined;
       }
       if (existing.state === 'in_flight') return { kind: 'in_flight' };

@@ -30,6 +30,13 @@ export const RETRY = Object.freeze({
   concurrentWriter: { attempts: 5 } satisfies ImmediateRetry,
   /** Claiming an Idempotency-Key that another request just released or that just expired. */
   idempotencyClaim: { attempts: 3 } satisfies ImmediateRetry,
+  /** A change of a merchant's API keys whose conditional write found the set changed by another process since its read. */
+  keySetChange: { attempts: 5 } satisfies ImmediateRetry,
+  /**
+   * A test clock's advance whose move found the clock moved forward by another advance, still short
+   * of where this one goes: moved again from where it stands, before the advance answers 409.
+   */
+  testClockMove: { attempts: 16 } satisfies ImmediateRetry,
   /** A bulk chunk job that threw (a database error, commands still unresolved): Agenda runs it again. */
   bulkChunk: { delay: 500, factor: 2, maxDelay: 30_000, maxRetries: 10, jitter: 0.2 } satisfies Backoff,
   /** A relay of events that failed in a live process: the same process tries again. */
@@ -54,8 +61,8 @@ export const WEBHOOK_RETRY_DELAYS_MS: readonly number[] = Object.freeze([
  * value other than undefined); undefined when no attempt did. An error ends it at once.
  */
 export async function untilSettled<T>(policy: ImmediateRetry, attempt: (n: number) => Promise<T | undefined>): Promise<T | undefined> {
-  for (let n = 0; n < policy.attempts; n++) {
-    const settled = await attempt(n);
+  for (let tries = 0; tries < policy.attempts; tries++) {
+    const settled = await attempt(tries);
     if (settled !== undefined) return settled;
   }
   return undefined;

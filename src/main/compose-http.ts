@@ -7,7 +7,7 @@ import type { Db } from 'mongodb';
 import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkUndoService } from '../bulk/bulk.undo.js';
-import { chunksQueued, oldestChunkAt } from '../bulk/bulk.queue.js';
+import { chunkJobsOn } from '../bulk/bulk.queue.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/mongo.js';
 import { eventHandlers } from '../events/events.handlers.js';
@@ -30,6 +30,7 @@ import { EndpointsService } from '../webhooks/endpoints.service.js';
 import { ReplayService } from '../webhooks/replay.js';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.js';
 import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
+import { composePortal } from './compose-portal.js';
 import type { BothStores, Stores } from './compose-stores.js';
 import type { BackgroundWork } from './compose-workers.js';
 import type { Domain } from './composition.js';
@@ -38,7 +39,7 @@ export type HttpConfig = Pick<
   Config,
   'dbTimeoutMs' | 'rateLimitBurst' | 'rateLimitPerSecond' | 'authFailuresPerMinute' | 'webhooksAllowPrivateUrls'
 > &
-  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies'>>;
+  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies' | 'publicUrl'>>;
 
 /**
  * What the whole fleet is doing (src/fleet/status.ts), each figure read by the store that owns its
@@ -53,11 +54,12 @@ export function fleetStatusOn(
     endpoints: new EndpointsRepository(db),
   },
 ): () => Promise<FleetStatus> {
+  const chunkJobs = chunkJobsOn(db);
   return () =>
     readFleetStatus({
       live: (now) => liveProcesses(db, heartbeatIntervalMs, now),
-      chunksQueued: (cap) => chunksQueued(db, cap),
-      oldestChunkAt: () => oldestChunkAt(db),
+      chunksQueued: (cap) => chunkJobs.countUnfinished(cap),
+      oldestChunkAt: () => chunkJobs.oldestUnfinishedAt(),
       countDue: (now, cap) => due.countDue(now, cap),
       countOutboxes: (cap) => outbox.countOutboxes(cap),
       oldestOutboxEntry: (sample) => outbox.oldestOutboxEntry(sample),
@@ -184,6 +186,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
           ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
           : undefined,
       trustedProxies: config.trustedProxies ?? [],
+      portal: composePortal(stores, domain, config.publicUrl, log),
       readiness,
       metrics: registry && { registry, route: config.metricsPort === undefined },
     });

@@ -14,6 +14,7 @@ import { IdempotencyRepository } from '../idempotency/idempotency.repository.js'
 import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
 import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
+import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
@@ -73,6 +74,7 @@ export interface Stores extends SubscriptionStores {
   readonly pausePolicies: PausePolicyRepository;
   readonly testClocks: TestClocksRepository;
   readonly holds: HoldsRepository;
+  readonly portalLinks: PortalLinksRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -91,6 +93,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
     holds: new HoldsRepository(db, guard),
+    portalLinks: new PortalLinksRepository(db),
   };
 }
 
@@ -104,6 +107,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.endpoints.ensureIndexes(),
     stores.deliveries.ensureIndexes(ttlIndexes),
     stores.holds.ensureIndexes(),
+    stores.portalLinks.ensureIndexes(),
   ]);
 }
 

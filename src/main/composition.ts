@@ -53,7 +53,12 @@ export type ServiceConfig = Pick<
   | 'webhooksAllowPrivateUrls'
   | 'webhookRetryDelaysMs'
 > &
-  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds'>>;
+  Partial<
+    Pick<
+      Config,
+      'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds' | 'publicUrl'
+    >
+  >;
 
 /** Repositories and domain services: what the admin commands need. */
 export interface Domain {

@@ -21,6 +21,7 @@ import type { MongoClient } from 'mongodb';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SERVICE_METRICS, type ServiceMetricName } from '../lib/metric-names.js';
 import { counterCell, histogramCell } from './metric-cells.js';
+import { isPortalPath } from '../lib/portal-paths.js';
 
 export type DbClientRole = 'request' | 'background';
 
@@ -238,6 +239,7 @@ function operationOf(path: string, operationId: string | undefined): string {
   if (path === '/healthz' || path === '/readyz') return 'health';
   if (path === '/metrics') return 'metrics';
   if (path === '/docs' || path.startsWith('/docs/') || path === '/openapi.yaml' || path === '/openapi.json') return 'docs';
+  if (isPortalPath(path)) return 'portal';
   return 'unknown';
 }
 

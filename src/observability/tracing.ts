@@ -28,6 +28,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import type { Middleware } from 'koa';
+import { redactedPath } from '../lib/portal-paths.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -178,7 +179,7 @@ export function httpTracingMiddleware(operationKey: string): Middleware {
     const parent = propagation.extract(context.active(), ctx.headers);
     await active.startActiveSpan(
       ctx.method,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': ctx.path } },
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': redactedPath(ctx.path) } },
       parent,
       async (span: Span) => {
         try {

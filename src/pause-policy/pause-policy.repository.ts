@@ -9,20 +9,26 @@ import { completePolicy, NO_PAUSE_POLICY, type PausePolicy } from '../subscripti
 
 const PAUSE_POLICIES_COLLECTION = 'pausePolicies';
 
-/** A policy stored before a rule existed has no field for it: the rule is off (completePolicy). */
-interface PausePolicyDocument extends Partial<PausePolicy> {
+/** Every rule is stored, null (or false) when off (completePolicy). */
+interface PausePolicyDocument extends PausePolicy {
   _id: string;
   modifiedAt: string;
 }
 
 const POLICY_PROJECTION = { maxPauseDays: 1, maxPausesPerYear: 1, requireResumeAt: 1, cooldownDays: 1, allowedPauseDays: 1 } as const;
 
-const policyOf = (doc: PausePolicyDocument): PausePolicy => ({
-  maxPauseDays: doc.maxPauseDays ?? null,
-  maxPausesPerYear: doc.maxPausesPerYear ?? null,
-  requireResumeAt: doc.requireResumeAt ?? false,
-  cooldownDays: doc.cooldownDays ?? null,
-  allowedPauseDays: doc.allowedPauseDays ?? null,
+const policyOf = ({
+  maxPauseDays,
+  maxPausesPerYear,
+  requireResumeAt,
+  cooldownDays,
+  allowedPauseDays,
+}: PausePolicyDocument): PausePolicy => ({
+  maxPauseDays,
+  maxPausesPerYear,
+  requireResumeAt,
+  cooldownDays,
+  allowedPauseDays,
 });
 
 export class PausePolicyRepository {

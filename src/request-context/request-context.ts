@@ -119,6 +119,8 @@ export interface Request<K extends OperationId> {
   afterResponse(callback: () => void): void;
   /** Which of these media types the request's `Accept` prefers (the first when it names none); false when it takes none of them. */
   readonly accepts: (...types: string[]) => string | false;
+  /** The origin the request was sent to (`http://host:port`; behind TRUSTED_PROXIES, as they forward it). */
+  readonly origin: string;
 }
 
 /** A handler of operation K: the typed request in, the typed reply out. */
@@ -141,6 +143,7 @@ export function operationHandler<K extends OperationId>(handler: Handler<K>): Op
       body: context.body as BodyOf<K>,
       afterResponse: (callback) => void ctx.res.once('close', callback),
       accepts: (...types) => ctx.accepts(...types),
+      origin: `${ctx.protocol}://${ctx.host}`,
     });
     ctx.status = reply.status;
     if (reply.body instanceof StreamedBody) {

@@ -5,7 +5,6 @@
  */
 import type { ChangeNotifier } from '../lib/change-notifier.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
-import { RETRY } from '../lib/retry.js';
 import type { CommandOutcome } from './bulk-commands.rules.js';
 import type { HoldersStore } from './holders.store.js';
 import type { PendingEvents } from './outbox.js';
@@ -27,7 +26,7 @@ export class HoldCommands {
     if (holdId === undefined) throw new Error(`bulk request ${requestId} has a hold's cause without its holdId`);
     const at = await this.timeOf(merchantId);
     const outcomes: Map<string, CommandOutcome> = await this.mutex.runAll(ids, () =>
-      this.holders.apply(merchantId, ids, operation, requestId, { ...cause, holdId }, at, RETRY.concurrentWriter.attempts),
+      this.holders.apply(merchantId, ids, operation, requestId, { ...cause, holdId }, at),
     );
     this.changes.notify(
       merchantId,

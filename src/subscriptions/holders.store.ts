@@ -9,6 +9,7 @@
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { partsOf } from '../lib/parts.js';
+import { RETRY, untilSettled } from '../lib/retry.js';
 import {
   KEPT_COMMAND_MARKS,
   SHOWN_PROJECTION,
@@ -141,7 +142,6 @@ export class HoldersStore {
     requestId: string,
     cause: ChangeCause & { readonly holdId: string },
     at: string,
-    attempts: number,
   ): Promise<Map<string, HoldOutcome>> {
     const hold = holdChange(operation, cause.holdId);
     const notReached = { merchantId, bulkCommands: { $nin: commandMarks(requestId) } };
@@ -171,7 +171,7 @@ export class HoldersStore {
       },
     });
     let open = [...ids];
-    for (let attempt = 0; attempt < attempts && open.length > 0; attempt++) {
+    await untilSettled(RETRY.concurrentWriter, async () => {
       const docs = await this.collection.find({ _id: { $in: open }, merchantId }, { projection: HOLDER_PROJECTION }).toArray();
       const found = new Map(docs.map((d) => [d._id, d]));
       const groups = new Map<string, Group>();
@@ -206,7 +206,8 @@ export class HoldersStore {
       // Where some did not match (changed meanwhile), the next read finds the marks of those that did.
       if (written === expected) for (const g of all) for (const id of g.ids) outcomes.set(id, g.outcome);
       open = open.filter((id) => !outcomes.has(id));
-    }
+      return open.length === 0 || undefined;
+    });
     return outcomes;
   }
 }

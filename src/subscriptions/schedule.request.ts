@@ -5,7 +5,7 @@
  * reason of 1 to 500 characters) is the spec's, validated before a handler runs.
  */
 import type { components } from '../../generated/openapi.js';
-import { InvalidRequestError } from '../errors.js';
+import { DomainError, InvalidRequestError } from '../errors.js';
 import { formatTimestamp, inTimestampRange, TIMESTAMP_RANGE } from '../lib/clock.js';
 
 /** The body fields of a pause that schedule it: a request without any of them answers as before. */
@@ -14,14 +14,12 @@ export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
 /** The schedule fields of a pause, as the spec types them (times normalised once checked). */
 export type ScheduleRequest = Readonly<Pick<components['schemas']['PauseRequest'], (typeof SCHEDULE_FIELDS)[number]>>;
 
-export class InvalidScheduleError extends Error {
-  override name = 'InvalidScheduleError';
-
+export class InvalidScheduleError extends DomainError {
   constructor(
     readonly field: (typeof SCHEDULE_FIELDS)[number],
     readonly rule: string,
   ) {
-    super(`${field} ${rule}.`);
+    super(`${field} ${rule}.`, [{ path: `/${field}`, message: rule }]);
   }
 }
 

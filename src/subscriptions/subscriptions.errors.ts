@@ -1,11 +1,10 @@
 /** The named errors of subscriptions: http/problem.middleware.ts maps each to its problem. */
+import { DomainError } from '../errors.js';
 import type { PolicyBreach } from './pause-policy.rules.js';
 import type { Operation, SubscriptionStatus } from './subscriptions.rules.js';
 
 /** A pause refused by the merchant's pause policy (422 0032). */
-export class PausePolicyError extends Error {
-  override name = 'PausePolicyError';
-
+export class PausePolicyError extends DomainError {
   constructor(
     readonly subscriptionId: string,
     readonly breach: PolicyBreach,
@@ -14,17 +13,13 @@ export class PausePolicyError extends Error {
   }
 }
 
-export class SubscriptionNotFoundError extends Error {
-  override name = 'SubscriptionNotFoundError';
-
+export class SubscriptionNotFoundError extends DomainError {
   constructor(readonly subscriptionId: string) {
     super(`Subscription ${subscriptionId} not found`);
   }
 }
 
-export class InvalidTransitionError extends Error {
-  override name = 'InvalidTransitionError';
-
+export class InvalidTransitionError extends DomainError {
   constructor(
     readonly subscriptionId: string,
     readonly status: SubscriptionStatus,

@@ -56,12 +56,14 @@ export interface Subscription {
 /**
  * What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for
  * `bulk` and `hold`; `apiKeyId`: the id of the API key that made the request (`api`, `bulk`),
- * never the key; `holdId`: the hold placed or released (`hold`).
+ * never the key; `portalLinkId`: the link whose page the customer used (`portal`, src/portal/);
+ * `holdId`: the hold placed or released (`hold`).
  */
 export interface ChangeCause {
-  readonly kind: 'api' | 'bulk' | 'schedule' | 'hold';
+  readonly kind: 'api' | 'bulk' | 'schedule' | 'portal' | 'hold';
   readonly requestId?: string;
   readonly apiKeyId?: string;
+  readonly portalLinkId?: string;
   readonly holdId?: string;
 }
 

@@ -8,6 +8,7 @@ import { InvalidRequestError } from '../errors.js';
 import { TestClockMovedError, TestModeOnlyError } from './test-mode.errors.js';
 import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
+import { RETRY, untilSettled } from '../lib/retry.js';
 import { parseRfc3339, requestedTimestamp } from '../subscriptions/schedule.request.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
@@ -22,11 +23,6 @@ const MAX_ADVANCE_YEARS = 2;
 const DUE_READ = 500;
 /** Due reads in a row that find nothing of theirs to apply before an advance stops reading. */
 const IDLE_READS = 3;
-/**
- * Moves of one advance that find the clock moved by another (each failed move means it moved
- * forward, still short of `to`), tried again from where it stands before the advance answers 409.
- */
-const MOVE_ATTEMPTS = 16;
 
 /** A merchant's clock for one request: the real one when live; in test mode its test clock's time, read once (the real time until the clock is first set). */
 export function clockOfMerchants(clocks: TestClocksRepository): ClockOf {
@@ -138,17 +134,17 @@ export class TestModeService {
     const to = requestedTimestamp('/to', rawTo);
     let read = await this.clocks.timeOf(testModeOnly(merchantId));
     checkAdvance(read ?? nowTimestamp(), to);
-    for (let attempt = 0; attempt < MOVE_ATTEMPTS; attempt++) {
-      if (await this.clocks.move(merchantId, read, to)) {
-        const appliedCount = await this.applyDue(merchantId, to);
-        // After its own schedules: a hold released at its resumeAt resumes what it alone keeps paused, through the bulk workers.
-        await this.holds?.releaseDueOf(merchantId, to);
-        return { now: to, appliedCount };
-      }
+    // Each failed move means another advance moved the clock forward: moved again from there, unless it passed `to`.
+    const moved = await untilSettled(RETRY.testClockMove, async () => {
+      if (await this.clocks.move(merchantId, read, to)) return true;
       read = await this.clocks.timeOf(merchantId);
-      if (read !== undefined && read >= to) break;
-    }
-    throw clockMoved(read, to);
+      return read !== undefined && read >= to ? false : undefined;
+    });
+    if (!moved) throw clockMoved(read, to);
+    const appliedCount = await this.applyDue(merchantId, to);
+    // After its own schedules: a hold released at its resumeAt resumes what it alone keeps paused, through the bulk workers.
+    await this.holds?.releaseDueOf(merchantId, to);
+    return { now: to, appliedCount };
   }
 
   /** Applies the test mode's schedules due by `to` in time order, then records their events and sends their webhooks: how many changed. */

@@ -18,8 +18,8 @@ interface DeliveryJobData {
   /** Sent one at a time in this order, then `then` queued as the next job (a replay, which promises order). */
   inOrder?: boolean;
   then?: string[];
-  /** The deliveries' merchant, so that their reads and writes name it (absent on jobs queued by earlier versions). */
-  merchantId?: string;
+  /** The deliveries' merchant, so that their reads and writes name it. */
+  merchantId: string;
 }
 
 export type DeliveryQueueOptions = JobQueueOptions;
@@ -57,10 +57,10 @@ export class DeliveryQueue {
   }
 
   /** Runs `send` for each due job, renewing its lock while it runs (a batch may take a while). */
-  async consume(send: (deliveryIds: readonly string[], merchantId: string | undefined, inOrder: boolean) => Promise<void>): Promise<void> {
+  async consume(send: (deliveryIds: readonly string[], merchantId: string, inOrder: boolean) => Promise<void>): Promise<void> {
     await this.queue.consume(async ({ deliveryIds, merchantId, inOrder, then }) => {
       await send(deliveryIds, merchantId, inOrder === true);
-      if (merchantId && then?.length) await this.enqueueInOrder(merchantId, then);
+      if (then?.length) await this.enqueueInOrder(merchantId, then);
     });
   }
 

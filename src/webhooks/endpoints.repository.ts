@@ -1,7 +1,6 @@
 /** Every MongoDB call about webhook endpoints. The secret is stored so that it can sign, and leaves only through `forDelivery`. */
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
-import { ownedBy } from '../db/mongo-helpers.js';
 import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
@@ -102,30 +101,30 @@ export class EndpointsRepository {
   }
 
   /** These endpoints as a delivery needs them (with the secret); removed ones are absent. */
-  async forDelivery(merchantId: string | undefined, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
+  async forDelivery(merchantId: string, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, ...ownedBy(merchantId) }, { projection: { url: 1, secret: 1, status: 1 } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { url: 1, secret: 1, status: 1 } })
       .toArray();
     return new Map(docs.map((doc) => [doc._id, { id: doc._id, url: doc.url, secret: doc.secret, enabled: doc.status === 'enabled' }]));
   }
 
-  async succeeded(merchantId: string | undefined, id: string): Promise<void> {
+  async succeeded(merchantId: string, id: string): Promise<void> {
     await this.guard.run(GUARDED.webhookEndpoint(id), () =>
-      this.collection.updateOne({ _id: id, ...ownedBy(merchantId), failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } }),
+      this.collection.updateOne({ _id: id, merchantId, failuresInARow: { $ne: 0 } }, { $set: { failuresInARow: 0 } }),
     );
   }
 
   /** Counts a delivery failed for good; disables the endpoint at `limit` in a row. True when this disabled it. */
-  failed(merchantId: string | undefined, id: string, limit: number, reason: string): Promise<boolean> {
+  failed(merchantId: string, id: string, limit: number, reason: string): Promise<boolean> {
     return this.guard.run(GUARDED.webhookEndpoint(id), async () => {
       const doc = await this.collection.findOneAndUpdate(
-        { _id: id, ...ownedBy(merchantId) },
+        { _id: id, merchantId },
         { $inc: { failuresInARow: 1 } },
         { returnDocument: 'after' },
       );
       if (!doc || doc.failuresInARow < limit || doc.status !== 'enabled') return false;
       const result = await this.collection.updateOne(
-        { _id: id, ...ownedBy(merchantId), status: 'enabled' },
+        { _id: id, merchantId, status: 'enabled' },
         { $set: { status: 'disabled', disabledReason: reason } },
       );
       return result.modifiedCount === 1;

@@ -12,6 +12,7 @@
  */
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
+import { Periodic } from '../lib/periodic.js';
 import { RETRY } from '../lib/retry.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
@@ -48,9 +49,8 @@ function pendingDelivery(
 
 export class WebhooksWorker implements EventSink, Resender {
   private readonly log: Logger;
-  private sweeper: NodeJS.Timeout | undefined;
-  /** The sweep under way, which stop() waits for (the database clients close next). */
-  private sweeping: Promise<void> | undefined;
+  /** The sweep of overdue deliveries, which stop() waits for (the database clients close next). */
+  private readonly sweeps: Periodic;
 
   constructor(
     private readonly endpoints: EndpointsRepository,
@@ -61,6 +61,10 @@ export class WebhooksWorker implements EventSink, Resender {
     log: Logger,
   ) {
     this.log = log.child({ component: 'webhooks' });
+    this.sweeps = new Periodic(() => this.sweep(), {
+      everyMs: SWEEP_EVERY_MS,
+      failed: (error) => this.log.warn({ err: error }, 'webhook delivery sweep failed'),
+    });
   }
 
   /** One delivery per event and subscribed endpoint; repeated, it creates no new delivery. `held`: not queued (the caller sends them: sendFirst). */
@@ -140,36 +144,27 @@ export class WebhooksWorker implements EventSink, Resender {
 
   async start(): Promise<void> {
     await this.queue.consume((ids, merchantId, inOrder) => this.sendBatch(ids, merchantId, Infinity, inOrder));
-    this.sweeper = setInterval(() => {
-      this.sweeping ??= this.sweep().finally(() => (this.sweeping = undefined));
-    }, SWEEP_EVERY_MS);
-    this.sweeper.unref();
+    this.sweeps.start();
   }
 
   async stop(deadlineMs: number): Promise<void> {
-    clearInterval(this.sweeper);
-    await Promise.all([this.sweeping, this.queue.stop(deadlineMs)]);
+    await Promise.all([this.sweeps.stop(), this.queue.stop(deadlineMs)]);
   }
 
+  /** Queues again the deliveries long overdue: their job was lost. */
   private async sweep(): Promise<void> {
-    try {
-      const overdue = await this.deliveries.overdue(new Date(Date.now() - OVERDUE_AFTER_MS), DELIVERY_BATCH);
-      if (overdue.length > 0) {
-        this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
-        for (const [merchantId, ids] of byMerchantOf(new Map(overdue.map((d) => [d.id, d.merchantId]))))
-          await this.queue.enqueue(merchantId, ids);
-      }
-    } catch (error) {
-      this.log.warn({ err: error }, 'webhook delivery sweep failed');
-    }
+    const overdue = await this.deliveries.overdue(new Date(Date.now() - OVERDUE_AFTER_MS), DELIVERY_BATCH);
+    if (overdue.length === 0) return;
+    this.log.warn({ deliveries: overdue.length }, 'overdue webhook deliveries queued again');
+    for (const [merchantId, ids] of byMerchantOf(new Map(overdue.map((d) => [d.id, d.merchantId]))))
+      await this.queue.enqueue(merchantId, ids);
   }
 
   /**
-   * Sends the deliveries of one job (the merchant's; undefined for a job queued by an earlier
-   * version) that are still due and held by no other worker; those not started by `startBy` are
+   * Sends the deliveries of one job (all the merchant's) that are still due and held by no other worker; those not started by `startBy` are
    * queued again unattempted. `inOrder`: one at a time, in the order of `ids` (a replay).
    */
-  async sendBatch(ids: readonly string[], merchantId: string | undefined, startBy = Infinity, inOrder = false): Promise<void> {
+  async sendBatch(ids: readonly string[], merchantId: string, startBy = Infinity, inOrder = false): Promise<void> {
     const concurrency = inOrder ? 1 : SEND_CONCURRENCY;
     const rounds = Math.ceil(ids.length / concurrency);
     // Held while its attempts may still start, and for the last one's time after that.
@@ -241,7 +236,7 @@ export class WebhooksWorker implements EventSink, Resender {
 
   /** Endpoint bookkeeping (the disabling rule) and one job per retry time for the failed ones. */
   private async afterRecorded(
-    merchantId: string | undefined,
+    merchantId: string,
     claimed: readonly Delivery[],
     updates: readonly DeliveryUpdate[],
     targets: Map<string, DeliveryTarget>,
@@ -266,11 +261,6 @@ export class WebhooksWorker implements EventSink, Resender {
       ids.push(update.id);
       retries.set(second, ids);
     }
-    // A job's deliveries are one merchant's (claimed.merchantId: a job queued by an earlier version may mix them).
-    const merchantOfDelivery = new Map(claimed.map((d) => [d.id, d.merchantId]));
-    for (const [at, ids] of retries) {
-      for (const [owner, own] of byMerchantOf(new Map(ids.map((id) => [id, merchantOfDelivery.get(id)!]))))
-        await this.queue.enqueue(owner, own, new Date(at));
-    }
+    for (const [at, ids] of retries) await this.queue.enqueue(merchantId, ids, new Date(at));
   }
 }

@@ -159,3 +159,23 @@ describe('one way to raise an error', () => {
     expect(declared.filter((name) => !mapped.includes(name))).toEqual([]);
   });
 });
+
+describe('one place for each kind of background plumbing', () => {
+  const files = sourceFiles(SRC);
+  const AGENDA_DOCUMENTS = [join('db', 'agenda-jobs.ts'), join('db', 'job-queue.ts')];
+  const agendaTerms = /\b(lockedAt|lastModifiedBy|nextRunAt)\b|from '(agenda|@agendajs\/[\w-]+)'/g;
+  const retryLoop = /for\s*\(\s*let\s+(\w*(?:attempt|tries|retry)\w*)\s*=/gi;
+
+  it("only src/db/agenda-jobs.ts and the queue on Agenda's API name Agenda or its job documents' fields", () => {
+    expect(matchesIn(files, agendaTerms).filter(([file]) => !AGENDA_DOCUMENTS.includes(file))).toEqual([]);
+  });
+
+  it('only src/lib/retry.ts loops over attempts: every retry is one of its named policies', () => {
+    expect(matchesIn(files, retryLoop).filter(([file]) => file !== join('lib', 'retry.ts'))).toEqual([]);
+  });
+
+  it('finds Agenda terms and a retry loop where there are some (the checks themselves can fail)', () => {
+    expect(matchesIn(files, agendaTerms).map(([file]) => file)).toContain(join('db', 'agenda-jobs.ts'));
+    expect(matchesIn(files, retryLoop).map(([file]) => file)).toEqual([join('lib', 'retry.ts')]);
+  });
+});

@@ -4,6 +4,7 @@ import { IMMUTABLE_FIELDS, READ_ONLY_FIELDS, SNAPSHOT_FIELDS } from '../../src/s
 import { loadSpec } from '../../src/lib/spec.js';
 import type { Change } from '../../src/subscriptions/subscriptions.rules.js';
 import { snapshotAfter, snapshotOf } from '../../src/subscriptions/subscription.document.js';
+import { subscriptionEventId, subscriptionEvents } from '../../src/events/event.payload.js';
 
 describe('the subscription an event carries', () => {
   it("every property of the Subscription schema is immutable, in the snapshot its change writes, or a read's alone: one of the three", () => {
@@ -29,6 +30,58 @@ describe('the subscription an event carries', () => {
       status: 'fulfilled',
       modifiedAt: 'at',
       schedule: { pauseAt: 'p', resumeAt: null },
+    });
+  });
+});
+
+describe('the events made of a subscription’s pending entries (src/events/event.payload.ts)', () => {
+  const stored = {
+    id: '0f6a4c1e-2b8d-4f3a-9c5e-7d1b2a3c4e5f',
+    merchantId: 'merchant_1',
+    planId: 'plan_1',
+    status: 'paused' as const,
+    cycle: 3,
+    createdAt: '2026-01-01T00:00:00.000000Z',
+    modifiedAt: '2026-03-01T00:00:00.000000Z',
+    schedule: { pauseAt: null, resumeAt: '2026-04-01T00:00:00.000000Z' },
+    pauseReason: 'travel',
+  };
+  const entry = {
+    key: 'k',
+    type: 'subscription.paused' as const,
+    seq: 0,
+    status: 'paused' as const,
+    previousStatus: 'fulfilled' as const,
+    at: '2026-02-01T00:00:00.000000Z',
+    cause: { kind: 'api' as const },
+  };
+
+  it('shows the subscription as its change left it: the fields no change alters as stored, the others from its entry', () => {
+    const { schedule: _schedule, pauseReason: _reason, status: _status, modifiedAt: _modifiedAt, ...unchangeable } = stored;
+    const [event] = subscriptionEvents({
+      subscription: stored,
+      entries: [{ ...entry, subscription: { status: 'paused', modifiedAt: entry.at } }],
+    });
+    expect(event).toEqual({
+      id: subscriptionEventId(entry, stored.id),
+      type: 'subscription.paused',
+      createdAt: entry.at,
+      livemode: true,
+      data: {
+        subscription: { ...unchangeable, status: 'paused', modifiedAt: entry.at, livemode: true },
+        previousStatus: 'fulfilled',
+        cause: { kind: 'api' },
+      },
+    });
+  });
+
+  it('an entry without its own snapshot shows the schedule as stored, with the status and time of its change', () => {
+    const [event] = subscriptionEvents({ subscription: stored, entries: [{ ...entry, type: undefined }] });
+    expect(event!.type).toBe('subscription.paused');
+    expect(event!.data).toEqual({
+      subscription: { ...stored, modifiedAt: entry.at, livemode: true },
+      previousStatus: 'fulfilled',
+      cause: { kind: 'api' },
     });
   });
 });

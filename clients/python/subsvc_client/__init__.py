@@ -20,6 +20,7 @@ __version__ = "2.0.0"
 __all__ = [
     "APIKeysApi",
     "BulkRequestsApi",
+    "CustomerPortalApi",
     "EventsApi",
     "HoldsApi",
     "PausePolicyApi",
@@ -75,6 +76,12 @@ __all__ = [
     "PauseRefusedProblem",
     "PauseRequest",
     "PausedSubscription",
+    "PortalAction",
+    "PortalLink",
+    "PortalLinkCreate",
+    "PortalLinkList",
+    "PortalLinkWithUrl",
+    "PortalLinksProblem",
     "Problem",
     "ProblemErrorsInner",
     "RejectedSubscription",
@@ -112,6 +119,7 @@ __all__ = [
 # import apis into sdk package
 from subsvc_client.api.api_keys_api import APIKeysApi as APIKeysApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsApi
+from subsvc_client.api.customer_portal_api import CustomerPortalApi as CustomerPortalApi
 from subsvc_client.api.events_api import EventsApi as EventsApi
 from subsvc_client.api.holds_api import HoldsApi as HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi as PausePolicyApi
@@ -171,6 +179,12 @@ from subsvc_client.models.pause_problem import PauseProblem as PauseProblem
 from subsvc_client.models.pause_refused_problem import PauseRefusedProblem as PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest as PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription as PausedSubscription
+from subsvc_client.models.portal_action import PortalAction as PortalAction
+from subsvc_client.models.portal_link import PortalLink as PortalLink
+from subsvc_client.models.portal_link_create import PortalLinkCreate as PortalLinkCreate
+from subsvc_client.models.portal_link_list import PortalLinkList as PortalLinkList
+from subsvc_client.models.portal_link_with_url import PortalLinkWithUrl as PortalLinkWithUrl
+from subsvc_client.models.portal_links_problem import PortalLinksProblem as PortalLinksProblem
 from subsvc_client.models.problem import Problem as Problem
 from subsvc_client.models.problem_errors_inner import ProblemErrorsInner as ProblemErrorsInner
 from subsvc_client.models.rejected_subscription import RejectedSubscription as RejectedSubscription

@@ -53,6 +53,12 @@ from subsvc_client.models.pause_problem import PauseProblem
 from subsvc_client.models.pause_refused_problem import PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription
+from subsvc_client.models.portal_action import PortalAction
+from subsvc_client.models.portal_link import PortalLink
+from subsvc_client.models.portal_link_create import PortalLinkCreate
+from subsvc_client.models.portal_link_list import PortalLinkList
+from subsvc_client.models.portal_link_with_url import PortalLinkWithUrl
+from subsvc_client.models.portal_links_problem import PortalLinksProblem
 from subsvc_client.models.problem import Problem
 from subsvc_client.models.problem_errors_inner import ProblemErrorsInner
 from subsvc_client.models.rejected_subscription import RejectedSubscription

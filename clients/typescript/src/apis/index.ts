@@ -2,6 +2,7 @@
 /* eslint-disable */
 export * from './APIKeysApi.js';
 export * from './BulkRequestsApi.js';
+export * from './CustomerPortalApi.js';
 export * from './EventsApi.js';
 export * from './HoldsApi.js';
 export * from './PausePolicyApi.js';

@@ -20,6 +20,7 @@ import { mapValues } from '../runtime.js';
  * `holdId` names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId`
  * is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
  * the key). Events recorded before causes carried it have none.
+ * `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
  * 
  * @export
  * @interface EventCause
@@ -41,6 +42,10 @@ export interface EventCause {
      * The id of the API key that made the request (`api` and `bulk` only).
      */
     apiKeyId?: string;
+    /**
+     * A UUID in its canonical 36-character form; letters may be upper or lower case.
+     */
+    portalLinkId?: string;
 }
 
 
@@ -51,6 +56,7 @@ export const EventCauseKindEnum = {
     Api: 'api',
     Bulk: 'bulk',
     Schedule: 'schedule',
+    Portal: 'portal',
     Hold: 'hold',
 } as const;
 export type EventCauseKindEnum = typeof EventCauseKindEnum[keyof typeof EventCauseKindEnum];
@@ -78,6 +84,7 @@ export function EventCauseFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         'requestId': json['requestId'] == null ? undefined : json['requestId'],
         'holdId': json['holdId'] == null ? undefined : json['holdId'],
         'apiKeyId': json['apiKeyId'] == null ? undefined : json['apiKeyId'],
+        'portalLinkId': json['portalLinkId'] == null ? undefined : json['portalLinkId'],
     };
 }
 
@@ -96,6 +103,7 @@ export function EventCauseToJSONTyped(value?: EventCause | null, ignoreDiscrimin
         'requestId': value['requestId'],
         'holdId': value['holdId'],
         'apiKeyId': value['apiKeyId'],
+        'portalLinkId': value['portalLinkId'],
     };
 }
 

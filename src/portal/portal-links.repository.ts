@@ -1,0 +1,85 @@
+/**
+ * Every MongoDB call about portal links (docs/api.md "Customer portal"). A link's token is stored
+ * only as its SHA-256 hash, like an API key (docs/design.md §3): the page finds its link by that
+ * hash, and a revoked link is deleted, so that no process can find it again.
+ */
+import type { Collection, Db } from 'mongodb';
+import type { components } from '../../generated/openapi.js';
+import { livemodeOf } from '../lib/livemode.js';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+
+export type PortalLink = components['schemas']['PortalLink'];
+export type PortalAction = components['schemas']['PortalAction'];
+
+interface PortalLinkDocument extends Omit<PortalLink, 'id' | 'livemode'> {
+  _id: string;
+  merchantId: string;
+  tokenHash: string;
+  /** The value the page's forms carry in `csrf` (docs/api.md "Customer portal"): random, never derived from the token. */
+  csrf: string;
+}
+
+/** A link as the page uses it: the API's view plus the merchant that owns it. */
+export interface StoredPortalLink extends PortalLink {
+  readonly merchantId: string;
+  readonly csrf: string;
+}
+
+function toLink({ _id, merchantId, tokenHash: _t, ...rest }: PortalLinkDocument): StoredPortalLink {
+  return { id: _id, ...rest, livemode: livemodeOf(merchantId), merchantId };
+}
+
+function withoutSecrets({ merchantId: _m, csrf: _c, ...link }: StoredPortalLink): PortalLink {
+  return link;
+}
+
+export class PortalLinksRepository {
+  private readonly collection: Collection<PortalLinkDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<PortalLinkDocument>('portalLinks');
+  }
+
+  /** Hashes of 32 random bytes do not collide: the unique index is for finding them, and refuses a duplicate outright. */
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ tokenHash: 1 }, { name: 'portal_token_hash', unique: true });
+    await this.collection.createIndex({ merchantId: 1, subscriptionId: 1, _id: 1 }, { name: 'merchant_subscription_links' });
+    await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_links' });
+  }
+
+  async insert(merchantId: string, link: PortalLink, secrets: { readonly tokenHash: string; readonly csrf: string }): Promise<void> {
+    const { id, livemode: _l, ...rest } = link;
+    await this.collection.insertOne({ _id: id, merchantId, ...secrets, ...rest });
+  }
+
+  /** The link whose token has this hash, whatever its state: the caller decides whether it still works. */
+  async findByTokenHash(tokenHash: string): Promise<StoredPortalLink | undefined> {
+    const doc = await this.collection.findOne({ tokenHash });
+    return doc ? toLink(doc) : undefined;
+  }
+
+  /** Oldest first (ids are UUIDv7), optionally one subscription's. */
+  async page(merchantId: string, subscriptionId: string | undefined, { limit, startingAfter }: PageRequest): Promise<Page<PortalLink>> {
+    const filter = {
+      merchantId,
+      ...(subscriptionId ? { subscriptionId } : {}),
+      ...(startingAfter ? { _id: { $gt: startingAfter } } : {}),
+    };
+    const docs = await this.collection
+      .find(filter)
+      .sort({ _id: 1 })
+      .limit(limit + 1)
+      .toArray();
+    return pageOf(
+      docs.map((doc) => withoutSecrets(toLink(doc))),
+      limit,
+      (link) => link.id,
+    );
+  }
+
+  /** Deletes the merchant's link; false when it has none with this id. */
+  async delete(merchantId: string, id: string): Promise<boolean> {
+    const result = await this.collection.deleteOne({ _id: id, merchantId });
+    return result.deletedCount === 1;
+  }
+}

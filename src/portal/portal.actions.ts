@@ -1,0 +1,137 @@
+/**
+ * What a customer does on a portal page (docs/api.md "Customer portal"): see the subscription, and
+ * pause or resume it as the link allows, through the same SubscriptionsService as the API (pause
+ * policy, events, webhooks), with `cause: {kind: "portal", portalLinkId}`. The merchant's clock
+ * governs every date shown (a test mode's test clock, src/test-mode/).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { KeyedMutex } from '../lib/keyed-mutex.js';
+import { livemodeOf } from '../lib/livemode.js';
+import { formatTimestamp } from '../lib/clock.js';
+import { parseRfc3339 } from '../subscriptions/schedule.request.js';
+import type { PausePolicySource } from '../subscriptions/pause-policy.rules.js';
+import { InvalidTransitionError, PausePolicyError } from '../subscriptions/subscriptions.errors.js';
+import type { Subscription } from '../subscriptions/subscriptions.rules.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import type { StoredPortalLink } from './portal-links.repository.js';
+import { daysAfter, listInWords, pauseMenu, plainDate, ruleInWords, stateInWords } from './portal.rules.js';
+
+/** What the page shows. */
+export interface PageView {
+  readonly merchantName: string;
+  readonly planId: string;
+  readonly state: string;
+  /** The merchant's reason for the pause, while paused with one. */
+  readonly reason: string | undefined;
+  readonly testMode: boolean;
+  /** The pause lengths offered, each with the date it would end; undefined: no pause form. */
+  readonly pauseMenu: readonly { readonly days: number; readonly until: string }[] | undefined;
+  readonly resumable: boolean;
+  readonly cancelled: boolean;
+  readonly csrf: string;
+}
+
+export type Notice = 'paused' | 'resumed';
+
+/** What a post did: done (the page shows it), or refused with the page's status and the reason in plain words. */
+export type ActionOutcome = { readonly done: Notice } | { readonly refused: 403 | 409 | 422; readonly reason: string };
+
+export interface PortalDependencies {
+  readonly subscriptions: Pick<SubscriptionsService, 'get' | 'apply' | 'clock'>;
+  readonly policies: PausePolicySource;
+  /** The merchant's display name (its live name for a test mode). */
+  readonly merchantName: (merchantId: string) => Promise<string>;
+}
+
+const CANNOT_CHANGE = 'This subscription has ended, so it cannot be changed.';
+
+/** Whether the form's `csrf` is the link's, compared in constant time. */
+export function csrfMatches(link: StoredPortalLink, sent: string | undefined): boolean {
+  const expected = Buffer.from(link.csrf);
+  const given = Buffer.from(sent ?? '');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+function resumeAtOf(subscription: Subscription): bigint | undefined {
+  const resumeAt = subscription.schedule?.resumeAt;
+  return resumeAt ? parseRfc3339(resumeAt) : undefined;
+}
+
+export class PortalActions {
+  /** One post per link at a time in this process, so that a double click changes the subscription once. */
+  private readonly perLink = new KeyedMutex();
+
+  constructor(private readonly deps: PortalDependencies) {}
+
+  async view(link: StoredPortalLink): Promise<PageView> {
+    const { subscriptions, policies, merchantName } = this.deps;
+    const [subscription, clock, policy, name] = await Promise.all([
+      subscriptions.get(link.merchantId, link.subscriptionId),
+      subscriptions.clock(link.merchantId),
+      policies.policyOf(link.merchantId),
+      merchantName(link.merchantId),
+    ]);
+    const now = clock.micros();
+    const pausable = subscription.status === 'fulfilled' && link.actions.includes('pause');
+    return {
+      merchantName: name,
+      planId: subscription.planId,
+      state: stateInWords(subscription, now, resumeAtOf(subscription)),
+      reason: subscription.pauseReason,
+      testMode: !livemodeOf(link.merchantId),
+      pauseMenu: pausable ? pauseMenu(policy).map((days) => ({ days, until: plainDate(daysAfter(now, days), now) })) : undefined,
+      resumable: subscription.status === 'paused' && link.actions.includes('resume'),
+      cancelled: subscription.status === 'cancelled',
+      csrf: link.csrf,
+    };
+  }
+
+  /** Pauses for `days` (one of the menu's), ending then. Already paused: nothing changes. */
+  pause(link: StoredPortalLink, days: number | undefined): Promise<ActionOutcome> {
+    if (!link.actions.includes('pause')) return Promise.resolve({ refused: 403, reason: 'This link does not allow pausing.' });
+    return this.perLink.run(link.id, async () => {
+      const { subscriptions, policies } = this.deps;
+      const [subscription, policy] = await Promise.all([
+        subscriptions.get(link.merchantId, link.subscriptionId),
+        policies.policyOf(link.merchantId),
+      ]);
+      if (subscription.status === 'cancelled') return { refused: 409, reason: CANNOT_CHANGE };
+      if (subscription.status === 'paused') return { done: 'paused' };
+      const menu = pauseMenu(policy);
+      if (days === undefined || !menu.includes(days)) return { refused: 422, reason: `Choose a pause of ${listInWords(menu)} days.` };
+      const clock = await subscriptions.clock(link.merchantId);
+      const resumeAt = formatTimestamp(daysAfter(clock.micros(), days));
+      return this.applied('PAUSE', link, { resumeAt }, clock, policy);
+    });
+  }
+
+  /** Resumes now. Already active: nothing changes. */
+  resume(link: StoredPortalLink): Promise<ActionOutcome> {
+    if (!link.actions.includes('resume')) return Promise.resolve({ refused: 403, reason: 'This link does not allow resuming.' });
+    return this.perLink.run(link.id, async () => {
+      const subscription = await this.deps.subscriptions.get(link.merchantId, link.subscriptionId);
+      if (subscription.status === 'cancelled') return { refused: 409, reason: CANNOT_CHANGE };
+      if (subscription.status === 'fulfilled') return { done: 'resumed' };
+      const clock = await this.deps.subscriptions.clock(link.merchantId);
+      return this.applied('RESUME', link, undefined, clock, undefined);
+    });
+  }
+
+  private async applied(
+    operation: 'PAUSE' | 'RESUME',
+    link: StoredPortalLink,
+    schedule: { readonly resumeAt: string } | undefined,
+    clock: Awaited<ReturnType<SubscriptionsService['clock']>>,
+    policy: Awaited<ReturnType<PausePolicySource['policyOf']>> | undefined,
+  ): Promise<ActionOutcome> {
+    const cause = { kind: 'portal', portalLinkId: link.id } as const;
+    try {
+      await this.deps.subscriptions.apply(link.merchantId, link.subscriptionId, operation, schedule, cause, clock);
+      return { done: operation === 'PAUSE' ? 'paused' : 'resumed' };
+    } catch (error) {
+      if (error instanceof PausePolicyError && policy) return { refused: 422, reason: ruleInWords(error.breach.rule, policy) };
+      if (error instanceof InvalidTransitionError) return { refused: 409, reason: CANNOT_CHANGE };
+      throw error;
+    }
+  }
+}
