@@ -404,7 +404,8 @@ export interface paths {
          *     every hold; an explicit pause of one gives it its own pause back, so that it stays paused
          *     after the release. The bulk requests of a hold are undone by releasing it (an undo answers
          *     409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at
-         *     most 3 years ahead).
+         *     most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a
+         *     second hold.
          */
         post: operations["createHold"];
         delete?: never;
@@ -3296,7 +3297,18 @@ export interface operations {
     createHold: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3309,8 +3321,10 @@ export interface operations {
             202: components["responses"]["HoldAccepted"];
             400: components["responses"]["InvalidHoldRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

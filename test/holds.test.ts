@@ -240,6 +240,18 @@ describe.each(['live', 'test'] as const)('holds in %s mode', (modeName) => {
     expect(next.body).toMatchObject({ data: [{ id: first.id }], hasMore: false, nextCursor: null });
   });
 
+  it('a hold retried with its Idempotency-Key is placed once: the retry replays the first answer', async () => {
+    const m = await MODES[modeName]();
+    const key = `hold-${modeName}`;
+    const first = await call(t.baseUrl, '/v2/holds', { method: 'POST', apiKey: m.key, json: {}, headers: { 'Idempotency-Key': key } });
+    const again = await call(t.baseUrl, '/v2/holds', { method: 'POST', apiKey: m.key, json: {}, headers: { 'Idempotency-Key': key } });
+    expect([first.status, again.status]).toEqual([202, 202]);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('location')).toBe(`/v2/holds/${first.body.id}`);
+    expect((await api(m.key, 'GET', '/v2/holds')).body.data.map((h: { id: string }) => h.id)).toEqual([first.body.id]);
+  });
+
   it('a resumeAt in the past answers 400 0043', async () => {
     const m = await MODES[modeName]();
     const res = await api(m.key, 'POST', '/v2/holds', { resumeAt: '2020-01-01T00:00:00.000000Z' });

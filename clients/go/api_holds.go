@@ -26,7 +26,14 @@ type HoldsAPIService service
 type ApiCreateHoldRequest struct {
 	ctx context.Context
 	ApiService *HoldsAPIService
+	idempotencyKey *string
 	holdRequest *HoldRequest
+}
+
+// Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+func (r ApiCreateHoldRequest) IdempotencyKey(idempotencyKey string) ApiCreateHoldRequest {
+	r.idempotencyKey = &idempotencyKey
+	return r
 }
 
 func (r ApiCreateHoldRequest) HoldRequest(holdRequest HoldRequest) ApiCreateHoldRequest {
@@ -54,7 +61,8 @@ alone keeps paused. An explicit resume of a held subscription resumes it and tak
 every hold; an explicit pause of one gives it its own pause back, so that it stays paused
 after the release. The bulk requests of a hold are undone by releasing it (an undo answers
 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at
-most 3 years ahead).
+most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a
+second hold.
 
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().
@@ -104,6 +112,9 @@ func (a *HoldsAPIService) CreateHoldExecute(r ApiCreateHoldRequest) (*Hold, *htt
 	localVarHTTPHeaderAccept := selectHeaderAccept(localVarHTTPHeaderAccepts)
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
+	}
+	if r.idempotencyKey != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Idempotency-Key", r.idempotencyKey, "simple", "")
 	}
 	// body params
 	// subsvc: an optional body left unset is sent as no body, not as JSON null.
@@ -182,6 +193,17 @@ func (a *HoldsAPIService) CreateHoldExecute(r ApiCreateHoldRequest) (*Hold, *htt
 					newErr.model = v
 			return localVarReturnValue, localVarHTTPResponse, newErr
 		}
+		if localVarHTTPResponse.StatusCode == 409 {
+			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
 		if localVarHTTPResponse.StatusCode == 413 {
 			var v Problem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
@@ -194,6 +216,17 @@ func (a *HoldsAPIService) CreateHoldExecute(r ApiCreateHoldRequest) (*Hold, *htt
 			return localVarReturnValue, localVarHTTPResponse, newErr
 		}
 		if localVarHTTPResponse.StatusCode == 415 {
+			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 422 {
 			var v Problem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {

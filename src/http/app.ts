@@ -79,6 +79,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     deps;
   const httpLog = log.child({ component: 'http' });
   const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
+  const { createHold, ...holdReads } = deps.holds;
+  const holdCommands = operationHandlers({ createHold });
   // Commands are made safe to retry; reads and bulk previews, which store nothing, are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
@@ -86,6 +88,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
     putPausePolicy: idempotent(idempotency, httpLog, commands.putPausePolicy),
+    // A retried hold without its key would place a second one over the whole store.
+    createHold: idempotent(idempotency, httpLog, holdCommands.createHold),
     getPausePolicy: commands.getPausePolicy,
     ...operationHandlers({
       ...subscriptionReadHandlers(subscriptions),
@@ -95,7 +99,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...webhooks,
       ...apiKeyHandlers(apiKeys),
       ...deps.testHelpers,
-      ...deps.holds,
+      ...holdReads,
       ...deps.portal.handlers,
     }),
   };

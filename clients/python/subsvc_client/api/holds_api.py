@@ -44,6 +44,7 @@ class HoldsApi:
     @validate_call
     def create_hold(
         self,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
         hold_request: Optional[HoldRequest] = None,
         _request_timeout: Union[
             None,
@@ -60,8 +61,10 @@ class HoldsApi:
     ) -> Hold:
         """Pause the whole store, until released
 
-        Places a hold over every subscription of the caller's mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription's holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). 
+        Places a hold over every subscription of the caller's mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription's holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a second hold. 
 
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
         :param hold_request:
         :type hold_request: HoldRequest
         :param _request_timeout: timeout setting for this request. If one
@@ -87,6 +90,7 @@ class HoldsApi:
         """ # noqa: E501
 
         _param = self._create_hold_serialize(
+            idempotency_key=idempotency_key,
             hold_request=hold_request,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -98,8 +102,10 @@ class HoldsApi:
             '202': "Hold",
             '400': "HoldsProblem",
             '401': "Problem",
+            '409': "Problem",
             '413': "Problem",
             '415': "Problem",
+            '422': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -118,6 +124,7 @@ class HoldsApi:
     @validate_call
     def create_hold_with_http_info(
         self,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
         hold_request: Optional[HoldRequest] = None,
         _request_timeout: Union[
             None,
@@ -134,8 +141,10 @@ class HoldsApi:
     ) -> ApiResponse[Hold]:
         """Pause the whole store, until released
 
-        Places a hold over every subscription of the caller's mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription's holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). 
+        Places a hold over every subscription of the caller's mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription's holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a second hold. 
 
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
         :param hold_request:
         :type hold_request: HoldRequest
         :param _request_timeout: timeout setting for this request. If one
@@ -161,6 +170,7 @@ class HoldsApi:
         """ # noqa: E501
 
         _param = self._create_hold_serialize(
+            idempotency_key=idempotency_key,
             hold_request=hold_request,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -172,8 +182,10 @@ class HoldsApi:
             '202': "Hold",
             '400': "HoldsProblem",
             '401': "Problem",
+            '409': "Problem",
             '413': "Problem",
             '415': "Problem",
+            '422': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -192,6 +204,7 @@ class HoldsApi:
     @validate_call
     def create_hold_without_preload_content(
         self,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
         hold_request: Optional[HoldRequest] = None,
         _request_timeout: Union[
             None,
@@ -208,8 +221,10 @@ class HoldsApi:
     ) -> RESTResponseType:
         """Pause the whole store, until released
 
-        Places a hold over every subscription of the caller's mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription's holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). 
+        Places a hold over every subscription of the caller's mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription's holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a second hold. 
 
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
         :param hold_request:
         :type hold_request: HoldRequest
         :param _request_timeout: timeout setting for this request. If one
@@ -235,6 +250,7 @@ class HoldsApi:
         """ # noqa: E501
 
         _param = self._create_hold_serialize(
+            idempotency_key=idempotency_key,
             hold_request=hold_request,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -246,8 +262,10 @@ class HoldsApi:
             '202': "Hold",
             '400': "HoldsProblem",
             '401': "Problem",
+            '409': "Problem",
             '413': "Problem",
             '415': "Problem",
+            '422': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -261,6 +279,7 @@ class HoldsApi:
 
     def _create_hold_serialize(
         self,
+        idempotency_key,
         hold_request,
         _request_auth,
         _content_type,
@@ -285,6 +304,8 @@ class HoldsApi:
         # process the path parameters
         # process the query parameters
         # process the header parameters
+        if idempotency_key is not None:
+            _header_params['Idempotency-Key'] = idempotency_key
         # process the form parameters
         # process the body parameter
         if hold_request is not None:

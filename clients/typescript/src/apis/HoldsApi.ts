@@ -41,6 +41,16 @@ import {
 
 export interface CreateHoldRequest {
     /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
+    /**
      * 
      */
     holdRequest?: HoldRequest;
@@ -86,6 +96,10 @@ export class HoldsApi extends runtime.BaseAPI {
 
         headerParameters['Content-Type'] = 'application/json';
 
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
         }
@@ -107,7 +121,7 @@ export class HoldsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Places a hold over every subscription of the caller\'s mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription\'s holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). 
+     * Places a hold over every subscription of the caller\'s mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription\'s holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a second hold. 
      * Pause the whole store, until released
      */
     async createHoldRaw(requestParameters: CreateHoldRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Hold>> {
@@ -118,7 +132,7 @@ export class HoldsApi extends runtime.BaseAPI {
     }
 
     /**
-     * Places a hold over every subscription of the caller\'s mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription\'s holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). 
+     * Places a hold over every subscription of the caller\'s mode that is not `cancelled` now, and answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`); those paused already keep their own pause and are held too. Each pause the hold makes is a `subscription.paused` event with `cause: {kind: \"hold\", holdId}`.  A hold is one of a paused subscription\'s holders, beside its own pause: it stays `paused` while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt` by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a second hold. 
      * Pause the whole store, until released
      */
     async createHold(requestParameters: CreateHoldRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Hold> {
