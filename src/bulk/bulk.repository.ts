@@ -77,9 +77,8 @@ export interface BulkChunk {
   /** Set once, by the first run that finished the chunk. */
   readonly outcomes: readonly ItemOutcome[] | null;
   readonly schedule?: ScheduleRequest;
-  /** The request's API key id, for its events' cause. */
+  /** The request's API key id, or its hold (a hold's request), for its events' cause. */
   readonly apiKeyId?: string;
-  /** The request's hold, for its events' cause. */
   readonly holdId?: string;
 }
 
