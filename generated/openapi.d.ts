@@ -367,10 +367,94 @@ export interface paths {
          *     with reason `changed_since`). The undo's events carry `cause.kind: "bulk"` with the new request's id.
          *
          *     A request not completed yet answers 409 `0033`; one undone already (or being undone by
-         *     another call at the same time) answers 409 `0034`. A request is undone at most once; an
+         *     another call at the same time) answers 409 `0034`, and so does a hold's request (its pause or
+         *     its release: release the hold instead; `detail` names it). A request is undone at most once; an
          *     undo is a bulk request like any, and may be undone in its turn.
          */
         post: operations["undoBulkRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your holds
+         * @description The caller's holds of its mode, newest first, a page at a time, active and released.
+         */
+        get: operations["listHolds"];
+        put?: never;
+        /**
+         * Pause the whole store, until released
+         * @description Places a hold over every subscription of the caller's mode that is not `cancelled` now, and
+         *     answers 202 with it; `Location` points to the hold. Those `fulfilled` are paused through a
+         *     bulk request (`requestId`, operation `PAUSE`, followed at `/v2/bulk-requests/{requestId}`);
+         *     those paused already keep their own pause and are held too. Each pause the hold makes is a
+         *     `subscription.paused` event with `cause: {kind: "hold", holdId}`.
+         *
+         *     A hold is one of a paused subscription's holders, beside its own pause: it stays `paused`
+         *     while it has one. Releasing the hold (`POST /v2/holds/{holdId}/release`, or at `resumeAt`
+         *     by itself; in test mode when the test clock passes it) resumes only the subscriptions it
+         *     alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of
+         *     every hold; an explicit pause of one gives it its own pause back, so that it stays paused
+         *     after the release. The bulk requests of a hold are undone by releasing it (an undo answers
+         *     409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at
+         *     most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a
+         *     second hold.
+         */
+        post: operations["createHold"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/holds/{holdId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a hold
+         * @description The hold, active or released. Its bulk requests show how far its pause and its release went.
+         */
+        get: operations["getHold"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/holds/{holdId}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a hold
+         * @description Ends the hold and answers 202 with it, `released`, with `releasedAt` and the bulk request
+         *     that resumes what it alone kept paused (`releaseRequestId`, operation `RESUME`). Every
+         *     subscription the hold covers leaves it; one left without a holder (no pause of its own, no
+         *     other active hold) is resumed, with one `subscription.resumed` event whose `cause` is
+         *     `{kind: "hold", holdId}`. One paused on its own as well stays paused. Releasing a released
+         *     hold answers 409 `0035`.
+         */
+        post: operations["releaseHold"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1203,24 +1287,28 @@ export interface components {
         EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed";
         /**
          * @description What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
-         *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or
+         *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id),
          *     `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled
-         *     resume: `subscription.resume_upcoming`). For `api` and `bulk`, `apiKeyId`
+         *     resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId`
+         *     names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId`
          *     is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
          *     the key). Events recorded before causes carried it have none.
          *     `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
          */
         EventCause: {
             /** @enum {string} */
-            kind: "api" | "bulk" | "schedule" | "portal";
+            kind: "api" | "bulk" | "schedule" | "portal" | "hold";
             requestId?: components["schemas"]["Uuid"];
+            /** @description The hold that made the change (`hold` only). */
+            holdId?: components["schemas"]["Uuid"];
             /** @description The id of the API key that made the request (`api` and `bulk` only). */
             apiKeyId?: string;
             portalLinkId?: components["schemas"]["Uuid"];
         };
         /**
          * @description The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the
-         *     change's own answer), the status before it, and the change's cause. The schedule events
+         *     change's own answer; without `holdIds`, which a read shows: a hold's change names its hold
+         *     in `cause`), the status before it, and the change's cause. The schedule events
          *     also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null
          *     when not pending), and `subscription.schedule_removed` carries `removed`: which pending
          *     times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled
@@ -1855,6 +1943,37 @@ export interface components {
              */
             reason: "not_found" | "cancelled" | "policy_require_resume_at" | "policy_max_pause_days" | "policy_max_pauses_per_year" | "policy_cooldown_days" | "policy_allowed_pause_days";
         };
+        HoldRequest: {
+            /** @description Why the store is held, shown on the hold. */
+            reason?: string;
+            /** @description When the hold releases itself (the schedule workers; a test clock passing it in test mode). */
+            resumeAt?: components["schemas"]["ScheduleTime"];
+        };
+        Hold: {
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description `active`: it holds the subscriptions it covers. `released`: it holds none.
+             * @enum {string}
+             */
+            status: "active" | "released";
+            /** @description As given; null when none was. */
+            reason: string | null;
+            /** @description When it releases itself; null when it waits for a release. */
+            resumeAt: components["schemas"]["Timestamp"] | null;
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description The bulk request that pauses the subscriptions it covers that were `fulfilled`. */
+            requestId: components["schemas"]["Uuid"];
+            /** @description When it was released; present once released. */
+            releasedAt?: components["schemas"]["Timestamp"];
+            /** @description The bulk request that resumes what it alone kept paused; present once released. */
+            releaseRequestId?: components["schemas"]["Uuid"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        HoldList: {
+            data: components["schemas"]["Hold"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
         /** @description A subscription as a read shows it (the same fields as the pause answer). */
         Subscription: {
             id: components["schemas"]["Uuid"];
@@ -1871,6 +1990,8 @@ export interface components {
             schedule?: components["schemas"]["Schedule"];
             /** @description Why it is paused, as given with the pause; present only while `paused` with a reason. */
             pauseReason?: string;
+            /** @description The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does. */
+            holdIds?: components["schemas"]["Uuid"][];
             livemode: components["schemas"]["Livemode"];
         };
         SubscriptionList: {
@@ -1914,6 +2035,8 @@ export interface components {
             completedAt: components["schemas"]["Timestamp"] | null;
             /** @description Present on an undo (`POST /v2/bulk-requests/{requestId}/undo`): the request it undoes. */
             undoes?: components["schemas"]["Uuid"];
+            /** @description Present on a hold's request (its pause, or its release): the hold. Undone by releasing the hold. */
+            holdId?: components["schemas"]["Uuid"];
             livemode: components["schemas"]["Livemode"];
         };
         BulkRequestList: {
@@ -2015,6 +2138,18 @@ export interface components {
             code: "0010" | "0021" | "0022" | "0033" | "0034" | "0040" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        /** @description A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already) and 0043 (an invalid `resumeAt`) besides. */
+        HoldsProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0021" | "0026" | "0035" | "0040" | "0041" | "0042" | "0043" | "0045" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
         /**
          * @description A problem as `Problem`, from the events and webhook endpoint operations, whose codes
          *     also include `0023`, `0024` and `0044` (a schema of its own, so that the operations
@@ -2112,7 +2247,7 @@ export interface components {
                 "application/json": components["schemas"]["BulkUndoAcceptance"];
             };
         };
-        /** @description The bulk request is not completed yet (`0033`), or it is undone already (`0034`). */
+        /** @description The bulk request is not completed yet (`0033`), or it is undone already or is a hold's (`0034`). */
         BulkUndoRefused: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -2121,6 +2256,71 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["BulkUndoProblem"];
+            };
+        };
+        /**
+         * @description The hold is placed: every subscription it covers is marked held, and the pause of those
+         *     `fulfilled` is queued as a bulk request (`requestId`); none is paused before this response.
+         *     `Location` points to the hold.
+         */
+        HoldAccepted: {
+            headers: {
+                Location: components["headers"]["HoldLocation"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Hold"];
+            };
+        };
+        /**
+         * @description The hold is released: the resume of the subscriptions it alone kept paused is queued as a
+         *     bulk request (`releaseRequestId`); none is resumed before this response.
+         */
+        HoldReleaseAccepted: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Hold"];
+            };
+        };
+        /** @description The request breaks the contract (`0040`), or its `resumeAt` is invalid (`0043`, `errors` names it). */
+        InvalidHoldRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["HoldsProblem"];
+            };
+        };
+        /** @description No hold of the caller has this id. */
+        HoldNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["HoldsProblem"];
+            };
+        };
+        /** @description The hold is released already. */
+        HoldReleased: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["HoldsProblem"];
             };
         };
         /**
@@ -2468,6 +2668,11 @@ export interface components {
          * @example 3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
          */
         RequestId: string;
+        /**
+         * @description The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.
+         * @example 7d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a
+         */
+        HoldId: string;
         /** @description How many items a page holds at most. */
         Limit: number;
         /** @description The previous page's `nextCursor`; the page starts after it. */
@@ -2602,6 +2807,11 @@ export interface components {
         };
     };
     headers: {
+        /**
+         * @description Where the hold can be read (`GET /v2/holds/{holdId}`).
+         * @example /v2/holds/7d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a
+         */
+        HoldLocation: string;
         /**
          * @description Where the accepted bulk request can be followed (`GET /v2/bulk-requests/{requestId}`).
          * @example /v2/bulk-requests/3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f
@@ -3116,6 +3326,135 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BulkRequestNotFound"];
             409: components["responses"]["BulkUndoRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listHolds: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of holds. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HoldList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createHold: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["HoldRequest"];
+            };
+        };
+        responses: {
+            202: components["responses"]["HoldAccepted"];
+            400: components["responses"]["InvalidHoldRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.
+                 * @example 7d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a
+                 */
+                holdId: components["parameters"]["HoldId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The hold. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Hold"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["HoldNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    releaseHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.
+                 * @example 7d2e3f4a-5b6c-4d7e-8f9a-0b1c2d3e4f5a
+                 */
+                holdId: components["parameters"]["HoldId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["HoldReleaseAccepted"];
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["HoldNotFound"];
+            409: components["responses"]["HoldReleased"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

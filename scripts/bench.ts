@@ -18,10 +18,11 @@
  *       (`BENCH_ONLY=reads npm run bench` runs it alone, writing bench/results/reads.json)
  *   (h) bulk by filter: a dry run and a request matching BENCH_FILTER_COUNT (100,000) subscriptions,
  *       their answer times, the dispatch, and the drain per 1000 against (b)'s
+ *       and a hold over as many (scripts/bench-hold.ts): its 202 and its drain per 1000 against the filter's
  *   (i) a bulk request's 100,000 items as CSV: time to the first and last byte, and the peak
  *       growth of the process's memory while it streams (scripts/bench-csv.ts); BENCH_ONLY=csv alone
  * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=schedules, (b) and (e); BENCH_ONLY=events, (f) alone;
- * BENCH_ONLY=sizes, (d) alone.
+ * BENCH_ONLY=sizes, (d) alone; BENCH_ONLY=hold, (h)'s filter request then a hold of the same size (scripts/bench-hold.ts).
  * Every ratio is the median of BENCH_ROUNDS (default 3) rounds (BENCH_C_ROUNDS in (c) and BENCH_F_ROUNDS in (f), 5 each) that run the service and its
  * baseline in turn, printed with the least and greatest round ratio (scripts/bench-rounds.ts);
  * BENCH_SECONDS (default 5) is one round's load in (c) and (f).
@@ -57,6 +58,7 @@ import { compareRuns } from './bench-compare.js';
 import { benchScheduleLag, type ScheduleLag } from './bench-schedule-lag.js';
 import { databaseProcess } from './db-process.js';
 import { benchCsvExport, CSV_ITEMS, printCsvExport } from './bench-csv.js';
+import { benchHold, printHold } from './bench-hold.js';
 
 const BULK_SIZE = 3000;
 /** (a): samples per round; each round's ratio is its median acceptance over its median insertMany. */
@@ -1182,6 +1184,14 @@ async function main(): Promise<void> {
       await new Promise((resolve) => server.close(resolve));
       return;
     }
+    if (process.env.BENCH_ONLY === 'hold') {
+      console.error(`(h) bulk by filter, then a hold, ${FILTER_COUNT} subscriptions each ...`);
+      const filterBulk = await benchFilter(db, service, baseUrl, apiKey, merchantId, Number.NaN);
+      const holdBulk = await benchHold(db, service, baseUrl, apiKey, merchantId, FILTER_COUNT, filterBulk.filterDrainPer1000Ms);
+      printHold(holdBulk, config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`);
+      await new Promise((resolve) => server.close(resolve));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'filter') {
       await benchOnlyFilter(
         db,
@@ -1218,6 +1228,8 @@ async function main(): Promise<void> {
     await clean(db);
     console.error(`(h) bulk by filter, ${FILTER_COUNT} subscriptions ...`);
     const filterBulk = await benchFilter(db, service, baseUrl, apiKey, merchantId, drain.drainMs);
+    console.error(`(h) a hold over ${FILTER_COUNT} subscriptions ...`);
+    const holdBulk = await benchHold(db, service, baseUrl, apiKey, merchantId, FILTER_COUNT, filterBulk.filterDrainPer1000Ms);
     const sizes = await benchSizes(scratch, config);
     console.error("(g) a merchant's lists beside other merchants' documents ...");
     const reads = await benchReads(scratch, config);
@@ -1269,6 +1281,7 @@ async function main(): Promise<void> {
       reads,
       metricsCost,
       filterBulk,
+      holdBulk,
       csvExport,
     };
     console.log(
@@ -1320,6 +1333,7 @@ async function main(): Promise<void> {
     printSizes(sizes, engineName);
     printReads(reads, engineName);
     printFilter(filterBulk, engineName);
+    printHold(holdBulk, engineName);
     printCsvExport(csvExport, engineName);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });
@@ -1540,11 +1554,11 @@ async function onlyEvents(): Promise<void> {
   }
 }
 
-// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `testmode` (c) with and without test data, `csv` (i) alone; unset, every axis.
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `hold` (h)'s filter request and a hold, `testmode` (c) with and without test data, `csv` (i) alone; unset, every axis.
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'drain', 'schedules', 'testmode', 'csv'].includes(only))
+if (only !== undefined && !['reads', 'sizes', 'c', 'events', 'filter', 'hold', 'drain', 'schedules', 'testmode', 'csv'].includes(only))
   throw new Error(
-    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, drain, schedules, testmode or csv (or unset for every axis)`,
+    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, hold, drain, schedules, testmode or csv (or unset for every axis)`,
   );
 await (only === 'reads'
   ? readsOnly()

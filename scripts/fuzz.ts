@@ -72,6 +72,7 @@ interface Fixtures {
   readonly SUBSVC_FUZZ_REQUEST_ID: string;
   readonly SUBSVC_FUZZ_DELETABLE_ID: string;
   readonly SUBSVC_FUZZ_KEY_ID: string;
+  readonly SUBSVC_FUZZ_HOLD_ID: string;
   readonly SUBSVC_FUZZ_LINK_ID: string;
 }
 
@@ -80,7 +81,10 @@ function ensureSchemathesis(): string {
   return join(dirname(cachedVenv('schemathesis', REQUIREMENTS, 'Schemathesis')), 'st');
 }
 
-/** Through the API, as a merchant would: a webhook endpoint, by pausing a subscription an event, and a bulk request (its completion is an event too). */
+/**
+ * Through the API, as a merchant would: a webhook endpoint, by pausing a subscription an event, a
+ * bulk request (its completion is an event too), and a hold (its release answers 202, then 409).
+ */
 async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: string): Promise<Fixtures> {
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const res = await fetch(`${baseUrl}${path}`, {
@@ -94,6 +98,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
   const endpoint = await call<{ id: string }>('POST', '/v2/webhook-endpoints', { url: receiverUrl, events: ['*'], description: 'fuzz' });
   await call('POST', `/v2/subscriptions/${EVENT_SUBSCRIPTION_ID}/pause`);
   const bulk = await call<{ requestId: string }>('POST', '/v2/subscriptions/bulk/pause', { subscriptions: [EVENT_SUBSCRIPTION_ID] });
+  const hold = await call<{ id: string }>('POST', '/v2/holds', { reason: 'fuzz' });
   // The event is written by the relay, after the pause has answered.
   let event: { id: string } | undefined;
   for (const deadline = Date.now() + 30_000; !event; await new Promise((resolve) => setTimeout(resolve, 100))) {
@@ -110,6 +115,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
     SUBSVC_FUZZ_REQUEST_ID: bulk.requestId,
     SUBSVC_FUZZ_DELETABLE_ID: DELETABLE_PLACEHOLDER,
     SUBSVC_FUZZ_KEY_ID: KEY_PLACEHOLDER,
+    SUBSVC_FUZZ_HOLD_ID: hold.id,
     SUBSVC_FUZZ_LINK_ID: LINK_PLACEHOLDER,
   };
 }

@@ -11,6 +11,7 @@ import {
   BulkRequestsApi,
   Configuration,
   EventsApi,
+  HoldsApi,
   ResponseError,
   SubscriptionsApi,
   TestHelpersApi,
@@ -53,6 +54,13 @@ interface Target {
   }>;
   /** A merchant of its own (on the service: a policy of the shared merchant would refuse the other scenarios' pauses) and one fulfilled subscription of it. */
   readonly policyHolder: () => Promise<{ readonly policies: PausePolicyApi; readonly api: SubscriptionsApi; readonly fulfilledId: string }>;
+  /** A merchant of its own (on the service: a hold covers every subscription of the merchant) with one fulfilled subscription. */
+  readonly holdHolder: () => Promise<{
+    readonly holds: HoldsApi;
+    readonly api: SubscriptionsApi;
+    readonly bulkRequests: BulkRequestsApi;
+    readonly fulfilledId: string;
+  }>;
   /** The merchant's test mode through its test key (docs/partners.md), and the test helpers with the live key (403). */
   readonly testMode: {
     readonly api: SubscriptionsApi;
@@ -172,6 +180,37 @@ function scenarios(name: string, target: () => Target) {
       const again = t.stateful ? undefined : preferringCodeAndExample(409, 'alreadyUndone');
       const { status: code, body } = await problemOf(t.bulkRequests.undoBulkRequest({ requestId }, again));
       expect([code, body.code]).toEqual([409, '0034']);
+    });
+
+    it('holds the store and releases it: 202 with the hold and its Location, the released hold, then 409 0035 for another release', async () => {
+      const t = target();
+      const { holds, api, bulkRequests, fulfilledId } = await t.holdHolder();
+      const placed = await holds.createHoldRaw({ holdRequest: { reason: 'Stock-out' } });
+      expect(placed.raw.status).toBe(202);
+      const hold = await placed.value();
+      expect(placed.raw.headers.get('location')).toBe(`/v2/holds/${hold.id}`);
+      expect(hold.status).toBe('active');
+      const completed = async (requestId: string) => {
+        let status = await bulkRequests.getBulkRequest({ requestId });
+        for (let polls = 0; status.state !== 'completed' && polls < 100; polls++) {
+          await new Promise((r) => setTimeout(r, 100));
+          status = await bulkRequests.getBulkRequest({ requestId });
+        }
+        return status;
+      };
+      if (t.stateful) {
+        expect(await completed(hold.requestId)).toMatchObject({ operation: 'PAUSE', holdId: hold.id });
+        expect(await api.getSubscription({ subscriptionId: fulfilledId })).toMatchObject({ status: 'paused', holdIds: [hold.id] });
+      }
+      const released = await holds.releaseHold({ holdId: hold.id }, t.prefer(202));
+      expect(released).toMatchObject({ id: hold.id, status: 'released' });
+      if (t.stateful) {
+        expect(await completed(released.releaseRequestId!)).toMatchObject({ operation: 'RESUME', holdId: hold.id });
+        expect((await api.getSubscription({ subscriptionId: fulfilledId })).status).toBe('fulfilled');
+      }
+      const again = t.stateful ? undefined : preferringCodeAndExample(409, 'released');
+      const { status: code, body } = await problemOf(holds.releaseHold({ holdId: hold.id }, again));
+      expect([code, body.code]).toEqual([409, '0035']);
     });
 
     it("reads a bulk request's events and one subscription's history, then the request's items as a CSV file", async () => {
@@ -625,6 +664,12 @@ scenarios('the Prism mock', () => ({
     api: client(mock.baseUrl, 'sk_any-key-the-mock-accepts'),
     fulfilledId: randomUUID(),
   }),
+  holdHolder: async () => ({
+    holds: new HoldsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
+    api: client(mock.baseUrl, 'sk_any-key-the-mock-accepts'),
+    bulkRequests: new BulkRequestsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
+    fulfilledId: randomUUID(),
+  }),
   testMode: {
     api: client(mock.baseUrl, 'sk_test_any-key-the-mock-accepts'),
     events: new EventsApi(configuration(mock.baseUrl, 'sk_test_any-key-the-mock-accepts')),
@@ -656,6 +701,15 @@ scenarios('the real service', () => ({
     return {
       policies: new PausePolicyApi(configuration(service.baseUrl, own.apiKey)),
       api: client(service.baseUrl, own.apiKey),
+      fulfilledId: (await service.seed(own.merchantId, 1, 'fulfilled'))[0]!,
+    };
+  },
+  holdHolder: async () => {
+    const own = await service.merchant();
+    return {
+      holds: new HoldsApi(configuration(service.baseUrl, own.apiKey)),
+      api: client(service.baseUrl, own.apiKey),
+      bulkRequests: new BulkRequestsApi(configuration(service.baseUrl, own.apiKey)),
       fulfilledId: (await service.seed(own.merchantId, 1, 'fulfilled'))[0]!,
     };
   },

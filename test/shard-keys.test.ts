@@ -27,6 +27,7 @@ const MERCHANT_OWNED = new Set([
   'idempotencyKeys',
   'webhookEndpoints',
   'webhookDeliveries',
+  'holds',
   'portalLinks',
 ]);
 
@@ -51,6 +52,11 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
     name: 'overdue deliveries (deliveries.repository overdue)',
     collection: 'webhookDeliveries',
     matches: (f) => keys(f).sort().join() === 'dueAt,status',
+  },
+  {
+    name: 'holds due for release (holds.repository due)',
+    collection: 'holds',
+    matches: (f) => keys(f).join() === 'releaseAt',
   },
   { name: 'retention (deleteExpired everywhere)', collection: '*', matches: (f) => keys(f).join() === 'expiresAt' },
 ];

@@ -27,6 +27,25 @@ interface World {
   readonly eventId: string;
   readonly endpointId: string;
   readonly keyId: string;
+  /** A hold placed and released: its subscriptions are as they were. */
+  readonly holdId: string;
+}
+
+const completed = (key: string, requestId: string) =>
+  waitFor(
+    () => api(key, 'GET', `/v2/bulk-requests/${requestId}`),
+    (res) => res.body.state === 'completed',
+    30_000,
+  );
+
+/** Places a hold with `key` and releases it, each applied: what it covered is as it was. */
+async function heldAndReleased(key: string): Promise<string> {
+  const hold = await api(key, 'POST', '/v2/holds');
+  expect(hold.status).toBe(202);
+  await completed(key, hold.body.requestId);
+  const release = await api(key, 'POST', `/v2/holds/${hold.body.id}/release`);
+  await completed(key, release.body.releaseRequestId);
+  return hold.body.id;
 }
 
 async function world(key: string, livemode: boolean, seed: (count: number) => Promise<string[]>): Promise<World> {
@@ -41,6 +60,7 @@ async function world(key: string, livemode: boolean, seed: (count: number) => Pr
   );
   const endpoint = await api(key, 'POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['*'] });
   const made = await api(key, 'POST', '/v2/api-keys');
+  const holdId = await heldAndReleased(key);
   return {
     key,
     livemode,
@@ -50,6 +70,7 @@ async function world(key: string, livemode: boolean, seed: (count: number) => Pr
     eventId: events[0]!.id,
     endpointId: endpoint.body.id,
     keyId: made.body.id,
+    holdId,
   };
 }
 
@@ -132,6 +153,14 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
     const range = { from: new Date(Date.now() - 60_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
     notFound('0023')(await api(by.key, 'POST', `/v2/webhook-endpoints/${other.endpointId}/replay`, range));
   },
+  createHold: async (by, other) => {
+    const holdId = await heldAndReleased(by.key);
+    expect(ids(await api(other.key, 'GET', '/v2/holds'))).not.toContain(holdId);
+    expect((await api(other.key, 'GET', `/v2/subscriptions/${other.fulfilled}`)).body).toMatchObject({ status: 'fulfilled' });
+  },
+  listHolds: async (by, other) => expect(ids(await api(by.key, 'GET', '/v2/holds'))).not.toContain(other.holdId),
+  getHold: async (by, other) => notFound('0026')(await api(by.key, 'GET', `/v2/holds/${other.holdId}`)),
+  releaseHold: async (by, other) => notFound('0026')(await api(by.key, 'POST', `/v2/holds/${other.holdId}/release`)),
   listApiKeys: async (by, other) => expect(ids(await api(by.key, 'GET', '/v2/api-keys'))).not.toContain(other.keyId),
   createApiKey: async (by, other) => {
     const made = await api(by.key, 'POST', '/v2/api-keys');

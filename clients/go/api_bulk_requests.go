@@ -705,7 +705,8 @@ accepted, or, changed after that, skipped when its command is applied (its item 
 with reason `changed_since`). The undo's events carry `cause.kind: "bulk"` with the new request's id.
 
 A request not completed yet answers 409 `0033`; one undone already (or being undone by
-another call at the same time) answers 409 `0034`. A request is undone at most once; an
+another call at the same time) answers 409 `0034`, and so does a hold's request (its pause or
+its release: release the hold instead; `detail` names it). A request is undone at most once; an
 undo is a bulk request like any, and may be undone in its turn.
 
 

@@ -57,6 +57,8 @@ type APIClient struct {
 
 	EventsAPI *EventsAPIService
 
+	HoldsAPI *HoldsAPIService
+
 	PausePolicyAPI *PausePolicyAPIService
 
 	SubscriptionsAPI *SubscriptionsAPIService
@@ -86,6 +88,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.BulkRequestsAPI = (*BulkRequestsAPIService)(&c.common)
 	c.CustomerPortalAPI = (*CustomerPortalAPIService)(&c.common)
 	c.EventsAPI = (*EventsAPIService)(&c.common)
+	c.HoldsAPI = (*HoldsAPIService)(&c.common)
 	c.PausePolicyAPI = (*PausePolicyAPIService)(&c.common)
 	c.SubscriptionsAPI = (*SubscriptionsAPIService)(&c.common)
 	c.TestHelpersAPI = (*TestHelpersAPIService)(&c.common)

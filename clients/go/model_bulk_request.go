@@ -33,6 +33,8 @@ type BulkRequest struct {
 	CompletedAt NullableString `json:"completedAt" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
 	// Present on an undo (`POST /v2/bulk-requests/{requestId}/undo`): the request it undoes.
 	Undoes *string `json:"undoes,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
+	// Present on a hold's request (its pause, or its release): the hold. Undone by releasing the hold.
+	HoldId *string `json:"holdId,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 	AdditionalProperties map[string]interface{}
@@ -267,6 +269,38 @@ func (o *BulkRequest) SetUndoes(v string) {
 	o.Undoes = &v
 }
 
+// GetHoldId returns the HoldId field value if set, zero value otherwise.
+func (o *BulkRequest) GetHoldId() string {
+	if o == nil || IsNil(o.HoldId) {
+		var ret string
+		return ret
+	}
+	return *o.HoldId
+}
+
+// GetHoldIdOk returns a tuple with the HoldId field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *BulkRequest) GetHoldIdOk() (*string, bool) {
+	if o == nil || IsNil(o.HoldId) {
+		return nil, false
+	}
+	return o.HoldId, true
+}
+
+// HasHoldId returns a boolean if a field has been set.
+func (o *BulkRequest) HasHoldId() bool {
+	if o != nil && !IsNil(o.HoldId) {
+		return true
+	}
+
+	return false
+}
+
+// SetHoldId gets a reference to the given string and assigns it to the HoldId field.
+func (o *BulkRequest) SetHoldId(v string) {
+	o.HoldId = &v
+}
+
 // GetLivemode returns the Livemode field value
 func (o *BulkRequest) GetLivemode() bool {
 	if o == nil {
@@ -310,6 +344,9 @@ func (o BulkRequest) ToMap() (map[string]interface{}, error) {
 	toSerialize["completedAt"] = o.CompletedAt.Get()
 	if !IsNil(o.Undoes) {
 		toSerialize["undoes"] = o.Undoes
+	}
+	if !IsNil(o.HoldId) {
+		toSerialize["holdId"] = o.HoldId
 	}
 	toSerialize["livemode"] = o.Livemode
 
@@ -370,6 +407,7 @@ func (o *BulkRequest) UnmarshalJSON(data []byte) (err error) {
 		delete(additionalProperties, "createdAt")
 		delete(additionalProperties, "completedAt")
 		delete(additionalProperties, "undoes")
+		delete(additionalProperties, "holdId")
 		delete(additionalProperties, "livemode")
 		o.AdditionalProperties = additionalProperties
 	}

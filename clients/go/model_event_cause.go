@@ -19,11 +19,13 @@ import (
 // checks if the EventCause type satisfies the MappedNullable interface at compile time
 var _ MappedNullable = &EventCause{}
 
-// EventCause What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
+// EventCause What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
 type EventCause struct {
 	Kind string `json:"kind"`
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
 	RequestId *string `json:"requestId,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
+	// The hold that made the change (`hold` only).
+	HoldId *string `json:"holdId,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	// The id of the API key that made the request (`api` and `bulk` only).
 	ApiKeyId *string `json:"apiKeyId,omitempty"`
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
@@ -106,6 +108,38 @@ func (o *EventCause) SetRequestId(v string) {
 	o.RequestId = &v
 }
 
+// GetHoldId returns the HoldId field value if set, zero value otherwise.
+func (o *EventCause) GetHoldId() string {
+	if o == nil || IsNil(o.HoldId) {
+		var ret string
+		return ret
+	}
+	return *o.HoldId
+}
+
+// GetHoldIdOk returns a tuple with the HoldId field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *EventCause) GetHoldIdOk() (*string, bool) {
+	if o == nil || IsNil(o.HoldId) {
+		return nil, false
+	}
+	return o.HoldId, true
+}
+
+// HasHoldId returns a boolean if a field has been set.
+func (o *EventCause) HasHoldId() bool {
+	if o != nil && !IsNil(o.HoldId) {
+		return true
+	}
+
+	return false
+}
+
+// SetHoldId gets a reference to the given string and assigns it to the HoldId field.
+func (o *EventCause) SetHoldId(v string) {
+	o.HoldId = &v
+}
+
 // GetApiKeyId returns the ApiKeyId field value if set, zero value otherwise.
 func (o *EventCause) GetApiKeyId() string {
 	if o == nil || IsNil(o.ApiKeyId) {
@@ -183,6 +217,9 @@ func (o EventCause) ToMap() (map[string]interface{}, error) {
 	toSerialize["kind"] = o.Kind
 	if !IsNil(o.RequestId) {
 		toSerialize["requestId"] = o.RequestId
+	}
+	if !IsNil(o.HoldId) {
+		toSerialize["holdId"] = o.HoldId
 	}
 	if !IsNil(o.ApiKeyId) {
 		toSerialize["apiKeyId"] = o.ApiKeyId

@@ -37,6 +37,8 @@ type Subscription struct {
 	Schedule *Schedule `json:"schedule,omitempty"`
 	// Why it is paused, as given with the pause; present only while `paused` with a reason.
 	PauseReason *string `json:"pauseReason,omitempty"`
+	// The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does.
+	HoldIds []string `json:"holdIds,omitempty"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 }
@@ -300,6 +302,38 @@ func (o *Subscription) SetPauseReason(v string) {
 	o.PauseReason = &v
 }
 
+// GetHoldIds returns the HoldIds field value if set, zero value otherwise.
+func (o *Subscription) GetHoldIds() []string {
+	if o == nil || IsNil(o.HoldIds) {
+		var ret []string
+		return ret
+	}
+	return o.HoldIds
+}
+
+// GetHoldIdsOk returns a tuple with the HoldIds field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *Subscription) GetHoldIdsOk() ([]string, bool) {
+	if o == nil || IsNil(o.HoldIds) {
+		return nil, false
+	}
+	return o.HoldIds, true
+}
+
+// HasHoldIds returns a boolean if a field has been set.
+func (o *Subscription) HasHoldIds() bool {
+	if o != nil && !IsNil(o.HoldIds) {
+		return true
+	}
+
+	return false
+}
+
+// SetHoldIds gets a reference to the given []string and assigns it to the HoldIds field.
+func (o *Subscription) SetHoldIds(v []string) {
+	o.HoldIds = v
+}
+
 // GetLivemode returns the Livemode field value
 func (o *Subscription) GetLivemode() bool {
 	if o == nil {
@@ -346,6 +380,9 @@ func (o Subscription) ToMap() (map[string]interface{}, error) {
 	}
 	if !IsNil(o.PauseReason) {
 		toSerialize["pauseReason"] = o.PauseReason
+	}
+	if !IsNil(o.HoldIds) {
+		toSerialize["holdIds"] = o.HoldIds
 	}
 	toSerialize["livemode"] = o.Livemode
 	return toSerialize, nil

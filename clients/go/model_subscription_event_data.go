@@ -19,7 +19,7 @@ import (
 // checks if the SubscriptionEventData type satisfies the MappedNullable interface at compile time
 var _ MappedNullable = &SubscriptionEventData{}
 
-// SubscriptionEventData The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled resume, under the pause policy's `resumeNoticeHours`) changes nothing: its `subscription` is as it stands, `previousStatus` its status, and `resumeAt` the resume it announces. 
+// SubscriptionEventData The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer; without `holdIds`, which a read shows: a hold's change names its hold in `cause`), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled resume, under the pause policy's `resumeNoticeHours`) changes nothing: its `subscription` is as it stands, `previousStatus` its status, and `resumeAt` the resume it announces. 
 type SubscriptionEventData struct {
 	Subscription Subscription `json:"subscription"`
 	PreviousStatus SubscriptionStatus `json:"previousStatus"`

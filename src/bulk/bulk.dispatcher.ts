@@ -52,7 +52,7 @@ export class BulkDispatcher {
   private async dispatchOnce(merchantId: string, requestId: string, accepted?: BulkRequest): Promise<void> {
     const request = accepted ?? (await this.repository.findUndispatched(merchantId, requestId));
     if (!request?.subscriptionIds) return;
-    const { operation, chunkCount, createdAt, schedule, apiKeyId, traceparent, unchangedSince } = request;
+    const { operation, chunkCount, createdAt, schedule, apiKeyId, holdId, traceparent, unchangedSince } = request;
     const ids = chunkIds(requestId, chunkCount);
     const chunks = chunked(request.subscriptionIds).map((subscriptionIds, i) => ({
       chunkId: ids[i]!,
@@ -65,6 +65,7 @@ export class BulkDispatcher {
       ...(schedule ? { schedule } : {}),
       ...(apiKeyId ? { apiKeyId } : {}),
       ...(unchangedSince ? { unchangedSince } : {}),
+      ...(holdId ? { holdId } : {}),
     }));
     await this.repository.insertChunks(chunks, createdAt);
     const jobs = chunks.map((c) => ({ chunkId: c.chunkId, commands: c.subscriptionIds.length }));

@@ -19,12 +19,7 @@ import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
 
 /** Chunk documents per insert: a 3000-id request's 30 in one. */
 const CHUNKS_AT_ONCE = 50;
-/**
- * Commands of the chunks inserted here that a worker of this process may take without reading
- * them (`remember`), about 4 MB of ids: a 3000-id request's many times over, and more than
- * `npm run load` leaves queued at its traffic's end (docs/performance.md#the-figures-behind-the-codes-choices;
- * oldest dropped first, and those are the ones taken first).
- */
+/** Commands of chunks inserted here that a worker here may take unread (`remember`), oldest dropped first: docs/performance.md#the-figures-behind-the-codes-choices. */
 const REMEMBERED_COMMANDS = 50_000;
 
 export interface Rejection {
@@ -54,6 +49,8 @@ export interface BulkRequest {
   readonly unchangedSince?: string;
   /** On a request undone: its undo's id, set once (`claimUndo`). */
   readonly undoneBy?: string;
+  /** On a hold's request (its pause or its release): the hold, which its changes name as their cause. */
+  readonly holdId?: string;
 }
 
 export interface ItemOutcome {
@@ -74,8 +71,9 @@ export interface BulkChunk {
   /** Set once, by the first run that finished the chunk. */
   readonly outcomes: readonly ItemOutcome[] | null;
   readonly schedule?: ScheduleRequest;
-  /** The request's API key id, for its events' cause; an undo's unchangedSince (BulkRequest), its commands' condition. */
+  /** Its request's: the API key id or the hold, its events' cause; an undo's unchangedSince, its commands' condition. */
   readonly apiKeyId?: string;
+  readonly holdId?: string;
   readonly unchangedSince?: string;
 }
 

@@ -24,6 +24,7 @@ import { metrics } from '../observability/metrics.js';
 import { currentTraceparent, inSpan, inTraceContext } from '../observability/tracing.js';
 import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
 import { KEPT_CHANGING, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import type { ChangeCause } from '../subscriptions/subscriptions.rules.js';
 import { CHUNK_SIZE, type ChunkJobData } from './bulk.chunks.js';
 import type { BulkQueue } from './bulk.queue.js';
 import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
@@ -60,12 +61,11 @@ export interface RunContext {
   readonly completion?: CompletionHook;
 }
 
-/** What a chunk's changes record as their cause: its request, and the API key that sent it. */
-const causeOf = (chunk: BulkChunk) => ({
-  kind: 'bulk' as const,
-  requestId: chunk.requestId,
-  ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}),
-});
+/** What a chunk's changes record as their cause: its request, and the API key that sent it, or the hold whose request it is. */
+const causeOf = (chunk: BulkChunk): ChangeCause =>
+  chunk.holdId
+    ? { kind: 'hold', holdId: chunk.holdId, requestId: chunk.requestId }
+    : { kind: 'bulk', requestId: chunk.requestId, ...(chunk.apiKeyId ? { apiKeyId: chunk.apiKeyId } : {}) };
 
 const commandsOf = (chunks: readonly BulkChunk[]) => chunks.reduce((n, c) => n + c.subscriptionIds.length, 0);
 

@@ -35,6 +35,9 @@ import type { BulkDispatcher } from './bulk.dispatcher.js';
 import type { BulkRepository, BulkRequest, Rejection } from './bulk.repository.js';
 import { DRY_RUN_SAMPLE, MAX_FILTER_MATCHES, type BulkSelection } from '../subscriptions/bulk.selection.js';
 
+/** The most ids a request by ids lists (docs/design.md §6). */
+const MAX_BULK_IDS = 3000;
+
 type BulkAcceptance = components['schemas']['BulkAcceptance'];
 type BulkDryRun = components['schemas']['BulkDryRun'];
 
@@ -53,6 +56,8 @@ export interface ChosenRequest {
   readonly undoes?: string;
   /** An undo's bound on modifiedAt (BulkRequest.unchangedSince). */
   readonly unchangedSince?: string;
+  /** The hold whose pause or release this is (src/holds/). */
+  readonly holdId?: string;
 }
 
 const traceOf = (traceparent: string | undefined) => (traceparent ? { traceparent } : {});
@@ -127,16 +132,17 @@ export class BulkService {
   }
 
   /**
-   * Stores a request whose ids the caller chose (an undo's: src/bulk/bulk.undo.ts) as `accept`
+   * Stores a request whose ids the caller chose (an undo's: src/bulk/bulk.undo.ts; a hold's: src/holds/) as `accept`
    * stores its own, dispatched the same way once its 202 is sent.
    */
   async acceptChosen(chosen: ChosenRequest): Promise<BulkRequest> {
-    return this.store(this.byIds.requests, chosen);
+    // More ids than a request by ids takes (a hold's, over a whole store) are stored as a filter's are, on the background client.
+    return this.store(chosen.accepted.length > MAX_BULK_IDS ? this.byFilter.requests : this.byIds.requests, chosen);
   }
 
   private async store(
     requests: BulkRepository,
-    { requestId, merchantId, operation, accepted, rejected, schedule, apiKeyId, undoes, unchangedSince }: ChosenRequest,
+    { requestId, merchantId, operation, accepted, rejected, schedule, apiKeyId, undoes, unchangedSince, holdId }: ChosenRequest,
   ): Promise<BulkRequest> {
     const createdAt = nowTimestamp();
     const request: BulkRequest = {
@@ -152,6 +158,7 @@ export class BulkService {
       ...(apiKeyId ? { apiKeyId } : {}),
       ...(undoes ? { undoes } : {}),
       ...(unchangedSince ? { unchangedSince } : {}),
+      ...(holdId ? { holdId } : {}),
       ...traceOf(currentTraceparent()),
       subscriptionIds: accepted,
     };

@@ -62,6 +62,7 @@ function view(request: BulkRequest, chunks: readonly BulkChunk[]): BulkRequestVi
   // The last outcome is when it completed, whether or not the worker that recorded it lived to say so.
   const completedAt = state === 'completed' ? (request.completedAt ?? lastAt ?? createdAt) : null;
   const undoes = request.undoes ? { undoes: request.undoes } : {};
+  const hold = request.holdId ? { holdId: request.holdId } : {};
   return {
     requestId,
     operation,
@@ -71,6 +72,7 @@ function view(request: BulkRequest, chunks: readonly BulkChunk[]): BulkRequestVi
     createdAt,
     completedAt,
     ...undoes,
+    ...hold,
     livemode: livemodeOf(request.merchantId),
   };
 }

@@ -42,6 +42,11 @@ export class BulkUndoService {
   async undo(merchantId: string, requestId: string, apiKeyId?: string): Promise<BulkUndoAcceptance> {
     const original = await this.requests.find(merchantId, requestId.toLowerCase());
     if (!original) throw new BulkRequestNotFoundError(requestId);
+    // A hold's pause and release are undone together, by releasing the hold: an undo of one alone would leave its holders wrong.
+    if (original.holdId)
+      throw new BulkRequestAlreadyUndoneError(
+        `Bulk request ${original.requestId} is hold ${original.holdId}'s; release the hold (POST /v2/holds/${original.holdId}/release) instead.`,
+      );
     if (original.undoneBy) throw this.alreadyUndone(original.requestId, original.undoneBy);
     const applied = await this.appliedItems(original);
     const states = await this.subscriptions.ownedStatuses(

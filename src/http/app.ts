@@ -6,6 +6,7 @@ import type { AuthService } from '../auth/auth.service.js';
 import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
+import type { holdHandlers } from '../holds/holds.handlers.js';
 import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
@@ -43,6 +44,8 @@ export interface AppDependencies {
   readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers>;
   /** The test helpers (src/test-mode/test-mode.handlers.ts). */
   readonly testHelpers: ReturnType<typeof testModeHandlers>;
+  /** Holds (src/holds/holds.handlers.ts). */
+  readonly holds: ReturnType<typeof holdHandlers>;
   /** Portal links through the API, and the customers' pages (src/portal/). */
   readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
@@ -76,6 +79,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     deps;
   const httpLog = log.child({ component: 'http' });
   const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
+  const { createHold, ...holdReads } = deps.holds;
+  const holdCommands = operationHandlers({ createHold });
   // Commands are made safe to retry; reads and bulk previews, which store nothing, are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
@@ -83,6 +88,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     bulkPauseSubscriptions: idempotent(idempotency, httpLog, commands.bulkPauseSubscriptions),
     bulkResumeSubscriptions: idempotent(idempotency, httpLog, commands.bulkResumeSubscriptions),
     putPausePolicy: idempotent(idempotency, httpLog, commands.putPausePolicy),
+    // A retried hold without its key would place a second one over the whole store.
+    createHold: idempotent(idempotency, httpLog, holdCommands.createHold),
     getPausePolicy: commands.getPausePolicy,
     ...operationHandlers({
       ...subscriptionReadHandlers(subscriptions),
@@ -92,6 +99,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...webhooks,
       ...apiKeyHandlers(apiKeys),
       ...deps.testHelpers,
+      ...holdReads,
       ...deps.portal.handlers,
     }),
   };

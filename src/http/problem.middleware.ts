@@ -16,6 +16,7 @@ import { BulkRequestAlreadyUndoneError, BulkRequestNotFinishedError, FilterTooBr
 import { BulkRequestNotFoundError } from '../bulk/bulk.status.js';
 import { DomainError, InvalidRequestError, Problems, ProblemError, problemBody, type ProblemBody, type ProblemKind } from '../errors.js';
 import { EventNotFoundError } from '../events/events.service.js';
+import { HoldNotFoundError, HoldReleasedError } from '../holds/holds.errors.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.js';
 import type { Logger } from '../logger.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
@@ -45,6 +46,8 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [FilterTooBroadError, Problems.filterTooBroad],
   [BulkRequestNotFinishedError, Problems.bulkRequestNotFinished],
   [BulkRequestAlreadyUndoneError, Problems.bulkRequestAlreadyUndone],
+  [HoldNotFoundError, Problems.holdNotFound],
+  [HoldReleasedError, Problems.holdReleased],
   [EventNotFoundError, Problems.eventNotFound],
   [WebhookEndpointNotFoundError, Problems.webhookEndpointNotFound],
   [WebhookUrlNotAllowedError, Problems.webhookUrlNotAllowed],

@@ -22,6 +22,7 @@ import { enableMetrics, type Metrics } from '../observability/metrics.js';
 import { DueStore } from '../subscriptions/due.store.js';
 import { OutboxStore } from '../subscriptions/outbox.store.js';
 import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
+import { holdHandlers } from '../holds/holds.handlers.js';
 import { timeOfMerchants, TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
 import { TriggersService } from '../test-mode/triggers.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
@@ -159,7 +160,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
   const endpoints = new EndpointsService(stores.endpoints, config.webhooksAllowPrivateUrls);
   /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
   const relayNow: RelayNow = (ids) => work.relay.relay(ids, DELIVERY_TIMEOUT_MS);
-  const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow);
+  const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow, work.holds);
   return () =>
     createApp({
       auth,
@@ -173,6 +174,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
         ...eventHandlers(new EventsService(stores.events), work.webhooks),
         ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, work.webhooks)),
       },
+      holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       testHelpers: testModeHandlers(
         testMode,
         new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow, {

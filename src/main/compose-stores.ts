@@ -9,6 +9,7 @@ import type { DbWorkarounds } from '../config.js';
 import type { Capabilities, Database } from '../db/mongo.js';
 import { describeWorkarounds, switchedOff, switchOff, workaroundsFor, type Workarounds } from '../db/workarounds.js';
 import { EventsRepository } from '../events/events.repository.js';
+import { HoldsRepository } from '../holds/holds.repository.js';
 import { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
@@ -72,6 +73,7 @@ export interface Stores extends SubscriptionStores {
   readonly deliveries: DeliveriesRepository;
   readonly pausePolicies: PausePolicyRepository;
   readonly testClocks: TestClocksRepository;
+  readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
 }
 
@@ -90,6 +92,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     deliveries: new DeliveriesRepository(db, statementsPerCommand, documentsPerDelete),
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
+    holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db),
   };
 }
@@ -103,6 +106,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.events.ensureIndexes(ttlIndexes),
     stores.endpoints.ensureIndexes(),
     stores.deliveries.ensureIndexes(ttlIndexes),
+    stores.holds.ensureIndexes(),
     stores.portalLinks.ensureIndexes(),
   ]);
 }

@@ -6,6 +6,8 @@
 import type { Db } from 'mongodb';
 import { BulkDispatcher } from '../bulk/bulk.dispatcher.js';
 import { BulkQueue } from '../bulk/bulk.queue.js';
+import { BulkService } from '../bulk/bulk.service.js';
+import { HoldsService } from '../holds/holds.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
 import type { Config } from '../config.js';
@@ -43,6 +45,8 @@ export interface BackgroundWork {
   readonly webhooks: WebhooksWorker;
   /** The sweep that deletes expired documents where the server has no TTL indexes; undefined where it has them. */
   readonly retention: RetentionSweeper | undefined;
+  /** Holds, placed and released by requests and released by the schedule workers at their resumeAt (src/holds/). */
+  readonly holds: HoldsService;
 }
 
 /** What the composition hands the background part: the requests' services it shares. */
@@ -67,8 +71,14 @@ class RelayPauses {
   readonly busy = (): boolean => this.sources.some((source) => source.busy);
 }
 
-function schedulesOn(subscriptions: SubscriptionsService, both: BothStores, config: WorkersConfig, log: Logger): ScheduleWorker {
-  const schedules = new ScheduleWorker(subscriptions, both.backgroundStores.clock, config.schedulePollMs, log);
+function schedulesOn(
+  subscriptions: SubscriptionsService,
+  holds: HoldsService,
+  both: BothStores,
+  config: WorkersConfig,
+  log: Logger,
+): ScheduleWorker {
+  const schedules = new ScheduleWorker(subscriptions, both.backgroundStores.clock, config.schedulePollMs, log, holds);
   // A pending time written by this process's requests or workers wakes its schedule worker for it.
   for (const pending of new Set([both.stores.pendingTimes, both.backgroundStores.pendingTimes]))
     pending.onPendingTimes((at) => schedules.wakeBy(at));
@@ -185,7 +195,8 @@ export function composeWorkers(
   const { mutex } = engine;
   const clock = clockOfMerchants(backgroundStores.testClocks);
   const workerSubscriptions = new SubscriptionsService(backgroundStores, mutex, requests.pausePolicies, clock);
-  const schedules = schedulesOn(workerSubscriptions, both, config, log);
+  const holds = holdsOn(backgroundStores, dispatcher, engine, log);
+  const schedules = schedulesOn(workerSubscriptions, holds, both, config, log);
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
   const pauses = new RelayPauses();
   const relay = relayOn(backgroundStores, webhooks, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
@@ -194,5 +205,12 @@ export function composeWorkers(
   pauses.add(schedules);
   const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;
   const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention }, concurrency);
-  return { workers, dispatcher, relay, webhooks, retention };
+  return { workers, dispatcher, relay, webhooks, retention, holds };
+}
+
+/** Holds over the background client's stores: a hold's cover and its requests read and write up to a whole store. */
+function holdsOn(stores: Stores, dispatcher: BulkDispatcher, engine: Engine, log: Logger): HoldsService {
+  const background = { subscriptions: stores.subscriptions, requests: stores.bulk };
+  const bulk = new BulkService(background, background, dispatcher, log);
+  return new HoldsService(stores.holds, stores.holders, bulk, (ids, task) => engine.mutex.runAll(ids, task));
 }

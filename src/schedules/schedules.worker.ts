@@ -52,6 +52,8 @@ export class ScheduleWorker {
     private readonly clock: ScheduleClock | undefined,
     private readonly pollMs: number,
     log: Logger,
+    /** Releases the live holds whose resumeAt has come, at every poll (src/holds/). */
+    private readonly holds?: { releaseDue(now: string): Promise<number> },
   ) {
     this.log = log.child({ component: 'schedules' });
   }
@@ -129,6 +131,9 @@ export class ScheduleWorker {
    * how many subscriptions it changed.
    */
   async poll(): Promise<number> {
+    // Holds are few, and their own index serves the read: every poll, whatever the schedule clock says.
+    const released = (await this.holds?.releaseDue(nowTimestamp())) ?? 0;
+    if (released > 0) this.log.info({ released }, 'holds released at their resumeAt');
     const clock = await this.clock?.read();
     const sweep = this.clock === undefined || Date.now() - this.lastFullSweep >= FULL_SWEEP_MS;
     if (!sweep && clock && (clock.at === undefined || clock.at > nowTimestamp())) return 0;

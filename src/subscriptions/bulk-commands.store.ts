@@ -24,6 +24,12 @@ import {
 } from './subscription.document.js';
 import type { Change, ChangeCause, CommandPlan, SubscriptionStatus } from './subscriptions.rules.js';
 
+/** A no-op's mark, and the holder fields the plan gives back to those already in its target status (CommandPlan.alreadyUnset). */
+function noopUpdate(plan: CommandPlan, push: UpdateFilter<SubscriptionDocument>['$push']): UpdateFilter<SubscriptionDocument> {
+  if (plan.alreadyUnset.length === 0) return { $push: push };
+  return { $push: push, $unset: Object.fromEntries(plan.alreadyUnset.map((f) => [f, ''])) };
+}
+
 /** One of the bulk commands applyTogether applies: its request, the cause its events carry, the subscriptions it names among those applied together. */
 export interface TogetherCommand {
   readonly requestId: string;
@@ -126,7 +132,10 @@ export class BulkCommandsStore {
       const result =
         applied === ids.length
           ? { allApplied: true, allNoop: false }
-          : { allApplied: false, ...(await this.settleMixed(merchantId, ids, plan, requestId, applyingFrom, mark('noop'))) };
+          : {
+              allApplied: false,
+              ...(await this.settleMixed(merchantId, ids, plan, requestId, applyingFrom, noopUpdate(plan, mark('noop')))),
+            };
       if (livemodeOf(merchantId)) await this.options.pendingTimes?.note([plan.whenFrom.set.nextScheduledAt]);
       return result;
     }
@@ -137,7 +146,7 @@ export class BulkCommandsStore {
     if (!allApplied) {
       // Already in the target status: marked noop; a schedule given still replaces theirs, with its events.
       if (plan.whenAlready) noop = await writing(plan.already, plan.whenAlready, 'noop', ids.length - applied);
-      else noop = (await this.collection.updateMany({ ...notReached, status: plan.already }, { $push: mark('noop') })).modifiedCount;
+      else noop = (await this.collection.updateMany({ ...notReached, status: plan.already }, noopUpdate(plan, mark('noop')))).modifiedCount;
     }
     if (livemodeOf(merchantId))
       await this.options.pendingTimes?.note([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);
@@ -162,7 +171,7 @@ export class BulkCommandsStore {
     plan: CommandPlan,
     requestId: string,
     applyingFrom: (before: ShownSchedule, filter: Filter<SubscriptionDocument>) => AnyBulkWriteOperation<SubscriptionDocument>,
-    markNoop: UpdateFilter<SubscriptionDocument>['$push'],
+    markNoop: UpdateFilter<SubscriptionDocument>,
   ): Promise<{ allNoop: boolean; states?: Map<string, CommandState> }> {
     const docs = await this.collection
       .find({ _id: { $in: [...ids] }, merchantId }, { projection: { status: 1, bulkCommands: 1, modifiedAt: 1, ...SHOWN_PROJECTION } })
@@ -191,7 +200,7 @@ export class BulkCommandsStore {
       ...(noops.length > 0
         ? [
             {
-              updateMany: { filter: { ...notReached, _id: { $in: noops }, status: plan.already }, update: { $push: markNoop } },
+              updateMany: { filter: { ...notReached, _id: { $in: noops }, status: plan.already }, update: markNoop },
             } as AnyBulkWriteOperation<SubscriptionDocument>,
           ]
         : []),
@@ -278,7 +287,7 @@ export class BulkCommandsStore {
           status,
           bulkCommands: { $nin: pushed.flatMap((i) => commandMarks(commands[i]!.requestId)) },
         };
-        if (applied < 0) return { updateMany: { filter, update: { $push: mark } } };
+        if (applied < 0) return { updateMany: { filter, update: noopUpdate(plan, mark) } };
         // Its events are the request's whose command made the change, in that request's trace (outbox.ts).
         return {
           updateMany: {

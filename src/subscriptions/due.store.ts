@@ -38,6 +38,7 @@ const DUE_PROJECTION = {
   pauseReason: 1,
   noticeAt: 1,
   modifiedAt: 1,
+  holdIds: 1,
   ...HISTORY_PROJECTION,
 } as const;
 
@@ -53,6 +54,7 @@ function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscript
     nextScheduledAt: pendingAt,
     noticeAt: d.noticeAt ?? null,
     modifiedAt: d.modifiedAt,
+    held: d.holdIds !== undefined && d.holdIds.length > 0,
     recentPauses: d.recentPauses ?? [],
     ...(d.lastResumedAt !== undefined ? { lastResumedAt: d.lastResumedAt } : {}),
   };
@@ -74,6 +76,8 @@ export interface DueState extends RuleState {
   readonly noticeAt: string | null;
   /** What a notice's event shows: a notice changes no modifiedAt (notice.rules.ts). */
   readonly modifiedAt: string;
+  /** Whether an active hold covers it: its own scheduled resume then ends its own pause only. */
+  readonly held: boolean;
 }
 
 export interface DueSubscription extends DueState, PauseHistory {
@@ -191,6 +195,8 @@ export class DueStore {
         ...(notice ? { modifiedAt: state.modifiedAt } : {}),
         ...whereScheduleIs(state),
         ...whereKeptFieldsAre(ruling.change!, shown(state)),
+        // Held or not as read: a hold placed or released meanwhile makes the group's ruling an old one.
+        'holdIds.0': { $exists: state.held },
       };
       return { updateMany: { filter, update: inModeOf(merchantId, write) } };
     });

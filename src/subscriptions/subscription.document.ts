@@ -55,6 +55,10 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   outbox?: OutboxEntry[];
   /** A test mode's pending time, in place of `nextScheduledAt` (dueFieldOf). */
   testScheduledAt?: string;
+  /** The active holds that cover it (holders.store.ts); may be left empty. */
+  holdIds?: string[];
+  /** false while paused by its holds alone; absent, a paused subscription holds its own pause (subscriptions.rules.ts, HolderField). */
+  ownPause?: false;
 }
 
 /**
@@ -131,6 +135,12 @@ export function toSubscription(doc: SubscriptionDocument, snapshot: Subscription
     modifiedAt,
     ...schedule,
   };
+}
+
+/** A stored subscription as a read shows it: toSubscription, with the holds that cover it while one does. */
+export function toHeldSubscription(doc: SubscriptionDocument): Subscription {
+  const held = doc.holdIds !== undefined && doc.holdIds.length > 0;
+  return { ...toSubscription(doc), ...(held ? { holdIds: doc.holdIds } : {}) };
 }
 
 /** A subscription's waiting events as the stores hand them over: `entries`, where given, in place of its whole outbox. */

@@ -1,11 +1,12 @@
 /**
- * The four stores of the `subscriptions` collection, each for one thing it holds (docs/design.md,
+ * The stores of the `subscriptions` collection, each for one thing it holds (docs/design.md,
  * module map), made together because they share how the server is written to and who is told of
  * the pending times they write.
  */
 import type { Db } from 'mongodb';
 import { BulkCommandsStore } from './bulk-commands.store.js';
 import { DueStore } from './due.store.js';
+import { HoldersStore } from './holders.store.js';
 import { OutboxStore } from './outbox.store.js';
 import { PendingTimes } from './pending-times.js';
 import type { ScheduleClock } from './schedule.clock.js';
@@ -20,6 +21,8 @@ export interface SubscriptionStores {
   readonly due: DueStore;
   /** Events waiting in the subscriptions' outboxes. */
   readonly outbox: OutboxStore;
+  /** The subscriptions' holders: holds placed and released, and an explicit pause of a held one. */
+  readonly holders: HoldersStore;
   /** Told of every pending time the stores write: this process's schedule worker listens here. */
   readonly pendingTimes: PendingTimes;
 }
@@ -45,6 +48,7 @@ export function subscriptionStoresOn(db: Db, options: SubscriptionStoresOptions 
     bulkCommands: new BulkCommandsStore(db, writes),
     due: new DueStore(db, writes),
     outbox: new OutboxStore(db),
+    holders: new HoldersStore(db, writes),
     pendingTimes,
   };
 }

@@ -41,6 +41,11 @@ export function pausedView(s: Subscription): PausedSubscription {
   return { id, merchantId, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s), livemode: livemodeOf(merchantId) };
 }
 
+/** A subscription as a read shows it: as the pause answer, with the holds that cover it (issue 46 §1), while one does. */
+function subscriptionView(s: Subscription): components['schemas']['Subscription'] {
+  return { ...pausedView(s), ...(s.holdIds ? { holdIds: [...s.holdIds] } : {}) };
+}
+
 function resumedView(s: Subscription): ResumedSubscription {
   const { id, planId, status, cycle, createdAt, modifiedAt } = s;
   return { id, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s), livemode: livemodeOf(s.merchantId) };
@@ -121,11 +126,11 @@ export function subscriptionReadHandlers(
     }),
     getSubscription: async ({ merchant, params }) => ({
       status: 200,
-      body: pausedView(await subscriptions.get(merchant.id, params.subscriptionId)),
+      body: subscriptionView(await subscriptions.get(merchant.id, params.subscriptionId)),
     }),
     listSubscriptions: async ({ merchant, query }) => {
       const page = await subscriptions.list(merchant.id, query.status, pageRequestOf(query));
-      return { status: 200, body: { ...page, data: page.data.map(pausedView) } };
+      return { status: 200, body: { ...page, data: page.data.map(subscriptionView) } };
     },
   };
 }

@@ -14,6 +14,12 @@
  * | FIRE          | a due pauseAt: applied (paused: noop); a due resumeAt: applied (fulfilled:  | cancelled; its dead |
  * |               | noop); nothing due: corrected (nextScheduledAt only)                         | schedule is removed |
  *
+ * Holders (issue 46 §1, HolderField): a paused subscription is paused while it has a holder, its
+ * own pause or an active hold. RESUME clears every holder; PAUSE makes the pause its own (a bulk
+ * pause of one paused already too: CommandPlan.alreadyUnset); a due resumeAt of a held one ends
+ * its own pause only (FIRE: still paused, `ownPause: false`). A hold's pause and release are
+ * decided by the holders store (holders.store.ts, planHoldPause).
+ *
  * The events of a change (`events`, in this order; docs/design.md §7a): its change of status
  * (`subscription.paused`/`resumed`), then, for a command of a request (PAUSE, RESUME,
  * DROP_SCHEDULE; never FIRE, whose time fell due rather than being dropped, nor on a cancelled
@@ -44,18 +50,22 @@ export interface Subscription {
   readonly schedule?: components['schemas']['Schedule'];
   /** Present only while paused with a reason. */
   readonly pauseReason?: string;
+  /** The active holds that cover it (src/holds/); present only while one does. */
+  readonly holdIds?: readonly string[];
 }
 
 /**
  * What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for
- * `bulk`; `apiKeyId`: the id of the API key that made the request (`api`, `bulk`), never the key;
- * `portalLinkId`: the link whose page the customer used (`portal`, src/portal/).
+ * `bulk` and `hold`; `apiKeyId`: the id of the API key that made the request (`api`, `bulk`),
+ * never the key; `portalLinkId`: the link whose page the customer used (`portal`, src/portal/);
+ * `holdId`: the hold placed or released (`hold`).
  */
 export interface ChangeCause {
-  readonly kind: 'api' | 'bulk' | 'schedule' | 'portal';
+  readonly kind: 'api' | 'bulk' | 'schedule' | 'portal' | 'hold';
   readonly requestId?: string;
   readonly apiKeyId?: string;
   readonly portalLinkId?: string;
+  readonly holdId?: string;
 }
 
 /** The cause of a change made by a single request of this principal. */
@@ -85,11 +95,18 @@ export interface StoredSchedule {
 }
 export type ScheduleField = keyof StoredSchedule;
 
-/** A write to one subscription: its status afterwards, the schedule fields set and removed. */
+/**
+ * A paused subscription's holders (issue 46 §1): its own pause and each active hold that covers it;
+ * it stays paused while it has one. Stored as `holdIds` (the holds) and `ownPause: false` when its
+ * own pause is gone: absent, a paused subscription holds its own pause, as every one did before holds.
+ */
+export type HolderField = 'ownPause' | 'holdIds';
+
+/** A write to one subscription: its status afterwards, the fields set and removed. */
 export interface Change {
   readonly status: SubscriptionStatus;
-  readonly set: Partial<StoredSchedule>;
-  readonly unset: readonly ScheduleField[];
+  readonly set: Partial<StoredSchedule> & { readonly ownPause?: false };
+  readonly unset: readonly (ScheduleField | HolderField)[];
 }
 
 /**
@@ -102,13 +119,14 @@ export type Command =
   | { readonly kind: 'DROP_SCHEDULE' }
   | { readonly kind: 'FIRE'; readonly now: string; readonly policy?: PausePolicy; readonly history?: PauseHistory };
 
-/** What the rules read of a subscription. */
+/** What the rules read of a subscription; `held`: an active hold covers it (absent: none). */
 export interface RuleState {
   readonly status: string;
   readonly pauseAt: string | null;
   readonly resumeAt: string | null;
   /** The pending notice's time (notice.rules.ts); read by FIRE only. */
   readonly noticeAt?: string | null;
+  readonly held?: boolean;
 }
 
 /**
@@ -166,6 +184,7 @@ export function requestEvents(
 }
 
 const STATUSES: readonly string[] = ['fulfilled', 'paused', 'cancelled'];
+const HOLDERS: readonly HolderField[] = ['ownPause', 'holdIds'];
 
 /** A change that leaves exactly these schedule fields, removing the others. */
 function leaving(status: SubscriptionStatus, set: Partial<StoredSchedule>): Change {
@@ -189,14 +208,19 @@ function ruling(status: SubscriptionStatus, outcome: Outcome, change: Change | u
 function pauseOrResume(status: SubscriptionStatus, operation: Operation, schedule: ScheduleRequest | undefined): Ruling {
   const { from, to } = TRANSITIONS[operation];
   if (status === 'cancelled') return ruling(status, 'cancelled', undefined);
+  // An explicit resume clears every holder: the merchant's word wins, and the subscription leaves its holds.
   if (operation === 'RESUME')
     return status === from
-      ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason', 'noticeAt', 'noticeFor'] })
+      ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason', 'noticeAt', 'noticeFor', ...HOLDERS] })
       : ruling(status, 'noop', undefined);
+  // An explicit pause is the subscription's own holder (ownPause absent), whatever holds it too.
   if (!schedule)
-    return status === from ? ruling(status, 'applied', { status: to, set: {}, unset: ['pauseAt'] }) : ruling(status, 'noop', undefined);
+    return status === from
+      ? ruling(status, 'applied', { status: to, set: {}, unset: ['pauseAt', 'ownPause'] })
+      : ruling(status, 'noop', undefined);
   const { pauseAt, resumeAt, reason } = schedule;
-  const pausedUntil = leaving('paused', { resumeAt, pauseReason: reason, nextScheduledAt: resumeAt });
+  const until = leaving('paused', { resumeAt, pauseReason: reason, nextScheduledAt: resumeAt });
+  const pausedUntil = { ...until, unset: [...until.unset, 'ownPause' as const] };
   if (status === to) return ruling(status, 'noop', pausedUntil);
   return ruling(
     status,
@@ -243,7 +267,7 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
     const kept = until === pending.resumeAt;
     const change = leaving('paused', { resumeAt: until, nextScheduledAt: kept ? earliestOf(state.noticeAt, until) : until });
     // pauseReason is kept: it shows once paused; so is the notice of a resumeAt kept.
-    const keeps = (f: ScheduleField) => f !== 'pauseReason' && (!kept || (f !== 'noticeAt' && f !== 'noticeFor'));
+    const keeps = (f: ScheduleField | HolderField) => f !== 'pauseReason' && (!kept || (f !== 'noticeAt' && f !== 'noticeFor'));
     const held = { ...change, unset: change.unset.filter(keeps) };
     const given = kept ? held : withNotice(held, noticeTerms(command));
     const fired = { ...ruling(status, status === 'paused' ? 'noop' : 'applied', given), due: 'pause' as const };
@@ -253,6 +277,10 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
   }
   const { noticeAt = null } = state;
   if (noticeAt !== null && noticeAt <= now && resumeAt !== null) return notice(status, resumeAt, pauseAt);
+  if (resumeAt !== null && resumeAt <= now && status === 'paused' && state.held) {
+    // Its own scheduled resume under a hold ends its own pause only: it stays paused until the hold is released.
+    return { ...ruling(status, 'applied', { ...leaving(status, {}), set: { ownPause: false } }), due: 'resume' };
+  }
   if (resumeAt !== null && resumeAt <= now) {
     return {
       ...ruling(
@@ -318,6 +346,8 @@ export interface CommandPlan {
   readonly whenAlready: Change | undefined;
   /** An undo's (docs/design.md §6): a subscription modified after it is neither changed nor marked, but skipped (`changed_since`). */
   readonly unchangedSince?: string;
+  /** What the marks of those already in the target status also remove: an explicit pause of a held one gives it its own pause back. */
+  readonly alreadyUnset: readonly HolderField[];
 }
 
 /**
@@ -333,7 +363,19 @@ export function planCommand(
   const { from, to } = TRANSITIONS[operation];
   const unscheduled = { pauseAt: null, resumeAt: null };
   const whenFrom = decide({ status: from, ...unscheduled }, commandOf(operation, schedule, notice)).change!;
-  return { from, already: to, whenFrom, whenAlready: decide({ status: to, ...unscheduled }, commandOf(operation, asSent, notice)).change };
+  const whenAlready = decide({ status: to, ...unscheduled }, commandOf(operation, asSent, notice)).change;
+  return { from, already: to, whenFrom, whenAlready, alreadyUnset: operation === 'PAUSE' ? ['ownPause'] : [] };
+}
+
+/**
+ * A hold's pause of the subscriptions it covers (src/holds/): a `fulfilled` one is paused with the
+ * hold as its only holder (`ownPause: false`); one paused already keeps its own pause, and is
+ * held too (its `holdIds` were set when the hold was placed). No schedule, no pause policy: the
+ * hold is the merchant's, not the subscription's.
+ */
+export function planHoldPause(): CommandPlan {
+  const plan = planCommand('PAUSE', undefined, undefined);
+  return { ...plan, whenFrom: { ...plan.whenFrom, set: { ownPause: false }, unset: ['pauseAt'] }, alreadyUnset: [] };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

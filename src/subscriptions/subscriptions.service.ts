@@ -11,6 +11,7 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
+import { HoldCommands } from './hold-commands.js';
 import { byMerchantOf } from '../lib/by-merchant.js';
 import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
 import type { TogetherCommand } from './bulk-commands.store.js';
@@ -73,9 +74,11 @@ export interface Firings {
 export class SubscriptionsService {
   /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
   readonly changes = new ChangeNotifier<PendingEvents>();
+  /** A hold's bulk commands, decided by each subscription's holders (src/holds/). */
+  private readonly holdCommands: HoldCommands;
 
   constructor(
-    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'bulkCommands' | 'due'>,
+    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'bulkCommands' | 'due' | 'holders'>,
     /**
      * Shared by every service instance of a process that changes subscriptions (requests and
      * workers): a KeyedMutex where the server's conditional update is not atomic, else UNQUEUED
@@ -90,7 +93,10 @@ export class SubscriptionsService {
      * request or command (in test mode it reads the test clock's store).
      */
     private readonly clockOf: ClockOf = realClock,
-  ) {}
+  ) {
+    const timeOf = async (merchantId: string) => (await clockOf(merchantId)).timestamp();
+    this.holdCommands = new HoldCommands(stores.holders, mutex, timeOf, this.changes, { outcome: 'failed', reason: KEPT_CHANGING });
+  }
 
   /** The merchant's clock for one request: a request's schedule is checked against it, and handed back to `apply`. */
   async clock(merchantId: string): Promise<Clock> {
@@ -180,6 +186,9 @@ export class SubscriptionsService {
       const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent, notice));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
       if (outcome !== 'noop') return undefined;
+      // A held subscription paused explicitly holds its own pause again: it stays paused after its holds' release.
+      if (!change && operation === 'PAUSE' && current.holdIds)
+        return (await this.stores.holders.claimOwnPause(merchantId, id)) ? current : undefined;
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
       const rescheduled = await this.stores.subscriptions.change(
@@ -271,6 +280,8 @@ export class SubscriptionsService {
   ): Promise<Map<string, CommandOutcome>> {
     const open = ids.filter((id) => !settled.has(id));
     if (open.length === 0) return new Map(settled);
+    if (cause.kind === 'hold')
+      return new Map([...settled, ...(await this.holdCommands.apply(merchantId, open, operation, requestId, cause))]);
     const { plan, now } = await this.planOf(merchantId, operation, schedule, unchangedSince);
     const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(merchantId, open, operation, plan, requestId, cause, now));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
@@ -315,6 +326,8 @@ export class SubscriptionsService {
     commands: readonly (TogetherCommand & { readonly alone: boolean })[],
   ): Promise<Map<string, CommandOutcome>[]> {
     const outcomes = commands.map(() => new Map<string, CommandOutcome>());
+    // A hold's commands are decided by each subscription's holders, not by its status alone: the usual way.
+    if (commands.some((c) => c.cause.kind === 'hold')) return outcomes;
     // A subscription also named by a command alone keeps its commands' order by going the usual way.
     const times = new Map<string, number>();
     for (const c of commands) for (const id of new Set(c.ids)) times.set(id, c.alone ? Number.NaN : (times.get(id) ?? 0) + 1);

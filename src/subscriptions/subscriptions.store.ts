@@ -20,7 +20,7 @@ import {
   recordingPause,
   requestEntries,
   subscriptionsIn,
-  toSubscription,
+  toHeldSubscription,
   updateFor,
   whereEventFieldsAre,
   whereScheduleIs,
@@ -130,11 +130,13 @@ export class SubscriptionsStore {
     // on createdAt; with _id last, the ids and statuses it reads come from the index alone.
     await this.collection.createIndex({ merchantId: 1, status: 1, planId: 1, createdAt: 1, _id: 1 }, { name: 'merchant_filter' });
     await this.collection.createIndex({ 'outbox.key': 1 }, { name: 'subscription_outbox', sparse: true });
+    // What a hold covers: its release reads them by merchant and hold (holders.store.ts).
+    await this.collection.createIndex({ merchantId: 1, holdIds: 1 }, { name: 'merchant_hold_covers' });
   }
 
   async find(merchantId: string, id: string): Promise<Subscription | undefined> {
     const doc = await this.collection.findOne({ _id: id, merchantId }, { projection: VIEW_PROJECTION });
-    return doc ? toSubscription(doc) : undefined;
+    return doc ? toHeldSubscription(doc) : undefined;
   }
 
   /**
@@ -190,7 +192,7 @@ export class SubscriptionsStore {
     // The whole subscription, not only its pinned fields: if it is not as expected, it is what the caller reads next.
     const doc = await this.collection.findOne({ _id: id, merchantId }, { projection: VIEW_PROJECTION });
     if (!doc) return { current: null };
-    if (!isAsExpected(doc, expected)) return { current: toSubscription(doc) };
+    if (!isAsExpected(doc, expected)) return { current: toHeldSubscription(doc) };
     const again = await recording(doc);
     return again ? { changed: again } : { current: undefined };
   }
@@ -237,7 +239,7 @@ export class SubscriptionsStore {
       .limit(limit + 1)
       .toArray();
     return pageOf(
-      docs.map((d) => toSubscription(d)),
+      docs.map((d) => toHeldSubscription(d)),
       limit,
       (s) => s.id,
     );
@@ -287,7 +289,7 @@ export class SubscriptionsStore {
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {
     if (subscriptions.length === 0) return;
     await this.collection.insertMany(
-      subscriptions.map(({ id, ...rest }) => ({ _id: id, ...rest })),
+      subscriptions.map(({ id, holdIds, ...rest }) => ({ _id: id, ...rest, ...(holdIds ? { holdIds: [...holdIds] } : {}) })),
       { ordered: false },
     );
   }

@@ -15,6 +15,7 @@ import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js'
 import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import type { ClockOf, SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
 import type { TestClocksRepository } from './test-clocks.repository.js';
+import type { HoldsService } from '../holds/holds.service.js';
 
 /** How far one advance may move the clock. */
 const MAX_ADVANCE_YEARS = 2;
@@ -95,6 +96,8 @@ export class TestModeService {
     private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'due'>,
     private readonly seeder: SubscriptionSeeder,
     private readonly relayNow: RelayNow,
+    /** Releases the test mode's holds whose resumeAt an advance reaches (src/holds/). */
+    private readonly holds?: Pick<HoldsService, 'releaseDueOf'>,
   ) {
     this.timeOf = timeOfMerchants(clocks);
   }
@@ -138,7 +141,10 @@ export class TestModeService {
       return read !== undefined && read >= to ? false : undefined;
     });
     if (!moved) throw clockMoved(read, to);
-    return { now: to, appliedCount: await this.applyDue(merchantId, to) };
+    const appliedCount = await this.applyDue(merchantId, to);
+    // After its own schedules: a hold released at its resumeAt resumes what it alone keeps paused, through the bulk workers.
+    await this.holds?.releaseDueOf(merchantId, to);
+    return { now: to, appliedCount };
   }
 
   /** Applies the test mode's schedules due by `to` in time order, then records their events and sends their webhooks: how many changed. */

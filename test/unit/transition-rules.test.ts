@@ -8,6 +8,7 @@ import { CorruptSubscriptionError } from '../../src/subscriptions/subscriptions.
 import {
   decide,
   planCommand,
+  planHoldPause,
   type Command,
   type Outcome,
   type RuledEvent,
@@ -236,5 +237,78 @@ describe('planCommand: a pause or resume as one conditional write per status, fo
     expect(plan.whenFrom).toEqual(decide({ status: plan.from, pauseAt: null, resumeAt: null }, command).change);
     expect(plan.whenAlready).toEqual(decide({ status: plan.already, pauseAt: null, resumeAt: null }, command).change);
     expect([plan.from, plan.already]).toEqual(operation === 'PAUSE' ? ['fulfilled', 'paused'] : ['paused', 'fulfilled']);
+  });
+});
+
+describe("a subscription's holders (issue 46 §1): paused while it has one, its own pause or a hold", () => {
+  const H = 'hold-1';
+  /** A document with its holders: ownPause false while paused by its holds alone; absent, it holds its own pause. */
+  type Held = Doc & { readonly ownPause?: false; readonly holdIds?: readonly string[] };
+  const heldOnly: Held = { status: 'paused', ownPause: false, holdIds: [H] };
+  const heldAndOwn: Held = { status: 'paused', holdIds: [H] };
+  const withHolders = (held: Held, command: Command) => {
+    const ruling = decide(
+      { status: held.status, pauseAt: held.pauseAt ?? null, resumeAt: held.resumeAt ?? null, held: (held.holdIds ?? []).length > 0 },
+      command,
+    );
+    const written: Record<string, unknown> = { ...held };
+    if (ruling.change) {
+      written.status = ruling.change.status;
+      Object.assign(written, ruling.change.set);
+      for (const field of ruling.change.unset) delete written[field];
+    }
+    return { outcome: ruling.outcome, doc: written, events: ruling.events };
+  };
+
+  // [what it is, the document before, the command, outcome, the document afterwards]
+  const table: [string, Held, CommandName, Outcome, Held][] = [
+    ['an explicit resume of one paused by a hold alone clears every holder', heldOnly, 'resume', 'applied', { status: 'fulfilled' }],
+    ['an explicit resume of one paused on its own and held clears every holder', heldAndOwn, 'resume', 'applied', { status: 'fulfilled' }],
+    [
+      'an explicit pause with a resumeAt of one paused by a hold alone makes the pause its own again',
+      heldOnly,
+      'pauseUntil',
+      'noop',
+      { status: 'paused', holdIds: [H], resumeAt: LATEST, nextScheduledAt: LATEST },
+    ],
+    [
+      'its own scheduled resume falling due under a hold ends its own pause only: it stays paused',
+      { ...heldAndOwn, ...SCHEDULES.resumeDue },
+      'fire',
+      'applied',
+      { status: 'paused', ownPause: false, holdIds: [H] },
+    ],
+    [
+      'its own scheduled resume not yet due under a hold is only corrected',
+      { ...heldAndOwn, ...SCHEDULES.resumePending },
+      'fire',
+      'corrected',
+      { ...heldAndOwn, ...SCHEDULES.resumePending },
+    ],
+    [
+      'an explicit pause of one covered, not yet paused by the hold, is its own',
+      { status: 'fulfilled', holdIds: [H] },
+      'pause',
+      'applied',
+      { status: 'paused', holdIds: [H] },
+    ],
+  ];
+
+  it.each(table)('%s', (_name, before, command, outcome, expected) => {
+    const result = withHolders(before, COMMANDS[command]);
+    expect(result.outcome).toBe(outcome);
+    expect(result.doc).toEqual(expected);
+  });
+
+  it('its own scheduled resume under a hold records no event: its status does not change', () => {
+    expect(withHolders({ ...heldAndOwn, ...SCHEDULES.resumeDue }, COMMANDS.fire).events).toEqual([]);
+  });
+
+  it("a bulk pause gives those already paused their own pause back; a resume and a hold's pause do not", () => {
+    expect(planCommand('PAUSE', undefined, undefined).alreadyUnset).toEqual(['ownPause']);
+    expect(planCommand('RESUME', undefined, undefined).alreadyUnset).toEqual([]);
+    const hold = planHoldPause();
+    expect([hold.from, hold.already, hold.alreadyUnset]).toEqual(['fulfilled', 'paused', []]);
+    expect(hold.whenFrom).toEqual({ status: 'paused', set: { ownPause: false }, unset: ['pauseAt'] });
   });
 });

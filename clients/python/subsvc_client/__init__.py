@@ -22,6 +22,7 @@ __all__ = [
     "BulkRequestsApi",
     "CustomerPortalApi",
     "EventsApi",
+    "HoldsApi",
     "PausePolicyApi",
     "SubscriptionsApi",
     "TestHelpersApi",
@@ -65,6 +66,10 @@ __all__ = [
     "EventList",
     "EventResend",
     "EventType",
+    "Hold",
+    "HoldList",
+    "HoldRequest",
+    "HoldsProblem",
     "PausePolicy",
     "PausePolicyWithMode",
     "PauseProblem",
@@ -116,6 +121,7 @@ from subsvc_client.api.api_keys_api import APIKeysApi as APIKeysApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsApi
 from subsvc_client.api.customer_portal_api import CustomerPortalApi as CustomerPortalApi
 from subsvc_client.api.events_api import EventsApi as EventsApi
+from subsvc_client.api.holds_api import HoldsApi as HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi as PausePolicyApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi as SubscriptionsApi
 from subsvc_client.api.test_helpers_api import TestHelpersApi as TestHelpersApi
@@ -163,6 +169,10 @@ from subsvc_client.models.event_cause import EventCause as EventCause
 from subsvc_client.models.event_list import EventList as EventList
 from subsvc_client.models.event_resend import EventResend as EventResend
 from subsvc_client.models.event_type import EventType as EventType
+from subsvc_client.models.hold import Hold as Hold
+from subsvc_client.models.hold_list import HoldList as HoldList
+from subsvc_client.models.hold_request import HoldRequest as HoldRequest
+from subsvc_client.models.holds_problem import HoldsProblem as HoldsProblem
 from subsvc_client.models.pause_policy import PausePolicy as PausePolicy
 from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode as PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem as PauseProblem

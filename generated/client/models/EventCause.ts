@@ -15,9 +15,10 @@
 import { mapValues } from '../runtime.js';
 /**
  * What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
- * is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or
+ * is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id),
  * `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled
- * resume: `subscription.resume_upcoming`). For `api` and `bulk`, `apiKeyId`
+ * resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId`
+ * names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId`
  * is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
  * the key). Events recorded before causes carried it have none.
  * `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
@@ -34,6 +35,10 @@ export interface EventCause {
      * A UUID in its canonical 36-character form; letters may be upper or lower case.
      */
     requestId?: string;
+    /**
+     * The hold that made the change (`hold` only).
+     */
+    holdId?: string;
     /**
      * The id of the API key that made the request (`api` and `bulk` only).
      */
@@ -53,6 +58,7 @@ export const EventCauseKindEnum = {
     Bulk: 'bulk',
     Schedule: 'schedule',
     Portal: 'portal',
+    Hold: 'hold',
 } as const;
 export type EventCauseKindEnum = typeof EventCauseKindEnum[keyof typeof EventCauseKindEnum];
 
@@ -77,6 +83,7 @@ export function EventCauseFromJSONTyped(json: any, ignoreDiscriminator: boolean)
         
         'kind': json['kind'],
         'requestId': json['requestId'] == null ? undefined : json['requestId'],
+        'holdId': json['holdId'] == null ? undefined : json['holdId'],
         'apiKeyId': json['apiKeyId'] == null ? undefined : json['apiKeyId'],
         'portalLinkId': json['portalLinkId'] == null ? undefined : json['portalLinkId'],
     };
@@ -95,6 +102,7 @@ export function EventCauseToJSONTyped(value?: EventCause | null, ignoreDiscrimin
         
         'kind': value['kind'],
         'requestId': value['requestId'],
+        'holdId': value['holdId'],
         'apiKeyId': value['apiKeyId'],
         'portalLinkId': value['portalLinkId'],
     };

@@ -43,6 +43,10 @@ from subsvc_client.models.event_cause import EventCause
 from subsvc_client.models.event_list import EventList
 from subsvc_client.models.event_resend import EventResend
 from subsvc_client.models.event_type import EventType
+from subsvc_client.models.hold import Hold
+from subsvc_client.models.hold_list import HoldList
+from subsvc_client.models.hold_request import HoldRequest
+from subsvc_client.models.holds_problem import HoldsProblem
 from subsvc_client.models.pause_policy import PausePolicy
 from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem

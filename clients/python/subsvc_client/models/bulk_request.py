@@ -39,9 +39,10 @@ class BulkRequest(BaseModel):
     created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     completed_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When the last command was applied; null until then.", alias="completedAt")
     undoes: Optional[UUID] = Field(default=None, description="Present on an undo (`POST /v2/bulk-requests/{requestId}/undo`): the request it undoes.")
+    hold_id: Optional[UUID] = Field(default=None, description="Present on a hold's request (its pause, or its release): the hold. Undone by releasing the hold.", alias="holdId")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     additional_properties: Dict[str, Any] = {}
-    __properties: ClassVar[List[str]] = ["requestId", "operation", "state", "acceptedCount", "counts", "createdAt", "completedAt", "undoes", "livemode"]
+    __properties: ClassVar[List[str]] = ["requestId", "operation", "state", "acceptedCount", "counts", "createdAt", "completedAt", "undoes", "holdId", "livemode"]
 
     @field_validator('request_id', mode="before")
     def request_id_validate_regular_expression(cls, value):
@@ -76,6 +77,16 @@ class BulkRequest(BaseModel):
 
     @field_validator('undoes', mode="before")
     def undoes_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", value):
+            raise ValueError(r"must validate the regular expression /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/")
+        return value
+
+    @field_validator('hold_id', mode="before")
+    def hold_id_validate_regular_expression(cls, value):
         """Validates the regular expression"""
         if value is None:
             return value
@@ -158,6 +169,7 @@ class BulkRequest(BaseModel):
             "createdAt": obj.get("createdAt"),
             "completedAt": obj.get("completedAt"),
             "undoes": obj.get("undoes"),
+            "holdId": obj.get("holdId"),
             "livemode": obj.get("livemode")
         })
         # store additional fields in additional_properties

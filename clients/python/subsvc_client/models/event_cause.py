@@ -27,23 +27,34 @@ from pydantic_core import to_jsonable_python
 
 class EventCause(BaseModel):
     """
-    What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id) or `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
+    What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
     """ # noqa: E501
     kind: StrictStr
     request_id: Optional[UUID] = Field(default=None, description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="requestId")
+    hold_id: Optional[UUID] = Field(default=None, description="The hold that made the change (`hold` only).", alias="holdId")
     api_key_id: Optional[Annotated[str, Field(strict=True, max_length=64)]] = Field(default=None, description="The id of the API key that made the request (`api` and `bulk` only).", alias="apiKeyId")
     portal_link_id: Optional[UUID] = Field(default=None, description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="portalLinkId")
-    __properties: ClassVar[List[str]] = ["kind", "requestId", "apiKeyId", "portalLinkId"]
+    __properties: ClassVar[List[str]] = ["kind", "requestId", "holdId", "apiKeyId", "portalLinkId"]
 
     @field_validator('kind')
     def kind_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['api', 'bulk', 'schedule', 'portal']):
-            raise ValueError("must be one of enum values ('api', 'bulk', 'schedule', 'portal')")
+        if value not in set(['api', 'bulk', 'schedule', 'portal', 'hold']):
+            raise ValueError("must be one of enum values ('api', 'bulk', 'schedule', 'portal', 'hold')")
         return value
 
     @field_validator('request_id', mode="before")
     def request_id_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", value):
+            raise ValueError(r"must validate the regular expression /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/")
+        return value
+
+    @field_validator('hold_id', mode="before")
+    def hold_id_validate_regular_expression(cls, value):
         """Validates the regular expression"""
         if value is None:
             return value
@@ -115,6 +126,7 @@ class EventCause(BaseModel):
         _obj = cls.model_validate({
             "kind": obj.get("kind"),
             "requestId": obj.get("requestId"),
+            "holdId": obj.get("holdId"),
             "apiKeyId": obj.get("apiKeyId"),
             "portalLinkId": obj.get("portalLinkId")
         })

@@ -40,8 +40,9 @@ class Subscription(BaseModel):
     modified_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="modifiedAt")
     schedule: Optional[Schedule] = None
     pause_reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="Why it is paused, as given with the pause; present only while `paused` with a reason.", alias="pauseReason")
+    hold_ids: Optional[Annotated[List[UUID], Field(max_length=1000)]] = Field(default=None, description="The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does.", alias="holdIds")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "livemode"]
+    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "holdIds", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -141,6 +142,7 @@ class Subscription(BaseModel):
             "modifiedAt": obj.get("modifiedAt"),
             "schedule": Schedule.from_dict(obj["schedule"]) if obj.get("schedule") is not None else None,
             "pauseReason": obj.get("pauseReason"),
+            "holdIds": obj.get("holdIds"),
             "livemode": obj.get("livemode")
         })
         return _obj

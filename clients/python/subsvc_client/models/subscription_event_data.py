@@ -30,7 +30,7 @@ from pydantic_core import to_jsonable_python
 
 class SubscriptionEventData(BaseModel):
     """
-    The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled resume, under the pause policy's `resumeNoticeHours`) changes nothing: its `subscription` is as it stands, `previousStatus` its status, and `resumeAt` the resume it announces. 
+    The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the change's own answer; without `holdIds`, which a read shows: a hold's change names its hold in `cause`), the status before it, and the change's cause. The schedule events also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null when not pending), and `subscription.schedule_removed` carries `removed`: which pending times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled resume, under the pause policy's `resumeNoticeHours`) changes nothing: its `subscription` is as it stands, `previousStatus` its status, and `resumeAt` the resume it announces. 
     """ # noqa: E501
     subscription: Subscription
     previous_status: SubscriptionStatus = Field(alias="previousStatus")

@@ -4,6 +4,7 @@ export * from './APIKeysApi.js';
 export * from './BulkRequestsApi.js';
 export * from './CustomerPortalApi.js';
 export * from './EventsApi.js';
+export * from './HoldsApi.js';
 export * from './PausePolicyApi.js';
 export * from './SubscriptionsApi.js';
 export * from './TestHelpersApi.js';

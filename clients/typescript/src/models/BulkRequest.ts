@@ -67,6 +67,10 @@ export interface BulkRequest {
      */
     undoes?: string;
     /**
+     * Present on a hold's request (its pause, or its release): the hold. Undone by releasing the hold.
+     */
+    holdId?: string;
+    /**
      * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
      * the test mode section of the docs). A key only ever sees objects of its own mode.
      * 
@@ -119,6 +123,7 @@ export function BulkRequestFromJSONTyped(json: any, ignoreDiscriminator: boolean
         'createdAt': json['createdAt'],
         'completedAt': json['completedAt'],
         'undoes': json['undoes'] == null ? undefined : json['undoes'],
+        'holdId': json['holdId'] == null ? undefined : json['holdId'],
         'livemode': json['livemode'],
     };
 }
@@ -142,6 +147,7 @@ export function BulkRequestToJSONTyped(value?: BulkRequest | null, ignoreDiscrim
         'createdAt': value['createdAt'],
         'completedAt': value['completedAt'],
         'undoes': value['undoes'],
+        'holdId': value['holdId'],
         'livemode': value['livemode'],
     };
 }

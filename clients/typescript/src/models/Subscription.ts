@@ -71,6 +71,10 @@ export interface Subscription {
      */
     pauseReason?: string;
     /**
+     * The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does.
+     */
+    holdIds?: Array<string>;
+    /**
      * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
      * the test mode section of the docs). A key only ever sees objects of its own mode.
      * 
@@ -114,6 +118,7 @@ export function SubscriptionFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'modifiedAt': json['modifiedAt'],
         'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
         'pauseReason': json['pauseReason'] == null ? undefined : json['pauseReason'],
+        'holdIds': json['holdIds'] == null ? undefined : json['holdIds'],
         'livemode': json['livemode'],
     };
 }
@@ -138,6 +143,7 @@ export function SubscriptionToJSONTyped(value?: Subscription | null, ignoreDiscr
         'modifiedAt': value['modifiedAt'],
         'schedule': ScheduleToJSON(value['schedule']),
         'pauseReason': value['pauseReason'],
+        'holdIds': value['holdIds'],
         'livemode': value['livemode'],
     };
 }

@@ -44,7 +44,8 @@ import {
 
 /**
  * The subscription as `GET /v2/subscriptions/{id}` showed it right after the change (the
- * change's own answer), the status before it, and the change's cause. The schedule events
+ * change's own answer; without `holdIds`, which a read shows: a hold's change names its hold
+ * in `cause`), the status before it, and the change's cause. The schedule events
  * also carry `schedule`: the pending times the change left (`pauseAt`, `resumeAt`, null
  * when not pending), and `subscription.schedule_removed` carries `removed`: which pending
  * times the change dropped. `subscription.resume_upcoming` (a notice before a scheduled

@@ -1,0 +1,118 @@
+/**
+ * The one store of the `holds` collection: one document per hold (issue 46 §1), keyed by its id
+ * (a UUIDv7, so that newest first is a walk down `{merchantId, _id}`). An active hold with a
+ * `resumeAt` is found by the live schedule workers through `releaseAt`, and by a test mode's clock
+ * advance through `testReleaseAt`, as a subscription's pending time is (subscriptions.repository.ts dueFieldOf).
+ */
+import type { Collection, Db } from 'mongodb';
+import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { livemodeOf } from '../lib/livemode.js';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+
+const HOLDS_COLLECTION = 'holds';
+
+/** A hold as the service reads it. */
+export interface StoredHold {
+  readonly id: string;
+  readonly merchantId: string;
+  readonly status: 'active' | 'released';
+  readonly reason: string | null;
+  readonly resumeAt: string | null;
+  readonly createdAt: string;
+  readonly requestId: string;
+  readonly releasedAt?: string;
+  readonly releaseRequestId?: string;
+}
+
+interface HoldDocument extends Omit<StoredHold, 'id'> {
+  _id: string;
+  /** While active with a resumeAt, in the merchant's mode: when the workers release it. */
+  releaseAt?: string;
+  testReleaseAt?: string;
+}
+
+const dueFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'releaseAt' : 'testReleaseAt');
+
+function holdOf({ _id, releaseAt: _live, testReleaseAt: _test, ...rest }: HoldDocument): StoredHold {
+  return { id: _id, ...rest };
+}
+
+export class HoldsRepository {
+  private readonly collection: Collection<HoldDocument>;
+
+  /** `guard`: where the engine's conditional update is not atomic, a release queues on it (GUARDED.hold). */
+  constructor(
+    db: Db,
+    private readonly guard: PerKeyQueue,
+  ) {
+    this.collection = db.collection<HoldDocument>(HOLDS_COLLECTION);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_holds' });
+    await this.collection.createIndex({ releaseAt: 1 }, { name: 'due_holds', sparse: true });
+  }
+
+  async insert(hold: StoredHold): Promise<void> {
+    const { id, ...rest } = hold;
+    const due = hold.resumeAt !== null ? { [dueFieldOf(hold.merchantId)]: hold.resumeAt } : {};
+    await this.collection.insertOne({ _id: id, ...rest, ...due });
+  }
+
+  async find(merchantId: string, id: string): Promise<StoredHold | undefined> {
+    const doc = await this.collection.findOne({ _id: id, merchantId });
+    return doc ? holdOf(doc) : undefined;
+  }
+
+  /** The merchant's holds, newest first. */
+  async page(merchantId: string, { limit, startingAfter }: PageRequest): Promise<Page<StoredHold>> {
+    const filter = { merchantId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
+    const docs = await this.collection
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .toArray();
+    return pageOf(docs.map(holdOf), limit, (h) => h.id);
+  }
+
+  /** Marks the hold released, only if it is still active (one conditional update): the released hold, or undefined when another release came first. */
+  async release(merchantId: string, id: string, releasedAt: string, releaseRequestId: string): Promise<StoredHold | undefined> {
+    return this.guard.run(GUARDED.hold(id), async () => {
+      const doc = await this.collection.findOneAndUpdate(
+        { _id: id, merchantId, status: 'active' },
+        { $set: { status: 'released', releasedAt, releaseRequestId }, $unset: { releaseAt: '', testReleaseAt: '' } },
+        { returnDocument: 'after' },
+      );
+      return doc ? holdOf(doc) : undefined;
+    });
+  }
+
+  /** Live holds whose resumeAt is at or before `now` (served by due_holds), up to `limit`. */
+  async due(now: string, limit: number): Promise<StoredHold[]> {
+    const docs = await this.collection
+      .find({ releaseAt: { $lte: now } })
+      .sort({ releaseAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(holdOf);
+  }
+
+  /** A test mode's holds whose resumeAt is at or before its clock's `upTo`. */
+  async dueOf(merchantId: string, upTo: string): Promise<StoredHold[]> {
+    if (livemodeOf(merchantId)) throw new Error("dueOf reads a test mode only: live holds are the workers'");
+    const docs = await this.collection
+      .find({ merchantId, testReleaseAt: { $lte: upTo } })
+      .sort({ testReleaseAt: 1 })
+      .toArray();
+    return docs.map(holdOf);
+  }
+
+  /** The merchant's active holds with a resumeAt: when each resumes what it alone keeps paused. */
+  async activeWithResumeAt(merchantId: string): Promise<StoredHold[]> {
+    const docs = await this.collection
+      .find({ merchantId, status: 'active', resumeAt: { $ne: null } })
+      .sort({ _id: 1 })
+      .toArray();
+    return docs.map(holdOf);
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Holds (issue 46 §1, docs/api.md "Holds"): pause a whole store, and release only what the hold
+ * alone keeps paused. A hold is one of a paused subscription's holders (subscriptions.rules.ts,
+ * HolderField). Placing it marks every subscription of the mode that is not cancelled as covered,
+ * then pauses the `fulfilled` ones through a bulk request by ids; releasing it resumes, through
+ * another, those it alone holds. Both are bulk requests like any (stored and dispatched by
+ * BulkService, applied in chunks by the bulk workers), whose commands the holders store decides
+ * by each subscription's holders; their events carry `cause: {kind: "hold", holdId}`.
+ */
+import type { components } from '../../generated/openapi.js';
+import type { BulkService } from '../bulk/bulk.service.js';
+import type { Clock } from '../lib/clock.js';
+import { uuidv7 } from '../lib/ids.js';
+import { livemodeOf } from '../lib/livemode.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
+import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
+import type { HoldersStore } from '../subscriptions/holders.store.js';
+import { normaliseId } from '../subscriptions/subscriptions.rules.js';
+import { HoldNotFoundError, HoldReleasedError } from './holds.errors.js';
+import type { HoldsRepository, StoredHold } from './holds.repository.js';
+
+export type Hold = components['schemas']['Hold'];
+type HoldRequest = components['schemas']['HoldRequest'];
+
+/** How many due holds one poll of the schedule workers releases at most. */
+const DUE_HOLDS = 100;
+
+/** A hold as the API shows it. */
+export function holdView({
+  id,
+  status,
+  reason,
+  resumeAt,
+  createdAt,
+  requestId,
+  releasedAt,
+  releaseRequestId,
+  merchantId,
+}: StoredHold): Hold {
+  return {
+    id,
+    status,
+    reason,
+    resumeAt,
+    createdAt,
+    requestId,
+    ...(releasedAt !== undefined ? { releasedAt } : {}),
+    ...(releaseRequestId !== undefined ? { releaseRequestId } : {}),
+    livemode: livemodeOf(merchantId),
+  };
+}
+
+export class HoldsService {
+  constructor(
+    private readonly holds: HoldsRepository,
+    /** On the background client: a hold over 100,000 subscriptions reads and writes them all (BULK_DB_TIMEOUT_MS). */
+    private readonly holders: HoldersStore,
+    private readonly bulk: Pick<BulkService, 'acceptChosen' | 'dispatch'>,
+    /** Runs a task holding these subscriptions (the per-subscription queue of SubscriptionsService's writes). */
+    private readonly guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
+  ) {}
+
+  /** Places a hold over the merchant's subscriptions; its pause is dispatched once the caller calls `dispatch` (after the 202). */
+  async place(merchantId: string, body: HoldRequest | undefined, clock: Clock): Promise<Hold> {
+    const schedule = scheduleRequestOf({ ...(body?.resumeAt !== undefined ? { resumeAt: body.resumeAt } : {}) }, clock.micros());
+    const hold: StoredHold = {
+      id: uuidv7(),
+      merchantId,
+      status: 'active',
+      reason: body?.reason ?? null,
+      resumeAt: schedule?.resumeAt ?? null,
+      createdAt: clock.timestamp(),
+      requestId: uuidv7(),
+    };
+    await this.holds.insert(hold);
+    const { holders } = this;
+    await holders.cover(merchantId, await holders.coverable(merchantId), hold.id, this.guard);
+    const fulfilled = await holders.coveredBy(merchantId, hold.id, 'fulfilled');
+    await this.bulk.acceptChosen({
+      requestId: hold.requestId,
+      merchantId,
+      operation: 'PAUSE',
+      accepted: fulfilled,
+      rejected: [],
+      holdId: hold.id,
+    });
+    return holdView(hold);
+  }
+
+  async get(merchantId: string, rawId: string): Promise<Hold> {
+    return holdView(await this.stored(merchantId, rawId));
+  }
+
+  async list(merchantId: string, page: PageRequest): Promise<Page<Hold>> {
+    const found = await this.holds.page(merchantId, { ...page, startingAfter: page.startingAfter?.toLowerCase() });
+    return { ...found, data: found.data.map(holdView) };
+  }
+
+  /**
+   * Releases the hold at `at`: marked released by one conditional update (a second release
+   * answers 409 0035), then the resume of what it covers stored as a bulk request, dispatched
+   * once the caller calls `dispatch`.
+   */
+  async release(merchantId: string, rawId: string, at: string): Promise<Hold> {
+    const hold = await this.stored(merchantId, rawId);
+    if (hold.status === 'released') throw releasedAlready(hold);
+    const released = await this.holds.release(merchantId, hold.id, at, uuidv7());
+    if (!released) throw releasedAlready((await this.holds.find(merchantId, hold.id)) ?? hold);
+    const covered = await this.holders.coveredBy(merchantId, hold.id);
+    await this.bulk.acceptChosen({
+      requestId: released.releaseRequestId!,
+      merchantId,
+      operation: 'RESUME',
+      accepted: covered,
+      rejected: [],
+      holdId: hold.id,
+    });
+    return holdView(released);
+  }
+
+  /** Hands a hold's request to the bulk workers: after the 202 of the request that stored it. */
+  dispatch(merchantId: string, requestId: string): void {
+    this.bulk.dispatch(merchantId, requestId);
+  }
+
+  /** Releases the live holds whose resumeAt has come (the schedule workers' poll): how many. */
+  async releaseDue(now: string): Promise<number> {
+    let released = 0;
+    for (const hold of await this.holds.due(now, DUE_HOLDS)) released += await this.releaseFallenDue(hold);
+    return released;
+  }
+
+  /** Releases a test mode's holds whose resumeAt its clock reached (a clock advance): each at its resumeAt. */
+  async releaseDueOf(merchantId: string, upTo: string): Promise<number> {
+    let released = 0;
+    for (const hold of await this.holds.dueOf(merchantId, upTo)) released += await this.releaseFallenDue(hold);
+    return released;
+  }
+
+  /** The merchant's active holds with a resumeAt (a notice before an automatic resume reads them). */
+  async activeWithResumeAt(merchantId: string): Promise<Hold[]> {
+    return (await this.holds.activeWithResumeAt(merchantId)).map(holdView);
+  }
+
+  private async releaseFallenDue(hold: StoredHold): Promise<number> {
+    try {
+      const released = await this.release(hold.merchantId, hold.id, hold.resumeAt!);
+      this.dispatch(hold.merchantId, released.releaseRequestId!);
+      return 1;
+    } catch (error) {
+      // Released by a request, or another worker, meanwhile: nothing left to do.
+      if (error instanceof HoldReleasedError) return 0;
+      throw error;
+    }
+  }
+
+  private async stored(merchantId: string, rawId: string): Promise<StoredHold> {
+    const id = normaliseId(rawId);
+    const hold = id === undefined ? undefined : await this.holds.find(merchantId, id);
+    if (!hold) throw new HoldNotFoundError(`Hold ${rawId} not found`);
+    return hold;
+  }
+}
+
+function releasedAlready(hold: StoredHold): HoldReleasedError {
+  const by = hold.releaseRequestId ? `, by bulk request ${hold.releaseRequestId}` : '';
+  return new HoldReleasedError(`Hold ${hold.id} is released already${by}.`);
+}
