@@ -130,4 +130,13 @@ describe('the published contract', () => {
     const rows = new Set([...table.matchAll(/^\| (\d{3}) \| (\d{4}) \| .+ \| .+ \|$/gm)].map(([, status, code]) => `${status} ${code}`));
     expect(rows).toEqual(new Set(Object.values(Problems).map((p) => `${p.status} ${p.code}`)));
   });
+
+  it('docs/api.md’s error table has a row for every code the service can answer', () => {
+    const guide = readFileSync(join(projectRoot(), 'docs', 'api.md'), 'utf8');
+    const rows = new Set([...guide.matchAll(/^\| (\d{3}) \| (\d{4}) \| .+ \|$/gm)].map(([, status, code]) => `${status} ${code}`));
+    const missing = Object.values(Problems)
+      .map((p) => `${p.status} ${p.code}`)
+      .filter((row) => !rows.has(row));
+    expect(missing, 'status and code pairs missing from docs/api.md').toEqual([]);
+  });
 });
