@@ -10,6 +10,19 @@
 import { ConfigError, type DbWorkarounds } from '../config.js';
 import type { Capabilities } from './mongo.js';
 
+/*
+ * Not in the table: a form chosen for an engine's sake that a server with every capability applies
+ * just as well, so every engine takes one path and no switch is built for it.
+ *
+ * - The events relay's outbox clear (src/subscriptions/outbox.store.ts) takes out the relayed entries
+ *   with `$pullAll` of the entries themselves: FerretDB v1 accepts `$pull` with a condition, such
+ *   as `{key: {$in: [...]}}`, and changes nothing. On MongoDB `$pullAll` removes what that `$pull`
+ *   would, since the relay hands back each entry exactly as it was pushed or read (the same fields
+ *   in the same order) and entries that share a key name one event; the update carries entries
+ *   rather than keys, one merchant's share of a relay batch. How we test it:
+ *   test/events-payloads.test.ts.
+ */
+
 /**
  * FerretDB's SQLite backend has one writer: with many requests changing subscriptions at once, the
  * writes wait on its lock and their tail grows past DB_TIMEOUT_MS. So requests get at most this

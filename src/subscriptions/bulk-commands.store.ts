@@ -162,8 +162,9 @@ export class BulkCommandsStore {
    * values, filtered on them). When every write changed what the read expected, returns each
    * found subscription's state after them, so that the caller need not read them again; otherwise
    * (another writer changed some meanwhile) nothing, and the caller reads them (commandStates).
-   * A mixed chunk (some applied, some no-ops: half of `npm run load`'s) so costs one read where it
-   * cost two (the read of skipped ones' schedules, then that of every one's mark).
+   * A mixed chunk (some applied, some no-ops) so costs one read instead of two, the skipped ones'
+   * schedules and then every one's mark (how common such chunks are:
+   * docs/performance.md#the-figures-behind-the-codes-choices).
    */
   private async settleMixed(
     merchantId: string,
@@ -229,10 +230,11 @@ export class BulkCommandsStore {
    * the target). A subscription missing from the map (not found, or changed meanwhile) is left to
    * applyCommand, command by command, which finds any mark written here.
    *
-   * Why: on FerretDB a write costs by the document written, however documents are grouped
-   * (docs/benchmarks.md). Under `npm run load` a run's ten chunks of one merchant name each of its
-   * subscriptions about twice, and one command in two finds it already in the target status, so
-   * applied one after another they write most subscriptions two or three times.
+   * Why, on any server: every document an update changes is written (and journaled, and
+   * replicated) however the updates are grouped, and a run's commands often name a subscription
+   * more than once; applied one after another, each writes it again (its change, then a no-op
+   * mark per later command). Once per run writes fewer documents in fewer statements (the
+   * figures: docs/performance.md#the-figures-behind-the-codes-choices).
    */
   async applyTogether(
     merchantId: string,

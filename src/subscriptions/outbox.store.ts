@@ -55,11 +55,11 @@ export class OutboxStore {
 
   /**
    * Takes the relayed entries out of their subscriptions' outboxes, in one update per merchant
-   * (the relay clears one merchant's at a time): each document loses the entries equal to one in
-   * the list, and holds none of the others' (entries pushed meanwhile stay). Measured on FerretDB,
-   * 400 outboxes cleared so took 350-370 ms, against 400-540 ms as one update per subscription.
-   * (FerretDB ignores `$pull` with a condition, such as `{key: {$in: [...]}}`, changing nothing:
-   * hence the exact entries.)
+   * (the relay clears one merchant's at a time), which costs less than one per subscription
+   * (docs/performance.md#the-figures-behind-the-codes-choices). Each document loses the entries
+   * equal to one in the list (`$pullAll` of the entries as read or handed over), and holds none of
+   * the others', so entries pushed meanwhile stay. Exact entries rather than a `$pull` by key:
+   * every engine applies `$pullAll` alike (src/db/workarounds.ts says why a condition would not do).
    */
   async clearOutboxes(relayed: readonly PendingEvents[]): Promise<void> {
     if (relayed.length === 0) return;

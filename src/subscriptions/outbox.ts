@@ -1,9 +1,9 @@
 /**
  * The outbox: a subscription's events, kept in its own document until they are in the `events`
  * collection. A change's entries (one per event the rules give it: its change of status, then its
- * schedule events) are written by the same update that makes the change, so no change can
- * be stored without its event, even on FerretDB, which has no transactions (MongoDB is atomic per
- * document). src/events/events.relay.ts moves entries out; see docs/reliability.md, "How every change gets its event".
+ * schedule events) are written by the same update that makes the change, so no change can be
+ * stored without its event and no transaction is needed: an update of one document is written
+ * whole. src/events/events.relay.ts moves entries out; see docs/reliability.md, "How every change gets its event".
  */
 import { currentTraceparent } from '../observability/tracing.js';
 import type { components } from '../../generated/openapi.js';

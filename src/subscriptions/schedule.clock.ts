@@ -1,9 +1,9 @@
 /**
  * When the next schedule falls due, in one small document, so that the workers' poll reads one
- * document by `_id` rather than querying the subscriptions while nothing is due. MongoDB serves
- * the due query from its index anyway; FerretDB cannot (it pushes only `_id` filters down to
- * SQLite), and there the query reads every subscription: measured on the patched v1.24.2, 65–72 ms
- * at 1,000 subscriptions and 7.8–9.4 s at 100,000, which a poll every second would repeat without end.
+ * document by `_id` rather than querying the subscriptions while nothing is due. Built only where
+ * no index serves the due query (the `scheduleClock` workaround, src/db/workarounds.ts): there the
+ * query reads every subscription, which a poll every second would repeat without end (the
+ * figures: docs/engine.md#the-figures-behind-the-workarounds).
  *
  * Every write that sets a pending time lowers the clock afterwards (`$min`, and a new version);
  * the poll, having applied what is due, sets it to the earliest time left unless a write lowered

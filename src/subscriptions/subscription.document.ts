@@ -181,8 +181,8 @@ export function whereScheduleIs(times: {
 /**
  * One filter per merchant, naming it with its own ids (docs/sharding.md): `{merchantId, _id: {$in}}`,
  * read or written one merchant at a time, so that each command goes to one shard and every engine
- * serves it from the `_id` index (a `$or` of these filters is served from no index on the embedded
- * FerretDB: docs/design.md §8).
+ * serves it from the `_id` index, which not every engine does for a `$or` of these filters
+ * (docs/design.md §8).
  */
 export function whereOwnIds(byMerchant: ReadonlyMap<string, readonly string[]>): Filter<SubscriptionDocument>[] {
   return [...byMerchant].map(([merchantId, own]) => ({ merchantId, _id: { $in: [...own] } }));
@@ -221,8 +221,8 @@ export function updateFor(
 
 /**
  * A change from `from` that pauses the subscription also records when (`recentPauses`), in the same
- * update, keeping the last KEPT_PAUSE_TIMES (`$slice`: FerretDB honours it with the project's patch,
- * docs/design.md §8); one that resumes it records when in `lastResumedAt`, the same way.
+ * update, keeping the last KEPT_PAUSE_TIMES (`$slice`, which test/bounded-lists.test.ts checks the
+ * server honours); one that resumes it records when in `lastResumedAt`, the same way.
  */
 export function recordingPause(
   update: UpdateFilter<SubscriptionDocument>,

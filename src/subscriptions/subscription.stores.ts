@@ -33,7 +33,7 @@ export interface SubscriptionStoresOptions {
   readonly clock?: ScheduleClock;
   /** At most this many statements per write command (db/mongo-helpers.ts); absent: no limit. */
   readonly statementsPerCommand?: number;
-  /** The conditional update answers only what a read shows; absent: the whole document (FerretDB v1 refuses a projection on findAndModify). */
+  /** The conditional update answers only what a read shows; absent: the whole document (the server lacks `updateProjection`: db/workarounds.ts). */
   readonly updateProjection?: boolean;
   /** Deletes in parts of at most this many documents (db/workarounds.ts); absent: one statement. */
   readonly documentsPerDelete?: number;

@@ -107,7 +107,7 @@ function whereSelected(
 export interface SubscriptionsStoreOptions {
   /** Told of every pending time written here, after the write. */
   readonly pendingTimes?: PendingTimes;
-  /** The conditional update answers only what a read shows (VIEW_PROJECTION); absent: the whole document (FerretDB v1 refuses a projection on findAndModify). */
+  /** The conditional update answers only what a read shows (VIEW_PROJECTION); absent: the whole document (the server lacks `updateProjection`: db/workarounds.ts). */
   readonly updateProjection?: boolean;
   /** Deletes in parts of at most this many documents (db/workarounds.ts); absent: one statement. */
   readonly documentsPerDelete?: number;
@@ -210,7 +210,7 @@ export class SubscriptionsStore {
     change: Change,
     entries: OutboxEntry[],
   ): Promise<Changed | undefined> {
-    // VIEW_PROJECTION where the server takes it: FerretDB v1 refuses a projection on findAndModify ("fields" is not implemented).
+    // VIEW_PROJECTION where the server takes one on findAndModify (the `updateProjection` capability, db/workarounds.ts).
     const doc = await this.collection.findOneAndUpdate(
       filter,
       update,
