@@ -780,7 +780,8 @@ export interface paths {
         /**
          * List your portal links
          * @description Oldest first, a page at a time: each link's id, subscription, actions and times, expired
-         *     ones included; never its url. Revoked links are not listed. `subscriptionId` lists one
+         *     ones included until they are removed, 30 days after they expire; never its url. Revoked
+         *     links are not listed. `subscriptionId` lists one
          *     subscription's links.
          */
         get: operations["listPortalLinks"];
@@ -2443,7 +2444,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["ApiKeysProblem"];
             };
         };
-        /** @description No portal link of the caller has this id (or it was revoked). */
+        /** @description No portal link of the caller has this id (or it was revoked, or removed 30 days after it expired). */
         PortalLinkNotFound: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

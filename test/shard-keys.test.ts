@@ -59,6 +59,11 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
     matches: (f) => keys(f).join() === 'releaseAt',
   },
   { name: 'retention (deleteExpired everywhere)', collection: '*', matches: (f) => keys(f).join() === 'expiresAt' },
+  {
+    name: 'retention of portal links (portal-links.repository deleteExpired)',
+    collection: 'portalLinks',
+    matches: (f) => keys(f).join() === 'removeAt',
+  },
 ];
 
 /**

@@ -312,7 +312,8 @@ func (r ApiListPortalLinksRequest) Execute() (*PortalLinkList, *http.Response, e
 ListPortalLinks List your portal links
 
 Oldest first, a page at a time: each link's id, subscription, actions and times, expired
-ones included; never its url. Revoked links are not listed. `subscriptionId` lists one
+ones included until they are removed, 30 days after they expire; never its url. Revoked
+links are not listed. `subscriptionId` lists one
 subscription's links.
 
 

@@ -1,6 +1,6 @@
 /**
- * The one retention policy (docs/design.md §8): documents that expire carry `expiresAt`, and a TTL
- * index on it deletes them wherever the server has TTL indexes. Where it has none
+ * The one retention policy (docs/design.md §8): documents that expire carry `expiresAt` (portal
+ * links `removeAt`), and a TTL index on it deletes them wherever the server has TTL indexes. Where it has none
  * (capabilities.ttlIndexes false), one sweeper deletes them instead, for every collection at once;
  * the composition root builds it only there (src/main/composition.ts).
  */
@@ -8,9 +8,16 @@ import type { Collection, Document } from 'mongodb';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 
-/** The TTL index on `expiresAt`, where the server has them (elsewhere the sweeper deletes instead). */
-export async function ensureTtlIndex<T extends Document>(collection: Collection<T>, ttlIndexes: boolean): Promise<void> {
-  if (ttlIndexes) await collection.createIndex({ expiresAt: 1 }, { expireAfterSeconds: 0, name: 'expires' });
+/**
+ * The TTL index on `field` (`expiresAt`, or a date of its own where the API's `expiresAt` means
+ * something else), where the server has them (elsewhere the sweeper deletes instead).
+ */
+export async function ensureTtlIndex<T extends Document>(
+  collection: Collection<T>,
+  ttlIndexes: boolean,
+  field = 'expiresAt',
+): Promise<void> {
+  if (ttlIndexes) await collection.createIndex({ [field]: 1 }, { expireAfterSeconds: 0, name: 'expires' });
 }
 
 /** A store with documents past their retention. */

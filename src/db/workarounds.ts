@@ -100,7 +100,7 @@ const REASONS: Readonly<Record<keyof Workarounds, { readonly missing: keyof Capa
   },
   expirySweeps: {
     missing: 'ttlIndexes',
-    why: 'expired idempotency keys, bulk requests, events and deliveries are deleted by a periodic sweep',
+    why: 'expired idempotency keys, bulk requests, events, deliveries and portal links are deleted by a periodic sweep',
   },
   wholeDocumentAnswers: {
     missing: 'updateProjection',

@@ -93,7 +93,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
     holds: new HoldsRepository(db, guard),
-    portalLinks: new PortalLinksRepository(db),
+    portalLinks: new PortalLinksRepository(db, documentsPerDelete),
   };
 }
 
@@ -107,7 +107,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.endpoints.ensureIndexes(),
     stores.deliveries.ensureIndexes(ttlIndexes),
     stores.holds.ensureIndexes(),
-    stores.portalLinks.ensureIndexes(),
+    stores.portalLinks.ensureIndexes(ttlIndexes),
   ]);
 }
 

@@ -103,6 +103,7 @@ function retentionOn(background: Db, both: BothStores, log: Logger): RetentionSw
       'bulk requests': backgroundStores.bulk,
       events: backgroundStores.events,
       'webhook deliveries': backgroundStores.deliveries,
+      'portal links': backgroundStores.portalLinks,
       heartbeats: expiredHeartbeats(background),
     },
     log,

@@ -23,6 +23,7 @@ import type { IdempotencyRepository } from '../idempotency/idempotency.repositor
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { createLogger, type Logger } from '../logger.js';
 import { PausePolicyService } from '../pause-policy/pause-policy.service.js';
+import type { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ResumeNotices } from '../subscriptions/resume-notices.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
@@ -85,6 +86,8 @@ export interface Service extends Domain {
   /** Bulk requests and their outcomes as stored. */
   readonly bulkRequests: BulkRepository;
   readonly idempotency: IdempotencyRepository;
+  /** Portal links as stored, for their retention (src/portal/portal-links.repository.ts). */
+  readonly portalLinks: PortalLinksRepository;
   /** The sweep that deletes expired documents where the server has no TTL indexes (src/db/retention.ts); undefined where it has them. */
   readonly retention: RetentionSweeper | undefined;
   /** Marks the process as stopping: /readyz answers 503 from now on (src/http/health.routes.ts). */
@@ -152,6 +155,7 @@ export async function composeService(
     workers: work.workers,
     bulkRequests: both.backgroundStores.bulk,
     idempotency: both.stores.idempotency,
+    portalLinks: both.backgroundStores.portalLinks,
     retention: work.retention,
     beginStopping,
     fleetChanged: (live) => share.fleetChanged(live),

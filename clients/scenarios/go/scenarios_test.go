@@ -396,3 +396,115 @@ func TestReceivesTheWebhookOfAPauseAndVerifiesItsSignature(t *testing.T) {
 		}
 	}
 }
+
+var portalURL = regexp.MustCompile(`/portal/[A-Za-z0-9_-]{43}$`)
+
+func TestMakesAPortalLinkForACustomerListsItAndRevokesIt201_204Then404_0027(t *testing.T) {
+	api, ctx := client(the.APIKey, "")
+	id := take(t, "fulfilled")
+	create := subsvc.NewPortalLinkCreate()
+	create.SetActions([]subsvc.PortalAction{subsvc.PORTALACTION_PAUSE})
+	create.SetExpiresInMinutes(60)
+	link, response, err := api.CustomerPortalAPI.CreatePortalLink(ctx, id).PortalLinkCreate(*create).Execute()
+	must(t, err)
+	if response.StatusCode != 201 || !portalURL.MatchString(link.Url) {
+		t.Fatalf("201 with the page's url, got %d %q", response.StatusCode, link.Url)
+	}
+	listed, _, err := api.CustomerPortalAPI.ListPortalLinks(ctx).SubscriptionId(id).Execute()
+	must(t, err)
+	// The mock answers the spec's examples, another subscription's link.
+	if the.Stateful {
+		if link.SubscriptionId != id || len(link.Actions) != 1 || link.Actions[0] != subsvc.PORTALACTION_PAUSE {
+			t.Fatalf("a link to pause this subscription, got %+v", link)
+		}
+		if len(listed.Data) != 1 || listed.Data[0].Id != link.Id {
+			t.Fatalf("the subscription's one link listed, got %+v", listed.Data)
+		}
+	}
+	response, err = api.CustomerPortalAPI.RevokePortalLink(ctx, link.Id).Execute()
+	must(t, err)
+	if response.StatusCode != 204 {
+		t.Fatalf("204, got %d", response.StatusCode)
+	}
+	gone, ctx := client(the.APIKey, "code=404")
+	response, err = gone.CustomerPortalAPI.RevokePortalLink(ctx, link.Id).Execute()
+	if status, code := problemOf(t, response, err); status != 404 || code != "0027" {
+		t.Fatalf("404 0027, got %d %s", status, code)
+	}
+	if the.Stateful {
+		listed, _, err = api.CustomerPortalAPI.ListPortalLinks(ctx).SubscriptionId(id).Execute()
+		must(t, err)
+		if len(listed.Data) != 0 {
+			t.Fatalf("no link left, got %+v", listed.Data)
+		}
+	}
+}
+
+// completed is the bulk request once completed (the service only: the mock's never move).
+func completed(t *testing.T, api *subsvc.APIClient, ctx context.Context, requestID string) *subsvc.BulkRequest {
+	t.Helper()
+	return poll(t, "bulk request "+requestID+" to complete", func() (*subsvc.BulkRequest, error) {
+		status, _, err := api.BulkRequestsAPI.GetBulkRequest(ctx, requestID).Execute()
+		if err == nil && status.State != "completed" {
+			err = errNotReadyYet
+		}
+		return status, err
+	})
+}
+
+// Last, and in test mode: a hold covers every subscription of its mode, so the live ones the other
+// scenarios use are left alone, and the test ones are resumed before it ends.
+func TestHoldsTheTestStoreAndReleasesIt202ListedAndReadItsSubscriptionPausedThenResumedThen409_0035(t *testing.T) {
+	api, ctx := client(the.TestAPIKey, "")
+	made, _, err := api.TestHelpersAPI.CreateTestSubscriptions(ctx).TestSubscriptionsCreate(subsvc.TestSubscriptionsCreate{Count: 1}).Execute()
+	must(t, err)
+	subscription := made.Data[0].Id
+	request := subsvc.NewHoldRequest()
+	request.SetReason("Stock-out")
+	key := fmt.Sprintf("go-hold-%d", time.Now().UnixNano())
+	hold, response, err := api.HoldsAPI.CreateHold(ctx).IdempotencyKey(key).HoldRequest(*request).Execute()
+	must(t, err)
+	if response.StatusCode != 202 || response.Header.Get("Location") != "/v2/holds/"+hold.Id || hold.Status != "active" {
+		t.Fatalf("202 with the active hold and its Location, got %d %q %+v", response.StatusCode, response.Header.Get("Location"), hold)
+	}
+	read, _, err := api.HoldsAPI.GetHold(ctx, hold.Id).Execute()
+	must(t, err)
+	listed, _, err := api.HoldsAPI.ListHolds(ctx).Limit(100).Execute()
+	must(t, err)
+	if read.Id != hold.Id {
+		t.Fatalf("the hold read back, got %+v", read)
+	}
+	if the.Stateful {
+		if hold.Reason.Get() == nil || *hold.Reason.Get() != "Stock-out" || hold.Livemode || len(listed.Data) != 1 || listed.Data[0].Id != hold.Id {
+			t.Fatalf("the test mode's one hold, with its reason, listed; got %+v in %+v", hold, listed.Data)
+		}
+		if paused := completed(t, api, ctx, hold.RequestId); paused.Operation != subsvc.BULKOPERATION_PAUSE {
+			t.Fatalf("the hold's request pauses, got %s", paused.Operation)
+		}
+		held, _, err := api.SubscriptionsAPI.GetSubscription(ctx, subscription).Execute()
+		must(t, err)
+		if held.Status != subsvc.SUBSCRIPTIONSTATUS_PAUSED || len(held.HoldIds) != 1 || held.HoldIds[0] != hold.Id {
+			t.Fatalf("paused by the hold, got %s %v", held.Status, held.HoldIds)
+		}
+	}
+	released, _, err := api.HoldsAPI.ReleaseHold(ctx, hold.Id).Execute()
+	must(t, err)
+	if released.Status != "released" || released.GetReleaseRequestId() == "" || released.GetReleasedAt() == "" {
+		t.Fatalf("released, with its request and time, got %+v", released)
+	}
+	if the.Stateful {
+		if resumed := completed(t, api, ctx, released.GetReleaseRequestId()); resumed.Operation != subsvc.BULKOPERATION_RESUME {
+			t.Fatalf("the release's request resumes, got %s", resumed.Operation)
+		}
+		after, _, err := api.SubscriptionsAPI.GetSubscription(ctx, subscription).Execute()
+		must(t, err)
+		if after.Status != subsvc.SUBSCRIPTIONSTATUS_FULFILLED {
+			t.Fatalf("resumed by the release, got %s", after.Status)
+		}
+	}
+	again, ctx := client(the.TestAPIKey, "code=409, example=released")
+	_, response, err = again.HoldsAPI.ReleaseHold(ctx, hold.Id).Execute()
+	if status, code := problemOf(t, response, err); status != 409 || code != "0035" {
+		t.Fatalf("409 0035, got %d %s", status, code)
+	}
+}

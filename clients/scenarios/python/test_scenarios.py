@@ -26,7 +26,9 @@ from subsvc_client import (
     BulkPausePreviewRequest,
     BulkPauseRequest,
     BulkPreviewRequest,
+    HoldRequest,
     PauseRequest,
+    PortalLinkCreate,
     TestClockAdvance,
     TestSubscriptionsCreate,
     WebhookEndpointCreate,
@@ -84,6 +86,15 @@ def poll(read, done, what):
         if time.monotonic() > deadline:
             raise AssertionError(f"waited 20 s for {what}")
         time.sleep(0.1)
+
+
+def completed(bulk_requests, request_id):
+    """The bulk request once completed (the service only: the mock's never move)."""
+    return poll(
+        lambda: bulk_requests.get_bulk_request(str(request_id)),
+        lambda s: s.state == "completed",
+        f"bulk request {request_id} to complete",
+    )
 
 
 def problem_of(call):
@@ -278,3 +289,45 @@ def test_receives_the_webhook_of_a_pause_and_verifies_its_signature_with_standar
             webhooks.delete_webhook_endpoint(str(endpoint.id))
     finally:
         server.shutdown()
+
+
+def test_makes_a_portal_link_for_a_customer_lists_it_and_revokes_it_201_204_then_404_0027():
+    subscription_id = take("fulfilled")
+    with client() as c:
+        portal = subsvc_client.CustomerPortalApi(c)
+        made = portal.create_portal_link_with_http_info(subscription_id, PortalLinkCreate(actions=["pause"], expires_in_minutes=60))
+        link = made.data
+        assert made.status_code == 201
+        assert re.search(r"/portal/[A-Za-z0-9_-]{43}$", link.url)
+        listed = portal.list_portal_links(subscription_id=UUID(subscription_id))
+        if STATEFUL:  # the mock answers the spec's examples, another subscription's link
+            assert (str(link.subscription_id), link.actions) == (subscription_id, ["pause"])
+            assert [item.id for item in listed.data] == [link.id]
+        assert portal.revoke_portal_link_with_http_info(str(link.id)).status_code == 204
+        assert problem_of(lambda: portal.revoke_portal_link(str(link.id), _headers=prefer("code=404"))) == (404, "0027")
+        if STATEFUL:
+            assert portal.list_portal_links(subscription_id=UUID(subscription_id)).data == []
+
+
+# Last, and in test mode: a hold covers every subscription of its mode, so the live ones the other
+# scenarios use are left alone, and the test ones are resumed before it ends.
+def test_holds_the_test_store_and_releases_it_202_with_the_hold_listed_and_read_its_subscription_paused_then_resumed_then_409_0035():
+    with client(TARGET["testApiKey"]) as c:
+        holds, test_api, test_requests = subsvc_client.HoldsApi(c), subsvc_client.SubscriptionsApi(c), subsvc_client.BulkRequestsApi(c)
+        [made] = subsvc_client.TestHelpersApi(c).create_test_subscriptions(TestSubscriptionsCreate(count=1)).data
+        placed = holds.create_hold_with_http_info(idempotency_key=str(uuid.uuid4()), hold_request=HoldRequest(reason="Stock-out"))
+        hold = placed.data
+        assert (placed.status_code, placed.headers["Location"], hold.status) == (202, f"/v2/holds/{hold.id}", "active")
+        assert holds.get_hold(str(hold.id)).id == hold.id
+        listed = holds.list_holds(limit=100)
+        if STATEFUL:
+            assert (hold.reason, hold.livemode, [h.id for h in listed.data]) == ("Stock-out", False, [hold.id])
+            assert completed(test_requests, hold.request_id).operation == "PAUSE"
+            held = test_api.get_subscription(str(made.id))
+            assert (held.status, held.hold_ids) == ("paused", [hold.id])
+        released = holds.release_hold(str(hold.id))
+        assert released.status == "released" and released.release_request_id and released.released_at
+        if STATEFUL:
+            assert completed(test_requests, released.release_request_id).operation == "RESUME"
+            assert test_api.get_subscription(str(made.id)).status == "fulfilled"
+        assert problem_of(lambda: holds.release_hold(str(hold.id), _headers=prefer("code=409, example=released"))) == (409, "0035")

@@ -13,7 +13,9 @@ import { describe, it } from 'node:test';
 import {
   BulkRequestsApi,
   Configuration,
+  CustomerPortalApi,
   EventsApi,
+  HoldsApi,
   PausePolicyApi,
   ResponseError,
   SubscriptionsApi,
@@ -44,6 +46,7 @@ const bulkRequests = new BulkRequestsApi(configuration);
 const events = new EventsApi(configuration);
 const webhooks = new WebhookEndpointsApi(configuration);
 const pausePolicy = new PausePolicyApi(configuration);
+const portal = new CustomerPortalApi(configuration);
 const REASON = 'Travelling until the 1st';
 
 function take(status: keyof Target['ids']): string {
@@ -80,6 +83,15 @@ async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what
 }
 
 const DAY = 24 * 60 * 60 * 1000;
+
+/** The bulk request once completed (the service only: the mock's never move). */
+function completed(requests: BulkRequestsApi, requestId: string) {
+  return poll(
+    () => requests.getBulkRequest({ requestId }),
+    (s) => s.state === 'completed',
+    `bulk request ${requestId} to complete`,
+  );
+}
 
 describe(`@subsvc/client against ${target.name}`, () => {
   it('test mode: fixtures, a pause until 30 days ahead, an advance of 31 days: resumed; a live key on a test helper: 403 0011', async () => {
@@ -279,4 +291,59 @@ describe(`@subsvc/client against ${target.name}`, () => {
       }
     },
   );
+
+  it('makes a portal link for a customer, lists it and revokes it: 201, 204, then 404 0027', async () => {
+    const subscriptionId = take('fulfilled');
+    const made = await portal.createPortalLinkRaw({
+      subscriptionId,
+      portalLinkCreate: { actions: new Set(['pause'] as const), expiresInMinutes: 60 },
+    });
+    const link = await made.value();
+    assert.equal(made.raw.status, 201);
+    assert.match(link.url, /\/portal\/[A-Za-z0-9_-]{43}$/);
+    const listed = await portal.listPortalLinks({ subscriptionId });
+    // The mock answers the spec's examples, another subscription's link.
+    if (target.stateful) {
+      assert.deepEqual([link.subscriptionId, [...link.actions]], [subscriptionId, ['pause']]);
+      assert.deepEqual(
+        listed.data.map((item) => item.id),
+        [link.id],
+      );
+    }
+    const revoked = await portal.revokePortalLinkRaw({ portalLinkId: link.id });
+    assert.equal(revoked.raw.status, 204);
+    assert.deepEqual(await problemOf(portal.revokePortalLink({ portalLinkId: link.id }, prefer('code=404'))), {
+      status: 404,
+      code: '0027',
+    });
+    if (target.stateful) assert.deepEqual((await portal.listPortalLinks({ subscriptionId })).data, []);
+  });
+
+  // Last, and in test mode: a hold covers every subscription of its mode, so the live ones the other
+  // scenarios use are left alone, and the test ones are resumed before it ends.
+  it('holds the test store and releases it: 202 with the hold, listed and read, its subscription paused then resumed, then 409 0035', async () => {
+    const test = new Configuration({ basePath: target.baseUrl, apiKey: target.testApiKey });
+    const [holds, testSubscriptions, testRequests] = [new HoldsApi(test), new SubscriptionsApi(test), new BulkRequestsApi(test)];
+    const [made] = (await new TestHelpersApi(test).createTestSubscriptions({ testSubscriptionsCreate: { count: 1 } })).data;
+    const placed = await holds.createHoldRaw({ idempotencyKey: randomUUID(), holdRequest: { reason: 'Stock-out' } });
+    const hold = await placed.value();
+    assert.deepEqual([placed.raw.status, placed.raw.headers.get('location'), hold.status], [202, `/v2/holds/${hold.id}`, 'active']);
+    assert.equal((await holds.getHold({ holdId: hold.id })).id, hold.id);
+    const listed = await holds.listHolds({ limit: 100 });
+    if (target.stateful) {
+      assert.deepEqual([hold.reason, hold.livemode, listed.data.map((h) => h.id)], ['Stock-out', false, [hold.id]]);
+      assert.equal((await completed(testRequests, hold.requestId)).operation, 'PAUSE');
+      const held = await testSubscriptions.getSubscription({ subscriptionId: made!.id });
+      assert.deepEqual([held.status, held.holdIds], ['paused', [hold.id]]);
+    }
+    const released = await holds.releaseHold({ holdId: hold.id });
+    assert.equal(released.status, 'released');
+    assert.ok(released.releaseRequestId && released.releasedAt);
+    if (target.stateful) {
+      assert.equal((await completed(testRequests, released.releaseRequestId)).operation, 'RESUME');
+      assert.equal((await testSubscriptions.getSubscription({ subscriptionId: made!.id })).status, 'fulfilled');
+    }
+    const again = await problemOf(holds.releaseHold({ holdId: hold.id }, prefer('code=409, example=released')));
+    assert.deepEqual([again.status, again.code], [409, '0035']);
+  });
 });

@@ -380,7 +380,7 @@ class CustomerPortalApi:
     ) -> PortalLinkList:
         """List your portal links
 
-        Oldest first, a page at a time: each link's id, subscription, actions and times, expired ones included; never its url. Revoked links are not listed. `subscriptionId` lists one subscription's links. 
+        Oldest first, a page at a time: each link's id, subscription, actions and times, expired ones included until they are removed, 30 days after they expire; never its url. Revoked links are not listed. `subscriptionId` lists one subscription's links. 
 
         :param subscription_id: Only the links of this subscription.
         :type subscription_id: UUID
@@ -460,7 +460,7 @@ class CustomerPortalApi:
     ) -> ApiResponse[PortalLinkList]:
         """List your portal links
 
-        Oldest first, a page at a time: each link's id, subscription, actions and times, expired ones included; never its url. Revoked links are not listed. `subscriptionId` lists one subscription's links. 
+        Oldest first, a page at a time: each link's id, subscription, actions and times, expired ones included until they are removed, 30 days after they expire; never its url. Revoked links are not listed. `subscriptionId` lists one subscription's links. 
 
         :param subscription_id: Only the links of this subscription.
         :type subscription_id: UUID
@@ -540,7 +540,7 @@ class CustomerPortalApi:
     ) -> RESTResponseType:
         """List your portal links
 
-        Oldest first, a page at a time: each link's id, subscription, actions and times, expired ones included; never its url. Revoked links are not listed. `subscriptionId` lists one subscription's links. 
+        Oldest first, a page at a time: each link's id, subscription, actions and times, expired ones included until they are removed, 30 days after they expire; never its url. Revoked links are not listed. `subscriptionId` lists one subscription's links. 
 
         :param subscription_id: Only the links of this subscription.
         :type subscription_id: UUID

@@ -180,7 +180,7 @@ export class CustomerPortalApi extends runtime.BaseAPI {
     }
 
     /**
-     * Oldest first, a page at a time: each link\'s id, subscription, actions and times, expired ones included; never its url. Revoked links are not listed. `subscriptionId` lists one subscription\'s links. 
+     * Oldest first, a page at a time: each link\'s id, subscription, actions and times, expired ones included until they are removed, 30 days after they expire; never its url. Revoked links are not listed. `subscriptionId` lists one subscription\'s links. 
      * List your portal links
      */
     async listPortalLinksRaw(requestParameters: ListPortalLinksRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<PortalLinkList>> {
@@ -191,7 +191,7 @@ export class CustomerPortalApi extends runtime.BaseAPI {
     }
 
     /**
-     * Oldest first, a page at a time: each link\'s id, subscription, actions and times, expired ones included; never its url. Revoked links are not listed. `subscriptionId` lists one subscription\'s links. 
+     * Oldest first, a page at a time: each link\'s id, subscription, actions and times, expired ones included until they are removed, 30 days after they expire; never its url. Revoked links are not listed. `subscriptionId` lists one subscription\'s links. 
      * List your portal links
      */
     async listPortalLinks(requestParameters: ListPortalLinksRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<PortalLinkList> {
