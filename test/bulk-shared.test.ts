@@ -402,11 +402,15 @@ describe('small bulk requests sharing a run', () => {
         expect(await outcomes(earlier)).toEqual({ [first!]: 'applied', [second!]: 'noop' });
         expect((await completed(apiKey, earlier)).counts).toEqual({ pending: 0, applied: 1, noop: 1, skipped: 0, failed: 0 });
         for (const request of later) expect(await outcomes(request)).toEqual({ [first!]: 'noop', [second!]: 'noop' });
-        // The first request's chunk was applied in a run with companions (Agenda takes the oldest job first, and locks one ahead of it).
+        // The first request's chunk was applied in a run with later ones: three chunks when Agenda locked one job ahead (which
+        // runs alone), all four when, under load, it had not yet; and the run's own chunk is not always the oldest.
         const run = worker.lines.find(
-          (l) => l['msg'] === 'bulk chunks applied together' && (l['chunkId'] as string).startsWith(`${earlier.requestId}:`),
+          (l) =>
+            l['msg'] === 'bulk chunks applied together' &&
+            [l['chunkId'] as string, ...(l['companions'] as string[])].some((chunkId) => chunkId.startsWith(`${earlier.requestId}:`)),
         );
-        expect(run?.['companions'], 'the companions of the first request’s run').toHaveLength(2);
+        expect(run, 'a run that applied the first request’s chunk with others').toBeDefined();
+        expect((run!['companions'] as string[]).length + 1, 'the chunks of that run').toBeGreaterThanOrEqual(3);
       } finally {
         await worker.stop();
       }
