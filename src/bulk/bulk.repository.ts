@@ -9,10 +9,10 @@ import type { Collection, Db } from 'mongodb';
 import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import { bulkWriteInParts, deleteInParts } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
-import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
 import { chunkIds, chunked } from './bulk.chunks.js';
 import { itemOutcomes, storedOutcomes, type StoredOutcomes } from './bulk.outcomes.js';
 import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
@@ -188,13 +188,8 @@ export class BulkRepository {
   }
 
   /** The merchant's requests, newest first (request ids are UUIDv7, so `_id` order is time order). */
-  async page(merchantId: string, { limit, startingAfter }: PageRequest): Promise<Page<BulkRequest>> {
-    const docs = await this.requests
-      .find({ merchantId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) }, { projection: { subscriptionIds: 0 } })
-      .sort({ _id: -1 })
-      .limit(limit + 1)
-      .toArray();
-    return pageOf(docs.map(toRequest), limit, (r) => r.requestId);
+  page(merchantId: string, page: PageRequest): Promise<Page<BulkRequest>> {
+    return pageAlongIds(this.requests, { merchantId }, page, true, toRequest, { subscriptionIds: 0 });
   }
 
   /** The request with its ids, while it still has them (not yet dispatched). */

@@ -1,5 +1,6 @@
 /** Small MongoDB helpers shared by the repositories. */
-import type { AnyBulkWriteOperation, Collection, Document, Filter } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Document, Filter, WithId } from 'mongodb';
+import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { isDuplicateKeyError } from './mongo.js';
 
 /** Inserts the documents; ones whose `_id` exists already are left as they are (a repeated step). */
@@ -45,4 +46,26 @@ export async function deleteInParts<T extends Document>(
     // The last part; or one that another process deleted first, which then sweeps the rest.
     if (ids.length < perDelete || part.deletedCount === 0) return deleted;
   }
+}
+
+/**
+ * One page of a walk along `_id` after the cursor (the ids are UUIDv7, so `_id` order is time
+ * order): `newestFirst`, or oldest first; each document shown as `view` makes it.
+ */
+export async function pageAlongIds<T extends { _id: string }, V>(
+  collection: Collection<T>,
+  filter: Filter<T>,
+  { limit, startingAfter }: PageRequest,
+  newestFirst: boolean,
+  view: (doc: WithId<T>) => V,
+  projection?: Document,
+): Promise<Page<V>> {
+  const after = startingAfter ? { _id: newestFirst ? { $lt: startingAfter } : { $gt: startingAfter } } : {};
+  const docs = await collection
+    .find({ ...filter, ...after } as Filter<T>, projection ? { projection } : {})
+    .sort({ _id: newestFirst ? -1 : 1 })
+    .limit(limit + 1)
+    .toArray();
+  const page = pageOf(docs, limit, (doc) => doc._id);
+  return { ...page, data: page.data.map(view) };
 }

@@ -4,10 +4,10 @@
  * shows is made in event.payload.ts.
  */
 import type { Collection, Db, Filter } from 'mongodb';
-import { deleteInParts, insertNew } from '../db/mongo-helpers.js';
+import { deleteInParts, insertNew, pageAlongIds } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import type { components } from '../../generated/openapi.js';
-import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
 import type { EventType } from '../subscriptions/outbox.js';
 import { shownAs } from './event.payload.js';
 
@@ -97,24 +97,14 @@ export class EventsRepository {
   }
 
   /** The merchant's events that pass every filter given, newest first (event ids are UUIDv7, so `_id` order is time order). */
-  async page(
-    merchantId: string,
-    { type, subscriptionId, requestId }: EventFilter,
-    { limit, startingAfter }: PageRequest,
-  ): Promise<Page<Event>> {
+  page(merchantId: string, { type, subscriptionId, requestId }: EventFilter, page: PageRequest): Promise<Page<Event>> {
     const filter: Filter<EventDocument> = {
       merchantId,
       ...(type ? { type } : {}),
       ...(subscriptionId ? { 'data.subscription.id': subscriptionId } : {}),
       ...(requestId ? { $or: byRequest(merchantId, requestId) } : {}),
-      ...(startingAfter ? { _id: { $lt: startingAfter } } : {}),
     };
-    const docs = await this.events
-      .find(filter)
-      .sort({ _id: -1 })
-      .limit(limit + 1)
-      .toArray();
-    return pageOf(docs.map(toEvent), limit, (e) => e.id);
+    return pageAlongIds(this.events, filter, page, true, toEvent);
   }
 
   /** How many of the merchant's events of these types were created in [from, to] (timestamps in the stored format). */

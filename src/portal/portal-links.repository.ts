@@ -6,10 +6,10 @@
  */
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
-import { deleteInParts } from '../db/mongo-helpers.js';
+import { deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import { livemodeOf } from '../lib/livemode.js';
-import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
 
 export type PortalLink = components['schemas']['PortalLink'];
 export type PortalAction = components['schemas']['PortalAction'];
@@ -77,22 +77,9 @@ export class PortalLinksRepository {
   }
 
   /** Oldest first (ids are UUIDv7), optionally one subscription's. */
-  async page(merchantId: string, subscriptionId: string | undefined, { limit, startingAfter }: PageRequest): Promise<Page<PortalLink>> {
-    const filter = {
-      merchantId,
-      ...(subscriptionId ? { subscriptionId } : {}),
-      ...(startingAfter ? { _id: { $gt: startingAfter } } : {}),
-    };
-    const docs = await this.collection
-      .find(filter)
-      .sort({ _id: 1 })
-      .limit(limit + 1)
-      .toArray();
-    return pageOf(
-      docs.map((doc) => withoutSecrets(toLink(doc))),
-      limit,
-      (link) => link.id,
-    );
+  page(merchantId: string, subscriptionId: string | undefined, page: PageRequest): Promise<Page<PortalLink>> {
+    const filter = { merchantId, ...(subscriptionId ? { subscriptionId } : {}) };
+    return pageAlongIds(this.collection, filter, page, false, (doc) => withoutSecrets(toLink(doc)));
   }
 
   /** Deletes the merchant's link; false when it has none with this id. */

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { deleteInParts } from '../db/mongo-helpers.js';
+import { deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../lib/livemode.js';
-import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
 import type { OutboxEntry, PendingEvents } from './outbox.js';
 import type { PauseHistory } from './pause-policy.rules.js';
 import type { PendingTimes } from './pending-times.js';
@@ -223,26 +223,8 @@ export class SubscriptionsStore {
   }
 
   /** The merchant's subscriptions in `_id` order after `startingAfter`: a walk along the {merchantId, _id} index. */
-  async page(
-    merchantId: string,
-    status: SubscriptionStatus | undefined,
-    { limit, startingAfter }: PageRequest,
-  ): Promise<Page<Subscription>> {
-    const filter = {
-      merchantId,
-      ...(status ? { status } : {}),
-      ...(startingAfter ? { _id: { $gt: startingAfter } } : {}),
-    };
-    const docs = await this.collection
-      .find(filter)
-      .sort({ _id: 1 })
-      .limit(limit + 1)
-      .toArray();
-    return pageOf(
-      docs.map((d) => toHeldSubscription(d)),
-      limit,
-      (s) => s.id,
-    );
+  page(merchantId: string, status: SubscriptionStatus | undefined, page: PageRequest): Promise<Page<Subscription>> {
+    return pageAlongIds(this.collection, { merchantId, ...(status ? { status } : {}) }, page, false, (d) => toHeldSubscription(d));
   }
 
   /**

@@ -7,9 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp } from '../lib/clock.js';
-import { bulkWriteInParts, deleteInParts, insertNew } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, deleteInParts, insertNew, pageAlongIds } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
 import { EVENT_RETENTION_MS } from '../events/events.repository.js';
 
 export type WebhookDelivery = components['schemas']['WebhookDelivery'];
@@ -120,14 +120,8 @@ export class DeliveriesRepository {
   }
 
   /** An endpoint's deliveries, newest event first (delivery ids start with the event's UUIDv7). */
-  async page(merchantId: string, endpointId: string, { limit, startingAfter }: PageRequest): Promise<Page<Delivery>> {
-    const filter = { merchantId, endpointId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
-    const docs = await this.collection
-      .find(filter)
-      .sort({ _id: -1 })
-      .limit(limit + 1)
-      .toArray();
-    return pageOf(docs.map(toDelivery), limit, (d) => d.id);
+  page(merchantId: string, endpointId: string, page: PageRequest): Promise<Page<Delivery>> {
+    return pageAlongIds(this.collection, { merchantId, endpointId }, page, true, toDelivery);
   }
 
   /** Removes deliveries past their retention; where the server has TTL indexes they go by themselves. */

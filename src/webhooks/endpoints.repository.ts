@@ -3,7 +3,8 @@ import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { livemodeOf } from '../lib/livemode.js';
-import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import { pageAlongIds } from '../db/mongo-helpers.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
 
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
 export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'events' | 'description' | 'status' | 'disabledReason'>>;
@@ -61,14 +62,8 @@ export class EndpointsRepository {
     return doc ? toEndpoint(doc) : undefined;
   }
 
-  async page(merchantId: string, { limit, startingAfter }: PageRequest): Promise<Page<WebhookEndpoint>> {
-    const filter = { merchantId, ...(startingAfter ? { _id: { $gt: startingAfter } } : {}) };
-    const docs = await this.collection
-      .find(filter)
-      .sort({ _id: 1 })
-      .limit(limit + 1)
-      .toArray();
-    return pageOf(docs.map(toEndpoint), limit, (e) => e.id);
+  page(merchantId: string, page: PageRequest): Promise<Page<WebhookEndpoint>> {
+    return pageAlongIds(this.collection, { merchantId }, page, false, toEndpoint);
   }
 
   /** Applies the changes; enabling clears the failure count. Undefined when there is no such endpoint. */
