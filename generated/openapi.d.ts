@@ -1195,7 +1195,10 @@ export interface webhooks {
          * A scheduled resume is near (the pause policy's resumeNoticeHours)
          * @description Sent like `subscription.paused`, once per scheduled resume, `resumeNoticeHours` before its
          *     `resumeAt` (at once when the resume is set inside that window; none for a resume replaced
-         *     or dropped before its notice), with `cause.kind: "schedule"` and `data.resumeAt`.
+         *     or dropped before its notice), with `cause.kind: "schedule"` and `data.resumeAt`. A hold's
+         *     `resumeAt` sends one to each subscription its release will resume, with
+         *     `cause: {kind: "hold", holdId}` and the hold's `resumeAt`; a subscription's own resume
+         *     under a hold is noticed only if the hold is released before it.
          */
         post: {
             parameters: {
@@ -1290,7 +1293,7 @@ export interface components {
          *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id),
          *     `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled
          *     resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId`
-         *     names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId`
+         *     names it, `requestId` its bulk request; a hold's notice carries `holdId` only). For `api` and `bulk`, `apiKeyId`
          *     is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
          *     the key). Events recorded before causes carried it have none.
          *     `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.

@@ -13,6 +13,7 @@ import type { Clock } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
+import { noticeTimeOf } from '../subscriptions/notice.rules.js';
 import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
 import type { HoldersStore } from '../subscriptions/holders.store.js';
 import { normaliseId } from '../subscriptions/subscriptions.rules.js';
@@ -24,6 +25,14 @@ type HoldRequest = components['schemas']['HoldRequest'];
 
 /** How many due holds one poll of the schedule workers releases at most. */
 const DUE_HOLDS = 100;
+
+/** What a hold's notice needs beside the holds: the merchant's rule, and the events relay to tell. */
+export interface HoldNotices {
+  /** The pause policy's resumeNoticeHours (null: no notices). */
+  readonly hoursOf: (merchantId: string) => Promise<number | null>;
+  /** Tells the events relay of these subscriptions' new outbox entries. */
+  readonly notify: (merchantId: string, ids: readonly string[]) => void;
+}
 
 /** A hold as the API shows it. */
 export function holdView({
@@ -58,19 +67,25 @@ export class HoldsService {
     private readonly bulk: Pick<BulkService, 'acceptChosen' | 'dispatch'>,
     /** Runs a task holding these subscriptions (the per-subscription queue of SubscriptionsService's writes). */
     private readonly guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
+    private readonly notices: HoldNotices,
   ) {}
 
   /** Places a hold over the merchant's subscriptions; its pause is dispatched once the caller calls `dispatch` (after the 202). */
   async place(merchantId: string, body: HoldRequest | undefined, clock: Clock): Promise<Hold> {
     const schedule = scheduleRequestOf({ ...(body?.resumeAt !== undefined ? { resumeAt: body.resumeAt } : {}) }, clock.micros());
+    const resumeAt = schedule?.resumeAt ?? null;
+    const hours = resumeAt === null ? null : await this.notices.hoursOf(merchantId);
+    const createdAt = clock.timestamp();
     const hold: StoredHold = {
       id: uuidv7(),
       merchantId,
       status: 'active',
       reason: body?.reason ?? null,
-      resumeAt: schedule?.resumeAt ?? null,
-      createdAt: clock.timestamp(),
+      resumeAt,
+      createdAt,
       requestId: uuidv7(),
+      // Inside the notice window, the notice is due as the hold is placed (sent once its cover is written).
+      ...(resumeAt !== null && hours !== null ? { noticeAt: latestOf(noticeTimeOf(resumeAt, hours), createdAt) } : {}),
     };
     await this.holds.insert(hold);
     const { holders } = this;
@@ -84,6 +99,7 @@ export class HoldsService {
       rejected: [],
       holdId: hold.id,
     });
+    if (hold.noticeAt !== undefined && hold.noticeAt <= createdAt) await this.sendNotice(hold);
     return holdView(hold);
   }
 
@@ -137,9 +153,31 @@ export class HoldsService {
     return released;
   }
 
-  /** The merchant's active holds with a resumeAt (a notice before an automatic resume reads them). */
-  async activeWithResumeAt(merchantId: string): Promise<Hold[]> {
-    return (await this.holds.activeWithResumeAt(merchantId)).map(holdView);
+  /** Sends the live holds' notices that have fallen due (the schedule workers' poll): the subscriptions they went to. */
+  async sendDueNotices(now: string): Promise<number> {
+    let sent = 0;
+    for (const hold of await this.holds.noticesDue(now, DUE_HOLDS)) sent += (await this.sendNotice(hold)).length;
+    return sent;
+  }
+
+  /** Sends a test mode's holds' notices its clock reached (a clock advance): the subscriptions they went to. */
+  async sendDueNoticesOf(merchantId: string, upTo: string): Promise<string[]> {
+    const sent: string[] = [];
+    for (const hold of await this.holds.noticesDueOf(merchantId, upTo)) sent.push(...(await this.sendNotice(hold)));
+    return sent;
+  }
+
+  /**
+   * A hold's notice (notice.rules.ts): pushed to every subscription its release will resume, each
+   * entry named by the hold and its resumeAt (so a repeat, by another process or after a kill,
+   * makes no second event: events are inserted by id), then taken off the hold by one conditional
+   * update. Returns the subscriptions it went to; none when another process took it first.
+   */
+  private async sendNotice(hold: StoredHold): Promise<string[]> {
+    const ids = await this.holders.pushNotice(hold.merchantId, hold.id, hold.resumeAt!, hold.noticeAt!);
+    if (!(await this.holds.takeNotice(hold))) return [];
+    this.notices.notify(hold.merchantId, ids);
+    return ids;
   }
 
   private async releaseFallenDue(hold: StoredHold): Promise<number> {
@@ -160,6 +198,10 @@ export class HoldsService {
     if (!hold) throw new HoldNotFoundError(`Hold ${rawId} not found`);
     return hold;
   }
+}
+
+function latestOf(a: string, b: string): string {
+  return a > b ? a : b;
 }
 
 function releasedAlready(hold: StoredHold): HoldReleasedError {
