@@ -8,12 +8,14 @@
  * by each subscription's holders; their events carry `cause: {kind: "hold", holdId}`.
  */
 import type { components } from '../../generated/openapi.js';
+import { FilterTooBroadError } from '../bulk/bulk.errors.js';
 import type { BulkService } from '../bulk/bulk.service.js';
 import type { Clock } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { noticeTimeOf } from '../subscriptions/notice.rules.js';
+import { MAX_FILTER_MATCHES } from '../subscriptions/bulk.selection.js';
 import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
 import type { HoldersStore } from '../subscriptions/holders.store.js';
 import { normaliseId } from '../subscriptions/subscriptions.rules.js';
@@ -87,9 +89,15 @@ export class HoldsService {
       // Inside the notice window, the notice is due as the hold is placed (sent once its cover is written).
       ...(resumeAt !== null && hours !== null ? { noticeAt: latestOf(noticeTimeOf(resumeAt, hours), createdAt) } : {}),
     };
-    await this.holds.insert(hold);
     const { holders } = this;
-    await holders.cover(merchantId, await holders.coverable(merchantId), hold.id, this.guard);
+    const coverable = await holders.coverable(merchantId);
+    // Its pause and release are one bulk request each, which the contract caps (acceptedCount): refused before anything is stored.
+    if (coverable.length > MAX_FILTER_MATCHES)
+      throw new FilterTooBroadError(
+        `The hold would cover ${coverable.length} subscriptions; a hold takes at most ${MAX_FILTER_MATCHES}. Pause by filter in parts instead.`,
+      );
+    await this.holds.insert(hold);
+    await holders.cover(merchantId, coverable, hold.id, this.guard);
     const fulfilled = await holders.coveredBy(merchantId, hold.id, 'fulfilled');
     await this.bulk.acceptChosen({
       requestId: hold.requestId,
