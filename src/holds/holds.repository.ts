@@ -8,6 +8,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { nowTimestamp } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 
@@ -38,6 +39,8 @@ interface HoldDocument extends Omit<StoredHold, 'id'> {
   testNoticeAt?: string;
   /** The resumeAt whose notice was sent. */
   noticeFor?: string;
+  /** From its marking as released until its release request is stored (real time): what a killed process leaves set. */
+  releaseUnstoredSince?: string;
 }
 
 const dueFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'releaseAt' : 'testReleaseAt');
@@ -71,6 +74,7 @@ export class HoldsRepository {
     await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_holds' });
     await this.collection.createIndex({ releaseAt: 1 }, { name: 'due_holds', sparse: true });
     await this.collection.createIndex({ liveNoticeAt: 1 }, { name: 'due_hold_notices', sparse: true });
+    await this.collection.createIndex({ releaseUnstoredSince: 1 }, { name: 'unstored_hold_releases', sparse: true });
   }
 
   async insert(hold: StoredHold): Promise<void> {
@@ -102,7 +106,7 @@ export class HoldsRepository {
       const doc = await this.collection.findOneAndUpdate(
         { _id: id, merchantId, status: 'active' },
         {
-          $set: { status: 'released', releasedAt, releaseRequestId },
+          $set: { status: 'released', releasedAt, releaseRequestId, releaseUnstoredSince: nowTimestamp() },
           // A notice not sent by its release is dropped: the release has come, there is nothing left to announce.
           $unset: { releaseAt: '', testReleaseAt: '', liveNoticeAt: '', testNoticeAt: '' },
         },
@@ -128,6 +132,21 @@ export class HoldsRepository {
     const docs = await this.collection
       .find({ merchantId, testReleaseAt: { $lte: upTo } })
       .sort({ testReleaseAt: 1 })
+      .toArray();
+    return docs.map(holdOf);
+  }
+
+  /** Its release request is stored: nothing is left to finish. */
+  async releaseStored(merchantId: string, id: string): Promise<void> {
+    await this.collection.updateOne({ _id: id, merchantId }, { $unset: { releaseUnstoredSince: '' } });
+  }
+
+  /** Holds marked released at or before `before` (real time) whose release request was not stored since (served by unstored_hold_releases). */
+  async releasesUnstored(before: string, limit: number): Promise<StoredHold[]> {
+    const docs = await this.collection
+      .find({ releaseUnstoredSince: { $lte: before } })
+      .sort({ releaseUnstoredSince: 1 })
+      .limit(limit)
       .toArray();
     return docs.map(holdOf);
   }

@@ -10,7 +10,8 @@
 import type { components } from '../../generated/openapi.js';
 import { FilterTooBroadError } from '../bulk/bulk.errors.js';
 import type { BulkService } from '../bulk/bulk.service.js';
-import type { Clock } from '../lib/clock.js';
+import { formatTimestamp, nowMicros, type Clock } from '../lib/clock.js';
+import { isDuplicateKeyError } from '../db/mongo.js';
 import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
@@ -27,6 +28,8 @@ type HoldRequest = components['schemas']['HoldRequest'];
 
 /** How many due holds one poll of the schedule workers releases at most. */
 const DUE_HOLDS = 100;
+/** How long after its marking a release not yet stored is taken for one a killed process left. */
+const RELEASE_STORE_GRACE_MS = 10_000;
 
 /** What a hold's notice needs beside the holds: the merchant's rule, and the events relay to tell. */
 export interface HoldNotices {
@@ -130,16 +133,45 @@ export class HoldsService {
     if (hold.status === 'released') throw releasedAlready(hold);
     const released = await this.holds.release(merchantId, hold.id, at, uuidv7());
     if (!released) throw releasedAlready((await this.holds.find(merchantId, hold.id)) ?? hold);
-    const covered = await this.holders.coveredBy(merchantId, hold.id);
-    await this.bulk.acceptChosen({
-      requestId: released.releaseRequestId!,
-      merchantId,
-      operation: 'RESUME',
-      accepted: covered,
-      rejected: [],
-      holdId: hold.id,
-    });
+    await this.storeRelease(released);
     return holdView(released);
+  }
+
+  /**
+   * Stores the release request of a hold marked released, under the id that marking gave it, so
+   * that two processes finishing one release store one request (the second insert finds the id
+   * taken); then clears the mark's loose end.
+   */
+  private async storeRelease(released: StoredHold): Promise<void> {
+    const { merchantId, id } = released;
+    try {
+      await this.bulk.acceptChosen({
+        requestId: released.releaseRequestId!,
+        merchantId,
+        operation: 'RESUME',
+        accepted: await this.holders.coveredBy(merchantId, id),
+        rejected: [],
+        holdId: id,
+      });
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    await this.holds.releaseStored(merchantId, id);
+  }
+
+  /**
+   * Finishes the releases a process was killed in the middle of: marked released, their request
+   * never stored (the schedule workers' poll). Only those marked RELEASE_STORE_GRACE_MS ago, so
+   * that a release still being stored is normally left to its own process: how many it stored.
+   */
+  async finishUnstoredReleases(): Promise<number> {
+    const before = formatTimestamp(nowMicros() - BigInt(RELEASE_STORE_GRACE_MS) * 1000n);
+    const unstored = await this.holds.releasesUnstored(before, DUE_HOLDS);
+    for (const hold of unstored) {
+      await this.storeRelease(hold);
+      this.dispatch(hold.merchantId, hold.releaseRequestId!);
+    }
+    return unstored.length;
   }
 
   /** Hands a hold's request to the bulk workers: after the 202 of the request that stored it. */
