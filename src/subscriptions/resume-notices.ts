@@ -4,7 +4,6 @@
  * noticed yet gets the notice the new rule gives. A resume set afterwards gets its notice from the
  * change that sets it (subscriptions.rules.ts).
  */
-import type { HoldsRepository } from '../holds/holds.repository.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { DueStore, PendingResume } from './due.store.js';
 import { noticeTimeOf } from './notice.rules.js';
@@ -13,7 +12,7 @@ export class ResumeNotices {
   constructor(
     private readonly due: Pick<DueStore, 'upcomingResumes' | 'setNotices'>,
     /** The holds' notices (src/holds/): each active hold's resumeAt is a scheduled resume too. */
-    private readonly holds: Pick<HoldsRepository, 'setNotices'>,
+    private readonly holds: { setNotices(merchantId: string, noticeAt: (resumeAt: string) => string | null): Promise<void> },
     /** The subscriptions service's (SubscriptionsService): each write queues behind the changes of the same subscription. */
     private readonly mutex: PerKeyQueue,
   ) {}
