@@ -172,8 +172,8 @@ export class HoldsRepository {
   }
 
   /**
-   * Takes the hold's pending notice, as read, for sending: one conditional update, so that of two
-   * processes reading it due exactly one wins (true). A notice moved or dropped meanwhile is not taken.
+   * Takes the hold's pending notice, as read, off it once sent: one conditional update, so that of
+   * two processes sending it exactly one wins (true). A notice moved or dropped meanwhile is left.
    */
   async takeNotice(hold: StoredHold): Promise<boolean> {
     const field = noticeFieldOf(hold.merchantId);

@@ -5,7 +5,10 @@
  * then pauses the `fulfilled` ones through a bulk request by ids; releasing it resumes, through
  * another, those it alone holds. Both are bulk requests like any (stored and dispatched by
  * BulkService, applied in chunks by the bulk workers), whose commands the holders store decides
- * by each subscription's holders; their events carry `cause: {kind: "hold", holdId}`.
+ * by each subscription's holders; their events carry `cause: {kind: "hold", holdId}`. A hold of
+ * more than a bulk request takes is refused (400 0046). Under resumeNoticeHours, its resumeAt gets
+ * a notice (docs/webhooks.md); a release a stopped process left without its request is finished
+ * by the schedule workers (finishUnstoredReleases).
  */
 import type { components } from '../../generated/openapi.js';
 import { FilterTooBroadError } from '../bulk/bulk.errors.js';
