@@ -13,10 +13,16 @@ import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 
 let t: TestService;
+/** A second service on the same database: two schedule workers' polls find each notice due. */
+let other: TestService;
 beforeAll(async () => {
   t = await startTestService({ workers: 2, bulkPollIntervalMs: 50, schedulePollMs: 100 });
+  other = await startTestService({ workers: 1, bulkPollIntervalMs: 50, schedulePollMs: 100, databaseName: t.db.databaseName });
 });
-afterAll(() => t?.close());
+afterAll(async () => {
+  await other?.close();
+  await t?.close();
+});
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -221,6 +227,32 @@ describe("a hold's notices in live mode", () => {
     expect(sent[0]).toMatchObject({ livemode: true, data: { subscription: { status: 'paused' } } });
     await new Promise((r) => setTimeout(r, 500));
     expect((await notices(key)).length).toBe(ids.length);
+  });
+
+  it('two services polling: each of several holds, over 30 subscriptions each, sends exactly one notice to each', async () => {
+    const rounds = await Promise.all(
+      [1, 2, 3].map(async () => {
+        const { merchantId, apiKey: key } = await t.merchant();
+        const ids = await t.seed(merchantId, 30, 'fulfilled');
+        const resumeAt = Date.now() + 2 * HOUR;
+        const hold = await placed(key, { resumeAt: iso(resumeAt) });
+        return { key, ids, hold };
+      }),
+    );
+    // All due at once, for both services' polls.
+    await Promise.all(rounds.map(({ key }) => api(key, 'PUT', '/v2/pause-policy', { ...OFF, resumeNoticeHours: 3 })));
+
+    for (const { key, ids, hold } of rounds) {
+      const sent = await waitFor(
+        () => notices(key),
+        (n) => n.length >= ids.length,
+        15_000,
+      );
+      expect(sent.map((n) => n.data.subscription.id).sort()).toEqual([...ids].sort());
+      expect(new Set(sent.map((n) => n.data.cause.holdId))).toEqual(new Set([hold.id]));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    for (const { key, ids } of rounds) expect((await notices(key)).length).toBe(ids.length);
   });
 
   it('a hold placed inside the window is noticed at once', async () => {
