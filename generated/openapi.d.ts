@@ -406,8 +406,10 @@ export interface paths {
          *     every hold; an explicit pause of one gives it its own pause back, so that it stays paused
          *     after the release. The bulk requests of a hold are undone by releasing it (an undo answers
          *     409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at
-         *     most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a
-         *     second hold.
+         *     most 3 years ahead). A hold takes at most 100,000 subscriptions, as a bulk request by
+         *     filter does (its pause and its release are one bulk request each): over that it is refused
+         *     with 400 `0046`, the count in `detail`, and nothing is stored. Retry it with an
+         *     `Idempotency-Key`: without one, a retry places a second hold.
          */
         post: operations["createHold"];
         delete?: never;
@@ -1196,7 +1198,10 @@ export interface webhooks {
          * A scheduled resume is near (the pause policy's resumeNoticeHours)
          * @description Sent like `subscription.paused`, once per scheduled resume, `resumeNoticeHours` before its
          *     `resumeAt` (at once when the resume is set inside that window; none for a resume replaced
-         *     or dropped before its notice), with `cause.kind: "schedule"` and `data.resumeAt`.
+         *     or dropped before its notice), with `cause.kind: "schedule"` and `data.resumeAt`. A hold's
+         *     `resumeAt` sends one to each subscription its release will resume, with
+         *     `cause: {kind: "hold", holdId}` and the hold's `resumeAt`; a subscription's own resume
+         *     under a hold is noticed only if the hold is released before it.
          */
         post: {
             parameters: {
@@ -1291,7 +1296,7 @@ export interface components {
          *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id),
          *     `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled
          *     resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId`
-         *     names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId`
+         *     names it, `requestId` its bulk request; a hold's notice carries `holdId` only). For `api` and `bulk`, `apiKeyId`
          *     is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
          *     the key). Events recorded before causes carried it have none.
          *     `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
@@ -2139,7 +2144,7 @@ export interface components {
             code: "0010" | "0021" | "0022" | "0033" | "0034" | "0040" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
-        /** @description A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already) and 0043 (an invalid `resumeAt`) besides. */
+        /** @description A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already), 0043 (an invalid `resumeAt`) and 0046 (over 100,000 subscriptions) besides. */
         HoldsProblem: {
             /** Format: uri-reference */
             type: string;
@@ -2148,7 +2153,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0021" | "0026" | "0035" | "0040" | "0041" | "0042" | "0043" | "0045" | "0060" | "0900" | "0901" | "0910";
+            code: "0010" | "0021" | "0026" | "0035" | "0040" | "0041" | "0042" | "0043" | "0045" | "0046" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
@@ -2291,7 +2296,7 @@ export interface components {
                 "application/json": components["schemas"]["Hold"];
             };
         };
-        /** @description The request breaks the contract (`0040`), or its `resumeAt` is invalid (`0043`, `errors` names it). */
+        /** @description The request breaks the contract (`0040`), its `resumeAt` is invalid (`0043`, `errors` names it), or the hold would cover more than 100,000 subscriptions (`0046`, the count in `detail`). */
         InvalidHoldRequest: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];

@@ -324,3 +324,23 @@ describe('a release racing explicit pauses and resumes (real concurrency)', () =
     }
   });
 });
+
+describe('a hold over more than 100,000 subscriptions', () => {
+  it('is refused with 400 0046 naming the count, and nothing is stored', { timeout: 600_000 }, async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const seeded: string[] = [];
+    while (seeded.length < 100_001) seeded.push(...(await t.seed(merchantId, Math.min(10_000, 100_001 - seeded.length), 'fulfilled')));
+    // Cancelled ones are not covered, so they do not count.
+    await t.seed(merchantId, 5, 'cancelled');
+
+    const res = await api(apiKey, 'POST', '/v2/holds', { reason: 'Stock-out' });
+
+    problem(res, 400, '0046');
+    expect(res.body.detail).toContain('100001');
+    expect((await api(apiKey, 'GET', '/v2/holds')).body.data).toEqual([]);
+    expect((await api(apiKey, 'GET', '/v2/bulk-requests?limit=1')).body.data ?? []).toEqual([]);
+    const first = await read(apiKey, seeded[0]!);
+    expect(first.status).toBe('fulfilled');
+    expect(first).not.toHaveProperty('holdIds');
+  });
+});

@@ -58,6 +58,16 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
     collection: 'holds',
     matches: (f) => keys(f).join() === 'releaseAt',
   },
+  {
+    name: "holds' notices due (holds.repository noticesDue)",
+    collection: 'holds',
+    matches: (f) => keys(f).join() === 'liveNoticeAt',
+  },
+  {
+    name: 'hold releases a stopped process left unstored (holds.repository releasesUnstored)',
+    collection: 'holds',
+    matches: (f) => keys(f).join() === 'releaseUnstoredSince',
+  },
   { name: 'retention (deleteExpired everywhere)', collection: '*', matches: (f) => keys(f).join() === 'expiresAt' },
   {
     name: 'retention of portal links (portal-links.repository deleteExpired)',

@@ -61,8 +61,10 @@ alone keeps paused. An explicit resume of a held subscription resumes it and tak
 every hold; an explicit pause of one gives it its own pause back, so that it stays paused
 after the release. The bulk requests of a hold are undone by releasing it (an undo answers
 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at
-most 3 years ahead). Retry it with an `Idempotency-Key`: without one, a retry places a
-second hold.
+most 3 years ahead). A hold takes at most 100,000 subscriptions, as a bulk request by
+filter does (its pause and its release are one bulk request each): over that it is refused
+with 400 `0046`, the count in `detail`, and nothing is stored. Retry it with an
+`Idempotency-Key`: without one, a retry places a second hold.
 
 
  @param ctx context.Context - for authentication, logging, cancellation, deadlines, tracing, etc. Passed from http.Request or context.Background().

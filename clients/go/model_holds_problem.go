@@ -19,7 +19,7 @@ import (
 // checks if the HoldsProblem type satisfies the MappedNullable interface at compile time
 var _ MappedNullable = &HoldsProblem{}
 
-// HoldsProblem A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already) and 0043 (an invalid `resumeAt`) besides.
+// HoldsProblem A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already), 0043 (an invalid `resumeAt`) and 0046 (over 100,000 subscriptions) besides.
 type HoldsProblem struct {
 	Type string `json:"type"`
 	Title string `json:"title"`

@@ -8,6 +8,7 @@
  * the 202 has been sent. A dry run does the same reading and stores nothing.
  */
 import type { components } from '../../generated/openapi.js';
+import { isDuplicateKeyError } from '../db/mongo.js';
 import { FilterTooBroadError } from './bulk.errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
@@ -165,6 +166,8 @@ export class BulkService {
     try {
       await requests.insert(request);
     } catch (error) {
+      // Its id is taken: another process stored this very request (a hold's release, finished twice); it is not ours to take back.
+      if (isDuplicateKeyError(error)) throw error;
       // The insert may have reached the database before the connection failed: take it back, so
       // that the error means nothing was accepted (unless the database is unreachable even for this).
       await requests.remove(merchantId, requestId).catch(() => undefined);

@@ -45,9 +45,11 @@ function subscriptionAfter(stored: Subscription, entry: OutboxEntry): Subscripti
 }
 
 function snapshotAsStored(stored: Subscription, entry: OutboxEntry): SubscriptionSnapshot {
+  // A hold's notice changed nothing: the subscription as it stands.
+  const unchanged = entry.announces !== undefined;
   return {
-    status: entry.status,
-    modifiedAt: entry.at,
+    status: unchanged ? stored.status : entry.status,
+    modifiedAt: unchanged ? stored.modifiedAt : entry.at,
     ...(stored.schedule ? { schedule: stored.schedule } : {}),
     ...(stored.pauseReason !== undefined ? { pauseReason: stored.pauseReason } : {}),
   };
@@ -74,10 +76,17 @@ export function subscriptionEvents({ subscription: stored, entries }: PendingEve
         ...schedule,
         ...(entry.removed ? { removed: [...entry.removed] } : {}),
         // The resume a notice announces (docs/webhooks.md).
-        ...(type === 'subscription.resume_upcoming' && subscription.schedule?.resumeAt ? { resumeAt: subscription.schedule.resumeAt } : {}),
+        ...resumeAnnounced(type, entry, subscription),
       },
     });
   });
+}
+
+/** The resume a notice announces: a hold's release, or the subscription's own scheduled resume. */
+function resumeAnnounced(type: string, entry: OutboxEntry, subscription: Subscription): { resumeAt?: string } {
+  if (type !== 'subscription.resume_upcoming') return {};
+  const resumeAt = entry.announces ?? subscription.schedule?.resumeAt;
+  return resumeAt ? { resumeAt } : {};
 }
 
 /** Each event's trace context, from its outbox entry (when the change was traced). */

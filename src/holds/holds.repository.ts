@@ -3,9 +3,12 @@
  * (a UUIDv7, so that newest first is a walk down `{merchantId, _id}`). An active hold with a
  * `resumeAt` is found by the live schedule workers through `releaseAt`, and by a test mode's clock
  * advance through `testReleaseAt`, as a subscription's pending time is (subscriptions.repository.ts dueFieldOf).
+ * Its notice (notice.rules.ts) is pending the same way, in `noticeAt` or `testNoticeAt`, until
+ * sent: then `noticeFor` names the resumeAt it announced.
  */
 import type { Collection, Db } from 'mongodb';
 import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { nowTimestamp } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 
@@ -22,6 +25,8 @@ export interface StoredHold {
   readonly requestId: string;
   readonly releasedAt?: string;
   readonly releaseRequestId?: string;
+  /** While its notice is pending: when it falls due. */
+  readonly noticeAt?: string;
 }
 
 interface HoldDocument extends Omit<StoredHold, 'id'> {
@@ -29,12 +34,29 @@ interface HoldDocument extends Omit<StoredHold, 'id'> {
   /** While active with a resumeAt, in the merchant's mode: when the workers release it. */
   releaseAt?: string;
   testReleaseAt?: string;
+  /** While its notice is pending, in the merchant's mode: when the workers send it. */
+  liveNoticeAt?: string;
+  testNoticeAt?: string;
+  /** The resumeAt whose notice was sent. */
+  noticeFor?: string;
+  /** From its marking as released until its release request is stored (real time): what a killed process leaves set. */
+  releaseUnstoredSince?: string;
 }
 
 const dueFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'releaseAt' : 'testReleaseAt');
+const noticeFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'liveNoticeAt' : 'testNoticeAt');
 
-function holdOf({ _id, releaseAt: _live, testReleaseAt: _test, ...rest }: HoldDocument): StoredHold {
-  return { id: _id, ...rest };
+function holdOf({
+  _id,
+  releaseAt: _live,
+  testReleaseAt: _test,
+  liveNoticeAt,
+  testNoticeAt,
+  noticeFor: _sent,
+  ...rest
+}: HoldDocument): StoredHold {
+  const noticeAt = liveNoticeAt ?? testNoticeAt;
+  return { id: _id, ...rest, ...(noticeAt !== undefined ? { noticeAt } : {}) };
 }
 
 export class HoldsRepository {
@@ -51,12 +73,15 @@ export class HoldsRepository {
   async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_holds' });
     await this.collection.createIndex({ releaseAt: 1 }, { name: 'due_holds', sparse: true });
+    await this.collection.createIndex({ liveNoticeAt: 1 }, { name: 'due_hold_notices', sparse: true });
+    await this.collection.createIndex({ releaseUnstoredSince: 1 }, { name: 'unstored_hold_releases', sparse: true });
   }
 
   async insert(hold: StoredHold): Promise<void> {
-    const { id, ...rest } = hold;
+    const { id, noticeAt, ...rest } = hold;
     const due = hold.resumeAt !== null ? { [dueFieldOf(hold.merchantId)]: hold.resumeAt } : {};
-    await this.collection.insertOne({ _id: id, ...rest, ...due });
+    const notice = noticeAt !== undefined ? { [noticeFieldOf(hold.merchantId)]: noticeAt } : {};
+    await this.collection.insertOne({ _id: id, ...rest, ...due, ...notice });
   }
 
   async find(merchantId: string, id: string): Promise<StoredHold | undefined> {
@@ -80,7 +105,11 @@ export class HoldsRepository {
     return this.guard.run(GUARDED.hold(id), async () => {
       const doc = await this.collection.findOneAndUpdate(
         { _id: id, merchantId, status: 'active' },
-        { $set: { status: 'released', releasedAt, releaseRequestId }, $unset: { releaseAt: '', testReleaseAt: '' } },
+        {
+          $set: { status: 'released', releasedAt, releaseRequestId, releaseUnstoredSince: nowTimestamp() },
+          // A notice not sent by its release is dropped: the release has come, there is nothing left to announce.
+          $unset: { releaseAt: '', testReleaseAt: '', liveNoticeAt: '', testNoticeAt: '' },
+        },
         { returnDocument: 'after' },
       );
       return doc ? holdOf(doc) : undefined;
@@ -105,6 +134,73 @@ export class HoldsRepository {
       .sort({ testReleaseAt: 1 })
       .toArray();
     return docs.map(holdOf);
+  }
+
+  /** Its release request is stored: nothing is left to finish. */
+  async releaseStored(merchantId: string, id: string): Promise<void> {
+    await this.collection.updateOne({ _id: id, merchantId }, { $unset: { releaseUnstoredSince: '' } });
+  }
+
+  /** Holds marked released at or before `before` (real time) whose release request was not stored since (served by unstored_hold_releases). */
+  async releasesUnstored(before: string, limit: number): Promise<StoredHold[]> {
+    const docs = await this.collection
+      .find({ releaseUnstoredSince: { $lte: before } })
+      .sort({ releaseUnstoredSince: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(holdOf);
+  }
+
+  /** Live holds whose notice is due at or before `now` (served by due_hold_notices), up to `limit`. */
+  async noticesDue(now: string, limit: number): Promise<StoredHold[]> {
+    const docs = await this.collection
+      .find({ liveNoticeAt: { $lte: now } })
+      .sort({ liveNoticeAt: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(holdOf);
+  }
+
+  /** A test mode's holds whose notice is due by its clock's `upTo`. */
+  async noticesDueOf(merchantId: string, upTo: string): Promise<StoredHold[]> {
+    if (livemodeOf(merchantId)) throw new Error("noticesDueOf reads a test mode only: live notices are the workers'");
+    const docs = await this.collection
+      .find({ merchantId, testNoticeAt: { $lte: upTo } })
+      .sort({ testNoticeAt: 1 })
+      .toArray();
+    return docs.map(holdOf);
+  }
+
+  /**
+   * Takes the hold's pending notice, as read, off it once sent: one conditional update, so that of
+   * two processes sending it exactly one wins (true). A notice moved or dropped meanwhile is left.
+   */
+  async takeNotice(hold: StoredHold): Promise<boolean> {
+    const field = noticeFieldOf(hold.merchantId);
+    return this.guard.run(GUARDED.hold(hold.id), async () => {
+      const result = await this.collection.updateOne(
+        { _id: hold.id, merchantId: hold.merchantId, status: 'active', resumeAt: hold.resumeAt, [field]: hold.noticeAt },
+        { $set: { noticeFor: hold.resumeAt! }, $unset: { [field]: '' } },
+      );
+      return result.modifiedCount === 1;
+    });
+  }
+
+  /**
+   * After a change of resumeNoticeHours: the notice time `noticeAt` makes of each active hold's
+   * resumeAt (null: none), for the holds whose notice was not sent yet.
+   */
+  async setNotices(merchantId: string, noticeAt: (resumeAt: string) => string | null): Promise<void> {
+    const field = noticeFieldOf(merchantId);
+    for (const hold of await this.activeWithResumeAt(merchantId)) {
+      const at = noticeAt(hold.resumeAt!);
+      await this.guard.run(GUARDED.hold(hold.id), () =>
+        this.collection.updateOne(
+          { _id: hold.id, merchantId, status: 'active', noticeFor: { $exists: false } },
+          at === null ? { $unset: { [field]: '' } } : { $set: { [field]: at } },
+        ),
+      );
+    }
   }
 
   /** The merchant's active holds with a resumeAt: when each resumes what it alone keeps paused. */

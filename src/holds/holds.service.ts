@@ -5,14 +5,21 @@
  * then pauses the `fulfilled` ones through a bulk request by ids; releasing it resumes, through
  * another, those it alone holds. Both are bulk requests like any (stored and dispatched by
  * BulkService, applied in chunks by the bulk workers), whose commands the holders store decides
- * by each subscription's holders; their events carry `cause: {kind: "hold", holdId}`.
+ * by each subscription's holders; their events carry `cause: {kind: "hold", holdId}`. A hold of
+ * more than a bulk request takes is refused (400 0046). Under resumeNoticeHours, its resumeAt gets
+ * a notice (docs/webhooks.md); a release a stopped process left without its request is finished
+ * by the schedule workers (finishUnstoredReleases).
  */
 import type { components } from '../../generated/openapi.js';
+import { FilterTooBroadError } from '../bulk/bulk.errors.js';
 import type { BulkService } from '../bulk/bulk.service.js';
-import type { Clock } from '../lib/clock.js';
+import { formatTimestamp, nowMicros, type Clock } from '../lib/clock.js';
+import { isDuplicateKeyError } from '../db/mongo.js';
 import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
+import { noticeTimeOf } from '../subscriptions/notice.rules.js';
+import { MAX_FILTER_MATCHES } from '../subscriptions/bulk.selection.js';
 import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
 import type { HoldersStore } from '../subscriptions/holders.store.js';
 import { normaliseId } from '../subscriptions/subscriptions.rules.js';
@@ -24,6 +31,16 @@ type HoldRequest = components['schemas']['HoldRequest'];
 
 /** How many due holds one poll of the schedule workers releases at most. */
 const DUE_HOLDS = 100;
+/** How long after its marking a release not yet stored is taken for one a killed process left. */
+const RELEASE_STORE_GRACE_MS = 10_000;
+
+/** What a hold's notice needs beside the holds: the merchant's rule, and the events relay to tell. */
+export interface HoldNotices {
+  /** The pause policy's resumeNoticeHours (null: no notices). */
+  readonly hoursOf: (merchantId: string) => Promise<number | null>;
+  /** Tells the events relay of these subscriptions' new outbox entries. */
+  readonly notify: (merchantId: string, ids: readonly string[]) => void;
+}
 
 /** A hold as the API shows it. */
 export function holdView({
@@ -58,23 +75,35 @@ export class HoldsService {
     private readonly bulk: Pick<BulkService, 'acceptChosen' | 'dispatch'>,
     /** Runs a task holding these subscriptions (the per-subscription queue of SubscriptionsService's writes). */
     private readonly guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
+    private readonly notices: HoldNotices,
   ) {}
 
   /** Places a hold over the merchant's subscriptions; its pause is dispatched once the caller calls `dispatch` (after the 202). */
   async place(merchantId: string, body: HoldRequest | undefined, clock: Clock): Promise<Hold> {
     const schedule = scheduleRequestOf({ ...(body?.resumeAt !== undefined ? { resumeAt: body.resumeAt } : {}) }, clock.micros());
+    const resumeAt = schedule?.resumeAt ?? null;
+    const hours = resumeAt === null ? null : await this.notices.hoursOf(merchantId);
+    const createdAt = clock.timestamp();
     const hold: StoredHold = {
       id: uuidv7(),
       merchantId,
       status: 'active',
       reason: body?.reason ?? null,
-      resumeAt: schedule?.resumeAt ?? null,
-      createdAt: clock.timestamp(),
+      resumeAt,
+      createdAt,
       requestId: uuidv7(),
+      // Inside the notice window, the notice is due as the hold is placed (sent once its cover is written).
+      ...(resumeAt !== null && hours !== null ? { noticeAt: latestOf(noticeTimeOf(resumeAt, hours), createdAt) } : {}),
     };
-    await this.holds.insert(hold);
     const { holders } = this;
-    await holders.cover(merchantId, await holders.coverable(merchantId), hold.id, this.guard);
+    const coverable = await holders.coverable(merchantId);
+    // Its pause and release are one bulk request each, which the contract caps (acceptedCount): refused before anything is stored.
+    if (coverable.length > MAX_FILTER_MATCHES)
+      throw new FilterTooBroadError(
+        `The hold would cover ${coverable.length} subscriptions; a hold takes at most ${MAX_FILTER_MATCHES}. Pause by filter in parts instead.`,
+      );
+    await this.holds.insert(hold);
+    await holders.cover(merchantId, coverable, hold.id, this.guard);
     const fulfilled = await holders.coveredBy(merchantId, hold.id, 'fulfilled');
     await this.bulk.acceptChosen({
       requestId: hold.requestId,
@@ -84,6 +113,7 @@ export class HoldsService {
       rejected: [],
       holdId: hold.id,
     });
+    if (hold.noticeAt !== undefined && hold.noticeAt <= createdAt) await this.sendNotice(hold);
     return holdView(hold);
   }
 
@@ -106,16 +136,45 @@ export class HoldsService {
     if (hold.status === 'released') throw releasedAlready(hold);
     const released = await this.holds.release(merchantId, hold.id, at, uuidv7());
     if (!released) throw releasedAlready((await this.holds.find(merchantId, hold.id)) ?? hold);
-    const covered = await this.holders.coveredBy(merchantId, hold.id);
-    await this.bulk.acceptChosen({
-      requestId: released.releaseRequestId!,
-      merchantId,
-      operation: 'RESUME',
-      accepted: covered,
-      rejected: [],
-      holdId: hold.id,
-    });
+    await this.storeRelease(released);
     return holdView(released);
+  }
+
+  /**
+   * Stores the release request of a hold marked released, under the id that marking gave it, so
+   * that two processes finishing one release store one request (the second insert finds the id
+   * taken); then clears the mark's loose end.
+   */
+  private async storeRelease(released: StoredHold): Promise<void> {
+    const { merchantId, id } = released;
+    try {
+      await this.bulk.acceptChosen({
+        requestId: released.releaseRequestId!,
+        merchantId,
+        operation: 'RESUME',
+        accepted: await this.holders.coveredBy(merchantId, id),
+        rejected: [],
+        holdId: id,
+      });
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    await this.holds.releaseStored(merchantId, id);
+  }
+
+  /**
+   * Finishes the releases a process was killed in the middle of: marked released, their request
+   * never stored (the schedule workers' poll). Only those marked RELEASE_STORE_GRACE_MS ago, so
+   * that a release still being stored is normally left to its own process: how many it stored.
+   */
+  async finishUnstoredReleases(): Promise<number> {
+    const before = formatTimestamp(nowMicros() - BigInt(RELEASE_STORE_GRACE_MS) * 1000n);
+    const unstored = await this.holds.releasesUnstored(before, DUE_HOLDS);
+    for (const hold of unstored) {
+      await this.storeRelease(hold);
+      this.dispatch(hold.merchantId, hold.releaseRequestId!);
+    }
+    return unstored.length;
   }
 
   /** Hands a hold's request to the bulk workers: after the 202 of the request that stored it. */
@@ -137,9 +196,31 @@ export class HoldsService {
     return released;
   }
 
-  /** The merchant's active holds with a resumeAt (a notice before an automatic resume reads them). */
-  async activeWithResumeAt(merchantId: string): Promise<Hold[]> {
-    return (await this.holds.activeWithResumeAt(merchantId)).map(holdView);
+  /** Sends the live holds' notices that have fallen due (the schedule workers' poll): the subscriptions they went to. */
+  async sendDueNotices(now: string): Promise<number> {
+    let sent = 0;
+    for (const hold of await this.holds.noticesDue(now, DUE_HOLDS)) sent += (await this.sendNotice(hold)).length;
+    return sent;
+  }
+
+  /** Sends a test mode's holds' notices its clock reached (a clock advance): the subscriptions they went to. */
+  async sendDueNoticesOf(merchantId: string, upTo: string): Promise<string[]> {
+    const sent: string[] = [];
+    for (const hold of await this.holds.noticesDueOf(merchantId, upTo)) sent.push(...(await this.sendNotice(hold)));
+    return sent;
+  }
+
+  /**
+   * A hold's notice (notice.rules.ts): pushed to every subscription its release will resume, each
+   * entry named by the hold and its resumeAt (so a repeat, by another process or after a kill,
+   * makes no second event: events are inserted by id), then taken off the hold by one conditional
+   * update. Returns the subscriptions it went to; none when another process took it first.
+   */
+  private async sendNotice(hold: StoredHold): Promise<string[]> {
+    const ids = await this.holders.pushNotice(hold.merchantId, hold.id, hold.resumeAt!, hold.noticeAt!);
+    if (!(await this.holds.takeNotice(hold))) return [];
+    this.notices.notify(hold.merchantId, ids);
+    return ids;
   }
 
   private async releaseFallenDue(hold: StoredHold): Promise<number> {
@@ -160,6 +241,10 @@ export class HoldsService {
     if (!hold) throw new HoldNotFoundError(`Hold ${rawId} not found`);
     return hold;
   }
+}
+
+function latestOf(a: string, b: string): string {
+  return a > b ? a : b;
 }
 
 function releasedAlready(hold: StoredHold): HoldReleasedError {

@@ -7,7 +7,7 @@ import type { Db } from 'mongodb';
 import { BulkDispatcher } from '../bulk/bulk.dispatcher.js';
 import { BulkQueue } from '../bulk/bulk.queue.js';
 import { BulkService } from '../bulk/bulk.service.js';
-import { HoldsService } from '../holds/holds.service.js';
+import { HoldsService, type HoldNotices } from '../holds/holds.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
 import type { Config } from '../config.js';
@@ -196,7 +196,10 @@ export function composeWorkers(
   const { mutex } = engine;
   const clock = clockOfMerchants(backgroundStores.testClocks);
   const workerSubscriptions = new SubscriptionsService(backgroundStores, mutex, requests.pausePolicies, clock);
-  const holds = holdsOn(backgroundStores, dispatcher, engine, log);
+  const holds = holdsOn(backgroundStores, dispatcher, engine, log, {
+    hoursOf: async (merchantId) => (await requests.pausePolicies.policyOf(merchantId)).resumeNoticeHours,
+    notify: (merchantId, ids) => workerSubscriptions.changes.notify(merchantId, ids),
+  });
   const schedules = schedulesOn(workerSubscriptions, holds, both, config, log);
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
   const pauses = new RelayPauses();
@@ -210,8 +213,8 @@ export function composeWorkers(
 }
 
 /** Holds over the background client's stores: a hold's cover and its requests read and write up to a whole store. */
-function holdsOn(stores: Stores, dispatcher: BulkDispatcher, engine: Engine, log: Logger): HoldsService {
+function holdsOn(stores: Stores, dispatcher: BulkDispatcher, engine: Engine, log: Logger, notices: HoldNotices): HoldsService {
   const background = { subscriptions: stores.subscriptions, requests: stores.bulk };
   const bulk = new BulkService(background, background, dispatcher, log);
-  return new HoldsService(stores.holds, stores.holders, bulk, (ids, task) => engine.mutex.runAll(ids, task));
+  return new HoldsService(stores.holds, stores.holders, bulk, (ids, task) => engine.mutex.runAll(ids, task), notices);
 }

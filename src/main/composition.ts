@@ -116,7 +116,7 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
     new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })),
   );
   const pausePolicies = new PausePolicyService(stores.pausePolicies);
-  const notices = new ResumeNotices(stores.due, mutex);
+  const notices = new ResumeNotices(stores.due, stores.holds, mutex);
   pausePolicies.onNoticeHoursChanged((merchantId, hours) => notices.renotice(merchantId, hours));
   return {
     merchants: stores.merchants,

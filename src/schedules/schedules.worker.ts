@@ -52,8 +52,12 @@ export class ScheduleWorker {
     private readonly clock: ScheduleClock | undefined,
     private readonly pollMs: number,
     log: Logger,
-    /** Releases the live holds whose resumeAt has come, at every poll (src/holds/). */
-    private readonly holds?: { releaseDue(now: string): Promise<number> },
+    /** Sends the live holds' due notices and releases those whose resumeAt has come, at every poll (src/holds/). */
+    private readonly holds?: {
+      releaseDue(now: string): Promise<number>;
+      sendDueNotices(now: string): Promise<number>;
+      finishUnstoredReleases(): Promise<number>;
+    },
   ) {
     this.log = log.child({ component: 'schedules' });
   }
@@ -132,8 +136,12 @@ export class ScheduleWorker {
    */
   async poll(): Promise<number> {
     // Holds are few, and their own index serves the read: every poll, whatever the schedule clock says.
+    const noticed = (await this.holds?.sendDueNotices(nowTimestamp())) ?? 0;
+    if (noticed > 0) this.log.info({ noticed }, "holds' resume notices sent");
     const released = (await this.holds?.releaseDue(nowTimestamp())) ?? 0;
     if (released > 0) this.log.info({ released }, 'holds released at their resumeAt');
+    const finished = (await this.holds?.finishUnstoredReleases()) ?? 0;
+    if (finished > 0) this.log.warn({ finished }, 'hold releases left without their request by a stopped process stored');
     const clock = await this.clock?.read();
     const sweep = this.clock === undefined || Date.now() - this.lastFullSweep >= FULL_SWEEP_MS;
     if (!sweep && clock && (clock.at === undefined || clock.at > nowTimestamp())) return 0;

@@ -8,6 +8,7 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { livemodeOf } from '../lib/livemode.js';
 import { partsOf } from '../lib/parts.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import {
@@ -15,11 +16,14 @@ import {
   SHOWN_PROJECTION,
   commandMarks,
   commandUpdate,
+  dueFieldOf,
   subscriptionsIn,
   whereEventFieldsAre,
   type ShownSchedule,
   type SubscriptionDocument,
 } from './subscription.document.js';
+import { holdNoticeEntry } from './outbox.js';
+import type { PendingTimes } from './pending-times.js';
 import { decide, planHoldPause, type Change, type ChangeCause, type Operation, type SubscriptionStatus } from './subscriptions.rules.js';
 
 /** Subscriptions one write of a hold's cover names at most. */
@@ -38,6 +42,8 @@ interface HoldChange {
   readonly changes: (doc: SubscriptionDocument) => boolean;
   /** What it writes to the others, beside its no-op mark. */
   readonly leave: UpdateFilter<SubscriptionDocument>;
+  /** Whether it brings forward, on the others, their own resume's notice a hold kept waiting (subscriptions.rules.ts, FIRE). */
+  readonly rearmsNotice: boolean;
 }
 
 const RESUMED = decide({ status: 'paused', pauseAt: null, resumeAt: null }, { kind: 'RESUME' }).change!;
@@ -55,6 +61,7 @@ function holdChange(operation: Operation, holdId: string): HoldChange {
       filter: { status: 'fulfilled', holdIds: holdId },
       changes: (doc) => doc.status === 'fulfilled' && (doc.holdIds ?? []).includes(holdId),
       leave: {},
+      rearmsNotice: false,
     };
   return {
     from: 'paused',
@@ -62,6 +69,7 @@ function holdChange(operation: Operation, holdId: string): HoldChange {
     filter: { status: 'paused', ownPause: false, holdIds: [holdId] },
     changes: (doc) => doc.status === 'paused' && doc.ownPause === false && doc.holdIds?.length === 1 && doc.holdIds[0] === holdId,
     leave: { $pull: { holdIds: holdId } },
+    rearmsNotice: true,
   };
 }
 
@@ -76,15 +84,17 @@ const NOT_FOUND: HoldOutcome = { outcome: 'skipped', reason: 'not_found' };
 const leftAs = (doc: SubscriptionDocument): HoldOutcome =>
   doc.status === 'cancelled' ? { outcome: 'skipped', reason: 'cancelled' } : { outcome: 'noop' };
 
-const HOLDER_PROJECTION = { status: 1, ownPause: 1, holdIds: 1, bulkCommands: 1, ...SHOWN_PROJECTION } as const;
+const HOLDER_PROJECTION = { status: 1, ownPause: 1, holdIds: 1, noticeAt: 1, bulkCommands: 1, ...SHOWN_PROJECTION } as const;
 
 export class HoldersStore {
   private readonly collection: Collection<SubscriptionDocument>;
   private readonly statementsPerCommand: number | undefined;
+  private readonly pendingTimes: PendingTimes | undefined;
 
-  constructor(db: Db, writes: { readonly statementsPerCommand?: number | undefined } = {}) {
+  constructor(db: Db, writes: { readonly statementsPerCommand?: number | undefined; readonly pendingTimes?: PendingTimes } = {}) {
     this.collection = subscriptionsIn(db);
     this.statementsPerCommand = writes.statementsPerCommand;
+    this.pendingTimes = writes.pendingTimes;
   }
 
   /** The merchant's subscriptions a hold placed now covers: every one not cancelled, in id order. */
@@ -119,6 +129,36 @@ export class HoldersStore {
       .sort({ _id: 1 })
       .toArray();
     return docs.map((d) => d._id);
+  }
+
+  /**
+   * Pushes a hold's notice (holdNoticeEntry) into the outbox of each subscription its release at
+   * `resumeAt` will resume: covered by it alone, and either not paused yet by it, or paused with no
+   * pause of its own left by then (none, or its own scheduled resume no later). A part at a time;
+   * one that has the entry already is passed over. Returns the ids it went to.
+   */
+  async pushNotice(merchantId: string, holdId: string, resumeAt: string, at: string): Promise<string[]> {
+    const entry = holdNoticeEntry(holdId, resumeAt, at);
+    const filter: Filter<SubscriptionDocument> = {
+      merchantId,
+      holdIds: [holdId],
+      $or: [{ status: 'fulfilled' }, { status: 'paused', ownPause: false }, { status: 'paused', resumeAt: { $lte: resumeAt } }],
+      'outbox.key': { $ne: entry.key },
+    };
+    const docs = await this.collection
+      .find(filter, { projection: { _id: 1 } })
+      .sort({ _id: 1 })
+      .toArray();
+    const sent: string[] = [];
+    for (const part of partsOf(
+      docs.map((d) => d._id),
+      COVER_PART,
+    )) {
+      const ids = [...part];
+      await this.collection.updateMany({ ...filter, _id: { $in: ids } }, { $push: { outbox: entry } });
+      sent.push(...ids);
+    }
+    return sent;
   }
 
   /** An explicit pause of a paused subscription: it holds its own pause again (ownPause absent). False when it is not paused any more. */
@@ -157,19 +197,31 @@ export class HoldersStore {
       for (const id of ids) outcomes.set(id, APPLIED);
       return outcomes;
     }
-    const leaving = (read: SubscriptionDocument, ids: string[]): AnyBulkWriteOperation<SubscriptionDocument> => ({
-      updateMany: {
-        // Exactly as read: a subscription whose holders changed meanwhile is read again, never left paused without one.
-        filter: {
-          _id: { $in: ids },
-          ...notReached,
-          status: read.status,
-          ownPause: read.ownPause ?? null,
-          holdIds: read.holdIds ?? null,
-        } as Filter<SubscriptionDocument>,
-        update: { ...hold.leave, $push: mark('noop') },
-      },
-    });
+    // A notice a hold kept waiting (its time passed while held) falls due again once the hold is gone.
+    const rearmed = (read: SubscriptionDocument) =>
+      hold.rearmsNotice && read.noticeAt !== undefined && read.noticeAt <= at ? read.noticeAt : undefined;
+    const leaving = (read: SubscriptionDocument, ids: string[]): AnyBulkWriteOperation<SubscriptionDocument> => {
+      const notice = rearmed(read);
+      return {
+        updateMany: {
+          // Exactly as read: a subscription whose holders changed meanwhile is read again, never left paused without one.
+          filter: {
+            _id: { $in: ids },
+            ...notReached,
+            status: read.status,
+            ownPause: read.ownPause ?? null,
+            holdIds: read.holdIds ?? null,
+            ...(notice !== undefined ? { noticeAt: notice } : {}),
+          } as Filter<SubscriptionDocument>,
+          // Due at the release: its event says when it was sent, and names the same resume as ever.
+          update: {
+            ...hold.leave,
+            $push: mark('noop'),
+            ...(notice !== undefined ? { $set: { noticeAt: at }, $min: { [dueFieldOf(merchantId)]: at } } : {}),
+          },
+        },
+      };
+    };
     let open = [...ids];
     await untilSettled(RETRY.concurrentWriter, async () => {
       const docs = await this.collection.find({ _id: { $in: open }, merchantId }, { projection: HOLDER_PROJECTION }).toArray();
@@ -193,7 +245,7 @@ export class HoldersStore {
           );
         else
           add(
-            JSON.stringify(['leave', doc!.status, doc!.ownPause ?? null, doc!.holdIds ?? null]),
+            JSON.stringify(['leave', doc!.status, doc!.ownPause ?? null, doc!.holdIds ?? null, rearmed(doc!) ?? null]),
             id,
             (ids) => leaving(doc!, ids),
             leftAs(doc!),
@@ -205,6 +257,7 @@ export class HoldersStore {
       const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.statementsPerCommand) : 0;
       // Where some did not match (changed meanwhile), the next read finds the marks of those that did.
       if (written === expected) for (const g of all) for (const id of g.ids) outcomes.set(id, g.outcome);
+      if (livemodeOf(merchantId) && [...found.values()].some((d) => rearmed(d) !== undefined)) await this.pendingTimes?.note([at]);
       open = open.filter((id) => !outcomes.has(id));
       return open.length === 0 || undefined;
     });

@@ -40,7 +40,30 @@ export interface OutboxEntry {
   readonly subscription?: SubscriptionSnapshot;
   /** The trace context the change was made in (W3C traceparent), when tracing is on: its deliveries continue it. */
   readonly trace?: string;
+  /** A hold's notice: the hold's resumeAt it announces (the subscription changed nothing, so it shows as stored). */
+  readonly announces?: string;
 }
+
+/**
+ * The entry of a hold's notice (src/holds/): the same for every subscription it goes to, named by
+ * the hold and its resumeAt, so that a repeat makes no second event.
+ */
+export function holdNoticeEntry(holdId: string, resumeAt: string, at: string): OutboxEntry {
+  const trace = currentTraceparent();
+  return {
+    key: holdNoticeKey(holdId, resumeAt),
+    type: 'subscription.resume_upcoming',
+    seq: 0,
+    status: 'paused',
+    previousStatus: 'paused',
+    at,
+    cause: { kind: 'hold', holdId },
+    announces: resumeAt,
+    ...(trace ? { trace } : {}),
+  };
+}
+
+export const holdNoticeKey = (holdId: string, resumeAt: string) => `notice:hold:${holdId}:${resumeAt}`;
 
 /**
  * The entries of a change to `subscription`, one per event the rules gave it, in their order.

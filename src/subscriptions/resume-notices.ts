@@ -11,6 +11,8 @@ import { noticeTimeOf } from './notice.rules.js';
 export class ResumeNotices {
   constructor(
     private readonly due: Pick<DueStore, 'upcomingResumes' | 'setNotices'>,
+    /** The holds' notices (src/holds/): each active hold's resumeAt is a scheduled resume too. */
+    private readonly holds: { setNotices(merchantId: string, noticeAt: (resumeAt: string) => string | null): Promise<void> },
     /** The subscriptions service's (SubscriptionsService): each write queues behind the changes of the same subscription. */
     private readonly mutex: PerKeyQueue,
   ) {}
@@ -22,18 +24,19 @@ export class ResumeNotices {
    * notice its own change gave it.
    */
   async renotice(merchantId: string, hours: number | null): Promise<void> {
+    const noticeAt = (resumeAt: string) => (hours === null ? null : noticeTimeOf(resumeAt, hours));
+    await this.holds.setNotices(merchantId, noticeAt);
     const pending = await this.upcomingResumes(merchantId);
     if (pending.length === 0) return;
     await this.mutex.runAll(
       pending.map((p) => p.id),
-      () => this.due.setNotices(merchantId, pending, (resumeAt) => (hours === null ? null : noticeTimeOf(resumeAt, hours))),
+      () => this.due.setNotices(merchantId, pending, noticeAt),
     );
   }
 
   /**
-   * The merchant's own scheduled resumes not noticed yet: the one list a change of
-   * resumeNoticeHours walks. A hold's resume (src/holds/, `activeWithResumeAt`) is not a
-   * subscription's schedule; its notice is the hold's to keep beside its release time.
+   * The merchant's own scheduled resumes not noticed yet. A hold's resume is not a subscription's
+   * schedule: its notice is the hold's, kept beside its release time (holds.repository.ts).
    */
   upcomingResumes(merchantId: string): Promise<PendingResume[]> {
     return this.due.upcomingResumes(merchantId);

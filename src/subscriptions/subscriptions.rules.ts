@@ -17,7 +17,8 @@
  * Holders (issue 46 §1, HolderField): a paused subscription is paused while it has a holder, its
  * own pause or an active hold. RESUME clears every holder; PAUSE makes the pause its own (a bulk
  * pause of one paused already too: CommandPlan.alreadyUnset); a due resumeAt of a held one ends
- * its own pause only (FIRE: still paused, `ownPause: false`). A hold's pause and release are
+ * its own pause only (FIRE: still paused, `ownPause: false`), and the notice of that resume waits
+ * while held (a hold's release brings it back: holders.store.ts). A hold's pause and release are
  * decided by the holders store (holders.store.ts, planHoldPause).
  *
  * The events of a change (`events`, in this order; docs/design.md §7a): its change of status
@@ -276,8 +277,14 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
     return { ...fired, events: [...fired.events, { kind: 'resume_scheduled' }, ...upcoming] };
   }
   const { noticeAt = null } = state;
-  if (noticeAt !== null && noticeAt <= now && resumeAt !== null) return notice(status, resumeAt, pauseAt);
-  if (resumeAt !== null && resumeAt <= now && status === 'paused' && state.held) {
+  const held = status === 'paused' && state.held === true;
+  if (noticeAt !== null && noticeAt <= now && resumeAt !== null) {
+    if (!held) return notice(status, resumeAt, pauseAt);
+    // Held, its own resume would not resume it: the notice waits, pending, until a release leaves it unheld (holders.store.ts), or is dropped with its resume.
+    if (resumeAt > now)
+      return ruling(status, 'corrected', { status, set: { nextScheduledAt: earliestOf(pauseAt, resumeAt)! }, unset: [] }, false);
+  }
+  if (resumeAt !== null && resumeAt <= now && held) {
     // Its own scheduled resume under a hold ends its own pause only: it stays paused until the hold is released.
     return { ...ruling(status, 'applied', { ...leaving(status, {}), set: { ownPause: false } }), due: 'resume' };
   }

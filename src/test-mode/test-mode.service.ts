@@ -96,8 +96,8 @@ export class TestModeService {
     private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'due'>,
     private readonly seeder: SubscriptionSeeder,
     private readonly relayNow: RelayNow,
-    /** Releases the test mode's holds whose resumeAt an advance reaches (src/holds/). */
-    private readonly holds?: Pick<HoldsService, 'releaseDueOf'>,
+    /** Sends the notices and releases the holds whose times an advance reaches (src/holds/). */
+    private readonly holds?: Pick<HoldsService, 'releaseDueOf' | 'sendDueNoticesOf'>,
   ) {
     this.timeOf = timeOfMerchants(clocks);
   }
@@ -142,6 +142,8 @@ export class TestModeService {
     });
     if (!moved) throw clockMoved(read, to);
     const appliedCount = await this.applyDue(merchantId, to);
+    const noticed = (await this.holds?.sendDueNoticesOf(merchantId, to)) ?? [];
+    if (noticed.length > 0) await this.relayNow(new Map(noticed.map((id) => [id, merchantId])));
     // After its own schedules: a hold released at its resumeAt resumes what it alone keeps paused, through the bulk workers.
     await this.holds?.releaseDueOf(merchantId, to);
     return { now: to, appliedCount };

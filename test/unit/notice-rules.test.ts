@@ -84,6 +84,19 @@ describe('a due schedule with a notice', () => {
     expect(ruling.events.map((e) => e.kind)).toEqual(['status', 'resume_scheduled']);
   });
 
+  it('under a hold, a due notice waits, pending, until its resume: no event, the next pending time its resumeAt', () => {
+    const ruling = decide({ status: 'paused', pauseAt: null, resumeAt: IN_TEN_DAYS, noticeAt, held: true }, fire(noticeAt, 24));
+    expect(ruling).toMatchObject({ outcome: 'corrected', touches: false, events: [] });
+    expect(ruling.change).toEqual({ status: 'paused', set: { nextScheduledAt: IN_TEN_DAYS }, unset: [] });
+  });
+
+  it('under a hold, its resume falling due with its notice still waiting ends its own pause and drops the notice', () => {
+    const ruling = decide({ status: 'paused', pauseAt: null, resumeAt: IN_TEN_DAYS, noticeAt, held: true }, fire(IN_TEN_DAYS, 24));
+    expect(ruling).toMatchObject({ outcome: 'applied', due: 'resume', events: [] });
+    expect(ruling.change?.set).toEqual({ ownPause: false });
+    expect(ruling.change?.unset).toEqual(expect.arrayContaining(['noticeAt', 'noticeFor', 'resumeAt']));
+  });
+
   it('the due resume drops what is left of the notice', () => {
     const ruling = decide({ status: 'paused', pauseAt: null, resumeAt: IN_TEN_DAYS, noticeAt: null }, fire(IN_TEN_DAYS, 24));
     expect(ruling).toMatchObject({ outcome: 'applied', due: 'resume' });

@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 
 class EventCause(BaseModel):
     """
-    What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
+    What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request; a hold's notice carries `holdId` only). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
     """ # noqa: E501
     kind: StrictStr
     request_id: Optional[UUID] = Field(default=None, description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="requestId")

@@ -27,7 +27,7 @@ from pydantic_core import to_jsonable_python
 
 class HoldsProblem(BaseModel):
     """
-    A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already) and 0043 (an invalid `resumeAt`) besides.
+    A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already), 0043 (an invalid `resumeAt`) and 0046 (over 100,000 subscriptions) besides.
     """ # noqa: E501
     type: Annotated[str, Field(strict=True, max_length=100)]
     title: Annotated[str, Field(strict=True, max_length=100)]
@@ -47,8 +47,8 @@ class HoldsProblem(BaseModel):
     @field_validator('code')
     def code_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['0010', '0021', '0026', '0035', '0040', '0041', '0042', '0043', '0045', '0060', '0900', '0901', '0910']):
-            raise ValueError("must be one of enum values ('0010', '0021', '0026', '0035', '0040', '0041', '0042', '0043', '0045', '0060', '0900', '0901', '0910')")
+        if value not in set(['0010', '0021', '0026', '0035', '0040', '0041', '0042', '0043', '0045', '0046', '0060', '0900', '0901', '0910']):
+            raise ValueError("must be one of enum values ('0010', '0021', '0026', '0035', '0040', '0041', '0042', '0043', '0045', '0046', '0060', '0900', '0901', '0910')")
         return value
 
     model_config = ConfigDict(

@@ -22,7 +22,7 @@ import {
 } from './ProblemErrorsInner.js';
 
 /**
- * A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already) and 0043 (an invalid `resumeAt`) besides.
+ * A problem answered by the hold operations. As `Problem`, and codes 0026 (no such hold), 0035 (released already), 0043 (an invalid `resumeAt`) and 0046 (over 100,000 subscriptions) besides.
  * @export
  * @interface HoldsProblem
  */
@@ -70,6 +70,7 @@ export const HoldsProblemCodeEnum = {
     _0042: '0042',
     _0043: '0043',
     _0045: '0045',
+    _0046: '0046',
     _0060: '0060',
     _0900: '0900',
     _0901: '0901',
