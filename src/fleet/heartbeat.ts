@@ -17,6 +17,7 @@ import { hostname } from 'node:os';
 import type { Collection, Db } from 'mongodb';
 import { ensureTtlIndex } from '../db/retention.js';
 import type { Expiring } from '../db/retention.js';
+import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 
 export const PROCESSES_COLLECTION = 'processes';
@@ -93,8 +94,7 @@ export class Heartbeat {
   readonly id = randomUUID();
   private readonly collection: Collection<ProcessDocument>;
   private readonly startedAt = new Date();
-  private timer: NodeJS.Timeout | undefined;
-  private beating: Promise<void> = Promise.resolve();
+  private readonly beats: Periodic;
   private readonly log: Logger;
 
   constructor(
@@ -104,24 +104,19 @@ export class Heartbeat {
   ) {
     this.collection = db.collection<ProcessDocument>(PROCESSES_COLLECTION);
     this.log = log.child({ component: 'fleet' });
+    // Every interval exactly: the processes' list counts a process stale after a number of them.
+    this.beats = new Periodic(() => this.beat(), {
+      everyMs: options.intervalMs,
+      jitter: 0,
+      failed: (error) => this.log.warn({ err: error }, 'heartbeat failed; retried at the next'),
+    });
   }
 
   /** Records the first beat (so that this process counts before it takes requests), then one every interval. */
   async start(): Promise<void> {
     await ensureTtlIndex(this.collection, this.options.ttlIndexes);
     await this.beat();
-    this.schedule();
-  }
-
-  private schedule(): void {
-    this.timer = setTimeout(() => {
-      this.beating = this.beat()
-        .catch((error: unknown) => this.log.warn({ err: error }, 'heartbeat failed; retried at the next'))
-        .finally(() => {
-          if (this.timer) this.schedule();
-        });
-    }, this.options.intervalMs);
-    this.timer.unref();
+    this.beats.start();
   }
 
   private async beat(): Promise<void> {
@@ -140,9 +135,7 @@ export class Heartbeat {
 
   /** Stops beating and leaves the list at once. */
   async stop(): Promise<void> {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.beating;
+    await this.beats.stop();
     await this.collection
       .deleteOne({ _id: this.id })
       .catch((error: unknown) => this.log.warn({ err: error }, 'could not remove the heartbeat; it drops out by itself'));

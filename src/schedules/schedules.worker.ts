@@ -113,6 +113,7 @@ export class ScheduleWorker {
     return Math.min(this.pollMs, Math.max(this.upcoming - now + 1, this.lastPollEnd + gap - now, 0));
   }
 
+  /** Its own timer, not lib/periodic.ts: the next poll moves earlier when a pending time falls sooner (wakeBy). */
   private schedule(delayMs: number): void {
     this.nextPollAt = Date.now() + delayMs;
     this.timer = setTimeout(() => {
