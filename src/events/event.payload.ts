@@ -6,7 +6,7 @@
 import { uuidv7Named } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
-import { eventTypeOf, type OutboxEntry, type PendingEvents, type SubscriptionSnapshot } from '../subscriptions/outbox.js';
+import type { OutboxEntry, PendingEvents } from '../subscriptions/outbox.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 import type { Event } from './events.repository.js';
 
@@ -35,30 +35,20 @@ export function subscriptionEventId(entry: OutboxEntry, subscriptionId: string):
 
 /**
  * The subscription as the read showed it right after the change: the fields no change alters as
- * stored, the others as the change's own update wrote them into its entry. (An entry from before
- * entries carried them gets those as stored now, with the status and time of the change.)
+ * stored, the others as the change's own update wrote them into its entry (a hold's notice changed
+ * nothing, and has none: the subscription as it stands).
  */
 function subscriptionAfter(stored: Subscription, entry: OutboxEntry): Subscription {
-  const { status, modifiedAt, ...shown } = entry.subscription ?? snapshotAsStored(stored, entry);
+  if (!entry.subscription) return stored;
+  const { status, modifiedAt, ...shown } = entry.subscription;
   const { id, merchantId, planId, cycle, createdAt } = stored;
   return { id, merchantId, planId, status, cycle, createdAt, modifiedAt, ...shown };
-}
-
-function snapshotAsStored(stored: Subscription, entry: OutboxEntry): SubscriptionSnapshot {
-  // A hold's notice changed nothing: the subscription as it stands.
-  const unchanged = entry.announces !== undefined;
-  return {
-    status: unchanged ? stored.status : entry.status,
-    modifiedAt: unchanged ? stored.modifiedAt : entry.at,
-    ...(stored.schedule ? { schedule: stored.schedule } : {}),
-    ...(stored.pauseReason !== undefined ? { pauseReason: stored.pauseReason } : {}),
-  };
 }
 
 /** A subscription's events, one per entry waiting in its outbox, in order. */
 export function subscriptionEvents({ subscription: stored, entries }: PendingEvents): Event[] {
   return entries.map((entry) => {
-    const type = entry.type ?? eventTypeOf(entry.status);
+    const { type } = entry;
     const subscription = subscriptionAfter(stored, entry);
     // The schedule events also carry the pending times the change left, and what it dropped.
     const schedule =

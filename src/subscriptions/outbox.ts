@@ -22,10 +22,9 @@ export const READ_ONLY_FIELDS = ['holdIds'] as const;
 export interface OutboxEntry {
   /** With the subscription id, names the event: one bulk update pushes the same entry to every document. */
   readonly key: string;
-  /** The event's type; absent in entries written before schedule events (a change of status: its type follows `status`). */
-  readonly type?: EventType;
+  readonly type: EventType;
   /** The event's place among the events of its change (the status event first): their ids sort in this order. */
-  readonly seq?: number;
+  readonly seq: number;
   /** `subscription.schedule_removed`: the pending times the change dropped. */
   readonly removed?: readonly ScheduleTime[];
   readonly status: SubscriptionStatus;
@@ -34,8 +33,8 @@ export interface OutboxEntry {
   readonly cause: ChangeCause;
   /**
    * The subscription's changeable fields as the change left them, so that its event shows what
-   * the answer to the change showed, whatever changed since (docs/design.md, events). Absent
-   * only in entries written before entries carried it.
+   * the answer to the change showed, whatever changed since (docs/design.md, events). Absent in
+   * a hold's notice, which changed nothing: it shows the subscription as stored.
    */
   readonly subscription?: SubscriptionSnapshot;
   /** The trace context the change was made in (W3C traceparent), when tracing is on: its deliveries continue it. */

@@ -75,13 +75,15 @@ describe('the events made of a subscription’s pending entries (src/events/even
     });
   });
 
-  it('an entry without its own snapshot shows the schedule as stored, with the status and time of its change', () => {
-    const [event] = subscriptionEvents({ subscription: stored, entries: [{ ...entry, type: undefined }] });
-    expect(event!.type).toBe('subscription.paused');
-    expect(event!.data).toEqual({
-      subscription: { ...stored, modifiedAt: entry.at, livemode: true },
-      previousStatus: 'fulfilled',
-      cause: { kind: 'api' },
-    });
+  it('a hold’s notice, which changed nothing, shows the subscription as stored', () => {
+    const notice = {
+      ...entry,
+      type: 'subscription.resume_upcoming' as const,
+      previousStatus: 'paused' as const,
+      announces: '2026-05-01T00:00:00.000000Z',
+    };
+    const [event] = subscriptionEvents({ subscription: stored, entries: [notice] });
+    expect(event!.type).toBe('subscription.resume_upcoming');
+    expect((event!.data as { subscription: unknown }).subscription).toEqual({ ...stored, livemode: true });
   });
 });
