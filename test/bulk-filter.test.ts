@@ -7,13 +7,15 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkRequestsOf } from './support/bulk.js';
 import { call } from './support/http.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceOnOwnServer } from './support/own-server.js';
+import type { TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 import type { SubscriptionStatus } from '../src/subscriptions/subscriptions.rules.js';
 
 let t: TestService;
 beforeAll(async () => {
-  t = await startTestService({ workers: 2, rateLimitPerSecond: 0 });
+  // Its own server: 100,001 subscriptions are seeded here (test/support/own-server.ts).
+  t = await serviceOnOwnServer({ workers: 2, rateLimitPerSecond: 0 });
 });
 afterAll(() => t.close());
 

@@ -8,12 +8,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type Reply } from './support/http.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceOnOwnServer } from './support/own-server.js';
+import type { TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 
 let t: TestService;
 beforeAll(async () => {
-  t = await startTestService({ workers: 2 });
+  // Its own server: a hold over 100,001 subscriptions is refused here (test/support/own-server.ts).
+  t = await serviceOnOwnServer({ workers: 2 });
 });
 afterAll(() => t?.close());
 

@@ -9,30 +9,21 @@ import { randomUUID } from 'node:crypto';
 import type { Collection, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testModeIdOf } from '../src/lib/livemode.js';
-import { loadConfig } from '../src/config.js';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../src/db/embedded.js';
-import { createLogger } from '../src/logger.js';
 import { call } from './support/http.js';
-import { startTestService, type TestService } from './support/service.js';
+import { serviceOnOwnServer } from './support/own-server.js';
+import type { TestService } from './support/service.js';
 
 /** Past SQLite's 32,766 bound variables per statement. */
 const COUNT = 40_000;
 const INSERTED_AT_ONCE = 5_000;
 const SLOW = 180_000;
 
-let server: EmbeddedDatabase;
 let t: TestService;
-// A database server of its own: the 120,000 documents this file writes and deletes keep the shared
-// embedded FerretDB busy after the file ends, and the next file's concurrent writes hung behind it.
+// Its own server: 120,000 documents are written and deleted here (test/support/own-server.ts).
 beforeAll(async () => {
-  const config = loadConfig();
-  server = await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, createLogger('silent'));
-  t = await startTestService({ serverUri: server.uri });
+  t = await serviceOnOwnServer();
 });
-afterAll(async () => {
-  await t.close();
-  await server.stop();
-});
+afterAll(() => t.close());
 
 async function insertInParts(collection: Collection<Document>, make: (i: number) => Document): Promise<void> {
   for (let from = 0; from < COUNT; from += INSERTED_AT_ONCE) {
