@@ -48,6 +48,8 @@ export class MerchantsRepository {
   constructor(
     db: Db,
     private readonly guard: PerKeyQueue,
+    /** Statements per bulk write command, where the engine needs parts (db/workarounds.ts statementsPerCommand). */
+    private readonly statementsPerCommand?: number,
   ) {
     this.collection = db.collection<MerchantDocument>('merchants');
   }
@@ -127,14 +129,22 @@ export class MerchantsRepository {
     return result.matchedCount === 1;
   }
 
-  /** Moves each key's last-used time forward (never back: another process may have written a later one). */
+  /**
+   * Moves each key's last-used time forward (never back: another process may have written a later
+   * one): one statement per merchant, in commands of the engine's size.
+   */
   async recordLastUsed(uses: readonly { merchantId: string; keyId: string; at: string }[]): Promise<void> {
-    const writes = uses.map(({ merchantId, keyId, at }) => ({
-      updateOne: { filter: { _id: merchantId }, update: { $max: { [`keysLastUsedAt.${keyId}`]: at } } },
-    }));
+    const byMerchant = new Map<string, Record<string, string>>();
+    for (const { merchantId, keyId, at } of uses) {
+      const times = byMerchant.get(merchantId) ?? {};
+      const field = `keysLastUsedAt.${keyId}`;
+      if ((times[field] ?? '') < at) times[field] = at;
+      byMerchant.set(merchantId, times);
+    }
+    const writes = [...byMerchant].map(([merchantId, times]) => ({ updateOne: { filter: { _id: merchantId }, update: { $max: times } } }));
     await this.guard.runAll(
-      uses.map((use) => GUARDED.merchant(use.merchantId)),
-      () => bulkWriteInParts(this.collection, writes),
+      [...byMerchant.keys()].map((merchantId) => GUARDED.merchant(merchantId)),
+      () => bulkWriteInParts(this.collection, writes, this.statementsPerCommand),
     );
   }
 }

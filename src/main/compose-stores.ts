@@ -82,7 +82,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
   const clock = workarounds.scheduleClock ? new ScheduleClock(db, guard) : undefined;
   const { statementsPerCommand, wholeDocumentAnswers, documentsPerDelete } = workarounds;
   return {
-    merchants: new MerchantsRepository(db, guard),
+    merchants: new MerchantsRepository(db, guard, statementsPerCommand),
     ...subscriptionStoresOn(db, { clock, statementsPerCommand, updateProjection: !wholeDocumentAnswers, documentsPerDelete }),
     clock,
     bulk: new BulkRepository(db, retentionMs, { documentsPerDelete, statementsPerCommand, guard }),
