@@ -1,8 +1,8 @@
 /**
- * A database server of a test file's own, for the files that write 100,000 documents or more: on
- * the shared embedded FerretDB that work kept the engine busy after the file ended, and the next
- * file's writes hung behind it (a connection timed out after 60 s). The service the file starts
- * on it, and the server, are closed by the returned `close`.
+ * A database server of a test file's own, for the files that write 100,000 documents or more:
+ * large-deletes' 120,000 kept the shared embedded FerretDB busy after the file ended, and the next
+ * file's writes hung behind it. The service the file starts on it, and the server, are closed by
+ * the returned `close`.
  */
 import { loadConfig } from '../../src/config.js';
 import { startEmbeddedDatabase } from '../../src/db/embedded.js';
