@@ -148,4 +148,30 @@ describe('engine knowledge in one place', () => {
   it('finds the name where it is (the check itself can fail)', () => {
     expect(namingFerretDb(sources)).toEqual(expect.arrayContaining(['db/workarounds.ts', 'db/ferretdb.ts']));
   });
+
+  /** Each bulkWriteInParts call's arguments, read to its closing parenthesis. */
+  const bulkWriteCalls = (text: string) =>
+    [...text.matchAll(/bulkWriteInParts\(/g)].map(({ index }) => {
+      let depth = 0;
+      let commas = 0;
+      for (let i = index + 'bulkWriteInParts'.length; i < text.length; i++) {
+        const c = text[i];
+        if (c === '(' || c === '[' || c === '{') depth++;
+        else if (c === ')' || c === ']' || c === '}') {
+          depth--;
+          if (depth === 0) return commas + 1;
+        } else if (c === ',' && depth === 1 && text.slice(i + 1).trimStart()[0] !== ')') commas++;
+      }
+      return 0;
+    });
+
+  it('every bulk write outside src/db/ passes the engine its statements per command', () => {
+    // The last-used flush once sent 112 statements in one command, and the embedded engine stalled every client.
+    const calls = sources
+      .filter((file) => !file.startsWith('db/'))
+      .flatMap((file) => bulkWriteCalls(readFileSync(join(SRC, file), 'utf8')).map((args) => ({ file, args })));
+    expect(calls.length).toBeGreaterThan(10);
+    expect(calls.filter(({ args }) => args < 3)).toEqual([]);
+    expect(bulkWriteCalls('bulkWriteInParts(this.collection, writes)')).toEqual([2]);
+  });
 });
