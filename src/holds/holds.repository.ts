@@ -10,7 +10,8 @@ import type { Collection, Db } from 'mongodb';
 import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
-import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
+import { pageAlongIds } from '../db/mongo-helpers.js';
+import type { Page, PageRequest } from '../lib/pagination.js';
 
 const HOLDS_COLLECTION = 'holds';
 
@@ -90,14 +91,8 @@ export class HoldsRepository {
   }
 
   /** The merchant's holds, newest first. */
-  async page(merchantId: string, { limit, startingAfter }: PageRequest): Promise<Page<StoredHold>> {
-    const filter = { merchantId, ...(startingAfter ? { _id: { $lt: startingAfter } } : {}) };
-    const docs = await this.collection
-      .find(filter)
-      .sort({ _id: -1 })
-      .limit(limit + 1)
-      .toArray();
-    return pageOf(docs.map(holdOf), limit, (h) => h.id);
+  page(merchantId: string, page: PageRequest): Promise<Page<StoredHold>> {
+    return pageAlongIds(this.collection, { merchantId }, page, true, holdOf);
   }
 
   /** Marks the hold released, only if it is still active (one conditional update): the released hold, or undefined when another release came first. */
