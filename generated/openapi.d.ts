@@ -120,7 +120,8 @@ export interface paths {
          *     Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's
          *     subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the
          *     request is accepted: a subscription created afterwards is not touched. At most 100,000 may
-         *     match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`.
+         *     match (more: 400 `0046`, which does not count past the limit). Matching `cancelled` ones are
+         *     listed in `rejected`.
          *     `POST /v2/subscriptions/bulk/pause/preview` with the same body shows what it would match,
          *     with nothing queued or changed (`"dryRun": true` here does the same, and is deprecated).
          *
@@ -408,7 +409,7 @@ export interface paths {
          *     409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at
          *     most 3 years ahead). A hold takes at most 100,000 subscriptions, as a bulk request by
          *     filter does (its pause and its release are one bulk request each): over that it is refused
-         *     with 400 `0046`, the count in `detail`, and nothing is stored. Retry it with an
+         *     with 400 `0046` (not counted past the limit), and nothing is stored. Retry it with an
          *     `Idempotency-Key`: without one, a retry places a second hold.
          */
         post: operations["createHold"];
@@ -2296,7 +2297,7 @@ export interface components {
                 "application/json": components["schemas"]["Hold"];
             };
         };
-        /** @description The request breaks the contract (`0040`), its `resumeAt` is invalid (`0043`, `errors` names it), or the hold would cover more than 100,000 subscriptions (`0046`, the count in `detail`). */
+        /** @description The request breaks the contract (`0040`), its `resumeAt` is invalid (`0043`, `errors` names it), or the hold would cover more than 100,000 subscriptions (`0046`, not counted past the limit). */
         InvalidHoldRequest: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -2349,7 +2350,7 @@ export interface components {
         /**
          * @description The request breaks the contract (0040: `subscriptions` and `filter` both or neither, a bad
          *     list or filter), a schedule field of a pause is invalid (0043), or the filter matches more
-         *     than 100,000 subscriptions (0046, the count in `detail`).
+         *     than 100,000 subscriptions (0046; the service stops counting past the limit).
          */
         InvalidBulkRequest: {
             headers: {

@@ -63,7 +63,7 @@ after the release. The bulk requests of a hold are undone by releasing it (an un
 409 `0034`). A `resumeAt` follows the rules of a scheduled resume (`0043`: in the future, at
 most 3 years ahead). A hold takes at most 100,000 subscriptions, as a bulk request by
 filter does (its pause and its release are one bulk request each): over that it is refused
-with 400 `0046`, the count in `detail`, and nothing is stored. Retry it with an
+with 400 `0046` (not counted past the limit), and nothing is stored. Retry it with an
 `Idempotency-Key`: without one, a retry places a second hold.
 
 

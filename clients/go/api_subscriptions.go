@@ -60,7 +60,8 @@ the caller's, and ids of `cancelled` subscriptions, are listed in `rejected` and
 Instead of `subscriptions`, a `filter` (exactly one of the two) selects the caller's
 subscriptions by `status`, `planId` and creation time. The matching ids are fixed when the
 request is accepted: a subscription created afterwards is not touched. At most 100,000 may
-match (more: 400 `0046` with the count). Matching `cancelled` ones are listed in `rejected`.
+match (more: 400 `0046`, which does not count past the limit). Matching `cancelled` ones are
+listed in `rejected`.
 `POST /v2/subscriptions/bulk/pause/preview` with the same body shows what it would match,
 with nothing queued or changed (`"dryRun": true` here does the same, and is deprecated).
 

@@ -96,12 +96,15 @@ export class HoldsService {
       ...(resumeAt !== null && hours !== null ? { noticeAt: latestOf(noticeTimeOf(resumeAt, hours), createdAt) } : {}),
     };
     const { holders } = this;
-    const coverable = await holders.coverable(merchantId);
+    // Read one past the cap, not counted whole: a large store's count can outlast the database's time limit, and the answer is the same refusal.
+    const coverable = await holders.coverable(merchantId, MAX_FILTER_MATCHES + 1);
     // Its pause and release are one bulk request each, which the contract caps (acceptedCount): refused before anything is stored.
-    if (coverable.length > MAX_FILTER_MATCHES)
+    if (coverable.length > MAX_FILTER_MATCHES) {
+      const limit = MAX_FILTER_MATCHES.toLocaleString('en-US');
       throw new FilterTooBroadError(
-        `The hold would cover ${coverable.length} subscriptions; a hold takes at most ${MAX_FILTER_MATCHES}. Pause by filter in parts instead.`,
+        `The hold would cover more than ${limit} subscriptions; a hold takes at most ${limit}. Pause by filter in parts instead.`,
       );
+    }
     await this.holds.insert(hold);
     await holders.cover(merchantId, coverable, hold.id, this.guard);
     const fulfilled = await holders.coveredBy(merchantId, hold.id, 'fulfilled');

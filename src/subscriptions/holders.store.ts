@@ -97,11 +97,12 @@ export class HoldersStore {
     this.pendingTimes = writes.pendingTimes;
   }
 
-  /** The merchant's subscriptions a hold placed now covers: every one not cancelled, in id order. */
-  async coverable(merchantId: string): Promise<string[]> {
+  /** The merchant's subscriptions a hold placed now covers: every one not cancelled, in id order, the first `limit` of them. */
+  async coverable(merchantId: string, limit: number): Promise<string[]> {
     const docs = await this.collection
       .find({ merchantId, status: { $ne: 'cancelled' } }, { projection: { _id: 1 } })
       .sort({ _id: 1 })
+      .limit(limit)
       .toArray();
     return docs.map((d) => d._id);
   }

@@ -264,10 +264,6 @@ export class SubscriptionsStore {
     return docs.map((d) => ({ id: d._id, ...ownedOf(d) }));
   }
 
-  async countMatching(merchantId: string, filter: SubscriptionFilter): Promise<number> {
-    return this.collection.countDocuments(whereSelected(merchantId, filter));
-  }
-
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {
     if (subscriptions.length === 0) return;
     await this.collection.insertMany(
