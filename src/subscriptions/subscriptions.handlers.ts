@@ -73,7 +73,7 @@ export function subscriptionCommandHandlers(
   };
   /** `/bulk/pause` and `/bulk/resume`: a list of ids or a filter, and a dry run of either (docs/design.md §6a). */
   const bulkOperation = async (
-    request: Request<'bulkPauseSubscriptions' | 'bulkResumeSubscriptions'>,
+    request: Request<'bulkPauseSubscriptions'> | Request<'bulkResumeSubscriptions'>,
     operation: Operation,
     schedule: ScheduleRequest | undefined,
   ) => {
