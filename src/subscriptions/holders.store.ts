@@ -97,14 +97,17 @@ export class HoldersStore {
     this.pendingTimes = writes.pendingTimes;
   }
 
-  /** The merchant's subscriptions a hold placed now covers: every one not cancelled, in id order, the first `limit` of them. */
+  /**
+   * The merchant's subscriptions a hold placed now covers: every one not cancelled, in id order; at
+   * most `limit` of them. Sorted here, not by the query, so that the merchant_filter index alone
+   * can serve it (merchantId, status and _id are all in it) and stop at the limit.
+   */
   async coverable(merchantId: string, limit: number): Promise<string[]> {
     const docs = await this.collection
       .find({ merchantId, status: { $ne: 'cancelled' } }, { projection: { _id: 1 } })
-      .sort({ _id: 1 })
       .limit(limit)
       .toArray();
-    return docs.map((d) => d._id);
+    return docs.map((d) => d._id).sort();
   }
 
   /** Adds the hold to these subscriptions' holders (those not cancelled), a part at a time, each part under `guard` (the caller's per-subscription queue). */
