@@ -46,6 +46,16 @@ describe('PUT and GET /v2/plans/{planId}', () => {
     expect((await api(apiKey, 'GET', `/v2/plans/${planId.toUpperCase()}`)).body).toEqual({ planId, name: 'Tea', livemode: true });
   });
 
+  it('naming a new plan ten times at once answers 200 each time and keeps one of the names', async () => {
+    const { apiKey } = await t.merchant();
+    const planId = randomUUID();
+    const names = Array.from({ length: 10 }, (_, i) => `Name ${i}`);
+    const answers = await Promise.all(names.map((planName) => name(apiKey, planId, planName)));
+    expect(answers.map((a) => a.status)).toEqual(names.map(() => 200));
+    expect(names).toContain((await api(apiKey, 'GET', `/v2/plans/${planId}`)).body.name);
+    expect((await api(apiKey, 'GET', '/v2/plans')).body.data).toHaveLength(1);
+  });
+
   it('a plan never named answers 404 0028', async () => {
     const { apiKey } = await t.merchant();
     const planId = randomUUID();
