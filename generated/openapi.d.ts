@@ -746,6 +746,53 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your named plans
+         * @description The plans of your mode that you named, ordered by plan id, a page at a time. A plan id your
+         *     subscriptions carry without a name is not listed.
+         */
+        get: operations["listPlans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/plans/{planId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a plan's name
+         * @description The plan's name. A plan id you never named (or another merchant's, or another mode's) answers 404 `0028`.
+         */
+        get: operations["getPlan"];
+        /**
+         * Name a plan
+         * @description Names the plan with this id, or renames it, in the caller's mode, and answers 200 with it.
+         *     Plan ids are yours (the `planId` of your subscriptions); the service keeps only their names,
+         *     which the customers' pages show (`/portal/{token}`) instead of the id.
+         */
+        put: operations["putPlan"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/subscriptions/{subscriptionId}/portal-links": {
         parameters: {
             query?: never;
@@ -1652,6 +1699,35 @@ export interface components {
             code: "0010" | "0020" | "0021" | "0027" | "0030" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        PlanName: {
+            /** @description What your customers see for the plan. */
+            name: string;
+        };
+        Plan: {
+            planId: components["schemas"]["Uuid"];
+            name: string;
+            livemode: components["schemas"]["Livemode"];
+        };
+        PlanList: {
+            data: components["schemas"]["Plan"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
+        /**
+         * @description A problem as `Problem`, from the plan operations, whose codes also include `0028` (a
+         *     schema of its own, so that the operations released before it keep their list of codes).
+         */
+        PlansProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0021" | "0028" | "0040" | "0045" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
         /**
          * @description true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
          *     the test mode section of the docs). A key only ever sees objects of its own mode.
@@ -2204,6 +2280,30 @@ export interface components {
                 "application/json": components["schemas"]["PausePolicyWithMode"];
             };
         };
+        /** @description The plan. */
+        Plan: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Plan"];
+            };
+        };
+        /** @description The caller never named a plan with this id in its mode. */
+        PlanNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["PlansProblem"];
+            };
+        };
         /**
          * @description The pause breaks your pause policy (code 0032: `detail` names the rule and its limit), or
          *     the `Idempotency-Key` was already used with a different request (code 0050).
@@ -2720,12 +2820,23 @@ export interface components {
          * @example 01937a1c-7d4a-7e6f-8a1b-2c3d4e5f6a93
          */
         PortalLinkId: string;
+        /**
+         * @description A plan id, as your subscriptions carry it in `planId`.
+         * @example 5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d
+         */
+        PlanId: components["schemas"]["Uuid"];
     };
     requestBodies: {
         /** @description The whole policy; `null` or `false` turns a rule off. */
         PausePolicyBody: {
             content: {
                 "application/json": components["schemas"]["PausePolicy"];
+            };
+        };
+        /** @description The plan's name. */
+        PlanBody: {
+            content: {
+                "application/json": components["schemas"]["PlanName"];
             };
         };
         TestSubscriptionsCreateBody: {
@@ -3993,6 +4104,101 @@ export interface operations {
         requestBody: components["requestBodies"]["PausePolicyBody"];
         responses: {
             200: components["responses"]["PausePolicy"];
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPlans: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of plans. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlanList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A plan id, as your subscriptions carry it in `planId`.
+                 * @example 5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d
+                 */
+                planId: components["parameters"]["PlanId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Plan"];
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["PlanNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description A plan id, as your subscriptions carry it in `planId`.
+                 * @example 5a4b3c2d-1e0f-4a9b-8c7d-6e5f4a3b2c1d
+                 */
+                planId: components["parameters"]["PlanId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["PlanBody"];
+        responses: {
+            200: components["responses"]["Plan"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["IdempotencyKeyInFlight"];

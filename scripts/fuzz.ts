@@ -60,6 +60,8 @@ const KEY_PLACEHOLDER = '00000000-0000-4000-8000-0000000000ce';
  * through the API just before each call, so that every phase can revoke one.
  */
 const LINK_PLACEHOLDER = '00000000-0000-4000-8000-0000000000a1';
+/** The plan id the fixtures name: plan ids are the merchant's own, so any UUID is one. */
+const FUZZ_PLAN_ID = '00000000-0000-4000-8000-0000000000b2';
 
 /** The ids Schemathesis is given (scripts/schemathesis.toml reads them from its environment). */
 interface Fixtures {
@@ -74,6 +76,7 @@ interface Fixtures {
   readonly SUBSVC_FUZZ_KEY_ID: string;
   readonly SUBSVC_FUZZ_HOLD_ID: string;
   readonly SUBSVC_FUZZ_LINK_ID: string;
+  readonly SUBSVC_FUZZ_PLAN_ID: string;
 }
 
 /** The venv's `st`, created or rebuilt when the pinned requirements change. */
@@ -83,7 +86,8 @@ function ensureSchemathesis(): string {
 
 /**
  * Through the API, as a merchant would: a webhook endpoint, by pausing a subscription an event, a
- * bulk request (its completion is an event too), and a hold (its release answers 202, then 409).
+ * bulk request (its completion is an event too), a hold (its release answers 202, then 409), and
+ * a named plan (so that reading one answers 200, not only 404).
  */
 async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: string): Promise<Fixtures> {
   const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
@@ -99,6 +103,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
   await call('POST', `/v2/subscriptions/${EVENT_SUBSCRIPTION_ID}/pause`);
   const bulk = await call<{ requestId: string }>('POST', '/v2/subscriptions/bulk/pause', { subscriptions: [EVENT_SUBSCRIPTION_ID] });
   const hold = await call<{ id: string }>('POST', '/v2/holds', { reason: 'fuzz' });
+  await call('PUT', `/v2/plans/${FUZZ_PLAN_ID}`, { name: 'fuzz' });
   // The event is written by the relay, after the pause has answered.
   let event: { id: string } | undefined;
   for (const deadline = Date.now() + 30_000; !event; await new Promise((resolve) => setTimeout(resolve, 100))) {
@@ -117,6 +122,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
     SUBSVC_FUZZ_KEY_ID: KEY_PLACEHOLDER,
     SUBSVC_FUZZ_HOLD_ID: hold.id,
     SUBSVC_FUZZ_LINK_ID: LINK_PLACEHOLDER,
+    SUBSVC_FUZZ_PLAN_ID: FUZZ_PLAN_ID,
   };
 }
 

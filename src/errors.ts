@@ -31,6 +31,7 @@ export const Problems = Object.freeze({
   apiKeyNotFound: kind(404, '0025', 'API key not found', 'api-key-not-found'),
   holdNotFound: kind(404, '0026', 'Hold not found', 'hold-not-found'),
   portalLinkNotFound: kind(404, '0027', 'Portal link not found', 'portal-link-not-found'),
+  planNotFound: kind(404, '0028', 'Plan not found', 'plan-not-found'),
   filterTooBroad: kind(400, '0046', 'Filter too broad', 'filter-too-broad'),
   webhookUrlNotAllowed: kind(400, '0044', 'Webhook URL not allowed', 'webhook-url-not-allowed'),
   methodNotAllowed: kind(405, '0045', 'Method not allowed', 'method-not-allowed'),

@@ -12,6 +12,7 @@ import {
   Configuration,
   EventsApi,
   HoldsApi,
+  PlansApi,
   ResponseError,
   SubscriptionsApi,
   TestHelpersApi,
@@ -32,6 +33,7 @@ interface Target {
   readonly bulkRequests: BulkRequestsApi;
   readonly events: EventsApi;
   readonly webhooks: WebhookEndpointsApi;
+  readonly plans: PlansApi;
   /** A URL the target accepts: the mock's example, or loopback (the test service allows private URLs). */
   readonly webhookUrl: string;
   readonly anonymous: SubscriptionsApi;
@@ -501,6 +503,20 @@ function scenarios(name: string, target: () => Target) {
       expect([status, body.code]).toEqual([409, '0031']);
     });
 
+    it('names a plan (200 with it), reads it back and lists it; a plan never named answers 404 0028', async () => {
+      const t = target();
+      const planId = randomUUID();
+      // The mock answers its example, whose name is this one; the service the plan as named.
+      const named = await t.plans.putPlan({ planId, planName: { name: 'Coffee beans, monthly' } });
+      expect(named).toMatchObject({ name: 'Coffee beans, monthly', livemode: true });
+      expect((await t.plans.getPlan({ planId })).name).toBe('Coffee beans, monthly');
+      const listed = await t.plans.listPlans({ limit: 100 });
+      expect(listed.data.map((plan) => plan.name)).toContain('Coffee beans, monthly');
+      if (t.stateful) expect(listed.data.find((plan) => plan.planId === planId)).toEqual(named);
+      const { status, body } = await problemOf(t.plans.getPlan({ planId: randomUUID() }, t.prefer(404)));
+      expect([status, body.code]).toEqual([404, '0028']);
+    });
+
     it('sets a pause policy (200 with it), reads it back; a pause without resumeAt gets one at maxPauseDays, one past it is refused 422 0032', async () => {
       const t = target();
       const { policies, api, fulfilledId } = await t.policyHolder();
@@ -646,6 +662,7 @@ scenarios('the Prism mock', () => ({
   bulkRequests: new BulkRequestsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
   events: new EventsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
   webhooks: new WebhookEndpointsApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
+  plans: new PlansApi(configuration(mock.baseUrl, 'sk_any-key-the-mock-accepts')),
   webhookUrl: 'https://example.com/webhooks',
   anonymous: client(mock.baseUrl),
   fulfilledId: async () => randomUUID(),
@@ -683,6 +700,7 @@ scenarios('the real service', () => ({
   bulkRequests: new BulkRequestsApi(configuration(service.baseUrl, merchant.apiKey)),
   events: new EventsApi(configuration(service.baseUrl, merchant.apiKey)),
   webhooks: new WebhookEndpointsApi(configuration(service.baseUrl, merchant.apiKey)),
+  plans: new PlansApi(configuration(service.baseUrl, merchant.apiKey)),
   webhookUrl: 'http://127.0.0.1:9/hooks',
   anonymous: client(service.baseUrl),
   fulfilledId: async () => (await service.seed(merchant.merchantId, 1, 'fulfilled'))[0]!,

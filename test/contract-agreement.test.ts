@@ -280,7 +280,9 @@ const anyIds = (): Ids => ({
   doomedPortalLink: randomUUID(),
 });
 
-describe('Prism and the service give the same verdict on the schedule, events, webhook endpoint, pause policy and API key operations', () => {
+describe('Prism and the service give the same verdict on the schedule, events, webhook endpoint, pause policy, plan and API key operations', () => {
+  /** A plan id the rows name, then read. */
+  const plan = randomUUID();
   const json = { 'content-type': 'application/json' };
   type Row = [string, (key: string, ids: Ids) => TableRequest, number, string | undefined];
   /** An empty key: no `x-api-key` header at all. */
@@ -447,6 +449,20 @@ describe('Prism and the service give the same verdict on the schedule, events, w
       401,
       '0010',
     ],
+    ['putPlan: a name', (key) => send('PUT', `/v2/plans/${plan}`, key, { headers: json, body: '{"name":"Gold"}' }), 200, undefined],
+    ['putPlan: an empty name', (key) => send('PUT', `/v2/plans/${plan}`, key, { headers: json, body: '{"name":""}' }), 400, '0040'],
+    [
+      'putPlan: a plan id that is not a UUID',
+      (key) => send('PUT', '/v2/plans/gold', key, { headers: json, body: '{"name":"Gold"}' }),
+      400,
+      '0040',
+    ],
+    ['putPlan: a missing API key', () => send('PUT', `/v2/plans/${plan}`, '', { headers: json, body: '{"name":"Gold"}' }), 401, '0010'],
+    ['getPlan: a named plan', (key) => get(`/v2/plans/${plan}`, key), 200, undefined],
+    ['getPlan: a plan never named', (key) => get(`/v2/plans/${randomUUID()}`, key, 'code=404'), 404, '0028'],
+    ['getPlan: a missing API key', () => get(`/v2/plans/${plan}`, ''), 401, '0010'],
+    ['listPlans: a page', (key) => get('/v2/plans?limit=10', key), 200, undefined],
+    ['listPlans: limit=0', (key) => get('/v2/plans?limit=0', key), 400, '0040'],
     ['listApiKeys: a page', (key) => get('/v2/api-keys?limit=10', key), 200, undefined],
     ['listApiKeys: limit=0', (key) => get('/v2/api-keys?limit=0', key), 400, '0040'],
     ['listApiKeys: a missing API key', () => get('/v2/api-keys', ''), 401, '0010'],

@@ -1,6 +1,7 @@
 /**
  * The docs page in a real browser: Debian's Chromium (installed by .ci/run), driven by
- * playwright-core. A screenshot goes to test-artifacts/ (ignored by git).
+ * playwright-core, on a wide window and at 320 and 375 px, as test/portal-browser.test.ts checks
+ * the customers' page. Screenshots go to test-artifacts/ (ignored by git).
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -85,6 +86,62 @@ describe.skipIf(!available)('the docs page in Chromium', () => {
     await page.screenshot({ path: 'test-artifacts/docs-try.png', fullPage: false });
     await page.close();
   }, 60_000);
+});
+
+/** Whether two boxes share any area. */
+const overlap = (a: Box, b: Box) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+type Box = { x: number; y: number; width: number; height: number };
+const EXAMPLE_ID = '6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60';
+
+describe.skipIf(!available)('the docs pages on a small screen', () => {
+  it.each([320, 375])(
+    'at %i px the bar above the reference shows both its links whole, nothing is wider than the window, and no licence is claimed',
+    async (width) => {
+      const page = await browser.newPage({ viewport: { width, height: 700 } });
+      await page.goto(`${t.baseUrl}/docs`);
+      await page.locator('h2', { hasText: 'Pause a subscription, or many at once' }).waitFor({ timeout: 30_000 });
+      const bar = (await page.locator('#console-link').boundingBox())!;
+      expect(bar.height).toBeLessThanOrEqual(48);
+      for (const link of await page.locator('#console-link a').all()) {
+        const box = (await link.boundingBox())!;
+        expect({
+          box,
+          inBar: box.y >= bar.y && box.y + box.height <= bar.y + bar.height,
+          onScreen: box.x >= 0 && box.x + box.width <= width,
+        }).toMatchObject({
+          inBar: true,
+          onScreen: true,
+        });
+      }
+      expect(await page.locator('#console-link a').first().getAttribute('href')).toBe('/docs/try');
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      expect(await page.getByText('UNLICENSED').count()).toBe(0);
+      await page.screenshot({ path: `test-artifacts/docs-${width}.png`, fullPage: false });
+      await page.close();
+    },
+    60_000,
+  );
+
+  it.each([320, 375])(
+    "at %i px the console's request window leaves a read's id to fill in, names npm start for the key, keeps its sidebar toggle off the server box, and claims no licence",
+    async (width) => {
+      const page = await browser.newPage({ viewport: { width, height: 700 } });
+      await page.goto(`${t.baseUrl}/docs/try#tag/subscriptions/GET/v2/subscriptions/{subscriptionId}`);
+      await page.locator('button', { hasText: 'Test Request(get /v2/subscriptions/{subscriptionId})' }).first().click({ timeout: 30_000 });
+      const client = page.getByRole('dialog');
+      const server = client.getByText(t.baseUrl).first();
+      await server.waitFor({ timeout: 15_000 });
+      // An example id would be sent as it is, and answer 404: the id is the user's to give.
+      expect(await client.innerText()).not.toContain(EXAMPLE_ID);
+      expect(await client.innerText()).toContain('npm start prints a live key and a test key');
+      const toggle = (await client.getByRole('button', { name: 'Show sidebar' }).boundingBox())!;
+      expect(overlap(toggle, (await server.boundingBox())!)).toBe(false);
+      expect(await page.getByText('UNLICENSED').count()).toBe(0);
+      await page.screenshot({ path: `test-artifacts/docs-try-${width}.png`, fullPage: false });
+      await page.close();
+    },
+    60_000,
+  );
 });
 
 /** URLs the page asks of any host but the service (its own blob: workers aside). */

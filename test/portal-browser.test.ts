@@ -189,6 +189,30 @@ describe.skipIf(!available)('the portal page in Chromium', () => {
     }
   }, 60_000);
 
+  it("shows the plan's name on one line at 320 and 375 px, and its id, within the window, until it has one", async () => {
+    const { url, id, apiKey } = await newLink();
+    const { planId } = (await call(t.baseUrl, `/v2/subscriptions/${id}`, { method: 'GET', apiKey })).body;
+    const plan = (page: Page) => page.locator('dt:text-is("Plan") + dd');
+    const page = await browser.newPage({ viewport: { width: 375, height: 700 } });
+    await page.goto(url);
+    expect(await plan(page).innerText()).toBe(planId);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+
+    expect((await call(t.baseUrl, `/v2/plans/${planId}`, { method: 'PUT', apiKey, json: { name: 'Coffee beans, monthly' } })).status).toBe(
+      200,
+    );
+    for (const width of [320, 375]) {
+      await page.setViewportSize({ width, height: 700 });
+      await page.goto(url);
+      expect(await plan(page).innerText()).toBe('Coffee beans, monthly');
+      const lineHeight = await plan(page).evaluate((dd) => parseFloat(getComputedStyle(dd).lineHeight));
+      expect((await plan(page).boundingBox())!.height).toBeLessThanOrEqual(lineHeight);
+      expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+      await page.screenshot({ path: `${SHOTS}/plan-named-${width}.png`, fullPage: true });
+    }
+    await page.close();
+  }, 60_000);
+
   it('shows the cancelled, test mode and not-found states with no axe violation', async () => {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     const cancelled = await newLink();

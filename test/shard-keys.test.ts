@@ -8,6 +8,7 @@
  *
  * Recorded through the wire proxy (test/support/wire-proxy.ts): what the driver really sent.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Document } from 'mongodb';
 import { call } from './support/http.js';
@@ -29,6 +30,7 @@ const MERCHANT_OWNED = new Set([
   'webhookDeliveries',
   'holds',
   'portalLinks',
+  'plans',
 ]);
 
 /** The scans that cannot name a merchant: background work, bounded (docs/sharding.md). */
@@ -190,6 +192,11 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     const link = await api('POST', `/v2/subscriptions/${ids[4]}/portal-links`);
     expect(link.status).toBe(201);
     expect((await api('GET', `/v2/portal-links?subscriptionId=${ids[4]}`)).status).toBe(200);
+    const { planId } = (await api('GET', `/v2/subscriptions/${ids[4]}`)).body;
+    expect((await api('PUT', `/v2/plans/${planId}`, { name: 'Gold' })).status).toBe(200);
+    expect((await api('GET', `/v2/plans/${planId}`)).status).toBe(200);
+    expect((await api('GET', `/v2/plans?startingAfter=${randomUUID()}`)).status).toBe(200);
+    // The page reads the plan's name too.
     const csrf = /name="csrf" value="([^"]*)"/.exec(await (await fetch(link.body.url)).text())?.[1];
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const posted = await fetch(`${link.body.url}/pause`, {

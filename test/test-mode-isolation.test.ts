@@ -2,6 +2,7 @@
  * A test key never reads or changes live data, and a live key never test data: every operation
  * of the spec, both ways, against the other mode's objects of the same merchant (docs/partners.md).
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../src/lib/spec.js';
 import { call, type Reply } from './support/http.js';
@@ -179,6 +180,26 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
     const made = await api(other.key, 'POST', `/v2/subscriptions/${other.fulfilled}/portal-links`);
     notFound('0027')(await api(by.key, 'DELETE', `/v2/portal-links/${made.body.id}`));
     expect(ids(await api(other.key, 'GET', '/v2/portal-links?limit=100'))).toContain(made.body.id);
+  },
+  // Plan names are per mode: the same plan id may carry another name in the other mode.
+  putPlan: async (by, other) => {
+    const planId = randomUUID();
+    expect((await api(by.key, 'PUT', `/v2/plans/${planId}`, { name: 'Gold' })).body).toEqual({
+      planId,
+      name: 'Gold',
+      livemode: by.livemode,
+    });
+    notFound('0028')(await api(other.key, 'GET', `/v2/plans/${planId}`));
+  },
+  getPlan: async (by, other) => {
+    const planId = randomUUID();
+    expect((await api(other.key, 'PUT', `/v2/plans/${planId}`, { name: 'Gold' })).status).toBe(200);
+    notFound('0028')(await api(by.key, 'GET', `/v2/plans/${planId}`));
+  },
+  listPlans: async (by, other) => {
+    const planId = randomUUID();
+    expect((await api(other.key, 'PUT', `/v2/plans/${planId}`, { name: 'Gold' })).status).toBe(200);
+    expect(ids(await api(by.key, 'GET', '/v2/plans?limit=100'), 'planId')).not.toContain(planId);
   },
   // Each mode has its own pause policy: one mode's never shows in, nor applies to, the other's.
   getPausePolicy: async (by, other) => {

@@ -61,6 +61,8 @@ type APIClient struct {
 
 	PausePolicyAPI *PausePolicyAPIService
 
+	PlansAPI *PlansAPIService
+
 	SubscriptionsAPI *SubscriptionsAPIService
 
 	TestHelpersAPI *TestHelpersAPIService
@@ -90,6 +92,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.EventsAPI = (*EventsAPIService)(&c.common)
 	c.HoldsAPI = (*HoldsAPIService)(&c.common)
 	c.PausePolicyAPI = (*PausePolicyAPIService)(&c.common)
+	c.PlansAPI = (*PlansAPIService)(&c.common)
 	c.SubscriptionsAPI = (*SubscriptionsAPIService)(&c.common)
 	c.TestHelpersAPI = (*TestHelpersAPIService)(&c.common)
 	c.WebhookEndpointsAPI = (*WebhookEndpointsAPIService)(&c.common)

@@ -8,6 +8,7 @@ import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import type { holdHandlers } from '../holds/holds.handlers.js';
 import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
+import type { planHandlers } from '../plans/plans.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -46,6 +47,8 @@ export interface AppDependencies {
   readonly testHelpers: ReturnType<typeof testModeHandlers>;
   /** Holds (src/holds/holds.handlers.ts). */
   readonly holds: ReturnType<typeof holdHandlers>;
+  /** Plan names (src/plans/plans.handlers.ts). */
+  readonly plans: ReturnType<typeof planHandlers>;
   /** Portal links through the API, and the customers' pages (src/portal/). */
   readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
@@ -80,7 +83,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   const httpLog = log.child({ component: 'http' });
   const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
   const { createHold, ...holdReads } = deps.holds;
-  const holdCommands = operationHandlers({ createHold });
+  const { putPlan, ...planReads } = deps.plans;
+  const holdCommands = operationHandlers({ createHold, putPlan });
   // Commands are made safe to retry; reads and bulk previews, which store nothing, are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
@@ -90,6 +94,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     putPausePolicy: idempotent(idempotency, httpLog, commands.putPausePolicy),
     // A retried hold without its key would place a second one over the whole store.
     createHold: idempotent(idempotency, httpLog, holdCommands.createHold),
+    putPlan: idempotent(idempotency, httpLog, holdCommands.putPlan),
     getPausePolicy: commands.getPausePolicy,
     ...operationHandlers({
       ...subscriptionReadHandlers(subscriptions),
@@ -100,6 +105,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...apiKeyHandlers(apiKeys),
       ...deps.testHelpers,
       ...holdReads,
+      ...planReads,
       ...deps.portal.handlers,
     }),
   };

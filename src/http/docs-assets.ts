@@ -1,8 +1,9 @@
 /**
  * What the docs pages would otherwise fetch from elsewhere or miss: an icon for /favicon.ico (and
  * Redoc's footer logo, which its bundle asks cdn.redoc.ly for), and the console's rendition of the
- * spec, in which optional parameters carry no example, so that a request sent from the console
- * sends only what the user typed (an example cursor or filter made "List your subscriptions" answer []).
+ * spec, in which optional parameters and path ids carry no example, so that a request sent from the
+ * console sends only what the user typed (an example cursor or filter made "List your
+ * subscriptions" answer [], and an example id made every read answer 404).
  */
 
 /** A 16×16 pause sign, as an ICO holding one PNG. */
@@ -17,12 +18,13 @@ export const LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16
 type Json = Record<string, unknown>;
 
 /**
- * An optional parameter without the values a console fills in: its example, its default, and an
- * enum's first value (the allowed values move to its description). A schema's $ref is resolved, so
- * that the referenced schema's example goes too.
+ * An optional parameter, or a path's id, without the values a console fills in: its example, its
+ * default, and an enum's first value (the allowed values move to its description). A schema's $ref
+ * is resolved, so that the referenced schema's example goes too. A path parameter names one of the
+ * caller's own objects, which no example can be.
  */
 function withoutExample(parameter: Json, schemas: Record<string, Json>): Json {
-  if (parameter.required === true || '$ref' in parameter) return parameter;
+  if ((parameter.required === true && parameter.in !== 'path') || '$ref' in parameter) return parameter;
   const { example: _example, examples: _examples, ...rest } = parameter;
   if (!rest.schema) return rest;
   const schema = rest.schema as Json;
@@ -36,7 +38,19 @@ function withoutExample(parameter: Json, schemas: Record<string, Json>): Json {
 
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace']);
 
-/** The spec for the console: every optional parameter (a component or written in place) without an example or default. */
+/**
+ * The spec as the docs pages show it: npm's `UNLICENSED` (the package's, and so the spec's) says that
+ * there is no licence to grant, so a page does not show it as one.
+ */
+export function withoutPlaceholderLicence<T>(spec: T): T {
+  const info = (spec as Json).info as Json | undefined;
+  const licence = info?.license as Json | undefined;
+  if (!licence || (licence.identifier !== 'UNLICENSED' && licence.name !== 'UNLICENSED')) return spec;
+  const { license: _license, ...rest } = info!;
+  return { ...(spec as Json), info: rest } as T;
+}
+
+/** The spec for the console: every optional parameter and path parameter (a component or written in place) without an example or default. */
 export function consoleSpec(spec: Json): Json {
   const components = spec.components as Json & { parameters?: Record<string, Json>; schemas?: Record<string, Json> };
   const schemas = components.schemas ?? {};
@@ -55,5 +69,5 @@ export function consoleSpec(spec: Json): Json {
       ),
     ]),
   );
-  return { ...spec, paths, components: { ...components, parameters } };
+  return withoutPlaceholderLicence({ ...spec, paths, components: { ...components, parameters } });
 }

@@ -14,7 +14,7 @@ import Router from '@koa/router';
 import { parse } from 'yaml';
 import { SPEC_PATH } from '../lib/spec.js';
 import { asyncapiDocument, type OpenApiSpec } from './docs-asyncapi.js';
-import { consoleSpec, FAVICON_ICO, LOGO_SVG } from './docs-assets.js';
+import { consoleSpec, FAVICON_ICO, LOGO_SVG, withoutPlaceholderLicence } from './docs-assets.js';
 import { withCodeSamples } from './docs-samples.js';
 
 const require = createRequire(import.meta.url);
@@ -22,7 +22,9 @@ const require = createRequire(import.meta.url);
 const REDOC_CDN_LOGO = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 const SCALAR_KEY_PLACEHOLDER = 'QUxMIFlPVVIgQkFTRSBBUkUgQkVMT05HIFRPIFVT';
 
-// A bar above the reference leads to the console; Redoc keeps its menu below it (scroll-y-offset).
+// A bar above the reference leads to the console; Redoc keeps its menu below it (scroll-y-offset
+// reads the bar's bottom). The bar is as tall as its links need (sticky, not a fixed height), and
+// on a narrow screen drops its lead-in and shortens the links, so that it stays one or two lines.
 const page = `<!doctype html>
 <html lang="en">
   <head>
@@ -30,19 +32,31 @@ const page = `<!doctype html>
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>Subscription Pause and Resume API</title>
     <style>
-      body { margin: 0; padding-top: 40px; }
-      #console-link { position: fixed; top: 0; left: 0; right: 0; height: 40px; z-index: 10; display: flex; align-items: center;
-        padding: 0 20px; background: #2040a0; color: #fff; font: 14px/1.4 sans-serif; }
-      #console-link a { color: #fff; font-weight: bold; margin-left: 0.4em; }
+      body { margin: 0; }
+      #console-link { position: sticky; top: 0; z-index: 10; display: flex; flex-wrap: wrap; align-items: center; gap: 2px 0.8em;
+        box-sizing: border-box; min-height: 40px; padding: 6px 20px; background: #2040a0; color: #fff; font: 14px/1.4 sans-serif; }
+      #console-link a { color: #fff; font-weight: bold; }
+      #console-link .short { display: none; }
+      @media (max-width: 48rem) {
+        #console-link { padding: 6px 12px; }
+        #console-link .long { display: none; }
+        #console-link .short { display: inline; }
+      }
     </style>
   </head>
   <body>
-    <nav id="console-link">To send requests to this service from the browser: <a href="/docs/try">open the console (/docs/try)</a> · <a href="/docs/asyncapi.yaml">the webhooks as an AsyncAPI 3.0 document</a></nav>
+    <nav id="console-link"><span class="long">To send requests to this service from the browser:</span> <a href="/docs/try"><span class="long">open the console (/docs/try)</span><span class="short">Console</span></a> <a href="/docs/asyncapi.yaml"><span class="long">the webhooks as an AsyncAPI 3.0 document</span><span class="short">Webhooks (AsyncAPI)</span></a></nav>
     <redoc spec-url="/docs/openapi.json" hide-download-button="false" scroll-y-offset="#console-link"></redoc>
     <script src="/docs/redoc.standalone.js"></script>
   </body>
 </html>
 `;
+
+/**
+ * Below Scalar's md breakpoint its request window puts the sidebar's toggle over the server box:
+ * the address bar moves right of it.
+ */
+const CONSOLE_CSS = '@media (max-width: 767px) { .scalar-client .t-app__top-container { padding-left: 3rem; } }';
 
 // The console sends requests to the service that serves it, whatever host and port it runs on;
 // fonts are the browser's own, so the page loads nothing from outside.
@@ -70,6 +84,7 @@ const consolePage = `<!doctype html>
         // Nothing that calls outside services: no AI agent, no MCP generator.
         agent: { disabled: true },
         mcp: { disabled: true },
+        customCss: ${JSON.stringify(CONSOLE_CSS)},
       });
     </script>
   </body>
@@ -86,7 +101,7 @@ export function docsRouter(): Router {
   const yamlText = readFileSync(SPEC_PATH, 'utf8');
   const asyncapi = asyncapiDocument(parse(yamlText) as OpenApiSpec);
   const json = JSON.stringify(parse(yamlText));
-  const withSamples = JSON.stringify(withCodeSamples(parse(yamlText)));
+  const withSamples = JSON.stringify(withoutPlaceholderLicence(withCodeSamples(parse(yamlText))));
   // Redoc's footer asks cdn.redoc.ly for its logo: served from here instead.
   const redoc = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8').replaceAll(REDOC_CDN_LOGO, '/docs/logo.svg');
   // The browser bundle is not among the package's exports: found beside its entry point. Its key

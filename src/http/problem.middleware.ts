@@ -20,6 +20,7 @@ import { HoldNotFoundError, HoldReleasedError } from '../holds/holds.errors.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.js';
 import type { Logger } from '../logger.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
+import { PlanNotFoundError } from '../plans/plans.errors.js';
 import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
 import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
 import { TestClockMovedError, TestModeOnlyError, TriggerPolicyError } from '../test-mode/test-mode.errors.js';
@@ -37,6 +38,7 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [NotAuthenticatedError, Problems.unauthorized],
   [ApiKeyNotFoundError, Problems.apiKeyNotFound],
   [PortalLinkNotFoundError, Problems.portalLinkNotFound],
+  [PlanNotFoundError, Problems.planNotFound],
   [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],
   [LastApiKeyError, Problems.lastApiKey],
   [ApiKeysContendedError, Problems.unavailable],

@@ -57,6 +57,8 @@ export const GUARDED = Object.freeze({
   webhookEndpoint: (endpointId: string) => `webhookEndpoint:${endpointId}`,
   /** A merchant's pause policy: its replacing upsert (src/pause-policy/pause-policy.repository.ts). */
   pausePolicy: (merchantId: string) => `pausePolicy:${merchantId}`,
+  /** A merchant's plan (`<merchantId>:<planId>`): its naming upsert (src/plans/plans.repository.ts). */
+  plan: (planKey: string) => `plan:${planKey}`,
   /** A hold: released once, only while active (src/holds/holds.repository.ts). */
   hold: (holdId: string) => `hold:${holdId}`,
   /** A bulk request: its undo is set once, only where none is (src/bulk/bulk.repository.ts). */

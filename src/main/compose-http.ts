@@ -23,6 +23,8 @@ import { DueStore } from '../subscriptions/due.store.js';
 import { OutboxStore } from '../subscriptions/outbox.store.js';
 import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import { holdHandlers } from '../holds/holds.handlers.js';
+import { planHandlers } from '../plans/plans.handlers.js';
+import { PlansService } from '../plans/plans.service.js';
 import { timeOfMerchants, TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
 import { TriggersService } from '../test-mode/triggers.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
@@ -160,6 +162,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
   const endpoints = new EndpointsService(stores.endpoints, config.webhooksAllowPrivateUrls);
   /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
   const relayNow: RelayNow = (ids) => work.relay.relay(ids, DELIVERY_TIMEOUT_MS);
+  const plans = new PlansService(stores.plans);
   const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow, work.holds);
   return () =>
     createApp({
@@ -175,6 +178,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
         ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, work.webhooks)),
       },
       holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
+      plans: planHandlers(plans),
       testHelpers: testModeHandlers(
         testMode,
         new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow, {
@@ -190,7 +194,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
           ? new RateLimiter(config.authFailuresPerMinute, config.authFailuresPerMinute / 60, { scope: 'address' })
           : undefined,
       trustedProxies: config.trustedProxies ?? [],
-      portal: composePortal(stores, domain, config.publicUrl, log),
+      portal: composePortal(stores, domain, plans, config.publicUrl, log),
       readiness,
       metrics: registry && { registry, route: config.metricsPort === undefined },
     });

@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { portalLinkHandlers } from '../portal/portal-links.handlers.js';
 import { PortalLinksService } from '../portal/portal-links.service.js';
+import type { PlansService } from '../plans/plans.service.js';
 import { PortalActions } from '../portal/portal.actions.js';
 import { portalMiddleware, type PortalLimits } from '../portal/portal.routes.js';
 import type { Stores } from './compose-stores.js';
@@ -22,6 +23,7 @@ export function portalLimits(): PortalLimits {
 export function composePortal(
   stores: Pick<Stores, 'portalLinks' | 'merchants'>,
   domain: Pick<Domain, 'subscriptions' | 'pausePolicies'>,
+  plans: Pick<PlansService, 'nameOf'>,
   publicUrl: string | undefined,
   log: Logger,
 ) {
@@ -30,6 +32,7 @@ export function composePortal(
     subscriptions: domain.subscriptions,
     policies: domain.pausePolicies,
     merchantName: async (merchantId) => (await stores.merchants.displayName(merchantId)) ?? '',
+    planName: async (merchantId, planId) => (await plans.nameOf(merchantId, planId))?.name,
   });
   return {
     handlers: portalLinkHandlers(links),

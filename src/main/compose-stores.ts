@@ -14,6 +14,7 @@ import { IdempotencyRepository } from '../idempotency/idempotency.repository.js'
 import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
 import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
+import { PlansRepository } from '../plans/plans.repository.js';
 import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
@@ -75,6 +76,7 @@ export interface Stores extends SubscriptionStores {
   readonly testClocks: TestClocksRepository;
   readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
+  readonly plans: PlansRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -94,6 +96,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     testClocks: new TestClocksRepository(db, guard),
     holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
+    plans: new PlansRepository(db, guard),
   };
 }
 
@@ -108,6 +111,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.deliveries.ensureIndexes(ttlIndexes),
     stores.holds.ensureIndexes(),
     stores.portalLinks.ensureIndexes(ttlIndexes),
+    stores.plans.ensureIndexes(),
   ]);
 }
 

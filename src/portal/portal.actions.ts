@@ -19,7 +19,8 @@ import { daysAfter, listInWords, pauseMenu, plainDate, ruleInWords, stateInWords
 /** What the page shows. */
 export interface PageView {
   readonly merchantName: string;
-  readonly planId: string;
+  /** The plan's name, or its id while the merchant has not named it. */
+  readonly plan: string;
   readonly state: string;
   /** The merchant's reason for the pause, while paused with one. */
   readonly reason: string | undefined;
@@ -41,6 +42,8 @@ export interface PortalDependencies {
   readonly policies: PausePolicySource;
   /** The merchant's display name (its live name for a test mode). */
   readonly merchantName: (merchantId: string) => Promise<string>;
+  /** The name the merchant gave the plan in the link's mode; undefined while it has none. */
+  readonly planName: (merchantId: string, planId: string) => Promise<string | undefined>;
 }
 
 const CANNOT_CHANGE = 'This subscription has ended, so it cannot be changed.';
@@ -71,11 +74,12 @@ export class PortalActions {
       policies.policyOf(link.merchantId),
       merchantName(link.merchantId),
     ]);
+    const plan = (await this.deps.planName(link.merchantId, subscription.planId)) ?? subscription.planId;
     const now = clock.micros();
     const pausable = subscription.status === 'fulfilled' && link.actions.includes('pause');
     return {
       merchantName: name,
-      planId: subscription.planId,
+      plan,
       state: stateInWords(subscription, now, resumeAtOf(subscription)),
       reason: subscription.pauseReason,
       testMode: !livemodeOf(link.merchantId),

@@ -82,7 +82,7 @@ export function subscriptionPage(
     `Your subscription with ${name}`,
     `${banner}<h1>Your subscription with ${name}</h1>
 ${said}<dl>
-<dt>Plan</dt><dd>${escapeHtml(view.planId)}</dd>
+<dt>Plan</dt><dd>${escapeHtml(view.plan)}</dd>
 <dt>State</dt><dd id="state">${escapeHtml(view.state)}</dd>
 ${view.reason === undefined ? '' : `<dt>Reason</dt><dd>${escapeHtml(view.reason)}</dd>\n`}</dl>
 ${ended}${pauseForm(action, view)}${resumeForm(action, view)}`,

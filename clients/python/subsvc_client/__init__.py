@@ -24,6 +24,7 @@ __all__ = [
     "EventsApi",
     "HoldsApi",
     "PausePolicyApi",
+    "PlansApi",
     "SubscriptionsApi",
     "TestHelpersApi",
     "WebhookEndpointsApi",
@@ -76,6 +77,10 @@ __all__ = [
     "PauseRefusedProblem",
     "PauseRequest",
     "PausedSubscription",
+    "Plan",
+    "PlanList",
+    "PlanName",
+    "PlansProblem",
     "PortalAction",
     "PortalLink",
     "PortalLinkCreate",
@@ -123,6 +128,7 @@ from subsvc_client.api.customer_portal_api import CustomerPortalApi as CustomerP
 from subsvc_client.api.events_api import EventsApi as EventsApi
 from subsvc_client.api.holds_api import HoldsApi as HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi as PausePolicyApi
+from subsvc_client.api.plans_api import PlansApi as PlansApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi as SubscriptionsApi
 from subsvc_client.api.test_helpers_api import TestHelpersApi as TestHelpersApi
 from subsvc_client.api.webhook_endpoints_api import WebhookEndpointsApi as WebhookEndpointsApi
@@ -179,6 +185,10 @@ from subsvc_client.models.pause_problem import PauseProblem as PauseProblem
 from subsvc_client.models.pause_refused_problem import PauseRefusedProblem as PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest as PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription as PausedSubscription
+from subsvc_client.models.plan import Plan as Plan
+from subsvc_client.models.plan_list import PlanList as PlanList
+from subsvc_client.models.plan_name import PlanName as PlanName
+from subsvc_client.models.plans_problem import PlansProblem as PlansProblem
 from subsvc_client.models.portal_action import PortalAction as PortalAction
 from subsvc_client.models.portal_link import PortalLink as PortalLink
 from subsvc_client.models.portal_link_create import PortalLinkCreate as PortalLinkCreate

@@ -7,6 +7,7 @@ package scenarios
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -265,6 +266,47 @@ func TestReadsItsPausePolicyAndSetsItEveryRuleOff200WithThePolicyAsSet(t *testin
 		if policy.MaxPauseDays.IsSet() && policy.MaxPauseDays.Get() != nil || policy.RequireResumeAt || !policy.Livemode {
 			t.Fatalf("every rule off, under a live key, got %+v", policy)
 		}
+	}
+}
+
+// newPlanID is a random UUID (version 4): plan ids are the merchant's own.
+func newPlanID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+func TestNamesAPlanReadsItAndListsIt200WithTheNameThen404_0028ForAPlanNeverNamed(t *testing.T) {
+	api, ctx := client(the.APIKey, "")
+	planID := newPlanID()
+	// The mock answers its example, which carries this name; the service the plan as named.
+	named, _, err := api.PlansAPI.PutPlan(ctx, planID).PlanName(*subsvc.NewPlanName("Coffee beans, monthly")).Execute()
+	must(t, err)
+	if named.Name != "Coffee beans, monthly" || !named.Livemode {
+		t.Fatalf("the live plan as named, got %+v", named)
+	}
+	read, _, err := api.PlansAPI.GetPlan(ctx, planID).Execute()
+	must(t, err)
+	if read.Name != named.Name {
+		t.Fatalf("the name as set, got %+v", read)
+	}
+	listed, _, err := api.PlansAPI.ListPlans(ctx).Limit(100).Execute()
+	must(t, err)
+	if the.Stateful {
+		found := false
+		for _, plan := range listed.Data {
+			found = found || plan.PlanId == planID && plan.Name == named.Name
+		}
+		if !found {
+			t.Fatalf("the plan listed, got %+v", listed.Data)
+		}
+	}
+	unnamed, ctx := client(the.APIKey, "code=404")
+	_, response, err := unnamed.PlansAPI.GetPlan(ctx, newPlanID()).Execute()
+	if status, code := problemOf(t, response, err); status != 404 || code != "0028" {
+		t.Fatalf("404 0028, got %d %s", status, code)
 	}
 }
 

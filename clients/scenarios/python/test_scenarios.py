@@ -204,6 +204,20 @@ def test_reads_its_pause_policy_and_sets_it_every_rule_off_200_with_the_policy_a
         assert policies.put_pause_policy(off, _headers=prefer("example=off")) == shown
 
 
+def test_names_a_plan_reads_it_and_lists_it_200_with_the_name_and_404_0028_for_a_plan_never_named():
+    plan_id = uuid.uuid4()
+    with client() as c:
+        plans = subsvc_client.PlansApi(c)
+        # The mock answers its example, which carries this name; the service the plan as named.
+        named = plans.put_plan(plan_id, subsvc_client.PlanName(name="Coffee beans, monthly"))
+        assert (named.name, named.livemode) == ("Coffee beans, monthly", True)
+        assert plans.get_plan(plan_id).name == "Coffee beans, monthly"
+        listed = plans.list_plans(limit=100)
+        if STATEFUL:
+            assert [plan for plan in listed.data if plan.plan_id == plan_id] == [named]
+        assert problem_of(lambda: plans.get_plan(uuid.uuid4(), _headers=prefer("code=404"))) == (404, "0028")
+
+
 def test_lists_subscriptions_a_page_at_a_time(api):
     page = api.list_subscriptions(limit=1)
     assert len(page.data) <= 1

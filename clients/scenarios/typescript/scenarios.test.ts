@@ -17,6 +17,7 @@ import {
   EventsApi,
   HoldsApi,
   PausePolicyApi,
+  PlansApi,
   ResponseError,
   SubscriptionsApi,
   TestHelpersApi,
@@ -47,6 +48,7 @@ const events = new EventsApi(configuration);
 const webhooks = new WebhookEndpointsApi(configuration);
 const pausePolicy = new PausePolicyApi(configuration);
 const portal = new CustomerPortalApi(configuration);
+const plans = new PlansApi(configuration);
 const REASON = 'Travelling until the 1st';
 
 function take(status: keyof Target['ids']): string {
@@ -214,6 +216,21 @@ describe(`@subsvc/client against ${target.name}`, () => {
     const shown = { ...off, cooldownDays: null, allowedPauseDays: null, resumeNoticeHours: null, livemode: true };
     assert.deepEqual(await pausePolicy.getPausePolicy(prefer('example=off')), shown);
     assert.deepEqual(await pausePolicy.putPausePolicy({ pausePolicy: off }, prefer('example=off')), shown);
+  });
+
+  it('names a plan, reads it and lists it: 200 with the name; a plan never named answers 404 0028', async () => {
+    const planId = randomUUID();
+    // The mock answers its example, which carries this name; the service the plan as named.
+    const named = await plans.putPlan({ planId, planName: { name: 'Coffee beans, monthly' } });
+    assert.deepEqual([named.name, named.livemode], ['Coffee beans, monthly', true]);
+    assert.equal((await plans.getPlan({ planId })).name, 'Coffee beans, monthly');
+    const listed = await plans.listPlans({ limit: 100 });
+    if (target.stateful)
+      assert.deepEqual(
+        listed.data.find((plan) => plan.planId === planId),
+        named,
+      );
+    assert.deepEqual(await problemOf(plans.getPlan({ planId: randomUUID() }, prefer('code=404'))), { status: 404, code: '0028' });
   });
 
   it('lists subscriptions a page at a time', async () => {

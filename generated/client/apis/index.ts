@@ -6,6 +6,7 @@ export * from './CustomerPortalApi.js';
 export * from './EventsApi.js';
 export * from './HoldsApi.js';
 export * from './PausePolicyApi.js';
+export * from './PlansApi.js';
 export * from './SubscriptionsApi.js';
 export * from './TestHelpersApi.js';
 export * from './WebhookEndpointsApi.js';

@@ -7,6 +7,7 @@ from subsvc_client.api.customer_portal_api import CustomerPortalApi
 from subsvc_client.api.events_api import EventsApi
 from subsvc_client.api.holds_api import HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi
+from subsvc_client.api.plans_api import PlansApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi
 from subsvc_client.api.test_helpers_api import TestHelpersApi
 from subsvc_client.api.webhook_endpoints_api import WebhookEndpointsApi

@@ -53,6 +53,10 @@ from subsvc_client.models.pause_problem import PauseProblem
 from subsvc_client.models.pause_refused_problem import PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription
+from subsvc_client.models.plan import Plan
+from subsvc_client.models.plan_list import PlanList
+from subsvc_client.models.plan_name import PlanName
+from subsvc_client.models.plans_problem import PlansProblem
 from subsvc_client.models.portal_action import PortalAction
 from subsvc_client.models.portal_link import PortalLink
 from subsvc_client.models.portal_link_create import PortalLinkCreate
