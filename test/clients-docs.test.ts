@@ -37,6 +37,7 @@ const examples: readonly Example[] = [...page.matchAll(/```(ts|python|go)\n([\s\
 /** The commands the page tells a reader to type, in the folder where the example is saved. */
 const RUN = { ts: 'npx tsx example.mts', python: 'python example.py' } as const;
 const BUILD = 'npx tsx scripts/clients/build.ts';
+const NAME = { ts: 'TypeScript', python: 'Python', go: 'Go' } as const;
 const FILE = { ts: 'example.mts', python: 'example.py', go: 'main.go' } as const;
 /** The page's Go commands (the `sh` block that makes the module), the checkout's path in place of the placeholder. */
 const goCommands = () =>
@@ -168,7 +169,7 @@ async function leftBehind(): Promise<{ endpoints: string[]; status: string }> {
 const said = new Set<Language>();
 function skipMissing(language: Language, context: { skip: () => void }): void {
   if (!missing[language]) return;
-  if (!said.has(language)) console.log(`clients-docs: the ${language} examples are not run: ${missing[language]}`);
+  if (!said.has(language)) console.log(`clients-docs: the ${NAME[language]} examples are not run: ${missing[language]}`);
   said.add(language);
   context.skip();
 }
