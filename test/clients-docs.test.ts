@@ -7,7 +7,7 @@
  * summary has. After each, the merchant has no webhook endpoint and the subscription is fulfilled
  * again: the next example depends on both.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
@@ -68,7 +68,9 @@ function nodeProject(tarball: string): void {
   mkdirSync(join(modules, '.bin'));
   execFileSync('tar', ['-xzf', tarball, '-C', scratch]);
   renameSync(join(scratch, 'package'), join(modules, '@subsvc', 'client'));
-  for (const name of ['standardwebhooks', 'tsx']) symlinkSync(join(projectRoot(), 'node_modules', name), join(modules, name));
+  mkdirSync(join(modules, '@types'));
+  for (const name of ['standardwebhooks', 'tsx', '@types/node'])
+    symlinkSync(join(projectRoot(), 'node_modules', name), join(modules, name));
   symlinkSync('../tsx/dist/cli.mjs', join(modules, '.bin', 'tsx'));
   writeFileSync(join(scratch, 'package.json'), '{ "private": true }\n');
 }
@@ -180,6 +182,18 @@ describe('docs/clients.md, run as printed in page order', () => {
     for (const example of examples) expect(example.source).toContain('http://127.0.0.1:8080');
     for (const command of [BUILD, ...Object.values(RUN)]) expect(page).toContain(command);
     expect(goCommands()).toContain('go run .');
+  });
+
+  it('the TypeScript examples type-check against the installed package, strict', (context) => {
+    skipMissing('ts', context);
+    const dir = join(scratch, 'typecheck');
+    mkdirSync(dir);
+    examples.filter((e) => e.language === 'ts').forEach((e, i) => writeFileSync(join(dir, `example${i + 1}.mts`), e.source));
+    const compilerOptions = { module: 'nodenext', target: 'es2022', strict: true, noEmit: true, skipLibCheck: true, types: ['node'] };
+    writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, include: ['*.mts'] }));
+    const tsc = spawnSync(join(projectRoot(), 'node_modules', '.bin', 'tsc'), ['-p', dir], { encoding: 'utf8' });
+    expect(tsc.stdout + tsc.stderr).toBe('');
+    expect(tsc.status).toBe(0);
   });
 
   it.for(examples.map((example, index) => ({ ...example, n: index + 1 })))(
