@@ -50,17 +50,22 @@ const steps: { readonly step: string; readonly count: number; readonly at: WireM
   },
 ];
 
+/** Places a hold through a real `serve` killed with SIGKILL where `at` holds it on the wire. */
+async function placeKilled(apiKey: string, at: WireMatch, hold: Record<string, unknown>): Promise<void> {
+  const held = proxy.on(at, { action: 'hold', times: 1 });
+  const doomed = await startServe(proxy.uri(t.db.databaseName), { BULK_CONCURRENCY: '0' });
+  const answer = call(doomed.baseUrl, '/v2/holds', { method: 'POST', apiKey, json: hold }).catch(() => undefined);
+  await held.reached;
+  await doomed.stop('SIGKILL');
+  held.remove();
+  await answer;
+}
+
 for (const { step, count, at } of steps)
   it(`a process killed placing a hold ${step}: a live service finishes placing it, and its release leaves nothing held`, async () => {
     const { merchantId, apiKey } = await t.merchant();
     const ids = await t.seed(merchantId, count, 'fulfilled');
-    const held = proxy.on(at, { action: 'hold', times: 1 });
-    const doomed = await startServe(proxy.uri(t.db.databaseName), { BULK_CONCURRENCY: '0' });
-    const answer = call(doomed.baseUrl, '/v2/holds', { method: 'POST', apiKey, json: { reason: 'Stock-out' } }).catch(() => undefined);
-    await held.reached;
-    await doomed.stop('SIGKILL');
-    held.remove();
-    await answer;
+    await placeKilled(apiKey, at, { reason: 'Stock-out' });
 
     const listed = (await api(apiKey, 'GET', '/v2/holds')).body.data as { id: string; status: string; requestId: string }[];
     expect(listed).toHaveLength(1);
@@ -81,3 +86,26 @@ for (const { step, count, at } of steps)
     for (const id of sample) expect((await api(apiKey, 'GET', `/v2/subscriptions/${id}`)).body.status).toBe('fulfilled');
     expect(await t.db.collection('subscriptions').countDocuments({ merchantId, status: 'paused' })).toBe(0);
   }, 240_000);
+
+it('a hold placed inside its notice window by a process killed after storing it: every subscription it covers gets the notice', async () => {
+  const { merchantId, apiKey } = await t.merchant();
+  const ids = await t.seed(merchantId, 20, 'fulfilled');
+  const policy = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false, resumeNoticeHours: 3 };
+  expect((await api(apiKey, 'PUT', '/v2/pause-policy', policy)).status).toBe(200);
+  // Two hours away under three hours' notice: the notice is due as the hold is placed.
+  const resumeAt = new Date(Date.now() + 2 * 3600_000).toISOString();
+  await placeKilled(apiKey, nthCover(1), { reason: 'Holiday', resumeAt });
+
+  const hold = ((await api(apiKey, 'GET', '/v2/holds')).body.data as { id: string; requestId: string }[])[0]!;
+  await completed(apiKey, hold.requestId, 90_000);
+  const noticed = await waitFor(
+    async () =>
+      (await api(apiKey, 'GET', '/v2/events?type=subscription.resume_upcoming&limit=100')).body.data as {
+        data: { subscription: { id: string }; cause: { holdId?: string } };
+      }[],
+    (events) => events.length >= ids.length,
+    30_000,
+  );
+  expect(noticed.map((e) => e.data.subscription.id).sort()).toEqual([...ids].sort());
+  for (const event of noticed) expect(event.data.cause.holdId).toBe(hold.id);
+}, 240_000);

@@ -46,6 +46,9 @@ interface HoldDocument extends Omit<StoredHold, 'id'> {
   placeUnstoredSince?: string;
 }
 
+/** A hold whose placing is finished: its notice goes to every subscription it covers, not to those covered so far. */
+const PLACED = { placeUnstoredSince: { $exists: false } } as const;
+
 const dueFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'releaseAt' : 'testReleaseAt');
 const noticeFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'liveNoticeAt' : 'testNoticeAt');
 
@@ -169,7 +172,7 @@ export class HoldsRepository {
   /** Live holds whose notice is due at or before `now` (served by due_hold_notices), up to `limit`. */
   async noticesDue(now: string, limit: number): Promise<StoredHold[]> {
     const docs = await this.collection
-      .find({ liveNoticeAt: { $lte: now } })
+      .find({ liveNoticeAt: { $lte: now }, ...PLACED })
       .sort({ liveNoticeAt: 1 })
       .limit(limit)
       .toArray();
@@ -180,7 +183,7 @@ export class HoldsRepository {
   async noticesDueOf(merchantId: string, upTo: string): Promise<StoredHold[]> {
     if (livemodeOf(merchantId)) throw new Error("noticesDueOf reads a test mode only: live notices are the workers'");
     const docs = await this.collection
-      .find({ merchantId, testNoticeAt: { $lte: upTo } })
+      .find({ merchantId, testNoticeAt: { $lte: upTo }, ...PLACED })
       .sort({ testNoticeAt: 1 })
       .toArray();
     return docs.map(holdOf);
