@@ -152,7 +152,8 @@ interface ImageRun {
 async function runImage(engine: Engine, uri: string): Promise<ImageRun> {
   const run: Run = {
     engine,
-    env: { MONGODB_URI: uri, LOG_LEVEL: 'warn', HOST: '127.0.0.1' },
+    // A serve and a worker on the embedded database at once: a check of the image's processes, not of their writes (docs/operations.md).
+    env: { MONGODB_URI: uri, LOG_LEVEL: 'warn', HOST: '127.0.0.1', ALLOW_SHARED_EMBEDDED: 'true' },
     containers: [],
     name: (role) => `subsvc-check-${process.pid}-${role}`,
   };

@@ -83,6 +83,12 @@ export interface Config {
   /** Engine workarounds switched off, so that the service runs the MongoDB path on any engine (docs/engine.md). */
   readonly dbWorkarounds: DbWorkarounds;
   /**
+   * ALLOW_SHARED_EMBEDDED: a `serve` or `worker` starts beside another on an engine whose conditional
+   * updates are not atomic across processes (src/fleet/process-lease.ts), where they lose each
+   * other's writes: for tests of fleet mechanics only.
+   */
+  readonly allowSharedEmbedded: boolean;
+  /**
    * PUBLIC_URL: the service's address as customers reach it, the start of every portal link's url
    * (src/portal/); undefined: each link takes the origin its request was sent to.
    */
@@ -260,6 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
     heartbeatIntervalMs: integer(env, 'HEARTBEAT_INTERVAL_MS', 5_000, 100, 60_000),
     dbWorkarounds: dbWorkarounds(env),
+    allowSharedEmbedded: flag(env, 'ALLOW_SHARED_EMBEDDED', false),
     publicUrl: publicUrl(env),
   });
 }

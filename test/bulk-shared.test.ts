@@ -11,7 +11,7 @@ import { call, type Reply } from './support/http.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 import { startWireProxy } from './support/wire-proxy.js';
-import { startWorker, type WorkerProcess } from './support/worker-process.js';
+import { FLEET_ON_ONE_DATABASE, startWorker, type WorkerProcess } from './support/worker-process.js';
 
 const SIZE = 20;
 let http: TestService;
@@ -146,7 +146,11 @@ describe('small bulk requests sharing a run', () => {
           { command: 'update', collection: 'bulkChunks', match: (c) => /"outcomes":[[{]/.test(JSON.stringify(c.body['updates'] ?? [])) },
           { action: 'hold' },
         );
-        doomed = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1', BULK_LOCK_LIFETIME_MS: '1000' });
+        doomed = await startWorker(proxy.uri(http.db.databaseName), {
+          ...FLEET_ON_ONE_DATABASE,
+          BULK_CONCURRENCY: '1',
+          BULK_LOCK_LIFETIME_MS: '1000',
+        });
         await record.reached;
         // Its own job and the one Agenda locks ahead of it (BULK_CONCURRENCY 1), and the companions its run locked.
         const locked = await http.db.collection('bulkJobs').countDocuments({ lockedAt: { $ne: null } });
@@ -154,7 +158,7 @@ describe('small bulk requests sharing a run', () => {
         expect(locked).toBeGreaterThan(2);
         expect(await http.db.collection('bulkChunks').countDocuments({ merchantId, outcomes: null })).toBe(10);
 
-        const rescuer = await startWorker(databaseUri(http.db.databaseName), { BULK_LOCK_LIFETIME_MS: '1000' });
+        const rescuer = await startWorker(databaseUri(http.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_LOCK_LIFETIME_MS: '1000' });
         const stopRescuer = { close: () => rescuer.stop() };
         others.push(stopRescuer);
         for (const request of requests) {
@@ -284,7 +288,7 @@ describe('small bulk requests sharing a run', () => {
         },
         { action: 'hold', ms: 0 },
       );
-      const worker = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1' });
+      const worker = await startWorker(proxy.uri(http.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_CONCURRENCY: '1' });
       try {
         const appliedBy = await checkOutcomes(s.apiKey, s);
         // The run that took most of the chunks (Agenda locks one job ahead of it, which runs on its own after it).
@@ -339,7 +343,7 @@ describe('small bulk requests sharing a run', () => {
         },
         { action: 'hold', times: 1 },
       );
-      const worker = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1' });
+      const worker = await startWorker(proxy.uri(http.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_CONCURRENCY: '1' });
       try {
         await shared.reached;
         // Meanwhile the merchant resumes one of them (the request goes straight to the database).
@@ -395,7 +399,7 @@ describe('small bulk requests sharing a run', () => {
       await subscriptions.updateOne({ _id: first! }, { $set: { status: 'paused', bulkCommands: [`${earlier.requestId}:applied`] } });
       await subscriptions.updateOne({ _id: second! }, { $set: { status: 'paused', bulkCommands: [`${earlier.requestId}:noop`] } });
 
-      const worker = await startWorker(databaseUri(http.db.databaseName), { BULK_CONCURRENCY: '1' });
+      const worker = await startWorker(databaseUri(http.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_CONCURRENCY: '1' });
       try {
         const outcomes = async (request: Accepted) =>
           Object.fromEntries((await completed(apiKey, request)).items.map((i) => [i.subscriptionId, i.outcome]));

@@ -11,7 +11,7 @@ import { startReceiver } from './support/receiver.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 import { startWireProxy, type WireProxy } from './support/wire-proxy.js';
-import { startWorker } from './support/worker-process.js';
+import { FLEET_ON_ONE_DATABASE, startWorker } from './support/worker-process.js';
 
 let t: TestService;
 let proxy: WireProxy;
@@ -37,6 +37,7 @@ it('a worker killed between the changes and their events loses none: all are rec
   const ids = await t.seed(merchantId, 50);
   const held = proxy.on({ command: 'insert', collection: 'events' }, { action: 'hold' });
   const doomed = await startWorker(proxy.uri(t.db.databaseName), {
+    ...FLEET_ON_ONE_DATABASE,
     WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
   });
@@ -51,6 +52,7 @@ it('a worker killed between the changes and their events loses none: all are rec
   const receiver = await startReceiver(port);
   receiver.secret = endpoint.body.secret;
   const rescuer = await startWorker(databaseUri(t.db.databaseName), {
+    ...FLEET_ON_ONE_DATABASE,
     WEBHOOK_RETRY_DELAYS_MS: '200,200,200,200,200',
     WEBHOOKS_ALLOW_PRIVATE_URLS: 'true',
   });

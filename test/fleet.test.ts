@@ -14,7 +14,7 @@ import { createLogger } from '../src/logger.js';
 import { call } from './support/http.js';
 import { databaseUri } from './support/service.js';
 import { waitFor } from './support/wait.js';
-import { startServe, startWorker, type ServiceProcess } from './support/worker-process.js';
+import { FLEET_ON_ONE_DATABASE, startServe, startWorker, type ServiceProcess } from './support/worker-process.js';
 
 const HEARTBEAT_MS = 300;
 const BURST = 10;
@@ -50,7 +50,12 @@ function status(): Promise<any> {
   });
 }
 
-const env = { HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_MS), RATE_LIMIT_BURST: String(BURST), RATE_LIMIT_PER_SECOND: '1' };
+const env = {
+  ...FLEET_ON_ONE_DATABASE,
+  HEARTBEAT_INTERVAL_MS: String(HEARTBEAT_MS),
+  RATE_LIMIT_BURST: String(BURST),
+  RATE_LIMIT_PER_SECOND: '1',
+};
 
 describe('two serve processes and a worker on one database', () => {
   let a: Awaited<ReturnType<typeof startServe>>;

@@ -12,7 +12,7 @@ import { startReceiver, type Receiver } from './support/receiver.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 import { startWireProxy, type WireProxy } from './support/wire-proxy.js';
-import { startServe, startWorker, type ServiceProcess } from './support/worker-process.js';
+import { FLEET_ON_ONE_DATABASE, startServe, startWorker, type ServiceProcess } from './support/worker-process.js';
 
 let t: TestService;
 let receiver: Receiver;
@@ -268,8 +268,8 @@ describe('METRICS_PORT', () => {
     const processes: ServiceProcess[] = [];
     try {
       const [serve, worker] = await Promise.all([
-        startServe(uri, { BULK_CONCURRENCY: '0', METRICS_PORT: '0' }),
-        startWorker(uri, { METRICS_PORT: '0' }),
+        startServe(uri, { ...FLEET_ON_ONE_DATABASE, BULK_CONCURRENCY: '0', METRICS_PORT: '0' }),
+        startWorker(uri, { ...FLEET_ON_ONE_DATABASE, METRICS_PORT: '0' }),
       ]);
       processes.push(serve, worker);
       for (const [p, role] of [

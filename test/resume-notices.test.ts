@@ -11,7 +11,7 @@ import { call } from './support/http.js';
 import { registeredReceiver, type Receiver } from './support/receiver.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
-import { startWorker, type WorkerProcess } from './support/worker-process.js';
+import { FLEET_ON_ONE_DATABASE, startWorker, type WorkerProcess } from './support/worker-process.js';
 
 let t: TestService;
 const receivers: Receiver[] = [];
@@ -265,7 +265,7 @@ describe('notices across processes', () => {
   it('two worker processes sending the same 200 notices record one event each', async () => {
     const s = await startTestService({ workers: 0 });
     others.push(s);
-    const env = { SCHEDULE_POLL_MS: '100' };
+    const env = { ...FLEET_ON_ONE_DATABASE, SCHEDULE_POLL_MS: '100' };
     const uri = databaseUri(s.db.databaseName);
     processes.push(...(await Promise.all([startWorker(uri, env), startWorker(uri, env)])));
     const { merchantId, apiKey } = await s.merchant();

@@ -9,7 +9,7 @@ import { databaseUri, startTestService, type TestService } from './support/servi
 import { pollFor, waitFor } from './support/wait.js';
 import { startWireProxy } from './support/wire-proxy.js';
 import { cannotHoldWithout } from './support/workarounds.js';
-import { startWorker, type WorkerProcess } from './support/worker-process.js';
+import { FLEET_ON_ONE_DATABASE, startWorker, type WorkerProcess } from './support/worker-process.js';
 
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 const started: TestService[] = [];
@@ -51,7 +51,7 @@ const t = () => shared!;
 async function twoWorkersResume(count: number): Promise<{ merchantId: string; ids: string[] }> {
   shared = await service({ workers: 0 });
   const uri = databaseUri(shared.db.databaseName);
-  const env = { SCHEDULE_POLL_MS: '100' };
+  const env = { ...FLEET_ON_ONE_DATABASE, SCHEDULE_POLL_MS: '100' };
   processes.push(...(await Promise.all([startWorker(uri, env), startWorker(uri, env)])));
   const { merchantId, apiKey } = await shared.merchant();
   const ids = await shared.seed(merchantId, count);

@@ -9,7 +9,7 @@ import { call } from './support/http.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';
 import { startWireProxy } from './support/wire-proxy.js';
-import { startWorker, type WorkerProcess } from './support/worker-process.js';
+import { FLEET_ON_ONE_DATABASE, startWorker, type WorkerProcess } from './support/worker-process.js';
 
 const DRAIN_MS = 300_000;
 let t: TestService;
@@ -52,7 +52,7 @@ describe('worker processes', () => {
     const ids = await acceptBulkPause(5);
     const waiting = await call(t.baseUrl, lastAccepted.location, { method: 'GET', apiKey: lastAccepted.apiKey });
     expect(waiting.body).toMatchObject({ state: 'queued', counts: { pending: 5 } });
-    const worker = await startWorker(databaseUri(t.db.databaseName));
+    const worker = await startWorker(databaseUri(t.db.databaseName), FLEET_ON_ONE_DATABASE);
     workers.push(worker);
     expect(
       await waitFor(
@@ -85,7 +85,10 @@ describe('worker processes', () => {
   it('two worker processes on one database apply 3000 commands with none lost', { timeout: DRAIN_MS + 60_000 }, async () => {
     const ids = await acceptBulkPause(3000);
     // Started together: each start loads the service's code on its own, which takes seconds under load.
-    const pair = await Promise.all([startWorker(databaseUri(t.db.databaseName)), startWorker(databaseUri(t.db.databaseName))]);
+    const pair = await Promise.all([
+      startWorker(databaseUri(t.db.databaseName), FLEET_ON_ONE_DATABASE),
+      startWorker(databaseUri(t.db.databaseName), FLEET_ON_ONE_DATABASE),
+    ]);
     workers.push(...pair);
     expect(
       await waitFor(
@@ -113,7 +116,7 @@ describe('worker processes', () => {
     { timeout: DRAIN_MS + 60_000 },
     async () => {
       const ids = await acceptBulkPause(1000);
-      const doomed = await startWorker(databaseUri(t.db.databaseName));
+      const doomed = await startWorker(databaseUri(t.db.databaseName), FLEET_ON_ONE_DATABASE);
       workers.push(doomed);
       await waitFor(
         () => paused(ids),
@@ -124,7 +127,7 @@ describe('worker processes', () => {
       await doomed.stop('SIGKILL');
       const before = await paused(ids);
       expect(before).toBeLessThan(1000);
-      const rescuer = await startWorker(databaseUri(t.db.databaseName));
+      const rescuer = await startWorker(databaseUri(t.db.databaseName), FLEET_ON_ONE_DATABASE);
       workers.push(rescuer);
       expect(
         await waitFor(
@@ -144,7 +147,7 @@ describe('worker processes', () => {
     { timeout: DRAIN_MS },
     async () => {
       const ids = await acceptBulkPause(500);
-      const worker = await startWorker(databaseUri(t.db.databaseName), { SHUTDOWN_TIMEOUT_MS: '20000' });
+      const worker = await startWorker(databaseUri(t.db.databaseName), { ...FLEET_ON_ONE_DATABASE, SHUTDOWN_TIMEOUT_MS: '20000' });
       workers.push(worker);
       await waitFor(
         () => paused(ids),
@@ -157,7 +160,7 @@ describe('worker processes', () => {
       expect(await exit).toBe(0);
       expect(worker.lines.map((l) => l.msg)).toContain('stopped');
       expect(await t.db.collection('bulkJobs').countDocuments({ lockedAt: { $ne: null } })).toBe(0);
-      const next = await startWorker(databaseUri(t.db.databaseName));
+      const next = await startWorker(databaseUri(t.db.databaseName), FLEET_ON_ONE_DATABASE);
       workers.push(next);
       expect(
         await waitFor(
@@ -184,7 +187,7 @@ describe('worker processes', () => {
       const proxy = await startWireProxy(inject('mongoUri'));
       try {
         const record = proxy.on({ command: 'update', collection: 'bulkChunks' }, { action: 'hold' });
-        const first = await startWorker(proxy.uri(t.db.databaseName), { BULK_LOCK_LIFETIME_MS: '1000' });
+        const first = await startWorker(proxy.uri(t.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_LOCK_LIFETIME_MS: '1000' });
         workers.push(first);
         await record.reached;
         await first.stop('SIGKILL');
@@ -192,7 +195,7 @@ describe('worker processes', () => {
         // The merchant resumes one of them afterwards.
         const resumed = await call(t.baseUrl, `/v2/subscriptions/${ids[0]}/resume`, { apiKey });
         expect(resumed.body.status).toBe('fulfilled');
-        const rescuer = await startWorker(databaseUri(t.db.databaseName), { BULK_LOCK_LIFETIME_MS: '1000' });
+        const rescuer = await startWorker(databaseUri(t.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_LOCK_LIFETIME_MS: '1000' });
         workers.push(rescuer);
         const status = await waitFor(
           () => call(t.baseUrl, location, { method: 'GET', apiKey }),

@@ -4,7 +4,8 @@
  * Dockerfile) on the image just built, each with the file's command, environment, healthcheck and
  * stop grace period. What differs, and is printed:
  * - a service whose image cannot be pulled is not run; the database services (`mongo`,
- *   `mongo-init`) are replaced by the embedded database, through MONGODB_URI;
+ *   `mongo-init`) are replaced by the embedded database, through MONGODB_URI, with
+ *   ALLOW_SHARED_EMBEDDED=true so that its several processes start on it;
  * - the containers share the host's network (as every container of this check does), so each
  *   gets its own free loopback PORT and METRICS_PORT instead of the file's 8080 and 9464 behind a
  *   network of its own, and a worker's healthcheck is run against its port.
@@ -49,7 +50,15 @@ async function startService(
 ): Promise<Started> {
   const port = await freePort();
   const metricsPort = await freePort();
-  const env = { ...service.environment, MONGODB_URI: uri, HOST: '127.0.0.1', PORT: String(port), METRICS_PORT: String(metricsPort) };
+  // The file's fleet on the embedded database, which takes one process unless told otherwise (docs/operations.md).
+  const env = {
+    ...service.environment,
+    MONGODB_URI: uri,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    ALLOW_SHARED_EMBEDDED: 'true',
+  };
   const container = runDetached(engine, tag, `${prefix}-${name}`, env, service.command ?? ['serve']);
   const api = service.command?.[0] === 'serve' ? `http://127.0.0.1:${port}` : undefined;
   return { container: { ...container, role: name }, ...(api ? { api } : {}), metricsPort, service };

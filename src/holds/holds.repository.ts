@@ -42,7 +42,12 @@ interface HoldDocument extends Omit<StoredHold, 'id'> {
   noticeFor?: string;
   /** From its marking as released until its release request is stored (real time): what a killed process leaves set. */
   releaseUnstoredSince?: string;
+  /** From its insert until its pause request is stored (real time): what a process killed while placing it leaves set. */
+  placeUnstoredSince?: string;
 }
+
+/** A hold whose placing is finished: its notice goes to every subscription it covers, not to those covered so far. */
+const PLACED = { placeUnstoredSince: { $exists: false } } as const;
 
 const dueFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'releaseAt' : 'testReleaseAt');
 const noticeFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'liveNoticeAt' : 'testNoticeAt');
@@ -54,6 +59,8 @@ function holdOf({
   liveNoticeAt,
   testNoticeAt,
   noticeFor: _sent,
+  releaseUnstoredSince: _release,
+  placeUnstoredSince: _place,
   ...rest
 }: HoldDocument): StoredHold {
   const noticeAt = liveNoticeAt ?? testNoticeAt;
@@ -76,13 +83,29 @@ export class HoldsRepository {
     await this.collection.createIndex({ releaseAt: 1 }, { name: 'due_holds', sparse: true });
     await this.collection.createIndex({ liveNoticeAt: 1 }, { name: 'due_hold_notices', sparse: true });
     await this.collection.createIndex({ releaseUnstoredSince: 1 }, { name: 'unstored_hold_releases', sparse: true });
+    await this.collection.createIndex({ placeUnstoredSince: 1 }, { name: 'unstored_hold_places', sparse: true });
   }
 
   async insert(hold: StoredHold): Promise<void> {
     const { id, noticeAt, ...rest } = hold;
     const due = hold.resumeAt !== null ? { [dueFieldOf(hold.merchantId)]: hold.resumeAt } : {};
     const notice = noticeAt !== undefined ? { [noticeFieldOf(hold.merchantId)]: noticeAt } : {};
-    await this.collection.insertOne({ _id: id, ...rest, ...due, ...notice });
+    await this.collection.insertOne({ _id: id, ...rest, ...due, ...notice, placeUnstoredSince: nowTimestamp() });
+  }
+
+  /** Its pause request is stored: its placing is finished. */
+  async placeStored(merchantId: string, id: string): Promise<void> {
+    await this.collection.updateOne({ _id: id, merchantId }, { $unset: { placeUnstoredSince: '' } });
+  }
+
+  /** Holds inserted at or before `before` (real time) whose pause request was not stored since (served by unstored_hold_places). */
+  async placesUnstored(before: string, limit: number): Promise<StoredHold[]> {
+    const docs = await this.collection
+      .find({ placeUnstoredSince: { $lte: before } })
+      .sort({ placeUnstoredSince: 1 })
+      .limit(limit)
+      .toArray();
+    return docs.map(holdOf);
   }
 
   async find(merchantId: string, id: string): Promise<StoredHold | undefined> {
@@ -149,7 +172,7 @@ export class HoldsRepository {
   /** Live holds whose notice is due at or before `now` (served by due_hold_notices), up to `limit`. */
   async noticesDue(now: string, limit: number): Promise<StoredHold[]> {
     const docs = await this.collection
-      .find({ liveNoticeAt: { $lte: now } })
+      .find({ liveNoticeAt: { $lte: now }, ...PLACED })
       .sort({ liveNoticeAt: 1 })
       .limit(limit)
       .toArray();
@@ -160,7 +183,7 @@ export class HoldsRepository {
   async noticesDueOf(merchantId: string, upTo: string): Promise<StoredHold[]> {
     if (livemodeOf(merchantId)) throw new Error("noticesDueOf reads a test mode only: live notices are the workers'");
     const docs = await this.collection
-      .find({ merchantId, testNoticeAt: { $lte: upTo } })
+      .find({ merchantId, testNoticeAt: { $lte: upTo }, ...PLACED })
       .sort({ testNoticeAt: 1 })
       .toArray();
     return docs.map(holdOf);

@@ -8,7 +8,7 @@
  * by each subscription's holders; their events carry `cause: {kind: "hold", holdId}`. A hold of
  * more than a bulk request takes is refused (400 0046). Under resumeNoticeHours, its resumeAt gets
  * a notice (docs/webhooks.md); a release a stopped process left without its request is finished
- * by the schedule workers (finishUnstoredReleases).
+ * by the schedule workers (finishUnstoredReleases), and so is a placing cut short (finishUnplacedHolds).
  */
 import type { components } from '../../generated/openapi.js';
 import { FilterTooBroadError } from '../bulk/bulk.errors.js';
@@ -33,6 +33,8 @@ type HoldRequest = components['schemas']['HoldRequest'];
 const DUE_HOLDS = 100;
 /** How long after its marking a release not yet stored is taken for one a killed process left. */
 const RELEASE_STORE_GRACE_MS = 10_000;
+/** How long after its insert a hold whose pause request is not yet stored is taken for one a killed process left. */
+const PLACE_STORE_GRACE_MS = RELEASE_STORE_GRACE_MS;
 
 /** What a hold's notice needs beside the holds: the merchant's rule, and the events relay to tell. */
 export interface HoldNotices {
@@ -68,6 +70,9 @@ export function holdView({
 }
 
 export class HoldsService {
+  /** Holds this process is placing: its own sweep leaves them to it, however long their cover takes. */
+  private readonly placing = new Set<string>();
+
   constructor(
     private readonly holds: HoldsRepository,
     /** On the background client: a hold over 100,000 subscriptions reads and writes them all (BULK_DB_TIMEOUT_MS). */
@@ -105,19 +110,60 @@ export class HoldsService {
         `The hold would cover more than ${limit} subscriptions; a hold takes at most ${limit}. Pause by filter in parts instead.`,
       );
     }
-    await this.holds.insert(hold);
-    await holders.cover(merchantId, coverable, hold.id, this.guard);
-    const fulfilled = await holders.coveredBy(merchantId, hold.id, 'fulfilled');
-    await this.bulk.acceptChosen({
-      requestId: hold.requestId,
-      merchantId,
-      operation: 'PAUSE',
-      accepted: fulfilled,
-      rejected: [],
-      holdId: hold.id,
-    });
+    this.placing.add(hold.id);
+    try {
+      await this.holds.insert(hold);
+      await this.finishPlacing(hold, coverable);
+    } finally {
+      this.placing.delete(hold.id);
+    }
     if (hold.noticeAt !== undefined && hold.noticeAt <= createdAt) await this.sendNotice(hold);
     return holdView(hold);
+  }
+
+  /**
+   * Covers the subscriptions and stores the hold's pause request under the id the hold names, then
+   * clears the mark its insert set. Every step is safe to repeat (a cover adds the hold once; a
+   * second insert of the request finds the id taken), so a placing cut short is finished by
+   * running it again.
+   */
+  private async finishPlacing(hold: StoredHold, coverable: readonly string[]): Promise<void> {
+    const { merchantId, id } = hold;
+    await this.holders.cover(merchantId, coverable, id, this.guard);
+    try {
+      await this.bulk.acceptChosen({
+        requestId: hold.requestId,
+        merchantId,
+        operation: 'PAUSE',
+        accepted: await this.holders.coveredBy(merchantId, id, 'fulfilled'),
+        rejected: [],
+        holdId: id,
+      });
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    await this.holds.placeStored(merchantId, id);
+  }
+
+  /**
+   * Finishes the holds a process was killed while placing (the schedule workers' poll): inserted,
+   * their pause request never stored. An active one is placed again over what it covers now, as if
+   * it had just been placed, so that its request is found and everything it covers is paused; one
+   * released meanwhile only loses its mark, as its release already resumes what it covered. Only
+   * those inserted PLACE_STORE_GRACE_MS ago and not being placed here: how many it finished.
+   */
+  async finishUnplacedHolds(): Promise<number> {
+    const before = formatTimestamp(nowMicros() - BigInt(PLACE_STORE_GRACE_MS) * 1000n);
+    const unplaced = (await this.holds.placesUnstored(before, DUE_HOLDS)).filter((hold) => !this.placing.has(hold.id));
+    for (const hold of unplaced) {
+      if (hold.status === 'released') {
+        await this.holds.placeStored(hold.merchantId, hold.id);
+        continue;
+      }
+      await this.finishPlacing(hold, await this.holders.coverable(hold.merchantId, MAX_FILTER_MATCHES + 1));
+      this.dispatch(hold.merchantId, hold.requestId);
+    }
+    return unplaced.length;
   }
 
   async get(merchantId: string, rawId: string): Promise<Hold> {

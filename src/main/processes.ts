@@ -12,6 +12,8 @@ import { connectDatabase, type Database } from '../db/mongo.js';
 import { describeWorkarounds, workaroundsFor } from '../db/workarounds.js';
 import { createDemo } from './demo.js';
 import { preflight } from './preflight.js';
+import { ProcessLease } from '../fleet/process-lease.js';
+import { DEFAULT_HEARTBEAT_MS, type ProcessRole } from '../fleet/heartbeat.js';
 import type { Logger } from '../logger.js';
 
 export interface Running {
@@ -58,12 +60,27 @@ function engineSummary({ database, embedded }: OpenedDatabase): string {
   return `${name} (${embedded ? 'embedded' : 'MONGODB_URI'})${workarounds > 0 ? `, ${workarounds} engine workarounds on (docs/design.md §8)` : ''}`;
 }
 
-/** Opens the database, runs `start`, and closes the database again if `start` fails. */
-async function withDatabase(config: Config, log: Logger, start: (opened: OpenedDatabase) => Promise<Running>): Promise<Running> {
+/**
+ * Opens the database, takes the one-process lease where the engine needs one, runs `start`, and
+ * gives both up again if `start` fails. `start` is handed a stop for the lease, after its own.
+ */
+async function withDatabase(
+  config: Config,
+  log: Logger,
+  role: ProcessRole,
+  start: (opened: OpenedDatabase, leave: () => Promise<void>) => Promise<Running>,
+): Promise<Running> {
   const opened = await openDatabase(config, log);
+  let lease: ProcessLease | undefined;
   try {
-    return await start(opened);
+    // Changes are serialised within a process only where conditional updates are not atomic across processes: one process per database there.
+    if (!opened.database.capabilities.atomicConditionalUpdate && !config.allowSharedEmbedded) {
+      lease = new ProcessLease(opened.database.background, role, config.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_MS, log);
+      await lease.acquire();
+    }
+    return await start(opened, async () => lease?.release());
   } catch (error) {
+    await lease?.release();
     await opened.close();
     throw error;
   }
@@ -71,7 +88,7 @@ async function withDatabase(config: Config, log: Logger, start: (opened: OpenedD
 
 export async function serve(config: Config, log: Logger, announce: (text: string) => void): Promise<Running> {
   await preflight(config, true);
-  return withDatabase(config, log, async (opened) => {
+  return withDatabase(config, log, 'serve', async (opened, leave) => {
     const watch = watchConnection(opened.database, config, log);
     const running = await startService(opened.database, config, log, {
       port: config.port,
@@ -93,6 +110,7 @@ export async function serve(config: Config, log: Logger, announce: (text: string
         log.info('stopping: no new requests; draining bulk workers');
         watch.stop();
         await running.stop(config.shutdownTimeoutMs);
+        await leave();
         await opened.close();
         log.info('stopped');
       },
@@ -103,7 +121,7 @@ export async function serve(config: Config, log: Logger, announce: (text: string
 export async function work(config: Config, log: Logger): Promise<Running> {
   if (config.bulkConcurrency === 0) throw new Error('BULK_CONCURRENCY=0 leaves a worker process nothing to do');
   await preflight(config, false);
-  return withDatabase(config, log, async (opened) => {
+  return withDatabase(config, log, 'worker', async (opened, leave) => {
     const watch = watchConnection(opened.database, config, log);
     // A worker process serves no request: all its database work takes the background bound.
     const service = await composeService({ ...opened.database, db: opened.database.background }, config, log, () => watch.healthy());
@@ -116,7 +134,7 @@ export async function work(config: Config, log: Logger): Promise<Running> {
         log.info('stopping: draining bulk workers');
         watch.stop();
         await service.workers.stop(config.shutdownTimeoutMs);
-        await Promise.all([heartbeat.stop(), metricsServer?.close()]);
+        await Promise.all([heartbeat.stop(), metricsServer?.close(), leave()]);
         await opened.close();
         log.info('stopped');
       },

@@ -57,6 +57,7 @@ export class ScheduleWorker {
       releaseDue(now: string): Promise<number>;
       sendDueNotices(now: string): Promise<number>;
       finishUnstoredReleases(): Promise<number>;
+      finishUnplacedHolds(): Promise<number>;
     },
   ) {
     this.log = log.child({ component: 'schedules' });
@@ -143,6 +144,8 @@ export class ScheduleWorker {
     if (released > 0) this.log.info({ released }, 'holds released at their resumeAt');
     const finished = (await this.holds?.finishUnstoredReleases()) ?? 0;
     if (finished > 0) this.log.warn({ finished }, 'hold releases left without their request by a stopped process stored');
+    const placed = (await this.holds?.finishUnplacedHolds()) ?? 0;
+    if (placed > 0) this.log.warn({ placed }, 'holds left half placed by a stopped process placed');
     const clock = await this.clock?.read();
     const sweep = this.clock === undefined || Date.now() - this.lastFullSweep >= FULL_SWEEP_MS;
     if (!sweep && clock && (clock.at === undefined || clock.at > nowTimestamp())) return 0;

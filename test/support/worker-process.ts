@@ -17,6 +17,12 @@ export interface ServiceProcess {
 
 export type WorkerProcess = ServiceProcess;
 
+/**
+ * For a test of fleet mechanics on an engine that takes one long-running process per database
+ * (src/fleet/process-lease.ts): every process it runs there starts beside the others.
+ */
+export const FLEET_ON_ONE_DATABASE = { ALLOW_SHARED_EMBEDDED: 'true' } as const;
+
 export interface ServeProcess extends ServiceProcess {
   readonly baseUrl: string;
 }
