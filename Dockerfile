@@ -14,7 +14,7 @@ WORKDIR /app
 ENV MONGOMS_DISABLE_POSTINSTALL=1 SCARF_ANALYTICS=false
 COPY package.json package-lock.json ./
 # --ignore-scripts: `prepare` (the build) needs the sources, copied next; no install script is needed
-# to compile (mongodb-memory-server's would download a mongod the image never runs).
+# to compile (mongodb-memory-server's, a dev dependency here, would download a mongod).
 RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
@@ -26,6 +26,8 @@ WORKDIR /app
 ENV NODE_ENV=production MONGOMS_DISABLE_POSTINSTALL=1 SCARF_ANALYTICS=false \
     HOST=0.0.0.0 PORT=8080
 COPY package.json package-lock.json ./
+# --omit=dev leaves out mongodb-memory-server: the image always runs with MONGODB_URI
+# (test/image-base.test.ts and `npm run check:image` check that it is absent).
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
     && npm cache clean --force
 COPY bin ./bin

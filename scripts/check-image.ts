@@ -5,13 +5,14 @@
  * 1. the engine: Docker where its daemon answers, else podman with runc (scripts/image/engine.ts);
  * 2. the base: the Dockerfile's own NODE_IMAGE, or a stand-in built here and cached when that
  *    cannot be pulled (scripts/image/base.ts); the image is built on it with --build-arg NODE_IMAGE;
- * 3. `merchant create` and `subscriptions seed` through the image's CLI;
- * 4. an HTTP-only `serve` (BULK_CONCURRENCY=0): /healthz, /readyz, a pause and a bulk pause with the
+ * 3. its node_modules: the driver, and no mongodb-memory-server (a development dependency);
+ * 4. `merchant create` and `subscriptions seed` through the image's CLI;
+ * 5. an HTTP-only `serve` (BULK_CONCURRENCY=0): /healthz, /readyz, a pause and a bulk pause with the
  *    created key, its process's uid is not 0, the image's HEALTHCHECK passes; the bulk stays pending;
- * 5. a `worker` in a second container applies that bulk, and its metrics listener answers (the
+ * 6. a `worker` in a second container applies that bulk, and its metrics listener answers (the
  *    Compose file's check for workers);
- * 6. SIGTERM to each: exit 0 within SHUTDOWN_TIMEOUT_MS + 10 s, the documented deadline.
- * 7. the project's own services of deploy/compose.yaml, as far as they can run here (scripts/image/compose.ts).
+ * 7. SIGTERM to each: exit 0 within SHUTDOWN_TIMEOUT_MS + 10 s, the documented deadline.
+ * 8. the project's own services of deploy/compose.yaml, as far as they can run here (scripts/image/compose.ts).
  *
  * `npm run check:image -- --no-cache` builds without the engine's layer cache (the base stays cached).
  *
@@ -26,7 +27,17 @@ import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
 import { resolveBase } from './image/base.js';
 import { buildImage, imageSize } from './image/build.js';
-import { healthcheck, logsOf, remove, runDetached, runOnce, stopWithSigterm, uidsOf, type Container } from './image/containers.js';
+import {
+  healthcheck,
+  logsOf,
+  modulesOf,
+  remove,
+  runDetached,
+  runOnce,
+  stopWithSigterm,
+  uidsOf,
+  type Container,
+} from './image/containers.js';
 import { findEngine, type Engine } from './image/engine.js';
 import { runCompose } from './image/compose.js';
 
@@ -204,6 +215,13 @@ async function main(): Promise<void> {
   buildImage(engine, root, base.image, TAG, CACHE_DIR, process.argv.includes('--no-cache'));
   const size = `${(imageSize(engine, TAG) / 1e6).toFixed(0)} MB`;
   say(`✓ built ${TAG} with ${engine.name} in ${seconds(buildStarted)}; image size ${size}`);
+  const modules = modulesOf(engine, TAG);
+  const devOnly = modules.filter((name) => name.startsWith('mongodb-memory-server'));
+  expect(
+    modules.includes('mongodb') && devOnly.length === 0,
+    `the image's node_modules: mongodb ${modules.includes('mongodb') ? 'present' : 'missing'}, ${devOnly.join(', ')}`,
+  );
+  say(`✓ node_modules: ${modules.length} entries, mongodb, no mongodb-memory-server`);
   const database = await startEmbeddedDatabase(loadConfig().embeddedEngine, loadConfig().downloadProxy, createLogger('silent'));
   say(`database: embedded ${database.engine} on ${new URL(database.uri).host} (${database.reason})`);
   try {

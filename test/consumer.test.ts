@@ -21,7 +21,7 @@ import {
   type SubscriptionEventData,
   type InitOverrideFunction,
   type Middleware,
-} from '../generated/client/index.js';
+} from '../clients/typescript/src/index.js';
 import { contractViolations } from './support/contract.js';
 import { startPrism, type RunningPrism } from './support/prism.js';
 import { startReceiver } from './support/receiver.js';

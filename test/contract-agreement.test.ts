@@ -728,12 +728,14 @@ describe('regeneration', () => {
         '--out',
         join(work, 'out'),
       ]);
-      const changedTypes = readFileSync(join(work, 'out', 'openapi.d.ts'), 'utf8');
-      const changedClient = readFileSync(join(work, 'out', 'client', 'apis', 'SubscriptionsApi.ts'), 'utf8');
+      const changedTypes = readFileSync(join(work, 'out', 'generated', 'openapi.d.ts'), 'utf8');
+      const client = join('clients', 'typescript', 'src', 'apis', 'SubscriptionsApi.ts');
+      const changedClient = readFileSync(join(work, 'out', client), 'utf8');
       expect(changedTypes).toContain('Pause it, changed by a test');
       expect(changedClient).toContain('Pause it, changed by a test');
-      expect(readFileSync('generated/client/apis/SubscriptionsApi.ts', 'utf8')).not.toContain('Pause it, changed by a test');
-      expect(listFiles(join(work, 'out'))).toEqual(listFiles('generated'));
+      expect(readFileSync(client, 'utf8')).not.toContain('Pause it, changed by a test');
+      expect(listFiles(join(work, 'out', 'generated'))).toEqual(listFiles('generated'));
+      expect(listFiles(join(work, 'out', 'clients', 'typescript'))).toEqual(listFiles(join('clients', 'typescript')));
     } finally {
       rmSync(work, { recursive: true, force: true });
     }

