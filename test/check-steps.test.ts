@@ -15,7 +15,7 @@ let bin: string;
 let scratch: string;
 const aptCalled = () => existsSync(join(bin, 'apt-get.called'));
 
-/** A PATH with a shell and node but no promtool, python3 or Go, and an apt-get that only notes that it was called. */
+/** A PATH with a shell and node but no promtool, python3, Go or Java, and an apt-get that only notes that it was called. */
 beforeAll(() => {
   bin = mkdtempSync(join(tmpdir(), 'check-path-'));
   scratch = mkdtempSync(join(tmpdir(), 'check-cache-'));
@@ -37,7 +37,7 @@ function runScript(script: string, record: string) {
 
 const recorded = (record: string) => skippedSince(0, join(scratch, record)).map((step) => step.what);
 
-describe('npm run check without Go or python3', () => {
+describe('npm run check without Go, python3 or Java', () => {
   it('skips promtool and hadolint with one line each saying how to run them, runs no apt-get, and passes on the rest', () => {
     const run = runScript('scripts/check-deploy.ts', 'deploy.jsonl');
     expect(run.stderr).toMatch(
@@ -58,5 +58,19 @@ describe('npm run check without Go or python3', () => {
     );
     expect(run.status).toBe(0);
     expect(recorded('breaking.jsonl')).toEqual(['breaking-change check']);
+  });
+
+  it('without Java, skips the drift check of generated/ and clients/ with one line, and passes', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/generate.ts', '--check'], {
+      cwd: projectRoot(),
+      env: { ...process.env, PATH: bin, SKIPPED_STEPS_FILE: join(scratch, 'generated.jsonl') },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.stderr.trim()).toMatch(
+      /^SKIPPED {2}generated\/ and clients\/ drift check: .*Java 11\+.*; to run it: install Java .*npm run check:generated$/,
+    );
+    expect(run.status).toBe(0);
+    expect(recorded('generated.jsonl')).toEqual(['generated/ and clients/ drift check']);
   });
 });
