@@ -42,7 +42,7 @@ export const PROMTOOL: GoTool = {
   pkg: 'github.com/prometheus/prometheus/cmd/promtool',
   version: 'v0.316.0',
   tags: ['remove_all_sd'],
-  cost: 'its binary, without the service-discovery plugins',
+  cost: 'its binary (without the service-discovery plugins)',
 };
 
 /** Where the tool's binary is once built: under .cache/, or GO_TOOLS_CACHE (a test's empty one, where nothing is built yet). */
