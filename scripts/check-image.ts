@@ -17,7 +17,7 @@
  * `npm run check:image -- --no-cache` builds without the engine's layer cache (the base stays cached).
  *
  * Where no engine can run (no Docker daemon, podman not installable, not root) it prints one line,
- * `image check skipped: …`, and exits 0; any failure of the build or the run exits 1.
+ * `SKIPPED  image check …` (scripts/skipped-steps.ts), and exits 0; any failure of the build or the run exits 1.
  */
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
@@ -38,6 +38,7 @@ import {
   uidsOf,
   type Container,
 } from './image/containers.js';
+import { skipStep } from './skipped-steps.js';
 import { findEngine, type Engine } from './image/engine.js';
 import { runCompose } from './image/compose.js';
 
@@ -206,7 +207,7 @@ async function main(): Promise<void> {
   const startedAt = Date.now();
   const { engine, why } = findEngine();
   if (!engine) {
-    say(`image check skipped: ${why}`);
+    skipStep('image check (npm run check:image)', why ?? 'no container engine', 'as root, npm run check:image installs podman and runs it');
     return;
   }
   const base = resolveBase(engine, root, CACHE_DIR);

@@ -23,6 +23,7 @@ import { asyncapiDocument, type OpenApiSpec } from '../src/http/docs-asyncapi.js
 import { ENVIRONMENTS, httpCollection } from './http-collection.js';
 import { buildPackages, describeBuilt } from './clients/build.js';
 import { generatePackage, PACKAGES } from './clients/generate.js';
+import { skipStep } from './skipped-steps.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const spec = join(root, 'openapi', 'openapi.yaml');
@@ -82,8 +83,8 @@ async function announceGeneratorDownload(): Promise<void> {
   const url = `https://repo1.maven.org/maven2/org/openapitools/openapi-generator-cli/${version}/openapi-generator-cli-${version}.jar`;
   const head = await fetch(url, { method: 'HEAD', signal: AbortSignal.timeout(5000) }).catch(() => undefined);
   const bytes = Number(head?.headers.get('content-length') ?? NaN);
-  const size = Number.isFinite(bytes) ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : 'about 30 MB';
-  console.error(`downloading openapi-generator-cli ${version} (${size}, first run only) from Maven Central into ${storageDir}/`);
+  const size = Number.isFinite(bytes) ? `, ${(bytes / 1e6).toFixed(1)} MB` : '';
+  console.error(`downloading openapi-generator-cli ${version} (first run only${size}) from Maven Central into ${storageDir}/`);
 }
 
 interface GeneratorConfig {
@@ -93,7 +94,8 @@ interface GeneratorConfig {
 function generateInto(dir: string, specPath = spec): void {
   lint(specPath);
   mkdirSync(dir, { recursive: true });
-  execFileSync(bin('openapi-typescript'), [specPath, '--output', join(dir, 'openapi.d.ts')], {
+  const lintOnce = join(root, 'scripts', 'openapi-typescript.redocly.yaml');
+  execFileSync(bin('openapi-typescript'), [specPath, '--redocly', lintOnce, '--output', join(dir, 'openapi.d.ts')], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -138,6 +140,15 @@ const argument = (name: string) => {
 };
 const otherSpec = argument('--spec');
 const otherOut = argument('--out');
+// The client generator is a Java program: without Java the drift check cannot run, and says so in one line.
+if (process.argv.includes('--check') && spawnSync('sh', ['-c', 'command -v java']).status !== 0) {
+  skipStep(
+    'generated/ and clients/ drift check',
+    'the client generator (openapi-generator) runs on Java 11+, which is not installed',
+    "install Java 11+ (Debian's default-jre-headless), then npm run check:generated",
+  );
+  process.exit(0);
+}
 await announceGeneratorDownload();
 if (otherSpec && otherOut) {
   const compiled = ['generated', join('clients', 'typescript')];

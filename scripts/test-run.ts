@@ -1,5 +1,11 @@
 /**
- * `npm test` after `npm run check`: every test suite in turn, then the closing lines CI reads.
+ * `npm test`: `npm run check`, then every test suite in turn, then the closing lines CI reads.
+ *
+ * A check step that cannot run here (its tool needs Go, python3's venv or root) is skipped with one
+ * line (scripts/skipped-steps.ts); the `check` line counts those steps as skipped, with one line each
+ * saying how to run it, above the closing lines. Steps skipped before `npm test` started (CI's image
+ * check) count too when SKIPPED_STEPS_SINCE gives the time they began (ms since the epoch). A failed
+ * check stops the run there: its closing lines count it as one failure.
  *
  * Each suite runs whether or not the one before it passed, so that a failing run still ends with its
  * counts: one line per suite, then `total: N passed, N failed, N skipped` (scripts/test-summary.ts).
@@ -20,6 +26,7 @@ import { pathToFileURL } from 'node:url';
 import type { Capabilities } from '../src/db/mongo.js';
 import { everyWorkaround, type WorkaroundName } from '../src/db/workarounds.js';
 import { projectRoot } from '../src/lib/project-root.js';
+import { skippedSince, type SkippedStep } from './skipped-steps.js';
 import { type Counts, junitCounts, summary, vitestCounts, vitestFailures, type VitestJson } from './test-summary.js';
 
 const ARTIFACTS = join(projectRoot(), 'test-artifacts');
@@ -150,11 +157,26 @@ export function failedRunCounted(label: string, counts: Counts, exit: number | s
   return { ...counts, failed: 1 };
 }
 
+/** The check's line: one pass or one failure, and each step it skipped; a line per skipped step says how to run it. */
+export function checkCounted(exit: number | string | null, skipped: readonly SkippedStep[]): { counts: Counts; lines: string[] } {
+  return {
+    counts: { passed: exit === 0 ? 1 : 0, failed: exit === 0 ? 0 : 1, skipped: skipped.length },
+    lines: skipped.map((step) => `skipped: ${step.what} (${step.why}); to run it: ${step.how}`),
+  };
+}
+
 function main(): number {
+  const since = Number(process.env.SKIPPED_STEPS_SINCE) || Date.now();
   mkdirSync(ARTIFACTS, { recursive: true });
   rmSync(join(ARTIFACTS, 'vitest.json'), { force: true });
-  const parts: [string, Counts][] = [];
-  const failures: string[] = [];
+  const check = spawnSync('npm', ['run', 'check'], { stdio: 'inherit', cwd: projectRoot() });
+  const checked = checkCounted(check.status ?? check.signal, skippedSince(since));
+  const parts: [string, Counts][] = [['check', checked.counts]];
+  const failures: string[] = [...checked.lines];
+  if (checked.counts.failed > 0) {
+    console.log([`check: npm run check exited ${check.status ?? check.signal}: no test ran`, ...failures, ...summary(parts)].join('\n'));
+    return 1;
+  }
   let failed = false;
   for (const suite of SUITES) {
     const since = Date.now() - 1000;

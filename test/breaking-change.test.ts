@@ -25,7 +25,7 @@ async function checkBreaking(spec: string): Promise<{ code: number; output: stri
   }
 }
 
-// The first run builds oasdiff from the Go module proxy (about 2.5 minutes).
+// The first run builds oasdiff from the Go module proxy (README.md's first-run table says how long).
 describe('the breaking-change check', { timeout: 300_000 }, () => {
   it('passes on the committed spec (its intentional breaks are listed as accepted)', async () => {
     const { code, output } = await checkBreaking(SPEC_PATH);

@@ -27,7 +27,7 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
   call(t.baseUrl, path, { method, apiKey, json, headers });
-const HEADER = 'subscriptionId,outcome,reason,appliedAt';
+const HEADER = 'subscriptionId,outcome,reason,at';
 
 /** The file's rows after its header, each split on commas (the rows these tests read have no quoted field). */
 function rowsOf(csv: string): string[][] {
@@ -72,7 +72,7 @@ describe('GET /v2/bulk-requests/{id}/items as CSV', () => {
     expect(rowsOf(file.body).map(([id, outcome, reason]) => [id, outcome, reason])).toEqual(
       [...listed].sort().map((id) => [id, id === paused ? 'noop' : 'applied', '']),
     );
-    expect(rowsOf(file.body).every(([, , , appliedAt]) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(appliedAt!))).toBe(true);
+    expect(rowsOf(file.body).every(([, , , at]) => /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/.test(at!))).toBe(true);
   });
 
   it('with outcome, only those items; limit and startingAfter do not cut it', async () => {

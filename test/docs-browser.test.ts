@@ -10,7 +10,8 @@ import { startTestService, type TestService } from './support/service.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
-if (!available) console.log(`skipping the browser test: no Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
+if (!available)
+  console.log(`skipping the browser test: no Chromium at ${CHROMIUM}; to run it: apt-get install chromium (as root), or set CHROMIUM_PATH`);
 
 let t: TestService;
 let browser: Browser;

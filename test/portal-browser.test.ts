@@ -14,7 +14,10 @@ import { startTestService, type TestService } from './support/service.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
-if (!available) console.log(`skipping the portal browser test: no Chromium at ${CHROMIUM} (.ci/run installs Debian's chromium)`);
+if (!available)
+  console.log(
+    `skipping the portal browser test: no Chromium at ${CHROMIUM}; to run it: apt-get install chromium (as root), or set CHROMIUM_PATH`,
+  );
 
 /** axe-core from node_modules (a devDependency); AXE_CORE_PATH names another copy of axe.min.js. */
 function axeSource(): string | undefined {

@@ -63,7 +63,7 @@ describe('contractViolations, the spec checker every test response goes through'
 
   it("passes a bulk request's items as text/csv, the 200's second media type, and catches CSV where only JSON is declared", async () => {
     const itemsPath = '/v2/bulk-requests/3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f/items';
-    const file = 'subscriptionId,outcome,reason,appliedAt\r\n';
+    const file = 'subscriptionId,outcome,reason,at\r\n';
     expect(
       await contractViolations({ method: 'GET', path: itemsPath, status: 200, contentType: 'text/csv; charset=utf-8', body: file }),
     ).toEqual([]);

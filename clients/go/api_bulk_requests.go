@@ -271,8 +271,8 @@ An item never shows two outcomes, even when a worker dies mid-way and another ta
 
 With `Accept: text/csv` the answer is every item (with `outcome`, every item of that
 outcome) as one CSV file (RFC 4180, CRLF line ends, UTF-8), not a page: `limit` and
-`startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,appliedAt`,
-an absent `reason` or `appliedAt` is an empty field, and the rows come in
+`startingAfter` do not apply. Its header is `subscriptionId,outcome,reason,at`, the
+JSON items' field names; an absent `reason` or `at` is an empty field, and the rows come in
 `subscriptionId` order as the file is read, so a request of 100,000 items downloads
 without waiting for the whole. JSON stays the default for any other `Accept`.
 

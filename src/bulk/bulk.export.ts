@@ -5,7 +5,8 @@
 import { Readable } from 'node:stream';
 import type { StoredItem } from './bulk.status.js';
 
-export const CSV_HEADER = 'subscriptionId,outcome,reason,appliedAt';
+// The columns are named as the JSON items' fields are, so that a reader of either finds the same names.
+export const CSV_HEADER = 'subscriptionId,outcome,reason,at';
 export const CSV_TYPE = 'text/csv; charset=utf-8';
 
 /** A field as RFC 4180 writes it: quoted, with its quotes doubled, when it holds a comma, a quote or a line break; null is empty. */

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { consoleSummary, withoutClosingFences } from '../../scripts/fuzz.js';
-import { failedRunCounted, workaroundsOffPass } from '../../scripts/test-run.js';
+import { skippedSince } from '../../scripts/skipped-steps.js';
+import { checkCounted, failedRunCounted, workaroundsOffPass } from '../../scripts/test-run.js';
 import { everyWorkaround } from '../../src/db/workarounds.js';
 import { slowestLines } from '../support/slowest-files.reporter.js';
 import { junitCaseCounts, junitCounts, summary, vitestCounts, vitestFailures, type VitestJson } from '../../scripts/test-summary.js';
@@ -50,6 +51,17 @@ describe('the test summary', () => {
     ]);
     // The form CI reads: 'N passed, N failed', optionally ', N skipped', one word and a colon before it.
     expect(lines.at(-1)).toMatch(/^\w+: \d+ passed, \d+ failed(, \d+ skipped)?$/);
+  });
+
+  it('counts the check steps skipped since the run began, each with a line saying how to run it', () => {
+    const record = join(mkdtempSync(join(tmpdir(), 'skipped-')), 'skipped-steps.jsonl');
+    const step = (at: number, what: string) => JSON.stringify({ at, what, why: 'Go is not installed', how: 'install Go' });
+    writeFileSync(record, [step(1_000, 'an earlier run'), step(2_000, 'promtool check rules'), ''].join('\n'));
+
+    const checked = checkCounted(0, skippedSince(2_000, record));
+    expect(checked.lines).toEqual(['skipped: promtool check rules (Go is not installed); to run it: install Go']);
+    expect(summary([['check', checked.counts]])).toEqual(['check: 1 passed, 0 failed, 1 skipped', 'total: 1 passed, 0 failed, 1 skipped']);
+    expect(checkCounted(1, []).counts).toEqual({ passed: 0, failed: 1, skipped: 0 });
   });
 
   it('counts a failed or erroring Schemathesis operation as failed, not passed', () => {
