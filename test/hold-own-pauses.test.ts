@@ -2,7 +2,8 @@
  * A customer's own pause under a store-wide hold (docs/api.md "Holds"), through HTTP on the real
  * database in test mode with its clock: a pause the customer scheduled before the hold falls due
  * under it as their own and outlasts the release (which sends that customer no notice); the hold's
- * pause and release count toward no pause policy. Each test has its own merchant.
+ * pause and release count toward no pause policy; a clock advance past the hold's resumeAt
+ * resumes its subscriptions at that time and counts them. Each test has its own merchant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from './support/http.js';
@@ -126,5 +127,25 @@ describe("a hold under a pause policy's maxPausesPerYear and cooldownDays", () =
     expect(again.status).toBe(422);
     expect(again.body.code).toBe('0032');
     expect(again.body.detail).toContain(`last resumed at ${stamp(m.now + 6 * DAY)}`);
+  });
+});
+
+describe('a hold released by a test clock advance', () => {
+  it('resumes its subscriptions at its resumeAt, with their events then, counted in the advance', async () => {
+    const m = await testMode();
+    const ids = await m.seed(2);
+    const hold = await m.hold(m.now + 2 * DAY);
+    const at = stamp(m.now + 2 * DAY);
+
+    const advanced = await m.advance(m.now + 4 * DAY);
+    expect(advanced.appliedCount).toBe(2);
+    // Resumed before the advance answers, at the hold's resumeAt.
+    for (const id of ids) expect(await read(m.key, id)).toMatchObject({ status: 'fulfilled', modifiedAt: at });
+    const resumed = await events(m.key, '&type=subscription.resumed');
+    expect(resumed.map((e) => [e.data.subscription.id, e.createdAt, e.data.subscription.modifiedAt, e.data.cause.holdId]).sort()).toEqual(
+      ids.map((id) => [id, at, at, hold.id]).sort(),
+    );
+    const released = await m.releasedHold(hold.id);
+    expect(released).toMatchObject({ releasedAt: at, request: { counts: { applied: 2, pending: 0 } } });
   });
 });
