@@ -217,10 +217,15 @@ function ruling(status: SubscriptionStatus, outcome: Outcome, change: Change | u
 function pauseOrResume(status: SubscriptionStatus, operation: Operation, schedule: ScheduleRequest | undefined): Ruling {
   const { from, to } = TRANSITIONS[operation];
   if (status === 'cancelled') return ruling(status, 'cancelled', undefined);
-  // An explicit resume clears every holder: the merchant's word wins, and the subscription leaves its holds.
+  // An explicit resume clears every holder: the merchant's word wins, and the subscription leaves its holds. A pauseAt
+  // still pending (held before its own pause came) goes with its resumeAt, rather than leaving a pause without its end.
   if (operation === 'RESUME')
     return status === from
-      ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason', 'noticeAt', 'noticeFor', ...HOLDERS] })
+      ? ruling(status, 'applied', {
+          status: to,
+          set: {},
+          unset: ['pauseAt', 'resumeAt', 'pauseReason', 'noticeAt', 'noticeFor', ...HOLDERS],
+        })
       : ruling(status, 'noop', undefined);
   // An explicit pause is the subscription's own holder (ownPause absent), whatever holds it too.
   if (!schedule)

@@ -81,6 +81,12 @@ describe("a customer's own schedule under a hold (FIRE)", () => {
     expect(ruling.breach?.rule).toBe('maxPausesPerYear');
   });
 
+  it('an explicit resume before its pauseAt comes drops the whole pending schedule, with its event, never leaving a pause without its end', () => {
+    const ruling = decide({ status: 'paused', pauseAt: day(1), resumeAt: day(10), held: true, heldOnly: true }, { kind: 'RESUME' });
+    expect(ruling.change!.unset).toEqual(expect.arrayContaining(['pauseAt', 'resumeAt', 'pauseReason', 'ownPause', 'holdIds']));
+    expect(ruling.events).toEqual([{ kind: 'status' }, { kind: 'schedule_removed', removed: ['pauseAt', 'resumeAt'] }]);
+  });
+
   it('its resumeAt falling due under the hold ends its own pause: the cooldown counts from then', () => {
     const ruling = decide({ status: 'paused', pauseAt: null, resumeAt: day(2), held: true }, { kind: 'FIRE', now: day(2) });
     expect(ruling.change).toMatchObject({ status: 'paused', set: { ownPause: false }, records: 'resume' });
