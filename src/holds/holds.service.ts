@@ -241,7 +241,7 @@ export class HoldsService {
    * update. Returns the subscriptions it went to; none when another process took it first.
    */
   private async sendNotice(hold: StoredHold): Promise<string[]> {
-    const ids = await this.holders.pushNotice(hold.merchantId, hold.id, hold.resumeAt!, hold.noticeAt!);
+    const ids = await this.holders.pushNotice(hold.merchantId, hold.id, hold.resumeAt!, hold.noticeAt!, this.guard);
     if (!(await this.holds.takeNotice(hold))) return [];
     this.notices.notify(hold.merchantId, ids);
     return ids;

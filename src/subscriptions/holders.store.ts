@@ -137,10 +137,19 @@ export class HoldersStore {
    * Pushes a hold's notice (holdNoticeEntry) into the outbox of each subscription its release at
    * `resumeAt` will resume (holders.rules.ts, resumedByRelease): covered by it alone, with no pause
    * of its own, started or scheduled, keeping it paused then. The filter is that rule, which each
-   * update repeats, so that one changed meanwhile is passed over. A part at a time; one that has
-   * the entry already is passed over. Returns the ids it went to.
+   * update repeats, so that one changed meanwhile is passed over. A part at a time, each under
+   * `guard` (the caller's per-subscription queue: where the engine's updates are not atomic, an
+   * entry pushed beside another writer's update of the same subscription, such as the relay
+   * clearing its outbox, would be lost); one that has the entry already is passed over. Returns
+   * the ids it went to.
    */
-  async pushNotice(merchantId: string, holdId: string, resumeAt: string, at: string): Promise<string[]> {
+  async pushNotice(
+    merchantId: string,
+    holdId: string,
+    resumeAt: string,
+    at: string,
+    guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
+  ): Promise<string[]> {
     const entry = holdNoticeEntry(holdId, resumeAt, at);
     const noOwnPauseDue = { pauseAt: { $not: { $lte: resumeAt } } };
     const filter: Filter<SubscriptionDocument> = {
@@ -163,7 +172,9 @@ export class HoldersStore {
       COVER_PART,
     )) {
       const ids = [...part];
-      await this.collection.updateMany({ ...filter, _id: { $in: ids } }, { $push: { outbox: entry } });
+      await guard(ids, async () => {
+        await this.collection.updateMany({ ...filter, _id: { $in: ids } }, { $push: { outbox: entry } });
+      });
       sent.push(...ids);
     }
     return sent;
