@@ -105,6 +105,30 @@ describe("a customer's scheduled pause under a hold", () => {
   });
 });
 
+describe('an explicit resume of a held subscription whose own pause is still to come', () => {
+  it('resumes it and drops its pending pause with its end, in one schedule_removed event: never a pause without its end', async () => {
+    const m = await testMode();
+    const [id] = await m.seed(1);
+    const scheduled = { pauseAt: iso(m.now + 2 * DAY), resumeAt: iso(m.now + 5 * DAY) };
+    expect((await api(m.key, 'POST', `/v2/subscriptions/${id}/pause`, scheduled)).status).toBe(200);
+    await m.hold(m.now + 10 * DAY);
+
+    const resumed = await api(m.key, 'POST', `/v2/subscriptions/${id}/resume`);
+    expect(resumed.status).toBe(200);
+    expect((await read(m.key, id!)).schedule).toBeUndefined();
+    const removed = await waitFor(
+      () => events(m.key, '&type=subscription.schedule_removed'),
+      (found) => found.length > 0,
+      15_000,
+    );
+    expect(removed.map((e) => [e.data.subscription.id, (e.data as { removed?: string[] }).removed])).toEqual([
+      [id, ['pauseAt', 'resumeAt']],
+    ]);
+    await m.advance(m.now + 3 * DAY);
+    expect(await read(m.key, id!)).toMatchObject({ status: 'fulfilled' });
+  });
+});
+
 describe("a hold under a pause policy's maxPausesPerYear and cooldownDays", () => {
   it("counts toward neither: after its release every customer's own pause passes, single, bulk and previewed", async () => {
     const m = await testMode({ maxPausesPerYear: 1, cooldownDays: 30 });
