@@ -44,6 +44,18 @@ export interface HoldNotices {
   readonly notify: (merchantId: string, ids: readonly string[]) => void;
 }
 
+/** A test mode's hold released at its resumeAt by a clock advance (HoldsService.releaseFirstDueOf). */
+export interface DueRelease {
+  readonly holdId: string;
+  readonly at: string;
+  /** Its release's bulk request; undefined when another release came first. */
+  readonly requestId: string | undefined;
+  /** The subscriptions it covered, which its release is applied to. */
+  readonly covered: readonly string[];
+  /** The subscriptions the holds' notices due by `at` went to. */
+  readonly noticed: readonly string[];
+}
+
 /** A hold as the API shows it. */
 export function holdView({
   id,
@@ -192,16 +204,17 @@ export class HoldsService {
   /**
    * Stores the release request of a hold marked released, under the id that marking gave it, so
    * that two processes finishing one release store one request (the second insert finds the id
-   * taken); then clears the mark's loose end.
+   * taken); then clears the mark's loose end. Returns the subscriptions it covers.
    */
-  private async storeRelease(released: StoredHold): Promise<void> {
+  private async storeRelease(released: StoredHold): Promise<string[]> {
     const { merchantId, id } = released;
+    const covered = await this.holders.coveredBy(merchantId, id);
     try {
       await this.bulk.acceptChosen({
         requestId: released.releaseRequestId!,
         merchantId,
         operation: 'RESUME',
-        accepted: await this.holders.coveredBy(merchantId, id),
+        accepted: covered,
         rejected: [],
         holdId: id,
       });
@@ -209,6 +222,7 @@ export class HoldsService {
       if (!isDuplicateKeyError(error)) throw error;
     }
     await this.holds.releaseStored(merchantId, id);
+    return covered;
   }
 
   /**
@@ -238,11 +252,21 @@ export class HoldsService {
     return released;
   }
 
-  /** Releases a test mode's holds whose resumeAt its clock reached (a clock advance): each at its resumeAt. */
-  async releaseDueOf(merchantId: string, upTo: string): Promise<number> {
-    let released = 0;
-    for (const hold of await this.holds.dueOf(merchantId, upTo)) released += await this.releaseFallenDue(hold);
-    return released;
+  /**
+   * Releases the test mode's earliest hold whose resumeAt its clock reached (`upTo`; a clock
+   * advance), at its resumeAt, after sending the holds' notices due by then. The caller applies
+   * its resumes at that time, then dispatches its request, whose workers find them applied
+   * (their marks) and record them. Undefined when none is due.
+   */
+  async releaseFirstDueOf(merchantId: string, upTo: string): Promise<DueRelease | undefined> {
+    const [hold] = await this.holds.dueOf(merchantId, upTo);
+    if (!hold) return undefined;
+    const at = hold.resumeAt!;
+    const noticed = await this.sendDueNoticesOf(merchantId, at);
+    const released = await this.holds.release(merchantId, hold.id, at, uuidv7());
+    // Released by a request, or another advance, meanwhile: its own process applies it.
+    if (!released) return { holdId: hold.id, at, requestId: undefined, covered: [], noticed };
+    return { holdId: hold.id, at, requestId: released.releaseRequestId!, covered: await this.storeRelease(released), noticed };
   }
 
   /** Sends the live holds' notices that have fallen due (the schedule workers' poll): the subscriptions they went to. */
@@ -266,7 +290,7 @@ export class HoldsService {
    * update. Returns the subscriptions it went to; none when another process took it first.
    */
   private async sendNotice(hold: StoredHold): Promise<string[]> {
-    const ids = await this.holders.pushNotice(hold.merchantId, hold.id, hold.resumeAt!, hold.noticeAt!);
+    const ids = await this.holders.pushNotice(hold.merchantId, hold.id, hold.resumeAt!, hold.noticeAt!, this.guard);
     if (!(await this.holds.takeNotice(hold))) return [];
     this.notices.notify(hold.merchantId, ids);
     return ids;

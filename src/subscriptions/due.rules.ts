@@ -10,7 +10,7 @@ import { decide } from './subscriptions.rules.js';
 export function firingGroups(due: readonly DueSubscription[], now: string, policies: ReadonlyMap<string, PausePolicy>): FiringGroup[] {
   const groups = new Map<string, { merchantId: string; state: DueSubscription; ruling: FiringGroup['ruling']; ids: string[] }>();
   for (const subscription of due) {
-    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, noticeAt, held } = subscription;
+    const { merchantId, status, pauseAt, resumeAt, pauseReason, nextScheduledAt, noticeAt, held, heldOnly } = subscription;
     const ruling = decide(subscription, { kind: 'FIRE', now, policy: policies.get(merchantId), history: subscription });
     // One merchant per group: each update names the merchant that owns its subscriptions (docs/sharding.md).
     const key = JSON.stringify([
@@ -24,6 +24,7 @@ export function firingGroups(due: readonly DueSubscription[], now: string, polic
       // A notice's event shows the subscription as it stands: one group per modifiedAt.
       ruling.due === 'notice' ? subscription.modifiedAt : null,
       held,
+      heldOnly,
       ruling.outcome,
       ruling.breach?.detail,
     ]);

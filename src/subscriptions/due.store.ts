@@ -39,6 +39,7 @@ const DUE_PROJECTION = {
   noticeAt: 1,
   modifiedAt: 1,
   holdIds: 1,
+  ownPause: 1,
   ...HISTORY_PROJECTION,
 } as const;
 
@@ -55,6 +56,7 @@ function dueOfDocument(d: SubscriptionDocument, pendingAt: string): DueSubscript
     noticeAt: d.noticeAt ?? null,
     modifiedAt: d.modifiedAt,
     held: d.holdIds !== undefined && d.holdIds.length > 0,
+    heldOnly: d.ownPause === false,
     recentPauses: d.recentPauses ?? [],
     ...(d.lastResumedAt !== undefined ? { lastResumedAt: d.lastResumedAt } : {}),
   };
@@ -78,6 +80,8 @@ export interface DueState extends RuleState {
   readonly modifiedAt: string;
   /** Whether an active hold covers it: its own scheduled resume then ends its own pause only. */
   readonly held: boolean;
+  /** Whether it is paused by its holds alone: its own pauseAt then starts its own pause. */
+  readonly heldOnly: boolean;
 }
 
 export interface DueSubscription extends DueState, PauseHistory {
@@ -197,6 +201,7 @@ export class DueStore {
         ...whereKeptFieldsAre(ruling.change!, shown(state)),
         // Held or not as read: a hold placed or released meanwhile makes the group's ruling an old one.
         'holdIds.0': { $exists: state.held },
+        ...({ ownPause: state.heldOnly ? false : null } as Filter<SubscriptionDocument>),
       };
       return { updateMany: { filter, update: inModeOf(merchantId, write) } };
     });

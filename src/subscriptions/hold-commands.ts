@@ -21,12 +21,13 @@ export class HoldCommands {
     private readonly keptChanging: CommandOutcome,
   ) {}
 
-  async apply(merchantId: string, ids: readonly string[], operation: Operation, requestId: string, cause: ChangeCause) {
+  /** `at`: when it takes effect (a test clock's advance releases a hold at its resumeAt); absent, the merchant's time now. */
+  async apply(merchantId: string, ids: readonly string[], operation: Operation, requestId: string, cause: ChangeCause, at?: string) {
     const { holdId } = cause;
     if (holdId === undefined) throw new Error(`bulk request ${requestId} has a hold's cause without its holdId`);
-    const at = await this.timeOf(merchantId);
+    const now = at ?? (await this.timeOf(merchantId));
     const outcomes: Map<string, CommandOutcome> = await this.mutex.runAll(ids, () =>
-      this.holders.apply(merchantId, ids, operation, requestId, { ...cause, holdId }, at),
+      this.holders.apply(merchantId, ids, operation, requestId, { ...cause, holdId }, now),
     );
     this.changes.notify(
       merchantId,

@@ -24,7 +24,8 @@ import {
 } from './subscription.document.js';
 import { holdNoticeEntry } from './outbox.js';
 import type { PendingTimes } from './pending-times.js';
-import { decide, planHoldPause, type Change, type ChangeCause, type Operation, type SubscriptionStatus } from './subscriptions.rules.js';
+import { HOLD_RELEASE, planHoldPause, releaseResumes, resumedByRelease } from './holders.rules.js';
+import type { Change, ChangeCause, Operation, SubscriptionStatus } from './subscriptions.rules.js';
 
 /** Subscriptions one write of a hold's cover names at most. */
 const COVER_PART = 1000;
@@ -46,14 +47,15 @@ interface HoldChange {
   readonly rearmsNotice: boolean;
 }
 
-const RESUMED = decide({ status: 'paused', pauseAt: null, resumeAt: null }, { kind: 'RESUME' }).change!;
-
 /**
  * A hold's pause changes the `fulfilled` subscriptions it still covers (one that left it meanwhile,
- * by an explicit resume, is left alone); its release resumes those it alone holds (no pause of
- * their own, no other hold) and takes itself out of every other one's holders.
+ * by an explicit resume, is left alone); its release at `at` resumes those it alone holds
+ * (holders.rules.ts, releaseResumes) and takes itself out of every other one's holders. The
+ * release's filter names the holders; the rest of the rule (no own pauseAt due by `at`) is decided
+ * on each document read, whose pending times the update then filters on exactly (whereEventFieldsAre;
+ * the first update of all, on none pending).
  */
-function holdChange(operation: Operation, holdId: string): HoldChange {
+function holdChange(operation: Operation, holdId: string, at: string): HoldChange {
   if (operation === 'PAUSE')
     return {
       from: 'fulfilled',
@@ -65,9 +67,9 @@ function holdChange(operation: Operation, holdId: string): HoldChange {
     };
   return {
     from: 'paused',
-    change: RESUMED,
+    change: HOLD_RELEASE,
     filter: { status: 'paused', ownPause: false, holdIds: [holdId] },
-    changes: (doc) => doc.status === 'paused' && doc.ownPause === false && doc.holdIds?.length === 1 && doc.holdIds[0] === holdId,
+    changes: (doc) => releaseResumes(doc, holdId, at),
     leave: { $pull: { holdIds: holdId } },
     rearmsNotice: true,
   };
@@ -137,29 +139,46 @@ export class HoldersStore {
 
   /**
    * Pushes a hold's notice (holdNoticeEntry) into the outbox of each subscription its release at
-   * `resumeAt` will resume: covered by it alone, and either not paused yet by it, or paused with no
-   * pause of its own left by then (none, or its own scheduled resume no later). A part at a time;
-   * one that has the entry already is passed over. Returns the ids it went to.
+   * `resumeAt` will resume (holders.rules.ts, resumedByRelease): covered by it alone, with no pause
+   * of its own, started or scheduled, keeping it paused then. The filter is that rule, which each
+   * update repeats, so that one changed meanwhile is passed over. A part at a time, each under
+   * `guard` (the caller's per-subscription queue: where the engine's updates are not atomic, an
+   * entry pushed beside another writer's update of the same subscription, such as the relay
+   * clearing its outbox, would be lost); one that has the entry already is passed over. Returns
+   * the ids it went to.
    */
-  async pushNotice(merchantId: string, holdId: string, resumeAt: string, at: string): Promise<string[]> {
+  async pushNotice(
+    merchantId: string,
+    holdId: string,
+    resumeAt: string,
+    at: string,
+    guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
+  ): Promise<string[]> {
     const entry = holdNoticeEntry(holdId, resumeAt, at);
+    const noOwnPauseDue = { pauseAt: { $not: { $lte: resumeAt } } };
     const filter: Filter<SubscriptionDocument> = {
       merchantId,
       holdIds: [holdId],
-      $or: [{ status: 'fulfilled' }, { status: 'paused', ownPause: false }, { status: 'paused', resumeAt: { $lte: resumeAt } }],
+      $or: [
+        { status: 'fulfilled', ...noOwnPauseDue },
+        { status: 'paused', ownPause: false, ...noOwnPauseDue },
+        { status: { $in: ['fulfilled', 'paused'] }, resumeAt: { $lte: resumeAt } },
+      ],
       'outbox.key': { $ne: entry.key },
     };
     const docs = await this.collection
-      .find(filter, { projection: { _id: 1 } })
+      .find(filter, { projection: { status: 1, ownPause: 1, holdIds: 1, pauseAt: 1, resumeAt: 1 } })
       .sort({ _id: 1 })
       .toArray();
     const sent: string[] = [];
     for (const part of partsOf(
-      docs.map((d) => d._id),
+      docs.filter((d) => resumedByRelease(d, holdId, resumeAt)).map((d) => d._id),
       COVER_PART,
     )) {
       const ids = [...part];
-      await this.collection.updateMany({ ...filter, _id: { $in: ids } }, { $push: { outbox: entry } });
+      await guard(ids, async () => {
+        await this.collection.updateMany({ ...filter, _id: { $in: ids } }, { $push: { outbox: entry } });
+      });
       sent.push(...ids);
     }
     return sent;
@@ -187,7 +206,7 @@ export class HoldersStore {
     cause: ChangeCause & { readonly holdId: string },
     at: string,
   ): Promise<Map<string, HoldOutcome>> {
-    const hold = holdChange(operation, cause.holdId);
+    const hold = holdChange(operation, cause.holdId, at);
     const notReached = { merchantId, bulkCommands: { $nin: commandMarks(requestId) } };
     const mark = (kind: 'applied' | 'noop') => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     const changing = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({

@@ -220,9 +220,10 @@ export function updateFor(
 }
 
 /**
- * A change from `from` that pauses the subscription also records when (`recentPauses`), in the same
- * update, keeping the last KEPT_PAUSE_TIMES (`$slice`, which test/bounded-lists.test.ts checks the
- * server honours); one that resumes it records when in `lastResumedAt`, the same way.
+ * A change that starts the subscription's own pause (by default, one from `from` that pauses it;
+ * Change.records) also records when (`recentPauses`), in the same update, keeping the last
+ * KEPT_PAUSE_TIMES (`$slice`, which test/bounded-lists.test.ts checks the server honours); one
+ * that ends it (by default, one that resumes it) records when in `lastResumedAt`, the same way.
  */
 export function recordingPause(
   update: UpdateFilter<SubscriptionDocument>,
@@ -230,8 +231,11 @@ export function recordingPause(
   change: Change,
   at: string,
 ): UpdateFilter<SubscriptionDocument> {
-  if (from === 'paused' && change.status === 'fulfilled') return { ...update, $set: { ...(update.$set ?? {}), lastResumedAt: at } };
-  if (from === 'paused' || change.status !== 'paused') return update;
+  const records =
+    change.records ??
+    (from === 'paused' && change.status === 'fulfilled' ? 'resume' : from !== 'paused' && change.status === 'paused' ? 'pause' : 'nothing');
+  if (records === 'resume') return { ...update, $set: { ...(update.$set ?? {}), lastResumedAt: at } };
+  if (records === 'nothing') return update;
   return { ...update, $push: { ...(update.$push ?? {}), recentPauses: { $each: [at], $slice: -KEPT_PAUSE_TIMES } } };
 }
 

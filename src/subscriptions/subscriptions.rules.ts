@@ -16,10 +16,11 @@
  *
  * Holders (issue 46 §1, HolderField): a paused subscription is paused while it has a holder, its
  * own pause or an active hold. RESUME clears every holder; PAUSE makes the pause its own (a bulk
- * pause of one paused already too: CommandPlan.alreadyUnset); a due resumeAt of a held one ends
- * its own pause only (FIRE: still paused, `ownPause: false`), and the notice of that resume waits
- * while held (a hold's release brings it back: holders.store.ts). A hold's pause and release are
- * decided by the holders store (holders.store.ts, planHoldPause).
+ * pause of one paused already too: CommandPlan.alreadyUnset); a due pauseAt of one paused by a
+ * hold alone starts its own pause (FIRE: applied, still paused, ownPause absent, held to the
+ * policy like any pause that starts); a due resumeAt of a held one ends its own pause only (FIRE:
+ * still paused, `ownPause: false`), and the notice of that resume waits while held (a hold's
+ * release brings it back: holders.store.ts). A hold's pause and release: holders.rules.ts.
  *
  * The events of a change (`events`, in this order; docs/design.md §7a): its change of status
  * (`subscription.paused`/`resumed`), then, for a command of a request (PAUSE, RESUME,
@@ -108,6 +109,11 @@ export interface Change {
   readonly status: SubscriptionStatus;
   readonly set: Partial<StoredSchedule> & { readonly ownPause?: false };
   readonly unset: readonly (ScheduleField | HolderField)[];
+  /**
+   * What it records for the pause policy (pause-policy.rules.ts): its own pause starting or
+   * ending; absent, read off its change of status. Only a subscription's own pauses count.
+   */
+  readonly records?: 'pause' | 'resume' | 'nothing';
 }
 
 /**
@@ -128,6 +134,8 @@ export interface RuleState {
   /** The pending notice's time (notice.rules.ts); read by FIRE only. */
   readonly noticeAt?: string | null;
   readonly held?: boolean;
+  /** Paused by its holds alone (`ownPause: false`): a pauseAt falling due then starts its own pause. */
+  readonly heldOnly?: boolean;
 }
 
 /**
@@ -209,10 +217,15 @@ function ruling(status: SubscriptionStatus, outcome: Outcome, change: Change | u
 function pauseOrResume(status: SubscriptionStatus, operation: Operation, schedule: ScheduleRequest | undefined): Ruling {
   const { from, to } = TRANSITIONS[operation];
   if (status === 'cancelled') return ruling(status, 'cancelled', undefined);
-  // An explicit resume clears every holder: the merchant's word wins, and the subscription leaves its holds.
+  // An explicit resume clears every holder: the merchant's word wins, and the subscription leaves its holds. A pauseAt
+  // still pending (held before its own pause came) goes with its resumeAt, rather than leaving a pause without its end.
   if (operation === 'RESUME')
     return status === from
-      ? ruling(status, 'applied', { status: to, set: {}, unset: ['resumeAt', 'pauseReason', 'noticeAt', 'noticeFor', ...HOLDERS] })
+      ? ruling(status, 'applied', {
+          status: to,
+          set: {},
+          unset: ['pauseAt', 'resumeAt', 'pauseReason', 'noticeAt', 'noticeFor', ...HOLDERS],
+        })
       : ruling(status, 'noop', undefined);
   // An explicit pause is the subscription's own holder (ownPause absent), whatever holds it too.
   if (!schedule)
@@ -251,9 +264,11 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
   const pending = { pauseAt: pauseAt ?? undefined, resumeAt: resumeAt ?? undefined };
   if (status === 'cancelled') return ruling(status, 'cancelled', leaving(status, {}), false);
   if (pauseAt !== null && pauseAt <= now) {
+    // Under a hold its own pause starts all the same: held to the policy, counted, and kept after the release.
+    const starts = status === 'fulfilled' || state.heldOnly === true;
     const verdict =
-      status === 'fulfilled' && command.policy
-        ? pauseVerdict(command.policy, status, { resumeAt: pending.resumeAt }, command.history ?? NO_PAUSE_HISTORY, now)
+      starts && command.policy
+        ? pauseVerdict(command.policy, 'fulfilled', { resumeAt: pending.resumeAt }, command.history ?? NO_PAUSE_HISTORY, now)
         : { schedule: pending };
     if ('breach' in verdict) {
       const removed = SCHEDULE_TIMES.filter((t) => state[t] !== null);
@@ -267,11 +282,11 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
     const until = verdict.schedule?.resumeAt;
     const kept = until === pending.resumeAt;
     const change = leaving('paused', { resumeAt: until, nextScheduledAt: kept ? earliestOf(state.noticeAt, until) : until });
-    // pauseReason is kept: it shows once paused; so is the notice of a resumeAt kept.
+    // pauseReason is kept: it shows once paused; so is the notice of a resumeAt kept. The pause is its own (ownPause absent).
     const keeps = (f: ScheduleField | HolderField) => f !== 'pauseReason' && (!kept || (f !== 'noticeAt' && f !== 'noticeFor'));
-    const held = { ...change, unset: change.unset.filter(keeps) };
-    const given = kept ? held : withNotice(held, noticeTerms(command));
-    const fired = { ...ruling(status, status === 'paused' ? 'noop' : 'applied', given), due: 'pause' as const };
+    const own: Change = { ...change, unset: [...change.unset.filter(keeps), 'ownPause'], ...(starts ? { records: 'pause' as const } : {}) };
+    const given = kept ? own : withNotice(own, noticeTerms(command));
+    const fired = { ...ruling(status, starts ? 'applied' : 'noop', given), due: 'pause' as const };
     if (kept) return fired;
     const upcoming: RuledEvent[] = given.set.noticeFor !== undefined ? [{ kind: 'resume_upcoming' }] : [];
     return { ...fired, events: [...fired.events, { kind: 'resume_scheduled' }, ...upcoming] };
@@ -286,7 +301,7 @@ function fire(state: RuleState & { readonly status: SubscriptionStatus }, comman
   }
   if (resumeAt !== null && resumeAt <= now && held) {
     // Its own scheduled resume under a hold ends its own pause only: it stays paused until the hold is released.
-    return { ...ruling(status, 'applied', { ...leaving(status, {}), set: { ownPause: false } }), due: 'resume' };
+    return { ...ruling(status, 'applied', { ...leaving(status, {}), set: { ownPause: false }, records: 'resume' }), due: 'resume' };
   }
   if (resumeAt !== null && resumeAt <= now) {
     return {
@@ -372,17 +387,6 @@ export function planCommand(
   const whenFrom = decide({ status: from, ...unscheduled }, commandOf(operation, schedule, notice)).change!;
   const whenAlready = decide({ status: to, ...unscheduled }, commandOf(operation, asSent, notice)).change;
   return { from, already: to, whenFrom, whenAlready, alreadyUnset: operation === 'PAUSE' ? ['ownPause'] : [] };
-}
-
-/**
- * A hold's pause of the subscriptions it covers (src/holds/): a `fulfilled` one is paused with the
- * hold as its only holder (`ownPause: false`); one paused already keeps its own pause, and is
- * held too (its `holdIds` were set when the hold was placed). No schedule, no pause policy: the
- * hold is the merchant's, not the subscription's.
- */
-export function planHoldPause(): CommandPlan {
-  const plan = planCommand('PAUSE', undefined, undefined);
-  return { ...plan, whenFrom: { ...plan.whenFrom, set: { ownPause: false }, unset: ['pauseAt'] }, alreadyUnset: [] };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -74,8 +74,8 @@ export interface Firings {
 export class SubscriptionsService {
   /** Told after every change that records events (of status or of schedule): the events relay (src/events/) listens here. */
   readonly changes = new ChangeNotifier<PendingEvents>();
-  /** A hold's bulk commands, decided by each subscription's holders (src/holds/). */
-  private readonly holdCommands: HoldCommands;
+  /** A hold's bulk commands, decided by each subscription's holders (src/holds/); a test clock's advance applies a release at its time. */
+  readonly holdCommands: HoldCommands;
 
   constructor(
     private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'bulkCommands' | 'due' | 'holders'>,

@@ -6,7 +6,7 @@
  */
 import { InvalidRequestError } from '../errors.js';
 import { TestClockMovedError, TestModeOnlyError } from './test-mode.errors.js';
-import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
+import { formatTimestamp, nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
 import { parseRfc3339, requestedTimestamp } from '../subscriptions/schedule.request.js';
@@ -97,7 +97,7 @@ export class TestModeService {
     private readonly seeder: SubscriptionSeeder,
     private readonly relayNow: RelayNow,
     /** Sends the notices and releases the holds whose times an advance reaches (src/holds/). */
-    private readonly holds?: Pick<HoldsService, 'releaseDueOf' | 'sendDueNoticesOf'>,
+    private readonly holds?: Pick<HoldsService, 'releaseFirstDueOf' | 'sendDueNoticesOf' | 'dispatch'>,
   ) {
     this.timeOf = timeOfMerchants(clocks);
   }
@@ -144,12 +144,15 @@ export class TestModeService {
     const appliedCount = await this.applyDue(merchantId, to);
     const noticed = (await this.holds?.sendDueNoticesOf(merchantId, to)) ?? [];
     if (noticed.length > 0) await this.relayNow(new Map(noticed.map((id) => [id, merchantId])));
-    // After its own schedules: a hold released at its resumeAt resumes what it alone keeps paused, through the bulk workers.
-    await this.holds?.releaseDueOf(merchantId, to);
     return { now: to, appliedCount };
   }
 
-  /** Applies the test mode's schedules due by `to` in time order, then records their events and sends their webhooks: how many changed. */
+  /**
+   * Applies the test mode's schedules and hold releases due by `to` in time order, then records
+   * their events and sends their webhooks: how many changed. A hold is released after the
+   * schedules due at its resumeAt, before those after it: what its release resumes depends on the
+   * first, and the second on the release.
+   */
   private async applyDue(merchantId: string, to: string): Promise<number> {
     const changed = new Map<string, string>();
     let applied = 0;
@@ -157,6 +160,14 @@ export class TestModeService {
     try {
       for (let idle = 0; idle < IDLE_READS;) {
         const due = await this.stores.due.dueOf(merchantId, to, DUE_READ);
+        const next = due[0]?.nextScheduledAt;
+        // A hold whose resumeAt is before the next schedule's time goes first.
+        const released = await this.releaseFirstHold(merchantId, next === undefined ? to : formatTimestamp(parseRfc3339(next)! - 1n));
+        if (released !== undefined) {
+          for (const id of released.changed) changed.set(id, merchantId);
+          applied += released.applied;
+          continue;
+        }
         if (due.length === 0) break;
         // Only the earliest time at once: a schedule it applies may leave a later one due (a resume after a pause).
         const at = due[0]!.nextScheduledAt;
@@ -177,5 +188,22 @@ export class TestModeService {
       if (!relayed && changed.size > 0) this.subscriptions.changes.notify(merchantId, [...changed.keys()]);
     }
     return applied;
+  }
+
+  /**
+   * Releases the earliest hold due by `upTo` at its resumeAt, applying its resumes at that time
+   * before its request goes to the bulk workers (which find them applied and record them): what
+   * it changed and how many it resumed, or undefined when none is due.
+   */
+  private async releaseFirstHold(merchantId: string, upTo: string): Promise<{ changed: string[]; applied: number } | undefined> {
+    const release = await this.holds?.releaseFirstDueOf(merchantId, upTo);
+    if (release === undefined) return undefined;
+    const { holdId, at, requestId, covered, noticed } = release;
+    if (requestId === undefined) return { changed: [...noticed], applied: 0 };
+    const cause = { kind: 'hold', holdId, requestId } as const;
+    const outcomes = await this.subscriptions.holdCommands.apply(merchantId, covered, 'RESUME', requestId, cause, at);
+    this.holds!.dispatch(merchantId, requestId);
+    const resumed = [...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id);
+    return { changed: [...noticed, ...resumed], applied: resumed.length };
   }
 }

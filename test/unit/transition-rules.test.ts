@@ -8,7 +8,6 @@ import { CorruptSubscriptionError } from '../../src/subscriptions/subscriptions.
 import {
   decide,
   planCommand,
-  planHoldPause,
   type Command,
   type Outcome,
   type RuledEvent,
@@ -304,11 +303,8 @@ describe("a subscription's holders (issue 46 §1): paused while it has one, its 
     expect(withHolders({ ...heldAndOwn, ...SCHEDULES.resumeDue }, COMMANDS.fire).events).toEqual([]);
   });
 
-  it("a bulk pause gives those already paused their own pause back; a resume and a hold's pause do not", () => {
+  it("a bulk pause gives those already paused their own pause back; a resume does not (a hold's pause: holders-rules.test.ts)", () => {
     expect(planCommand('PAUSE', undefined, undefined).alreadyUnset).toEqual(['ownPause']);
     expect(planCommand('RESUME', undefined, undefined).alreadyUnset).toEqual([]);
-    const hold = planHoldPause();
-    expect([hold.from, hold.already, hold.alreadyUnset]).toEqual(['fulfilled', 'paused', []]);
-    expect(hold.whenFrom).toEqual({ status: 'paused', set: { ownPause: false }, unset: ['pauseAt'] });
   });
 });
