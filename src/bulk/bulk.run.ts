@@ -26,6 +26,7 @@ import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
 import { KEPT_CHANGING, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { ChangeCause } from '../subscriptions/subscriptions.rules.js';
 import { CHUNK_SIZE, type ChunkJobData } from './bulk.chunks.js';
+import { ChunkUnresolvedError } from './bulk.errors.js';
 import type { BulkQueue } from './bulk.queue.js';
 import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
 
@@ -76,11 +77,6 @@ async function settle<T>(work: () => T | Promise<T>): Promise<PromiseSettledResu
   } catch (reason) {
     return { status: 'rejected', reason };
   }
-}
-
-/** Thrown while some commands of a chunk are unresolved (a concurrent writer kept interfering): Agenda retries the chunk. */
-class ChunkUnresolvedError extends Error {
-  override name = 'ChunkUnresolvedError';
 }
 
 /** A chunk's commands applied, with their outcomes to record. */
