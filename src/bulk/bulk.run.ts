@@ -19,6 +19,7 @@
  */
 import type { LockedJobs } from '../db/agenda-jobs.js';
 import { nowTimestamp } from '../lib/clock.js';
+import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent, inSpan, inTraceContext } from '../observability/tracing.js';
@@ -88,10 +89,10 @@ interface Applied {
   readonly trace: string | undefined;
 }
 
-/** Companions' jobs this run locked, and the timer that renews their locks until released. */
+/** Companions' jobs this run locked, and the renewals of their locks until released. */
 interface Held {
   readonly locked: LockedJobs<ChunkJobData>;
-  readonly renewal: NodeJS.Timeout | undefined;
+  readonly renewal: Periodic | undefined;
 }
 
 export class BulkRun {
@@ -168,10 +169,15 @@ export class BulkRun {
    */
   private hold(locked: LockedJobs<ChunkJobData>): void {
     const { queue, log } = this.context;
-    const renew = () => {
-      queue.jobs.renewLocked(locked).catch((error: unknown) => log.warn({ err: error }, "could not renew bulk chunk companions' locks"));
-    };
-    const renewal = locked.jobs.length === 0 ? undefined : setInterval(renew, Math.max(queue.options.lockLifetimeMs / 3, 100));
+    const renewal =
+      locked.jobs.length === 0
+        ? undefined
+        : new Periodic(() => queue.jobs.renewLocked(locked), {
+            everyMs: Math.max(queue.options.lockLifetimeMs / 3, 100),
+            jitter: 0,
+            failed: (error) => log.warn({ err: error }, "could not renew bulk chunk companions' locks"),
+          });
+    renewal?.start();
     this.held.push({ locked, renewal });
   }
 
@@ -340,7 +346,7 @@ export class BulkRun {
    */
   private async release(finished: ReadonlySet<string>): Promise<void> {
     const { queue, log } = this.context;
-    for (const { renewal } of this.held) clearInterval(renewal);
+    for (const { renewal } of this.held) void renewal?.stop();
     await Promise.all(
       this.held.map(({ locked }) =>
         Promise.all([

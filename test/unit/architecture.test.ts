@@ -183,6 +183,7 @@ describe('one place for each kind of background plumbing', () => {
   const AGENDA_DOCUMENTS = [join('db', 'agenda-jobs.ts'), join('db', 'job-queue.ts')];
   const agendaTerms = /\b(lockedAt|lastModifiedBy|nextRunAt)\b|from '(agenda|@agendajs\/[\w-]+)'/g;
   const retryLoop = /for\s*\(\s*let\s+(\w*(?:attempt|tries|retry)\w*)\s*=/gi;
+  const repeatingTimer = /\bsetInterval\s*\(/g;
 
   it("only src/db/agenda-jobs.ts and the queue on Agenda's API name Agenda or its job documents' fields", () => {
     expect(matchesIn(files, agendaTerms).filter(([file]) => !AGENDA_DOCUMENTS.includes(file))).toEqual([]);
@@ -190,6 +191,16 @@ describe('one place for each kind of background plumbing', () => {
 
   it('only src/lib/retry.ts loops over attempts: every retry is one of its named policies', () => {
     expect(matchesIn(files, retryLoop).filter(([file]) => file !== join('lib', 'retry.ts'))).toEqual([]);
+  });
+
+  it('only src/lib/periodic.ts times background rounds: no setInterval, whose rounds can overlap', () => {
+    expect(matchesIn(files, repeatingTimer).filter(([file]) => file !== join('lib', 'periodic.ts'))).toEqual([]);
+  });
+
+  it('finds a repeating timer where there is one, and not a one-shot wait (the check itself can fail)', () => {
+    expect([...'const t = setInterval(tick, 50); setTimeout(done, 50);'.matchAll(repeatingTimer)].map((m) => m[0])).toEqual([
+      'setInterval(',
+    ]);
   });
 
   it('finds Agenda terms and a retry loop where there are some (the checks themselves can fail)', () => {
