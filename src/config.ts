@@ -3,6 +3,7 @@
  * Nothing else in the code reads process.env.
  */
 import { isIP } from 'node:net';
+import { ConfigError } from './config.errors.js';
 import { WEBHOOK_RETRY_DELAYS_MS } from './lib/retry.js';
 
 export type EmbeddedEngine = 'auto' | 'memory-server' | 'ferretdb';
@@ -100,10 +101,6 @@ export interface DownloadProxy {
   readonly proxied: boolean;
   /** MONGOMS_DOWNLOAD_URL or MONGOMS_DOWNLOAD_MIRROR, as mongodb-memory-server reads them. */
   readonly mongodDownloadUrl: string | undefined;
-}
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
 }
 
 type Env = Record<string, string | undefined>;

@@ -19,6 +19,7 @@
  */
 import type { LockedJobs } from '../db/agenda-jobs.js';
 import { nowTimestamp } from '../lib/clock.js';
+import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent, inSpan, inTraceContext } from '../observability/tracing.js';
@@ -26,6 +27,7 @@ import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
 import { KEPT_CHANGING, type SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { ChangeCause } from '../subscriptions/subscriptions.rules.js';
 import { CHUNK_SIZE, type ChunkJobData } from './bulk.chunks.js';
+import { ChunkUnresolvedError } from './bulk.errors.js';
 import type { BulkQueue } from './bulk.queue.js';
 import type { BulkChunk, BulkRepository, ItemOutcome } from './bulk.repository.js';
 
@@ -78,11 +80,6 @@ async function settle<T>(work: () => T | Promise<T>): Promise<PromiseSettledResu
   }
 }
 
-/** Thrown while some commands of a chunk are unresolved (a concurrent writer kept interfering): Agenda retries the chunk. */
-class ChunkUnresolvedError extends Error {
-  override name = 'ChunkUnresolvedError';
-}
-
 /** A chunk's commands applied, with their outcomes to record. */
 interface Applied {
   readonly chunk: BulkChunk;
@@ -92,10 +89,10 @@ interface Applied {
   readonly trace: string | undefined;
 }
 
-/** Companions' jobs this run locked, and the timer that renews their locks until released. */
+/** Companions' jobs this run locked, and the renewals of their locks until released. */
 interface Held {
   readonly locked: LockedJobs<ChunkJobData>;
-  readonly renewal: NodeJS.Timeout | undefined;
+  readonly renewal: Periodic | undefined;
 }
 
 export class BulkRun {
@@ -172,10 +169,15 @@ export class BulkRun {
    */
   private hold(locked: LockedJobs<ChunkJobData>): void {
     const { queue, log } = this.context;
-    const renew = () => {
-      queue.jobs.renewLocked(locked).catch((error: unknown) => log.warn({ err: error }, "could not renew bulk chunk companions' locks"));
-    };
-    const renewal = locked.jobs.length === 0 ? undefined : setInterval(renew, Math.max(queue.options.lockLifetimeMs / 3, 100));
+    const renewal =
+      locked.jobs.length === 0
+        ? undefined
+        : new Periodic(() => queue.jobs.renewLocked(locked), {
+            everyMs: Math.max(queue.options.lockLifetimeMs / 3, 100),
+            jitter: 0,
+            failed: (error) => log.warn({ err: error }, "could not renew bulk chunk companions' locks"),
+          });
+    renewal?.start();
     this.held.push({ locked, renewal });
   }
 
@@ -344,7 +346,7 @@ export class BulkRun {
    */
   private async release(finished: ReadonlySet<string>): Promise<void> {
     const { queue, log } = this.context;
-    for (const { renewal } of this.held) clearInterval(renewal);
+    for (const { renewal } of this.held) void renewal?.stop();
     await Promise.all(
       this.held.map(({ locked }) =>
         Promise.all([

@@ -4,12 +4,12 @@
  * are exact even when a chunk ran twice; the five counts always add up to `acceptedCount`.
  */
 import type { components } from '../../generated/openapi.js';
-import { DomainError } from '../errors.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { pageOf } from '../lib/pagination.js';
 import { partsOf } from '../lib/parts.js';
 import { CHUNK_SIZE, chunkIds } from './bulk.chunks.js';
+import { BulkRequestNotFoundError } from './bulk.errors.js';
 import type { BulkChunk, BulkRepository, BulkRequest } from './bulk.repository.js';
 
 export type BulkRequestView = components['schemas']['BulkRequest'];
@@ -35,16 +35,13 @@ const CHUNKS_PER_READ = 20;
 
 const pending = (subscriptionId: string): StoredItem => ({ subscriptionId, outcome: 'pending', reason: null, at: null });
 const itemsOf = (chunk: BulkChunk): StoredItem[] => chunk.outcomes?.map((o) => ({ ...o })) ?? chunk.subscriptionIds.map(pending);
+// Where src/http/problem.middleware.ts imports it from.
+export { BulkRequestNotFoundError };
+
 const bySubscriptionId = (a: StoredItem, b: StoredItem) => (a.subscriptionId < b.subscriptionId ? -1 : 1);
 
 async function* mapBatches<T>(batches: AsyncIterable<T[]>, map: (batch: T[]) => T[]): AsyncGenerator<T[]> {
   for await (const batch of batches) yield map(batch);
-}
-
-export class BulkRequestNotFoundError extends DomainError {
-  constructor(readonly requestId: string) {
-    super(`Bulk request ${requestId} not found`);
-  }
 }
 
 function view(request: BulkRequest, chunks: readonly BulkChunk[]): BulkRequestView {

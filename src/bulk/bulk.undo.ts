@@ -10,8 +10,7 @@ import { livemodeOf } from '../lib/livemode.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { BulkRepository, BulkRequest, ItemOutcome, Rejection } from './bulk.repository.js';
 import type { BulkService } from './bulk.service.js';
-import { BulkRequestAlreadyUndoneError, BulkRequestNotFinishedError } from './bulk.errors.js';
-import { BulkRequestNotFoundError } from './bulk.status.js';
+import { BulkRequestAlreadyUndoneError, BulkRequestNotFinishedError, BulkRequestNotFoundError } from './bulk.errors.js';
 import type { Owned, SubscriptionsStore } from '../subscriptions/subscriptions.store.js';
 
 type BulkUndoAcceptance = components['schemas']['BulkUndoAcceptance'];

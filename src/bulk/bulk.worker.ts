@@ -25,6 +25,8 @@ export class BulkWorker implements ChunkHandlers {
   private readonly sweeps: Periodic;
   private active = 0;
   private lastChunkAt = 0;
+  private readonly idleListeners: (() => void)[] = [];
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly repository: BulkRepository,
@@ -70,6 +72,7 @@ export class BulkWorker implements ChunkHandlers {
     } finally {
       this.active--;
       this.lastChunkAt = Date.now();
+      this.tellWhenIdle();
     }
   }
 
@@ -80,6 +83,20 @@ export class BulkWorker implements ChunkHandlers {
    */
   get busy(): boolean {
     return this.active > 0 || Date.now() - this.lastChunkAt < BETWEEN_CHUNKS_MS;
+  }
+
+  /** Called whenever this process may have stopped applying bulk requests (see `busy`). */
+  onIdle(listener: () => void): void {
+    this.idleListeners.push(listener);
+  }
+
+  /** Tells the listeners once `busy` is false: BETWEEN_CHUNKS_MS after the last chunk ended, none running. */
+  private tellWhenIdle(): void {
+    clearTimeout(this.idleTimer);
+    if (this.active > 0) return;
+    const left = this.lastChunkAt + BETWEEN_CHUNKS_MS - Date.now();
+    if (left <= 0) this.idleListeners.forEach((listener) => listener());
+    else this.idleTimer = setTimeout(() => this.tellWhenIdle(), left).unref();
   }
 
   /** Retries are spent: record what each command reached, the rest as failed, so the request completes. */

@@ -8,6 +8,7 @@
  * `dbUnhealthyAfterMs` it reports itself unhealthy so that an orchestrator restarts it.
  */
 import type { Config } from '../config.js';
+import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 import type { Database } from './mongo.js';
 
@@ -23,11 +24,8 @@ export function watchConnection(database: Database, config: WatchConfig, log: Lo
   const everyMs = Math.min(config.dbTimeoutMs, 1_000);
   let unreachableSince: number | undefined;
   let lastReopen = 0;
-  let checking = false;
 
   const check = async () => {
-    if (checking) return;
-    checking = true;
     try {
       await database.db.command({ ping: 1 });
       if (unreachableSince !== undefined) log.info({ afterMs: Date.now() - unreachableSince }, 'database reachable again');
@@ -40,14 +38,14 @@ export function watchConnection(database: Database, config: WatchConfig, log: Lo
         log.warn({ err: error, unreachableMs: now - unreachableSince }, 'database unreachable: reopening the client');
         await database.reopen().catch((reopenError: unknown) => log.warn({ err: reopenError }, 'reopening the database client failed'));
       }
-    } finally {
-      checking = false;
     }
   };
-  const timer = setInterval(() => void check(), everyMs);
-  timer.unref();
+  // No jitter: a process's pings reach no shared document, so processes need not drift apart.
+  const pings = new Periodic(check, { everyMs, jitter: 0, failed: (error) => log.warn({ err: error }, 'database check failed') });
+  pings.start();
   return {
     healthy: () => unreachableSince === undefined || Date.now() - unreachableSince < config.dbUnhealthyAfterMs,
-    stop: () => clearInterval(timer),
+    // Not awaited: shutdown closes the clients next, and a ping in flight only fails.
+    stop: () => void pings.stop(),
   };
 }

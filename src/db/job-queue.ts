@@ -14,6 +14,7 @@ import type { Db } from 'mongodb';
 import { AgendaJobs } from './agenda-jobs.js';
 import type { Backoff } from '../lib/retry.js';
 import { partsOf } from '../lib/parts.js';
+import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 
 export interface JobQueueOptions {
@@ -173,16 +174,16 @@ export class JobQueue<Data extends object> {
 
   /** Runs `work` for a job, renewing its lock meanwhile, so that a slow job is not taken by a second worker. */
   private async run(job: Job<Data>, work: (data: Data) => Promise<void>): Promise<void> {
-    const renew = setInterval(
-      () => {
-        job.touch().catch((error: unknown) => this.log.warn({ err: error }, 'could not renew a job lock'));
-      },
-      Math.max(this.options.lockLifetimeMs / 3, 100),
-    );
+    const renew = new Periodic(() => job.touch(), {
+      everyMs: Math.max(this.options.lockLifetimeMs / 3, 100),
+      jitter: 0,
+      failed: (error) => this.log.warn({ err: error }, 'could not renew a job lock'),
+    });
+    renew.start();
     try {
       await work(job.attrs.data);
     } finally {
-      clearInterval(renew);
+      void renew.stop();
       // The next waiting job is locked now, while this one completes, not at the next poll.
       this.wake();
     }
@@ -204,12 +205,14 @@ export class JobQueue<Data extends object> {
     if (!this.consuming) return;
     this.consuming = false;
     const idle = new AbortController();
-    const watch = setInterval(() => {
-      this.agenda.getRunningStats().then(
-        (stats) => (stats.lockedJobs === 0 ? idle.abort() : undefined),
-        () => idle.abort(), // drain() has already finished
-      );
-    }, 50);
+    const watch = new Periodic(
+      async () => {
+        if ((await this.agenda.getRunningStats()).lockedJobs === 0) idle.abort();
+      },
+      // The stats fail once drain() has finished.
+      { everyMs: 50, jitter: 0, failed: () => idle.abort() },
+    );
+    watch.start();
     try {
       const result = await this.agenda.drain({ timeout: deadlineMs, signal: idle.signal, closeConnection: false });
       // With the watch above, reaching the deadline means jobs are still held (running, or locked
@@ -217,7 +220,7 @@ export class JobQueue<Data extends object> {
       if (result.timedOut)
         this.log.warn({ running: result.running }, `${this.kind.what}: still busy at the deadline; their jobs will be picked up again`);
     } finally {
-      clearInterval(watch);
+      void watch.stop();
     }
   }
 }

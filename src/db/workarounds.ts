@@ -7,7 +7,8 @@
  * DB_WORKAROUNDS switches workarounds off (switchOff below), so that the MongoDB path runs on any
  * engine: each one named takes the value a server with every capability gets.
  */
-import { ConfigError, type DbWorkarounds } from '../config.js';
+import type { DbWorkarounds } from '../config.js';
+import { ConfigError } from '../config.errors.js';
 import type { Capabilities } from './mongo.js';
 
 /*

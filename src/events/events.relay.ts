@@ -8,6 +8,7 @@
  */
 import { currentTraceparent, inTraceContext } from '../observability/tracing.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
+import { IdleSignal } from '../lib/idle-signal.js';
 import { Periodic } from '../lib/periodic.js';
 import { RETRY } from '../lib/retry.js';
 import type { PendingEvents } from '../subscriptions/outbox.js';
@@ -43,6 +44,14 @@ const SWEEP_BATCH = 200;
  * engine), for an event up to this much later (docs/performance.md#the-figures-behind-the-codes-choices).
  */
 const GATHER_MS = 50;
+
+/** Work the relay waits out: whether some is under way, and a call once it may have ended. */
+export interface WorkToWaitOut {
+  busy(): boolean;
+  onIdle(listener: () => void): void;
+}
+
+const NOTHING_TO_WAIT_OUT: WorkToWaitOut = { busy: () => false, onIdle: () => undefined };
 /** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
 const DEFER_AT_MOST_MS = 30_000;
 
@@ -61,6 +70,8 @@ export class EventsRelay {
   private readonly retries = new Set<NodeJS.Timeout>();
   /** Set by stop(): the database clients close next, so nothing new is started. */
   private stopped = false;
+  /** Woken when the work waited out may have ended, and at stop. */
+  private readonly idleSignal = new IdleSignal();
   /** When stop() stops waiting for the relay under way (its deadline). */
   private stopBy = Infinity;
 
@@ -76,10 +87,11 @@ export class EventsRelay {
      * subscription could write back the status it read (docs/design.md §8, "Conditional updates").
      */
     private readonly mutex: PerKeyQueue,
-    /** Whether this process is applying a bulk request, which the relay lets finish first (at most DEFER_AT_MOST_MS). */
-    private readonly busy: () => boolean = () => false,
+    /** Work this process is applying (bulk requests, due schedules), which the relay lets finish first (at most DEFER_AT_MOST_MS). */
+    private readonly pauses: WorkToWaitOut = NOTHING_TO_WAIT_OUT,
   ) {
     this.log = log.child({ component: 'events' });
+    pauses.onIdle(() => this.idleSignal.wake());
     this.sweeps = new Periodic(() => this.sweep(), {
       everyMs: SWEEP_EVERY_MS,
       atStart: true,
@@ -192,7 +204,7 @@ export class EventsRelay {
    */
   private async idle(): Promise<void> {
     const until = Date.now() + DEFER_AT_MOST_MS;
-    while (this.busy() && !this.stopped && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (this.pauses.busy() && !this.stopped && Date.now() < until) await this.idleSignal.next(until - Date.now());
   }
 
   /**
@@ -251,6 +263,7 @@ export class EventsRelay {
   async stop(deadlineMs: number): Promise<void> {
     this.stopped = true;
     this.stopBy = Date.now() + deadlineMs;
+    this.idleSignal.wake();
     for (const retry of this.retries) clearTimeout(retry);
     this.retries.clear();
     let timer: NodeJS.Timeout | undefined;

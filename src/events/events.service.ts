@@ -1,10 +1,10 @@
 /** Reading the merchant's events: a page of them, newest first, or one. */
-import { DomainError } from '../errors.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
+import { EventNotFoundError } from './events.errors.js';
 import type { Event, EventFilter, EventsRepository } from './events.repository.js';
 
-/** An unknown event, or another merchant's: 404. */
-export class EventNotFoundError extends DomainError {}
+// Where src/http/problem.middleware.ts imports it from.
+export { EventNotFoundError } from './events.errors.js';
 
 export class EventsService {
   constructor(private readonly repository: EventsRepository) {}

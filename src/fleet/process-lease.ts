@@ -18,6 +18,7 @@ import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
+import { SharedDatabaseError } from './fleet.errors.js';
 import { staleAfterMs, type ProcessRole } from './heartbeat.js';
 
 export const LEASE_COLLECTION = 'processLease';
@@ -33,11 +34,6 @@ interface LeaseDocument {
   pid: number;
   renewedAt: Date;
   expiresAt: Date;
-}
-
-/** A second long-running process on a database that takes one: the message is the one line the CLI prints. */
-export class SharedDatabaseError extends Error {
-  override name = 'SharedDatabaseError';
 }
 
 export class ProcessLease {

@@ -1,4 +1,4 @@
-/** Thin handlers of the hold operations (issue 46 §1): each hold's bulk request is dispatched once its 202 is sent, like any. */
+/** Thin handlers of the hold operations (a hold pauses a whole store, docs/api.md "Holds"): each hold's bulk request is dispatched once its 202 is sent, like any. */
 import type { Clock } from '../lib/clock.js';
 import { pageRequestOf, type Handlers } from '../request-context/request-context.js';
 import type { HoldsService } from './holds.service.js';

@@ -1,5 +1,5 @@
 /**
- * The one store of the `holds` collection: one document per hold (issue 46 §1), keyed by its id
+ * The one store of the `holds` collection: one document per hold (a pause of a whole store), keyed by its id
  * (a UUIDv7, so that newest first is a walk down `{merchantId, _id}`). An active hold with a
  * `resumeAt` is found by the live schedule workers through `releaseAt`, and by a test mode's clock
  * advance through `testReleaseAt`, as a subscription's pending time is (subscriptions.repository.ts dueFieldOf).

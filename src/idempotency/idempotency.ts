@@ -7,16 +7,13 @@
  */
 import { createHash } from 'node:crypto';
 import type { Context } from 'openapi-backend';
-import { DomainError } from '../errors.js';
 import { merchantOf, operationOf, type OperationHandler, type OperationId } from '../request-context/request-context.js';
 import type { Logger } from '../logger.js';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from './idempotency.errors.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 
-/** The key was used with a different request: 422. */
-export class IdempotencyKeyReusedError extends DomainError {}
-
-/** A request with the key is still being served: 409. */
-export class IdempotencyKeyInFlightError extends DomainError {}
+// Where src/http/problem.middleware.ts imports them from.
+export { IdempotencyKeyInFlightError, IdempotencyKeyReusedError };
 
 /**
  * What makes two requests "the same request": the operation, the body, and the subscription in the

@@ -1,6 +1,7 @@
 /**
  * The portal's paths as logs, traces and metrics may name them: the token is a credential, so it
- * never leaves the request (issue 47). `/portal/q2Zl…/pause` is written `/portal/:token/pause`.
+ * never leaves the request: whoever reads a log line must not be able to act for the subscriber.
+ * `/portal/q2Zl…/pause` is written `/portal/:token/pause`.
  */
 export const PORTAL_PREFIX = '/portal/';
 export const STYLESHEET_PATH = '/portal/style.css';

@@ -18,10 +18,12 @@ import { loadClientConfig, loadConfig, type Config } from '../config.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
 import { createLogger, terminalDestination, type Logger } from '../logger.js';
 import { composeDomain, fleetStatusOn, type Domain } from './composition.js';
+import { UsageError } from './main.errors.js';
 import { serve, work, type Running } from './processes.js';
 import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import { listenForWebhooks } from '../webhooks/listen.js';
-import { SEEDED_AT_ONCE, SeedInterruptedError } from '../subscriptions/subscriptions.seed.js';
+import { SeedInterruptedError } from '../subscriptions/subscriptions.errors.js';
+import { SEEDED_AT_ONCE } from '../subscriptions/subscriptions.seed.js';
 import { livemodeOf } from '../lib/livemode.js';
 import { formatStatus } from '../fleet/status.js';
 import { stopTracing } from '../observability/tracing.js';
@@ -37,8 +39,6 @@ const USAGE = `usage:
   subsvc keys revoke --merchant ID --key KEY_ID [--mode live|test]
   subsvc status
   subsvc trigger EVENT_TYPE   (SUBSVC_API_KEY, a test key; SUBSVC_URL, default http://127.0.0.1:8080)`;
-
-class UsageError extends Error {}
 
 /**
  * A rejection nobody awaited must not take HTTP and workers down with it: Agenda 6.2 calls

@@ -12,7 +12,7 @@ import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
 import type { Config } from '../config.js';
 import { RetentionSweeper } from '../db/retention.js';
-import { EventsRelay } from '../events/events.relay.js';
+import { EventsRelay, type WorkToWaitOut } from '../events/events.relay.js';
 import { expiredHeartbeats } from '../fleet/heartbeat.js';
 import type { Logger } from '../logger.js';
 import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
@@ -61,14 +61,27 @@ export interface RequestSide {
  * Work whose writes the events relay waits out, where the engine needs it (Engine.relayPauses):
  * each joins once built, so that the relay can be built before the bulk worker that reports to it.
  */
-class RelayPauses {
-  private readonly sources: { readonly busy: boolean }[] = [];
+class RelayPauses implements WorkToWaitOut {
+  private readonly sources: PauseSource[] = [];
+  private readonly listeners: (() => void)[] = [];
 
-  add(source: { readonly busy: boolean }): void {
+  add(source: PauseSource): void {
     this.sources.push(source);
+    source.onIdle(() => this.listeners.forEach((listener) => listener()));
   }
 
-  readonly busy = (): boolean => this.sources.some((source) => source.busy);
+  busy(): boolean {
+    return this.sources.some((source) => source.busy);
+  }
+
+  onIdle(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+}
+
+interface PauseSource {
+  readonly busy: boolean;
+  onIdle(listener: () => void): void;
 }
 
 function schedulesOn(
@@ -158,8 +171,7 @@ function relayOn(
   changers: readonly SubscriptionsService[],
   log: Logger,
 ): EventsRelay {
-  const busy = engine.relayPauses ? pauses.busy : undefined;
-  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, busy);
+  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, engine.relayPauses ? pauses : undefined);
   for (const service of changers) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   return relay;
 }

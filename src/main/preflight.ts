@@ -10,10 +10,7 @@ import { MongoClient } from 'mongodb';
 import type { Config } from '../config.js';
 import { CACHE_DIR, mongodObtainable } from '../db/embedded.js';
 import { ferretdbBinaryPath } from '../db/ferretdb.js';
-
-export class PreflightError extends Error {
-  override name = 'PreflightError';
-}
+import { PreflightError } from './main.errors.js';
 
 export type PreflightConfig = Pick<Config, 'host' | 'port' | 'metricsPort' | 'mongodbUri' | 'embeddedEngine' | 'downloadProxy'>;
 

@@ -40,6 +40,7 @@ export class ScheduleWorker {
   /** When the subscriptions were last read whatever the clock said; 0: at the first poll. */
   private lastFullSweep = 0;
   private applying = false;
+  private readonly idleListeners: (() => void)[] = [];
   /** When the timer set last fires (epoch ms); Infinity while a poll runs or the worker is stopped. */
   private nextPollAt = Infinity;
   private lastPollEnd = 0;
@@ -66,6 +67,11 @@ export class ScheduleWorker {
   /** Whether due schedules are being applied: work that can wait (the events relay) waits, as for bulk chunks. */
   get busy(): boolean {
     return this.applying;
+  }
+
+  /** Called whenever due schedules stop being applied (see `busy`). */
+  onIdle(listener: () => void): void {
+    this.idleListeners.push(listener);
   }
 
   start(): void {
@@ -173,6 +179,7 @@ export class ScheduleWorker {
       }
     } finally {
       this.applying = false;
+      this.idleListeners.forEach((listener) => listener());
     }
     return changed;
   }

@@ -34,3 +34,16 @@ export class InvalidTransitionError extends DomainError {
 export class CorruptSubscriptionError extends Error {
   override name = 'CorruptSubscriptionError';
 }
+
+/** Seeding stopped after some parts went in: `inserted` of `requested` (the part in flight may have too); `cause` is why. */
+export class SeedInterruptedError extends Error {
+  override name = 'SeedInterruptedError';
+
+  constructor(
+    readonly inserted: number,
+    readonly requested: number,
+    override readonly cause: unknown,
+  ) {
+    super(`seeding stopped after ${inserted} of ${requested} subscriptions`);
+  }
+}

@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { nowTimestamp } from '../lib/clock.js';
 import { partsOf } from '../lib/parts.js';
+import { SeedInterruptedError } from './subscriptions.errors.js';
 import type { SubscriptionsStore } from './subscriptions.store.js';
 import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
@@ -22,19 +23,6 @@ export interface SeedOptions {
 
 /** Subscriptions written by one insert: each part is bounded on its own, and a failure loses track of one part at most. */
 export const SEEDED_AT_ONCE = 1_000;
-
-/** Seeding stopped after some parts went in: `inserted` of `requested` (the part in flight may have too); `cause` is why. */
-export class SeedInterruptedError extends Error {
-  override name = 'SeedInterruptedError';
-
-  constructor(
-    readonly inserted: number,
-    readonly requested: number,
-    override readonly cause: unknown,
-  ) {
-    super(`seeding stopped after ${inserted} of ${requested} subscriptions`);
-  }
-}
 
 export class SubscriptionSeeder {
   constructor(private readonly repository: Pick<SubscriptionsStore, 'insertMany'>) {}

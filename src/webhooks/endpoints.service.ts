@@ -1,5 +1,5 @@
 /** Registering and managing webhook endpoints: at most 16 per merchant, URLs checked against SSRF. */
-import { DomainError, InvalidRequestError } from '../errors.js';
+import { InvalidRequestError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
@@ -7,11 +7,12 @@ import type { Page, PageRequest } from '../lib/pagination.js';
 import type { EndpointChanges, EndpointsRepository, WebhookEndpoint } from './endpoints.repository.js';
 import { newSecret } from './signature.js';
 import { resolveWebhookUrl } from './url-guard.js';
+import { WebhookEndpointNotFoundError } from './webhooks.errors.js';
 
 export const MAX_ENDPOINTS = 16;
 
-/** An unknown webhook endpoint, or another merchant's: 404. */
-export class WebhookEndpointNotFoundError extends DomainError {}
+// Where src/http/problem.middleware.ts imports it from.
+export { WebhookEndpointNotFoundError };
 
 export interface NewEndpoint {
   readonly url: string;

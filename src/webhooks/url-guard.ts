@@ -6,7 +6,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { DomainError } from '../errors.js';
+import { WebhookUrlNotAllowedError } from './webhooks.errors.js';
 
 const NON_PUBLIC = new BlockList();
 for (const [net, bits] of [
@@ -45,8 +45,8 @@ export interface ResolvedUrl {
   readonly family: 4 | 6;
 }
 
-/** A webhook URL that is not https or reaches a non-public address: 400. */
-export class WebhookUrlNotAllowedError extends DomainError {}
+// Where src/http/problem.middleware.ts and the sender import it from.
+export { WebhookUrlNotAllowedError };
 
 const refuse = (url: string, why: string) => new WebhookUrlNotAllowedError(`${url} ${why}`);
 

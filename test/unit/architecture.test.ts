@@ -6,6 +6,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { DOMAIN_PROBLEMS } from '../../src/http/problem.middleware.js';
 
@@ -138,6 +139,7 @@ function matchesIn(files: readonly string[], pattern: RegExp): [string, string[]
 describe('one way to raise an error', () => {
   const files = sourceFiles(SRC);
   const inHttp = (file: string) => relative(SRC, file).split(sep)[0] === 'http';
+  const errorClass = /class\s+(\w+)\s+extends\s+\w*Error\b/g;
 
   it('only src/http/ constructs a ProblemError: services throw named domain errors', () => {
     expect(
@@ -150,6 +152,22 @@ describe('one way to raise an error', () => {
 
   it('finds a ProblemError constructed where there is one (the check itself can fail)', () => {
     expect(matchesIn(files.filter(inHttp), /new\s+ProblemError\b/g).map(([file]) => file)).toContain(join('http', 'openapi.ts'));
+  });
+
+  it("an Error subclass is declared only in its folder's *.errors.ts (or src/errors.ts)", () => {
+    // Files other branches are changing as this rule lands; each error moves once those are merged.
+    const pending = [join('subscriptions', 'schedule.request.ts'), join('portal', 'portal.routes.ts')];
+    const inErrorsFile = (file: string) => file.endsWith('.errors.ts') || relative(SRC, file) === 'errors.ts';
+    expect(
+      matchesIn(
+        files.filter((file) => !inErrorsFile(file)),
+        errorClass,
+      ).filter(([file]) => !pending.includes(file)),
+    ).toEqual([]);
+  });
+
+  it('finds an Error subclass where there is one (the check itself can fail)', () => {
+    expect(matchesIn(files, errorClass).map(([file]) => file)).toContain(join('bulk', 'bulk.errors.ts'));
   });
 
   it('every named domain error has its catalogue entry in src/http/problem.middleware.ts', () => {
@@ -165,6 +183,7 @@ describe('one place for each kind of background plumbing', () => {
   const AGENDA_DOCUMENTS = [join('db', 'agenda-jobs.ts'), join('db', 'job-queue.ts')];
   const agendaTerms = /\b(lockedAt|lastModifiedBy|nextRunAt)\b|from '(agenda|@agendajs\/[\w-]+)'/g;
   const retryLoop = /for\s*\(\s*let\s+(\w*(?:attempt|tries|retry)\w*)\s*=/gi;
+  const repeatingTimer = /\bsetInterval\s*\(/g;
 
   it("only src/db/agenda-jobs.ts and the queue on Agenda's API name Agenda or its job documents' fields", () => {
     expect(matchesIn(files, agendaTerms).filter(([file]) => !AGENDA_DOCUMENTS.includes(file))).toEqual([]);
@@ -174,8 +193,67 @@ describe('one place for each kind of background plumbing', () => {
     expect(matchesIn(files, retryLoop).filter(([file]) => file !== join('lib', 'retry.ts'))).toEqual([]);
   });
 
+  it('only src/lib/periodic.ts times background rounds: no setInterval, whose rounds can overlap', () => {
+    expect(matchesIn(files, repeatingTimer).filter(([file]) => file !== join('lib', 'periodic.ts'))).toEqual([]);
+  });
+
+  it('finds a repeating timer where there is one, and not a one-shot wait (the check itself can fail)', () => {
+    expect([...'const t = setInterval(tick, 50); setTimeout(done, 50);'.matchAll(repeatingTimer)].map((m) => m[0])).toEqual([
+      'setInterval(',
+    ]);
+  });
+
   it('finds Agenda terms and a retry loop where there are some (the checks themselves can fail)', () => {
     expect(matchesIn(files, agendaTerms).map(([file]) => file)).toContain(join('db', 'agenda-jobs.ts'));
     expect(matchesIn(files, retryLoop).map(([file]) => file)).toEqual([join('lib', 'retry.ts')]);
+  });
+});
+
+/** Every comment of a TypeScript text, found by its tokens (so `//` or `#` inside a string is no comment). */
+function commentsOf(text: string): string[] {
+  const source = ts.createSourceFile('file.ts', text, ts.ScriptTarget.Latest, false);
+  const found = new Map<number, string>();
+  const visit = (node: ts.Node) => {
+    const ranges = [...(ts.getLeadingCommentRanges(text, node.pos) ?? []), ...(ts.getTrailingCommentRanges(text, node.end) ?? [])];
+    for (const range of ranges) found.set(range.pos, text.slice(range.pos, range.end));
+    for (const child of node.getChildren(source)) visit(child);
+  };
+  visit(source);
+  return [...found.values()];
+}
+
+// A tracker's number means nothing to a reader of this repository, which does not hold the tracker.
+const TRACKER_REFERENCE = /\bissues?\s+#?\d+|(?:^|[\s(,])#\d+\b/gi;
+
+/** The files of src/ (relative) whose comments cite a tracker, with the citations. */
+function trackerCitations(files: readonly string[]): [string, string[]][] {
+  return files
+    .map((file): [string, string[]] => [
+      relative(SRC, file),
+      commentsOf(readFileSync(file, 'utf8')).flatMap((comment) => [...comment.matchAll(TRACKER_REFERENCE)].map((m) => m[0].trim())),
+    ])
+    .filter(([, found]) => found.length > 0);
+}
+
+describe('comments say what and why', () => {
+  // Files other branches are changing as this rule lands; each is rewritten once those are merged.
+  const PENDING = [
+    join('holds', 'holds.service.ts'),
+    join('portal', 'portal.rules.ts'),
+    join('subscriptions', 'holders.store.ts'),
+    join('subscriptions', 'subscriptions.handlers.ts'),
+    join('subscriptions', 'subscriptions.rules.ts'),
+  ];
+
+  it('no comment in src/ cites a tracker number ("issue 46", "#12")', () => {
+    expect(trackerCitations(sourceFiles(SRC)).filter(([file]) => !PENDING.includes(file))).toEqual([]);
+  });
+
+  it('finds a citation in a comment and none in strings (the check itself can fail)', () => {
+    const text = "// see issue 46 §1\nconst color = '#2040a0'; /* and #12 */ const url = 'http://x/#3';\n";
+    expect(commentsOf(text).flatMap((comment) => [...comment.matchAll(TRACKER_REFERENCE)].map((m) => m[0].trim()))).toEqual([
+      'issue 46',
+      '#12',
+    ]);
   });
 });

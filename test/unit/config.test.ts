@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/config.errors.js';
+import { loadConfig } from '../../src/config.js';
 
 describe('TRUSTED_PROXIES', () => {
   it('is empty by default: no proxy is believed', () => {

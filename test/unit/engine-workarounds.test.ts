@@ -9,7 +9,8 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineFor } from '../../src/main/composition.js';
 import type { Capabilities } from '../../src/db/mongo.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/config.errors.js';
+import { loadConfig } from '../../src/config.js';
 import {
   describeWorkarounds,
   DOCUMENTS_PER_DELETE,
