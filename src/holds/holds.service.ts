@@ -1,5 +1,5 @@
 /**
- * Holds (issue 46 §1, docs/api.md "Holds"): pause a whole store, and release only what the hold
+ * Holds (docs/api.md "Holds"): pause a whole store, and release only what the hold
  * alone keeps paused. A hold is one of a paused subscription's holders (subscriptions.rules.ts,
  * HolderField). Placing it marks every subscription of the mode that is not cancelled as covered,
  * then pauses the `fulfilled` ones through a bulk request by ids; releasing it resumes, through

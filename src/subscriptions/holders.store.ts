@@ -1,5 +1,5 @@
 /**
- * The writes of a subscription's holders (issue 46 §1; subscriptions.rules.ts, HolderField): a
+ * The writes of a subscription's holders (subscriptions.rules.ts, HolderField): a
  * hold covering the subscriptions it is placed over, its bulk commands (its pause, its release),
  * and an explicit pause giving a held subscription its own pause back. One of the stores of the
  * `subscriptions` collection (subscription.stores.ts), with the updates and outbox entries of

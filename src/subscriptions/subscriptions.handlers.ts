@@ -41,7 +41,7 @@ export function pausedView(s: Subscription): PausedSubscription {
   return { id, merchantId, planId, status, cycle, createdAt, modifiedAt, ...scheduleView(s), livemode: livemodeOf(merchantId) };
 }
 
-/** A subscription as a read shows it: as the pause answer, with the holds that cover it (issue 46 §1), while one does. */
+/** A subscription as a read shows it: as the pause answer, with the holds that cover it, while one does. */
 function subscriptionView(s: Subscription): components['schemas']['Subscription'] {
   return { ...pausedView(s), ...(s.holdIds ? { holdIds: [...s.holdIds] } : {}) };
 }

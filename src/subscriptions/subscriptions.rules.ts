@@ -14,7 +14,7 @@
  * | FIRE          | a due pauseAt: applied (paused: noop); a due resumeAt: applied (fulfilled:  | cancelled; its dead |
  * |               | noop); nothing due: corrected (nextScheduledAt only)                         | schedule is removed |
  *
- * Holders (issue 46 §1, HolderField): a paused subscription is paused while it has a holder, its
+ * Holders (HolderField): a paused subscription is paused while it has a holder, its
  * own pause or an active hold. RESUME clears every holder; PAUSE makes the pause its own (a bulk
  * pause of one paused already too: CommandPlan.alreadyUnset); a due pauseAt of one paused by a
  * hold alone starts its own pause (FIRE: applied, still paused, ownPause absent, held to the
@@ -98,7 +98,7 @@ export interface StoredSchedule {
 export type ScheduleField = keyof StoredSchedule;
 
 /**
- * A paused subscription's holders (issue 46 §1): its own pause and each active hold that covers it;
+ * A paused subscription's holders: its own pause and each active hold that covers it;
  * it stays paused while it has one. Stored as `holdIds` (the holds) and `ownPause: false` when its
  * own pause is gone: absent, a paused subscription holds its own pause, as every one did before holds.
  */
