@@ -20,7 +20,7 @@ export function portalLimits(): PortalLimits {
 }
 
 export function composePortal(
-  stores: Pick<Stores, 'portalLinks' | 'merchants'>,
+  stores: Pick<Stores, 'portalLinks' | 'merchants' | 'subscriptions'>,
   domain: Pick<Domain, 'subscriptions' | 'pausePolicies'>,
   publicUrl: string | undefined,
   log: Logger,
@@ -30,6 +30,7 @@ export function composePortal(
     subscriptions: domain.subscriptions,
     policies: domain.pausePolicies,
     merchantName: async (merchantId) => (await stores.merchants.displayName(merchantId)) ?? '',
+    pauseHistory: (merchantId, id) => stores.subscriptions.pauseHistory(merchantId, id),
   });
   return {
     handlers: portalLinkHandlers(links),
