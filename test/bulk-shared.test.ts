@@ -294,12 +294,19 @@ describe('small bulk requests sharing a run', () => {
       const worker = await startWorker(proxy.uri(http.db.databaseName), { BULK_CONCURRENCY: '1' });
       try {
         const appliedBy = await checkOutcomes(s.apiKey, s);
-        // The run that took the ten chunks: the first job ahead's, with the ten as its companions.
-        const runs = worker.lines.filter((l) => l['msg'] === 'bulk chunks applied together');
+        // The run that took the ten chunks: the first job ahead's, with the ten as its companions. Its log
+        // line comes after it completes their requests, so a loaded machine may show the completions first.
         const requestsOf = (run: Record<string, unknown>) =>
           new Set([run['chunkId'] as string, ...(run['companions'] as string[])].map((chunkId) => chunkId.split(':')[0]!));
-        const inRun = requestsOf(runs.reduce((a, b) => ((b['commands'] as number) > (a['commands'] as number) ? b : a)));
-        expect(s.requests.filter((r) => inRun.has(r.requestId))).toHaveLength(10);
+        const runs = await waitFor(
+          async () => worker.lines.filter((l) => l['msg'] === 'bulk chunks applied together').map(requestsOf),
+          (logged) => logged.some((run) => s.requests.every((r) => run.has(r.requestId))),
+          30_000,
+          100,
+          () =>
+            `a run of all ten requests logged (runs: ${JSON.stringify(worker.lines.filter((l) => String(l['msg']).startsWith('bulk chunk')))})`,
+        );
+        const inRun = runs.find((run) => s.requests.every((r) => run.has(r.requestId)))!;
         const namedBy = (id: string, run: boolean) => s.requests.filter((r) => inRun.has(r.requestId) === run && r.ids.includes(id)).length;
         // Fulfilled or paused subscriptions that only the run's commands name, two or more of them: one statement wrote all their commands.
         const shared = [...s.fulfilled, ...s.paused].filter((id) => namedBy(id, true) >= 2 && namedBy(id, false) === 0);
