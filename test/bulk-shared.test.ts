@@ -420,12 +420,17 @@ describe('small bulk requests sharing a run', () => {
         for (const request of later) expect(await outcomes(request)).toEqual({ [first!]: 'noop', [second!]: 'noop' });
         // The first request's chunk was applied in a run with later ones: three chunks when Agenda locked one job ahead (which
         // runs alone), all four when, under load, it had not yet; and the run's own chunk is not always the oldest.
-        const run = worker.lines.find(
-          (l) =>
-            l['msg'] === 'bulk chunks applied together' &&
-            [l['chunkId'] as string, ...(l['companions'] as string[])].some((chunkId) => chunkId.startsWith(`${earlier.requestId}:`)),
+        // Its log line comes after it completes the requests: waited for.
+        const ofEarlier = (l: Record<string, unknown>) =>
+          l['msg'] === 'bulk chunks applied together' &&
+          [l['chunkId'] as string, ...(l['companions'] as string[])].some((chunkId) => chunkId.startsWith(`${earlier.requestId}:`));
+        const run = await waitFor(
+          async () => worker.lines.find(ofEarlier),
+          (found) => found !== undefined,
+          30_000,
+          100,
+          'a run that applied the first request’s chunk with others, logged',
         );
-        expect(run, 'a run that applied the first request’s chunk with others').toBeDefined();
         expect((run!['companions'] as string[]).length + 1, 'the chunks of that run').toBeGreaterThanOrEqual(3);
       } finally {
         await worker.stop();
