@@ -95,35 +95,38 @@ describe('small bulk requests sharing a run', () => {
 
       const worker = await startTestService({ workers: 2, databaseName: http.db.databaseName });
       others.push(worker);
-      for (const request of requests) {
-        const { counts, items } = await completed(apiKey, request);
-        expect(counts).toEqual({ pending: 0, applied: SIZE, noop: 0, skipped: 0, failed: 0 });
-        expect(items.map((i) => i.subscriptionId).sort()).toEqual([...request.ids].sort());
-        expect(new Set(items.map((i) => i.outcome))).toEqual(new Set(['applied']));
-      }
-      expect(await statusOf(fulfilled)).toEqual(new Set(['paused']));
-      expect(await statusOf(paused)).toEqual(new Set(['fulfilled']));
-      expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
+      try {
+        for (const request of requests) {
+          const { counts, items } = await completed(apiKey, request);
+          expect(counts).toEqual({ pending: 0, applied: SIZE, noop: 0, skipped: 0, failed: 0 });
+          expect(items.map((i) => i.subscriptionId).sort()).toEqual([...request.ids].sort());
+          expect(new Set(items.map((i) => i.outcome))).toEqual(new Set(['applied']));
+        }
+        expect(await statusOf(fulfilled)).toEqual(new Set(['paused']));
+        expect(await statusOf(paused)).toEqual(new Set(['fulfilled']));
+        expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
 
-      const byRequest = new Map(requests.map((r) => [r.requestId, r]));
-      const together = worker.logLines.filter((l) => l['msg'] === 'bulk chunks applied together');
-      const companions = together.flatMap((l) => l['companions'] as string[]);
-      // Each of these chunks was applied in another job's run and its own job removed: the queue ran at most 50 minus that many jobs.
-      expect(companions.length).toBeGreaterThanOrEqual(25);
-      expect(new Set(companions).size).toBe(companions.length);
-      for (const line of together) {
-        const operations = [line['chunkId'] as string, ...(line['companions'] as string[])].map(
-          (chunkId) => byRequest.get(chunkId.split(':')[0]!)!.operation,
-        );
-        expect(new Set(operations)).toEqual(new Set([line['operation']]));
-        expect(line['commands']).toBeLessThanOrEqual(RUN_COMMANDS);
+        const byRequest = new Map(requests.map((r) => [r.requestId, r]));
+        const together = worker.logLines.filter((l) => l['msg'] === 'bulk chunks applied together');
+        const companions = together.flatMap((l) => l['companions'] as string[]);
+        // Each of these chunks was applied in another job's run and its own job removed: the queue ran at most 50 minus that many jobs.
+        expect(companions.length).toBeGreaterThanOrEqual(25);
+        expect(new Set(companions).size).toBe(companions.length);
+        for (const line of together) {
+          const operations = [line['chunkId'] as string, ...(line['companions'] as string[])].map(
+            (chunkId) => byRequest.get(chunkId.split(':')[0]!)!.operation,
+          );
+          expect(new Set(operations)).toEqual(new Set([line['operation']]));
+          expect(line['commands']).toBeLessThanOrEqual(RUN_COMMANDS);
+        }
+        // Each command logged once, each request completed once.
+        const commandLines = worker.logLines.filter((l) => l['outcome'] === 'applied' && byRequest.has(l['requestId'] as string));
+        expect(commandLines).toHaveLength(50 * SIZE);
+        const completions = worker.logLines.filter((l) => l['msg'] === 'bulk request completed' && byRequest.has(l['requestId'] as string));
+        expect(completions.map((l) => l['requestId']).sort()).toEqual([...byRequest.keys()].sort());
+      } finally {
+        await closeNow(worker);
       }
-      // Each command logged once, each request completed once.
-      const commandLines = worker.logLines.filter((l) => l['outcome'] === 'applied' && byRequest.has(l['requestId'] as string));
-      expect(commandLines).toHaveLength(50 * SIZE);
-      const completions = worker.logLines.filter((l) => l['msg'] === 'bulk request completed' && byRequest.has(l['requestId'] as string));
-      expect(completions.map((l) => l['requestId']).sort()).toEqual([...byRequest.keys()].sort());
-      await closeNow(worker);
     },
   );
 
@@ -454,17 +457,21 @@ describe('small bulk requests sharing a run', () => {
       await waitFor(queuedJobs, (n) => n === 30, 60_000, 100, 'the 30 jobs queued');
       const worker = await startTestService({ workers: 1, databaseName: http.db.databaseName });
       others.push(worker);
-      const { counts, items } = await completed(apiKey, request);
-      expect(counts).toEqual({ pending: 0, applied: 3000, noop: 0, skipped: 0, failed: 0 });
-      expect(items).toHaveLength(3000);
-      expect(await statusOf(ids)).toEqual(new Set(['paused']));
-      expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
-      // A run of its first chunk and all but the one Agenda locked ahead of it, which runs alone (a run not logged as together) or with what is left.
-      const commands = runsOf(worker, [request]).map((run) => run['commands'] as number);
-      expect(commands.length).toBeLessThanOrEqual(2);
-      expect(Math.max(...commands)).toBeGreaterThanOrEqual(3000 - 2 * CHUNK_SIZE);
-      for (const n of commands) expect(n).toBeLessThanOrEqual(EXTENDED_RUN_COMMANDS);
-      await closeNow(worker);
+      // Closed whatever happens: a worker left running would take the next test's jobs.
+      try {
+        const { counts, items } = await completed(apiKey, request);
+        expect(counts).toEqual({ pending: 0, applied: 3000, noop: 0, skipped: 0, failed: 0 });
+        expect(items).toHaveLength(3000);
+        expect(await statusOf(ids)).toEqual(new Set(['paused']));
+        expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
+        // A run of its first chunk and all but the one Agenda locked ahead of it, which runs alone (a run not logged as together) or with what is left.
+        const commands = runsOf(worker, [request]).map((run) => run['commands'] as number);
+        expect(commands.length).toBeLessThanOrEqual(2);
+        expect(Math.max(...commands)).toBeGreaterThanOrEqual(3000 - 2 * CHUNK_SIZE);
+        for (const n of commands) expect(n).toBeLessThanOrEqual(EXTENDED_RUN_COMMANDS);
+      } finally {
+        await closeNow(worker);
+      }
     },
   );
 
@@ -476,11 +483,14 @@ describe('small bulk requests sharing a run', () => {
     await waitFor(queuedJobs, (n) => n === 31, 60_000, 100, 'the 31 jobs queued');
     const worker = await startTestService({ workers: 1, databaseName: http.db.databaseName });
     others.push(worker);
-    expect((await completed(first.apiKey, large)).counts.applied).toBe(3000);
-    expect((await completed(second.apiKey, small)).counts.applied).toBe(SIZE);
-    const runs = runsOf(worker, [large]);
-    expect(runs.length).toBeGreaterThanOrEqual(2);
-    for (const run of runs) expect(run['commands']).toBeLessThanOrEqual(RUN_COMMANDS);
-    await closeNow(worker);
+    try {
+      expect((await completed(first.apiKey, large)).counts.applied).toBe(3000);
+      expect((await completed(second.apiKey, small)).counts.applied).toBe(SIZE);
+      const runs = runsOf(worker, [large]);
+      expect(runs.length).toBeGreaterThanOrEqual(2);
+      for (const run of runs) expect(run['commands']).toBeLessThanOrEqual(RUN_COMMANDS);
+    } finally {
+      await closeNow(worker);
+    }
   });
 });
