@@ -138,6 +138,34 @@ describe.skipIf(!available)('the portal page in Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('a refused pause: the page it returns to says why, a reload posts nothing, and the page offers no pause until it may', async () => {
+    const { url, id, apiKey } = await newLink();
+    const on = (method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    const posts: string[] = [];
+    page.on('request', (r) => (r.method() === 'POST' ? posts.push(r.url()) : undefined));
+    await page.goto(url);
+    // While the page stands open, the policy allows one pause a year and the subscription uses it up.
+    const policy = { maxPauseDays: null, maxPausesPerYear: 1, requireResumeAt: false };
+    expect((await on('PUT', '/v2/pause-policy', policy)).status).toBe(200);
+    expect((await on('POST', `/v2/subscriptions/${id}/pause`)).status).toBe(200);
+    expect((await on('POST', `/v2/subscriptions/${id}/resume`)).status).toBe(200);
+
+    await page.getByRole('button', { name: /Pause for 14 days/ }).click();
+
+    await page.getByRole('alert').filter({ hasText: 'paused at most 1 times in a year' }).waitFor({ timeout: 15_000 });
+    expect(page.url()).toBe(url);
+    expect(await page.locator('#pause-blocked').innerText()).toMatch(/You can pause it again from \d{1,2} [A-Z][a-z]+( \d{4})?\.$/);
+    expect(await page.getByRole('button').count()).toBe(0);
+    expect(await violations(page)).toEqual([]);
+    await shoot(page, 'refused');
+    await page.reload();
+    expect(await page.getByRole('alert').count()).toBe(0);
+    expect(posts).toEqual([`${url}/pause`]);
+    expect((await on('GET', `/v2/subscriptions/${id}`)).body.status).toBe('fulfilled');
+    await page.close();
+  }, 60_000);
+
   it('does the same with the keyboard alone, each focused control outlined', async () => {
     const { url } = await newLink();
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

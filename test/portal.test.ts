@@ -69,6 +69,24 @@ async function customer(body?: unknown, status: 'fulfilled' | 'paused' | 'cancel
   return { ...merchant, id: id!, link, address: newAddress() };
 }
 
+/** A refused post as a browser sees it: a 303 to the page, and the page it leads to (with the post's cookie), which says why. */
+async function refusedThen(posted: PageReply, path: string, address?: string): Promise<string> {
+  expect([posted.status, posted.headers.get('location')]).toEqual([303, path]);
+  const cookie = posted.headers.get('set-cookie')?.split(';')[0];
+  const page = await visit(path, { address, cookie });
+  expect(page.status).toBe(200);
+  return page.html;
+}
+
+/** "14 December", with the year when it is not this one, as the page writes a date. */
+const plainDay = (ms: number) =>
+  new Date(ms).toLocaleDateString('en-GB', {
+    day: 'numeric',
+    month: 'long',
+    timeZone: 'UTC',
+    ...(new Date(ms).getUTCFullYear() === new Date().getUTCFullYear() ? {} : { year: 'numeric' }),
+  });
+
 /** Opens the page and posts one of its forms as a browser would, following the 303 with its cookie. */
 async function submit(path: string, action: 'pause' | 'resume', fields: Record<string, string>, address: string) {
   const opened = await visit(path, { address });
@@ -220,7 +238,7 @@ describe('GET /portal/{token}', () => {
       await visit('/portal/style.css', { address }),
       await visit(`${link.path}/pause`, { method: 'POST', form: { days: '7' }, address }),
     ];
-    expect(answers.map((a) => a.status)).toEqual([200, 404, 200, 403]);
+    expect(answers.map((a) => a.status)).toEqual([200, 404, 200, 303]);
     for (const { headers } of answers) {
       const csp = headers.get('content-security-policy') ?? '';
       expect(csp).toContain("frame-ancestors 'none'");
@@ -297,24 +315,22 @@ describe('POST /portal/{token}/pause and /resume', () => {
     expect(after.html).toContain('Done: your subscription is active again.');
   });
 
-  it('answers 403 and changes nothing for a missing or wrong csrf', async () => {
+  it('changes nothing for a missing or wrong csrf, and says the form is out of date after the redirect', async () => {
     const { id, link, address } = await customer();
     const forms: Record<string, string>[] = [{ days: '7' }, { days: '7', csrf: 'x'.repeat(43) }, { days: '7', csrf: '' }];
     for (const form of forms) {
       const refused = await visit(`${link.path}/pause`, { method: 'POST', form, address });
-      expect(refused.status).toBe(403);
-      expect(refused.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await refusedThen(refused, link.path, address)).toContain('This form is out of date.');
     }
     expect((await stored(id))?.status).toBe('fulfilled');
   });
 
-  it('answers 403 for an action the link does not allow, and shows no form for it', async () => {
+  it('refuses an action the link does not allow, saying so after the redirect, and shows no form for it', async () => {
     const pauseOnly = await customer({ actions: ['pause'] }, 'paused');
     expect((await visit(pauseOnly.link.path)).html).not.toContain('/resume"');
     // The page offers no form to take a csrf from: the link's own, as a form of an older page would carry.
     const refused = await visit(`${pauseOnly.link.path}/resume`, { method: 'POST', form: { csrf: await storedCsrf(pauseOnly.link.id) } });
-    expect(refused.status).toBe(403);
-    expect(refused.html).toContain('This link does not allow resuming.');
+    expect(await refusedThen(refused, pauseOnly.link.path)).toContain('This link does not allow resuming.');
     expect((await stored(pauseOnly.id))?.status).toBe('paused');
     const resumeOnly = await customer({ actions: ['resume'] });
     const page = await visit(resumeOnly.link.path);
@@ -323,17 +339,15 @@ describe('POST /portal/{token}/pause and /resume', () => {
       method: 'POST',
       form: { csrf: await storedCsrf(resumeOnly.link.id), days: '7' },
     });
-    expect(posted.status).toBe(403);
-    expect(posted.html).toContain('This link does not allow pausing.');
+    expect(await refusedThen(posted, resumeOnly.link.path)).toContain('This link does not allow pausing.');
     expect((await stored(resumeOnly.id))?.status).toBe('fulfilled');
   });
 
-  it('answers 422 with the rule in plain words for a length outside the menu or one the policy forbids, and changes nothing', async () => {
+  it('refuses a length outside the menu or one the policy forbids with the rule in plain words after the redirect, changing nothing', async () => {
     const { id, link, address } = await customer();
     for (const days of ['10', '0', 'abc', '']) {
       const refused = await submit(link.path, 'pause', { days }, address);
-      expect(refused.posted.status).toBe(422);
-      expect(refused.posted.html).toContain('Choose a pause of 7, 14 or 30 days.');
+      expect(await refusedThen(refused.posted, link.path, address)).toContain('Choose a pause of 7, 14 or 30 days.');
     }
     expect((await stored(id))?.status).toBe('fulfilled');
     const cooled = await t.merchant();
@@ -343,13 +357,68 @@ describe('POST /portal/{token}/pause and /resume', () => {
       .collection('subscriptions')
       .updateOne({ _id: sub as never }, { $set: { lastResumedAt: new Date(Date.now() - DAY).toISOString().replace('Z', '000Z') } });
     const cooledLink = await linkFor(cooled.apiKey, sub!);
-    const refused = await submit(cooledLink.path, 'pause', { days: '7' }, newAddress());
-    expect(refused.posted.status).toBe(422);
-    expect(refused.posted.html).toContain('A new pause can start only 30 days after the last one ended.');
+    // The page offers no pause in a cooldown: the post of a page opened before it began.
+    const refused = await visit(`${cooledLink.path}/pause`, { method: 'POST', form: { csrf: await storedCsrf(cooledLink.id), days: '7' } });
+    expect(await refusedThen(refused, cooledLink.path)).toContain('A new pause can start only 30 days after the last one ended.');
     expect((await stored(sub!))?.status).toBe('fulfilled');
   });
 
-  it('says a cancelled subscription cannot be changed, offers no form, and answers a post with 409', async () => {
+  it('after a refused pause, the redirected page says why once, and reloading it posts nothing', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    expect((await api(apiKey, 'PUT', '/v2/pause-policy', { ...OFF, maxPausesPerYear: 1 })).status).toBe(200);
+    const [id] = await t.seed(merchantId, 1);
+    const link = await linkFor(apiKey, id!);
+    const address = newAddress();
+    const opened = await visit(link.path, { address });
+    // The year's one pause is used up (through the API) while the page stands open.
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`)).status).toBe(200);
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`)).status).toBe(200);
+
+    const posted = await visit(`${link.path}/pause`, { method: 'POST', form: { csrf: csrfOf(opened.html)!, days: '7' }, address });
+
+    const said = await refusedThen(posted, link.path, address);
+    expect(said).toContain('<p class="refusal" role="alert">This subscription can be paused at most 1 times in a year');
+    // The reload is a GET of the page: it says nothing again and changes nothing.
+    const reloaded = await visit(link.path, { address });
+    expect(reloaded.html).not.toContain('class="refusal"');
+    expect((await stored(id!))?.status).toBe('fulfilled');
+  });
+
+  it("offers no pause the policy would refuse: with the year's pauses used up, it says why and from when it may pause again", async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    expect((await api(apiKey, 'PUT', '/v2/pause-policy', { ...OFF, maxPausesPerYear: 1 })).status).toBe(200);
+    const [id] = await t.seed(merchantId, 1);
+    const paused = await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`);
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`)).status).toBe(200);
+    const link = await linkFor(apiKey, id!);
+
+    const page = await visit(link.path);
+
+    expect(page.html).not.toContain('name="days"');
+    expect(page.html).toContain(
+      '<p id="pause-blocked">Pausing is not available now. This subscription can be paused at most 1 times in a year, and it has been paused that often already. ' +
+        `You can pause it again from ${plainDay(Date.parse(paused.body.modifiedAt) + 365 * DAY)}.</p>`,
+    );
+  });
+
+  it('offers no pause during a cooldown: it says why and from when it may pause again', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    expect((await api(apiKey, 'PUT', '/v2/pause-policy', { ...OFF, cooldownDays: 30 })).status).toBe(200);
+    const [id] = await t.seed(merchantId, 1);
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`)).status).toBe(200);
+    const resumed = await api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`);
+    const link = await linkFor(apiKey, id!);
+
+    const page = await visit(link.path);
+
+    expect(page.html).not.toContain('name="days"');
+    expect(page.html).toContain(
+      '<p id="pause-blocked">Pausing is not available now. A new pause can start only 30 days after the last one ended. ' +
+        `You can pause it again from ${plainDay(Date.parse(resumed.body.modifiedAt) + 30 * DAY)}.</p>`,
+    );
+  });
+
+  it('says a cancelled subscription cannot be changed, offers no form, and refuses a post saying so after the redirect', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const [id] = await t.seed(merchantId, 1);
     const link = await linkFor(apiKey, id!);
@@ -361,8 +430,7 @@ describe('POST /portal/{token}/pause and /resume', () => {
     expect(page.html).toContain('cannot be changed');
     expect(page.html).not.toContain('<form');
     const posted = await visit(`${link.path}/pause`, { method: 'POST', form: { csrf: csrfOf(opened.html)!, days: '7' }, address });
-    expect(posted.status).toBe(409);
-    expect(posted.html).toContain('cannot be changed');
+    expect(await refusedThen(posted, link.path, address)).toContain('cannot be changed');
   });
 
   it('refuses a body that is not a form (415) or over 1 KiB (413), changing nothing', async () => {

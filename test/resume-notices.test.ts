@@ -240,6 +240,57 @@ describe('a change of resumeNoticeHours', () => {
   });
 });
 
+describe('a notice made due by a change of resumeNoticeHours', () => {
+  const putHours = (apiKey: string, hours: number) =>
+    api(apiKey, 'PUT', '/v2/pause-policy', { ...OFF, resumeNoticeHours: hours }).then((r) => expect(r.status).toBe(200));
+
+  it('in test mode, is dated at the change on the test clock, never before it, and listed after the pause', async () => {
+    const m = await testModeWith(1);
+    const [id] = m.ids as [string];
+    const resumeAt = m.now + HOUR + 2 * 60_000;
+    expect((await pause(m.testApiKey, id, { resumeAt: iso(resumeAt) })).status).toBe(200);
+    const changedAt = m.now + 60_000;
+    await advance(m.testApiKey, changedAt);
+
+    // resumeAt − 2 h falls before the pause: the notice is due as the policy changes.
+    await putHours(m.testApiKey, 2);
+    expect((await advance(m.testApiKey, changedAt + 1000)).appliedCount).toBe(1);
+
+    const [notice, ...more] = await notices(m.testApiKey);
+    expect(more).toEqual([]);
+    expect(notice!.createdAt).toBe(stamp(changedAt));
+    const listed = await api(m.testApiKey, 'GET', `/v2/events?subscriptionId=${id}`);
+    expect(listed.body.data.map((e: { type: string }) => e.type)).toEqual([
+      'subscription.resume_upcoming',
+      'subscription.resume_scheduled',
+      'subscription.paused',
+    ]);
+  });
+
+  it('in live mode, is sent at once and dated no earlier than the change', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    await putHours(apiKey, 1);
+    const [id] = await t.seed(merchantId, 1);
+    expect((await pause(apiKey, id!, { resumeAt: iso(Date.now() + HOUR + 2 * 60_000) })).status).toBe(200);
+    const before = stamp(Date.now());
+
+    await putHours(apiKey, 2);
+
+    const [notice] = await waitFor(
+      () => notices(apiKey),
+      (n) => n.length > 0,
+      15_000,
+    );
+    expect(notice!.createdAt >= before).toBe(true);
+    const listed = await api(apiKey, 'GET', `/v2/events?subscriptionId=${id}`);
+    expect(listed.body.data.map((e: { type: string }) => e.type)).toEqual([
+      'subscription.resume_upcoming',
+      'subscription.resume_scheduled',
+      'subscription.paused',
+    ]);
+  });
+});
+
 describe('notices in live mode', () => {
   it('the schedule worker sends the notice when it falls due, once', async () => {
     const { merchantId, apiKey } = await t.merchant();

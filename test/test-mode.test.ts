@@ -326,6 +326,35 @@ describe('test clocks', () => {
     expect((await api(m.apiKey, 'POST', `/v2/subscriptions/${liveId}/pause`, { resumeAt })).status).toBe(200);
   });
 
+  it("a time before the test clock answers 400 0043 saying the test clock's time, for a pause, a bulk pause and a hold", async () => {
+    const m = await t.merchant();
+    const [testId] = await fixtures(m.testApiKey, 1);
+    const to = iso(Date.now() + 60 * DAY);
+    await api(m.testApiKey, 'POST', '/v2/test-helpers/clock/advance', { to });
+    const now = to.replace('Z', '000Z');
+    const resumeAt = iso(Date.now() + 30 * DAY);
+
+    const answers = [
+      await api(m.testApiKey, 'POST', `/v2/subscriptions/${testId}/pause`, { resumeAt }),
+      await api(m.testApiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: [testId], resumeAt }),
+      await api(m.testApiKey, 'POST', '/v2/holds', { resumeAt }),
+    ];
+
+    for (const res of answers) {
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({
+        code: '0043',
+        detail: `resumeAt must be after the test clock, now ${now}.`,
+        errors: [{ path: '/resumeAt', message: `must be after the test clock, now ${now}` }],
+      });
+    }
+    const live = await api(m.apiKey, 'POST', '/v2/subscriptions/bulk/pause', {
+      subscriptions: [randomUUID()],
+      resumeAt: iso(Date.now() - DAY),
+    });
+    expect(live.body).toMatchObject({ code: '0043', detail: 'resumeAt must be in the future.' });
+  });
+
   it('the live due poll does not apply test-mode schedules: a live pause due at the same time is applied, the test one waits for its clock', async () => {
     const m = await t.merchant();
     const [testId] = await fixtures(m.testApiKey, 1);

@@ -43,7 +43,7 @@ describe('POST /v2/test-helpers/triggers', () => {
     async (type) => {
       const { testApiKey } = await t.merchant();
       const { receiver } = await registeredReceiver(t.baseUrl, testApiKey, ['*'], receivers);
-      // A notice needs the pause policy's resumeNoticeHours (the test below: 422 without).
+      // The policy's resumeNoticeHours sets the notice's time when on (the test below: a notice without it too).
       if (type === 'subscription.resume_upcoming') expect((await api(testApiKey, 'PUT', '/v2/pause-policy', NOTICES)).status).toBe(200);
 
       const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type });
@@ -54,14 +54,14 @@ describe('POST /v2/test-helpers/triggers', () => {
       const [listed] = await eventsOf(testApiKey, `type=${type}`);
       expect(listed).toMatchObject({ id: eventId, type, livemode: false });
       if (type === 'bulk_request.completed') {
-        // The bulk request is the one that paused the trigger's subscription.
+        // The bulk request is the one that resumed the trigger's subscription: a resume no pause policy refuses.
         // (Its own events are relayed after the answer, as any bulk request's.)
-        const [paused] = await waitFor(
-          () => eventsOf(testApiKey, `subscriptionId=${res.body.subscriptionId}&type=subscription.paused`),
+        const [resumed] = await waitFor(
+          () => eventsOf(testApiKey, `subscriptionId=${res.body.subscriptionId}&type=subscription.resumed`),
           (events) => events.length > 0,
           30_000,
         );
-        expect(paused!.data.cause).toMatchObject({ kind: 'bulk', requestId: listed!.data.requestId });
+        expect(resumed!.data.cause).toMatchObject({ kind: 'bulk', requestId: listed!.data.requestId });
         expect(listed!.data).toMatchObject({ state: 'completed', acceptedCount: 1 });
       } else {
         expect(listed!.data.subscription.id).toBe(res.body.subscriptionId);
@@ -88,24 +88,23 @@ describe('POST /v2/test-helpers/triggers', () => {
     expect(made).toBe(0);
   });
 
-  it.each(['subscription.paused', 'bulk_request.completed'])(
-    'under a pause policy that refuses every pause, %s answers 422 0032',
+  it.each(EVENT_TYPES)(
+    'under a pause policy that refuses every pause and sends no notices, %s answers 201 with its event',
     async (type) => {
       const { testApiKey } = await t.merchant();
-      const strict = { maxPauseDays: null, maxPausesPerYear: 0, requireResumeAt: true };
+      const strict = { maxPauseDays: null, maxPausesPerYear: 0, requireResumeAt: true, cooldownDays: 365, resumeNoticeHours: null };
       expect((await api(testApiKey, 'PUT', '/v2/pause-policy', strict)).status).toBe(200);
+
       const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type });
-      expect(res.status).toBe(422);
-      expect(res.body).toMatchObject({ code: '0032' });
+
+      expect(res.status).toBe(201);
+      expect(res.body.eventIds).toHaveLength(1);
+      const [listed] = await eventsOf(testApiKey, `type=${type}`);
+      expect(listed).toMatchObject({ id: res.body.eventIds[0], type });
+      // The policy itself is left as it was.
+      expect((await api(testApiKey, 'GET', '/v2/pause-policy')).body).toMatchObject({ maxPausesPerYear: 0, resumeNoticeHours: null });
     },
   );
-
-  it('subscription.resume_upcoming with resumeNoticeHours off answers 422 0032 naming the rule', async () => {
-    const { testApiKey } = await t.merchant();
-    const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type: 'subscription.resume_upcoming' });
-    expect(res.status).toBe(422);
-    expect(res.body).toMatchObject({ code: '0032', detail: expect.stringContaining('resumeNoticeHours') });
-  });
 
   it('a type that is not an event type answers 400 0040 naming /type', async () => {
     const { testApiKey } = await t.merchant();

@@ -483,16 +483,15 @@ through the same code as the API's own operations: a pause (`subscription.paused
 resume of a paused one (`subscription.resumed`), a pause with a `pauseAt`
 (`subscription.pause_scheduled`) or a `resumeAt` (`subscription.resume_scheduled`), a pause
 with a `pauseAt` whose schedule is then removed (`subscription.schedule_removed`), a pause
-with a `resumeAt` one hour past the pause policy's `resumeNoticeHours`, then an advance of
-the test clock by one hour to its notice (`subscription.resume_upcoming`; with
-`resumeNoticeHours` off, 422 `0032`: no change would send it), or a bulk
-pause of it applied by the workers (`bulk_request.completed`). The change may emit other
+with a `resumeAt` one hour past the pause policy's `resumeNoticeHours` (24 when off), then
+an advance of the test clock by one hour to its notice (`subscription.resume_upcoming`), or
+a bulk resume of a paused one applied by the workers (`bulk_request.completed`). The change may emit other
 events too (a scheduled resume also pauses); `eventIds` lists those of `type` only, as
 `GET /v2/events` lists them. A subscription's events are recorded, and the first delivery of
 each to the test mode's subscribed webhook endpoints attempted (as a test clock's advance
 does), before the answer; `bulk_request.completed` is waited for up to 20 s (an empty
 `eventIds` when the workers have not applied the request by then; its event follows when
-they do). The test mode's pause policy applies as to any pause (422 `0032`). A live key is
+they do). The test mode's pause policy refuses none of it (its notices apply). A live key is
 refused with 403 `0011` and nothing is done; a `type` that is not an event type, 400
 `0040`. Not made idempotent by `Idempotency-Key`: each call makes a new subscription.
 
@@ -624,17 +623,6 @@ func (a *TestHelpersAPIService) CreateTestTriggerExecute(r ApiCreateTestTriggerR
 		}
 		if localVarHTTPResponse.StatusCode == 403 {
 			var v TestHelpersProblem
-			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
-			if err != nil {
-				newErr.error = err.Error()
-				return localVarReturnValue, localVarHTTPResponse, newErr
-			}
-					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
-					newErr.model = v
-			return localVarReturnValue, localVarHTTPResponse, newErr
-		}
-		if localVarHTTPResponse.StatusCode == 422 {
-			var v PauseRefusedProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()

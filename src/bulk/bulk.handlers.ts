@@ -40,7 +40,7 @@ export function bulkPreviewHandlers(
 ): Pick<Handlers, 'previewBulkPause' | 'previewBulkResume'> {
   return {
     previewBulkPause: async ({ merchant, body }) => {
-      const schedule = scheduleRequestOf(body, (await clockOf(merchant.id)).micros());
+      const schedule = scheduleRequestOf(body, await clockOf(merchant.id));
       return { status: 200, body: await bulk.dryRun(merchant.id, 'PAUSE', selectionOf(body), schedule) };
     },
     previewBulkResume: async ({ merchant, body }) => ({ status: 200, body: await bulk.dryRun(merchant.id, 'RESUME', selectionOf(body)) }),

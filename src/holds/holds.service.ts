@@ -97,7 +97,7 @@ export class HoldsService {
 
   /** Places a hold over the merchant's subscriptions; its pause is dispatched once the caller calls `dispatch` (after the 202). */
   async place(merchantId: string, body: HoldRequest | undefined, clock: Clock): Promise<Hold> {
-    const schedule = scheduleRequestOf({ ...(body?.resumeAt !== undefined ? { resumeAt: body.resumeAt } : {}) }, clock.micros());
+    const schedule = scheduleRequestOf({ ...(body?.resumeAt !== undefined ? { resumeAt: body.resumeAt } : {}) }, clock);
     const resumeAt = schedule?.resumeAt ?? null;
     const hours = resumeAt === null ? null : await this.notices.hoursOf(merchantId);
     const createdAt = clock.timestamp();

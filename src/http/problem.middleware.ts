@@ -23,7 +23,7 @@ import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../po
 import { PlanNotFoundError } from '../plans/plans.errors.js';
 import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
 import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
-import { TestClockMovedError, TestModeOnlyError, TriggerPolicyError } from '../test-mode/test-mode.errors.js';
+import { TestClockMovedError, TestModeOnlyError } from '../test-mode/test-mode.errors.js';
 import { WebhookEndpointNotFoundError } from '../webhooks/endpoints.service.js';
 import { WebhookUrlNotAllowedError } from '../webhooks/url-guard.js';
 
@@ -44,7 +44,6 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [ApiKeysContendedError, Problems.unavailable],
   [TestModeOnlyError, Problems.testModeOnly],
   [TestClockMovedError, Problems.testClockMoved],
-  [TriggerPolicyError, Problems.pausePolicyViolated],
   [FilterTooBroadError, Problems.filterTooBroad],
   [BulkRequestNotFinishedError, Problems.bulkRequestNotFinished],
   [BulkRequestAlreadyUndoneError, Problems.bulkRequestAlreadyUndone],

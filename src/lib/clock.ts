@@ -64,6 +64,8 @@ export interface Clock {
   timestamp(): string;
   /** Now, in microseconds since the epoch. */
   micros(): bigint;
+  /** Set on a test mode's clock: a refusal of a time names the test clock, whose now is not the caller's. */
+  readonly test?: true;
 }
 
 export const REAL_CLOCK: Clock = { timestamp: nowTimestamp, micros: nowMicros };

@@ -21,7 +21,7 @@ export function portalLimits(): PortalLimits {
 }
 
 export function composePortal(
-  stores: Pick<Stores, 'portalLinks' | 'merchants'>,
+  stores: Pick<Stores, 'portalLinks' | 'merchants' | 'subscriptions'>,
   domain: Pick<Domain, 'subscriptions' | 'pausePolicies'>,
   plans: Pick<PlansService, 'nameOf'>,
   publicUrl: string | undefined,
@@ -33,6 +33,7 @@ export function composePortal(
     policies: domain.pausePolicies,
     merchantName: async (merchantId) => (await stores.merchants.displayName(merchantId)) ?? '',
     planName: async (merchantId, planId) => (await plans.nameOf(merchantId, planId))?.name,
+    pauseHistory: (merchantId, id) => stores.subscriptions.pauseHistory(merchantId, id),
   });
   return {
     handlers: portalLinkHandlers(links),

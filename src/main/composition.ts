@@ -116,14 +116,15 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
     new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })),
   );
   const pausePolicies = new PausePolicyService(stores.pausePolicies);
-  const notices = new ResumeNotices(stores.due, stores.holds, mutex);
+  const clockOf = clockOfMerchants(stores.testClocks);
+  const notices = new ResumeNotices(stores.due, stores.holds, mutex, clockOf);
   pausePolicies.onNoticeHoursChanged((merchantId, hours) => notices.renotice(merchantId, hours));
   return {
     merchants: stores.merchants,
     subscriptionStores: stores,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores, mutex, pausePolicies, clockOfMerchants(stores.testClocks)),
+    subscriptions: new SubscriptionsService(stores, mutex, pausePolicies, clockOf),
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
   };

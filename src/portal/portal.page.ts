@@ -38,6 +38,7 @@ const NOTICES: Readonly<Record<Notice, string>> = {
 
 function pauseForm(action: string, view: PageView): string {
   if (!view.pauseMenu) return '';
+  if (view.pauseBlocked !== undefined) return `<p id="pause-blocked">Pausing is not available now. ${escapeHtml(view.pauseBlocked)}</p>`;
   if (view.pauseMenu.length === 0) return '<p>Pausing is not available for this subscription.</p>';
   const buttons = view.pauseMenu
     .map(({ days, until }) => `<button name="days" value="${days}">Pause for ${days} days <span>until ${escapeHtml(until)}</span></button>`)
@@ -62,21 +63,17 @@ function resumeForm(action: string, view: PageView): string {
 /**
  * The page of a working link: the merchant, the plan and its state, the forms the link and the
  * state allow. `action`: the page's own path (`/portal/{token}`), which the forms post below.
- * `message`: a confirmation, or the reason a post was refused.
+ * `notice`: the confirmation of the post that led here; a refusal comes in the view.
  */
-export function subscriptionPage(
-  view: PageView,
-  action: string,
-  message?: { readonly notice: Notice } | { readonly refusal: string },
-): string {
+export function subscriptionPage(view: PageView, action: string, notice?: Notice): string {
   const name = escapeHtml(view.merchantName);
   const banner = view.testMode ? '<p class="test-mode" role="note">Test mode: this page changes test data only.</p>\n' : '';
   const said =
-    message === undefined
-      ? ''
-      : 'notice' in message
-        ? `<p class="notice" role="status">${escapeHtml(NOTICES[message.notice])}</p>\n`
-        : `<p class="refusal" role="alert">${escapeHtml(message.refusal)}</p>\n`;
+    view.refusal !== undefined
+      ? `<p class="refusal" role="alert">${escapeHtml(view.refusal)}</p>\n`
+      : notice !== undefined
+        ? `<p class="notice" role="status">${escapeHtml(NOTICES[notice])}</p>\n`
+        : '';
   const ended = view.cancelled ? '<p>This subscription has ended, so it cannot be changed.</p>\n' : '';
   return document(
     `Your subscription with ${name}`,

@@ -1,6 +1,7 @@
 /**
  * The customer's pages (docs/api.md "Customer portal"): `GET /portal/{token}`, and the form posts
- * `/portal/{token}/pause` and `/portal/{token}/resume`, which answer 303 back to the page. They
+ * `/portal/{token}/pause` and `/portal/{token}/resume`, which answer 303 back to the page, done or
+ * refused, so that reloading the page never posts again. They
  * are for browsers, not API clients, so they sit outside the spec like the docs (src/http/): no
  * API key, HTML answers, form-encoded bodies.
  *
@@ -13,6 +14,7 @@ import { ProblemError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
 import { csrfMatches, type ActionOutcome, type Notice, type PortalActions } from './portal.actions.js';
+import { REFUSALS, type Refusal } from './portal.rules.js';
 import { tokenHashOf, type PortalLinksService } from './portal-links.service.js';
 import type { StoredPortalLink } from './portal-links.repository.js';
 import { messagePage, NOT_FOUND_PAGE, subscriptionPage } from './portal.page.js';
@@ -34,6 +36,8 @@ const HEADERS: Readonly<Record<string, string>> = Object.freeze({
 const FORM_LIMIT_BYTES = 1024;
 const NOTICE_COOKIE = 'portal_notice';
 const NOTICES: readonly Notice[] = ['paused', 'resumed'];
+/** A refusal's cookie value: its name only, put in words when the page is shown, so that no text a browser sends is shown. */
+const REFUSED = 'refused-';
 
 /** A token bucket per key (src/http/rate-limit.ts): takes one token, or throws a 429 ProblemError with Retry-After set. */
 export interface Limit {
@@ -135,19 +139,16 @@ async function serve(ctx: Context, deps: PortalRoutesDependencies): Promise<void
   return post(ctx, deps, link, token, action);
 }
 
-/** A form's post: 303 back to the page once done, else the page with the reason and its status. */
+/** A form's post: 303 back to the page, which says what it did or why it changed nothing (post, redirect, get). */
 async function post(ctx: Context, deps: PortalRoutesDependencies, link: StoredPortalLink, token: string, action: 'pause' | 'resume') {
   const form = await formOf(ctx);
   const outcome: ActionOutcome = !csrfMatches(link, form.get('csrf') ?? undefined)
-    ? { refused: 403, reason: 'This form is out of date. Nothing was changed: please use the page as it is now.' }
+    ? { refused: 'form' }
     : action === 'pause'
       ? await deps.actions.pause(link, daysOf(form))
       : await deps.actions.resume(link);
-  if ('refused' in outcome) {
-    const view = await deps.actions.view(link);
-    return answer(ctx, outcome.refused, subscriptionPage(view, `${PORTAL_PREFIX}${token}`, { refusal: outcome.reason }));
-  }
-  ctx.cookies.set(NOTICE_COOKIE, outcome.done, cookieOptions(ctx, token, 60_000));
+  const said = 'refused' in outcome ? `${REFUSED}${outcome.refused}` : outcome.done;
+  ctx.cookies.set(NOTICE_COOKIE, said, cookieOptions(ctx, token, 60_000));
   ctx.status = 303;
   ctx.redirect(`${PORTAL_PREFIX}${token}`);
 }
@@ -155,10 +156,11 @@ async function post(ctx: Context, deps: PortalRoutesDependencies, link: StoredPo
 async function showPage(ctx: Context, deps: PortalRoutesDependencies, link: StoredPortalLink, token: string): Promise<void> {
   const sent = ctx.cookies.get(NOTICE_COOKIE);
   const notice = NOTICES.find((n) => n === sent);
-  // Shown once: the confirmation of the post that led here, not of every later visit.
+  const refusal = REFUSALS.find((r: Refusal) => `${REFUSED}${r}` === sent);
+  // Shown once: what the post that led here did, not on every later visit.
   if (sent !== undefined) ctx.cookies.set(NOTICE_COOKIE, '', cookieOptions(ctx, token, 0));
-  const view = await deps.actions.view(link);
-  answer(ctx, 200, subscriptionPage(view, `${PORTAL_PREFIX}${token}`, notice ? { notice } : undefined));
+  const view = await deps.actions.view(link, refusal);
+  answer(ctx, 200, subscriptionPage(view, `${PORTAL_PREFIX}${token}`, notice));
 }
 
 /** The confirmation's cookie: this page's only, unreadable by script, never sent cross-site. */

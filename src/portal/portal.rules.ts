@@ -2,7 +2,8 @@
  * What a portal page offers and says, apart from HTTP and MongoDB: the pause lengths the merchant's
  * policy allows, the state in plain words, and each policy rule as a customer reads it.
  */
-import type { PausePolicy, PolicyRule } from '../subscriptions/pause-policy.rules.js';
+import { POLICY_REJECTIONS, type PausePolicy, type PolicyBreach, type PolicyRule } from '../subscriptions/pause-policy.rules.js';
+import { parseRfc3339 } from '../subscriptions/schedule.request.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 
 /** The lengths offered when the policy names none (issue 47). */
@@ -35,10 +36,49 @@ export function stateInWords(subscription: Subscription, nowMicros: bigint, resu
   return resumeAtMicros === undefined ? 'Paused' : `Paused until ${plainDate(resumeAtMicros, nowMicros)}`;
 }
 
+/** Why no pause can start now, and from when one can (by the merchant's clock), as the policy's verdict says. */
+export function blockedInWords(breach: PolicyBreach, policy: PausePolicy, nowMicros: bigint): string {
+  const from = breach.allowedFrom === undefined ? undefined : parseRfc3339(breach.allowedFrom);
+  const when = from === undefined ? '' : ` You can pause it again from ${plainDate(from, nowMicros)}.`;
+  return `${ruleInWords(breach.rule, policy)}${when}`;
+}
+
 /** "7, 14 or 30". */
 export function listInWords(numbers: readonly number[]): string {
   if (numbers.length <= 1) return numbers.join('');
   return `${numbers.slice(0, -1).join(', ')} or ${numbers.at(-1)}`;
+}
+
+/** Why a post changed nothing: the form's, the link's, the subscription's, the length's, or a policy rule's. */
+export type Refusal = 'form' | 'pauseNotAllowed' | 'resumeNotAllowed' | 'ended' | 'length' | PolicyRule;
+
+export const REFUSALS: readonly Refusal[] = Object.freeze([
+  'form',
+  'pauseNotAllowed',
+  'resumeNotAllowed',
+  'ended',
+  'length',
+  ...(Object.keys(POLICY_REJECTIONS) as PolicyRule[]),
+]);
+
+export const CANNOT_CHANGE = 'This subscription has ended, so it cannot be changed.';
+
+/** A refusal in a customer's words, under the merchant's policy as it is now. */
+export function refusalInWords(refusal: Refusal, policy: PausePolicy): string {
+  switch (refusal) {
+    case 'form':
+      return 'This form is out of date. Nothing was changed: please use the page as it is now.';
+    case 'pauseNotAllowed':
+      return 'This link does not allow pausing.';
+    case 'resumeNotAllowed':
+      return 'This link does not allow resuming.';
+    case 'ended':
+      return CANNOT_CHANGE;
+    case 'length':
+      return `Choose a pause of ${listInWords(pauseMenu(policy))} days.`;
+    default:
+      return ruleInWords(refusal, policy);
+  }
 }
 
 /** The rule a refused pause broke, in a customer's words, with the merchant's limit. */

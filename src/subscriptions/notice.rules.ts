@@ -39,6 +39,15 @@ export function noticeTimeOf(resumeAt: string, hours: number): string {
 }
 
 /**
+ * When a notice set at `now` falls due: at its time, or at `now` when that time is past, so that its
+ * event is never dated before the change that made it due.
+ */
+export function noticeDueAt(resumeAt: string, hours: number, now: string): string {
+  const at = noticeTimeOf(resumeAt, hours);
+  return at < now ? now : at;
+}
+
+/**
  * `change` with the notice of the `resumeAt` it sets: a `noticeAt` to fall due (and
  * `nextScheduledAt` no later than it), or, inside the window, `noticeFor` at once, which is what
  * makes the change record its `subscription.resume_upcoming` event (requestEvents). A change that

@@ -77,6 +77,8 @@ export const KEPT_PAUSE_TIMES = 100;
 export interface PolicyBreach {
   readonly rule: PolicyRule;
   readonly detail: string;
+  /** From when the rule lets a pause start (a cooldown's end, a year's pause leaving the count); absent when no wait helps. */
+  readonly allowedFrom?: string;
 }
 
 /** A bulk rejection's reason for each rule (the spec's RejectedSubscription reasons). */
@@ -175,15 +177,20 @@ function startBreach(
       return {
         rule: 'cooldownDays',
         detail: `cooldownDays is ${cooldownDays}; this subscription was last resumed at ${lastResumedAt} and can be paused from ${formatTimestamp(until)}.`,
+        allowedFrom: formatTimestamp(until),
       };
     }
   }
   if (maxPausesPerYear !== null) {
     const count = pausesInYearBefore(history.recentPauses, now);
     if (count >= maxPausesPerYear) {
+      // One more fits once the oldest pauses past the limit leave the 365 days; with a limit of 0, never.
+      const counted = history.recentPauses.map(micros).filter((t) => t > micros(now) - YEAR_DAYS * MICROS_PER_DAY);
+      const leaving = counted.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))[count - maxPausesPerYear];
       return {
         rule: 'maxPausesPerYear',
         detail: `maxPausesPerYear is ${maxPausesPerYear}; this subscription was paused ${count} times in the 365 days before.`,
+        ...(maxPausesPerYear > 0 && leaving !== undefined ? { allowedFrom: formatTimestamp(leaving + YEAR_DAYS * MICROS_PER_DAY) } : {}),
       };
     }
   }

@@ -4,9 +4,10 @@
  * noticed yet gets the notice the new rule gives. A resume set afterwards gets its notice from the
  * change that sets it (subscriptions.rules.ts).
  */
+import type { Clock } from '../lib/clock.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { DueStore, PendingResume } from './due.store.js';
-import { noticeTimeOf } from './notice.rules.js';
+import { noticeDueAt } from './notice.rules.js';
 
 export class ResumeNotices {
   constructor(
@@ -15,16 +16,19 @@ export class ResumeNotices {
     private readonly holds: { setNotices(merchantId: string, noticeAt: (resumeAt: string) => string | null): Promise<void> },
     /** The subscriptions service's (SubscriptionsService): each write queues behind the changes of the same subscription. */
     private readonly mutex: PerKeyQueue,
+    /** The merchant's clock (the test clock in test mode): a notice made due by the change is dated by it. */
+    private readonly clockOf: (merchantId: string) => Clock | Promise<Clock>,
   ) {}
 
   /**
    * After a change of the merchant's resumeNoticeHours: every scheduled resume not noticed yet gets
-   * the notice time `hours` gives (a time already past falls due at once), or none when off. Each
+   * the notice time `hours` gives (a time already past falls due at once, dated now), or none when off. Each
    * update is conditional on the schedule as read, so one a request changed meanwhile keeps the
    * notice its own change gave it.
    */
   async renotice(merchantId: string, hours: number | null): Promise<void> {
-    const noticeAt = (resumeAt: string) => (hours === null ? null : noticeTimeOf(resumeAt, hours));
+    const now = (await this.clockOf(merchantId)).timestamp();
+    const noticeAt = (resumeAt: string) => (hours === null ? null : noticeDueAt(resumeAt, hours, now));
     await this.holds.setNotices(merchantId, noticeAt);
     const pending = await this.upcomingResumes(merchantId);
     if (pending.length === 0) return;

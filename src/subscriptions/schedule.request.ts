@@ -6,7 +6,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { DomainError, InvalidRequestError } from '../errors.js';
-import { formatTimestamp, inTimestampRange, TIMESTAMP_RANGE } from '../lib/clock.js';
+import { formatTimestamp, inTimestampRange, TIMESTAMP_RANGE, type Clock } from '../lib/clock.js';
 
 /** The body fields of a pause that schedule it: a request without any of them answers as before. */
 export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
@@ -61,21 +61,27 @@ export function requestedTimestamp(path: string, text: string): string {
   return formatTimestamp(requestedInstant(path, text));
 }
 
-function futureTime(field: 'pauseAt' | 'resumeAt', raw: string | undefined, nowMicros: bigint): bigint | undefined {
+function futureTime(field: 'pauseAt' | 'resumeAt', raw: string | undefined, now: Pick<Clock, 'micros' | 'test'>): bigint | undefined {
   if (raw === undefined) return undefined;
   const micros = requestedInstant(`/${field}`, raw);
-  if (micros <= nowMicros) throw new InvalidScheduleError(field, 'must be in the future');
+  const nowMicros = now.micros();
+  // A test clock may stand far from the caller's own: the refusal says which now it was checked against.
+  if (micros <= nowMicros)
+    throw new InvalidScheduleError(
+      field,
+      now.test ? `must be after the test clock, now ${formatTimestamp(nowMicros)}` : 'must be in the future',
+    );
   const limit = new Date(Number(nowMicros / 1000n));
   limit.setUTCFullYear(limit.getUTCFullYear() + MAX_YEARS_AHEAD);
   if (micros > BigInt(limit.getTime()) * 1000n) throw new InvalidScheduleError(field, `must be at most ${MAX_YEARS_AHEAD} years ahead`);
   return micros;
 }
 
-/** The schedule a pause body asks for, or undefined when it has none of the fields. */
-export function scheduleRequestOf(body: ScheduleRequest, nowMicros: bigint): ScheduleRequest | undefined {
+/** The schedule a pause body asks for, checked against the merchant's clock, or undefined when it has none of the fields. */
+export function scheduleRequestOf(body: ScheduleRequest, now: Pick<Clock, 'micros' | 'test'>): ScheduleRequest | undefined {
   if (!SCHEDULE_FIELDS.some((field) => body[field] !== undefined)) return undefined;
-  const pauseAt = futureTime('pauseAt', body.pauseAt, nowMicros);
-  const resumeAt = futureTime('resumeAt', body.resumeAt, nowMicros);
+  const pauseAt = futureTime('pauseAt', body.pauseAt, now);
+  const resumeAt = futureTime('resumeAt', body.resumeAt, now);
   if (pauseAt !== undefined && resumeAt !== undefined && pauseAt >= resumeAt)
     throw new InvalidScheduleError('pauseAt', 'must be before resumeAt');
   const { reason } = body;

@@ -84,7 +84,7 @@ export function subscriptionCommandHandlers(
   return {
     pauseSubscription: async (request) => {
       const clock = await subscriptions.clock(request.merchant.id);
-      const schedule = scheduleRequestOf(request.body, clock.micros());
+      const schedule = scheduleRequestOf(request.body, clock);
       if (request.body.subscriptions) return acceptBulk(request, 'PAUSE', { ids: request.body.subscriptions }, schedule);
       return {
         status: 200,
@@ -110,7 +110,7 @@ export function subscriptionCommandHandlers(
       };
     },
     bulkPauseSubscriptions: async (request) =>
-      bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, (await subscriptions.clock(request.merchant.id)).micros())),
+      bulkOperation(request, 'PAUSE', scheduleRequestOf(request.body, await subscriptions.clock(request.merchant.id))),
     bulkResumeSubscriptions: async (request) => bulkOperation(request, 'RESUME', undefined),
   };
 }

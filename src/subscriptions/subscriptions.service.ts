@@ -117,7 +117,7 @@ export class SubscriptionsService {
   /**
    * Applies the operation (a pause with its schedule, if any) and returns the subscription as it is
    * afterwards; a change records its event with `cause`. `clock`: the request's (`clock()`), when
-   * it has one already.
+   * it has one already; `policy`: one in place of the merchant's (a trigger's, src/test-mode/).
    */
   async apply(
     merchantId: string,
@@ -126,12 +126,13 @@ export class SubscriptionsService {
     schedule?: ScheduleRequest,
     cause: ChangeCause = { kind: 'api' },
     clock?: Clock,
+    policyInstead?: PausePolicy,
   ): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
     const now = clock ?? (await this.clockOf(merchantId));
     return this.mutex.run(id, async () => {
-      const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
+      const policy = operation === 'PAUSE' ? (policyInstead ?? (await this.policies.policyOf(merchantId))) : NO_PAUSE_POLICY;
       // No policy: exactly the writes of before policies (no read first).
       const ruled = isPolicyOff(policy) ? schedule : await this.underPolicy(merchantId, id, rawId, policy, schedule, now);
       const notice = { hours: policy.resumeNoticeHours, now: now.timestamp() };

@@ -6,6 +6,3 @@ export class TestModeOnlyError extends DomainError {}
 
 /** Another advance moved the test clock first: 409. */
 export class TestClockMovedError extends DomainError {}
-
-/** The test mode's pause policy refused what a trigger does: 422, as the single pause's refusal. */
-export class TriggerPolicyError extends DomainError {}

@@ -34,7 +34,7 @@ export function clockOfMerchants(clocks: TestClocksRepository): ClockOf {
 
 function fixedClock(at: string): Clock {
   const micros = parseRfc3339(at)!;
-  return { timestamp: () => at, micros: () => micros };
+  return { timestamp: () => at, micros: () => micros, test: true };
 }
 
 /** The time of a merchant's data: the real time when live, its test clock's in test mode. */

@@ -1,16 +1,17 @@
 /**
  * Triggers (docs/partners.md, "Triggers"): a test subscription and the real change that emits an
  * event of a given type, made through the services the API's own operations use, so the event,
- * its payload and its webhooks are the ones a partner's integration will see live.
+ * its payload and its webhooks are the ones a partner's integration will see live. The test mode's
+ * pause policy refuses none of it: a partner asking for an event wants the event, whatever rules
+ * the test mode is set up with for its other tests.
  */
-import { TriggerPolicyError } from './test-mode.errors.js';
 import { formatTimestamp, type Clock } from '../lib/clock.js';
 import type { EventsRepository } from '../events/events.repository.js';
 import type { EventType } from '../subscriptions/outbox.js';
 import type { BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { noticeTimeOf } from '../subscriptions/notice.rules.js';
-import type { PausePolicySource } from '../subscriptions/pause-policy.rules.js';
+import { NO_PAUSE_POLICY, type PausePolicySource } from '../subscriptions/pause-policy.rules.js';
 import type { ChangeCause, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
@@ -23,18 +24,20 @@ const BULK_WAIT_MS = 20_000;
 const BULK_POLL_MS = 100;
 /** More events of one type than one change can cause: a page of them is all of them. */
 const EVENTS_READ = 16;
+/** A notice's hours when the test mode's resumeNoticeHours is off: a notice trigger still needs some. */
+const NOTICE_HOURS_WHEN_OFF = 24;
 
 /** What a trigger's steps can do to its subscription: the API's own operations, under the caller's key. */
 export interface TriggerSteps {
   pause(schedule?: ScheduleRequest): Promise<void>;
   resume(): Promise<void>;
   dropSchedule(): Promise<void>;
-  bulkPause(): Promise<void>;
+  bulkResume(): Promise<void>;
   /** The test clock's time `days` ahead, as a schedule time. */
   daysAhead(days: number): string;
   /** The test clock's time `hours` ahead, as a schedule time. */
   hoursAhead(hours: number): string;
-  /** The test mode's `resumeNoticeHours`; 422 when it is off, as no change would send a notice. */
+  /** The test mode's `resumeNoticeHours`, or NOTICE_HOURS_WHEN_OFF: the pauses after this call are noticed by it. */
   noticeHours(): Promise<number>;
   /** Advances the test mode's clock to `to`, applying what falls due by then (TestModeService.advance). */
   advanceTo(to: string): Promise<void>;
@@ -69,7 +72,8 @@ export const TRIGGERS: { readonly [T in EventType]: Trigger } = {
       await s.advanceTo(noticeTimeOf(resumeAt, hours));
     },
   },
-  'bulk_request.completed': { from: 'fulfilled', steps: (s) => s.bulkPause() },
+  // A resume, which no pause policy refuses.
+  'bulk_request.completed': { from: 'paused', steps: (s) => s.bulkResume() },
 };
 
 /** What the resume_upcoming trigger needs beside the changes: the test mode's policy and its clock. */
@@ -114,23 +118,25 @@ export class TriggersService {
 
   private stepsOn(merchantId: string, apiKeyId: string, id: string, clock: Clock, bulkRequests: string[]): TriggerSteps {
     const cause: ChangeCause = { kind: 'api', apiKeyId };
+    // The policy's rules that refuse or fill in a pause are set aside; its notices are kept, so the events are what a pause gives.
+    let hours: number | null | undefined;
+    const policy = async () => {
+      hours ??= (await this.testClock.policies.policyOf(merchantId)).resumeNoticeHours;
+      return { ...NO_PAUSE_POLICY, resumeNoticeHours: hours };
+    };
     return {
-      pause: async (schedule) => void (await this.subscriptions.apply(merchantId, id, 'PAUSE', schedule, cause, clock)),
+      pause: async (schedule) => void (await this.subscriptions.apply(merchantId, id, 'PAUSE', schedule, cause, clock, await policy())),
       resume: async () => void (await this.subscriptions.apply(merchantId, id, 'RESUME', undefined, cause, clock)),
       dropSchedule: async () => void (await this.subscriptions.dropSchedule(merchantId, id, cause)),
-      bulkPause: async () => {
-        const { requestId, acceptedCount, rejected } = await this.bulk.accept(merchantId, 'PAUSE', { ids: [id] }, undefined, apiKeyId);
-        // A new fulfilled subscription is refused only by the pause policy: as the single pause's 422, not a wait for nothing.
-        if (acceptedCount === 0)
-          throw new TriggerPolicyError(`The test mode's pause policy refuses the bulk pause (${rejected?.[0]?.reason}).`);
+      bulkResume: async () => {
+        const { requestId } = await this.bulk.accept(merchantId, 'RESUME', { ids: [id] }, undefined, apiKeyId);
         this.bulk.dispatch(merchantId, requestId);
         bulkRequests.push(requestId);
       },
       daysAhead: (days) => formatTimestamp(clock.micros() + BigInt(days) * DAY_MICROS),
       hoursAhead: (hours) => formatTimestamp(clock.micros() + BigInt(hours) * HOUR_MICROS),
       noticeHours: async () => {
-        const hours = (await this.testClock.policies.policyOf(merchantId)).resumeNoticeHours;
-        if (hours === null) throw new TriggerPolicyError("The test mode's pause policy has resumeNoticeHours off: no notice is sent.");
+        hours = (await policy()).resumeNoticeHours ?? NOTICE_HOURS_WHEN_OFF;
         return hours;
       },
       advanceTo: async (to) => void (await this.testClock.advance(merchantId, to)),

@@ -4,7 +4,7 @@
  * does with a pending notice, and what a resume or dropped schedule leaves of it.
  */
 import { describe, expect, it } from 'vitest';
-import { noticeTimeOf } from '../../src/subscriptions/notice.rules.js';
+import { noticeDueAt, noticeTimeOf } from '../../src/subscriptions/notice.rules.js';
 import { NO_PAUSE_POLICY } from '../../src/subscriptions/pause-policy.rules.js';
 import { decide, type Command } from '../../src/subscriptions/subscriptions.rules.js';
 
@@ -112,5 +112,13 @@ describe('a resume and a dropped schedule', () => {
     const ruling = decide({ status: 'paused', pauseAt: null, resumeAt: IN_TEN_DAYS }, command);
     expect(ruling.change?.unset).toEqual(expect.arrayContaining(['noticeAt', 'noticeFor']));
     expect(ruling.events.map((e) => e.kind)).not.toContain('resume_upcoming');
+  });
+});
+
+describe('a notice moved by a change of resumeNoticeHours', () => {
+  it('falls due at its time, or at the change when that time has passed: never dated before the change', () => {
+    expect(noticeDueAt(IN_TEN_DAYS, 24, NOW)).toBe('2026-06-10T00:00:00.000000Z');
+    expect(noticeDueAt(IN_A_DAY, 48, NOW)).toBe(NOW);
+    expect(noticeDueAt(IN_A_DAY, 24, NOW)).toBe(NOW);
   });
 });

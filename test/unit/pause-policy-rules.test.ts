@@ -54,6 +54,19 @@ describe('pauseVerdict', () => {
     });
   });
 
+  it('maxPausesPerYear says from when a pause fits again: when the oldest pause past the limit leaves the 365 days; never under 0', () => {
+    const history = [daysFromNow(-400), daysFromNow(-1), daysFromNow(-300), daysFromNow(-100)];
+    expect(pauseVerdict(policy({ maxPausesPerYear: 2 }), 'fulfilled', undefined, { recentPauses: history }, NOW)).toMatchObject({
+      breach: { rule: 'maxPausesPerYear', allowedFrom: daysFromNow(-100 + 365) },
+    });
+    expect(pauseVerdict(policy({ maxPausesPerYear: 3 }), 'fulfilled', undefined, { recentPauses: history }, NOW)).toMatchObject({
+      breach: { rule: 'maxPausesPerYear', allowedFrom: daysFromNow(-300 + 365) },
+    });
+    const never = pauseVerdict(policy({ maxPausesPerYear: 0 }), 'fulfilled', undefined, { recentPauses: history }, NOW);
+    expect(never).toMatchObject({ breach: { rule: 'maxPausesPerYear' } });
+    expect('breach' in never && never.breach.allowedFrom).toBeUndefined();
+  });
+
   it('a paused subscription paused again starts nothing: only a resumeAt sent is held to maxPauseDays; a cancelled one is left to decide', () => {
     const strict = policy({ maxPauseDays: 5, maxPausesPerYear: 0, requireResumeAt: true });
     expect(pauseVerdict(strict, 'paused', undefined, NONE, NOW)).toEqual({ schedule: undefined });
@@ -71,6 +84,7 @@ describe('pauseVerdict: cooldownDays and allowedPauseDays', () => {
       breach: {
         rule: 'cooldownDays',
         detail: `cooldownDays is 30; this subscription was last resumed at ${daysFromNow(-29.5)} and can be paused from ${daysFromNow(0.5)}.`,
+        allowedFrom: daysFromNow(0.5),
       },
     });
     expect(pauseVerdict(p, 'fulfilled', undefined, resumed(-30), NOW)).toEqual({ schedule: undefined });
