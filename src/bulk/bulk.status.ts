@@ -36,7 +36,6 @@ const CHUNKS_PER_READ = 20;
 const pending = (subscriptionId: string): StoredItem => ({ subscriptionId, outcome: 'pending', reason: null, at: null });
 const itemsOf = (chunk: BulkChunk): StoredItem[] => chunk.outcomes?.map((o) => ({ ...o })) ?? chunk.subscriptionIds.map(pending);
 // Where src/http/problem.middleware.ts imports it from.
-export { BulkRequestNotFoundError };
 
 const bySubscriptionId = (a: StoredItem, b: StoredItem) => (a.subscriptionId < b.subscriptionId ? -1 : 1);
 

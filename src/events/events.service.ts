@@ -4,7 +4,6 @@ import { EventNotFoundError } from './events.errors.js';
 import type { Event, EventFilter, EventsRepository } from './events.repository.js';
 
 // Where src/http/problem.middleware.ts imports it from.
-export { EventNotFoundError } from './events.errors.js';
 
 export class EventsService {
   constructor(private readonly repository: EventsRepository) {}

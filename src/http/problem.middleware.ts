@@ -12,20 +12,27 @@ import {
   MongoTopologyClosedError,
 } from 'mongodb';
 import { ApiKeyNotFoundError, ApiKeysContendedError, LastApiKeyError, NotAuthenticatedError } from '../auth/auth.errors.js';
-import { BulkRequestAlreadyUndoneError, BulkRequestNotFinishedError, FilterTooBroadError } from '../bulk/bulk.errors.js';
-import { BulkRequestNotFoundError } from '../bulk/bulk.status.js';
+import {
+  BulkRequestAlreadyUndoneError,
+  BulkRequestNotFinishedError,
+  BulkRequestNotFoundError,
+  FilterTooBroadError,
+} from '../bulk/bulk.errors.js';
 import { DomainError, InvalidRequestError, Problems, ProblemError, problemBody, type ProblemBody, type ProblemKind } from '../errors.js';
-import { EventNotFoundError } from '../events/events.service.js';
+import { EventNotFoundError } from '../events/events.errors.js';
 import { HoldNotFoundError, HoldReleasedError } from '../holds/holds.errors.js';
-import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.js';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.errors.js';
 import type { Logger } from '../logger.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
 import { PlanNotFoundError } from '../plans/plans.errors.js';
-import { InvalidScheduleError } from '../subscriptions/schedule.request.js';
-import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
+import {
+  InvalidScheduleError,
+  InvalidTransitionError,
+  PausePolicyError,
+  SubscriptionNotFoundError,
+} from '../subscriptions/subscriptions.errors.js';
 import { TestClockMovedError, TestModeOnlyError } from '../test-mode/test-mode.errors.js';
-import { WebhookEndpointNotFoundError } from '../webhooks/endpoints.service.js';
-import { WebhookUrlNotAllowedError } from '../webhooks/url-guard.js';
+import { WebhookEndpointNotFoundError, WebhookUrlNotAllowedError } from '../webhooks/webhooks.errors.js';
 
 /** Each named domain error's catalogue entry: its message is the detail, its `errors` the fields at fault. */
 export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: never[]) => DomainError, ProblemKind]> = [

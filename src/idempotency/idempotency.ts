@@ -13,7 +13,6 @@ import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from './idempo
 import type { IdempotencyRepository } from './idempotency.repository.js';
 
 // Where src/http/problem.middleware.ts imports them from.
-export { IdempotencyKeyInFlightError, IdempotencyKeyReusedError };
 
 /**
  * What makes two requests "the same request": the operation, the body, and the subscription in the

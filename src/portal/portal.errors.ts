@@ -6,3 +6,13 @@ export class PortalLinkNotFoundError extends DomainError {}
 
 /** A cancelled subscription never changes, so it gets no link (409 0030). */
 export class PortalSubscriptionCancelledError extends DomainError {}
+
+/** A form the customers' page cannot read: not sent as a form (415), or too large (413). */
+export class FormRefused extends Error {
+  constructor(
+    readonly status: 413 | 415,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}

@@ -20,6 +20,7 @@ import type { StoredPortalLink } from './portal-links.repository.js';
 import { messagePage, NOT_FOUND_PAGE, subscriptionPage } from './portal.page.js';
 import { isPortalPath, PORTAL_PREFIX, redactedPath, STYLESHEET_PATH } from '../lib/portal-paths.js';
 import { PORTAL_CSS } from './portal.style.js';
+import { FormRefused } from './portal.errors.js';
 
 const HEADERS: Readonly<Record<string, string>> = Object.freeze({
   // No script at all (default-src 'none'), the one stylesheet from here, forms only to here, never framed.
@@ -62,15 +63,6 @@ function answer(ctx: Context, status: number, html: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = html;
-}
-
-class FormRefused extends Error {
-  constructor(
-    readonly status: 413 | 415,
-    readonly reason: string,
-  ) {
-    super(reason);
-  }
 }
 
 /** The form's fields, read up to FORM_LIMIT_BYTES. */

@@ -6,7 +6,7 @@ import { POLICY_REJECTIONS, type PausePolicy, type PolicyBreach, type PolicyRule
 import { parseRfc3339 } from '../subscriptions/schedule.request.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 
-/** The lengths offered when the policy names none (issue 47). */
+/** The lengths offered when the policy names none. */
 export const DEFAULT_PAUSE_DAYS: readonly number[] = Object.freeze([7, 14, 30]);
 
 const MICROS_PER_DAY = 86_400_000_000n;

@@ -5,7 +5,8 @@
  * reason of 1 to 500 characters) is the spec's, validated before a handler runs.
  */
 import type { components } from '../../generated/openapi.js';
-import { DomainError, InvalidRequestError } from '../errors.js';
+import { InvalidRequestError } from '../errors.js';
+import { InvalidScheduleError } from './subscriptions.errors.js';
 import { formatTimestamp, inTimestampRange, TIMESTAMP_RANGE, type Clock } from '../lib/clock.js';
 
 /** The body fields of a pause that schedule it: a request without any of them answers as before. */
@@ -13,15 +14,6 @@ export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
 
 /** The schedule fields of a pause, as the spec types them (times normalised once checked). */
 export type ScheduleRequest = Readonly<Pick<components['schemas']['PauseRequest'], (typeof SCHEDULE_FIELDS)[number]>>;
-
-export class InvalidScheduleError extends DomainError {
-  constructor(
-    readonly field: (typeof SCHEDULE_FIELDS)[number],
-    readonly rule: string,
-  ) {
-    super(`${field} ${rule}.`, [{ path: `/${field}`, message: rule }]);
-  }
-}
 
 const MAX_YEARS_AHEAD = 3;
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):?(\d{2})?)$/;

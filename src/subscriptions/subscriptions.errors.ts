@@ -47,3 +47,13 @@ export class SeedInterruptedError extends Error {
     super(`seeding stopped after ${inserted} of ${requested} subscriptions`);
   }
 }
+
+/** A pause's schedule breaks a rule its schema cannot state: in the future, at most 3 years ahead, in order (400). */
+export class InvalidScheduleError extends DomainError {
+  constructor(
+    readonly field: 'pauseAt' | 'resumeAt' | 'reason',
+    readonly rule: string,
+  ) {
+    super(`${field} ${rule}.`, [{ path: `/${field}`, message: rule }]);
+  }
+}

@@ -12,7 +12,6 @@ import { WebhookEndpointNotFoundError } from './webhooks.errors.js';
 export const MAX_ENDPOINTS = 16;
 
 // Where src/http/problem.middleware.ts imports it from.
-export { WebhookEndpointNotFoundError };
 
 export interface NewEndpoint {
   readonly url: string;

@@ -12,7 +12,8 @@ import type { WebhookAttempt } from './deliveries.repository.js';
 import type { DeliveryTarget } from './endpoints.repository.js';
 import { sign } from './signature.js';
 import { injectTraceparent } from '../observability/tracing.js';
-import { resolveWebhookUrl, WebhookUrlNotAllowedError } from './url-guard.js';
+import { resolveWebhookUrl } from './url-guard.js';
+import { WebhookUrlNotAllowedError } from './webhooks.errors.js';
 
 export const DELIVERY_TIMEOUT_MS = 10_000;
 

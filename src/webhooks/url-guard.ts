@@ -46,7 +46,6 @@ export interface ResolvedUrl {
 }
 
 // Where src/http/problem.middleware.ts and the sender import it from.
-export { WebhookUrlNotAllowedError };
 
 const refuse = (url: string, why: string) => new WebhookUrlNotAllowedError(`${url} ${why}`);
 
