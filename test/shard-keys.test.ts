@@ -63,12 +63,17 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
   {
     name: "holds' notices due (holds.repository noticesDue)",
     collection: 'holds',
-    matches: (f) => keys(f).join() === 'liveNoticeAt',
+    matches: (f) => keys(f).sort().join() === 'liveNoticeAt,placeUnstoredSince',
   },
   {
     name: 'hold releases a stopped process left unstored (holds.repository releasesUnstored)',
     collection: 'holds',
     matches: (f) => keys(f).join() === 'releaseUnstoredSince',
+  },
+  {
+    name: 'hold placings a stopped process left unstored (holds.repository placesUnstored)',
+    collection: 'holds',
+    matches: (f) => keys(f).join() === 'placeUnstoredSince',
   },
   { name: 'retention (deleteExpired everywhere)', collection: '*', matches: (f) => keys(f).join() === 'expiresAt' },
   {
