@@ -68,8 +68,10 @@ step() {
   local started
   started=$(date +%s)
   echo "fresh machine: $*"
-  (cd "$work/repo" && "${run_as[@]}" env -i "${env_vars[@]}" bash -c "$*")
-  echo "fresh machine: '$*' took $(($(date +%s) - started)) s"
+  local status=0
+  (cd "$work/repo" && "${run_as[@]}" env -i "${env_vars[@]}" bash -c "$*") || status=$?
+  echo "fresh machine: '$*' took $(($(date +%s) - started)) s (exit $status)"
+  return "$status"
 }
 
 step 'npm ci'
