@@ -18,7 +18,7 @@ import { isDuplicateKeyError } from '../db/mongo.js';
 import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../lib/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
-import { noticeTimeOf } from '../subscriptions/notice.rules.js';
+import { noticeDueAt } from '../subscriptions/notice.rules.js';
 import { MAX_FILTER_MATCHES } from '../subscriptions/bulk.selection.js';
 import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
 import type { HoldersStore } from '../subscriptions/holders.store.js';
@@ -110,7 +110,7 @@ export class HoldsService {
       createdAt,
       requestId: uuidv7(),
       // Inside the notice window, the notice is due as the hold is placed (sent once its cover is written).
-      ...(resumeAt !== null && hours !== null ? { noticeAt: latestOf(noticeTimeOf(resumeAt, hours), createdAt) } : {}),
+      ...(resumeAt !== null && hours !== null ? { noticeAt: noticeDueAt(resumeAt, hours, createdAt) } : {}),
     };
     const { holders } = this;
     // Read one past the cap, not counted whole: a large store's count can outlast the database's time limit, and the answer is the same refusal.
@@ -314,10 +314,6 @@ export class HoldsService {
     if (!hold) throw new HoldNotFoundError(`Hold ${rawId} not found`);
     return hold;
   }
-}
-
-function latestOf(a: string, b: string): string {
-  return a > b ? a : b;
 }
 
 function releasedAlready(hold: StoredHold): HoldReleasedError {
