@@ -22,7 +22,7 @@
  *   (i) a bulk request's 100,000 items as CSV: time to the first and last byte, and the peak
  *       growth of the process's memory while it streams (scripts/bench-csv.ts); BENCH_ONLY=csv alone
  * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=schedules, (b) and (e); BENCH_ONLY=events, (f) alone;
- * BENCH_ONLY=sizes, (d) alone; BENCH_ONLY=hold, (h)'s filter request then a hold of the same size (scripts/bench-hold.ts).
+ * BENCH_ONLY=sizes, (d) alone; BENCH_ONLY=hold, (h)'s filter request then a hold of the same size (scripts/bench-hold.ts), writing bench/results/hold.json.
  * Every ratio is the median of BENCH_ROUNDS (default 3) rounds (BENCH_C_ROUNDS in (c) and BENCH_F_ROUNDS in (f), 5 each) that run the service and its
  * baseline in turn, printed with the least and greatest round ratio (scripts/bench-rounds.ts);
  * BENCH_SECONDS (default 5) is one round's load in (c) and (f).
@@ -1188,7 +1188,24 @@ async function main(): Promise<void> {
       console.error(`(h) bulk by filter, then a hold, ${FILTER_COUNT} subscriptions each ...`);
       const filterBulk = await benchFilter(db, service, baseUrl, apiKey, merchantId, Number.NaN);
       const holdBulk = await benchHold(db, service, baseUrl, apiKey, merchantId, FILTER_COUNT, filterBulk.filterDrainPer1000Ms);
-      printHold(holdBulk, config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`);
+      const engineName = config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`;
+      printHold(holdBulk, engineName);
+      // The two ratios the hold's acceptance and drain are held to, against the filter request of the same size.
+      const hold = {
+        engine: engineName,
+        measuredAt: new Date().toISOString(),
+        target: { holdAcceptRatio: '<= 1.5', holdDrainRatio: '<= 1.3' },
+        holdAcceptRatio: holdBulk.holdAcceptMs / filterBulk.filterAcceptMs,
+        holdDrainRatio: holdBulk.holdOverFilter,
+        filterAcceptMs: filterBulk.filterAcceptMs,
+        ...holdBulk,
+      };
+      const dir = join(projectRoot(), 'bench', 'results');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'hold.json'), `${JSON.stringify(hold, null, 2)}\n`);
+      console.log(
+        `\nholdAcceptRatio ${hold.holdAcceptRatio.toFixed(2)}, holdDrainRatio ${hold.holdDrainRatio.toFixed(2)}: written to bench/results/hold.json`,
+      );
       await new Promise((resolve) => server.close(resolve));
       return;
     }
