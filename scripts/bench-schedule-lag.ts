@@ -11,7 +11,7 @@
  * machine, resumes of subscriptions the pause had not reached yet.
  */
 import type { Db } from 'mongodb';
-import { parseRfc3339 } from '../src/subscriptions/schedule.request.js';
+import { parseRfc3339 } from '../src/lib/clock.js';
 
 /** The least time between the moment `resumeAt` is chosen and `resumeAt`. */
 export const MIN_MARGIN_MS = 5_000;

@@ -43,11 +43,10 @@ import { KEPT_COMMAND_MARKS } from '../src/subscriptions/subscription.document.j
 import { SubscriptionsStore } from '../src/subscriptions/subscriptions.store.js';
 import { KEPT_PAUSE_TIMES } from '../src/subscriptions/pause-policy.rules.js';
 import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
-import { parseRfc3339 } from '../src/subscriptions/schedule.request.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
 import { FERRETDB_PATCHES, ferretdbBinaryPath } from '../src/db/ferretdb.js';
-import { nowMicros, nowTimestamp } from '../src/lib/clock.js';
-import { testModeIdOf } from '../src/lib/livemode.js';
+import { nowMicros, nowTimestamp, parseRfc3339 } from '../src/lib/clock.js';
+import { testModeIdOf } from '../src/merchants/livemode.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { createLogger } from '../src/logger.js';
 import { startService, type Service } from '../src/main/composition.js';

@@ -13,7 +13,7 @@
  * - deploy/prometheus: `promtool check config`, `promtool check rules` and `promtool test rules`,
  *   promtool built on first use from the Go module proxy into .cache/promtool (scripts/go-tool.ts).
  *   Without Go those steps are skipped, saying so in one line.
- * - the alert rules and the Grafana dashboard name only metrics of src/lib/metric-names.ts, and the
+ * - the alert rules and the Grafana dashboard name only metrics of src/observability/metric-names.ts, and the
  *   metrics table of docs/operations.md lists exactly those.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
-import { SERVICE_METRICS, knownMetric } from '../src/lib/metric-names.js';
+import { SERVICE_METRICS, knownMetric } from '../src/observability/metric-names.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { ensureGoTool, goToolCanBeHad, INSTALL_GO, PROMTOOL } from './go-tool.js';
 import { skipStep } from './skipped-steps.js';
@@ -111,7 +111,7 @@ export function promqlMetricNames(expr: string): string[] {
 function checkNames(what: string, exprs: string[]): void {
   const names = new Set(exprs.flatMap(promqlMetricNames));
   const unknown = [...names].filter((name) => !knownMetric(name));
-  if (unknown.length > 0) fail(what, `names metrics that src/lib/metric-names.ts does not list: ${unknown.join(', ')}`);
+  if (unknown.length > 0) fail(what, `names metrics that src/observability/metric-names.ts does not list: ${unknown.join(', ')}`);
   else ok(`${what} names only known metrics (${names.size}: ${[...names].sort().join(', ')})`);
 }
 
@@ -224,7 +224,7 @@ function grafana(): void {
   }
 }
 
-/** The operations guide's metrics table lists exactly the metrics of src/lib/metric-names.ts. */
+/** The operations guide's metrics table lists exactly the metrics of src/observability/metric-names.ts. */
 function operationsGuide(): void {
   const guide = readFileSync(join(root, 'docs', 'operations.md'), 'utf8');
   const listed = new Set([...guide.matchAll(/^\| `(subsvc_[a-z0-9_]+)` \|/gm)].map((m) => m[1]!));
@@ -234,9 +234,9 @@ function operationsGuide(): void {
   if (missing.length + extra.length > 0)
     fail(
       'docs/operations.md metrics table',
-      `missing ${missing.join(', ') || 'none'}; not in src/lib/metric-names.ts: ${extra.join(', ') || 'none'}`,
+      `missing ${missing.join(', ') || 'none'}; not in src/observability/metric-names.ts: ${extra.join(', ') || 'none'}`,
     );
-  else ok(`docs/operations.md lists the ${wanted.length} metrics of src/lib/metric-names.ts`);
+  else ok(`docs/operations.md lists the ${wanted.length} metrics of src/observability/metric-names.ts`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

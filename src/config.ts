@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { ConfigError } from './config.errors.js';
-import { WEBHOOK_RETRY_DELAYS_MS } from './lib/retry.js';
+import { WEBHOOK_RETRY_DELAYS_MS } from './retry-policies.js';
 
 export type EmbeddedEngine = 'auto' | 'memory-server' | 'ferretdb';
 /**

@@ -5,7 +5,7 @@ import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { freePort } from '../src/lib/net.js';
-import { testModeIdOf } from '../src/lib/livemode.js';
+import { testModeIdOf } from '../src/merchants/livemode.js';
 import { databaseUri } from './support/service.js';
 
 const run = promisify(execFile);

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Document } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testModeIdOf } from '../src/lib/livemode.js';
+import { testModeIdOf } from '../src/merchants/livemode.js';
 import { call } from './support/http.js';
 import { serviceOnOwnServer } from './support/own-server.js';
 import type { TestService } from './support/service.js';

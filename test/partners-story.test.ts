@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testModeIdOf } from '../src/lib/livemode.js';
+import { testModeIdOf } from '../src/merchants/livemode.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { databaseUri, startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testModeIdOf } from '../src/lib/livemode.js';
+import { testModeIdOf } from '../src/merchants/livemode.js';
 import { call } from './support/http.js';
 import { registeredReceiver, type Receiver } from './support/receiver.js';
 import { startTestService, type TestService } from './support/service.js';

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testModeIdOf } from '../src/lib/livemode.js';
+import { testModeIdOf } from '../src/merchants/livemode.js';
 import { loadSpec } from '../src/lib/spec.js';
 import { call } from './support/http.js';
 import { registeredReceiver, type Receiver } from './support/receiver.js';

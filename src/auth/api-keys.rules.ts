@@ -11,7 +11,7 @@ import { uuidv7 } from '../lib/ids.js';
 
 /** Every key starts so; keys made before test mode (docs/partners.md) are `sk_` and 43 characters, and stay live. */
 export const KEY_PREFIX = 'sk_';
-/** A new key's start, by the mode of the tenant it belongs to (src/lib/livemode.ts). */
+/** A new key's start, by the mode of the tenant it belongs to (src/merchants/livemode.ts). */
 const MODE_PREFIX = { live: 'sk_live_', test: 'sk_test_' } as const;
 /** The random characters of a key shown in lists, after its mode prefix. */
 const SHOWN_RANDOM = 8;

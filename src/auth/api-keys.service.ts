@@ -9,9 +9,10 @@
 import { ApiKeyNotFoundError, ApiKeysContendedError } from './auth.errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
-import { RETRY, untilSettled } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
+import { untilSettled } from '../lib/retry.js';
 import { isActive, newKey, revoked, rolled, withNewKey, type StoredKey } from './api-keys.rules.js';
 import type { AuthService } from './auth.service.js';
 import type { KeySet, MerchantsRepository } from './merchants.repository.js';

@@ -9,7 +9,8 @@
 import type { Collection, Db } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
-import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { GUARDED } from '../db/guarded.js';
+import { type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { StoredKey } from './api-keys.rules.js';
 
 interface MerchantDocument {
@@ -19,7 +20,7 @@ interface MerchantDocument {
   keys: StoredKey[];
   keysVersion: number;
   keysLastUsedAt?: Record<string, string>;
-  /** A test mode's document (src/lib/livemode.ts): the live merchant it belongs to. */
+  /** A test mode's document (src/merchants/livemode.ts): the live merchant it belongs to. */
   liveMerchantId?: string;
 }
 

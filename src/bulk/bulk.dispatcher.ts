@@ -5,7 +5,7 @@
  * process stopped, the database failed) is simply done again by the sweep that workers run.
  */
 import { nowTimestamp, timestampBefore } from '../lib/clock.js';
-import { RETRY } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
 import type { Logger } from '../logger.js';
 import { chunkIds, chunked } from './bulk.chunks.js';
 import type { BulkQueue } from './bulk.queue.js';

@@ -11,7 +11,7 @@
 import type { Db } from 'mongodb';
 import { AgendaJobs } from '../db/agenda-jobs.js';
 import { JobQueue, type JobQueueOptions } from '../db/job-queue.js';
-import { RETRY } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
 import type { Logger } from '../logger.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ChunkJobData } from './bulk.chunks.js';

@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { Collection, Db } from 'mongodb';
-import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { GUARDED } from '../db/guarded.js';
+import { UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
 import { bulkWriteInParts, deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';

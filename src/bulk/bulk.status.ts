@@ -4,7 +4,7 @@
  * are exact even when a chunk ran twice; the five counts always add up to `acceptedCount`.
  */
 import type { components } from '../../generated/openapi.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { pageOf } from '../lib/pagination.js';
 import { partsOf } from '../lib/parts.js';

@@ -6,7 +6,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { uuidv7 } from '../lib/ids.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { BulkRepository, BulkRequest, ItemOutcome, Rejection } from './bulk.repository.js';
 import type { BulkService } from './bulk.service.js';

@@ -6,7 +6,7 @@
  * queues of this, each in a collection of its own.
  *
  * A worker that dies holding a job loses its lock after `lockLifetimeMs` and another takes the
- * job; a job that throws is retried by the queue's backoff policy (src/lib/retry.ts), if it has one.
+ * job; a job that throws is retried by the queue's backoff policy (src/retry-policies.ts), if it has one.
  */
 import { Agenda, backoffStrategies, InMemoryNotificationChannel, toJobId, type Job } from 'agenda';
 import { MongoBackend } from '@agendajs/mongo-backend';

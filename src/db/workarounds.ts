@@ -53,7 +53,7 @@ export const STATEMENTS_PER_COMMAND = 16;
 export const DOCUMENTS_PER_DELETE = 2_000;
 
 export interface Workarounds {
-  /** Writes to one document that a conditional update changes (a subscription, and each of GUARDED in lib/keyed-mutex.ts) are queued per document in this process. */
+  /** Writes to one document that a conditional update changes (a subscription, and each of GUARDED in db/guarded.ts) are queued per document in this process. */
   readonly keyedMutex: boolean;
   /** Multi-statement writes go in commands of at most this many statements (db/mongo-helpers.ts); undefined: one command. */
   readonly statementsPerCommand: number | undefined;

@@ -4,7 +4,7 @@
  * a completed bulk request's event, and `livemode` on every one (shownAs).
  */
 import { uuidv7Named } from '../lib/ids.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
 import type { OutboxEntry, PendingEvents } from '../subscriptions/outbox.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
@@ -20,7 +20,7 @@ export interface RecordedEvent {
 
 /**
  * An event as the API and its webhooks show it: `livemode` on it and on the object it carries,
- * from the id that owns it (src/lib/livemode.ts), so events stored before test mode show it too.
+ * from the id that owns it (src/merchants/livemode.ts), so events stored before test mode show it too.
  */
 export function shownAs(merchantId: string, { id, type, createdAt, data }: RecordedEvent): Event {
   const livemode = livemodeOf(merchantId);

@@ -10,7 +10,7 @@ import { currentTraceparent, inTraceContext } from '../observability/tracing.js'
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { IdleSignal } from '../lib/idle-signal.js';
 import { Periodic } from '../lib/periodic.js';
-import { RETRY } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
 import type { PendingEvents } from '../subscriptions/outbox.js';
 import type { OutboxStore } from '../subscriptions/outbox.store.js';
 import type { Logger } from '../logger.js';

@@ -7,9 +7,10 @@
  * sent: then `noticeFor` names the resumeAt it announced.
  */
 import type { Collection, Db } from 'mongodb';
-import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { GUARDED } from '../db/guarded.js';
+import { type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { nowTimestamp } from '../lib/clock.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { pageAlongIds } from '../db/mongo-helpers.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 

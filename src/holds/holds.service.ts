@@ -16,7 +16,7 @@ import type { BulkService } from '../bulk/bulk.service.js';
 import { formatTimestamp, nowMicros, type Clock } from '../lib/clock.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { uuidv7 } from '../lib/ids.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { noticeDueAt } from '../subscriptions/notice.rules.js';
 import { MAX_FILTER_MATCHES } from '../subscriptions/bulk.selection.js';

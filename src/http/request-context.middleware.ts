@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import { runWithRequestId, type Logger } from '../logger.js';
 import type { RequestObserver } from '../observability/metrics.js';
-import { redactedPath } from '../lib/portal-paths.js';
+import { redactedPath } from '../portal/portal-paths.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -6,7 +6,8 @@ import type { Collection, Db } from 'mongodb';
 import { deleteInParts } from '../db/mongo-helpers.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import { RETRY, untilSettled } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
+import { untilSettled } from '../lib/retry.js';
 
 interface IdempotencyDocument {
   /** `${merchantId}:${key}`. */

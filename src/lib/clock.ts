@@ -55,16 +55,15 @@ export function nowTimestamp(): string {
 }
 
 /**
- * The time of one request's data, taken once per request (src/test-mode/): the real time, read
- * at each use so that the stamps of successive writes stay strictly increasing, or a test mode's
- * clock, read from its store once.
+ * The time of one request's data, taken once per request: the real time, read at each use so that
+ * the stamps of successive writes stay strictly increasing, or a simulated clock's time.
  */
 export interface Clock {
   /** Now, as a stored timestamp. */
   timestamp(): string;
   /** Now, in microseconds since the epoch. */
   micros(): bigint;
-  /** Set on a test mode's clock: a refusal of a time names the test clock, whose now is not the caller's. */
+  /** Set on a simulated clock: a refusal of a time names that clock, whose now is not the caller's. */
   readonly test?: true;
 }
 
@@ -75,4 +74,20 @@ export const TIMESTAMP_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/
 /** The timestamp `ms` milliseconds ago, in the same format (for comparisons with stored timestamps). */
 export function timestampBefore(ms: number): string {
   return formatTimestamp(BigInt(Date.now() - ms) * 1000n);
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):?(\d{2})?)$/;
+
+/** Microseconds since the epoch of an RFC 3339 date-time (fractions past microseconds dropped); undefined if it is not one. */
+export function parseRfc3339(text: string): bigint | undefined {
+  const m = RFC3339.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s, fraction = '', zulu, sign, oh = '0', om = '0'] = m;
+  const date = new Date(0);
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  date.setUTCHours(Number(h), Number(mi), Number(s));
+  const offsetMinutes = zulu ? 0 : (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
+  const millis = date.getTime() - offsetMinutes * 60_000;
+  if (Number.isNaN(millis)) return undefined;
+  return BigInt(millis) * 1000n + BigInt(fraction.slice(0, 6).padEnd(6, '0'));
 }

@@ -24,7 +24,7 @@ import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscript
 import { listenForWebhooks } from '../webhooks/listen.js';
 import { SeedInterruptedError } from '../subscriptions/subscriptions.errors.js';
 import { SEEDED_AT_ONCE } from '../subscriptions/subscriptions.seed.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { formatStatus } from '../fleet/status.js';
 import { stopTracing } from '../observability/tracing.js';
 

@@ -29,7 +29,7 @@ import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
  */
 export interface Engine {
   readonly workarounds: Workarounds;
-  /** The per-document queue (subscriptions and GUARDED, lib/keyed-mutex.ts) shared by every service and store of this process. */
+  /** The per-document queue (subscriptions and GUARDED, db/guarded.ts) shared by every service and store of this process. */
   readonly mutex: PerKeyQueue;
   /** Bulk chunks (and webhook batches) one process runs at once. */
   readonly concurrency: (requested: number) => number;

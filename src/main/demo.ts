@@ -5,7 +5,7 @@
  * keys with the test mode's id, and curl commands to try.
  */
 import type { AuthService } from '../auth/auth.service.js';
-import { testModeIdOf } from '../lib/livemode.js';
+import { testModeIdOf } from '../merchants/livemode.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 
 export interface DemoPlace {

@@ -19,9 +19,9 @@ import type { AddressInfo } from 'node:net';
 import type { Context, Middleware } from 'koa';
 import type { MongoClient } from 'mongodb';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { SERVICE_METRICS, type ServiceMetricName } from '../lib/metric-names.js';
+import { SERVICE_METRICS, type ServiceMetricName } from './metric-names.js';
 import { counterCell, histogramCell } from './metric-cells.js';
-import { isPortalPath } from '../lib/portal-paths.js';
+import { isPortalPath } from '../portal/portal-paths.js';
 
 export type DbClientRole = 'request' | 'background';
 
@@ -44,7 +44,7 @@ const TIMER_EARLY_MS = 5;
 /** A scrape within this of the last one answers the same fleet figures (every process scrapes the same database). */
 const FLEET_CACHE_MS = 5_000;
 
-/** A metric's name, help and labels, as src/lib/metric-names.ts lists them (the deployment's rules and dashboard are checked against that list). */
+/** A metric's name, help and labels, as src/observability/metric-names.ts lists them (the deployment's rules and dashboard are checked against that list). */
 function named<N extends ServiceMetricName>(
   name: N,
 ): { name: N; help: string; labelNames: (typeof SERVICE_METRICS)[N]['labels'][number][] } {

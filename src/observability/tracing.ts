@@ -28,7 +28,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import type { Middleware } from 'koa';
-import { redactedPath } from '../lib/portal-paths.js';
+import { redactedPath } from '../portal/portal-paths.js';
 
 type Env = Record<string, string | undefined>;
 

@@ -4,7 +4,8 @@
  * every rule off (docs/design.md §11).
  */
 import type { Collection, Db } from 'mongodb';
-import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { GUARDED } from '../db/guarded.js';
+import { type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { completePolicy, NO_PAUSE_POLICY, type PausePolicy } from '../subscriptions/pause-policy.rules.js';
 
 const PAUSE_POLICIES_COLLECTION = 'pausePolicies';

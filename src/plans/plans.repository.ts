@@ -5,7 +5,8 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { pageAlongIds } from '../db/mongo-helpers.js';
-import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { GUARDED } from '../db/guarded.js';
+import { type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 
 const PLANS_COLLECTION = 'plans';

@@ -4,7 +4,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { nowTimestamp } from '../lib/clock.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { normaliseId } from '../subscriptions/subscriptions.rules.js';
 import { PlanNotFoundError } from './plans.errors.js';

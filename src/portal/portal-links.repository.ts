@@ -8,7 +8,7 @@ import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
 import { deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 
 export type PortalLink = components['schemas']['PortalLink'];

@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp, nowMicros } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from './portal.errors.js';

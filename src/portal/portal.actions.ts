@@ -6,9 +6,8 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
-import { livemodeOf } from '../lib/livemode.js';
-import { formatTimestamp, type Clock } from '../lib/clock.js';
-import { parseRfc3339 } from '../subscriptions/schedule.request.js';
+import { livemodeOf } from '../merchants/livemode.js';
+import { formatTimestamp, parseRfc3339, type Clock } from '../lib/clock.js';
 import {
   NO_PAUSE_HISTORY,
   pauseVerdict,

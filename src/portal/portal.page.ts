@@ -3,7 +3,7 @@
  * JavaScript off. Everything the merchant controls (its name, the plan) and every reason shown is
  * escaped. One stylesheet (portal.style.ts) from this service; nothing from anywhere else.
  */
-import { STYLESHEET_PATH } from '../lib/portal-paths.js';
+import { STYLESHEET_PATH } from './portal-paths.js';
 import type { Notice, PageView } from './portal.actions.js';
 
 const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };

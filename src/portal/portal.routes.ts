@@ -18,7 +18,7 @@ import { REFUSALS, type Refusal } from './portal.rules.js';
 import { tokenHashOf, type PortalLinksService } from './portal-links.service.js';
 import type { StoredPortalLink } from './portal-links.repository.js';
 import { messagePage, NOT_FOUND_PAGE, subscriptionPage } from './portal.page.js';
-import { isPortalPath, PORTAL_PREFIX, redactedPath, STYLESHEET_PATH } from '../lib/portal-paths.js';
+import { isPortalPath, PORTAL_PREFIX, redactedPath, STYLESHEET_PATH } from './portal-paths.js';
 import { PORTAL_CSS } from './portal.style.js';
 import { FormRefused } from './portal.errors.js';
 

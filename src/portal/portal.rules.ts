@@ -3,7 +3,7 @@
  * policy allows, the state in plain words, and each policy rule as a customer reads it.
  */
 import { POLICY_REJECTIONS, type PausePolicy, type PolicyBreach, type PolicyRule } from '../subscriptions/pause-policy.rules.js';
-import { parseRfc3339 } from '../subscriptions/schedule.request.js';
+import { parseRfc3339 } from '../lib/clock.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 
 /** The lengths offered when the policy names none. */

@@ -7,7 +7,7 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { changedSince, walkCommands, type CommandFound, type CommandMark, type CommandState } from './bulk-commands.rules.js';
 import type { PendingTimes } from './pending-times.js';
 import {

@@ -6,8 +6,8 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
-import { byMerchantOf } from '../lib/by-merchant.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { byMerchantOf } from '../merchants/by-merchant.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { earliestOf } from './notice.rules.js';
 import { outboxEntries } from './outbox.js';
 import type { PauseHistory } from './pause-policy.rules.js';

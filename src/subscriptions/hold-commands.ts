@@ -3,7 +3,7 @@
  * through SubscriptionsService.applyCommands: decided by each subscription's holders in the
  * holders store, serialised per subscription like every change, with their events relayed.
  */
-import type { ChangeNotifier } from '../lib/change-notifier.js';
+import type { ChangeNotifier } from './change-notifier.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { CommandOutcome } from './bulk-commands.rules.js';
 import type { HoldersStore } from './holders.store.js';

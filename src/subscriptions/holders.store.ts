@@ -8,9 +8,10 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { partsOf } from '../lib/parts.js';
-import { RETRY, untilSettled } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
+import { untilSettled } from '../lib/retry.js';
 import {
   KEPT_COMMAND_MARKS,
   SHOWN_PROJECTION,

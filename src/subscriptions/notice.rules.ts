@@ -10,8 +10,7 @@
  * drops `resumeAt` rewrites or removes both, so a replaced or dropped resume's notice never fires,
  * and a new `resumeAt` gets a notice of its own.
  */
-import { formatTimestamp } from '../lib/clock.js';
-import { parseRfc3339 } from './schedule.request.js';
+import { formatTimestamp, parseRfc3339 } from '../lib/clock.js';
 
 const MICROS_PER_HOUR = 3_600_000_000n;
 

@@ -4,7 +4,7 @@
  * the four stores of the `subscriptions` collection (subscription.document.ts).
  */
 import type { Collection, Db } from 'mongodb';
-import { byMerchantOf } from '../lib/by-merchant.js';
+import { byMerchantOf } from '../merchants/by-merchant.js';
 import type { OutboxEntry, PendingEvents } from './outbox.js';
 import { pendingEventsOf, subscriptionsIn, whereOwnIds, type SubscriptionDocument } from './subscription.document.js';
 

@@ -4,8 +4,8 @@
  * requests and bulk acceptance ask `pauseVerdict` before they write. `now` is always passed in.
  */
 import type { components } from '../../generated/openapi.js';
-import { formatTimestamp } from '../lib/clock.js';
-import { parseRfc3339, type ScheduleRequest } from './schedule.request.js';
+import { formatTimestamp, parseRfc3339 } from '../lib/clock.js';
+import { type ScheduleRequest } from './schedule.request.js';
 import { CorruptSubscriptionError } from './subscriptions.errors.js';
 
 /**

@@ -7,7 +7,7 @@
 import type { components } from '../../generated/openapi.js';
 import { InvalidRequestError } from '../errors.js';
 import { InvalidScheduleError } from './subscriptions.errors.js';
-import { formatTimestamp, inTimestampRange, TIMESTAMP_RANGE, type Clock } from '../lib/clock.js';
+import { formatTimestamp, inTimestampRange, parseRfc3339, TIMESTAMP_RANGE, type Clock } from '../lib/clock.js';
 
 /** The body fields of a pause that schedule it: a request without any of them answers as before. */
 export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
@@ -16,22 +16,6 @@ export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
 export type ScheduleRequest = Readonly<Pick<components['schemas']['PauseRequest'], (typeof SCHEDULE_FIELDS)[number]>>;
 
 const MAX_YEARS_AHEAD = 3;
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):?(\d{2})?)$/;
-
-/** Microseconds since the epoch of an RFC 3339 date-time (fractions past microseconds dropped); undefined if it is not one. */
-export function parseRfc3339(text: string): bigint | undefined {
-  const m = RFC3339.exec(text);
-  if (!m) return undefined;
-  const [, y, mo, d, h, mi, s, fraction = '', zulu, sign, oh = '0', om = '0'] = m;
-  const date = new Date(0);
-  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
-  date.setUTCHours(Number(h), Number(mi), Number(s));
-  const offsetMinutes = zulu ? 0 : (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om));
-  const millis = date.getTime() - offsetMinutes * 60_000;
-  if (Number.isNaN(millis)) return undefined;
-  return BigInt(millis) * 1000n + BigInt(fraction.slice(0, 6).padEnd(6, '0'));
-}
-
 /**
  * The instant a request's date-time names, in microseconds: 400 0040 naming the field at `path`
  * when it is not one, or when its UTC form leaves the years a timestamp can write (docs/design.md

@@ -5,7 +5,7 @@
  * updates they make. Nothing here leaves the stores: they map documents to the domain's types.
  */
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { inTraceContext } from '../observability/tracing.js';
 import type { CommandMark } from './bulk-commands.rules.js';
 import { outboxEntries, type OutboxEntry, type PendingEvents, type SubscriptionSnapshot } from './outbox.js';

@@ -4,7 +4,7 @@
  */
 import type { components, operations } from '../../generated/openapi.js';
 import { selectionOf, type BulkSelection } from './bulk.selection.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';
 import type { SubscriptionsService } from './subscriptions.service.js';

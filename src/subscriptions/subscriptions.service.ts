@@ -5,14 +5,15 @@
  * changes (subscriptions.store.ts, bulk-commands.store.ts, due.store.ts). Business rules only: the request's shape was checked at the edge.
  */
 import { randomUUID } from 'node:crypto';
-import { ChangeNotifier } from '../lib/change-notifier.js';
+import { ChangeNotifier } from './change-notifier.js';
 import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
-import { RETRY, untilSettled } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
+import { untilSettled } from '../lib/retry.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import { HoldCommands } from './hold-commands.js';
-import { byMerchantOf } from '../lib/by-merchant.js';
+import { byMerchantOf } from '../merchants/by-merchant.js';
 import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
 import type { TogetherCommand } from './bulk-commands.store.js';
 import { firingGroups } from './due.rules.js';

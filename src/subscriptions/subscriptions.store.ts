@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { OutboxEntry, PendingEvents } from './outbox.js';
 import type { PauseHistory } from './pause-policy.rules.js';

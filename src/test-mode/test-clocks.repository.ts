@@ -5,7 +5,8 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
-import { GUARDED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { GUARDED } from '../db/guarded.js';
+import { type PerKeyQueue } from '../lib/keyed-mutex.js';
 
 interface ClockDocument {
   _id: string;

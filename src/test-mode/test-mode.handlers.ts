@@ -1,5 +1,5 @@
 /** Thin handlers for the test helpers (test keys only: src/test-mode/test-mode.service.ts). */
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Handlers } from '../request-context/request-context.js';
 import { pausedView } from '../subscriptions/subscriptions.handlers.js';
 import type { TestModeService } from './test-mode.service.js';

@@ -1,15 +1,16 @@
 /**
  * A merchant's test mode (docs/partners.md): fixtures made and removed through the API, and a
  * clock that moves forward on request, applying the test mode's due schedules as it passes them.
- * A test mode is a tenant of its own (src/lib/livemode.ts), so everything else it does is the
+ * A test mode is a tenant of its own (src/merchants/livemode.ts), so everything else it does is the
  * live code scoped to its id; only its time is its clock's (`timeOfMerchants`).
  */
 import { InvalidRequestError } from '../errors.js';
 import { TestClockMovedError, TestModeOnlyError } from './test-mode.errors.js';
-import { formatTimestamp, nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
-import { livemodeOf } from '../lib/livemode.js';
-import { RETRY, untilSettled } from '../lib/retry.js';
-import { parseRfc3339, requestedTimestamp } from '../subscriptions/schedule.request.js';
+import { formatTimestamp, nowTimestamp, parseRfc3339, REAL_CLOCK, type Clock } from '../lib/clock.js';
+import { livemodeOf } from '../merchants/livemode.js';
+import { RETRY } from '../retry-policies.js';
+import { untilSettled } from '../lib/retry.js';
+import { requestedTimestamp } from '../subscriptions/schedule.request.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';

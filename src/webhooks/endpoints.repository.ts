@@ -1,8 +1,9 @@
 /** Every MongoDB call about webhook endpoints. The secret is stored so that it can sign, and leaves only through `forDelivery`. */
 import type { Collection, Db } from 'mongodb';
 import type { components } from '../../generated/openapi.js';
-import { GUARDED, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { GUARDED } from '../db/guarded.js';
+import { UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { pageAlongIds } from '../db/mongo-helpers.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 

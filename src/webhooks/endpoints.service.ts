@@ -2,7 +2,7 @@
 import { InvalidRequestError } from '../errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { EndpointChanges, EndpointsRepository, WebhookEndpoint } from './endpoints.repository.js';
 import { newSecret } from './signature.js';

@@ -5,11 +5,10 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { InvalidRequestError } from '../errors.js';
-import { formatTimestamp } from '../lib/clock.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { formatTimestamp, parseRfc3339 } from '../lib/clock.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import { EVENT_RETENTION_MS, type EventsRepository } from '../events/events.repository.js';
 import type { EventType } from '../subscriptions/outbox.js';
-import { parseRfc3339 } from '../subscriptions/schedule.request.js';
 import type { EndpointsService } from './endpoints.service.js';
 import type { WebhooksWorker } from './webhooks.worker.js';
 

@@ -1,7 +1,7 @@
 /** Thin handlers for webhook endpoints and their deliveries. */
 import type { Handlers } from '../request-context/request-context.js';
 import { pageRequestOf } from '../request-context/request-context.js';
-import { livemodeOf } from '../lib/livemode.js';
+import { livemodeOf } from '../merchants/livemode.js';
 import type { DeliveriesRepository } from './deliveries.repository.js';
 import type { EndpointsService } from './endpoints.service.js';
 import type { ReplayService } from './replay.js';

@@ -13,12 +13,12 @@
 import { nowTimestamp } from '../lib/clock.js';
 import { uuidv7 } from '../lib/ids.js';
 import { Periodic } from '../lib/periodic.js';
-import { RETRY } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { failActiveSpan, inSpan } from '../observability/tracing.js';
 import type { Event, EventsRepository } from '../events/events.repository.js';
-import { byMerchantOf } from '../lib/by-merchant.js';
+import { byMerchantOf } from '../merchants/by-merchant.js';
 import type { EventSink } from '../events/events.relay.js';
 import type { Resender } from '../events/events.handlers.js';
 import type { EventType } from '../subscriptions/outbox.js';

@@ -187,7 +187,7 @@ describe('one place for each kind of background plumbing', () => {
     expect(matchesIn(files, agendaTerms).filter(([file]) => !AGENDA_DOCUMENTS.includes(file))).toEqual([]);
   });
 
-  it('only src/lib/retry.ts loops over attempts: every retry is one of its named policies', () => {
+  it('only src/lib/retry.ts loops over attempts: every retry is one of the named policies of src/retry-policies.ts', () => {
     expect(matchesIn(files, retryLoop).filter(([file]) => file !== join('lib', 'retry.ts'))).toEqual([]);
   });
 

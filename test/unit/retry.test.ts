@@ -1,6 +1,7 @@
 /** The one retry loop (src/lib/retry.ts): as many attempts as the policy names, until one settles. */
 import { describe, expect, it } from 'vitest';
-import { RETRY, untilSettled } from '../../src/lib/retry.js';
+import { untilSettled } from '../../src/lib/retry.js';
+import { RETRY } from '../../src/retry-policies.js';
 
 describe('untilSettled', () => {
   it('stops at the first attempt that settles and returns its value', async () => {
