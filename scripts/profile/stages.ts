@@ -42,7 +42,7 @@ export const STAGES: readonly { readonly stage: string; readonly matches: (f: Fr
     stage: 'webhook deliveries and job queue (workers, (f) only)',
     matches: (f) => /\/src\/webhooks\/|node_modules\/(agenda|@agendajs|undici)\/|^node:internal\/deps\/undici/.test(f.url),
   },
-  { stage: 'authentication', matches: (f) => f.url.includes('/src/auth/') },
+  { stage: 'authentication', matches: (f) => f.url.includes('/src/auth/') || f.url.includes('/src/api-keys/') },
   {
     stage: 'request validation',
     matches: (f) =>

@@ -1,7 +1,7 @@
 /** Thin handlers for a merchant's API keys. */
 import { pageRequestOf, type Handlers } from '../request-context/request-context.js';
-import { DEFAULT_ROLL_HOURS } from '../auth/api-keys.rules.js';
-import type { ApiKeysService } from '../auth/api-keys.service.js';
+import { DEFAULT_ROLL_HOURS } from './api-keys.rules.js';
+import type { ApiKeysService } from './api-keys.service.js';
 
 type ApiKeyOperations = 'listApiKeys' | 'createApiKey' | 'rollApiKey' | 'revokeApiKey';
 

@@ -10,7 +10,7 @@ import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { NotAuthenticatedError } from './auth.errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { testModeIdOf } from '../merchants/livemode.js';
-import { hashApiKey, isActive, KEY_PREFIX, newKey } from './api-keys.rules.js';
+import { hashApiKey, isActive, KEY_PREFIX, newKey } from './credentials.js';
 import type { LastUsedRecorder } from './last-used.js';
 import type { MerchantsRepository } from './merchants.repository.js';
 

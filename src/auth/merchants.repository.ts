@@ -10,8 +10,8 @@ import type { Collection, Db } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { GUARDED } from '../db/guarded.js';
-import { type PerKeyQueue } from '../lib/keyed-mutex.js';
-import type { StoredKey } from './api-keys.rules.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
+import type { StoredKey } from './credentials.js';
 
 interface MerchantDocument {
   _id: string;

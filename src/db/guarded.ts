@@ -9,7 +9,7 @@
 export const GUARDED = Object.freeze({
   /** A merchant's (or test mode's) document: its key set (`keysVersion`), last-used times, test mode upsert (src/auth/merchants.repository.ts). */
   merchant: (merchantId: string) => `merchant:${merchantId}`,
-  /** A test mode's clock: an advance moves it only from the time it read (src/test-mode/test-clocks.repository.ts). */
+  /** A test mode's clock: an advance moves it only from the time it read (src/clocks/test-clocks.repository.ts). */
   testClock: (testModeId: string) => `testClock:${testModeId}`,
   /** A webhook endpoint: changes by its merchant, and the delivery outcomes' failure count and disabling (src/webhooks/endpoints.repository.ts). */
   webhookEndpoint: (endpointId: string) => `webhookEndpoint:${endpointId}`,
@@ -21,6 +21,6 @@ export const GUARDED = Object.freeze({
   hold: (holdId: string) => `hold:${holdId}`,
   /** A bulk request: its undo is set once, only where none is (src/bulk/bulk.repository.ts). */
   bulkRequest: (requestId: string) => `bulkRequest:${requestId}`,
-  /** The schedule clock's one document: `$min` notes and the poll's versioned settle (src/subscriptions/schedule.clock.ts). */
+  /** The schedule clock's one document: `$min` notes and the poll's versioned settle (src/clocks/schedule.clock.ts). */
   scheduleClock: () => 'scheduleClock',
 });

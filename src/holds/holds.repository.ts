@@ -8,7 +8,7 @@
  */
 import type { Collection, Db } from 'mongodb';
 import { GUARDED } from '../db/guarded.js';
-import { type PerKeyQueue } from '../lib/keyed-mutex.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { pageAlongIds } from '../db/mongo-helpers.js';

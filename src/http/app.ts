@@ -1,7 +1,7 @@
 /** The Koa application: request context, errors, body, then the spec's operations. */
 import Koa from 'koa';
 import { apiKeyHandlers } from '../api-keys/api-keys.handlers.js';
-import type { ApiKeysService } from '../auth/api-keys.service.js';
+import type { ApiKeysService } from '../api-keys/api-keys.service.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
@@ -30,6 +30,7 @@ import { operationHandlers, type OperationHandlers } from '../request-context/re
 import { requestContextMiddleware } from './request-context.middleware.js';
 import { httpRequestObserver, metricsRoute, OPERATION_ID, type Metrics } from '../observability/metrics.js';
 import { httpTracingMiddleware, tracingOn } from '../observability/tracing.js';
+import { isPortalPath, redactedPath } from '../portal/portal-paths.js';
 
 const CLIENT_GONE = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ERR_HTTP_REQUEST_TIMEOUT', 'ERR_STREAM_PREMATURE_CLOSE']);
 
@@ -124,8 +125,9 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     const byClient = error.code !== undefined && CLIENT_GONE.has(error.code);
     httpLog[byClient ? 'debug' : 'warn']({ err: error }, 'response not delivered');
   });
-  if (tracingOn()) app.use(httpTracingMiddleware(OPERATION_ID));
-  app.use(requestContextMiddleware(httpLog, deps.metrics ? httpRequestObserver(deps.metrics.registry) : undefined));
+  if (tracingOn()) app.use(httpTracingMiddleware(OPERATION_ID, redactedPath));
+  const portalKind = (path: string) => (isPortalPath(path) ? 'portal' : undefined);
+  app.use(requestContextMiddleware(httpLog, deps.metrics ? httpRequestObserver(deps.metrics.registry, portalKind) : undefined));
   app.use(problemMiddleware(httpLog, authFailures ? (ctx) => authFailures.report(ctx.ip, ctx) : undefined));
   // Health, metrics and docs live outside the API's root: a request under it skips their routers.
   app.use(

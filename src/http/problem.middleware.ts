@@ -11,7 +11,8 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
 } from 'mongodb';
-import { ApiKeyNotFoundError, ApiKeysContendedError, LastApiKeyError, NotAuthenticatedError } from '../auth/auth.errors.js';
+import { ApiKeyNotFoundError, ApiKeysContendedError, LastApiKeyError } from '../api-keys/api-keys.errors.js';
+import { NotAuthenticatedError } from '../auth/auth.errors.js';
 import {
   BulkRequestAlreadyUndoneError,
   BulkRequestNotFinishedError,

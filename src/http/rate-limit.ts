@@ -86,9 +86,27 @@ export class RateLimiter {
     bucket.tokens -= 1;
   }
 
+  /**
+   * Takes one token for the key: false, with Retry-After set, when none is left. For pages that
+   * answer a refusal in their own form rather than as a problem.
+   */
+  take(key: string, ctx: KoaContext): boolean {
+    const bucket = this.refilled(key);
+    if (bucket.tokens < 1) {
+      ctx.set('Retry-After', String(this.retryAfter(bucket)));
+      return false;
+    }
+    bucket.tokens -= 1;
+    return true;
+  }
+
+  /** Seconds until the bucket holds a token: at most a day, the bound the contract gives Retry-After, however thin this process's share. */
+  private retryAfter(bucket: Bucket): number {
+    return Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((1 - bucket.tokens) / (this.perSecond * this.fraction))));
+  }
+
   private refuse(bucket: Bucket, ctx: KoaContext): never {
-    // At most a day, the bound the contract gives Retry-After, however thin this process's share.
-    const retryAfter = Math.min(MAX_RETRY_AFTER_SECONDS, Math.max(1, Math.ceil((1 - bucket.tokens) / (this.perSecond * this.fraction))));
+    const retryAfter = this.retryAfter(bucket);
     ctx.set('Retry-After', String(retryAfter));
     const limit = `${this.burst} requests per ${this.windowSeconds} seconds`;
     const detail =

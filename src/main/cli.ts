@@ -139,7 +139,7 @@ const KEY_COMMANDS = ['list', 'create', 'revoke'];
 
 /**
  * A merchant's API keys, for an operator (a merchant whose every key leaked, say): the same rules
- * as the API (src/auth/api-keys.service.ts). `list` prints every active key (at most 100), `create`
+ * as the API (src/api-keys/api-keys.service.ts). `list` prints every active key (at most 100), `create`
  * the new key (shown this once), `revoke` the id it revoked. `--mode test` acts on the merchant's
  * test mode's keys (docs/partners.md), making the test mode first if the merchant has none yet
  * (merchants made before test mode): `keys create --mode test` is how such a merchant gets one.

@@ -16,9 +16,9 @@ import type { Logger } from '../logger.js';
 import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
 import { PlansRepository } from '../plans/plans.repository.js';
 import { PortalLinksRepository } from '../portal/portal-links.repository.js';
-import { ScheduleClock } from '../subscriptions/schedule.clock.js';
+import { ScheduleClock } from '../clocks/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
-import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
+import { TestClocksRepository } from '../clocks/test-clocks.repository.js';
 import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
 

@@ -18,7 +18,7 @@ import type { Logger } from '../logger.js';
 import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
 import { ScheduleWorker } from '../schedules/schedules.worker.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
-import { clockOfMerchants } from '../test-mode/test-mode.service.js';
+import { clockOfMerchants } from '../clocks/merchant-clocks.js';
 import { DeliveryQueue } from '../webhooks/delivery.queue.js';
 import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
 import type { BothStores, Engine, Stores } from './compose-stores.js';

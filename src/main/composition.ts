@@ -9,7 +9,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
-import { ApiKeysService } from '../auth/api-keys.service.js';
+import { ApiKeysService } from '../api-keys/api-keys.service.js';
 import { AuthService } from '../auth/auth.service.js';
 import { LastUsedRecorder } from '../auth/last-used.js';
 import type { MerchantsRepository } from '../auth/merchants.repository.js';
@@ -17,7 +17,7 @@ import type { BulkRepository } from '../bulk/bulk.repository.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/mongo.js';
 import type { RetentionSweeper } from '../db/retention.js';
-import { clockOfMerchants } from '../test-mode/test-mode.service.js';
+import { clockOfMerchants } from '../clocks/merchant-clocks.js';
 import { createHttpServer, type HttpLimits } from '../http/http-server.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';

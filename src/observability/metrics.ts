@@ -21,7 +21,6 @@ import type { MongoClient } from 'mongodb';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { SERVICE_METRICS, type ServiceMetricName } from './metric-names.js';
 import { counterCell, histogramCell } from './metric-cells.js';
-import { isPortalPath } from '../portal/portal-paths.js';
 
 export type DbClientRole = 'request' | 'background';
 
@@ -233,13 +232,17 @@ export class Metrics {
   }
 }
 
+/** The label of a path outside the spec that the app serves (the portal's pages), or undefined. */
+export type PathKind = (path: string) => string | undefined;
+
 /** What an answered request is counted under: its operationId, else what kind of path it was. */
-function operationOf(path: string, operationId: string | undefined): string {
+function operationOf(path: string, operationId: string | undefined, kindOf: PathKind): string {
   if (operationId) return operationId;
+  const kind = kindOf(path);
+  if (kind !== undefined) return kind;
   if (path === '/healthz' || path === '/readyz') return 'health';
   if (path === '/metrics') return 'metrics';
   if (path === '/docs' || path.startsWith('/docs/') || path === '/openapi.yaml' || path === '/openapi.json') return 'docs';
-  if (isPortalPath(path)) return 'portal';
   return 'unknown';
 }
 
@@ -257,14 +260,14 @@ export interface RequestObserver {
  * into its status): by operation and status, its latency, and the requests in flight. Told by the
  * request-context middleware (src/http/request-context.middleware.ts), which times the request anyway.
  */
-export function httpRequestObserver(metrics: Metrics): RequestObserver {
+export function httpRequestObserver(metrics: Metrics, kindOf: PathKind = () => undefined): RequestObserver {
   return {
     started: () => {
       metrics.inFlight++;
     },
     answered: (ctx, seconds) => {
       metrics.inFlight--;
-      metrics.answered(operationOf(ctx.path, ctx.state[OPERATION_ID] as string | undefined), ctx.status, seconds);
+      metrics.answered(operationOf(ctx.path, ctx.state[OPERATION_ID] as string | undefined, kindOf), ctx.status, seconds);
     },
   };
 }

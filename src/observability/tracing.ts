@@ -28,7 +28,6 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import type { Middleware } from 'koa';
-import { redactedPath } from '../portal/portal-paths.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -171,15 +170,16 @@ export function failActiveSpan(message: string): void {
 /**
  * One server span per request, continuing the caller's `traceparent`: named by the method and the
  * operationId (ctx.state, set once routed: src/http/openapi.ts), with the HTTP attributes of the
- * semantic conventions; 5xx marks it failed. Added only when tracing is on.
+ * semantic conventions; 5xx marks it failed. Added only when tracing is on. `recordedPath`: the
+ * path as a span may hold it (a credential in a path replaced).
  */
-export function httpTracingMiddleware(operationKey: string): Middleware {
+export function httpTracingMiddleware(operationKey: string, recordedPath: (path: string) => string = (path) => path): Middleware {
   return async (ctx, next) => {
     const active = tracer!;
     const parent = propagation.extract(context.active(), ctx.headers);
     await active.startActiveSpan(
       ctx.method,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': redactedPath(ctx.path) } },
+      { kind: SpanKind.SERVER, attributes: { 'http.request.method': ctx.method, 'url.path': recordedPath(ctx.path) } },
       parent,
       async (span: Span) => {
         try {

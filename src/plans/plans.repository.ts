@@ -6,7 +6,7 @@
 import type { Collection, Db } from 'mongodb';
 import { pageAlongIds } from '../db/mongo-helpers.js';
 import { GUARDED } from '../db/guarded.js';
-import { type PerKeyQueue } from '../lib/keyed-mutex.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 
 const PLANS_COLLECTION = 'plans';

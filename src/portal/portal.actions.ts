@@ -2,7 +2,7 @@
  * What a customer does on a portal page (docs/api.md "Customer portal"): see the subscription, and
  * pause or resume it as the link allows, through the same SubscriptionsService as the API (pause
  * policy, events, webhooks), with `cause: {kind: "portal", portalLinkId}`. The merchant's clock
- * governs every date shown (a test mode's test clock, src/test-mode/).
+ * governs every date shown (a test mode's test clock, src/clocks/).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { KeyedMutex } from '../lib/keyed-mutex.js';

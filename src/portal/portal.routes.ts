@@ -10,7 +10,6 @@
  * the one static 404 page after the same work. Every answer carries the headers below.
  */
 import type { Context, Middleware } from 'koa';
-import { ProblemError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
 import { csrfMatches, type ActionOutcome, type Notice, type PortalActions } from './portal.actions.js';
@@ -40,9 +39,9 @@ const NOTICES: readonly Notice[] = ['paused', 'resumed'];
 /** A refusal's cookie value: its name only, put in words when the page is shown, so that no text a browser sends is shown. */
 const REFUSED = 'refused-';
 
-/** A token bucket per key (src/http/rate-limit.ts): takes one token, or throws a 429 ProblemError with Retry-After set. */
+/** A token bucket per key (src/http/rate-limit.ts): takes one token, or answers false with Retry-After set. */
 export interface Limit {
-  fail(key: string, ctx: Context): void;
+  take(key: string, ctx: Context): boolean;
 }
 
 export interface PortalLimits {
@@ -63,6 +62,10 @@ function answer(ctx: Context, status: number, html: string): void {
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = html;
+}
+
+function tooMany(ctx: Context): void {
+  answer(ctx, 429, messagePage('Too many requests', 'Please wait a minute, then try again.'));
 }
 
 /** The form's fields, read up to FORM_LIMIT_BYTES. */
@@ -101,8 +104,6 @@ export function portalMiddleware(deps: PortalRoutesDependencies): Middleware {
     try {
       await serve(ctx, deps);
     } catch (error) {
-      if (error instanceof ProblemError && error.kind.status === 429)
-        return answer(ctx, 429, messagePage('Too many requests', 'Please wait a minute, then try again.'));
       if (error instanceof FormRefused) return answer(ctx, error.status, messagePage('Nothing was changed', error.reason));
       // A working link to a subscription that is gone (a test mode's fixtures removed): a link that does not work.
       if (error instanceof SubscriptionNotFoundError) return answer(ctx, 404, NOT_FOUND_PAGE);
@@ -119,10 +120,10 @@ async function serve(ctx: Context, deps: PortalRoutesDependencies): Promise<void
     ctx.body = PORTAL_CSS;
     return;
   }
-  deps.limits.byAddress.fail(ctx.ip, ctx);
+  if (!deps.limits.byAddress.take(ctx.ip, ctx)) return tooMany(ctx);
   const { token, rest } = partsOf(ctx.path);
   const hash = tokenHashOf(token);
-  deps.limits.byLink.fail(hash, ctx);
+  if (!deps.limits.byLink.take(hash, ctx)) return tooMany(ctx);
   const link = await deps.links.resolve(hash);
   if (!link) return answer(ctx, 404, NOT_FOUND_PAGE);
   if (rest.length === 0 && read) return showPage(ctx, deps, link, token);

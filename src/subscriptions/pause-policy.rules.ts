@@ -5,7 +5,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp, parseRfc3339 } from '../lib/clock.js';
-import { type ScheduleRequest } from './schedule.request.js';
+import type { ScheduleRequest } from './schedule.request.js';
 import { CorruptSubscriptionError } from './subscriptions.errors.js';
 
 /**

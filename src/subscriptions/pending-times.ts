@@ -2,7 +2,7 @@
  * The pending times the stores write, told after each write: to the schedule clock, where there is
  * one (schedule.clock.ts), and to this process's schedule worker (ScheduleWorker.wakeBy).
  */
-import type { ScheduleClock } from './schedule.clock.js';
+import type { ScheduleClock } from '../clocks/schedule.clock.js';
 
 export class PendingTimes {
   private readonly listeners: ((at: string) => void)[] = [];

@@ -9,7 +9,7 @@ import { DueStore } from './due.store.js';
 import { HoldersStore } from './holders.store.js';
 import { OutboxStore } from './outbox.store.js';
 import { PendingTimes } from './pending-times.js';
-import type { ScheduleClock } from './schedule.clock.js';
+import type { ScheduleClock } from '../clocks/schedule.clock.js';
 import { SubscriptionsStore } from './subscriptions.store.js';
 
 export interface SubscriptionStores {

@@ -2,11 +2,11 @@
  * A merchant's test mode (docs/partners.md): fixtures made and removed through the API, and a
  * clock that moves forward on request, applying the test mode's due schedules as it passes them.
  * A test mode is a tenant of its own (src/merchants/livemode.ts), so everything else it does is the
- * live code scoped to its id; only its time is its clock's (`timeOfMerchants`).
+ * live code scoped to its id; only its time is its clock's (src/clocks/).
  */
 import { InvalidRequestError } from '../errors.js';
 import { TestClockMovedError, TestModeOnlyError } from './test-mode.errors.js';
-import { formatTimestamp, nowTimestamp, parseRfc3339, REAL_CLOCK, type Clock } from '../lib/clock.js';
+import { formatTimestamp, nowTimestamp, parseRfc3339 } from '../lib/clock.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { RETRY } from '../retry-policies.js';
 import { untilSettled } from '../lib/retry.js';
@@ -14,8 +14,9 @@ import { requestedTimestamp } from '../subscriptions/schedule.request.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
-import type { ClockOf, SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
-import type { TestClocksRepository } from './test-clocks.repository.js';
+import type { SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
+import { timeOfMerchants } from '../clocks/merchant-clocks.js';
+import type { TestClocksRepository } from '../clocks/test-clocks.repository.js';
 import type { HoldsService } from '../holds/holds.service.js';
 
 /** How far one advance may move the clock. */
@@ -24,25 +25,6 @@ const MAX_ADVANCE_YEARS = 2;
 const DUE_READ = 500;
 /** Due reads in a row that find nothing of theirs to apply before an advance stops reading. */
 const IDLE_READS = 3;
-
-/** A merchant's clock for one request: the real one when live; in test mode its test clock's time, read once (the real time until the clock is first set). */
-export function clockOfMerchants(clocks: TestClocksRepository): ClockOf {
-  return async (merchantId) => {
-    const at = livemodeOf(merchantId) ? undefined : await clocks.timeOf(merchantId);
-    return at === undefined ? REAL_CLOCK : fixedClock(at);
-  };
-}
-
-function fixedClock(at: string): Clock {
-  const micros = parseRfc3339(at)!;
-  return { timestamp: () => at, micros: () => micros, test: true };
-}
-
-/** The time of a merchant's data: the real time when live, its test clock's in test mode. */
-export function timeOfMerchants(clocks: TestClocksRepository): TimeOf {
-  const clockOf = clockOfMerchants(clocks);
-  return async (merchantId) => (await clockOf(merchantId)).timestamp();
-}
 
 /** The test helpers take test keys only: a live key is refused, with nothing done. */
 export function testModeOnly(merchantId: string): string {

@@ -1,6 +1,7 @@
-/** The rules of a merchant's key set (src/auth/api-keys.rules.ts), on sets written out by hand. */
+/** The rules of a merchant's key set (src/api-keys/api-keys.rules.ts), on sets written out by hand. */
 import { describe, expect, it } from 'vitest';
-import { MAX_ACTIVE_KEYS, newKey, revoked, rolled, timestampIn, withNewKey, type StoredKey } from '../../src/auth/api-keys.rules.js';
+import { MAX_ACTIVE_KEYS, revoked, rolled, withNewKey } from '../../src/api-keys/api-keys.rules.js';
+import { newKey, timestampIn, type StoredKey } from '../../src/auth/credentials.js';
 import { toProblem } from '../../src/http/problem.middleware.js';
 
 const NOW = Date.parse('2026-11-24T12:00:00.000Z');

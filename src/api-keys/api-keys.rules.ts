@@ -1,68 +1,15 @@
 /**
- * The rules of a merchant's API keys (docs/design.md §3), apart from storage and HTTP: which keys
- * are active, and what making, rolling and revoking one does to the set. Every change is decided
- * here on the set as read, and written back whole by one conditional update (merchants.repository.ts).
+ * The rules of a merchant's API keys (docs/design.md §3), apart from storage and HTTP: what making,
+ * rolling and revoking one does to the set. Every change is decided
+ * here on the set as read, and written back whole by one conditional update (src/auth/merchants.repository.ts).
  */
-import { hash, randomBytes } from 'node:crypto';
 import { InvalidRequestError } from '../errors.js';
-import { ApiKeyNotFoundError, LastApiKeyError } from './auth.errors.js';
-import { formatTimestamp } from '../lib/clock.js';
-import { uuidv7 } from '../lib/ids.js';
+import { ApiKeyNotFoundError, LastApiKeyError } from './api-keys.errors.js';
+import { isActive, timestampIn, type StoredKey } from '../auth/credentials.js';
 
-/** Every key starts so; keys made before test mode (docs/partners.md) are `sk_` and 43 characters, and stay live. */
-export const KEY_PREFIX = 'sk_';
-/** A new key's start, by the mode of the tenant it belongs to (src/merchants/livemode.ts). */
-const MODE_PREFIX = { live: 'sk_live_', test: 'sk_test_' } as const;
-/** The random characters of a key shown in lists, after its mode prefix. */
-const SHOWN_RANDOM = 8;
 export const MAX_ACTIVE_KEYS = 100;
 export const MAX_ROLL_HOURS = 168;
 export const DEFAULT_ROLL_HOURS = 24;
-
-/** A key as stored: its hash, never the key. Times are timestamps (§5), which compare as strings. */
-export interface StoredKey {
-  readonly id: string;
-  readonly hash: string;
-  readonly prefix: string;
-  readonly createdAt: string;
-  /** null: never expires. */
-  readonly expiresAt: string | null;
-}
-
-/** A key made now: the one moment its secret exists outside the client. */
-export interface NewKey {
-  readonly stored: StoredKey;
-  readonly key: string;
-}
-
-/** Once per request: crypto's one-shot `hash` (utf-8 in, hex out) costs less than a Hash object. */
-export function hashApiKey(apiKey: string): string {
-  return hash('sha256', apiKey, 'hex');
-}
-
-export function timestampIn(ms: number, now = Date.now()): string {
-  return formatTimestamp(BigInt(now + ms) * 1000n);
-}
-
-export function isActive(key: StoredKey, now: string): boolean {
-  return key.expiresAt === null || key.expiresAt > now;
-}
-
-/** A key of a live merchant (`sk_live_…`) or of a test mode (`sk_test_…`). */
-export function newKey(now = Date.now(), livemode = true): NewKey {
-  const start = livemode ? MODE_PREFIX.live : MODE_PREFIX.test;
-  const key = start + randomBytes(32).toString('base64url');
-  return {
-    key,
-    stored: {
-      id: uuidv7(now),
-      hash: hashApiKey(key),
-      prefix: key.slice(0, start.length + SHOWN_RANDOM),
-      createdAt: timestampIn(0, now),
-      expiresAt: null,
-    },
-  };
-}
 
 function notFound(keyId: string): ApiKeyNotFoundError {
   return new ApiKeyNotFoundError(`API key ${keyId} not found`);

@@ -14,7 +14,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { GUARDED } from '../db/guarded.js';
-import { type PerKeyQueue } from '../lib/keyed-mutex.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 
 /** Later than any timestamp: nothing pending. (`null` would not do: `$min` ranks it below every string.) */
 const NOTHING_PENDING = '9999-12-31T23:59:59.999999Z';

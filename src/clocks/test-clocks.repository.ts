@@ -6,7 +6,7 @@
 import type { Collection, Db } from 'mongodb';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { GUARDED } from '../db/guarded.js';
-import { type PerKeyQueue } from '../lib/keyed-mutex.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 
 interface ClockDocument {
   _id: string;

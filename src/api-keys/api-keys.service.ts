@@ -6,16 +6,16 @@
  * then reads the set the one before it wrote, so any number at once all succeed, and the
  * conditional update has only other processes' changes to catch.
  */
-import { ApiKeyNotFoundError, ApiKeysContendedError } from './auth.errors.js';
+import { ApiKeyNotFoundError, ApiKeysContendedError } from './api-keys.errors.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { KeyedMutex } from '../lib/keyed-mutex.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { RETRY } from '../retry-policies.js';
 import { untilSettled } from '../lib/retry.js';
-import { isActive, newKey, revoked, rolled, withNewKey, type StoredKey } from './api-keys.rules.js';
-import type { AuthService } from './auth.service.js';
-import type { KeySet, MerchantsRepository } from './merchants.repository.js';
+import { isActive, newKey, type StoredKey } from '../auth/credentials.js';
+import { revoked, rolled, withNewKey } from './api-keys.rules.js';
+import type { KeySet, MerchantsRepository } from '../auth/merchants.repository.js';
 
 type KeysDecision = (keys: readonly StoredKey[], added: StoredKey) => { keys: readonly StoredKey[]; old?: StoredKey };
 
@@ -39,13 +39,18 @@ export interface CreatedApiKey {
   readonly livemode: boolean;
 }
 
+/** Whoever remembers resolved keys (the request authentication): told of a key made or ended by this process. */
+export interface KeyCache {
+  forget(hash: string): void;
+}
+
 export class ApiKeysService {
   /** This process's changes, queued per merchant. */
   private readonly changes = new KeyedMutex();
 
   constructor(
     private readonly merchants: MerchantsRepository,
-    private readonly auth: AuthService,
+    private readonly resolved: KeyCache,
   ) {}
 
   async list(merchantId: string, page: PageRequest): Promise<Page<ApiKeyView>> {
@@ -86,8 +91,8 @@ export class ApiKeysService {
       const set = await this.keySet(merchantId);
       const { keys, old } = decide(set.keys, made.stored);
       if (!(await this.merchants.replaceKeys(set, keys))) return undefined;
-      this.auth.forget(made.stored.hash);
-      if (old) this.auth.forget(old.hash);
+      this.resolved.forget(made.stored.hash);
+      if (old) this.resolved.forget(old.hash);
       return true;
     });
     if (written) {
