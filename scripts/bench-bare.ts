@@ -9,7 +9,7 @@ import type { Db, Document } from 'mongodb';
 import { uuidv7Named } from '../src/lib/ids.js';
 import { nowTimestamp } from '../src/lib/clock.js';
 import { projectRoot } from '../src/lib/project-root.js';
-import { KEPT_PAUSE_TIMES } from '../src/subscriptions/pause-policy.rules.js';
+import { KEPT_PAUSE_TIMES } from '../src/pause-policy/pause-policy.rules.js';
 
 /**
  * The same database work as a single pause, on a bare node:http server, with raw driver calls: the

@@ -41,7 +41,7 @@ import { disableMetrics, enableMetrics } from '../src/observability/metrics.js';
 import { DueStore } from '../src/subscriptions/due.store.js';
 import { KEPT_COMMAND_MARKS } from '../src/subscriptions/subscription.document.js';
 import { SubscriptionsStore } from '../src/subscriptions/subscriptions.store.js';
-import { KEPT_PAUSE_TIMES } from '../src/subscriptions/pause-policy.rules.js';
+import { KEPT_PAUSE_TIMES } from '../src/pause-policy/pause-policy.rules.js';
 import { SubscriptionSeeder } from '../src/subscriptions/subscriptions.seed.js';
 import { CACHE_DIR } from '../src/db/embedded.js';
 import { FERRETDB_PATCHES, ferretdbBinaryPath } from '../src/db/ferretdb.js';

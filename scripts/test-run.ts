@@ -23,7 +23,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Capabilities } from '../src/db/mongo.js';
+import type { Capabilities } from '../src/db/capabilities.js';
 import { everyWorkaround, type WorkaroundName } from '../src/db/workarounds.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { skippedSince, type SkippedStep } from './skipped-steps.js';

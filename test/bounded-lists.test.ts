@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Double } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEPT_COMMAND_MARKS } from '../src/subscriptions/subscription.document.js';
-import { KEPT_PAUSE_TIMES } from '../src/subscriptions/pause-policy.rules.js';
+import { KEPT_PAUSE_TIMES } from '../src/pause-policy/pause-policy.rules.js';
 import { call } from './support/http.js';
 import { startTestService, type TestService } from './support/service.js';
 import { waitFor } from './support/wait.js';

@@ -28,7 +28,7 @@ import {
   type PauseHistory,
   type PausePolicy,
   type PausePolicySource,
-} from '../subscriptions/pause-policy.rules.js';
+} from '../pause-policy/pause-policy.rules.js';
 import { commandOf, decide, type Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import { chunkCountFor } from './bulk.chunks.js';

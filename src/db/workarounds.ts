@@ -9,7 +9,7 @@
  */
 import type { DbWorkarounds } from '../config.js';
 import { ConfigError } from '../config.errors.js';
-import type { Capabilities } from './mongo.js';
+import type { Capabilities } from './capabilities.js';
 
 /*
  * Not in the table: a form chosen for an engine's sake that a server with every capability applies

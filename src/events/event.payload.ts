@@ -8,7 +8,10 @@ import { livemodeOf } from '../merchants/livemode.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
 import type { OutboxEntry, PendingEvents } from '../subscriptions/outbox.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
-import type { Event } from './events.repository.js';
+import type { components } from '../../generated/openapi.js';
+
+/** An event as the API shows it. */
+export type Event = components['schemas']['Event'];
 
 /** An event as made, before the API shows it. */
 export interface RecordedEvent {

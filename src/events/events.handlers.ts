@@ -1,7 +1,7 @@
 /** Thin handlers for events: list, read, and send one again to the merchant's endpoints. */
 import { pageRequestOf, type Handlers } from '../request-context/request-context.js';
 import type { EventsService } from './events.service.js';
-import type { Event } from './events.repository.js';
+import type { Event } from './event.payload.js';
 
 export interface Resender {
   /** Queues the event again to the merchant's enabled endpoints that take its type; returns how many. */

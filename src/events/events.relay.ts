@@ -16,7 +16,8 @@ import type { OutboxStore } from '../subscriptions/outbox.store.js';
 import type { Logger } from '../logger.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
 import { bulkRequestCompletedEvent, eventTraces, subscriptionEvents } from './event.payload.js';
-import type { Event, EventsRepository } from './events.repository.js';
+import type { Event } from './event.payload.js';
+import type { EventsRepository } from './events.repository.js';
 
 /** Where stored events go next: the webhook deliveries. Must be idempotent per event id. */
 export interface EventSink {

@@ -6,12 +6,9 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { deleteInParts, insertNew, pageAlongIds } from '../db/mongo-helpers.js';
 import { ensureTtlIndex } from '../db/retention.js';
-import type { components } from '../../generated/openapi.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { EventType } from '../subscriptions/outbox.js';
-import { shownAs } from './event.payload.js';
-
-export type Event = components['schemas']['Event'];
+import { shownAs, type Event } from './event.payload.js';
 
 interface EventDocument {
   _id: string;

@@ -1,7 +1,8 @@
 /** Reading the merchant's events: a page of them, newest first, or one. */
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { EventNotFoundError } from './events.errors.js';
-import type { Event, EventFilter, EventsRepository } from './events.repository.js';
+import type { Event } from './event.payload.js';
+import type { EventFilter, EventsRepository } from './events.repository.js';
 
 // Where src/http/problem.middleware.ts imports it from.
 

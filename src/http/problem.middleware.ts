@@ -26,12 +26,8 @@ import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idemp
 import type { Logger } from '../logger.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
 import { PlanNotFoundError } from '../plans/plans.errors.js';
-import {
-  InvalidScheduleError,
-  InvalidTransitionError,
-  PausePolicyError,
-  SubscriptionNotFoundError,
-} from '../subscriptions/subscriptions.errors.js';
+import { PausePolicyError } from '../pause-policy/pause-policy.errors.js';
+import { InvalidScheduleError, InvalidTransitionError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
 import { TestClockMovedError, TestModeOnlyError } from '../test-mode/test-mode.errors.js';
 import { WebhookEndpointNotFoundError, WebhookUrlNotAllowedError } from '../webhooks/webhooks.errors.js';
 

@@ -36,7 +36,7 @@ import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
 import { composePortal } from './compose-portal.js';
 import type { BothStores, Stores } from './compose-stores.js';
 import type { BackgroundWork } from './compose-workers.js';
-import type { Domain } from './composition.js';
+import type { Domain } from './compose-domain.js';
 
 export type HttpConfig = Pick<
   Config,

@@ -7,7 +7,7 @@ import type { PlansService } from '../plans/plans.service.js';
 import { PortalActions } from '../portal/portal.actions.js';
 import { portalMiddleware, type PortalLimits } from '../portal/portal.routes.js';
 import type { Stores } from './compose-stores.js';
-import type { Domain } from './composition.js';
+import type { Domain } from './compose-domain.js';
 
 /**
  * Per process (docs/api.md "Customer portal"): an address may open 60 pages at once and one a

@@ -9,36 +9,27 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
-import { ApiKeysService } from '../api-keys/api-keys.service.js';
-import { AuthService } from '../auth/auth.service.js';
-import { LastUsedRecorder } from '../auth/last-used.js';
-import type { MerchantsRepository } from '../auth/merchants.repository.js';
 import type { BulkRepository } from '../bulk/bulk.repository.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/mongo.js';
 import type { RetentionSweeper } from '../db/retention.js';
-import { clockOfMerchants } from '../clocks/merchant-clocks.js';
 import { createHttpServer, type HttpLimits } from '../http/http-server.js';
 import type { IdempotencyRepository } from '../idempotency/idempotency.repository.js';
-import type { PerKeyQueue } from '../lib/keyed-mutex.js';
-import { createLogger, type Logger } from '../logger.js';
-import { PausePolicyService } from '../pause-policy/pause-policy.service.js';
+import type { Logger } from '../logger.js';
 import type { PortalLinksRepository } from '../portal/portal-links.repository.js';
-import { ResumeNotices } from '../subscriptions/resume-notices.js';
-import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
-import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
-import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { DEFAULT_HEARTBEAT_MS, Heartbeat, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
 import { RateLimitShare } from '../fleet/rate-limit-share.js';
 import { serviceVersion } from '../lib/project-root.js';
 import { metrics, startMetricsServer } from '../observability/metrics.js';
-import { announceWorkarounds, DAY_MS, engineFor, storesOf, storesOn, type Stores } from './compose-stores.js';
+import { announceWorkarounds, engineFor, storesOf } from './compose-stores.js';
 import { composeWorkers, type Workers } from './compose-workers.js';
 import { composeHttp, merchantLimiter, readinessOf } from './compose-http.js';
+import { domainOn, type Domain } from './compose-domain.js';
 
 export { engineFor, type Engine } from './compose-stores.js';
 export { fleetStatusOn } from './compose-http.js';
 export type { Workers } from './compose-workers.js';
+export { composeDomain, type Domain } from './compose-domain.js';
 
 export type ServiceConfig = Pick<
   Config,
@@ -62,20 +53,6 @@ export type ServiceConfig = Pick<
     >
   >;
 
-/** Repositories and domain services: what the admin commands need. */
-export interface Domain {
-  readonly merchants: MerchantsRepository;
-  readonly subscriptionStores: SubscriptionStores;
-  readonly auth: AuthService;
-  /** A merchant's API keys: list, make, roll, revoke (the API and `subsvc keys`). */
-  readonly apiKeys: ApiKeysService;
-  readonly subscriptions: SubscriptionsService;
-  /** Each merchant's pause policy, cached for every service of the process that pauses (docs/design.md §11). */
-  readonly pausePolicies: PausePolicyService;
-  /** Creates subscriptions directly (admin command, demo, tests). */
-  readonly seeder: SubscriptionSeeder;
-}
-
 /** The domain plus the workers and the HTTP app: what `serve`, `worker` and the tests need. */
 export interface Service extends Domain {
   /**
@@ -95,39 +72,6 @@ export interface Service extends Domain {
   /** The fleet as the last heartbeat read it: the per-merchant limit takes this process's share (src/fleet/heartbeat.ts). */
   fleetChanged(live: readonly LiveProcess[]): void;
   app(): Promise<Koa>;
-}
-
-/** The admin commands' domain, on one client (src/main/cli.ts). */
-export async function composeDomain(
-  database: Pick<Database, 'db' | 'capabilities'>,
-  config: Pick<Config, 'authCacheTtlMs' | 'bulkRetentionDays'> & Partial<Pick<Config, 'dbWorkarounds'>>,
-  log: Logger = createLogger('silent'),
-): Promise<Domain> {
-  const engine = engineFor(database.capabilities, config.dbWorkarounds);
-  const stores = storesOn(database.db, engine.workarounds, config.bulkRetentionDays * DAY_MS, engine.mutex);
-  await Promise.all([stores.merchants.ensureIndexes(), stores.subscriptions.ensureIndexes()]);
-  return domainOn(stores, engine.mutex, config, log);
-}
-
-function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'authCacheTtlMs'>, log: Logger): Domain {
-  const auth = new AuthService(
-    stores.merchants,
-    config.authCacheTtlMs,
-    new LastUsedRecorder(stores.merchants, log.child({ component: 'auth' })),
-  );
-  const pausePolicies = new PausePolicyService(stores.pausePolicies);
-  const clockOf = clockOfMerchants(stores.testClocks);
-  const notices = new ResumeNotices(stores.due, stores.holds, mutex, clockOf);
-  pausePolicies.onNoticeHoursChanged((merchantId, hours) => notices.renotice(merchantId, hours));
-  return {
-    merchants: stores.merchants,
-    subscriptionStores: stores,
-    auth,
-    apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores, mutex, pausePolicies, clockOf),
-    pausePolicies,
-    seeder: new SubscriptionSeeder(stores.subscriptions),
-  };
 }
 
 /**

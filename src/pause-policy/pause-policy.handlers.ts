@@ -1,6 +1,6 @@
 /** Thin handlers for a merchant's pause policy (docs/design.md §11). */
 import { livemodeOf } from '../merchants/livemode.js';
-import { completePolicy } from '../subscriptions/pause-policy.rules.js';
+import { completePolicy } from './pause-policy.rules.js';
 import type { Handlers } from '../request-context/request-context.js';
 import type { PausePolicyService } from './pause-policy.service.js';
 

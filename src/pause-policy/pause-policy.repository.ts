@@ -6,7 +6,7 @@
 import type { Collection, Db } from 'mongodb';
 import { GUARDED } from '../db/guarded.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
-import { completePolicy, NO_PAUSE_POLICY, type PausePolicy } from '../subscriptions/pause-policy.rules.js';
+import { completePolicy, NO_PAUSE_POLICY, type PausePolicy } from './pause-policy.rules.js';
 
 const PAUSE_POLICIES_COLLECTION = 'pausePolicies';
 

@@ -5,7 +5,7 @@
  * process that replaces a policy uses the new one at once; the others within POLICY_CACHE_TTL_MS.
  */
 import { nowTimestamp } from '../lib/clock.js';
-import type { PausePolicy, PausePolicySource } from '../subscriptions/pause-policy.rules.js';
+import type { PausePolicy, PausePolicySource } from './pause-policy.rules.js';
 import type { PausePolicyRepository } from './pause-policy.repository.js';
 
 /** How long a process keeps a merchant's policy before reading it again (documented in docs/api.md and the spec: 30 s). */

@@ -15,8 +15,9 @@ import {
   type PauseHistory,
   type PausePolicy,
   type PausePolicySource,
-} from '../subscriptions/pause-policy.rules.js';
-import { InvalidTransitionError, PausePolicyError } from '../subscriptions/subscriptions.errors.js';
+} from '../pause-policy/pause-policy.rules.js';
+import { InvalidTransitionError } from '../subscriptions/subscriptions.errors.js';
+import { PausePolicyError } from '../pause-policy/pause-policy.errors.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { StoredPortalLink } from './portal-links.repository.js';

@@ -2,7 +2,7 @@
  * What a portal page offers and says, apart from HTTP and MongoDB: the pause lengths the merchant's
  * policy allows, the state in plain words, and each policy rule as a customer reads it.
  */
-import { POLICY_REJECTIONS, type PausePolicy, type PolicyBreach, type PolicyRule } from '../subscriptions/pause-policy.rules.js';
+import { POLICY_REJECTIONS, type PausePolicy, type PolicyBreach, type PolicyRule } from '../pause-policy/pause-policy.rules.js';
 import { parseRfc3339 } from '../lib/clock.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 

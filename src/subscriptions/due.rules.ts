@@ -1,6 +1,6 @@
 /** How due schedules are ruled together (SubscriptionsService.fireDue): one ruling and one conditional update per group. */
 import type { DueSubscription, FiringGroup } from './due.store.js';
-import type { PausePolicy } from './pause-policy.rules.js';
+import type { PausePolicy } from '../pause-policy/pause-policy.rules.js';
 import { decide } from './subscriptions.rules.js';
 
 /**

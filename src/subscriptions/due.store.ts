@@ -10,7 +10,7 @@ import { byMerchantOf } from '../merchants/by-merchant.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { earliestOf } from './notice.rules.js';
 import { outboxEntries } from './outbox.js';
-import type { PauseHistory } from './pause-policy.rules.js';
+import type { PauseHistory } from '../pause-policy/pause-policy.rules.js';
 import type { PendingTimes } from './pending-times.js';
 import {
   HISTORY_PROJECTION,

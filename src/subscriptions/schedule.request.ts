@@ -4,16 +4,16 @@
  * service's microsecond UTC timestamps (docs/design.md §5). Their form (an RFC 3339 date-time, a
  * reason of 1 to 500 characters) is the spec's, validated before a handler runs.
  */
-import type { components } from '../../generated/openapi.js';
 import { InvalidRequestError } from '../errors.js';
 import { InvalidScheduleError } from './subscriptions.errors.js';
+import type { PauseSchedule } from '../pause-policy/pause-policy.rules.js';
 import { formatTimestamp, inTimestampRange, parseRfc3339, TIMESTAMP_RANGE, type Clock } from '../lib/clock.js';
 
 /** The body fields of a pause that schedule it: a request without any of them answers as before. */
 export const SCHEDULE_FIELDS = ['pauseAt', 'resumeAt', 'reason'] as const;
 
-/** The schedule fields of a pause, as the spec types them (times normalised once checked). */
-export type ScheduleRequest = Readonly<Pick<components['schemas']['PauseRequest'], (typeof SCHEDULE_FIELDS)[number]>>;
+/** The schedule fields of a pause, as the spec types them (times normalised once checked), which the pause policy rules too. */
+export type ScheduleRequest = PauseSchedule;
 
 const MAX_YEARS_AHEAD = 3;
 /**

@@ -9,7 +9,7 @@ import { livemodeOf } from '../merchants/livemode.js';
 import { inTraceContext } from '../observability/tracing.js';
 import type { CommandMark } from './bulk-commands.rules.js';
 import { outboxEntries, type OutboxEntry, type PendingEvents, type SubscriptionSnapshot } from './outbox.js';
-import { KEPT_PAUSE_TIMES } from './pause-policy.rules.js';
+import { KEPT_PAUSE_TIMES } from '../pause-policy/pause-policy.rules.js';
 import {
   requestEvents,
   type Change,

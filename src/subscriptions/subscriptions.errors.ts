@@ -1,17 +1,10 @@
 /** The named errors of subscriptions: http/problem.middleware.ts maps each to its problem. */
+import type { components } from '../../generated/openapi.js';
 import { DomainError } from '../errors.js';
-import type { PolicyBreach } from './pause-policy.rules.js';
-import type { Operation, SubscriptionStatus } from './subscriptions.rules.js';
 
-/** A pause refused by the merchant's pause policy (422 0032). */
-export class PausePolicyError extends DomainError {
-  constructor(
-    readonly subscriptionId: string,
-    readonly breach: PolicyBreach,
-  ) {
-    super(breach.detail.replace('this subscription', `subscription ${subscriptionId}`));
-  }
-}
+// The spec's types, as subscriptions.rules.ts names them: read from the spec so that the rules, which throw these, need not be read here.
+type SubscriptionStatus = components['schemas']['SubscriptionStatus'];
+type Operation = components['schemas']['BulkOperation'];
 
 export class SubscriptionNotFoundError extends DomainError {
   constructor(readonly subscriptionId: string) {

@@ -33,7 +33,13 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { earliestOf, withNotice, type NoticeTerms } from './notice.rules.js';
-import { NO_PAUSE_HISTORY, pauseVerdict, type PauseHistory, type PausePolicy, type PolicyBreach } from './pause-policy.rules.js';
+import {
+  NO_PAUSE_HISTORY,
+  pauseVerdict,
+  type PauseHistory,
+  type PausePolicy,
+  type PolicyBreach,
+} from '../pause-policy/pause-policy.rules.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import { CorruptSubscriptionError } from './subscriptions.errors.js';
 

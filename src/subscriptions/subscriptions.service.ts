@@ -29,8 +29,9 @@ import {
   withPolicyResumeAt,
   type PausePolicy,
   type PausePolicySource,
-} from './pause-policy.rules.js';
-import { InvalidTransitionError, PausePolicyError, SubscriptionNotFoundError } from './subscriptions.errors.js';
+} from '../pause-policy/pause-policy.rules.js';
+import { InvalidTransitionError, SubscriptionNotFoundError } from './subscriptions.errors.js';
+import { PausePolicyError } from '../pause-policy/pause-policy.errors.js';
 import {
   commandOf,
   decide,

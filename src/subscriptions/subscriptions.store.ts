@@ -9,7 +9,7 @@ import { deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { OutboxEntry, PendingEvents } from './outbox.js';
-import type { PauseHistory } from './pause-policy.rules.js';
+import type { PauseHistory } from '../pause-policy/pause-policy.rules.js';
 import type { PendingTimes } from './pending-times.js';
 import {
   HISTORY_PROJECTION,

@@ -11,7 +11,7 @@ import type { EventType } from '../subscriptions/outbox.js';
 import type { BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { noticeTimeOf } from '../subscriptions/notice.rules.js';
-import { NO_PAUSE_POLICY, type PausePolicySource } from '../subscriptions/pause-policy.rules.js';
+import { NO_PAUSE_POLICY, type PausePolicySource } from '../pause-policy/pause-policy.rules.js';
 import type { ChangeCause, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';

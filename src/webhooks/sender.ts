@@ -7,7 +7,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { nowTimestamp } from '../lib/clock.js';
 import { clipped } from '../lib/text.js';
-import type { Event } from '../events/events.repository.js';
+import type { Event } from '../events/event.payload.js';
 import type { WebhookAttempt } from './deliveries.repository.js';
 import type { DeliveryTarget } from './endpoints.repository.js';
 import { sign } from './signature.js';

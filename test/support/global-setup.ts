@@ -12,7 +12,7 @@ import type {} from 'vitest';
 import type { TestProject } from 'vitest/node';
 import { loadConfig } from '../../src/config.js';
 import { startEmbeddedDatabase } from '../../src/db/embedded.js';
-import { detectCapabilities, type Capabilities } from '../../src/db/mongo.js';
+import { detectCapabilities, type Capabilities } from '../../src/db/capabilities.js';
 import { createLogger } from '../../src/logger.js';
 import { SERVICE_PROCESSES_DIR } from './worker-process.js';
 

@@ -8,7 +8,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { engineFor } from '../../src/main/composition.js';
-import type { Capabilities } from '../../src/db/mongo.js';
+import type { Capabilities } from '../../src/db/capabilities.js';
 import { ConfigError } from '../../src/config.errors.js';
 import { loadConfig } from '../../src/config.js';
 import {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HOLD_RELEASE, planHoldPause, releaseResumes, resumedByRelease, type HolderState } from '../../src/subscriptions/holders.rules.js';
-import { NO_PAUSE_POLICY } from '../../src/subscriptions/pause-policy.rules.js';
+import { NO_PAUSE_POLICY } from '../../src/pause-policy/pause-policy.rules.js';
 import { recordingPause } from '../../src/subscriptions/subscription.document.js';
 import { decide } from '../../src/subscriptions/subscriptions.rules.js';
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { noticeDueAt, noticeTimeOf } from '../../src/subscriptions/notice.rules.js';
-import { NO_PAUSE_POLICY } from '../../src/subscriptions/pause-policy.rules.js';
+import { NO_PAUSE_POLICY } from '../../src/pause-policy/pause-policy.rules.js';
 import { decide, type Command } from '../../src/subscriptions/subscriptions.rules.js';
 
 const NOW = '2026-06-01T00:00:00.000000Z';

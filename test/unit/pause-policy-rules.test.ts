@@ -1,6 +1,6 @@
-/** The pause policy's rules (src/subscriptions/pause-policy.rules.ts, docs/design.md §11): pure, with `now` passed in. */
+/** The pause policy's rules (src/pause-policy/pause-policy.rules.ts, docs/design.md §11): pure, with `now` passed in. */
 import { describe, expect, it } from 'vitest';
-import { NO_PAUSE_POLICY, pausesInYearBefore, pauseVerdict, type PausePolicy } from '../../src/subscriptions/pause-policy.rules.js';
+import { NO_PAUSE_POLICY, pausesInYearBefore, pauseVerdict, type PausePolicy } from '../../src/pause-policy/pause-policy.rules.js';
 import { decide } from '../../src/subscriptions/subscriptions.rules.js';
 
 const NOW = '2026-11-25T12:00:00.000000Z';

@@ -1,19 +1,23 @@
 /**
  * A merchant's pause policy as rules (docs/design.md §11): what it makes of a pause, whatever starts
- * it, apart from HTTP and from MongoDB. `decide` (subscriptions.rules.ts) holds a due pause to it;
- * requests and bulk acceptance ask `pauseVerdict` before they write. `now` is always passed in.
+ * it, apart from HTTP and from MongoDB. `decide` (src/subscriptions/subscriptions.rules.ts) holds a
+ * due pause to it; requests and bulk acceptance ask `pauseVerdict` before they write. `now` is
+ * always passed in. This module and pause-policy.errors.ts are all that subscriptions/ reads of the
+ * policy: the policy's store and cache reach it as a PausePolicySource.
  */
 import type { components } from '../../generated/openapi.js';
 import { formatTimestamp, parseRfc3339 } from '../lib/clock.js';
-import type { ScheduleRequest } from './schedule.request.js';
-import { CorruptSubscriptionError } from './subscriptions.errors.js';
+import { CorruptPauseTimeError, type PolicyBreach, type PolicyRule } from './pause-policy.errors.js';
+
+export type { PolicyBreach, PolicyRule };
 
 /**
  * A merchant's pause policy (docs/design.md §11): each rule off when null (or false). Decided here,
  * with the status rules, for every pause whatever starts it; `now` is always passed in.
  */
 export type PausePolicy = Omit<components['schemas']['PausePolicyWithMode'], 'livemode'>;
-export type PolicyRule = 'maxPauseDays' | 'maxPausesPerYear' | 'requireResumeAt' | 'cooldownDays' | 'allowedPauseDays';
+/** A pause's schedule fields, as the spec types a pause request's (times already normalised, docs/design.md §5). */
+export type PauseSchedule = Readonly<Pick<components['schemas']['PauseRequest'], 'pauseAt' | 'resumeAt' | 'reason'>>;
 
 /** The default: every rule off, so that a pause does exactly what it did before policies. */
 export const NO_PAUSE_POLICY: PausePolicy = Object.freeze({
@@ -73,14 +77,6 @@ export const NO_PAUSE_POLICIES: PausePolicySource = Object.freeze({
 /** How many pause times a subscription keeps (`recentPauses`): the most `maxPausesPerYear` can ask to count. */
 export const KEPT_PAUSE_TIMES = 100;
 
-/** The rule a pause breaks, with the problem's detail naming the rule and its limit. */
-export interface PolicyBreach {
-  readonly rule: PolicyRule;
-  readonly detail: string;
-  /** From when the rule lets a pause start (a cooldown's end, a year's pause leaving the count); absent when no wait helps. */
-  readonly allowedFrom?: string;
-}
-
 /** A bulk rejection's reason for each rule (the spec's RejectedSubscription reasons). */
 export const POLICY_REJECTIONS = Object.freeze({
   requireResumeAt: 'policy_require_resume_at',
@@ -95,7 +91,7 @@ const YEAR_DAYS = 365n;
 
 const micros = (timestamp: string): bigint => {
   const parsed = parseRfc3339(timestamp);
-  if (parsed === undefined) throw new CorruptSubscriptionError(`not a timestamp: ${JSON.stringify(timestamp)}`);
+  if (parsed === undefined) throw new CorruptPauseTimeError(`not a timestamp: ${JSON.stringify(timestamp)}`);
   return parsed;
 };
 
@@ -118,10 +114,10 @@ export function pausesInYearBefore(recentPauses: readonly string[], now: string)
 export function pauseVerdict(
   policy: PausePolicy,
   status: string,
-  schedule: ScheduleRequest | undefined,
+  schedule: PauseSchedule | undefined,
   history: PauseHistory,
   now: string,
-): { readonly breach: PolicyBreach } | { readonly schedule: ScheduleRequest | undefined } {
+): { readonly breach: PolicyBreach } | { readonly schedule: PauseSchedule | undefined } {
   if (status === 'cancelled') return { schedule };
   const starts = status === 'fulfilled';
   const start = micros(starts ? (schedule?.pauseAt ?? now) : now);
@@ -131,7 +127,7 @@ export function pauseVerdict(
 }
 
 /** `maxPauseDays` and `allowedPauseDays`, of a `resumeAt` sent, counted from the pause's start. */
-function lengthBreach(policy: PausePolicy, schedule: ScheduleRequest | undefined, start: bigint): PolicyBreach | undefined {
+function lengthBreach(policy: PausePolicy, schedule: PauseSchedule | undefined, start: bigint): PolicyBreach | undefined {
   const { maxPauseDays, allowedPauseDays } = policy;
   if (schedule?.resumeAt === undefined) return undefined;
   const days = Number(micros(schedule.resumeAt) - start) / Number(MICROS_PER_DAY);
@@ -153,7 +149,7 @@ function lengthBreach(policy: PausePolicy, schedule: ScheduleRequest | undefined
 /** The rules only a pause that starts is held to, after lengthBreach. */
 function startBreach(
   policy: PausePolicy,
-  schedule: ScheduleRequest | undefined,
+  schedule: PauseSchedule | undefined,
   history: PauseHistory,
   start: bigint,
   now: string,
@@ -198,7 +194,7 @@ function startBreach(
 }
 
 /** A pause that starts (at its pauseAt, else `now`) without resumeAt gets one `maxPauseDays` later; any other is as it was. */
-export function withPolicyResumeAt(policy: PausePolicy, schedule: ScheduleRequest | undefined, now: string): ScheduleRequest | undefined {
+export function withPolicyResumeAt(policy: PausePolicy, schedule: PauseSchedule | undefined, now: string): PauseSchedule | undefined {
   if (policy.maxPauseDays === null || schedule?.resumeAt !== undefined) return schedule;
   const start = micros(schedule?.pauseAt ?? now);
   return { ...schedule, resumeAt: formatTimestamp(start + BigInt(policy.maxPauseDays) * MICROS_PER_DAY) };
