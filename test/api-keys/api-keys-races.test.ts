@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/auth.service.js';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { startWireProxy } from '../support/wire-proxy.js';
 
@@ -22,7 +22,7 @@ afterAll(async () => {
 const ROUNDS = 3;
 const AT_ONCE = 20;
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 const ping = async (apiKey: string) => (await api(apiKey, 'GET', '/v2/subscriptions?limit=1')).status;
 const pingAll = (keys: readonly string[]) => Promise.all(keys.map(ping));
 

@@ -9,9 +9,8 @@ import { csvStream } from '../../src/bulk/bulk.export.js';
 import { BulkRepository } from '../../src/bulk/bulk.repository.js';
 import { BulkStatusService } from '../../src/bulk/bulk.status.js';
 import { storedBulkRequest } from '../support/bulk.js';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -25,8 +24,7 @@ const CSV = { Accept: 'text/csv' };
 setFlagsFromString('--expose-gc');
 /** A full collection, so that a heap measure counts what is held, not garbage not yet collected. */
 const gc = runInNewContext('gc') as () => void;
-const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
-  call(t.baseUrl, path, { method, apiKey, json, headers });
+const { api, completed } = httpOf(() => t);
 const HEADER = 'subscriptionId,outcome,reason,at';
 
 /** The file's rows after its header, each split on commas (the rows these tests read have no quoted field). */
@@ -35,15 +33,6 @@ function rowsOf(csv: string): string[][] {
   const [header, ...rows] = csv.slice(0, -2).split('\r\n');
   expect(header).toBe(HEADER);
   return rows.map((row) => row.split(','));
-}
-
-async function completed(apiKey: string, requestId: string, timeoutMs = 30_000): Promise<void> {
-  const done = await waitFor(
-    () => api(apiKey, 'GET', `/v2/bulk-requests/${requestId}`),
-    (r) => r.body.state === 'completed',
-    timeoutMs,
-  );
-  expect(done.body.state).toBe('completed');
 }
 
 const storedRequest = (merchantId: string, count: number, outcomeOf?: Parameters<typeof storedBulkRequest>[3]) =>

@@ -6,13 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkRequestsOf } from '../support/bulk.js';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { serviceOnOwnServer } from '../support/own-server.js';
 import type { TestService } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
 import type { SubscriptionStatus } from '../../src/subscriptions/subscriptions.rules.js';
 
 let t: TestService;
+const { completed } = httpOf(() => t);
 beforeAll(async () => {
   // Its own server: 100,001 subscriptions are seeded here (test/support/own-server.ts). The
   // background reads' bound is raised: on an engine that scans (FerretDB), the read of 100,001
@@ -128,12 +128,7 @@ describe('a bulk request by filter', () => {
       expect(sorted(accepted.body.rejected.map((r: { subscriptionId: string }) => r.subscriptionId))).toEqual(sorted(cancelled));
       expect(accepted.body.rejected.every((r: { reason: string }) => r.reason === 'cancelled')).toBe(true);
       const location = accepted.headers.get('location')!;
-      const status = await waitFor(
-        () => call(t.baseUrl, location, { method: 'GET', apiKey }),
-        (r) => r.body.state === 'completed',
-        100_000,
-        250,
-      );
+      const status = await completed(apiKey, location, 100_000, 250);
       expect(status.body.counts).toEqual({ pending: 0, applied: 150, noop: 0, skipped: 0, failed: 0 });
       const items = await call(t.baseUrl, `${location}/items?limit=100&outcome=applied`, { method: 'GET', apiKey });
       expect(items.body.data.every((i: { subscriptionId: string }) => active.includes(i.subscriptionId))).toBe(true);
@@ -163,12 +158,7 @@ describe('a bulk request by filter', () => {
       rejected: [],
     });
     const location = accepted.headers.get('location')!;
-    const status = await waitFor(
-      () => call(t.baseUrl, location, { method: 'GET', apiKey }),
-      (r) => r.body.state === 'completed',
-      280_000,
-      1_000,
-    );
+    const status = await completed(apiKey, location, 280_000, 1_000);
 
     expect(status.body.counts).toEqual({ pending: 0, applied: 5_100, noop: 0, skipped: 0, failed: 0 });
     expect(await t.db.collection('bulkChunks').countDocuments({ requestId: accepted.body.requestId })).toBe(51);

@@ -6,11 +6,11 @@
  * still end with its own outcome, and each subscription as one command would leave it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Reply } from '../support/http.js';
+import { call, httpOf, type Reply } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
 
 let t: TestService;
+const { completed } = httpOf(() => t);
 let merchantId: string;
 let apiKey: string;
 beforeAll(async () => {
@@ -31,13 +31,7 @@ async function bulk(
   const res = await call(t.baseUrl, `/v2/subscriptions/bulk/${operation}`, { apiKey, json: { subscriptions: ids } });
   expect(res.status).toBe(202);
   const location = res.headers.get('location')!;
-  const done = await waitFor(
-    () => call(t.baseUrl, location, { apiKey, method: 'GET' }),
-    (r) => r.body.state === 'completed',
-    60_000,
-    100,
-    'the request completed',
-  );
+  const done = await completed(apiKey, location, 60_000, 100);
   const page: Reply = await call(t.baseUrl, `${location}/items?limit=100`, { apiKey, method: 'GET' });
   return {
     counts: done.body.counts,

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHUNK_SIZE } from '../../src/bulk/bulk.chunks.js';
 import { EXTENDED_RUN_COMMANDS, RUN_COMMANDS } from '../../src/bulk/bulk.run.js';
-import { call, type Reply } from '../support/http.js';
+import { call, httpOf, type Reply } from '../support/http.js';
 import { databaseUri, startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { startWireProxy } from '../support/wire-proxy.js';
@@ -37,31 +37,23 @@ interface Accepted {
 }
 
 async function accept(apiKey: string, operation: 'pause' | 'resume', ids: string[]): Promise<Accepted> {
-  const res = await call(http.baseUrl, `/v2/subscriptions/bulk/${operation}`, { apiKey, json: { subscriptions: ids } });
+  const res = await api(apiKey, 'POST', `/v2/subscriptions/bulk/${operation}`, { subscriptions: ids });
   expect(res.status).toBe(202);
   return { requestId: res.body.requestId, location: res.headers.get('location')!, operation: res.body.operation, ids };
 }
 
+const { api, completed } = httpOf(() => http);
 const queuedJobs = () => http.db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
 
 /** The request once completed, with every item it reports. */
-async function completed(
+async function finished(
   apiKey: string,
   request: Accepted,
 ): Promise<{ counts: Record<string, number>; items: { subscriptionId: string; outcome: string }[] }> {
-  const status = await waitFor(
-    () => call(http.baseUrl, request.location, { method: 'GET', apiKey }),
-    (r) => r.body.state === 'completed',
-    120_000,
-    250,
-    `request ${request.requestId} completed`,
-  );
+  const status = await completed(apiKey, request.location, 120_000);
   const items: { subscriptionId: string; outcome: string }[] = [];
   for (let cursor: string | null = ''; cursor !== null;) {
-    const page: Reply = await call(http.baseUrl, `${request.location}/items?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`, {
-      method: 'GET',
-      apiKey,
-    });
+    const page: Reply = await api(apiKey, 'GET', `${request.location}/items?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`);
     items.push(...page.body.data);
     cursor = page.body.nextCursor;
   }
@@ -97,7 +89,7 @@ describe('small bulk requests sharing a run', () => {
       others.push(worker);
       try {
         for (const request of requests) {
-          const { counts, items } = await completed(apiKey, request);
+          const { counts, items } = await finished(apiKey, request);
           expect(counts).toEqual({ pending: 0, applied: SIZE, noop: 0, skipped: 0, failed: 0 });
           expect(items.map((i) => i.subscriptionId).sort()).toEqual([...request.ids].sort());
           expect(new Set(items.map((i) => i.outcome))).toEqual(new Set(['applied']));
@@ -165,7 +157,7 @@ describe('small bulk requests sharing a run', () => {
         const stopRescuer = { close: () => rescuer.stop() };
         others.push(stopRescuer);
         for (const request of requests) {
-          const { counts, items } = await completed(apiKey, request);
+          const { counts, items } = await finished(apiKey, request);
           // Already paused by the killed run under this request's marks: counted applied, not no-op.
           expect(counts).toEqual({ pending: 0, applied: SIZE, noop: 0, skipped: 0, failed: 0 });
           expect(items.map((i) => i.subscriptionId).sort()).toEqual([...request.ids].sort());
@@ -230,7 +222,7 @@ describe('small bulk requests sharing a run', () => {
   ): Promise<Map<string, string>> {
     const appliedBy = new Map<string, string[]>();
     for (const request of s.requests) {
-      const { counts, items } = await completed(apiKey, request);
+      const { counts, items } = await finished(apiKey, request);
       expect(items.map((i) => i.subscriptionId).sort()).toEqual([...request.ids].sort());
       const expected = { pending: 0, applied: 0, noop: 0, skipped: 0, failed: 0 };
       for (const { subscriptionId, outcome } of items) {
@@ -421,9 +413,9 @@ describe('small bulk requests sharing a run', () => {
       const worker = await startWorker(databaseUri(http.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_CONCURRENCY: '1' });
       try {
         const outcomes = async (request: Accepted) =>
-          Object.fromEntries((await completed(apiKey, request)).items.map((i) => [i.subscriptionId, i.outcome]));
+          Object.fromEntries((await finished(apiKey, request)).items.map((i) => [i.subscriptionId, i.outcome]));
         expect(await outcomes(earlier)).toEqual({ [first!]: 'applied', [second!]: 'noop' });
-        expect((await completed(apiKey, earlier)).counts).toEqual({ pending: 0, applied: 1, noop: 1, skipped: 0, failed: 0 });
+        expect((await finished(apiKey, earlier)).counts).toEqual({ pending: 0, applied: 1, noop: 1, skipped: 0, failed: 0 });
         for (const request of later) expect(await outcomes(request)).toEqual({ [first!]: 'noop', [second!]: 'noop' });
         // The first request's chunk was applied in a run with later ones: three chunks when Agenda locked one job ahead (which
         // runs alone), all four when, under load, it had not yet; and the run's own chunk is not always the oldest.
@@ -463,7 +455,7 @@ describe('small bulk requests sharing a run', () => {
       others.push(worker);
       // Closed whatever happens: a worker left running would take the next test's jobs.
       try {
-        const { counts, items } = await completed(apiKey, request);
+        const { counts, items } = await finished(apiKey, request);
         expect(counts).toEqual({ pending: 0, applied: 3000, noop: 0, skipped: 0, failed: 0 });
         expect(items).toHaveLength(3000);
         expect(await statusOf(ids)).toEqual(new Set(['paused']));
@@ -488,8 +480,8 @@ describe('small bulk requests sharing a run', () => {
     const worker = await startTestService({ workers: 1, databaseName: http.db.databaseName });
     others.push(worker);
     try {
-      expect((await completed(first.apiKey, large)).counts.applied).toBe(3000);
-      expect((await completed(second.apiKey, small)).counts.applied).toBe(SIZE);
+      expect((await finished(first.apiKey, large)).counts.applied).toBe(3000);
+      expect((await finished(second.apiKey, small)).counts.applied).toBe(SIZE);
       const runs = runsOf(worker, [large]);
       expect(runs.length).toBeGreaterThanOrEqual(2);
       for (const run of runs) expect(run['commands']).toBeLessThanOrEqual(RUN_COMMANDS);

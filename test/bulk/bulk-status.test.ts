@@ -1,9 +1,8 @@
 /** Following a bulk request from its 202 to each command's outcome (GET /v2/bulk-requests…). */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -11,15 +10,10 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const get = (apiKey: string, path: string) => call(t.baseUrl, path, { method: 'GET', apiKey });
+const { api, completed } = httpOf(() => t);
+const get = (apiKey: string, path: string) => api(apiKey, 'GET', path);
 const bulk = (operation: 'pause' | 'resume', apiKey: string, ids: string[]) =>
-  call(t.baseUrl, `/v2/subscriptions/bulk/${operation}`, { apiKey, json: { subscriptions: ids } });
-const completed = (apiKey: string, location: string) =>
-  waitFor(
-    () => get(apiKey, location),
-    (res) => res.body.state === 'completed',
-    30_000,
-  );
+  api(apiKey, 'POST', `/v2/subscriptions/bulk/${operation}`, { subscriptions: ids });
 
 describe('a bulk request as a resource', () => {
   it('the 202 points to the status, which ends completed with counts that match the items and the database', async () => {

@@ -5,9 +5,8 @@
  * concurrency through HTTP on the real database, several rounds, each with its own merchant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -17,14 +16,7 @@ afterAll(() => t?.close());
 
 const ROUNDS = 4;
 const SUBSCRIPTIONS = 40;
-const api = (apiKey: string, method: string, path: string, json?: unknown) =>
-  call(t.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
-const completed = (apiKey: string, requestId: string) =>
-  waitFor(
-    () => api(apiKey, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.body.state === 'completed',
-    60_000,
-  );
+const { api, completed } = httpOf(() => t);
 interface Item {
   readonly subscriptionId: string;
   readonly outcome: string;

@@ -6,7 +6,7 @@
  * two the run applies first. Queued while no worker runs, so that the worker finds both waiting.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -22,16 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => http?.close());
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) =>
-  call(http.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
-const completed = (apiKey: string, requestId: string) =>
-  waitFor(
-    () => api(apiKey, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.body.state === 'completed',
-    120_000,
-    250,
-    `request ${requestId} completed`,
-  );
+const { api, completed } = httpOf(() => http);
 const queuedJobs = () => http.db.collection('bulkJobs').countDocuments({ nextRunAt: { $ne: null } });
 
 interface Item {
@@ -51,7 +42,7 @@ describe('an undo queued beside another request naming the same subscriptions', 
       expect(original.status).toBe(202);
       const first = await startTestService({ workers: 1, databaseName: http.db.databaseName });
       try {
-        await completed(apiKey, original.body.requestId);
+        await completed(apiKey, original.body.requestId, 120_000);
       } finally {
         await first.close();
       }
@@ -72,7 +63,7 @@ describe('an undo queued beside another request naming the same subscriptions', 
 
       const worker = await startTestService({ workers: 1, databaseName: http.db.databaseName });
       try {
-        for (const requestId of [undo.body.requestId, ...beside]) await completed(apiKey, requestId);
+        for (const requestId of [undo.body.requestId, ...beside]) await completed(apiKey, requestId, 120_000);
       } finally {
         await worker.close();
       }

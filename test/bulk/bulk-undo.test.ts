@@ -1,6 +1,6 @@
 /** Undoing a bulk request (POST /v2/bulk-requests/{requestId}/undo), through HTTP on the real database. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Reply } from '../support/http.js';
+import { httpOf, type Reply } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -12,18 +12,12 @@ beforeAll(async () => {
 });
 afterAll(() => Promise.all([t?.close(), idle?.close()]));
 
-const api = (apiKey: string, method: string, path: string, json?: unknown, on: TestService = t) =>
-  call(on.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
+const { api, completed } = httpOf(() => t);
+const onIdle = httpOf(() => idle).api;
 const bulk = (operation: 'pause' | 'resume', apiKey: string, ids: string[], on: TestService = t) =>
-  api(apiKey, 'POST', `/v2/subscriptions/bulk/${operation}`, { subscriptions: ids }, on);
+  (on === idle ? onIdle : api)(apiKey, 'POST', `/v2/subscriptions/bulk/${operation}`, { subscriptions: ids });
 const undo = (apiKey: string, requestId: string, on: TestService = t) =>
-  api(apiKey, 'POST', `/v2/bulk-requests/${requestId}/undo`, undefined, on);
-const completed = (apiKey: string, requestId: string) =>
-  waitFor(
-    () => api(apiKey, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.body.state === 'completed',
-    30_000,
-  );
+  (on === idle ? onIdle : api)(apiKey, 'POST', `/v2/bulk-requests/${requestId}/undo`);
 const statusOf = async (apiKey: string, id: string) => (await api(apiKey, 'GET', `/v2/subscriptions/${id}`)).body.status;
 const statuses = async (apiKey: string, ids: readonly string[]) => Promise.all(ids.map((id) => statusOf(apiKey, id)));
 const problem = (res: Reply, status: number, code: string) => {
@@ -123,7 +117,7 @@ describe('undo of a bulk request', () => {
     const queued = await bulk('pause', apiKey, ids, idle);
     expect(queued.status).toBe(202);
     problem(await undo(apiKey, queued.body.requestId, idle), 409, '0033');
-    expect((await api(apiKey, 'GET', `/v2/bulk-requests/${queued.body.requestId}`, undefined, idle)).body.state).toBe('queued');
+    expect((await onIdle(apiKey, 'GET', `/v2/bulk-requests/${queued.body.requestId}`)).body.state).toBe('queued');
     problem(await undo(apiKey, '3c9d1e2f-4a5b-4c6d-8e7f-9a0b1c2d3e4f', idle), 404, '0022');
   });
 

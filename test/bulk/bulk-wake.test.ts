@@ -8,12 +8,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHUNK_SIZE } from '../../src/bulk/bulk.chunks.js';
 import { RUN_COMMANDS } from '../../src/bulk/bulk.run.js';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
 
 const POLL_MS = 60_000;
 let t: TestService;
+const { completed } = httpOf(() => t);
 beforeAll(async () => {
   t = await startTestService({ workers: 1, bulkPollIntervalMs: POLL_MS, rateLimitPerSecond: 0 });
 });
@@ -33,13 +33,7 @@ describe('bulk chunks taken without waiting for a poll', () => {
       expect(res.status).toBe(202);
       const location = res.headers.get('location')!;
       // Within half the poll interval: Agenda polled as the workers started, and polls next a minute after.
-      const status = await waitFor(
-        () => call(t.baseUrl, location, { method: 'GET', apiKey }),
-        (r) => r.body.state === 'completed',
-        POLL_MS / 2,
-        250,
-        'the request completed',
-      );
+      const status = await completed(apiKey, location, POLL_MS / 2, 250);
       expect(status.body.counts).toMatchObject({ applied: ids.length });
       expect(Date.now() - accepted).toBeLessThan(POLL_MS);
       expect(await t.db.collection('subscriptions').countDocuments({ _id: { $in: ids as never[] }, status: 'paused' })).toBe(ids.length);

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bulkRequestsOf } from '../support/bulk.js';
-import { call, type Reply } from '../support/http.js';
+import { call, httpOf, type Reply } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { cannotHoldWithout } from '../support/workarounds.js';
 
 let t: TestService;
+const { completed } = httpOf(() => t);
 beforeAll(async () => {
   // No rate limit: the race test sends 301 requests of one merchant at once, past the default burst of 200.
   t = await startTestService({ workers: 4, rateLimitPerSecond: 0 });
@@ -47,12 +48,7 @@ describe('bulk pause and resume of 3000 subscriptions', () => {
       expect(paused.body).toMatchObject({ operation: 'PAUSE', acceptedCount: 2960 });
       expect(paused.body.rejected).toEqual(cancelled.map((subscriptionId) => ({ subscriptionId, reason: 'cancelled' })));
       const location = paused.headers.get('location')!;
-      const status = await waitFor(
-        () => call(t.baseUrl, location, { method: 'GET', apiKey }),
-        (r) => r.body.state === 'completed',
-        DRAIN_3000_MS,
-        500,
-      );
+      const status = await completed(apiKey, location, DRAIN_3000_MS, 500);
       expect(status.body.counts).toEqual({ pending: 0, applied: 2900, noop: 60, skipped: 0, failed: 0 });
       const items: { subscriptionId: string; outcome: string }[] = [];
       for (let cursor: string | null = ''; cursor !== null;) {
@@ -143,11 +139,7 @@ describe('bulk acceptance', () => {
       { subscriptionId: unknown, reason: 'not_found' },
     ]);
     // Once the request has completed, every command it holds has been applied: the foreign id is not among them.
-    const done = await waitFor(
-      () => call(t.baseUrl, res.headers.get('location')!, { method: 'GET', apiKey: mine.apiKey }),
-      (r) => r.body.state === 'completed',
-      20_000,
-    );
+    const done = await completed(mine.apiKey, res.headers.get('location')!, 20_000);
     expect(done.body.counts).toMatchObject({ pending: 0, applied: 2 });
     expect(await countWith([a!, b!], 'paused')).toBe(2);
     expect(await subscriptions().findOne({ _id: foreign as never })).toMatchObject({ status: 'fulfilled', merchantId: other.merchantId });

@@ -5,7 +5,7 @@
  * which is what these tests rely on and check.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { databaseUri, startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { startWireProxy } from '../support/wire-proxy.js';
@@ -13,6 +13,7 @@ import { FLEET_ON_ONE_DATABASE, startWorker, type WorkerProcess } from '../suppo
 
 const DRAIN_MS = 300_000;
 let t: TestService;
+const { completed } = httpOf(() => t);
 const workers: WorkerProcess[] = [];
 beforeAll(async () => {
   t = await startTestService({ workers: 0 });
@@ -38,12 +39,7 @@ async function acceptBulkPause(count: number): Promise<string[]> {
 /** The last accepted request's counts, once it has completed: each command counted once, whoever ran it. */
 async function finalCounts(): Promise<Record<string, number>> {
   const { apiKey, location } = lastAccepted;
-  const res = await waitFor(
-    () => call(t.baseUrl, location, { method: 'GET', apiKey }),
-    (r) => r.body.state === 'completed',
-    30_000,
-    250,
-  );
+  const res = await completed(apiKey, location, 30_000, 250);
   return res.body.counts;
 }
 
@@ -197,12 +193,7 @@ describe('worker processes', () => {
         expect(resumed.body.status).toBe('fulfilled');
         const rescuer = await startWorker(databaseUri(t.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_LOCK_LIFETIME_MS: '1000' });
         workers.push(rescuer);
-        const status = await waitFor(
-          () => call(t.baseUrl, location, { method: 'GET', apiKey }),
-          (res) => res.body.state === 'completed',
-          60_000,
-          250,
-        );
+        const status = await completed(apiKey, location, 60_000, 250);
         expect(status.body.counts).toEqual({ pending: 0, applied: 50, noop: 0, skipped: 0, failed: 0 });
         expect(await t.db.collection('subscriptions').findOne({ _id: ids[0] as never })).toMatchObject({
           status: 'fulfilled',

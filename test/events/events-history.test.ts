@@ -3,7 +3,7 @@
  * `subscriptionId` or `requestId`, newest first, a page at a time, with `type` and each other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -15,7 +15,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 
 /** Every page of the list at `query`, followed with its cursor, `limit` at a time. */
 async function allPages(apiKey: string, query: string, limit: number): Promise<any[]> {

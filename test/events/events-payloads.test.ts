@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nowTimestamp } from '../../src/lib/clock.js';
 import { subscriptionEventId } from '../../src/events/event.payload.js';
 import { outboxEntries } from '../../src/subscriptions/outbox.js';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -20,7 +20,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 /** A time already at the service's precision, so that the answer shows it unchanged. */
 const RESUME_AT = '2027-01-01T00:00:00.000000Z';

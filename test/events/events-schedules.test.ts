@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/auth/api-keys.rules.js';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { registeredReceiver, type Receiver } from '../support/receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -23,7 +23,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 /** A time at the service's precision, so that answers show it unchanged. */
 const at = (hours: number) => `${new Date(Date.parse('2027-01-01T00:00:00Z') + hours * 3_600_000).toISOString().slice(0, 19)}.000000Z`;
 const SCHEDULE_TYPES = ['subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed'];

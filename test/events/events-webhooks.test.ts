@@ -1,6 +1,6 @@
 /** Events for every status change, and their signed deliveries to the merchant's endpoints (real receivers on loopback). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { registeredReceiver, type Receiver } from '../support/receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -25,7 +25,7 @@ afterAll(async () => {
  */
 const BULK = Number(process.env.EVENTS_BULK ?? 300);
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 
 const endpointFor = (apiKey: string, events: string[] = ['*']) => registeredReceiver(t.baseUrl, apiKey, events, receivers);
 

@@ -6,9 +6,8 @@
  * undo each other: every subscription must get its notice, and stay paused.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -20,8 +19,7 @@ const DAY = 24 * 3600_000;
 const COUNT = 300;
 const OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
 const iso = (ms: number) => new Date(ms).toISOString();
-const api = (apiKey: string, method: string, path: string, json?: unknown) =>
-  call(t.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
+const { api, completed } = httpOf(() => t);
 
 /** Every item of a list of the caller's mode, a page at a time (`path` with its query). */
 async function all(key: string, path: string): Promise<{ id: string; data: { subscription: { id: string } } }[]> {
@@ -47,11 +45,7 @@ describe("a hold's notice sent while its pause is applied and relayed", () => {
     expect(hold.status).toBe(202);
     // The notice falls due while the bulk workers pause the store and the relay records their events.
     expect((await api(key, 'POST', '/v2/test-helpers/clock/advance', { to: iso(now + 1.5 * DAY) })).status).toBe(200);
-    const pause = await waitFor(
-      () => api(key, 'GET', `/v2/bulk-requests/${hold.body.requestId}`),
-      (res) => res.body.state === 'completed',
-      120_000,
-    );
+    const pause = await completed(key, hold.body.requestId, 120_000);
     expect(pause.body.counts).toMatchObject({ applied: COUNT });
 
     const noticed = new Set((await all(key, '/v2/events?type=subscription.resume_upcoming')).map((e) => e.data.subscription.id));

@@ -8,7 +8,7 @@
  * HTTP on the real database, both modes; each test has its own merchant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -29,8 +29,7 @@ const DAY = 24 * HOUR;
 const OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
 const iso = (ms: number) => new Date(ms).toISOString();
 const stamp = (ms: number) => iso(ms).replace('Z', '000Z');
-const api = (apiKey: string, method: string, path: string, json?: unknown) =>
-  call(t.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
+const { api, completed } = httpOf(() => t);
 const read = async (key: string, id: string) => (await api(key, 'GET', `/v2/subscriptions/${id}`)).body;
 
 interface Notice {
@@ -52,13 +51,6 @@ async function notices(apiKey: string): Promise<Notice[]> {
 }
 const summary = (sent: readonly Notice[]) =>
   sent.map((n) => [n.data.subscription.id, n.data.resumeAt, n.data.cause.kind, n.data.cause.holdId ?? null]).sort();
-
-const completed = (key: string, requestId: string) =>
-  waitFor(
-    () => api(key, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.status === 200 && res.body.state === 'completed',
-    30_000,
-  );
 
 /** A test mode with resumeNoticeHours `hours`, its clock's time, and how to make subscriptions and move the clock. */
 async function testMode(hours: number | null) {

@@ -6,7 +6,7 @@
  * resumes its subscriptions at that time and counts them. Each test has its own merchant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -20,15 +20,8 @@ const DAY = 24 * 3600_000;
 const OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
 const iso = (ms: number) => new Date(ms).toISOString();
 const stamp = (ms: number) => iso(ms).replace('Z', '000Z');
-const api = (apiKey: string, method: string, path: string, json?: unknown) =>
-  call(t.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
+const { api, completed } = httpOf(() => t);
 const read = async (key: string, id: string) => (await api(key, 'GET', `/v2/subscriptions/${id}`)).body;
-const completed = (key: string, requestId: string) =>
-  waitFor(
-    () => api(key, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.status === 200 && res.body.state === 'completed',
-    30_000,
-  );
 
 interface Event {
   readonly type: string;

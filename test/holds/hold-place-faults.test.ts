@@ -7,7 +7,7 @@
  * and releasing the hold resumes them all, leaving none held.
  */
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { startWireProxy, type WireCommand, type WireMatch, type WireProxy } from '../support/wire-proxy.js';
@@ -24,14 +24,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) =>
-  call(t.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
-const completed = (key: string, requestId: string, ms: number) =>
-  waitFor(
-    () => api(key, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.status === 200 && res.body.state === 'completed',
-    ms,
-  );
+const { api, completed } = httpOf(() => t);
 
 const isCover = (c: WireCommand) => (c.body.updates as { u?: { $addToSet?: unknown } }[] | undefined)?.[0]?.u?.$addToSet !== undefined;
 /** The nth write of a hold's cover (a part of 1,000 subscriptions each). */

@@ -6,7 +6,7 @@
  * the hold names, and the subscriptions the hold alone kept paused are resumed, each once.
  */
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { startWireProxy, type WireProxy } from '../support/wire-proxy.js';
@@ -27,14 +27,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) =>
-  call(t.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
-const completed = (key: string, requestId: string, ms = 30_000) =>
-  waitFor(
-    () => api(key, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.status === 200 && res.body.state === 'completed',
-    ms,
-  );
+const { api, completed } = httpOf(() => t);
 
 it('a process killed between marking a hold released and storing its release request: the workers store it, and its subscriptions resume once', async () => {
   const { merchantId, apiKey } = await t.merchant();

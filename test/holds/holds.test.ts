@@ -7,7 +7,7 @@
  * test clock).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Reply } from '../support/http.js';
+import { call, httpOf, type Reply } from '../support/http.js';
 import { serviceOnOwnServer } from '../support/own-server.js';
 import type { TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -24,8 +24,7 @@ afterAll(() => t?.close());
 
 type Status = 'fulfilled' | 'paused' | 'cancelled';
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) =>
-  call(t.baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }) });
+const { api, completed } = httpOf(() => t);
 
 const problem = (res: Reply, status: number, code: string) => {
   expect(res.status).toBe(status);
@@ -56,12 +55,6 @@ const MODES = {
   },
 };
 
-const completed = (key: string, requestId: string) =>
-  waitFor(
-    () => api(key, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.status === 200 && res.body.state === 'completed',
-    30_000,
-  );
 const read = async (key: string, id: string) => (await api(key, 'GET', `/v2/subscriptions/${id}`)).body;
 const statuses = (key: string, ids: readonly string[]) => Promise.all(ids.map(async (id) => (await read(key, id)).status));
 

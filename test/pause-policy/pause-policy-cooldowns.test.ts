@@ -5,7 +5,7 @@
  * test mode, where the cooldown counts the test clock's time. Each test has its own merchant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -21,7 +21,7 @@ const OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false
 const inMs = (ms: number) => new Date(Date.now() + ms).toISOString();
 const daysAgo = (days: number) => new Date(Date.now() - days * DAY).toISOString().replace('Z', '000Z');
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api, completed } = httpOf(() => t);
 const putPolicy = (apiKey: string, policy: Record<string, unknown>) => api(apiKey, 'PUT', '/v2/pause-policy', { ...OFF, ...policy });
 async function merchantWith(policy: Record<string, unknown>) {
   const merchant = await t.merchant();
@@ -34,12 +34,6 @@ const resumedAt = (id: string, at: string) =>
   t.db.collection('subscriptions').updateOne({ _id: id as never }, { $set: { lastResumedAt: at } });
 const pause = (apiKey: string, id: string, json?: unknown) => api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, json);
 const resume = (apiKey: string, id: string) => api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`);
-const completed = (apiKey: string, location: string) =>
-  waitFor(
-    () => api(apiKey, 'GET', location),
-    (r) => r.body.state === 'completed',
-    30_000,
-  );
 const reasons = (rejected: { subscriptionId: string; reason: string }[]) =>
   Object.fromEntries(rejected.map((r) => [r.subscriptionId, r.reason]));
 

@@ -5,7 +5,7 @@
  * subscription documents with the driver; each test has its own merchant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -40,12 +40,7 @@ const pausedBefore = (id: string, times: string[]) =>
 const pause = (apiKey: string, id: string, json?: unknown) => call(t.baseUrl, `/v2/subscriptions/${id}/pause`, { apiKey, json });
 const bulkPause = (apiKey: string, json: unknown) => call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json });
 const read = (apiKey: string, id: string) => call(t.baseUrl, `/v2/subscriptions/${id}`, { apiKey, method: 'GET' });
-const completed = (apiKey: string, location: string) =>
-  waitFor(
-    () => call(t.baseUrl, location, { apiKey, method: 'GET' }),
-    (r) => r.body.state === 'completed',
-    30_000,
-  );
+const { completed } = httpOf(() => t);
 const reasons = (rejected: { subscriptionId: string; reason: string }[]) =>
   Object.fromEntries(rejected.map((r) => [r.subscriptionId, r.reason]));
 /** How far `at` is from now plus `days`, in ms. */

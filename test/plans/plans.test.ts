@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let t: TestService;
@@ -17,7 +17,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 const name = (apiKey: string, planId: string, planName: string) => api(apiKey, 'PUT', `/v2/plans/${planId}`, { name: planName });
 
 describe('PUT and GET /v2/plans/{planId}', () => {

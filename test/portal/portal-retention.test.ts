@@ -4,7 +4,7 @@
  * where it has none (docs/design.md §8). The sweep is driven with the time it would run at.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { cannotHoldWithout } from '../support/workarounds.js';
 
@@ -17,7 +17,7 @@ afterAll(async () => {
 });
 
 const DAY = 24 * 3600_000;
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 
 async function linkFor(apiKey: string, subscriptionId: string, expiresInMinutes: number): Promise<{ id: string; expiresAt: string }> {
   const made = await api(apiKey, 'POST', `/v2/subscriptions/${subscriptionId}/portal-links`, { expiresInMinutes });

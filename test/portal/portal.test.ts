@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -21,7 +21,7 @@ afterAll(async () => {
 
 const DAY = 24 * 3600_000;
 const OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false, cooldownDays: null, allowedPauseDays: null };
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 
 let lastAddress = 0;
 /** A client address of its own (documentation range), so that no test uses up another's limit. */

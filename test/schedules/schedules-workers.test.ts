@@ -4,7 +4,7 @@
  * processes polling the same due schedules.
  */
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { databaseUri, startTestService, type TestService } from '../support/service.js';
 import { pollFor, waitFor } from '../support/wait.js';
 import { startWireProxy } from '../support/wire-proxy.js';
@@ -30,12 +30,7 @@ async function bulkPauseUntil(t: TestService, apiKey: string, ids: string[], res
   const res = await call(t.baseUrl, '/v2/subscriptions/bulk/pause', { apiKey, json: { subscriptions: ids, resumeAt } });
   expect(res.body.acceptedCount).toBe(ids.length);
   const location = res.headers.get('location')!;
-  const done = await waitFor(
-    () => call(t.baseUrl, location, { apiKey, method: 'GET' }),
-    (r) => r.body.state === 'completed',
-    120_000,
-    250,
-  );
+  const done = await httpOf(() => t).completed(apiKey, location, 120_000, 250);
   expect(done.body.counts).toMatchObject({ applied: ids.length });
 }
 

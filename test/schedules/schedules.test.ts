@@ -1,10 +1,11 @@
 /** Scheduled pause and resume (docs/design.md §9): validation, the rules, and due schedules applied by the workers. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
 let t: TestService;
+const { completed } = httpOf(() => t);
 let apiKey: string;
 let merchantId: string;
 beforeAll(async () => {
@@ -174,11 +175,7 @@ describe('the rules', () => {
       json: { subscriptions: [fulfilled, paused], pauseAt, resumeAt, reason: 'moving' },
     });
     const location = res.headers.get('location')!;
-    const done = await waitFor(
-      () => call(t.baseUrl, location, { apiKey, method: 'GET' }),
-      (r) => r.body.state === 'completed',
-      20_000,
-    );
+    const done = await completed(apiKey, location, 20_000);
     expect(done.body.counts).toMatchObject({ applied: 1, noop: 1 });
     expect((await read(fulfilled!)).body).toMatchObject({
       status: 'fulfilled',

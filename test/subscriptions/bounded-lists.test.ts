@@ -10,11 +10,11 @@ import { Double } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEPT_COMMAND_MARKS } from '../../src/subscriptions/subscription.document.js';
 import { KEPT_PAUSE_TIMES } from '../../src/subscriptions/pause-policy.rules.js';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
-import { waitFor } from '../support/wait.js';
 
 let t: TestService;
+const { completed } = httpOf(() => t);
 beforeAll(async () => {
   t = await startTestService({ workers: 1 });
 });
@@ -65,11 +65,7 @@ describe('what a subscription keeps', () => {
       expect(res.status).toBe(202);
       requestIds.push(res.body.requestId);
       // One after another, so that the marks are pushed in the order the requests were sent.
-      await waitFor(
-        () => call(t.baseUrl, res.headers.get('location')!, { method: 'GET', apiKey }),
-        (r) => r.body.state === 'completed',
-        30_000,
-      );
+      await completed(apiKey, res.headers.get('location')!, 30_000);
     }
     const stored = await t.db.collection('subscriptions').findOne({ _id: id as never });
     expect(stored?.['bulkCommands']).toEqual(requestIds.slice(-KEPT_COMMAND_MARKS).map((r) => `${r}:applied`));

@@ -7,7 +7,7 @@
  * the real database; each test has its own merchant.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { registeredReceiver, type Receiver } from '../support/receiver.js';
 import { databaseUri, startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -32,7 +32,7 @@ const DAY = 24 * HOUR;
 const OFF = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false };
 const iso = (ms: number) => new Date(ms).toISOString();
 const stamp = (ms: number) => iso(ms).replace('Z', '000Z');
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api, completed } = httpOf(() => t);
 const pause = (apiKey: string, id: string, json?: unknown) => api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, json);
 const advance = async (testKey: string, to: number) => {
   const res = await api(testKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(to) });
@@ -182,10 +182,7 @@ describe('notices with the test clock', () => {
     const resumeAt = m.now + 3 * DAY;
     const res = await api(m.testApiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: m.ids, resumeAt: iso(resumeAt) });
     expect(res.status).toBe(202);
-    await waitFor(
-      () => api(m.testApiKey, 'GET', res.headers.get('location')!),
-      (r) => r.body.state === 'completed',
-    );
+    await completed(m.testApiKey, res.headers.get('location')!);
 
     expect((await advance(m.testApiKey, resumeAt - DAY)).appliedCount).toBe(5);
 
@@ -325,11 +322,7 @@ describe('notices across processes', () => {
     const ids = await s.seed(merchantId, 200);
     const res = await on('POST', '/v2/subscriptions/bulk/pause', { subscriptions: ids, resumeAt: iso(Date.now() + HOUR + 4000) });
     expect(res.status).toBe(202);
-    await waitFor(
-      () => on('GET', res.headers.get('location')!),
-      (r) => r.body.state === 'completed',
-      60_000,
-    );
+    await httpOf(() => s).completed(apiKey, res.headers.get('location')!);
 
     const noticed = await waitFor(
       () => s.db.collection('subscriptions').countDocuments({ merchantId, noticeFor: { $exists: true }, 'outbox.key': { $exists: false } }),

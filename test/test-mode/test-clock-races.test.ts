@@ -6,7 +6,7 @@
  * 0036, and nothing an advance applies is stamped after the clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let t: TestService;
@@ -20,7 +20,7 @@ afterAll(async () => {
 const ROUNDS = 3;
 const DAY = 24 * 60 * 60 * 1000;
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('the test clock advanced by many requests at once', () => {

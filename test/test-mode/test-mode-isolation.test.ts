@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../../src/lib/spec.js';
-import { call, type Reply } from '../support/http.js';
+import { httpOf, type Reply } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -15,8 +15,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
-  call(t.baseUrl, path, { method, apiKey, json, ...(headers ? { headers } : {}) });
+const { api, completed } = httpOf(() => t);
 
 /** One mode's objects: what the other mode's key is pointed at. */
 interface World {
@@ -31,13 +30,6 @@ interface World {
   /** A hold placed and released: its subscriptions are as they were. */
   readonly holdId: string;
 }
-
-const completed = (key: string, requestId: string) =>
-  waitFor(
-    () => api(key, 'GET', `/v2/bulk-requests/${requestId}`),
-    (res) => res.body.state === 'completed',
-    30_000,
-  );
 
 /** Places a hold with `key` and releases it, each applied: what it covered is as it was. */
 async function heldAndReleased(key: string): Promise<string> {

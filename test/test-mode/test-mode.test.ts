@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testModeIdOf } from '../../src/lib/livemode.js';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { registeredReceiver, type Receiver } from '../support/receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -24,8 +24,7 @@ afterAll(async () => {
 });
 
 const DAY = 24 * 60 * 60 * 1000;
-const api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) =>
-  call(t.baseUrl, path, { method, apiKey, json, ...(headers ? { headers } : {}) });
+const { api } = httpOf(() => t);
 const iso = (ms: number) => new Date(ms).toISOString();
 
 async function fixtures(testKey: string, count: number, status = 'fulfilled'): Promise<string[]> {

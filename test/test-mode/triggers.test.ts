@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testModeIdOf } from '../../src/lib/livemode.js';
 import { loadSpec } from '../../src/lib/spec.js';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { registeredReceiver, type Receiver } from '../support/receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -28,7 +28,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 const NOTICES = { maxPauseDays: null, maxPausesPerYear: null, requireResumeAt: false, resumeNoticeHours: 24 };
 
 async function eventsOf(testKey: string, query: string): Promise<{ id: string; type: string; data: any }[]> {

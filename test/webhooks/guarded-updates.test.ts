@@ -5,7 +5,7 @@
  * it): no change answered 200 is lost, and none answers 500.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 
 let t: TestService;
@@ -19,7 +19,7 @@ afterAll(async () => {
 const ROUNDS = 3;
 const AT_ONCE = 20;
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 
 describe('webhook endpoints and pause policies changed by many requests at once', () => {
   it(`${AT_ONCE} PATCHes at once of different fields of one endpoint, ${ROUNDS} rounds: every change answered 200 is kept`, async () => {

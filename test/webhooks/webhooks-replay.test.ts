@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatTimestamp, nowMicros } from '../../src/lib/clock.js';
 import { REPLAY_LIMIT } from '../../src/webhooks/replay.js';
-import { call } from '../support/http.js';
+import { httpOf } from '../support/http.js';
 import { registeredReceiver, type Receiver } from '../support/receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -18,7 +18,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+const { api } = httpOf(() => t);
 const DAY_MS = 86_400_000;
 const at = (ms: number) => new Date(ms).toISOString();
 
