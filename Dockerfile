@@ -27,7 +27,7 @@ ENV NODE_ENV=production MONGOMS_DISABLE_POSTINSTALL=1 SCARF_ANALYTICS=false \
     HOST=0.0.0.0 PORT=8080
 COPY package.json package-lock.json ./
 # --omit=dev leaves out mongodb-memory-server: the image always runs with MONGODB_URI
-# (test/image-base.test.ts and `npm run check:image` check that it is absent).
+# (test/scripts/image-base.test.ts and `npm run check:image` check that it is absent).
 RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
     && npm cache clean --force
 COPY bin ./bin

@@ -55,7 +55,7 @@ export const PACKAGES: readonly Package[] = [
     folder: 'typescript',
     generator: 'typescript-fetch',
     // The runtime.mustache override adds `override` to one constructor parameter: the project's tests
-    // compile src/ under noImplicitOverride (test/consumer.test.ts imports it).
+    // compile src/ under noImplicitOverride (test/contract/consumer.test.ts imports it).
     properties: (version) => ['importFileExtension=.js', `npmName=${TYPESCRIPT_PACKAGE}`, `npmVersion=${version}`],
   },
   {

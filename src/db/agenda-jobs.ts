@@ -3,13 +3,13 @@
  * status's counts, new jobs inserted many at once, and the lock, renewal, removal and unlock of
  * the jobs a bulk run takes as companions (src/bulk/bulk.run.ts). Each reads and writes the fields
  * of `AgendaJobDocument` as Agenda itself does (@agendajs/mongo-backend's MongoJobRepository).
- * test/agenda-jobs.test.ts checks those fields and their meaning against the installed Agenda, and
+ * test/db/agenda-jobs.test.ts checks those fields and their meaning against the installed Agenda, and
  * fails when its version is not AGENDA_CHECKED's, so that an upgrade checks them again.
  */
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, ObjectId } from 'mongodb';
 
-/** The versions whose job documents these reads and writes were checked against (test/agenda-jobs.test.ts). */
+/** The versions whose job documents these reads and writes were checked against (test/db/agenda-jobs.test.ts). */
 export const AGENDA_CHECKED = { agenda: '6.2.6', mongoBackend: '4.0.3' } as const;
 
 /** The fields of Agenda's job documents read or written here, as Agenda stores them. */

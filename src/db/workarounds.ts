@@ -21,7 +21,7 @@ import type { Capabilities } from './capabilities.js';
  *   would, since the relay hands back each entry exactly as it was pushed or read (the same fields
  *   in the same order) and entries that share a key name one event; the update carries entries
  *   rather than keys, one merchant's share of a relay batch. How we test it:
- *   test/events-payloads.test.ts.
+ *   test/events/events-payloads.test.ts.
  */
 
 /**

@@ -94,7 +94,7 @@ export class ScheduleWorker {
    * time, not up to a poll interval late. Times other processes write are seen at the next poll:
    * every worker waking at the same time would make them all read and apply the same
    * due subscriptions at once, writing most of them twice where conditional updates are not atomic
-   * across processes (test/schedules-workers.test.ts; docs/engine.md#the-figures-behind-the-workarounds).
+   * across processes (test/schedules/schedules-workers.test.ts; docs/engine.md#the-figures-behind-the-workarounds).
    */
   wakeBy(at: string): void {
     const due = Date.parse(at);

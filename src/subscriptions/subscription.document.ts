@@ -222,7 +222,7 @@ export function updateFor(
 /**
  * A change that starts the subscription's own pause (by default, one from `from` that pauses it;
  * Change.records) also records when (`recentPauses`), in the same update, keeping the last
- * KEPT_PAUSE_TIMES (`$slice`, which test/bounded-lists.test.ts checks the server honours); one
+ * KEPT_PAUSE_TIMES (`$slice`, which test/subscriptions/bounded-lists.test.ts checks the server honours); one
  * that ends it (by default, one that resumes it) records when in `lastResumedAt`, the same way.
  */
 export function recordingPause(

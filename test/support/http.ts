@@ -1,5 +1,6 @@
 /** An HTTP client for the tests that checks every response it receives against the spec. */
 import { contractViolations } from './contract.js';
+import { waitFor } from './wait.js';
 
 export interface CallOptions {
   readonly method?: string;
@@ -35,4 +36,31 @@ export async function call<T = any>(baseUrl: string, path: string, options: Call
     throw new Error(`${method} ${path} → ${response.status} breaks the contract:\n  ${violations.join('\n  ')}\n${text}`);
   }
   return { status: response.status, headers: response.headers, body: parsed as T };
+}
+
+/** `api(key, method, path, json?, headers?)`: a call with the tests' usual arguments, checked as `call` checks it. */
+export type Api = (apiKey: string, method: string, path: string, json?: unknown, headers?: Record<string, string>) => Promise<Reply>;
+
+/**
+ * Waits until a bulk request is completed and returns that status answer: `request` is its id or
+ * the `location` its 202 gave; it asks every `everyMs`. At the deadline it throws with the last answer.
+ */
+export type Completed = (apiKey: string, request: string, timeoutMs?: number, everyMs?: number) => Promise<Reply>;
+
+/**
+ * The shared `api` and `completed` of a test file, on the service `on()` returns at each call (so
+ * that a service started in `beforeAll` is the one called): `const { api, completed } = httpOf(() => t)`.
+ */
+export function httpOf(on: () => { readonly baseUrl: string }): { api: Api; completed: Completed } {
+  const api: Api = (apiKey, method, path, json, headers) =>
+    call(on().baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }), ...(headers ? { headers } : {}) });
+  const completed: Completed = (apiKey, request, timeoutMs = 60_000, everyMs = 100) =>
+    waitFor(
+      () => api(apiKey, 'GET', request.startsWith('/') ? request : `/v2/bulk-requests/${request}`),
+      (res) => res.status === 200 && res.body.state === 'completed',
+      timeoutMs,
+      everyMs,
+      `bulk request ${request} completed`,
+    );
+  return { api, completed };
 }

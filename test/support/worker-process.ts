@@ -50,7 +50,7 @@ async function startProcess(
       BULK_LOCK_LIFETIME_MS: '10000',
       BULK_POLL_INTERVAL_MS: '100',
       LOG_LEVEL: 'info',
-      // No readiness delay on SIGTERM unless a test asks for one (test/shutdown.test.ts).
+      // No readiness delay on SIGTERM unless a test asks for one (test/main/shutdown.test.ts).
       SHUTDOWN_READY_DELAY_MS: '0',
       ...env,
     },

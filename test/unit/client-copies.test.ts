@@ -1,6 +1,6 @@
 /**
  * The TypeScript client is committed once, as clients/typescript/src/ (scripts/generate.ts writes
- * it; the package builds from it and test/consumer.test.ts imports it): a second copy would be
+ * it; the package builds from it and test/contract/consumer.test.ts imports it): a second copy would be
  * one more thing to regenerate and one more to drift.
  */
 import { readdirSync, readFileSync } from 'node:fs';
