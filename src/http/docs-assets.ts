@@ -1,9 +1,8 @@
 /**
- * What the docs pages would otherwise fetch from elsewhere or miss: an icon for /favicon.ico (and
- * Redoc's footer logo, which its bundle asks cdn.redoc.ly for), and the console's rendition of the
- * spec, in which optional parameters and path ids carry no example, so that a request sent from the
- * console sends only what the user typed (an example cursor or filter made "List your
- * subscriptions" answer [], and an example id made every read answer 404).
+ * What the docs page would otherwise fetch from elsewhere or miss: an icon for /favicon.ico, and
+ * the console's rendition of the spec, in which optional parameters and path ids carry no example,
+ * so that a request sent from the page sends only what the user typed (an example cursor or filter
+ * made "List your subscriptions" answer [], and an example id made every read answer 404).
  */
 
 /** A 16×16 pause sign, as an ICO holding one PNG. */
@@ -11,9 +10,6 @@ export const FAVICON_ICO = Buffer.from(
   'AAABAAEAEBAAAAEAIABcAAAAFgAAAIlQTkcNChoKAAAADUlIRFIAAAAQAAAAEAgGAAAAH/P/YQAAACNJREFUeNpjYBg0QMFhwX9SMG0NgAFc/FEDRoYBA5MSBwwAAJ7wXyBKDYoJAAAAAElFTkSuQmCC',
   'base64',
 );
-
-/** The same pause sign, for the footer of the Redoc page. */
-export const LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><rect x="2" y="2" width="12" height="12" fill="#2040a0"/><rect x="5" y="4" width="2" height="8" fill="#fff"/><rect x="9" y="4" width="2" height="8" fill="#fff"/></svg>\n`;
 
 type Json = Record<string, unknown>;
 
@@ -42,7 +38,7 @@ const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', '
  * The spec as the docs pages show it: npm's `UNLICENSED` (the package's, and so the spec's) says that
  * there is no licence to grant, so a page does not show it as one.
  */
-export function withoutPlaceholderLicence<T>(spec: T): T {
+function withoutPlaceholderLicence<T>(spec: T): T {
   const info = (spec as Json).info as Json | undefined;
   const licence = info?.license as Json | undefined;
   if (!licence || (licence.identifier !== 'UNLICENSED' && licence.name !== 'UNLICENSED')) return spec;

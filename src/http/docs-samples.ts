@@ -1,7 +1,7 @@
 /**
  * Code samples for the API reference, derived from the spec so that they cannot drift from it:
  * per operation, a curl command and a call through the generated TypeScript client, both with the
- * spec's example values. Redoc shows `x-codeSamples` next to each operation.
+ * spec's example values. The reference (Scalar) shows `x-codeSamples` beside each operation.
  */
 interface Parameter {
   readonly name: string;

@@ -32,7 +32,7 @@ export async function createDemo(
     '',
     `subsvc is listening on ${baseUrl}`,
     `  engine:        ${engine}`,
-    `  API reference: ${baseUrl}/docs  (console to send requests: ${baseUrl}/docs/try)`,
+    `  API reference: ${baseUrl}/docs  (and a console to send requests from it)`,
     ...(databaseUri ? [`  database:      MONGODB_URI=${databaseUri}  (embedded: the demo data go when the service stops)`] : []),
     `Demo merchant ${merchantId}`,
     `  API key:       ${apiKey}`,

@@ -7,7 +7,7 @@
  * only these types.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashApiKey } from '../../src/api-keys/api-keys.rules.js';
+import { hashApiKey } from '../../src/auth/credentials.js';
 import { httpOf } from '../support/http.js';
 import { registeredReceiver, type Receiver } from '../support/receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
