@@ -7,11 +7,13 @@
  * Each carries the spec's info.version. Their templates and the files left out are in
  * openapi/generator-templates/<generator>/ (README, package.json/pyproject.toml, openapi-generator-ignore).
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
+import { projectRoot } from '../../src/lib/project-root.js';
 import { runOpenapiGenerator, clientSpec, TEMPLATES } from '../openapi-generator.js';
+import { goProblems, problemCodes, pythonProblems, typescriptProblems, type ProblemCode } from './problems.js';
 
 export const TYPESCRIPT_PACKAGE = '@subsvc/client';
 export const PYTHON_PROJECT = 'subsvc-client';
@@ -34,6 +36,14 @@ interface Package {
   readonly arguments?: readonly string[];
   /** Changes to the client spec this generator needs (scripts/openapi-generator.ts clientSpec). */
   readonly adapt?: (document: Record<string, unknown>) => void;
+  /**
+   * The client layer's hand-written files and folders in the package (retries, list iterators,
+   * webhook verification): copied as they are into what is generated, so that the drift check
+   * compares them with themselves and a regeneration keeps them.
+   */
+  readonly handWritten: readonly string[];
+  /** The layer's error types, one per code of the spec's error table: their file in the package, and its text. */
+  readonly problems: (codes: readonly ProblemCode[]) => { path: string; text: string };
 }
 
 type Schema = { oneOf?: { required?: unknown }[] };
@@ -57,11 +67,15 @@ export const PACKAGES: readonly Package[] = [
     // The runtime.mustache override adds `override` to one constructor parameter: the project's tests
     // compile src/ under noImplicitOverride (test/consumer.test.ts imports it).
     properties: (version) => ['importFileExtension=.js', `npmName=${TYPESCRIPT_PACKAGE}`, `npmVersion=${version}`],
+    handWritten: ['src/layer'],
+    problems: (codes) => ({ path: 'src/problems.ts', text: typescriptProblems(codes) }),
   },
   {
     folder: 'python',
     generator: 'python',
     properties: (version) => [`packageName=${PYTHON_MODULE}`, `projectName=${PYTHON_PROJECT}`, `packageVersion=${version}`],
+    handWritten: [`${PYTHON_MODULE}/layer`],
+    problems: (codes) => ({ path: `${PYTHON_MODULE}/problems.py`, text: pythonProblems(codes) }),
   },
   {
     folder: 'go',
@@ -69,6 +83,8 @@ export const PACKAGES: readonly Package[] = [
     properties: (version) => ['packageName=subsvc', `packageVersion=${version}`, 'enumClassPrefix=true'],
     arguments: ['--git-host', GO_MODULE_PATH.host, '--git-user-id', GO_MODULE_PATH.user, '--git-repo-id', GO_MODULE_PATH.repo],
     adapt: withoutRequiredAlternatives,
+    handWritten: ['layer_client.go', 'layer_list.go', 'layer_problem.go', 'layer_retry.go', 'layer_webhooks.go'],
+    problems: (codes) => ({ path: 'problems.go', text: goProblems(codes) }),
   },
 ];
 
@@ -95,6 +111,16 @@ export function generatePackage(pkg: Package, specPath: string, out: string): vo
       'apiDocs=false,modelDocs=false,apiTests=false,modelTests=false',
       ...(pkg.arguments ?? []),
     ]);
+    const problems = pkg.problems(problemCodes(specPath));
+    writeFileSync(join(out, problems.path), problems.text);
+    const committed = join(projectRoot(), 'clients', pkg.folder);
+    if (resolve(committed) !== resolve(out)) {
+      for (const path of pkg.handWritten) {
+        if (!existsSync(join(committed, path))) continue;
+        mkdirSync(dirname(join(out, path)), { recursive: true });
+        cpSync(join(committed, path), join(out, path), { recursive: true, filter: (from) => !from.includes('__pycache__') });
+      }
+    }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
