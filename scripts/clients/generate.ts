@@ -4,7 +4,9 @@
  *   clients/typescript/   @subsvc/client: typescript-fetch, an ES module with .d.ts, no dependency beyond fetch
  *   clients/python/       subsvc-client: the python generator (pydantic models, urllib3)
  *   clients/go/           the Go module subscription-pause-resume/clients/go, package subsvc (the go generator)
- * Each carries the spec's info.version. Their templates and the files left out are in
+ *   clients/java/         com.subsvc:subsvc-client: the java generator, library native (java.net.http, Jackson)
+ * Each carries the spec's info.version, and the client layer: hand-written files kept as they are
+ * (handWritten below) and its error types generated from the spec's error table (./problems.ts). Their templates and the files left out are in
  * openapi/generator-templates/<generator>/ (README, package.json/pyproject.toml, openapi-generator-ignore).
  */
 import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +15,7 @@ import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { projectRoot } from '../../src/lib/project-root.js';
 import { runOpenapiGenerator, clientSpec, TEMPLATES } from '../openapi-generator.js';
-import { goProblems, problemCodes, pythonProblems, typescriptProblems, type ProblemCode } from './problems.js';
+import { goProblems, javaProblems, problemCodes, pythonProblems, typescriptProblems, type ProblemCode } from './problems.js';
 
 export const TYPESCRIPT_PACKAGE = '@subsvc/client';
 export const PYTHON_PROJECT = 'subsvc-client';
@@ -21,6 +23,10 @@ export const PYTHON_MODULE = 'subsvc_client';
 /** The Go module's path, under the project's name; the generator's go.mod joins its three parts. */
 const GO_MODULE_PATH = { host: 'subscription-pause-resume', user: 'clients', repo: 'go' };
 export const GO_MODULE = `${GO_MODULE_PATH.host}/${GO_MODULE_PATH.user}/${GO_MODULE_PATH.repo}`;
+/** The Java client's Maven coordinates and package. */
+export const JAVA_ARTIFACT = { groupId: 'com.subsvc', artifactId: 'subsvc-client' };
+export const JAVA_PACKAGE = 'com.subsvc.client';
+const JAVA_FOLDER = `src/main/java/${JAVA_PACKAGE.replaceAll('.', '/')}`;
 
 /** The contract's version, which both packages carry. */
 export function specVersion(specPath: string): string {
@@ -85,6 +91,25 @@ export const PACKAGES: readonly Package[] = [
     adapt: withoutRequiredAlternatives,
     handWritten: ['layer_client.go', 'layer_list.go', 'layer_problem.go', 'layer_retry.go', 'layer_webhooks.go'],
     problems: (codes) => ({ path: 'problems.go', text: goProblems(codes) }),
+  },
+  {
+    folder: 'java',
+    generator: 'java',
+    // Java 11+'s own HTTP client (library native), Jackson, jakarta.annotation; no timestamp, so that regeneration is byte-identical.
+    properties: (version) => [
+      'library=native',
+      `groupId=${JAVA_ARTIFACT.groupId}`,
+      `artifactId=${JAVA_ARTIFACT.artifactId}`,
+      `artifactVersion=${version}`,
+      `invokerPackage=${JAVA_PACKAGE}`,
+      `apiPackage=${JAVA_PACKAGE}.api`,
+      `modelPackage=${JAVA_PACKAGE}.model`,
+      'useJakartaEe=true',
+      'openApiNullable=false',
+      'hideGenerationTimestamp=true',
+    ],
+    handWritten: [`${JAVA_FOLDER}/layer`],
+    problems: (codes) => ({ path: `${JAVA_FOLDER}/Problems.java`, text: javaProblems(codes, JAVA_PACKAGE) }),
   },
 ];
 

@@ -18,6 +18,7 @@ import {
   WebhookVerificationError,
 } from '../../clients/typescript/src/index.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
 
 interface LossyProxy {
   readonly baseUrl: string;
@@ -97,8 +98,14 @@ describe('the TypeScript client layer against the service', () => {
     expect(keys).toHaveLength(3);
     expect(new Set(keys).size).toBe(1);
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
-    const events = await client.events.listEvents({ subscriptionId: id! });
-    expect(events.data.filter((e) => e.type === 'subscription.paused')).toHaveLength(1);
+    const events = await waitFor(
+      async () => (await client.events.listEvents({ subscriptionId: id! })).data.filter((e) => e.type === 'subscription.paused'),
+      (found) => found.length > 0,
+      20_000,
+      100,
+      'the pause event',
+    );
+    expect(events).toHaveLength(1);
   });
 
   it('gives up after maxRetries and throws the last answer as its type', async () => {

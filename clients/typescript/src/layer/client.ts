@@ -27,6 +27,8 @@ export interface ClientOptions extends RetryOptions {
   readonly baseUrl?: string;
   /** The `fetch` to send with; the global one unless set. */
   readonly fetch?: typeof fetch;
+  /** Headers sent with every request (e.g. `Prefer` for the Prism mock). */
+  readonly headers?: Record<string, string>;
 }
 
 /** Throws an error answer as its code's type (a ProblemError for a code the spec does not list). */
@@ -57,6 +59,7 @@ export class SubsvcClient {
     this.configuration = new Configuration({
       basePath: options.baseUrl ?? 'http://localhost:8080',
       apiKey: options.apiKey,
+      headers: options.headers,
       fetchApi: retryingFetch(options, options.fetch),
       middleware: [typedErrors],
     });
