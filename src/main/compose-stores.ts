@@ -19,6 +19,7 @@ import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
+import { TestOutcomesRepository } from '../test-mode/test-outcomes.repository.js';
 import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
 
@@ -74,6 +75,7 @@ export interface Stores extends SubscriptionStores {
   readonly deliveries: DeliveriesRepository;
   readonly pausePolicies: PausePolicyRepository;
   readonly testClocks: TestClocksRepository;
+  readonly testOutcomes: TestOutcomesRepository;
   readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
   readonly plans: PlansRepository;
@@ -94,6 +96,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     deliveries: new DeliveriesRepository(db, statementsPerCommand, documentsPerDelete),
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
+    testOutcomes: new TestOutcomesRepository(db, documentsPerDelete),
     holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
     plans: new PlansRepository(db, guard),
@@ -106,6 +109,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.subscriptions.ensureIndexes(),
     stores.bulk.ensureIndexes(ttlIndexes),
     stores.idempotency.ensureIndexes(ttlIndexes),
+    stores.testOutcomes.ensureIndexes(ttlIndexes),
     stores.events.ensureIndexes(ttlIndexes),
     stores.endpoints.ensureIndexes(),
     stores.deliveries.ensureIndexes(ttlIndexes),
