@@ -142,6 +142,16 @@ type TooManyRequestsError struct{ *ProblemError }
 
 func (e *TooManyRequestsError) Unwrap() error { return e.ProblemError }
 
+// Problem0142Error is the problem 0142: Problem 0142.
+type Problem0142Error struct{ *ProblemError }
+
+func (e *Problem0142Error) Unwrap() error { return e.ProblemError }
+
+// Problem0143Error is the problem 0143: Problem 0143.
+type Problem0143Error struct{ *ProblemError }
+
+func (e *Problem0143Error) Unwrap() error { return e.ProblemError }
+
 // InternalServerError is the problem 0900: Internal Server Error.
 type InternalServerError struct{ *ProblemError }
 
@@ -156,6 +166,11 @@ func (e *Problem0901Error) Unwrap() error { return e.ProblemError }
 type ServiceUnavailableError struct{ *ProblemError }
 
 func (e *ServiceUnavailableError) Unwrap() error { return e.ProblemError }
+
+// GatewayTimeoutError is the problem 0911: Gateway timeout.
+type GatewayTimeoutError struct{ *ProblemError }
+
+func (e *GatewayTimeoutError) Unwrap() error { return e.ProblemError }
 
 // problemType wraps a problem in its code's error type.
 func problemType(p *ProblemError) error {
@@ -216,12 +231,18 @@ func problemType(p *ProblemError) error {
 		return &IdempotencyKeyInUseError{p}
 	case "0060":
 		return &TooManyRequestsError{p}
+	case "0142":
+		return &Problem0142Error{p}
+	case "0143":
+		return &Problem0143Error{p}
 	case "0900":
 		return &InternalServerError{p}
 	case "0901":
 		return &Problem0901Error{p}
 	case "0910":
 		return &ServiceUnavailableError{p}
+	case "0911":
+		return &GatewayTimeoutError{p}
 	}
 	return p
 }

@@ -1,8 +1,9 @@
 /**
  * The TypeScript client layer (clients/typescript/src/layer) against the real service: retries that
- * apply a pause once, an iterator over every page, typed errors, and webhook verification. Lost
- * answers are made for real by a loopback proxy in front of the service that forwards a request and
- * answers 503 in its place (the service did the work; the client never heard).
+ * apply a pause once (answers lost by a proxy, and the service's own Subsvc-Test-Outcome failures),
+ * Retry-After honoured, a timeout per attempt, an iterator over every page, typed errors, and
+ * webhook verification. Lost answers are made for real by a loopback proxy in front of the service
+ * that forwards a request and answers 503 in its place (the service did the work; the client never heard).
  */
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,7 @@ import {
   InvalidStatusTransitionError,
   listAll,
   ProblemError,
+  ServiceUnavailableError,
   SubscriptionNotFoundError,
   SubsvcClient,
   verify,
@@ -72,7 +74,7 @@ async function lossyProxy(target: string): Promise<LossyProxy> {
 
 let svc: TestService;
 let proxy: LossyProxy;
-let merchant: { merchantId: string; apiKey: string };
+let merchant: { merchantId: string; apiKey: string; testApiKey: string };
 let client: SubsvcClient;
 
 beforeAll(async () => {
@@ -116,6 +118,60 @@ describe('the TypeScript client layer against the service', () => {
     expect(error).toBeInstanceOf(ProblemError);
     expect((error as ProblemError).status).toBe(503);
     expect((error as ProblemError).code).toBe('0910');
+  });
+
+  it('sends a pause through Subsvc-Test-Outcome unavailable:2: 200, applied once (one event); with maxRetries 1, the 503 as its type', async () => {
+    const test = new SubsvcClient({ apiKey: merchant.testApiKey, baseUrl: svc.baseUrl, initialDelayMs: 20 });
+    const [made, other] = (await test.testHelpers.createTestSubscriptions({ testSubscriptionsCreate: { count: 2 } })).data;
+    const paused = await test.subscriptions.pauseSubscription({ subscriptionId: made!.id, subsvcTestOutcome: 'unavailable:2' });
+    expect(paused.status).toBe('paused');
+    const events = await waitFor(
+      async () => (await test.events.listEvents({ subscriptionId: made!.id })).data.filter((e) => e.type === 'subscription.paused'),
+      (found) => found.length > 0,
+      20_000,
+      100,
+      'the pause event',
+    );
+    expect(events).toHaveLength(1);
+    const once = new SubsvcClient({ apiKey: merchant.testApiKey, baseUrl: svc.baseUrl, initialDelayMs: 20, maxRetries: 1 });
+    const error = await once.subscriptions
+      .pauseSubscription({ subscriptionId: other!.id, subsvcTestOutcome: 'unavailable:2' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ServiceUnavailableError);
+    expect((await test.subscriptions.getSubscription({ subscriptionId: other!.id })).status).toBe('fulfilled');
+  });
+
+  it('waits out rate_limited:2 as Retry-After says (1 s each), then answers 200', async () => {
+    const test = new SubsvcClient({ apiKey: merchant.testApiKey, baseUrl: svc.baseUrl, initialDelayMs: 20 });
+    const [made] = (await test.testHelpers.createTestSubscriptions({ testSubscriptionsCreate: { count: 1 } })).data;
+    const started = Date.now();
+    const paused = await test.subscriptions.pauseSubscription({ subscriptionId: made!.id, subsvcTestOutcome: 'rate_limited:2' });
+    expect(paused.status).toBe('paused');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+  });
+
+  it('abandons an attempt that outlasts its timeout, retries it, then fails', async () => {
+    const attempts: string[] = [];
+    const silent = createServer((req) => attempts.push(String(req.headers['idempotency-key'])));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const hung = new SubsvcClient({
+        apiKey: merchant.apiKey,
+        baseUrl: `http://127.0.0.1:${port}`,
+        timeoutMs: 200,
+        maxRetries: 1,
+        initialDelayMs: 20,
+      });
+      const started = Date.now();
+      await expect(hung.subscriptions.pauseSubscription({ subscriptionId: crypto.randomUUID() })).rejects.toThrow();
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(attempts).toHaveLength(2);
+      expect(new Set(attempts).size).toBe(1);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('iterates over every page of 250 subscriptions, each once', async () => {

@@ -171,6 +171,18 @@ class TooManyRequestsError(ProblemError):
     code = "0060"
 
 
+class Problem0142Error(ProblemError):
+    """0142: Problem 0142."""
+
+    code = "0142"
+
+
+class Problem0143Error(ProblemError):
+    """0143: Problem 0143."""
+
+    code = "0143"
+
+
 class InternalServerError(ProblemError):
     """0900: Internal Server Error."""
 
@@ -187,6 +199,12 @@ class ServiceUnavailableError(ProblemError):
     """0910: Service unavailable."""
 
     code = "0910"
+
+
+class GatewayTimeoutError(ProblemError):
+    """0911: Gateway timeout."""
+
+    code = "0911"
 
 
 PROBLEM_TYPES: dict[str, type[ProblemError]] = {
@@ -218,9 +236,12 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0050": IdempotencyKeyReusedError,
     "0051": IdempotencyKeyInUseError,
     "0060": TooManyRequestsError,
+    "0142": Problem0142Error,
+    "0143": Problem0143Error,
     "0900": InternalServerError,
     "0901": Problem0901Error,
     "0910": ServiceUnavailableError,
+    "0911": GatewayTimeoutError,
 }
 
-__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "TooManyRequestsError", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "PROBLEM_TYPES"]
+__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "TooManyRequestsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "GatewayTimeoutError", "PROBLEM_TYPES"]

@@ -149,6 +149,29 @@ func pausedEvents(t *testing.T, client *subsvc.APIClient, id string) int {
 	}
 }
 
+func TestLayerSendsAPauseThroughSubsvcTestOutcomeUnavailable2RetriedWithOneKey200AppliedOnce(t *testing.T) {
+	if !the.Stateful {
+		t.Skip("the mock has no failures on demand: the service only")
+	}
+	client := subsvc.NewClient(subsvc.Options{APIKey: the.TestAPIKey, BaseURL: the.BaseURL, InitialDelay: 20 * time.Millisecond})
+	ctx := context.Background()
+	made, _, err := client.TestHelpersAPI.CreateTestSubscriptions(ctx).TestSubscriptionsCreate(*subsvc.NewTestSubscriptionsCreate(1)).Execute()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := made.Data[0].Id
+	paused, _, err := client.SubscriptionsAPI.PauseSubscription(ctx, id).SubsvcTestOutcome("unavailable:2").Execute()
+	if err != nil {
+		t.Fatalf("pause through unavailable:2: %v", err)
+	}
+	if paused.Status != subsvc.SUBSCRIPTIONSTATUS_PAUSED {
+		t.Fatalf("status %s, want paused", paused.Status)
+	}
+	if count := pausedEvents(t, client, id); count != 1 {
+		t.Fatalf("%d subscription.paused events, want 1", count)
+	}
+}
+
 func TestLayerIteratesOverEveryPageOfAListEachSubscriptionOnce(t *testing.T) {
 	layerTake(t, "fulfilled") // reads the target's layer part
 	client := subsvc.NewClient(subsvc.Options{APIKey: layer.ListAPIKey, BaseURL: the.BaseURL})

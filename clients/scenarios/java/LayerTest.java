@@ -38,7 +38,9 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
+import com.subsvc.client.model.TestSubscriptionsCreate;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -122,7 +124,7 @@ class LayerTest {
       before = KEYS.size();
     }
     LOSE.set(2);
-    PausedSubscription paused = client.subscriptions().pauseSubscription(id, null, null);
+    PausedSubscription paused = client.subscriptions().pauseSubscription(id, null, null, null);
     assertEquals(SubscriptionStatus.PAUSED, paused.getStatus());
     List<String> keys;
     synchronized (KEYS) {
@@ -138,7 +140,7 @@ class LayerTest {
   private static long pausedEvents(SubsvcClient client, String id) throws Exception {
     long deadline = System.currentTimeMillis() + 20_000;
     for (;;) {
-      List<Event> events = client.events().listEvents(null, UUID.fromString(id), null, null, null).getData();
+      List<Event> events = client.events().listEvents(null, UUID.fromString(id), null, null, null, null).getData();
       long count = events.stream()
           .filter(e -> e.getActualInstance() instanceof com.subsvc.client.model.SubscriptionEvent)
           .filter(e -> e.getSubscriptionEvent().getType().getValue().equals("subscription.paused"))
@@ -149,11 +151,22 @@ class LayerTest {
   }
 
   @Test
+  @DisplayName("layer: sends a pause through Subsvc-Test-Outcome unavailable:2: retried with one Idempotency-Key, 200, applied once (one event)")
+  void retriesThroughUnavailable() throws Exception {
+    Assumptions.assumeTrue(THE.stateful, "the mock has no failures on demand: the service only");
+    SubsvcClient client = builder(THE.testApiKey, THE.baseUrl).initialDelay(Duration.ofMillis(20)).build();
+    String id = client.testHelpers().createTestSubscriptions(new TestSubscriptionsCreate().count(1)).getData().get(0).getId().toString();
+    PausedSubscription paused = client.subscriptions().pauseSubscription(id, null, "unavailable:2", null);
+    assertEquals(SubscriptionStatus.PAUSED, paused.getStatus());
+    assertEquals(1, pausedEvents(client, id));
+  }
+
+  @Test
   @DisplayName("layer: iterates over every page of a list, each subscription once")
   void iteratesOverEveryPage() {
     SubsvcClient client = builder(THE.listApiKey, THE.baseUrl).build();
     List<UUID> seen = new ArrayList<>();
-    for (Subscription s : Lists.all(cursor -> client.subscriptions().listSubscriptions(null, 100, cursor), SubscriptionList::getData)) {
+    for (Subscription s : Lists.all(cursor -> client.subscriptions().listSubscriptions(null, 100, cursor, null), SubscriptionList::getData)) {
       seen.add(s.getId());
     }
     assertEquals(seen.size(), new HashSet<>(seen).size());
@@ -168,7 +181,7 @@ class LayerTest {
     if (!THE.stateful) b.header("Prefer", "code=409").header("Accept", "application/json, application/problem+json");
     SubsvcClient client = b.build();
     Problems.InvalidStatusTransitionError error =
-        assertThrows(Problems.InvalidStatusTransitionError.class, () -> client.subscriptions().pauseSubscription(THE.takeForLayer("cancelled"), null, null));
+        assertThrows(Problems.InvalidStatusTransitionError.class, () -> client.subscriptions().pauseSubscription(THE.takeForLayer("cancelled"), null, null, null));
     assertEquals(409, error.getStatus());
     assertEquals("0030", error.getProblemCode());
     assertFalse(error.getDetail().isEmpty());

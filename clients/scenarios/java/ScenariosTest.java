@@ -66,7 +66,7 @@ class ScenariosTest {
   @Test
   @DisplayName("pauses a subscription: 200 with it paused, merchantId included")
   void pauses() throws ApiException {
-    PausedSubscription paused = SUBSCRIPTIONS.pauseSubscription(THE.take("fulfilled"), null, null);
+    PausedSubscription paused = SUBSCRIPTIONS.pauseSubscription(THE.take("fulfilled"), null, null, null);
     assertEquals(SubscriptionStatus.PAUSED, paused.getStatus());
     assertTrue(paused.getMerchantId() != null);
     assertTrue(paused.getModifiedAt().matches(".*\\.\\d{6}Z$"), paused.getModifiedAt());
@@ -75,7 +75,7 @@ class ScenariosTest {
   @Test
   @DisplayName("resumes a subscription: 200 with it fulfilled")
   void resumes() throws ApiException {
-    ResumedSubscription resumed = SUBSCRIPTIONS.resumeSubscription(THE.take("paused"), null, null);
+    ResumedSubscription resumed = SUBSCRIPTIONS.resumeSubscription(THE.take("paused"), null, null, null);
     assertEquals(SubscriptionStatus.FULFILLED, resumed.getStatus());
     assertTrue(resumed.getCycle() != null);
   }
@@ -85,8 +85,8 @@ class ScenariosTest {
   void replays() throws ApiException {
     String id = THE.take("fulfilled");
     String key = UUID.randomUUID().toString();
-    ApiResponse<PausedSubscription> first = SUBSCRIPTIONS.pauseSubscriptionWithHttpInfo(id, key, null);
-    ApiResponse<PausedSubscription> again = SUBSCRIPTIONS.pauseSubscriptionWithHttpInfo(id, key, null);
+    ApiResponse<PausedSubscription> first = SUBSCRIPTIONS.pauseSubscriptionWithHttpInfo(id, key, null, null);
+    ApiResponse<PausedSubscription> again = SUBSCRIPTIONS.pauseSubscriptionWithHttpInfo(id, key, null, null);
     assertEquals(List.of(200, 200), List.of(first.getStatusCode(), again.getStatusCode()));
     // The mock remembers nothing, so never replays (the spec says so).
     if (!THE.stateful) return;
@@ -106,20 +106,20 @@ class ScenariosTest {
   @DisplayName("bulk-pauses subscriptions and follows the request from its 202 to each outcome")
   void bulkPauses() throws Exception {
     List<UUID> ids = List.of(UUID.fromString(THE.take("fulfilled")), UUID.fromString(THE.take("fulfilled")));
-    ApiResponse<BulkAcceptance> accepted = SUBSCRIPTIONS.bulkPauseSubscriptionsWithHttpInfo(new BulkPauseRequest().subscriptions(ids), null);
+    ApiResponse<BulkAcceptance> accepted = SUBSCRIPTIONS.bulkPauseSubscriptionsWithHttpInfo(new BulkPauseRequest().subscriptions(ids), null, null);
     UUID requestId = accepted.getData().getRequestId();
     assertEquals(202, accepted.getStatusCode());
     assertEquals(BulkOperation.PAUSE, accepted.getData().getOperation());
     assertEquals(List.of("/v2/bulk-requests/" + requestId), headers(accepted).get("location"));
     BulkRequestsApi requests = new BulkRequestsApi(client(THE.apiKey, null));
     long deadline = System.currentTimeMillis() + 20_000;
-    BulkRequest status = requests.getBulkRequest(requestId.toString());
+    BulkRequest status = requests.getBulkRequest(requestId.toString(), null);
     while (status.getState() != BulkRequest.StateEnum.COMPLETED && System.currentTimeMillis() < deadline) {
       Thread.sleep(100);
-      status = requests.getBulkRequest(requestId.toString());
+      status = requests.getBulkRequest(requestId.toString(), null);
     }
     assertEquals(BulkRequest.StateEnum.COMPLETED, status.getState());
-    long applied = requests.listBulkRequestItems(requestId.toString(), null, null, null).getData().stream()
+    long applied = requests.listBulkRequestItems(requestId.toString(), null, null, null, null).getData().stream()
         .filter(item -> item.getOutcome() == CommandOutcome.APPLIED)
         .count();
     assertTrue(applied > 0);
@@ -128,7 +128,7 @@ class ScenariosTest {
   @Test
   @DisplayName("lists subscriptions a page at a time")
   void listsAPage() throws ApiException {
-    SubscriptionList page = SUBSCRIPTIONS.listSubscriptions(null, 1, null);
+    SubscriptionList page = SUBSCRIPTIONS.listSubscriptions(null, 1, null, null);
     assertTrue(page.getData().size() <= 1);
     assertEquals(page.getHasMore(), page.getNextCursor() != null);
   }
@@ -136,12 +136,12 @@ class ScenariosTest {
   @Test
   @DisplayName("finds the event of a pause in the events list, newest first, and reads it by its id")
   void findsTheEvent() throws Exception {
-    PausedSubscription paused = SUBSCRIPTIONS.pauseSubscription(THE.take("fulfilled"), null, null);
+    PausedSubscription paused = SUBSCRIPTIONS.pauseSubscription(THE.take("fulfilled"), null, null, null);
     EventsApi events = new EventsApi(client(THE.apiKey, null));
     long deadline = System.currentTimeMillis() + 20_000;
     Event found = null;
     while (found == null && System.currentTimeMillis() < deadline) {
-      EventList page = events.listEvents(EventType.SUBSCRIPTION_PAUSED, null, null, 100, null);
+      EventList page = events.listEvents(EventType.SUBSCRIPTION_PAUSED, null, null, 100, null, null);
       found = page.getData().stream()
           .filter(e -> !THE.stateful || e.getSubscriptionEvent().getData().getSubscription().getId().equals(paused.getId()))
           .findFirst()
@@ -150,18 +150,18 @@ class ScenariosTest {
     }
     assertTrue(found != null, "the pause event");
     assertEquals("subscription.paused", found.getSubscriptionEvent().getType().getValue());
-    if (THE.stateful) assertEquals(found, events.getEvent(found.getSubscriptionEvent().getId().toString()));
+    if (THE.stateful) assertEquals(found, events.getEvent(found.getSubscriptionEvent().getId().toString(), null));
   }
 
   @Test
   @DisplayName("answers errors as problems with their codes, each as its type: 404 0020, 401 0010, 400 0040, 409 0030")
   void answersProblems() {
     SubscriptionsApi notFound = new SubscriptionsApi(client(THE.apiKey, "code=404"));
-    problem(Problems.SubscriptionNotFoundError.class, 404, "0020", () -> notFound.pauseSubscription(UUID.randomUUID().toString(), null, null));
+    problem(Problems.SubscriptionNotFoundError.class, 404, "0020", () -> notFound.pauseSubscription(UUID.randomUUID().toString(), null, null, null));
     SubscriptionsApi anonymous = new SubscriptionsApi(client(null, null));
-    problem(Problems.UnauthorizedError.class, 401, "0010", () -> anonymous.resumeSubscription(UUID.randomUUID().toString(), null, null));
-    problem(Problems.InvalidRequestError.class, 400, "0040", () -> SUBSCRIPTIONS.listSubscriptions(null, 1000, null));
+    problem(Problems.UnauthorizedError.class, 401, "0010", () -> anonymous.resumeSubscription(UUID.randomUUID().toString(), null, null, null));
+    problem(Problems.InvalidRequestError.class, 400, "0040", () -> SUBSCRIPTIONS.listSubscriptions(null, 1000, null, null));
     SubscriptionsApi conflict = new SubscriptionsApi(client(THE.apiKey, "code=409"));
-    problem(Problems.InvalidStatusTransitionError.class, 409, "0030", () -> conflict.pauseSubscription(THE.take("cancelled"), null, null));
+    problem(Problems.InvalidStatusTransitionError.class, 409, "0030", () -> conflict.pauseSubscription(THE.take("cancelled"), null, null, null));
   }
 }

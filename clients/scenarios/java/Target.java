@@ -17,6 +17,8 @@ final class Target {
   final String name;
   final String baseUrl;
   final String apiKey;
+  /** The same merchant's test-mode key (sk_test_…). */
+  final String testApiKey;
   final boolean stateful;
   final String specVersion;
   final String listApiKey;
@@ -29,6 +31,7 @@ final class Target {
     name = json.path("name").asText();
     baseUrl = json.path("baseUrl").asText();
     apiKey = json.path("apiKey").asText();
+    testApiKey = json.path("testApiKey").asText();
     stateful = json.path("stateful").asBoolean();
     specVersion = json.path("specVersion").asText();
     listApiKey = json.path("listApiKey").asText();

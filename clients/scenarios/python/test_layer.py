@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from standardwebhooks.webhooks import Webhook
 
+from subsvc_client import TestSubscriptionsCreate
 from subsvc_client.layer import Client, InvalidStatusTransitionError, WebhookVerificationError, list_all, verify
 
 with open(os.environ["SUBSVC_TARGET"], encoding="utf-8") as target_file:
@@ -107,6 +108,15 @@ def paused_events(client, subscription_id):
         if count > 0 or time.monotonic() > deadline:
             return count
         time.sleep(0.1)
+
+
+@pytest.mark.skipif(not STATEFUL, reason="the mock has no failures on demand: the service only")
+def test_layer_sends_a_pause_through_subsvc_test_outcome_unavailable_2_retried_with_one_key_200_applied_once():
+    with Client(TARGET["testApiKey"], base_url=TARGET["baseUrl"], initial_delay=0.02) as client:
+        [made] = client.test_helpers.create_test_subscriptions(TestSubscriptionsCreate(count=1)).data
+        paused = client.subscriptions.pause_subscription(str(made.id), subsvc_test_outcome="unavailable:2")
+        assert paused.status == "paused"
+        assert paused_events(client, str(made.id)) == 1
 
 
 def test_layer_iterates_over_every_page_of_a_list_each_subscription_once():

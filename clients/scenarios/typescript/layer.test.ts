@@ -19,6 +19,8 @@ interface Target {
   readonly baseUrl: string;
   readonly apiKey: string;
   readonly stateful: boolean;
+  /** The same merchant's test-mode key (sk_test_…), which Subsvc-Test-Outcome needs. */
+  readonly testApiKey: string;
   /** Subscriptions for these scenarios alone (scenarios.test.ts takes from `ids`). */
   readonly layerIds: Record<'fulfilled' | 'cancelled', string[]>;
   /** A merchant with `listCount` subscriptions and nothing else (any key on the mock, with a count of null). */
@@ -101,6 +103,18 @@ describe(`the client layer of @subsvc/client against ${target.name}`, () => {
     assert.match(keys[0] ?? '', /^[0-9a-f-]{36}$/);
     if (target.stateful) assert.equal(await pausedEvents(client, id), 1);
   });
+
+  it(
+    'sends a pause through Subsvc-Test-Outcome unavailable:2: retried with one Idempotency-Key, 200, applied once (one event)',
+    { skip: target.stateful ? false : 'the mock has no failures on demand: the service only' },
+    async () => {
+      const client = new SubsvcClient({ apiKey: target.testApiKey, baseUrl: target.baseUrl, initialDelayMs: 20 });
+      const [made] = (await client.testHelpers.createTestSubscriptions({ testSubscriptionsCreate: { count: 1 } })).data;
+      const paused = await client.subscriptions.pauseSubscription({ subscriptionId: made!.id, subsvcTestOutcome: 'unavailable:2' });
+      assert.equal(paused.status, 'paused');
+      assert.equal(await pausedEvents(client, made!.id), 1);
+    },
+  );
 
   it('iterates over every page of a list, each subscription once', async () => {
     const client = new SubsvcClient({ apiKey: target.listApiKey, baseUrl: target.baseUrl });

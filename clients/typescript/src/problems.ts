@@ -141,6 +141,16 @@ export class TooManyRequestsError extends ProblemError {
   static override readonly code = '0060';
 }
 
+/** 0142: Problem 0142. */
+export class Problem0142Error extends ProblemError {
+  static override readonly code = '0142';
+}
+
+/** 0143: Problem 0143. */
+export class Problem0143Error extends ProblemError {
+  static override readonly code = '0143';
+}
+
 /** 0900: Internal Server Error. */
 export class InternalServerError extends ProblemError {
   static override readonly code = '0900';
@@ -154,6 +164,11 @@ export class Problem0901Error extends ProblemError {
 /** 0910: Service unavailable. */
 export class ServiceUnavailableError extends ProblemError {
   static override readonly code = '0910';
+}
+
+/** 0911: Gateway timeout. */
+export class GatewayTimeoutError extends ProblemError {
+  static override readonly code = '0911';
 }
 
 /** Each code's error type. */
@@ -186,7 +201,10 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0050': IdempotencyKeyReusedError,
   '0051': IdempotencyKeyInUseError,
   '0060': TooManyRequestsError,
+  '0142': Problem0142Error,
+  '0143': Problem0143Error,
   '0900': InternalServerError,
   '0901': Problem0901Error,
   '0910': ServiceUnavailableError,
+  '0911': GatewayTimeoutError,
 };

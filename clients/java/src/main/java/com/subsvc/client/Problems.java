@@ -260,6 +260,24 @@ public final class Problems {
     }
   }
 
+  /** 0142: Problem 0142. */
+  public static final class Problem0142Error extends ProblemException {
+    public static final String CODE = "0142";
+
+    public Problem0142Error(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
+  /** 0143: Problem 0143. */
+  public static final class Problem0143Error extends ProblemException {
+    public static final String CODE = "0143";
+
+    public Problem0143Error(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0900: Internal Server Error. */
   public static final class InternalServerError extends ProblemException {
     public static final String CODE = "0900";
@@ -283,6 +301,15 @@ public final class Problems {
     public static final String CODE = "0910";
 
     public ServiceUnavailableError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
+  /** 0911: Gateway timeout. */
+  public static final class GatewayTimeoutError extends ProblemException {
+    public static final String CODE = "0911";
+
+    public GatewayTimeoutError(int status, String message, HttpHeaders headers, String body) {
       super(status, message, headers, body);
     }
   }
@@ -346,12 +373,18 @@ public final class Problems {
         return new IdempotencyKeyInUseError(status, message, headers, body);
       case "0060":
         return new TooManyRequestsError(status, message, headers, body);
+      case "0142":
+        return new Problem0142Error(status, message, headers, body);
+      case "0143":
+        return new Problem0143Error(status, message, headers, body);
       case "0900":
         return new InternalServerError(status, message, headers, body);
       case "0901":
         return new Problem0901Error(status, message, headers, body);
       case "0910":
         return new ServiceUnavailableError(status, message, headers, body);
+      case "0911":
+        return new GatewayTimeoutError(status, message, headers, body);
       default:
         return new ProblemException(status, message, headers, body);
     }

@@ -22,7 +22,9 @@ import com.subsvc.client.model.ApiKeyList;
 import com.subsvc.client.model.ApiKeyRoll;
 import com.subsvc.client.model.ApiKeyWithSecret;
 import com.subsvc.client.model.ApiKeysProblem;
+import com.subsvc.client.model.ApiKeysProblemOrTestOutcome;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -282,11 +284,12 @@ public class ApiKeysApi {
    * Oldest first, a page at a time: each key&#39;s id, its first characters (&#x60;prefix&#x60;), when it was made, last used (recorded at most once a minute) and expires. Never the key itself. Revoked and expired keys are not listed. 
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiKeyList
    * @throws ApiException if fails to make API call
    */
-  public ApiKeyList listApiKeys(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listApiKeys(limit, startingAfter, null);
+  public ApiKeyList listApiKeys(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listApiKeys(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -294,12 +297,13 @@ public class ApiKeysApi {
    * Oldest first, a page at a time: each key&#39;s id, its first characters (&#x60;prefix&#x60;), when it was made, last used (recorded at most once a minute) and expires. Never the key itself. Revoked and expired keys are not listed. 
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiKeyList
    * @throws ApiException if fails to make API call
    */
-  public ApiKeyList listApiKeys(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<ApiKeyList> localVarResponse = listApiKeysWithHttpInfo(limit, startingAfter, headers);
+  public ApiKeyList listApiKeys(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<ApiKeyList> localVarResponse = listApiKeysWithHttpInfo(limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -308,11 +312,12 @@ public class ApiKeysApi {
    * Oldest first, a page at a time: each key&#39;s id, its first characters (&#x60;prefix&#x60;), when it was made, last used (recorded at most once a minute) and expires. Never the key itself. Revoked and expired keys are not listed. 
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;ApiKeyList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<ApiKeyList> listApiKeysWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listApiKeysWithHttpInfo(limit, startingAfter, null);
+  public ApiResponse<ApiKeyList> listApiKeysWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listApiKeysWithHttpInfo(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -320,12 +325,13 @@ public class ApiKeysApi {
    * Oldest first, a page at a time: each key&#39;s id, its first characters (&#x60;prefix&#x60;), when it was made, last used (recorded at most once a minute) and expires. Never the key itself. Revoked and expired keys are not listed. 
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;ApiKeyList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<ApiKeyList> listApiKeysWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listApiKeysRequestBuilder(limit, startingAfter, headers);
+  public ApiResponse<ApiKeyList> listApiKeysWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listApiKeysRequestBuilder(limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -372,7 +378,7 @@ public class ApiKeysApi {
     }
   }
 
-  private HttpRequest.Builder listApiKeysRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listApiKeysRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -397,6 +403,9 @@ public class ApiKeysApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -415,44 +424,48 @@ public class ApiKeysApi {
    * Revoke an API key
    * The key stops working at once in the process that answers, and in every other process of the service within &#x60;AUTH_CACHE_TTL_MS&#x60; (30 s by default). Your last active key that does not expire cannot be revoked (409 &#x60;0031&#x60;): make or roll another first (a key that only waits to expire would leave you locked out when it does). A request may revoke the very key it carries. 
    * @param keyId An API key&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked or expired key&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @throws ApiException if fails to make API call
    */
-  public void revokeApiKey(@jakarta.annotation.Nonnull String keyId) throws ApiException {
-    revokeApiKey(keyId, null);
+  public void revokeApiKey(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    revokeApiKey(keyId, subsvcTestOutcome, null);
   }
 
   /**
    * Revoke an API key
    * The key stops working at once in the process that answers, and in every other process of the service within &#x60;AUTH_CACHE_TTL_MS&#x60; (30 s by default). Your last active key that does not expire cannot be revoked (409 &#x60;0031&#x60;): make or roll another first (a key that only waits to expire would leave you locked out when it does). A request may revoke the very key it carries. 
    * @param keyId An API key&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked or expired key&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @throws ApiException if fails to make API call
    */
-  public void revokeApiKey(@jakarta.annotation.Nonnull String keyId, Map<String, String> headers) throws ApiException {
-    revokeApiKeyWithHttpInfo(keyId, headers);
+  public void revokeApiKey(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    revokeApiKeyWithHttpInfo(keyId, subsvcTestOutcome, headers);
   }
 
   /**
    * Revoke an API key
    * The key stops working at once in the process that answers, and in every other process of the service within &#x60;AUTH_CACHE_TTL_MS&#x60; (30 s by default). Your last active key that does not expire cannot be revoked (409 &#x60;0031&#x60;): make or roll another first (a key that only waits to expire would leave you locked out when it does). A request may revoke the very key it carries. 
    * @param keyId An API key&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked or expired key&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Void&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Void> revokeApiKeyWithHttpInfo(@jakarta.annotation.Nonnull String keyId) throws ApiException {
-    return revokeApiKeyWithHttpInfo(keyId, null);
+  public ApiResponse<Void> revokeApiKeyWithHttpInfo(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return revokeApiKeyWithHttpInfo(keyId, subsvcTestOutcome, null);
   }
 
   /**
    * Revoke an API key
    * The key stops working at once in the process that answers, and in every other process of the service within &#x60;AUTH_CACHE_TTL_MS&#x60; (30 s by default). Your last active key that does not expire cannot be revoked (409 &#x60;0031&#x60;): make or roll another first (a key that only waits to expire would leave you locked out when it does). A request may revoke the very key it carries. 
    * @param keyId An API key&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked or expired key&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Void&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Void> revokeApiKeyWithHttpInfo(@jakarta.annotation.Nonnull String keyId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = revokeApiKeyRequestBuilder(keyId, headers);
+  public ApiResponse<Void> revokeApiKeyWithHttpInfo(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = revokeApiKeyRequestBuilder(keyId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -488,7 +501,7 @@ public class ApiKeysApi {
     }
   }
 
-  private HttpRequest.Builder revokeApiKeyRequestBuilder(@jakarta.annotation.Nonnull String keyId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder revokeApiKeyRequestBuilder(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'keyId' is set
     if (keyId == null) {
       throw new ApiException(400, "Missing the required parameter 'keyId' when calling revokeApiKey");
@@ -501,6 +514,9 @@ public class ApiKeysApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/problem+json");
 
     localVarRequestBuilder.method("DELETE", HttpRequest.BodyPublishers.noBody());
@@ -519,25 +535,27 @@ public class ApiKeysApi {
    * Replace an API key, with an overlap
    * Makes a new key (answered like &#x60;POST /v2/api-keys&#x60;, shown this once) and sets the rolled key to expire &#x60;expiresInHours&#x60; from now (0 to 168, default 24): both work until then, so that clients can move to the new key. 0 stops the old key now (in other processes of the service within &#x60;AUTH_CACHE_TTL_MS&#x60;). Rolling a key that already expires keeps the earlier of the two times. Any of your active keys can roll any other. 
    * @param keyId An API key&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked or expired key&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param apiKeyRoll Optional; without it, the rolled key expires in 24 hours. (optional)
    * @return ApiKeyWithSecret
    * @throws ApiException if fails to make API call
    */
-  public ApiKeyWithSecret rollApiKey(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll) throws ApiException {
-    return rollApiKey(keyId, apiKeyRoll, null);
+  public ApiKeyWithSecret rollApiKey(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll) throws ApiException {
+    return rollApiKey(keyId, subsvcTestOutcome, apiKeyRoll, null);
   }
 
   /**
    * Replace an API key, with an overlap
    * Makes a new key (answered like &#x60;POST /v2/api-keys&#x60;, shown this once) and sets the rolled key to expire &#x60;expiresInHours&#x60; from now (0 to 168, default 24): both work until then, so that clients can move to the new key. 0 stops the old key now (in other processes of the service within &#x60;AUTH_CACHE_TTL_MS&#x60;). Rolling a key that already expires keeps the earlier of the two times. Any of your active keys can roll any other. 
    * @param keyId An API key&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked or expired key&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param apiKeyRoll Optional; without it, the rolled key expires in 24 hours. (optional)
    * @param headers Optional headers to include in the request
    * @return ApiKeyWithSecret
    * @throws ApiException if fails to make API call
    */
-  public ApiKeyWithSecret rollApiKey(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll, Map<String, String> headers) throws ApiException {
-    ApiResponse<ApiKeyWithSecret> localVarResponse = rollApiKeyWithHttpInfo(keyId, apiKeyRoll, headers);
+  public ApiKeyWithSecret rollApiKey(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll, Map<String, String> headers) throws ApiException {
+    ApiResponse<ApiKeyWithSecret> localVarResponse = rollApiKeyWithHttpInfo(keyId, subsvcTestOutcome, apiKeyRoll, headers);
     return localVarResponse.getData();
   }
 
@@ -545,25 +563,27 @@ public class ApiKeysApi {
    * Replace an API key, with an overlap
    * Makes a new key (answered like &#x60;POST /v2/api-keys&#x60;, shown this once) and sets the rolled key to expire &#x60;expiresInHours&#x60; from now (0 to 168, default 24): both work until then, so that clients can move to the new key. 0 stops the old key now (in other processes of the service within &#x60;AUTH_CACHE_TTL_MS&#x60;). Rolling a key that already expires keeps the earlier of the two times. Any of your active keys can roll any other. 
    * @param keyId An API key&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked or expired key&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param apiKeyRoll Optional; without it, the rolled key expires in 24 hours. (optional)
    * @return ApiResponse&lt;ApiKeyWithSecret&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<ApiKeyWithSecret> rollApiKeyWithHttpInfo(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll) throws ApiException {
-    return rollApiKeyWithHttpInfo(keyId, apiKeyRoll, null);
+  public ApiResponse<ApiKeyWithSecret> rollApiKeyWithHttpInfo(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll) throws ApiException {
+    return rollApiKeyWithHttpInfo(keyId, subsvcTestOutcome, apiKeyRoll, null);
   }
 
   /**
    * Replace an API key, with an overlap
    * Makes a new key (answered like &#x60;POST /v2/api-keys&#x60;, shown this once) and sets the rolled key to expire &#x60;expiresInHours&#x60; from now (0 to 168, default 24): both work until then, so that clients can move to the new key. 0 stops the old key now (in other processes of the service within &#x60;AUTH_CACHE_TTL_MS&#x60;). Rolling a key that already expires keeps the earlier of the two times. Any of your active keys can roll any other. 
    * @param keyId An API key&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked or expired key&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param apiKeyRoll Optional; without it, the rolled key expires in 24 hours. (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;ApiKeyWithSecret&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<ApiKeyWithSecret> rollApiKeyWithHttpInfo(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = rollApiKeyRequestBuilder(keyId, apiKeyRoll, headers);
+  public ApiResponse<ApiKeyWithSecret> rollApiKeyWithHttpInfo(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = rollApiKeyRequestBuilder(keyId, subsvcTestOutcome, apiKeyRoll, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -610,7 +630,7 @@ public class ApiKeysApi {
     }
   }
 
-  private HttpRequest.Builder rollApiKeyRequestBuilder(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder rollApiKeyRequestBuilder(@jakarta.annotation.Nonnull String keyId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable ApiKeyRoll apiKeyRoll, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'keyId' is set
     if (keyId == null) {
       throw new ApiException(400, "Missing the required parameter 'keyId' when calling rollApiKey");
@@ -623,6 +643,9 @@ public class ApiKeysApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 

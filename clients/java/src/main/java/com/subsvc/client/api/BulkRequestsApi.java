@@ -25,6 +25,8 @@ import com.subsvc.client.model.BulkUndoAcceptance;
 import com.subsvc.client.model.BulkUndoProblem;
 import com.subsvc.client.model.CommandOutcome;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -174,23 +176,25 @@ public class BulkRequestsApi {
    * Follow a bulk request
    * Where a bulk request stands: how many of its commands are still pending and what the others did. The five counts always add up to &#x60;acceptedCount&#x60;; &#x60;state&#x60; is &#x60;completed&#x60; exactly when none is pending. The 202 that accepted the request points here in its &#x60;Location&#x60; header. 
    * @param requestId The &#x60;requestId&#x60; of a bulk request, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return BulkRequest
    * @throws ApiException if fails to make API call
    */
-  public BulkRequest getBulkRequest(@jakarta.annotation.Nonnull String requestId) throws ApiException {
-    return getBulkRequest(requestId, null);
+  public BulkRequest getBulkRequest(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getBulkRequest(requestId, subsvcTestOutcome, null);
   }
 
   /**
    * Follow a bulk request
    * Where a bulk request stands: how many of its commands are still pending and what the others did. The five counts always add up to &#x60;acceptedCount&#x60;; &#x60;state&#x60; is &#x60;completed&#x60; exactly when none is pending. The 202 that accepted the request points here in its &#x60;Location&#x60; header. 
    * @param requestId The &#x60;requestId&#x60; of a bulk request, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return BulkRequest
    * @throws ApiException if fails to make API call
    */
-  public BulkRequest getBulkRequest(@jakarta.annotation.Nonnull String requestId, Map<String, String> headers) throws ApiException {
-    ApiResponse<BulkRequest> localVarResponse = getBulkRequestWithHttpInfo(requestId, headers);
+  public BulkRequest getBulkRequest(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<BulkRequest> localVarResponse = getBulkRequestWithHttpInfo(requestId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -198,23 +202,25 @@ public class BulkRequestsApi {
    * Follow a bulk request
    * Where a bulk request stands: how many of its commands are still pending and what the others did. The five counts always add up to &#x60;acceptedCount&#x60;; &#x60;state&#x60; is &#x60;completed&#x60; exactly when none is pending. The 202 that accepted the request points here in its &#x60;Location&#x60; header. 
    * @param requestId The &#x60;requestId&#x60; of a bulk request, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;BulkRequest&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkRequest> getBulkRequestWithHttpInfo(@jakarta.annotation.Nonnull String requestId) throws ApiException {
-    return getBulkRequestWithHttpInfo(requestId, null);
+  public ApiResponse<BulkRequest> getBulkRequestWithHttpInfo(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getBulkRequestWithHttpInfo(requestId, subsvcTestOutcome, null);
   }
 
   /**
    * Follow a bulk request
    * Where a bulk request stands: how many of its commands are still pending and what the others did. The five counts always add up to &#x60;acceptedCount&#x60;; &#x60;state&#x60; is &#x60;completed&#x60; exactly when none is pending. The 202 that accepted the request points here in its &#x60;Location&#x60; header. 
    * @param requestId The &#x60;requestId&#x60; of a bulk request, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;BulkRequest&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkRequest> getBulkRequestWithHttpInfo(@jakarta.annotation.Nonnull String requestId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = getBulkRequestRequestBuilder(requestId, headers);
+  public ApiResponse<BulkRequest> getBulkRequestWithHttpInfo(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = getBulkRequestRequestBuilder(requestId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -261,7 +267,7 @@ public class BulkRequestsApi {
     }
   }
 
-  private HttpRequest.Builder getBulkRequestRequestBuilder(@jakarta.annotation.Nonnull String requestId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder getBulkRequestRequestBuilder(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'requestId' is set
     if (requestId == null) {
       throw new ApiException(400, "Missing the required parameter 'requestId' when calling getBulkRequest");
@@ -274,6 +280,9 @@ public class BulkRequestsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -295,11 +304,12 @@ public class BulkRequestsApi {
    * @param outcome Only items with this outcome. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return BulkRequestItemList
    * @throws ApiException if fails to make API call
    */
-  public BulkRequestItemList listBulkRequestItems(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listBulkRequestItems(requestId, outcome, limit, startingAfter, null);
+  public BulkRequestItemList listBulkRequestItems(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listBulkRequestItems(requestId, outcome, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -309,12 +319,13 @@ public class BulkRequestsApi {
    * @param outcome Only items with this outcome. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return BulkRequestItemList
    * @throws ApiException if fails to make API call
    */
-  public BulkRequestItemList listBulkRequestItems(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<BulkRequestItemList> localVarResponse = listBulkRequestItemsWithHttpInfo(requestId, outcome, limit, startingAfter, headers);
+  public BulkRequestItemList listBulkRequestItems(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<BulkRequestItemList> localVarResponse = listBulkRequestItemsWithHttpInfo(requestId, outcome, limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -325,11 +336,12 @@ public class BulkRequestsApi {
    * @param outcome Only items with this outcome. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;BulkRequestItemList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkRequestItemList> listBulkRequestItemsWithHttpInfo(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listBulkRequestItemsWithHttpInfo(requestId, outcome, limit, startingAfter, null);
+  public ApiResponse<BulkRequestItemList> listBulkRequestItemsWithHttpInfo(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listBulkRequestItemsWithHttpInfo(requestId, outcome, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -339,12 +351,13 @@ public class BulkRequestsApi {
    * @param outcome Only items with this outcome. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;BulkRequestItemList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkRequestItemList> listBulkRequestItemsWithHttpInfo(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listBulkRequestItemsRequestBuilder(requestId, outcome, limit, startingAfter, headers);
+  public ApiResponse<BulkRequestItemList> listBulkRequestItemsWithHttpInfo(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listBulkRequestItemsRequestBuilder(requestId, outcome, limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -391,7 +404,7 @@ public class BulkRequestsApi {
     }
   }
 
-  private HttpRequest.Builder listBulkRequestItemsRequestBuilder(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listBulkRequestItemsRequestBuilder(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable CommandOutcome outcome, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'requestId' is set
     if (requestId == null) {
       throw new ApiException(400, "Missing the required parameter 'requestId' when calling listBulkRequestItems");
@@ -423,6 +436,9 @@ public class BulkRequestsApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, text/csv, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -442,11 +458,12 @@ public class BulkRequestsApi {
    * The caller&#39;s bulk requests, newest first, a page at a time (kept 30 days).
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return BulkRequestList
    * @throws ApiException if fails to make API call
    */
-  public BulkRequestList listBulkRequests(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listBulkRequests(limit, startingAfter, null);
+  public BulkRequestList listBulkRequests(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listBulkRequests(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -454,12 +471,13 @@ public class BulkRequestsApi {
    * The caller&#39;s bulk requests, newest first, a page at a time (kept 30 days).
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return BulkRequestList
    * @throws ApiException if fails to make API call
    */
-  public BulkRequestList listBulkRequests(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<BulkRequestList> localVarResponse = listBulkRequestsWithHttpInfo(limit, startingAfter, headers);
+  public BulkRequestList listBulkRequests(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<BulkRequestList> localVarResponse = listBulkRequestsWithHttpInfo(limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -468,11 +486,12 @@ public class BulkRequestsApi {
    * The caller&#39;s bulk requests, newest first, a page at a time (kept 30 days).
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;BulkRequestList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkRequestList> listBulkRequestsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listBulkRequestsWithHttpInfo(limit, startingAfter, null);
+  public ApiResponse<BulkRequestList> listBulkRequestsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listBulkRequestsWithHttpInfo(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -480,12 +499,13 @@ public class BulkRequestsApi {
    * The caller&#39;s bulk requests, newest first, a page at a time (kept 30 days).
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;BulkRequestList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkRequestList> listBulkRequestsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listBulkRequestsRequestBuilder(limit, startingAfter, headers);
+  public ApiResponse<BulkRequestList> listBulkRequestsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listBulkRequestsRequestBuilder(limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -532,7 +552,7 @@ public class BulkRequestsApi {
     }
   }
 
-  private HttpRequest.Builder listBulkRequestsRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listBulkRequestsRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -557,6 +577,9 @@ public class BulkRequestsApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -575,23 +598,25 @@ public class BulkRequestsApi {
    * Undo a completed bulk request
    * Accepts a new bulk request of the opposite operation (a pause&#39;s undo resumes, a resume&#39;s undo pauses) over every subscription the original request changed (its items &#x60;applied&#x60;), and answers 202 with it, &#x60;undoes&#x60; naming the original; &#x60;Location&#x60; points to its status. Subscriptions the original left as they were (&#x60;noop&#x60;, &#x60;skipped&#x60;, &#x60;failed&#x60;, or rejected at acceptance) are not touched. One whose status or &#x60;modifiedAt&#x60; changed since the original applied it is left alone: in &#x60;rejected&#x60; with reason &#x60;changed_since&#x60; when the undo is accepted, or, changed after that, skipped when its command is applied (its item &#x60;skipped&#x60; with reason &#x60;changed_since&#x60;). The undo&#39;s events carry &#x60;cause.kind: \&quot;bulk\&quot;&#x60; with the new request&#39;s id.  A request not completed yet answers 409 &#x60;0033&#x60;; one undone already (or being undone by another call at the same time) answers 409 &#x60;0034&#x60;, and so does a hold&#39;s request (its pause or its release: release the hold instead; &#x60;detail&#x60; names it). A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
    * @param requestId The &#x60;requestId&#x60; of a bulk request, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return BulkUndoAcceptance
    * @throws ApiException if fails to make API call
    */
-  public BulkUndoAcceptance undoBulkRequest(@jakarta.annotation.Nonnull String requestId) throws ApiException {
-    return undoBulkRequest(requestId, null);
+  public BulkUndoAcceptance undoBulkRequest(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return undoBulkRequest(requestId, subsvcTestOutcome, null);
   }
 
   /**
    * Undo a completed bulk request
    * Accepts a new bulk request of the opposite operation (a pause&#39;s undo resumes, a resume&#39;s undo pauses) over every subscription the original request changed (its items &#x60;applied&#x60;), and answers 202 with it, &#x60;undoes&#x60; naming the original; &#x60;Location&#x60; points to its status. Subscriptions the original left as they were (&#x60;noop&#x60;, &#x60;skipped&#x60;, &#x60;failed&#x60;, or rejected at acceptance) are not touched. One whose status or &#x60;modifiedAt&#x60; changed since the original applied it is left alone: in &#x60;rejected&#x60; with reason &#x60;changed_since&#x60; when the undo is accepted, or, changed after that, skipped when its command is applied (its item &#x60;skipped&#x60; with reason &#x60;changed_since&#x60;). The undo&#39;s events carry &#x60;cause.kind: \&quot;bulk\&quot;&#x60; with the new request&#39;s id.  A request not completed yet answers 409 &#x60;0033&#x60;; one undone already (or being undone by another call at the same time) answers 409 &#x60;0034&#x60;, and so does a hold&#39;s request (its pause or its release: release the hold instead; &#x60;detail&#x60; names it). A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
    * @param requestId The &#x60;requestId&#x60; of a bulk request, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return BulkUndoAcceptance
    * @throws ApiException if fails to make API call
    */
-  public BulkUndoAcceptance undoBulkRequest(@jakarta.annotation.Nonnull String requestId, Map<String, String> headers) throws ApiException {
-    ApiResponse<BulkUndoAcceptance> localVarResponse = undoBulkRequestWithHttpInfo(requestId, headers);
+  public BulkUndoAcceptance undoBulkRequest(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<BulkUndoAcceptance> localVarResponse = undoBulkRequestWithHttpInfo(requestId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -599,23 +624,25 @@ public class BulkRequestsApi {
    * Undo a completed bulk request
    * Accepts a new bulk request of the opposite operation (a pause&#39;s undo resumes, a resume&#39;s undo pauses) over every subscription the original request changed (its items &#x60;applied&#x60;), and answers 202 with it, &#x60;undoes&#x60; naming the original; &#x60;Location&#x60; points to its status. Subscriptions the original left as they were (&#x60;noop&#x60;, &#x60;skipped&#x60;, &#x60;failed&#x60;, or rejected at acceptance) are not touched. One whose status or &#x60;modifiedAt&#x60; changed since the original applied it is left alone: in &#x60;rejected&#x60; with reason &#x60;changed_since&#x60; when the undo is accepted, or, changed after that, skipped when its command is applied (its item &#x60;skipped&#x60; with reason &#x60;changed_since&#x60;). The undo&#39;s events carry &#x60;cause.kind: \&quot;bulk\&quot;&#x60; with the new request&#39;s id.  A request not completed yet answers 409 &#x60;0033&#x60;; one undone already (or being undone by another call at the same time) answers 409 &#x60;0034&#x60;, and so does a hold&#39;s request (its pause or its release: release the hold instead; &#x60;detail&#x60; names it). A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
    * @param requestId The &#x60;requestId&#x60; of a bulk request, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;BulkUndoAcceptance&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkUndoAcceptance> undoBulkRequestWithHttpInfo(@jakarta.annotation.Nonnull String requestId) throws ApiException {
-    return undoBulkRequestWithHttpInfo(requestId, null);
+  public ApiResponse<BulkUndoAcceptance> undoBulkRequestWithHttpInfo(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return undoBulkRequestWithHttpInfo(requestId, subsvcTestOutcome, null);
   }
 
   /**
    * Undo a completed bulk request
    * Accepts a new bulk request of the opposite operation (a pause&#39;s undo resumes, a resume&#39;s undo pauses) over every subscription the original request changed (its items &#x60;applied&#x60;), and answers 202 with it, &#x60;undoes&#x60; naming the original; &#x60;Location&#x60; points to its status. Subscriptions the original left as they were (&#x60;noop&#x60;, &#x60;skipped&#x60;, &#x60;failed&#x60;, or rejected at acceptance) are not touched. One whose status or &#x60;modifiedAt&#x60; changed since the original applied it is left alone: in &#x60;rejected&#x60; with reason &#x60;changed_since&#x60; when the undo is accepted, or, changed after that, skipped when its command is applied (its item &#x60;skipped&#x60; with reason &#x60;changed_since&#x60;). The undo&#39;s events carry &#x60;cause.kind: \&quot;bulk\&quot;&#x60; with the new request&#39;s id.  A request not completed yet answers 409 &#x60;0033&#x60;; one undone already (or being undone by another call at the same time) answers 409 &#x60;0034&#x60;, and so does a hold&#39;s request (its pause or its release: release the hold instead; &#x60;detail&#x60; names it). A request is undone at most once; an undo is a bulk request like any, and may be undone in its turn. 
    * @param requestId The &#x60;requestId&#x60; of a bulk request, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;BulkUndoAcceptance&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkUndoAcceptance> undoBulkRequestWithHttpInfo(@jakarta.annotation.Nonnull String requestId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = undoBulkRequestRequestBuilder(requestId, headers);
+  public ApiResponse<BulkUndoAcceptance> undoBulkRequestWithHttpInfo(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = undoBulkRequestRequestBuilder(requestId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -662,7 +689,7 @@ public class BulkRequestsApi {
     }
   }
 
-  private HttpRequest.Builder undoBulkRequestRequestBuilder(@jakarta.annotation.Nonnull String requestId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder undoBulkRequestRequestBuilder(@jakarta.annotation.Nonnull String requestId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'requestId' is set
     if (requestId == null) {
       throw new ApiException(400, "Missing the required parameter 'requestId' when calling undoBulkRequest");
@@ -675,6 +702,9 @@ public class BulkRequestsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("POST", HttpRequest.BodyPublishers.noBody());

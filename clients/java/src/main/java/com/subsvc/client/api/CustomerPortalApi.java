@@ -22,7 +22,10 @@ import com.subsvc.client.model.PortalLinkCreate;
 import com.subsvc.client.model.PortalLinkList;
 import com.subsvc.client.model.PortalLinkWithUrl;
 import com.subsvc.client.model.PortalLinksProblem;
+import com.subsvc.client.model.PortalLinksProblemOrTestOutcome;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -172,25 +175,27 @@ public class CustomerPortalApi {
    * Make a link to a pause page for the subscription&#39;s customer
    * A link for your customer (in an email, say): the page it opens shows the subscription&#39;s plan and state, and lets the customer do only what &#x60;actions&#x60; allows (pause for one of the durations your pause policy allows, resume), under your pause policy, with the events and webhooks the API&#39;s own changes have (&#x60;cause.kind&#x60; &#x60;portal&#x60;). The answer carries the &#x60;url&#x60;, and no other answer ever does: keep it. The link works until &#x60;expiresAt&#x60; (&#x60;expiresInMinutes&#x60;, 1 to 10080, default 1440) or until revoked. A test key&#39;s link acts on test data, and its page says so. A cancelled subscription gets no link (409 &#x60;0030&#x60;). Not made idempotent by &#x60;Idempotency-Key&#x60;: a replay would have to keep the url to send it again. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param portalLinkCreate What the link allows and how long it works; without a body, both actions for a day. (optional)
    * @return PortalLinkWithUrl
    * @throws ApiException if fails to make API call
    */
-  public PortalLinkWithUrl createPortalLink(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate) throws ApiException {
-    return createPortalLink(subscriptionId, portalLinkCreate, null);
+  public PortalLinkWithUrl createPortalLink(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate) throws ApiException {
+    return createPortalLink(subscriptionId, subsvcTestOutcome, portalLinkCreate, null);
   }
 
   /**
    * Make a link to a pause page for the subscription&#39;s customer
    * A link for your customer (in an email, say): the page it opens shows the subscription&#39;s plan and state, and lets the customer do only what &#x60;actions&#x60; allows (pause for one of the durations your pause policy allows, resume), under your pause policy, with the events and webhooks the API&#39;s own changes have (&#x60;cause.kind&#x60; &#x60;portal&#x60;). The answer carries the &#x60;url&#x60;, and no other answer ever does: keep it. The link works until &#x60;expiresAt&#x60; (&#x60;expiresInMinutes&#x60;, 1 to 10080, default 1440) or until revoked. A test key&#39;s link acts on test data, and its page says so. A cancelled subscription gets no link (409 &#x60;0030&#x60;). Not made idempotent by &#x60;Idempotency-Key&#x60;: a replay would have to keep the url to send it again. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param portalLinkCreate What the link allows and how long it works; without a body, both actions for a day. (optional)
    * @param headers Optional headers to include in the request
    * @return PortalLinkWithUrl
    * @throws ApiException if fails to make API call
    */
-  public PortalLinkWithUrl createPortalLink(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate, Map<String, String> headers) throws ApiException {
-    ApiResponse<PortalLinkWithUrl> localVarResponse = createPortalLinkWithHttpInfo(subscriptionId, portalLinkCreate, headers);
+  public PortalLinkWithUrl createPortalLink(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate, Map<String, String> headers) throws ApiException {
+    ApiResponse<PortalLinkWithUrl> localVarResponse = createPortalLinkWithHttpInfo(subscriptionId, subsvcTestOutcome, portalLinkCreate, headers);
     return localVarResponse.getData();
   }
 
@@ -198,25 +203,27 @@ public class CustomerPortalApi {
    * Make a link to a pause page for the subscription&#39;s customer
    * A link for your customer (in an email, say): the page it opens shows the subscription&#39;s plan and state, and lets the customer do only what &#x60;actions&#x60; allows (pause for one of the durations your pause policy allows, resume), under your pause policy, with the events and webhooks the API&#39;s own changes have (&#x60;cause.kind&#x60; &#x60;portal&#x60;). The answer carries the &#x60;url&#x60;, and no other answer ever does: keep it. The link works until &#x60;expiresAt&#x60; (&#x60;expiresInMinutes&#x60;, 1 to 10080, default 1440) or until revoked. A test key&#39;s link acts on test data, and its page says so. A cancelled subscription gets no link (409 &#x60;0030&#x60;). Not made idempotent by &#x60;Idempotency-Key&#x60;: a replay would have to keep the url to send it again. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param portalLinkCreate What the link allows and how long it works; without a body, both actions for a day. (optional)
    * @return ApiResponse&lt;PortalLinkWithUrl&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PortalLinkWithUrl> createPortalLinkWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate) throws ApiException {
-    return createPortalLinkWithHttpInfo(subscriptionId, portalLinkCreate, null);
+  public ApiResponse<PortalLinkWithUrl> createPortalLinkWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate) throws ApiException {
+    return createPortalLinkWithHttpInfo(subscriptionId, subsvcTestOutcome, portalLinkCreate, null);
   }
 
   /**
    * Make a link to a pause page for the subscription&#39;s customer
    * A link for your customer (in an email, say): the page it opens shows the subscription&#39;s plan and state, and lets the customer do only what &#x60;actions&#x60; allows (pause for one of the durations your pause policy allows, resume), under your pause policy, with the events and webhooks the API&#39;s own changes have (&#x60;cause.kind&#x60; &#x60;portal&#x60;). The answer carries the &#x60;url&#x60;, and no other answer ever does: keep it. The link works until &#x60;expiresAt&#x60; (&#x60;expiresInMinutes&#x60;, 1 to 10080, default 1440) or until revoked. A test key&#39;s link acts on test data, and its page says so. A cancelled subscription gets no link (409 &#x60;0030&#x60;). Not made idempotent by &#x60;Idempotency-Key&#x60;: a replay would have to keep the url to send it again. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param portalLinkCreate What the link allows and how long it works; without a body, both actions for a day. (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;PortalLinkWithUrl&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PortalLinkWithUrl> createPortalLinkWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = createPortalLinkRequestBuilder(subscriptionId, portalLinkCreate, headers);
+  public ApiResponse<PortalLinkWithUrl> createPortalLinkWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = createPortalLinkRequestBuilder(subscriptionId, subsvcTestOutcome, portalLinkCreate, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -263,7 +270,7 @@ public class CustomerPortalApi {
     }
   }
 
-  private HttpRequest.Builder createPortalLinkRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder createPortalLinkRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PortalLinkCreate portalLinkCreate, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'subscriptionId' is set
     if (subscriptionId == null) {
       throw new ApiException(400, "Missing the required parameter 'subscriptionId' when calling createPortalLink");
@@ -276,6 +283,9 @@ public class CustomerPortalApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
@@ -303,11 +313,12 @@ public class CustomerPortalApi {
    * @param subscriptionId Only the links of this subscription. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return PortalLinkList
    * @throws ApiException if fails to make API call
    */
-  public PortalLinkList listPortalLinks(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listPortalLinks(subscriptionId, limit, startingAfter, null);
+  public PortalLinkList listPortalLinks(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listPortalLinks(subscriptionId, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -316,12 +327,13 @@ public class CustomerPortalApi {
    * @param subscriptionId Only the links of this subscription. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return PortalLinkList
    * @throws ApiException if fails to make API call
    */
-  public PortalLinkList listPortalLinks(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<PortalLinkList> localVarResponse = listPortalLinksWithHttpInfo(subscriptionId, limit, startingAfter, headers);
+  public PortalLinkList listPortalLinks(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<PortalLinkList> localVarResponse = listPortalLinksWithHttpInfo(subscriptionId, limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -331,11 +343,12 @@ public class CustomerPortalApi {
    * @param subscriptionId Only the links of this subscription. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;PortalLinkList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PortalLinkList> listPortalLinksWithHttpInfo(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listPortalLinksWithHttpInfo(subscriptionId, limit, startingAfter, null);
+  public ApiResponse<PortalLinkList> listPortalLinksWithHttpInfo(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listPortalLinksWithHttpInfo(subscriptionId, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -344,12 +357,13 @@ public class CustomerPortalApi {
    * @param subscriptionId Only the links of this subscription. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;PortalLinkList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PortalLinkList> listPortalLinksWithHttpInfo(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listPortalLinksRequestBuilder(subscriptionId, limit, startingAfter, headers);
+  public ApiResponse<PortalLinkList> listPortalLinksWithHttpInfo(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listPortalLinksRequestBuilder(subscriptionId, limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -396,7 +410,7 @@ public class CustomerPortalApi {
     }
   }
 
-  private HttpRequest.Builder listPortalLinksRequestBuilder(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listPortalLinksRequestBuilder(@jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -423,6 +437,9 @@ public class CustomerPortalApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -441,44 +458,48 @@ public class CustomerPortalApi {
    * Revoke a portal link
    * The link&#39;s page answers 404 from now on, in every process of the service at once (links are looked up on every request, never cached). Changes already made through it stay. 
    * @param portalLinkId A portal link&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked link&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @throws ApiException if fails to make API call
    */
-  public void revokePortalLink(@jakarta.annotation.Nonnull String portalLinkId) throws ApiException {
-    revokePortalLink(portalLinkId, null);
+  public void revokePortalLink(@jakarta.annotation.Nonnull String portalLinkId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    revokePortalLink(portalLinkId, subsvcTestOutcome, null);
   }
 
   /**
    * Revoke a portal link
    * The link&#39;s page answers 404 from now on, in every process of the service at once (links are looked up on every request, never cached). Changes already made through it stay. 
    * @param portalLinkId A portal link&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked link&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @throws ApiException if fails to make API call
    */
-  public void revokePortalLink(@jakarta.annotation.Nonnull String portalLinkId, Map<String, String> headers) throws ApiException {
-    revokePortalLinkWithHttpInfo(portalLinkId, headers);
+  public void revokePortalLink(@jakarta.annotation.Nonnull String portalLinkId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    revokePortalLinkWithHttpInfo(portalLinkId, subsvcTestOutcome, headers);
   }
 
   /**
    * Revoke a portal link
    * The link&#39;s page answers 404 from now on, in every process of the service at once (links are looked up on every request, never cached). Changes already made through it stay. 
    * @param portalLinkId A portal link&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked link&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Void&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Void> revokePortalLinkWithHttpInfo(@jakarta.annotation.Nonnull String portalLinkId) throws ApiException {
-    return revokePortalLinkWithHttpInfo(portalLinkId, null);
+  public ApiResponse<Void> revokePortalLinkWithHttpInfo(@jakarta.annotation.Nonnull String portalLinkId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return revokePortalLinkWithHttpInfo(portalLinkId, subsvcTestOutcome, null);
   }
 
   /**
    * Revoke a portal link
    * The link&#39;s page answers 404 from now on, in every process of the service at once (links are looked up on every request, never cached). Changes already made through it stay. 
    * @param portalLinkId A portal link&#39;s &#x60;id&#x60;. An unknown id, another merchant&#39;s, or a revoked link&#39;s answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Void&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Void> revokePortalLinkWithHttpInfo(@jakarta.annotation.Nonnull String portalLinkId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = revokePortalLinkRequestBuilder(portalLinkId, headers);
+  public ApiResponse<Void> revokePortalLinkWithHttpInfo(@jakarta.annotation.Nonnull String portalLinkId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = revokePortalLinkRequestBuilder(portalLinkId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -514,7 +535,7 @@ public class CustomerPortalApi {
     }
   }
 
-  private HttpRequest.Builder revokePortalLinkRequestBuilder(@jakarta.annotation.Nonnull String portalLinkId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder revokePortalLinkRequestBuilder(@jakarta.annotation.Nonnull String portalLinkId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'portalLinkId' is set
     if (portalLinkId == null) {
       throw new ApiException(400, "Missing the required parameter 'portalLinkId' when calling revokePortalLink");
@@ -527,6 +548,9 @@ public class CustomerPortalApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/problem+json");
 
     localVarRequestBuilder.method("DELETE", HttpRequest.BodyPublishers.noBody());

@@ -23,6 +23,8 @@ import com.subsvc.client.model.EventList;
 import com.subsvc.client.model.EventResend;
 import com.subsvc.client.model.EventType;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 import com.subsvc.client.model.WebhooksProblem;
 
@@ -173,23 +175,25 @@ public class EventsApi {
    * Read an event
    * One event of the caller, as the list shows it (kept 30 days).
    * @param eventId An event&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return Event
    * @throws ApiException if fails to make API call
    */
-  public Event getEvent(@jakarta.annotation.Nonnull String eventId) throws ApiException {
-    return getEvent(eventId, null);
+  public Event getEvent(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getEvent(eventId, subsvcTestOutcome, null);
   }
 
   /**
    * Read an event
    * One event of the caller, as the list shows it (kept 30 days).
    * @param eventId An event&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return Event
    * @throws ApiException if fails to make API call
    */
-  public Event getEvent(@jakarta.annotation.Nonnull String eventId, Map<String, String> headers) throws ApiException {
-    ApiResponse<Event> localVarResponse = getEventWithHttpInfo(eventId, headers);
+  public Event getEvent(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<Event> localVarResponse = getEventWithHttpInfo(eventId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -197,23 +201,25 @@ public class EventsApi {
    * Read an event
    * One event of the caller, as the list shows it (kept 30 days).
    * @param eventId An event&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Event&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Event> getEventWithHttpInfo(@jakarta.annotation.Nonnull String eventId) throws ApiException {
-    return getEventWithHttpInfo(eventId, null);
+  public ApiResponse<Event> getEventWithHttpInfo(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getEventWithHttpInfo(eventId, subsvcTestOutcome, null);
   }
 
   /**
    * Read an event
    * One event of the caller, as the list shows it (kept 30 days).
    * @param eventId An event&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Event&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Event> getEventWithHttpInfo(@jakarta.annotation.Nonnull String eventId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = getEventRequestBuilder(eventId, headers);
+  public ApiResponse<Event> getEventWithHttpInfo(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = getEventRequestBuilder(eventId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -260,7 +266,7 @@ public class EventsApi {
     }
   }
 
-  private HttpRequest.Builder getEventRequestBuilder(@jakarta.annotation.Nonnull String eventId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder getEventRequestBuilder(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'eventId' is set
     if (eventId == null) {
       throw new ApiException(400, "Missing the required parameter 'eventId' when calling getEvent");
@@ -273,6 +279,9 @@ public class EventsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -295,11 +304,12 @@ public class EventsApi {
    * @param requestId Only events of this bulk request (its subscriptions&#39; changes and its completion). (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return EventList
    * @throws ApiException if fails to make API call
    */
-  public EventList listEvents(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listEvents(type, subscriptionId, requestId, limit, startingAfter, null);
+  public EventList listEvents(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listEvents(type, subscriptionId, requestId, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -310,12 +320,13 @@ public class EventsApi {
    * @param requestId Only events of this bulk request (its subscriptions&#39; changes and its completion). (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return EventList
    * @throws ApiException if fails to make API call
    */
-  public EventList listEvents(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<EventList> localVarResponse = listEventsWithHttpInfo(type, subscriptionId, requestId, limit, startingAfter, headers);
+  public EventList listEvents(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<EventList> localVarResponse = listEventsWithHttpInfo(type, subscriptionId, requestId, limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -327,11 +338,12 @@ public class EventsApi {
    * @param requestId Only events of this bulk request (its subscriptions&#39; changes and its completion). (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;EventList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<EventList> listEventsWithHttpInfo(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listEventsWithHttpInfo(type, subscriptionId, requestId, limit, startingAfter, null);
+  public ApiResponse<EventList> listEventsWithHttpInfo(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listEventsWithHttpInfo(type, subscriptionId, requestId, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -342,12 +354,13 @@ public class EventsApi {
    * @param requestId Only events of this bulk request (its subscriptions&#39; changes and its completion). (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;EventList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<EventList> listEventsWithHttpInfo(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listEventsRequestBuilder(type, subscriptionId, requestId, limit, startingAfter, headers);
+  public ApiResponse<EventList> listEventsWithHttpInfo(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listEventsRequestBuilder(type, subscriptionId, requestId, limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -394,7 +407,7 @@ public class EventsApi {
     }
   }
 
-  private HttpRequest.Builder listEventsRequestBuilder(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listEventsRequestBuilder(@jakarta.annotation.Nullable EventType type, @jakarta.annotation.Nullable UUID subscriptionId, @jakarta.annotation.Nullable UUID requestId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -425,6 +438,9 @@ public class EventsApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -443,23 +459,25 @@ public class EventsApi {
    * Send an event again
    * Queues one more delivery of the event to each of the caller&#39;s enabled endpoints that subscribe to its type. The deliveries carry the event&#39;s own &#x60;webhook-id&#x60;, so a receiver that deduplicates sees it once. 
    * @param eventId An event&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return EventResend
    * @throws ApiException if fails to make API call
    */
-  public EventResend resendEvent(@jakarta.annotation.Nonnull String eventId) throws ApiException {
-    return resendEvent(eventId, null);
+  public EventResend resendEvent(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return resendEvent(eventId, subsvcTestOutcome, null);
   }
 
   /**
    * Send an event again
    * Queues one more delivery of the event to each of the caller&#39;s enabled endpoints that subscribe to its type. The deliveries carry the event&#39;s own &#x60;webhook-id&#x60;, so a receiver that deduplicates sees it once. 
    * @param eventId An event&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return EventResend
    * @throws ApiException if fails to make API call
    */
-  public EventResend resendEvent(@jakarta.annotation.Nonnull String eventId, Map<String, String> headers) throws ApiException {
-    ApiResponse<EventResend> localVarResponse = resendEventWithHttpInfo(eventId, headers);
+  public EventResend resendEvent(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<EventResend> localVarResponse = resendEventWithHttpInfo(eventId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -467,23 +485,25 @@ public class EventsApi {
    * Send an event again
    * Queues one more delivery of the event to each of the caller&#39;s enabled endpoints that subscribe to its type. The deliveries carry the event&#39;s own &#x60;webhook-id&#x60;, so a receiver that deduplicates sees it once. 
    * @param eventId An event&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;EventResend&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<EventResend> resendEventWithHttpInfo(@jakarta.annotation.Nonnull String eventId) throws ApiException {
-    return resendEventWithHttpInfo(eventId, null);
+  public ApiResponse<EventResend> resendEventWithHttpInfo(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return resendEventWithHttpInfo(eventId, subsvcTestOutcome, null);
   }
 
   /**
    * Send an event again
    * Queues one more delivery of the event to each of the caller&#39;s enabled endpoints that subscribe to its type. The deliveries carry the event&#39;s own &#x60;webhook-id&#x60;, so a receiver that deduplicates sees it once. 
    * @param eventId An event&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;EventResend&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<EventResend> resendEventWithHttpInfo(@jakarta.annotation.Nonnull String eventId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = resendEventRequestBuilder(eventId, headers);
+  public ApiResponse<EventResend> resendEventWithHttpInfo(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = resendEventRequestBuilder(eventId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -530,7 +550,7 @@ public class EventsApi {
     }
   }
 
-  private HttpRequest.Builder resendEventRequestBuilder(@jakarta.annotation.Nonnull String eventId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder resendEventRequestBuilder(@jakarta.annotation.Nonnull String eventId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'eventId' is set
     if (eventId == null) {
       throw new ApiException(400, "Missing the required parameter 'eventId' when calling resendEvent");
@@ -543,6 +563,9 @@ public class EventsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("POST", HttpRequest.BodyPublishers.noBody());

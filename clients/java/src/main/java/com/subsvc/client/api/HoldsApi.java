@@ -22,7 +22,10 @@ import com.subsvc.client.model.Hold;
 import com.subsvc.client.model.HoldList;
 import com.subsvc.client.model.HoldRequest;
 import com.subsvc.client.model.HoldsProblem;
+import com.subsvc.client.model.HoldsProblemOrTestOutcome;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -172,25 +175,27 @@ public class HoldsApi {
    * Pause the whole store, until released
    * Places a hold over every subscription of the caller&#39;s mode that is not &#x60;cancelled&#x60; now, and answers 202 with it; &#x60;Location&#x60; points to the hold. Those &#x60;fulfilled&#x60; are paused through a bulk request (&#x60;requestId&#x60;, operation &#x60;PAUSE&#x60;, followed at &#x60;/v2/bulk-requests/{requestId}&#x60;); those paused already keep their own pause and are held too. Each pause the hold makes is a &#x60;subscription.paused&#x60; event with &#x60;cause: {kind: \&quot;hold\&quot;, holdId}&#x60;.  A hold is one of a paused subscription&#39;s holders, beside its own pause: it stays &#x60;paused&#x60; while it has one. Releasing the hold (&#x60;POST /v2/holds/{holdId}/release&#x60;, or at &#x60;resumeAt&#x60; by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 &#x60;0034&#x60;). A &#x60;resumeAt&#x60; follows the rules of a scheduled resume (&#x60;0043&#x60;: in the future, at most 3 years ahead). A hold takes at most 100,000 subscriptions, as a bulk request by filter does (its pause and its release are one bulk request each): over that it is refused with 400 &#x60;0046&#x60; (not counted past the limit), and nothing is stored. Retry it with an &#x60;Idempotency-Key&#x60;: without one, a retry places a second hold. 
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param holdRequest  (optional)
    * @return Hold
    * @throws ApiException if fails to make API call
    */
-  public Hold createHold(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable HoldRequest holdRequest) throws ApiException {
-    return createHold(idempotencyKey, holdRequest, null);
+  public Hold createHold(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable HoldRequest holdRequest) throws ApiException {
+    return createHold(idempotencyKey, subsvcTestOutcome, holdRequest, null);
   }
 
   /**
    * Pause the whole store, until released
    * Places a hold over every subscription of the caller&#39;s mode that is not &#x60;cancelled&#x60; now, and answers 202 with it; &#x60;Location&#x60; points to the hold. Those &#x60;fulfilled&#x60; are paused through a bulk request (&#x60;requestId&#x60;, operation &#x60;PAUSE&#x60;, followed at &#x60;/v2/bulk-requests/{requestId}&#x60;); those paused already keep their own pause and are held too. Each pause the hold makes is a &#x60;subscription.paused&#x60; event with &#x60;cause: {kind: \&quot;hold\&quot;, holdId}&#x60;.  A hold is one of a paused subscription&#39;s holders, beside its own pause: it stays &#x60;paused&#x60; while it has one. Releasing the hold (&#x60;POST /v2/holds/{holdId}/release&#x60;, or at &#x60;resumeAt&#x60; by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 &#x60;0034&#x60;). A &#x60;resumeAt&#x60; follows the rules of a scheduled resume (&#x60;0043&#x60;: in the future, at most 3 years ahead). A hold takes at most 100,000 subscriptions, as a bulk request by filter does (its pause and its release are one bulk request each): over that it is refused with 400 &#x60;0046&#x60; (not counted past the limit), and nothing is stored. Retry it with an &#x60;Idempotency-Key&#x60;: without one, a retry places a second hold. 
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param holdRequest  (optional)
    * @param headers Optional headers to include in the request
    * @return Hold
    * @throws ApiException if fails to make API call
    */
-  public Hold createHold(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable HoldRequest holdRequest, Map<String, String> headers) throws ApiException {
-    ApiResponse<Hold> localVarResponse = createHoldWithHttpInfo(idempotencyKey, holdRequest, headers);
+  public Hold createHold(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable HoldRequest holdRequest, Map<String, String> headers) throws ApiException {
+    ApiResponse<Hold> localVarResponse = createHoldWithHttpInfo(idempotencyKey, subsvcTestOutcome, holdRequest, headers);
     return localVarResponse.getData();
   }
 
@@ -198,25 +203,27 @@ public class HoldsApi {
    * Pause the whole store, until released
    * Places a hold over every subscription of the caller&#39;s mode that is not &#x60;cancelled&#x60; now, and answers 202 with it; &#x60;Location&#x60; points to the hold. Those &#x60;fulfilled&#x60; are paused through a bulk request (&#x60;requestId&#x60;, operation &#x60;PAUSE&#x60;, followed at &#x60;/v2/bulk-requests/{requestId}&#x60;); those paused already keep their own pause and are held too. Each pause the hold makes is a &#x60;subscription.paused&#x60; event with &#x60;cause: {kind: \&quot;hold\&quot;, holdId}&#x60;.  A hold is one of a paused subscription&#39;s holders, beside its own pause: it stays &#x60;paused&#x60; while it has one. Releasing the hold (&#x60;POST /v2/holds/{holdId}/release&#x60;, or at &#x60;resumeAt&#x60; by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 &#x60;0034&#x60;). A &#x60;resumeAt&#x60; follows the rules of a scheduled resume (&#x60;0043&#x60;: in the future, at most 3 years ahead). A hold takes at most 100,000 subscriptions, as a bulk request by filter does (its pause and its release are one bulk request each): over that it is refused with 400 &#x60;0046&#x60; (not counted past the limit), and nothing is stored. Retry it with an &#x60;Idempotency-Key&#x60;: without one, a retry places a second hold. 
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param holdRequest  (optional)
    * @return ApiResponse&lt;Hold&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Hold> createHoldWithHttpInfo(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable HoldRequest holdRequest) throws ApiException {
-    return createHoldWithHttpInfo(idempotencyKey, holdRequest, null);
+  public ApiResponse<Hold> createHoldWithHttpInfo(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable HoldRequest holdRequest) throws ApiException {
+    return createHoldWithHttpInfo(idempotencyKey, subsvcTestOutcome, holdRequest, null);
   }
 
   /**
    * Pause the whole store, until released
    * Places a hold over every subscription of the caller&#39;s mode that is not &#x60;cancelled&#x60; now, and answers 202 with it; &#x60;Location&#x60; points to the hold. Those &#x60;fulfilled&#x60; are paused through a bulk request (&#x60;requestId&#x60;, operation &#x60;PAUSE&#x60;, followed at &#x60;/v2/bulk-requests/{requestId}&#x60;); those paused already keep their own pause and are held too. Each pause the hold makes is a &#x60;subscription.paused&#x60; event with &#x60;cause: {kind: \&quot;hold\&quot;, holdId}&#x60;.  A hold is one of a paused subscription&#39;s holders, beside its own pause: it stays &#x60;paused&#x60; while it has one. Releasing the hold (&#x60;POST /v2/holds/{holdId}/release&#x60;, or at &#x60;resumeAt&#x60; by itself; in test mode when the test clock passes it) resumes only the subscriptions it alone keeps paused. An explicit resume of a held subscription resumes it and takes it out of every hold; an explicit pause of one gives it its own pause back, so that it stays paused after the release. The bulk requests of a hold are undone by releasing it (an undo answers 409 &#x60;0034&#x60;). A &#x60;resumeAt&#x60; follows the rules of a scheduled resume (&#x60;0043&#x60;: in the future, at most 3 years ahead). A hold takes at most 100,000 subscriptions, as a bulk request by filter does (its pause and its release are one bulk request each): over that it is refused with 400 &#x60;0046&#x60; (not counted past the limit), and nothing is stored. Retry it with an &#x60;Idempotency-Key&#x60;: without one, a retry places a second hold. 
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param holdRequest  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Hold&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Hold> createHoldWithHttpInfo(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable HoldRequest holdRequest, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = createHoldRequestBuilder(idempotencyKey, holdRequest, headers);
+  public ApiResponse<Hold> createHoldWithHttpInfo(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable HoldRequest holdRequest, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = createHoldRequestBuilder(idempotencyKey, subsvcTestOutcome, holdRequest, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -263,7 +270,7 @@ public class HoldsApi {
     }
   }
 
-  private HttpRequest.Builder createHoldRequestBuilder(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable HoldRequest holdRequest, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder createHoldRequestBuilder(@jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable HoldRequest holdRequest, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -273,6 +280,9 @@ public class HoldsApi {
 
     if (idempotencyKey != null) {
       localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
     }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
@@ -299,23 +309,25 @@ public class HoldsApi {
    * Read a hold
    * The hold, active or released. Its bulk requests show how far its pause and its release went.
    * @param holdId The &#x60;id&#x60; of a hold, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return Hold
    * @throws ApiException if fails to make API call
    */
-  public Hold getHold(@jakarta.annotation.Nonnull String holdId) throws ApiException {
-    return getHold(holdId, null);
+  public Hold getHold(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getHold(holdId, subsvcTestOutcome, null);
   }
 
   /**
    * Read a hold
    * The hold, active or released. Its bulk requests show how far its pause and its release went.
    * @param holdId The &#x60;id&#x60; of a hold, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return Hold
    * @throws ApiException if fails to make API call
    */
-  public Hold getHold(@jakarta.annotation.Nonnull String holdId, Map<String, String> headers) throws ApiException {
-    ApiResponse<Hold> localVarResponse = getHoldWithHttpInfo(holdId, headers);
+  public Hold getHold(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<Hold> localVarResponse = getHoldWithHttpInfo(holdId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -323,23 +335,25 @@ public class HoldsApi {
    * Read a hold
    * The hold, active or released. Its bulk requests show how far its pause and its release went.
    * @param holdId The &#x60;id&#x60; of a hold, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Hold&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Hold> getHoldWithHttpInfo(@jakarta.annotation.Nonnull String holdId) throws ApiException {
-    return getHoldWithHttpInfo(holdId, null);
+  public ApiResponse<Hold> getHoldWithHttpInfo(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getHoldWithHttpInfo(holdId, subsvcTestOutcome, null);
   }
 
   /**
    * Read a hold
    * The hold, active or released. Its bulk requests show how far its pause and its release went.
    * @param holdId The &#x60;id&#x60; of a hold, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Hold&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Hold> getHoldWithHttpInfo(@jakarta.annotation.Nonnull String holdId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = getHoldRequestBuilder(holdId, headers);
+  public ApiResponse<Hold> getHoldWithHttpInfo(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = getHoldRequestBuilder(holdId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -386,7 +400,7 @@ public class HoldsApi {
     }
   }
 
-  private HttpRequest.Builder getHoldRequestBuilder(@jakarta.annotation.Nonnull String holdId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder getHoldRequestBuilder(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'holdId' is set
     if (holdId == null) {
       throw new ApiException(400, "Missing the required parameter 'holdId' when calling getHold");
@@ -399,6 +413,9 @@ public class HoldsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -418,11 +435,12 @@ public class HoldsApi {
    * The caller&#39;s holds of its mode, newest first, a page at a time, active and released.
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return HoldList
    * @throws ApiException if fails to make API call
    */
-  public HoldList listHolds(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listHolds(limit, startingAfter, null);
+  public HoldList listHolds(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listHolds(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -430,12 +448,13 @@ public class HoldsApi {
    * The caller&#39;s holds of its mode, newest first, a page at a time, active and released.
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return HoldList
    * @throws ApiException if fails to make API call
    */
-  public HoldList listHolds(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<HoldList> localVarResponse = listHoldsWithHttpInfo(limit, startingAfter, headers);
+  public HoldList listHolds(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<HoldList> localVarResponse = listHoldsWithHttpInfo(limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -444,11 +463,12 @@ public class HoldsApi {
    * The caller&#39;s holds of its mode, newest first, a page at a time, active and released.
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;HoldList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<HoldList> listHoldsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listHoldsWithHttpInfo(limit, startingAfter, null);
+  public ApiResponse<HoldList> listHoldsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listHoldsWithHttpInfo(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -456,12 +476,13 @@ public class HoldsApi {
    * The caller&#39;s holds of its mode, newest first, a page at a time, active and released.
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;HoldList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<HoldList> listHoldsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listHoldsRequestBuilder(limit, startingAfter, headers);
+  public ApiResponse<HoldList> listHoldsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listHoldsRequestBuilder(limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -508,7 +529,7 @@ public class HoldsApi {
     }
   }
 
-  private HttpRequest.Builder listHoldsRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listHoldsRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -533,6 +554,9 @@ public class HoldsApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -551,23 +575,25 @@ public class HoldsApi {
    * Release a hold
    * Ends the hold and answers 202 with it, &#x60;released&#x60;, with &#x60;releasedAt&#x60; and the bulk request that resumes what it alone kept paused (&#x60;releaseRequestId&#x60;, operation &#x60;RESUME&#x60;). Every subscription the hold covers leaves it; one left without a holder (no pause of its own, no other active hold) is resumed, with one &#x60;subscription.resumed&#x60; event whose &#x60;cause&#x60; is &#x60;{kind: \&quot;hold\&quot;, holdId}&#x60;. One paused on its own as well stays paused. Releasing a released hold answers 409 &#x60;0035&#x60;. 
    * @param holdId The &#x60;id&#x60; of a hold, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return Hold
    * @throws ApiException if fails to make API call
    */
-  public Hold releaseHold(@jakarta.annotation.Nonnull String holdId) throws ApiException {
-    return releaseHold(holdId, null);
+  public Hold releaseHold(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return releaseHold(holdId, subsvcTestOutcome, null);
   }
 
   /**
    * Release a hold
    * Ends the hold and answers 202 with it, &#x60;released&#x60;, with &#x60;releasedAt&#x60; and the bulk request that resumes what it alone kept paused (&#x60;releaseRequestId&#x60;, operation &#x60;RESUME&#x60;). Every subscription the hold covers leaves it; one left without a holder (no pause of its own, no other active hold) is resumed, with one &#x60;subscription.resumed&#x60; event whose &#x60;cause&#x60; is &#x60;{kind: \&quot;hold\&quot;, holdId}&#x60;. One paused on its own as well stays paused. Releasing a released hold answers 409 &#x60;0035&#x60;. 
    * @param holdId The &#x60;id&#x60; of a hold, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return Hold
    * @throws ApiException if fails to make API call
    */
-  public Hold releaseHold(@jakarta.annotation.Nonnull String holdId, Map<String, String> headers) throws ApiException {
-    ApiResponse<Hold> localVarResponse = releaseHoldWithHttpInfo(holdId, headers);
+  public Hold releaseHold(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<Hold> localVarResponse = releaseHoldWithHttpInfo(holdId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -575,23 +601,25 @@ public class HoldsApi {
    * Release a hold
    * Ends the hold and answers 202 with it, &#x60;released&#x60;, with &#x60;releasedAt&#x60; and the bulk request that resumes what it alone kept paused (&#x60;releaseRequestId&#x60;, operation &#x60;RESUME&#x60;). Every subscription the hold covers leaves it; one left without a holder (no pause of its own, no other active hold) is resumed, with one &#x60;subscription.resumed&#x60; event whose &#x60;cause&#x60; is &#x60;{kind: \&quot;hold\&quot;, holdId}&#x60;. One paused on its own as well stays paused. Releasing a released hold answers 409 &#x60;0035&#x60;. 
    * @param holdId The &#x60;id&#x60; of a hold, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Hold&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Hold> releaseHoldWithHttpInfo(@jakarta.annotation.Nonnull String holdId) throws ApiException {
-    return releaseHoldWithHttpInfo(holdId, null);
+  public ApiResponse<Hold> releaseHoldWithHttpInfo(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return releaseHoldWithHttpInfo(holdId, subsvcTestOutcome, null);
   }
 
   /**
    * Release a hold
    * Ends the hold and answers 202 with it, &#x60;released&#x60;, with &#x60;releasedAt&#x60; and the bulk request that resumes what it alone kept paused (&#x60;releaseRequestId&#x60;, operation &#x60;RESUME&#x60;). Every subscription the hold covers leaves it; one left without a holder (no pause of its own, no other active hold) is resumed, with one &#x60;subscription.resumed&#x60; event whose &#x60;cause&#x60; is &#x60;{kind: \&quot;hold\&quot;, holdId}&#x60;. One paused on its own as well stays paused. Releasing a released hold answers 409 &#x60;0035&#x60;. 
    * @param holdId The &#x60;id&#x60; of a hold, from its 202. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Hold&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Hold> releaseHoldWithHttpInfo(@jakarta.annotation.Nonnull String holdId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = releaseHoldRequestBuilder(holdId, headers);
+  public ApiResponse<Hold> releaseHoldWithHttpInfo(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = releaseHoldRequestBuilder(holdId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -638,7 +666,7 @@ public class HoldsApi {
     }
   }
 
-  private HttpRequest.Builder releaseHoldRequestBuilder(@jakarta.annotation.Nonnull String holdId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder releaseHoldRequestBuilder(@jakarta.annotation.Nonnull String holdId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'holdId' is set
     if (holdId == null) {
       throw new ApiException(400, "Missing the required parameter 'holdId' when calling releaseHold");
@@ -651,6 +679,9 @@ public class HoldsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("POST", HttpRequest.BodyPublishers.noBody());

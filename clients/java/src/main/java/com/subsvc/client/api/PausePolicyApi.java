@@ -21,6 +21,8 @@ import com.subsvc.client.Pair;
 import com.subsvc.client.model.PausePolicy;
 import com.subsvc.client.model.PausePolicyWithMode;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TimeoutProblem;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -279,11 +281,12 @@ public class PausePolicyApi {
    * Replaces the whole policy (send &#x60;maxPauseDays&#x60;, &#x60;maxPausesPerYear&#x60; and &#x60;requireResumeAt&#x60;; &#x60;cooldownDays&#x60;, &#x60;allowedPauseDays&#x60; and &#x60;resumeNoticeHours&#x60; left out are &#x60;null&#x60;; &#x60;null&#x60; and &#x60;false&#x60; turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 &#x60;0032&#x60;. The process that answers applies it at once; the service&#39;s other processes within 30 seconds. 
    * @param pausePolicy The whole policy; &#x60;null&#x60; or &#x60;false&#x60; turns a rule off. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return PausePolicyWithMode
    * @throws ApiException if fails to make API call
    */
-  public PausePolicyWithMode putPausePolicy(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
-    return putPausePolicy(pausePolicy, idempotencyKey, null);
+  public PausePolicyWithMode putPausePolicy(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return putPausePolicy(pausePolicy, idempotencyKey, subsvcTestOutcome, null);
   }
 
   /**
@@ -291,12 +294,13 @@ public class PausePolicyApi {
    * Replaces the whole policy (send &#x60;maxPauseDays&#x60;, &#x60;maxPausesPerYear&#x60; and &#x60;requireResumeAt&#x60;; &#x60;cooldownDays&#x60;, &#x60;allowedPauseDays&#x60; and &#x60;resumeNoticeHours&#x60; left out are &#x60;null&#x60;; &#x60;null&#x60; and &#x60;false&#x60; turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 &#x60;0032&#x60;. The process that answers applies it at once; the service&#39;s other processes within 30 seconds. 
    * @param pausePolicy The whole policy; &#x60;null&#x60; or &#x60;false&#x60; turns a rule off. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return PausePolicyWithMode
    * @throws ApiException if fails to make API call
    */
-  public PausePolicyWithMode putPausePolicy(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
-    ApiResponse<PausePolicyWithMode> localVarResponse = putPausePolicyWithHttpInfo(pausePolicy, idempotencyKey, headers);
+  public PausePolicyWithMode putPausePolicy(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<PausePolicyWithMode> localVarResponse = putPausePolicyWithHttpInfo(pausePolicy, idempotencyKey, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -305,11 +309,12 @@ public class PausePolicyApi {
    * Replaces the whole policy (send &#x60;maxPauseDays&#x60;, &#x60;maxPausesPerYear&#x60; and &#x60;requireResumeAt&#x60;; &#x60;cooldownDays&#x60;, &#x60;allowedPauseDays&#x60; and &#x60;resumeNoticeHours&#x60; left out are &#x60;null&#x60;; &#x60;null&#x60; and &#x60;false&#x60; turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 &#x60;0032&#x60;. The process that answers applies it at once; the service&#39;s other processes within 30 seconds. 
    * @param pausePolicy The whole policy; &#x60;null&#x60; or &#x60;false&#x60; turns a rule off. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;PausePolicyWithMode&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PausePolicyWithMode> putPausePolicyWithHttpInfo(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
-    return putPausePolicyWithHttpInfo(pausePolicy, idempotencyKey, null);
+  public ApiResponse<PausePolicyWithMode> putPausePolicyWithHttpInfo(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return putPausePolicyWithHttpInfo(pausePolicy, idempotencyKey, subsvcTestOutcome, null);
   }
 
   /**
@@ -317,12 +322,13 @@ public class PausePolicyApi {
    * Replaces the whole policy (send &#x60;maxPauseDays&#x60;, &#x60;maxPausesPerYear&#x60; and &#x60;requireResumeAt&#x60;; &#x60;cooldownDays&#x60;, &#x60;allowedPauseDays&#x60; and &#x60;resumeNoticeHours&#x60; left out are &#x60;null&#x60;; &#x60;null&#x60; and &#x60;false&#x60; turn a rule off) and answers 200 with it, every field present. It applies to every pause from then on: single, bulk (at acceptance) and scheduled (when it falls due). A pause refused by it answers 422 &#x60;0032&#x60;. The process that answers applies it at once; the service&#39;s other processes within 30 seconds. 
    * @param pausePolicy The whole policy; &#x60;null&#x60; or &#x60;false&#x60; turns a rule off. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;PausePolicyWithMode&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PausePolicyWithMode> putPausePolicyWithHttpInfo(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = putPausePolicyRequestBuilder(pausePolicy, idempotencyKey, headers);
+  public ApiResponse<PausePolicyWithMode> putPausePolicyWithHttpInfo(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = putPausePolicyRequestBuilder(pausePolicy, idempotencyKey, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -369,7 +375,7 @@ public class PausePolicyApi {
     }
   }
 
-  private HttpRequest.Builder putPausePolicyRequestBuilder(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder putPausePolicyRequestBuilder(@jakarta.annotation.Nonnull PausePolicy pausePolicy, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'pausePolicy' is set
     if (pausePolicy == null) {
       throw new ApiException(400, "Missing the required parameter 'pausePolicy' when calling putPausePolicy");
@@ -383,6 +389,9 @@ public class PausePolicyApi {
 
     if (idempotencyKey != null) {
       localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
     }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");

@@ -23,6 +23,8 @@ import com.subsvc.client.model.PlanList;
 import com.subsvc.client.model.PlanName;
 import com.subsvc.client.model.PlansProblem;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -172,23 +174,25 @@ public class PlansApi {
    * Read a plan&#39;s name
    * The plan&#39;s name. A plan id you never named (or another merchant&#39;s, or another mode&#39;s) answers 404 &#x60;0028&#x60;.
    * @param planId A plan id, as your subscriptions carry it in &#x60;planId&#x60;. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return Plan
    * @throws ApiException if fails to make API call
    */
-  public Plan getPlan(@jakarta.annotation.Nonnull UUID planId) throws ApiException {
-    return getPlan(planId, null);
+  public Plan getPlan(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getPlan(planId, subsvcTestOutcome, null);
   }
 
   /**
    * Read a plan&#39;s name
    * The plan&#39;s name. A plan id you never named (or another merchant&#39;s, or another mode&#39;s) answers 404 &#x60;0028&#x60;.
    * @param planId A plan id, as your subscriptions carry it in &#x60;planId&#x60;. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return Plan
    * @throws ApiException if fails to make API call
    */
-  public Plan getPlan(@jakarta.annotation.Nonnull UUID planId, Map<String, String> headers) throws ApiException {
-    ApiResponse<Plan> localVarResponse = getPlanWithHttpInfo(planId, headers);
+  public Plan getPlan(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<Plan> localVarResponse = getPlanWithHttpInfo(planId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -196,23 +200,25 @@ public class PlansApi {
    * Read a plan&#39;s name
    * The plan&#39;s name. A plan id you never named (or another merchant&#39;s, or another mode&#39;s) answers 404 &#x60;0028&#x60;.
    * @param planId A plan id, as your subscriptions carry it in &#x60;planId&#x60;. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Plan&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Plan> getPlanWithHttpInfo(@jakarta.annotation.Nonnull UUID planId) throws ApiException {
-    return getPlanWithHttpInfo(planId, null);
+  public ApiResponse<Plan> getPlanWithHttpInfo(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getPlanWithHttpInfo(planId, subsvcTestOutcome, null);
   }
 
   /**
    * Read a plan&#39;s name
    * The plan&#39;s name. A plan id you never named (or another merchant&#39;s, or another mode&#39;s) answers 404 &#x60;0028&#x60;.
    * @param planId A plan id, as your subscriptions carry it in &#x60;planId&#x60;. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Plan&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Plan> getPlanWithHttpInfo(@jakarta.annotation.Nonnull UUID planId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = getPlanRequestBuilder(planId, headers);
+  public ApiResponse<Plan> getPlanWithHttpInfo(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = getPlanRequestBuilder(planId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -259,7 +265,7 @@ public class PlansApi {
     }
   }
 
-  private HttpRequest.Builder getPlanRequestBuilder(@jakarta.annotation.Nonnull UUID planId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder getPlanRequestBuilder(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'planId' is set
     if (planId == null) {
       throw new ApiException(400, "Missing the required parameter 'planId' when calling getPlan");
@@ -272,6 +278,9 @@ public class PlansApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -291,11 +300,12 @@ public class PlansApi {
    * The plans of your mode that you named, ordered by plan id, a page at a time. A plan id your subscriptions carry without a name is not listed. 
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return PlanList
    * @throws ApiException if fails to make API call
    */
-  public PlanList listPlans(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listPlans(limit, startingAfter, null);
+  public PlanList listPlans(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listPlans(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -303,12 +313,13 @@ public class PlansApi {
    * The plans of your mode that you named, ordered by plan id, a page at a time. A plan id your subscriptions carry without a name is not listed. 
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return PlanList
    * @throws ApiException if fails to make API call
    */
-  public PlanList listPlans(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<PlanList> localVarResponse = listPlansWithHttpInfo(limit, startingAfter, headers);
+  public PlanList listPlans(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<PlanList> localVarResponse = listPlansWithHttpInfo(limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -317,11 +328,12 @@ public class PlansApi {
    * The plans of your mode that you named, ordered by plan id, a page at a time. A plan id your subscriptions carry without a name is not listed. 
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;PlanList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PlanList> listPlansWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listPlansWithHttpInfo(limit, startingAfter, null);
+  public ApiResponse<PlanList> listPlansWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listPlansWithHttpInfo(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -329,12 +341,13 @@ public class PlansApi {
    * The plans of your mode that you named, ordered by plan id, a page at a time. A plan id your subscriptions carry without a name is not listed. 
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;PlanList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PlanList> listPlansWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listPlansRequestBuilder(limit, startingAfter, headers);
+  public ApiResponse<PlanList> listPlansWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listPlansRequestBuilder(limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -381,7 +394,7 @@ public class PlansApi {
     }
   }
 
-  private HttpRequest.Builder listPlansRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listPlansRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -406,6 +419,9 @@ public class PlansApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -426,11 +442,12 @@ public class PlansApi {
    * @param planId A plan id, as your subscriptions carry it in &#x60;planId&#x60;. (required)
    * @param planName The plan&#39;s name. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return Plan
    * @throws ApiException if fails to make API call
    */
-  public Plan putPlan(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
-    return putPlan(planId, planName, idempotencyKey, null);
+  public Plan putPlan(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return putPlan(planId, planName, idempotencyKey, subsvcTestOutcome, null);
   }
 
   /**
@@ -439,12 +456,13 @@ public class PlansApi {
    * @param planId A plan id, as your subscriptions carry it in &#x60;planId&#x60;. (required)
    * @param planName The plan&#39;s name. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return Plan
    * @throws ApiException if fails to make API call
    */
-  public Plan putPlan(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
-    ApiResponse<Plan> localVarResponse = putPlanWithHttpInfo(planId, planName, idempotencyKey, headers);
+  public Plan putPlan(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<Plan> localVarResponse = putPlanWithHttpInfo(planId, planName, idempotencyKey, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -454,11 +472,12 @@ public class PlansApi {
    * @param planId A plan id, as your subscriptions carry it in &#x60;planId&#x60;. (required)
    * @param planName The plan&#39;s name. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Plan&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Plan> putPlanWithHttpInfo(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
-    return putPlanWithHttpInfo(planId, planName, idempotencyKey, null);
+  public ApiResponse<Plan> putPlanWithHttpInfo(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return putPlanWithHttpInfo(planId, planName, idempotencyKey, subsvcTestOutcome, null);
   }
 
   /**
@@ -467,12 +486,13 @@ public class PlansApi {
    * @param planId A plan id, as your subscriptions carry it in &#x60;planId&#x60;. (required)
    * @param planName The plan&#39;s name. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Plan&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Plan> putPlanWithHttpInfo(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = putPlanRequestBuilder(planId, planName, idempotencyKey, headers);
+  public ApiResponse<Plan> putPlanWithHttpInfo(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = putPlanRequestBuilder(planId, planName, idempotencyKey, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -519,7 +539,7 @@ public class PlansApi {
     }
   }
 
-  private HttpRequest.Builder putPlanRequestBuilder(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder putPlanRequestBuilder(@jakarta.annotation.Nonnull UUID planId, @jakarta.annotation.Nonnull PlanName planName, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'planId' is set
     if (planId == null) {
       throw new ApiException(400, "Missing the required parameter 'planId' when calling putPlan");
@@ -538,6 +558,9 @@ public class PlansApi {
 
     if (idempotencyKey != null) {
       localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
     }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");

@@ -24,17 +24,19 @@ import com.subsvc.client.model.BulkDryRun;
 import com.subsvc.client.model.BulkPausePreviewRequest;
 import com.subsvc.client.model.BulkPauseRequest;
 import com.subsvc.client.model.BulkPreviewRequest;
-import com.subsvc.client.model.BulkProblem;
+import com.subsvc.client.model.BulkProblemOrTestOutcome;
 import com.subsvc.client.model.CommandRequest;
-import com.subsvc.client.model.PauseProblem;
+import com.subsvc.client.model.PauseProblemOrTestOutcome;
 import com.subsvc.client.model.PauseRefusedProblem;
 import com.subsvc.client.model.PauseRequest;
 import com.subsvc.client.model.PausedSubscription;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
 import com.subsvc.client.model.ResumedSubscription;
 import com.subsvc.client.model.Subscription;
 import com.subsvc.client.model.SubscriptionList;
 import com.subsvc.client.model.SubscriptionStatus;
+import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -185,11 +187,12 @@ public class SubscriptionsApi {
    * Queues one pause per unique id of the caller&#39;s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller&#39;s, and ids of &#x60;cancelled&#x60; subscriptions, are listed in &#x60;rejected&#x60; and not queued. &#x60;Location&#x60; points to the request&#39;s status. The same as &#x60;POST /v2/subscriptions/{subscriptionId}/pause&#x60; with a &#x60;subscriptions&#x60; body, which keeps working (and is the same request for &#x60;Idempotency-Key&#x60;). &#x60;pauseAt&#x60;, &#x60;resumeAt&#x60; and &#x60;reason&#x60; beside &#x60;subscriptions&#x60; schedule each accepted subscription, with the rules of the single pause.  Instead of &#x60;subscriptions&#x60;, a &#x60;filter&#x60; (exactly one of the two) selects the caller&#39;s subscriptions by &#x60;status&#x60;, &#x60;planId&#x60; and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 &#x60;0046&#x60;, which does not count past the limit). Matching &#x60;cancelled&#x60; ones are listed in &#x60;rejected&#x60;. &#x60;POST /v2/subscriptions/bulk/pause/preview&#x60; with the same body shows what it would match, with nothing queued or changed (&#x60;\&quot;dryRun\&quot;: true&#x60; here does the same, and is deprecated).  Your pause policy (&#x60;GET /v2/pause-policy&#x60;) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in &#x60;rejected&#x60; with the rule as its reason (&#x60;policy_require_resume_at&#x60;, &#x60;policy_max_pause_days&#x60;, &#x60;policy_allowed_pause_days&#x60;, &#x60;policy_cooldown_days&#x60;, &#x60;policy_max_pauses_per_year&#x60;), and counted in a preview&#39;s &#x60;policyRejectedCount&#x60;. With &#x60;maxPauseDays&#x60; set, a pause without &#x60;resumeAt&#x60; gets one that many days after it starts. 
    * @param bulkCommandRequest The subscriptions to pause (a list of ids, or a filter), and optionally when. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return BulkAcceptance
    * @throws ApiException if fails to make API call
    */
-  public BulkAcceptance bulkPauseSubscriptions(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
-    return bulkPauseSubscriptions(bulkCommandRequest, idempotencyKey, null);
+  public BulkAcceptance bulkPauseSubscriptions(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return bulkPauseSubscriptions(bulkCommandRequest, idempotencyKey, subsvcTestOutcome, null);
   }
 
   /**
@@ -197,12 +200,13 @@ public class SubscriptionsApi {
    * Queues one pause per unique id of the caller&#39;s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller&#39;s, and ids of &#x60;cancelled&#x60; subscriptions, are listed in &#x60;rejected&#x60; and not queued. &#x60;Location&#x60; points to the request&#39;s status. The same as &#x60;POST /v2/subscriptions/{subscriptionId}/pause&#x60; with a &#x60;subscriptions&#x60; body, which keeps working (and is the same request for &#x60;Idempotency-Key&#x60;). &#x60;pauseAt&#x60;, &#x60;resumeAt&#x60; and &#x60;reason&#x60; beside &#x60;subscriptions&#x60; schedule each accepted subscription, with the rules of the single pause.  Instead of &#x60;subscriptions&#x60;, a &#x60;filter&#x60; (exactly one of the two) selects the caller&#39;s subscriptions by &#x60;status&#x60;, &#x60;planId&#x60; and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 &#x60;0046&#x60;, which does not count past the limit). Matching &#x60;cancelled&#x60; ones are listed in &#x60;rejected&#x60;. &#x60;POST /v2/subscriptions/bulk/pause/preview&#x60; with the same body shows what it would match, with nothing queued or changed (&#x60;\&quot;dryRun\&quot;: true&#x60; here does the same, and is deprecated).  Your pause policy (&#x60;GET /v2/pause-policy&#x60;) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in &#x60;rejected&#x60; with the rule as its reason (&#x60;policy_require_resume_at&#x60;, &#x60;policy_max_pause_days&#x60;, &#x60;policy_allowed_pause_days&#x60;, &#x60;policy_cooldown_days&#x60;, &#x60;policy_max_pauses_per_year&#x60;), and counted in a preview&#39;s &#x60;policyRejectedCount&#x60;. With &#x60;maxPauseDays&#x60; set, a pause without &#x60;resumeAt&#x60; gets one that many days after it starts. 
    * @param bulkCommandRequest The subscriptions to pause (a list of ids, or a filter), and optionally when. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return BulkAcceptance
    * @throws ApiException if fails to make API call
    */
-  public BulkAcceptance bulkPauseSubscriptions(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
-    ApiResponse<BulkAcceptance> localVarResponse = bulkPauseSubscriptionsWithHttpInfo(bulkCommandRequest, idempotencyKey, headers);
+  public BulkAcceptance bulkPauseSubscriptions(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<BulkAcceptance> localVarResponse = bulkPauseSubscriptionsWithHttpInfo(bulkCommandRequest, idempotencyKey, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -211,11 +215,12 @@ public class SubscriptionsApi {
    * Queues one pause per unique id of the caller&#39;s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller&#39;s, and ids of &#x60;cancelled&#x60; subscriptions, are listed in &#x60;rejected&#x60; and not queued. &#x60;Location&#x60; points to the request&#39;s status. The same as &#x60;POST /v2/subscriptions/{subscriptionId}/pause&#x60; with a &#x60;subscriptions&#x60; body, which keeps working (and is the same request for &#x60;Idempotency-Key&#x60;). &#x60;pauseAt&#x60;, &#x60;resumeAt&#x60; and &#x60;reason&#x60; beside &#x60;subscriptions&#x60; schedule each accepted subscription, with the rules of the single pause.  Instead of &#x60;subscriptions&#x60;, a &#x60;filter&#x60; (exactly one of the two) selects the caller&#39;s subscriptions by &#x60;status&#x60;, &#x60;planId&#x60; and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 &#x60;0046&#x60;, which does not count past the limit). Matching &#x60;cancelled&#x60; ones are listed in &#x60;rejected&#x60;. &#x60;POST /v2/subscriptions/bulk/pause/preview&#x60; with the same body shows what it would match, with nothing queued or changed (&#x60;\&quot;dryRun\&quot;: true&#x60; here does the same, and is deprecated).  Your pause policy (&#x60;GET /v2/pause-policy&#x60;) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in &#x60;rejected&#x60; with the rule as its reason (&#x60;policy_require_resume_at&#x60;, &#x60;policy_max_pause_days&#x60;, &#x60;policy_allowed_pause_days&#x60;, &#x60;policy_cooldown_days&#x60;, &#x60;policy_max_pauses_per_year&#x60;), and counted in a preview&#39;s &#x60;policyRejectedCount&#x60;. With &#x60;maxPauseDays&#x60; set, a pause without &#x60;resumeAt&#x60; gets one that many days after it starts. 
    * @param bulkCommandRequest The subscriptions to pause (a list of ids, or a filter), and optionally when. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;BulkAcceptance&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkAcceptance> bulkPauseSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
-    return bulkPauseSubscriptionsWithHttpInfo(bulkCommandRequest, idempotencyKey, null);
+  public ApiResponse<BulkAcceptance> bulkPauseSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return bulkPauseSubscriptionsWithHttpInfo(bulkCommandRequest, idempotencyKey, subsvcTestOutcome, null);
   }
 
   /**
@@ -223,12 +228,13 @@ public class SubscriptionsApi {
    * Queues one pause per unique id of the caller&#39;s subscriptions (1 to 3000 ids) and answers 202 once the request is stored, whole; none is applied before the answer. Ids that are not the caller&#39;s, and ids of &#x60;cancelled&#x60; subscriptions, are listed in &#x60;rejected&#x60; and not queued. &#x60;Location&#x60; points to the request&#39;s status. The same as &#x60;POST /v2/subscriptions/{subscriptionId}/pause&#x60; with a &#x60;subscriptions&#x60; body, which keeps working (and is the same request for &#x60;Idempotency-Key&#x60;). &#x60;pauseAt&#x60;, &#x60;resumeAt&#x60; and &#x60;reason&#x60; beside &#x60;subscriptions&#x60; schedule each accepted subscription, with the rules of the single pause.  Instead of &#x60;subscriptions&#x60;, a &#x60;filter&#x60; (exactly one of the two) selects the caller&#39;s subscriptions by &#x60;status&#x60;, &#x60;planId&#x60; and creation time. The matching ids are fixed when the request is accepted: a subscription created afterwards is not touched. At most 100,000 may match (more: 400 &#x60;0046&#x60;, which does not count past the limit). Matching &#x60;cancelled&#x60; ones are listed in &#x60;rejected&#x60;. &#x60;POST /v2/subscriptions/bulk/pause/preview&#x60; with the same body shows what it would match, with nothing queued or changed (&#x60;\&quot;dryRun\&quot;: true&#x60; here does the same, and is deprecated).  Your pause policy (&#x60;GET /v2/pause-policy&#x60;) is applied to each subscription at acceptance, as for a single pause: one that breaks a rule is in &#x60;rejected&#x60; with the rule as its reason (&#x60;policy_require_resume_at&#x60;, &#x60;policy_max_pause_days&#x60;, &#x60;policy_allowed_pause_days&#x60;, &#x60;policy_cooldown_days&#x60;, &#x60;policy_max_pauses_per_year&#x60;), and counted in a preview&#39;s &#x60;policyRejectedCount&#x60;. With &#x60;maxPauseDays&#x60; set, a pause without &#x60;resumeAt&#x60; gets one that many days after it starts. 
    * @param bulkCommandRequest The subscriptions to pause (a list of ids, or a filter), and optionally when. (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;BulkAcceptance&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkAcceptance> bulkPauseSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = bulkPauseSubscriptionsRequestBuilder(bulkCommandRequest, idempotencyKey, headers);
+  public ApiResponse<BulkAcceptance> bulkPauseSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = bulkPauseSubscriptionsRequestBuilder(bulkCommandRequest, idempotencyKey, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -275,7 +281,7 @@ public class SubscriptionsApi {
     }
   }
 
-  private HttpRequest.Builder bulkPauseSubscriptionsRequestBuilder(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder bulkPauseSubscriptionsRequestBuilder(@jakarta.annotation.Nullable BulkPauseRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'bulkCommandRequest' is set
     if (bulkCommandRequest == null) {
       throw new ApiException(400, "Missing the required parameter 'bulkCommandRequest' when calling bulkPauseSubscriptions");
@@ -289,6 +295,9 @@ public class SubscriptionsApi {
 
     if (idempotencyKey != null) {
       localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
     }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
@@ -316,11 +325,12 @@ public class SubscriptionsApi {
    * Queues one resume per unique id of the caller&#39;s subscriptions (1 to 3000 ids), as the bulk pause does. The same as &#x60;POST /v2/subscriptions/{subscriptionId}/resume&#x60; with a &#x60;subscriptions&#x60; body. Instead of &#x60;subscriptions&#x60;, a &#x60;filter&#x60; (up to 100,000 matches); &#x60;POST /v2/subscriptions/bulk/resume/preview&#x60; shows what it matches first, as for the bulk pause. 
    * @param bulkCommandRequest The subscriptions to act on (a list of ids, or a filter). (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return BulkAcceptance
    * @throws ApiException if fails to make API call
    */
-  public BulkAcceptance bulkResumeSubscriptions(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
-    return bulkResumeSubscriptions(bulkCommandRequest, idempotencyKey, null);
+  public BulkAcceptance bulkResumeSubscriptions(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return bulkResumeSubscriptions(bulkCommandRequest, idempotencyKey, subsvcTestOutcome, null);
   }
 
   /**
@@ -328,12 +338,13 @@ public class SubscriptionsApi {
    * Queues one resume per unique id of the caller&#39;s subscriptions (1 to 3000 ids), as the bulk pause does. The same as &#x60;POST /v2/subscriptions/{subscriptionId}/resume&#x60; with a &#x60;subscriptions&#x60; body. Instead of &#x60;subscriptions&#x60;, a &#x60;filter&#x60; (up to 100,000 matches); &#x60;POST /v2/subscriptions/bulk/resume/preview&#x60; shows what it matches first, as for the bulk pause. 
    * @param bulkCommandRequest The subscriptions to act on (a list of ids, or a filter). (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return BulkAcceptance
    * @throws ApiException if fails to make API call
    */
-  public BulkAcceptance bulkResumeSubscriptions(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
-    ApiResponse<BulkAcceptance> localVarResponse = bulkResumeSubscriptionsWithHttpInfo(bulkCommandRequest, idempotencyKey, headers);
+  public BulkAcceptance bulkResumeSubscriptions(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<BulkAcceptance> localVarResponse = bulkResumeSubscriptionsWithHttpInfo(bulkCommandRequest, idempotencyKey, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -342,11 +353,12 @@ public class SubscriptionsApi {
    * Queues one resume per unique id of the caller&#39;s subscriptions (1 to 3000 ids), as the bulk pause does. The same as &#x60;POST /v2/subscriptions/{subscriptionId}/resume&#x60; with a &#x60;subscriptions&#x60; body. Instead of &#x60;subscriptions&#x60;, a &#x60;filter&#x60; (up to 100,000 matches); &#x60;POST /v2/subscriptions/bulk/resume/preview&#x60; shows what it matches first, as for the bulk pause. 
    * @param bulkCommandRequest The subscriptions to act on (a list of ids, or a filter). (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;BulkAcceptance&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkAcceptance> bulkResumeSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
-    return bulkResumeSubscriptionsWithHttpInfo(bulkCommandRequest, idempotencyKey, null);
+  public ApiResponse<BulkAcceptance> bulkResumeSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return bulkResumeSubscriptionsWithHttpInfo(bulkCommandRequest, idempotencyKey, subsvcTestOutcome, null);
   }
 
   /**
@@ -354,12 +366,13 @@ public class SubscriptionsApi {
    * Queues one resume per unique id of the caller&#39;s subscriptions (1 to 3000 ids), as the bulk pause does. The same as &#x60;POST /v2/subscriptions/{subscriptionId}/resume&#x60; with a &#x60;subscriptions&#x60; body. Instead of &#x60;subscriptions&#x60;, a &#x60;filter&#x60; (up to 100,000 matches); &#x60;POST /v2/subscriptions/bulk/resume/preview&#x60; shows what it matches first, as for the bulk pause. 
    * @param bulkCommandRequest The subscriptions to act on (a list of ids, or a filter). (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;BulkAcceptance&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<BulkAcceptance> bulkResumeSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = bulkResumeSubscriptionsRequestBuilder(bulkCommandRequest, idempotencyKey, headers);
+  public ApiResponse<BulkAcceptance> bulkResumeSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = bulkResumeSubscriptionsRequestBuilder(bulkCommandRequest, idempotencyKey, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -406,7 +419,7 @@ public class SubscriptionsApi {
     }
   }
 
-  private HttpRequest.Builder bulkResumeSubscriptionsRequestBuilder(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder bulkResumeSubscriptionsRequestBuilder(@jakarta.annotation.Nullable BulkCommandRequest bulkCommandRequest, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'bulkCommandRequest' is set
     if (bulkCommandRequest == null) {
       throw new ApiException(400, "Missing the required parameter 'bulkCommandRequest' when calling bulkResumeSubscriptions");
@@ -420,6 +433,9 @@ public class SubscriptionsApi {
 
     if (idempotencyKey != null) {
       localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
     }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
@@ -446,23 +462,25 @@ public class SubscriptionsApi {
    * Drop a subscription&#39;s pending scheduled pause and resume
    * Drops the pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; and answers 200 with the subscription, which keeps its status (a paused one stays paused until resumed). Without a schedule it changes nothing. &#x60;modifiedAt&#x60; changes when a schedule was dropped. A &#x60;cancelled&#x60; subscription answers 409 &#x60;0030&#x60;. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return Subscription
    * @throws ApiException if fails to make API call
    */
-  public Subscription deleteSubscriptionSchedule(@jakarta.annotation.Nonnull String subscriptionId) throws ApiException {
-    return deleteSubscriptionSchedule(subscriptionId, null);
+  public Subscription deleteSubscriptionSchedule(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return deleteSubscriptionSchedule(subscriptionId, subsvcTestOutcome, null);
   }
 
   /**
    * Drop a subscription&#39;s pending scheduled pause and resume
    * Drops the pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; and answers 200 with the subscription, which keeps its status (a paused one stays paused until resumed). Without a schedule it changes nothing. &#x60;modifiedAt&#x60; changes when a schedule was dropped. A &#x60;cancelled&#x60; subscription answers 409 &#x60;0030&#x60;. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return Subscription
    * @throws ApiException if fails to make API call
    */
-  public Subscription deleteSubscriptionSchedule(@jakarta.annotation.Nonnull String subscriptionId, Map<String, String> headers) throws ApiException {
-    ApiResponse<Subscription> localVarResponse = deleteSubscriptionScheduleWithHttpInfo(subscriptionId, headers);
+  public Subscription deleteSubscriptionSchedule(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<Subscription> localVarResponse = deleteSubscriptionScheduleWithHttpInfo(subscriptionId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -470,23 +488,25 @@ public class SubscriptionsApi {
    * Drop a subscription&#39;s pending scheduled pause and resume
    * Drops the pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; and answers 200 with the subscription, which keeps its status (a paused one stays paused until resumed). Without a schedule it changes nothing. &#x60;modifiedAt&#x60; changes when a schedule was dropped. A &#x60;cancelled&#x60; subscription answers 409 &#x60;0030&#x60;. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Subscription&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Subscription> deleteSubscriptionScheduleWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId) throws ApiException {
-    return deleteSubscriptionScheduleWithHttpInfo(subscriptionId, null);
+  public ApiResponse<Subscription> deleteSubscriptionScheduleWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return deleteSubscriptionScheduleWithHttpInfo(subscriptionId, subsvcTestOutcome, null);
   }
 
   /**
    * Drop a subscription&#39;s pending scheduled pause and resume
    * Drops the pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; and answers 200 with the subscription, which keeps its status (a paused one stays paused until resumed). Without a schedule it changes nothing. &#x60;modifiedAt&#x60; changes when a schedule was dropped. A &#x60;cancelled&#x60; subscription answers 409 &#x60;0030&#x60;. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Subscription&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Subscription> deleteSubscriptionScheduleWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = deleteSubscriptionScheduleRequestBuilder(subscriptionId, headers);
+  public ApiResponse<Subscription> deleteSubscriptionScheduleWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = deleteSubscriptionScheduleRequestBuilder(subscriptionId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -533,7 +553,7 @@ public class SubscriptionsApi {
     }
   }
 
-  private HttpRequest.Builder deleteSubscriptionScheduleRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder deleteSubscriptionScheduleRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'subscriptionId' is set
     if (subscriptionId == null) {
       throw new ApiException(400, "Missing the required parameter 'subscriptionId' when calling deleteSubscriptionSchedule");
@@ -546,6 +566,9 @@ public class SubscriptionsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("DELETE", HttpRequest.BodyPublishers.noBody());
@@ -564,23 +587,25 @@ public class SubscriptionsApi {
    * Read a subscription
    * The subscription as the pause operation shows it. Reading changes nothing.
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return Subscription
    * @throws ApiException if fails to make API call
    */
-  public Subscription getSubscription(@jakarta.annotation.Nonnull String subscriptionId) throws ApiException {
-    return getSubscription(subscriptionId, null);
+  public Subscription getSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getSubscription(subscriptionId, subsvcTestOutcome, null);
   }
 
   /**
    * Read a subscription
    * The subscription as the pause operation shows it. Reading changes nothing.
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return Subscription
    * @throws ApiException if fails to make API call
    */
-  public Subscription getSubscription(@jakarta.annotation.Nonnull String subscriptionId, Map<String, String> headers) throws ApiException {
-    ApiResponse<Subscription> localVarResponse = getSubscriptionWithHttpInfo(subscriptionId, headers);
+  public Subscription getSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<Subscription> localVarResponse = getSubscriptionWithHttpInfo(subscriptionId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -588,23 +613,25 @@ public class SubscriptionsApi {
    * Read a subscription
    * The subscription as the pause operation shows it. Reading changes nothing.
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Subscription&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Subscription> getSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId) throws ApiException {
-    return getSubscriptionWithHttpInfo(subscriptionId, null);
+  public ApiResponse<Subscription> getSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getSubscriptionWithHttpInfo(subscriptionId, subsvcTestOutcome, null);
   }
 
   /**
    * Read a subscription
    * The subscription as the pause operation shows it. Reading changes nothing.
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Subscription&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Subscription> getSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = getSubscriptionRequestBuilder(subscriptionId, headers);
+  public ApiResponse<Subscription> getSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = getSubscriptionRequestBuilder(subscriptionId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -651,7 +678,7 @@ public class SubscriptionsApi {
     }
   }
 
-  private HttpRequest.Builder getSubscriptionRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder getSubscriptionRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'subscriptionId' is set
     if (subscriptionId == null) {
       throw new ApiException(400, "Missing the required parameter 'subscriptionId' when calling getSubscription");
@@ -664,6 +691,9 @@ public class SubscriptionsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -684,11 +714,12 @@ public class SubscriptionsApi {
    * @param status Only subscriptions in this status. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return SubscriptionList
    * @throws ApiException if fails to make API call
    */
-  public SubscriptionList listSubscriptions(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listSubscriptions(status, limit, startingAfter, null);
+  public SubscriptionList listSubscriptions(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listSubscriptions(status, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -697,12 +728,13 @@ public class SubscriptionsApi {
    * @param status Only subscriptions in this status. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return SubscriptionList
    * @throws ApiException if fails to make API call
    */
-  public SubscriptionList listSubscriptions(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<SubscriptionList> localVarResponse = listSubscriptionsWithHttpInfo(status, limit, startingAfter, headers);
+  public SubscriptionList listSubscriptions(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<SubscriptionList> localVarResponse = listSubscriptionsWithHttpInfo(status, limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -712,11 +744,12 @@ public class SubscriptionsApi {
    * @param status Only subscriptions in this status. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;SubscriptionList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<SubscriptionList> listSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listSubscriptionsWithHttpInfo(status, limit, startingAfter, null);
+  public ApiResponse<SubscriptionList> listSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listSubscriptionsWithHttpInfo(status, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -725,12 +758,13 @@ public class SubscriptionsApi {
    * @param status Only subscriptions in this status. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;SubscriptionList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<SubscriptionList> listSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listSubscriptionsRequestBuilder(status, limit, startingAfter, headers);
+  public ApiResponse<SubscriptionList> listSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listSubscriptionsRequestBuilder(status, limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -777,7 +811,7 @@ public class SubscriptionsApi {
     }
   }
 
-  private HttpRequest.Builder listSubscriptionsRequestBuilder(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listSubscriptionsRequestBuilder(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -804,6 +838,9 @@ public class SubscriptionsApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -823,12 +860,13 @@ public class SubscriptionsApi {
    * Without a body, or with a JSON object without &#x60;subscriptions&#x60;: pauses the subscription in the path and answers 200 with it (&#x60;merchantId&#x60; included). A &#x60;fulfilled&#x60; subscription becomes &#x60;paused&#x60; and &#x60;modifiedAt&#x60; changes; a &#x60;paused&#x60; one is returned unchanged; a &#x60;cancelled&#x60; one answers 409.  With &#x60;subscriptions&#x60; in the body: a bulk pause. The path segment is then ignored (the literal &#x60;{subscriptionId}&#x60;, &#x60;bulk&#x60; or any id works), and the answer is 202 once one command per owned subscription is queued.  **Schedules.** The body may carry &#x60;pauseAt&#x60; (when the pause starts; absent: now), &#x60;resumeAt&#x60; (when it ends by itself; absent: paused until resumed) and &#x60;reason&#x60; (at most 500 characters), for one subscription or, beside &#x60;subscriptions&#x60;, for each of a bulk request&#39;s. Times are RFC 3339 in the future and at most 3 years ahead, &#x60;pauseAt&#x60; before &#x60;resumeAt&#x60;; any fractional precision is kept to microseconds. Otherwise 400 &#x60;0043&#x60; naming the field. A subscription shows its pending &#x60;schedule&#x60; and, while paused with a reason, &#x60;pauseReason&#x60;; neither is present when not set. Rules:  | request | subscription | result | |---|---|---| | pause with &#x60;pauseAt&#x60; | &#x60;fulfilled&#x60; | stays &#x60;fulfilled&#x60; with the schedule; at &#x60;pauseAt&#x60; it becomes &#x60;paused&#x60; | | pause with &#x60;pauseAt&#x60; | &#x60;paused&#x60; | stays &#x60;paused&#x60;; &#x60;pauseAt&#x60; has nothing left to do and is dropped, &#x60;resumeAt&#x60; kept | | pause with &#x60;resumeAt&#x60; (no &#x60;pauseAt&#x60;) | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | &#x60;paused&#x60; now; resumes by itself at &#x60;resumeAt&#x60; | | pause with any schedule field | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | replaces the whole schedule and reason with what it carries | | pause without schedule fields | &#x60;paused&#x60; | nothing changes, its schedule included | | pause without schedule fields | &#x60;fulfilled&#x60; | &#x60;paused&#x60; now; a pending &#x60;pauseAt&#x60; is dropped, &#x60;resumeAt&#x60; kept | | resume | &#x60;paused&#x60; | &#x60;fulfilled&#x60; now; its scheduled resume and reason are dropped | | &#x60;DELETE …/schedule&#x60; | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; dropped | | any of these | &#x60;cancelled&#x60; | 409 &#x60;0030&#x60;; a schedule whose subscription was cancelled meanwhile does nothing when due |  Any change of schedule changes &#x60;modifiedAt&#x60;. Due schedules are applied by the service&#39;s workers, with the outcomes of bulk commands.  **Pause policy** (&#x60;PUT /v2/pause-policy&#x60;). A pause that would start (of a &#x60;fulfilled&#x60; subscription, now or at &#x60;pauseAt&#x60;) and breaks a rule of your policy answers 422 &#x60;0032&#x60;, its &#x60;detail&#x60; naming the rule and the limit: &#x60;requireResumeAt&#x60; (no &#x60;resumeAt&#x60;, and no &#x60;maxPauseDays&#x60; to give one), &#x60;maxPauseDays&#x60; (&#x60;resumeAt&#x60; further than that many days after the pause starts), &#x60;allowedPauseDays&#x60; (a length, in days rounded up from the pause&#39;s start to &#x60;resumeAt&#x60;, not in the list), &#x60;cooldownDays&#x60; (starts fewer than that many days after the subscription was last resumed) or &#x60;maxPausesPerYear&#x60; (that many pauses already applied to it in the 365 days before). With &#x60;maxPauseDays&#x60; set, a pause that starts without &#x60;resumeAt&#x60; gets one that many days after it starts, shown in the answer. A &#x60;paused&#x60; subscription paused again is held to &#x60;maxPauseDays&#x60; only, for a &#x60;resumeAt&#x60; it is sent. In a bulk request an id that breaks a rule is in &#x60;rejected&#x60; with the rule as its reason; a scheduled pause that breaks the policy when it falls due (the policy changed since) is not applied and its schedule is removed (&#x60;subscription.schedule_removed&#x60;). 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param commandRequest Optional. Absent, empty or &#x60;{}&#x60; to pause the path&#39;s subscription now; with &#x60;pauseAt&#x60;, &#x60;resumeAt&#x60; or &#x60;reason&#x60; to schedule it; with &#x60;subscriptions&#x60; for a bulk pause.  (optional)
    * @return PausedSubscription
    * @throws ApiException if fails to make API call
    */
-  public PausedSubscription pauseSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable PauseRequest commandRequest) throws ApiException {
-    return pauseSubscription(subscriptionId, idempotencyKey, commandRequest, null);
+  public PausedSubscription pauseSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PauseRequest commandRequest) throws ApiException {
+    return pauseSubscription(subscriptionId, idempotencyKey, subsvcTestOutcome, commandRequest, null);
   }
 
   /**
@@ -836,13 +874,14 @@ public class SubscriptionsApi {
    * Without a body, or with a JSON object without &#x60;subscriptions&#x60;: pauses the subscription in the path and answers 200 with it (&#x60;merchantId&#x60; included). A &#x60;fulfilled&#x60; subscription becomes &#x60;paused&#x60; and &#x60;modifiedAt&#x60; changes; a &#x60;paused&#x60; one is returned unchanged; a &#x60;cancelled&#x60; one answers 409.  With &#x60;subscriptions&#x60; in the body: a bulk pause. The path segment is then ignored (the literal &#x60;{subscriptionId}&#x60;, &#x60;bulk&#x60; or any id works), and the answer is 202 once one command per owned subscription is queued.  **Schedules.** The body may carry &#x60;pauseAt&#x60; (when the pause starts; absent: now), &#x60;resumeAt&#x60; (when it ends by itself; absent: paused until resumed) and &#x60;reason&#x60; (at most 500 characters), for one subscription or, beside &#x60;subscriptions&#x60;, for each of a bulk request&#39;s. Times are RFC 3339 in the future and at most 3 years ahead, &#x60;pauseAt&#x60; before &#x60;resumeAt&#x60;; any fractional precision is kept to microseconds. Otherwise 400 &#x60;0043&#x60; naming the field. A subscription shows its pending &#x60;schedule&#x60; and, while paused with a reason, &#x60;pauseReason&#x60;; neither is present when not set. Rules:  | request | subscription | result | |---|---|---| | pause with &#x60;pauseAt&#x60; | &#x60;fulfilled&#x60; | stays &#x60;fulfilled&#x60; with the schedule; at &#x60;pauseAt&#x60; it becomes &#x60;paused&#x60; | | pause with &#x60;pauseAt&#x60; | &#x60;paused&#x60; | stays &#x60;paused&#x60;; &#x60;pauseAt&#x60; has nothing left to do and is dropped, &#x60;resumeAt&#x60; kept | | pause with &#x60;resumeAt&#x60; (no &#x60;pauseAt&#x60;) | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | &#x60;paused&#x60; now; resumes by itself at &#x60;resumeAt&#x60; | | pause with any schedule field | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | replaces the whole schedule and reason with what it carries | | pause without schedule fields | &#x60;paused&#x60; | nothing changes, its schedule included | | pause without schedule fields | &#x60;fulfilled&#x60; | &#x60;paused&#x60; now; a pending &#x60;pauseAt&#x60; is dropped, &#x60;resumeAt&#x60; kept | | resume | &#x60;paused&#x60; | &#x60;fulfilled&#x60; now; its scheduled resume and reason are dropped | | &#x60;DELETE …/schedule&#x60; | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; dropped | | any of these | &#x60;cancelled&#x60; | 409 &#x60;0030&#x60;; a schedule whose subscription was cancelled meanwhile does nothing when due |  Any change of schedule changes &#x60;modifiedAt&#x60;. Due schedules are applied by the service&#39;s workers, with the outcomes of bulk commands.  **Pause policy** (&#x60;PUT /v2/pause-policy&#x60;). A pause that would start (of a &#x60;fulfilled&#x60; subscription, now or at &#x60;pauseAt&#x60;) and breaks a rule of your policy answers 422 &#x60;0032&#x60;, its &#x60;detail&#x60; naming the rule and the limit: &#x60;requireResumeAt&#x60; (no &#x60;resumeAt&#x60;, and no &#x60;maxPauseDays&#x60; to give one), &#x60;maxPauseDays&#x60; (&#x60;resumeAt&#x60; further than that many days after the pause starts), &#x60;allowedPauseDays&#x60; (a length, in days rounded up from the pause&#39;s start to &#x60;resumeAt&#x60;, not in the list), &#x60;cooldownDays&#x60; (starts fewer than that many days after the subscription was last resumed) or &#x60;maxPausesPerYear&#x60; (that many pauses already applied to it in the 365 days before). With &#x60;maxPauseDays&#x60; set, a pause that starts without &#x60;resumeAt&#x60; gets one that many days after it starts, shown in the answer. A &#x60;paused&#x60; subscription paused again is held to &#x60;maxPauseDays&#x60; only, for a &#x60;resumeAt&#x60; it is sent. In a bulk request an id that breaks a rule is in &#x60;rejected&#x60; with the rule as its reason; a scheduled pause that breaks the policy when it falls due (the policy changed since) is not applied and its schedule is removed (&#x60;subscription.schedule_removed&#x60;). 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param commandRequest Optional. Absent, empty or &#x60;{}&#x60; to pause the path&#39;s subscription now; with &#x60;pauseAt&#x60;, &#x60;resumeAt&#x60; or &#x60;reason&#x60; to schedule it; with &#x60;subscriptions&#x60; for a bulk pause.  (optional)
    * @param headers Optional headers to include in the request
    * @return PausedSubscription
    * @throws ApiException if fails to make API call
    */
-  public PausedSubscription pauseSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable PauseRequest commandRequest, Map<String, String> headers) throws ApiException {
-    ApiResponse<PausedSubscription> localVarResponse = pauseSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, commandRequest, headers);
+  public PausedSubscription pauseSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PauseRequest commandRequest, Map<String, String> headers) throws ApiException {
+    ApiResponse<PausedSubscription> localVarResponse = pauseSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, subsvcTestOutcome, commandRequest, headers);
     return localVarResponse.getData();
   }
 
@@ -851,12 +890,13 @@ public class SubscriptionsApi {
    * Without a body, or with a JSON object without &#x60;subscriptions&#x60;: pauses the subscription in the path and answers 200 with it (&#x60;merchantId&#x60; included). A &#x60;fulfilled&#x60; subscription becomes &#x60;paused&#x60; and &#x60;modifiedAt&#x60; changes; a &#x60;paused&#x60; one is returned unchanged; a &#x60;cancelled&#x60; one answers 409.  With &#x60;subscriptions&#x60; in the body: a bulk pause. The path segment is then ignored (the literal &#x60;{subscriptionId}&#x60;, &#x60;bulk&#x60; or any id works), and the answer is 202 once one command per owned subscription is queued.  **Schedules.** The body may carry &#x60;pauseAt&#x60; (when the pause starts; absent: now), &#x60;resumeAt&#x60; (when it ends by itself; absent: paused until resumed) and &#x60;reason&#x60; (at most 500 characters), for one subscription or, beside &#x60;subscriptions&#x60;, for each of a bulk request&#39;s. Times are RFC 3339 in the future and at most 3 years ahead, &#x60;pauseAt&#x60; before &#x60;resumeAt&#x60;; any fractional precision is kept to microseconds. Otherwise 400 &#x60;0043&#x60; naming the field. A subscription shows its pending &#x60;schedule&#x60; and, while paused with a reason, &#x60;pauseReason&#x60;; neither is present when not set. Rules:  | request | subscription | result | |---|---|---| | pause with &#x60;pauseAt&#x60; | &#x60;fulfilled&#x60; | stays &#x60;fulfilled&#x60; with the schedule; at &#x60;pauseAt&#x60; it becomes &#x60;paused&#x60; | | pause with &#x60;pauseAt&#x60; | &#x60;paused&#x60; | stays &#x60;paused&#x60;; &#x60;pauseAt&#x60; has nothing left to do and is dropped, &#x60;resumeAt&#x60; kept | | pause with &#x60;resumeAt&#x60; (no &#x60;pauseAt&#x60;) | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | &#x60;paused&#x60; now; resumes by itself at &#x60;resumeAt&#x60; | | pause with any schedule field | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | replaces the whole schedule and reason with what it carries | | pause without schedule fields | &#x60;paused&#x60; | nothing changes, its schedule included | | pause without schedule fields | &#x60;fulfilled&#x60; | &#x60;paused&#x60; now; a pending &#x60;pauseAt&#x60; is dropped, &#x60;resumeAt&#x60; kept | | resume | &#x60;paused&#x60; | &#x60;fulfilled&#x60; now; its scheduled resume and reason are dropped | | &#x60;DELETE …/schedule&#x60; | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; dropped | | any of these | &#x60;cancelled&#x60; | 409 &#x60;0030&#x60;; a schedule whose subscription was cancelled meanwhile does nothing when due |  Any change of schedule changes &#x60;modifiedAt&#x60;. Due schedules are applied by the service&#39;s workers, with the outcomes of bulk commands.  **Pause policy** (&#x60;PUT /v2/pause-policy&#x60;). A pause that would start (of a &#x60;fulfilled&#x60; subscription, now or at &#x60;pauseAt&#x60;) and breaks a rule of your policy answers 422 &#x60;0032&#x60;, its &#x60;detail&#x60; naming the rule and the limit: &#x60;requireResumeAt&#x60; (no &#x60;resumeAt&#x60;, and no &#x60;maxPauseDays&#x60; to give one), &#x60;maxPauseDays&#x60; (&#x60;resumeAt&#x60; further than that many days after the pause starts), &#x60;allowedPauseDays&#x60; (a length, in days rounded up from the pause&#39;s start to &#x60;resumeAt&#x60;, not in the list), &#x60;cooldownDays&#x60; (starts fewer than that many days after the subscription was last resumed) or &#x60;maxPausesPerYear&#x60; (that many pauses already applied to it in the 365 days before). With &#x60;maxPauseDays&#x60; set, a pause that starts without &#x60;resumeAt&#x60; gets one that many days after it starts, shown in the answer. A &#x60;paused&#x60; subscription paused again is held to &#x60;maxPauseDays&#x60; only, for a &#x60;resumeAt&#x60; it is sent. In a bulk request an id that breaks a rule is in &#x60;rejected&#x60; with the rule as its reason; a scheduled pause that breaks the policy when it falls due (the policy changed since) is not applied and its schedule is removed (&#x60;subscription.schedule_removed&#x60;). 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param commandRequest Optional. Absent, empty or &#x60;{}&#x60; to pause the path&#39;s subscription now; with &#x60;pauseAt&#x60;, &#x60;resumeAt&#x60; or &#x60;reason&#x60; to schedule it; with &#x60;subscriptions&#x60; for a bulk pause.  (optional)
    * @return ApiResponse&lt;PausedSubscription&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PausedSubscription> pauseSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable PauseRequest commandRequest) throws ApiException {
-    return pauseSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, commandRequest, null);
+  public ApiResponse<PausedSubscription> pauseSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PauseRequest commandRequest) throws ApiException {
+    return pauseSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, subsvcTestOutcome, commandRequest, null);
   }
 
   /**
@@ -864,13 +904,14 @@ public class SubscriptionsApi {
    * Without a body, or with a JSON object without &#x60;subscriptions&#x60;: pauses the subscription in the path and answers 200 with it (&#x60;merchantId&#x60; included). A &#x60;fulfilled&#x60; subscription becomes &#x60;paused&#x60; and &#x60;modifiedAt&#x60; changes; a &#x60;paused&#x60; one is returned unchanged; a &#x60;cancelled&#x60; one answers 409.  With &#x60;subscriptions&#x60; in the body: a bulk pause. The path segment is then ignored (the literal &#x60;{subscriptionId}&#x60;, &#x60;bulk&#x60; or any id works), and the answer is 202 once one command per owned subscription is queued.  **Schedules.** The body may carry &#x60;pauseAt&#x60; (when the pause starts; absent: now), &#x60;resumeAt&#x60; (when it ends by itself; absent: paused until resumed) and &#x60;reason&#x60; (at most 500 characters), for one subscription or, beside &#x60;subscriptions&#x60;, for each of a bulk request&#39;s. Times are RFC 3339 in the future and at most 3 years ahead, &#x60;pauseAt&#x60; before &#x60;resumeAt&#x60;; any fractional precision is kept to microseconds. Otherwise 400 &#x60;0043&#x60; naming the field. A subscription shows its pending &#x60;schedule&#x60; and, while paused with a reason, &#x60;pauseReason&#x60;; neither is present when not set. Rules:  | request | subscription | result | |---|---|---| | pause with &#x60;pauseAt&#x60; | &#x60;fulfilled&#x60; | stays &#x60;fulfilled&#x60; with the schedule; at &#x60;pauseAt&#x60; it becomes &#x60;paused&#x60; | | pause with &#x60;pauseAt&#x60; | &#x60;paused&#x60; | stays &#x60;paused&#x60;; &#x60;pauseAt&#x60; has nothing left to do and is dropped, &#x60;resumeAt&#x60; kept | | pause with &#x60;resumeAt&#x60; (no &#x60;pauseAt&#x60;) | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | &#x60;paused&#x60; now; resumes by itself at &#x60;resumeAt&#x60; | | pause with any schedule field | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | replaces the whole schedule and reason with what it carries | | pause without schedule fields | &#x60;paused&#x60; | nothing changes, its schedule included | | pause without schedule fields | &#x60;fulfilled&#x60; | &#x60;paused&#x60; now; a pending &#x60;pauseAt&#x60; is dropped, &#x60;resumeAt&#x60; kept | | resume | &#x60;paused&#x60; | &#x60;fulfilled&#x60; now; its scheduled resume and reason are dropped | | &#x60;DELETE …/schedule&#x60; | &#x60;fulfilled&#x60; or &#x60;paused&#x60; | pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; dropped | | any of these | &#x60;cancelled&#x60; | 409 &#x60;0030&#x60;; a schedule whose subscription was cancelled meanwhile does nothing when due |  Any change of schedule changes &#x60;modifiedAt&#x60;. Due schedules are applied by the service&#39;s workers, with the outcomes of bulk commands.  **Pause policy** (&#x60;PUT /v2/pause-policy&#x60;). A pause that would start (of a &#x60;fulfilled&#x60; subscription, now or at &#x60;pauseAt&#x60;) and breaks a rule of your policy answers 422 &#x60;0032&#x60;, its &#x60;detail&#x60; naming the rule and the limit: &#x60;requireResumeAt&#x60; (no &#x60;resumeAt&#x60;, and no &#x60;maxPauseDays&#x60; to give one), &#x60;maxPauseDays&#x60; (&#x60;resumeAt&#x60; further than that many days after the pause starts), &#x60;allowedPauseDays&#x60; (a length, in days rounded up from the pause&#39;s start to &#x60;resumeAt&#x60;, not in the list), &#x60;cooldownDays&#x60; (starts fewer than that many days after the subscription was last resumed) or &#x60;maxPausesPerYear&#x60; (that many pauses already applied to it in the 365 days before). With &#x60;maxPauseDays&#x60; set, a pause that starts without &#x60;resumeAt&#x60; gets one that many days after it starts, shown in the answer. A &#x60;paused&#x60; subscription paused again is held to &#x60;maxPauseDays&#x60; only, for a &#x60;resumeAt&#x60; it is sent. In a bulk request an id that breaks a rule is in &#x60;rejected&#x60; with the rule as its reason; a scheduled pause that breaks the policy when it falls due (the policy changed since) is not applied and its schedule is removed (&#x60;subscription.schedule_removed&#x60;). 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param commandRequest Optional. Absent, empty or &#x60;{}&#x60; to pause the path&#39;s subscription now; with &#x60;pauseAt&#x60;, &#x60;resumeAt&#x60; or &#x60;reason&#x60; to schedule it; with &#x60;subscriptions&#x60; for a bulk pause.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;PausedSubscription&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<PausedSubscription> pauseSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable PauseRequest commandRequest, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = pauseSubscriptionRequestBuilder(subscriptionId, idempotencyKey, commandRequest, headers);
+  public ApiResponse<PausedSubscription> pauseSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PauseRequest commandRequest, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = pauseSubscriptionRequestBuilder(subscriptionId, idempotencyKey, subsvcTestOutcome, commandRequest, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -917,7 +958,7 @@ public class SubscriptionsApi {
     }
   }
 
-  private HttpRequest.Builder pauseSubscriptionRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable PauseRequest commandRequest, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder pauseSubscriptionRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable PauseRequest commandRequest, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'subscriptionId' is set
     if (subscriptionId == null) {
       throw new ApiException(400, "Missing the required parameter 'subscriptionId' when calling pauseSubscription");
@@ -932,6 +973,9 @@ public class SubscriptionsApi {
 
     if (idempotencyKey != null) {
       localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
     }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
@@ -1207,12 +1251,13 @@ public class SubscriptionsApi {
    * Without a body, or with a JSON object without &#x60;subscriptions&#x60;: resumes the subscription in the path and answers 200 with it (&#x60;merchantId&#x60; is not part of this response). A &#x60;paused&#x60; subscription becomes &#x60;fulfilled&#x60; and &#x60;modifiedAt&#x60; changes; a &#x60;fulfilled&#x60; one is returned unchanged; a &#x60;cancelled&#x60; one answers 409.  With &#x60;subscriptions&#x60; in the body: a bulk resume, as for pause. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param commandRequest Optional. Absent, empty or &#x60;{}&#x60; for a single operation on the path&#39;s subscription; &#x60;{\&quot;subscriptions\&quot;: [...]}&#x60; for a bulk operation.  (optional)
    * @return ResumedSubscription
    * @throws ApiException if fails to make API call
    */
-  public ResumedSubscription resumeSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable CommandRequest commandRequest) throws ApiException {
-    return resumeSubscription(subscriptionId, idempotencyKey, commandRequest, null);
+  public ResumedSubscription resumeSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable CommandRequest commandRequest) throws ApiException {
+    return resumeSubscription(subscriptionId, idempotencyKey, subsvcTestOutcome, commandRequest, null);
   }
 
   /**
@@ -1220,13 +1265,14 @@ public class SubscriptionsApi {
    * Without a body, or with a JSON object without &#x60;subscriptions&#x60;: resumes the subscription in the path and answers 200 with it (&#x60;merchantId&#x60; is not part of this response). A &#x60;paused&#x60; subscription becomes &#x60;fulfilled&#x60; and &#x60;modifiedAt&#x60; changes; a &#x60;fulfilled&#x60; one is returned unchanged; a &#x60;cancelled&#x60; one answers 409.  With &#x60;subscriptions&#x60; in the body: a bulk resume, as for pause. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param commandRequest Optional. Absent, empty or &#x60;{}&#x60; for a single operation on the path&#39;s subscription; &#x60;{\&quot;subscriptions\&quot;: [...]}&#x60; for a bulk operation.  (optional)
    * @param headers Optional headers to include in the request
    * @return ResumedSubscription
    * @throws ApiException if fails to make API call
    */
-  public ResumedSubscription resumeSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable CommandRequest commandRequest, Map<String, String> headers) throws ApiException {
-    ApiResponse<ResumedSubscription> localVarResponse = resumeSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, commandRequest, headers);
+  public ResumedSubscription resumeSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable CommandRequest commandRequest, Map<String, String> headers) throws ApiException {
+    ApiResponse<ResumedSubscription> localVarResponse = resumeSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, subsvcTestOutcome, commandRequest, headers);
     return localVarResponse.getData();
   }
 
@@ -1235,12 +1281,13 @@ public class SubscriptionsApi {
    * Without a body, or with a JSON object without &#x60;subscriptions&#x60;: resumes the subscription in the path and answers 200 with it (&#x60;merchantId&#x60; is not part of this response). A &#x60;paused&#x60; subscription becomes &#x60;fulfilled&#x60; and &#x60;modifiedAt&#x60; changes; a &#x60;fulfilled&#x60; one is returned unchanged; a &#x60;cancelled&#x60; one answers 409.  With &#x60;subscriptions&#x60; in the body: a bulk resume, as for pause. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param commandRequest Optional. Absent, empty or &#x60;{}&#x60; for a single operation on the path&#39;s subscription; &#x60;{\&quot;subscriptions\&quot;: [...]}&#x60; for a bulk operation.  (optional)
    * @return ApiResponse&lt;ResumedSubscription&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<ResumedSubscription> resumeSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable CommandRequest commandRequest) throws ApiException {
-    return resumeSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, commandRequest, null);
+  public ApiResponse<ResumedSubscription> resumeSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable CommandRequest commandRequest) throws ApiException {
+    return resumeSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, subsvcTestOutcome, commandRequest, null);
   }
 
   /**
@@ -1248,13 +1295,14 @@ public class SubscriptionsApi {
    * Without a body, or with a JSON object without &#x60;subscriptions&#x60;: resumes the subscription in the path and answers 200 with it (&#x60;merchantId&#x60; is not part of this response). A &#x60;paused&#x60; subscription becomes &#x60;fulfilled&#x60; and &#x60;modifiedAt&#x60; changes; a &#x60;fulfilled&#x60; one is returned unchanged; a &#x60;cancelled&#x60; one answers 409.  With &#x60;subscriptions&#x60; in the body: a bulk resume, as for pause. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
    * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param commandRequest Optional. Absent, empty or &#x60;{}&#x60; for a single operation on the path&#39;s subscription; &#x60;{\&quot;subscriptions\&quot;: [...]}&#x60; for a bulk operation.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;ResumedSubscription&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<ResumedSubscription> resumeSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable CommandRequest commandRequest, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = resumeSubscriptionRequestBuilder(subscriptionId, idempotencyKey, commandRequest, headers);
+  public ApiResponse<ResumedSubscription> resumeSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable CommandRequest commandRequest, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = resumeSubscriptionRequestBuilder(subscriptionId, idempotencyKey, subsvcTestOutcome, commandRequest, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -1301,7 +1349,7 @@ public class SubscriptionsApi {
     }
   }
 
-  private HttpRequest.Builder resumeSubscriptionRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable CommandRequest commandRequest, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder resumeSubscriptionRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable String subsvcTestOutcome, @jakarta.annotation.Nullable CommandRequest commandRequest, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'subscriptionId' is set
     if (subscriptionId == null) {
       throw new ApiException(400, "Missing the required parameter 'subscriptionId' when calling resumeSubscription");
@@ -1316,6 +1364,9 @@ public class SubscriptionsApi {
 
     if (idempotencyKey != null) {
       localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
     }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");

@@ -23,11 +23,14 @@ import com.subsvc.client.model.TestClock;
 import com.subsvc.client.model.TestClockAdvance;
 import com.subsvc.client.model.TestClockAdvanced;
 import com.subsvc.client.model.TestHelpersProblem;
+import com.subsvc.client.model.TestHelpersProblemOrTestOutcome;
+import com.subsvc.client.model.TestScenarioList;
 import com.subsvc.client.model.TestSubscriptionList;
 import com.subsvc.client.model.TestSubscriptionsCreate;
 import com.subsvc.client.model.TestSubscriptionsDeleted;
 import com.subsvc.client.model.TestTrigger;
 import com.subsvc.client.model.TestTriggerRequest;
+import com.subsvc.client.model.TimeoutProblem;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -748,6 +751,122 @@ public class TestHelpersApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
+   * List the failures a test key can ask for (test keys only)
+   * The scenarios of the &#x60;Subsvc-Test-Outcome&#x60; header: each with the status and code it answers, and whether it takes a count (&#x60;unavailable:2&#x60; fails twice for one &#x60;Idempotency-Key&#x60;, then lets the request through). A live key gets 403 (0011). 
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
+   * @return TestScenarioList
+   * @throws ApiException if fails to make API call
+   */
+  public TestScenarioList listTestScenarios(@jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listTestScenarios(subsvcTestOutcome, null);
+  }
+
+  /**
+   * List the failures a test key can ask for (test keys only)
+   * The scenarios of the &#x60;Subsvc-Test-Outcome&#x60; header: each with the status and code it answers, and whether it takes a count (&#x60;unavailable:2&#x60; fails twice for one &#x60;Idempotency-Key&#x60;, then lets the request through). A live key gets 403 (0011). 
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return TestScenarioList
+   * @throws ApiException if fails to make API call
+   */
+  public TestScenarioList listTestScenarios(@jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<TestScenarioList> localVarResponse = listTestScenariosWithHttpInfo(subsvcTestOutcome, headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * List the failures a test key can ask for (test keys only)
+   * The scenarios of the &#x60;Subsvc-Test-Outcome&#x60; header: each with the status and code it answers, and whether it takes a count (&#x60;unavailable:2&#x60; fails twice for one &#x60;Idempotency-Key&#x60;, then lets the request through). A live key gets 403 (0011). 
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
+   * @return ApiResponse&lt;TestScenarioList&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<TestScenarioList> listTestScenariosWithHttpInfo(@jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listTestScenariosWithHttpInfo(subsvcTestOutcome, null);
+  }
+
+  /**
+   * List the failures a test key can ask for (test keys only)
+   * The scenarios of the &#x60;Subsvc-Test-Outcome&#x60; header: each with the status and code it answers, and whether it takes a count (&#x60;unavailable:2&#x60; fails twice for one &#x60;Idempotency-Key&#x60;, then lets the request through). A live key gets 403 (0011). 
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;TestScenarioList&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<TestScenarioList> listTestScenariosWithHttpInfo(@jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listTestScenariosRequestBuilder(subsvcTestOutcome, headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("listTestScenarios", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<TestScenarioList>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        TestScenarioList responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<TestScenarioList>() {});
+        
+
+        return new ApiResponse<TestScenarioList>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder listTestScenariosRequestBuilder(@jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/v2/test-helpers/scenarios";
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());

@@ -19,6 +19,8 @@ import com.subsvc.client.Configuration;
 import com.subsvc.client.Pair;
 
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 import com.subsvc.client.model.WebhookDeliveryList;
 import com.subsvc.client.model.WebhookEndpoint;
@@ -29,6 +31,7 @@ import com.subsvc.client.model.WebhookEndpointWithSecret;
 import com.subsvc.client.model.WebhookReplay;
 import com.subsvc.client.model.WebhookReplayRequest;
 import com.subsvc.client.model.WebhooksProblem;
+import com.subsvc.client.model.WebhooksProblemOrTestOutcome;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -301,44 +304,48 @@ public class WebhookEndpointsApi {
    * Remove a webhook endpoint
    * Removes the endpoint; deliveries queued for it are not sent.
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @throws ApiException if fails to make API call
    */
-  public void deleteWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId) throws ApiException {
-    deleteWebhookEndpoint(endpointId, null);
+  public void deleteWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    deleteWebhookEndpoint(endpointId, subsvcTestOutcome, null);
   }
 
   /**
    * Remove a webhook endpoint
    * Removes the endpoint; deliveries queued for it are not sent.
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @throws ApiException if fails to make API call
    */
-  public void deleteWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, Map<String, String> headers) throws ApiException {
-    deleteWebhookEndpointWithHttpInfo(endpointId, headers);
+  public void deleteWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    deleteWebhookEndpointWithHttpInfo(endpointId, subsvcTestOutcome, headers);
   }
 
   /**
    * Remove a webhook endpoint
    * Removes the endpoint; deliveries queued for it are not sent.
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;Void&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Void> deleteWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId) throws ApiException {
-    return deleteWebhookEndpointWithHttpInfo(endpointId, null);
+  public ApiResponse<Void> deleteWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return deleteWebhookEndpointWithHttpInfo(endpointId, subsvcTestOutcome, null);
   }
 
   /**
    * Remove a webhook endpoint
    * Removes the endpoint; deliveries queued for it are not sent.
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;Void&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<Void> deleteWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = deleteWebhookEndpointRequestBuilder(endpointId, headers);
+  public ApiResponse<Void> deleteWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = deleteWebhookEndpointRequestBuilder(endpointId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -374,7 +381,7 @@ public class WebhookEndpointsApi {
     }
   }
 
-  private HttpRequest.Builder deleteWebhookEndpointRequestBuilder(@jakarta.annotation.Nonnull String endpointId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder deleteWebhookEndpointRequestBuilder(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'endpointId' is set
     if (endpointId == null) {
       throw new ApiException(400, "Missing the required parameter 'endpointId' when calling deleteWebhookEndpoint");
@@ -387,6 +394,9 @@ public class WebhookEndpointsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/problem+json");
 
     localVarRequestBuilder.method("DELETE", HttpRequest.BodyPublishers.noBody());
@@ -405,23 +415,25 @@ public class WebhookEndpointsApi {
    * Read a webhook endpoint
    * One webhook endpoint of the caller, without its secret.
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return WebhookEndpoint
    * @throws ApiException if fails to make API call
    */
-  public WebhookEndpoint getWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId) throws ApiException {
-    return getWebhookEndpoint(endpointId, null);
+  public WebhookEndpoint getWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getWebhookEndpoint(endpointId, subsvcTestOutcome, null);
   }
 
   /**
    * Read a webhook endpoint
    * One webhook endpoint of the caller, without its secret.
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return WebhookEndpoint
    * @throws ApiException if fails to make API call
    */
-  public WebhookEndpoint getWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, Map<String, String> headers) throws ApiException {
-    ApiResponse<WebhookEndpoint> localVarResponse = getWebhookEndpointWithHttpInfo(endpointId, headers);
+  public WebhookEndpoint getWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<WebhookEndpoint> localVarResponse = getWebhookEndpointWithHttpInfo(endpointId, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -429,23 +441,25 @@ public class WebhookEndpointsApi {
    * Read a webhook endpoint
    * One webhook endpoint of the caller, without its secret.
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;WebhookEndpoint&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookEndpoint> getWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId) throws ApiException {
-    return getWebhookEndpointWithHttpInfo(endpointId, null);
+  public ApiResponse<WebhookEndpoint> getWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return getWebhookEndpointWithHttpInfo(endpointId, subsvcTestOutcome, null);
   }
 
   /**
    * Read a webhook endpoint
    * One webhook endpoint of the caller, without its secret.
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;WebhookEndpoint&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookEndpoint> getWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = getWebhookEndpointRequestBuilder(endpointId, headers);
+  public ApiResponse<WebhookEndpoint> getWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = getWebhookEndpointRequestBuilder(endpointId, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -492,7 +506,7 @@ public class WebhookEndpointsApi {
     }
   }
 
-  private HttpRequest.Builder getWebhookEndpointRequestBuilder(@jakarta.annotation.Nonnull String endpointId, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder getWebhookEndpointRequestBuilder(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'endpointId' is set
     if (endpointId == null) {
       throw new ApiException(400, "Missing the required parameter 'endpointId' when calling getWebhookEndpoint");
@@ -505,6 +519,9 @@ public class WebhookEndpointsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -525,11 +542,12 @@ public class WebhookEndpointsApi {
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return WebhookDeliveryList
    * @throws ApiException if fails to make API call
    */
-  public WebhookDeliveryList listWebhookDeliveries(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter) throws ApiException {
-    return listWebhookDeliveries(endpointId, limit, startingAfter, null);
+  public WebhookDeliveryList listWebhookDeliveries(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listWebhookDeliveries(endpointId, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -538,12 +556,13 @@ public class WebhookEndpointsApi {
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return WebhookDeliveryList
    * @throws ApiException if fails to make API call
    */
-  public WebhookDeliveryList listWebhookDeliveries(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<WebhookDeliveryList> localVarResponse = listWebhookDeliveriesWithHttpInfo(endpointId, limit, startingAfter, headers);
+  public WebhookDeliveryList listWebhookDeliveries(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<WebhookDeliveryList> localVarResponse = listWebhookDeliveriesWithHttpInfo(endpointId, limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -553,11 +572,12 @@ public class WebhookEndpointsApi {
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;WebhookDeliveryList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookDeliveryList> listWebhookDeliveriesWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter) throws ApiException {
-    return listWebhookDeliveriesWithHttpInfo(endpointId, limit, startingAfter, null);
+  public ApiResponse<WebhookDeliveryList> listWebhookDeliveriesWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listWebhookDeliveriesWithHttpInfo(endpointId, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -566,12 +586,13 @@ public class WebhookEndpointsApi {
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;WebhookDeliveryList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookDeliveryList> listWebhookDeliveriesWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listWebhookDeliveriesRequestBuilder(endpointId, limit, startingAfter, headers);
+  public ApiResponse<WebhookDeliveryList> listWebhookDeliveriesWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listWebhookDeliveriesRequestBuilder(endpointId, limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -618,7 +639,7 @@ public class WebhookEndpointsApi {
     }
   }
 
-  private HttpRequest.Builder listWebhookDeliveriesRequestBuilder(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listWebhookDeliveriesRequestBuilder(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable String startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'endpointId' is set
     if (endpointId == null) {
       throw new ApiException(400, "Missing the required parameter 'endpointId' when calling listWebhookDeliveries");
@@ -648,6 +669,9 @@ public class WebhookEndpointsApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -667,11 +691,12 @@ public class WebhookEndpointsApi {
    * Oldest first, a page at a time; secrets are never shown.
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return WebhookEndpointList
    * @throws ApiException if fails to make API call
    */
-  public WebhookEndpointList listWebhookEndpoints(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listWebhookEndpoints(limit, startingAfter, null);
+  public WebhookEndpointList listWebhookEndpoints(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listWebhookEndpoints(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -679,12 +704,13 @@ public class WebhookEndpointsApi {
    * Oldest first, a page at a time; secrets are never shown.
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return WebhookEndpointList
    * @throws ApiException if fails to make API call
    */
-  public WebhookEndpointList listWebhookEndpoints(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    ApiResponse<WebhookEndpointList> localVarResponse = listWebhookEndpointsWithHttpInfo(limit, startingAfter, headers);
+  public WebhookEndpointList listWebhookEndpoints(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<WebhookEndpointList> localVarResponse = listWebhookEndpointsWithHttpInfo(limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -693,11 +719,12 @@ public class WebhookEndpointsApi {
    * Oldest first, a page at a time; secrets are never shown.
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;WebhookEndpointList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookEndpointList> listWebhookEndpointsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter) throws ApiException {
-    return listWebhookEndpointsWithHttpInfo(limit, startingAfter, null);
+  public ApiResponse<WebhookEndpointList> listWebhookEndpointsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listWebhookEndpointsWithHttpInfo(limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
@@ -705,12 +732,13 @@ public class WebhookEndpointsApi {
    * Oldest first, a page at a time; secrets are never shown.
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;WebhookEndpointList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookEndpointList> listWebhookEndpointsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listWebhookEndpointsRequestBuilder(limit, startingAfter, headers);
+  public ApiResponse<WebhookEndpointList> listWebhookEndpointsWithHttpInfo(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listWebhookEndpointsRequestBuilder(limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -757,7 +785,7 @@ public class WebhookEndpointsApi {
     }
   }
 
-  private HttpRequest.Builder listWebhookEndpointsRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listWebhookEndpointsRequestBuilder(@jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -782,6 +810,9 @@ public class WebhookEndpointsApi {
       localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
     }
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
@@ -801,11 +832,12 @@ public class WebhookEndpointsApi {
    * After an outage on your side: every event of the caller&#39;s mode created between &#x60;from&#x60; and &#x60;to&#x60; (inclusive) whose type the endpoint subscribes to (and, with &#x60;types&#x60;, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own &#x60;webhook-id&#x60;. Each delivery is listed in the endpoint&#39;s deliveries with &#x60;replay: true&#x60;. Events are kept 30 days: &#x60;from&#x60; must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param webhookReplayRequest  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return WebhookReplay
    * @throws ApiException if fails to make API call
    */
-  public WebhookReplay replayWebhookEvents(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest) throws ApiException {
-    return replayWebhookEvents(endpointId, webhookReplayRequest, null);
+  public WebhookReplay replayWebhookEvents(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return replayWebhookEvents(endpointId, webhookReplayRequest, subsvcTestOutcome, null);
   }
 
   /**
@@ -813,12 +845,13 @@ public class WebhookEndpointsApi {
    * After an outage on your side: every event of the caller&#39;s mode created between &#x60;from&#x60; and &#x60;to&#x60; (inclusive) whose type the endpoint subscribes to (and, with &#x60;types&#x60;, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own &#x60;webhook-id&#x60;. Each delivery is listed in the endpoint&#39;s deliveries with &#x60;replay: true&#x60;. Events are kept 30 days: &#x60;from&#x60; must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param webhookReplayRequest  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return WebhookReplay
    * @throws ApiException if fails to make API call
    */
-  public WebhookReplay replayWebhookEvents(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest, Map<String, String> headers) throws ApiException {
-    ApiResponse<WebhookReplay> localVarResponse = replayWebhookEventsWithHttpInfo(endpointId, webhookReplayRequest, headers);
+  public WebhookReplay replayWebhookEvents(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<WebhookReplay> localVarResponse = replayWebhookEventsWithHttpInfo(endpointId, webhookReplayRequest, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -827,11 +860,12 @@ public class WebhookEndpointsApi {
    * After an outage on your side: every event of the caller&#39;s mode created between &#x60;from&#x60; and &#x60;to&#x60; (inclusive) whose type the endpoint subscribes to (and, with &#x60;types&#x60;, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own &#x60;webhook-id&#x60;. Each delivery is listed in the endpoint&#39;s deliveries with &#x60;replay: true&#x60;. Events are kept 30 days: &#x60;from&#x60; must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param webhookReplayRequest  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;WebhookReplay&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookReplay> replayWebhookEventsWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest) throws ApiException {
-    return replayWebhookEventsWithHttpInfo(endpointId, webhookReplayRequest, null);
+  public ApiResponse<WebhookReplay> replayWebhookEventsWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return replayWebhookEventsWithHttpInfo(endpointId, webhookReplayRequest, subsvcTestOutcome, null);
   }
 
   /**
@@ -839,12 +873,13 @@ public class WebhookEndpointsApi {
    * After an outage on your side: every event of the caller&#39;s mode created between &#x60;from&#x60; and &#x60;to&#x60; (inclusive) whose type the endpoint subscribes to (and, with &#x60;types&#x60;, one of those) is delivered to this endpoint once more, oldest first, signed as usual, with its own &#x60;webhook-id&#x60;. Each delivery is listed in the endpoint&#39;s deliveries with &#x60;replay: true&#x60;. Events are kept 30 days: &#x60;from&#x60; must be within them, and at most 10,000 events may match (400 with the count otherwise; split the range). 
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param webhookReplayRequest  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;WebhookReplay&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookReplay> replayWebhookEventsWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = replayWebhookEventsRequestBuilder(endpointId, webhookReplayRequest, headers);
+  public ApiResponse<WebhookReplay> replayWebhookEventsWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = replayWebhookEventsRequestBuilder(endpointId, webhookReplayRequest, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -891,7 +926,7 @@ public class WebhookEndpointsApi {
     }
   }
 
-  private HttpRequest.Builder replayWebhookEventsRequestBuilder(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder replayWebhookEventsRequestBuilder(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookReplayRequest webhookReplayRequest, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'endpointId' is set
     if (endpointId == null) {
       throw new ApiException(400, "Missing the required parameter 'endpointId' when calling replayWebhookEvents");
@@ -908,6 +943,9 @@ public class WebhookEndpointsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
@@ -934,11 +972,12 @@ public class WebhookEndpointsApi {
    * Changes its &#x60;url&#x60; (checked like at registration), &#x60;events&#x60;, &#x60;description&#x60; or &#x60;status&#x60;. Enabling a disabled endpoint clears &#x60;disabledReason&#x60; and its failure count; a disabled endpoint receives nothing, and deliveries queued for it end &#x60;failed&#x60;. 
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param webhookEndpointUpdate  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return WebhookEndpoint
    * @throws ApiException if fails to make API call
    */
-  public WebhookEndpoint updateWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate) throws ApiException {
-    return updateWebhookEndpoint(endpointId, webhookEndpointUpdate, null);
+  public WebhookEndpoint updateWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return updateWebhookEndpoint(endpointId, webhookEndpointUpdate, subsvcTestOutcome, null);
   }
 
   /**
@@ -946,12 +985,13 @@ public class WebhookEndpointsApi {
    * Changes its &#x60;url&#x60; (checked like at registration), &#x60;events&#x60;, &#x60;description&#x60; or &#x60;status&#x60;. Enabling a disabled endpoint clears &#x60;disabledReason&#x60; and its failure count; a disabled endpoint receives nothing, and deliveries queued for it end &#x60;failed&#x60;. 
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param webhookEndpointUpdate  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return WebhookEndpoint
    * @throws ApiException if fails to make API call
    */
-  public WebhookEndpoint updateWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate, Map<String, String> headers) throws ApiException {
-    ApiResponse<WebhookEndpoint> localVarResponse = updateWebhookEndpointWithHttpInfo(endpointId, webhookEndpointUpdate, headers);
+  public WebhookEndpoint updateWebhookEndpoint(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<WebhookEndpoint> localVarResponse = updateWebhookEndpointWithHttpInfo(endpointId, webhookEndpointUpdate, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -960,11 +1000,12 @@ public class WebhookEndpointsApi {
    * Changes its &#x60;url&#x60; (checked like at registration), &#x60;events&#x60;, &#x60;description&#x60; or &#x60;status&#x60;. Enabling a disabled endpoint clears &#x60;disabledReason&#x60; and its failure count; a disabled endpoint receives nothing, and deliveries queued for it end &#x60;failed&#x60;. 
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param webhookEndpointUpdate  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;WebhookEndpoint&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookEndpoint> updateWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate) throws ApiException {
-    return updateWebhookEndpointWithHttpInfo(endpointId, webhookEndpointUpdate, null);
+  public ApiResponse<WebhookEndpoint> updateWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return updateWebhookEndpointWithHttpInfo(endpointId, webhookEndpointUpdate, subsvcTestOutcome, null);
   }
 
   /**
@@ -972,12 +1013,13 @@ public class WebhookEndpointsApi {
    * Changes its &#x60;url&#x60; (checked like at registration), &#x60;events&#x60;, &#x60;description&#x60; or &#x60;status&#x60;. Enabling a disabled endpoint clears &#x60;disabledReason&#x60; and its failure count; a disabled endpoint receives nothing, and deliveries queued for it end &#x60;failed&#x60;. 
    * @param endpointId A webhook endpoint&#39;s &#x60;id&#x60;. An unknown id, or another merchant&#39;s, answers 404. (required)
    * @param webhookEndpointUpdate  (required)
+   * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;WebhookEndpoint&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<WebhookEndpoint> updateWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = updateWebhookEndpointRequestBuilder(endpointId, webhookEndpointUpdate, headers);
+  public ApiResponse<WebhookEndpoint> updateWebhookEndpointWithHttpInfo(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = updateWebhookEndpointRequestBuilder(endpointId, webhookEndpointUpdate, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -1024,7 +1066,7 @@ public class WebhookEndpointsApi {
     }
   }
 
-  private HttpRequest.Builder updateWebhookEndpointRequestBuilder(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder updateWebhookEndpointRequestBuilder(@jakarta.annotation.Nonnull String endpointId, @jakarta.annotation.Nonnull WebhookEndpointUpdate webhookEndpointUpdate, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
     // verify the required parameter 'endpointId' is set
     if (endpointId == null) {
       throw new ApiException(400, "Missing the required parameter 'endpointId' when calling updateWebhookEndpoint");
@@ -1041,6 +1083,9 @@ public class WebhookEndpointsApi {
 
     localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
 
+    if (subsvcTestOutcome != null) {
+      localVarRequestBuilder.header("Subsvc-Test-Outcome", subsvcTestOutcome.toString());
+    }
     localVarRequestBuilder.header("Content-Type", "application/json");
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
