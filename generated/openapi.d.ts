@@ -988,6 +988,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/test-helpers/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the failures a test key can ask for (test keys only)
+         * @description The scenarios of the `Subsvc-Test-Outcome` header: each with the status and code it
+         *     answers, and whether it takes a count (`unavailable:2` fails twice for one
+         *     `Idempotency-Key`, then lets the request through). A live key gets 403 (0011).
+         */
+        get: operations["listTestScenarios"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "subscription.paused": {
@@ -2264,6 +2286,61 @@ export interface components {
             code: "0010" | "0021" | "0025" | "0031" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        /** @description A problem as `Problem`, for a request held by `Subsvc-Test-Outcome: timeout`. */
+        TimeoutProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0911";
+        };
+        /** @description A 400 problem as `ApiKeysProblem` has it, or a refused `Subsvc-Test-Outcome` header. */
+        ApiKeysProblemOrTestOutcome: components["schemas"]["ApiKeysProblem"] | components["schemas"]["TestOutcomeProblem"];
+        /** @description A 400 problem as `BulkProblem` has it, or a refused `Subsvc-Test-Outcome` header. */
+        BulkProblemOrTestOutcome: components["schemas"]["BulkProblem"] | components["schemas"]["TestOutcomeProblem"];
+        /** @description A 400 problem as `HoldsProblem` has it, or a refused `Subsvc-Test-Outcome` header. */
+        HoldsProblemOrTestOutcome: components["schemas"]["HoldsProblem"] | components["schemas"]["TestOutcomeProblem"];
+        /** @description A 400 problem as `PauseProblem` has it, or a refused `Subsvc-Test-Outcome` header. */
+        PauseProblemOrTestOutcome: components["schemas"]["PauseProblem"] | components["schemas"]["TestOutcomeProblem"];
+        /** @description A 400 problem as `PortalLinksProblem` has it, or a refused `Subsvc-Test-Outcome` header. */
+        PortalLinksProblemOrTestOutcome: components["schemas"]["PortalLinksProblem"] | components["schemas"]["TestOutcomeProblem"];
+        /** @description A 400 problem as `Problem` has it, or a refused `Subsvc-Test-Outcome` header. */
+        ProblemOrTestOutcome: components["schemas"]["Problem"] | components["schemas"]["TestOutcomeProblem"];
+        /** @description A 400 problem as `TestHelpersProblem` has it, or a refused `Subsvc-Test-Outcome` header. */
+        TestHelpersProblemOrTestOutcome: components["schemas"]["TestHelpersProblem"] | components["schemas"]["TestOutcomeProblem"];
+        /** @description A 400 problem as `WebhooksProblem` has it, or a refused `Subsvc-Test-Outcome` header. */
+        WebhooksProblemOrTestOutcome: components["schemas"]["WebhooksProblem"] | components["schemas"]["TestOutcomeProblem"];
+        /** @description A problem as `Problem`, for a refused `Subsvc-Test-Outcome` header: sent with a live key (0142), or naming no scenario (0143). */
+        TestOutcomeProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0142" | "0143";
+        };
+        TestScenario: {
+            /** @enum {string} */
+            name: "rate_limited" | "unavailable" | "timeout" | "conflict" | "policy_refused" | "not_found";
+            /** @description The header that asks for it, ready to send. */
+            header: string;
+            /** Format: int32 */
+            status: number;
+            code: string;
+            /** @description Whether it takes a count (`name:N`, N failures for one `Idempotency-Key`). */
+            counted: boolean;
+            description: string;
+            livemode: components["schemas"]["Livemode"];
+        };
+        TestScenarioList: {
+            data: components["schemas"]["TestScenario"][];
+            livemode: components["schemas"]["Livemode"];
+        };
     };
     responses: {
         /** @description The policy (the default, every rule off, when none was set). */
@@ -2404,7 +2481,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["HoldsProblem"];
+                "application/problem+json": components["schemas"]["HoldsProblemOrTestOutcome"];
             };
         };
         /** @description No hold of the caller has this id. */
@@ -2458,7 +2535,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["BulkProblem"];
+                "application/problem+json": components["schemas"]["BulkProblemOrTestOutcome"];
             };
         };
         /** @description A request with the same `Idempotency-Key` is still being served (code 0051); retry later. */
@@ -2513,7 +2590,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["WebhooksProblem"];
+                "application/problem+json": components["schemas"]["WebhooksProblemOrTestOutcome"];
             };
         };
         /** @description No active API key of the caller has this id. */
@@ -2546,7 +2623,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["ApiKeysProblem"];
+                "application/problem+json": components["schemas"]["ApiKeysProblemOrTestOutcome"];
             };
         };
         /** @description No portal link of the caller has this id (or it was revoked, or removed 30 days after it expired). */
@@ -2579,7 +2656,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["PortalLinksProblem"];
+                "application/problem+json": components["schemas"]["PortalLinksProblemOrTestOutcome"];
             };
         };
         /** @description The path, headers or body break the contract (malformed JSON, an unknown property, a bad `subscriptions` list). */
@@ -2590,7 +2667,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["Problem"];
+                "application/problem+json": components["schemas"]["ProblemOrTestOutcome"];
             };
         };
         /**
@@ -2604,7 +2681,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["PauseProblem"];
+                "application/problem+json": components["schemas"]["PauseProblemOrTestOutcome"];
             };
         };
         /** @description A live key on a test helper; nothing was done. */
@@ -2637,7 +2714,7 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/problem+json": components["schemas"]["TestHelpersProblem"];
+                "application/problem+json": components["schemas"]["TestHelpersProblemOrTestOutcome"];
             };
         };
         /** @description The API key is missing or unknown, or `x-api-key` and `x_api_key` carry different keys. */
@@ -2758,6 +2835,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /**
+         * @description Only with a test key and `Subsvc-Test-Outcome: timeout`: the answer was held (35 s),
+         *     as a gateway gives up on a slow upstream. Nothing was done; retry with the same
+         *     `Idempotency-Key`.
+         */
+        TestOutcomeTimeout: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["TimeoutProblem"];
+            };
+        };
     };
     parameters: {
         /**
@@ -2793,6 +2883,19 @@ export interface components {
          * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
          */
         IdempotencyKey: string;
+        /**
+         * @description Test keys only: the request is answered as the scenario says, before anything is done
+         *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+         *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+         *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+         *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+         *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+         *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+         *     `/v2` honours it; it is declared on those that already took parameters, so that no
+         *     generated client's method changes its signature.
+         * @example unavailable:2
+         */
+        TestOutcome: string;
         /**
          * @description An event's `id`. An unknown id, or another merchant's, answers 404.
          * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e5f
@@ -2986,6 +3089,19 @@ export interface operations {
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
             };
             path: {
                 /**
@@ -3026,6 +3142,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     resumeSubscription: {
@@ -3042,6 +3159,19 @@ export interface operations {
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
             };
             path: {
                 /**
@@ -3082,6 +3212,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     bulkPauseSubscriptions: {
@@ -3098,6 +3229,19 @@ export interface operations {
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
             };
             path?: never;
             cookie?: never;
@@ -3115,6 +3259,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     bulkResumeSubscriptions: {
@@ -3131,6 +3276,19 @@ export interface operations {
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
             };
             path?: never;
             cookie?: never;
@@ -3148,6 +3306,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     previewBulkPause: {
@@ -3167,6 +3326,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     previewBulkResume: {
@@ -3186,6 +3346,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listSubscriptions: {
@@ -3198,7 +3359,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3221,12 +3396,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     getSubscription: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description UUID of the subscription for a single operation. A value that is not the
@@ -3260,12 +3450,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     deleteSubscriptionSchedule: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description UUID of the subscription for a single operation. A value that is not the
@@ -3300,6 +3505,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listBulkRequests: {
@@ -3310,7 +3516,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3333,12 +3553,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     getBulkRequest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
@@ -3368,6 +3603,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listBulkRequestItems: {
@@ -3380,7 +3616,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
@@ -3421,12 +3671,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     undoBulkRequest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.
@@ -3446,6 +3711,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listHolds: {
@@ -3456,7 +3722,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3479,6 +3759,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     createHold: {
@@ -3495,6 +3776,19 @@ export interface operations {
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
             };
             path?: never;
             cookie?: never;
@@ -3515,12 +3809,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     getHold: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.
@@ -3550,12 +3859,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     releaseHold: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.
@@ -3575,6 +3899,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listEvents: {
@@ -3597,7 +3922,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3620,12 +3959,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     getEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description An event's `id`. An unknown id, or another merchant's, answers 404.
@@ -3655,12 +4009,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     resendEvent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description An event's `id`. An unknown id, or another merchant's, answers 404.
@@ -3690,6 +4059,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listWebhookEndpoints: {
@@ -3700,7 +4070,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3723,6 +4107,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     createWebhookEndpoint: {
@@ -3751,12 +4136,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     getWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
@@ -3786,12 +4186,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     deleteWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
@@ -3819,12 +4234,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     updateWebhookEndpoint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
@@ -3854,6 +4284,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listWebhookDeliveries: {
@@ -3864,7 +4295,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
@@ -3894,12 +4339,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     replayWebhookEvents: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
@@ -3931,6 +4391,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listApiKeys: {
@@ -3941,7 +4402,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3964,6 +4439,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     createApiKey: {
@@ -3992,12 +4468,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     rollApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.
@@ -4029,12 +4520,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     revokeApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.
@@ -4063,6 +4569,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     getPausePolicy: {
@@ -4080,6 +4587,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     putPausePolicy: {
@@ -4096,6 +4604,19 @@ export interface operations {
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
             };
             path?: never;
             cookie?: never;
@@ -4112,6 +4633,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listPlans: {
@@ -4122,7 +4644,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4145,12 +4681,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     getPlan: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description A plan id, as your subscriptions carry it in `planId`.
@@ -4169,6 +4720,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     putPlan: {
@@ -4185,6 +4737,19 @@ export interface operations {
                  * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
             };
             path: {
                 /**
@@ -4207,12 +4772,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     createPortalLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description UUID of the subscription for a single operation. A value that is not the
@@ -4249,6 +4829,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listPortalLinks: {
@@ -4261,7 +4842,21 @@ export interface operations {
                 /** @description The previous page's `nextCursor`; the page starts after it. */
                 startingAfter?: components["parameters"]["StartingAfter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4284,12 +4879,27 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     revokePortalLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
             path: {
                 /**
                  * @description A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404.
@@ -4317,6 +4927,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     createTestSubscriptions: {
@@ -4346,6 +4957,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     deleteTestSubscriptions: {
@@ -4375,6 +4987,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     getTestClock: {
@@ -4404,6 +5017,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     advanceTestClock: {
@@ -4434,6 +5048,7 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     createTestTrigger: {
@@ -4463,6 +5078,51 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
+        };
+    };
+    listTestScenarios: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Test keys only: the request is answered as the scenario says, before anything is done
+                 *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+                 *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+                 *     `Idempotency-Key` (which they need), then let the request through. A live key sending
+                 *     it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+                 *     `/v2` honours it; it is declared on those that already took parameters, so that no
+                 *     generated client's method changes its signature.
+                 * @example unavailable:2
+                 */
+                "Subsvc-Test-Outcome"?: components["parameters"]["TestOutcome"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every scenario. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestScenarioList"];
+                };
+            };
+            400: components["responses"]["InvalidTestHelperRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
 }

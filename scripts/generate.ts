@@ -3,7 +3,7 @@
  *   generated/openapi.d.ts   types (openapi-typescript), used by the service
  *   generated/requests.http  a request collection (+ http-client.env.json: mock and service)
  *   generated/asyncapi.yaml  the webhooks as an AsyncAPI 3.0 document (src/http/docs-asyncapi.ts)
- *   clients/typescript/, clients/python/, clients/go/   the clients merchants install (openapi-generator,
+ *   clients/typescript/, clients/python/, clients/go/, clients/java/   the clients merchants install (openapi-generator,
  *                            jar pinned in openapitools.json, cached in .cache/openapi-generator;
  *                            scripts/clients/generate.ts), then built: a tarball and a wheel in
  *                            clients/dist/ (scripts/clients/build.ts). clients/typescript/src/ is

@@ -3,13 +3,19 @@
  * request per operation with the spec's example values, in the `.http` format that the JetBrains
  * HTTP client and VS Code's REST Client run, and environments for the mock and the service. An
  * operation also gets one request per query parameter that has an example (a filter worth
- * showing), and one per media type its 200 offers besides JSON (with that `Accept`).
+ * showing), one per media type its 200 offers besides JSON (with that `Accept`), and, for a command
+ * that takes an `Idempotency-Key`, one asking for a failure on demand with a test key
+ * (`Subsvc-Test-Outcome`, docs/sandbox.md).
  */
 import { exampleRequests, type ExampleRequest } from '../src/http/docs-samples.js';
 
 export const ENVIRONMENTS = {
-  mock: { baseUrl: 'http://127.0.0.1:4010', apiKey: 'sk_any-key-the-mock-accepts' },
-  service: { baseUrl: 'http://127.0.0.1:8080', apiKey: 'paste the API key that npm start prints' },
+  mock: { baseUrl: 'http://127.0.0.1:4010', apiKey: 'sk_any-key-the-mock-accepts', testApiKey: 'sk_test_any-key-the-mock-accepts' },
+  service: {
+    baseUrl: 'http://127.0.0.1:8080',
+    apiKey: 'paste the API key that npm start prints',
+    testApiKey: 'paste the test API key that npm start prints',
+  },
 };
 
 interface QueryParameter {
@@ -32,7 +38,11 @@ interface Variant {
   readonly title: string;
   readonly query?: string;
   readonly accept?: string;
+  /** Headers beside the key, which is then the test key. */
+  readonly headers?: readonly string[];
 }
+
+const TEST_OUTCOME = 'Subsvc-Test-Outcome';
 
 function operationsById(spec: Spec): Map<string, Operation> {
   return new Map(
@@ -50,15 +60,27 @@ function variantsOf(spec: Spec, operation: Operation | undefined): Variant[] {
     .filter((p) => p.in === 'query' && p.example !== undefined)
     .map((p) => ({ title: `by ${p.name}`, query: `${p.name}=${encodeURIComponent(String(p.example))}` }));
   const media = Object.keys(operation?.responses?.['200']?.content ?? {}).filter((type) => type !== 'application/json');
-  return [...queries, ...media.map((type) => ({ title: `as ${type}`, accept: type }))];
+  const outcome = parameters.find((p) => p.in === 'header' && p.name === TEST_OUTCOME);
+  const key = parameters.find((p) => p.in === 'header' && p.name === 'Idempotency-Key');
+  const failures =
+    outcome && key
+      ? [
+          {
+            title: `failing on demand`,
+            headers: [`${TEST_OUTCOME}: ${String(outcome.example)}`, `Idempotency-Key: ${String(key.example)}`],
+          },
+        ]
+      : [];
+  return [...queries, ...media.map((type) => ({ title: `as ${type}`, accept: type })), ...failures];
 }
 
 function httpRequest({ operationId, summary, method, path, body }: ExampleRequest, variant?: Variant): string {
   return [
     `### ${summary}${variant ? `, ${variant.title}` : ''} (${operationId})`,
     `${method} {{baseUrl}}${path}${variant?.query ? `?${variant.query}` : ''}`,
-    'x-api-key: {{apiKey}}',
+    variant?.headers ? 'x-api-key: {{testApiKey}}' : 'x-api-key: {{apiKey}}',
     ...(variant?.accept ? [`accept: ${variant.accept}`] : []),
+    ...(variant?.headers ?? []),
     ...(body ? ['content-type: application/json', '', JSON.stringify(body.value, null, 2)] : []),
   ].join('\n');
 }

@@ -14,6 +14,11 @@ keys are never used up.
 revokePortalLink is given a placeholder portalLinkId the same way: each call gets a link made for
 it (to the run's paused subscription), revoked afterwards when the call did not revoke it.
 
+Subsvc-Test-Outcome, which the spec declares on most operations, is removed before each call: with
+the run's live key it answers 400 (0142), and with a test key the scenario's failure (a 504 after
+35 s), whatever the rest of the request, so that no other check could pass; test/test-mode/
+test-outcomes.test.ts proves what it answers.
+
 putPausePolicy sets the run's merchant's pause policy to whatever was generated (maxPausesPerYear 0
 refuses every pause, 422 0032, a documented answer of the pause); after each call the policy is set
 back to every rule off, so that the pauses of the rest of the run reach their success path too.
@@ -82,6 +87,8 @@ def revoke_keys(case, response):
 
 @schemathesis.hook
 def before_call(context, case, **kwargs):
+    if case.headers:
+        case.headers.pop("Subsvc-Test-Outcome", None)
     substitute_key(case)
     substitute_link(case)
     if case.method.upper() != "DELETE" or not case.path_parameters:

@@ -73,6 +73,8 @@ export interface Config {
   readonly webhooksAllowPrivateUrls: boolean;
   /** Delays before each retry of a failed webhook delivery; after the last one it is marked failed. */
   readonly webhookRetryDelaysMs: readonly number[];
+  /** How long `Subsvc-Test-Outcome: timeout` holds its answer before the 504 (src/test-mode/test-outcomes.ts). */
+  readonly testOutcomeHoldMs: number;
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
   /** Prometheus metrics (src/observability/metrics.ts): off, no /metrics and no counting. */
@@ -258,6 +260,7 @@ export function loadConfig(env: Env = process.env): Config {
     bulkRetentionDays: integer(env, 'BULK_RETENTION_DAYS', 30, 1, 3650),
     webhooksAllowPrivateUrls: flag(env, 'WEBHOOKS_ALLOW_PRIVATE_URLS', uri === undefined),
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS),
+    testOutcomeHoldMs: integer(env, 'TEST_OUTCOME_HOLD_MS', 35_000, 0, 600_000),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
     metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,

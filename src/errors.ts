@@ -18,6 +18,8 @@ function kind(status: number, code: string, title: string, slug: string): Proble
 export const Problems = Object.freeze({
   invalidRequest: kind(400, '0040', 'Invalid request', 'invalid-request'),
   invalidSchedule: kind(400, '0043', 'Invalid schedule', 'invalid-schedule'),
+  testOutcomeWithLiveKey: kind(400, '0142', 'Test outcome with a live key', 'test-outcome-with-live-key'),
+  invalidTestOutcome: kind(400, '0143', 'Invalid test outcome', 'invalid-test-outcome'),
   // What node:http refuses before the app sees a request: invalid requests with their own status.
   requestTimeout: kind(408, '0040', 'Invalid request', 'request-timeout'),
   headersTooLarge: kind(431, '0040', 'Invalid request', 'request-header-fields-too-large'),
@@ -50,6 +52,7 @@ export const Problems = Object.freeze({
   internal: kind(500, '0900', 'Internal Server Error', 'internal-server-error'),
   notImplemented: kind(501, '0901', 'Not implemented', 'not-implemented'),
   unavailable: kind(503, '0910', 'Service unavailable', 'service-unavailable'),
+  gatewayTimeout: kind(504, '0911', 'Gateway timeout', 'gateway-timeout'),
 });
 
 export interface FieldError {

@@ -139,7 +139,7 @@ func (a *APIKeysAPIService) CreateApiKeyExecute(r ApiCreateApiKeyRequest) (*ApiK
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v ApiKeysProblem
+			var v ApiKeysProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -191,6 +191,17 @@ func (a *APIKeysAPIService) CreateApiKeyExecute(r ApiCreateApiKeyRequest) (*ApiK
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -212,6 +223,7 @@ type ApiListApiKeysRequest struct {
 	ApiService *APIKeysAPIService
 	limit *int32
 	startingAfter *string
+	subsvcTestOutcome *string
 }
 
 // How many items a page holds at most.
@@ -223,6 +235,12 @@ func (r ApiListApiKeysRequest) Limit(limit int32) ApiListApiKeysRequest {
 // The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it.
 func (r ApiListApiKeysRequest) StartingAfter(startingAfter string) ApiListApiKeysRequest {
 	r.startingAfter = &startingAfter
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiListApiKeysRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiListApiKeysRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -296,6 +314,9 @@ func (a *APIKeysAPIService) ListApiKeysExecute(r ApiListApiKeysRequest) (*ApiKey
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -347,7 +368,7 @@ func (a *APIKeysAPIService) ListApiKeysExecute(r ApiListApiKeysRequest) (*ApiKey
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v ApiKeysProblem
+			var v ApiKeysProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -399,6 +420,17 @@ func (a *APIKeysAPIService) ListApiKeysExecute(r ApiListApiKeysRequest) (*ApiKey
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -419,6 +451,13 @@ type ApiRevokeApiKeyRequest struct {
 	ctx context.Context
 	ApiService *APIKeysAPIService
 	keyId string
+	subsvcTestOutcome *string
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiRevokeApiKeyRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiRevokeApiKeyRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
+	return r
 }
 
 func (r ApiRevokeApiKeyRequest) Execute() (*http.Response, error) {
@@ -490,6 +529,9 @@ func (a *APIKeysAPIService) RevokeApiKeyExecute(r ApiRevokeApiKeyRequest) (*http
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -541,7 +583,7 @@ func (a *APIKeysAPIService) RevokeApiKeyExecute(r ApiRevokeApiKeyRequest) (*http
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v ApiKeysProblem
+			var v ApiKeysProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -615,6 +657,17 @@ func (a *APIKeysAPIService) RevokeApiKeyExecute(r ApiRevokeApiKeyRequest) (*http
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarHTTPResponse, newErr
 	}
@@ -626,7 +679,14 @@ type ApiRollApiKeyRequest struct {
 	ctx context.Context
 	ApiService *APIKeysAPIService
 	keyId string
+	subsvcTestOutcome *string
 	apiKeyRoll *ApiKeyRoll
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiRollApiKeyRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiRollApiKeyRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
+	return r
 }
 
 // Optional; without it, the rolled key expires in 24 hours.
@@ -706,6 +766,9 @@ func (a *APIKeysAPIService) RollApiKeyExecute(r ApiRollApiKeyRequest) (*ApiKeyWi
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	// body params
 	// subsvc: an optional body left unset is sent as no body, not as JSON null.
 	if r.apiKeyRoll != nil {
@@ -762,7 +825,7 @@ func (a *APIKeysAPIService) RollApiKeyExecute(r ApiRollApiKeyRequest) (*ApiKeyWi
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v ApiKeysProblem
+			var v ApiKeysProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -840,6 +903,17 @@ func (a *APIKeysAPIService) RollApiKeyExecute(r ApiRollApiKeyRequest) (*ApiKeyWi
 		}
 		if localVarHTTPResponse.StatusCode == 503 {
 			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()

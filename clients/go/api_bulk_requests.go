@@ -27,6 +27,13 @@ type ApiGetBulkRequestRequest struct {
 	ctx context.Context
 	ApiService *BulkRequestsAPIService
 	requestId string
+	subsvcTestOutcome *string
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiGetBulkRequestRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiGetBulkRequestRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
+	return r
 }
 
 func (r ApiGetBulkRequestRequest) Execute() (*BulkRequest, *http.Response, error) {
@@ -98,6 +105,9 @@ func (a *BulkRequestsAPIService) GetBulkRequestExecute(r ApiGetBulkRequestReques
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -149,7 +159,7 @@ func (a *BulkRequestsAPIService) GetBulkRequestExecute(r ApiGetBulkRequestReques
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -212,6 +222,17 @@ func (a *BulkRequestsAPIService) GetBulkRequestExecute(r ApiGetBulkRequestReques
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -235,6 +256,7 @@ type ApiListBulkRequestItemsRequest struct {
 	outcome *CommandOutcome
 	limit *int32
 	startingAfter *string
+	subsvcTestOutcome *string
 }
 
 // Only items with this outcome.
@@ -252,6 +274,12 @@ func (r ApiListBulkRequestItemsRequest) Limit(limit int32) ApiListBulkRequestIte
 // The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it.
 func (r ApiListBulkRequestItemsRequest) StartingAfter(startingAfter string) ApiListBulkRequestItemsRequest {
 	r.startingAfter = &startingAfter
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiListBulkRequestItemsRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiListBulkRequestItemsRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -347,6 +375,9 @@ func (a *BulkRequestsAPIService) ListBulkRequestItemsExecute(r ApiListBulkReques
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -398,7 +429,7 @@ func (a *BulkRequestsAPIService) ListBulkRequestItemsExecute(r ApiListBulkReques
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -461,6 +492,17 @@ func (a *BulkRequestsAPIService) ListBulkRequestItemsExecute(r ApiListBulkReques
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -482,6 +524,7 @@ type ApiListBulkRequestsRequest struct {
 	ApiService *BulkRequestsAPIService
 	limit *int32
 	startingAfter *string
+	subsvcTestOutcome *string
 }
 
 // How many items a page holds at most.
@@ -493,6 +536,12 @@ func (r ApiListBulkRequestsRequest) Limit(limit int32) ApiListBulkRequestsReques
 // The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it.
 func (r ApiListBulkRequestsRequest) StartingAfter(startingAfter string) ApiListBulkRequestsRequest {
 	r.startingAfter = &startingAfter
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiListBulkRequestsRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiListBulkRequestsRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -563,6 +612,9 @@ func (a *BulkRequestsAPIService) ListBulkRequestsExecute(r ApiListBulkRequestsRe
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -614,7 +666,7 @@ func (a *BulkRequestsAPIService) ListBulkRequestsExecute(r ApiListBulkRequestsRe
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -666,6 +718,17 @@ func (a *BulkRequestsAPIService) ListBulkRequestsExecute(r ApiListBulkRequestsRe
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -686,6 +749,13 @@ type ApiUndoBulkRequestRequest struct {
 	ctx context.Context
 	ApiService *BulkRequestsAPIService
 	requestId string
+	subsvcTestOutcome *string
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiUndoBulkRequestRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiUndoBulkRequestRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
+	return r
 }
 
 func (r ApiUndoBulkRequestRequest) Execute() (*BulkUndoAcceptance, *http.Response, error) {
@@ -767,6 +837,9 @@ func (a *BulkRequestsAPIService) UndoBulkRequestExecute(r ApiUndoBulkRequestRequ
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -818,7 +891,7 @@ func (a *BulkRequestsAPIService) UndoBulkRequestExecute(r ApiUndoBulkRequestRequ
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -885,6 +958,17 @@ func (a *BulkRequestsAPIService) UndoBulkRequestExecute(r ApiUndoBulkRequestRequ
 		}
 		if localVarHTTPResponse.StatusCode == 503 {
 			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()

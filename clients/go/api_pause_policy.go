@@ -138,7 +138,7 @@ func (a *PausePolicyAPIService) GetPausePolicyExecute(r ApiGetPausePolicyRequest
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -190,6 +190,17 @@ func (a *PausePolicyAPIService) GetPausePolicyExecute(r ApiGetPausePolicyRequest
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -211,6 +222,7 @@ type ApiPutPausePolicyRequest struct {
 	ApiService *PausePolicyAPIService
 	pausePolicy *PausePolicy
 	idempotencyKey *string
+	subsvcTestOutcome *string
 }
 
 // The whole policy; &#x60;null&#x60; or &#x60;false&#x60; turns a rule off.
@@ -222,6 +234,12 @@ func (r ApiPutPausePolicyRequest) PausePolicy(pausePolicy PausePolicy) ApiPutPau
 // Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
 func (r ApiPutPausePolicyRequest) IdempotencyKey(idempotencyKey string) ApiPutPausePolicyRequest {
 	r.idempotencyKey = &idempotencyKey
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiPutPausePolicyRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiPutPausePolicyRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -293,6 +311,9 @@ func (a *PausePolicyAPIService) PutPausePolicyExecute(r ApiPutPausePolicyRequest
 	if r.idempotencyKey != nil {
 		parameterAddToHeaderOrQuery(localVarHeaderParams, "Idempotency-Key", r.idempotencyKey, "simple", "")
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	// body params
 	localVarPostBody = r.pausePolicy
 	if r.ctx != nil {
@@ -346,7 +367,7 @@ func (a *PausePolicyAPIService) PutPausePolicyExecute(r ApiPutPausePolicyRequest
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -435,6 +456,17 @@ func (a *PausePolicyAPIService) PutPausePolicyExecute(r ApiPutPausePolicyRequest
 		}
 		if localVarHTTPResponse.StatusCode == 503 {
 			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()

@@ -28,6 +28,7 @@ type ApiBulkPauseSubscriptionsRequest struct {
 	ApiService *SubscriptionsAPIService
 	bulkCommandRequest *BulkPauseRequest
 	idempotencyKey *string
+	subsvcTestOutcome *string
 }
 
 // The subscriptions to pause (a list of ids, or a filter), and optionally when.
@@ -39,6 +40,12 @@ func (r ApiBulkPauseSubscriptionsRequest) BulkCommandRequest(bulkCommandRequest 
 // Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
 func (r ApiBulkPauseSubscriptionsRequest) IdempotencyKey(idempotencyKey string) ApiBulkPauseSubscriptionsRequest {
 	r.idempotencyKey = &idempotencyKey
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiBulkPauseSubscriptionsRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiBulkPauseSubscriptionsRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -127,6 +134,9 @@ func (a *SubscriptionsAPIService) BulkPauseSubscriptionsExecute(r ApiBulkPauseSu
 	if r.idempotencyKey != nil {
 		parameterAddToHeaderOrQuery(localVarHeaderParams, "Idempotency-Key", r.idempotencyKey, "simple", "")
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	// body params
 	localVarPostBody = r.bulkCommandRequest
 	if r.ctx != nil {
@@ -180,7 +190,7 @@ func (a *SubscriptionsAPIService) BulkPauseSubscriptionsExecute(r ApiBulkPauseSu
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v BulkProblem
+			var v BulkProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -276,6 +286,17 @@ func (a *SubscriptionsAPIService) BulkPauseSubscriptionsExecute(r ApiBulkPauseSu
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -297,6 +318,7 @@ type ApiBulkResumeSubscriptionsRequest struct {
 	ApiService *SubscriptionsAPIService
 	bulkCommandRequest *BulkCommandRequest
 	idempotencyKey *string
+	subsvcTestOutcome *string
 }
 
 // The subscriptions to act on (a list of ids, or a filter).
@@ -308,6 +330,12 @@ func (r ApiBulkResumeSubscriptionsRequest) BulkCommandRequest(bulkCommandRequest
 // Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
 func (r ApiBulkResumeSubscriptionsRequest) IdempotencyKey(idempotencyKey string) ApiBulkResumeSubscriptionsRequest {
 	r.idempotencyKey = &idempotencyKey
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiBulkResumeSubscriptionsRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiBulkResumeSubscriptionsRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -378,6 +406,9 @@ func (a *SubscriptionsAPIService) BulkResumeSubscriptionsExecute(r ApiBulkResume
 	if r.idempotencyKey != nil {
 		parameterAddToHeaderOrQuery(localVarHeaderParams, "Idempotency-Key", r.idempotencyKey, "simple", "")
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	// body params
 	localVarPostBody = r.bulkCommandRequest
 	if r.ctx != nil {
@@ -431,7 +462,7 @@ func (a *SubscriptionsAPIService) BulkResumeSubscriptionsExecute(r ApiBulkResume
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v BulkProblem
+			var v BulkProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -527,6 +558,17 @@ func (a *SubscriptionsAPIService) BulkResumeSubscriptionsExecute(r ApiBulkResume
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -547,6 +589,13 @@ type ApiDeleteSubscriptionScheduleRequest struct {
 	ctx context.Context
 	ApiService *SubscriptionsAPIService
 	subscriptionId string
+	subsvcTestOutcome *string
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiDeleteSubscriptionScheduleRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiDeleteSubscriptionScheduleRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
+	return r
 }
 
 func (r ApiDeleteSubscriptionScheduleRequest) Execute() (*Subscription, *http.Response, error) {
@@ -619,6 +668,9 @@ func (a *SubscriptionsAPIService) DeleteSubscriptionScheduleExecute(r ApiDeleteS
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -670,7 +722,7 @@ func (a *SubscriptionsAPIService) DeleteSubscriptionScheduleExecute(r ApiDeleteS
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -744,6 +796,17 @@ func (a *SubscriptionsAPIService) DeleteSubscriptionScheduleExecute(r ApiDeleteS
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -764,6 +827,13 @@ type ApiGetSubscriptionRequest struct {
 	ctx context.Context
 	ApiService *SubscriptionsAPIService
 	subscriptionId string
+	subsvcTestOutcome *string
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiGetSubscriptionRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiGetSubscriptionRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
+	return r
 }
 
 func (r ApiGetSubscriptionRequest) Execute() (*Subscription, *http.Response, error) {
@@ -832,6 +902,9 @@ func (a *SubscriptionsAPIService) GetSubscriptionExecute(r ApiGetSubscriptionReq
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -883,7 +956,7 @@ func (a *SubscriptionsAPIService) GetSubscriptionExecute(r ApiGetSubscriptionReq
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -946,6 +1019,17 @@ func (a *SubscriptionsAPIService) GetSubscriptionExecute(r ApiGetSubscriptionReq
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -968,6 +1052,7 @@ type ApiListSubscriptionsRequest struct {
 	status *SubscriptionStatus
 	limit *int32
 	startingAfter *string
+	subsvcTestOutcome *string
 }
 
 // Only subscriptions in this status.
@@ -985,6 +1070,12 @@ func (r ApiListSubscriptionsRequest) Limit(limit int32) ApiListSubscriptionsRequ
 // The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it.
 func (r ApiListSubscriptionsRequest) StartingAfter(startingAfter string) ApiListSubscriptionsRequest {
 	r.startingAfter = &startingAfter
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiListSubscriptionsRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiListSubscriptionsRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -1062,6 +1153,9 @@ func (a *SubscriptionsAPIService) ListSubscriptionsExecute(r ApiListSubscription
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -1113,7 +1207,7 @@ func (a *SubscriptionsAPIService) ListSubscriptionsExecute(r ApiListSubscription
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1165,6 +1259,17 @@ func (a *SubscriptionsAPIService) ListSubscriptionsExecute(r ApiListSubscription
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -1186,12 +1291,19 @@ type ApiPauseSubscriptionRequest struct {
 	ApiService *SubscriptionsAPIService
 	subscriptionId string
 	idempotencyKey *string
+	subsvcTestOutcome *string
 	commandRequest *PauseRequest
 }
 
 // Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
 func (r ApiPauseSubscriptionRequest) IdempotencyKey(idempotencyKey string) ApiPauseSubscriptionRequest {
 	r.idempotencyKey = &idempotencyKey
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiPauseSubscriptionRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiPauseSubscriptionRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -1319,6 +1431,9 @@ func (a *SubscriptionsAPIService) PauseSubscriptionExecute(r ApiPauseSubscriptio
 	if r.idempotencyKey != nil {
 		parameterAddToHeaderOrQuery(localVarHeaderParams, "Idempotency-Key", r.idempotencyKey, "simple", "")
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	// body params
 	// subsvc: an optional body left unset is sent as no body, not as JSON null.
 	if r.commandRequest != nil {
@@ -1375,7 +1490,7 @@ func (a *SubscriptionsAPIService) PauseSubscriptionExecute(r ApiPauseSubscriptio
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v PauseProblem
+			var v PauseProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1475,6 +1590,17 @@ func (a *SubscriptionsAPIService) PauseSubscriptionExecute(r ApiPauseSubscriptio
 		}
 		if localVarHTTPResponse.StatusCode == 503 {
 			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1628,7 +1754,7 @@ func (a *SubscriptionsAPIService) PreviewBulkPauseExecute(r ApiPreviewBulkPauseR
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v BulkProblem
+			var v BulkProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1695,6 +1821,17 @@ func (a *SubscriptionsAPIService) PreviewBulkPauseExecute(r ApiPreviewBulkPauseR
 		}
 		if localVarHTTPResponse.StatusCode == 503 {
 			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1845,7 +1982,7 @@ func (a *SubscriptionsAPIService) PreviewBulkResumeExecute(r ApiPreviewBulkResum
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v BulkProblem
+			var v BulkProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1919,6 +2056,17 @@ func (a *SubscriptionsAPIService) PreviewBulkResumeExecute(r ApiPreviewBulkResum
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -1940,12 +2088,19 @@ type ApiResumeSubscriptionRequest struct {
 	ApiService *SubscriptionsAPIService
 	subscriptionId string
 	idempotencyKey *string
+	subsvcTestOutcome *string
 	commandRequest *CommandRequest
 }
 
 // Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
 func (r ApiResumeSubscriptionRequest) IdempotencyKey(idempotencyKey string) ApiResumeSubscriptionRequest {
 	r.idempotencyKey = &idempotencyKey
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiResumeSubscriptionRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiResumeSubscriptionRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -2031,6 +2186,9 @@ func (a *SubscriptionsAPIService) ResumeSubscriptionExecute(r ApiResumeSubscript
 	if r.idempotencyKey != nil {
 		parameterAddToHeaderOrQuery(localVarHeaderParams, "Idempotency-Key", r.idempotencyKey, "simple", "")
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	// body params
 	// subsvc: an optional body left unset is sent as no body, not as JSON null.
 	if r.commandRequest != nil {
@@ -2087,7 +2245,7 @@ func (a *SubscriptionsAPIService) ResumeSubscriptionExecute(r ApiResumeSubscript
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -2187,6 +2345,17 @@ func (a *SubscriptionsAPIService) ResumeSubscriptionExecute(r ApiResumeSubscript
 		}
 		if localVarHTTPResponse.StatusCode == 503 {
 			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()

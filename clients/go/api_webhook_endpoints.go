@@ -151,7 +151,7 @@ func (a *WebhookEndpointsAPIService) CreateWebhookEndpointExecute(r ApiCreateWeb
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v WebhooksProblem
+			var v WebhooksProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -203,6 +203,17 @@ func (a *WebhookEndpointsAPIService) CreateWebhookEndpointExecute(r ApiCreateWeb
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -223,6 +234,13 @@ type ApiDeleteWebhookEndpointRequest struct {
 	ctx context.Context
 	ApiService *WebhookEndpointsAPIService
 	endpointId string
+	subsvcTestOutcome *string
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiDeleteWebhookEndpointRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiDeleteWebhookEndpointRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
+	return r
 }
 
 func (r ApiDeleteWebhookEndpointRequest) Execute() (*http.Response, error) {
@@ -289,6 +307,9 @@ func (a *WebhookEndpointsAPIService) DeleteWebhookEndpointExecute(r ApiDeleteWeb
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -340,7 +361,7 @@ func (a *WebhookEndpointsAPIService) DeleteWebhookEndpointExecute(r ApiDeleteWeb
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -403,6 +424,17 @@ func (a *WebhookEndpointsAPIService) DeleteWebhookEndpointExecute(r ApiDeleteWeb
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarHTTPResponse, newErr
 	}
@@ -414,6 +446,13 @@ type ApiGetWebhookEndpointRequest struct {
 	ctx context.Context
 	ApiService *WebhookEndpointsAPIService
 	endpointId string
+	subsvcTestOutcome *string
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiGetWebhookEndpointRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiGetWebhookEndpointRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
+	return r
 }
 
 func (r ApiGetWebhookEndpointRequest) Execute() (*WebhookEndpoint, *http.Response, error) {
@@ -482,6 +521,9 @@ func (a *WebhookEndpointsAPIService) GetWebhookEndpointExecute(r ApiGetWebhookEn
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -533,7 +575,7 @@ func (a *WebhookEndpointsAPIService) GetWebhookEndpointExecute(r ApiGetWebhookEn
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -596,6 +638,17 @@ func (a *WebhookEndpointsAPIService) GetWebhookEndpointExecute(r ApiGetWebhookEn
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -618,6 +671,7 @@ type ApiListWebhookDeliveriesRequest struct {
 	endpointId string
 	limit *int32
 	startingAfter *string
+	subsvcTestOutcome *string
 }
 
 // How many items a page holds at most.
@@ -629,6 +683,12 @@ func (r ApiListWebhookDeliveriesRequest) Limit(limit int32) ApiListWebhookDelive
 // The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it.
 func (r ApiListWebhookDeliveriesRequest) StartingAfter(startingAfter string) ApiListWebhookDeliveriesRequest {
 	r.startingAfter = &startingAfter
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiListWebhookDeliveriesRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiListWebhookDeliveriesRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -710,6 +770,9 @@ func (a *WebhookEndpointsAPIService) ListWebhookDeliveriesExecute(r ApiListWebho
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -761,7 +824,7 @@ func (a *WebhookEndpointsAPIService) ListWebhookDeliveriesExecute(r ApiListWebho
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -824,6 +887,17 @@ func (a *WebhookEndpointsAPIService) ListWebhookDeliveriesExecute(r ApiListWebho
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -845,6 +919,7 @@ type ApiListWebhookEndpointsRequest struct {
 	ApiService *WebhookEndpointsAPIService
 	limit *int32
 	startingAfter *string
+	subsvcTestOutcome *string
 }
 
 // How many items a page holds at most.
@@ -856,6 +931,12 @@ func (r ApiListWebhookEndpointsRequest) Limit(limit int32) ApiListWebhookEndpoin
 // The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it.
 func (r ApiListWebhookEndpointsRequest) StartingAfter(startingAfter string) ApiListWebhookEndpointsRequest {
 	r.startingAfter = &startingAfter
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiListWebhookEndpointsRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiListWebhookEndpointsRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -926,6 +1007,9 @@ func (a *WebhookEndpointsAPIService) ListWebhookEndpointsExecute(r ApiListWebhoo
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	if r.ctx != nil {
 		// API Key Authentication
 		if auth, ok := r.ctx.Value(ContextAPIKeys).(map[string]APIKey); ok {
@@ -977,7 +1061,7 @@ func (a *WebhookEndpointsAPIService) ListWebhookEndpointsExecute(r ApiListWebhoo
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1029,6 +1113,17 @@ func (a *WebhookEndpointsAPIService) ListWebhookEndpointsExecute(r ApiListWebhoo
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -1050,10 +1145,17 @@ type ApiReplayWebhookEventsRequest struct {
 	ApiService *WebhookEndpointsAPIService
 	endpointId string
 	webhookReplayRequest *WebhookReplayRequest
+	subsvcTestOutcome *string
 }
 
 func (r ApiReplayWebhookEventsRequest) WebhookReplayRequest(webhookReplayRequest WebhookReplayRequest) ApiReplayWebhookEventsRequest {
 	r.webhookReplayRequest = &webhookReplayRequest
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiReplayWebhookEventsRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiReplayWebhookEventsRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -1132,6 +1234,9 @@ func (a *WebhookEndpointsAPIService) ReplayWebhookEventsExecute(r ApiReplayWebho
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	// body params
 	localVarPostBody = r.webhookReplayRequest
 	if r.ctx != nil {
@@ -1185,7 +1290,7 @@ func (a *WebhookEndpointsAPIService) ReplayWebhookEventsExecute(r ApiReplayWebho
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v Problem
+			var v ProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1270,6 +1375,17 @@ func (a *WebhookEndpointsAPIService) ReplayWebhookEventsExecute(r ApiReplayWebho
 			}
 					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
 					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
 		}
 		return localVarReturnValue, localVarHTTPResponse, newErr
 	}
@@ -1291,10 +1407,17 @@ type ApiUpdateWebhookEndpointRequest struct {
 	ApiService *WebhookEndpointsAPIService
 	endpointId string
 	webhookEndpointUpdate *WebhookEndpointUpdate
+	subsvcTestOutcome *string
 }
 
 func (r ApiUpdateWebhookEndpointRequest) WebhookEndpointUpdate(webhookEndpointUpdate WebhookEndpointUpdate) ApiUpdateWebhookEndpointRequest {
 	r.webhookEndpointUpdate = &webhookEndpointUpdate
+	return r
+}
+
+// Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0911), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature. 
+func (r ApiUpdateWebhookEndpointRequest) SubsvcTestOutcome(subsvcTestOutcome string) ApiUpdateWebhookEndpointRequest {
+	r.subsvcTestOutcome = &subsvcTestOutcome
 	return r
 }
 
@@ -1370,6 +1493,9 @@ func (a *WebhookEndpointsAPIService) UpdateWebhookEndpointExecute(r ApiUpdateWeb
 	if localVarHTTPHeaderAccept != "" {
 		localVarHeaderParams["Accept"] = localVarHTTPHeaderAccept
 	}
+	if r.subsvcTestOutcome != nil {
+		parameterAddToHeaderOrQuery(localVarHeaderParams, "Subsvc-Test-Outcome", r.subsvcTestOutcome, "simple", "")
+	}
 	// body params
 	localVarPostBody = r.webhookEndpointUpdate
 	if r.ctx != nil {
@@ -1423,7 +1549,7 @@ func (a *WebhookEndpointsAPIService) UpdateWebhookEndpointExecute(r ApiUpdateWeb
 			error: localVarHTTPResponse.Status,
 		}
 		if localVarHTTPResponse.StatusCode == 400 {
-			var v WebhooksProblem
+			var v WebhooksProblemOrTestOutcome
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()
@@ -1479,6 +1605,17 @@ func (a *WebhookEndpointsAPIService) UpdateWebhookEndpointExecute(r ApiUpdateWeb
 		}
 		if localVarHTTPResponse.StatusCode == 503 {
 			var v Problem
+			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
+			if err != nil {
+				newErr.error = err.Error()
+				return localVarReturnValue, localVarHTTPResponse, newErr
+			}
+					newErr.error = formatErrorMessage(localVarHTTPResponse.Status, &v)
+					newErr.model = v
+			return localVarReturnValue, localVarHTTPResponse, newErr
+		}
+		if localVarHTTPResponse.StatusCode == 504 {
+			var v TimeoutProblem
 			err = a.client.decode(&v, localVarBody, localVarHTTPResponse.Header.Get("Content-Type"))
 			if err != nil {
 				newErr.error = err.Error()

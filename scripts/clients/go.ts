@@ -30,7 +30,7 @@ export function goMissing(): string | undefined {
 /** A scratch module with the scenarios, requiring the client; the client built and vetted there. */
 export function goProject(): string {
   const dir = mkdtempSync(join(tmpdir(), 'subsvc-merchant-go-'));
-  cpSync(join(ROOT, 'clients', 'scenarios', 'go', 'scenarios_test.go'), join(dir, 'scenarios_test.go'));
+  for (const file of ['scenarios_test.go', 'layer_test.go']) cpSync(join(ROOT, 'clients', 'scenarios', 'go', file), join(dir, file));
   const goMod = [
     'module merchant-scenarios',
     '',

@@ -10,7 +10,11 @@
  *   Go:         clients/go required by a scratch module, built and vetted, its scenarios
  *               (clients/scenarios/go) run by `go test` (scripts/clients/go.ts; skipped, with the
  *               reason printed, where the machine has no Go),
- * each against the Prism mock and against the service (a scratch database, workers on), both behind
+ *   Java:       the jar Maven builds from clients/java installed from clients/dist/ into .cache/m2, a
+ *               scratch Maven project's scenarios (clients/scenarios/java) run by JUnit 5
+ *               (scripts/clients/java.ts; skipped, with the reason printed, without Java or Maven),
+ * each language's client-layer scenarios beside its merchant scenarios (layer.test.ts, test_layer.py,
+ * layer_test.go, LayerTest.java), each against the Prism mock and against the service (a scratch database, workers on), both behind
  * a proxy that checks every answer against the spec (test/support/contract-proxy.ts).
  *
  * pytest's console goes to test-artifacts/clients/, never to our output: it closes on a line like
@@ -33,10 +37,11 @@ import { withoutClosingFences } from '../fuzz.js';
 import { runCollected, runQuietly } from '../run-quietly.js';
 import { type LoopbackService, openScratchDatabase, serveOnLoopback } from '../support.js';
 import { type Counts, countsLine, junitCaseCounts, summary } from '../test-summary.js';
-import { buildPackages, describeBuilt } from './build.js';
+import { buildPackages, describeBuilt, DIST } from './build.js';
 import { specVersion as specVersionOf } from './generate.js';
 import { createVenv, pipInstall } from '../python-venv.js';
 import { goMissing, goProject, runGoScenarios } from './go.js';
+import { javaMissing, javaProject, runJavaScenarios } from './java.js';
 
 const ROOT = projectRoot();
 const SCENARIOS = join(ROOT, 'clients', 'scenarios');
@@ -48,9 +53,23 @@ interface Target {
   readonly label: string;
   readonly proxy: ContractProxy;
   /** A fresh merchant's key and subscriptions for each run (the mock takes any key and any id). */
-  account(): Promise<{ apiKey: string; testApiKey: string; ids: Record<SubscriptionStatus, string[]> }>;
+  account(): Promise<Account>;
   readonly stateful: boolean;
 }
+
+interface Account {
+  readonly apiKey: string;
+  readonly testApiKey: string;
+  readonly ids: Record<SubscriptionStatus, string[]>;
+  /** The same merchant's subscriptions for the client layer's scenarios (clients/scenarios/<language>/layer*), apart from the others'. */
+  readonly layerIds: Record<'fulfilled' | 'cancelled', string[]>;
+  /** Another merchant's key, with LIST_COUNT subscriptions and nothing else; listCount null on the mock (its lists are examples). */
+  readonly listApiKey: string;
+  readonly listCount: number | null;
+}
+
+/** Subscriptions a layer scenario lists: more than two pages of 100. */
+const LIST_COUNT = 250;
 
 interface Language {
   readonly name: string;
@@ -66,12 +85,15 @@ async function finished(command: string, args: string[], options: { cwd: string;
   return status;
 }
 
+/** The merchant's scenarios, then the client layer's (clients/scenarios/typescript). */
+const TYPESCRIPT_SCENARIOS = ['scenarios.test.ts', 'layer.test.ts'];
+
 /** A scratch project with the tarball installed as a merchant would, its scenarios type-checked against the package's .d.ts. */
 function typescriptProject(tarball: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'subsvc-merchant-ts-'));
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'merchant-scenarios', private: true, type: 'module' }));
   runQuietly('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarball, 'standardwebhooks@1.1.1'], { cwd: dir });
-  cpSync(join(SCENARIOS, 'typescript', 'scenarios.test.ts'), join(dir, 'scenarios.test.ts'));
+  for (const file of TYPESCRIPT_SCENARIOS) cpSync(join(SCENARIOS, 'typescript', file), join(dir, file));
   const compilerOptions = {
     target: 'ES2022',
     module: 'NodeNext',
@@ -81,7 +103,7 @@ function typescriptProject(tarball: string): string {
     types: ['node'],
     typeRoots: [join(ROOT, 'node_modules', '@types')],
   };
-  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['scenarios.test.ts'] }));
+  writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: TYPESCRIPT_SCENARIOS }));
   runQuietly(bin('tsc'), ['-p', dir]);
   return dir;
 }
@@ -96,7 +118,7 @@ const typescript = (project: string): Language => ({
       '--test-reporter-destination=stdout',
       '--test-reporter=junit',
       `--test-reporter-destination=${report}`,
-      'scenarios.test.ts',
+      ...TYPESCRIPT_SCENARIOS,
     ];
     await finished(process.execPath, args, { cwd: project, env: { ...process.env, SUBSVC_TARGET: targetFile }, out });
     // Its test lines and failures are shown; its closing summary (`ℹ tests 11`, `ℹ pass 11`, …, read by CI as node's test runner's last lines) is not.
@@ -113,12 +135,15 @@ export function withoutNodeSummary(text: string): string {
     .join('\n');
 }
 
+/** The merchant's scenarios, then the client layer's (clients/scenarios/python). */
+const PYTHON_SCENARIOS = ['test_scenarios.py', 'test_layer.py'];
+
 /** A scratch virtual environment with the wheel pip-installed as a merchant would, and pytest. */
 function pythonEnvironment(wheel: string): { dir: string; python: string } {
   const dir = mkdtempSync(join(tmpdir(), 'subsvc-merchant-py-'));
   createVenv(join(dir, 'venv'), "the Python client's scenarios");
   pipInstall(join(dir, 'venv'), ['-c', join(ROOT, 'scripts', 'clients', 'scenario-requirements.txt'), wheel, 'pytest', 'standardwebhooks']);
-  cpSync(join(SCENARIOS, 'python', 'test_scenarios.py'), join(dir, 'test_scenarios.py'));
+  for (const file of PYTHON_SCENARIOS) cpSync(join(SCENARIOS, 'python', file), join(dir, file));
   return { dir, python: join(dir, 'venv', 'bin', 'python') };
 }
 
@@ -126,7 +151,7 @@ const python = ({ dir, python: interpreter }: { dir: string; python: string }): 
   name: 'Python (subsvc-client wheel)',
   async run(targetFile, report, label) {
     const out = join(ARTIFACTS, `${label}.txt`);
-    const args = ['-m', 'pytest', 'test_scenarios.py', '-p', 'no:cacheprovider', '-rs', '-v', `--junitxml=${report}`];
+    const args = ['-m', 'pytest', ...PYTHON_SCENARIOS, '-p', 'no:cacheprovider', '-rs', '-v', `--junitxml=${report}`];
     const status = await finished(interpreter, args, {
       cwd: dir,
       env: { ...process.env, SUBSVC_TARGET: targetFile, PYTHONDONTWRITEBYTECODE: '1' },
@@ -151,6 +176,11 @@ const python = ({ dir, python: interpreter }: { dir: string; python: string }): 
 const go = (module: string): Language => ({
   name: 'Go (clients/go module)',
   run: (targetFile, report, label) => runGoScenarios(module, targetFile, report, join(ARTIFACTS, `${label}.json`)),
+});
+
+const java = (project: string): Language => ({
+  name: 'Java (subsvc-client jar)',
+  run: (targetFile, report, label) => runJavaScenarios(project, targetFile, report, join(ARTIFACTS, `${label}.txt`)),
 });
 
 async function serviceTarget(): Promise<{ target: Target; stop(): Promise<void> }> {
@@ -181,6 +211,8 @@ async function serviceTarget(): Promise<{ target: Target; stop(): Promise<void> 
       stateful: true,
       async account() {
         const { merchantId, apiKey, testApiKey } = await service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`);
+        const lister = await service.auth.createMerchant(`merchant ${randomUUID().slice(0, 8)}`);
+        await seed(lister.merchantId, LIST_COUNT, 'fulfilled');
         return {
           apiKey,
           testApiKey,
@@ -189,6 +221,9 @@ async function serviceTarget(): Promise<{ target: Target; stop(): Promise<void> 
             paused: await seed(merchantId, 4, 'paused'),
             cancelled: await seed(merchantId, 2, 'cancelled'),
           },
+          layerIds: { fulfilled: await seed(merchantId, 2, 'fulfilled'), cancelled: await seed(merchantId, 2, 'cancelled') },
+          listApiKey: lister.apiKey,
+          listCount: LIST_COUNT,
         };
       },
     },
@@ -214,6 +249,9 @@ async function mockTarget(): Promise<{ target: Target; stop(): Promise<void> }> 
         apiKey: 'sk_any-key-the-mock-accepts',
         testApiKey: 'sk_test_any-key-the-mock-accepts',
         ids: { fulfilled: any(12), paused: any(4), cancelled: any(2) },
+        layerIds: { fulfilled: any(2), cancelled: any(2) },
+        listApiKey: 'sk_any-key-the-mock-accepts',
+        listCount: null,
       }),
     },
     async stop() {
@@ -248,6 +286,15 @@ async function main(): Promise<number> {
       const module = goProject();
       scratchDirs.push(module);
       languages.push(['go', go(module)]);
+    }
+    const noJava = javaMissing();
+    if (noJava) {
+      console.log(`\nJava client: skipped, ${noJava}`);
+      parts.push(['Java client (not run)', { passed: 0, failed: 0, skipped: 1 }]);
+    } else {
+      const project = await javaProject(specVersion, DIST);
+      scratchDirs.push(project);
+      languages.push(['java', java(project)]);
     }
     for (const [tag, language] of languages) {
       for (const { target } of started) {

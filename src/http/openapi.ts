@@ -18,6 +18,8 @@ import { SCHEDULE_FIELDS } from '../subscriptions/schedule.request.js';
 import { PrecompiledRouter } from './fast-router.js';
 import type { RateLimiter } from './rate-limit.js';
 import { ERRORS_LISTED, validationErrors } from './validation-errors.js';
+import { answerAs } from './test-outcomes.js';
+import type { TestOutcomes } from '../test-mode/test-outcomes.js';
 
 /**
  * openapi-backend checks a definition against the OpenAPI 3.0 meta-schema only, which rejects a
@@ -48,6 +50,12 @@ export interface Limits {
   readonly requests: RateLimiter | undefined;
   /** Failed authentications per client address; undefined: no limit. */
   readonly authFailures: RateLimiter | undefined;
+}
+
+/** Failures on demand (src/test-mode/test-outcomes.ts), and how long `timeout` holds its answer. */
+export interface ForcedOutcomes {
+  readonly outcomes: TestOutcomes;
+  readonly holdMs?: number;
 }
 
 const SCHEDULE_PATHS = new Set<string>(SCHEDULE_FIELDS.map((field) => `/${field}`));
@@ -119,6 +127,7 @@ export async function createOpenApiBackend(
   handlers: OperationHandlers,
   limits: Limits,
   definition: Document = loadSpec(),
+  forced?: ForcedOutcomes,
 ): Promise<OpenApi31Backend> {
   const api = new OpenApi31Backend({
     definition,
@@ -153,15 +162,23 @@ export async function createOpenApiBackend(
     postRoutingHandler: (c: Context, ctx: KoaContext) => {
       ctx.state[OPERATION_ID] = c.operation?.operationId;
     },
-    // After authentication, before validation: a merchant over its limit gets 429 whatever it sent.
-    postSecurityHandler: (c: Context, ctx: KoaContext) => {
-      if (!limits.requests || !c.security?.authorized) return;
-      try {
-        limits.requests.enforce(merchantOf(c).id, ctx);
-      } catch (error) {
-        metrics()?.rateLimited.inc();
-        throw error;
+    // After authentication, before validation: a merchant over its limit gets 429 whatever it
+    // sent; then a forced failure, before anything is done.
+    postSecurityHandler: async (c: Context, ctx: KoaContext) => {
+      if (!c.security?.authorized) return;
+      if (limits.requests) {
+        try {
+          limits.requests.enforce(merchantOf(c).id, ctx);
+        } catch (error) {
+          metrics()?.rateLimited.inc();
+          throw error;
+        }
       }
+      const value = header(c, 'subsvc-test-outcome');
+      if (!forced || value === undefined) return;
+      const merchantId = merchantOf(c).id;
+      const scenario = await forced.outcomes.outcomeOf({ merchantId, value, idempotencyKey: header(c, 'idempotency-key') });
+      if (scenario) await answerAs(scenario, c, ctx, forced.holdMs);
     },
     unauthorizedHandler: (c: Context) => {
       rethrowSecurityFailure(c);

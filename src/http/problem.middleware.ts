@@ -28,7 +28,12 @@ import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../po
 import { PlanNotFoundError } from '../plans/plans.errors.js';
 import { PausePolicyError } from '../pause-policy/pause-policy.errors.js';
 import { InvalidScheduleError, InvalidTransitionError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
-import { TestClockMovedError, TestModeOnlyError } from '../test-mode/test-mode.errors.js';
+import {
+  InvalidTestOutcomeError,
+  TestClockMovedError,
+  TestModeOnlyError,
+  TestOutcomeWithLiveKeyError,
+} from '../test-mode/test-mode.errors.js';
 import { WebhookEndpointNotFoundError, WebhookUrlNotAllowedError } from '../webhooks/webhooks.errors.js';
 
 /** Each named domain error's catalogue entry: its message is the detail, its `errors` the fields at fault. */
@@ -48,6 +53,8 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [ApiKeysContendedError, Problems.unavailable],
   [TestModeOnlyError, Problems.testModeOnly],
   [TestClockMovedError, Problems.testClockMoved],
+  [TestOutcomeWithLiveKeyError, Problems.testOutcomeWithLiveKey],
+  [InvalidTestOutcomeError, Problems.invalidTestOutcome],
   [FilterTooBroadError, Problems.filterTooBroad],
   [BulkRequestNotFinishedError, Problems.bulkRequestNotFinished],
   [BulkRequestAlreadyUndoneError, Problems.bulkRequestAlreadyUndone],

@@ -28,6 +28,7 @@ import { PlansService } from '../plans/plans.service.js';
 import { timeOfMerchants } from '../clocks/merchant-clocks.js';
 import { TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
 import { TriggersService } from '../test-mode/triggers.js';
+import { TestOutcomes } from '../test-mode/test-outcomes.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
 import { EndpointsService } from '../webhooks/endpoints.service.js';
 import { ReplayService } from '../webhooks/replay.js';
@@ -42,7 +43,7 @@ export type HttpConfig = Pick<
   Config,
   'dbTimeoutMs' | 'rateLimitBurst' | 'rateLimitPerSecond' | 'authFailuresPerMinute' | 'webhooksAllowPrivateUrls'
 > &
-  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies' | 'publicUrl'>>;
+  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies' | 'publicUrl' | 'testOutcomeHoldMs'>>;
 
 /**
  * What the whole fleet is doing (src/fleet/status.ts), each figure read by the store that owns its
@@ -189,6 +190,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       ),
       log,
       idempotency: stores.idempotency,
+      forcedOutcomes: { outcomes: new TestOutcomes(stores.testOutcomes), holdMs: config.testOutcomeHoldMs },
       limiter,
       authFailures:
         config.authFailuresPerMinute > 0

@@ -20,6 +20,7 @@ import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../clocks/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { TestClocksRepository } from '../clocks/test-clocks.repository.js';
+import { TestOutcomesRepository } from '../test-mode/test-outcomes.repository.js';
 import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
 
@@ -75,6 +76,7 @@ export interface Stores extends SubscriptionStores {
   readonly deliveries: DeliveriesRepository;
   readonly pausePolicies: PausePolicyRepository;
   readonly testClocks: TestClocksRepository;
+  readonly testOutcomes: TestOutcomesRepository;
   readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
   readonly plans: PlansRepository;
@@ -95,6 +97,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     deliveries: new DeliveriesRepository(db, statementsPerCommand, documentsPerDelete),
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
+    testOutcomes: new TestOutcomesRepository(db, documentsPerDelete),
     holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
     plans: new PlansRepository(db, guard),
@@ -107,6 +110,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.subscriptions.ensureIndexes(),
     stores.bulk.ensureIndexes(ttlIndexes),
     stores.idempotency.ensureIndexes(ttlIndexes),
+    stores.testOutcomes.ensureIndexes(ttlIndexes),
     stores.events.ensureIndexes(ttlIndexes),
     stores.endpoints.ensureIndexes(),
     stores.deliveries.ensureIndexes(ttlIndexes),

@@ -113,6 +113,7 @@ function retentionOn(background: Db, both: BothStores, log: Logger): RetentionSw
   return new RetentionSweeper(
     {
       'idempotency keys': stores.idempotency,
+      'forced failures': stores.testOutcomes,
       'bulk requests': backgroundStores.bulk,
       events: backgroundStores.events,
       'webhook deliveries': backgroundStores.deliveries,

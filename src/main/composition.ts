@@ -49,7 +49,14 @@ export type ServiceConfig = Pick<
   Partial<
     Pick<
       Config,
-      'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds' | 'publicUrl'
+      | 'metrics'
+      | 'metricsPort'
+      | 'heartbeatIntervalMs'
+      | 'shutdownReadyDelayMs'
+      | 'trustedProxies'
+      | 'dbWorkarounds'
+      | 'publicUrl'
+      | 'testOutcomeHoldMs'
     >
   >;
 

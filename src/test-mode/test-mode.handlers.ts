@@ -4,9 +4,24 @@ import type { Handlers } from '../request-context/request-context.js';
 import { pausedView } from '../subscriptions/subscriptions.handlers.js';
 import type { TestModeService } from './test-mode.service.js';
 import type { TriggersService } from './triggers.js';
+import { testModeOnly } from './test-mode.service.js';
+import { SCENARIOS, TEST_OUTCOME_HEADER } from './test-outcomes.js';
+
+/** The scenarios as GET /v2/test-helpers/scenarios lists them: each with the header value that asks for it. */
+function scenarios(livemode: boolean) {
+  return SCENARIOS.map(({ name, status, code, counted, description }) => ({
+    name,
+    header: `${TEST_OUTCOME_HEADER}: ${name}`,
+    status,
+    code,
+    counted,
+    description,
+    livemode,
+  }));
+}
 
 type TestHelperOperations =
-  'createTestSubscriptions' | 'deleteTestSubscriptions' | 'getTestClock' | 'advanceTestClock' | 'createTestTrigger';
+  'createTestSubscriptions' | 'deleteTestSubscriptions' | 'getTestClock' | 'advanceTestClock' | 'createTestTrigger' | 'listTestScenarios';
 
 export function testModeHandlers(testMode: TestModeService, triggers: TriggersService): Pick<Handlers, TestHelperOperations> {
   return {
@@ -25,6 +40,10 @@ export function testModeHandlers(testMode: TestModeService, triggers: TriggersSe
     advanceTestClock: async ({ merchant, body }) => ({
       status: 200,
       body: { ...(await testMode.advance(merchant.id, body.to)), livemode: livemodeOf(merchant.id) },
+    }),
+    listTestScenarios: async ({ merchant }) => ({
+      status: 200,
+      body: { data: scenarios(livemodeOf(testModeOnly(merchant.id))), livemode: livemodeOf(merchant.id) },
     }),
     createTestTrigger: async ({ merchant, body }) => ({
       status: 201,

@@ -178,8 +178,8 @@ function skipMissing(language: Language, context: { skip: () => void }): void {
 }
 
 describe('docs/clients.md, run as printed in page order', () => {
-  it('has two TypeScript, two Python and one Go example, says how to run each, and points them at npm start', () => {
-    expect(examples.map((e) => e.language)).toEqual(['ts', 'ts', 'python', 'python', 'go']);
+  it("has the generated clients' examples (two TypeScript, two Python, one Go), then the client layer's in each, says how to run each, and points them at npm start", () => {
+    expect(examples.map((e) => e.language)).toEqual(['ts', 'ts', 'python', 'python', 'go', 'ts', 'python', 'go']);
     for (const example of examples) expect(example.source).toContain('http://127.0.0.1:8080');
     for (const command of [BUILD, ...Object.values(RUN)]) expect(page).toContain(command);
     expect(goCommands()).toContain('go run .');

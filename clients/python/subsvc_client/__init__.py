@@ -42,6 +42,7 @@ __all__ = [
     "ApiKeyRoll",
     "ApiKeyWithSecret",
     "ApiKeysProblem",
+    "ApiKeysProblemOrTestOutcome",
     "BulkAcceptance",
     "BulkCommandRequest",
     "BulkDryRun",
@@ -51,6 +52,7 @@ __all__ = [
     "BulkPauseRequest",
     "BulkPreviewRequest",
     "BulkProblem",
+    "BulkProblemOrTestOutcome",
     "BulkRequest",
     "BulkRequestCounts",
     "BulkRequestEvent",
@@ -71,9 +73,11 @@ __all__ = [
     "HoldList",
     "HoldRequest",
     "HoldsProblem",
+    "HoldsProblemOrTestOutcome",
     "PausePolicy",
     "PausePolicyWithMode",
     "PauseProblem",
+    "PauseProblemOrTestOutcome",
     "PauseRefusedProblem",
     "PauseRequest",
     "PausedSubscription",
@@ -87,8 +91,10 @@ __all__ = [
     "PortalLinkList",
     "PortalLinkWithUrl",
     "PortalLinksProblem",
+    "PortalLinksProblemOrTestOutcome",
     "Problem",
     "ProblemErrorsInner",
+    "ProblemOrTestOutcome",
     "RejectedSubscription",
     "ResumedSubscription",
     "Schedule",
@@ -102,11 +108,16 @@ __all__ = [
     "TestClockAdvance",
     "TestClockAdvanced",
     "TestHelpersProblem",
+    "TestHelpersProblemOrTestOutcome",
+    "TestOutcomeProblem",
+    "TestScenario",
+    "TestScenarioList",
     "TestSubscriptionList",
     "TestSubscriptionsCreate",
     "TestSubscriptionsDeleted",
     "TestTrigger",
     "TestTriggerRequest",
+    "TimeoutProblem",
     "UndoRejectedSubscription",
     "WebhookAttempt",
     "WebhookDelivery",
@@ -119,6 +130,7 @@ __all__ = [
     "WebhookReplay",
     "WebhookReplayRequest",
     "WebhooksProblem",
+    "WebhooksProblemOrTestOutcome",
 ]
 
 # import apis into sdk package
@@ -150,6 +162,7 @@ from subsvc_client.models.api_key_list import ApiKeyList as ApiKeyList
 from subsvc_client.models.api_key_roll import ApiKeyRoll as ApiKeyRoll
 from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret as ApiKeyWithSecret
 from subsvc_client.models.api_keys_problem import ApiKeysProblem as ApiKeysProblem
+from subsvc_client.models.api_keys_problem_or_test_outcome import ApiKeysProblemOrTestOutcome as ApiKeysProblemOrTestOutcome
 from subsvc_client.models.bulk_acceptance import BulkAcceptance as BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest as BulkCommandRequest
 from subsvc_client.models.bulk_dry_run import BulkDryRun as BulkDryRun
@@ -159,6 +172,7 @@ from subsvc_client.models.bulk_pause_preview_request import BulkPausePreviewRequ
 from subsvc_client.models.bulk_pause_request import BulkPauseRequest as BulkPauseRequest
 from subsvc_client.models.bulk_preview_request import BulkPreviewRequest as BulkPreviewRequest
 from subsvc_client.models.bulk_problem import BulkProblem as BulkProblem
+from subsvc_client.models.bulk_problem_or_test_outcome import BulkProblemOrTestOutcome as BulkProblemOrTestOutcome
 from subsvc_client.models.bulk_request import BulkRequest as BulkRequest
 from subsvc_client.models.bulk_request_counts import BulkRequestCounts as BulkRequestCounts
 from subsvc_client.models.bulk_request_event import BulkRequestEvent as BulkRequestEvent
@@ -179,9 +193,11 @@ from subsvc_client.models.hold import Hold as Hold
 from subsvc_client.models.hold_list import HoldList as HoldList
 from subsvc_client.models.hold_request import HoldRequest as HoldRequest
 from subsvc_client.models.holds_problem import HoldsProblem as HoldsProblem
+from subsvc_client.models.holds_problem_or_test_outcome import HoldsProblemOrTestOutcome as HoldsProblemOrTestOutcome
 from subsvc_client.models.pause_policy import PausePolicy as PausePolicy
 from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode as PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem as PauseProblem
+from subsvc_client.models.pause_problem_or_test_outcome import PauseProblemOrTestOutcome as PauseProblemOrTestOutcome
 from subsvc_client.models.pause_refused_problem import PauseRefusedProblem as PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest as PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription as PausedSubscription
@@ -195,8 +211,10 @@ from subsvc_client.models.portal_link_create import PortalLinkCreate as PortalLi
 from subsvc_client.models.portal_link_list import PortalLinkList as PortalLinkList
 from subsvc_client.models.portal_link_with_url import PortalLinkWithUrl as PortalLinkWithUrl
 from subsvc_client.models.portal_links_problem import PortalLinksProblem as PortalLinksProblem
+from subsvc_client.models.portal_links_problem_or_test_outcome import PortalLinksProblemOrTestOutcome as PortalLinksProblemOrTestOutcome
 from subsvc_client.models.problem import Problem as Problem
 from subsvc_client.models.problem_errors_inner import ProblemErrorsInner as ProblemErrorsInner
+from subsvc_client.models.problem_or_test_outcome import ProblemOrTestOutcome as ProblemOrTestOutcome
 from subsvc_client.models.rejected_subscription import RejectedSubscription as RejectedSubscription
 from subsvc_client.models.resumed_subscription import ResumedSubscription as ResumedSubscription
 from subsvc_client.models.schedule import Schedule as Schedule
@@ -210,11 +228,16 @@ from subsvc_client.models.test_clock import TestClock as TestClock
 from subsvc_client.models.test_clock_advance import TestClockAdvance as TestClockAdvance
 from subsvc_client.models.test_clock_advanced import TestClockAdvanced as TestClockAdvanced
 from subsvc_client.models.test_helpers_problem import TestHelpersProblem as TestHelpersProblem
+from subsvc_client.models.test_helpers_problem_or_test_outcome import TestHelpersProblemOrTestOutcome as TestHelpersProblemOrTestOutcome
+from subsvc_client.models.test_outcome_problem import TestOutcomeProblem as TestOutcomeProblem
+from subsvc_client.models.test_scenario import TestScenario as TestScenario
+from subsvc_client.models.test_scenario_list import TestScenarioList as TestScenarioList
 from subsvc_client.models.test_subscription_list import TestSubscriptionList as TestSubscriptionList
 from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate as TestSubscriptionsCreate
 from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted as TestSubscriptionsDeleted
 from subsvc_client.models.test_trigger import TestTrigger as TestTrigger
 from subsvc_client.models.test_trigger_request import TestTriggerRequest as TestTriggerRequest
+from subsvc_client.models.timeout_problem import TimeoutProblem as TimeoutProblem
 from subsvc_client.models.undo_rejected_subscription import UndoRejectedSubscription as UndoRejectedSubscription
 from subsvc_client.models.webhook_attempt import WebhookAttempt as WebhookAttempt
 from subsvc_client.models.webhook_delivery import WebhookDelivery as WebhookDelivery
@@ -227,4 +250,5 @@ from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWit
 from subsvc_client.models.webhook_replay import WebhookReplay as WebhookReplay
 from subsvc_client.models.webhook_replay_request import WebhookReplayRequest as WebhookReplayRequest
 from subsvc_client.models.webhooks_problem import WebhooksProblem as WebhooksProblem
+from subsvc_client.models.webhooks_problem_or_test_outcome import WebhooksProblemOrTestOutcome as WebhooksProblemOrTestOutcome
 

@@ -309,7 +309,7 @@ def test_makes_a_portal_link_for_a_customer_lists_it_and_revokes_it_201_204_then
     subscription_id = take("fulfilled")
     with client() as c:
         portal = subsvc_client.CustomerPortalApi(c)
-        made = portal.create_portal_link_with_http_info(subscription_id, PortalLinkCreate(actions=["pause"], expires_in_minutes=60))
+        made = portal.create_portal_link_with_http_info(subscription_id, portal_link_create=PortalLinkCreate(actions=["pause"], expires_in_minutes=60))
         link = made.data
         assert made.status_code == 201
         assert re.search(r"/portal/[A-Za-z0-9_-]{43}$", link.url)

@@ -92,11 +92,12 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "ApiKeyWithSecret",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -160,11 +161,12 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "ApiKeyWithSecret",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -228,11 +230,12 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "ApiKeyWithSecret",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -309,6 +312,7 @@ class APIKeysApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -330,6 +334,8 @@ class APIKeysApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -355,6 +361,7 @@ class APIKeysApi:
         _param = self._list_api_keys_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -363,11 +370,12 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "ApiKeyList",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -385,6 +393,7 @@ class APIKeysApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -406,6 +415,8 @@ class APIKeysApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -431,6 +442,7 @@ class APIKeysApi:
         _param = self._list_api_keys_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -439,11 +451,12 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "ApiKeyList",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -461,6 +474,7 @@ class APIKeysApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -482,6 +496,8 @@ class APIKeysApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -507,6 +523,7 @@ class APIKeysApi:
         _param = self._list_api_keys_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -515,11 +532,12 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "ApiKeyList",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -532,6 +550,7 @@ class APIKeysApi:
         self,
         limit,
         starting_after,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -563,6 +582,8 @@ class APIKeysApi:
             _query_params.append(('startingAfter', starting_after))
             
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -605,6 +626,7 @@ class APIKeysApi:
     def revoke_api_key(
         self,
         key_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -624,6 +646,8 @@ class APIKeysApi:
 
         :param key_id: An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404. (required)
         :type key_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -648,6 +672,7 @@ class APIKeysApi:
 
         _param = self._revoke_api_key_serialize(
             key_id=key_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -656,13 +681,14 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '404': "ApiKeysProblem",
             '409': "ApiKeysProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -679,6 +705,7 @@ class APIKeysApi:
     def revoke_api_key_with_http_info(
         self,
         key_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -698,6 +725,8 @@ class APIKeysApi:
 
         :param key_id: An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404. (required)
         :type key_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -722,6 +751,7 @@ class APIKeysApi:
 
         _param = self._revoke_api_key_serialize(
             key_id=key_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -730,13 +760,14 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '404': "ApiKeysProblem",
             '409': "ApiKeysProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -753,6 +784,7 @@ class APIKeysApi:
     def revoke_api_key_without_preload_content(
         self,
         key_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -772,6 +804,8 @@ class APIKeysApi:
 
         :param key_id: An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404. (required)
         :type key_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -796,6 +830,7 @@ class APIKeysApi:
 
         _param = self._revoke_api_key_serialize(
             key_id=key_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -804,13 +839,14 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '404': "ApiKeysProblem",
             '409': "ApiKeysProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -822,6 +858,7 @@ class APIKeysApi:
     def _revoke_api_key_serialize(
         self,
         key_id,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -847,6 +884,8 @@ class APIKeysApi:
             _path_params['keyId'] = key_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -888,6 +927,7 @@ class APIKeysApi:
     def roll_api_key(
         self,
         key_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         api_key_roll: Annotated[Optional[ApiKeyRoll], Field(description="Optional; without it, the rolled key expires in 24 hours.")] = None,
         _request_timeout: Union[
             None,
@@ -908,6 +948,8 @@ class APIKeysApi:
 
         :param key_id: An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404. (required)
         :type key_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param api_key_roll: Optional; without it, the rolled key expires in 24 hours.
         :type api_key_roll: ApiKeyRoll
         :param _request_timeout: timeout setting for this request. If one
@@ -934,6 +976,7 @@ class APIKeysApi:
 
         _param = self._roll_api_key_serialize(
             key_id=key_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             api_key_roll=api_key_roll,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -943,7 +986,7 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "ApiKeyWithSecret",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '404': "ApiKeysProblem",
             '413': "Problem",
@@ -951,6 +994,7 @@ class APIKeysApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -967,6 +1011,7 @@ class APIKeysApi:
     def roll_api_key_with_http_info(
         self,
         key_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         api_key_roll: Annotated[Optional[ApiKeyRoll], Field(description="Optional; without it, the rolled key expires in 24 hours.")] = None,
         _request_timeout: Union[
             None,
@@ -987,6 +1032,8 @@ class APIKeysApi:
 
         :param key_id: An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404. (required)
         :type key_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param api_key_roll: Optional; without it, the rolled key expires in 24 hours.
         :type api_key_roll: ApiKeyRoll
         :param _request_timeout: timeout setting for this request. If one
@@ -1013,6 +1060,7 @@ class APIKeysApi:
 
         _param = self._roll_api_key_serialize(
             key_id=key_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             api_key_roll=api_key_roll,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -1022,7 +1070,7 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "ApiKeyWithSecret",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '404': "ApiKeysProblem",
             '413': "Problem",
@@ -1030,6 +1078,7 @@ class APIKeysApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1046,6 +1095,7 @@ class APIKeysApi:
     def roll_api_key_without_preload_content(
         self,
         key_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         api_key_roll: Annotated[Optional[ApiKeyRoll], Field(description="Optional; without it, the rolled key expires in 24 hours.")] = None,
         _request_timeout: Union[
             None,
@@ -1066,6 +1116,8 @@ class APIKeysApi:
 
         :param key_id: An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404. (required)
         :type key_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param api_key_roll: Optional; without it, the rolled key expires in 24 hours.
         :type api_key_roll: ApiKeyRoll
         :param _request_timeout: timeout setting for this request. If one
@@ -1092,6 +1144,7 @@ class APIKeysApi:
 
         _param = self._roll_api_key_serialize(
             key_id=key_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             api_key_roll=api_key_roll,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -1101,7 +1154,7 @@ class APIKeysApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "ApiKeyWithSecret",
-            '400': "ApiKeysProblem",
+            '400': "ApiKeysProblemOrTestOutcome",
             '401': "Problem",
             '404': "ApiKeysProblem",
             '413': "Problem",
@@ -1109,6 +1162,7 @@ class APIKeysApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1120,6 +1174,7 @@ class APIKeysApi:
     def _roll_api_key_serialize(
         self,
         key_id,
+        subsvc_test_outcome,
         api_key_roll,
         _request_auth,
         _content_type,
@@ -1146,6 +1201,8 @@ class APIKeysApi:
             _path_params['keyId'] = key_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
         if api_key_roll is not None:

@@ -45,6 +45,7 @@ class CustomerPortalApi:
     def create_portal_link(
         self,
         subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         portal_link_create: Annotated[Optional[PortalLinkCreate], Field(description="What the link allows and how long it works; without a body, both actions for a day.")] = None,
         _request_timeout: Union[
             None,
@@ -65,6 +66,8 @@ class CustomerPortalApi:
 
         :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
         :type subscription_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param portal_link_create: What the link allows and how long it works; without a body, both actions for a day.
         :type portal_link_create: PortalLinkCreate
         :param _request_timeout: timeout setting for this request. If one
@@ -91,6 +94,7 @@ class CustomerPortalApi:
 
         _param = self._create_portal_link_serialize(
             subscription_id=subscription_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             portal_link_create=portal_link_create,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -100,7 +104,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "PortalLinkWithUrl",
-            '400': "PortalLinksProblem",
+            '400': "PortalLinksProblemOrTestOutcome",
             '401': "Problem",
             '404': "Problem",
             '409': "PortalLinksProblem",
@@ -109,6 +113,7 @@ class CustomerPortalApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -125,6 +130,7 @@ class CustomerPortalApi:
     def create_portal_link_with_http_info(
         self,
         subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         portal_link_create: Annotated[Optional[PortalLinkCreate], Field(description="What the link allows and how long it works; without a body, both actions for a day.")] = None,
         _request_timeout: Union[
             None,
@@ -145,6 +151,8 @@ class CustomerPortalApi:
 
         :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
         :type subscription_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param portal_link_create: What the link allows and how long it works; without a body, both actions for a day.
         :type portal_link_create: PortalLinkCreate
         :param _request_timeout: timeout setting for this request. If one
@@ -171,6 +179,7 @@ class CustomerPortalApi:
 
         _param = self._create_portal_link_serialize(
             subscription_id=subscription_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             portal_link_create=portal_link_create,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -180,7 +189,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "PortalLinkWithUrl",
-            '400': "PortalLinksProblem",
+            '400': "PortalLinksProblemOrTestOutcome",
             '401': "Problem",
             '404': "Problem",
             '409': "PortalLinksProblem",
@@ -189,6 +198,7 @@ class CustomerPortalApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -205,6 +215,7 @@ class CustomerPortalApi:
     def create_portal_link_without_preload_content(
         self,
         subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         portal_link_create: Annotated[Optional[PortalLinkCreate], Field(description="What the link allows and how long it works; without a body, both actions for a day.")] = None,
         _request_timeout: Union[
             None,
@@ -225,6 +236,8 @@ class CustomerPortalApi:
 
         :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
         :type subscription_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param portal_link_create: What the link allows and how long it works; without a body, both actions for a day.
         :type portal_link_create: PortalLinkCreate
         :param _request_timeout: timeout setting for this request. If one
@@ -251,6 +264,7 @@ class CustomerPortalApi:
 
         _param = self._create_portal_link_serialize(
             subscription_id=subscription_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             portal_link_create=portal_link_create,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -260,7 +274,7 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "PortalLinkWithUrl",
-            '400': "PortalLinksProblem",
+            '400': "PortalLinksProblemOrTestOutcome",
             '401': "Problem",
             '404': "Problem",
             '409': "PortalLinksProblem",
@@ -269,6 +283,7 @@ class CustomerPortalApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -280,6 +295,7 @@ class CustomerPortalApi:
     def _create_portal_link_serialize(
         self,
         subscription_id,
+        subsvc_test_outcome,
         portal_link_create,
         _request_auth,
         _content_type,
@@ -306,6 +322,8 @@ class CustomerPortalApi:
             _path_params['subscriptionId'] = subscription_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
         if portal_link_create is not None:
@@ -365,6 +383,7 @@ class CustomerPortalApi:
         subscription_id: Annotated[Optional[UUID], Field(description="Only the links of this subscription.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -388,6 +407,8 @@ class CustomerPortalApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -414,6 +435,7 @@ class CustomerPortalApi:
             subscription_id=subscription_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -422,11 +444,12 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PortalLinkList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -445,6 +468,7 @@ class CustomerPortalApi:
         subscription_id: Annotated[Optional[UUID], Field(description="Only the links of this subscription.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -468,6 +492,8 @@ class CustomerPortalApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -494,6 +520,7 @@ class CustomerPortalApi:
             subscription_id=subscription_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -502,11 +529,12 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PortalLinkList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -525,6 +553,7 @@ class CustomerPortalApi:
         subscription_id: Annotated[Optional[UUID], Field(description="Only the links of this subscription.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -548,6 +577,8 @@ class CustomerPortalApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -574,6 +605,7 @@ class CustomerPortalApi:
             subscription_id=subscription_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -582,11 +614,12 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PortalLinkList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -600,6 +633,7 @@ class CustomerPortalApi:
         subscription_id,
         limit,
         starting_after,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -635,6 +669,8 @@ class CustomerPortalApi:
             _query_params.append(('startingAfter', starting_after))
             
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -677,6 +713,7 @@ class CustomerPortalApi:
     def revoke_portal_link(
         self,
         portal_link_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -696,6 +733,8 @@ class CustomerPortalApi:
 
         :param portal_link_id: A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404. (required)
         :type portal_link_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -720,6 +759,7 @@ class CustomerPortalApi:
 
         _param = self._revoke_portal_link_serialize(
             portal_link_id=portal_link_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -728,12 +768,13 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "PortalLinksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -750,6 +791,7 @@ class CustomerPortalApi:
     def revoke_portal_link_with_http_info(
         self,
         portal_link_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -769,6 +811,8 @@ class CustomerPortalApi:
 
         :param portal_link_id: A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404. (required)
         :type portal_link_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -793,6 +837,7 @@ class CustomerPortalApi:
 
         _param = self._revoke_portal_link_serialize(
             portal_link_id=portal_link_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -801,12 +846,13 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "PortalLinksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -823,6 +869,7 @@ class CustomerPortalApi:
     def revoke_portal_link_without_preload_content(
         self,
         portal_link_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -842,6 +889,8 @@ class CustomerPortalApi:
 
         :param portal_link_id: A portal link's `id`. An unknown id, another merchant's, or a revoked link's answers 404. (required)
         :type portal_link_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -866,6 +915,7 @@ class CustomerPortalApi:
 
         _param = self._revoke_portal_link_serialize(
             portal_link_id=portal_link_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -874,12 +924,13 @@ class CustomerPortalApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "PortalLinksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -891,6 +942,7 @@ class CustomerPortalApi:
     def _revoke_portal_link_serialize(
         self,
         portal_link_id,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -916,6 +968,8 @@ class CustomerPortalApi:
             _path_params['portalLinkId'] = portal_link_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 

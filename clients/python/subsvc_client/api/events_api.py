@@ -46,6 +46,7 @@ class EventsApi:
     def get_event(
         self,
         event_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An event's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -65,6 +66,8 @@ class EventsApi:
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -89,6 +92,7 @@ class EventsApi:
 
         _param = self._get_event_serialize(
             event_id=event_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -97,12 +101,13 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "Event",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -119,6 +124,7 @@ class EventsApi:
     def get_event_with_http_info(
         self,
         event_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An event's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -138,6 +144,8 @@ class EventsApi:
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -162,6 +170,7 @@ class EventsApi:
 
         _param = self._get_event_serialize(
             event_id=event_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -170,12 +179,13 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "Event",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -192,6 +202,7 @@ class EventsApi:
     def get_event_without_preload_content(
         self,
         event_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An event's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -211,6 +222,8 @@ class EventsApi:
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -235,6 +248,7 @@ class EventsApi:
 
         _param = self._get_event_serialize(
             event_id=event_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -243,12 +257,13 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "Event",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -260,6 +275,7 @@ class EventsApi:
     def _get_event_serialize(
         self,
         event_id,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -285,6 +301,8 @@ class EventsApi:
             _path_params['eventId'] = event_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -331,6 +349,7 @@ class EventsApi:
         request_id: Annotated[Optional[UUID], Field(description="Only events of this bulk request (its subscriptions' changes and its completion).")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -358,6 +377,8 @@ class EventsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -386,6 +407,7 @@ class EventsApi:
             request_id=request_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -394,11 +416,12 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "EventList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -419,6 +442,7 @@ class EventsApi:
         request_id: Annotated[Optional[UUID], Field(description="Only events of this bulk request (its subscriptions' changes and its completion).")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -446,6 +470,8 @@ class EventsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -474,6 +500,7 @@ class EventsApi:
             request_id=request_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -482,11 +509,12 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "EventList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -507,6 +535,7 @@ class EventsApi:
         request_id: Annotated[Optional[UUID], Field(description="Only events of this bulk request (its subscriptions' changes and its completion).")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -534,6 +563,8 @@ class EventsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -562,6 +593,7 @@ class EventsApi:
             request_id=request_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -570,11 +602,12 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "EventList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -590,6 +623,7 @@ class EventsApi:
         request_id,
         limit,
         starting_after,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -633,6 +667,8 @@ class EventsApi:
             _query_params.append(('startingAfter', starting_after))
             
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -675,6 +711,7 @@ class EventsApi:
     def resend_event(
         self,
         event_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An event's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -694,6 +731,8 @@ class EventsApi:
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -718,6 +757,7 @@ class EventsApi:
 
         _param = self._resend_event_serialize(
             event_id=event_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -726,12 +766,13 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "EventResend",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -748,6 +789,7 @@ class EventsApi:
     def resend_event_with_http_info(
         self,
         event_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An event's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -767,6 +809,8 @@ class EventsApi:
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -791,6 +835,7 @@ class EventsApi:
 
         _param = self._resend_event_serialize(
             event_id=event_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -799,12 +844,13 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "EventResend",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -821,6 +867,7 @@ class EventsApi:
     def resend_event_without_preload_content(
         self,
         event_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="An event's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -840,6 +887,8 @@ class EventsApi:
 
         :param event_id: An event's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type event_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -864,6 +913,7 @@ class EventsApi:
 
         _param = self._resend_event_serialize(
             event_id=event_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -872,12 +922,13 @@ class EventsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "EventResend",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -889,6 +940,7 @@ class EventsApi:
     def _resend_event_serialize(
         self,
         event_id,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -914,6 +966,8 @@ class EventsApi:
             _path_params['eventId'] = event_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 

@@ -45,6 +45,7 @@ class HoldsApi:
     def create_hold(
         self,
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         hold_request: Optional[HoldRequest] = None,
         _request_timeout: Union[
             None,
@@ -65,6 +66,8 @@ class HoldsApi:
 
         :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
         :type idempotency_key: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param hold_request:
         :type hold_request: HoldRequest
         :param _request_timeout: timeout setting for this request. If one
@@ -91,6 +94,7 @@ class HoldsApi:
 
         _param = self._create_hold_serialize(
             idempotency_key=idempotency_key,
+            subsvc_test_outcome=subsvc_test_outcome,
             hold_request=hold_request,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -100,7 +104,7 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "Hold",
-            '400': "HoldsProblem",
+            '400': "HoldsProblemOrTestOutcome",
             '401': "Problem",
             '409': "Problem",
             '413': "Problem",
@@ -109,6 +113,7 @@ class HoldsApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -125,6 +130,7 @@ class HoldsApi:
     def create_hold_with_http_info(
         self,
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         hold_request: Optional[HoldRequest] = None,
         _request_timeout: Union[
             None,
@@ -145,6 +151,8 @@ class HoldsApi:
 
         :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
         :type idempotency_key: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param hold_request:
         :type hold_request: HoldRequest
         :param _request_timeout: timeout setting for this request. If one
@@ -171,6 +179,7 @@ class HoldsApi:
 
         _param = self._create_hold_serialize(
             idempotency_key=idempotency_key,
+            subsvc_test_outcome=subsvc_test_outcome,
             hold_request=hold_request,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -180,7 +189,7 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "Hold",
-            '400': "HoldsProblem",
+            '400': "HoldsProblemOrTestOutcome",
             '401': "Problem",
             '409': "Problem",
             '413': "Problem",
@@ -189,6 +198,7 @@ class HoldsApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -205,6 +215,7 @@ class HoldsApi:
     def create_hold_without_preload_content(
         self,
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         hold_request: Optional[HoldRequest] = None,
         _request_timeout: Union[
             None,
@@ -225,6 +236,8 @@ class HoldsApi:
 
         :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
         :type idempotency_key: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param hold_request:
         :type hold_request: HoldRequest
         :param _request_timeout: timeout setting for this request. If one
@@ -251,6 +264,7 @@ class HoldsApi:
 
         _param = self._create_hold_serialize(
             idempotency_key=idempotency_key,
+            subsvc_test_outcome=subsvc_test_outcome,
             hold_request=hold_request,
             _request_auth=_request_auth,
             _content_type=_content_type,
@@ -260,7 +274,7 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "Hold",
-            '400': "HoldsProblem",
+            '400': "HoldsProblemOrTestOutcome",
             '401': "Problem",
             '409': "Problem",
             '413': "Problem",
@@ -269,6 +283,7 @@ class HoldsApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -280,6 +295,7 @@ class HoldsApi:
     def _create_hold_serialize(
         self,
         idempotency_key,
+        subsvc_test_outcome,
         hold_request,
         _request_auth,
         _content_type,
@@ -306,6 +322,8 @@ class HoldsApi:
         # process the header parameters
         if idempotency_key is not None:
             _header_params['Idempotency-Key'] = idempotency_key
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
         if hold_request is not None:
@@ -363,6 +381,7 @@ class HoldsApi:
     def get_hold(
         self,
         hold_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -382,6 +401,8 @@ class HoldsApi:
 
         :param hold_id: The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type hold_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -406,6 +427,7 @@ class HoldsApi:
 
         _param = self._get_hold_serialize(
             hold_id=hold_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -414,12 +436,13 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "Hold",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "HoldsProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -436,6 +459,7 @@ class HoldsApi:
     def get_hold_with_http_info(
         self,
         hold_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -455,6 +479,8 @@ class HoldsApi:
 
         :param hold_id: The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type hold_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -479,6 +505,7 @@ class HoldsApi:
 
         _param = self._get_hold_serialize(
             hold_id=hold_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -487,12 +514,13 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "Hold",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "HoldsProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -509,6 +537,7 @@ class HoldsApi:
     def get_hold_without_preload_content(
         self,
         hold_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -528,6 +557,8 @@ class HoldsApi:
 
         :param hold_id: The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type hold_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -552,6 +583,7 @@ class HoldsApi:
 
         _param = self._get_hold_serialize(
             hold_id=hold_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -560,12 +592,13 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "Hold",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "HoldsProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -577,6 +610,7 @@ class HoldsApi:
     def _get_hold_serialize(
         self,
         hold_id,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -602,6 +636,8 @@ class HoldsApi:
             _path_params['holdId'] = hold_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -645,6 +681,7 @@ class HoldsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -666,6 +703,8 @@ class HoldsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -691,6 +730,7 @@ class HoldsApi:
         _param = self._list_holds_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -699,11 +739,12 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "HoldList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -721,6 +762,7 @@ class HoldsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -742,6 +784,8 @@ class HoldsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -767,6 +811,7 @@ class HoldsApi:
         _param = self._list_holds_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -775,11 +820,12 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "HoldList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -797,6 +843,7 @@ class HoldsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -818,6 +865,8 @@ class HoldsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -843,6 +892,7 @@ class HoldsApi:
         _param = self._list_holds_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -851,11 +901,12 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "HoldList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -868,6 +919,7 @@ class HoldsApi:
         self,
         limit,
         starting_after,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -899,6 +951,8 @@ class HoldsApi:
             _query_params.append(('startingAfter', starting_after))
             
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -941,6 +995,7 @@ class HoldsApi:
     def release_hold(
         self,
         hold_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -960,6 +1015,8 @@ class HoldsApi:
 
         :param hold_id: The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type hold_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -984,6 +1041,7 @@ class HoldsApi:
 
         _param = self._release_hold_serialize(
             hold_id=hold_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -992,13 +1050,14 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "Hold",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "HoldsProblem",
             '409': "HoldsProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1015,6 +1074,7 @@ class HoldsApi:
     def release_hold_with_http_info(
         self,
         hold_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1034,6 +1094,8 @@ class HoldsApi:
 
         :param hold_id: The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type hold_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1058,6 +1120,7 @@ class HoldsApi:
 
         _param = self._release_hold_serialize(
             hold_id=hold_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1066,13 +1129,14 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "Hold",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "HoldsProblem",
             '409': "HoldsProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1089,6 +1153,7 @@ class HoldsApi:
     def release_hold_without_preload_content(
         self,
         hold_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1108,6 +1173,8 @@ class HoldsApi:
 
         :param hold_id: The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404. (required)
         :type hold_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1132,6 +1199,7 @@ class HoldsApi:
 
         _param = self._release_hold_serialize(
             hold_id=hold_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1140,13 +1208,14 @@ class HoldsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "Hold",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "HoldsProblem",
             '409': "HoldsProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1158,6 +1227,7 @@ class HoldsApi:
     def _release_hold_serialize(
         self,
         hold_id,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -1183,6 +1253,8 @@ class HoldsApi:
             _path_params['holdId'] = hold_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 

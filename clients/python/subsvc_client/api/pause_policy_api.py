@@ -90,11 +90,12 @@ class PausePolicyApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PausePolicyWithMode",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -158,11 +159,12 @@ class PausePolicyApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PausePolicyWithMode",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -226,11 +228,12 @@ class PausePolicyApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PausePolicyWithMode",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -307,6 +310,7 @@ class PausePolicyApi:
         self,
         pause_policy: Annotated[PausePolicy, Field(description="The whole policy; `null` or `false` turns a rule off.")],
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -328,6 +332,8 @@ class PausePolicyApi:
         :type pause_policy: PausePolicy
         :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
         :type idempotency_key: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -353,6 +359,7 @@ class PausePolicyApi:
         _param = self._put_pause_policy_serialize(
             pause_policy=pause_policy,
             idempotency_key=idempotency_key,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -361,7 +368,7 @@ class PausePolicyApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PausePolicyWithMode",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '409': "Problem",
             '413': "Problem",
@@ -370,6 +377,7 @@ class PausePolicyApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -387,6 +395,7 @@ class PausePolicyApi:
         self,
         pause_policy: Annotated[PausePolicy, Field(description="The whole policy; `null` or `false` turns a rule off.")],
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -408,6 +417,8 @@ class PausePolicyApi:
         :type pause_policy: PausePolicy
         :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
         :type idempotency_key: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -433,6 +444,7 @@ class PausePolicyApi:
         _param = self._put_pause_policy_serialize(
             pause_policy=pause_policy,
             idempotency_key=idempotency_key,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -441,7 +453,7 @@ class PausePolicyApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PausePolicyWithMode",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '409': "Problem",
             '413': "Problem",
@@ -450,6 +462,7 @@ class PausePolicyApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -467,6 +480,7 @@ class PausePolicyApi:
         self,
         pause_policy: Annotated[PausePolicy, Field(description="The whole policy; `null` or `false` turns a rule off.")],
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -488,6 +502,8 @@ class PausePolicyApi:
         :type pause_policy: PausePolicy
         :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
         :type idempotency_key: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -513,6 +529,7 @@ class PausePolicyApi:
         _param = self._put_pause_policy_serialize(
             pause_policy=pause_policy,
             idempotency_key=idempotency_key,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -521,7 +538,7 @@ class PausePolicyApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "PausePolicyWithMode",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '409': "Problem",
             '413': "Problem",
@@ -530,6 +547,7 @@ class PausePolicyApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -542,6 +560,7 @@ class PausePolicyApi:
         self,
         pause_policy,
         idempotency_key,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -567,6 +586,8 @@ class PausePolicyApi:
         # process the header parameters
         if idempotency_key is not None:
             _header_params['Idempotency-Key'] = idempotency_key
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
         if pause_policy is not None:

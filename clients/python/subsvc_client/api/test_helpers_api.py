@@ -15,9 +15,13 @@ from pydantic import validate_call, Field, StrictFloat, StrictStr, StrictInt
 from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
+from pydantic import Field, field_validator
+from typing import Optional
+from typing_extensions import Annotated
 from subsvc_client.models.test_clock import TestClock
 from subsvc_client.models.test_clock_advance import TestClockAdvance
 from subsvc_client.models.test_clock_advanced import TestClockAdvanced
+from subsvc_client.models.test_scenario_list import TestScenarioList
 from subsvc_client.models.test_subscription_list import TestSubscriptionList
 from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate
 from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted
@@ -97,13 +101,14 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClockAdvanced",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '409': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -171,13 +176,14 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClockAdvanced",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '409': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -245,13 +251,14 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClockAdvanced",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '409': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -394,12 +401,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "TestSubscriptionList",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -467,12 +475,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "TestSubscriptionList",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -540,12 +549,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "TestSubscriptionList",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -688,12 +698,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "TestTrigger",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -761,12 +772,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "TestTrigger",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -834,12 +846,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "TestTrigger",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -978,12 +991,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1047,12 +1061,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1116,12 +1131,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestSubscriptionsDeleted",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1244,12 +1260,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1313,12 +1330,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1382,12 +1400,13 @@ class TestHelpersApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "TestClock",
-            '400': "TestHelpersProblem",
+            '400': "TestHelpersProblemOrTestOutcome",
             '401': "Problem",
             '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1444,6 +1463,290 @@ class TestHelpersApi:
         return self.api_client.param_serialize(
             method='GET',
             resource_path='/v2/test-helpers/clock',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def list_test_scenarios(
+        self,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> TestScenarioList:
+        """List the failures a test key can ask for (test keys only)
+
+        The scenarios of the `Subsvc-Test-Outcome` header: each with the status and code it answers, and whether it takes a count (`unavailable:2` fails twice for one `Idempotency-Key`, then lets the request through). A live key gets 403 (0011). 
+
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._list_test_scenarios_serialize(
+            subsvc_test_outcome=subsvc_test_outcome,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "TestScenarioList",
+            '400': "TestHelpersProblemOrTestOutcome",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+            '504': "TimeoutProblem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def list_test_scenarios_with_http_info(
+        self,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[TestScenarioList]:
+        """List the failures a test key can ask for (test keys only)
+
+        The scenarios of the `Subsvc-Test-Outcome` header: each with the status and code it answers, and whether it takes a count (`unavailable:2` fails twice for one `Idempotency-Key`, then lets the request through). A live key gets 403 (0011). 
+
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._list_test_scenarios_serialize(
+            subsvc_test_outcome=subsvc_test_outcome,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "TestScenarioList",
+            '400': "TestHelpersProblemOrTestOutcome",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+            '504': "TimeoutProblem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def list_test_scenarios_without_preload_content(
+        self,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """List the failures a test key can ask for (test keys only)
+
+        The scenarios of the `Subsvc-Test-Outcome` header: each with the status and code it answers, and whether it takes a count (`unavailable:2` fails twice for one `Idempotency-Key`, then lets the request through). A live key gets 403 (0011). 
+
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._list_test_scenarios_serialize(
+            subsvc_test_outcome=subsvc_test_outcome,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "TestScenarioList",
+            '400': "TestHelpersProblemOrTestOutcome",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+            '504': "TimeoutProblem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _list_test_scenarios_serialize(
+        self,
+        subsvc_test_outcome,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='GET',
+            resource_path='/v2/test-helpers/scenarios',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

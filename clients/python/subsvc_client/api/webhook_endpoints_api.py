@@ -101,11 +101,12 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "WebhookEndpointWithSecret",
-            '400': "WebhooksProblem",
+            '400': "WebhooksProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -173,11 +174,12 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "WebhookEndpointWithSecret",
-            '400': "WebhooksProblem",
+            '400': "WebhooksProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -245,11 +247,12 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '201': "WebhookEndpointWithSecret",
-            '400': "WebhooksProblem",
+            '400': "WebhooksProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -341,6 +344,7 @@ class WebhookEndpointsApi:
     def delete_webhook_endpoint(
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -360,6 +364,8 @@ class WebhookEndpointsApi:
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -384,6 +390,7 @@ class WebhookEndpointsApi:
 
         _param = self._delete_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -392,12 +399,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -414,6 +422,7 @@ class WebhookEndpointsApi:
     def delete_webhook_endpoint_with_http_info(
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -433,6 +442,8 @@ class WebhookEndpointsApi:
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -457,6 +468,7 @@ class WebhookEndpointsApi:
 
         _param = self._delete_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -465,12 +477,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -487,6 +500,7 @@ class WebhookEndpointsApi:
     def delete_webhook_endpoint_without_preload_content(
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -506,6 +520,8 @@ class WebhookEndpointsApi:
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -530,6 +546,7 @@ class WebhookEndpointsApi:
 
         _param = self._delete_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -538,12 +555,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '204': None,
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -555,6 +573,7 @@ class WebhookEndpointsApi:
     def _delete_webhook_endpoint_serialize(
         self,
         endpoint_id,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -580,6 +599,8 @@ class WebhookEndpointsApi:
             _path_params['endpointId'] = endpoint_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -621,6 +642,7 @@ class WebhookEndpointsApi:
     def get_webhook_endpoint(
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -640,6 +662,8 @@ class WebhookEndpointsApi:
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -664,6 +688,7 @@ class WebhookEndpointsApi:
 
         _param = self._get_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -672,12 +697,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpoint",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -694,6 +720,7 @@ class WebhookEndpointsApi:
     def get_webhook_endpoint_with_http_info(
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -713,6 +740,8 @@ class WebhookEndpointsApi:
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -737,6 +766,7 @@ class WebhookEndpointsApi:
 
         _param = self._get_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -745,12 +775,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpoint",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -767,6 +798,7 @@ class WebhookEndpointsApi:
     def get_webhook_endpoint_without_preload_content(
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -786,6 +818,8 @@ class WebhookEndpointsApi:
 
         :param endpoint_id: A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404. (required)
         :type endpoint_id: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -810,6 +844,7 @@ class WebhookEndpointsApi:
 
         _param = self._get_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -818,12 +853,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpoint",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -835,6 +871,7 @@ class WebhookEndpointsApi:
     def _get_webhook_endpoint_serialize(
         self,
         endpoint_id,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -860,6 +897,8 @@ class WebhookEndpointsApi:
             _path_params['endpointId'] = endpoint_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -904,6 +943,7 @@ class WebhookEndpointsApi:
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=200)]], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -927,6 +967,8 @@ class WebhookEndpointsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -953,6 +995,7 @@ class WebhookEndpointsApi:
             endpoint_id=endpoint_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -961,12 +1004,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookDeliveryList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -985,6 +1029,7 @@ class WebhookEndpointsApi:
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=200)]], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1008,6 +1053,8 @@ class WebhookEndpointsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1034,6 +1081,7 @@ class WebhookEndpointsApi:
             endpoint_id=endpoint_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1042,12 +1090,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookDeliveryList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1066,6 +1115,7 @@ class WebhookEndpointsApi:
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=200)]], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1089,6 +1139,8 @@ class WebhookEndpointsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: str
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1115,6 +1167,7 @@ class WebhookEndpointsApi:
             endpoint_id=endpoint_id,
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1123,12 +1176,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookDeliveryList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1142,6 +1196,7 @@ class WebhookEndpointsApi:
         endpoint_id,
         limit,
         starting_after,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -1175,6 +1230,8 @@ class WebhookEndpointsApi:
             _query_params.append(('startingAfter', starting_after))
             
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -1218,6 +1275,7 @@ class WebhookEndpointsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1239,6 +1297,8 @@ class WebhookEndpointsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1264,6 +1324,7 @@ class WebhookEndpointsApi:
         _param = self._list_webhook_endpoints_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1272,11 +1333,12 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpointList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1294,6 +1356,7 @@ class WebhookEndpointsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1315,6 +1378,8 @@ class WebhookEndpointsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1340,6 +1405,7 @@ class WebhookEndpointsApi:
         _param = self._list_webhook_endpoints_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1348,11 +1414,12 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpointList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1370,6 +1437,7 @@ class WebhookEndpointsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1391,6 +1459,8 @@ class WebhookEndpointsApi:
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
         :type starting_after: UUID
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1416,6 +1486,7 @@ class WebhookEndpointsApi:
         _param = self._list_webhook_endpoints_serialize(
             limit=limit,
             starting_after=starting_after,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1424,11 +1495,12 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpointList",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1441,6 +1513,7 @@ class WebhookEndpointsApi:
         self,
         limit,
         starting_after,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -1472,6 +1545,8 @@ class WebhookEndpointsApi:
             _query_params.append(('startingAfter', starting_after))
             
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
 
@@ -1515,6 +1590,7 @@ class WebhookEndpointsApi:
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         webhook_replay_request: WebhookReplayRequest,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1536,6 +1612,8 @@ class WebhookEndpointsApi:
         :type endpoint_id: str
         :param webhook_replay_request: (required)
         :type webhook_replay_request: WebhookReplayRequest
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1561,6 +1639,7 @@ class WebhookEndpointsApi:
         _param = self._replay_webhook_events_serialize(
             endpoint_id=endpoint_id,
             webhook_replay_request=webhook_replay_request,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1569,7 +1648,7 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "WebhookReplay",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '413': "Problem",
@@ -1577,6 +1656,7 @@ class WebhookEndpointsApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1594,6 +1674,7 @@ class WebhookEndpointsApi:
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         webhook_replay_request: WebhookReplayRequest,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1615,6 +1696,8 @@ class WebhookEndpointsApi:
         :type endpoint_id: str
         :param webhook_replay_request: (required)
         :type webhook_replay_request: WebhookReplayRequest
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1640,6 +1723,7 @@ class WebhookEndpointsApi:
         _param = self._replay_webhook_events_serialize(
             endpoint_id=endpoint_id,
             webhook_replay_request=webhook_replay_request,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1648,7 +1732,7 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "WebhookReplay",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '413': "Problem",
@@ -1656,6 +1740,7 @@ class WebhookEndpointsApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1673,6 +1758,7 @@ class WebhookEndpointsApi:
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         webhook_replay_request: WebhookReplayRequest,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1694,6 +1780,8 @@ class WebhookEndpointsApi:
         :type endpoint_id: str
         :param webhook_replay_request: (required)
         :type webhook_replay_request: WebhookReplayRequest
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1719,6 +1807,7 @@ class WebhookEndpointsApi:
         _param = self._replay_webhook_events_serialize(
             endpoint_id=endpoint_id,
             webhook_replay_request=webhook_replay_request,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1727,7 +1816,7 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '202': "WebhookReplay",
-            '400': "Problem",
+            '400': "ProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '413': "Problem",
@@ -1735,6 +1824,7 @@ class WebhookEndpointsApi:
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1747,6 +1837,7 @@ class WebhookEndpointsApi:
         self,
         endpoint_id,
         webhook_replay_request,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -1772,6 +1863,8 @@ class WebhookEndpointsApi:
             _path_params['endpointId'] = endpoint_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
         if webhook_replay_request is not None:
@@ -1830,6 +1923,7 @@ class WebhookEndpointsApi:
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         webhook_endpoint_update: WebhookEndpointUpdate,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1851,6 +1945,8 @@ class WebhookEndpointsApi:
         :type endpoint_id: str
         :param webhook_endpoint_update: (required)
         :type webhook_endpoint_update: WebhookEndpointUpdate
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1876,6 +1972,7 @@ class WebhookEndpointsApi:
         _param = self._update_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
             webhook_endpoint_update=webhook_endpoint_update,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1884,12 +1981,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpoint",
-            '400': "WebhooksProblem",
+            '400': "WebhooksProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1907,6 +2005,7 @@ class WebhookEndpointsApi:
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         webhook_endpoint_update: WebhookEndpointUpdate,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1928,6 +2027,8 @@ class WebhookEndpointsApi:
         :type endpoint_id: str
         :param webhook_endpoint_update: (required)
         :type webhook_endpoint_update: WebhookEndpointUpdate
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -1953,6 +2054,7 @@ class WebhookEndpointsApi:
         _param = self._update_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
             webhook_endpoint_update=webhook_endpoint_update,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -1961,12 +2063,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpoint",
-            '400': "WebhooksProblem",
+            '400': "WebhooksProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -1984,6 +2087,7 @@ class WebhookEndpointsApi:
         self,
         endpoint_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.")],
         webhook_endpoint_update: WebhookEndpointUpdate,
+        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -2005,6 +2109,8 @@ class WebhookEndpointsApi:
         :type endpoint_id: str
         :param webhook_endpoint_update: (required)
         :type webhook_endpoint_update: WebhookEndpointUpdate
+        :param subsvc_test_outcome: Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. 
+        :type subsvc_test_outcome: str
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
                                  timeout. It can also be a pair (tuple) of
@@ -2030,6 +2136,7 @@ class WebhookEndpointsApi:
         _param = self._update_webhook_endpoint_serialize(
             endpoint_id=endpoint_id,
             webhook_endpoint_update=webhook_endpoint_update,
+            subsvc_test_outcome=subsvc_test_outcome,
             _request_auth=_request_auth,
             _content_type=_content_type,
             _headers=_headers,
@@ -2038,12 +2145,13 @@ class WebhookEndpointsApi:
 
         _response_types_map: Dict[str, Optional[str]] = {
             '200': "WebhookEndpoint",
-            '400': "WebhooksProblem",
+            '400': "WebhooksProblemOrTestOutcome",
             '401': "Problem",
             '404': "WebhooksProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
+            '504': "TimeoutProblem",
         }
         response_data = self.api_client.call_api(
             *_param,
@@ -2056,6 +2164,7 @@ class WebhookEndpointsApi:
         self,
         endpoint_id,
         webhook_endpoint_update,
+        subsvc_test_outcome,
         _request_auth,
         _content_type,
         _headers,
@@ -2081,6 +2190,8 @@ class WebhookEndpointsApi:
             _path_params['endpointId'] = endpoint_id
         # process the query parameters
         # process the header parameters
+        if subsvc_test_outcome is not None:
+            _header_params['Subsvc-Test-Outcome'] = subsvc_test_outcome
         # process the form parameters
         # process the body parameter
         if webhook_endpoint_update is not None:

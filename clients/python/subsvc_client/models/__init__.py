@@ -18,6 +18,7 @@ from subsvc_client.models.api_key_list import ApiKeyList
 from subsvc_client.models.api_key_roll import ApiKeyRoll
 from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret
 from subsvc_client.models.api_keys_problem import ApiKeysProblem
+from subsvc_client.models.api_keys_problem_or_test_outcome import ApiKeysProblemOrTestOutcome
 from subsvc_client.models.bulk_acceptance import BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest
 from subsvc_client.models.bulk_dry_run import BulkDryRun
@@ -27,6 +28,7 @@ from subsvc_client.models.bulk_pause_preview_request import BulkPausePreviewRequ
 from subsvc_client.models.bulk_pause_request import BulkPauseRequest
 from subsvc_client.models.bulk_preview_request import BulkPreviewRequest
 from subsvc_client.models.bulk_problem import BulkProblem
+from subsvc_client.models.bulk_problem_or_test_outcome import BulkProblemOrTestOutcome
 from subsvc_client.models.bulk_request import BulkRequest
 from subsvc_client.models.bulk_request_counts import BulkRequestCounts
 from subsvc_client.models.bulk_request_event import BulkRequestEvent
@@ -47,9 +49,11 @@ from subsvc_client.models.hold import Hold
 from subsvc_client.models.hold_list import HoldList
 from subsvc_client.models.hold_request import HoldRequest
 from subsvc_client.models.holds_problem import HoldsProblem
+from subsvc_client.models.holds_problem_or_test_outcome import HoldsProblemOrTestOutcome
 from subsvc_client.models.pause_policy import PausePolicy
 from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem
+from subsvc_client.models.pause_problem_or_test_outcome import PauseProblemOrTestOutcome
 from subsvc_client.models.pause_refused_problem import PauseRefusedProblem
 from subsvc_client.models.pause_request import PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription
@@ -63,8 +67,10 @@ from subsvc_client.models.portal_link_create import PortalLinkCreate
 from subsvc_client.models.portal_link_list import PortalLinkList
 from subsvc_client.models.portal_link_with_url import PortalLinkWithUrl
 from subsvc_client.models.portal_links_problem import PortalLinksProblem
+from subsvc_client.models.portal_links_problem_or_test_outcome import PortalLinksProblemOrTestOutcome
 from subsvc_client.models.problem import Problem
 from subsvc_client.models.problem_errors_inner import ProblemErrorsInner
+from subsvc_client.models.problem_or_test_outcome import ProblemOrTestOutcome
 from subsvc_client.models.rejected_subscription import RejectedSubscription
 from subsvc_client.models.resumed_subscription import ResumedSubscription
 from subsvc_client.models.schedule import Schedule
@@ -78,11 +84,16 @@ from subsvc_client.models.test_clock import TestClock
 from subsvc_client.models.test_clock_advance import TestClockAdvance
 from subsvc_client.models.test_clock_advanced import TestClockAdvanced
 from subsvc_client.models.test_helpers_problem import TestHelpersProblem
+from subsvc_client.models.test_helpers_problem_or_test_outcome import TestHelpersProblemOrTestOutcome
+from subsvc_client.models.test_outcome_problem import TestOutcomeProblem
+from subsvc_client.models.test_scenario import TestScenario
+from subsvc_client.models.test_scenario_list import TestScenarioList
 from subsvc_client.models.test_subscription_list import TestSubscriptionList
 from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate
 from subsvc_client.models.test_subscriptions_deleted import TestSubscriptionsDeleted
 from subsvc_client.models.test_trigger import TestTrigger
 from subsvc_client.models.test_trigger_request import TestTriggerRequest
+from subsvc_client.models.timeout_problem import TimeoutProblem
 from subsvc_client.models.undo_rejected_subscription import UndoRejectedSubscription
 from subsvc_client.models.webhook_attempt import WebhookAttempt
 from subsvc_client.models.webhook_delivery import WebhookDelivery
@@ -95,4 +106,5 @@ from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWit
 from subsvc_client.models.webhook_replay import WebhookReplay
 from subsvc_client.models.webhook_replay_request import WebhookReplayRequest
 from subsvc_client.models.webhooks_problem import WebhooksProblem
+from subsvc_client.models.webhooks_problem_or_test_outcome import WebhooksProblemOrTestOutcome
 

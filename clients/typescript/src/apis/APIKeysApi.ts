@@ -34,10 +34,20 @@ import {
     ApiKeysProblemToJSON,
 } from '../models/ApiKeysProblem.js';
 import {
+    type ApiKeysProblemOrTestOutcome,
+    ApiKeysProblemOrTestOutcomeFromJSON,
+    ApiKeysProblemOrTestOutcomeToJSON,
+} from '../models/ApiKeysProblemOrTestOutcome.js';
+import {
     type Problem,
     ProblemFromJSON,
     ProblemToJSON,
 } from '../models/Problem.js';
+import {
+    type TimeoutProblem,
+    TimeoutProblemFromJSON,
+    TimeoutProblemToJSON,
+} from '../models/TimeoutProblem.js';
 
 export interface ListApiKeysRequest {
     /**
@@ -48,6 +58,19 @@ export interface ListApiKeysRequest {
      * The previous page's `nextCursor`; the page starts after it.
      */
     startingAfter?: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface RevokeApiKeyRequest {
@@ -55,6 +78,19 @@ export interface RevokeApiKeyRequest {
      * An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.
      */
     keyId: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface RollApiKeyRequest {
@@ -62,6 +98,19 @@ export interface RollApiKeyRequest {
      * An API key's `id`. An unknown id, another merchant's, or a revoked or expired key's answers 404.
      */
     keyId: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
     /**
      * 
      */
@@ -136,6 +185,10 @@ export class APIKeysApi extends runtime.BaseAPI {
 
         const headerParameters: runtime.HTTPHeaders = {};
 
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
+
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
         }
@@ -189,6 +242,10 @@ export class APIKeysApi extends runtime.BaseAPI {
         const queryParameters: any = {};
 
         const headerParameters: runtime.HTTPHeaders = {};
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
@@ -245,6 +302,10 @@ export class APIKeysApi extends runtime.BaseAPI {
         const headerParameters: runtime.HTTPHeaders = {};
 
         headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication

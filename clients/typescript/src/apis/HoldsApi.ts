@@ -34,10 +34,25 @@ import {
     HoldsProblemToJSON,
 } from '../models/HoldsProblem.js';
 import {
+    type HoldsProblemOrTestOutcome,
+    HoldsProblemOrTestOutcomeFromJSON,
+    HoldsProblemOrTestOutcomeToJSON,
+} from '../models/HoldsProblemOrTestOutcome.js';
+import {
     type Problem,
     ProblemFromJSON,
     ProblemToJSON,
 } from '../models/Problem.js';
+import {
+    type ProblemOrTestOutcome,
+    ProblemOrTestOutcomeFromJSON,
+    ProblemOrTestOutcomeToJSON,
+} from '../models/ProblemOrTestOutcome.js';
+import {
+    type TimeoutProblem,
+    TimeoutProblemFromJSON,
+    TimeoutProblemToJSON,
+} from '../models/TimeoutProblem.js';
 
 export interface CreateHoldRequest {
     /**
@@ -51,6 +66,19 @@ export interface CreateHoldRequest {
      */
     idempotencyKey?: string;
     /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
+    /**
      * 
      */
     holdRequest?: HoldRequest;
@@ -61,6 +89,19 @@ export interface GetHoldRequest {
      * The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.
      */
     holdId: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface ListHoldsRequest {
@@ -72,6 +113,19 @@ export interface ListHoldsRequest {
      * The previous page's `nextCursor`; the page starts after it.
      */
     startingAfter?: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface ReleaseHoldRequest {
@@ -79,6 +133,19 @@ export interface ReleaseHoldRequest {
      * The `id` of a hold, from its 202. An unknown id, or another merchant's, answers 404.
      */
     holdId: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 /**
@@ -98,6 +165,10 @@ export class HoldsApi extends runtime.BaseAPI {
 
         if (requestParameters['idempotencyKey'] != null) {
             headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
         }
 
         if (this.configuration && this.configuration.apiKey) {
@@ -155,6 +226,10 @@ export class HoldsApi extends runtime.BaseAPI {
 
         const headerParameters: runtime.HTTPHeaders = {};
 
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
+
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
         }
@@ -211,6 +286,10 @@ export class HoldsApi extends runtime.BaseAPI {
 
         const headerParameters: runtime.HTTPHeaders = {};
 
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
+
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
         }
@@ -264,6 +343,10 @@ export class HoldsApi extends runtime.BaseAPI {
         const queryParameters: any = {};
 
         const headerParameters: runtime.HTTPHeaders = {};
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication

@@ -38,12 +38,35 @@ import {
     ProblemFromJSON,
     ProblemToJSON,
 } from '../models/Problem.js';
+import {
+    type ProblemOrTestOutcome,
+    ProblemOrTestOutcomeFromJSON,
+    ProblemOrTestOutcomeToJSON,
+} from '../models/ProblemOrTestOutcome.js';
+import {
+    type TimeoutProblem,
+    TimeoutProblemFromJSON,
+    TimeoutProblemToJSON,
+} from '../models/TimeoutProblem.js';
 
 export interface GetPlanRequest {
     /**
      * A plan id, as your subscriptions carry it in `planId`.
      */
     planId: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface ListPlansRequest {
@@ -55,6 +78,19 @@ export interface ListPlansRequest {
      * The previous page's `nextCursor`; the page starts after it.
      */
     startingAfter?: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface PutPlanRequest {
@@ -76,6 +112,19 @@ export interface PutPlanRequest {
      * 
      */
     idempotencyKey?: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 /**
@@ -97,6 +146,10 @@ export class PlansApi extends runtime.BaseAPI {
         const queryParameters: any = {};
 
         const headerParameters: runtime.HTTPHeaders = {};
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
@@ -153,6 +206,10 @@ export class PlansApi extends runtime.BaseAPI {
         }
 
         const headerParameters: runtime.HTTPHeaders = {};
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
@@ -219,6 +276,10 @@ export class PlansApi extends runtime.BaseAPI {
 
         if (requestParameters['idempotencyKey'] != null) {
             headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
         }
 
         if (this.configuration && this.configuration.apiKey) {

@@ -44,20 +44,20 @@ import {
     BulkPreviewRequestToJSON,
 } from '../models/BulkPreviewRequest.js';
 import {
-    type BulkProblem,
-    BulkProblemFromJSON,
-    BulkProblemToJSON,
-} from '../models/BulkProblem.js';
+    type BulkProblemOrTestOutcome,
+    BulkProblemOrTestOutcomeFromJSON,
+    BulkProblemOrTestOutcomeToJSON,
+} from '../models/BulkProblemOrTestOutcome.js';
 import {
     type CommandRequest,
     CommandRequestFromJSON,
     CommandRequestToJSON,
 } from '../models/CommandRequest.js';
 import {
-    type PauseProblem,
-    PauseProblemFromJSON,
-    PauseProblemToJSON,
-} from '../models/PauseProblem.js';
+    type PauseProblemOrTestOutcome,
+    PauseProblemOrTestOutcomeFromJSON,
+    PauseProblemOrTestOutcomeToJSON,
+} from '../models/PauseProblemOrTestOutcome.js';
 import {
     type PauseRefusedProblem,
     PauseRefusedProblemFromJSON,
@@ -79,6 +79,11 @@ import {
     ProblemToJSON,
 } from '../models/Problem.js';
 import {
+    type ProblemOrTestOutcome,
+    ProblemOrTestOutcomeFromJSON,
+    ProblemOrTestOutcomeToJSON,
+} from '../models/ProblemOrTestOutcome.js';
+import {
     type ResumedSubscription,
     ResumedSubscriptionFromJSON,
     ResumedSubscriptionToJSON,
@@ -98,6 +103,11 @@ import {
     SubscriptionStatusFromJSON,
     SubscriptionStatusToJSON,
 } from '../models/SubscriptionStatus.js';
+import {
+    type TimeoutProblem,
+    TimeoutProblemFromJSON,
+    TimeoutProblemToJSON,
+} from '../models/TimeoutProblem.js';
 
 export interface BulkPauseSubscriptionsRequest {
     /**
@@ -114,6 +124,19 @@ export interface BulkPauseSubscriptionsRequest {
      * 
      */
     idempotencyKey?: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface BulkResumeSubscriptionsRequest {
@@ -131,6 +154,19 @@ export interface BulkResumeSubscriptionsRequest {
      * 
      */
     idempotencyKey?: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface DeleteSubscriptionScheduleRequest {
@@ -143,6 +179,19 @@ export interface DeleteSubscriptionScheduleRequest {
      * 
      */
     subscriptionId: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface GetSubscriptionRequest {
@@ -155,6 +204,19 @@ export interface GetSubscriptionRequest {
      * 
      */
     subscriptionId: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface ListSubscriptionsRequest {
@@ -170,6 +232,19 @@ export interface ListSubscriptionsRequest {
      * The previous page's `nextCursor`; the page starts after it.
      */
     startingAfter?: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 export interface PauseSubscriptionRequest {
@@ -192,6 +267,19 @@ export interface PauseSubscriptionRequest {
      * 
      */
     idempotencyKey?: string;
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
     /**
      * 
      */
@@ -233,6 +321,19 @@ export interface ResumeSubscriptionRequest {
      */
     idempotencyKey?: string;
     /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
+    /**
      * 
      */
     commandRequest?: CommandRequest;
@@ -262,6 +363,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
 
         if (requestParameters['idempotencyKey'] != null) {
             headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
         }
 
         if (this.configuration && this.configuration.apiKey) {
@@ -325,6 +430,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
             headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
         }
 
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
+
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
         }
@@ -380,6 +489,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
 
         const headerParameters: runtime.HTTPHeaders = {};
 
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
+
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
         }
@@ -434,6 +547,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
         const queryParameters: any = {};
 
         const headerParameters: runtime.HTTPHeaders = {};
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
 
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
@@ -495,6 +612,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
 
         const headerParameters: runtime.HTTPHeaders = {};
 
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
+
         if (this.configuration && this.configuration.apiKey) {
             headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
         }
@@ -553,6 +674,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
 
         if (requestParameters['idempotencyKey'] != null) {
             headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
         }
 
         if (this.configuration && this.configuration.apiKey) {
@@ -729,6 +854,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
 
         if (requestParameters['idempotencyKey'] != null) {
             headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
         }
 
         if (this.configuration && this.configuration.apiKey) {

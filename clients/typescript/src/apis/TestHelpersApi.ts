@@ -39,6 +39,16 @@ import {
     TestHelpersProblemToJSON,
 } from '../models/TestHelpersProblem.js';
 import {
+    type TestHelpersProblemOrTestOutcome,
+    TestHelpersProblemOrTestOutcomeFromJSON,
+    TestHelpersProblemOrTestOutcomeToJSON,
+} from '../models/TestHelpersProblemOrTestOutcome.js';
+import {
+    type TestScenarioList,
+    TestScenarioListFromJSON,
+    TestScenarioListToJSON,
+} from '../models/TestScenarioList.js';
+import {
     type TestSubscriptionList,
     TestSubscriptionListFromJSON,
     TestSubscriptionListToJSON,
@@ -63,6 +73,11 @@ import {
     TestTriggerRequestFromJSON,
     TestTriggerRequestToJSON,
 } from '../models/TestTriggerRequest.js';
+import {
+    type TimeoutProblem,
+    TimeoutProblemFromJSON,
+    TimeoutProblemToJSON,
+} from '../models/TimeoutProblem.js';
 
 export interface AdvanceTestClockRequest {
     /**
@@ -83,6 +98,22 @@ export interface CreateTestTriggerRequest {
      * 
      */
     testTriggerRequest: TestTriggerRequest;
+}
+
+export interface ListTestScenariosRequest {
+    /**
+     * Test keys only: the request is answered as the scenario says, before anything is done
+     * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
+     * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
+     * `Idempotency-Key` (which they need), then let the request through. A live key sending
+     * it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under
+     * `/v2` honours it; it is declared on those that already took parameters, so that no
+     * generated client's method changes its signature.
+     * 
+     */
+    subsvcTestOutcome?: string;
 }
 
 /**
@@ -352,6 +383,57 @@ export class TestHelpersApi extends runtime.BaseAPI {
      */
     async getTestClock(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TestClock> {
         const response = await this.getTestClockRaw(initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for listTestScenarios without sending the request
+     */
+    async listTestScenariosRequestOpts(requestParameters: ListTestScenariosRequest): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (requestParameters['subsvcTestOutcome'] != null) {
+            headerParameters['Subsvc-Test-Outcome'] = String(requestParameters['subsvcTestOutcome']);
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/test-helpers/scenarios`;
+
+        return {
+            path: urlPath,
+            method: 'GET',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * The scenarios of the `Subsvc-Test-Outcome` header: each with the status and code it answers, and whether it takes a count (`unavailable:2` fails twice for one `Idempotency-Key`, then lets the request through). A live key gets 403 (0011). 
+     * List the failures a test key can ask for (test keys only)
+     */
+    async listTestScenariosRaw(requestParameters: ListTestScenariosRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<TestScenarioList>> {
+        const requestOptions = await this.listTestScenariosRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => TestScenarioListFromJSON(jsonValue));
+    }
+
+    /**
+     * The scenarios of the `Subsvc-Test-Outcome` header: each with the status and code it answers, and whether it takes a count (`unavailable:2` fails twice for one `Idempotency-Key`, then lets the request through). A live key gets 403 (0011). 
+     * List the failures a test key can ask for (test keys only)
+     */
+    async listTestScenarios(requestParameters: ListTestScenariosRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TestScenarioList> {
+        const response = await this.listTestScenariosRaw(requestParameters, initOverrides);
         return await response.value();
     }
 
