@@ -1,8 +1,11 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+import { ALONE } from './test/support/alone.js';
+
+/** Files at once in the side-by-side group: two, for the machine's two cores. */
+const SIDE_BY_SIDE = 2;
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     // The first run on a new machine builds FerretDB (about a minute) in the global setup.
     hookTimeout: 300_000,
@@ -12,5 +15,18 @@ export default defineConfig({
     // prints the ten slowest test files.
     reporters: ['default', 'json', './test/support/slowest-files.reporter.ts'],
     outputFile: { json: 'test-artifacts/vitest.json' },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'side by side',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...ALONE],
+          maxWorkers: SIDE_BY_SIDE,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });

@@ -1,0 +1,35 @@
+/**
+ * Files that run alone, one after another, after the others: those that time what they check
+ * (deadlines, rates, slowness, a load's latency), measure races between processes, fill the run's
+ * database server with tens of thousands of documents, or drive Chromium, npm or a dozen CLI
+ * processes compiled from source (each a core's worth of work). Beside another file, their timing
+ * would be the other file's as much as theirs. Every other file works in a database of its own and
+ * shares nothing else, so those run side by side: among them the files that write 100,000
+ * documents on a server of their own (test/support/own-server.ts), which leave the run's server free.
+ */
+export const ALONE = [
+  'test/bulk/bulk.test.ts',
+  'test/bulk/bulk-export.test.ts',
+  'test/bulk/bulk-shared.test.ts',
+  'test/bulk/bulk-wake.test.ts',
+  'test/bulk/workers.test.ts',
+  'test/cli/cli.test.ts',
+  'test/cli/cli-seed.test.ts',
+  'test/db/db-faults.test.ts',
+  'test/db/db-faults-slow.test.ts',
+  'test/db/engine-equivalence.test.ts',
+  'test/docs/clients-docs.test.ts',
+  'test/docs/docs-browser.test.ts',
+  'test/fleet/fleet.test.ts',
+  'test/http/client-errors.test.ts',
+  'test/http/http-timeouts.test.ts',
+  'test/http/rate-limit.test.ts',
+  'test/main/first-run.test.ts',
+  'test/main/process-faults.test.ts',
+  'test/main/shutdown.test.ts',
+  'test/portal/portal-browser.test.ts',
+  'test/schedules/bench-schedule-lag.test.ts',
+  'test/schedules/schedules-workers.test.ts',
+  'test/scripts/without-dev-dependencies.test.ts',
+  'test/subscriptions/cross-process-races.test.ts',
+];
