@@ -988,6 +988,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/billing-connections/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the Stripe connection
+         * @description The connection of the caller's mode; none answers 404 `0120`.
+         */
+        get: operations["getStripeConnection"];
+        /**
+         * Connect Stripe, or change the connection
+         * @description Connects your Stripe account in the caller's mode, or replaces the connection's keys and
+         *     `pauseBehavior`, and answers 200 with it. From then on every applied pause sends Stripe
+         *     `pause_collection[behavior]=<pauseBehavior>` for the subscription whose `externalId` is a
+         *     Stripe subscription id, and every applied resume clears it. The keys are stored encrypted
+         *     and never answered back (only `apiKeyLast4`). A Stripe test key with a live API key, or a
+         *     live one with a test key, answers 422 `0053`. Register `webhookUrl` in Stripe.
+         */
+        put: operations["putStripeConnection"];
+        post?: never;
+        /**
+         * Disconnect Stripe
+         * @description Removes the connection and its keys: pushes stop (those not sent yet are dropped); nothing
+         *     already applied, here or in Stripe, changes. None answers 404 `0120`.
+         */
+        delete: operations["deleteStripeConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "subscription.paused": {
@@ -2264,6 +2298,49 @@ export interface components {
             code: "0010" | "0021" | "0025" | "0031" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        StripeConnectionPut: {
+            /** @description A Stripe secret key (`sk_…`) or a restricted key (`rk_…`) with write access to subscriptions. Never answered back. */
+            apiKey: string;
+            /** @description The signing secret of the Stripe webhook endpoint registered at `webhookUrl`. Never answered back. */
+            webhookSecret: string;
+            pauseBehavior?: components["schemas"]["StripePauseBehavior"];
+        };
+        /**
+         * @description What Stripe does with the invoices of a paused subscription (its `pause_collection[behavior]`).
+         * @default void
+         * @enum {string}
+         */
+        StripePauseBehavior: "void" | "keep_as_draft" | "mark_uncollectible";
+        StripeConnection: {
+            id: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            system: "stripe";
+            /** @enum {string} */
+            status: "active";
+            apiKeyLast4: string;
+            pauseBehavior: components["schemas"]["StripePauseBehavior"];
+            /**
+             * Format: uri
+             * @description `{PUBLIC_URL}/connectors/stripe/{id}/webhooks`: the address to register in Stripe.
+             */
+            webhookUrl: string;
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description When a backfill last finished; null before the first. */
+            lastSyncAt: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description A problem as `Problem`, from the billing connection operations, with their own codes. */
+        BillingConnectionsProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0021" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
     };
     responses: {
         /** @description The policy (the default, every rule off, when none was set). */
@@ -2756,6 +2833,67 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The Stripe connection (its keys only as `apiKeyLast4`). */
+        StripeConnection: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StripeConnection"];
+            };
+        };
+        /** @description The body breaks the contract (code 0040; `errors` lists each field). */
+        InvalidBillingConnectionRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
+        /**
+         * @description A Stripe key of the other mode (code 0053: a test key `sk_test_…` needs a Stripe test key), or
+         *     the `Idempotency-Key` was already used with a different request (code 0050).
+         */
+        StripeConnectionRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
+        /** @description No billing connection in the caller's mode. */
+        BillingConnectionNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
+        /**
+         * @description The database cannot be reached (code 0910), or the service has no key to encrypt the
+         *     connection's secrets with (code 0911: its operator must set `SECRETS_KEY`); nothing changed.
+         */
+        SecretsUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
             };
         };
     };
@@ -4460,6 +4598,86 @@ export interface operations {
             400: components["responses"]["InvalidTestHelperRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["TestModeOnly"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getStripeConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["StripeConnection"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BillingConnectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putStripeConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The Stripe keys, and what a pause does to Stripe's invoices. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StripeConnectionPut"];
+            };
+        };
+        responses: {
+            200: components["responses"]["StripeConnection"];
+            400: components["responses"]["InvalidBillingConnectionRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["StripeConnectionRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["SecretsUnavailable"];
+        };
+    };
+    deleteStripeConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BillingConnectionNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -9,6 +9,7 @@ import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import type { holdHandlers } from '../holds/holds.handlers.js';
 import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
 import type { planHandlers } from '../plans/plans.handlers.js';
+import type { billingHandlers } from '../billing/billing.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -49,6 +50,8 @@ export interface AppDependencies {
   readonly holds: ReturnType<typeof holdHandlers>;
   /** Plan names (src/plans/plans.handlers.ts). */
   readonly plans: ReturnType<typeof planHandlers>;
+  /** Billing connections (src/billing/billing.handlers.ts). */
+  readonly billing: ReturnType<typeof billingHandlers>;
   /** Portal links through the API, and the customers' pages (src/portal/). */
   readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
@@ -84,7 +87,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
   const { createHold, ...holdReads } = deps.holds;
   const { putPlan, ...planReads } = deps.plans;
-  const holdCommands = operationHandlers({ createHold, putPlan });
+  const { putStripeConnection, ...billingOthers } = deps.billing;
+  const holdCommands = operationHandlers({ createHold, putPlan, putStripeConnection });
   // Commands are made safe to retry; reads and bulk previews, which store nothing, are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
@@ -95,6 +99,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     // A retried hold without its key would place a second one over the whole store.
     createHold: idempotent(idempotency, httpLog, holdCommands.createHold),
     putPlan: idempotent(idempotency, httpLog, holdCommands.putPlan),
+    putStripeConnection: idempotent(idempotency, httpLog, holdCommands.putStripeConnection),
     getPausePolicy: commands.getPausePolicy,
     ...operationHandlers({
       ...subscriptionReadHandlers(subscriptions),
@@ -106,6 +111,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...deps.testHelpers,
       ...holdReads,
       ...planReads,
+      ...billingOthers,
       ...deps.portal.handlers,
     }),
   };

@@ -25,6 +25,8 @@ import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idemp
 import type { Logger } from '../logger.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
 import { PlanNotFoundError } from '../plans/plans.errors.js';
+import { BillingConnectionNotFoundError, StripeKeyModeError } from '../billing/billing.errors.js';
+import { SecretsKeyMissingError } from '../secrets/secrets.errors.js';
 import {
   InvalidScheduleError,
   InvalidTransitionError,
@@ -46,6 +48,9 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [ApiKeyNotFoundError, Problems.apiKeyNotFound],
   [PortalLinkNotFoundError, Problems.portalLinkNotFound],
   [PlanNotFoundError, Problems.planNotFound],
+  [BillingConnectionNotFoundError, Problems.billingConnectionNotFound],
+  [StripeKeyModeError, Problems.stripeKeyMode],
+  [SecretsKeyMissingError, Problems.secretsKeyMissing],
   [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],
   [LastApiKeyError, Problems.lastApiKey],
   [ApiKeysContendedError, Problems.unavailable],

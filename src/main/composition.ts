@@ -28,6 +28,8 @@ import { ResumeNotices } from '../subscriptions/resume-notices.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { StripeConnectionsService } from '../billing/stripe-connections.service.js';
+import { secretBoxFrom } from '../secrets/secret-box.js';
 import { DEFAULT_HEARTBEAT_MS, Heartbeat, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
 import { RateLimitShare } from '../fleet/rate-limit-share.js';
 import { serviceVersion } from '../lib/project-root.js';
@@ -58,9 +60,20 @@ export type ServiceConfig = Pick<
   Partial<
     Pick<
       Config,
-      'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds' | 'publicUrl'
+      | 'metrics'
+      | 'metricsPort'
+      | 'heartbeatIntervalMs'
+      | 'shutdownReadyDelayMs'
+      | 'trustedProxies'
+      | 'dbWorkarounds'
+      | 'publicUrl'
+      | 'secretsKey'
+      | 'stripeApiBase'
     >
-  >;
+  > & {
+    /** On the embedded database: where the key for its secrets is kept when SECRETS_KEY is unset (src/secrets/secret-box.ts). */
+    readonly embeddedSecretsKeyFile?: string | undefined;
+  };
 
 /** Repositories and domain services: what the admin commands need. */
 export interface Domain {
@@ -74,6 +87,8 @@ export interface Domain {
   readonly pausePolicies: PausePolicyService;
   /** Creates subscriptions directly (admin command, demo, tests). */
   readonly seeder: SubscriptionSeeder;
+  /** Each merchant's Stripe connection, its secrets sealed (src/billing/). */
+  readonly billing: StripeConnectionsService;
 }
 
 /** The domain plus the workers and the HTTP app: what `serve`, `worker` and the tests need. */
@@ -109,7 +124,9 @@ export async function composeDomain(
   return domainOn(stores, engine.mutex, config, log);
 }
 
-function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'authCacheTtlMs'>, log: Logger): Domain {
+type DomainConfig = Pick<Config, 'authCacheTtlMs'> & Partial<Pick<ServiceConfig, 'secretsKey' | 'publicUrl' | 'embeddedSecretsKeyFile'>>;
+
+function domainOn(stores: Stores, mutex: PerKeyQueue, config: DomainConfig, log: Logger): Domain {
   const auth = new AuthService(
     stores.merchants,
     config.authCacheTtlMs,
@@ -127,6 +144,11 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
     subscriptions: new SubscriptionsService(stores, mutex, pausePolicies, clockOf),
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
+    billing: new StripeConnectionsService(
+      stores.billingConnections,
+      secretBoxFrom({ secretsKey: config.secretsKey, embeddedKeyFile: config.embeddedSecretsKeyFile }),
+      config.publicUrl,
+    ),
   };
 }
 

@@ -18,6 +18,7 @@ from subsvc_client.models.api_key_list import ApiKeyList
 from subsvc_client.models.api_key_roll import ApiKeyRoll
 from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret
 from subsvc_client.models.api_keys_problem import ApiKeysProblem
+from subsvc_client.models.billing_connections_problem import BillingConnectionsProblem
 from subsvc_client.models.bulk_acceptance import BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest
 from subsvc_client.models.bulk_dry_run import BulkDryRun
@@ -68,6 +69,9 @@ from subsvc_client.models.problem_errors_inner import ProblemErrorsInner
 from subsvc_client.models.rejected_subscription import RejectedSubscription
 from subsvc_client.models.resumed_subscription import ResumedSubscription
 from subsvc_client.models.schedule import Schedule
+from subsvc_client.models.stripe_connection import StripeConnection
+from subsvc_client.models.stripe_connection_put import StripeConnectionPut
+from subsvc_client.models.stripe_pause_behavior import StripePauseBehavior
 from subsvc_client.models.subscription import Subscription
 from subsvc_client.models.subscription_event import SubscriptionEvent
 from subsvc_client.models.subscription_event_data import SubscriptionEventData
