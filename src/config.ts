@@ -7,6 +7,9 @@ import { ConfigError } from './config.errors.js';
 import { WEBHOOK_RETRY_DELAYS_MS } from './lib/retry.js';
 import { secretsKeyOf } from './secrets/secret-box.js';
 
+/** Stripe's own API, where STRIPE_API_BASE is unset. */
+export const STRIPE_API_BASE = 'https://api.stripe.com';
+
 export type EmbeddedEngine = 'auto' | 'memory-server' | 'ferretdb';
 /**
  * DB_WORKAROUNDS: `auto`, every engine workaround the server's capabilities call for; `off`, none;
@@ -229,7 +232,7 @@ function secretsKey(env: Env): string | undefined {
 
 /** STRIPE_API_BASE: an http(s) origin, kept without a trailing slash. */
 function stripeApiBase(env: Env): string {
-  const raw = env.STRIPE_API_BASE?.trim() || 'https://api.stripe.com';
+  const raw = env.STRIPE_API_BASE?.trim() || STRIPE_API_BASE;
   const url = URL.canParse(raw) ? new URL(raw) : undefined;
   if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash || url.pathname !== '/')
     throw new ConfigError(`STRIPE_API_BASE must be an http or https origin (https://api.stripe.com), got "${raw}"`);

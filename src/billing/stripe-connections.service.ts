@@ -61,6 +61,11 @@ export class StripeConnectionsService {
     if (!(await this.connections.remove(merchantId, 'stripe'))) throw new BillingConnectionNotFoundError('No stripe connection');
   }
 
+  /** Whether the merchant has a connection: its changes are pushed. */
+  async hasConnection(merchantId: string): Promise<boolean> {
+    return (await this.connections.find(merchantId, 'stripe')) !== undefined;
+  }
+
   /** The connection's key for a push; undefined when the merchant has none (pushes stop). */
   async credentials(merchantId: string): Promise<PushCredentials | undefined> {
     const stored = await this.connections.find(merchantId, 'stripe');

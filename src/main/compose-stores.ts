@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
 import { PlansRepository } from '../plans/plans.repository.js';
 import { StripeConnectionsRepository } from '../billing/stripe-connections.repository.js';
+import { BillingPushesRepository } from '../billing/billing-pushes.repository.js';
 import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
@@ -79,6 +80,7 @@ export interface Stores extends SubscriptionStores {
   readonly portalLinks: PortalLinksRepository;
   readonly plans: PlansRepository;
   readonly billingConnections: StripeConnectionsRepository;
+  readonly billingPushes: BillingPushesRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -100,6 +102,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
     plans: new PlansRepository(db, guard),
     billingConnections: new StripeConnectionsRepository(db, guard),
+    billingPushes: new BillingPushesRepository(db, statementsPerCommand),
   };
 }
 
@@ -116,6 +119,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.portalLinks.ensureIndexes(ttlIndexes),
     stores.plans.ensureIndexes(),
     stores.billingConnections.ensureIndexes(),
+    stores.billingPushes.ensureIndexes(),
   ]);
 }
 

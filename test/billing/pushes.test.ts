@@ -1,0 +1,154 @@
+/**
+ * The service → Stripe (docs/billing.md "What goes to Stripe"): every applied pause and resume of a
+ * subscription with a Stripe `externalId`, whatever caused it, reaches stripe-mock (behind the
+ * recorder) as `POST /v1/subscriptions/{externalId}` with `pause_collection`, the event's id as its
+ * `Idempotency-Key`, in the order of the changes; 429, 5xx and an unreachable Stripe are retried.
+ * Subscriptions get their `externalId` as fixtures, in the database, as an import would set it.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { STRIPE_API_VERSION } from '../../src/billing/stripe.client.js';
+import { testModeIdOf } from '../../src/lib/livemode.js';
+import { call } from '../support/http.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { startStripeMock, stripeMockBuilt, type StripeCall, type StripeMock } from '../support/stripe-mock.js';
+import { waitFor } from '../support/wait.js';
+
+describe.skipIf(!stripeMockBuilt())('pushes to Stripe', () => {
+  let t: TestService;
+  let stripe: StripeMock;
+  beforeAll(async () => {
+    stripe = await startStripeMock();
+    t = await startTestService({ workers: 1, secretsKey: randomBytes(32).toString('base64'), stripeApiBase: stripe.base });
+  });
+  afterAll(async () => {
+    await t?.close();
+    await stripe?.close();
+  });
+  afterEach(() => {
+    expect(stripe.invalid(), 'calls stripe-mock refused as not matching Stripe spec').toEqual([]);
+  });
+
+  const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
+
+  /** A merchant connected to Stripe, with `count` subscriptions, each with a Stripe subscription id. */
+  async function connected(count: number, pauseBehavior?: string) {
+    // Test mode: stripe-mock takes Stripe test keys only.
+    const { testApiKey: apiKey, merchantId: liveId } = await t.merchant();
+    const merchantId = testModeIdOf(liveId);
+    const put = await api(apiKey, 'PUT', '/v2/billing-connections/stripe', {
+      apiKey: `sk_test_${randomBytes(12).toString('hex')}`,
+      webhookSecret: `whsec_${randomBytes(16).toString('hex')}`,
+      ...(pauseBehavior ? { pauseBehavior } : {}),
+    });
+    expect(put.status).toBe(200);
+    const ids = await t.seed(merchantId, count);
+    const externalIds = ids.map(() => `sub_${randomBytes(8).toString('hex')}`);
+    await t.db
+      .collection('subscriptions')
+      .bulkWrite(
+        ids.map((_id, i) => ({ updateOne: { filter: { _id, merchantId } as never, update: { $set: { externalId: externalIds[i] } } } })),
+      );
+    return { apiKey, merchantId, ids, externalIds };
+  }
+
+  const callsTo = (externalId: string): StripeCall[] => stripe.calls.filter((c) => c.path === `/v1/subscriptions/${externalId}`);
+  const answered = (externalId: string) => callsTo(externalId).filter((c) => c.status === 200);
+  const arrived = (externalId: string, n: number) =>
+    waitFor(
+      async () => answered(externalId),
+      (calls) => calls.length >= n,
+      60_000,
+      100,
+      `${n} answered calls for ${externalId}`,
+    );
+  const eventIds = async (apiKey: string, subscriptionId: string): Promise<string[]> => {
+    const list = await api(apiKey, 'GET', `/v2/events?subscriptionId=${subscriptionId}&limit=100`);
+    return (list.body.data as { id: string; type: string; createdAt: string }[])
+      .filter((e) => e.type === 'subscription.paused' || e.type === 'subscription.resumed')
+      .sort((a, b) => a.id.localeCompare(b.id))
+      .map((e) => e.id);
+  };
+
+  it('a pause sends pause_collection[behavior]=void and a resume clears it, each keyed by its event id, with the pinned Stripe-Version', async () => {
+    const { apiKey, ids, externalIds } = await connected(1);
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/pause`)).status).toBe(200);
+    const [paused] = await arrived(externalIds[0]!, 1);
+    expect(paused!.method).toBe('POST');
+    expect(Object.fromEntries(paused!.form)).toEqual({ 'pause_collection[behavior]': 'void' });
+    expect(paused!.headers['stripe-version']).toBe(STRIPE_API_VERSION);
+
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/resume`)).status).toBe(200);
+    const [, resumed] = await arrived(externalIds[0]!, 2);
+    expect(Object.fromEntries(resumed!.form)).toEqual({ pause_collection: '' });
+    expect([paused!.headers['idempotency-key'], resumed!.headers['idempotency-key']]).toEqual(await eventIds(apiKey, ids[0]!));
+  });
+
+  it('a pause with a scheduled resume sends resumes_at, with the connection pauseBehavior', async () => {
+    const { apiKey, ids, externalIds } = await connected(1, 'keep_as_draft');
+    const resumeAt = new Date(Date.now() + 7 * 24 * 3600_000).toISOString();
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/pause`, { resumeAt })).status).toBe(200);
+    const [paused] = await arrived(externalIds[0]!, 1);
+    expect(Object.fromEntries(paused!.form)).toEqual({
+      'pause_collection[behavior]': 'keep_as_draft',
+      'pause_collection[resumes_at]': String(Math.floor(Date.parse(resumeAt) / 1000)),
+    });
+  });
+
+  it('changes in quick succession arrive in their order; a subscription without externalId or a merchant without a connection sends nothing', async () => {
+    const { apiKey, merchantId, ids, externalIds } = await connected(2);
+    await t.db.collection('subscriptions').updateOne({ _id: ids[1], merchantId } as never, { $unset: { externalId: '' } });
+    const other = await t.merchant();
+    const [unconnected] = await t.seed(testModeIdOf(other.merchantId), 1);
+    await t.db.collection('subscriptions').updateOne({ _id: unconnected } as never, { $set: { externalId: 'sub_unconnected' } });
+    await api(other.testApiKey, 'POST', `/v2/subscriptions/${unconnected}/pause`);
+    await api(apiKey, 'POST', `/v2/subscriptions/${ids[1]}/pause`);
+    for (const step of ['pause', 'resume', 'pause', 'resume']) await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/${step}`);
+    const calls = await arrived(externalIds[0]!, 4);
+    expect(calls.map((c) => c.form.get('pause_collection[behavior]') ?? c.form.get('pause_collection'))).toEqual(['void', '', 'void', '']);
+    expect(calls.map((c) => c.headers['idempotency-key'])).toEqual(await eventIds(apiKey, ids[0]!));
+    expect(callsTo('sub_unconnected')).toEqual([]);
+    expect(callsTo(externalIds[1]!)).toEqual([]);
+  });
+
+  it('a 429, a 500 and an unreachable Stripe are retried with the same Idempotency-Key until Stripe answers', async () => {
+    const { apiKey, ids, externalIds } = await connected(1);
+    stripe.answers.push(429, 500);
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/pause`)).status).toBe(200);
+    await arrived(externalIds[0]!, 1);
+    const calls = callsTo(externalIds[0]!);
+    expect(calls.map((c) => c.status)).toEqual([429, 500, 200]);
+    expect(new Set(calls.map((c) => c.headers['idempotency-key'])).size).toBe(1);
+  });
+
+  it('a 4xx other than 429 fails the push with Stripe message and is not retried', async () => {
+    const { apiKey, ids, externalIds } = await connected(1);
+    stripe.answers.push(404);
+    await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/pause`);
+    await waitFor(
+      async () => t.logLines.filter((l) => l.msg === 'billing push failed' && l.subscriptionId === ids[0]),
+      (lines) => lines.length === 1,
+    );
+    await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/resume`);
+    const [resumed] = await arrived(externalIds[0]!, 1);
+    expect(resumed!.form.get('pause_collection')).toBe('');
+    expect(callsTo(externalIds[0]!).map((c) => c.status)).toEqual([404, 200]);
+  });
+
+  it('a key Stripe refuses fails the push, and the key Stripe quotes back in its message is not logged', async () => {
+    // stripe-mock refuses live keys with a 401 that quotes the whole Authorization header.
+    const { apiKey, merchantId } = await t.merchant();
+    const key = `sk_live_${randomBytes(12).toString('hex')}`;
+    await api(apiKey, 'PUT', '/v2/billing-connections/stripe', { apiKey: key, webhookSecret: `whsec_${randomBytes(16).toString('hex')}` });
+    const [id] = await t.seed(merchantId, 1);
+    await t.db.collection('subscriptions').updateOne({ _id: id, merchantId } as never, { $set: { externalId: 'sub_livekey' } });
+    await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`);
+    const [failed] = await waitFor(
+      async () => t.logLines.filter((l) => l.msg === 'billing push failed' && l.subscriptionId === id),
+      (lines) => lines.length === 1,
+    );
+    expect(callsTo('sub_livekey')[0]!.response).toContain(key);
+    expect(failed!.error).toContain(key.slice(-4));
+    expect(JSON.stringify(t.logLines)).not.toContain(key);
+  });
+});
