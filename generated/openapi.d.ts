@@ -2108,6 +2108,7 @@ export interface components {
             pauseReason?: string;
             /** @description The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does. */
             holdIds?: components["schemas"]["Uuid"][];
+            billingSync?: components["schemas"]["BillingSync"];
             livemode: components["schemas"]["Livemode"];
         };
         SubscriptionList: {
@@ -2304,6 +2305,21 @@ export interface components {
             /** @description The signing secret of the Stripe webhook endpoint registered at `webhookUrl`. Never answered back. */
             webhookSecret: string;
             pauseBehavior?: components["schemas"]["StripePauseBehavior"];
+        };
+        /**
+         * @description Where the subscription stands with the billing system, shown by a read once a change of it
+         *     was pushed there (docs: billing connections): `pending` while a push is on its way (retried
+         *     while Stripe is unreachable), `synced` once Stripe took the last one, `failed` when Stripe
+         *     refused one (`error` has Stripe's message).
+         */
+        BillingSync: {
+            /** @enum {string} */
+            system: "stripe";
+            /** @enum {string} */
+            state: "synced" | "pending" | "failed";
+            /** @description When Stripe last took a push of this subscription; null before the first. */
+            syncedAt: components["schemas"]["Timestamp"] | null;
+            error?: string;
         };
         /**
          * @description What Stripe does with the invoices of a paused subscription (its `pause_collection[behavior]`).

@@ -115,6 +115,14 @@ export class BillingPushesRepository {
     return (await this.collection.find({ _id: { $in: heads }, claim }).toArray()).map(pushOf);
   }
 
+  /** Those of these subscriptions that still have a push waiting. */
+  async withPending(ids: readonly string[]): Promise<Set<string>> {
+    const docs = await this.collection
+      .find({ status: 'pending', subscriptionId: { $in: [...ids] } }, { projection: { subscriptionId: 1 } })
+      .toArray();
+    return new Set(docs.map((d) => d.subscriptionId));
+  }
+
   /** Records where each push of the batch stands now. */
   async record(updates: readonly PushUpdate[], now = new Date()): Promise<void> {
     await bulkWriteInParts(

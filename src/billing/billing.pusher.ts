@@ -6,7 +6,10 @@
  */
 import type { Logger } from '../logger.js';
 import { Periodic } from '../lib/periodic.js';
+import { metrics } from '../observability/metrics.js';
 import type { BillingPushesRepository, Push, PushUpdate } from './billing-pushes.repository.js';
+import type { BillingSyncRepository, SyncChange } from './billing-sync.repository.js';
+import { nowTimestamp } from '../lib/clock.js';
 import type { StripeApi } from './stripe.client.js';
 import type { PushCredentials } from './stripe-connections.service.js';
 
@@ -38,6 +41,7 @@ export class BillingPusher {
     private readonly pushes: BillingPushesRepository,
     private readonly credentials: (merchantId: string) => Promise<PushCredentials | undefined>,
     private readonly stripe: StripeApi,
+    private readonly sync: BillingSyncRepository,
     log: Logger,
     private readonly outcomes?: PushOutcomes,
   ) {
@@ -73,6 +77,28 @@ export class BillingPusher {
     }
   }
 
+  /** A subscription is synced once its last push is sent, failed once one failed; pending otherwise (set when recorded). */
+  private async recordSync(taken: readonly Push[], updates: readonly PushUpdate[]): Promise<void> {
+    const byId = new Map(taken.map((push) => [push.id, push]));
+    const sent = updates.filter((u) => u.status === 'sent').map((u) => byId.get(u.id)!);
+    const waiting = sent.length > 0 ? await this.pushes.withPending(sent.map((p) => p.subscriptionId)) : new Set<string>();
+    const at = nowTimestamp();
+    const changes: SyncChange[] = [
+      ...sent
+        .filter((p) => !waiting.has(p.subscriptionId))
+        .map((p) => ({ merchantId: p.merchantId, subscriptionId: p.subscriptionId, state: 'synced' as const, at })),
+      ...updates
+        .filter((u) => u.status === 'failed')
+        .map((u) => ({
+          merchantId: byId.get(u.id)!.merchantId,
+          subscriptionId: byId.get(u.id)!.subscriptionId,
+          state: 'failed' as const,
+          error: u.error!,
+        })),
+    ];
+    if (changes.length > 0) await this.sync.set(changes);
+  }
+
   private async send(taken: readonly Push[]): Promise<void> {
     const keys = new Map<string, Promise<PushCredentials | undefined>>();
     const updates: PushUpdate[] = [];
@@ -103,6 +129,8 @@ export class BillingPusher {
       }),
     );
     await this.pushes.record(updates);
+    await this.recordSync(taken, updates);
+    for (const { status } of updates) metrics()?.billingPushes.inc({ outcome: status === 'pending' ? 'retrying' : status });
     if (failed.length > 0) await this.outcomes?.failed(failed);
   }
 }

@@ -8,6 +8,7 @@
 import type { EventSink } from '../events/events.relay.js';
 import type { Event } from '../events/events.repository.js';
 import type { BillingPushesRepository, Push } from './billing-pushes.repository.js';
+import type { BillingSyncRepository } from './billing-sync.repository.js';
 
 const ACTIONS = { 'subscription.paused': 'pause', 'subscription.resumed': 'resume' } as const;
 
@@ -22,6 +23,7 @@ export class BillingPushRecorder {
   constructor(
     private readonly pushes: BillingPushesRepository,
     private readonly connections: ConnectionLookup,
+    private readonly sync: BillingSyncRepository,
   ) {}
 
   /** Called after pushes were recorded: the pusher of this process takes them at once. */
@@ -48,6 +50,9 @@ export class BillingPushRecorder {
     });
     if (pushes.length === 0) return;
     await this.pushes.insert(pushes);
+    await this.sync.set(
+      [...new Set(pushes.map((p) => p.subscriptionId))].map((subscriptionId) => ({ merchantId, subscriptionId, state: 'pending' })),
+    );
     for (const listener of this.listeners) listener();
   }
 

@@ -10,6 +10,8 @@ import type { holdHandlers } from '../holds/holds.handlers.js';
 import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
 import type { planHandlers } from '../plans/plans.handlers.js';
 import type { billingHandlers } from '../billing/billing.handlers.js';
+import type { BillingSyncRepository } from '../billing/billing-sync.repository.js';
+import { withBillingSync } from '../billing/billing-sync.reads.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -52,6 +54,8 @@ export interface AppDependencies {
   readonly plans: ReturnType<typeof planHandlers>;
   /** Billing connections (src/billing/billing.handlers.ts). */
   readonly billing: ReturnType<typeof billingHandlers>;
+  /** Where each subscription stands with the billing system, which its reads show (src/billing/billing-sync.reads.ts). */
+  readonly billingSync: Pick<BillingSyncRepository, 'of'>;
   /** Portal links through the API, and the customers' pages (src/portal/). */
   readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
@@ -102,7 +106,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     putStripeConnection: idempotent(idempotency, httpLog, holdCommands.putStripeConnection),
     getPausePolicy: commands.getPausePolicy,
     ...operationHandlers({
-      ...subscriptionReadHandlers(subscriptions),
+      ...withBillingSync(subscriptionReadHandlers(subscriptions), deps.billingSync),
       ...bulkRequestHandlers(bulkStatus),
       ...bulkUndoHandlers(deps.bulkUndo, bulk),
       ...bulkPreviewHandlers(bulk, (id) => subscriptions.clock(id)),

@@ -181,6 +181,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       plans: planHandlers(plans),
       billing: billingHandlers(domain.billing),
+      billingSync: stores.billingSync,
       testHelpers: testModeHandlers(
         testMode,
         new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow, {

@@ -17,6 +17,7 @@ import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.j
 import { PlansRepository } from '../plans/plans.repository.js';
 import { StripeConnectionsRepository } from '../billing/stripe-connections.repository.js';
 import { BillingPushesRepository } from '../billing/billing-pushes.repository.js';
+import { BillingSyncRepository } from '../billing/billing-sync.repository.js';
 import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
@@ -81,6 +82,7 @@ export interface Stores extends SubscriptionStores {
   readonly plans: PlansRepository;
   readonly billingConnections: StripeConnectionsRepository;
   readonly billingPushes: BillingPushesRepository;
+  readonly billingSync: BillingSyncRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -103,6 +105,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     plans: new PlansRepository(db, guard),
     billingConnections: new StripeConnectionsRepository(db, guard),
     billingPushes: new BillingPushesRepository(db, statementsPerCommand),
+    billingSync: new BillingSyncRepository(db, statementsPerCommand),
   };
 }
 
@@ -120,6 +123,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.plans.ensureIndexes(),
     stores.billingConnections.ensureIndexes(),
     stores.billingPushes.ensureIndexes(),
+    stores.billingSync.ensureIndexes(),
   ]);
 }
 

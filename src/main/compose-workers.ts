@@ -223,11 +223,12 @@ export function composeWorkers(
   });
   const schedules = schedulesOn(workerSubscriptions, holds, both, config, log);
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
-  const pushes = new BillingPushRecorder(backgroundStores.billingPushes, requests.billing);
+  const pushes = new BillingPushRecorder(backgroundStores.billingPushes, requests.billing, backgroundStores.billingSync);
   const pusher = new BillingPusher(
     backgroundStores.billingPushes,
     (merchantId) => requests.billing.credentials(merchantId),
     new StripeApi(config.stripeApiBase ?? STRIPE_API_BASE),
+    backgroundStores.billingSync,
     log,
   );
   pushes.onRecorded(() => pusher.wake());

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STRIPE_API_VERSION } from '../../src/billing/stripe.client.js';
 import { testModeIdOf } from '../../src/lib/livemode.js';
+import { connectedToStripe } from '../support/billing.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { startStripeMock, stripeMockBuilt, type StripeCall, type StripeMock } from '../support/stripe-mock.js';
@@ -31,26 +32,7 @@ describe.skipIf(!stripeMockBuilt())('pushes to Stripe', () => {
 
   const api = (apiKey: string, method: string, path: string, json?: unknown) => call(t.baseUrl, path, { method, apiKey, json });
 
-  /** A merchant connected to Stripe, with `count` subscriptions, each with a Stripe subscription id. */
-  async function connected(count: number, pauseBehavior?: string) {
-    // Test mode: stripe-mock takes Stripe test keys only.
-    const { testApiKey: apiKey, merchantId: liveId } = await t.merchant();
-    const merchantId = testModeIdOf(liveId);
-    const put = await api(apiKey, 'PUT', '/v2/billing-connections/stripe', {
-      apiKey: `sk_test_${randomBytes(12).toString('hex')}`,
-      webhookSecret: `whsec_${randomBytes(16).toString('hex')}`,
-      ...(pauseBehavior ? { pauseBehavior } : {}),
-    });
-    expect(put.status).toBe(200);
-    const ids = await t.seed(merchantId, count);
-    const externalIds = ids.map(() => `sub_${randomBytes(8).toString('hex')}`);
-    await t.db
-      .collection('subscriptions')
-      .bulkWrite(
-        ids.map((_id, i) => ({ updateOne: { filter: { _id, merchantId } as never, update: { $set: { externalId: externalIds[i] } } } })),
-      );
-    return { apiKey, merchantId, ids, externalIds };
-  }
+  const connected = (count: number, pauseBehavior?: string) => connectedToStripe(t, count, pauseBehavior);
 
   const callsTo = (externalId: string): StripeCall[] => stripe.calls.filter((c) => c.path === `/v1/subscriptions/${externalId}`);
   const answered = (externalId: string) => callsTo(externalId).filter((c) => c.status === 200);
@@ -61,6 +43,15 @@ describe.skipIf(!stripeMockBuilt())('pushes to Stripe', () => {
       60_000,
       100,
       `${n} answered calls for ${externalId}`,
+    );
+  const syncOf = async (apiKey: string, id: string) => (await api(apiKey, 'GET', `/v2/subscriptions/${id}`)).body.billingSync;
+  const syncState = (apiKey: string, id: string, state: string) =>
+    waitFor(
+      () => syncOf(apiKey, id),
+      (sync) => sync?.state === state,
+      60_000,
+      100,
+      `billingSync ${state}`,
     );
   const eventIds = async (apiKey: string, subscriptionId: string): Promise<string[]> => {
     const list = await api(apiKey, 'GET', `/v2/events?subscriptionId=${subscriptionId}&limit=100`);
@@ -82,6 +73,7 @@ describe.skipIf(!stripeMockBuilt())('pushes to Stripe', () => {
     const [, resumed] = await arrived(externalIds[0]!, 2);
     expect(Object.fromEntries(resumed!.form)).toEqual({ pause_collection: '' });
     expect([paused!.headers['idempotency-key'], resumed!.headers['idempotency-key']]).toEqual(await eventIds(apiKey, ids[0]!));
+    expect(await syncState(apiKey, ids[0]!, 'synced')).toEqual({ system: 'stripe', state: 'synced', syncedAt: expect.any(String) });
   });
 
   it('a pause with a scheduled resume sends resumes_at, with the connection pauseBehavior', async () => {
@@ -121,18 +113,23 @@ describe.skipIf(!stripeMockBuilt())('pushes to Stripe', () => {
     expect(new Set(calls.map((c) => c.headers['idempotency-key'])).size).toBe(1);
   });
 
-  it('a 4xx other than 429 fails the push with Stripe message and is not retried', async () => {
+  it('a 4xx other than 429 fails the push with Stripe message, is not retried, and counts in subsvc_billing_pushes_total', async () => {
     const { apiKey, ids, externalIds } = await connected(1);
     stripe.answers.push(404);
     await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/pause`);
-    await waitFor(
-      async () => t.logLines.filter((l) => l.msg === 'billing push failed' && l.subscriptionId === ids[0]),
-      (lines) => lines.length === 1,
-    );
+    expect(await syncState(apiKey, ids[0]!, 'failed')).toEqual({
+      system: 'stripe',
+      state: 'failed',
+      syncedAt: null,
+      error: 'recorder answered 404',
+    });
     await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/resume`);
     const [resumed] = await arrived(externalIds[0]!, 1);
     expect(resumed!.form.get('pause_collection')).toBe('');
+    expect(await syncState(apiKey, ids[0]!, 'synced')).not.toHaveProperty('error');
     expect(callsTo(externalIds[0]!).map((c) => c.status)).toEqual([404, 200]);
+    const scrape = await (await fetch(`${t.baseUrl}/metrics`)).text();
+    expect(scrape).toMatch(/^subsvc_billing_pushes_total\{outcome="failed"\} [1-9]/m);
   });
 
   it('a key Stripe refuses fails the push, and the key Stripe quotes back in its message is not logged', async () => {
@@ -150,5 +147,21 @@ describe.skipIf(!stripeMockBuilt())('pushes to Stripe', () => {
     expect(callsTo('sub_livekey')[0]!.response).toContain(key);
     expect(failed!.error).toContain(key.slice(-4));
     expect(JSON.stringify(t.logLines)).not.toContain(key);
+  });
+
+  it('while Stripe is unreachable a pushed subscription shows billingSync pending, then synced once Stripe is back; one never pushed shows none', async () => {
+    const { apiKey, ids } = await connected(2);
+    await stripe.stop();
+    try {
+      await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/pause`);
+      expect(await syncState(apiKey, ids[0]!, 'pending')).toEqual({ system: 'stripe', state: 'pending', syncedAt: null });
+    } finally {
+      await stripe.start();
+    }
+    await syncState(apiKey, ids[0]!, 'synced');
+    const list = await api(apiKey, 'GET', '/v2/subscriptions?limit=100');
+    const shown = new Map((list.body.data as { id: string; billingSync?: unknown }[]).map((s) => [s.id, s.billingSync]));
+    expect(shown.get(ids[0]!)).toMatchObject({ state: 'synced' });
+    expect(shown.get(ids[1]!)).toBeUndefined();
   });
 });

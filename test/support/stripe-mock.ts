@@ -10,6 +10,7 @@
  *   stripe.calls                                // every call that reached the proxy, in order
  *   stripe.answers.push(500)                    // the next call answers 500 without reaching the mock
  *   await stripe.stop(); await stripe.start();  // refuse connections / listen again
+ *   stripe.hold(); stripe.release()             // keep calls unanswered (they count in `received`) / answer them
  *   stripe.invalid()                            // calls stripe-mock refused as invalid: expect none
  *   await stripe.close()
  */
@@ -34,6 +35,10 @@ export interface StripeMock {
   /** The recorder's base URL: what STRIPE_API_BASE is set to. */
   readonly base: string;
   readonly calls: StripeCall[];
+  /** Every call as it arrived, answered or not (a caller killed while it waited included). */
+  readonly received: Omit<StripeCall, 'status' | 'response'>[];
+  hold(): void;
+  release(): void;
   /** Statuses the next calls get from the recorder itself, without reaching stripe-mock (a queue). */
   readonly answers: number[];
   /** Calls stripe-mock refused as not matching Stripe's spec (400 `invalid_request_error`). */
@@ -74,11 +79,22 @@ export async function startStripeMock(): Promise<StripeMock> {
   await waitListening(mockPort, child);
 
   const calls: StripeCall[] = [];
+  const received: Omit<StripeCall, 'status' | 'response'>[] = [];
   const answers: number[] = [];
+  let held: (() => void)[] | undefined;
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      received.push({ method: req.method!, path: req.url!, headers: req.headers, form: new URLSearchParams(body.toString()) });
+      if (held) {
+        held.push(() => answer());
+        return;
+      }
+      answer();
+    });
+    const answer = () => {
       const body = Buffer.concat(chunks);
       const record = (status: number, response: string) =>
         calls.push({
@@ -112,7 +128,7 @@ export async function startStripeMock(): Promise<StripeMock> {
       );
       forward.on('error', () => res.destroy());
       forward.end(body);
-    });
+    };
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -125,7 +141,16 @@ export async function startStripeMock(): Promise<StripeMock> {
   return {
     base: `http://127.0.0.1:${port}`,
     calls,
+    received,
     answers,
+    hold: () => {
+      held ??= [];
+    },
+    release: () => {
+      const waiting = held ?? [];
+      held = undefined;
+      for (const answer of waiting) answer();
+    },
     invalid: () => calls.filter((c) => c.status === 400 && c.response.includes('invalid_request_error')),
     stop,
     start: () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)),

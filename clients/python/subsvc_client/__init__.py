@@ -44,6 +44,7 @@ __all__ = [
     "ApiKeyWithSecret",
     "ApiKeysProblem",
     "BillingConnectionsProblem",
+    "BillingSync",
     "BulkAcceptance",
     "BulkCommandRequest",
     "BulkDryRun",
@@ -157,6 +158,7 @@ from subsvc_client.models.api_key_roll import ApiKeyRoll as ApiKeyRoll
 from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret as ApiKeyWithSecret
 from subsvc_client.models.api_keys_problem import ApiKeysProblem as ApiKeysProblem
 from subsvc_client.models.billing_connections_problem import BillingConnectionsProblem as BillingConnectionsProblem
+from subsvc_client.models.billing_sync import BillingSync as BillingSync
 from subsvc_client.models.bulk_acceptance import BulkAcceptance as BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest as BulkCommandRequest
 from subsvc_client.models.bulk_dry_run import BulkDryRun as BulkDryRun

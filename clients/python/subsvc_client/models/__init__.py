@@ -19,6 +19,7 @@ from subsvc_client.models.api_key_roll import ApiKeyRoll
 from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret
 from subsvc_client.models.api_keys_problem import ApiKeysProblem
 from subsvc_client.models.billing_connections_problem import BillingConnectionsProblem
+from subsvc_client.models.billing_sync import BillingSync
 from subsvc_client.models.bulk_acceptance import BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest
 from subsvc_client.models.bulk_dry_run import BulkDryRun

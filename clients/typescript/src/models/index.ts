@@ -6,6 +6,7 @@ export * from './ApiKeyRoll.js';
 export * from './ApiKeyWithSecret.js';
 export * from './ApiKeysProblem.js';
 export * from './BillingConnectionsProblem.js';
+export * from './BillingSync.js';
 export * from './BulkAcceptance.js';
 export * from './BulkCommandRequest.js';
 export * from './BulkDryRun.js';
