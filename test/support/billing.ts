@@ -1,6 +1,8 @@
 /** A merchant's test mode connected to Stripe (stripe-mock takes test keys only), with subscriptions that carry Stripe ids. */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
+import { bulkWriteInParts } from '../../src/db/mongo-helpers.js';
+import { STATEMENTS_PER_COMMAND } from '../../src/db/workarounds.js';
 import { testModeIdOf } from '../../src/lib/livemode.js';
 import { call } from './http.js';
 import type { TestService } from './service.js';
@@ -28,10 +30,11 @@ export async function connectedToStripe(t: TestService, count: number, pauseBeha
   expect(put.status).toBe(200);
   const ids = await t.seed(merchantId, count);
   const externalIds = ids.map(() => `sub_${randomBytes(8).toString('hex')}`);
-  await t.db
-    .collection('subscriptions')
-    .bulkWrite(
-      ids.map((_id, i) => ({ updateOne: { filter: { _id, merchantId } as never, update: { $set: { externalId: externalIds[i] } } } })),
-    );
+  // In parts: FerretDB v1 holds a connection per statement of one write command (src/db/workarounds.ts).
+  await bulkWriteInParts(
+    t.db.collection('subscriptions'),
+    ids.map((_id, i) => ({ updateOne: { filter: { _id, merchantId } as never, update: { $set: { externalId: externalIds[i] } } } })),
+    STATEMENTS_PER_COMMAND,
+  );
   return { apiKey, merchantId, ids, externalIds };
 }
