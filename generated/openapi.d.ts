@@ -988,6 +988,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/billing-connections/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the Stripe connection
+         * @description The connection of the caller's mode; none answers 404 `0120`.
+         */
+        get: operations["getStripeConnection"];
+        /**
+         * Connect Stripe, or change the connection
+         * @description Connects your Stripe account in the caller's mode, or replaces the connection's keys and
+         *     `pauseBehavior`, and answers 200 with it. From then on every applied pause sends Stripe
+         *     `pause_collection[behavior]=<pauseBehavior>` for the subscription whose `externalId` is a
+         *     Stripe subscription id, and every applied resume clears it. The keys are stored encrypted
+         *     and never answered back (only `apiKeyLast4`). A Stripe test key with a live API key, or a
+         *     live one with a test key, answers 422 `0053`. Register `webhookUrl` in Stripe.
+         */
+        put: operations["putStripeConnection"];
+        post?: never;
+        /**
+         * Disconnect Stripe
+         * @description Removes the connection and its keys: pushes stop (those not sent yet are dropped); nothing
+         *     already applied, here or in Stripe, changes. None answers 404 `0120`.
+         */
+        delete: operations["deleteStripeConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/test-helpers/scenarios": {
         parameters: {
             query?: never;
@@ -2096,6 +2130,7 @@ export interface components {
             pauseReason?: string;
             /** @description The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does. */
             holdIds?: components["schemas"]["Uuid"][];
+            billingSync?: components["schemas"]["BillingSync"];
             livemode: components["schemas"]["Livemode"];
         };
         SubscriptionList: {
@@ -2286,6 +2321,64 @@ export interface components {
             code: "0010" | "0021" | "0025" | "0031" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        StripeConnectionPut: {
+            /** @description A Stripe secret key (`sk_…`) or a restricted key (`rk_…`) with write access to subscriptions. Never answered back. */
+            apiKey: string;
+            /** @description The signing secret of the Stripe webhook endpoint registered at `webhookUrl`. Never answered back. */
+            webhookSecret: string;
+            pauseBehavior?: components["schemas"]["StripePauseBehavior"];
+        };
+        /**
+         * @description Where the subscription stands with the billing system, shown by a read once a change of it
+         *     was pushed there (docs: billing connections): `pending` while a push is on its way (retried
+         *     while Stripe is unreachable), `synced` once Stripe took the last one, `failed` when Stripe
+         *     refused one (`error` has Stripe's message).
+         */
+        BillingSync: {
+            /** @enum {string} */
+            system: "stripe";
+            /** @enum {string} */
+            state: "synced" | "pending" | "failed";
+            /** @description When Stripe last took a push of this subscription; null before the first. */
+            syncedAt: components["schemas"]["Timestamp"] | null;
+            error?: string;
+        };
+        /**
+         * @description What Stripe does with the invoices of a paused subscription (its `pause_collection[behavior]`).
+         * @default void
+         * @enum {string}
+         */
+        StripePauseBehavior: "void" | "keep_as_draft" | "mark_uncollectible";
+        StripeConnection: {
+            id: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            system: "stripe";
+            /** @enum {string} */
+            status: "active";
+            apiKeyLast4: string;
+            pauseBehavior: components["schemas"]["StripePauseBehavior"];
+            /**
+             * Format: uri
+             * @description `{PUBLIC_URL}/connectors/stripe/{id}/webhooks`: the address to register in Stripe.
+             */
+            webhookUrl: string;
+            createdAt: components["schemas"]["Timestamp"];
+            /** @description When a backfill last finished; null before the first. */
+            lastSyncAt: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description A problem as `Problem`, from the billing connection operations, with their own codes. */
+        BillingConnectionsProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0021" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
         /** @description A problem as `Problem`, for a request held by `Subsvc-Test-Outcome: timeout`. */
         TimeoutProblem: {
             /** Format: uri-reference */
@@ -2295,7 +2388,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0911";
+            code: "0920";
         };
         /** @description A 400 problem as `ApiKeysProblem` has it, or a refused `Subsvc-Test-Outcome` header. */
         ApiKeysProblemOrTestOutcome: components["schemas"]["ApiKeysProblem"] | components["schemas"]["TestOutcomeProblem"];
@@ -2835,6 +2928,67 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The Stripe connection (its keys only as `apiKeyLast4`). */
+        StripeConnection: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StripeConnection"];
+            };
+        };
+        /** @description The body breaks the contract (code 0040; `errors` lists each field). */
+        InvalidBillingConnectionRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
+        /**
+         * @description A Stripe key of the other mode (code 0053: a test key `sk_test_…` needs a Stripe test key), or
+         *     the `Idempotency-Key` was already used with a different request (code 0050).
+         */
+        StripeConnectionRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
+        /** @description No billing connection in the caller's mode. */
+        BillingConnectionNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
+        /**
+         * @description The database cannot be reached (code 0910), or the service has no key to encrypt the
+         *     connection's secrets with (code 0911: its operator must set `SECRETS_KEY`); nothing changed.
+         */
+        SecretsUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
         /**
          * @description Only with a test key and `Subsvc-Test-Outcome: timeout`: the answer was held (35 s),
          *     as a gateway gives up on a slow upstream. Nothing was done; retry with the same
@@ -2886,7 +3040,7 @@ export interface components {
         /**
          * @description Test keys only: the request is answered as the scenario says, before anything is done
          *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-         *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+         *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
          *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
          *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
          *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3092,7 +3246,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3162,7 +3316,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3232,7 +3386,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3279,7 +3433,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3363,7 +3517,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3406,7 +3560,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3460,7 +3614,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3520,7 +3674,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3563,7 +3717,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3620,7 +3774,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3681,7 +3835,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3726,7 +3880,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3779,7 +3933,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3819,7 +3973,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3869,7 +4023,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3926,7 +4080,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -3969,7 +4123,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4019,7 +4173,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4074,7 +4228,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4146,7 +4300,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4196,7 +4350,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4244,7 +4398,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4299,7 +4453,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4349,7 +4503,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4406,7 +4560,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4478,7 +4632,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4530,7 +4684,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4607,7 +4761,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4648,7 +4802,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4691,7 +4845,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4740,7 +4894,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4782,7 +4936,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4846,7 +5000,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -4889,7 +5043,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending
@@ -5081,6 +5235,86 @@ export interface operations {
             504: components["responses"]["TestOutcomeTimeout"];
         };
     };
+    getStripeConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["StripeConnection"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BillingConnectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putStripeConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The Stripe keys, and what a pause does to Stripe's invoices. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StripeConnectionPut"];
+            };
+        };
+        responses: {
+            200: components["responses"]["StripeConnection"];
+            400: components["responses"]["InvalidBillingConnectionRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["StripeConnectionRefused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["SecretsUnavailable"];
+        };
+    };
+    deleteStripeConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BillingConnectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listTestScenarios: {
         parameters: {
             query?: never;
@@ -5088,7 +5322,7 @@ export interface operations {
                 /**
                  * @description Test keys only: the request is answered as the scenario says, before anything is done
                  *     (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+                 *     `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
                  *     `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
                  *     has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
                  *     `Idempotency-Key` (which they need), then let the request through. A live key sending

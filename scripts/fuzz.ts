@@ -21,6 +21,7 @@
  * examples per operation and a fixed seed (FUZZ_SEED, default 20261122). Exits with Schemathesis's
  * status: 0 only when nothing failed.
  */
+import { randomBytes } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createWriteStream, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -210,7 +211,9 @@ async function main(): Promise<number> {
   const receiver = createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
   try {
     const receiverUrl = `${await listenOnLoopback(receiver)}/webhooks`;
-    const { service, baseUrl, stop } = await serveOnLoopback(scratch, { ...config, webhooksAllowPrivateUrls: true }, log);
+    // A key of the run's own for the billing connection's secrets, where the operator set none.
+    const secretsKey = config.secretsKey ?? randomBytes(32).toString('base64');
+    const { service, baseUrl, stop } = await serveOnLoopback(scratch, { ...config, secretsKey, webhooksAllowPrivateUrls: true }, log);
     try {
       const { merchantId, apiKey, testApiKey } = await service.auth.createMerchant('fuzz');
       const ids = [...EXAMPLE_IDS, EVENT_SUBSCRIPTION_ID];

@@ -1,7 +1,7 @@
 /**
  * Tools that the checks build once from the Go module proxy into .cache/<name>/<version>/, as
  * FerretDB is built (src/db/ferretdb-build.ts): oasdiff for the breaking-change check, promtool for
- * the deployment's Prometheus files and the metrics test. Built, they run offline; the Go module
+ * the deployment's Prometheus files and the metrics test, stripe-mock for the Stripe connection's tests. Built, they run offline; the Go module
  * cache keeps the sources, so a rebuild downloads nothing.
  */
 import { execFile, spawnSync } from 'node:child_process';
@@ -43,6 +43,18 @@ export const PROMTOOL: GoTool = {
   version: 'v0.316.0',
   tags: ['remove_all_sd'],
   cost: 'its binary (without the service-discovery plugins)',
+};
+
+/**
+ * Stripe's own API mock: it validates every request against Stripe's published OpenAPI spec, so the
+ * Stripe connection's tests (test/support/stripe-mock.ts) check its calls against the real contract.
+ */
+export const STRIPE_MOCK: GoTool = {
+  name: 'stripe-mock',
+  module: 'github.com/stripe/stripe-mock',
+  pkg: 'github.com/stripe/stripe-mock',
+  version: 'v0.203.0',
+  cost: "its binary (Stripe's spec and fixtures are embedded in it)",
 };
 
 /** Where the tool's binary is once built: under .cache/, or GO_TOOLS_CACHE (a test's empty one, where nothing is built yet). */

@@ -5,6 +5,10 @@
 import { isIP } from 'node:net';
 import { ConfigError } from './config.errors.js';
 import { WEBHOOK_RETRY_DELAYS_MS } from './retry-policies.js';
+import { secretsKeyOf } from './secrets/secret-box.js';
+
+/** Stripe's own API, where STRIPE_API_BASE is unset. */
+export const STRIPE_API_BASE = 'https://api.stripe.com';
 
 export type EmbeddedEngine = 'auto' | 'memory-server' | 'ferretdb';
 /**
@@ -96,6 +100,13 @@ export interface Config {
    * (src/portal/); undefined: each link takes the origin its request was sent to.
    */
   readonly publicUrl: string | undefined;
+  /**
+   * SECRETS_KEY: the key (32 bytes, base64) that billing connections' secrets are encrypted with
+   * (src/secrets/secret-box.ts); unset on the embedded database, one is generated and kept there.
+   */
+  readonly secretsKey: string | undefined;
+  /** STRIPE_API_BASE: where Stripe's API is called (https://api.stripe.com; the tests' stripe-mock). */
+  readonly stripeApiBase: string;
 }
 
 export interface DownloadProxy {
@@ -213,6 +224,23 @@ function publicUrl(env: Env): string | undefined {
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
+/** SECRETS_KEY, checked at boot so that a bad one fails the start rather than the first secret stored. */
+function secretsKey(env: Env): string | undefined {
+  const raw = env.SECRETS_KEY?.trim();
+  if (raw === undefined || raw === '') return undefined;
+  secretsKeyOf(raw);
+  return raw;
+}
+
+/** STRIPE_API_BASE: an http(s) origin, kept without a trailing slash. */
+function stripeApiBase(env: Env): string {
+  const raw = env.STRIPE_API_BASE?.trim() || STRIPE_API_BASE;
+  const url = URL.canParse(raw) ? new URL(raw) : undefined;
+  if (!url || !/^https?:$/.test(url.protocol) || url.username || url.password || url.search || url.hash || url.pathname !== '/')
+    throw new ConfigError(`STRIPE_API_BASE must be an http or https origin (https://api.stripe.com), got "${raw}"`);
+  return url.origin;
+}
+
 /** BULK_CONCURRENCY; WORKERS is its former name, still accepted when the new one is unset. */
 function bulkConcurrency(env: Env): number {
   const name = env.BULK_CONCURRENCY === undefined || env.BULK_CONCURRENCY === '' ? 'WORKERS' : 'BULK_CONCURRENCY';
@@ -268,6 +296,8 @@ export function loadConfig(env: Env = process.env): Config {
     dbWorkarounds: dbWorkarounds(env),
     allowSharedEmbedded: flag(env, 'ALLOW_SHARED_EMBEDDED', false),
     publicUrl: publicUrl(env),
+    secretsKey: secretsKey(env),
+    stripeApiBase: stripeApiBase(env),
   });
 }
 

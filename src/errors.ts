@@ -34,6 +34,9 @@ export const Problems = Object.freeze({
   holdNotFound: kind(404, '0026', 'Hold not found', 'hold-not-found'),
   portalLinkNotFound: kind(404, '0027', 'Portal link not found', 'portal-link-not-found'),
   planNotFound: kind(404, '0028', 'Plan not found', 'plan-not-found'),
+  billingConnectionNotFound: kind(404, '0120', 'Billing connection not found', 'billing-connection-not-found'),
+  stripeKeyMode: kind(422, '0053', 'Stripe key of the other mode', 'stripe-key-mode'),
+  secretsKeyMissing: kind(503, '0911', 'Secrets key missing', 'secrets-key-missing'),
   filterTooBroad: kind(400, '0046', 'Filter too broad', 'filter-too-broad'),
   webhookUrlNotAllowed: kind(400, '0044', 'Webhook URL not allowed', 'webhook-url-not-allowed'),
   methodNotAllowed: kind(405, '0045', 'Method not allowed', 'method-not-allowed'),
@@ -52,7 +55,7 @@ export const Problems = Object.freeze({
   internal: kind(500, '0900', 'Internal Server Error', 'internal-server-error'),
   notImplemented: kind(501, '0901', 'Not implemented', 'not-implemented'),
   unavailable: kind(503, '0910', 'Service unavailable', 'service-unavailable'),
-  gatewayTimeout: kind(504, '0911', 'Gateway timeout', 'gateway-timeout'),
+  gatewayTimeout: kind(504, '0920', 'Gateway timeout', 'gateway-timeout'),
 });
 
 export interface FieldError {

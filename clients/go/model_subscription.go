@@ -39,6 +39,7 @@ type Subscription struct {
 	PauseReason *string `json:"pauseReason,omitempty"`
 	// The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does.
 	HoldIds []string `json:"holdIds,omitempty"`
+	BillingSync *BillingSync `json:"billingSync,omitempty"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 }
@@ -334,6 +335,38 @@ func (o *Subscription) SetHoldIds(v []string) {
 	o.HoldIds = v
 }
 
+// GetBillingSync returns the BillingSync field value if set, zero value otherwise.
+func (o *Subscription) GetBillingSync() BillingSync {
+	if o == nil || IsNil(o.BillingSync) {
+		var ret BillingSync
+		return ret
+	}
+	return *o.BillingSync
+}
+
+// GetBillingSyncOk returns a tuple with the BillingSync field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *Subscription) GetBillingSyncOk() (*BillingSync, bool) {
+	if o == nil || IsNil(o.BillingSync) {
+		return nil, false
+	}
+	return o.BillingSync, true
+}
+
+// HasBillingSync returns a boolean if a field has been set.
+func (o *Subscription) HasBillingSync() bool {
+	if o != nil && !IsNil(o.BillingSync) {
+		return true
+	}
+
+	return false
+}
+
+// SetBillingSync gets a reference to the given BillingSync and assigns it to the BillingSync field.
+func (o *Subscription) SetBillingSync(v BillingSync) {
+	o.BillingSync = &v
+}
+
 // GetLivemode returns the Livemode field value
 func (o *Subscription) GetLivemode() bool {
 	if o == nil {
@@ -383,6 +416,9 @@ func (o Subscription) ToMap() (map[string]interface{}, error) {
 	}
 	if !IsNil(o.HoldIds) {
 		toSerialize["holdIds"] = o.HoldIds
+	}
+	if !IsNil(o.BillingSync) {
+		toSerialize["billingSync"] = o.BillingSync
 	}
 	toSerialize["livemode"] = o.Livemode
 	return toSerialize, nil

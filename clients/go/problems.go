@@ -137,10 +137,20 @@ type IdempotencyKeyInUseError struct{ *ProblemError }
 
 func (e *IdempotencyKeyInUseError) Unwrap() error { return e.ProblemError }
 
+// StripeKeyOfTheOtherModeError is the problem 0053: Stripe key of the other mode.
+type StripeKeyOfTheOtherModeError struct{ *ProblemError }
+
+func (e *StripeKeyOfTheOtherModeError) Unwrap() error { return e.ProblemError }
+
 // TooManyRequestsError is the problem 0060: Too many requests.
 type TooManyRequestsError struct{ *ProblemError }
 
 func (e *TooManyRequestsError) Unwrap() error { return e.ProblemError }
+
+// BillingConnectionNotFoundError is the problem 0120: Billing connection not found.
+type BillingConnectionNotFoundError struct{ *ProblemError }
+
+func (e *BillingConnectionNotFoundError) Unwrap() error { return e.ProblemError }
 
 // Problem0142Error is the problem 0142: Problem 0142.
 type Problem0142Error struct{ *ProblemError }
@@ -167,7 +177,12 @@ type ServiceUnavailableError struct{ *ProblemError }
 
 func (e *ServiceUnavailableError) Unwrap() error { return e.ProblemError }
 
-// GatewayTimeoutError is the problem 0911: Gateway timeout.
+// SecretsKeyMissingError is the problem 0911: Secrets key missing.
+type SecretsKeyMissingError struct{ *ProblemError }
+
+func (e *SecretsKeyMissingError) Unwrap() error { return e.ProblemError }
+
+// GatewayTimeoutError is the problem 0920: Gateway timeout.
 type GatewayTimeoutError struct{ *ProblemError }
 
 func (e *GatewayTimeoutError) Unwrap() error { return e.ProblemError }
@@ -229,8 +244,12 @@ func problemType(p *ProblemError) error {
 		return &IdempotencyKeyReusedError{p}
 	case "0051":
 		return &IdempotencyKeyInUseError{p}
+	case "0053":
+		return &StripeKeyOfTheOtherModeError{p}
 	case "0060":
 		return &TooManyRequestsError{p}
+	case "0120":
+		return &BillingConnectionNotFoundError{p}
 	case "0142":
 		return &Problem0142Error{p}
 	case "0143":
@@ -242,6 +261,8 @@ func problemType(p *ProblemError) error {
 	case "0910":
 		return &ServiceUnavailableError{p}
 	case "0911":
+		return &SecretsKeyMissingError{p}
+	case "0920":
 		return &GatewayTimeoutError{p}
 	}
 	return p

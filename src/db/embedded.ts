@@ -19,6 +19,9 @@ export interface EmbeddedDatabase {
 
 export const CACHE_DIR = join(projectRoot(), '.cache');
 
+/** The key the embedded database's secrets are sealed with when SECRETS_KEY is unset (src/secrets/secret-box.ts): made once, kept here. */
+export const EMBEDDED_SECRETS_KEY_FILE = join(CACHE_DIR, 'embedded', 'secrets-key');
+
 /**
  * Imported when first needed: a MONGODB_URI or EMBEDDED_DB=ferretdb start never loads it, and a
  * production install (`npm ci --omit=dev`, the image) does not have it, being a dev dependency.

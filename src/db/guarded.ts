@@ -17,6 +17,8 @@ export const GUARDED = Object.freeze({
   pausePolicy: (merchantId: string) => `pausePolicy:${merchantId}`,
   /** A merchant's plan (`<merchantId>:<planId>`): its naming upsert (src/plans/plans.repository.ts). */
   plan: (planKey: string) => `plan:${planKey}`,
+  /** A billing connection (`<merchantId>:<system>`): its connecting upsert (src/billing/stripe-connections.repository.ts). */
+  billingConnection: (connectionKey: string) => `billingConnection:${connectionKey}`,
   /** A hold: released once, only while active (src/holds/holds.repository.ts). */
   hold: (holdId: string) => `hold:${holdId}`,
   /** A bulk request: its undo is set once, only where none is (src/bulk/bulk.repository.ts). */

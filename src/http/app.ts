@@ -9,6 +9,9 @@ import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import type { holdHandlers } from '../holds/holds.handlers.js';
 import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
 import type { planHandlers } from '../plans/plans.handlers.js';
+import type { billingHandlers } from '../billing/billing.handlers.js';
+import type { BillingSyncRepository } from '../billing/billing-sync.repository.js';
+import { withBillingSync } from '../billing/billing-sync.reads.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -50,6 +53,10 @@ export interface AppDependencies {
   readonly holds: ReturnType<typeof holdHandlers>;
   /** Plan names (src/plans/plans.handlers.ts). */
   readonly plans: ReturnType<typeof planHandlers>;
+  /** Billing connections (src/billing/billing.handlers.ts). */
+  readonly billing: ReturnType<typeof billingHandlers>;
+  /** Where each subscription stands with the billing system, which its reads show (src/billing/billing-sync.reads.ts). */
+  readonly billingSync: Pick<BillingSyncRepository, 'of'>;
   /** Portal links through the API, and the customers' pages (src/portal/). */
   readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
@@ -87,7 +94,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
   const { createHold, ...holdReads } = deps.holds;
   const { putPlan, ...planReads } = deps.plans;
-  const holdCommands = operationHandlers({ createHold, putPlan });
+  const { putStripeConnection, ...billingOthers } = deps.billing;
+  const holdCommands = operationHandlers({ createHold, putPlan, putStripeConnection });
   // Commands are made safe to retry; reads and bulk previews, which store nothing, are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
@@ -98,9 +106,10 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     // A retried hold without its key would place a second one over the whole store.
     createHold: idempotent(idempotency, httpLog, holdCommands.createHold),
     putPlan: idempotent(idempotency, httpLog, holdCommands.putPlan),
+    putStripeConnection: idempotent(idempotency, httpLog, holdCommands.putStripeConnection),
     getPausePolicy: commands.getPausePolicy,
     ...operationHandlers({
-      ...subscriptionReadHandlers(subscriptions),
+      ...withBillingSync(subscriptionReadHandlers(subscriptions), deps.billingSync),
       ...bulkRequestHandlers(bulkStatus),
       ...bulkUndoHandlers(deps.bulkUndo, bulk),
       ...bulkPreviewHandlers(bulk, (id) => subscriptions.clock(id)),
@@ -109,6 +118,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...deps.testHelpers,
       ...holdReads,
       ...planReads,
+      ...billingOthers,
       ...deps.portal.handlers,
     }),
   };

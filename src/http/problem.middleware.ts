@@ -28,6 +28,8 @@ import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../po
 import { PlanNotFoundError } from '../plans/plans.errors.js';
 import { PausePolicyError } from '../pause-policy/pause-policy.errors.js';
 import { InvalidScheduleError, InvalidTransitionError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
+import { BillingConnectionNotFoundError, StripeKeyModeError } from '../billing/billing.errors.js';
+import { SecretsKeyMissingError } from '../secrets/secrets.errors.js';
 import {
   InvalidTestOutcomeError,
   TestClockMovedError,
@@ -48,6 +50,9 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [ApiKeyNotFoundError, Problems.apiKeyNotFound],
   [PortalLinkNotFoundError, Problems.portalLinkNotFound],
   [PlanNotFoundError, Problems.planNotFound],
+  [BillingConnectionNotFoundError, Problems.billingConnectionNotFound],
+  [StripeKeyModeError, Problems.stripeKeyMode],
+  [SecretsKeyMissingError, Problems.secretsKeyMissing],
   [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],
   [LastApiKeyError, Problems.lastApiKey],
   [ApiKeysContendedError, Problems.unavailable],

@@ -17,6 +17,8 @@ import { ResumeNotices } from '../subscriptions/resume-notices.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { StripeConnectionsService } from '../billing/stripe-connections.service.js';
+import { secretBoxFrom } from '../secrets/secret-box.js';
 import { DAY_MS, engineFor, storesOn, type Stores } from './compose-stores.js';
 
 /** Repositories and domain services: what the admin commands need. */
@@ -31,6 +33,8 @@ export interface Domain {
   readonly pausePolicies: PausePolicyService;
   /** Creates subscriptions directly (admin command, demo, tests). */
   readonly seeder: SubscriptionSeeder;
+  /** Each merchant's Stripe connection, its secrets sealed (src/billing/). */
+  readonly billing: StripeConnectionsService;
 }
 
 /** The admin commands' domain, on one client (src/main/cli.ts). */
@@ -45,7 +49,11 @@ export async function composeDomain(
   return domainOn(stores, engine.mutex, config, log);
 }
 
-export function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'authCacheTtlMs'>, log: Logger): Domain {
+/** What the domain reads of the configuration: on the embedded database, where the key for its secrets is kept when SECRETS_KEY is unset. */
+export type DomainConfig = Pick<Config, 'authCacheTtlMs'> &
+  Partial<Pick<Config, 'secretsKey' | 'publicUrl'>> & { readonly embeddedSecretsKeyFile?: string | undefined };
+
+export function domainOn(stores: Stores, mutex: PerKeyQueue, config: DomainConfig, log: Logger): Domain {
   const auth = new AuthService(
     stores.merchants,
     config.authCacheTtlMs,
@@ -63,5 +71,10 @@ export function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config
     subscriptions: new SubscriptionsService(stores, mutex, pausePolicies, clockOf),
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
+    billing: new StripeConnectionsService(
+      stores.billingConnections,
+      secretBoxFrom({ secretsKey: config.secretsKey, embeddedKeyFile: config.embeddedSecretsKeyFile }),
+      config.publicUrl,
+    ),
   };
 }

@@ -24,6 +24,7 @@ import { OutboxStore } from '../subscriptions/outbox.store.js';
 import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import { holdHandlers } from '../holds/holds.handlers.js';
 import { planHandlers } from '../plans/plans.handlers.js';
+import { billingHandlers } from '../billing/billing.handlers.js';
 import { PlansService } from '../plans/plans.service.js';
 import { timeOfMerchants } from '../clocks/merchant-clocks.js';
 import { TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
@@ -181,6 +182,8 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       },
       holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       plans: planHandlers(plans),
+      billing: billingHandlers(domain.billing),
+      billingSync: stores.billingSync,
       testHelpers: testModeHandlers(
         testMode,
         new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow, {

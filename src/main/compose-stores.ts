@@ -16,6 +16,9 @@ import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
 import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
 import { PlansRepository } from '../plans/plans.repository.js';
+import { StripeConnectionsRepository } from '../billing/stripe-connections.repository.js';
+import { BillingPushesRepository } from '../billing/billing-pushes.repository.js';
+import { BillingSyncRepository } from '../billing/billing-sync.repository.js';
 import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../clocks/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
@@ -80,6 +83,9 @@ export interface Stores extends SubscriptionStores {
   readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
   readonly plans: PlansRepository;
+  readonly billingConnections: StripeConnectionsRepository;
+  readonly billingPushes: BillingPushesRepository;
+  readonly billingSync: BillingSyncRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -101,6 +107,9 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
     plans: new PlansRepository(db, guard),
+    billingConnections: new StripeConnectionsRepository(db, guard),
+    billingPushes: new BillingPushesRepository(db, statementsPerCommand),
+    billingSync: new BillingSyncRepository(db, statementsPerCommand),
   };
 }
 
@@ -117,6 +126,9 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.holds.ensureIndexes(),
     stores.portalLinks.ensureIndexes(ttlIndexes),
     stores.plans.ensureIndexes(),
+    stores.billingConnections.ensureIndexes(),
+    stores.billingPushes.ensureIndexes(),
+    stores.billingSync.ensureIndexes(),
   ]);
 }
 

@@ -10,9 +10,13 @@ import { BulkService } from '../bulk/bulk.service.js';
 import { HoldsService, type HoldNotices } from '../holds/holds.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
-import type { Config } from '../config.js';
+import { STRIPE_API_BASE, type Config } from '../config.js';
 import { RetentionSweeper } from '../db/retention.js';
-import { EventsRelay, type WorkToWaitOut } from '../events/events.relay.js';
+import { EventsRelay, type EventSink, type WorkToWaitOut } from '../events/events.relay.js';
+import { BillingPushRecorder } from '../billing/billing.pushes.js';
+import { BillingPusher } from '../billing/billing.pusher.js';
+import { StripeApi } from '../billing/stripe.client.js';
+import type { StripeConnectionsService } from '../billing/stripe-connections.service.js';
 import { expiredHeartbeats } from '../fleet/heartbeat.js';
 import type { Logger } from '../logger.js';
 import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
@@ -35,7 +39,8 @@ export interface Workers {
 export type WorkersConfig = Pick<
   Config,
   'bulkConcurrency' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs' | 'schedulePollMs' | 'webhooksAllowPrivateUrls' | 'webhookRetryDelaysMs'
->;
+> &
+  Partial<Pick<Config, 'stripeApiBase'>>;
 
 /** What the requests' side uses of the background work. */
 export interface BackgroundWork {
@@ -55,6 +60,8 @@ export interface RequestSide {
   readonly subscriptions: SubscriptionsService;
   /** The same policy cache as the requests': a policy replaced by this process applies to its workers at once. */
   readonly pausePolicies: PausePolicyService;
+  /** Merchants' Stripe connections: whose changes are pushed, with which key. */
+  readonly billing: StripeConnectionsService;
 }
 
 /**
@@ -125,6 +132,7 @@ function retentionOn(background: Db, both: BothStores, log: Logger): RetentionSw
 }
 
 interface Running {
+  readonly pusher: BillingPusher;
   readonly bulkWorker: BulkWorker;
   readonly schedules: ScheduleWorker;
   readonly relay: EventsRelay;
@@ -132,7 +140,7 @@ interface Running {
   readonly retention: RetentionSweeper | undefined;
 }
 
-function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Running, concurrency: number): Workers {
+function workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher }: Running, concurrency: number): Workers {
   return {
     start: async () => {
       retention?.start();
@@ -142,6 +150,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Runnin
       relay.start();
       await webhooks.start();
       schedules.start();
+      pusher.start();
     },
     // In order, before the database clients close: what changes subscriptions first (bulk chunks,
     // due schedules), then the relay (it relays what is waiting and takes nothing new), then the
@@ -151,7 +160,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Runnin
       const left = () => Math.max(deadline - Date.now(), 0);
       await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop(), retention?.stop()]);
       await relay.stop(left());
-      await webhooks.stop(left());
+      await Promise.all([webhooks.stop(left()), pusher.stop()]);
     },
     get running() {
       return bulkWorker.running;
@@ -166,7 +175,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Runnin
  */
 function relayOn(
   stores: Stores,
-  webhooks: WebhooksWorker,
+  webhooks: EventSink,
   engine: Engine,
   pauses: RelayPauses,
   changers: readonly SubscriptionsService[],
@@ -215,13 +224,22 @@ export function composeWorkers(
   });
   const schedules = schedulesOn(workerSubscriptions, holds, both, config, log);
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
+  const pushes = new BillingPushRecorder(backgroundStores.billingPushes, requests.billing, backgroundStores.billingSync);
+  const pusher = new BillingPusher(
+    backgroundStores.billingPushes,
+    (merchantId) => requests.billing.credentials(merchantId),
+    new StripeApi(config.stripeApiBase ?? STRIPE_API_BASE),
+    backgroundStores.billingSync,
+    log,
+  );
+  pushes.onRecorded(() => pusher.wake());
   const pauses = new RelayPauses();
-  const relay = relayOn(backgroundStores, webhooks, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
+  const relay = relayOn(backgroundStores, pushes.around(webhooks), engine, pauses, [requests.subscriptions, workerSubscriptions], log);
   const bulkWorker = bulkWorkerOn(backgroundStores, workerSubscriptions, bulkQueue, dispatcher, relay, log);
   pauses.add(bulkWorker);
   pauses.add(schedules);
   const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;
-  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention }, concurrency);
+  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher }, concurrency);
   return { workers, dispatcher, relay, webhooks, retention, holds };
 }
 

@@ -57,8 +57,13 @@ export type ServiceConfig = Pick<
       | 'dbWorkarounds'
       | 'publicUrl'
       | 'testOutcomeHoldMs'
+      | 'secretsKey'
+      | 'stripeApiBase'
     >
-  >;
+  > & {
+    /** On the embedded database: where the key for its secrets is kept when SECRETS_KEY is unset (src/secrets/secret-box.ts). */
+    readonly embeddedSecretsKeyFile?: string | undefined;
+  };
 
 /** The domain plus the workers and the HTTP app: what `serve`, `worker` and the tests need. */
 export interface Service extends Domain {

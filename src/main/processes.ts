@@ -7,7 +7,7 @@
 import type { Config } from '../config.js';
 import { composeService, startHeartbeat, startMetricsListener, startService } from './composition.js';
 import { watchConnection } from '../db/connection-watch.js';
-import { startEmbeddedDatabase } from '../db/embedded.js';
+import { EMBEDDED_SECRETS_KEY_FILE, startEmbeddedDatabase } from '../db/embedded.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
 import { describeWorkarounds, workaroundsFor } from '../db/workarounds.js';
 import { createDemo } from './demo.js';
@@ -53,6 +53,11 @@ async function openDatabase(config: Config, log: Logger): Promise<OpenedDatabase
   }
 }
 
+/** On the embedded database without SECRETS_KEY, secrets are sealed with the key kept beside it. */
+function secretsOf(config: Config, opened: OpenedDatabase): Config & { embeddedSecretsKeyFile: string | undefined } {
+  return { ...config, embeddedSecretsKeyFile: opened.embedded ? EMBEDDED_SECRETS_KEY_FILE : undefined };
+}
+
 /** The engine in a few words, for the summary `npm start` prints last. */
 function engineSummary({ database, embedded }: OpenedDatabase): string {
   const name = database.server.engine === 'ferretdb' ? 'FerretDB' : `MongoDB ${database.server.version}`;
@@ -90,7 +95,7 @@ export async function serve(config: Config, log: Logger, announce: (text: string
   await preflight(config, true);
   return withDatabase(config, log, 'serve', async (opened, leave) => {
     const watch = watchConnection(opened.database, config, log);
-    const running = await startService(opened.database, config, log, {
+    const running = await startService(opened.database, secretsOf(config, opened), log, {
       port: config.port,
       host: config.host,
       healthy: () => watch.healthy(),
@@ -124,7 +129,9 @@ export async function work(config: Config, log: Logger): Promise<Running> {
   return withDatabase(config, log, 'worker', async (opened, leave) => {
     const watch = watchConnection(opened.database, config, log);
     // A worker process serves no request: all its database work takes the background bound.
-    const service = await composeService({ ...opened.database, db: opened.database.background }, config, log, () => watch.healthy());
+    const service = await composeService({ ...opened.database, db: opened.database.background }, secretsOf(config, opened), log, () =>
+      watch.healthy(),
+    );
     const heartbeat = startHeartbeat(opened.database, config, log, service, 'worker');
     await heartbeat.start();
     const metricsServer = await startMetricsListener(config, config.host, log);

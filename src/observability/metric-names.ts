@@ -53,6 +53,11 @@ export const SERVICE_METRICS = {
     labels: ['outcome'],
     help: 'webhook delivery attempts by outcome (delivered, retrying, failed)',
   },
+  subsvc_billing_pushes_total: {
+    type: 'counter',
+    labels: ['outcome'],
+    help: 'calls to the billing system (Stripe) by outcome (sent, retrying, failed, dropped)',
+  },
   subsvc_webhook_delivery_duration_seconds: { type: 'histogram', labels: [], help: "one webhook delivery attempt's HTTP time" },
   subsvc_webhook_endpoints_disabled: { type: 'gauge', labels: [], help: 'webhook endpoints disabled after repeated failures (fleet-wide)' },
   subsvc_db_operation_duration_seconds: {

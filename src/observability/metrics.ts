@@ -64,6 +64,7 @@ export class Metrics {
   readonly scheduleLag: Histogram;
   readonly deliveries: Counter<'outcome'>;
   readonly deliveryDuration: Histogram;
+  readonly billingPushes: Counter<'outcome'>;
   readonly dbDuration: Histogram<'client' | 'command'>;
   readonly dbTimeouts: Counter<'client'>;
   readonly poolWait: Histogram<'client'>;
@@ -98,6 +99,7 @@ export class Metrics {
     this.chunkDuration = new Histogram({ ...named('subsvc_bulk_chunk_duration_seconds'), buckets: DURATION_BUCKETS, registers });
     this.scheduleLag = new Histogram({ ...named('subsvc_schedule_lag_seconds'), buckets: LAG_BUCKETS, registers });
     this.deliveries = new Counter({ ...named('subsvc_webhook_deliveries_total'), registers });
+    this.billingPushes = new Counter({ ...named('subsvc_billing_pushes_total'), registers });
     this.deliveryDuration = new Histogram({ ...named('subsvc_webhook_delivery_duration_seconds'), buckets: DURATION_BUCKETS, registers });
     this.dbDuration = new Histogram({ ...named('subsvc_db_operation_duration_seconds'), buckets: DB_BUCKETS, registers });
     this.dbTimeouts = new Counter({ ...named('subsvc_db_operation_timeouts_total'), registers });

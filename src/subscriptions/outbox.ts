@@ -16,8 +16,8 @@ export const IMMUTABLE_FIELDS = ['id', 'merchantId', 'planId', 'cycle', 'created
 /** Every other field: what a change leaves them as is written into its outbox entry (test/unit/event-snapshot.test.ts checks that the two lists cover the schema). */
 export const SNAPSHOT_FIELDS = ['status', 'modifiedAt', 'schedule', 'pauseReason'] as const;
 export type SubscriptionSnapshot = Pick<Subscription, (typeof SNAPSHOT_FIELDS)[number]>;
-/** Fields a read shows and an event does not: the holds that cover it now (an event names the hold that caused it in its `cause`). */
-export const READ_ONLY_FIELDS = ['holdIds'] as const;
+/** Fields a read shows and an event does not: the holds that cover it now (an event names the hold that caused it in its `cause`), and where it stands with the billing system (src/billing/). */
+export const READ_ONLY_FIELDS = ['holdIds', 'billingSync'] as const;
 
 export interface OutboxEntry {
   /** With the subscription id, names the event: one bulk update pushes the same entry to every document. */

@@ -38,7 +38,7 @@ export const SCENARIOS: readonly Scenario[] = Object.freeze([
   {
     name: 'timeout',
     status: 504,
-    code: '0911',
+    code: '0920',
     counted: false,
     description: 'The answer is held (35 s unless TEST_OUTCOME_HOLD_MS says otherwise), then 504.',
   },

@@ -15,11 +15,15 @@ import { startEmbeddedDatabase } from '../../src/db/embedded.js';
 import { detectCapabilities, type Capabilities } from '../../src/db/capabilities.js';
 import { createLogger } from '../../src/logger.js';
 import { SERVICE_PROCESSES_DIR } from './worker-process.js';
+import { ensureGoTool, goToolCanBeHad, INSTALL_GO, STRIPE_MOCK } from '../../scripts/go-tool.js';
+import { skipStep } from '../../scripts/skipped-steps.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     mongoUri: string;
     dbCapabilities: Capabilities;
+    /** The stripe-mock binary, or undefined where it cannot be built (no Go): the tests that need it skip. */
+    stripeMockBinary: string | undefined;
   }
 }
 
@@ -77,8 +81,23 @@ function killLeftProcesses(ownedBy?: number): void {
   }
 }
 
+/**
+ * stripe-mock for the Stripe connection's tests (test/support/stripe-mock.ts), built on the first
+ * run like FerretDB; where Go is missing, one SKIPPED line and those tests skip.
+ */
+async function stripeMockBinary(): Promise<string | undefined> {
+  if (goToolCanBeHad(STRIPE_MOCK)) return ensureGoTool(STRIPE_MOCK);
+  skipStep(
+    'Stripe connection tests (test/billing/)',
+    `stripe-mock ${STRIPE_MOCK.version} is built from source with Go, which is not installed`,
+    `${INSTALL_GO}: npx vitest run test/billing/`,
+  );
+  return undefined;
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   killLeftProcesses();
+  project.provide('stripeMockBinary', await stripeMockBinary());
   const config = loadConfig();
   const log = createLogger('info');
   if (config.mongodbUri) {

@@ -75,13 +75,13 @@ describe('Subsvc-Test-Outcome with a test key', () => {
     expect([forcedMissing.status, forcedMissing.body]).toEqual([realMissing.status, realMissing.body]);
   });
 
-  it('timeout holds the answer, then answers 504 0911 with nothing done', async () => {
+  it('timeout holds the answer, then answers 504 0920 with nothing done', async () => {
     const { testApiKey } = await t.merchant();
     const [id] = await testSubscriptions(testApiKey, 1);
     const started = performance.now();
     const res = await send(t.baseUrl, testApiKey, 'POST', `/v2/subscriptions/${id}/pause`, { 'Subsvc-Test-Outcome': 'timeout' });
     expect(performance.now() - started).toBeGreaterThanOrEqual(HOLD_MS - 20);
-    expect([res.status, res.body.code, res.body.type]).toEqual([504, '0911', 'urn:subsvc:problem:gateway-timeout']);
+    expect([res.status, res.body.code, res.body.type]).toEqual([504, '0920', 'urn:subsvc:problem:gateway-timeout']);
     expect(await statusOf(testApiKey, id!)).toBe('fulfilled');
   });
 

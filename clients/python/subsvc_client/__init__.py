@@ -19,6 +19,7 @@ __version__ = "2.0.0"
 # Define package exports
 __all__ = [
     "APIKeysApi",
+    "BillingConnectionsApi",
     "BulkRequestsApi",
     "CustomerPortalApi",
     "EventsApi",
@@ -43,6 +44,8 @@ __all__ = [
     "ApiKeyWithSecret",
     "ApiKeysProblem",
     "ApiKeysProblemOrTestOutcome",
+    "BillingConnectionsProblem",
+    "BillingSync",
     "BulkAcceptance",
     "BulkCommandRequest",
     "BulkDryRun",
@@ -98,6 +101,9 @@ __all__ = [
     "RejectedSubscription",
     "ResumedSubscription",
     "Schedule",
+    "StripeConnection",
+    "StripeConnectionPut",
+    "StripePauseBehavior",
     "Subscription",
     "SubscriptionEvent",
     "SubscriptionEventData",
@@ -135,6 +141,7 @@ __all__ = [
 
 # import apis into sdk package
 from subsvc_client.api.api_keys_api import APIKeysApi as APIKeysApi
+from subsvc_client.api.billing_connections_api import BillingConnectionsApi as BillingConnectionsApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsApi
 from subsvc_client.api.customer_portal_api import CustomerPortalApi as CustomerPortalApi
 from subsvc_client.api.events_api import EventsApi as EventsApi
@@ -163,6 +170,8 @@ from subsvc_client.models.api_key_roll import ApiKeyRoll as ApiKeyRoll
 from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret as ApiKeyWithSecret
 from subsvc_client.models.api_keys_problem import ApiKeysProblem as ApiKeysProblem
 from subsvc_client.models.api_keys_problem_or_test_outcome import ApiKeysProblemOrTestOutcome as ApiKeysProblemOrTestOutcome
+from subsvc_client.models.billing_connections_problem import BillingConnectionsProblem as BillingConnectionsProblem
+from subsvc_client.models.billing_sync import BillingSync as BillingSync
 from subsvc_client.models.bulk_acceptance import BulkAcceptance as BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest as BulkCommandRequest
 from subsvc_client.models.bulk_dry_run import BulkDryRun as BulkDryRun
@@ -218,6 +227,9 @@ from subsvc_client.models.problem_or_test_outcome import ProblemOrTestOutcome as
 from subsvc_client.models.rejected_subscription import RejectedSubscription as RejectedSubscription
 from subsvc_client.models.resumed_subscription import ResumedSubscription as ResumedSubscription
 from subsvc_client.models.schedule import Schedule as Schedule
+from subsvc_client.models.stripe_connection import StripeConnection as StripeConnection
+from subsvc_client.models.stripe_connection_put import StripeConnectionPut as StripeConnectionPut
+from subsvc_client.models.stripe_pause_behavior import StripePauseBehavior as StripePauseBehavior
 from subsvc_client.models.subscription import Subscription as Subscription
 from subsvc_client.models.subscription_event import SubscriptionEvent as SubscriptionEvent
 from subsvc_client.models.subscription_event_data import SubscriptionEventData as SubscriptionEventData

@@ -165,10 +165,22 @@ class IdempotencyKeyInUseError(ProblemError):
     code = "0051"
 
 
+class StripeKeyOfTheOtherModeError(ProblemError):
+    """0053: Stripe key of the other mode."""
+
+    code = "0053"
+
+
 class TooManyRequestsError(ProblemError):
     """0060: Too many requests."""
 
     code = "0060"
+
+
+class BillingConnectionNotFoundError(ProblemError):
+    """0120: Billing connection not found."""
+
+    code = "0120"
 
 
 class Problem0142Error(ProblemError):
@@ -201,10 +213,16 @@ class ServiceUnavailableError(ProblemError):
     code = "0910"
 
 
-class GatewayTimeoutError(ProblemError):
-    """0911: Gateway timeout."""
+class SecretsKeyMissingError(ProblemError):
+    """0911: Secrets key missing."""
 
     code = "0911"
+
+
+class GatewayTimeoutError(ProblemError):
+    """0920: Gateway timeout."""
+
+    code = "0920"
 
 
 PROBLEM_TYPES: dict[str, type[ProblemError]] = {
@@ -235,13 +253,16 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0046": FilterTooBroadError,
     "0050": IdempotencyKeyReusedError,
     "0051": IdempotencyKeyInUseError,
+    "0053": StripeKeyOfTheOtherModeError,
     "0060": TooManyRequestsError,
+    "0120": BillingConnectionNotFoundError,
     "0142": Problem0142Error,
     "0143": Problem0143Error,
     "0900": InternalServerError,
     "0901": Problem0901Error,
     "0910": ServiceUnavailableError,
-    "0911": GatewayTimeoutError,
+    "0911": SecretsKeyMissingError,
+    "0920": GatewayTimeoutError,
 }
 
-__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "TooManyRequestsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "GatewayTimeoutError", "PROBLEM_TYPES"]
+__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]

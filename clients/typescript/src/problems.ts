@@ -136,9 +136,19 @@ export class IdempotencyKeyInUseError extends ProblemError {
   static override readonly code = '0051';
 }
 
+/** 0053: Stripe key of the other mode. */
+export class StripeKeyOfTheOtherModeError extends ProblemError {
+  static override readonly code = '0053';
+}
+
 /** 0060: Too many requests. */
 export class TooManyRequestsError extends ProblemError {
   static override readonly code = '0060';
+}
+
+/** 0120: Billing connection not found. */
+export class BillingConnectionNotFoundError extends ProblemError {
+  static override readonly code = '0120';
 }
 
 /** 0142: Problem 0142. */
@@ -166,9 +176,14 @@ export class ServiceUnavailableError extends ProblemError {
   static override readonly code = '0910';
 }
 
-/** 0911: Gateway timeout. */
-export class GatewayTimeoutError extends ProblemError {
+/** 0911: Secrets key missing. */
+export class SecretsKeyMissingError extends ProblemError {
   static override readonly code = '0911';
+}
+
+/** 0920: Gateway timeout. */
+export class GatewayTimeoutError extends ProblemError {
+  static override readonly code = '0920';
 }
 
 /** Each code's error type. */
@@ -200,11 +215,14 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0046': FilterTooBroadError,
   '0050': IdempotencyKeyReusedError,
   '0051': IdempotencyKeyInUseError,
+  '0053': StripeKeyOfTheOtherModeError,
   '0060': TooManyRequestsError,
+  '0120': BillingConnectionNotFoundError,
   '0142': Problem0142Error,
   '0143': Problem0143Error,
   '0900': InternalServerError,
   '0901': Problem0901Error,
   '0910': ServiceUnavailableError,
-  '0911': GatewayTimeoutError,
+  '0911': SecretsKeyMissingError,
+  '0920': GatewayTimeoutError,
 };

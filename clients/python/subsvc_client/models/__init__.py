@@ -19,6 +19,8 @@ from subsvc_client.models.api_key_roll import ApiKeyRoll
 from subsvc_client.models.api_key_with_secret import ApiKeyWithSecret
 from subsvc_client.models.api_keys_problem import ApiKeysProblem
 from subsvc_client.models.api_keys_problem_or_test_outcome import ApiKeysProblemOrTestOutcome
+from subsvc_client.models.billing_connections_problem import BillingConnectionsProblem
+from subsvc_client.models.billing_sync import BillingSync
 from subsvc_client.models.bulk_acceptance import BulkAcceptance
 from subsvc_client.models.bulk_command_request import BulkCommandRequest
 from subsvc_client.models.bulk_dry_run import BulkDryRun
@@ -74,6 +76,9 @@ from subsvc_client.models.problem_or_test_outcome import ProblemOrTestOutcome
 from subsvc_client.models.rejected_subscription import RejectedSubscription
 from subsvc_client.models.resumed_subscription import ResumedSubscription
 from subsvc_client.models.schedule import Schedule
+from subsvc_client.models.stripe_connection import StripeConnection
+from subsvc_client.models.stripe_connection_put import StripeConnectionPut
+from subsvc_client.models.stripe_pause_behavior import StripePauseBehavior
 from subsvc_client.models.subscription import Subscription
 from subsvc_client.models.subscription_event import SubscriptionEvent
 from subsvc_client.models.subscription_event_data import SubscriptionEventData

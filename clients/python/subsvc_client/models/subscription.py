@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
+from subsvc_client.models.billing_sync import BillingSync
 from subsvc_client.models.schedule import Schedule
 from subsvc_client.models.subscription_status import SubscriptionStatus
 from typing import Optional, Set
@@ -41,8 +42,9 @@ class Subscription(BaseModel):
     schedule: Optional[Schedule] = None
     pause_reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="Why it is paused, as given with the pause; present only while `paused` with a reason.", alias="pauseReason")
     hold_ids: Optional[Annotated[List[UUID], Field(max_length=1000)]] = Field(default=None, description="The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does.", alias="holdIds")
+    billing_sync: Optional[BillingSync] = Field(default=None, alias="billingSync")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "holdIds", "livemode"]
+    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "holdIds", "billingSync", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -121,6 +123,9 @@ class Subscription(BaseModel):
         # override the default output from pydantic by calling `to_dict()` of schedule
         if self.schedule:
             _dict['schedule'] = self.schedule.to_dict()
+        # override the default output from pydantic by calling `to_dict()` of billing_sync
+        if self.billing_sync:
+            _dict['billingSync'] = self.billing_sync.to_dict()
         return _dict
 
     @classmethod
@@ -143,6 +148,7 @@ class Subscription(BaseModel):
             "schedule": Schedule.from_dict(obj["schedule"]) if obj.get("schedule") is not None else None,
             "pauseReason": obj.get("pauseReason"),
             "holdIds": obj.get("holdIds"),
+            "billingSync": BillingSync.from_dict(obj["billingSync"]) if obj.get("billingSync") is not None else None,
             "livemode": obj.get("livemode")
         })
         return _obj

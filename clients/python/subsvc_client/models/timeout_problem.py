@@ -45,8 +45,8 @@ class TimeoutProblem(BaseModel):
     @field_validator('code')
     def code_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['0911']):
-            raise ValueError("must be one of enum values ('0911')")
+        if value not in set(['0920']):
+            raise ValueError("must be one of enum values ('0920')")
         return value
 
     model_config = ConfigDict(

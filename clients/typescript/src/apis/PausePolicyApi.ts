@@ -57,7 +57,7 @@ export interface PutPausePolicyRequest {
     /**
      * Test keys only: the request is answered as the scenario says, before anything is done
      * (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`),
-     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030),
+     * `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030),
      * `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure
      * has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one
      * `Idempotency-Key` (which they need), then let the request through. A live key sending

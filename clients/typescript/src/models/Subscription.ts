@@ -27,6 +27,13 @@ import {
     ScheduleToJSON,
     ScheduleToJSONTyped,
 } from './Schedule.js';
+import type { BillingSync } from './BillingSync.js';
+import {
+    BillingSyncFromJSON,
+    BillingSyncFromJSONTyped,
+    BillingSyncToJSON,
+    BillingSyncToJSONTyped,
+} from './BillingSync.js';
 
 /**
  * A subscription as a read shows it (the same fields as the pause answer).
@@ -75,6 +82,10 @@ export interface Subscription {
      */
     holdIds?: Array<string>;
     /**
+     * 
+     */
+    billingSync?: BillingSync;
+    /**
      * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
      * the test mode section of the docs). A key only ever sees objects of its own mode.
      * 
@@ -119,6 +130,7 @@ export function SubscriptionFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
         'pauseReason': json['pauseReason'] == null ? undefined : json['pauseReason'],
         'holdIds': json['holdIds'] == null ? undefined : json['holdIds'],
+        'billingSync': json['billingSync'] == null ? undefined : BillingSyncFromJSON(json['billingSync']),
         'livemode': json['livemode'],
     };
 }
@@ -144,6 +156,7 @@ export function SubscriptionToJSONTyped(value?: Subscription | null, ignoreDiscr
         'schedule': ScheduleToJSON(value['schedule']),
         'pauseReason': value['pauseReason'],
         'holdIds': value['holdIds'],
+        'billingSync': BillingSyncToJSON(value['billingSync']),
         'livemode': value['livemode'],
     };
 }

@@ -46,7 +46,7 @@ export interface TimeoutProblem {
  * @export
  */
 export const TimeoutProblemCodeEnum = {
-    _0911: '0911',
+    _0920: '0920',
 } as const;
 export type TimeoutProblemCodeEnum = typeof TimeoutProblemCodeEnum[keyof typeof TimeoutProblemCodeEnum];
 
@@ -60,7 +60,7 @@ export function instanceOfTimeoutProblem(value: object): value is TimeoutProblem
     if (!('status' in value) || value['status'] === undefined) return false;
     if (!('detail' in value) || value['detail'] === undefined) return false;
     if (!('code' in value) || value['code'] === undefined) return false;
-    if (value['code'] !== '0911') return false;
+    if (value['code'] !== '0920') return false;
     
     return true;
 }

@@ -251,11 +251,29 @@ public final class Problems {
     }
   }
 
+  /** 0053: Stripe key of the other mode. */
+  public static final class StripeKeyOfTheOtherModeError extends ProblemException {
+    public static final String CODE = "0053";
+
+    public StripeKeyOfTheOtherModeError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0060: Too many requests. */
   public static final class TooManyRequestsError extends ProblemException {
     public static final String CODE = "0060";
 
     public TooManyRequestsError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
+  /** 0120: Billing connection not found. */
+  public static final class BillingConnectionNotFoundError extends ProblemException {
+    public static final String CODE = "0120";
+
+    public BillingConnectionNotFoundError(int status, String message, HttpHeaders headers, String body) {
       super(status, message, headers, body);
     }
   }
@@ -305,9 +323,18 @@ public final class Problems {
     }
   }
 
-  /** 0911: Gateway timeout. */
-  public static final class GatewayTimeoutError extends ProblemException {
+  /** 0911: Secrets key missing. */
+  public static final class SecretsKeyMissingError extends ProblemException {
     public static final String CODE = "0911";
+
+    public SecretsKeyMissingError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
+  /** 0920: Gateway timeout. */
+  public static final class GatewayTimeoutError extends ProblemException {
+    public static final String CODE = "0920";
 
     public GatewayTimeoutError(int status, String message, HttpHeaders headers, String body) {
       super(status, message, headers, body);
@@ -371,8 +398,12 @@ public final class Problems {
         return new IdempotencyKeyReusedError(status, message, headers, body);
       case "0051":
         return new IdempotencyKeyInUseError(status, message, headers, body);
+      case "0053":
+        return new StripeKeyOfTheOtherModeError(status, message, headers, body);
       case "0060":
         return new TooManyRequestsError(status, message, headers, body);
+      case "0120":
+        return new BillingConnectionNotFoundError(status, message, headers, body);
       case "0142":
         return new Problem0142Error(status, message, headers, body);
       case "0143":
@@ -384,6 +415,8 @@ public final class Problems {
       case "0910":
         return new ServiceUnavailableError(status, message, headers, body);
       case "0911":
+        return new SecretsKeyMissingError(status, message, headers, body);
+      case "0920":
         return new GatewayTimeoutError(status, message, headers, body);
       default:
         return new ProblemException(status, message, headers, body);

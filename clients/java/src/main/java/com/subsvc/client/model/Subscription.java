@@ -24,6 +24,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import com.fasterxml.jackson.annotation.JsonValue;
+import com.subsvc.client.model.BillingSync;
 import com.subsvc.client.model.Schedule;
 import com.subsvc.client.model.SubscriptionStatus;
 import java.util.ArrayList;
@@ -48,6 +49,7 @@ import com.subsvc.client.ApiClient;
   Subscription.JSON_PROPERTY_SCHEDULE,
   Subscription.JSON_PROPERTY_PAUSE_REASON,
   Subscription.JSON_PROPERTY_HOLD_IDS,
+  Subscription.JSON_PROPERTY_BILLING_SYNC,
   Subscription.JSON_PROPERTY_LIVEMODE
 })
 @jakarta.annotation.Generated(value = "org.openapitools.codegen.languages.JavaClientCodegen", comments = "Generator version: 7.25.0")
@@ -91,6 +93,10 @@ public class Subscription {
   public static final String JSON_PROPERTY_HOLD_IDS = "holdIds";
   @jakarta.annotation.Nullable
   private List<UUID> holdIds = new ArrayList<>();
+
+  public static final String JSON_PROPERTY_BILLING_SYNC = "billingSync";
+  @jakarta.annotation.Nullable
+  private BillingSync billingSync;
 
   public static final String JSON_PROPERTY_LIVEMODE = "livemode";
   @jakarta.annotation.Nonnull
@@ -349,6 +355,30 @@ public class Subscription {
   }
 
 
+  public Subscription billingSync(@jakarta.annotation.Nullable BillingSync billingSync) {
+    this.billingSync = billingSync;
+    return this;
+  }
+
+  /**
+   * Get billingSync
+   * @return billingSync
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_BILLING_SYNC, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public BillingSync getBillingSync() {
+    return billingSync;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_BILLING_SYNC, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setBillingSync(@jakarta.annotation.Nullable BillingSync billingSync) {
+    this.billingSync = billingSync;
+  }
+
+
   public Subscription livemode(@jakarta.annotation.Nonnull Boolean livemode) {
     this.livemode = livemode;
     return this;
@@ -395,12 +425,13 @@ public class Subscription {
         Objects.equals(this.schedule, subscription.schedule) &&
         Objects.equals(this.pauseReason, subscription.pauseReason) &&
         Objects.equals(this.holdIds, subscription.holdIds) &&
+        Objects.equals(this.billingSync, subscription.billingSync) &&
         Objects.equals(this.livemode, subscription.livemode);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(id, merchantId, planId, status, cycle, createdAt, modifiedAt, schedule, pauseReason, holdIds, livemode);
+    return Objects.hash(id, merchantId, planId, status, cycle, createdAt, modifiedAt, schedule, pauseReason, holdIds, billingSync, livemode);
   }
 
   @Override
@@ -417,6 +448,7 @@ public class Subscription {
     sb.append("    schedule: ").append(toIndentedString(schedule)).append("\n");
     sb.append("    pauseReason: ").append(toIndentedString(pauseReason)).append("\n");
     sb.append("    holdIds: ").append(toIndentedString(holdIds)).append("\n");
+    sb.append("    billingSync: ").append(toIndentedString(billingSync)).append("\n");
     sb.append("    livemode: ").append(toIndentedString(livemode)).append("\n");
     sb.append("}");
     return sb.toString();
@@ -516,6 +548,11 @@ public class Subscription {
               ApiClient.urlEncode(ApiClient.valueToString(getHoldIds().get(i)))));
         }
       }
+    }
+
+    // add `billingSync` to the URL query string
+    if (getBillingSync() != null) {
+      joiner.add(getBillingSync().toUrlQueryString(prefix + "billingSync" + suffix));
     }
 
     // add `livemode` to the URL query string

@@ -61,7 +61,7 @@ public class TimeoutProblem {
    * Gets or Sets code
    */
   public enum CodeEnum {
-    _0911(String.valueOf("0911"));
+    _0920(String.valueOf("0920"));
 
     private String value;
 
