@@ -988,6 +988,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/test-helpers/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Empty the test mode (test keys only)
+         * @description Deletes everything the key's test mode made, in one call: its subscriptions, bulk
+         *     requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key`
+         *     answers and forced-failure counts, and its test clock (which reads the real time again).
+         *     Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of
+         *     each were deleted. A live key gets 403 (0011); live data is never touched.
+         */
+        post: operations["resetTestMode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/test-helpers/scenarios": {
         parameters: {
             query?: never;
@@ -2286,6 +2310,13 @@ export interface components {
             code: "0010" | "0021" | "0025" | "0031" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        TestModeReset: {
+            /** @description How many documents of each kind the reset deleted. */
+            deleted: {
+                [key: string]: number;
+            };
+            livemode: components["schemas"]["Livemode"];
+        };
         /** @description A problem as `Problem`, for a request held by `Subsvc-Test-Outcome: timeout`. */
         TimeoutProblem: {
             /** Format: uri-reference */
@@ -2684,7 +2715,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["PauseProblemOrTestOutcome"];
             };
         };
-        /** @description A live key on a test helper; nothing was done. */
+        /** @description A live key on a test helper, or on any operation of a sandbox (`subsvc sandbox`, test keys only); nothing was done. */
         TestModeOnly: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -3134,6 +3165,7 @@ export interface operations {
             202: components["responses"]["BulkAccepted"];
             400: components["responses"]["InvalidPauseRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3204,6 +3236,7 @@ export interface operations {
             202: components["responses"]["BulkAccepted"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3252,6 +3285,7 @@ export interface operations {
             202: components["responses"]["BulkAccepted"];
             400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3299,6 +3333,7 @@ export interface operations {
             202: components["responses"]["BulkAccepted"];
             400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3321,6 +3356,7 @@ export interface operations {
             200: components["responses"]["BulkDryRun"];
             400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3341,6 +3377,7 @@ export interface operations {
             200: components["responses"]["BulkDryRun"];
             400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3393,6 +3430,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3446,6 +3484,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3500,6 +3539,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["InvalidStatusTransition"];
             429: components["responses"]["TooManyRequests"];
@@ -3550,6 +3590,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3599,6 +3640,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["BulkRequestNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3667,6 +3709,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["BulkRequestNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3706,6 +3749,7 @@ export interface operations {
             202: components["responses"]["BulkUndoAccepted"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["BulkRequestNotFound"];
             409: components["responses"]["BulkUndoRefused"];
             429: components["responses"]["TooManyRequests"];
@@ -3756,6 +3800,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3802,6 +3847,7 @@ export interface operations {
             202: components["responses"]["HoldAccepted"];
             400: components["responses"]["InvalidHoldRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3855,6 +3901,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["HoldNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3894,6 +3941,7 @@ export interface operations {
             202: components["responses"]["HoldReleaseAccepted"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["HoldNotFound"];
             409: components["responses"]["HoldReleased"];
             429: components["responses"]["TooManyRequests"];
@@ -3956,6 +4004,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4005,6 +4054,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["EventNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4055,6 +4105,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["EventNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4104,6 +4155,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4133,6 +4185,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidWebhookEndpoint"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4182,6 +4235,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4230,6 +4284,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4280,6 +4335,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidWebhookEndpoint"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4335,6 +4391,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4385,6 +4442,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4436,6 +4494,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidApiKeyRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4465,6 +4524,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidApiKeyRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4514,6 +4574,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidApiKeyRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["ApiKeyNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4564,6 +4625,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidApiKeyRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["ApiKeyNotFound"];
             409: components["responses"]["LastApiKey"];
             429: components["responses"]["TooManyRequests"];
@@ -4584,6 +4646,7 @@ export interface operations {
             200: components["responses"]["PausePolicy"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4626,6 +4689,7 @@ export interface operations {
             200: components["responses"]["PausePolicy"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4678,6 +4742,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4716,6 +4781,7 @@ export interface operations {
             200: components["responses"]["Plan"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["PlanNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4765,6 +4831,7 @@ export interface operations {
             200: components["responses"]["Plan"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4822,6 +4889,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidPortalLinkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["PortalLinkRefused"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4876,6 +4944,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4923,6 +4992,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["PortalLinkNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -5070,6 +5140,36 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TestTrigger"];
+                };
+            };
+            400: components["responses"]["InvalidTestHelperRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
+        };
+    };
+    resetTestMode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test mode, emptied. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestModeReset"];
                 };
             };
             400: components["responses"]["InvalidTestHelperRequest"];

@@ -66,6 +66,7 @@ export type ServiceConfig = Pick<
       | 'dbWorkarounds'
       | 'publicUrl'
       | 'testOutcomeHoldMs'
+      | 'testKeysOnly'
     >
   >;
 

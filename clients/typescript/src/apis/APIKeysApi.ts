@@ -44,6 +44,11 @@ import {
     ProblemToJSON,
 } from '../models/Problem.js';
 import {
+    type TestHelpersProblem,
+    TestHelpersProblemFromJSON,
+    TestHelpersProblemToJSON,
+} from '../models/TestHelpersProblem.js';
+import {
     type TimeoutProblem,
     TimeoutProblemFromJSON,
     TimeoutProblemToJSON,

@@ -104,6 +104,11 @@ import {
     SubscriptionStatusToJSON,
 } from '../models/SubscriptionStatus.js';
 import {
+    type TestHelpersProblem,
+    TestHelpersProblemFromJSON,
+    TestHelpersProblemToJSON,
+} from '../models/TestHelpersProblem.js';
+import {
     type TimeoutProblem,
     TimeoutProblemFromJSON,
     TimeoutProblemToJSON,

@@ -44,6 +44,11 @@ import {
     TestHelpersProblemOrTestOutcomeToJSON,
 } from '../models/TestHelpersProblemOrTestOutcome.js';
 import {
+    type TestModeReset,
+    TestModeResetFromJSON,
+    TestModeResetToJSON,
+} from '../models/TestModeReset.js';
+import {
     type TestScenarioList,
     TestScenarioListFromJSON,
     TestScenarioListToJSON,
@@ -434,6 +439,53 @@ export class TestHelpersApi extends runtime.BaseAPI {
      */
     async listTestScenarios(requestParameters: ListTestScenariosRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TestScenarioList> {
         const response = await this.listTestScenariosRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for resetTestMode without sending the request
+     */
+    async resetTestModeRequestOpts(): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/test-helpers/reset`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Deletes everything the key\'s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+     * Empty the test mode (test keys only)
+     */
+    async resetTestModeRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<TestModeReset>> {
+        const requestOptions = await this.resetTestModeRequestOpts();
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => TestModeResetFromJSON(jsonValue));
+    }
+
+    /**
+     * Deletes everything the key\'s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+     * Empty the test mode (test keys only)
+     */
+    async resetTestMode(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TestModeReset> {
+        const response = await this.resetTestModeRaw(initOverrides);
         return await response.value();
     }
 

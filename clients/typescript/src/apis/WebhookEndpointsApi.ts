@@ -24,6 +24,11 @@ import {
     ProblemOrTestOutcomeToJSON,
 } from '../models/ProblemOrTestOutcome.js';
 import {
+    type TestHelpersProblem,
+    TestHelpersProblemFromJSON,
+    TestHelpersProblemToJSON,
+} from '../models/TestHelpersProblem.js';
+import {
     type TimeoutProblem,
     TimeoutProblemFromJSON,
     TimeoutProblemToJSON,
