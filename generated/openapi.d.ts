@@ -2926,7 +2926,7 @@ export interface components {
          *     generated client's method changes its signature.
          * @example unavailable:2
          */
-        TestOutcome: string;
+        TestOutcome: "rate_limited" | "unavailable" | "timeout" | "conflict" | "policy_refused" | "not_found" | "rate_limited:1" | "rate_limited:2" | "rate_limited:3" | "rate_limited:4" | "rate_limited:5" | "rate_limited:6" | "rate_limited:7" | "rate_limited:8" | "rate_limited:9" | "rate_limited:10" | "unavailable:1" | "unavailable:2" | "unavailable:3" | "unavailable:4" | "unavailable:5" | "unavailable:6" | "unavailable:7" | "unavailable:8" | "unavailable:9" | "unavailable:10";
         /**
          * @description An event's `id`. An unknown id, or another merchant's, answers 404.
          * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e5f

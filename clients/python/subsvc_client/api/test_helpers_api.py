@@ -15,7 +15,7 @@ from pydantic import validate_call, Field, StrictFloat, StrictStr, StrictInt
 from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictStr, field_validator
 from typing import Optional
 from typing_extensions import Annotated
 from subsvc_client.models.test_clock import TestClock
@@ -1482,7 +1482,7 @@ class TestHelpersApi:
     @validate_call
     def list_test_scenarios(
         self,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1556,7 +1556,7 @@ class TestHelpersApi:
     @validate_call
     def list_test_scenarios_with_http_info(
         self,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1630,7 +1630,7 @@ class TestHelpersApi:
     @validate_call
     def list_test_scenarios_without_preload_content(
         self,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0911), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
