@@ -1022,6 +1022,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/test-helpers/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Empty the test mode (test keys only)
+         * @description Deletes everything the key's test mode made, in one call: its subscriptions, bulk
+         *     requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key`
+         *     answers and forced-failure counts, and its test clock (which reads the real time again).
+         *     Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of
+         *     each were deleted. A live key gets 403 (0011); live data is never touched.
+         */
+        post: operations["resetTestMode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/test-helpers/scenarios": {
         parameters: {
             query?: never;
@@ -2379,6 +2403,13 @@ export interface components {
             code: "0010" | "0021" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        TestModeReset: {
+            /** @description How many documents of each kind the reset deleted. */
+            deleted: {
+                [key: string]: number;
+            };
+            livemode: components["schemas"]["Livemode"];
+        };
         /** @description A problem as `Problem`, for a request held by `Subsvc-Test-Outcome: timeout`. */
         TimeoutProblem: {
             /** Format: uri-reference */
@@ -2777,7 +2808,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["PauseProblemOrTestOutcome"];
             };
         };
-        /** @description A live key on a test helper; nothing was done. */
+        /** @description A live key on a test helper, or on any operation of a sandbox (`subsvc sandbox`, test keys only); nothing was done. */
         TestModeOnly: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -3049,7 +3080,7 @@ export interface components {
          *     generated client's method changes its signature.
          * @example unavailable:2
          */
-        TestOutcome: string;
+        TestOutcome: "rate_limited" | "unavailable" | "timeout" | "conflict" | "policy_refused" | "not_found" | "rate_limited:1" | "rate_limited:2" | "rate_limited:3" | "rate_limited:4" | "rate_limited:5" | "rate_limited:6" | "rate_limited:7" | "rate_limited:8" | "rate_limited:9" | "rate_limited:10" | "unavailable:1" | "unavailable:2" | "unavailable:3" | "unavailable:4" | "unavailable:5" | "unavailable:6" | "unavailable:7" | "unavailable:8" | "unavailable:9" | "unavailable:10";
         /**
          * @description An event's `id`. An unknown id, or another merchant's, answers 404.
          * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e5f
@@ -3288,6 +3319,7 @@ export interface operations {
             202: components["responses"]["BulkAccepted"];
             400: components["responses"]["InvalidPauseRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3358,6 +3390,7 @@ export interface operations {
             202: components["responses"]["BulkAccepted"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["InvalidStatusTransition"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3406,6 +3439,7 @@ export interface operations {
             202: components["responses"]["BulkAccepted"];
             400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3453,6 +3487,7 @@ export interface operations {
             202: components["responses"]["BulkAccepted"];
             400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3475,6 +3510,7 @@ export interface operations {
             200: components["responses"]["BulkDryRun"];
             400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3495,6 +3531,7 @@ export interface operations {
             200: components["responses"]["BulkDryRun"];
             400: components["responses"]["InvalidBulkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -3547,6 +3584,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3600,6 +3638,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3654,6 +3693,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["InvalidStatusTransition"];
             429: components["responses"]["TooManyRequests"];
@@ -3704,6 +3744,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3753,6 +3794,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["BulkRequestNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3821,6 +3863,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["BulkRequestNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -3860,6 +3903,7 @@ export interface operations {
             202: components["responses"]["BulkUndoAccepted"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["BulkRequestNotFound"];
             409: components["responses"]["BulkUndoRefused"];
             429: components["responses"]["TooManyRequests"];
@@ -3910,6 +3954,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3956,6 +4001,7 @@ export interface operations {
             202: components["responses"]["HoldAccepted"];
             400: components["responses"]["InvalidHoldRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4009,6 +4055,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["HoldNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4048,6 +4095,7 @@ export interface operations {
             202: components["responses"]["HoldReleaseAccepted"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["HoldNotFound"];
             409: components["responses"]["HoldReleased"];
             429: components["responses"]["TooManyRequests"];
@@ -4110,6 +4158,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4159,6 +4208,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["EventNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4209,6 +4259,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["EventNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4258,6 +4309,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4287,6 +4339,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidWebhookEndpoint"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4336,6 +4389,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4384,6 +4438,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4434,6 +4489,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidWebhookEndpoint"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4489,6 +4545,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4539,6 +4596,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["WebhookEndpointNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4590,6 +4648,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidApiKeyRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4619,6 +4678,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidApiKeyRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4668,6 +4728,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidApiKeyRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["ApiKeyNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4718,6 +4779,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidApiKeyRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["ApiKeyNotFound"];
             409: components["responses"]["LastApiKey"];
             429: components["responses"]["TooManyRequests"];
@@ -4738,6 +4800,7 @@ export interface operations {
             200: components["responses"]["PausePolicy"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4780,6 +4843,7 @@ export interface operations {
             200: components["responses"]["PausePolicy"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4832,6 +4896,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4870,6 +4935,7 @@ export interface operations {
             200: components["responses"]["Plan"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["PlanNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -4919,6 +4985,7 @@ export interface operations {
             200: components["responses"]["Plan"];
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4976,6 +5043,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidPortalLinkRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["SubscriptionNotFound"];
             409: components["responses"]["PortalLinkRefused"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5030,6 +5098,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5077,6 +5146,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
             404: components["responses"]["PortalLinkNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
@@ -5313,6 +5383,36 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetTestMode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test mode, emptied. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestModeReset"];
+                };
+            };
+            400: components["responses"]["InvalidTestHelperRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["TestModeOnly"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["TestOutcomeTimeout"];
         };
     };
     listTestScenarios: {

@@ -79,6 +79,8 @@ export interface Config {
   readonly webhookRetryDelaysMs: readonly number[];
   /** How long `Subsvc-Test-Outcome: timeout` holds its answer before the 504 (src/test-mode/test-outcomes.ts). */
   readonly testOutcomeHoldMs: number;
+  /** Live keys are refused with 403 on every operation: a sandbox (`subsvc sandbox`) serves test mode only. */
+  readonly testKeysOnly: boolean;
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
   readonly demo: boolean;
   /** Prometheus metrics (src/observability/metrics.ts): off, no /metrics and no counting. */
@@ -289,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooksAllowPrivateUrls: flag(env, 'WEBHOOKS_ALLOW_PRIVATE_URLS', uri === undefined),
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS),
     testOutcomeHoldMs: integer(env, 'TEST_OUTCOME_HOLD_MS', 35_000, 0, 600_000),
+    testKeysOnly: flag(env, 'TEST_KEYS_ONLY', false),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
     metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,

@@ -65,13 +65,13 @@ export async function mongodObtainable(download: DownloadProxy): Promise<boolean
     );
 }
 
-async function startMemoryServer(download: DownloadProxy): Promise<EmbeddedDatabase> {
+async function startMemoryServer(download: DownloadProxy, dataDir: string | undefined): Promise<EmbeddedDatabase> {
   const { DryMongoBinary, MongoBinary, MongoMemoryServer } = await loadMemoryServer();
   await assertMongodObtainable(DryMongoBinary, download);
   // Find (or download) the mongod first: where none can be had, the error comes back here for
   // the start-up log's one line, instead of create()'s console warning with a stack trace.
   await MongoBinary.getPath();
-  const server = await MongoMemoryServer.create();
+  const server = await MongoMemoryServer.create(dataDir === undefined ? {} : { instance: { dbPath: dataDir } });
   return {
     uri: server.getUri(),
     engine: 'memory-server',
@@ -82,23 +82,29 @@ async function startMemoryServer(download: DownloadProxy): Promise<EmbeddedDatab
   };
 }
 
-async function startEmbeddedFerretdb(log: Logger, reason: string): Promise<EmbeddedDatabase> {
+async function startEmbeddedFerretdb(log: Logger, reason: string, dataDir: string | undefined): Promise<EmbeddedDatabase> {
   const binary = await ensureFerretdbBinary(CACHE_DIR, log);
-  const server = await startFerretdb(binary, log);
+  const server = await startFerretdb(binary, log, dataDir === undefined ? {} : { dataDir });
   return { uri: server.uri, engine: 'ferretdb', reason, stop: () => server.stop() };
 }
 
-export async function startEmbeddedDatabase(engine: EmbeddedEngine, download: DownloadProxy, log: Logger): Promise<EmbeddedDatabase> {
+/** `dataDir`: where the engine keeps its data (the caller's to remove); a temporary folder of its own otherwise. */
+export async function startEmbeddedDatabase(
+  engine: EmbeddedEngine,
+  download: DownloadProxy,
+  log: Logger,
+  dataDir?: string,
+): Promise<EmbeddedDatabase> {
   let database: EmbeddedDatabase;
   if (engine === 'ferretdb') {
-    database = await startEmbeddedFerretdb(log, 'EMBEDDED_DB=ferretdb');
+    database = await startEmbeddedFerretdb(log, 'EMBEDDED_DB=ferretdb', dataDir);
   } else {
     try {
-      database = await startMemoryServer(download);
+      database = await startMemoryServer(download, dataDir);
     } catch (error) {
       if (engine === 'memory-server') throw error;
       const why = (error as Error).message.replace(/\s+/g, ' ').trim().slice(0, 300);
-      database = await startEmbeddedFerretdb(log, `no mongod could be had (${why}); FerretDB v1 instead`);
+      database = await startEmbeddedFerretdb(log, `no mongod could be had (${why}); FerretDB v1 instead`, dataDir);
     }
   }
   log.info({ engine: database.engine, reason: database.reason }, 'embedded database started');

@@ -24,7 +24,7 @@ import { jsonBodyMiddleware } from './body.middleware.js';
 import { clientAddressMiddleware, TrustedProxies } from './client-address.js';
 import { docsRouter } from './docs.routes.js';
 import { healthRouter, type Readiness } from './health.routes.js';
-import { createOpenApiBackend, openApiMiddleware, type ForcedOutcomes } from './openapi.js';
+import { createOpenApiBackend, openApiMiddleware, type TestModeAtTheEdge } from './openapi.js';
 import { problemMiddleware } from './problem.middleware.js';
 import type { RateLimiter } from './rate-limit.js';
 import { idempotent } from '../idempotency/idempotency.js';
@@ -67,8 +67,8 @@ export interface AppDependencies {
   /** TRUSTED_PROXIES: the proxies whose X-Forwarded-For names the client (none: the peer is the client). */
   readonly trustedProxies?: readonly string[];
   readonly idempotency: IdempotencyRepository;
-  /** Failures on demand for test keys (src/test-mode/test-outcomes.ts); undefined: the header is ignored. */
-  readonly forcedOutcomes?: ForcedOutcomes;
+  /** Failures on demand for test keys (src/test-mode/test-outcomes.ts), and live keys refused in a sandbox; undefined: neither. */
+  readonly testMode?: TestModeAtTheEdge;
   readonly log: Logger;
   /** Requests counted, and GET /metrics served here when `route` (METRICS_PORT unset); undefined: METRICS=off. */
   readonly metrics?: { readonly registry: Metrics; readonly route: boolean } | undefined;
@@ -122,7 +122,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...deps.portal.handlers,
     }),
   };
-  const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures }, undefined, deps.forcedOutcomes);
+  const api = await createOpenApiBackend(auth, handlers, { requests: limiter, authFailures }, undefined, deps.testMode);
 
   const app = new Koa();
   const trustedProxies = deps.trustedProxies ?? [];

@@ -20,6 +20,8 @@ import type { RateLimiter } from './rate-limit.js';
 import { ERRORS_LISTED, validationErrors } from './validation-errors.js';
 import { answerAs } from './test-outcomes.js';
 import type { TestOutcomes } from '../test-mode/test-outcomes.js';
+import { TestModeOnlyError } from '../test-mode/test-mode.errors.js';
+import { livemodeOf } from '../merchants/livemode.js';
 
 /**
  * openapi-backend checks a definition against the OpenAPI 3.0 meta-schema only, which rejects a
@@ -52,10 +54,11 @@ export interface Limits {
   readonly authFailures: RateLimiter | undefined;
 }
 
-/** Failures on demand (src/test-mode/test-outcomes.ts), and how long `timeout` holds its answer. */
-export interface ForcedOutcomes {
+/** Failures on demand (src/test-mode/test-outcomes.ts), how long `timeout` holds its answer, and whether live keys are refused (a sandbox). */
+export interface TestModeAtTheEdge {
   readonly outcomes: TestOutcomes;
   readonly holdMs?: number;
+  readonly testKeysOnly?: boolean;
 }
 
 const SCHEDULE_PATHS = new Set<string>(SCHEDULE_FIELDS.map((field) => `/${field}`));
@@ -127,7 +130,7 @@ export async function createOpenApiBackend(
   handlers: OperationHandlers,
   limits: Limits,
   definition: Document = loadSpec(),
-  forced?: ForcedOutcomes,
+  testMode?: TestModeAtTheEdge,
 ): Promise<OpenApi31Backend> {
   const api = new OpenApi31Backend({
     definition,
@@ -166,6 +169,9 @@ export async function createOpenApiBackend(
     // sent; then a forced failure, before anything is done.
     postSecurityHandler: async (c: Context, ctx: KoaContext) => {
       if (!c.security?.authorized) return;
+      if (testMode?.testKeysOnly && livemodeOf(merchantOf(c).id)) {
+        throw new TestModeOnlyError('This sandbox serves test mode only: use a test key (sk_test_...); live keys are refused.');
+      }
       if (limits.requests) {
         try {
           limits.requests.enforce(merchantOf(c).id, ctx);
@@ -175,10 +181,10 @@ export async function createOpenApiBackend(
         }
       }
       const value = header(c, 'subsvc-test-outcome');
-      if (!forced || value === undefined) return;
+      if (!testMode || value === undefined) return;
       const merchantId = merchantOf(c).id;
-      const scenario = await forced.outcomes.outcomeOf({ merchantId, value, idempotencyKey: header(c, 'idempotency-key') });
-      if (scenario) await answerAs(scenario, c, ctx, forced.holdMs);
+      const scenario = await testMode.outcomes.outcomeOf({ merchantId, value, idempotencyKey: header(c, 'idempotency-key') });
+      if (scenario) await answerAs(scenario, c, ctx, testMode.holdMs);
     },
     unauthorizedHandler: (c: Context) => {
       rethrowSecurityFailure(c);

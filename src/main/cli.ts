@@ -9,6 +9,7 @@
  *   subsvc keys list|create --merchant ID [--mode live|test], subsvc keys revoke --merchant ID --key KEY_ID [--mode live|test]
  *   subsvc status                        the fleet: live processes, queue, due schedules, outbox, disabled endpoints
  *   subsvc trigger TYPE                  POST /v2/test-helpers/triggers with SUBSVC_API_KEY at SUBSVC_URL; prints the answer
+ *   subsvc sandbox [--port N] [--seed N] test mode only, on a fresh embedded database; prints one JSON line when ready
  * Admin commands need MONGODB_URI, print one JSON line on stdout, and nothing else goes there.
  */
 // First: tracing, when asked for, must be in place before the database driver loads.
@@ -20,6 +21,7 @@ import { createLogger, terminalDestination, type Logger } from '../logger.js';
 import { composeDomain, fleetStatusOn, type Domain } from './composition.js';
 import { UsageError } from './main.errors.js';
 import { serve, work, type Running } from './processes.js';
+import { startSandbox } from './sandbox.js';
 import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import { listenForWebhooks } from '../webhooks/listen.js';
 import { SeedInterruptedError } from '../subscriptions/subscriptions.errors.js';
@@ -38,7 +40,8 @@ const USAGE = `usage:
   subsvc keys create --merchant ID [--mode live|test]
   subsvc keys revoke --merchant ID --key KEY_ID [--mode live|test]
   subsvc status
-  subsvc trigger EVENT_TYPE   (SUBSVC_API_KEY, a test key; SUBSVC_URL, default http://127.0.0.1:8080)`;
+  subsvc trigger EVENT_TYPE   (SUBSVC_API_KEY, a test key; SUBSVC_URL, default http://127.0.0.1:8080)
+  subsvc sandbox [--port N (default 8080; 0: any free port)] [--seed N (test subscriptions, default 10)]`;
 
 /**
  * A rejection nobody awaited must not take HTTP and workers down with it: Agenda 6.2 calls
@@ -180,6 +183,17 @@ async function listen(config: Config, args: string[]): Promise<void> {
   process.once('SIGTERM', stop);
 }
 
+/** The sandbox (src/main/sandbox.ts): its logs on stderr, warnings and errors only, so that stdout is its JSON lines. */
+async function sandbox(config: Config, args: string[]): Promise<void> {
+  const { values } = parseArgs({ args, options: { port: { type: 'string' }, seed: { type: 'string' } } });
+  const port = values.port === '0' ? 0 : values.port === undefined ? config.port : positiveInteger(values.port, '--port', 65535);
+  const seed = values.seed === '0' ? 0 : values.seed === undefined ? 10 : positiveInteger(values.seed, '--seed', 1000);
+  const log = createLogger('warn', process.stderr);
+  surviveUnhandledRejections(log);
+  const print = (line: unknown) => process.stdout.write(`${JSON.stringify(line)}\n`);
+  runUntilSignalled(await startSandbox(config, log, { port, seed }, print), config, log);
+}
+
 /**
  * Causes an event through a running service's API (docs/partners.md, "Triggers"): the answer's
  * body on stdout when it is a 201; a problem's on stderr otherwise, with exit code 1.
@@ -210,6 +224,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   if (command === 'webhooks' && subcommand === 'listen') return listen(config, rest);
+  if (command === 'sandbox') return sandbox(config, subcommand === undefined ? rest : [subcommand, ...rest]);
   let result: unknown;
   if (command === 'merchant' && subcommand === 'create') {
     const { values } = parseArgs({ args: rest, options: { name: { type: 'string' } } });

@@ -44,7 +44,9 @@ export type HttpConfig = Pick<
   Config,
   'dbTimeoutMs' | 'rateLimitBurst' | 'rateLimitPerSecond' | 'authFailuresPerMinute' | 'webhooksAllowPrivateUrls'
 > &
-  Partial<Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies' | 'publicUrl' | 'testOutcomeHoldMs'>>;
+  Partial<
+    Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies' | 'publicUrl' | 'testOutcomeHoldMs' | 'testKeysOnly'>
+  >;
 
 /**
  * What the whole fleet is doing (src/fleet/status.ts), each figure read by the store that owns its
@@ -193,7 +195,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       ),
       log,
       idempotency: stores.idempotency,
-      forcedOutcomes: { outcomes: new TestOutcomes(stores.testOutcomes), holdMs: config.testOutcomeHoldMs },
+      testMode: { outcomes: new TestOutcomes(stores.testOutcomes), holdMs: config.testOutcomeHoldMs, testKeysOnly: config.testKeysOnly },
       limiter,
       authFailures:
         config.authFailuresPerMinute > 0

@@ -24,6 +24,7 @@ import { ScheduleClock } from '../clocks/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { TestClocksRepository } from '../clocks/test-clocks.repository.js';
 import { TestOutcomesRepository } from '../test-mode/test-outcomes.repository.js';
+import { TestModeResetRepository } from '../test-mode/test-mode-reset.repository.js';
 import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
 
@@ -80,6 +81,7 @@ export interface Stores extends SubscriptionStores {
   readonly pausePolicies: PausePolicyRepository;
   readonly testClocks: TestClocksRepository;
   readonly testOutcomes: TestOutcomesRepository;
+  readonly testModeReset: TestModeResetRepository;
   readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
   readonly plans: PlansRepository;
@@ -104,6 +106,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     pausePolicies: new PausePolicyRepository(db, guard),
     testClocks: new TestClocksRepository(db, guard),
     testOutcomes: new TestOutcomesRepository(db, documentsPerDelete),
+    testModeReset: new TestModeResetRepository(db, documentsPerDelete),
     holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
     plans: new PlansRepository(db, guard),

@@ -59,6 +59,7 @@ export type ServiceConfig = Pick<
       | 'testOutcomeHoldMs'
       | 'secretsKey'
       | 'stripeApiBase'
+      | 'testKeysOnly'
     >
   > & {
     /** On the embedded database: where the key for its secrets is kept when SECRETS_KEY is unset (src/secrets/secret-box.ts). */

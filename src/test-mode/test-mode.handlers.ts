@@ -21,7 +21,13 @@ function scenarios(livemode: boolean) {
 }
 
 type TestHelperOperations =
-  'createTestSubscriptions' | 'deleteTestSubscriptions' | 'getTestClock' | 'advanceTestClock' | 'createTestTrigger' | 'listTestScenarios';
+  | 'createTestSubscriptions'
+  | 'deleteTestSubscriptions'
+  | 'getTestClock'
+  | 'advanceTestClock'
+  | 'createTestTrigger'
+  | 'listTestScenarios'
+  | 'resetTestMode';
 
 export function testModeHandlers(testMode: TestModeService, triggers: TriggersService): Pick<Handlers, TestHelperOperations> {
   return {
@@ -40,6 +46,10 @@ export function testModeHandlers(testMode: TestModeService, triggers: TriggersSe
     advanceTestClock: async ({ merchant, body }) => ({
       status: 200,
       body: { ...(await testMode.advance(merchant.id, body.to)), livemode: livemodeOf(merchant.id) },
+    }),
+    resetTestMode: async ({ merchant }) => ({
+      status: 200,
+      body: { deleted: await testMode.reset(merchant.id), livemode: livemodeOf(merchant.id) },
     }),
     listTestScenarios: async ({ merchant }) => ({
       status: 200,

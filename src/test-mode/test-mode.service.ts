@@ -17,6 +17,7 @@ import type { Subscription, SubscriptionStatus } from '../subscriptions/subscrip
 import type { SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
 import { timeOfMerchants } from '../clocks/merchant-clocks.js';
 import type { TestClocksRepository } from '../clocks/test-clocks.repository.js';
+import type { TestModeResetRepository } from './test-mode-reset.repository.js';
 import type { HoldsService } from '../holds/holds.service.js';
 
 /** How far one advance may move the clock. */
@@ -76,7 +77,9 @@ export class TestModeService {
   constructor(
     private readonly clocks: TestClocksRepository,
     private readonly subscriptions: SubscriptionsService,
-    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'due'>,
+    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'due'> & {
+      readonly testModeReset: Pick<TestModeResetRepository, 'empty'>;
+    },
     private readonly seeder: SubscriptionSeeder,
     private readonly relayNow: RelayNow,
     /** Sends the notices and releases the holds whose times an advance reaches (src/holds/). */
@@ -98,6 +101,11 @@ export class TestModeService {
       createdAt: at,
       ...(planId ? { planId: planId.toLowerCase() } : {}),
     });
+  }
+
+  /** Empties the test mode of everything it made (src/test-mode/test-mode-reset.repository.ts): how many, by kind. */
+  reset(merchantId: string): Promise<Record<string, number>> {
+    return this.stores.testModeReset.empty(testModeOnly(merchantId));
   }
 
   deleteSubscriptions(merchantId: string): Promise<number> {

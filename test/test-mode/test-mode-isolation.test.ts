@@ -216,7 +216,15 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
 };
 
 /** The test helpers: a live key is refused (test-mode.test.ts); a test key acts on its own test mode only (below). */
-const TEST_HELPERS = ['createTestSubscriptions', 'deleteTestSubscriptions', 'getTestClock', 'advanceTestClock', 'createTestTrigger'];
+const TEST_HELPERS = [
+  'createTestSubscriptions',
+  'deleteTestSubscriptions',
+  'getTestClock',
+  'advanceTestClock',
+  'createTestTrigger',
+  'listTestScenarios',
+  'resetTestMode',
+];
 
 describe('test mode isolation', () => {
   it('the table covers every operation of the spec', () => {

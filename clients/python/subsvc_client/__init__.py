@@ -115,6 +115,7 @@ __all__ = [
     "TestClockAdvanced",
     "TestHelpersProblem",
     "TestHelpersProblemOrTestOutcome",
+    "TestModeReset",
     "TestOutcomeProblem",
     "TestScenario",
     "TestScenarioList",
@@ -241,6 +242,7 @@ from subsvc_client.models.test_clock_advance import TestClockAdvance as TestCloc
 from subsvc_client.models.test_clock_advanced import TestClockAdvanced as TestClockAdvanced
 from subsvc_client.models.test_helpers_problem import TestHelpersProblem as TestHelpersProblem
 from subsvc_client.models.test_helpers_problem_or_test_outcome import TestHelpersProblemOrTestOutcome as TestHelpersProblemOrTestOutcome
+from subsvc_client.models.test_mode_reset import TestModeReset as TestModeReset
 from subsvc_client.models.test_outcome_problem import TestOutcomeProblem as TestOutcomeProblem
 from subsvc_client.models.test_scenario import TestScenario as TestScenario
 from subsvc_client.models.test_scenario_list import TestScenarioList as TestScenarioList

@@ -15,7 +15,7 @@ from pydantic import validate_call, Field, StrictFloat, StrictStr, StrictInt
 from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictStr, field_validator
 from typing import Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -47,7 +47,7 @@ class BulkRequestsApi:
     def get_bulk_request(
         self,
         request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -104,6 +104,7 @@ class BulkRequestsApi:
             '200': "BulkRequest",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -125,7 +126,7 @@ class BulkRequestsApi:
     def get_bulk_request_with_http_info(
         self,
         request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -182,6 +183,7 @@ class BulkRequestsApi:
             '200': "BulkRequest",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -203,7 +205,7 @@ class BulkRequestsApi:
     def get_bulk_request_without_preload_content(
         self,
         request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -260,6 +262,7 @@ class BulkRequestsApi:
             '200': "BulkRequest",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -349,7 +352,7 @@ class BulkRequestsApi:
         outcome: Annotated[Optional[CommandOutcome], Field(description="Only items with this outcome.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -415,6 +418,7 @@ class BulkRequestsApi:
             '200': "BulkRequestItemList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -439,7 +443,7 @@ class BulkRequestsApi:
         outcome: Annotated[Optional[CommandOutcome], Field(description="Only items with this outcome.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -505,6 +509,7 @@ class BulkRequestsApi:
             '200': "BulkRequestItemList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -529,7 +534,7 @@ class BulkRequestsApi:
         outcome: Annotated[Optional[CommandOutcome], Field(description="Only items with this outcome.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -595,6 +600,7 @@ class BulkRequestsApi:
             '200': "BulkRequestItemList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '429': "Problem",
             '500': "Problem",
@@ -698,7 +704,7 @@ class BulkRequestsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -758,6 +764,7 @@ class BulkRequestsApi:
             '200': "BulkRequestList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -779,7 +786,7 @@ class BulkRequestsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -839,6 +846,7 @@ class BulkRequestsApi:
             '200': "BulkRequestList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -860,7 +868,7 @@ class BulkRequestsApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -920,6 +928,7 @@ class BulkRequestsApi:
             '200': "BulkRequestList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -1012,7 +1021,7 @@ class BulkRequestsApi:
     def undo_bulk_request(
         self,
         request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1069,6 +1078,7 @@ class BulkRequestsApi:
             '202': "BulkUndoAcceptance",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '409': "BulkUndoProblem",
             '429': "Problem",
@@ -1091,7 +1101,7 @@ class BulkRequestsApi:
     def undo_bulk_request_with_http_info(
         self,
         request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1148,6 +1158,7 @@ class BulkRequestsApi:
             '202': "BulkUndoAcceptance",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '409': "BulkUndoProblem",
             '429': "Problem",
@@ -1170,7 +1181,7 @@ class BulkRequestsApi:
     def undo_bulk_request_without_preload_content(
         self,
         request_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="The `requestId` of a bulk request, from its 202. An unknown id, or another merchant's, answers 404.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1227,6 +1238,7 @@ class BulkRequestsApi:
             '202': "BulkUndoAcceptance",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "Problem",
             '409': "BulkUndoProblem",
             '429': "Problem",

@@ -15,7 +15,7 @@ from pydantic import validate_call, Field, StrictFloat, StrictStr, StrictInt
 from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictStr, field_validator
 from typing import Optional
 from typing_extensions import Annotated
 from uuid import UUID
@@ -45,7 +45,7 @@ class PlansApi:
     def get_plan(
         self,
         plan_id: Annotated[UUID, Field(description="A plan id, as your subscriptions carry it in `planId`.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -102,6 +102,7 @@ class PlansApi:
             '200': "Plan",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "PlansProblem",
             '429': "Problem",
             '500': "Problem",
@@ -123,7 +124,7 @@ class PlansApi:
     def get_plan_with_http_info(
         self,
         plan_id: Annotated[UUID, Field(description="A plan id, as your subscriptions carry it in `planId`.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -180,6 +181,7 @@ class PlansApi:
             '200': "Plan",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "PlansProblem",
             '429': "Problem",
             '500': "Problem",
@@ -201,7 +203,7 @@ class PlansApi:
     def get_plan_without_preload_content(
         self,
         plan_id: Annotated[UUID, Field(description="A plan id, as your subscriptions carry it in `planId`.")],
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -258,6 +260,7 @@ class PlansApi:
             '200': "Plan",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '404': "PlansProblem",
             '429': "Problem",
             '500': "Problem",
@@ -345,7 +348,7 @@ class PlansApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -405,6 +408,7 @@ class PlansApi:
             '200': "PlanList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -426,7 +430,7 @@ class PlansApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -486,6 +490,7 @@ class PlansApi:
             '200': "PlanList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -507,7 +512,7 @@ class PlansApi:
         self,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -567,6 +572,7 @@ class PlansApi:
             '200': "PlanList",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '429': "Problem",
             '500': "Problem",
             '503': "Problem",
@@ -661,7 +667,7 @@ class PlansApi:
         plan_id: Annotated[UUID, Field(description="A plan id, as your subscriptions carry it in `planId`.")],
         plan_name: Annotated[PlanName, Field(description="The plan's name.")],
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -724,6 +730,7 @@ class PlansApi:
             '200': "Plan",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '409': "Problem",
             '413': "Problem",
             '415': "Problem",
@@ -750,7 +757,7 @@ class PlansApi:
         plan_id: Annotated[UUID, Field(description="A plan id, as your subscriptions carry it in `planId`.")],
         plan_name: Annotated[PlanName, Field(description="The plan's name.")],
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -813,6 +820,7 @@ class PlansApi:
             '200': "Plan",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '409': "Problem",
             '413': "Problem",
             '415': "Problem",
@@ -839,7 +847,7 @@ class PlansApi:
         plan_id: Annotated[UUID, Field(description="A plan id, as your subscriptions carry it in `planId`.")],
         plan_name: Annotated[PlanName, Field(description="The plan's name.")],
         idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -902,6 +910,7 @@ class PlansApi:
             '200': "Plan",
             '400': "ProblemOrTestOutcome",
             '401': "Problem",
+            '403': "TestHelpersProblem",
             '409': "Problem",
             '413': "Problem",
             '415': "Problem",

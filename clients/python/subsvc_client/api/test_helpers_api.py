@@ -15,12 +15,13 @@ from pydantic import validate_call, Field, StrictFloat, StrictStr, StrictInt
 from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictStr, field_validator
 from typing import Optional
 from typing_extensions import Annotated
 from subsvc_client.models.test_clock import TestClock
 from subsvc_client.models.test_clock_advance import TestClockAdvance
 from subsvc_client.models.test_clock_advanced import TestClockAdvanced
+from subsvc_client.models.test_mode_reset import TestModeReset
 from subsvc_client.models.test_scenario_list import TestScenarioList
 from subsvc_client.models.test_subscription_list import TestSubscriptionList
 from subsvc_client.models.test_subscriptions_create import TestSubscriptionsCreate
@@ -1481,7 +1482,7 @@ class TestHelpersApi:
     @validate_call
     def list_test_scenarios(
         self,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1555,7 +1556,7 @@ class TestHelpersApi:
     @validate_call
     def list_test_scenarios_with_http_info(
         self,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1629,7 +1630,7 @@ class TestHelpersApi:
     @validate_call
     def list_test_scenarios_without_preload_content(
         self,
-        subsvc_test_outcome: Annotated[Optional[Annotated[str, Field(strict=True, max_length=20)]], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
+        subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
         _request_timeout: Union[
             None,
             Annotated[StrictFloat, Field(gt=0)],
@@ -1747,6 +1748,275 @@ class TestHelpersApi:
         return self.api_client.param_serialize(
             method='GET',
             resource_path='/v2/test-helpers/scenarios',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def reset_test_mode(
+        self,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> TestModeReset:
+        """Empty the test mode (test keys only)
+
+        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._reset_test_mode_serialize(
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "TestModeReset",
+            '400': "TestHelpersProblemOrTestOutcome",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+            '504': "TimeoutProblem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def reset_test_mode_with_http_info(
+        self,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[TestModeReset]:
+        """Empty the test mode (test keys only)
+
+        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._reset_test_mode_serialize(
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "TestModeReset",
+            '400': "TestHelpersProblemOrTestOutcome",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+            '504': "TimeoutProblem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def reset_test_mode_without_preload_content(
+        self,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Empty the test mode (test keys only)
+
+        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._reset_test_mode_serialize(
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "TestModeReset",
+            '400': "TestHelpersProblemOrTestOutcome",
+            '401': "Problem",
+            '403': "TestHelpersProblem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+            '504': "TimeoutProblem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _reset_test_mode_serialize(
+        self,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        # process the header parameters
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/test-helpers/reset',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

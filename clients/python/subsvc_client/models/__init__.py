@@ -90,6 +90,7 @@ from subsvc_client.models.test_clock_advance import TestClockAdvance
 from subsvc_client.models.test_clock_advanced import TestClockAdvanced
 from subsvc_client.models.test_helpers_problem import TestHelpersProblem
 from subsvc_client.models.test_helpers_problem_or_test_outcome import TestHelpersProblemOrTestOutcome
+from subsvc_client.models.test_mode_reset import TestModeReset
 from subsvc_client.models.test_outcome_problem import TestOutcomeProblem
 from subsvc_client.models.test_scenario import TestScenario
 from subsvc_client.models.test_scenario_list import TestScenarioList

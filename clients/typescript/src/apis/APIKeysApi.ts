@@ -44,6 +44,11 @@ import {
     ProblemToJSON,
 } from '../models/Problem.js';
 import {
+    type TestHelpersProblem,
+    TestHelpersProblemFromJSON,
+    TestHelpersProblemToJSON,
+} from '../models/TestHelpersProblem.js';
+import {
     type TimeoutProblem,
     TimeoutProblemFromJSON,
     TimeoutProblemToJSON,
@@ -70,7 +75,7 @@ export interface ListApiKeysRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ListApiKeysSubsvcTestOutcomeEnum;
 }
 
 export interface RevokeApiKeyRequest {
@@ -90,7 +95,7 @@ export interface RevokeApiKeyRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: RevokeApiKeySubsvcTestOutcomeEnum;
 }
 
 export interface RollApiKeyRequest {
@@ -110,7 +115,7 @@ export interface RollApiKeyRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: RollApiKeySubsvcTestOutcomeEnum;
     /**
      * 
      */
@@ -349,3 +354,100 @@ export class APIKeysApi extends runtime.BaseAPI {
     }
 
 }
+
+/**
+ * @export
+ */
+export const ListApiKeysSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ListApiKeysSubsvcTestOutcomeEnum = typeof ListApiKeysSubsvcTestOutcomeEnum[keyof typeof ListApiKeysSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const RevokeApiKeySubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type RevokeApiKeySubsvcTestOutcomeEnum = typeof RevokeApiKeySubsvcTestOutcomeEnum[keyof typeof RevokeApiKeySubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const RollApiKeySubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type RollApiKeySubsvcTestOutcomeEnum = typeof RollApiKeySubsvcTestOutcomeEnum[keyof typeof RollApiKeySubsvcTestOutcomeEnum];

@@ -44,6 +44,11 @@ import {
     ProblemOrTestOutcomeToJSON,
 } from '../models/ProblemOrTestOutcome.js';
 import {
+    type TestHelpersProblem,
+    TestHelpersProblemFromJSON,
+    TestHelpersProblemToJSON,
+} from '../models/TestHelpersProblem.js';
+import {
     type TimeoutProblem,
     TimeoutProblemFromJSON,
     TimeoutProblemToJSON,
@@ -71,7 +76,7 @@ export interface GetEventRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: GetEventSubsvcTestOutcomeEnum;
 }
 
 export interface ListEventsRequest {
@@ -107,7 +112,7 @@ export interface ListEventsRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ListEventsSubsvcTestOutcomeEnum;
 }
 
 export interface ResendEventRequest {
@@ -127,7 +132,7 @@ export interface ResendEventRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ResendEventSubsvcTestOutcomeEnum;
 }
 
 /**
@@ -325,3 +330,100 @@ export class EventsApi extends runtime.BaseAPI {
     }
 
 }
+
+/**
+ * @export
+ */
+export const GetEventSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type GetEventSubsvcTestOutcomeEnum = typeof GetEventSubsvcTestOutcomeEnum[keyof typeof GetEventSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const ListEventsSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ListEventsSubsvcTestOutcomeEnum = typeof ListEventsSubsvcTestOutcomeEnum[keyof typeof ListEventsSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const ResendEventSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ResendEventSubsvcTestOutcomeEnum = typeof ResendEventSubsvcTestOutcomeEnum[keyof typeof ResendEventSubsvcTestOutcomeEnum];

@@ -104,6 +104,11 @@ import {
     SubscriptionStatusToJSON,
 } from '../models/SubscriptionStatus.js';
 import {
+    type TestHelpersProblem,
+    TestHelpersProblemFromJSON,
+    TestHelpersProblemToJSON,
+} from '../models/TestHelpersProblem.js';
+import {
     type TimeoutProblem,
     TimeoutProblemFromJSON,
     TimeoutProblemToJSON,
@@ -136,7 +141,7 @@ export interface BulkPauseSubscriptionsRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: BulkPauseSubscriptionsSubsvcTestOutcomeEnum;
 }
 
 export interface BulkResumeSubscriptionsRequest {
@@ -166,7 +171,7 @@ export interface BulkResumeSubscriptionsRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: BulkResumeSubscriptionsSubsvcTestOutcomeEnum;
 }
 
 export interface DeleteSubscriptionScheduleRequest {
@@ -191,7 +196,7 @@ export interface DeleteSubscriptionScheduleRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: DeleteSubscriptionScheduleSubsvcTestOutcomeEnum;
 }
 
 export interface GetSubscriptionRequest {
@@ -216,7 +221,7 @@ export interface GetSubscriptionRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: GetSubscriptionSubsvcTestOutcomeEnum;
 }
 
 export interface ListSubscriptionsRequest {
@@ -244,7 +249,7 @@ export interface ListSubscriptionsRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ListSubscriptionsSubsvcTestOutcomeEnum;
 }
 
 export interface PauseSubscriptionRequest {
@@ -279,7 +284,7 @@ export interface PauseSubscriptionRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: PauseSubscriptionSubsvcTestOutcomeEnum;
     /**
      * 
      */
@@ -332,7 +337,7 @@ export interface ResumeSubscriptionRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ResumeSubscriptionSubsvcTestOutcomeEnum;
     /**
      * 
      */
@@ -902,3 +907,228 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
 }
+
+/**
+ * @export
+ */
+export const BulkPauseSubscriptionsSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type BulkPauseSubscriptionsSubsvcTestOutcomeEnum = typeof BulkPauseSubscriptionsSubsvcTestOutcomeEnum[keyof typeof BulkPauseSubscriptionsSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const BulkResumeSubscriptionsSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type BulkResumeSubscriptionsSubsvcTestOutcomeEnum = typeof BulkResumeSubscriptionsSubsvcTestOutcomeEnum[keyof typeof BulkResumeSubscriptionsSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const DeleteSubscriptionScheduleSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type DeleteSubscriptionScheduleSubsvcTestOutcomeEnum = typeof DeleteSubscriptionScheduleSubsvcTestOutcomeEnum[keyof typeof DeleteSubscriptionScheduleSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const GetSubscriptionSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type GetSubscriptionSubsvcTestOutcomeEnum = typeof GetSubscriptionSubsvcTestOutcomeEnum[keyof typeof GetSubscriptionSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const ListSubscriptionsSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ListSubscriptionsSubsvcTestOutcomeEnum = typeof ListSubscriptionsSubsvcTestOutcomeEnum[keyof typeof ListSubscriptionsSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const PauseSubscriptionSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type PauseSubscriptionSubsvcTestOutcomeEnum = typeof PauseSubscriptionSubsvcTestOutcomeEnum[keyof typeof PauseSubscriptionSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const ResumeSubscriptionSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ResumeSubscriptionSubsvcTestOutcomeEnum = typeof ResumeSubscriptionSubsvcTestOutcomeEnum[keyof typeof ResumeSubscriptionSubsvcTestOutcomeEnum];

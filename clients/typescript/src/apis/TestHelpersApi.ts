@@ -44,6 +44,11 @@ import {
     TestHelpersProblemOrTestOutcomeToJSON,
 } from '../models/TestHelpersProblemOrTestOutcome.js';
 import {
+    type TestModeReset,
+    TestModeResetFromJSON,
+    TestModeResetToJSON,
+} from '../models/TestModeReset.js';
+import {
     type TestScenarioList,
     TestScenarioListFromJSON,
     TestScenarioListToJSON,
@@ -113,7 +118,7 @@ export interface ListTestScenariosRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ListTestScenariosSubsvcTestOutcomeEnum;
 }
 
 /**
@@ -437,4 +442,84 @@ export class TestHelpersApi extends runtime.BaseAPI {
         return await response.value();
     }
 
+    /**
+     * Creates request options for resetTestMode without sending the request
+     */
+    async resetTestModeRequestOpts(): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/test-helpers/reset`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Deletes everything the key\'s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+     * Empty the test mode (test keys only)
+     */
+    async resetTestModeRaw(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<TestModeReset>> {
+        const requestOptions = await this.resetTestModeRequestOpts();
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => TestModeResetFromJSON(jsonValue));
+    }
+
+    /**
+     * Deletes everything the key\'s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+     * Empty the test mode (test keys only)
+     */
+    async resetTestMode(initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<TestModeReset> {
+        const response = await this.resetTestModeRaw(initOverrides);
+        return await response.value();
+    }
+
 }
+
+/**
+ * @export
+ */
+export const ListTestScenariosSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ListTestScenariosSubsvcTestOutcomeEnum = typeof ListTestScenariosSubsvcTestOutcomeEnum[keyof typeof ListTestScenariosSubsvcTestOutcomeEnum];

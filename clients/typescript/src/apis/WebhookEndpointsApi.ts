@@ -24,6 +24,11 @@ import {
     ProblemOrTestOutcomeToJSON,
 } from '../models/ProblemOrTestOutcome.js';
 import {
+    type TestHelpersProblem,
+    TestHelpersProblemFromJSON,
+    TestHelpersProblemToJSON,
+} from '../models/TestHelpersProblem.js';
+import {
     type TimeoutProblem,
     TimeoutProblemFromJSON,
     TimeoutProblemToJSON,
@@ -103,7 +108,7 @@ export interface DeleteWebhookEndpointRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: DeleteWebhookEndpointSubsvcTestOutcomeEnum;
 }
 
 export interface GetWebhookEndpointRequest {
@@ -123,7 +128,7 @@ export interface GetWebhookEndpointRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: GetWebhookEndpointSubsvcTestOutcomeEnum;
 }
 
 export interface ListWebhookDeliveriesRequest {
@@ -151,7 +156,7 @@ export interface ListWebhookDeliveriesRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ListWebhookDeliveriesSubsvcTestOutcomeEnum;
 }
 
 export interface ListWebhookEndpointsRequest {
@@ -175,7 +180,7 @@ export interface ListWebhookEndpointsRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ListWebhookEndpointsSubsvcTestOutcomeEnum;
 }
 
 export interface ReplayWebhookEventsRequest {
@@ -199,7 +204,7 @@ export interface ReplayWebhookEventsRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: ReplayWebhookEventsSubsvcTestOutcomeEnum;
 }
 
 export interface UpdateWebhookEndpointRequest {
@@ -223,7 +228,7 @@ export interface UpdateWebhookEndpointRequest {
      * generated client's method changes its signature.
      * 
      */
-    subsvcTestOutcome?: string;
+    subsvcTestOutcome?: UpdateWebhookEndpointSubsvcTestOutcomeEnum;
 }
 
 /**
@@ -670,3 +675,196 @@ export class WebhookEndpointsApi extends runtime.BaseAPI {
     }
 
 }
+
+/**
+ * @export
+ */
+export const DeleteWebhookEndpointSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type DeleteWebhookEndpointSubsvcTestOutcomeEnum = typeof DeleteWebhookEndpointSubsvcTestOutcomeEnum[keyof typeof DeleteWebhookEndpointSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const GetWebhookEndpointSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type GetWebhookEndpointSubsvcTestOutcomeEnum = typeof GetWebhookEndpointSubsvcTestOutcomeEnum[keyof typeof GetWebhookEndpointSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const ListWebhookDeliveriesSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ListWebhookDeliveriesSubsvcTestOutcomeEnum = typeof ListWebhookDeliveriesSubsvcTestOutcomeEnum[keyof typeof ListWebhookDeliveriesSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const ListWebhookEndpointsSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ListWebhookEndpointsSubsvcTestOutcomeEnum = typeof ListWebhookEndpointsSubsvcTestOutcomeEnum[keyof typeof ListWebhookEndpointsSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const ReplayWebhookEventsSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type ReplayWebhookEventsSubsvcTestOutcomeEnum = typeof ReplayWebhookEventsSubsvcTestOutcomeEnum[keyof typeof ReplayWebhookEventsSubsvcTestOutcomeEnum];
+/**
+ * @export
+ */
+export const UpdateWebhookEndpointSubsvcTestOutcomeEnum = {
+    RateLimited: 'rate_limited',
+    Unavailable: 'unavailable',
+    Timeout: 'timeout',
+    Conflict: 'conflict',
+    PolicyRefused: 'policy_refused',
+    NotFound: 'not_found',
+    RateLimited1: 'rate_limited:1',
+    RateLimited2: 'rate_limited:2',
+    RateLimited3: 'rate_limited:3',
+    RateLimited4: 'rate_limited:4',
+    RateLimited5: 'rate_limited:5',
+    RateLimited6: 'rate_limited:6',
+    RateLimited7: 'rate_limited:7',
+    RateLimited8: 'rate_limited:8',
+    RateLimited9: 'rate_limited:9',
+    RateLimited10: 'rate_limited:10',
+    Unavailable1: 'unavailable:1',
+    Unavailable2: 'unavailable:2',
+    Unavailable3: 'unavailable:3',
+    Unavailable4: 'unavailable:4',
+    Unavailable5: 'unavailable:5',
+    Unavailable6: 'unavailable:6',
+    Unavailable7: 'unavailable:7',
+    Unavailable8: 'unavailable:8',
+    Unavailable9: 'unavailable:9',
+    Unavailable10: 'unavailable:10',
+} as const;
+export type UpdateWebhookEndpointSubsvcTestOutcomeEnum = typeof UpdateWebhookEndpointSubsvcTestOutcomeEnum[keyof typeof UpdateWebhookEndpointSubsvcTestOutcomeEnum];

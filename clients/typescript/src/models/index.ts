@@ -77,6 +77,7 @@ export * from './TestClockAdvance.js';
 export * from './TestClockAdvanced.js';
 export * from './TestHelpersProblem.js';
 export * from './TestHelpersProblemOrTestOutcome.js';
+export * from './TestModeReset.js';
 export * from './TestOutcomeProblem.js';
 export * from './TestScenario.js';
 export * from './TestScenarioList.js';

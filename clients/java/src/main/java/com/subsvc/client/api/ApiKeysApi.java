@@ -24,6 +24,7 @@ import com.subsvc.client.model.ApiKeyWithSecret;
 import com.subsvc.client.model.ApiKeysProblem;
 import com.subsvc.client.model.ApiKeysProblemOrTestOutcome;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 

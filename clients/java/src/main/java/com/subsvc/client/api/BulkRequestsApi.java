@@ -26,6 +26,7 @@ import com.subsvc.client.model.BulkUndoProblem;
 import com.subsvc.client.model.CommandOutcome;
 import com.subsvc.client.model.Problem;
 import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 

@@ -25,6 +25,7 @@ import com.subsvc.client.model.PortalLinksProblem;
 import com.subsvc.client.model.PortalLinksProblemOrTestOutcome;
 import com.subsvc.client.model.Problem;
 import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 

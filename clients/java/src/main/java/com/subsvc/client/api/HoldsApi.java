@@ -25,6 +25,7 @@ import com.subsvc.client.model.HoldsProblem;
 import com.subsvc.client.model.HoldsProblemOrTestOutcome;
 import com.subsvc.client.model.Problem;
 import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 

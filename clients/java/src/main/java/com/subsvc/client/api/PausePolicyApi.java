@@ -22,6 +22,7 @@ import com.subsvc.client.model.PausePolicy;
 import com.subsvc.client.model.PausePolicyWithMode;
 import com.subsvc.client.model.Problem;
 import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
 
 import com.fasterxml.jackson.core.type.TypeReference;

@@ -24,6 +24,7 @@ import com.subsvc.client.model.PlanName;
 import com.subsvc.client.model.PlansProblem;
 import com.subsvc.client.model.Problem;
 import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 

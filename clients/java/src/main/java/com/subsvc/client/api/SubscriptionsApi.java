@@ -36,6 +36,7 @@ import com.subsvc.client.model.ResumedSubscription;
 import com.subsvc.client.model.Subscription;
 import com.subsvc.client.model.SubscriptionList;
 import com.subsvc.client.model.SubscriptionStatus;
+import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 

@@ -24,6 +24,7 @@ import com.subsvc.client.model.TestClockAdvance;
 import com.subsvc.client.model.TestClockAdvanced;
 import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TestHelpersProblemOrTestOutcome;
+import com.subsvc.client.model.TestModeReset;
 import com.subsvc.client.model.TestScenarioList;
 import com.subsvc.client.model.TestSubscriptionList;
 import com.subsvc.client.model.TestSubscriptionsCreate;
@@ -870,6 +871,115 @@ public class TestHelpersApi {
     localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
 
     localVarRequestBuilder.method("GET", HttpRequest.BodyPublishers.noBody());
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
+   * Empty the test mode (test keys only)
+   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+   * @return TestModeReset
+   * @throws ApiException if fails to make API call
+   */
+  public TestModeReset resetTestMode() throws ApiException {
+    return resetTestMode(null);
+  }
+
+  /**
+   * Empty the test mode (test keys only)
+   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+   * @param headers Optional headers to include in the request
+   * @return TestModeReset
+   * @throws ApiException if fails to make API call
+   */
+  public TestModeReset resetTestMode(Map<String, String> headers) throws ApiException {
+    ApiResponse<TestModeReset> localVarResponse = resetTestModeWithHttpInfo(headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * Empty the test mode (test keys only)
+   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+   * @return ApiResponse&lt;TestModeReset&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<TestModeReset> resetTestModeWithHttpInfo() throws ApiException {
+    return resetTestModeWithHttpInfo(null);
+  }
+
+  /**
+   * Empty the test mode (test keys only)
+   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;TestModeReset&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<TestModeReset> resetTestModeWithHttpInfo(Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = resetTestModeRequestBuilder(headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("resetTestMode", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<TestModeReset>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        TestModeReset responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<TestModeReset>() {});
+        
+
+        return new ApiResponse<TestModeReset>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder resetTestModeRequestBuilder(Map<String, String> headers) throws ApiException {
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/v2/test-helpers/reset";
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    localVarRequestBuilder.method("POST", HttpRequest.BodyPublishers.noBody());
     if (memberVarReadTimeout != null) {
       localVarRequestBuilder.timeout(memberVarReadTimeout);
     }

@@ -20,6 +20,7 @@ import com.subsvc.client.Pair;
 
 import com.subsvc.client.model.Problem;
 import com.subsvc.client.model.ProblemOrTestOutcome;
+import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
 import java.util.UUID;
 import com.subsvc.client.model.WebhookDeliveryList;
