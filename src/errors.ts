@@ -32,6 +32,7 @@ export const Problems = Object.freeze({
   holdNotFound: kind(404, '0026', 'Hold not found', 'hold-not-found'),
   portalLinkNotFound: kind(404, '0027', 'Portal link not found', 'portal-link-not-found'),
   planNotFound: kind(404, '0028', 'Plan not found', 'plan-not-found'),
+  invalidAnalyticsRange: kind(400, '0140', 'Invalid analytics range', 'invalid-analytics-range'),
   filterTooBroad: kind(400, '0046', 'Filter too broad', 'filter-too-broad'),
   webhookUrlNotAllowed: kind(400, '0044', 'Webhook URL not allowed', 'webhook-url-not-allowed'),
   methodNotAllowed: kind(405, '0045', 'Method not allowed', 'method-not-allowed'),

@@ -51,6 +51,8 @@ type APIClient struct {
 
 	APIKeysAPI *APIKeysAPIService
 
+	AnalyticsAPI *AnalyticsAPIService
+
 	BulkRequestsAPI *BulkRequestsAPIService
 
 	CustomerPortalAPI *CustomerPortalAPIService
@@ -87,6 +89,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 
 	// API Services
 	c.APIKeysAPI = (*APIKeysAPIService)(&c.common)
+	c.AnalyticsAPI = (*AnalyticsAPIService)(&c.common)
 	c.BulkRequestsAPI = (*BulkRequestsAPIService)(&c.common)
 	c.CustomerPortalAPI = (*CustomerPortalAPIService)(&c.common)
 	c.EventsAPI = (*EventsAPIService)(&c.common)

@@ -9,6 +9,7 @@ import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import type { holdHandlers } from '../holds/holds.handlers.js';
 import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
 import type { planHandlers } from '../plans/plans.handlers.js';
+import type { analyticsHandlers } from '../analytics/analytics.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -49,6 +50,8 @@ export interface AppDependencies {
   readonly holds: ReturnType<typeof holdHandlers>;
   /** Plan names (src/plans/plans.handlers.ts). */
   readonly plans: ReturnType<typeof planHandlers>;
+  /** Pause analytics and the resume forecast (src/analytics/analytics.handlers.ts). */
+  readonly analytics: ReturnType<typeof analyticsHandlers>;
   /** Portal links through the API, and the customers' pages (src/portal/). */
   readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
@@ -106,6 +109,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...deps.testHelpers,
       ...holdReads,
       ...planReads,
+      ...deps.analytics,
       ...deps.portal.handlers,
     }),
   };

@@ -11,6 +11,7 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
 } from 'mongodb';
+import { InvalidAnalyticsRangeError } from '../analytics/analytics.errors.js';
 import { ApiKeyNotFoundError, ApiKeysContendedError, LastApiKeyError, NotAuthenticatedError } from '../auth/auth.errors.js';
 import {
   BulkRequestAlreadyUndoneError,
@@ -46,6 +47,7 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [ApiKeyNotFoundError, Problems.apiKeyNotFound],
   [PortalLinkNotFoundError, Problems.portalLinkNotFound],
   [PlanNotFoundError, Problems.planNotFound],
+  [InvalidAnalyticsRangeError, Problems.invalidAnalyticsRange],
   [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],
   [LastApiKeyError, Problems.lastApiKey],
   [ApiKeysContendedError, Problems.unavailable],

@@ -24,6 +24,8 @@ import { OutboxStore } from '../subscriptions/outbox.store.js';
 import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import { holdHandlers } from '../holds/holds.handlers.js';
 import { planHandlers } from '../plans/plans.handlers.js';
+import { analyticsHandlers } from '../analytics/analytics.handlers.js';
+import { AnalyticsService } from '../analytics/analytics.service.js';
 import { PlansService } from '../plans/plans.service.js';
 import { timeOfMerchants, TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
 import { TriggersService } from '../test-mode/triggers.js';
@@ -179,6 +181,16 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       },
       holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       plans: planHandlers(plans),
+      analytics: analyticsHandlers(
+        new AnalyticsService(
+          stores.pauseHistory,
+          {
+            resumeCandidates: (merchantId, until) => subscriptions.resumeCandidates(merchantId, until),
+            holdResumeTimes: (merchantId) => work.holds.resumeTimes(merchantId),
+          },
+          (id) => subscriptions.clock(id),
+        ),
+      ),
       testHelpers: testModeHandlers(
         testMode,
         new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow, {

@@ -15,6 +15,7 @@ import { KeyedMutex, UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Logger } from '../logger.js';
 import { PausePolicyRepository } from '../pause-policy/pause-policy.repository.js';
 import { PlansRepository } from '../plans/plans.repository.js';
+import { PauseHistoryRepository } from '../analytics/pause-history.repository.js';
 import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../subscriptions/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
@@ -77,6 +78,7 @@ export interface Stores extends SubscriptionStores {
   readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
   readonly plans: PlansRepository;
+  readonly pauseHistory: PauseHistoryRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -97,6 +99,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
     plans: new PlansRepository(db, guard),
+    pauseHistory: new PauseHistoryRepository(db, statementsPerCommand),
   };
 }
 
@@ -112,6 +115,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.holds.ensureIndexes(),
     stores.portalLinks.ensureIndexes(ttlIndexes),
     stores.plans.ensureIndexes(),
+    stores.pauseHistory.ensureIndexes(),
   ]);
 }
 

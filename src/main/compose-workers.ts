@@ -13,6 +13,7 @@ import { BulkWorker, type CompletionHook } from '../bulk/bulk.worker.js';
 import type { Config } from '../config.js';
 import { RetentionSweeper } from '../db/retention.js';
 import { EventsRelay, type WorkToWaitOut } from '../events/events.relay.js';
+import { PauseHistoryRecorder } from '../analytics/analytics.service.js';
 import { expiredHeartbeats } from '../fleet/heartbeat.js';
 import type { Logger } from '../logger.js';
 import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
@@ -171,7 +172,9 @@ function relayOn(
   changers: readonly SubscriptionsService[],
   log: Logger,
 ): EventsRelay {
-  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, engine.relayPauses ? pauses : undefined);
+  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, engine.relayPauses ? pauses : undefined, [
+    new PauseHistoryRecorder(stores.pauseHistory),
+  ]);
   for (const service of changers) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   return relay;
 }

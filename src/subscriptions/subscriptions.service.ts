@@ -10,6 +10,7 @@ import { nowTimestamp, REAL_CLOCK, type Clock } from '../lib/clock.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY, untilSettled } from '../lib/retry.js';
+import type { HolderState } from './holders.rules.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import { HoldCommands } from './hold-commands.js';
 import { byMerchantOf } from '../lib/by-merchant.js';
@@ -108,6 +109,11 @@ export class SubscriptionsService {
     const found = id === undefined ? undefined : await this.stores.subscriptions.find(merchantId, id);
     if (!found) throw new SubscriptionNotFoundError(rawId);
     return found;
+  }
+
+  /** The subscriptions that may resume by `until`, as the holders' rules read them: what the resume forecast counts. */
+  resumeCandidates(merchantId: string, until: string): Promise<(HolderState & { readonly planId: string })[]> {
+    return this.stores.subscriptions.resumeCandidates(merchantId, until);
   }
 
   list(merchantId: string, status: SubscriptionStatus | undefined, page: PageRequest): Promise<Page<Subscription>> {
