@@ -74,11 +74,11 @@ export function cellsOf(pauses: readonly Pause[]): Cell[] {
     { -readonly [K in keyof Cell]: Cell[K] } & { resumedBy: Record<CauseKind, number>; tenths: Record<string, number> }
   >();
   for (const pause of pauses) {
-    const key = JSON.stringify([pause.reason, pause.cause, pause.planId]);
+    const key = JSON.stringify([pause.reason ?? null, pause.cause, pause.planId]);
     let cell = cells.get(key);
     if (!cell) {
       cell = {
-        reason: pause.reason,
+        reason: pause.reason ?? null,
         cause: pause.cause,
         planId: pause.planId,
         started: 0,
@@ -118,7 +118,8 @@ export function groupKeyOf(groupBy: PauseGroupBy, day: string, cell: Cell): stri
     case 'month':
       return day.slice(0, 7);
     case 'reason':
-      return cell.reason;
+      // No reason is null, however a store hands it back (a null field may come back absent).
+      return cell.reason ?? null;
     case 'cause':
       return cell.cause;
     case 'planId':

@@ -106,11 +106,11 @@ export class PauseHistoryRepository {
     }
     const writes: AnyBulkWriteOperation<PauseDocument>[] = started.map((start) => {
       const end = endOf.get(start.eventId);
-      const fields = { merchantId, subscriptionId: start.subscriptionId, day: dayOf(start.at), startedAt: start.at };
+      const fields = { subscriptionId: start.subscriptionId, day: dayOf(start.at), startedAt: start.at };
       const described = { reason: start.reason, cause: start.cause, planId: start.planId };
       return {
         updateOne: {
-          filter: { _id: start.eventId },
+          filter: { _id: start.eventId, merchantId },
           update: end
             ? { $setOnInsert: { ...fields, ...described }, $set: ending(end), $unset: { open: '' } }
             : { $setOnInsert: { ...fields, ...described, open: true } },
@@ -149,8 +149,8 @@ export class PauseHistoryRepository {
       this.days,
       days.map((day) => ({
         updateOne: {
-          filter: { _id: `${merchantId}:${day}` },
-          update: { $inc: { seq: 1 }, $setOnInsert: { merchantId, day, basedOn: 0, cells: [] } },
+          filter: { _id: `${merchantId}:${day}`, merchantId },
+          update: { $inc: { seq: 1 }, $setOnInsert: { day, basedOn: 0, cells: [] } },
           upsert: true,
         },
       })),
@@ -171,7 +171,7 @@ export class PauseHistoryRepository {
       .find({ merchantId, day }, { projection: { _id: 0, merchantId: 0, subscriptionId: 0, open: 0, endEventId: 0 } })
       .toArray();
     const cells = cellsOf(pauses);
-    await this.days.updateOne({ _id, basedOn: { $lt: seq } }, { $set: { basedOn: seq, cells } });
+    await this.days.updateOne({ _id, merchantId, basedOn: { $lt: seq } }, { $set: { basedOn: seq, cells } });
     return cells;
   }
 }
