@@ -161,9 +161,10 @@ export class PauseHistoryRepository {
   /** The cells of each of the merchant's days in [from, to] that had a pause, each computed again first when its pauses changed since. */
   async daysBetween(merchantId: string, from: string, to: string): Promise<DayCells[]> {
     const stored = await this.days.find({ merchantId, day: { $gte: from, $lte: to } }).toArray();
-    return Promise.all(
-      stored.map(async (doc) => ({ day: doc.day, cells: doc.seq > doc.basedOn ? await this.computeAgain(doc) : doc.cells })),
-    );
+    const days: DayCells[] = [];
+    // One day at a time: a history stored at once leaves many days to compute, which together would take every connection.
+    for (const doc of stored) days.push({ day: doc.day, cells: doc.seq > doc.basedOn ? await this.computeAgain(doc) : doc.cells });
+    return days;
   }
 
   private async computeAgain({ _id, merchantId, day, seq }: PauseDayDocument): Promise<Cell[]> {

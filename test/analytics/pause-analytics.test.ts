@@ -249,7 +249,7 @@ describe('GET /v2/analytics/pauses', () => {
     ]);
   });
 
-  it('refuses a range out of order or over 366 days with 0140, and a bad groupBy with 0040', async () => {
+  it('refuses a range out of order or over 366 days with 0140, and a bad groupBy or date with 0040', async () => {
     const m = await t.merchant();
     const reversed = await api(m.apiKey, 'GET', '/v2/analytics/pauses?from=2026-05-02&to=2026-05-01');
     expect(reversed).toMatchObject({ status: 400, body: { code: '0140', errors: [{ path: '/from' }] } });
@@ -257,6 +257,7 @@ describe('GET /v2/analytics/pauses', () => {
     expect(long).toMatchObject({ status: 400, body: { code: '0140', detail: 'from must be at most 366 days before to.' } });
     expect((await api(m.apiKey, 'GET', '/v2/analytics/pauses?from=2025-01-01&to=2026-01-02')).status).toBe(200);
     expect((await api(m.apiKey, 'GET', '/v2/analytics/pauses?groupBy=year')).body.code).toBe('0040');
+    expect((await api(m.apiKey, 'GET', '/v2/analytics/pauses?from=2026-02-30')).body.code).toBe('0040');
   });
 });
 
