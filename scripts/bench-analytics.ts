@@ -6,8 +6,8 @@
  * of READS reads of each, in alternating rounds (sizeRatio: large over small). otherMerchantRatio:
  * the small merchant's p50 after the large one's history was stored, over before.
  *
- * The history is stored as the service keeps it (`pauses`, and each day marked changed in
- * `pauseDays`), outside any timing; a first read of each merchant computes its days, as the first
+ * The history is stored as the service keeps it (`pauses`, each day's ids in `pauseDayParts`, and
+ * each day marked changed in `pauseDays`), outside any timing; a first read of each merchant computes its days, as the first
  * read after a day's changes does, and is not timed. Writes bench/results/analytics.json.
  */
 import { randomUUID } from 'node:crypto';
@@ -32,21 +32,22 @@ export interface AnalyticsBench {
   readonly otherMerchantRatio: number;
 }
 
-/** Stores `pauses` started and ended pauses of the merchant over the last 365 days, and marks their days changed. */
+/** Stores `pauses` started pauses of the merchant over the last 365 days (four in five ended), as the history keeps them, each day marked changed. */
 async function storeHistory(db: Db, merchantId: string, pauses: number): Promise<void> {
   const now = Date.now();
   const plans = [randomUUID(), randomUUID(), randomUUID()];
-  const days = new Set<string>();
+  const idsOf = new Map<string, string[]>();
   for (let n = 0; n < pauses; n += INSERT_BATCH) {
     const docs = Array.from({ length: Math.min(INSERT_BATCH, pauses - n) }, (_, i) => {
       const k = n + i;
       const started = now - ((k * 7919) % (365 * DAY_MS * 0.99));
       const startedAt = new Date(started).toISOString().replace('Z', '000Z');
       const day = startedAt.slice(0, 10);
-      days.add(day);
+      const id = randomUUID();
+      idsOf.set(day, [...(idsOf.get(day) ?? []), id]);
       const ended = k % 5 !== 0;
       return {
-        _id: randomUUID(),
+        _id: id,
         merchantId,
         subscriptionId: randomUUID(),
         day,
@@ -60,18 +61,25 @@ async function storeHistory(db: Db, merchantId: string, pauses: number): Promise
               endedBy: k % 7 === 0 ? 'cancelled' : CAUSES[(k >> 1) % CAUSES.length]!,
               endEventId: randomUUID(),
             }
-          : { open: true }),
+          : {}),
       };
     });
     await db.collection('pauses').insertMany(docs as never[], { ordered: false });
   }
-  await db.collection('pauseDays').bulkWrite(
-    [...days].map((day) => ({
-      updateOne: {
-        filter: { _id: `${merchantId}:${day}` as never, merchantId },
-        update: { $inc: { seq: 1 }, $setOnInsert: { day, basedOn: 0, cells: [] } },
-        upsert: true,
-      },
+  const days = [...idsOf];
+  await db.collection('pauseDayParts').insertMany(
+    days.map(([day, ids]) => ({ _id: `${merchantId}:${day}:${ids[0]!}` as never, merchantId, ids })),
+    { ordered: false },
+  );
+  await db.collection('pauseDays').insertMany(
+    days.map(([day, ids]) => ({
+      _id: `${merchantId}:${day}` as never,
+      merchantId,
+      day,
+      seq: 1,
+      basedOn: 0,
+      cells: [],
+      parts: [`${merchantId}:${day}:${ids[0]!}`],
     })),
     { ordered: false },
   );

@@ -33,6 +33,8 @@ const MERCHANT_OWNED = new Set([
   'plans',
   'pauses',
   'pauseDays',
+  'pauseDayParts',
+  'openPauses',
 ]);
 
 /** The scans that cannot name a merchant: background work, bounded (docs/sharding.md). */

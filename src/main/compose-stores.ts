@@ -115,7 +115,6 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.holds.ensureIndexes(),
     stores.portalLinks.ensureIndexes(ttlIndexes),
     stores.plans.ensureIndexes(),
-    stores.pauseHistory.ensureIndexes(),
   ]);
 }
 
