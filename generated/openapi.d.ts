@@ -1022,6 +1022,59 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/analytics/pauses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pauses started in a period, and how they ended
+         * @description The pauses that started between `from` and `to` (UTC days, both included), grouped by the
+         *     day, ISO week or month they started, by their reason, by who paused (`cause`) or by plan.
+         *     A pause ends with its resume or with the subscription's cancellation; `resumeRate` is
+         *     `resumed ÷ (resumed + cancelledWhilePaused)` (null when both are 0); the durations are of
+         *     the group's ended pauses, in days with one decimal (nearest rank). Groups without a pause
+         *     are left out; time groups come in time order, the others by `pausesStarted`, most first.
+         *     `Accept: text/csv` answers the same rows as CSV (one column per field, `resumedBy.*`
+         *     flattened). The figures count each change once, as soon as its event is recorded.
+         */
+        get: operations["getPauseAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/analytics/resumes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many subscriptions resume on each coming day
+         * @description The subscriptions that will resume on each of the next `days` days (UTC, today included),
+         *     as things stand: by their own scheduled resume (`scheduledResumes`) or by the release of
+         *     the hold that covers them (`holdResumes`). A subscription both held and scheduled counts
+         *     once, on the day it will resume: a hold's release leaves paused whatever the
+         *     subscription's own pause keeps paused, and the subscription's own resume waits for its
+         *     holds. A hold without `resumeAt`, or a pause without a resume, counts nowhere.
+         *     `groupBy=planId` adds up the days per plan. Days (or plans) without a resume are left out.
+         */
+        get: operations["getResumeForecast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/test-helpers/reset": {
         parameters: {
             query?: never;
@@ -2403,6 +2456,85 @@ export interface components {
             code: "0010" | "0021" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        /**
+         * @description `day` keys are `YYYY-MM-DD`, `week` ISO weeks `YYYY-Www`, `month` `YYYY-MM`; `reason` the reason text as given (null: none), `cause` who paused (`merchant`: an API key, single, bulk, filter, undo or a test trigger; `schedule`: its own scheduled time; `hold`; `customer`: the pause page; `billing`: the billing connection), `planId` the plan. `resumedBy` counts resumes by the same kinds.
+         * @default month
+         * @enum {string}
+         */
+        PauseAnalyticsGroupBy: "day" | "week" | "month" | "reason" | "cause" | "planId";
+        PauseAnalyticsRow: {
+            /** @description The group (see `groupBy`); null is the group of pauses given no reason. */
+            key: string | null;
+            /** Format: int64 */
+            pausesStarted: number;
+            /** Format: int64 */
+            resumed: number;
+            resumedBy: {
+                /** Format: int64 */
+                merchant: number;
+                /** Format: int64 */
+                schedule: number;
+                /** Format: int64 */
+                hold: number;
+                /** Format: int64 */
+                customer: number;
+                /** Format: int64 */
+                billing: number;
+            };
+            /** Format: int64 */
+            cancelledWhilePaused: number;
+            /** Format: int64 */
+            stillPaused: number;
+            /** Format: double */
+            resumeRate: number | null;
+            /**
+             * Format: double
+             * @description The median duration of the group's ended pauses, in days with one decimal; null when none ended.
+             */
+            medianPauseDays: number | null;
+            /** Format: double */
+            p90PauseDays: number | null;
+            livemode: boolean;
+        };
+        PauseAnalytics: {
+            data: components["schemas"]["PauseAnalyticsRow"][];
+            /** Format: date */
+            from: string;
+            /** Format: date */
+            to: string;
+            groupBy: components["schemas"]["PauseAnalyticsGroupBy"];
+            livemode: boolean;
+        };
+        ResumeForecastRow: {
+            /** @description The day (`YYYY-MM-DD`, UTC) or the plan id. */
+            key: string;
+            /** Format: int64 */
+            scheduledResumes: number;
+            /** Format: int64 */
+            holdResumes: number;
+            livemode: boolean;
+        };
+        ResumeForecast: {
+            data: components["schemas"]["ResumeForecastRow"][];
+            asOf: components["schemas"]["Timestamp"];
+            /** Format: int32 */
+            days: number;
+            /** @enum {string} */
+            groupBy: "day" | "planId";
+            livemode: boolean;
+        };
+        /** @description A problem answered by the analytics operations. As `Problem`, and code 0140 (an invalid range) besides. */
+        AnalyticsProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0021" | "0040" | "0045" | "0060" | "0140" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
         TestModeReset: {
             /** @description How many documents of each kind the reset deleted. */
             deleted: {
@@ -3031,6 +3163,17 @@ export interface components {
             };
             content: {
                 "application/problem+json": components["schemas"]["TimeoutProblem"];
+            };
+        };
+        /** @description The request breaks the contract (0040), or `from` is after `to` or more than 366 days before it (0140). */
+        InvalidAnalyticsRequest: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["AnalyticsProblem"];
             };
         };
     };
@@ -5380,6 +5523,76 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BillingConnectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPauseAnalytics: {
+        parameters: {
+            query?: {
+                /** @description The first day (UTC); by default 89 days before `to`. */
+                from?: string;
+                /** @description The last day (UTC), at most 366 days after `from`; by default today (a test key's today is its test clock's). */
+                to?: string;
+                groupBy?: components["schemas"]["PauseAnalyticsGroupBy"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The groups, with their figures. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PauseAnalytics"];
+                    /**
+                     * @example key,pausesStarted,resumed,resumedBy.merchant,resumedBy.schedule,resumedBy.hold,resumedBy.customer,resumedBy.billing,cancelledWhilePaused,stillPaused,resumeRate,medianPauseDays,p90PauseDays
+                     *     2026-11,95,20,5,12,0,3,0,0,75,1,7.0,13.9
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["InvalidAnalyticsRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getResumeForecast: {
+        parameters: {
+            query?: {
+                days?: number;
+                groupBy?: "day" | "planId";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The coming days (or plans), with their resumes. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ResumeForecast"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

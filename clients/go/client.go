@@ -51,6 +51,8 @@ type APIClient struct {
 
 	APIKeysAPI *APIKeysAPIService
 
+	AnalyticsAPI *AnalyticsAPIService
+
 	BillingConnectionsAPI *BillingConnectionsAPIService
 
 	BulkRequestsAPI *BulkRequestsAPIService
@@ -89,6 +91,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 
 	// API Services
 	c.APIKeysAPI = (*APIKeysAPIService)(&c.common)
+	c.AnalyticsAPI = (*AnalyticsAPIService)(&c.common)
 	c.BillingConnectionsAPI = (*BillingConnectionsAPIService)(&c.common)
 	c.BulkRequestsAPI = (*BulkRequestsAPIService)(&c.common)
 	c.CustomerPortalAPI = (*CustomerPortalAPIService)(&c.common)

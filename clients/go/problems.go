@@ -152,6 +152,11 @@ type BillingConnectionNotFoundError struct{ *ProblemError }
 
 func (e *BillingConnectionNotFoundError) Unwrap() error { return e.ProblemError }
 
+// InvalidAnalyticsRangeError is the problem 0140: Invalid analytics range.
+type InvalidAnalyticsRangeError struct{ *ProblemError }
+
+func (e *InvalidAnalyticsRangeError) Unwrap() error { return e.ProblemError }
+
 // Problem0142Error is the problem 0142: Problem 0142.
 type Problem0142Error struct{ *ProblemError }
 
@@ -250,6 +255,8 @@ func problemType(p *ProblemError) error {
 		return &TooManyRequestsError{p}
 	case "0120":
 		return &BillingConnectionNotFoundError{p}
+	case "0140":
+		return &InvalidAnalyticsRangeError{p}
 	case "0142":
 		return &Problem0142Error{p}
 	case "0143":

@@ -52,6 +52,15 @@ export interface WorkToWaitOut {
   onIdle(listener: () => void): void;
 }
 
+/**
+ * What keeps a record of its own from events (the pause history, src/analytics/): told each batch
+ * after it is stored and before its outboxes are cleared, so a crash repeats it; it must be safe to
+ * repeat.
+ */
+export interface EventRecorder {
+  record(merchantId: string, events: readonly Event[]): Promise<void>;
+}
+
 const NOTHING_TO_WAIT_OUT: WorkToWaitOut = { busy: () => false, onIdle: () => undefined };
 /** How long a relay waits at most for this process's bulk work (so events are never starved by it). */
 const DEFER_AT_MOST_MS = 30_000;
@@ -90,6 +99,7 @@ export class EventsRelay {
     private readonly mutex: PerKeyQueue,
     /** Work this process is applying (bulk requests, due schedules), which the relay lets finish first (at most DEFER_AT_MOST_MS). */
     private readonly pauses: WorkToWaitOut = NOTHING_TO_WAIT_OUT,
+    private readonly recorders: readonly EventRecorder[] = [],
   ) {
     this.log = log.child({ component: 'events' });
     pauses.onIdle(() => this.idleSignal.wake());
@@ -240,6 +250,7 @@ export class EventsRelay {
     held = false,
   ): Promise<readonly string[]> {
     await this.repository.insert(merchantId, events);
+    for (const recorder of this.recorders) await recorder.record(merchantId, events);
     return this.sink.fanOut(merchantId, events, traces, held);
   }
 

@@ -178,6 +178,11 @@ export class HoldsService {
     return unplaced.length;
   }
 
+  /** When each of the merchant's active holds with a resumeAt releases, by hold id. */
+  async resumeTimes(merchantId: string): Promise<Map<string, string>> {
+    return new Map((await this.holds.activeWithResumeAt(merchantId)).map((hold) => [hold.id, hold.resumeAt!]));
+  }
+
   async get(merchantId: string, rawId: string): Promise<Hold> {
     return holdView(await this.stored(merchantId, rawId));
   }

@@ -12,6 +12,7 @@ import type { planHandlers } from '../plans/plans.handlers.js';
 import type { billingHandlers } from '../billing/billing.handlers.js';
 import type { BillingSyncRepository } from '../billing/billing-sync.repository.js';
 import { withBillingSync } from '../billing/billing-sync.reads.js';
+import type { analyticsHandlers } from '../analytics/analytics.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
@@ -57,6 +58,8 @@ export interface AppDependencies {
   readonly billing: ReturnType<typeof billingHandlers>;
   /** Where each subscription stands with the billing system, which its reads show (src/billing/billing-sync.reads.ts). */
   readonly billingSync: Pick<BillingSyncRepository, 'of'>;
+  /** Pause analytics and the resume forecast (src/analytics/analytics.handlers.ts). */
+  readonly analytics: ReturnType<typeof analyticsHandlers>;
   /** Portal links through the API, and the customers' pages (src/portal/). */
   readonly portal: { readonly handlers: ReturnType<typeof portalLinkHandlers>; readonly pages: Koa.Middleware };
   readonly readiness: Readiness;
@@ -119,6 +122,7 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
       ...holdReads,
       ...planReads,
       ...billingOthers,
+      ...deps.analytics,
       ...deps.portal.handlers,
     }),
   };

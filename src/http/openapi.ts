@@ -140,7 +140,7 @@ export async function createOpenApiBackend(
     // Report every offending entry of a bulk list, not just the first.
     ajvOpts: { allErrors: true },
     customizeAjv: (ajv) => {
-      addFormats.default(ajv, ['uuid', 'uri-reference', 'date-time']);
+      addFormats.default(ajv, ['uuid', 'uri-reference', 'date-time', 'date']);
       return ajv;
     },
   });

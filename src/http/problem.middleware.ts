@@ -11,6 +11,7 @@ import {
   MongoServerSelectionError,
   MongoTopologyClosedError,
 } from 'mongodb';
+import { InvalidAnalyticsRangeError } from '../analytics/analytics.errors.js';
 import { ApiKeyNotFoundError, ApiKeysContendedError, LastApiKeyError } from '../api-keys/api-keys.errors.js';
 import { NotAuthenticatedError } from '../auth/auth.errors.js';
 import {
@@ -53,6 +54,7 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [BillingConnectionNotFoundError, Problems.billingConnectionNotFound],
   [StripeKeyModeError, Problems.stripeKeyMode],
   [SecretsKeyMissingError, Problems.secretsKeyMissing],
+  [InvalidAnalyticsRangeError, Problems.invalidAnalyticsRange],
   [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],
   [LastApiKeyError, Problems.lastApiKey],
   [ApiKeysContendedError, Problems.unavailable],

@@ -25,6 +25,8 @@ import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import { holdHandlers } from '../holds/holds.handlers.js';
 import { planHandlers } from '../plans/plans.handlers.js';
 import { billingHandlers } from '../billing/billing.handlers.js';
+import { analyticsHandlers } from '../analytics/analytics.handlers.js';
+import { AnalyticsService } from '../analytics/analytics.service.js';
 import { PlansService } from '../plans/plans.service.js';
 import { timeOfMerchants } from '../clocks/merchant-clocks.js';
 import { TestModeService, type RelayNow } from '../test-mode/test-mode.service.js';
@@ -186,6 +188,16 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       plans: planHandlers(plans),
       billing: billingHandlers(domain.billing),
       billingSync: stores.billingSync,
+      analytics: analyticsHandlers(
+        new AnalyticsService(
+          stores.pauseHistory,
+          {
+            resumeCandidates: (merchantId, until) => subscriptions.resumeCandidates(merchantId, until),
+            holdResumeTimes: (merchantId) => work.holds.resumeTimes(merchantId),
+          },
+          (id) => subscriptions.clock(id),
+        ),
+      ),
       testHelpers: testModeHandlers(
         testMode,
         new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow, {

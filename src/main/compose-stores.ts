@@ -19,6 +19,7 @@ import { PlansRepository } from '../plans/plans.repository.js';
 import { StripeConnectionsRepository } from '../billing/stripe-connections.repository.js';
 import { BillingPushesRepository } from '../billing/billing-pushes.repository.js';
 import { BillingSyncRepository } from '../billing/billing-sync.repository.js';
+import { PauseHistoryRepository } from '../analytics/pause-history.repository.js';
 import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../clocks/schedule.clock.js';
 import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/subscription.stores.js';
@@ -88,6 +89,7 @@ export interface Stores extends SubscriptionStores {
   readonly billingConnections: StripeConnectionsRepository;
   readonly billingPushes: BillingPushesRepository;
   readonly billingSync: BillingSyncRepository;
+  readonly pauseHistory: PauseHistoryRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -113,6 +115,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     billingConnections: new StripeConnectionsRepository(db, guard),
     billingPushes: new BillingPushesRepository(db, statementsPerCommand),
     billingSync: new BillingSyncRepository(db, statementsPerCommand),
+    pauseHistory: new PauseHistoryRepository(db, statementsPerCommand),
   };
 }
 

@@ -17,6 +17,7 @@ import { BillingPushRecorder } from '../billing/billing.pushes.js';
 import { BillingPusher } from '../billing/billing.pusher.js';
 import { StripeApi } from '../billing/stripe.client.js';
 import type { StripeConnectionsService } from '../billing/stripe-connections.service.js';
+import { PauseHistoryRecorder } from '../analytics/analytics.service.js';
 import { expiredHeartbeats } from '../fleet/heartbeat.js';
 import type { Logger } from '../logger.js';
 import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
@@ -181,7 +182,9 @@ function relayOn(
   changers: readonly SubscriptionsService[],
   log: Logger,
 ): EventsRelay {
-  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, engine.relayPauses ? pauses : undefined);
+  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, engine.relayPauses ? pauses : undefined, [
+    new PauseHistoryRecorder(stores.pauseHistory),
+  ]);
   for (const service of changers) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   return relay;
 }

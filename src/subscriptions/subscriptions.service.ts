@@ -11,6 +11,7 @@ import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { RETRY } from '../retry-policies.js';
 import { untilSettled } from '../lib/retry.js';
+import type { HolderState } from './holders.rules.js';
 import type { ScheduleRequest } from './schedule.request.js';
 import { HoldCommands } from './hold-commands.js';
 import { byMerchantOf } from '../merchants/by-merchant.js';
@@ -110,6 +111,11 @@ export class SubscriptionsService {
     const found = id === undefined ? undefined : await this.stores.subscriptions.find(merchantId, id);
     if (!found) throw new SubscriptionNotFoundError(rawId);
     return found;
+  }
+
+  /** The subscriptions that may resume by `until`, as the holders' rules read them: what the resume forecast counts. */
+  resumeCandidates(merchantId: string, until: string): Promise<(HolderState & { readonly planId: string })[]> {
+    return this.stores.subscriptions.resumeCandidates(merchantId, until);
   }
 
   list(merchantId: string, status: SubscriptionStatus | undefined, page: PageRequest): Promise<Page<Subscription>> {

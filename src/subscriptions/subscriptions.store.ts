@@ -8,6 +8,7 @@ import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
+import type { HolderState } from './holders.rules.js';
 import type { OutboxEntry, PendingEvents } from './outbox.js';
 import type { PauseHistory } from '../pause-policy/pause-policy.rules.js';
 import type { PendingTimes } from './pending-times.js';
@@ -262,6 +263,20 @@ export class SubscriptionsStore {
     const projection = { _id: 1, status: 1, ...(withHistory ? HISTORY_PROJECTION : {}) };
     const docs = await this.collection.find(whereSelected(merchantId, filter), { projection }).limit(limit).toArray();
     return docs.map((d) => ({ id: d._id, ...ownedOf(d) }));
+  }
+
+  /**
+   * The merchant's subscriptions that may resume by `until`: those with a resumeAt by then, and
+   * those held (a hold's release may resume them), as the holders' rules read them (holders.rules.ts).
+   */
+  async resumeCandidates(merchantId: string, until: string): Promise<(HolderState & { readonly planId: string })[]> {
+    const docs = await this.collection
+      .find(
+        { merchantId, status: { $ne: 'cancelled' }, $or: [{ resumeAt: { $lte: until } }, { holdIds: { $exists: true } }] },
+        { projection: { _id: 0, status: 1, planId: 1, ownPause: 1, holdIds: 1, pauseAt: 1, resumeAt: 1 } },
+      )
+      .toArray();
+    return docs.filter((d) => d.resumeAt !== undefined || (d.holdIds?.length ?? 0) > 0);
   }
 
   async insertMany(subscriptions: readonly Subscription[]): Promise<void> {

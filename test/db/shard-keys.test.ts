@@ -31,6 +31,10 @@ const MERCHANT_OWNED = new Set([
   'holds',
   'portalLinks',
   'plans',
+  'pauses',
+  'pauseDays',
+  'pauseDayParts',
+  'openPauses',
 ]);
 
 /** The scans that cannot name a merchant: background work, bounded (docs/sharding.md). */
@@ -201,6 +205,8 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     expect((await api('PUT', `/v2/plans/${planId}`, { name: 'Gold' })).status).toBe(200);
     expect((await api('GET', `/v2/plans/${planId}`)).status).toBe(200);
     expect((await api('GET', `/v2/plans?startingAfter=${randomUUID()}`)).status).toBe(200);
+    expect((await api('GET', '/v2/analytics/pauses?groupBy=cause')).status).toBe(200);
+    expect((await api('GET', '/v2/analytics/resumes')).status).toBe(200);
     // The page reads the plan's name too.
     const csrf = /name="csrf" value="([^"]*)"/.exec(await (await fetch(link.body.url)).text())?.[1];
     const form = { 'content-type': 'application/x-www-form-urlencoded' };

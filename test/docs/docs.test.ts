@@ -122,12 +122,12 @@ describe('the published contract', () => {
     expect(rows).toEqual(new Set(Object.values(Problems).map((p) => `${p.status} ${p.code}`)));
   });
 
-  it('docs/api.md’s error table has a row for every code the service can answer', () => {
-    const guide = readFileSync(join(projectRoot(), 'docs', 'api.md'), 'utf8');
+  it('docs/errors.md’s table has a row for every code the service can answer', () => {
+    const guide = readFileSync(join(projectRoot(), 'docs', 'errors.md'), 'utf8');
     const rows = new Set([...guide.matchAll(/^\| (\d{3}) \| (\d{4}) \| .+ \|$/gm)].map(([, status, code]) => `${status} ${code}`));
     const missing = Object.values(Problems)
       .map((p) => `${p.status} ${p.code}`)
       .filter((row) => !rows.has(row));
-    expect(missing, 'status and code pairs missing from docs/api.md').toEqual([]);
+    expect(missing, 'status and code pairs missing from docs/errors.md').toEqual([]);
   });
 });

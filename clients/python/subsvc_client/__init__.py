@@ -19,6 +19,7 @@ __version__ = "2.0.0"
 # Define package exports
 __all__ = [
     "APIKeysApi",
+    "AnalyticsApi",
     "BillingConnectionsApi",
     "BulkRequestsApi",
     "CustomerPortalApi",
@@ -38,6 +39,7 @@ __all__ = [
     "ApiKeyError",
     "ApiAttributeError",
     "ApiException",
+    "AnalyticsProblem",
     "ApiKey",
     "ApiKeyList",
     "ApiKeyRoll",
@@ -77,6 +79,10 @@ __all__ = [
     "HoldRequest",
     "HoldsProblem",
     "HoldsProblemOrTestOutcome",
+    "PauseAnalytics",
+    "PauseAnalyticsGroupBy",
+    "PauseAnalyticsRow",
+    "PauseAnalyticsRowResumedBy",
     "PausePolicy",
     "PausePolicyWithMode",
     "PauseProblem",
@@ -99,6 +105,8 @@ __all__ = [
     "ProblemErrorsInner",
     "ProblemOrTestOutcome",
     "RejectedSubscription",
+    "ResumeForecast",
+    "ResumeForecastRow",
     "ResumedSubscription",
     "Schedule",
     "StripeConnection",
@@ -142,6 +150,7 @@ __all__ = [
 
 # import apis into sdk package
 from subsvc_client.api.api_keys_api import APIKeysApi as APIKeysApi
+from subsvc_client.api.analytics_api import AnalyticsApi as AnalyticsApi
 from subsvc_client.api.billing_connections_api import BillingConnectionsApi as BillingConnectionsApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsApi
 from subsvc_client.api.customer_portal_api import CustomerPortalApi as CustomerPortalApi
@@ -165,6 +174,7 @@ from subsvc_client.exceptions import ApiAttributeError as ApiAttributeError
 from subsvc_client.exceptions import ApiException as ApiException
 
 # import models into sdk package
+from subsvc_client.models.analytics_problem import AnalyticsProblem as AnalyticsProblem
 from subsvc_client.models.api_key import ApiKey as ApiKey
 from subsvc_client.models.api_key_list import ApiKeyList as ApiKeyList
 from subsvc_client.models.api_key_roll import ApiKeyRoll as ApiKeyRoll
@@ -204,6 +214,10 @@ from subsvc_client.models.hold_list import HoldList as HoldList
 from subsvc_client.models.hold_request import HoldRequest as HoldRequest
 from subsvc_client.models.holds_problem import HoldsProblem as HoldsProblem
 from subsvc_client.models.holds_problem_or_test_outcome import HoldsProblemOrTestOutcome as HoldsProblemOrTestOutcome
+from subsvc_client.models.pause_analytics import PauseAnalytics as PauseAnalytics
+from subsvc_client.models.pause_analytics_group_by import PauseAnalyticsGroupBy as PauseAnalyticsGroupBy
+from subsvc_client.models.pause_analytics_row import PauseAnalyticsRow as PauseAnalyticsRow
+from subsvc_client.models.pause_analytics_row_resumed_by import PauseAnalyticsRowResumedBy as PauseAnalyticsRowResumedBy
 from subsvc_client.models.pause_policy import PausePolicy as PausePolicy
 from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode as PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem as PauseProblem
@@ -226,6 +240,8 @@ from subsvc_client.models.problem import Problem as Problem
 from subsvc_client.models.problem_errors_inner import ProblemErrorsInner as ProblemErrorsInner
 from subsvc_client.models.problem_or_test_outcome import ProblemOrTestOutcome as ProblemOrTestOutcome
 from subsvc_client.models.rejected_subscription import RejectedSubscription as RejectedSubscription
+from subsvc_client.models.resume_forecast import ResumeForecast as ResumeForecast
+from subsvc_client.models.resume_forecast_row import ResumeForecastRow as ResumeForecastRow
 from subsvc_client.models.resumed_subscription import ResumedSubscription as ResumedSubscription
 from subsvc_client.models.schedule import Schedule as Schedule
 from subsvc_client.models.stripe_connection import StripeConnection as StripeConnection

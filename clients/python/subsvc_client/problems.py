@@ -183,6 +183,12 @@ class BillingConnectionNotFoundError(ProblemError):
     code = "0120"
 
 
+class InvalidAnalyticsRangeError(ProblemError):
+    """0140: Invalid analytics range."""
+
+    code = "0140"
+
+
 class Problem0142Error(ProblemError):
     """0142: Problem 0142."""
 
@@ -256,6 +262,7 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0053": StripeKeyOfTheOtherModeError,
     "0060": TooManyRequestsError,
     "0120": BillingConnectionNotFoundError,
+    "0140": InvalidAnalyticsRangeError,
     "0142": Problem0142Error,
     "0143": Problem0143Error,
     "0900": InternalServerError,
@@ -265,4 +272,4 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0920": GatewayTimeoutError,
 }
 
-__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]
+__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "InvalidAnalyticsRangeError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]

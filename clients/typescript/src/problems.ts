@@ -151,6 +151,11 @@ export class BillingConnectionNotFoundError extends ProblemError {
   static override readonly code = '0120';
 }
 
+/** 0140: Invalid analytics range. */
+export class InvalidAnalyticsRangeError extends ProblemError {
+  static override readonly code = '0140';
+}
+
 /** 0142: Problem 0142. */
 export class Problem0142Error extends ProblemError {
   static override readonly code = '0142';
@@ -218,6 +223,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0053': StripeKeyOfTheOtherModeError,
   '0060': TooManyRequestsError,
   '0120': BillingConnectionNotFoundError,
+  '0140': InvalidAnalyticsRangeError,
   '0142': Problem0142Error,
   '0143': Problem0143Error,
   '0900': InternalServerError,

@@ -2,6 +2,7 @@
 
 # import apis into api package
 from subsvc_client.api.api_keys_api import APIKeysApi
+from subsvc_client.api.analytics_api import AnalyticsApi
 from subsvc_client.api.billing_connections_api import BillingConnectionsApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi
 from subsvc_client.api.customer_portal_api import CustomerPortalApi

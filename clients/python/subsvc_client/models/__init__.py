@@ -13,6 +13,7 @@
 """  # noqa: E501
 
 # import models into model package
+from subsvc_client.models.analytics_problem import AnalyticsProblem
 from subsvc_client.models.api_key import ApiKey
 from subsvc_client.models.api_key_list import ApiKeyList
 from subsvc_client.models.api_key_roll import ApiKeyRoll
@@ -52,6 +53,10 @@ from subsvc_client.models.hold_list import HoldList
 from subsvc_client.models.hold_request import HoldRequest
 from subsvc_client.models.holds_problem import HoldsProblem
 from subsvc_client.models.holds_problem_or_test_outcome import HoldsProblemOrTestOutcome
+from subsvc_client.models.pause_analytics import PauseAnalytics
+from subsvc_client.models.pause_analytics_group_by import PauseAnalyticsGroupBy
+from subsvc_client.models.pause_analytics_row import PauseAnalyticsRow
+from subsvc_client.models.pause_analytics_row_resumed_by import PauseAnalyticsRowResumedBy
 from subsvc_client.models.pause_policy import PausePolicy
 from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem
@@ -74,6 +79,8 @@ from subsvc_client.models.problem import Problem
 from subsvc_client.models.problem_errors_inner import ProblemErrorsInner
 from subsvc_client.models.problem_or_test_outcome import ProblemOrTestOutcome
 from subsvc_client.models.rejected_subscription import RejectedSubscription
+from subsvc_client.models.resume_forecast import ResumeForecast
+from subsvc_client.models.resume_forecast_row import ResumeForecastRow
 from subsvc_client.models.resumed_subscription import ResumedSubscription
 from subsvc_client.models.schedule import Schedule
 from subsvc_client.models.stripe_connection import StripeConnection

@@ -1,6 +1,7 @@
 /* tslint:disable */
 /* eslint-disable */
 export * from './APIKeysApi.js';
+export * from './AnalyticsApi.js';
 export * from './BillingConnectionsApi.js';
 export * from './BulkRequestsApi.js';
 export * from './CustomerPortalApi.js';

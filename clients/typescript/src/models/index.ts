@@ -1,5 +1,6 @@
 /* tslint:disable */
 /* eslint-disable */
+export * from './AnalyticsProblem.js';
 export * from './ApiKey.js';
 export * from './ApiKeyList.js';
 export * from './ApiKeyRoll.js';
@@ -39,6 +40,10 @@ export * from './HoldList.js';
 export * from './HoldRequest.js';
 export * from './HoldsProblem.js';
 export * from './HoldsProblemOrTestOutcome.js';
+export * from './PauseAnalytics.js';
+export * from './PauseAnalyticsGroupBy.js';
+export * from './PauseAnalyticsRow.js';
+export * from './PauseAnalyticsRowResumedBy.js';
 export * from './PausePolicy.js';
 export * from './PausePolicyWithMode.js';
 export * from './PauseProblem.js';
@@ -61,6 +66,8 @@ export * from './Problem.js';
 export * from './ProblemErrorsInner.js';
 export * from './ProblemOrTestOutcome.js';
 export * from './RejectedSubscription.js';
+export * from './ResumeForecast.js';
+export * from './ResumeForecastRow.js';
 export * from './ResumedSubscription.js';
 export * from './Schedule.js';
 export * from './StripeConnection.js';

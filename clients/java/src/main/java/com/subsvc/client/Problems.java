@@ -278,6 +278,15 @@ public final class Problems {
     }
   }
 
+  /** 0140: Invalid analytics range. */
+  public static final class InvalidAnalyticsRangeError extends ProblemException {
+    public static final String CODE = "0140";
+
+    public InvalidAnalyticsRangeError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0142: Problem 0142. */
   public static final class Problem0142Error extends ProblemException {
     public static final String CODE = "0142";
@@ -404,6 +413,8 @@ public final class Problems {
         return new TooManyRequestsError(status, message, headers, body);
       case "0120":
         return new BillingConnectionNotFoundError(status, message, headers, body);
+      case "0140":
+        return new InvalidAnalyticsRangeError(status, message, headers, body);
       case "0142":
         return new Problem0142Error(status, message, headers, body);
       case "0143":

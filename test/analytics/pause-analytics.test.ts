@@ -1,0 +1,294 @@
+/**
+ * Pause analytics (docs/analytics.md) through HTTP on the real database: random histories made
+ * on a test clock (pauses with and without reasons and scheduled resumes, resumes, bulk pauses,
+ * holds, undo) give the same figures as a recomputation from the events list, for every
+ * `groupBy`; the range rules and the CSV answer; each mode sees its own figures.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, httpOf } from '../support/http.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { pollFor, waitFor } from '../support/wait.js';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService({ workers: 1 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const { api, completed } = httpOf(() => t);
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A small seeded generator, so a failing history can be made again from the seed printed. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(s ^ (s >>> 15), 1 | s);
+    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface StoredEvent {
+  id: string;
+  type: string;
+  createdAt: string;
+  data: {
+    subscription?: { id: string; planId: string; pauseReason?: string };
+    cause?: { kind: string };
+    previousStatus?: string;
+  };
+}
+
+async function allEvents(apiKey: string): Promise<StoredEvent[]> {
+  const events: StoredEvent[] = [];
+  for (let cursor: string | null = null; ;) {
+    const page = await api(apiKey, 'GET', `/v2/events?limit=100${cursor ? `&startingAfter=${cursor}` : ''}`);
+    events.push(...(page.body.data as StoredEvent[]));
+    if (!page.body.hasMore) return events;
+    cursor = page.body.nextCursor as string;
+  }
+}
+
+const KINDS = ['merchant', 'schedule', 'hold', 'customer', 'billing'] as const;
+const kindOf = (cause?: { kind: string }) =>
+  ({ schedule: 'schedule', hold: 'hold', portal: 'customer', billing: 'billing' })[cause?.kind ?? ''] ?? 'merchant';
+
+function isoWeek(day: string): string {
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + 3 - ((d.getUTCDay() + 6) % 7));
+  const firstThursday = new Date(Date.UTC(d.getUTCFullYear(), 0, 4));
+  firstThursday.setUTCDate(firstThursday.getUTCDate() + 3 - ((firstThursday.getUTCDay() + 6) % 7));
+  return `${d.getUTCFullYear()}-W${String(1 + Math.round((d.getTime() - firstThursday.getTime()) / (7 * DAY))).padStart(2, '0')}`;
+}
+
+/** The figures recomputed from the events list alone, as docs/analytics.md defines them. */
+function recomputed(events: StoredEvent[], groupBy: string, from: string, to: string, livemode = false) {
+  const ordered = [...events].sort((a, b) => a.id.localeCompare(b.id));
+  const open = new Map<
+    string,
+    { day: string; at: string; reason: string | null; cause: string; planId: string; end?: { at: string; by: string } }
+  >();
+  const pauses: NonNullable<ReturnType<typeof open.get>>[] = [];
+  for (const e of ordered) {
+    const s = e.data.subscription;
+    if (!s) continue;
+    if (e.type === 'subscription.paused') {
+      const pause = {
+        day: e.createdAt.slice(0, 10),
+        at: e.createdAt,
+        reason: s.pauseReason?.trim() || null,
+        cause: kindOf(e.data.cause),
+        planId: s.planId,
+      };
+      open.set(s.id, pause);
+      pauses.push(pause);
+    } else if (e.type === 'subscription.resumed' || (e.type === 'subscription.cancelled' && e.data.previousStatus === 'paused')) {
+      const pause = open.get(s.id);
+      if (pause) pause.end = { at: e.createdAt, by: e.type === 'subscription.resumed' ? kindOf(e.data.cause) : 'cancelled' };
+      open.delete(s.id);
+    }
+  }
+  const keyOf = (p: (typeof pauses)[number]) =>
+    ({ day: p.day, week: isoWeek(p.day), month: p.day.slice(0, 7), reason: p.reason, cause: p.cause, planId: p.planId })[groupBy] as
+      string | null;
+  const groups = new Map<string | null, (typeof pauses)[number][]>();
+  for (const p of pauses.filter((p) => p.day >= from && p.day <= to)) groups.set(keyOf(p), [...(groups.get(keyOf(p)) ?? []), p]);
+  return [...groups].map(([key, members]) => {
+    const resumedBy = Object.fromEntries(KINDS.map((k) => [k, members.filter((p) => p.end?.by === k).length]));
+    const resumed = members.filter((p) => p.end && p.end.by !== 'cancelled').length;
+    const cancelled = members.filter((p) => p.end?.by === 'cancelled').length;
+    const tenths = members
+      .filter((p) => p.end)
+      .map((p) => Math.round((Date.parse(p.end!.at) - Date.parse(p.at)) / (DAY / 10)))
+      .sort((a, b) => a - b);
+    const rank = (q: number) => (tenths.length === 0 ? null : tenths[Math.max(1, Math.ceil(q * tenths.length)) - 1]! / 10);
+    return {
+      key,
+      pausesStarted: members.length,
+      resumed,
+      resumedBy,
+      cancelledWhilePaused: cancelled,
+      stillPaused: members.length - resumed - cancelled,
+      resumeRate: resumed + cancelled === 0 ? null : Math.round((resumed / (resumed + cancelled)) * 10_000) / 10_000,
+      medianPauseDays: rank(0.5),
+      p90PauseDays: rank(0.9),
+      livemode,
+    };
+  });
+}
+
+const byKey = <T extends { key: string | null }>(rows: T[]) => [...rows].sort((a, b) => String(a.key).localeCompare(String(b.key)));
+
+/** Makes a random history for the merchant's test mode, moving its clock on between steps. */
+async function randomHistory(testKey: string, seed: number): Promise<void> {
+  const next = random(seed);
+  const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
+  const plans = [randomUUID(), randomUUID()];
+  const ids: string[] = [];
+  for (const planId of plans) {
+    const made = await api(testKey, 'POST', '/v2/test-helpers/subscriptions', { count: 6, planId });
+    ids.push(...(made.body.data as { id: string }[]).map((s) => s.id));
+  }
+  const reasons = ['Vacation', '  vacation ', 'Too much coffee', undefined];
+  let now = Date.parse((await api(testKey, 'GET', '/v2/test-helpers/clock')).body.now as string);
+  const bulkIds: string[] = [];
+  for (let step = 0; step < 40; step++) {
+    const roll = next();
+    const id = pick(ids);
+    if (roll < 0.3) {
+      const reason = pick(reasons);
+      await api(testKey, 'POST', `/v2/subscriptions/${id}/pause`, reason === undefined ? {} : { reason });
+    } else if (roll < 0.4) {
+      await api(testKey, 'POST', `/v2/subscriptions/${id}/pause`, {
+        resumeAt: iso(now + (6 + next() * 60) * HOUR),
+        reason: pick(reasons) ?? 'Scheduled',
+      });
+    } else if (roll < 0.6) {
+      await api(testKey, 'POST', `/v2/subscriptions/${id}/resume`);
+    } else if (roll < 0.7) {
+      const chosen = ids.filter(() => next() < 0.4);
+      if (chosen.length === 0) continue;
+      const bulk = await api(testKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: chosen, reason: 'Stock count' });
+      await completed(testKey, bulk.body.requestId as string);
+      bulkIds.push(bulk.body.requestId as string);
+    } else if (roll < 0.75 && bulkIds.length > 0) {
+      const undo = await api(testKey, 'POST', `/v2/bulk-requests/${bulkIds.pop()!}/undo`);
+      if (undo.status === 202) await completed(testKey, undo.body.requestId as string);
+    } else if (roll < 0.8) {
+      const hold = await api(testKey, 'POST', '/v2/holds', { reason: 'Warehouse move', resumeAt: iso(now + (12 + next() * 48) * HOUR) });
+      await completed(testKey, hold.body.requestId as string);
+    } else {
+      now += (2 + next() * 30) * HOUR;
+    }
+    // Every step at a time of its own: changes made at one instant of a test clock have no order
+    // the events list could show (their ids order them by time only).
+    now += 60_000;
+    await api(testKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(now) });
+  }
+  // Past every hold and scheduled resume: each ended the way its rules say.
+  now += 4 * DAY;
+  await api(testKey, 'POST', '/v2/test-helpers/clock/advance', { to: iso(now) });
+}
+
+describe('GET /v2/analytics/pauses', () => {
+  it.each([1, 2, 3])('agrees with a recomputation from the events for every groupBy (history %i)', async (seed) => {
+    const m = await t.merchant();
+    await randomHistory(m.testApiKey, seed);
+    const to = ((await api(m.testApiKey, 'GET', '/v2/test-helpers/clock')).body.now as string).slice(0, 10);
+    const from = iso(Date.parse(to) - 20 * DAY).slice(0, 10);
+    for (const groupBy of ['day', 'week', 'month', 'reason', 'cause', 'planId']) {
+      // The events are recorded just after the changes: the figures follow them as soon as they are.
+      const figures = async () => {
+        const events = await allEvents(m.testApiKey);
+        const answer = await api(m.testApiKey, 'GET', `/v2/analytics/pauses?from=${from}&to=${to}&groupBy=${groupBy}`);
+        return {
+          seed,
+          groupBy,
+          status: answer.status,
+          answered: byKey(answer.body.data),
+          recomputed: byKey(recomputed(events, groupBy, from, to)),
+        };
+      };
+      const last = await pollFor(figures, (f) => JSON.stringify(f.answered) === JSON.stringify(f.recomputed), 15_000, 200);
+      expect(last.value.status).toBe(200);
+      expect(last.value.answered).toEqual(last.value.recomputed);
+    }
+    const months = await api(m.testApiKey, 'GET', `/v2/analytics/pauses?from=${from}&to=${to}`);
+    expect(months.body).toMatchObject({ from, to, groupBy: 'month', livemode: false });
+    expect(months.body.data.reduce((n: number, row: { pausesStarted: number }) => n + row.pausesStarted, 0)).toBeGreaterThan(0);
+    // The live mode of the same merchant has figures of its own: none.
+    expect((await api(m.apiKey, 'GET', `/v2/analytics/pauses?from=${from}&to=${to}`)).body).toMatchObject({ data: [], livemode: true });
+  });
+
+  it('counts a pause and its resume by reason, and answers CSV with the same rows', async () => {
+    const m = await t.merchant();
+    const [id] = await t.seed(m.merchantId, 1);
+    await api(m.apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { reason: 'Moving house' });
+    await api(m.apiKey, 'POST', `/v2/subscriptions/${id}/resume`);
+    const json = await waitFor(
+      async () => (await api(m.apiKey, 'GET', '/v2/analytics/pauses?groupBy=reason')).body,
+      (body) => body.data[0]?.resumed === 1,
+      15_000,
+    );
+    expect(json.data).toEqual([
+      {
+        key: 'Moving house',
+        pausesStarted: 1,
+        resumed: 1,
+        resumedBy: { merchant: 1, schedule: 0, hold: 0, customer: 0, billing: 0 },
+        cancelledWhilePaused: 0,
+        stillPaused: 0,
+        resumeRate: 1,
+        medianPauseDays: 0,
+        p90PauseDays: 0,
+        livemode: true,
+      },
+    ]);
+    const csv = await call(t.baseUrl, '/v2/analytics/pauses?groupBy=reason', {
+      method: 'GET',
+      apiKey: m.apiKey,
+      headers: { accept: 'text/csv' },
+    });
+    expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect((csv.body as string).split('\r\n')).toEqual([
+      'key,pausesStarted,resumed,resumedBy.merchant,resumedBy.schedule,resumedBy.hold,resumedBy.customer,resumedBy.billing,cancelledWhilePaused,stillPaused,resumeRate,medianPauseDays,p90PauseDays',
+      'Moving house,1,1,1,0,0,0,0,0,0,1,0,0',
+      '',
+    ]);
+  });
+
+  it('refuses a range out of order or over 366 days with 0140, and a bad groupBy or date with 0040', async () => {
+    const m = await t.merchant();
+    const reversed = await api(m.apiKey, 'GET', '/v2/analytics/pauses?from=2026-05-02&to=2026-05-01');
+    expect(reversed).toMatchObject({ status: 400, body: { code: '0140', errors: [{ path: '/from' }] } });
+    const long = await api(m.apiKey, 'GET', '/v2/analytics/pauses?from=2025-01-01&to=2026-01-03');
+    expect(long).toMatchObject({ status: 400, body: { code: '0140', detail: 'from must be at most 366 days before to.' } });
+    expect((await api(m.apiKey, 'GET', '/v2/analytics/pauses?from=2025-01-01&to=2026-01-02')).status).toBe(200);
+    expect((await api(m.apiKey, 'GET', '/v2/analytics/pauses?groupBy=year')).body.code).toBe('0040');
+    expect((await api(m.apiKey, 'GET', '/v2/analytics/pauses?from=2026-02-30')).body.code).toBe('0040');
+  });
+});
+
+describe('GET /v2/analytics/resumes', () => {
+  it("counts each subscription once, on the day it will resume: its own schedule's or its hold's", async () => {
+    const m = await t.merchant();
+    const k = m.testApiKey;
+    const plan = randomUUID();
+    const made = await api(k, 'POST', '/v2/test-helpers/subscriptions', { count: 4, planId: plan });
+    const [a, b, , d] = (made.body.data as { id: string }[]).map((s) => s.id);
+    const now = Date.parse((await api(k, 'GET', '/v2/test-helpers/clock')).body.now as string);
+    const day = (n: number) => iso(now + n * DAY).slice(0, 10);
+    // a: its own resume in 2 days; b: paused with no end; c: held until day 5 only; d: its own resume on day 8 outlasts the hold.
+    await api(k, 'POST', `/v2/subscriptions/${a}/pause`, { resumeAt: iso(now + 2 * DAY) });
+    await api(k, 'POST', `/v2/subscriptions/${b}/pause`);
+    await api(k, 'POST', `/v2/subscriptions/${d}/pause`, { resumeAt: iso(now + 8 * DAY) });
+    const hold = await api(k, 'POST', '/v2/holds', { reason: 'Stock-out', resumeAt: iso(now + 5 * DAY) });
+    await completed(k, hold.body.requestId as string);
+    const forecast = await api(k, 'GET', '/v2/analytics/resumes?days=30');
+    expect(forecast.status).toBe(200);
+    expect(forecast.body).toMatchObject({ days: 30, groupBy: 'day', livemode: false });
+    const counts = Object.fromEntries(
+      (forecast.body.data as { key: string; scheduledResumes: number; holdResumes: number }[]).map((r) => [r.key, r]),
+    );
+    // a is held too: its own resume on day 2 waits for the hold's release on day 5, which resumes a and c.
+    expect(counts[day(5)]).toEqual({ key: day(5), scheduledResumes: 0, holdResumes: 2, livemode: false });
+    expect(counts[day(8)]).toEqual({ key: day(8), scheduledResumes: 1, holdResumes: 0, livemode: false });
+    expect(Object.keys(counts)).toHaveLength(2);
+    expect((await api(k, 'GET', '/v2/analytics/resumes?days=4')).body.data).toEqual([]);
+    expect((await api(k, 'GET', '/v2/analytics/resumes?groupBy=planId')).body.data).toEqual([
+      { key: plan, scheduledResumes: 1, holdResumes: 2, livemode: false },
+    ]);
+  });
+
+  it('refuses days outside 1–90', async () => {
+    const m = await t.merchant();
+    expect((await api(m.apiKey, 'GET', '/v2/analytics/resumes?days=91')).body.code).toBe('0040');
+    expect((await api(m.apiKey, 'GET', '/v2/analytics/resumes?days=0')).body.code).toBe('0040');
+  });
+});
