@@ -71,6 +71,8 @@ export interface Config {
   readonly bulkRetentionDays: number;
   /** Webhook URLs may be http and private addresses (local development; default: on with the embedded database). */
   readonly webhooksAllowPrivateUrls: boolean;
+  /** SECRETS_KEY: the 32-byte key (base64) that seals stored secrets (src/secrets/secret-box.ts); unset, see there. */
+  readonly secretsKey: Buffer | undefined;
   /** Delays before each retry of a failed webhook delivery; after the last one it is marked failed. */
   readonly webhookRetryDelaysMs: readonly number[];
   /** Create a demo merchant and subscriptions at start (default: on with the embedded database). */
@@ -211,6 +213,16 @@ function publicUrl(env: Env): string | undefined {
   return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
 }
 
+/** SECRETS_KEY: base64 of exactly 32 bytes (AES-256), or unset. */
+function secretsKey(env: Env): Buffer | undefined {
+  const raw = env.SECRETS_KEY;
+  if (raw === undefined || raw === '') return undefined;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32 || !/^[A-Za-z0-9+/]+={0,2}$/.test(raw))
+    throw new ConfigError('SECRETS_KEY must be base64 of 32 random bytes (openssl rand -base64 32)');
+  return key;
+}
+
 /** BULK_CONCURRENCY; WORKERS is its former name, still accepted when the new one is unset. */
 function bulkConcurrency(env: Env): number {
   const name = env.BULK_CONCURRENCY === undefined || env.BULK_CONCURRENCY === '' ? 'WORKERS' : 'BULK_CONCURRENCY';
@@ -257,6 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustedProxies: cidrList(env, 'TRUSTED_PROXIES'),
     bulkRetentionDays: integer(env, 'BULK_RETENTION_DAYS', 30, 1, 3650),
     webhooksAllowPrivateUrls: flag(env, 'WEBHOOKS_ALLOW_PRIVATE_URLS', uri === undefined),
+    secretsKey: secretsKey(env),
     webhookRetryDelaysMs: delays(env, 'WEBHOOK_RETRY_DELAYS_MS', WEBHOOK_RETRY_DELAYS_MS),
     demo: demo === 'on' || (demo === 'auto' && uri === undefined),
     metrics: oneOf(env, 'METRICS', ['on', 'off'] as const, 'on') === 'on',

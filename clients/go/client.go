@@ -55,6 +55,8 @@ type APIClient struct {
 
 	CustomerPortalAPI *CustomerPortalAPIService
 
+	EventDestinationsAPI *EventDestinationsAPIService
+
 	EventsAPI *EventsAPIService
 
 	HoldsAPI *HoldsAPIService
@@ -89,6 +91,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.APIKeysAPI = (*APIKeysAPIService)(&c.common)
 	c.BulkRequestsAPI = (*BulkRequestsAPIService)(&c.common)
 	c.CustomerPortalAPI = (*CustomerPortalAPIService)(&c.common)
+	c.EventDestinationsAPI = (*EventDestinationsAPIService)(&c.common)
 	c.EventsAPI = (*EventsAPIService)(&c.common)
 	c.HoldsAPI = (*HoldsAPIService)(&c.common)
 	c.PausePolicyAPI = (*PausePolicyAPIService)(&c.common)

@@ -33,6 +33,8 @@ import {
 } from '../subscriptions/subscriptions.errors.js';
 import { TestClockMovedError, TestModeOnlyError } from '../test-mode/test-mode.errors.js';
 import { WebhookEndpointNotFoundError, WebhookUrlNotAllowedError } from '../webhooks/webhooks.errors.js';
+import { CredentialsNeedTlsError, EventDestinationNotFoundError } from '../event-destinations/destinations.errors.js';
+import { SecretsUnavailableError } from '../secrets/secrets.errors.js';
 
 /** Each named domain error's catalogue entry: its message is the detail, its `errors` the fields at fault. */
 export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: never[]) => DomainError, ProblemKind]> = [
@@ -59,6 +61,9 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [EventNotFoundError, Problems.eventNotFound],
   [WebhookEndpointNotFoundError, Problems.webhookEndpointNotFound],
   [WebhookUrlNotAllowedError, Problems.webhookUrlNotAllowed],
+  [EventDestinationNotFoundError, Problems.eventDestinationNotFound],
+  [CredentialsNeedTlsError, Problems.credentialsNeedTls],
+  [SecretsUnavailableError, Problems.secretsUnavailable],
   [IdempotencyKeyReusedError, Problems.idempotencyKeyReused],
   [IdempotencyKeyInFlightError, Problems.idempotencyKeyInFlight],
 ];

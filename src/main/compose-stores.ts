@@ -21,6 +21,7 @@ import { subscriptionStoresOn, type SubscriptionStores } from '../subscriptions/
 import { TestClocksRepository } from '../test-mode/test-clocks.repository.js';
 import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
+import { DestinationsRepository } from '../event-destinations/destinations.repository.js';
 
 /**
  * What the composition builds for the server's capabilities: each workaround only where the
@@ -77,6 +78,7 @@ export interface Stores extends SubscriptionStores {
   readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
   readonly plans: PlansRepository;
+  readonly destinations: DestinationsRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -97,6 +99,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
     plans: new PlansRepository(db, guard),
+    destinations: new DestinationsRepository(db),
   };
 }
 
@@ -112,6 +115,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.holds.ensureIndexes(),
     stores.portalLinks.ensureIndexes(ttlIndexes),
     stores.plans.ensureIndexes(),
+    stores.destinations.ensureIndexes(),
   ]);
 }
 

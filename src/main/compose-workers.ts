@@ -21,6 +21,11 @@ import { SubscriptionsService } from '../subscriptions/subscriptions.service.js'
 import { clockOfMerchants } from '../test-mode/test-mode.service.js';
 import { DeliveryQueue } from '../webhooks/delivery.queue.js';
 import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
+import { DestinationsService } from '../event-destinations/destinations.service.js';
+import { KafkaPublisher } from '../event-destinations/kafka.publisher.js';
+import { secretBoxFrom } from '../secrets/secret-box.js';
+import { embeddedSecretsKeyFile } from '../secrets/embedded-key.js';
+import type { EventSink } from '../events/events.relay.js';
 import type { BothStores, Engine, Stores } from './compose-stores.js';
 
 /** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
@@ -35,7 +40,8 @@ export interface Workers {
 export type WorkersConfig = Pick<
   Config,
   'bulkConcurrency' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs' | 'schedulePollMs' | 'webhooksAllowPrivateUrls' | 'webhookRetryDelaysMs'
->;
+> &
+  Partial<Pick<Config, 'secretsKey' | 'mongodbUri'>>;
 
 /** What the requests' side uses of the background work. */
 export interface BackgroundWork {
@@ -43,6 +49,8 @@ export interface BackgroundWork {
   readonly dispatcher: BulkDispatcher;
   readonly relay: EventsRelay;
   readonly webhooks: WebhooksWorker;
+  /** Event destinations (Kafka): made and read by requests, fed by the relay, published by worker processes. */
+  readonly destinations: DestinationsService;
   /** The sweep that deletes expired documents where the server has no TTL indexes; undefined where it has them. */
   readonly retention: RetentionSweeper | undefined;
   /** Holds, placed and released by requests and released by the schedule workers at their resumeAt (src/holds/). */
@@ -128,10 +136,11 @@ interface Running {
   readonly schedules: ScheduleWorker;
   readonly relay: EventsRelay;
   readonly webhooks: WebhooksWorker;
+  readonly publisher: KafkaPublisher;
   readonly retention: RetentionSweeper | undefined;
 }
 
-function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Running, concurrency: number): Workers {
+function workersOf({ bulkWorker, schedules, relay, webhooks, publisher, retention }: Running, concurrency: number): Workers {
   return {
     start: async () => {
       retention?.start();
@@ -140,6 +149,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Runnin
       if (!bulkWorker.running) return;
       relay.start();
       await webhooks.start();
+      publisher.start();
       schedules.start();
     },
     // In order, before the database clients close: what changes subscriptions first (bulk chunks,
@@ -150,7 +160,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Runnin
       const left = () => Math.max(deadline - Date.now(), 0);
       await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop(), retention?.stop()]);
       await relay.stop(left());
-      await webhooks.stop(left());
+      await Promise.all([webhooks.stop(left()), publisher.stop()]);
     },
     get running() {
       return bulkWorker.running;
@@ -165,7 +175,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention }: Runnin
  */
 function relayOn(
   stores: Stores,
-  webhooks: WebhooksWorker,
+  webhooks: EventSink,
   engine: Engine,
   pauses: RelayPauses,
   changers: readonly SubscriptionsService[],
@@ -214,14 +224,16 @@ export function composeWorkers(
   });
   const schedules = schedulesOn(workerSubscriptions, holds, both, config, log);
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
+  const { destinations, publisher } = destinationsOn(backgroundStores, config, log);
   const pauses = new RelayPauses();
-  const relay = relayOn(backgroundStores, webhooks, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
+  const sink = bothSinks(webhooks, destinations);
+  const relay = relayOn(backgroundStores, sink, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
   const bulkWorker = bulkWorkerOn(backgroundStores, workerSubscriptions, bulkQueue, dispatcher, relay, log);
   pauses.add(bulkWorker);
   pauses.add(schedules);
   const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;
-  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention }, concurrency);
-  return { workers, dispatcher, relay, webhooks, retention, holds };
+  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, publisher, retention }, concurrency);
+  return { workers, dispatcher, relay, webhooks, destinations, retention, holds };
 }
 
 /** Holds over the background client's stores: a hold's cover and its requests read and write up to a whole store. */
@@ -229,4 +241,32 @@ function holdsOn(stores: Stores, dispatcher: BulkDispatcher, engine: Engine, log
   const background = { subscriptions: stores.subscriptions, requests: stores.bulk };
   const bulk = new BulkService(background, background, dispatcher, log);
   return new HoldsService(stores.holds, stores.holders, bulk, (ids, task) => engine.mutex.runAll(ids, task), notices);
+}
+
+/** Event destinations and their publisher; the password's box from SECRETS_KEY (src/secrets/secret-box.ts). */
+function destinationsOn(
+  stores: Stores,
+  config: WorkersConfig,
+  log: Logger,
+): { destinations: DestinationsService; publisher: KafkaPublisher } {
+  const secrets = secretBoxFrom({
+    secretsKey: config.secretsKey,
+    mongodbUri: config.mongodbUri,
+    embeddedKeyFile: embeddedSecretsKeyFile(),
+  });
+  const allowPrivateBrokers = config.webhooksAllowPrivateUrls;
+  const publisher = new KafkaPublisher(stores.destinations, { allowPrivateBrokers, secrets }, log);
+  const destinations = new DestinationsService(stores.destinations, secrets, allowPrivateBrokers, () => publisher.wake());
+  return { destinations, publisher };
+}
+
+/** The relay's sink: each event queued for the event destinations that take it, then for the webhook endpoints (both idempotent). */
+function bothSinks(webhooks: WebhooksWorker, destinations: DestinationsService): EventSink {
+  return {
+    async fanOut(merchantId, events, traces, held) {
+      await destinations.enqueue(merchantId, events);
+      return webhooks.fanOut(merchantId, events, traces, held);
+    },
+    sendFirst: (merchantId, deliveryIds, withinMs) => webhooks.sendFirst(merchantId, deliveryIds, withinMs),
+  };
 }

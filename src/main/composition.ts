@@ -58,7 +58,15 @@ export type ServiceConfig = Pick<
   Partial<
     Pick<
       Config,
-      'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'shutdownReadyDelayMs' | 'trustedProxies' | 'dbWorkarounds' | 'publicUrl'
+      | 'metrics'
+      | 'metricsPort'
+      | 'heartbeatIntervalMs'
+      | 'shutdownReadyDelayMs'
+      | 'trustedProxies'
+      | 'dbWorkarounds'
+      | 'publicUrl'
+      | 'secretsKey'
+      | 'mongodbUri'
     >
   >;
 

@@ -15,11 +15,14 @@ import { startEmbeddedDatabase } from '../../src/db/embedded.js';
 import { detectCapabilities, type Capabilities } from '../../src/db/mongo.js';
 import { createLogger } from '../../src/logger.js';
 import { SERVICE_PROCESSES_DIR } from './worker-process.js';
+import { prepareKafka } from './kafka-broker.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     mongoUri: string;
     dbCapabilities: Capabilities;
+    /** Kafka's jars for test/support/kafka-broker.ts; empty where the machine cannot run a broker (said in one SKIPPED line). */
+    kafkaLibs: string;
   }
 }
 
@@ -79,6 +82,7 @@ function killLeftProcesses(ownedBy?: number): void {
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   killLeftProcesses();
+  project.provide('kafkaLibs', (await prepareKafka()) ?? '');
   const config = loadConfig();
   const log = createLogger('info');
   if (config.mongodbUri) {

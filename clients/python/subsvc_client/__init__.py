@@ -21,6 +21,7 @@ __all__ = [
     "APIKeysApi",
     "BulkRequestsApi",
     "CustomerPortalApi",
+    "EventDestinationsApi",
     "EventsApi",
     "HoldsApi",
     "PausePolicyApi",
@@ -64,6 +65,13 @@ __all__ = [
     "CommandRequest",
     "Event",
     "EventCause",
+    "EventDestination",
+    "EventDestinationAuth",
+    "EventDestinationCreate",
+    "EventDestinationFormat",
+    "EventDestinationList",
+    "EventDestinationPing",
+    "EventDestinationsProblem",
     "EventList",
     "EventResend",
     "EventType",
@@ -71,6 +79,7 @@ __all__ = [
     "HoldList",
     "HoldRequest",
     "HoldsProblem",
+    "KafkaAuth",
     "PausePolicy",
     "PausePolicyWithMode",
     "PauseProblem",
@@ -116,6 +125,7 @@ __all__ = [
     "WebhookEndpointList",
     "WebhookEndpointUpdate",
     "WebhookEndpointWithSecret",
+    "WebhookFormat",
     "WebhookReplay",
     "WebhookReplayRequest",
     "WebhooksProblem",
@@ -125,6 +135,7 @@ __all__ = [
 from subsvc_client.api.api_keys_api import APIKeysApi as APIKeysApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsApi
 from subsvc_client.api.customer_portal_api import CustomerPortalApi as CustomerPortalApi
+from subsvc_client.api.event_destinations_api import EventDestinationsApi as EventDestinationsApi
 from subsvc_client.api.events_api import EventsApi as EventsApi
 from subsvc_client.api.holds_api import HoldsApi as HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi as PausePolicyApi
@@ -172,6 +183,13 @@ from subsvc_client.models.command_outcome import CommandOutcome as CommandOutcom
 from subsvc_client.models.command_request import CommandRequest as CommandRequest
 from subsvc_client.models.event import Event as Event
 from subsvc_client.models.event_cause import EventCause as EventCause
+from subsvc_client.models.event_destination import EventDestination as EventDestination
+from subsvc_client.models.event_destination_auth import EventDestinationAuth as EventDestinationAuth
+from subsvc_client.models.event_destination_create import EventDestinationCreate as EventDestinationCreate
+from subsvc_client.models.event_destination_format import EventDestinationFormat as EventDestinationFormat
+from subsvc_client.models.event_destination_list import EventDestinationList as EventDestinationList
+from subsvc_client.models.event_destination_ping import EventDestinationPing as EventDestinationPing
+from subsvc_client.models.event_destinations_problem import EventDestinationsProblem as EventDestinationsProblem
 from subsvc_client.models.event_list import EventList as EventList
 from subsvc_client.models.event_resend import EventResend as EventResend
 from subsvc_client.models.event_type import EventType as EventType
@@ -179,6 +197,7 @@ from subsvc_client.models.hold import Hold as Hold
 from subsvc_client.models.hold_list import HoldList as HoldList
 from subsvc_client.models.hold_request import HoldRequest as HoldRequest
 from subsvc_client.models.holds_problem import HoldsProblem as HoldsProblem
+from subsvc_client.models.kafka_auth import KafkaAuth as KafkaAuth
 from subsvc_client.models.pause_policy import PausePolicy as PausePolicy
 from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode as PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem as PauseProblem
@@ -224,6 +243,7 @@ from subsvc_client.models.webhook_endpoint_create import WebhookEndpointCreate a
 from subsvc_client.models.webhook_endpoint_list import WebhookEndpointList as WebhookEndpointList
 from subsvc_client.models.webhook_endpoint_update import WebhookEndpointUpdate as WebhookEndpointUpdate
 from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWithSecret as WebhookEndpointWithSecret
+from subsvc_client.models.webhook_format import WebhookFormat as WebhookFormat
 from subsvc_client.models.webhook_replay import WebhookReplay as WebhookReplay
 from subsvc_client.models.webhook_replay_request import WebhookReplayRequest as WebhookReplayRequest
 from subsvc_client.models.webhooks_problem import WebhooksProblem as WebhooksProblem

@@ -40,6 +40,13 @@ from subsvc_client.models.command_outcome import CommandOutcome
 from subsvc_client.models.command_request import CommandRequest
 from subsvc_client.models.event import Event
 from subsvc_client.models.event_cause import EventCause
+from subsvc_client.models.event_destination import EventDestination
+from subsvc_client.models.event_destination_auth import EventDestinationAuth
+from subsvc_client.models.event_destination_create import EventDestinationCreate
+from subsvc_client.models.event_destination_format import EventDestinationFormat
+from subsvc_client.models.event_destination_list import EventDestinationList
+from subsvc_client.models.event_destination_ping import EventDestinationPing
+from subsvc_client.models.event_destinations_problem import EventDestinationsProblem
 from subsvc_client.models.event_list import EventList
 from subsvc_client.models.event_resend import EventResend
 from subsvc_client.models.event_type import EventType
@@ -47,6 +54,7 @@ from subsvc_client.models.hold import Hold
 from subsvc_client.models.hold_list import HoldList
 from subsvc_client.models.hold_request import HoldRequest
 from subsvc_client.models.holds_problem import HoldsProblem
+from subsvc_client.models.kafka_auth import KafkaAuth
 from subsvc_client.models.pause_policy import PausePolicy
 from subsvc_client.models.pause_policy_with_mode import PausePolicyWithMode
 from subsvc_client.models.pause_problem import PauseProblem
@@ -92,6 +100,7 @@ from subsvc_client.models.webhook_endpoint_create import WebhookEndpointCreate
 from subsvc_client.models.webhook_endpoint_list import WebhookEndpointList
 from subsvc_client.models.webhook_endpoint_update import WebhookEndpointUpdate
 from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWithSecret
+from subsvc_client.models.webhook_format import WebhookFormat
 from subsvc_client.models.webhook_replay import WebhookReplay
 from subsvc_client.models.webhook_replay_request import WebhookReplayRequest
 from subsvc_client.models.webhooks_problem import WebhooksProblem

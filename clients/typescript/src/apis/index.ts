@@ -3,6 +3,7 @@
 export * from './APIKeysApi.js';
 export * from './BulkRequestsApi.js';
 export * from './CustomerPortalApi.js';
+export * from './EventDestinationsApi.js';
 export * from './EventsApi.js';
 export * from './HoldsApi.js';
 export * from './PausePolicyApi.js';
