@@ -24,7 +24,7 @@ const POLL_MS = 250;
 /** Messages per produce request. */
 const BATCH = 500;
 /** A publisher's hold on a destination, renewed after each batch. */
-const LEASE_MS = 30_000;
+const LEASE_MS = 15_000;
 /** Backoff after failures in a row: doubling from the first, up to the last. */
 const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 10_000;
