@@ -11,6 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { ProduceAcks, Producer, stringSerializers, type MessageToProduce, type SASLMechanismValue } from '@platformatic/kafka';
 import { clipped } from '../lib/text.js';
+import { formatTimestamp } from '../lib/clock.js';
+import { EVENT_RETENTION_MS } from '../events/events.repository.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
@@ -140,6 +142,9 @@ export class KafkaPublisher {
       this.gaugeReadAt = Date.now();
       const gauge = metrics()?.destinationsPending;
       if (gauge) gauge.set(await this.repository.pendingCount());
+      // Kept past the events' retention rather than dropped: said, so that an operator can act.
+      const expired = await this.repository.countOlderThan(formatTimestamp(BigInt(Date.now() - EVENT_RETENTION_MS) * 1000n), 1_000);
+      if (expired > 0) this.log.warn({ events: expired }, 'events older than the event retention still wait for an event destination');
     }
   }
 
