@@ -83,6 +83,37 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     expect((await api(apiKey, 'POST', `/v2/event-destinations/${created.body.id}/test`)).body.code).toBe('0121');
   });
 
+  it('a service on MongoDB without SECRETS_KEY refuses a password with 422 0054, and takes a destination without one', async () => {
+    const keyless = await startTestService({ mongodbUri: 'mongodb://operator-db', secretsKey: undefined, webhooksAllowPrivateUrls: true });
+    try {
+      const { apiKey } = await keyless.merchant();
+      const body = { type: 'kafka', bootstrapServers: [kafka.address], topic: 't' };
+      const refused = await call(keyless.baseUrl, '/v2/event-destinations', {
+        apiKey,
+        json: { ...body, auth: { mechanism: 'plain', username: 'u', password: 'p' } },
+      });
+      expect([refused.status, refused.body.code]).toEqual([422, '0054']);
+      expect((await call(keyless.baseUrl, '/v2/event-destinations', { apiKey, json: body })).status).toBe(201);
+    } finally {
+      await keyless.close();
+    }
+  });
+
+  it('a broker on a private address is refused with 400 0044 unless the operator allows private addresses', async () => {
+    const strict = await startTestService({ webhooksAllowPrivateUrls: false, secretsKey: randomBytes(32) });
+    try {
+      const { apiKey } = await strict.merchant();
+      const res = await call(strict.baseUrl, '/v2/event-destinations', {
+        apiKey,
+        json: { type: 'kafka', bootstrapServers: [kafka.address], topic: 't' },
+      });
+      expect([res.status, res.body.code]).toEqual([400, '0044']);
+      expect(res.body.detail).toContain('not a public address');
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('credentials without TLS answer 400 0141, and nothing is stored', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const res = await api(apiKey, 'POST', '/v2/event-destinations', {
