@@ -41,7 +41,8 @@ describe('the published contract', () => {
       Object.values(document.components.messages)
         .map((m) => m.name)
         .sort(),
-    ).toEqual(webhooks.sort());
+      // Each event type twice: a webhook delivery and a Kafka destination's CloudEvent.
+    ).toEqual([...webhooks, ...webhooks].sort());
     expect(await (await fetch(`${t.baseUrl}/docs`)).text()).toContain('href="/docs/asyncapi.yaml"');
   });
 
