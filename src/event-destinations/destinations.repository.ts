@@ -25,6 +25,8 @@ interface DestinationDocument extends DestinationSettings {
   failures: number;
   /** Not tried again before this (backoff). */
   retryAt: Date | null;
+  /** Set after events are queued for it, cleared by a publisher that found none: what the publishers look for. */
+  hasWaiting: boolean;
   /** The worker publishing to it, until `leaseUntil`: one publisher at a time keeps the order. */
   leaseOwner: string | null;
   leaseUntil: Date | null;
@@ -54,7 +56,17 @@ interface WaitingDocument extends Omit<WaitingEvent, 'id'> {
   _id: string;
 }
 
-function toDestination({ _id, merchantId, failures: _f, retryAt: _r, leaseOwner: _o, leaseUntil: _u, auth, ...rest }: DestinationDocument) {
+function toDestination({
+  _id,
+  merchantId,
+  failures: _f,
+  retryAt: _r,
+  hasWaiting: _w,
+  leaseOwner: _o,
+  leaseUntil: _u,
+  auth,
+  ...rest
+}: DestinationDocument) {
   const shownAuth = auth ? { auth: { mechanism: auth.mechanism, username: auth.username } } : {};
   return { id: _id, ...rest, ...shownAuth, livemode: livemodeOf(merchantId) };
 }
@@ -70,7 +82,7 @@ export class DestinationsRepository {
 
   async ensureIndexes(): Promise<void> {
     await this.destinations.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_destinations' });
-    await this.destinations.createIndex({ types: 1 }, { name: 'destinations_by_type' });
+    await this.destinations.createIndex({ hasWaiting: 1 }, { name: 'destinations_waiting' });
     await this.waiting.createIndex({ destinationId: 1, at: 1, _id: 1 }, { name: 'waiting_in_order' });
   }
 
@@ -81,6 +93,7 @@ export class DestinationsRepository {
       ...settings,
       failures: 0,
       retryAt: null,
+      hasWaiting: false,
       leaseOwner: null,
       leaseUntil: null,
     });
@@ -120,31 +133,36 @@ export class DestinationsRepository {
     return docs.map((d) => d._id);
   }
 
-  /** Queues these events; an event queued already for a destination is left as it is (a repeated relay). */
+  /**
+   * Queues these events (one queued already is left as it is: a repeated relay), then marks their
+   * destinations: in that order, so that a publisher clearing the mark (`nothingWaiting`) either
+   * sees these events or is followed by this mark.
+   */
   async enqueue(events: readonly WaitingEvent[]): Promise<void> {
     await insertNew(
       this.waiting,
       events.map(({ id, ...rest }) => ({ _id: id, ...rest })),
     );
+    const ids = [...new Set(events.map((e) => e.destinationId))];
+    await this.destinations.updateMany({ _id: { $in: ids }, hasWaiting: { $ne: true } }, { $set: { hasWaiting: true } });
   }
 
-  /** Destinations with events waiting whose backoff is over and whose lease is free or this owner's. */
+  /** A publisher found nothing waiting: the mark is cleared, and true unless events came meanwhile (then it is set again). */
+  async nothingWaiting(id: string): Promise<boolean> {
+    await this.destinations.updateOne({ _id: id }, { $set: { hasWaiting: false } });
+    if ((await this.next(id, 1)).length === 0) return true;
+    await this.destinations.updateOne({ _id: id }, { $set: { hasWaiting: true } });
+    return false;
+  }
+
+  /** Destinations with events waiting (every merchant's) whose backoff is over and whose lease is free or this owner's. */
   async due(now: Date, owner: string): Promise<string[]> {
-    const ids: string[] = await this.waiting.distinct('destinationId');
-    if (ids.length === 0) return [];
+    // One equality, which an index serves on every engine; the few marked are sorted out here.
     const docs = await this.destinations
-      .find(
-        {
-          _id: { $in: ids },
-          $and: [
-            { $or: [{ retryAt: null }, { retryAt: { $lte: now } }] },
-            { $or: [{ leaseUntil: null }, { leaseUntil: { $lte: now } }, { leaseOwner: owner }] },
-          ],
-        },
-        { projection: { _id: 1 } },
-      )
+      .find({ hasWaiting: true }, { projection: { _id: 1, retryAt: 1, leaseUntil: 1, leaseOwner: 1 } })
       .toArray();
-    return docs.map((d) => d._id);
+    const free = (d: (typeof docs)[number]) => d.leaseUntil === null || d.leaseUntil <= now || d.leaseOwner === owner;
+    return docs.filter((d) => (d.retryAt === null || d.retryAt <= now) && free(d)).map((d) => d._id);
   }
 
   /**

@@ -155,14 +155,17 @@ export class KafkaPublisher {
     if (!target) return;
     const { failures } = target;
     try {
-      for (let batch = await this.repository.next(id, BATCH); batch.length > 0 && this.rounds.running;) {
-        await this.publish(target, batch);
-        await this.repository.published(
-          id,
-          batch.map((w) => w.id),
-        );
-        metrics()?.destinationMessages.labels('published').inc(batch.length);
-        if (batch.length < BATCH) break;
+      for (let batch = await this.repository.next(id, BATCH); this.rounds.running;) {
+        if (batch.length === 0) {
+          if (await this.repository.nothingWaiting(id)) break;
+        } else {
+          await this.publish(target, batch);
+          await this.repository.published(
+            id,
+            batch.map((w) => w.id),
+          );
+          metrics()?.destinationMessages.labels('published').inc(batch.length);
+        }
         target = await lease();
         if (!target) return;
         batch = await this.repository.next(id, BATCH);
