@@ -1075,6 +1075,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/event-destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your event destinations
+         * @description Oldest first, a page at a time, each with its delivery state.
+         */
+        get: operations["listEventDestinations"];
+        put?: never;
+        /**
+         * Send your events to a Kafka topic
+         * @description Every event of the chosen `types` is published to `topic`, keyed by its subscription's id
+         *     (so one subscription's events stay in order in one partition), as a CloudEvent
+         *     (`format: cloudevents`, Kafka binding, structured mode) or as the event object itself
+         *     (`native`). At least once, by an idempotent producer; while the brokers are down or
+         *     refuse, events wait and `GET /v2/event-destinations/{destinationId}` says why. The
+         *     password is stored encrypted and never answered back. Broker hosts must resolve to public
+         *     addresses unless the service runs with `WEBHOOKS_ALLOW_PRIVATE_URLS=true` (400 `0044`);
+         *     credentials need TLS (400 `0141`); a service without its secrets key refuses them (503 `0911`).
+         */
+        post: operations["createEventDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/event-destinations/{destinationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event destination and its delivery state
+         * @description `status` is `active` while the brokers take what is published, `failing` while they are
+         *     down or refuse (`lastError` says why); `pendingCount` events wait to go out, in order.
+         */
+        get: operations["getEventDestination"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove an event destination
+         * @description Removes it; events still waiting for it are not sent.
+         */
+        delete: operations["deleteEventDestination"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/event-destinations/{destinationId}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish one ping message to the destination
+         * @description Queues one `ping` message (CloudEvent type `ping`, keyed by the destination's id) behind
+         *     whatever waits for the destination; follow it with `GET /v2/event-destinations/{destinationId}`.
+         */
+        post: operations["testEventDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/test-helpers/reset": {
         parameters: {
             query?: never;
@@ -1568,11 +1645,13 @@ export interface components {
         WebhookEndpointCreate: {
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEventFilter"];
+            format?: components["schemas"]["WebhookFormat"];
             description?: string;
         };
         WebhookEndpointUpdate: {
             url?: components["schemas"]["WebhookUrl"];
             events?: components["schemas"]["WebhookEventFilter"];
+            format?: components["schemas"]["WebhookFormat"];
             description?: string;
             /** @enum {string} */
             status?: "enabled" | "disabled";
@@ -1581,6 +1660,7 @@ export interface components {
             id: components["schemas"]["Uuid"];
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEventFilter"];
+            format?: components["schemas"]["WebhookFormat"];
             description?: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -1593,6 +1673,7 @@ export interface components {
             id: components["schemas"]["Uuid"];
             url: components["schemas"]["WebhookUrl"];
             events: components["schemas"]["WebhookEventFilter"];
+            format?: components["schemas"]["WebhookFormat"];
             description?: string;
             /** @enum {string} */
             status: "enabled" | "disabled";
@@ -2535,6 +2616,96 @@ export interface components {
             code: "0010" | "0021" | "0040" | "0045" | "0060" | "0140" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
+        /**
+         * @description The body of each delivery: `standard` (default), the event object; `cloudevents`, a
+         *     CloudEvents 1.0 envelope (HTTP binding, structured mode, `application/cloudevents+json`)
+         *     whose `data` is the event object. Both are signed the same way (Standard Webhooks).
+         * @enum {string}
+         */
+        WebhookFormat: "standard" | "cloudevents";
+        EventDestinationCreate: {
+            /** @enum {string} */
+            type: "kafka";
+            /** @description The brokers to start from, `host:port` each. */
+            bootstrapServers: components["schemas"]["BrokerAddress"][];
+            topic: components["schemas"]["KafkaTopic"];
+            format?: components["schemas"]["EventDestinationFormat"];
+            types?: components["schemas"]["WebhookEventFilter"];
+            auth?: components["schemas"]["KafkaAuth"];
+            /** @description Connect with TLS (default `true`). */
+            tls?: boolean;
+        };
+        /** @example kafka-1.example.com:9093 */
+        BrokerAddress: string;
+        /**
+         * @description Kafka's topic rules; letters, digits, `.`, `_` and `-`, up to 249 characters.
+         * @example billing.subscription-events
+         */
+        KafkaTopic: string;
+        /**
+         * @description `cloudevents` (default): a CloudEvents 1.0 envelope, `data` being the event; `native`: the event object itself.
+         * @enum {string}
+         */
+        EventDestinationFormat: "cloudevents" | "native";
+        KafkaAuth: {
+            /** @enum {string} */
+            mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+            username: string;
+            /** @description Stored encrypted; never answered back. */
+            password: string;
+        };
+        EventDestination: {
+            id: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            type: "kafka";
+            bootstrapServers: components["schemas"]["BrokerAddress"][];
+            topic: components["schemas"]["KafkaTopic"];
+            format: components["schemas"]["EventDestinationFormat"];
+            types: components["schemas"]["WebhookEventFilter"];
+            /** @description The mechanism and user name; the password is never shown. */
+            auth?: {
+                /** @enum {string} */
+                mechanism: "plain" | "scram-sha-256" | "scram-sha-512";
+                username: string;
+            };
+            tls: boolean;
+            /**
+             * @description `active` while the brokers take what is published; `failing` while they are down or refuse.
+             * @enum {string}
+             */
+            status: "active" | "failing";
+            /** @description Why the last publication failed; null once one succeeds. */
+            lastError: string | null;
+            /**
+             * Format: int32
+             * @description Events waiting to be published to it.
+             */
+            pendingCount: number;
+            createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        EventDestinationList: {
+            data: components["schemas"]["EventDestination"][];
+            hasMore: boolean;
+            nextCursor: components["schemas"]["Uuid"] | null;
+        };
+        EventDestinationPing: {
+            id: components["schemas"]["Uuid"];
+            destinationId: components["schemas"]["Uuid"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description A problem as `Problem`, from the event destination operations. */
+        EventDestinationsProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0021" | "0040" | "0041" | "0042" | "0044" | "0045" | "0060" | "0121" | "0141" | "0900" | "0901" | "0910" | "0911";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
         TestModeReset: {
             /** @description How many documents of each kind the reset deleted. */
             deleted: {
@@ -3152,6 +3323,42 @@ export interface components {
                 "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
             };
         };
+        /** @description No event destination of the caller has this id. */
+        EventDestinationNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["EventDestinationsProblem"];
+            };
+        };
+        /** @description The body breaks the contract (`0040`, also past 16 destinations), a broker address is not allowed (`0044`), or credentials without TLS (`0141`). */
+        InvalidEventDestination: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["EventDestinationsProblem"];
+            };
+        };
+        /**
+         * @description The database cannot be reached (code 0910), or the service has no key to encrypt the
+         *     destination's password with (code 0911: its operator must set `SECRETS_KEY`); nothing changed.
+         */
+        EventDestinationSecretsUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["EventDestinationsProblem"];
+            };
+        };
         /**
          * @description Only with a test key and `Subsvc-Test-Outcome: timeout`: the answer was held (35 s),
          *     as a gateway gives up on a slow upstream. Nothing was done; retry with the same
@@ -3230,6 +3437,11 @@ export interface components {
          */
         EventId: string;
         /**
+         * @description An event destination's `id`. An unknown id, or another merchant's, answers 404.
+         * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e70
+         */
+        DestinationId: string;
+        /**
          * @description A webhook endpoint's `id`. An unknown id, or another merchant's, answers 404.
          * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e60
          */
@@ -3288,6 +3500,11 @@ export interface components {
         ApiKeyRollBody: {
             content: {
                 "application/json": components["schemas"]["ApiKeyRoll"];
+            };
+        };
+        EventDestinationCreateBody: {
+            content: {
+                "application/json": components["schemas"]["EventDestinationCreate"];
             };
         };
         WebhookEndpointCreateBody: {
@@ -5593,6 +5810,170 @@ export interface operations {
             };
             400: components["responses"]["InvalidRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listEventDestinations: {
+        parameters: {
+            query?: {
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor`; the page starts after it. */
+                startingAfter?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of destinations. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDestinationList"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createEventDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["EventDestinationCreateBody"];
+        responses: {
+            /** @description The destination (without its password). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDestination"];
+                };
+            };
+            400: components["responses"]["InvalidEventDestination"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["EventDestinationSecretsUnavailable"];
+        };
+    };
+    getEventDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An event destination's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e70
+                 */
+                destinationId: components["parameters"]["DestinationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destination. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDestination"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["EventDestinationNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteEventDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An event destination's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e70
+                 */
+                destinationId: components["parameters"]["DestinationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed; nothing more is published to it. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["EventDestinationNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testEventDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description An event destination's `id`. An unknown id, or another merchant's, answers 404.
+                 * @example 01937a1c-5b2e-7c4d-8e9f-0a1b2c3d4e70
+                 */
+                destinationId: components["parameters"]["DestinationId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ping is queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventDestinationPing"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["EventDestinationNotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -23,6 +23,7 @@
  *       growth of the process's memory while it streams (scripts/bench-csv.ts); BENCH_ONLY=csv alone
  * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=schedules, (b) and (e); BENCH_ONLY=events, (f) alone;
  * BENCH_ONLY=analytics, (k) pause analytics as a merchant's history grows (scripts/bench-analytics.ts), writing bench/results/analytics.json;
+ * BENCH_ONLY=kafka, (l) events to a Kafka destination (scripts/bench-kafka.ts), writing bench/results/kafka.json;
  * BENCH_ONLY=sizes, (d) alone; BENCH_ONLY=hold, (h)'s filter request then a hold of the same size (scripts/bench-hold.ts), writing bench/results/hold.json.
  * Every ratio is the median of BENCH_ROUNDS (default 3) rounds (BENCH_C_ROUNDS in (c) and BENCH_F_ROUNDS in (f), 5 each) that run the service and its
  * baseline in turn, printed with the least and greatest round ratio (scripts/bench-rounds.ts);
@@ -60,6 +61,7 @@ import { databaseProcess } from './db-process.js';
 import { benchCsvExport, CSV_ITEMS, printCsvExport } from './bench-csv.js';
 import { benchHold, printHold } from './bench-hold.js';
 import { benchAnalytics, printAnalytics, writeAnalytics } from './bench-analytics.js';
+import { benchKafkaMain } from './bench-kafka.js';
 
 const BULK_SIZE = 3000;
 /** (a): samples per round; each round's ratio is its median acceptance over its median insertMany. */
@@ -1145,6 +1147,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const scratch = await openScratchDatabase(config, 'bench', log);
   const { db, engine, version } = scratch;
+  if (process.env.BENCH_ONLY === 'kafka') {
+    await benchKafkaMain(scratch, config, log).finally(() => scratch.close());
+    return;
+  }
   try {
     // The rate limit is off here: this measures the service's own cost, not the limit. Workers
     // start in (b): in (a) they would apply the chunks that the samples remove.
@@ -1581,14 +1587,14 @@ async function onlyEvents(): Promise<void> {
   }
 }
 
-// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `hold` (h)'s filter request and a hold, `testmode` (c) with and without test data, `csv` (i) alone, `analytics` (k) alone; unset, every axis.
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `hold` (h)'s filter request and a hold, `testmode` (c) with and without test data, `csv` (i) alone, `analytics` (k) alone, `kafka` (l) alone; unset, every axis.
 const only = process.env.BENCH_ONLY;
 if (
   only !== undefined &&
-  !['reads', 'sizes', 'c', 'events', 'filter', 'hold', 'drain', 'schedules', 'testmode', 'csv', 'analytics'].includes(only)
+  !['reads', 'sizes', 'c', 'events', 'filter', 'hold', 'drain', 'schedules', 'testmode', 'csv', 'analytics', 'kafka'].includes(only)
 )
   throw new Error(
-    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, hold, drain, schedules, testmode, csv or analytics (or unset for every axis)`,
+    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, hold, drain, schedules, testmode, csv, analytics or kafka (or unset for every axis)`,
   );
 await (only === 'reads'
   ? readsOnly()

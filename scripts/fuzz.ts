@@ -78,6 +78,8 @@ interface Fixtures {
   readonly SUBSVC_FUZZ_HOLD_ID: string;
   readonly SUBSVC_FUZZ_LINK_ID: string;
   readonly SUBSVC_FUZZ_PLAN_ID: string;
+  readonly SUBSVC_FUZZ_DESTINATION_ID: string;
+  readonly SUBSVC_FUZZ_DELETABLE_DESTINATION_ID: string;
 }
 
 /** The venv's `st`, created or rebuilt when the pinned requirements change. */
@@ -86,7 +88,7 @@ function ensureSchemathesis(): string {
 }
 
 /**
- * Through the API, as a merchant would: a webhook endpoint, by pausing a subscription an event, a
+ * Through the API, as a merchant would: a webhook endpoint, two event destinations, by pausing a subscription an event, a
  * bulk request (its completion is an event too), a hold (its release answers 202, then 409), and
  * a named plan (so that reading one answers 200, not only 404).
  */
@@ -105,6 +107,10 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
   const bulk = await call<{ requestId: string }>('POST', '/v2/subscriptions/bulk/pause', { subscriptions: [EVENT_SUBSCRIPTION_ID] });
   const hold = await call<{ id: string }>('POST', '/v2/holds', { reason: 'fuzz' });
   await call('PUT', `/v2/plans/${FUZZ_PLAN_ID}`, { name: 'fuzz' });
+  // Two Kafka destinations (made without connecting; nothing listens there): one to read and ping, one to delete.
+  const destination = { type: 'kafka', bootstrapServers: ['127.0.0.1:9'], topic: 'fuzz', tls: false, types: ['bulk_request.completed'] };
+  const kept = await call<{ id: string }>('POST', '/v2/event-destinations', destination);
+  const deletable = await call<{ id: string }>('POST', '/v2/event-destinations', destination);
   // The event is written by the relay, after the pause has answered.
   let event: { id: string } | undefined;
   for (const deadline = Date.now() + 30_000; !event; await new Promise((resolve) => setTimeout(resolve, 100))) {
@@ -124,6 +130,8 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
     SUBSVC_FUZZ_HOLD_ID: hold.id,
     SUBSVC_FUZZ_LINK_ID: LINK_PLACEHOLDER,
     SUBSVC_FUZZ_PLAN_ID: FUZZ_PLAN_ID,
+    SUBSVC_FUZZ_DESTINATION_ID: kept.id,
+    SUBSVC_FUZZ_DELETABLE_DESTINATION_ID: deletable.id,
   };
 }
 

@@ -38,6 +38,8 @@ export const Problems = Object.freeze({
   stripeKeyMode: kind(422, '0053', 'Stripe key of the other mode', 'stripe-key-mode'),
   secretsKeyMissing: kind(503, '0911', 'Secrets key missing', 'secrets-key-missing'),
   invalidAnalyticsRange: kind(400, '0140', 'Invalid analytics range', 'invalid-analytics-range'),
+  eventDestinationNotFound: kind(404, '0121', 'Event destination not found', 'event-destination-not-found'),
+  credentialsNeedTls: kind(400, '0141', 'Credentials need TLS', 'credentials-need-tls'),
   filterTooBroad: kind(400, '0046', 'Filter too broad', 'filter-too-broad'),
   webhookUrlNotAllowed: kind(400, '0044', 'Webhook URL not allowed', 'webhook-url-not-allowed'),
   methodNotAllowed: kind(405, '0045', 'Method not allowed', 'method-not-allowed'),

@@ -59,6 +59,8 @@ type APIClient struct {
 
 	CustomerPortalAPI *CustomerPortalAPIService
 
+	EventDestinationsAPI *EventDestinationsAPIService
+
 	EventsAPI *EventsAPIService
 
 	HoldsAPI *HoldsAPIService
@@ -95,6 +97,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.BillingConnectionsAPI = (*BillingConnectionsAPIService)(&c.common)
 	c.BulkRequestsAPI = (*BulkRequestsAPIService)(&c.common)
 	c.CustomerPortalAPI = (*CustomerPortalAPIService)(&c.common)
+	c.EventDestinationsAPI = (*EventDestinationsAPIService)(&c.common)
 	c.EventsAPI = (*EventsAPIService)(&c.common)
 	c.HoldsAPI = (*HoldsAPIService)(&c.common)
 	c.PausePolicyAPI = (*PausePolicyAPIService)(&c.common)

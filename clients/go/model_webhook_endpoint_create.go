@@ -25,6 +25,7 @@ type WebhookEndpointCreate struct {
 	Url string `json:"url" validate:"regexp=^[hH][tT][tT][pP][sS]?://"`
 	// The event types to send, or `[\"*\"]` for all (including types added later).
 	Events []string `json:"events"`
+	Format *WebhookFormat `json:"format,omitempty"`
 	Description *string `json:"description,omitempty"`
 }
 
@@ -97,6 +98,38 @@ func (o *WebhookEndpointCreate) SetEvents(v []string) {
 	o.Events = v
 }
 
+// GetFormat returns the Format field value if set, zero value otherwise.
+func (o *WebhookEndpointCreate) GetFormat() WebhookFormat {
+	if o == nil || IsNil(o.Format) {
+		var ret WebhookFormat
+		return ret
+	}
+	return *o.Format
+}
+
+// GetFormatOk returns a tuple with the Format field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WebhookEndpointCreate) GetFormatOk() (*WebhookFormat, bool) {
+	if o == nil || IsNil(o.Format) {
+		return nil, false
+	}
+	return o.Format, true
+}
+
+// HasFormat returns a boolean if a field has been set.
+func (o *WebhookEndpointCreate) HasFormat() bool {
+	if o != nil && !IsNil(o.Format) {
+		return true
+	}
+
+	return false
+}
+
+// SetFormat gets a reference to the given WebhookFormat and assigns it to the Format field.
+func (o *WebhookEndpointCreate) SetFormat(v WebhookFormat) {
+	o.Format = &v
+}
+
 // GetDescription returns the Description field value if set, zero value otherwise.
 func (o *WebhookEndpointCreate) GetDescription() string {
 	if o == nil || IsNil(o.Description) {
@@ -141,6 +174,9 @@ func (o WebhookEndpointCreate) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["url"] = o.Url
 	toSerialize["events"] = o.Events
+	if !IsNil(o.Format) {
+		toSerialize["format"] = o.Format
+	}
 	if !IsNil(o.Description) {
 		toSerialize["description"] = o.Description
 	}

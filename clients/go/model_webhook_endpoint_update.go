@@ -23,6 +23,7 @@ type WebhookEndpointUpdate struct {
 	Url *string `json:"url,omitempty" validate:"regexp=^[hH][tT][tT][pP][sS]?://"`
 	// The event types to send, or `[\"*\"]` for all (including types added later).
 	Events []string `json:"events,omitempty"`
+	Format *WebhookFormat `json:"format,omitempty"`
 	Description *string `json:"description,omitempty"`
 	Status *string `json:"status,omitempty"`
 }
@@ -108,6 +109,38 @@ func (o *WebhookEndpointUpdate) SetEvents(v []string) {
 	o.Events = v
 }
 
+// GetFormat returns the Format field value if set, zero value otherwise.
+func (o *WebhookEndpointUpdate) GetFormat() WebhookFormat {
+	if o == nil || IsNil(o.Format) {
+		var ret WebhookFormat
+		return ret
+	}
+	return *o.Format
+}
+
+// GetFormatOk returns a tuple with the Format field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WebhookEndpointUpdate) GetFormatOk() (*WebhookFormat, bool) {
+	if o == nil || IsNil(o.Format) {
+		return nil, false
+	}
+	return o.Format, true
+}
+
+// HasFormat returns a boolean if a field has been set.
+func (o *WebhookEndpointUpdate) HasFormat() bool {
+	if o != nil && !IsNil(o.Format) {
+		return true
+	}
+
+	return false
+}
+
+// SetFormat gets a reference to the given WebhookFormat and assigns it to the Format field.
+func (o *WebhookEndpointUpdate) SetFormat(v WebhookFormat) {
+	o.Format = &v
+}
+
 // GetDescription returns the Description field value if set, zero value otherwise.
 func (o *WebhookEndpointUpdate) GetDescription() string {
 	if o == nil || IsNil(o.Description) {
@@ -187,6 +220,9 @@ func (o WebhookEndpointUpdate) ToMap() (map[string]interface{}, error) {
 	}
 	if !IsNil(o.Events) {
 		toSerialize["events"] = o.Events
+	}
+	if !IsNil(o.Format) {
+		toSerialize["format"] = o.Format
 	}
 	if !IsNil(o.Description) {
 		toSerialize["description"] = o.Description

@@ -27,6 +27,7 @@ type WebhookEndpointWithSecret struct {
 	Url string `json:"url" validate:"regexp=^[hH][tT][tT][pP][sS]?://"`
 	// The event types to send, or `[\"*\"]` for all (including types added later).
 	Events []string `json:"events"`
+	Format *WebhookFormat `json:"format,omitempty"`
 	Description *string `json:"description,omitempty"`
 	Status string `json:"status"`
 	DisabledReason NullableString `json:"disabledReason"`
@@ -135,6 +136,38 @@ func (o *WebhookEndpointWithSecret) GetEventsOk() ([]string, bool) {
 // SetEvents sets field value
 func (o *WebhookEndpointWithSecret) SetEvents(v []string) {
 	o.Events = v
+}
+
+// GetFormat returns the Format field value if set, zero value otherwise.
+func (o *WebhookEndpointWithSecret) GetFormat() WebhookFormat {
+	if o == nil || IsNil(o.Format) {
+		var ret WebhookFormat
+		return ret
+	}
+	return *o.Format
+}
+
+// GetFormatOk returns a tuple with the Format field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WebhookEndpointWithSecret) GetFormatOk() (*WebhookFormat, bool) {
+	if o == nil || IsNil(o.Format) {
+		return nil, false
+	}
+	return o.Format, true
+}
+
+// HasFormat returns a boolean if a field has been set.
+func (o *WebhookEndpointWithSecret) HasFormat() bool {
+	if o != nil && !IsNil(o.Format) {
+		return true
+	}
+
+	return false
+}
+
+// SetFormat gets a reference to the given WebhookFormat and assigns it to the Format field.
+func (o *WebhookEndpointWithSecret) SetFormat(v WebhookFormat) {
+	o.Format = &v
 }
 
 // GetDescription returns the Description field value if set, zero value otherwise.
@@ -304,6 +337,9 @@ func (o WebhookEndpointWithSecret) ToMap() (map[string]interface{}, error) {
 	toSerialize["id"] = o.Id
 	toSerialize["url"] = o.Url
 	toSerialize["events"] = o.Events
+	if !IsNil(o.Format) {
+		toSerialize["format"] = o.Format
+	}
 	if !IsNil(o.Description) {
 		toSerialize["description"] = o.Description
 	}

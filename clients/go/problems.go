@@ -152,10 +152,20 @@ type BillingConnectionNotFoundError struct{ *ProblemError }
 
 func (e *BillingConnectionNotFoundError) Unwrap() error { return e.ProblemError }
 
+// EventDestinationNotFoundError is the problem 0121: Event destination not found.
+type EventDestinationNotFoundError struct{ *ProblemError }
+
+func (e *EventDestinationNotFoundError) Unwrap() error { return e.ProblemError }
+
 // InvalidAnalyticsRangeError is the problem 0140: Invalid analytics range.
 type InvalidAnalyticsRangeError struct{ *ProblemError }
 
 func (e *InvalidAnalyticsRangeError) Unwrap() error { return e.ProblemError }
+
+// CredentialsNeedTlsError is the problem 0141: Credentials need TLS.
+type CredentialsNeedTlsError struct{ *ProblemError }
+
+func (e *CredentialsNeedTlsError) Unwrap() error { return e.ProblemError }
 
 // Problem0142Error is the problem 0142: Problem 0142.
 type Problem0142Error struct{ *ProblemError }
@@ -255,8 +265,12 @@ func problemType(p *ProblemError) error {
 		return &TooManyRequestsError{p}
 	case "0120":
 		return &BillingConnectionNotFoundError{p}
+	case "0121":
+		return &EventDestinationNotFoundError{p}
 	case "0140":
 		return &InvalidAnalyticsRangeError{p}
+	case "0141":
+		return &CredentialsNeedTlsError{p}
 	case "0142":
 		return &Problem0142Error{p}
 	case "0143":

@@ -5,6 +5,7 @@ import type { ApiKeysService } from '../api-keys/api-keys.service.js';
 import type { AuthService } from '../auth/auth.service.js';
 import type { eventHandlers } from '../events/events.handlers.js';
 import type { webhookHandlers } from '../webhooks/webhooks.handlers.js';
+import type { destinationHandlers } from '../event-destinations/destinations.handlers.js';
 import type { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import type { holdHandlers } from '../holds/holds.handlers.js';
 import type { portalLinkHandlers } from '../portal/portal-links.handlers.js';
@@ -47,7 +48,7 @@ export interface AppDependencies {
   readonly bulkStatus: BulkStatusService;
   readonly bulkUndo: BulkUndoService;
   /** Events and webhook endpoints (src/events/events.handlers.ts, src/webhooks/webhooks.handlers.ts). */
-  readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers>;
+  readonly webhooks: ReturnType<typeof eventHandlers> & ReturnType<typeof webhookHandlers> & ReturnType<typeof destinationHandlers>;
   /** The test helpers (src/test-mode/test-mode.handlers.ts). */
   readonly testHelpers: ReturnType<typeof testModeHandlers>;
   /** Holds (src/holds/holds.handlers.ts). */

@@ -4,7 +4,9 @@
  * it with the AsyncAPI parser, scripts/check-asyncapi.ts), and the docs routes serve the same text
  * at /docs/asyncapi.yaml, built from the spec at start, so the image needs no generated/ folder. One message per event type, with its payload
  * schema and the Standard Webhooks headers; the schemas are the spec's own, copied with everything
- * they reference, so the two documents cannot disagree.
+ * they reference, so the two documents cannot disagree. Beside them, the Kafka event destinations:
+ * a server for the merchant's brokers and a topic channel with its bindings, each event type as a
+ * CloudEvent keyed by its subscription's id (docs/event-destinations.md).
  */
 import { stringify } from 'yaml';
 
@@ -84,14 +86,47 @@ function headersSchema(spec: OpenApiSpec, operation: WebhookOperation): JsonObje
   };
 }
 
+/** A Kafka destination's message: a CloudEvents 1.0 envelope (structured mode) around the event as `GET /v2/events/{id}` shows it. */
+function cloudEventSchema(type: string): JsonObject {
+  return {
+    type: 'object',
+    required: ['specversion', 'id', 'source', 'type', 'time', 'datacontenttype', 'data'],
+    properties: {
+      specversion: { const: '1.0' },
+      id: { type: 'string', description: "The event's id: a message published twice has the same one." },
+      source: { const: '/subsvc' },
+      type: { const: type },
+      subject: { type: 'string', description: "The subscription's id (a bulk request's for bulk_request.completed)." },
+      time: { type: 'string', format: 'date-time' },
+      datacontenttype: { const: 'application/json' },
+      data: { $ref: `${SCHEMA_REF}Event` },
+    },
+  };
+}
+
 /** The AsyncAPI 3.0 document for the spec's webhooks, as YAML. */
 export function asyncapiDocument(spec: OpenApiSpec): string {
   const events = Object.entries(spec.webhooks);
   const payloads = events.map(([, { post }]) => refName(post.requestBody.content['application/json'].schema.$ref, SCHEMA_REF));
   const messages: Record<string, JsonObject> = {};
   const operations: Record<string, JsonObject> = {};
+  const kafkaMessages: Record<string, JsonObject> = {};
   for (const [type, { post }] of events) {
     const name = pascal(type);
+    kafkaMessages[`${name}CloudEvent`] = {
+      name: type,
+      title: `${post.summary} (Kafka)`,
+      summary: post.summary,
+      contentType: 'application/cloudevents+json',
+      bindings: { kafka: { key: { type: 'string', description: "The subscription's id (a bulk request's for bulk_request.completed)." } } },
+      payload: cloudEventSchema(type),
+    };
+    operations[`publish${name}`] = {
+      action: 'send',
+      summary: `Publish a ${type} event to a Kafka destination`,
+      channel: { $ref: '#/channels/kafkaTopic' },
+      messages: [{ $ref: `#/channels/kafkaTopic/messages/${name}CloudEvent` }],
+    };
     messages[name] = {
       name: type,
       title: post.summary,
@@ -120,7 +155,25 @@ export function asyncapiDocument(spec: OpenApiSpec): string {
       ].join('\n'),
     },
     defaultContentType: 'application/json',
+    servers: {
+      merchantKafka: {
+        host: '{bootstrapServer}',
+        protocol: 'kafka-secure',
+        description:
+          "A merchant's Kafka brokers, as an event destination names them (POST /v2/event-destinations); TLS unless `tls: false`.",
+        variables: { bootstrapServer: { description: "One of the destination's `bootstrapServers` (host:port)." } },
+      },
+    },
     channels: {
+      kafkaTopic: {
+        address: '{topic}',
+        title: "A merchant's Kafka topic",
+        description: 'The `topic` of an event destination; every event type it takes is published to it, in order per subscription.',
+        servers: [{ $ref: '#/servers/merchantKafka' }],
+        parameters: { topic: { description: "The destination's `topic`." } },
+        bindings: { kafka: { topic: '{topic}' } },
+        messages: Object.fromEntries(Object.keys(kafkaMessages).map((name) => [name, { $ref: `#/components/messages/${name}` }])),
+      },
       webhookEndpoint: {
         // The address is each endpoint's own URL, registered with POST /v2/webhook-endpoints.
         address: null,
@@ -131,8 +184,8 @@ export function asyncapiDocument(spec: OpenApiSpec): string {
     },
     operations,
     components: {
-      messages,
-      schemas: Object.fromEntries(referencedSchemas(spec, payloads).map((name) => [name, spec.components.schemas[name]!])),
+      messages: { ...messages, ...kafkaMessages },
+      schemas: Object.fromEntries(referencedSchemas(spec, [...payloads, 'Event']).map((name) => [name, spec.components.schemas[name]!])),
     },
   };
   return `# Generated from openapi/openapi.yaml by npm run generate (src/http/docs-asyncapi.ts): do not edit.\n${stringify(document, { lineWidth: 0 })}`;

@@ -38,6 +38,7 @@ import {
   TestOutcomeWithLiveKeyError,
 } from '../test-mode/test-mode.errors.js';
 import { WebhookEndpointNotFoundError, WebhookUrlNotAllowedError } from '../webhooks/webhooks.errors.js';
+import { CredentialsNeedTlsError, EventDestinationNotFoundError } from '../event-destinations/destinations.errors.js';
 
 /** Each named domain error's catalogue entry: its message is the detail, its `errors` the fields at fault. */
 export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: never[]) => DomainError, ProblemKind]> = [
@@ -70,6 +71,8 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [EventNotFoundError, Problems.eventNotFound],
   [WebhookEndpointNotFoundError, Problems.webhookEndpointNotFound],
   [WebhookUrlNotAllowedError, Problems.webhookUrlNotAllowed],
+  [EventDestinationNotFoundError, Problems.eventDestinationNotFound],
+  [CredentialsNeedTlsError, Problems.credentialsNeedTls],
   [IdempotencyKeyReusedError, Problems.idempotencyKeyReused],
   [IdempotencyKeyInFlightError, Problems.idempotencyKeyInFlight],
 ];

@@ -37,6 +37,7 @@ import { EndpointsService } from '../webhooks/endpoints.service.js';
 import { ReplayService } from '../webhooks/replay.js';
 import { DELIVERY_TIMEOUT_MS } from '../webhooks/sender.js';
 import { webhookHandlers } from '../webhooks/webhooks.handlers.js';
+import { destinationHandlers } from '../event-destinations/destinations.handlers.js';
 import { composePortal } from './compose-portal.js';
 import type { BothStores, Stores } from './compose-stores.js';
 import type { BackgroundWork } from './compose-workers.js';
@@ -183,6 +184,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       webhooks: {
         ...eventHandlers(new EventsService(stores.events), work.webhooks),
         ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, work.webhooks)),
+        ...destinationHandlers(work.destinations),
       },
       holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       plans: planHandlers(plans),

@@ -28,6 +28,7 @@ import { TestOutcomesRepository } from '../test-mode/test-outcomes.repository.js
 import { TestModeResetRepository } from '../test-mode/test-mode-reset.repository.js';
 import { DeliveriesRepository } from '../webhooks/deliveries.repository.js';
 import { EndpointsRepository } from '../webhooks/endpoints.repository.js';
+import { DestinationsRepository } from '../event-destinations/destinations.repository.js';
 
 /**
  * What the composition builds for the server's capabilities: each workaround only where the
@@ -90,6 +91,7 @@ export interface Stores extends SubscriptionStores {
   readonly billingPushes: BillingPushesRepository;
   readonly billingSync: BillingSyncRepository;
   readonly pauseHistory: PauseHistoryRepository;
+  readonly destinations: DestinationsRepository;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -116,6 +118,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     billingPushes: new BillingPushesRepository(db, statementsPerCommand),
     billingSync: new BillingSyncRepository(db, statementsPerCommand),
     pauseHistory: new PauseHistoryRepository(db, statementsPerCommand),
+    destinations: new DestinationsRepository(db),
   };
 }
 
@@ -135,6 +138,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.billingConnections.ensureIndexes(),
     stores.billingPushes.ensureIndexes(),
     stores.billingSync.ensureIndexes(),
+    stores.destinations.ensureIndexes(),
   ]);
 }
 

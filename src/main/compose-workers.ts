@@ -26,6 +26,9 @@ import { SubscriptionsService } from '../subscriptions/subscriptions.service.js'
 import { clockOfMerchants } from '../clocks/merchant-clocks.js';
 import { DeliveryQueue } from '../webhooks/delivery.queue.js';
 import { WebhooksWorker } from '../webhooks/webhooks.worker.js';
+import { DestinationsService } from '../event-destinations/destinations.service.js';
+import { KafkaPublisher } from '../event-destinations/kafka.publisher.js';
+import { secretBoxFrom } from '../secrets/secret-box.js';
 import type { BothStores, Engine, Stores } from './compose-stores.js';
 
 /** What a worker process runs: bulk chunks, due schedules, the events outbox sweep, webhook deliveries and the retention sweep. */
@@ -41,7 +44,7 @@ export type WorkersConfig = Pick<
   Config,
   'bulkConcurrency' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs' | 'schedulePollMs' | 'webhooksAllowPrivateUrls' | 'webhookRetryDelaysMs'
 > &
-  Partial<Pick<Config, 'stripeApiBase'>>;
+  Partial<Pick<Config, 'stripeApiBase' | 'secretsKey'>> & { readonly embeddedSecretsKeyFile?: string | undefined };
 
 /** What the requests' side uses of the background work. */
 export interface BackgroundWork {
@@ -49,6 +52,8 @@ export interface BackgroundWork {
   readonly dispatcher: BulkDispatcher;
   readonly relay: EventsRelay;
   readonly webhooks: WebhooksWorker;
+  /** Event destinations (Kafka): made and read by requests, fed by the relay, published by worker processes. */
+  readonly destinations: DestinationsService;
   /** The sweep that deletes expired documents where the server has no TTL indexes; undefined where it has them. */
   readonly retention: RetentionSweeper | undefined;
   /** Holds, placed and released by requests and released by the schedule workers at their resumeAt (src/holds/). */
@@ -138,10 +143,11 @@ interface Running {
   readonly schedules: ScheduleWorker;
   readonly relay: EventsRelay;
   readonly webhooks: WebhooksWorker;
+  readonly publisher: KafkaPublisher;
   readonly retention: RetentionSweeper | undefined;
 }
 
-function workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher }: Running, concurrency: number): Workers {
+function workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher, publisher }: Running, concurrency: number): Workers {
   return {
     start: async () => {
       retention?.start();
@@ -150,6 +156,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher }
       if (!bulkWorker.running) return;
       relay.start();
       await webhooks.start();
+      publisher.start();
       schedules.start();
       pusher.start();
     },
@@ -161,7 +168,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher }
       const left = () => Math.max(deadline - Date.now(), 0);
       await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop(), retention?.stop()]);
       await relay.stop(left());
-      await Promise.all([webhooks.stop(left()), pusher.stop()]);
+      await Promise.all([webhooks.stop(left()), pusher.stop(), publisher.stop()]);
     },
     get running() {
       return bulkWorker.running;
@@ -236,14 +243,16 @@ export function composeWorkers(
     log,
   );
   pushes.onRecorded(() => pusher.wake());
+  const { destinations, publisher } = destinationsOn(backgroundStores, config, log);
   const pauses = new RelayPauses();
-  const relay = relayOn(backgroundStores, pushes.around(webhooks), engine, pauses, [requests.subscriptions, workerSubscriptions], log);
+  const sink = bothSinks(pushes.around(webhooks), destinations);
+  const relay = relayOn(backgroundStores, sink, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
   const bulkWorker = bulkWorkerOn(backgroundStores, workerSubscriptions, bulkQueue, dispatcher, relay, log);
   pauses.add(bulkWorker);
   pauses.add(schedules);
   const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;
-  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher }, concurrency);
-  return { workers, dispatcher, relay, webhooks, retention, holds };
+  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher, publisher }, concurrency);
+  return { workers, dispatcher, relay, webhooks, destinations, retention, holds };
 }
 
 /** Holds over the background client's stores: a hold's cover and its requests read and write up to a whole store. */
@@ -251,4 +260,28 @@ function holdsOn(stores: Stores, dispatcher: BulkDispatcher, engine: Engine, log
   const background = { subscriptions: stores.subscriptions, requests: stores.bulk };
   const bulk = new BulkService(background, background, dispatcher, log);
   return new HoldsService(stores.holds, stores.holders, bulk, (ids, task) => engine.mutex.runAll(ids, task), notices);
+}
+
+/** Event destinations and their publisher; the password's box from SECRETS_KEY (src/secrets/secret-box.ts). */
+function destinationsOn(
+  stores: Stores,
+  config: WorkersConfig,
+  log: Logger,
+): { destinations: DestinationsService; publisher: KafkaPublisher } {
+  const secrets = secretBoxFrom({ secretsKey: config.secretsKey, embeddedKeyFile: config.embeddedSecretsKeyFile });
+  const allowPrivateBrokers = config.webhooksAllowPrivateUrls;
+  const publisher = new KafkaPublisher(stores.destinations, { allowPrivateBrokers, secrets }, log);
+  const destinations = new DestinationsService(stores.destinations, secrets, allowPrivateBrokers, () => publisher.wake());
+  return { destinations, publisher };
+}
+
+/** The relay's sink: each event queued for the event destinations that take it, then for the webhook endpoints (both idempotent). */
+function bothSinks(webhooks: EventSink, destinations: DestinationsService): EventSink {
+  return {
+    async fanOut(merchantId, events, traces, held) {
+      await destinations.enqueue(merchantId, events);
+      return webhooks.fanOut(merchantId, events, traces, held);
+    },
+    sendFirst: (merchantId, deliveryIds, withinMs) => webhooks.sendFirst(merchantId, deliveryIds, withinMs),
+  };
 }

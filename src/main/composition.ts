@@ -60,6 +60,7 @@ export type ServiceConfig = Pick<
       | 'secretsKey'
       | 'stripeApiBase'
       | 'testKeysOnly'
+      | 'mongodbUri'
     >
   > & {
     /** On the embedded database: where the key for its secrets is kept when SECRETS_KEY is unset (src/secrets/secret-box.ts). */

@@ -60,6 +60,16 @@ export const SERVICE_METRICS = {
   },
   subsvc_webhook_delivery_duration_seconds: { type: 'histogram', labels: [], help: "one webhook delivery attempt's HTTP time" },
   subsvc_webhook_endpoints_disabled: { type: 'gauge', labels: [], help: 'webhook endpoints disabled after repeated failures (fleet-wide)' },
+  subsvc_event_destination_messages_total: {
+    type: 'counter',
+    labels: ['outcome'],
+    help: 'messages to event destinations (Kafka) by outcome (published, failed)',
+  },
+  subsvc_event_destinations_pending: {
+    type: 'gauge',
+    labels: [],
+    help: 'events waiting for an event destination (fleet-wide, read by worker processes)',
+  },
   subsvc_db_operation_duration_seconds: {
     type: 'histogram',
     labels: ['client'],

@@ -8,7 +8,7 @@ import { pageAlongIds } from '../db/mongo-helpers.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 
 export type WebhookEndpoint = components['schemas']['WebhookEndpoint'];
-export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'events' | 'description' | 'status' | 'disabledReason'>>;
+export type EndpointChanges = Partial<Pick<WebhookEndpoint, 'url' | 'events' | 'description' | 'status' | 'disabledReason' | 'format'>>;
 
 interface EndpointDocument extends Omit<WebhookEndpoint, 'id' | 'livemode'> {
   _id: string;
@@ -23,6 +23,8 @@ export interface DeliveryTarget {
   readonly url: string;
   readonly secret: string;
   readonly enabled: boolean;
+  /** The body of each delivery: the event (`standard`, also for endpoints made before formats) or a CloudEvent. */
+  readonly format: NonNullable<WebhookEndpoint['format']>;
 }
 
 function toEndpoint({ _id, merchantId, secret: _s, failuresInARow: _f, ...rest }: EndpointDocument): WebhookEndpoint {
@@ -99,9 +101,14 @@ export class EndpointsRepository {
   /** These endpoints as a delivery needs them (with the secret); removed ones are absent. */
   async forDelivery(merchantId: string, ids: readonly string[]): Promise<Map<string, DeliveryTarget>> {
     const docs = await this.collection
-      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { url: 1, secret: 1, status: 1 } })
+      .find({ _id: { $in: [...ids] }, merchantId }, { projection: { url: 1, secret: 1, status: 1, format: 1 } })
       .toArray();
-    return new Map(docs.map((doc) => [doc._id, { id: doc._id, url: doc.url, secret: doc.secret, enabled: doc.status === 'enabled' }]));
+    return new Map(
+      docs.map((doc) => [
+        doc._id,
+        { id: doc._id, url: doc.url, secret: doc.secret, enabled: doc.status === 'enabled', format: doc.format ?? 'standard' },
+      ]),
+    );
   }
 
   async succeeded(merchantId: string, id: string): Promise<void> {

@@ -17,6 +17,7 @@ export interface NewEndpoint {
   readonly url: string;
   readonly events: WebhookEndpoint['events'];
   readonly description?: string;
+  readonly format?: WebhookEndpoint['format'];
 }
 
 export class EndpointsService {
@@ -37,6 +38,7 @@ export class EndpointsService {
       url: input.url,
       events: input.events,
       ...(input.description === undefined ? {} : { description: input.description }),
+      ...(input.format === undefined ? {} : { format: input.format }),
       status: 'enabled',
       disabledReason: null,
       createdAt: nowTimestamp(),

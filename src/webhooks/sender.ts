@@ -11,6 +11,7 @@ import type { Event } from '../events/event.payload.js';
 import type { WebhookAttempt } from './deliveries.repository.js';
 import type { DeliveryTarget } from './endpoints.repository.js';
 import { sign } from './signature.js';
+import { CLOUDEVENTS_CONTENT_TYPE, toCloudEvent } from '../events/cloudevent.js';
 import { injectTraceparent } from '../observability/tracing.js';
 import { resolveWebhookUrl } from './url-guard.js';
 import { WebhookUrlNotAllowedError } from './webhooks.errors.js';
@@ -31,10 +32,14 @@ export async function attemptDelivery(target: DeliveryTarget, event: Event, allo
   });
   try {
     const { url, address, family } = await resolveWebhookUrl(target.url, allowPrivateUrls);
-    const body = JSON.stringify({ type: event.type, timestamp: event.createdAt, data: event.data, livemode: event.livemode });
+    const cloud = target.format === 'cloudevents';
+    // A CloudEvent in structured mode carries the event whole; the standard body is the event's own fields.
+    const body = JSON.stringify(
+      cloud ? toCloudEvent(event) : { type: event.type, timestamp: event.createdAt, data: event.data, livemode: event.livemode },
+    );
     const timestamp = Math.floor(Date.now() / 1000);
     const headers = injectTraceparent({
-      'content-type': 'application/json',
+      'content-type': cloud ? CLOUDEVENTS_CONTENT_TYPE : 'application/json',
       'user-agent': 'subsvc-webhooks/1',
       'webhook-id': event.id,
       'webhook-timestamp': String(timestamp),

@@ -60,6 +60,12 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
     matches: (f) => keys(f).sort().join() === 'dueAt,status',
   },
   {
+    // A boolean equality: MongoDB's index serves it, FerretDB's SQLite backend reads the (small) collection.
+    name: 'event destinations with events waiting (destinations.repository due)',
+    collection: 'eventDestinations',
+    matches: (f) => keys(f).join() === 'hasWaiting',
+  },
+  {
     name: 'holds due for release (holds.repository due)',
     collection: 'holds',
     matches: (f) => keys(f).join() === 'releaseAt',

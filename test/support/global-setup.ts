@@ -17,6 +17,7 @@ import { createLogger } from '../../src/logger.js';
 import { SERVICE_PROCESSES_DIR } from './worker-process.js';
 import { ensureGoTool, goToolCanBeHad, INSTALL_GO, STRIPE_MOCK } from '../../scripts/go-tool.js';
 import { skipStep } from '../../scripts/skipped-steps.js';
+import { prepareKafka } from './kafka-broker.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,6 +25,8 @@ declare module 'vitest' {
     dbCapabilities: Capabilities;
     /** The stripe-mock binary, or undefined where it cannot be built (no Go): the tests that need it skip. */
     stripeMockBinary: string | undefined;
+    /** Kafka's jars for test/support/kafka-broker.ts; empty where the machine cannot run a broker (said in one SKIPPED line). */
+    kafkaLibs: string;
   }
 }
 
@@ -98,6 +101,7 @@ async function stripeMockBinary(): Promise<string | undefined> {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   killLeftProcesses();
   project.provide('stripeMockBinary', await stripeMockBinary());
+  project.provide('kafkaLibs', (await prepareKafka()) ?? '');
   const config = loadConfig();
   const log = createLogger('info');
   if (config.mongodbUri) {

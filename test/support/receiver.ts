@@ -10,6 +10,7 @@ export interface Received {
   readonly verified: boolean;
   /** The W3C trace context the delivery carried, if any. */
   readonly traceparent?: string | undefined;
+  readonly contentType?: string | undefined;
   readonly body: { type: string; timestamp: string; data: Record<string, any> };
 }
 
@@ -57,6 +58,7 @@ export async function startReceiver(port = 0): Promise<Receiver> {
         verified,
         body: JSON.parse(text),
         traceparent: req.headers.traceparent as string | undefined,
+        contentType: req.headers['content-type'],
       });
       const status = receiver.answers.shift() ?? 200;
       setTimeout(() => {

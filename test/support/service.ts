@@ -3,7 +3,7 @@
  * a database of its own, listening on an ephemeral loopback port. Log lines are kept for the
  * tests that read them.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Db } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
@@ -67,6 +67,8 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     bulkPollIntervalMs: 100,
     dbTimeoutMs: 10_000,
     shutdownReadyDelayMs: 0,
+    // A key for the secrets a test stores (billing connections, event destinations' passwords); a test of its absence sets it undefined.
+    secretsKey: randomBytes(32).toString('base64'),
     ...overrides,
   };
   const database = await connectDatabase(

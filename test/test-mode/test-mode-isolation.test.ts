@@ -26,10 +26,20 @@ interface World {
   readonly bulkId: string;
   readonly eventId: string;
   readonly endpointId: string;
+  /** A Kafka event destination (never reached: nothing listens there). */
+  readonly destinationId: string;
   readonly keyId: string;
   /** A hold placed and released: its subscriptions are as they were. */
   readonly holdId: string;
 }
+
+const KAFKA_DESTINATION = {
+  type: 'kafka',
+  bootstrapServers: ['127.0.0.1:9'],
+  topic: 'isolation',
+  tls: false,
+  types: ['bulk_request.completed'],
+};
 
 /** Places a hold with `key` and releases it, each applied: what it covered is as it was. */
 async function heldAndReleased(key: string): Promise<string> {
@@ -53,6 +63,7 @@ async function world(key: string, livemode: boolean, seed: (count: number) => Pr
   );
   const endpoint = await api(key, 'POST', '/v2/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', events: ['*'] });
   const made = await api(key, 'POST', '/v2/api-keys');
+  const destination = await api(key, 'POST', '/v2/event-destinations', KAFKA_DESTINATION);
   const holdId = await heldAndReleased(key);
   return {
     key,
@@ -62,6 +73,7 @@ async function world(key: string, livemode: boolean, seed: (count: number) => Pr
     bulkId: bulk.body.requestId,
     eventId: events[0]!.id,
     endpointId: endpoint.body.id,
+    destinationId: destination.body.id,
     keyId: made.body.id,
     holdId,
   };
@@ -146,6 +158,18 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
     const range = { from: new Date(Date.now() - 60_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
     notFound('0023')(await api(by.key, 'POST', `/v2/webhook-endpoints/${other.endpointId}/replay`, range));
   },
+  createEventDestination: async (by, other) => {
+    const made = await api(by.key, 'POST', '/v2/event-destinations', KAFKA_DESTINATION);
+    expect(made.body.livemode).toBe(by.livemode);
+    notFound('0121')(await api(other.key, 'GET', `/v2/event-destinations/${made.body.id}`));
+  },
+  listEventDestinations: async (by, other) =>
+    expect(ids(await api(by.key, 'GET', '/v2/event-destinations'))).not.toContain(other.destinationId),
+  getEventDestination: async (by, other) => notFound('0121')(await api(by.key, 'GET', `/v2/event-destinations/${other.destinationId}`)),
+  deleteEventDestination: async (by, other) =>
+    notFound('0121')(await api(by.key, 'DELETE', `/v2/event-destinations/${other.destinationId}`)),
+  testEventDestination: async (by, other) =>
+    notFound('0121')(await api(by.key, 'POST', `/v2/event-destinations/${other.destinationId}/test`)),
   createHold: async (by, other) => {
     const holdId = await heldAndReleased(by.key);
     expect(ids(await api(other.key, 'GET', '/v2/holds'))).not.toContain(holdId);

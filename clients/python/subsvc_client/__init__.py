@@ -23,6 +23,7 @@ __all__ = [
     "BillingConnectionsApi",
     "BulkRequestsApi",
     "CustomerPortalApi",
+    "EventDestinationsApi",
     "EventsApi",
     "HoldsApi",
     "PausePolicyApi",
@@ -71,6 +72,13 @@ __all__ = [
     "CommandRequest",
     "Event",
     "EventCause",
+    "EventDestination",
+    "EventDestinationAuth",
+    "EventDestinationCreate",
+    "EventDestinationFormat",
+    "EventDestinationList",
+    "EventDestinationPing",
+    "EventDestinationsProblem",
     "EventList",
     "EventResend",
     "EventType",
@@ -79,6 +87,7 @@ __all__ = [
     "HoldRequest",
     "HoldsProblem",
     "HoldsProblemOrTestOutcome",
+    "KafkaAuth",
     "PauseAnalytics",
     "PauseAnalyticsGroupBy",
     "PauseAnalyticsRow",
@@ -142,6 +151,7 @@ __all__ = [
     "WebhookEndpointList",
     "WebhookEndpointUpdate",
     "WebhookEndpointWithSecret",
+    "WebhookFormat",
     "WebhookReplay",
     "WebhookReplayRequest",
     "WebhooksProblem",
@@ -154,6 +164,7 @@ from subsvc_client.api.analytics_api import AnalyticsApi as AnalyticsApi
 from subsvc_client.api.billing_connections_api import BillingConnectionsApi as BillingConnectionsApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi as BulkRequestsApi
 from subsvc_client.api.customer_portal_api import CustomerPortalApi as CustomerPortalApi
+from subsvc_client.api.event_destinations_api import EventDestinationsApi as EventDestinationsApi
 from subsvc_client.api.events_api import EventsApi as EventsApi
 from subsvc_client.api.holds_api import HoldsApi as HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi as PausePolicyApi
@@ -206,6 +217,13 @@ from subsvc_client.models.command_outcome import CommandOutcome as CommandOutcom
 from subsvc_client.models.command_request import CommandRequest as CommandRequest
 from subsvc_client.models.event import Event as Event
 from subsvc_client.models.event_cause import EventCause as EventCause
+from subsvc_client.models.event_destination import EventDestination as EventDestination
+from subsvc_client.models.event_destination_auth import EventDestinationAuth as EventDestinationAuth
+from subsvc_client.models.event_destination_create import EventDestinationCreate as EventDestinationCreate
+from subsvc_client.models.event_destination_format import EventDestinationFormat as EventDestinationFormat
+from subsvc_client.models.event_destination_list import EventDestinationList as EventDestinationList
+from subsvc_client.models.event_destination_ping import EventDestinationPing as EventDestinationPing
+from subsvc_client.models.event_destinations_problem import EventDestinationsProblem as EventDestinationsProblem
 from subsvc_client.models.event_list import EventList as EventList
 from subsvc_client.models.event_resend import EventResend as EventResend
 from subsvc_client.models.event_type import EventType as EventType
@@ -214,6 +232,7 @@ from subsvc_client.models.hold_list import HoldList as HoldList
 from subsvc_client.models.hold_request import HoldRequest as HoldRequest
 from subsvc_client.models.holds_problem import HoldsProblem as HoldsProblem
 from subsvc_client.models.holds_problem_or_test_outcome import HoldsProblemOrTestOutcome as HoldsProblemOrTestOutcome
+from subsvc_client.models.kafka_auth import KafkaAuth as KafkaAuth
 from subsvc_client.models.pause_analytics import PauseAnalytics as PauseAnalytics
 from subsvc_client.models.pause_analytics_group_by import PauseAnalyticsGroupBy as PauseAnalyticsGroupBy
 from subsvc_client.models.pause_analytics_row import PauseAnalyticsRow as PauseAnalyticsRow
@@ -277,6 +296,7 @@ from subsvc_client.models.webhook_endpoint_create import WebhookEndpointCreate a
 from subsvc_client.models.webhook_endpoint_list import WebhookEndpointList as WebhookEndpointList
 from subsvc_client.models.webhook_endpoint_update import WebhookEndpointUpdate as WebhookEndpointUpdate
 from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWithSecret as WebhookEndpointWithSecret
+from subsvc_client.models.webhook_format import WebhookFormat as WebhookFormat
 from subsvc_client.models.webhook_replay import WebhookReplay as WebhookReplay
 from subsvc_client.models.webhook_replay_request import WebhookReplayRequest as WebhookReplayRequest
 from subsvc_client.models.webhooks_problem import WebhooksProblem as WebhooksProblem

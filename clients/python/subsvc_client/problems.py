@@ -183,10 +183,22 @@ class BillingConnectionNotFoundError(ProblemError):
     code = "0120"
 
 
+class EventDestinationNotFoundError(ProblemError):
+    """0121: Event destination not found."""
+
+    code = "0121"
+
+
 class InvalidAnalyticsRangeError(ProblemError):
     """0140: Invalid analytics range."""
 
     code = "0140"
+
+
+class CredentialsNeedTlsError(ProblemError):
+    """0141: Credentials need TLS."""
+
+    code = "0141"
 
 
 class Problem0142Error(ProblemError):
@@ -262,7 +274,9 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0053": StripeKeyOfTheOtherModeError,
     "0060": TooManyRequestsError,
     "0120": BillingConnectionNotFoundError,
+    "0121": EventDestinationNotFoundError,
     "0140": InvalidAnalyticsRangeError,
+    "0141": CredentialsNeedTlsError,
     "0142": Problem0142Error,
     "0143": Problem0143Error,
     "0900": InternalServerError,
@@ -272,4 +286,4 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0920": GatewayTimeoutError,
 }
 
-__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "InvalidAnalyticsRangeError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]
+__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "EventDestinationNotFoundError", "InvalidAnalyticsRangeError", "CredentialsNeedTlsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]

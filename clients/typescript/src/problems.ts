@@ -151,9 +151,19 @@ export class BillingConnectionNotFoundError extends ProblemError {
   static override readonly code = '0120';
 }
 
+/** 0121: Event destination not found. */
+export class EventDestinationNotFoundError extends ProblemError {
+  static override readonly code = '0121';
+}
+
 /** 0140: Invalid analytics range. */
 export class InvalidAnalyticsRangeError extends ProblemError {
   static override readonly code = '0140';
+}
+
+/** 0141: Credentials need TLS. */
+export class CredentialsNeedTlsError extends ProblemError {
+  static override readonly code = '0141';
 }
 
 /** 0142: Problem 0142. */
@@ -223,7 +233,9 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0053': StripeKeyOfTheOtherModeError,
   '0060': TooManyRequestsError,
   '0120': BillingConnectionNotFoundError,
+  '0121': EventDestinationNotFoundError,
   '0140': InvalidAnalyticsRangeError,
+  '0141': CredentialsNeedTlsError,
   '0142': Problem0142Error,
   '0143': Problem0143Error,
   '0900': InternalServerError,

@@ -6,6 +6,7 @@ from subsvc_client.api.analytics_api import AnalyticsApi
 from subsvc_client.api.billing_connections_api import BillingConnectionsApi
 from subsvc_client.api.bulk_requests_api import BulkRequestsApi
 from subsvc_client.api.customer_portal_api import CustomerPortalApi
+from subsvc_client.api.event_destinations_api import EventDestinationsApi
 from subsvc_client.api.events_api import EventsApi
 from subsvc_client.api.holds_api import HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi

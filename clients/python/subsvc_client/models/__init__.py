@@ -45,6 +45,13 @@ from subsvc_client.models.command_outcome import CommandOutcome
 from subsvc_client.models.command_request import CommandRequest
 from subsvc_client.models.event import Event
 from subsvc_client.models.event_cause import EventCause
+from subsvc_client.models.event_destination import EventDestination
+from subsvc_client.models.event_destination_auth import EventDestinationAuth
+from subsvc_client.models.event_destination_create import EventDestinationCreate
+from subsvc_client.models.event_destination_format import EventDestinationFormat
+from subsvc_client.models.event_destination_list import EventDestinationList
+from subsvc_client.models.event_destination_ping import EventDestinationPing
+from subsvc_client.models.event_destinations_problem import EventDestinationsProblem
 from subsvc_client.models.event_list import EventList
 from subsvc_client.models.event_resend import EventResend
 from subsvc_client.models.event_type import EventType
@@ -53,6 +60,7 @@ from subsvc_client.models.hold_list import HoldList
 from subsvc_client.models.hold_request import HoldRequest
 from subsvc_client.models.holds_problem import HoldsProblem
 from subsvc_client.models.holds_problem_or_test_outcome import HoldsProblemOrTestOutcome
+from subsvc_client.models.kafka_auth import KafkaAuth
 from subsvc_client.models.pause_analytics import PauseAnalytics
 from subsvc_client.models.pause_analytics_group_by import PauseAnalyticsGroupBy
 from subsvc_client.models.pause_analytics_row import PauseAnalyticsRow
@@ -116,6 +124,7 @@ from subsvc_client.models.webhook_endpoint_create import WebhookEndpointCreate
 from subsvc_client.models.webhook_endpoint_list import WebhookEndpointList
 from subsvc_client.models.webhook_endpoint_update import WebhookEndpointUpdate
 from subsvc_client.models.webhook_endpoint_with_secret import WebhookEndpointWithSecret
+from subsvc_client.models.webhook_format import WebhookFormat
 from subsvc_client.models.webhook_replay import WebhookReplay
 from subsvc_client.models.webhook_replay_request import WebhookReplayRequest
 from subsvc_client.models.webhooks_problem import WebhooksProblem

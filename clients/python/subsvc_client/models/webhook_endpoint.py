@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
+from subsvc_client.models.webhook_format import WebhookFormat
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -32,12 +33,13 @@ class WebhookEndpoint(BaseModel):
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
     url: Annotated[str, Field(strict=True, max_length=2048)] = Field(description="An absolute `https` URL (`http` only where the service allows private URLs).")
     events: Annotated[List[StrictStr], Field(min_length=1, max_length=8)] = Field(description="The event types to send, or `[\"*\"]` for all (including types added later).")
+    format: Optional[WebhookFormat] = None
     description: Optional[Annotated[str, Field(strict=True, max_length=500)]] = None
     status: StrictStr
     disabled_reason: Optional[Annotated[str, Field(strict=True, max_length=600)]] = Field(description="Why the service disabled it (deliveries kept failing); null when enabled or disabled by you.", alias="disabledReason")
     created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["id", "url", "events", "description", "status", "disabledReason", "createdAt", "livemode"]
+    __properties: ClassVar[List[str]] = ["id", "url", "events", "format", "description", "status", "disabledReason", "createdAt", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -134,6 +136,7 @@ class WebhookEndpoint(BaseModel):
             "id": obj.get("id"),
             "url": obj.get("url"),
             "events": obj.get("events"),
+            "format": obj.get("format"),
             "description": obj.get("description"),
             "status": obj.get("status"),
             "disabledReason": obj.get("disabledReason"),

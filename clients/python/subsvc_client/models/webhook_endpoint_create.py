@@ -20,6 +20,7 @@ import json
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
+from subsvc_client.models.webhook_format import WebhookFormat
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -30,8 +31,9 @@ class WebhookEndpointCreate(BaseModel):
     """ # noqa: E501
     url: Annotated[str, Field(strict=True, max_length=2048)] = Field(description="An absolute `https` URL (`http` only where the service allows private URLs).")
     events: Annotated[List[StrictStr], Field(min_length=1, max_length=8)] = Field(description="The event types to send, or `[\"*\"]` for all (including types added later).")
+    format: Optional[WebhookFormat] = None
     description: Optional[Annotated[str, Field(strict=True, max_length=500)]] = None
-    __properties: ClassVar[List[str]] = ["url", "events", "description"]
+    __properties: ClassVar[List[str]] = ["url", "events", "format", "description"]
 
     @field_validator('url', mode="before")
     def url_validate_regular_expression(cls, value):
@@ -101,6 +103,7 @@ class WebhookEndpointCreate(BaseModel):
         _obj = cls.model_validate({
             "url": obj.get("url"),
             "events": obj.get("events"),
+            "format": obj.get("format"),
             "description": obj.get("description")
         })
         return _obj

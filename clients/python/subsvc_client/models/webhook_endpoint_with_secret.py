@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
+from subsvc_client.models.webhook_format import WebhookFormat
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -32,13 +33,14 @@ class WebhookEndpointWithSecret(BaseModel):
     id: UUID = Field(description="A UUID in its canonical 36-character form; letters may be upper or lower case.")
     url: Annotated[str, Field(strict=True, max_length=2048)] = Field(description="An absolute `https` URL (`http` only where the service allows private URLs).")
     events: Annotated[List[StrictStr], Field(min_length=1, max_length=8)] = Field(description="The event types to send, or `[\"*\"]` for all (including types added later).")
+    format: Optional[WebhookFormat] = None
     description: Optional[Annotated[str, Field(strict=True, max_length=500)]] = None
     status: StrictStr
     disabled_reason: Optional[Annotated[str, Field(strict=True, max_length=600)]] = Field(alias="disabledReason")
     created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
     secret: Annotated[str, Field(strict=True, max_length=50)] = Field(description="`whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer.")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["id", "url", "events", "description", "status", "disabledReason", "createdAt", "secret", "livemode"]
+    __properties: ClassVar[List[str]] = ["id", "url", "events", "format", "description", "status", "disabledReason", "createdAt", "secret", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -142,6 +144,7 @@ class WebhookEndpointWithSecret(BaseModel):
             "id": obj.get("id"),
             "url": obj.get("url"),
             "events": obj.get("events"),
+            "format": obj.get("format"),
             "description": obj.get("description"),
             "status": obj.get("status"),
             "disabledReason": obj.get("disabledReason"),

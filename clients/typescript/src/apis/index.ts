@@ -5,6 +5,7 @@ export * from './AnalyticsApi.js';
 export * from './BillingConnectionsApi.js';
 export * from './BulkRequestsApi.js';
 export * from './CustomerPortalApi.js';
+export * from './EventDestinationsApi.js';
 export * from './EventsApi.js';
 export * from './HoldsApi.js';
 export * from './PausePolicyApi.js';

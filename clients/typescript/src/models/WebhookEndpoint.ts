@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { WebhookFormat } from './WebhookFormat.js';
+import {
+    WebhookFormatFromJSON,
+    WebhookFormatFromJSONTyped,
+    WebhookFormatToJSON,
+    WebhookFormatToJSONTyped,
+} from './WebhookFormat.js';
+
 /**
  * 
  * @export
@@ -31,6 +39,10 @@ export interface WebhookEndpoint {
      * The event types to send, or `["*"]` for all (including types added later).
      */
     events: Array<WebhookEndpointEventsEnum>;
+    /**
+     * 
+     */
+    format?: WebhookFormat;
     /**
      * 
      */
@@ -108,6 +120,7 @@ export function WebhookEndpointFromJSONTyped(json: any, ignoreDiscriminator: boo
         'id': json['id'],
         'url': json['url'],
         'events': json['events'],
+        'format': json['format'] == null ? undefined : WebhookFormatFromJSON(json['format']),
         'description': json['description'] == null ? undefined : json['description'],
         'status': json['status'],
         'disabledReason': json['disabledReason'],
@@ -130,6 +143,7 @@ export function WebhookEndpointToJSONTyped(value?: WebhookEndpoint | null, ignor
         'id': value['id'],
         'url': value['url'],
         'events': value['events'],
+        'format': WebhookFormatToJSON(value['format']),
         'description': value['description'],
         'status': value['status'],
         'disabledReason': value['disabledReason'],

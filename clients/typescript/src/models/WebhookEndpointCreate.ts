@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { WebhookFormat } from './WebhookFormat.js';
+import {
+    WebhookFormatFromJSON,
+    WebhookFormatFromJSONTyped,
+    WebhookFormatToJSON,
+    WebhookFormatToJSONTyped,
+} from './WebhookFormat.js';
+
 /**
  * 
  * @export
@@ -27,6 +35,10 @@ export interface WebhookEndpointCreate {
      * The event types to send, or `["*"]` for all (including types added later).
      */
     events: Array<WebhookEndpointCreateEventsEnum>;
+    /**
+     * 
+     */
+    format?: WebhookFormat;
     /**
      * 
      */
@@ -71,6 +83,7 @@ export function WebhookEndpointCreateFromJSONTyped(json: any, ignoreDiscriminato
         
         'url': json['url'],
         'events': json['events'],
+        'format': json['format'] == null ? undefined : WebhookFormatFromJSON(json['format']),
         'description': json['description'] == null ? undefined : json['description'],
     };
 }
@@ -88,6 +101,7 @@ export function WebhookEndpointCreateToJSONTyped(value?: WebhookEndpointCreate |
         
         'url': value['url'],
         'events': value['events'],
+        'format': WebhookFormatToJSON(value['format']),
         'description': value['description'],
     };
 }

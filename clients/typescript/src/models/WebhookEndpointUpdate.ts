@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { WebhookFormat } from './WebhookFormat.js';
+import {
+    WebhookFormatFromJSON,
+    WebhookFormatFromJSONTyped,
+    WebhookFormatToJSON,
+    WebhookFormatToJSONTyped,
+} from './WebhookFormat.js';
+
 /**
  * 
  * @export
@@ -27,6 +35,10 @@ export interface WebhookEndpointUpdate {
      * The event types to send, or `["*"]` for all (including types added later).
      */
     events?: Array<WebhookEndpointUpdateEventsEnum>;
+    /**
+     * 
+     */
+    format?: WebhookFormat;
     /**
      * 
      */
@@ -82,6 +94,7 @@ export function WebhookEndpointUpdateFromJSONTyped(json: any, ignoreDiscriminato
         
         'url': json['url'] == null ? undefined : json['url'],
         'events': json['events'] == null ? undefined : json['events'],
+        'format': json['format'] == null ? undefined : WebhookFormatFromJSON(json['format']),
         'description': json['description'] == null ? undefined : json['description'],
         'status': json['status'] == null ? undefined : json['status'],
     };
@@ -100,6 +113,7 @@ export function WebhookEndpointUpdateToJSONTyped(value?: WebhookEndpointUpdate |
         
         'url': value['url'],
         'events': value['events'],
+        'format': WebhookFormatToJSON(value['format']),
         'description': value['description'],
         'status': value['status'],
     };

@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { WebhookFormat } from './WebhookFormat.js';
+import {
+    WebhookFormatFromJSON,
+    WebhookFormatFromJSONTyped,
+    WebhookFormatToJSON,
+    WebhookFormatToJSONTyped,
+} from './WebhookFormat.js';
+
 /**
  * 
  * @export
@@ -31,6 +39,10 @@ export interface WebhookEndpointWithSecret {
      * The event types to send, or `["*"]` for all (including types added later).
      */
     events: Array<WebhookEndpointWithSecretEventsEnum>;
+    /**
+     * 
+     */
+    format?: WebhookFormat;
     /**
      * 
      */
@@ -113,6 +125,7 @@ export function WebhookEndpointWithSecretFromJSONTyped(json: any, ignoreDiscrimi
         'id': json['id'],
         'url': json['url'],
         'events': json['events'],
+        'format': json['format'] == null ? undefined : WebhookFormatFromJSON(json['format']),
         'description': json['description'] == null ? undefined : json['description'],
         'status': json['status'],
         'disabledReason': json['disabledReason'],
@@ -136,6 +149,7 @@ export function WebhookEndpointWithSecretToJSONTyped(value?: WebhookEndpointWith
         'id': value['id'],
         'url': value['url'],
         'events': value['events'],
+        'format': WebhookFormatToJSON(value['format']),
         'description': value['description'],
         'status': value['status'],
         'disabledReason': value['disabledReason'],

@@ -278,11 +278,29 @@ public final class Problems {
     }
   }
 
+  /** 0121: Event destination not found. */
+  public static final class EventDestinationNotFoundError extends ProblemException {
+    public static final String CODE = "0121";
+
+    public EventDestinationNotFoundError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0140: Invalid analytics range. */
   public static final class InvalidAnalyticsRangeError extends ProblemException {
     public static final String CODE = "0140";
 
     public InvalidAnalyticsRangeError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
+  /** 0141: Credentials need TLS. */
+  public static final class CredentialsNeedTlsError extends ProblemException {
+    public static final String CODE = "0141";
+
+    public CredentialsNeedTlsError(int status, String message, HttpHeaders headers, String body) {
       super(status, message, headers, body);
     }
   }
@@ -413,8 +431,12 @@ public final class Problems {
         return new TooManyRequestsError(status, message, headers, body);
       case "0120":
         return new BillingConnectionNotFoundError(status, message, headers, body);
+      case "0121":
+        return new EventDestinationNotFoundError(status, message, headers, body);
       case "0140":
         return new InvalidAnalyticsRangeError(status, message, headers, body);
+      case "0141":
+        return new CredentialsNeedTlsError(status, message, headers, body);
       case "0142":
         return new Problem0142Error(status, message, headers, body);
       case "0143":

@@ -24,6 +24,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import com.fasterxml.jackson.annotation.JsonValue;
+import com.subsvc.client.model.WebhookFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -39,6 +40,7 @@ import com.subsvc.client.ApiClient;
   WebhookEndpoint.JSON_PROPERTY_ID,
   WebhookEndpoint.JSON_PROPERTY_URL,
   WebhookEndpoint.JSON_PROPERTY_EVENTS,
+  WebhookEndpoint.JSON_PROPERTY_FORMAT,
   WebhookEndpoint.JSON_PROPERTY_DESCRIPTION,
   WebhookEndpoint.JSON_PROPERTY_STATUS,
   WebhookEndpoint.JSON_PROPERTY_DISABLED_REASON,
@@ -105,6 +107,10 @@ public class WebhookEndpoint {
   public static final String JSON_PROPERTY_EVENTS = "events";
   @jakarta.annotation.Nonnull
   private List<EventsEnum> events = new ArrayList<>();
+
+  public static final String JSON_PROPERTY_FORMAT = "format";
+  @jakarta.annotation.Nullable
+  private WebhookFormat format;
 
   public static final String JSON_PROPERTY_DESCRIPTION = "description";
   @jakarta.annotation.Nullable
@@ -244,6 +250,30 @@ public class WebhookEndpoint {
   }
 
 
+  public WebhookEndpoint format(@jakarta.annotation.Nullable WebhookFormat format) {
+    this.format = format;
+    return this;
+  }
+
+  /**
+   * Get format
+   * @return format
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_FORMAT, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public WebhookFormat getFormat() {
+    return format;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_FORMAT, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setFormat(@jakarta.annotation.Nullable WebhookFormat format) {
+    this.format = format;
+  }
+
+
   public WebhookEndpoint description(@jakarta.annotation.Nullable String description) {
     this.description = description;
     return this;
@@ -379,6 +409,7 @@ public class WebhookEndpoint {
     return Objects.equals(this.id, webhookEndpoint.id) &&
         Objects.equals(this.url, webhookEndpoint.url) &&
         Objects.equals(this.events, webhookEndpoint.events) &&
+        Objects.equals(this.format, webhookEndpoint.format) &&
         Objects.equals(this.description, webhookEndpoint.description) &&
         Objects.equals(this.status, webhookEndpoint.status) &&
         Objects.equals(this.disabledReason, webhookEndpoint.disabledReason) &&
@@ -388,7 +419,7 @@ public class WebhookEndpoint {
 
   @Override
   public int hashCode() {
-    return Objects.hash(id, url, events, description, status, disabledReason, createdAt, livemode);
+    return Objects.hash(id, url, events, format, description, status, disabledReason, createdAt, livemode);
   }
 
   @Override
@@ -398,6 +429,7 @@ public class WebhookEndpoint {
     sb.append("    id: ").append(toIndentedString(id)).append("\n");
     sb.append("    url: ").append(toIndentedString(url)).append("\n");
     sb.append("    events: ").append(toIndentedString(events)).append("\n");
+    sb.append("    format: ").append(toIndentedString(format)).append("\n");
     sb.append("    description: ").append(toIndentedString(description)).append("\n");
     sb.append("    status: ").append(toIndentedString(status)).append("\n");
     sb.append("    disabledReason: ").append(toIndentedString(disabledReason)).append("\n");
@@ -464,6 +496,11 @@ public class WebhookEndpoint {
             "".equals(suffix) ? "" : String.format(java.util.Locale.ROOT, "%s%d%s", containerPrefix, i, containerSuffix),
             ApiClient.urlEncode(ApiClient.valueToString(getEvents().get(i)))));
       }
+    }
+
+    // add `format` to the URL query string
+    if (getFormat() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%sformat%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getFormat()))));
     }
 
     // add `description` to the URL query string

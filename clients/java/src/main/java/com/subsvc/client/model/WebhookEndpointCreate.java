@@ -24,6 +24,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import com.fasterxml.jackson.annotation.JsonValue;
+import com.subsvc.client.model.WebhookFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -37,6 +38,7 @@ import com.subsvc.client.ApiClient;
 @JsonPropertyOrder({
   WebhookEndpointCreate.JSON_PROPERTY_URL,
   WebhookEndpointCreate.JSON_PROPERTY_EVENTS,
+  WebhookEndpointCreate.JSON_PROPERTY_FORMAT,
   WebhookEndpointCreate.JSON_PROPERTY_DESCRIPTION
 })
 @jakarta.annotation.Generated(value = "org.openapitools.codegen.languages.JavaClientCodegen", comments = "Generator version: 7.25.0")
@@ -95,6 +97,10 @@ public class WebhookEndpointCreate {
   public static final String JSON_PROPERTY_EVENTS = "events";
   @jakarta.annotation.Nonnull
   private List<EventsEnum> events = new ArrayList<>();
+
+  public static final String JSON_PROPERTY_FORMAT = "format";
+  @jakarta.annotation.Nullable
+  private WebhookFormat format;
 
   public static final String JSON_PROPERTY_DESCRIPTION = "description";
   @jakarta.annotation.Nullable
@@ -159,6 +165,30 @@ public class WebhookEndpointCreate {
   }
 
 
+  public WebhookEndpointCreate format(@jakarta.annotation.Nullable WebhookFormat format) {
+    this.format = format;
+    return this;
+  }
+
+  /**
+   * Get format
+   * @return format
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_FORMAT, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public WebhookFormat getFormat() {
+    return format;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_FORMAT, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setFormat(@jakarta.annotation.Nullable WebhookFormat format) {
+    this.format = format;
+  }
+
+
   public WebhookEndpointCreate description(@jakarta.annotation.Nullable String description) {
     this.description = description;
     return this;
@@ -197,12 +227,13 @@ public class WebhookEndpointCreate {
     WebhookEndpointCreate webhookEndpointCreate = (WebhookEndpointCreate) o;
     return Objects.equals(this.url, webhookEndpointCreate.url) &&
         Objects.equals(this.events, webhookEndpointCreate.events) &&
+        Objects.equals(this.format, webhookEndpointCreate.format) &&
         Objects.equals(this.description, webhookEndpointCreate.description);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(url, events, description);
+    return Objects.hash(url, events, format, description);
   }
 
   @Override
@@ -211,6 +242,7 @@ public class WebhookEndpointCreate {
     sb.append("class WebhookEndpointCreate {\n");
     sb.append("    url: ").append(toIndentedString(url)).append("\n");
     sb.append("    events: ").append(toIndentedString(events)).append("\n");
+    sb.append("    format: ").append(toIndentedString(format)).append("\n");
     sb.append("    description: ").append(toIndentedString(description)).append("\n");
     sb.append("}");
     return sb.toString();
@@ -268,6 +300,11 @@ public class WebhookEndpointCreate {
             "".equals(suffix) ? "" : String.format(java.util.Locale.ROOT, "%s%d%s", containerPrefix, i, containerSuffix),
             ApiClient.urlEncode(ApiClient.valueToString(getEvents().get(i)))));
       }
+    }
+
+    // add `format` to the URL query string
+    if (getFormat() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%sformat%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getFormat()))));
     }
 
     // add `description` to the URL query string

@@ -24,6 +24,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import com.fasterxml.jackson.annotation.JsonValue;
+import com.subsvc.client.model.WebhookFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -37,6 +38,7 @@ import com.subsvc.client.ApiClient;
 @JsonPropertyOrder({
   WebhookEndpointUpdate.JSON_PROPERTY_URL,
   WebhookEndpointUpdate.JSON_PROPERTY_EVENTS,
+  WebhookEndpointUpdate.JSON_PROPERTY_FORMAT,
   WebhookEndpointUpdate.JSON_PROPERTY_DESCRIPTION,
   WebhookEndpointUpdate.JSON_PROPERTY_STATUS
 })
@@ -96,6 +98,10 @@ public class WebhookEndpointUpdate {
   public static final String JSON_PROPERTY_EVENTS = "events";
   @jakarta.annotation.Nullable
   private List<EventsEnum> events = new ArrayList<>();
+
+  public static final String JSON_PROPERTY_FORMAT = "format";
+  @jakarta.annotation.Nullable
+  private WebhookFormat format;
 
   public static final String JSON_PROPERTY_DESCRIPTION = "description";
   @jakarta.annotation.Nullable
@@ -199,6 +205,30 @@ public class WebhookEndpointUpdate {
   }
 
 
+  public WebhookEndpointUpdate format(@jakarta.annotation.Nullable WebhookFormat format) {
+    this.format = format;
+    return this;
+  }
+
+  /**
+   * Get format
+   * @return format
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_FORMAT, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public WebhookFormat getFormat() {
+    return format;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_FORMAT, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setFormat(@jakarta.annotation.Nullable WebhookFormat format) {
+    this.format = format;
+  }
+
+
   public WebhookEndpointUpdate description(@jakarta.annotation.Nullable String description) {
     this.description = description;
     return this;
@@ -261,13 +291,14 @@ public class WebhookEndpointUpdate {
     WebhookEndpointUpdate webhookEndpointUpdate = (WebhookEndpointUpdate) o;
     return Objects.equals(this.url, webhookEndpointUpdate.url) &&
         Objects.equals(this.events, webhookEndpointUpdate.events) &&
+        Objects.equals(this.format, webhookEndpointUpdate.format) &&
         Objects.equals(this.description, webhookEndpointUpdate.description) &&
         Objects.equals(this.status, webhookEndpointUpdate.status);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(url, events, description, status);
+    return Objects.hash(url, events, format, description, status);
   }
 
   @Override
@@ -276,6 +307,7 @@ public class WebhookEndpointUpdate {
     sb.append("class WebhookEndpointUpdate {\n");
     sb.append("    url: ").append(toIndentedString(url)).append("\n");
     sb.append("    events: ").append(toIndentedString(events)).append("\n");
+    sb.append("    format: ").append(toIndentedString(format)).append("\n");
     sb.append("    description: ").append(toIndentedString(description)).append("\n");
     sb.append("    status: ").append(toIndentedString(status)).append("\n");
     sb.append("}");
@@ -334,6 +366,11 @@ public class WebhookEndpointUpdate {
             "".equals(suffix) ? "" : String.format(java.util.Locale.ROOT, "%s%d%s", containerPrefix, i, containerSuffix),
             ApiClient.urlEncode(ApiClient.valueToString(getEvents().get(i)))));
       }
+    }
+
+    // add `format` to the URL query string
+    if (getFormat() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%sformat%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getFormat()))));
     }
 
     // add `description` to the URL query string

@@ -24,6 +24,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import com.fasterxml.jackson.annotation.JsonValue;
+import com.subsvc.client.model.WebhookFormat;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -39,6 +40,7 @@ import com.subsvc.client.ApiClient;
   WebhookEndpointWithSecret.JSON_PROPERTY_ID,
   WebhookEndpointWithSecret.JSON_PROPERTY_URL,
   WebhookEndpointWithSecret.JSON_PROPERTY_EVENTS,
+  WebhookEndpointWithSecret.JSON_PROPERTY_FORMAT,
   WebhookEndpointWithSecret.JSON_PROPERTY_DESCRIPTION,
   WebhookEndpointWithSecret.JSON_PROPERTY_STATUS,
   WebhookEndpointWithSecret.JSON_PROPERTY_DISABLED_REASON,
@@ -106,6 +108,10 @@ public class WebhookEndpointWithSecret {
   public static final String JSON_PROPERTY_EVENTS = "events";
   @jakarta.annotation.Nonnull
   private List<EventsEnum> events = new ArrayList<>();
+
+  public static final String JSON_PROPERTY_FORMAT = "format";
+  @jakarta.annotation.Nullable
+  private WebhookFormat format;
 
   public static final String JSON_PROPERTY_DESCRIPTION = "description";
   @jakarta.annotation.Nullable
@@ -246,6 +252,30 @@ public class WebhookEndpointWithSecret {
   @JsonInclude(value = JsonInclude.Include.ALWAYS)
   public void setEvents(@jakarta.annotation.Nonnull List<EventsEnum> events) {
     this.events = events;
+  }
+
+
+  public WebhookEndpointWithSecret format(@jakarta.annotation.Nullable WebhookFormat format) {
+    this.format = format;
+    return this;
+  }
+
+  /**
+   * Get format
+   * @return format
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_FORMAT, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public WebhookFormat getFormat() {
+    return format;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_FORMAT, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setFormat(@jakarta.annotation.Nullable WebhookFormat format) {
+    this.format = format;
   }
 
 
@@ -408,6 +438,7 @@ public class WebhookEndpointWithSecret {
     return Objects.equals(this.id, webhookEndpointWithSecret.id) &&
         Objects.equals(this.url, webhookEndpointWithSecret.url) &&
         Objects.equals(this.events, webhookEndpointWithSecret.events) &&
+        Objects.equals(this.format, webhookEndpointWithSecret.format) &&
         Objects.equals(this.description, webhookEndpointWithSecret.description) &&
         Objects.equals(this.status, webhookEndpointWithSecret.status) &&
         Objects.equals(this.disabledReason, webhookEndpointWithSecret.disabledReason) &&
@@ -418,7 +449,7 @@ public class WebhookEndpointWithSecret {
 
   @Override
   public int hashCode() {
-    return Objects.hash(id, url, events, description, status, disabledReason, createdAt, secret, livemode);
+    return Objects.hash(id, url, events, format, description, status, disabledReason, createdAt, secret, livemode);
   }
 
   @Override
@@ -428,6 +459,7 @@ public class WebhookEndpointWithSecret {
     sb.append("    id: ").append(toIndentedString(id)).append("\n");
     sb.append("    url: ").append(toIndentedString(url)).append("\n");
     sb.append("    events: ").append(toIndentedString(events)).append("\n");
+    sb.append("    format: ").append(toIndentedString(format)).append("\n");
     sb.append("    description: ").append(toIndentedString(description)).append("\n");
     sb.append("    status: ").append(toIndentedString(status)).append("\n");
     sb.append("    disabledReason: ").append(toIndentedString(disabledReason)).append("\n");
@@ -495,6 +527,11 @@ public class WebhookEndpointWithSecret {
             "".equals(suffix) ? "" : String.format(java.util.Locale.ROOT, "%s%d%s", containerPrefix, i, containerSuffix),
             ApiClient.urlEncode(ApiClient.valueToString(getEvents().get(i)))));
       }
+    }
+
+    // add `format` to the URL query string
+    if (getFormat() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%sformat%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getFormat()))));
     }
 
     // add `description` to the URL query string

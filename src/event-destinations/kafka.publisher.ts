@@ -1,0 +1,236 @@
+/**
+ * From the events waiting for each Kafka destination to its brokers, in worker processes: one
+ * publisher at a time per destination (a lease), its events in order (a subscription's events keep
+ * their order in one partition, keyed by the subscription's id), through an idempotent producer
+ * with every in-sync replica's acknowledgement; an event leaves the queue only once acknowledged.
+ * A destination whose brokers are down or refuse is `failing` and tried again with backoff; the
+ * others go on. A worker killed mid-publish leaves its lease to run out, and the next publisher
+ * sends what was not acknowledged again, with the same CloudEvent `id`.
+ */
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { ProduceAcks, Producer, stringSerializers, type MessageToProduce, type SASLMechanismValue } from '@platformatic/kafka';
+import { clipped } from '../lib/text.js';
+import { formatTimestamp } from '../lib/clock.js';
+import { EVENT_RETENTION_MS } from '../events/events.repository.js';
+import { Periodic } from '../lib/periodic.js';
+import type { Logger } from '../logger.js';
+import { metrics } from '../observability/metrics.js';
+import type { SecretBox } from '../secrets/secret-box.js';
+import { checkBrokers } from './broker-guard.js';
+import { CLOUDEVENTS_CONTENT_TYPE, toCloudEvent, type EventLike } from '../events/cloudevent.js';
+import type { DestinationsRepository, PublishTarget, WaitingEvent } from './destinations.repository.js';
+
+/** How often a worker looks for waiting events when nothing wakes it (events queued by another process). */
+const POLL_MS = 250;
+/** Messages per produce request. */
+const BATCH = 500;
+/** A publisher's hold on a destination, renewed after each batch. */
+const LEASE_MS = 15_000;
+/** Backoff after failures in a row: doubling from the first, up to the last. */
+const BACKOFF_FIRST_MS = 250;
+const BACKOFF_MAX_MS = 10_000;
+/** How often the pending gauge is read from the database. */
+const GAUGE_EVERY_MS = 5_000;
+/** One produce request's bound, retries within it included. */
+const PRODUCE_TIMEOUT_MS = 5_000;
+/**
+ * How long a batch may wait for its acknowledgement: the client waits on, without an error, for a
+ * broker that is down or a topic that does not exist, so the publisher gives up on it here.
+ */
+const ACK_DEADLINE_MS = 8_000;
+
+const MECHANISMS: Record<string, SASLMechanismValue> = {
+  plain: 'PLAIN',
+  'scram-sha-256': 'SCRAM-SHA-256',
+  'scram-sha-512': 'SCRAM-SHA-512',
+};
+
+export interface PublisherOptions {
+  readonly allowPrivateBrokers: boolean;
+  readonly secrets: SecretBox;
+}
+
+/** A failure's message with what caused it (the client nests the broker's or the socket's error). */
+function describe(error: unknown): string {
+  const parts: string[] = [];
+  for (let e = error as { message?: string; cause?: unknown; errors?: unknown[] } | undefined, depth = 0; e && depth < 4; depth++) {
+    if (e.message && !parts.includes(e.message)) parts.push(e.message);
+    e = (e.errors?.[0] ?? e.cause) as typeof e;
+  }
+  return clipped(parts.join(': ') || String(error), 600);
+}
+
+/** The message of one waiting event: a CloudEvent (structured mode) or the event itself. */
+function messageOf(target: PublishTarget, waiting: WaitingEvent, topic: string): MessageToProduce<string, string, string, string> {
+  const cloud = target.format === 'cloudevents';
+  const value = cloud ? toCloudEvent(waiting.event as EventLike) : waiting.event;
+  return {
+    topic,
+    key: waiting.key,
+    value: JSON.stringify(value),
+    headers: { 'content-type': cloud ? CLOUDEVENTS_CONTENT_TYPE : 'application/json' },
+  };
+}
+
+const accepts = (address: string) =>
+  new Promise<boolean>((resolve) => {
+    const at = address.lastIndexOf(':');
+    const socket = connect({ host: address.slice(0, at), port: Number(address.slice(at + 1)), timeout: 2_000 });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
+  });
+
+/** Why a batch got no acknowledgement in time: no broker took the connection, or they did and still did not answer. */
+async function unacknowledged(target: PublishTarget): Promise<Error> {
+  const reachable = await Promise.all(target.bootstrapServers.map(accepts));
+  const seconds = ACK_DEADLINE_MS / 1000;
+  if (!reachable.some(Boolean)) return new Error(`brokers unreachable: no connection to ${target.bootstrapServers.join(', ')}`);
+  return new Error(`no acknowledgement within ${seconds} s: check that topic ${target.topic} exists and that this user may write to it`);
+}
+
+export class KafkaPublisher {
+  private readonly log: Logger;
+  private readonly rounds: Periodic;
+  private readonly owner = randomUUID();
+  private readonly producers = new Map<string, Producer<string, string, string, string>>();
+  private wokenDuringRound = false;
+  private gaugeReadAt = 0;
+
+  constructor(
+    private readonly repository: DestinationsRepository,
+    private readonly options: PublisherOptions,
+    log: Logger,
+  ) {
+    this.log = log.child({ component: 'event-destinations' });
+    this.rounds = new Periodic(() => this.round(), {
+      everyMs: POLL_MS,
+      atStart: true,
+      failed: (error) => this.log.warn({ err: error }, 'event destinations round failed'),
+    });
+  }
+
+  start(): void {
+    this.rounds.start();
+  }
+
+  /** Events were queued by this process: published now rather than at the next poll. */
+  wake(): void {
+    if (!this.rounds.running) return;
+    this.wokenDuringRound = true;
+    void this.rounds.runNow();
+  }
+
+  async stop(): Promise<void> {
+    await this.rounds.stop();
+    await Promise.all([...this.producers.values()].map((p) => p.close(true).catch(() => undefined)));
+    this.producers.clear();
+  }
+
+  private async round(): Promise<void> {
+    do {
+      this.wokenDuringRound = false;
+      const due = await this.repository.due(new Date(), this.owner);
+      await Promise.all(due.map((id) => this.drain(id)));
+    } while (this.wokenDuringRound && this.rounds.running);
+    if (Date.now() - this.gaugeReadAt > GAUGE_EVERY_MS) {
+      this.gaugeReadAt = Date.now();
+      const gauge = metrics()?.destinationsPending;
+      if (gauge) gauge.set(await this.repository.pendingCount());
+      // Kept past the events' retention rather than dropped: said, so that an operator can act.
+      const expired = await this.repository.countOlderThan(formatTimestamp(BigInt(Date.now() - EVENT_RETENTION_MS) * 1000n), 1_000);
+      if (expired > 0) this.log.warn({ events: expired }, 'events older than the event retention still wait for an event destination');
+    }
+  }
+
+  /** Publishes what waits for one destination, batch after batch, while it holds the lease. */
+  private async drain(id: string): Promise<void> {
+    const lease = () => this.repository.lease(id, this.owner, new Date(), new Date(Date.now() + LEASE_MS));
+    let target = await lease();
+    if (!target) return;
+    const { failures } = target;
+    try {
+      for (let batch = await this.repository.next(id, BATCH); this.rounds.running;) {
+        if (batch.length === 0) {
+          if (await this.repository.nothingWaiting(id)) break;
+        } else {
+          await this.publish(target, batch);
+          await this.repository.published(
+            id,
+            batch.map((w) => w.id),
+          );
+          metrics()?.destinationMessages.labels('published').inc(batch.length);
+        }
+        target = await lease();
+        if (!target) return;
+        batch = await this.repository.next(id, BATCH);
+      }
+    } catch (error) {
+      const message = describe(error);
+      const delay = Math.min(BACKOFF_FIRST_MS * 2 ** failures, BACKOFF_MAX_MS);
+      metrics()?.destinationMessages.labels('failed').inc();
+      this.log.warn({ destinationId: id, error: message, retryInMs: delay }, 'event destination failing; its events wait');
+      await this.dropProducer(id);
+      await this.repository.failed(id, message, new Date(Date.now() + delay));
+    } finally {
+      await this.repository.release(id, this.owner);
+    }
+  }
+
+  private async publish(target: PublishTarget, batch: readonly WaitingEvent[]): Promise<void> {
+    const producer = await this.producerFor(target);
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => void unacknowledged(target).then(reject, reject), ACK_DEADLINE_MS);
+    });
+    try {
+      await Promise.race([producer.send({ messages: batch.map((w) => messageOf(target, w, target.topic)) }), deadline]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async producerFor(target: PublishTarget): Promise<Producer<string, string, string, string>> {
+    const existing = this.producers.get(target.id);
+    if (existing) return existing;
+    // Checked before each new connection: a host's addresses may have changed since creation.
+    await checkBrokers(target.bootstrapServers, this.options.allowPrivateBrokers);
+    const { auth } = target;
+    const producer = new Producer<string, string, string, string>({
+      clientId: `subsvc-${target.id}`,
+      bootstrapBrokers: [...target.bootstrapServers],
+      serializers: stringSerializers,
+      idempotent: true,
+      acks: ProduceAcks.ALL,
+      autocreateTopics: false,
+      timeout: PRODUCE_TIMEOUT_MS,
+      connectTimeout: PRODUCE_TIMEOUT_MS,
+      retries: 1,
+      retryDelay: 200,
+      ...(target.tls ? { tls: {} } : {}),
+      ...(auth
+        ? {
+            sasl: {
+              mechanism: MECHANISMS[auth.mechanism]!,
+              username: auth.username,
+              password: this.options.secrets.open(auth.sealedPassword),
+            },
+          }
+        : {}),
+    });
+    this.producers.set(target.id, producer);
+    return producer;
+  }
+
+  /** A producer that failed is closed: the next attempt connects afresh (a restarted broker, a fixed topic). */
+  private async dropProducer(id: string): Promise<void> {
+    const producer = this.producers.get(id);
+    this.producers.delete(id);
+    await producer?.close(true).catch(() => undefined);
+  }
+}

@@ -1,0 +1,235 @@
+/**
+ * Event destinations to a real Kafka broker (single node, KRaft, on loopback: test/support/kafka-broker.ts):
+ * the operations through HTTP, and what a consumer of the topic sees.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { call, httpOf } from '../support/http.js';
+import { startKafka, type KafkaBroker } from '../support/kafka-broker.js';
+import { startTestService, type TestService } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
+
+const libs = inject('kafkaLibs');
+let t: TestService;
+let kafka: KafkaBroker;
+beforeAll(async () => {
+  if (!libs) return;
+  [kafka, t] = await Promise.all([
+    startKafka(libs),
+    startTestService({ workers: 2, webhooksAllowPrivateUrls: true, secretsKey: randomBytes(32).toString('base64') }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([kafka?.stop(), t?.close()]);
+});
+
+const { api } = httpOf(() => t);
+
+async function destinationFor(apiKey: string, extra: Record<string, unknown> = {}): Promise<{ id: string; topic: string }> {
+  const topic = `events-${randomUUID().slice(0, 8)}`;
+  await kafka.createTopic(topic, 3);
+  const res = await api(apiKey, 'POST', '/v2/event-destinations', {
+    type: 'kafka',
+    bootstrapServers: [kafka.address],
+    topic,
+    tls: false,
+    ...extra,
+  });
+  expect(res.status).toBe(201);
+  return { id: res.body.id, topic };
+}
+
+const parsed = (messages: readonly { value: string }[]) => messages.map((m) => JSON.parse(m.value));
+
+describe.skipIf(!libs)('event destinations (Kafka)', () => {
+  it('a destination is made, read, listed and removed; its password is never answered back and is stored sealed', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const body = {
+      type: 'kafka',
+      bootstrapServers: [kafka.address],
+      topic: 'billing.events',
+      types: ['subscription.paused'],
+      auth: { mechanism: 'scram-sha-512', username: 'subsvc', password: 'correct-horse-battery-staple' },
+    };
+    const created = await api(apiKey, 'POST', '/v2/event-destinations', body);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      type: 'kafka',
+      bootstrapServers: [kafka.address],
+      topic: 'billing.events',
+      format: 'cloudevents',
+      types: ['subscription.paused'],
+      tls: true,
+      auth: { mechanism: 'scram-sha-512', username: 'subsvc' },
+      status: 'active',
+      lastError: null,
+      pendingCount: 0,
+      livemode: true,
+    });
+    expect(JSON.stringify(created.body)).not.toContain('correct-horse');
+    const stored = await t.db.collection('eventDestinations').findOne({ merchantId });
+    expect(JSON.stringify(stored)).not.toContain('correct-horse');
+    expect(stored?.auth.sealedPassword).toMatch(/^v1\./);
+
+    const read = await api(apiKey, 'GET', `/v2/event-destinations/${created.body.id}`);
+    expect(read.body).toEqual(created.body);
+    const listed = await api(apiKey, 'GET', '/v2/event-destinations');
+    expect(listed.body.data).toEqual([created.body]);
+    const other = await t.merchant();
+    expect((await api(other.apiKey, 'GET', `/v2/event-destinations/${created.body.id}`)).body.code).toBe('0121');
+    expect((await api(apiKey, 'DELETE', `/v2/event-destinations/${created.body.id}`)).status).toBe(204);
+    const gone = await api(apiKey, 'GET', `/v2/event-destinations/${created.body.id}`);
+    expect([gone.status, gone.body.code]).toEqual([404, '0121']);
+    expect((await api(apiKey, 'POST', `/v2/event-destinations/${created.body.id}/test`)).body.code).toBe('0121');
+  });
+
+  it('a service on MongoDB without SECRETS_KEY refuses a password with 503 0911, and takes a destination without one', async () => {
+    const keyless = await startTestService({ secretsKey: undefined, webhooksAllowPrivateUrls: true });
+    try {
+      const { apiKey } = await keyless.merchant();
+      const body = { type: 'kafka', bootstrapServers: [kafka.address], topic: 't' };
+      const refused = await call(keyless.baseUrl, '/v2/event-destinations', {
+        apiKey,
+        json: { ...body, auth: { mechanism: 'plain', username: 'u', password: 'p' } },
+      });
+      expect([refused.status, refused.body.code]).toEqual([503, '0911']);
+      expect((await call(keyless.baseUrl, '/v2/event-destinations', { apiKey, json: body })).status).toBe(201);
+    } finally {
+      await keyless.close();
+    }
+  });
+
+  it('a broker on a private address is refused with 400 0044 unless the operator allows private addresses', async () => {
+    const strict = await startTestService({ webhooksAllowPrivateUrls: false, secretsKey: randomBytes(32).toString('base64') });
+    try {
+      const { apiKey } = await strict.merchant();
+      const res = await call(strict.baseUrl, '/v2/event-destinations', {
+        apiKey,
+        json: { type: 'kafka', bootstrapServers: [kafka.address], topic: 't' },
+      });
+      expect([res.status, res.body.code]).toEqual([400, '0044']);
+      expect(res.body.detail).toContain('not a public address');
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('credentials without TLS answer 400 0141, and nothing is stored', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const res = await api(apiKey, 'POST', '/v2/event-destinations', {
+      type: 'kafka',
+      bootstrapServers: [kafka.address],
+      topic: 't',
+      tls: false,
+      auth: { mechanism: 'plain', username: 'u', password: 'p' },
+    });
+    expect([res.status, res.body.code]).toEqual([400, '0141']);
+    expect(await t.db.collection('eventDestinations').countDocuments({ merchantId })).toBe(0);
+  });
+
+  it('each event goes out once per destination as a CloudEvent keyed by its subscription, in order; a ping too', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const { id, topic } = await destinationFor(apiKey);
+    const [a, b] = await t.seed(merchantId, 2);
+    for (const [sub, op] of [
+      [a, 'pause'],
+      [b, 'pause'],
+      [a, 'resume'],
+      [a, 'pause'],
+    ] as const)
+      expect((await api(apiKey, 'POST', `/v2/subscriptions/${sub}/${op}`)).status).toBe(200);
+    const ping = await api(apiKey, 'POST', `/v2/event-destinations/${id}/test`);
+    expect(ping.status).toBe(202);
+
+    const messages = await kafka.consume(topic, (m) => m.length >= 5);
+    const cloud = parsed(messages);
+    const events = (await api(apiKey, 'GET', '/v2/events?limit=100')).body.data;
+    expect(cloud.filter((e) => e.type !== 'ping')).toHaveLength(4);
+    for (const ce of cloud.filter((e) => e.type !== 'ping')) {
+      const event = events.find((e: { id: string }) => e.id === ce.id);
+      expect(ce).toEqual({
+        specversion: '1.0',
+        id: event.id,
+        source: '/subsvc',
+        type: event.type,
+        subject: event.data.subscription.id,
+        time: event.createdAt,
+        datacontenttype: 'application/json',
+        data: event,
+      });
+    }
+    for (const message of messages) expect(message.headers.get('content-type')).toMatch(/^application\/cloudevents\+json/);
+    const ofA = messages.filter((m) => m.key === a).map((m) => JSON.parse(m.value).type);
+    expect(ofA).toEqual(['subscription.paused', 'subscription.resumed', 'subscription.paused']);
+    expect(new Set(messages.filter((m) => m.key === a).map((m) => m.partition)).size).toBe(1);
+    expect(cloud.find((e) => e.type === 'ping')).toMatchObject({ id: ping.body.id, data: { type: 'ping', data: { destinationId: id } } });
+    expect(messages.find((m) => JSON.parse(m.value).type === 'ping')!.key).toBe(id);
+    const after = await api(apiKey, 'GET', `/v2/event-destinations/${id}`);
+    expect(after.body).toMatchObject({ status: 'active', pendingCount: 0, lastError: null });
+  });
+
+  it('native format sends the event object itself; types filter what goes', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const { topic } = await destinationFor(apiKey, { format: 'native', types: ['subscription.resumed'] });
+    const [a] = await t.seed(merchantId, 1);
+    await api(apiKey, 'POST', `/v2/subscriptions/${a}/pause`);
+    await api(apiKey, 'POST', `/v2/subscriptions/${a}/resume`);
+    const messages = await kafka.consume(topic, (m) => m.length >= 1);
+    const events = (await api(apiKey, 'GET', '/v2/events?type=subscription.resumed')).body.data;
+    expect(parsed(messages)).toEqual(events);
+    expect(messages[0]!.key).toBe(a);
+  });
+
+  it('while the broker refuses (unknown topic), events wait and the destination says why; the others go on', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const missing = await api(apiKey, 'POST', '/v2/event-destinations', {
+      type: 'kafka',
+      bootstrapServers: [kafka.address],
+      topic: `missing-${randomUUID().slice(0, 8)}`,
+      tls: false,
+    });
+    const working = await destinationFor(apiKey);
+    const [a] = await t.seed(merchantId, 1);
+    await api(apiKey, 'POST', `/v2/subscriptions/${a}/pause`);
+    expect(await kafka.consume(working.topic, (m) => m.length >= 1)).toHaveLength(1);
+    const failing = await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${missing.body.id}`)).body,
+      (d) => d.status === 'failing',
+      30_000,
+    );
+    expect(failing.pendingCount).toBe(1);
+    expect(failing.lastError).toContain(`topic ${failing.topic} exists`);
+  });
+
+  it('while the broker is down, events wait with the reason shown; once it is back they all go out in order', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const { id, topic } = await destinationFor(apiKey);
+    const ids = await t.seed(merchantId, 20);
+    await kafka.kill();
+    try {
+      for (const sub of ids) await api(apiKey, 'POST', `/v2/subscriptions/${sub}/pause`);
+      const failing = await waitFor(
+        async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body,
+        (d) => d.status === 'failing',
+        30_000,
+      );
+      expect(failing.lastError).toMatch(/^brokers unreachable/);
+      expect(failing.pendingCount).toBe(20);
+    } finally {
+      await kafka.restart();
+    }
+    for (const sub of ids) await api(apiKey, 'POST', `/v2/subscriptions/${sub}/resume`);
+    const messages = await kafka.consume(topic, (m) => m.length >= 40);
+    for (const sub of ids)
+      expect(messages.filter((m) => m.key === sub).map((m) => JSON.parse(m.value).type)).toEqual([
+        'subscription.paused',
+        'subscription.resumed',
+      ]);
+    const back = await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body,
+      (d) => d.status === 'active' && d.pendingCount === 0,
+      30_000,
+    );
+    expect(back.lastError).toBeNull();
+  });
+});
