@@ -161,3 +161,22 @@ it('a hold released before the bulk workers covered anything: its pause, dispatc
   expect(await subscriptions.countDocuments({ merchantId, status: 'paused' })).toBe(0);
   expect(await subscriptions.countDocuments({ merchantId, holdIds: placed.body.id })).toBe(0);
 }, 240_000);
+
+it('a hold released before its cut-short placing was finished: the pause request it names answers, and nothing is left held', async () => {
+  const { merchantId, apiKey } = await t.merchant();
+  const count = 20;
+  await t.seed(merchantId, count, 'fulfilled');
+  await placeKilled(apiKey, pauseRequestInsert, { reason: 'Stock-out' });
+  const hold = ((await api(apiKey, 'GET', '/v2/holds')).body.data as { id: string; requestId: string }[])[0]!;
+
+  // Released at once, before the workers' poll finishes the placing.
+  const released = await api(apiKey, 'POST', `/v2/holds/${hold.id}/release`);
+  expect(released.status).toBe(202);
+  expect((await api(apiKey, 'GET', `/v2/bulk-requests/${hold.requestId}`)).status).toBe(200);
+  await completed(apiKey, released.body.releaseRequestId, 90_000);
+  const pause = await completed(apiKey, hold.requestId, 90_000);
+  expect(pause.body).toMatchObject({ operation: 'PAUSE', holdId: hold.id, acceptedCount: count });
+  const subscriptions = t.db.collection('subscriptions');
+  expect(await subscriptions.countDocuments({ merchantId, status: 'paused' })).toBe(0);
+  expect(await subscriptions.countDocuments({ merchantId, holdIds: hold.id })).toBe(0);
+}, 240_000);

@@ -181,15 +181,23 @@ export class SubscriptionsService {
     const { merchantId, id } = command;
     const plan = planCommand(operation, schedule, asSent, notice);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-      const { changed, current: read } = await this.stores.subscriptions.changeOrRead(command, { status: plan.from }, plan.whenFrom);
+      // A resume changes first one with an own pause (its end recorded for the policy); one held alone is read, then resumed below.
+      const expected = { status: plan.from, ...(operation === 'RESUME' ? { heldOnly: false } : {}) };
+      const { changed, current: read } = await this.stores.subscriptions.changeOrRead(command, expected, plan.whenFrom);
       if (changed) {
         this.changes.notify(merchantId, [id], [changed.held]);
         return changed.subscription;
       }
       const current = read !== undefined ? read : await this.stores.subscriptions.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
-      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent, notice));
+      const heldOnly = operation === 'RESUME' && current.status === 'paused' && current.holdIds !== undefined;
+      const { outcome, change } = decide({ ...ruleStateOf(current), heldOnly }, commandOf(operation, asSent, notice));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
+      if (heldOnly && change) {
+        const resumed = await this.stores.subscriptions.change(command, { status: 'paused', heldOnly }, change);
+        if (resumed) this.changes.notify(merchantId, [id], [resumed.held]);
+        return resumed?.subscription;
+      }
       if (outcome !== 'noop') return undefined;
       // A held subscription paused explicitly holds its own pause again: it stays paused after its holds' release.
       if (!change && operation === 'PAUSE' && current.holdIds)

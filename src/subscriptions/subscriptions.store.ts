@@ -48,6 +48,7 @@ export type ChangeOrRead =
 /** The filter of change() on a document read: its status, and where given, its schedule times (a missing time is null). */
 function isAsExpected(doc: SubscriptionDocument, expected: Expected): boolean {
   if (doc.status !== expected.status) return false;
+  if (expected.heldOnly !== undefined && (doc.ownPause === false) !== expected.heldOnly) return false;
   return (
     !expected.schedule || ((doc.pauseAt ?? null) === expected.schedule.pauseAt && (doc.resumeAt ?? null) === expected.schedule.resumeAt)
   );
@@ -57,6 +58,8 @@ function isAsExpected(doc: SubscriptionDocument, expected: Expected): boolean {
 export interface Expected {
   readonly status: SubscriptionStatus;
   readonly schedule?: { readonly pauseAt: string | null; readonly resumeAt: string | null };
+  /** Paused by its holds alone (`ownPause: false`), or not; absent: either. */
+  readonly heldOnly?: boolean;
 }
 
 /** What bulk acceptance and a pause under a policy read of a subscription. */
@@ -163,6 +166,7 @@ export class SubscriptionsStore {
       merchantId,
       status: expected.status,
       ...(expected.schedule ? whereScheduleIs(expected.schedule) : {}),
+      ...(expected.heldOnly === undefined ? {} : { ownPause: expected.heldOnly ? false : { $exists: false } }),
     };
     const recording = (before: ShownSchedule) => {
       const entries = requestEntries({ from: expected.status, change, before }, { at, cause, key: randomUUID() });

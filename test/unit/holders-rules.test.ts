@@ -34,6 +34,12 @@ describe("a hold's pause and release", () => {
     expect(recordingPause({ $set: {} }, 'paused', HOLD_RELEASE, day(3))).toEqual({ $set: {} });
   });
 
+  it('an explicit resume of one paused by its holds alone ends no own pause: nothing recorded for the cooldown', () => {
+    const resume = decide({ status: 'paused', pauseAt: null, resumeAt: null, heldOnly: true }, { kind: 'RESUME' }).change!;
+    expect(resume).toMatchObject({ status: 'fulfilled', records: 'nothing' });
+    expect(recordingPause({ $set: {} }, 'paused', resume, day(1))).toEqual({ $set: {} });
+  });
+
   it('an own pause and its end are recorded as before', () => {
     const pause = decide({ status: 'fulfilled', pauseAt: null, resumeAt: null }, { kind: 'PAUSE' }).change!;
     expect(recordingPause({}, 'fulfilled', pause, day(0)).$push).toEqual({ recentPauses: { $each: [day(0)], $slice: -100 } });
