@@ -1,9 +1,10 @@
 /**
  * `npm run bench` (h), a hold beside the filter bulk (issue 46 §1: "a hold over 100,000 subscriptions
  * drains like a filter bulk of that size"): `count` fulfilled subscriptions of the merchant, seeded
- * outside any timing, then `POST /v2/holds` (its 202: every one marked covered, the fulfilled ones
- * stored as its pause's bulk request) and the drain of that request to its completion, with the
- * service's workers, timed as (h)'s filter request is. BENCH_ONLY=hold runs the filter's (h) and this.
+ * outside any timing, then `POST /v2/holds` (its 202: what it covers read and stored as its
+ * pause's bulk request, as a filter request's matches are) and the drain of that request to its
+ * completion (the workers cover and pause each), with the service's workers, timed as (h)'s filter
+ * request is. BENCH_ONLY=hold runs the filter's (h) and this.
  */
 import { randomUUID } from 'node:crypto';
 import type { Db } from 'mongodb';

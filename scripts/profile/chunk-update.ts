@@ -45,10 +45,9 @@ try {
     serviceMs.push(
       await timed(async () => {
         for (let i = 0; i < IDS; i += CHUNK) {
-          await service.subscriptionStores.bulkCommands.applyCommand(merchantId, ids.slice(i, i + CHUNK), plan, requestId, nowTimestamp(), {
-            kind: 'bulk',
-            requestId,
-          });
+          const chunk = ids.slice(i, i + CHUNK);
+          const command = { merchantId, ids: chunk, requestId, at: nowTimestamp(), cause: { kind: 'bulk', requestId } as const };
+          await service.subscriptionStores.bulkCommands.applyCommand(command, plan);
         }
       }),
     );

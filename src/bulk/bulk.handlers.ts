@@ -6,7 +6,7 @@
 import type { Clock } from '../lib/clock.js';
 import { pageRequestOf, StreamedBody, type Handlers } from '../request-context/request-context.js';
 import { selectionOf } from '../subscriptions/bulk.selection.js';
-import type { BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
+import type { BulkAcceptor } from '../subscriptions/bulk.selection.js';
 import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
 import { CSV_TYPE, csvStream } from './bulk.export.js';
 import type { BulkStatusService } from './bulk.status.js';

@@ -2,7 +2,15 @@
  * How a chunk's outcomes are stored (bulk.repository.ts): the smaller form a worker's run writes,
  * and each command's outcome read back from either form.
  */
-import type { ItemOutcome } from './bulk.repository.js';
+import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
+
+/** One command's outcome in a chunk, as the request's status and export show it. */
+export interface ItemOutcome {
+  readonly subscriptionId: string;
+  readonly outcome: CommandOutcome['outcome'];
+  readonly reason: string | null;
+  readonly at: string;
+}
 
 /**
  * A chunk's outcomes as stored: the time they were reached (a run records a chunk's outcomes at

@@ -15,8 +15,7 @@ import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { ScheduleRequest } from '../subscriptions/schedule.request.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import { chunkIds, chunked } from './bulk.chunks.js';
-import { itemOutcomes, storedOutcomes, type StoredOutcomes } from './bulk.outcomes.js';
-import type { CommandOutcome } from '../subscriptions/bulk-commands.rules.js';
+import { itemOutcomes, storedOutcomes, type ItemOutcome, type StoredOutcomes } from './bulk.outcomes.js';
 
 /** Chunk documents per insert: a 3000-id request's 30 in one. */
 const CHUNKS_AT_ONCE = 50;
@@ -54,12 +53,7 @@ export interface BulkRequest {
   readonly holdId?: string;
 }
 
-export interface ItemOutcome {
-  readonly subscriptionId: string;
-  readonly outcome: CommandOutcome['outcome'];
-  readonly reason: string | null;
-  readonly at: string;
-}
+export type { ItemOutcome } from './bulk.outcomes.js';
 
 export interface BulkChunk {
   readonly chunkId: string;

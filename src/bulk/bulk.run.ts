@@ -261,16 +261,8 @@ export class BulkRun {
     const { subscriptions } = this.context;
     const { merchantId, subscriptionIds, operation, requestId, schedule, unchangedSince } = chunk;
     const cause = causeOf(chunk);
-    const results = await subscriptions.applyCommands(
-      merchantId,
-      subscriptionIds,
-      operation,
-      requestId,
-      schedule,
-      cause,
-      known,
-      unchangedSince,
-    );
+    const command = { merchantId, ids: subscriptionIds, requestId, schedule, cause, settled: known, unchangedSince };
+    const results = await subscriptions.applyCommands(command, operation);
     const unresolved = [...results.values()].filter((r) => r.outcome === 'failed' && r.reason === KEPT_CHANGING).length;
     if (unresolved > 0 && !this.final) throw new ChunkUnresolvedError(`${unresolved} commands of chunk ${chunk.chunkId} unresolved`);
     // The time of the merchant's data (its test clock's in test mode), as the changes' modifiedAt: an undo compares the two.

@@ -226,6 +226,16 @@ export class BulkService {
     return matched.sort((a, b) => (a.id < b.id ? -1 : 1));
   }
 
+  /** Every id a request chose accepted (a hold's pause, which its release names too); undefined when it is not stored. */
+  async acceptedIds(merchantId: string, requestId: string): Promise<string[] | undefined> {
+    const { requests } = this.byFilter;
+    // In its document until dispatched, then in its chunks (inserted before the document drops them).
+    const undispatched = await requests.findUndispatched(merchantId, requestId);
+    if (undispatched?.subscriptionIds) return [...undispatched.subscriptionIds];
+    const request = await requests.find(merchantId, requestId);
+    return request && (await requests.chunksOf(merchantId, [request])).flatMap((c) => c.subscriptionIds);
+  }
+
   /** Hands an accepted request to the workers; called once its 202 has been sent. */
   dispatch(merchantId: string, requestId: string): void {
     const request = this.accepted.get(requestId);

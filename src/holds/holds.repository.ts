@@ -29,6 +29,8 @@ export interface StoredHold {
   readonly releaseRequestId?: string;
   /** While its notice is pending: when it falls due. */
   readonly noticeAt?: string;
+  /** While its pause request, which covers what it holds, is not completed yet. */
+  readonly covering?: true;
 }
 
 interface HoldDocument extends Omit<StoredHold, 'id'> {
@@ -45,10 +47,12 @@ interface HoldDocument extends Omit<StoredHold, 'id'> {
   releaseUnstoredSince?: string;
   /** From its insert until its pause request is stored (real time): what a process killed while placing it leaves set. */
   placeUnstoredSince?: string;
+  /** From its insert until its pause request is completed (real time): its cover is written by the bulk workers meanwhile. */
+  coveringSince?: string;
 }
 
-/** A hold whose placing is finished: its notice goes to every subscription it covers, not to those covered so far. */
-const PLACED = { placeUnstoredSince: { $exists: false } } as const;
+/** A hold whose placing and cover are finished: its notice goes to every subscription it covers, not to those covered so far. */
+const PLACED = { placeUnstoredSince: { $exists: false }, coveringSince: { $exists: false } } as const;
 
 const dueFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'releaseAt' : 'testReleaseAt');
 const noticeFieldOf = (merchantId: string) => (livemodeOf(merchantId) ? 'liveNoticeAt' : 'testNoticeAt');
@@ -62,10 +66,11 @@ function holdOf({
   noticeFor: _sent,
   releaseUnstoredSince: _release,
   placeUnstoredSince: _place,
+  coveringSince,
   ...rest
 }: HoldDocument): StoredHold {
   const noticeAt = liveNoticeAt ?? testNoticeAt;
-  return { id: _id, ...rest, ...(noticeAt !== undefined ? { noticeAt } : {}) };
+  return { id: _id, ...rest, ...(noticeAt !== undefined ? { noticeAt } : {}), ...(coveringSince !== undefined ? { covering: true } : {}) };
 }
 
 export class HoldsRepository {
@@ -88,10 +93,27 @@ export class HoldsRepository {
   }
 
   async insert(hold: StoredHold): Promise<void> {
-    const { id, noticeAt, ...rest } = hold;
+    const { id, noticeAt, covering: _covering, ...rest } = hold;
     const due = hold.resumeAt !== null ? { [dueFieldOf(hold.merchantId)]: hold.resumeAt } : {};
     const notice = noticeAt !== undefined ? { [noticeFieldOf(hold.merchantId)]: noticeAt } : {};
-    await this.collection.insertOne({ _id: id, ...rest, ...due, ...notice, placeUnstoredSince: nowTimestamp() });
+    const since = nowTimestamp();
+    await this.collection.insertOne({ _id: id, ...rest, ...due, ...notice, placeUnstoredSince: since, coveringSince: since });
+  }
+
+  /** The merchant's holds still covering whose pause request is one of these (a completion of the bulk workers). */
+  async coveringBy(merchantId: string, requestIds: readonly string[]): Promise<StoredHold[]> {
+    const docs = await this.collection
+      .find({ merchantId, requestId: { $in: [...requestIds] }, coveringSince: { $exists: true } })
+      .toArray();
+    return docs.map(holdOf);
+  }
+
+  /** Its pause request is completed: it covers all it will, and its notice may go. */
+  async coverDone(merchantId: string, id: string): Promise<void> {
+    // Queued with a release of the same hold: where the engine's updates are not atomic, one would lose the other's fields.
+    await this.guard.run(GUARDED.hold(id), () =>
+      this.collection.updateOne({ _id: id, merchantId, coveringSince: { $exists: true } }, { $unset: { coveringSince: '' } }),
+    );
   }
 
   /** Its pause request is stored: its placing is finished. */

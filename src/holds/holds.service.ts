@@ -1,9 +1,10 @@
 /**
  * Holds (docs/api.md "Holds"): pause a whole store, and release only what the hold
  * alone keeps paused. A hold is one of a paused subscription's holders (subscriptions.rules.ts,
- * HolderField). Placing it marks every subscription of the mode that is not cancelled as covered,
- * then pauses the `fulfilled` ones through a bulk request by ids; releasing it resumes, through
- * another, those it alone holds. Both are bulk requests like any (stored and dispatched by
+ * HolderField). Placing it is accepted as a bulk by filter is: its pause request names every
+ * subscription of the mode that is not cancelled, and the bulk workers cover each (it joins its
+ * holders) and pause the `fulfilled` ones, in chunks; releasing it resumes, through another
+ * request, those it alone holds. Both are bulk requests like any (stored and dispatched by
  * BulkService, applied in chunks by the bulk workers), whose commands the holders store decides
  * by each subscription's holders; their events carry `cause: {kind: "hold", holdId}`. A hold of
  * more than a bulk request takes is refused (400 0046). Under resumeNoticeHours, its resumeAt gets
@@ -42,6 +43,8 @@ export interface HoldNotices {
   readonly hoursOf: (merchantId: string) => Promise<number | null>;
   /** Tells the events relay of these subscriptions' new outbox entries. */
   readonly notify: (merchantId: string, ids: readonly string[]) => void;
+  /** The time of the merchant's data (a test clock's in test mode): a notice due by then goes once the hold covers all it will. */
+  readonly timeOf: (merchantId: string) => Promise<string>;
 }
 
 /** A test mode's hold released at its resumeAt by a clock advance (HoldsService.releaseFirstDueOf). */
@@ -89,13 +92,17 @@ export class HoldsService {
     private readonly holds: HoldsRepository,
     /** On the background client: a hold over 100,000 subscriptions reads and writes them all (BULK_DB_TIMEOUT_MS). */
     private readonly holders: HoldersStore,
-    private readonly bulk: Pick<BulkService, 'acceptChosen' | 'dispatch'>,
+    private readonly bulk: Pick<BulkService, 'acceptChosen' | 'acceptedIds' | 'dispatch'>,
     /** Runs a task holding these subscriptions (the per-subscription queue of SubscriptionsService's writes). */
     private readonly guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
     private readonly notices: HoldNotices,
   ) {}
 
-  /** Places a hold over the merchant's subscriptions; its pause is dispatched once the caller calls `dispatch` (after the 202). */
+  /**
+   * Places a hold over the merchant's subscriptions as a bulk by filter is accepted: one read of
+   * what it covers and one insert of its pause request; the bulk workers cover and pause them once
+   * the caller calls `dispatch` (after the 202).
+   */
   async place(merchantId: string, body: HoldRequest | undefined, clock: Clock): Promise<Hold> {
     const schedule = scheduleRequestOf({ ...(body?.resumeAt !== undefined ? { resumeAt: body.resumeAt } : {}) }, clock);
     const resumeAt = schedule?.resumeAt ?? null;
@@ -109,7 +116,7 @@ export class HoldsService {
       resumeAt,
       createdAt,
       requestId: uuidv7(),
-      // Inside the notice window, the notice is due as the hold is placed (sent once its cover is written).
+      // Inside the notice window, the notice is due as the hold is placed (sent once its pause request completes: `covered`).
       ...(resumeAt !== null && hours !== null ? { noticeAt: noticeDueAt(resumeAt, hours, createdAt) } : {}),
     };
     const { holders } = this;
@@ -129,51 +136,62 @@ export class HoldsService {
     } finally {
       this.placing.delete(hold.id);
     }
-    if (hold.noticeAt !== undefined && hold.noticeAt <= createdAt) await this.sendNotice(hold);
     return holdView(hold);
   }
 
   /**
-   * Covers the subscriptions and stores the hold's pause request under the id the hold names, then
-   * clears the mark its insert set. Every step is safe to repeat (a cover adds the hold once; a
-   * second insert of the request finds the id taken), so a placing cut short is finished by
-   * running it again.
+   * Stores the hold's pause request under the id the hold names, over every subscription it is to
+   * cover (the bulk workers then cover and pause them in chunks, as a bulk by filter's), then clears
+   * the mark its insert set. Safe to repeat (a second insert of the request finds the id taken), so
+   * a placing cut short is finished by running it again. One that covers nothing is covered at once.
    */
   private async finishPlacing(hold: StoredHold, coverable: readonly string[]): Promise<void> {
     const { merchantId, id } = hold;
-    await this.holders.cover(merchantId, coverable, id, this.guard);
+    await this.storePause(hold, coverable);
+    await this.holds.placeStored(merchantId, id);
+    if (coverable.length === 0) await this.covered(merchantId, [hold.requestId]);
+  }
+
+  private async storePause(hold: StoredHold, accepted: readonly string[]): Promise<void> {
+    const { merchantId, id, requestId } = hold;
     try {
-      await this.bulk.acceptChosen({
-        requestId: hold.requestId,
-        merchantId,
-        operation: 'PAUSE',
-        accepted: await this.holders.coveredBy(merchantId, id, 'fulfilled'),
-        rejected: [],
-        holdId: id,
-      });
+      await this.bulk.acceptChosen({ requestId, merchantId, operation: 'PAUSE', accepted, rejected: [], holdId: id });
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
     }
-    await this.holds.placeStored(merchantId, id);
+  }
+
+  /**
+   * The bulk workers completed these requests: a hold whose pause is one of them covers all it
+   * will, so its notice may go: one due by now (as it was placed, or while it was covering) goes
+   * now. Safe to repeat.
+   */
+  async covered(merchantId: string, requestIds: readonly string[]): Promise<void> {
+    const holds = await this.holds.coveringBy(merchantId, requestIds);
+    if (holds.length === 0) return;
+    const now = await this.notices.timeOf(merchantId);
+    for (const hold of holds) {
+      await this.holds.coverDone(merchantId, hold.id);
+      // Read again after the mark is gone: a release meanwhile dropped its notice.
+      const placed = hold.noticeAt !== undefined && hold.noticeAt <= now ? await this.holds.find(merchantId, hold.id) : undefined;
+      if (placed?.status === 'active' && placed.noticeAt !== undefined) await this.sendNotice(placed);
+    }
   }
 
   /**
    * Finishes the holds a process was killed while placing (the schedule workers' poll): inserted,
    * their pause request never stored. An active one is placed again over what it covers now, as if
-   * it had just been placed, so that its request is found and everything it covers is paused; one
-   * released meanwhile only loses its mark, as its release already resumes what it covered. Only
-   * those inserted PLACE_STORE_GRACE_MS ago and not being placed here: how many it finished.
+   * it had just been placed; one released meanwhile gets its pause request over nothing, so that
+   * the request it names is found. Only those inserted PLACE_STORE_GRACE_MS ago and not being
+   * placed here: how many it finished.
    */
   async finishUnplacedHolds(): Promise<number> {
     const before = formatTimestamp(nowMicros() - BigInt(PLACE_STORE_GRACE_MS) * 1000n);
     const unplaced = (await this.holds.placesUnstored(before, DUE_HOLDS)).filter((hold) => !this.placing.has(hold.id));
     for (const hold of unplaced) {
-      if (hold.status === 'released') {
-        await this.holds.placeStored(hold.merchantId, hold.id);
-        continue;
-      }
-      await this.finishPlacing(hold, await this.holders.coverable(hold.merchantId, MAX_FILTER_MATCHES + 1));
-      this.dispatch(hold.merchantId, hold.requestId);
+      const active = hold.status === 'active';
+      await this.finishPlacing(hold, active ? await this.holders.coverable(hold.merchantId, MAX_FILTER_MATCHES + 1) : []);
+      if (active) this.dispatch(hold.merchantId, hold.requestId);
     }
     return unplaced.length;
   }
@@ -214,12 +232,13 @@ export class HoldsService {
   private async storeRelease(released: StoredHold): Promise<string[]> {
     const { merchantId, id } = released;
     const covered = await this.holders.coveredBy(merchantId, id);
+    const accepted = released.covering ? [...new Set([...covered, ...(await this.pauseIds(released))])].sort() : covered;
     try {
       await this.bulk.acceptChosen({
         requestId: released.releaseRequestId!,
         merchantId,
         operation: 'RESUME',
-        accepted: covered,
+        accepted,
         rejected: [],
         holdId: id,
       });
@@ -227,7 +246,22 @@ export class HoldsService {
       if (!isDuplicateKeyError(error)) throw error;
     }
     await this.holds.releaseStored(merchantId, id);
-    return covered;
+    return accepted;
+  }
+
+  /**
+   * What the pause of a hold released while still covering names: its release names them too, so
+   * that one its pause has not reached yet is passed over by it (holders.store.ts, releasedMark).
+   * A pause request not stored yet (its placing cut short, or still under way) is stored here over
+   * what it would cover, so that both name the same subscriptions and the hold's request is found.
+   */
+  private async pauseIds(hold: StoredHold): Promise<string[]> {
+    const { merchantId, requestId } = hold;
+    const stored = await this.bulk.acceptedIds(merchantId, requestId);
+    if (stored) return stored;
+    await this.storePause(hold, await this.holders.coverable(merchantId, MAX_FILTER_MATCHES));
+    this.dispatch(merchantId, requestId);
+    return (await this.bulk.acceptedIds(merchantId, requestId)) ?? [];
   }
 
   /**
@@ -295,7 +329,8 @@ export class HoldsService {
    * update. Returns the subscriptions it went to; none when another process took it first.
    */
   private async sendNotice(hold: StoredHold): Promise<string[]> {
-    const ids = await this.holders.pushNotice(hold.merchantId, hold.id, hold.resumeAt!, hold.noticeAt!, this.guard);
+    const notice = { holdId: hold.id, resumeAt: hold.resumeAt!, at: hold.noticeAt! };
+    const ids = await this.holders.pushNotice(hold.merchantId, notice, this.guard);
     if (!(await this.holds.takeNotice(hold))) return [];
     this.notices.notify(hold.merchantId, ids);
     return ids;

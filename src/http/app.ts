@@ -21,7 +21,8 @@ import type { PausePolicyService } from '../pause-policy/pause-policy.service.js
 import { bulkPreviewHandlers, bulkRequestHandlers, bulkUndoHandlers } from '../bulk/bulk.handlers.js';
 import type { BulkStatusService } from '../bulk/bulk.status.js';
 import type { BulkUndoService } from '../bulk/bulk.undo.js';
-import { subscriptionCommandHandlers, subscriptionReadHandlers, type BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
+import type { BulkAcceptor } from '../subscriptions/bulk.selection.js';
+import { subscriptionCommandHandlers, subscriptionReadHandlers } from '../subscriptions/subscriptions.handlers.js';
 import { jsonBodyMiddleware } from './body.middleware.js';
 import { clientAddressMiddleware, TrustedProxies } from './client-address.js';
 import { docsRouter } from './docs.routes.js';

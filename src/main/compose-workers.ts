@@ -204,10 +204,14 @@ function bulkWorkerOn(
   dispatcher: BulkDispatcher,
   relay: EventsRelay,
   log: Logger,
+  holds: Pick<HoldsService, 'covered'>,
 ): BulkWorker {
   const status = new BulkStatusService(stores.bulk);
-  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) =>
-    relay.bulkCompleted(merchantId, await status.getMany(merchantId, requestIds), traces);
+  // A hold's pause completed covers all it will: its notice may go (holds.service.ts).
+  const bulkCompleted: CompletionHook = async (merchantId, requestIds, traces) => {
+    await holds.covered(merchantId, requestIds);
+    await relay.bulkCompleted(merchantId, await status.getMany(merchantId, requestIds), traces);
+  };
   return new BulkWorker(stores.bulk, subscriptions, queue, dispatcher, log, bulkCompleted);
 }
 
@@ -231,6 +235,7 @@ export function composeWorkers(
   const holds = holdsOn(backgroundStores, dispatcher, engine, log, {
     hoursOf: async (merchantId) => (await requests.pausePolicies.policyOf(merchantId)).resumeNoticeHours,
     notify: (merchantId, ids) => workerSubscriptions.changes.notify(merchantId, ids),
+    timeOf: async (merchantId) => (await clock(merchantId)).timestamp(),
   });
   const schedules = schedulesOn(workerSubscriptions, holds, both, config, log);
   const webhooks = webhooksOn(background, backgroundStores, concurrency, config, log);
@@ -247,7 +252,7 @@ export function composeWorkers(
   const pauses = new RelayPauses();
   const sink = bothSinks(pushes.around(webhooks), destinations);
   const relay = relayOn(backgroundStores, sink, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
-  const bulkWorker = bulkWorkerOn(backgroundStores, workerSubscriptions, bulkQueue, dispatcher, relay, log);
+  const bulkWorker = bulkWorkerOn(backgroundStores, workerSubscriptions, bulkQueue, dispatcher, relay, log, holds);
   pauses.add(bulkWorker);
   pauses.add(schedules);
   const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;

@@ -164,7 +164,7 @@ export class PortalActions {
   ): Promise<ActionOutcome> {
     const cause = { kind: 'portal', portalLinkId: link.id } as const;
     try {
-      await this.deps.subscriptions.apply(link.merchantId, link.subscriptionId, operation, schedule, cause, clock);
+      await this.deps.subscriptions.apply(link.merchantId, link.subscriptionId, operation, { schedule, cause, clock });
       return { done: operation === 'PAUSE' ? 'paused' : 'resumed' };
     } catch (error) {
       if (error instanceof PausePolicyError) return { refused: error.breach.rule };

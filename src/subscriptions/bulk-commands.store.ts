@@ -22,6 +22,8 @@ import {
   type ShownSchedule,
   type SubscriptionDocument,
 } from './subscription.document.js';
+import type { WriteCommand } from './command.js';
+import { Grouping, writeGroups, type WriteGroup } from './grouped-write.js';
 import type { Change, ChangeCause, CommandPlan, SubscriptionStatus } from './subscriptions.rules.js';
 
 /** A no-op's mark, and the holder fields the plan gives back to those already in its target status (CommandPlan.alreadyUnset). */
@@ -76,13 +78,11 @@ export class BulkCommandsStore {
    * (`plan.unchangedSince`) changes and marks none modified after its bound: those are skipped.
    */
   async applyCommand(
-    merchantId: string,
-    ids: readonly string[],
+    command: WriteCommand,
     plan: CommandPlan,
-    requestId: string,
-    at: string,
-    cause: ChangeCause,
   ): Promise<{ allApplied: boolean; allNoop: boolean; states?: Map<string, CommandState> }> {
+    const { merchantId, ids, requestId } = command;
+    const target = { collection: this.collection, statementsPerCommand: this.options.statementsPerCommand };
     const notReached = { _id: { $in: [...ids] }, merchantId, bulkCommands: { $nin: commandMarks(requestId) }, ...unchangedSinceOf(plan) };
     const mark = (kind: CommandMark) => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
     /** Writes `change` and its events to the subscriptions in `from` not reached yet, marked `kind`: how many it changed. */
@@ -91,7 +91,7 @@ export class BulkCommandsStore {
       const applying = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
         updateMany: {
           filter: { ...filter, ...whereEventFieldsAre(change, before) },
-          update: commandUpdate(merchantId, from, change, before, at, { cause, requestId }, mark(kind)),
+          update: commandUpdate(command, { from, change, before }, mark(kind)),
         },
       });
       // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
@@ -99,18 +99,9 @@ export class BulkCommandsStore {
       if (written < expected && fieldsEventsRead(change).length > 0) {
         // The others: one update per set of pinned values, each filtered on them (at most a few in a chunk).
         const docs = await this.collection.find(reached, { projection: SHOWN_PROJECTION }).toArray();
-        const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
-        for (const doc of docs) {
-          const key = JSON.stringify(whereEventFieldsAre(change, doc));
-          const group = groups.get(key) ?? { before: doc, ids: [] };
-          group.ids.push(doc._id);
-          groups.set(key, group);
-        }
-        written += await bulkWriteInParts(
-          this.collection,
-          [...groups.values()].map((g) => applying(g.before, { ...reached, _id: { $in: g.ids } })),
-          this.options.statementsPerCommand,
-        );
+        const groups = new Grouping<ShownSchedule>();
+        for (const doc of docs) groups.add(whereEventFieldsAre(change, doc), doc._id, () => doc);
+        written += (await writeGroups(target, groups.all(), (g) => applying(g.value, { ...reached, _id: { $in: g.ids } }))).written;
       }
       return written;
     };
@@ -118,7 +109,7 @@ export class BulkCommandsStore {
     const applyingFrom = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
       updateMany: {
         filter: { ...filter, ...whereEventFieldsAre(plan.whenFrom, before) },
-        update: commandUpdate(merchantId, plan.from, plan.whenFrom, before, at, { cause, requestId }, mark('applied')),
+        update: commandUpdate(command, { from: plan.from, change: plan.whenFrom, before }, mark('applied')),
       },
     });
     if (!plan.whenAlready) {
@@ -134,7 +125,7 @@ export class BulkCommandsStore {
           ? { allApplied: true, allNoop: false }
           : {
               allApplied: false,
-              ...(await this.settleMixed(merchantId, ids, plan, requestId, applyingFrom, noopUpdate(plan, mark('noop')))),
+              ...(await this.settleMixed(command, plan, applyingFrom, noopUpdate(plan, mark('noop')))),
             };
       if (livemodeOf(merchantId)) await this.options.pendingTimes?.note([plan.whenFrom.set.nextScheduledAt]);
       return result;
@@ -167,10 +158,8 @@ export class BulkCommandsStore {
    * docs/performance.md#the-figures-behind-the-codes-choices).
    */
   private async settleMixed(
-    merchantId: string,
-    ids: readonly string[],
+    { merchantId, ids, requestId }: WriteCommand,
     plan: CommandPlan,
-    requestId: string,
     applyingFrom: (before: ShownSchedule, filter: Filter<SubscriptionDocument>) => AnyBulkWriteOperation<SubscriptionDocument>,
     markNoop: UpdateFilter<SubscriptionDocument>,
   ): Promise<{ allNoop: boolean; states?: Map<string, CommandState> }> {
@@ -179,7 +168,7 @@ export class BulkCommandsStore {
       .toArray();
     const states = new Map<string, CommandState>();
     const noops: string[] = [];
-    const groups = new Map<string, { before: ShownSchedule; ids: string[] }>();
+    const groups = new Grouping<ShownSchedule>();
     for (const doc of docs) {
       const mark = markOn(doc, requestId);
       states.set(doc._id, { status: doc.status, mark, modifiedAt: doc.modifiedAt });
@@ -188,30 +177,21 @@ export class BulkCommandsStore {
       if (walk.reached.length === 0) continue;
       if (walk.applied < 0) noops.push(doc._id);
       // One the first update skipped for its schedule: written again, filtered on it (else another writer changed it: left to the caller).
-      else if (fieldsEventsRead(plan.whenFrom).length > 0) {
-        const key = JSON.stringify(whereEventFieldsAre(plan.whenFrom, doc));
-        const group = groups.get(key) ?? { before: doc, ids: [] };
-        group.ids.push(doc._id);
-        groups.set(key, group);
-      }
+      else if (fieldsEventsRead(plan.whenFrom).length > 0) groups.add(whereEventFieldsAre(plan.whenFrom, doc), doc._id, () => doc);
     }
     const notReached = { merchantId, bulkCommands: { $nin: commandMarks(requestId) }, ...unchangedSinceOf(plan) };
-    const writes: AnyBulkWriteOperation<SubscriptionDocument>[] = [
-      ...[...groups.values()].map((g) => applyingFrom(g.before, { ...notReached, _id: { $in: g.ids }, status: plan.from })),
-      ...(noops.length > 0
-        ? [
-            {
-              updateMany: { filter: { ...notReached, _id: { $in: noops }, status: plan.already }, update: markNoop },
-            } as AnyBulkWriteOperation<SubscriptionDocument>,
-          ]
-        : []),
-    ];
-    const expected = noops.length + [...groups.values()].reduce((n, g) => n + g.ids.length, 0);
-    const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
+    // The no-ops are one more group, marked only.
+    const all: WriteGroup<ShownSchedule | undefined>[] = [...groups.all(), ...(noops.length > 0 ? [{ ids: noops, value: undefined }] : [])];
+    const target = { collection: this.collection, statementsPerCommand: this.options.statementsPerCommand };
+    const { complete } = await writeGroups(target, all, (g): AnyBulkWriteOperation<SubscriptionDocument> =>
+      g.value === undefined
+        ? { updateMany: { filter: { ...notReached, _id: { $in: g.ids }, status: plan.already }, update: markNoop } }
+        : applyingFrom(g.value, { ...notReached, _id: { $in: g.ids }, status: plan.from }),
+    );
     const allNoop = noops.length === ids.length;
-    if (written !== expected) return { allNoop: false };
+    if (!complete) return { allNoop: false };
     for (const id of noops) states.set(id, { status: plan.already, mark: 'noop' });
-    for (const g of groups.values()) for (const id of g.ids) states.set(id, { status: plan.whenFrom.status, mark: 'applied' });
+    for (const g of groups.all()) for (const id of g.ids) states.set(id, { status: plan.whenFrom.status, mark: 'applied' });
     return { allNoop, states };
   }
 
@@ -252,64 +232,66 @@ export class BulkCommandsStore {
     const settled = new Map<string, TogetherState>();
     // Subscriptions written by one statement: the same status read, the same command applying, the same marks pushed and the
     // same schedule values. Their marks kept from before may differ (a run repeated with other companions), so each keeps its own.
-    const groups = new Map<
-      string,
-      {
-        status: SubscriptionStatus;
-        /** Its status after the write (walkCommands). */
-        after: SubscriptionStatus;
-        applied: number;
-        pushed: readonly number[];
-        before: ShownSchedule;
-        marks: Map<string, readonly (CommandMark | undefined)[]>;
-      }
-    >();
+    const grouping = new Grouping<{
+      status: SubscriptionStatus;
+      /** Its status after the write (walkCommands). */
+      after: SubscriptionStatus;
+      applied: number;
+      pushed: readonly number[];
+      before: ShownSchedule;
+      marks: Map<string, readonly (CommandMark | undefined)[]>;
+    }>();
     for (const doc of docs) {
       const { status, applied, reached: pushed, marks: marked } = walkCommands(plan, doc.status, found(doc));
       if (pushed.length === 0) {
         settled.set(doc._id, { status, marks: marked });
         continue;
       }
-      const key = JSON.stringify([doc.status, applied, pushed, applied >= 0 ? whereEventFieldsAre(plan.whenFrom, doc) : null]);
-      const group = groups.get(key) ?? { status: doc.status, after: status, applied, pushed, before: doc, marks: new Map() };
-      group.marks.set(doc._id, marked);
-      groups.set(key, group);
+      const key = [doc.status, applied, pushed, applied >= 0 ? whereEventFieldsAre(plan.whenFrom, doc) : null];
+      const group = grouping.add(key, doc._id, () => ({
+        status: doc.status,
+        after: status,
+        applied,
+        pushed,
+        before: doc,
+        marks: new Map(),
+      }));
+      group.value.marks.set(doc._id, marked);
     }
-    const writes = [...groups.values()].map(
-      ({ status, applied, pushed, before, marks: marked }): AnyBulkWriteOperation<SubscriptionDocument> => {
-        const mark = {
-          bulkCommands: {
-            $each: pushed.map((i) => `${commands[i]!.requestId}:${i === applied ? 'applied' : 'noop'}`),
-            $slice: -KEPT_COMMAND_MARKS,
-          },
-        };
-        const filter = {
-          _id: { $in: [...marked.keys()] },
-          merchantId,
-          status,
-          bulkCommands: { $nin: pushed.flatMap((i) => commandMarks(commands[i]!.requestId)) },
-        };
-        if (applied < 0) return { updateMany: { filter, update: noopUpdate(plan, mark) } };
-        // Its events are the request's whose command made the change, in that request's trace (outbox.ts).
-        return {
-          updateMany: {
-            filter: { ...filter, ...whereEventFieldsAre(plan.whenFrom, before) },
-            update: commandUpdate(merchantId, plan.from, plan.whenFrom, before, at, commands[applied]!, mark),
-          },
-        };
-      },
-    );
-    const expected = [...groups.values()].reduce((n, g) => n + g.marks.size, 0);
-    const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.options.statementsPerCommand) : 0;
-    if (written === expected) {
-      for (const g of groups.values()) for (const [id, reached] of g.marks) settled.set(id, { status: g.after, marks: reached });
+    const groups = grouping.all().map((g) => g.value);
+    const target = { collection: this.collection, statementsPerCommand: this.options.statementsPerCommand };
+    const { complete } = await writeGroups(target, grouping.all(), ({ ids: named, value }): AnyBulkWriteOperation<SubscriptionDocument> => {
+      const { status, applied, pushed, before } = value;
+      const mark = {
+        bulkCommands: {
+          $each: pushed.map((i) => `${commands[i]!.requestId}:${i === applied ? 'applied' : 'noop'}`),
+          $slice: -KEPT_COMMAND_MARKS,
+        },
+      };
+      const filter = {
+        _id: { $in: named },
+        merchantId,
+        status,
+        bulkCommands: { $nin: pushed.flatMap((i) => commandMarks(commands[i]!.requestId)) },
+      };
+      if (applied < 0) return { updateMany: { filter, update: noopUpdate(plan, mark) } };
+      // Its events are the request's whose command made the change, in that request's trace (outbox.ts).
+      return {
+        updateMany: {
+          filter: { ...filter, ...whereEventFieldsAre(plan.whenFrom, before) },
+          update: commandUpdate({ ...commands[applied]!, merchantId, at }, { from: plan.from, change: plan.whenFrom, before }, mark),
+        },
+      };
+    });
+    if (complete) {
+      for (const g of groups) for (const [id, reached] of g.marks) settled.set(id, { status: g.after, marks: reached });
     } else {
       // Another writer changed some meanwhile: those whose marks are all there were written (here, or by a run of the same chunks).
       const back = await this.collection
-        .find({ _id: { $in: [...groups.values()].flatMap((g) => [...g.marks.keys()]) }, merchantId }, { projection: { bulkCommands: 1 } })
+        .find({ _id: { $in: groups.flatMap((g) => [...g.marks.keys()]) }, merchantId }, { projection: { bulkCommands: 1 } })
         .toArray();
       const byId = new Map(back.map((d) => [d._id, d.bulkCommands ?? []]));
-      for (const g of groups.values()) {
+      for (const g of groups) {
         for (const [id, marked] of g.marks) {
           const kept = byId.get(id) ?? [];
           const found = g.pushed.map((i) => commandMarks(commands[i]!.requestId).find((m) => kept.includes(m)));
@@ -320,7 +302,7 @@ export class BulkCommandsStore {
         }
       }
     }
-    if (livemodeOf(merchantId) && [...groups.values()].some((g) => g.applied >= 0))
+    if (livemodeOf(merchantId) && groups.some((g) => g.applied >= 0))
       await this.options.pendingTimes?.note([plan.whenFrom.set.nextScheduledAt]);
     return settled;
   }

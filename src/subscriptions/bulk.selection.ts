@@ -5,7 +5,9 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { requestedTimestamp } from './schedule.request.js';
+import type { ScheduleRequest } from './schedule.request.js';
 import type { SubscriptionFilter } from './subscriptions.store.js';
+import type { Operation } from './subscriptions.rules.js';
 
 /** The most subscriptions one request by filter may match: part of the contract (400 0046 past it). */
 export const MAX_FILTER_MATCHES = 100_000;
@@ -32,4 +34,23 @@ export function selectionOf(body: BulkBody): BulkSelection {
       ...(createdAfter !== undefined ? { createdAfter: timestampOf('createdAfter', createdAfter) } : {}),
     },
   };
+}
+
+export interface BulkAcceptor {
+  accept(
+    merchantId: string,
+    operation: Operation,
+    selection: BulkSelection,
+    schedule?: ScheduleRequest,
+    apiKeyId?: string,
+  ): Promise<components['schemas']['BulkAcceptance']>;
+  /** What `accept` would take, with nothing stored (docs/design.md §6a). */
+  dryRun(
+    merchantId: string,
+    operation: Operation,
+    selection: BulkSelection,
+    schedule?: ScheduleRequest,
+  ): Promise<components['schemas']['BulkDryRun']>;
+  /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
+  dispatch(merchantId: string, requestId: string): void;
 }

@@ -4,8 +4,16 @@
  * customer's: its pause and release leave a subscription's own schedule as it is and count toward
  * no pause policy (only a subscription's own pauses do), and a customer's own pause, started
  * before or under the hold, outlasts it. holders.store.ts applies these rules as filters.
+ *
+ * | hold's command | fulfilled                         | paused                                   | cancelled |
+ * |----------------|-----------------------------------|------------------------------------------|-----------|
+ * | PAUSE          | applied: paused, `ownPause: false`, | noop: joins its holders                  | noop, not |
+ * |                | the hold joins its holders        |                                          | covered   |
+ * | RELEASE at `at`| noop: the hold leaves its holders | applied (resumed) when held by it alone, | noop      |
+ * |                |                                   | no own pause due by `at`; else noop, the |           |
+ * |                |                                   | hold leaves its holders                  |           |
  */
-import { planCommand, type Change, type CommandPlan } from './subscriptions.rules.js';
+import { planCommand, type Change, type CommandPlan, type Operation, type SubscriptionStatus } from './subscriptions.rules.js';
 
 /** What a hold's rules read of a subscription, as stored (absent rather than null). */
 export interface HolderState {
@@ -54,4 +62,39 @@ export function releaseResumes(state: HolderState, holdId: string, at: string): 
 export function resumedByRelease(state: HolderState, holdId: string, resumeAt: string): boolean {
   const alone = state.holdIds?.length === 1 && state.holdIds[0] === holdId;
   return alone && state.status !== 'cancelled' && !ownPauseAt(state, resumeAt);
+}
+
+/** What a hold's command does to its holders on a subscription it reaches: joins them, leaves them, or neither. */
+export type HoldersMove = 'join' | 'leave' | 'none';
+
+/** A hold's command (its pause or its release) on one subscription: the rows of the table above. */
+export interface HoldRule {
+  /** The status of the subscriptions it changes, and what it writes to them. */
+  readonly from: SubscriptionStatus;
+  readonly change: Change;
+  /** Whether it changes this subscription; otherwise it leaves it, marked noop. */
+  readonly changes: (state: HolderState) => boolean;
+  /** What it does to the holders of one it reaches, changed or left. */
+  readonly holders: (state: HolderState) => HoldersMove;
+  /** Whether, on one it leaves, a resume notice the hold kept waiting falls due again (subscriptions.rules.ts, FIRE). */
+  readonly rearmsNotice: boolean;
+}
+
+/** The rule of a hold's pause (PAUSE) or of its release at `at` (RESUME). */
+export function holdRule(operation: Operation, holdId: string, at: string): HoldRule {
+  if (operation === 'PAUSE')
+    return {
+      from: 'fulfilled',
+      change: planHoldPause().whenFrom,
+      changes: (state) => state.status === 'fulfilled',
+      holders: (state) => (state.status === 'cancelled' ? 'none' : 'join'),
+      rearmsNotice: false,
+    };
+  return {
+    from: 'paused',
+    change: HOLD_RELEASE,
+    changes: (state) => releaseResumes(state, holdId, at),
+    holders: () => 'leave',
+    rearmsNotice: true,
+  };
 }

@@ -1,6 +1,6 @@
 /**
- * The writes of a subscription's holders (subscriptions.rules.ts, HolderField): a
- * hold covering the subscriptions it is placed over, its bulk commands (its pause, its release),
+ * The writes of a subscription's holders (subscriptions.rules.ts, HolderField): a hold's bulk
+ * commands (its pause, which covers each subscription it reaches, and its release), its notice,
  * and an explicit pause giving a held subscription its own pause back. One of the stores of the
  * `subscriptions` collection (subscription.stores.ts), with the updates and outbox entries of
  * subscription.document.ts, so that a hold's changes and their events are written exactly as a
@@ -25,60 +25,43 @@ import {
 } from './subscription.document.js';
 import { holdNoticeEntry } from './outbox.js';
 import type { PendingTimes } from './pending-times.js';
-import { HOLD_RELEASE, planHoldPause, releaseResumes, resumedByRelease } from './holders.rules.js';
-import type { Change, ChangeCause, Operation, SubscriptionStatus } from './subscriptions.rules.js';
+import { holdRule, resumedByRelease, type HoldersMove } from './holders.rules.js';
+import type { WriteCommand } from './command.js';
+import { Grouping, writeGroups } from './grouped-write.js';
+import type { Operation, SubscriptionStatus } from './subscriptions.rules.js';
 
-/** Subscriptions one write of a hold's cover names at most. */
-const COVER_PART = 1000;
+/** Subscriptions one write of a hold's notice names at most. */
+const NOTICE_PART = 1000;
 
 /** A hold's command on one subscription, as a bulk command's outcome (CommandOutcome). */
 export type HoldOutcome =
   { readonly outcome: 'applied' | 'noop' } | { readonly outcome: 'skipped'; readonly reason: 'cancelled' | 'not_found' };
 
-/** What a hold's command changes, and on which subscriptions: those it alone decides for. */
-interface HoldChange {
-  readonly from: SubscriptionStatus;
-  readonly change: Change;
-  /** The subscriptions it changes, as a filter and as a test of a document read. */
-  readonly filter: Filter<SubscriptionDocument>;
-  readonly changes: (doc: SubscriptionDocument) => boolean;
-  /** What it writes to the others, beside its no-op mark. */
-  readonly leave: UpdateFilter<SubscriptionDocument>;
-  /** Whether it brings forward, on the others, their own resume's notice a hold kept waiting (subscriptions.rules.ts, FIRE). */
-  readonly rearmsNotice: boolean;
-}
-
 /**
- * A hold's pause changes the `fulfilled` subscriptions it still covers (one that left it meanwhile,
- * by an explicit resume, is left alone); its release at `at` resumes those it alone holds
- * (holders.rules.ts, releaseResumes) and takes itself out of every other one's holders. The
- * release's filter names the holders; the rest of the rule (no own pauseAt due by `at`) is decided
- * on each document read, whose pending times the update then filters on exactly (whereEventFieldsAre;
- * the first update of all, on none pending).
+ * The mark a hold's release leaves on every subscription it names: its pause, should its chunk
+ * come later (a hold released before its cover finished), passes over one that has it.
  */
-function holdChange(operation: Operation, holdId: string, at: string): HoldChange {
-  if (operation === 'PAUSE')
-    return {
-      from: 'fulfilled',
-      change: planHoldPause().whenFrom,
-      filter: { status: 'fulfilled', holdIds: holdId },
-      changes: (doc) => doc.status === 'fulfilled' && (doc.holdIds ?? []).includes(holdId),
-      leave: {},
-      rearmsNotice: false,
-    };
-  return {
-    from: 'paused',
-    change: HOLD_RELEASE,
-    filter: { status: 'paused', ownPause: false, holdIds: [holdId] },
-    changes: (doc) => releaseResumes(doc, holdId, at),
+export const releasedMark = (holdId: string): string => `${holdId}:released`;
+
+/** A hold's rule (holders.rules.ts, holdRule) as MongoDB writes it: what it changes, as a filter, and its move of their holders as an update. */
+function holdWrites(operation: Operation, holdId: string, at: string) {
+  const rule = holdRule(operation, holdId, at);
+  const moves: Record<HoldersMove, UpdateFilter<SubscriptionDocument>> = {
+    join: { $addToSet: { holdIds: holdId } },
     leave: { $pull: { holdIds: holdId } },
-    rearmsNotice: true,
+    none: {},
   };
+  // The filter restates `changes` as far as a filter can; the rest (no own pauseAt due by `at`) is decided on each document read.
+  const filter: Filter<SubscriptionDocument> =
+    operation === 'PAUSE' ? { status: 'fulfilled' } : { status: 'paused', ownPause: false, holdIds: [holdId] };
+  // A change that clears every holder (the release's resume) needs no move of its own.
+  const moved = rule.change.unset.includes('holdIds') ? {} : moves[rule.holders({ status: rule.from })];
+  return { ...rule, filter, with: moved, leave: (doc: SubscriptionDocument) => moves[rule.holders(doc)] };
 }
 
+/** Subscriptions read alike: the statement that writes them, and the outcome it settles. */
 interface Group {
   readonly write: (ids: string[]) => AnyBulkWriteOperation<SubscriptionDocument>;
-  readonly ids: string[];
   readonly outcome: HoldOutcome;
 }
 
@@ -113,22 +96,6 @@ export class HoldersStore {
     return docs.map((d) => d._id).sort();
   }
 
-  /** Adds the hold to these subscriptions' holders (those not cancelled), a part at a time, each part under `guard` (the caller's per-subscription queue). */
-  async cover(
-    merchantId: string,
-    ids: readonly string[],
-    holdId: string,
-    guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
-  ): Promise<void> {
-    for (const part of partsOf(ids, COVER_PART))
-      await guard(part, async () => {
-        await this.collection.updateMany(
-          { _id: { $in: [...part] }, merchantId, status: { $ne: 'cancelled' } },
-          { $addToSet: { holdIds: holdId } },
-        );
-      });
-  }
-
   /** The subscriptions the hold covers (of `status`, if given), in id order. */
   async coveredBy(merchantId: string, holdId: string, status?: SubscriptionStatus): Promise<string[]> {
     const docs = await this.collection
@@ -150,9 +117,7 @@ export class HoldersStore {
    */
   async pushNotice(
     merchantId: string,
-    holdId: string,
-    resumeAt: string,
-    at: string,
+    { holdId, resumeAt, at }: { readonly holdId: string; readonly resumeAt: string; readonly at: string },
     guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
   ): Promise<string[]> {
     const entry = holdNoticeEntry(holdId, resumeAt, at);
@@ -174,7 +139,7 @@ export class HoldersStore {
     const sent: string[] = [];
     for (const part of partsOf(
       docs.filter((d) => resumedByRelease(d, holdId, resumeAt)).map((d) => d._id),
-      COVER_PART,
+      NOTICE_PART,
     )) {
       const ids = [...part];
       await guard(ids, async () => {
@@ -200,20 +165,22 @@ export class HoldersStore {
    * Returns the outcome of each settled; the rest kept changing.
    */
   async apply(
-    merchantId: string,
-    ids: readonly string[],
+    command: WriteCommand & { readonly cause: { readonly holdId: string } },
     operation: Operation,
-    requestId: string,
-    cause: ChangeCause & { readonly holdId: string },
-    at: string,
   ): Promise<Map<string, HoldOutcome>> {
-    const hold = holdChange(operation, cause.holdId, at);
-    const notReached = { merchantId, bulkCommands: { $nin: commandMarks(requestId) } };
-    const mark = (kind: 'applied' | 'noop') => ({ bulkCommands: { $each: [`${requestId}:${kind}`], $slice: -KEPT_COMMAND_MARKS } });
+    const { merchantId, ids, requestId, cause, at } = command;
+    const target = { collection: this.collection, statementsPerCommand: this.statementsPerCommand };
+    const hold = holdWrites(operation, cause.holdId, at);
+    const released = releasedMark(cause.holdId);
+    // A pause passes over what its hold's release reached first; a release leaves its mark for a pause still to come.
+    const guards = operation === 'PAUSE' ? [...commandMarks(requestId), released] : commandMarks(requestId);
+    const notReached = { merchantId, bulkCommands: { $nin: guards } };
+    const marks = (kind: 'applied' | 'noop') => (operation === 'PAUSE' ? [`${requestId}:${kind}`] : [`${requestId}:${kind}`, released]);
+    const mark = (kind: 'applied' | 'noop') => ({ bulkCommands: { $each: marks(kind), $slice: -KEPT_COMMAND_MARKS } });
     const changing = (before: ShownSchedule, filter: Filter<SubscriptionDocument>): AnyBulkWriteOperation<SubscriptionDocument> => ({
       updateMany: {
         filter: { ...filter, ...notReached, ...hold.filter, ...whereEventFieldsAre(hold.change, before) },
-        update: commandUpdate(merchantId, hold.from, hold.change, before, at, { cause, requestId }, mark('applied')),
+        update: { ...commandUpdate(command, { from: hold.from, change: hold.change, before }, mark('applied')), ...hold.with },
       },
     });
     const outcomes = new Map<string, HoldOutcome>();
@@ -239,7 +206,7 @@ export class HoldersStore {
           } as Filter<SubscriptionDocument>,
           // Due at the release: its event says when it was sent, and names the same resume as ever.
           update: {
-            ...hold.leave,
+            ...hold.leave(read),
             $push: mark('noop'),
             ...(notice !== undefined ? { $set: { noticeAt: at }, $min: { [dueFieldOf(merchantId)]: at } } : {}),
           },
@@ -250,37 +217,25 @@ export class HoldersStore {
     await untilSettled(RETRY.concurrentWriter, async () => {
       const docs = await this.collection.find({ _id: { $in: open }, merchantId }, { projection: HOLDER_PROJECTION }).toArray();
       const found = new Map(docs.map((d) => [d._id, d]));
-      const groups = new Map<string, Group>();
-      const add = (key: string, id: string, write: Group['write'], outcome: HoldOutcome) => {
-        const group = groups.get(key) ?? { write, ids: [], outcome };
-        group.ids.push(id);
-        groups.set(key, group);
-      };
+      const groups = new Grouping<Group>();
       for (const id of open) {
         const doc = found.get(id);
-        const settled = doc ? markedOutcome(doc, requestId) : NOT_FOUND;
+        const settled = doc ? markedOutcome(doc, requestId, operation === 'PAUSE' ? released : undefined) : NOT_FOUND;
         if (settled) outcomes.set(id, settled);
         else if (hold.changes(doc!))
-          add(
-            JSON.stringify(['change', whereEventFieldsAre(hold.change, doc!)]),
-            id,
-            (ids) => changing(doc!, { _id: { $in: ids } }),
-            APPLIED,
-          );
+          groups.add(['change', whereEventFieldsAre(hold.change, doc!)], id, () => ({
+            write: (ids) => changing(doc!, { _id: { $in: ids } }),
+            outcome: APPLIED,
+          }));
         else
-          add(
-            JSON.stringify(['leave', doc!.status, doc!.ownPause ?? null, doc!.holdIds ?? null, rearmed(doc!) ?? null]),
-            id,
-            (ids) => leaving(doc!, ids),
-            leftAs(doc!),
-          );
+          groups.add(['leave', doc!.status, doc!.ownPause ?? null, doc!.holdIds ?? null, rearmed(doc!) ?? null], id, () => ({
+            write: (ids) => leaving(doc!, ids),
+            outcome: leftAs(doc!),
+          }));
       }
-      const all = [...groups.values()];
-      const expected = all.reduce((n, g) => n + g.ids.length, 0);
-      const writes = all.map((g) => g.write(g.ids));
-      const written = writes.length > 0 ? await bulkWriteInParts(this.collection, writes, this.statementsPerCommand) : 0;
+      const { complete } = await writeGroups(target, groups.all(), (g) => g.value.write(g.ids));
       // Where some did not match (changed meanwhile), the next read finds the marks of those that did.
-      if (written === expected) for (const g of all) for (const id of g.ids) outcomes.set(id, g.outcome);
+      if (complete) for (const g of groups.all()) for (const id of g.ids) outcomes.set(id, g.value.outcome);
       if (livemodeOf(merchantId) && [...found.values()].some((d) => rearmed(d) !== undefined)) await this.pendingTimes?.note([at]);
       open = open.filter((id) => !outcomes.has(id));
       return open.length === 0 || undefined;
@@ -289,10 +244,10 @@ export class HoldersStore {
   }
 }
 
-/** The outcome a subscription's mark of this request records, if it has one. */
-function markedOutcome(doc: SubscriptionDocument, requestId: string): HoldOutcome | undefined {
+/** The outcome a subscription's mark of this request records, if it has one; `passedOver`: a mark that settles it as left alone. */
+function markedOutcome(doc: SubscriptionDocument, requestId: string, passedOver?: string): HoldOutcome | undefined {
   const [applied, noop] = commandMarks(requestId);
   const kept = doc.bulkCommands ?? [];
   if (kept.includes(applied)) return APPLIED;
-  return kept.includes(noop) ? leftAs(doc) : undefined;
+  return kept.includes(noop) || (passedOver !== undefined && kept.includes(passedOver)) ? leftAs(doc) : undefined;
 }

@@ -10,6 +10,7 @@ import { inTraceContext } from '../observability/tracing.js';
 import type { CommandMark } from './bulk-commands.rules.js';
 import { outboxEntries, type OutboxEntry, type PendingEvents, type SubscriptionSnapshot } from './outbox.js';
 import { KEPT_PAUSE_TIMES } from '../pause-policy/pause-policy.rules.js';
+import type { WriteCommand } from './command.js';
 import {
   requestEvents,
   type Change,
@@ -194,14 +195,17 @@ export function snapshotAfter(change: Change, before: ShownSchedule, at: string)
   return snapshotOf({ status: change.status, modifiedAt: at, ...kept, ...change.set });
 }
 
-/** The outbox entries of a request's change to subscriptions in `from` whose shown fields are as in `before` (filtered on with whereEventFieldsAre). */
+/** A change to subscriptions in `from` whose shown fields are as in `before` (filtered on with whereEventFieldsAre). */
+export interface ChangeFrom {
+  readonly from: SubscriptionStatus;
+  readonly change: Change;
+  readonly before: ShownSchedule;
+}
+
+/** The outbox entries of a request's change, at `at` for `cause`, its entry named `key`. */
 export function requestEntries(
-  from: SubscriptionStatus,
-  change: Change,
-  before: ShownSchedule,
-  at: string,
-  cause: ChangeCause,
-  key: string,
+  { from, change, before }: ChangeFrom,
+  { at, cause, key }: { readonly at: string; readonly cause: ChangeCause; readonly key: string },
 ): OutboxEntry[] {
   return outboxEntries(from, snapshotAfter(change, before, at), cause, key, requestEvents(from, change, before));
 }
@@ -252,19 +256,16 @@ export function withEvents(
 }
 
 /**
- * A bulk command's update of subscriptions in `merchantId`'s mode that are in `from` with shown
- * fields as in `before`: the change, the marks it pushes, and its request's events (continuing
- * `trace`, when given), as the merchant's mode stores them.
+ * A bulk command's update of subscriptions in its merchant's mode: the change, the marks it
+ * pushes, and its request's events (continuing its trace, when given), as the merchant's mode stores them.
  */
 export function commandUpdate(
-  merchantId: string,
-  from: SubscriptionStatus,
-  change: Change,
-  before: ShownSchedule,
-  at: string,
-  command: { readonly cause: ChangeCause; readonly requestId: string; readonly trace?: string | undefined },
+  command: Omit<WriteCommand, 'ids'>,
+  write: ChangeFrom,
   push: UpdateFilter<SubscriptionDocument>['$push'],
 ): UpdateFilter<SubscriptionDocument> {
-  const entries = inTraceContext(command.trace, () => requestEntries(from, change, before, at, command.cause, command.requestId));
+  const { merchantId, at, cause, requestId } = command;
+  const { from, change } = write;
+  const entries = inTraceContext(command.trace, () => requestEntries(write, { at, cause, key: requestId }));
   return inModeOf(merchantId, withEvents(recordingPause({ ...updateFor(change, at), $push: push }, from, change, at), entries));
 }

@@ -3,7 +3,7 @@
  * response. One path serves single and bulk operations, decided by the body (docs/design.md §2).
  */
 import type { components, operations } from '../../generated/openapi.js';
-import { selectionOf, type BulkSelection } from './bulk.selection.js';
+import { selectionOf, type BulkAcceptor, type BulkSelection } from './bulk.selection.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { pageRequestOf, type Handlers, type Request } from '../request-context/request-context.js';
 import { scheduleRequestOf, type ScheduleRequest } from './schedule.request.js';
@@ -14,22 +14,6 @@ type CommandOperation = 'pauseSubscription' | 'resumeSubscription' | 'bulkPauseS
 
 type PausedSubscription = operations['pauseSubscription']['responses']['200']['content']['application/json'];
 type ResumedSubscription = operations['resumeSubscription']['responses']['200']['content']['application/json'];
-type BulkAcceptance = components['schemas']['BulkAcceptance'];
-type BulkDryRun = components['schemas']['BulkDryRun'];
-
-export interface BulkAcceptor {
-  accept(
-    merchantId: string,
-    operation: Operation,
-    selection: BulkSelection,
-    schedule?: ScheduleRequest,
-    apiKeyId?: string,
-  ): Promise<BulkAcceptance>;
-  /** What `accept` would take, with nothing stored (docs/design.md §6a). */
-  dryRun(merchantId: string, operation: Operation, selection: BulkSelection, schedule?: ScheduleRequest): Promise<BulkDryRun>;
-  /** Hands the accepted request to the workers: called once the 202 is sent, so nothing is applied before it. */
-  dispatch(merchantId: string, requestId: string): void;
-}
 
 /** The schedule and reason, only where set: a subscription without them looks as it always did. */
 function scheduleView({ schedule, pauseReason }: Subscription): Pick<PausedSubscription, 'schedule' | 'pauseReason'> {
@@ -89,14 +73,11 @@ export function subscriptionCommandHandlers(
       return {
         status: 200,
         body: pausedView(
-          await subscriptions.apply(
-            request.merchant.id,
-            request.params.subscriptionId,
-            'PAUSE',
+          await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'PAUSE', {
             schedule,
-            causeOf(request.merchant),
+            cause: causeOf(request.merchant),
             clock,
-          ),
+          }),
         ),
       };
     },
@@ -105,7 +86,7 @@ export function subscriptionCommandHandlers(
       return {
         status: 200,
         body: resumedView(
-          await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME', undefined, causeOf(request.merchant)),
+          await subscriptions.apply(request.merchant.id, request.params.subscriptionId, 'RESUME', { cause: causeOf(request.merchant) }),
         ),
       };
     },

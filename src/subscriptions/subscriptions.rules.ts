@@ -348,8 +348,11 @@ export function decide(state: RuleState, command: Command): Ruling {
       const paused = pauseOrResume(known.status, 'PAUSE', command.schedule);
       return ofRequest(paused.change ? { ...paused, change: withNotice(paused.change, command.notice) } : paused);
     }
-    case 'RESUME':
-      return ofRequest(pauseOrResume(known.status, 'RESUME', undefined));
+    case 'RESUME': {
+      // Paused by its holds alone, it ends no pause of its own: nothing is recorded for the pause policy's cooldown.
+      const { change, ...resumed } = pauseOrResume(known.status, 'RESUME', undefined);
+      return ofRequest({ ...resumed, change: change && state.heldOnly ? { ...change, records: 'nothing' } : change });
+    }
     case 'DROP_SCHEDULE':
       return ofRequest(drop(known));
     case 'FIRE':

@@ -13,6 +13,7 @@ import { RETRY } from '../retry-policies.js';
 import { untilSettled } from '../lib/retry.js';
 import type { HolderState } from './holders.rules.js';
 import type { ScheduleRequest } from './schedule.request.js';
+import type { SingleCommand, WriteCommand } from './command.js';
 import { HoldCommands } from './hold-commands.js';
 import { byMerchantOf } from '../merchants/by-merchant.js';
 import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
@@ -68,6 +69,28 @@ function ruleStateOf(subscription: Subscription) {
   };
 }
 
+/** How a single change is applied (`apply`): the pause's schedule, its cause, the request's clock, a policy in place of the merchant's. */
+export interface ApplyOptions {
+  readonly schedule?: ScheduleRequest | undefined;
+  readonly cause?: ChangeCause;
+  readonly clock?: Clock;
+  readonly policyInstead?: PausePolicy;
+}
+
+/**
+ * A bulk command's part (a chunk): the request's schedule and cause (absent: `bulk` of the
+ * request), the outcomes settled already (applyTogether's) and an undo's `unchangedSince`.
+ */
+export interface BulkCommand {
+  readonly merchantId: string;
+  readonly ids: readonly string[];
+  readonly requestId: string;
+  readonly schedule?: ScheduleRequest | undefined;
+  readonly cause?: ChangeCause;
+  readonly settled?: ReadonlyMap<string, CommandOutcome>;
+  readonly unchangedSince?: string | undefined;
+}
+
 /** What applying due schedules did: the groups as ruled, and which of their ids this call changed. */
 export interface Firings {
   readonly groups: readonly FiringGroup[];
@@ -98,7 +121,8 @@ export class SubscriptionsService {
     private readonly clockOf: ClockOf = realClock,
   ) {
     const timeOf = async (merchantId: string) => (await clockOf(merchantId)).timestamp();
-    this.holdCommands = new HoldCommands(stores.holders, mutex, timeOf, this.changes, { outcome: 'failed', reason: KEPT_CHANGING });
+    const keptChanging = { outcome: 'failed', reason: KEPT_CHANGING } as const;
+    this.holdCommands = new HoldCommands({ holders: stores.holders, mutex, timeOf, changes: this.changes, keptChanging });
   }
 
   /** The merchant's clock for one request: a request's schedule is checked against it, and handed back to `apply`. */
@@ -127,32 +151,25 @@ export class SubscriptionsService {
    * afterwards; a change records its event with `cause`. `clock`: the request's (`clock()`), when
    * it has one already; `policy`: one in place of the merchant's (a trigger's, src/test-mode/).
    */
-  async apply(
-    merchantId: string,
-    rawId: string,
-    operation: Operation,
-    schedule?: ScheduleRequest,
-    cause: ChangeCause = { kind: 'api' },
-    clock?: Clock,
-    policyInstead?: PausePolicy,
-  ): Promise<Subscription> {
+  async apply(merchantId: string, rawId: string, operation: Operation, options: ApplyOptions = {}): Promise<Subscription> {
+    const { schedule, cause = { kind: 'api' }, policyInstead } = options;
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
-    const now = clock ?? (await this.clockOf(merchantId));
+    const now = options.clock ?? (await this.clockOf(merchantId));
     return this.mutex.run(id, async () => {
       const policy = operation === 'PAUSE' ? (policyInstead ?? (await this.policies.policyOf(merchantId))) : NO_PAUSE_POLICY;
+      const target = { merchantId, id, rawId };
       // No policy: exactly the writes of before policies (no read first).
-      const ruled = isPolicyOff(policy) ? schedule : await this.underPolicy(merchantId, id, rawId, policy, schedule, now);
+      const ruled = isPolicyOff(policy) ? schedule : await this.underPolicy(target, policy, schedule, now);
       const notice = { hours: policy.resumeNoticeHours, now: now.timestamp() };
-      return this.applyOnce(merchantId, id, rawId, operation, ruled, cause, schedule, now, notice);
+      const command = { merchantId, id, cause, at: now.timestamp() };
+      return this.applyOnce({ command, rawId, operation }, { schedule: ruled, asSent: schedule, notice });
     });
   }
 
   /** The schedule a pause goes on with under the merchant's policy (a resumeAt filled in), or PausePolicyError: one read of the subscription first. */
   private async underPolicy(
-    merchantId: string,
-    id: string,
-    rawId: string,
+    { merchantId, id, rawId }: { readonly merchantId: string; readonly id: string; readonly rawId: string },
     policy: PausePolicy,
     schedule: ScheduleRequest | undefined,
     now: Clock,
@@ -166,48 +183,36 @@ export class SubscriptionsService {
 
   /** `schedule`: what a pause that starts is given; `asSent`: what the request sent, for a subscription already paused. */
   private async applyOnce(
-    merchantId: string,
-    id: string,
-    rawId: string,
-    operation: Operation,
-    schedule: ScheduleRequest | undefined,
-    cause: ChangeCause,
-    asSent: ScheduleRequest | undefined,
-    now: Clock,
-    notice: NoticeTerms,
+    { command, rawId, operation }: { readonly command: SingleCommand; readonly rawId: string; readonly operation: Operation },
+    { schedule, asSent, notice }: { readonly schedule?: ScheduleRequest; readonly asSent?: ScheduleRequest; readonly notice: NoticeTerms },
   ): Promise<Subscription> {
+    const { merchantId, id } = command;
     const plan = planCommand(operation, schedule, asSent, notice);
     const settled = await untilSettled(RETRY.concurrentWriter, async () => {
-      const { changed, current: read } = await this.stores.subscriptions.changeOrRead(
-        merchantId,
-        id,
-        { status: plan.from },
-        plan.whenFrom,
-        now.timestamp(),
-        cause,
-      );
+      // A resume changes first one with an own pause (its end recorded for the policy); one held alone is read, then resumed below.
+      const expected = { status: plan.from, ...(operation === 'RESUME' ? { heldOnly: false } : {}) };
+      const { changed, current: read } = await this.stores.subscriptions.changeOrRead(command, expected, plan.whenFrom);
       if (changed) {
         this.changes.notify(merchantId, [id], [changed.held]);
         return changed.subscription;
       }
       const current = read !== undefined ? read : await this.stores.subscriptions.find(merchantId, id);
       if (!current) throw new SubscriptionNotFoundError(rawId);
-      const { outcome, change } = decide(ruleStateOf(current), commandOf(operation, asSent, notice));
+      const heldOnly = operation === 'RESUME' && current.status === 'paused' && current.holdIds !== undefined;
+      const { outcome, change } = decide({ ...ruleStateOf(current), heldOnly }, commandOf(operation, asSent, notice));
       if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, operation);
+      if (heldOnly && change) {
+        const resumed = await this.stores.subscriptions.change(command, { status: 'paused', heldOnly }, change);
+        if (resumed) this.changes.notify(merchantId, [id], [resumed.held]);
+        return resumed?.subscription;
+      }
       if (outcome !== 'noop') return undefined;
       // A held subscription paused explicitly holds its own pause again: it stays paused after its holds' release.
       if (!change && operation === 'PAUSE' && current.holdIds)
         return (await this.stores.holders.claimOwnPause(merchantId, id)) ? current : undefined;
       if (!change) return current;
       // Already in the target status: only its schedule changes (its schedule events, if any, are relayed like a change of status).
-      const rescheduled = await this.stores.subscriptions.change(
-        merchantId,
-        id,
-        { status: current.status },
-        change,
-        now.timestamp(),
-        cause,
-      );
+      const rescheduled = await this.stores.subscriptions.change(command, { status: current.status }, change);
       if (rescheduled) this.changes.notify(merchantId, [id], [rescheduled.held]);
       return rescheduled?.subscription;
     });
@@ -228,7 +233,7 @@ export class SubscriptionsService {
         if (outcome === 'cancelled') throw new InvalidTransitionError(rawId, current.status, 'SCHEDULE');
         if (!change) return current;
         const expected = { status: current.status, schedule: current.schedule };
-        const dropped = await this.stores.subscriptions.change(merchantId, id, expected, change, now.timestamp(), cause);
+        const dropped = await this.stores.subscriptions.change({ merchantId, id, cause, at: now.timestamp() }, expected, change);
         if (dropped) this.changes.notify(merchantId, [id], [dropped.held]);
         return dropped?.subscription;
       });
@@ -277,22 +282,16 @@ export class SubscriptionsService {
    * a chunk run twice, or by two workers at once, finds its commands done (docs/design.md §6).
    * Serialised per subscription with `apply` within this process, like every status change.
    */
-  async applyCommands(
-    merchantId: string,
-    ids: readonly string[],
-    operation: Operation,
-    requestId: string,
-    schedule?: ScheduleRequest,
-    cause: ChangeCause = { kind: 'bulk', requestId },
-    settled: ReadonlyMap<string, CommandOutcome> = new Map(),
-    unchangedSince?: string,
-  ): Promise<Map<string, CommandOutcome>> {
+  async applyCommands(command: BulkCommand, operation: Operation): Promise<Map<string, CommandOutcome>> {
+    const { merchantId, ids, requestId, schedule, unchangedSince, settled = new Map<string, CommandOutcome>() } = command;
+    const cause = command.cause ?? { kind: 'bulk', requestId };
     const open = ids.filter((id) => !settled.has(id));
     if (open.length === 0) return new Map(settled);
     if (cause.kind === 'hold')
-      return new Map([...settled, ...(await this.holdCommands.apply(merchantId, open, operation, requestId, cause))]);
+      return new Map([...settled, ...(await this.holdCommands.apply({ merchantId, ids: open, requestId, cause }, operation))]);
     const { plan, now } = await this.planOf(merchantId, operation, schedule, unchangedSince);
-    const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(merchantId, open, operation, plan, requestId, cause, now));
+    const write = { merchantId, ids: open, requestId, cause, at: now.timestamp() };
+    const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(write, operation, plan));
     // A no-op whose schedule the command replaced has its schedule events to relay too.
     const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
     this.changes.notify(
@@ -364,24 +363,13 @@ export class SubscriptionsService {
     return outcomes;
   }
 
-  private async applyCommandsOnce(
-    merchantId: string,
-    ids: readonly string[],
-    operation: Operation,
-    plan: CommandPlan,
-    requestId: string,
-    cause: ChangeCause,
-    now: Clock,
-  ): Promise<Map<string, CommandOutcome>> {
+  private async applyCommandsOnce(command: WriteCommand, operation: Operation, plan: CommandPlan): Promise<Map<string, CommandOutcome>> {
+    const { merchantId, ids, requestId } = command;
     const outcomes = new Map<string, CommandOutcome>();
     let open = [...ids];
     if (open.length === 0) return outcomes;
     await untilSettled(RETRY.concurrentWriter, async () => {
-      const {
-        allApplied,
-        allNoop,
-        states: known,
-      } = await this.stores.bulkCommands.applyCommand(merchantId, open, plan, requestId, now.timestamp(), cause);
+      const { allApplied, allNoop, states: known } = await this.stores.bulkCommands.applyCommand({ ...command, ids: open }, plan);
       if (allApplied || allNoop) {
         for (const id of open) outcomes.set(id, { outcome: allApplied ? 'applied' : 'noop' });
         open = [];

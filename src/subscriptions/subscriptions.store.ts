@@ -3,6 +3,7 @@
  * policy need, insert and remove. One of the four stores of the `subscriptions` collection
  * (subscription.document.ts); documents map to the domain's Subscription here.
  */
+import type { SingleCommand } from './command.js';
 import { randomUUID } from 'node:crypto';
 import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
 import { deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
@@ -29,7 +30,7 @@ import {
   type ShownSchedule,
   type SubscriptionDocument,
 } from './subscription.document.js';
-import type { Change, ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
+import type { Change, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
 
 /**
  * A change made: the subscription as it left it, and `held`: the events this change pushed to its
@@ -48,6 +49,7 @@ export type ChangeOrRead =
 /** The filter of change() on a document read: its status, and where given, its schedule times (a missing time is null). */
 function isAsExpected(doc: SubscriptionDocument, expected: Expected): boolean {
   if (doc.status !== expected.status) return false;
+  if (expected.heldOnly !== undefined && (doc.ownPause === false) !== expected.heldOnly) return false;
   return (
     !expected.schedule || ((doc.pauseAt ?? null) === expected.schedule.pauseAt && (doc.resumeAt ?? null) === expected.schedule.resumeAt)
   );
@@ -57,6 +59,8 @@ function isAsExpected(doc: SubscriptionDocument, expected: Expected): boolean {
 export interface Expected {
   readonly status: SubscriptionStatus;
   readonly schedule?: { readonly pauseAt: string | null; readonly resumeAt: string | null };
+  /** Paused by its holds alone (`ownPause: false`), or not; absent: either. */
+  readonly heldOnly?: boolean;
 }
 
 /** What bulk acceptance and a pause under a policy read of a subscription. */
@@ -147,15 +151,8 @@ export class SubscriptionsStore {
    * times it drops are filtered on: first as expected (absent unless `expected.schedule` names
    * them: the usual case, one round trip as without events), else as read just before.
    */
-  async change(
-    merchantId: string,
-    id: string,
-    expected: Expected,
-    change: Change,
-    at: string,
-    cause: ChangeCause,
-  ): Promise<Changed | undefined> {
-    return (await this.changeOrRead(merchantId, id, expected, change, at, cause)).changed;
+  async change(command: SingleCommand, expected: Expected, change: Change): Promise<Changed | undefined> {
+    return (await this.changeOrRead(command, expected, change)).changed;
   }
 
   /**
@@ -163,22 +160,17 @@ export class SubscriptionsStore {
    * (null: there is none; undefined: not read, or changed meanwhile), so that a caller that needs
    * it reads nothing again: a pause of a paused subscription costs two round trips, not three.
    */
-  async changeOrRead(
-    merchantId: string,
-    id: string,
-    expected: Expected,
-    change: Change,
-    at: string,
-    cause: ChangeCause,
-  ): Promise<ChangeOrRead> {
+  async changeOrRead(command: SingleCommand, expected: Expected, change: Change): Promise<ChangeOrRead> {
+    const { merchantId, id, at, cause } = command;
     const filter: Filter<SubscriptionDocument> = {
       _id: id,
       merchantId,
       status: expected.status,
       ...(expected.schedule ? whereScheduleIs(expected.schedule) : {}),
+      ...(expected.heldOnly === undefined ? {} : { ownPause: expected.heldOnly ? false : { $exists: false } }),
     };
     const recording = (before: ShownSchedule) => {
-      const entries = requestEntries(expected.status, change, before, at, cause, randomUUID());
+      const entries = requestEntries({ from: expected.status, change, before }, { at, cause, key: randomUUID() });
       return this.changeWhere(
         { ...filter, ...whereEventFieldsAre(change, before) },
         inModeOf(merchantId, withEvents(recordingPause(updateFor(change, at), expected.status, change, at), entries)),

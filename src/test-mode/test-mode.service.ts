@@ -192,7 +192,7 @@ export class TestModeService {
     const { holdId, at, requestId, covered, noticed } = release;
     if (requestId === undefined) return { changed: [...noticed], applied: 0 };
     const cause = { kind: 'hold', holdId, requestId } as const;
-    const outcomes = await this.subscriptions.holdCommands.apply(merchantId, covered, 'RESUME', requestId, cause, at);
+    const outcomes = await this.subscriptions.holdCommands.apply({ merchantId, ids: covered, requestId, cause, at }, 'RESUME');
     this.holds!.dispatch(merchantId, requestId);
     const resumed = [...outcomes].filter(([, o]) => o.outcome === 'applied').map(([id]) => id);
     return { changed: [...noticed, ...resumed], applied: resumed.length };

@@ -8,7 +8,7 @@
 import { formatTimestamp, type Clock } from '../lib/clock.js';
 import type { EventsRepository } from '../events/events.repository.js';
 import type { EventType } from '../subscriptions/outbox.js';
-import type { BulkAcceptor } from '../subscriptions/subscriptions.handlers.js';
+import type { BulkAcceptor } from '../subscriptions/bulk.selection.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { noticeTimeOf } from '../subscriptions/notice.rules.js';
 import { NO_PAUSE_POLICY, type PausePolicySource } from '../pause-policy/pause-policy.rules.js';
@@ -125,8 +125,9 @@ export class TriggersService {
       return { ...NO_PAUSE_POLICY, resumeNoticeHours: hours };
     };
     return {
-      pause: async (schedule) => void (await this.subscriptions.apply(merchantId, id, 'PAUSE', schedule, cause, clock, await policy())),
-      resume: async () => void (await this.subscriptions.apply(merchantId, id, 'RESUME', undefined, cause, clock)),
+      pause: async (schedule) =>
+        void (await this.subscriptions.apply(merchantId, id, 'PAUSE', { schedule, cause, clock, policyInstead: await policy() })),
+      resume: async () => void (await this.subscriptions.apply(merchantId, id, 'RESUME', { cause, clock })),
       dropSchedule: async () => void (await this.subscriptions.dropSchedule(merchantId, id, cause)),
       bulkResume: async () => {
         const { requestId } = await this.bulk.accept(merchantId, 'RESUME', { ids: [id] }, undefined, apiKeyId);

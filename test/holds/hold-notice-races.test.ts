@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -48,7 +49,12 @@ describe("a hold's notice sent while its pause is applied and relayed", () => {
     const pause = await completed(key, hold.body.requestId, 120_000);
     expect(pause.body.counts).toMatchObject({ applied: COUNT });
 
-    const noticed = new Set((await all(key, '/v2/events?type=subscription.resume_upcoming')).map((e) => e.data.subscription.id));
+    // Sent once the hold covers all it will (its pause completed), and relayed.
+    const noticed = await waitFor(
+      async () => new Set((await all(key, '/v2/events?type=subscription.resume_upcoming')).map((e) => e.data.subscription.id)),
+      (ids) => ids.size === COUNT,
+      60_000,
+    );
     expect(noticed.size).toBe(COUNT);
     // Paused by the hold, each of them: no pause lost to the notice's write either.
     expect(await all(key, '/v2/subscriptions?status=paused')).toHaveLength(COUNT);

@@ -147,6 +147,27 @@ describe("a hold under a pause policy's maxPausesPerYear and cooldownDays", () =
   });
 });
 
+describe('an explicit resume of a subscription paused by a hold alone', () => {
+  it('ends no pause of its own, so it starts no cooldown: a pause right after is accepted', async () => {
+    const m = await testMode({ cooldownDays: 30 });
+    const [id] = await m.seed(1);
+    await m.hold(m.now + 10 * DAY);
+    expect(await read(m.key, id!)).toMatchObject({ status: 'paused' });
+
+    const resumed = await api(m.key, 'POST', `/v2/subscriptions/${id}/resume`);
+    expect(resumed.status).toBe(200);
+    expect(resumed.body).toMatchObject({ status: 'fulfilled' });
+    expect(resumed.body.holdIds).toBeUndefined();
+    const paused = await api(m.key, 'POST', `/v2/subscriptions/${id}/pause`);
+    expect(paused.status).toBe(200);
+    // Its own pause, resumed explicitly, starts the cooldown as ever.
+    expect((await api(m.key, 'POST', `/v2/subscriptions/${id}/resume`)).status).toBe(200);
+    const again = await api(m.key, 'POST', `/v2/subscriptions/${id}/pause`);
+    expect(again.status).toBe(422);
+    expect(again.body.code).toBe('0032');
+  });
+});
+
 describe('a hold released by a test clock advance', () => {
   it('resumes its subscriptions at its resumeAt, with their events then, counted in the advance', async () => {
     const m = await testMode();

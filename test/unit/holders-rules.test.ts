@@ -5,7 +5,14 @@
  * recorded for the pause policy. Pure, with times passed in.
  */
 import { describe, expect, it } from 'vitest';
-import { HOLD_RELEASE, planHoldPause, releaseResumes, resumedByRelease, type HolderState } from '../../src/subscriptions/holders.rules.js';
+import {
+  HOLD_RELEASE,
+  holdRule,
+  planHoldPause,
+  releaseResumes,
+  resumedByRelease,
+  type HolderState,
+} from '../../src/subscriptions/holders.rules.js';
 import { NO_PAUSE_POLICY } from '../../src/pause-policy/pause-policy.rules.js';
 import { recordingPause } from '../../src/subscriptions/subscription.document.js';
 import { decide } from '../../src/subscriptions/subscriptions.rules.js';
@@ -25,6 +32,12 @@ describe("a hold's pause and release", () => {
   it('its release resumes, keeping a pending own schedule, and records no resume for the cooldown', () => {
     expect(HOLD_RELEASE).toEqual({ status: 'fulfilled', set: {}, unset: ['ownPause', 'holdIds'], records: 'nothing' });
     expect(recordingPause({ $set: {} }, 'paused', HOLD_RELEASE, day(3))).toEqual({ $set: {} });
+  });
+
+  it('an explicit resume of one paused by its holds alone ends no own pause: nothing recorded for the cooldown', () => {
+    const resume = decide({ status: 'paused', pauseAt: null, resumeAt: null, heldOnly: true }, { kind: 'RESUME' }).change!;
+    expect(resume).toMatchObject({ status: 'fulfilled', records: 'nothing' });
+    expect(recordingPause({ $set: {} }, 'paused', resume, day(1))).toEqual({ $set: {} });
   });
 
   it('an own pause and its end are recorded as before', () => {
@@ -91,5 +104,48 @@ describe("a customer's own schedule under a hold (FIRE)", () => {
     const ruling = decide({ status: 'paused', pauseAt: null, resumeAt: day(2), held: true }, { kind: 'FIRE', now: day(2) });
     expect(ruling.change).toMatchObject({ status: 'paused', set: { ownPause: false }, records: 'resume' });
     expect(recordingPause({}, 'paused', ruling.change!, day(2)).$set).toEqual({ lastResumedAt: day(2) });
+  });
+});
+
+describe("a hold's command on each subscription it reaches (the hold's rows of the rules table)", () => {
+  // [command, the subscription, changed by it, its move of the holders]
+  const rows: [string, 'PAUSE' | 'RESUME', HolderState, boolean, string][] = [
+    ['pause, fulfilled: paused, the hold joins its holders', 'PAUSE', { status: 'fulfilled' }, true, 'join'],
+    ['pause, paused by its own: left paused, the hold joins its holders', 'PAUSE', { status: 'paused' }, false, 'join'],
+    [
+      'pause, held by another: left paused, the hold joins its holders',
+      'PAUSE',
+      { status: 'paused', ownPause: false, holdIds: ['h0'] },
+      false,
+      'join',
+    ],
+    ['pause, cancelled: left alone, not covered', 'PAUSE', { status: 'cancelled' }, false, 'none'],
+    ['release, held by it alone: resumed', 'RESUME', { status: 'paused', ownPause: false, holdIds: [H] }, true, 'leave'],
+    [
+      'release, held by another too: left paused, the hold leaves',
+      'RESUME',
+      { status: 'paused', ownPause: false, holdIds: [H, 'h2'] },
+      false,
+      'leave',
+    ],
+    ['release, paused by its own too: left paused, the hold leaves', 'RESUME', { status: 'paused', holdIds: [H] }, false, 'leave'],
+    [
+      'release, its own pauseAt due: left for the schedule workers',
+      'RESUME',
+      { status: 'paused', ownPause: false, holdIds: [H], pauseAt: day(2) },
+      false,
+      'leave',
+    ],
+    ['release, fulfilled (resumed explicitly): the hold leaves', 'RESUME', { status: 'fulfilled', holdIds: [H] }, false, 'leave'],
+  ];
+  it.each(rows)('%s', (_, operation, state, changed, move) => {
+    const rule = holdRule(operation, H, RELEASE);
+    expect(rule.changes(state)).toBe(changed);
+    expect(rule.holders(state)).toBe(move);
+  });
+
+  it("writes the pause's and the release's changes, from fulfilled and from paused", () => {
+    expect(holdRule('PAUSE', H, RELEASE)).toMatchObject({ from: 'fulfilled', change: planHoldPause().whenFrom, rearmsNotice: false });
+    expect(holdRule('RESUME', H, RELEASE)).toMatchObject({ from: 'paused', change: HOLD_RELEASE, rearmsNotice: true });
   });
 });
