@@ -59,7 +59,10 @@ function httpRequest({ operationId, summary, method, path, body }: ExampleReques
     `${method} {{baseUrl}}${path}${variant?.query ? `?${variant.query}` : ''}`,
     'x-api-key: {{apiKey}}',
     ...(variant?.accept ? [`accept: ${variant.accept}`] : []),
-    ...(body ? ['content-type: application/json', '', JSON.stringify(body.value, null, 2)] : []),
+    // A file's body (an import's) is sent as it is written.
+    ...(body
+      ? [`content-type: ${body.mediaType}`, '', typeof body.value === 'string' ? body.value.trimEnd() : JSON.stringify(body.value, null, 2)]
+      : []),
   ].join('\n');
 }
 

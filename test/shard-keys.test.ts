@@ -31,6 +31,7 @@ const MERCHANT_OWNED = new Set([
   'holds',
   'portalLinks',
   'plans',
+  'subscriptionExternalIds',
 ]);
 
 /** The scans that cannot name a merchant: background work, bounded (docs/sharding.md). */
@@ -213,6 +214,20 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     expect(posted.status).toBe(303);
     expect((await api('GET', '/v2/portal-links')).status).toBe(200);
     expect((await api('DELETE', `/v2/portal-links/${link.body.id}`)).status).toBe(204);
+    // A subscription's lifecycle: created, found by its externalId, patched, cancelled (src/subscriptions/lifecycle.ts).
+    const externalId = `sub_${randomUUID()}`;
+    const created = await api('POST', '/v2/subscriptions', { externalId, planId: randomUUID() });
+    expect(created.status).toBe(201);
+    expect((await api('POST', '/v2/subscriptions', { externalId, planId: randomUUID() })).status).toBe(409);
+    expect((await api('GET', `/v2/subscriptions?externalId=${externalId}`)).body.data).toHaveLength(1);
+    const patched = await call(t.baseUrl, `/v2/subscriptions/${created.body.id}`, {
+      method: 'PATCH',
+      apiKey,
+      rawBody: JSON.stringify({ cycle: 2, externalId: `${externalId}-2` }),
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(patched.status).toBe(200);
+    expect((await api('POST', `/v2/subscriptions/${created.body.id}/cancel`)).status).toBe(200);
 
     const offending: string[] = [];
     const scans = new Map<string, number>();

@@ -181,6 +181,24 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
     notFound('0027')(await api(by.key, 'DELETE', `/v2/portal-links/${made.body.id}`));
     expect(ids(await api(other.key, 'GET', '/v2/portal-links?limit=100'))).toContain(made.body.id);
   },
+  // An externalId is unique per merchant and mode: the other mode may use it for another subscription.
+  createSubscription: async (by, other) => {
+    const externalId = `sub_${randomUUID()}`;
+    const mine = await api(by.key, 'POST', '/v2/subscriptions', { externalId, planId: randomUUID() });
+    expect(mine.body).toMatchObject({ externalId, livemode: by.livemode });
+    expect((await api(other.key, 'POST', '/v2/subscriptions', { externalId, planId: randomUUID() })).status).toBe(201);
+    expect(ids(await api(by.key, 'GET', `/v2/subscriptions?externalId=${externalId}`))).toEqual([mine.body.id]);
+  },
+  updateSubscription: async (by, other) =>
+    notFound('0020')(
+      await call(t.baseUrl, `/v2/subscriptions/${other.fulfilled}`, {
+        method: 'PATCH',
+        apiKey: by.key,
+        rawBody: '{"cycle":9}',
+        headers: { 'content-type': 'application/merge-patch+json' },
+      }),
+    ),
+  cancelSubscription: async (by, other) => notFound('0020')(await api(by.key, 'POST', `/v2/subscriptions/${other.fulfilled}/cancel`)),
   // Plan names are per mode: the same plan id may carry another name in the other mode.
   putPlan: async (by, other) => {
     const planId = randomUUID();

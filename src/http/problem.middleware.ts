@@ -21,13 +21,16 @@ import {
 import { DomainError, InvalidRequestError, Problems, ProblemError, problemBody, type ProblemBody, type ProblemKind } from '../errors.js';
 import { EventNotFoundError } from '../events/events.errors.js';
 import { HoldNotFoundError, HoldReleasedError } from '../holds/holds.errors.js';
+import { ImportFileRefusedError, ImportNotFoundError, ImportTooLargeError } from '../imports/imports.errors.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.errors.js';
 import type { Logger } from '../logger.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
 import { PlanNotFoundError } from '../plans/plans.errors.js';
 import {
+  ExternalIdInUseError,
   InvalidScheduleError,
   InvalidTransitionError,
+  StatusNotPatchableError,
   PausePolicyError,
   SubscriptionNotFoundError,
 } from '../subscriptions/subscriptions.errors.js';
@@ -39,6 +42,11 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [InvalidRequestError, Problems.invalidRequest],
   [SubscriptionNotFoundError, Problems.subscriptionNotFound],
   [InvalidTransitionError, Problems.invalidStatusTransition],
+  [ExternalIdInUseError, Problems.externalIdInUse],
+  [ImportNotFoundError, Problems.importNotFound],
+  [ImportTooLargeError, Problems.payloadTooLarge],
+  [ImportFileRefusedError, Problems.invalidRequest],
+  [StatusNotPatchableError, Problems.statusNotPatchable],
   [PausePolicyError, Problems.pausePolicyViolated],
   [InvalidScheduleError, Problems.invalidSchedule],
   [BulkRequestNotFoundError, Problems.bulkRequestNotFound],

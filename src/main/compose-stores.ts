@@ -2,6 +2,7 @@
  * The composition's first part: the engine workarounds decided from the server's capabilities
  * (src/db/workarounds.ts) and logged at start, and every repository built once per database client.
  */
+import { ImportsStore } from '../imports/imports.store.js';
 import type { Db } from 'mongodb';
 import { MerchantsRepository } from '../auth/merchants.repository.js';
 import { BulkRepository } from '../bulk/bulk.repository.js';
@@ -77,6 +78,8 @@ export interface Stores extends SubscriptionStores {
   readonly holds: HoldsRepository;
   readonly portalLinks: PortalLinksRepository;
   readonly plans: PlansRepository;
+  /** Imports of subscriptions from a file: the files, the imports and their rows (src/imports/). */
+  readonly imports: ImportsStore;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -97,6 +100,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     holds: new HoldsRepository(db, guard),
     portalLinks: new PortalLinksRepository(db, documentsPerDelete),
     plans: new PlansRepository(db, guard),
+    imports: new ImportsStore(db),
   };
 }
 
@@ -112,6 +116,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.holds.ensureIndexes(),
     stores.portalLinks.ensureIndexes(ttlIndexes),
     stores.plans.ensureIndexes(),
+    stores.imports.ensureIndexes(),
   ]);
 }
 

@@ -28,6 +28,7 @@ import { ResumeNotices } from '../subscriptions/resume-notices.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { LifecycleService } from '../subscriptions/lifecycle.js';
 import { DEFAULT_HEARTBEAT_MS, Heartbeat, type LiveProcess, type ProcessRole } from '../fleet/heartbeat.js';
 import { RateLimitShare } from '../fleet/rate-limit-share.js';
 import { serviceVersion } from '../lib/project-root.js';
@@ -74,6 +75,8 @@ export interface Domain {
   readonly pausePolicies: PausePolicyService;
   /** Creates subscriptions directly (admin command, demo, tests). */
   readonly seeder: SubscriptionSeeder;
+  /** Subscriptions created, updated and cancelled (src/subscriptions/lifecycle.ts). */
+  readonly lifecycle: LifecycleService;
 }
 
 /** The domain plus the workers and the HTTP app: what `serve`, `worker` and the tests need. */
@@ -119,14 +122,16 @@ function domainOn(stores: Stores, mutex: PerKeyQueue, config: Pick<Config, 'auth
   const clockOf = clockOfMerchants(stores.testClocks);
   const notices = new ResumeNotices(stores.due, stores.holds, mutex, clockOf);
   pausePolicies.onNoticeHoursChanged((merchantId, hours) => notices.renotice(merchantId, hours));
+  const subscriptions = new SubscriptionsService(stores, mutex, pausePolicies, clockOf);
   return {
     merchants: stores.merchants,
     subscriptionStores: stores,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores, mutex, pausePolicies, clockOf),
+    subscriptions,
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
+    lifecycle: new LifecycleService(stores.lifecycle, stores.subscriptions, mutex, clockOf, subscriptions.changes),
   };
 }
 

@@ -13,6 +13,7 @@
  * | DROP_SCHEDULE | applied when a time is pending, else noop                                    | cancelled           |
  * | FIRE          | a due pauseAt: applied (paused: noop); a due resumeAt: applied (fulfilled:  | cancelled; its dead |
  * |               | noop); nothing due: corrected (nextScheduledAt only)                         | schedule is removed |
+ * | CANCEL        | applied: cancelled; its schedule, notice and holders dropped                 | noop                |
  *
  * Holders (HolderField): a paused subscription is paused while it has a holder, its
  * own pause or an active hold. RESUME clears every holder; PAUSE makes the pause its own (a bulk
@@ -54,6 +55,9 @@ export interface Subscription {
   readonly pauseReason?: string;
   /** The active holds that cover it (src/holds/); present only while one does. */
   readonly holdIds?: readonly string[];
+  /** Its id in the merchant's own billing system (lifecycle.ts); absent for one seeded. */
+  readonly externalId?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -124,6 +128,7 @@ export type Command =
   | { readonly kind: 'PAUSE'; readonly schedule?: ScheduleRequest; readonly notice?: NoticeTerms }
   | { readonly kind: 'RESUME' }
   | { readonly kind: 'DROP_SCHEDULE' }
+  | { readonly kind: 'CANCEL' }
   | { readonly kind: 'FIRE'; readonly now: string; readonly policy?: PausePolicy; readonly history?: PauseHistory };
 
 /** What the rules read of a subscription; `held`: an active hold covers it (absent: none). */
@@ -183,6 +188,8 @@ export function requestEvents(
 ): RuledEvent[] {
   if (!change || status === 'cancelled') return [];
   const events: RuledEvent[] = change.status !== status ? [{ kind: 'status' }] : [];
+  // A cancel's one event says it all: what it drops goes with the subscription.
+  if (change.status === 'cancelled') return events;
   if (change.set.pauseAt !== undefined) events.push({ kind: 'pause_scheduled' });
   if (change.set.resumeAt !== undefined) events.push({ kind: 'resume_scheduled' });
   const removed = SCHEDULE_TIMES.filter((t) => change.unset.includes(t) && before[t] != null);
@@ -250,6 +257,12 @@ function drop(state: RuleState & { readonly status: SubscriptionStatus }): Rulin
   if (state.pauseAt === null && state.resumeAt === null) return ruling(status, 'noop', undefined);
   const unset: ScheduleField[] = ['pauseAt', 'resumeAt', 'nextScheduledAt', 'noticeAt', 'noticeFor'];
   return ruling(status, 'applied', { status, set: {}, unset: status === 'paused' ? unset : [...unset, 'pauseReason'] });
+}
+
+/** A cancel ends it from any status, dropping its schedule, its notice and its holders; a cancelled one stays as it is. */
+function cancel(status: SubscriptionStatus): Ruling {
+  if (status === 'cancelled') return ruling(status, 'noop', undefined);
+  return ruling(status, 'applied', { ...leaving('cancelled', {}), unset: [...leaving('cancelled', {}).unset, ...HOLDERS] });
 }
 
 /**
@@ -346,6 +359,8 @@ export function decide(state: RuleState, command: Command): Ruling {
       return ofRequest(pauseOrResume(known.status, 'RESUME', undefined));
     case 'DROP_SCHEDULE':
       return ofRequest(drop(known));
+    case 'CANCEL':
+      return ofRequest(cancel(known.status));
     case 'FIRE':
       return fire(known, command);
   }

@@ -41,8 +41,10 @@ class Subscription(BaseModel):
     schedule: Optional[Schedule] = None
     pause_reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="Why it is paused, as given with the pause; present only while `paused` with a reason.", alias="pauseReason")
     hold_ids: Optional[Annotated[List[UUID], Field(max_length=1000)]] = Field(default=None, description="The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does.", alias="holdIds")
+    external_id: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]] = Field(default=None, description="The subscription's id in your own billing system; unique among your subscriptions (per mode).", alias="externalId")
+    metadata: Optional[Dict[str, Annotated[str, Field(strict=True, max_length=500)]]] = Field(default=None, description="Up to 20 keys of your own (at most 40 characters each), each with a string of at most 500 characters.")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "holdIds", "livemode"]
+    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "holdIds", "externalId", "metadata", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -143,6 +145,8 @@ class Subscription(BaseModel):
             "schedule": Schedule.from_dict(obj["schedule"]) if obj.get("schedule") is not None else None,
             "pauseReason": obj.get("pauseReason"),
             "holdIds": obj.get("holdIds"),
+            "externalId": obj.get("externalId"),
+            "metadata": obj.get("metadata"),
             "livemode": obj.get("livemode")
         })
         return _obj

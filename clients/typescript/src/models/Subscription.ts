@@ -75,6 +75,14 @@ export interface Subscription {
      */
     holdIds?: Array<string>;
     /**
+     * The subscription's id in your own billing system; unique among your subscriptions (per mode).
+     */
+    externalId?: string;
+    /**
+     * Up to 20 keys of your own (at most 40 characters each), each with a string of at most 500 characters.
+     */
+    metadata?: { [key: string]: string; };
+    /**
      * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
      * the test mode section of the docs). A key only ever sees objects of its own mode.
      * 
@@ -119,6 +127,8 @@ export function SubscriptionFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
         'pauseReason': json['pauseReason'] == null ? undefined : json['pauseReason'],
         'holdIds': json['holdIds'] == null ? undefined : json['holdIds'],
+        'externalId': json['externalId'] == null ? undefined : json['externalId'],
+        'metadata': json['metadata'] == null ? undefined : json['metadata'],
         'livemode': json['livemode'],
     };
 }
@@ -144,6 +154,8 @@ export function SubscriptionToJSONTyped(value?: Subscription | null, ignoreDiscr
         'schedule': ScheduleToJSON(value['schedule']),
         'pauseReason': value['pauseReason'],
         'holdIds': value['holdIds'],
+        'externalId': value['externalId'],
+        'metadata': value['metadata'],
         'livemode': value['livemode'],
     };
 }
