@@ -77,6 +77,7 @@ interface Fixtures {
   readonly SUBSVC_FUZZ_HOLD_ID: string;
   readonly SUBSVC_FUZZ_LINK_ID: string;
   readonly SUBSVC_FUZZ_PLAN_ID: string;
+  readonly SUBSVC_FUZZ_IMPORT_ID: string;
 }
 
 /** The venv's `st`, created or rebuilt when the pinned requirements change. */
@@ -104,6 +105,14 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
   const bulk = await call<{ requestId: string }>('POST', '/v2/subscriptions/bulk/pause', { subscriptions: [EVENT_SUBSCRIPTION_ID] });
   const hold = await call<{ id: string }>('POST', '/v2/holds', { reason: 'fuzz' });
   await call('PUT', `/v2/plans/${FUZZ_PLAN_ID}`, { name: 'fuzz' });
+  // An import of one row, so that reading an import and its rows reach their success path.
+  const imported = await fetch(`${baseUrl}/v2/subscription-imports`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/x-ndjson' },
+    body: `${JSON.stringify({ externalId: 'fuzz', planId: FUZZ_PLAN_ID })}\n`,
+  });
+  if (!imported.ok) throw new Error(`fuzz fixtures: POST /v2/subscription-imports answered ${imported.status}: ${await imported.text()}`);
+  const { id: importId } = (await imported.json()) as { id: string };
   // The event is written by the relay, after the pause has answered.
   let event: { id: string } | undefined;
   for (const deadline = Date.now() + 30_000; !event; await new Promise((resolve) => setTimeout(resolve, 100))) {
@@ -123,6 +132,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
     SUBSVC_FUZZ_HOLD_ID: hold.id,
     SUBSVC_FUZZ_LINK_ID: LINK_PLACEHOLDER,
     SUBSVC_FUZZ_PLAN_ID: FUZZ_PLAN_ID,
+    SUBSVC_FUZZ_IMPORT_ID: importId,
   };
 }
 

@@ -78,6 +78,16 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
   },
   { name: 'retention (deleteExpired everywhere)', collection: '*', matches: (f) => keys(f).join() === 'expiresAt' },
   {
+    name: 'imports a worker may take (imports.store lease), one at a time',
+    collection: 'subscriptionImports',
+    matches: (f) => keys(f).sort().join() === '$or,state',
+  },
+  {
+    name: 'live processes (fleet heartbeat), when a heartbeat falls within the recording',
+    collection: 'processes',
+    matches: (f) => keys(f).join() === 'lastSeenAt',
+  },
+  {
     name: 'retention of portal links (portal-links.repository deleteExpired)',
     collection: 'portalLinks',
     matches: (f) => keys(f).join() === 'removeAt',

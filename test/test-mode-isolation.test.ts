@@ -198,6 +198,37 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
         headers: { 'content-type': 'application/merge-patch+json' },
       }),
     ),
+  // An import is its mode's: the other mode neither reads it nor gets its subscriptions.
+  createSubscriptionImport: async (by, other) => {
+    const externalId = `imp_${randomUUID()}`;
+    const res = await call(t.baseUrl, '/v2/subscription-imports', {
+      method: 'POST',
+      apiKey: by.key,
+      rawBody: `${JSON.stringify({ externalId, planId: randomUUID() })}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    expect(res.body).toMatchObject({ state: 'queued', livemode: by.livemode });
+    notFound('0029')(await api(other.key, 'GET', `/v2/subscription-imports/${res.body.id}`));
+    expect(ids(await api(other.key, 'GET', `/v2/subscriptions?externalId=${externalId}`))).toEqual([]);
+  },
+  getSubscriptionImport: async (by, other) => {
+    const res = await call(t.baseUrl, '/v2/subscription-imports', {
+      method: 'POST',
+      apiKey: other.key,
+      rawBody: `${JSON.stringify({ externalId: `imp_${randomUUID()}`, planId: randomUUID() })}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    notFound('0029')(await api(by.key, 'GET', `/v2/subscription-imports/${res.body.id}`));
+  },
+  listSubscriptionImportRows: async (by, other) => {
+    const res = await call(t.baseUrl, '/v2/subscription-imports', {
+      method: 'POST',
+      apiKey: other.key,
+      rawBody: `${JSON.stringify({ externalId: `imp_${randomUUID()}`, planId: randomUUID() })}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    notFound('0029')(await api(by.key, 'GET', `/v2/subscription-imports/${res.body.id}/rows`));
+  },
   cancelSubscription: async (by, other) => notFound('0020')(await api(by.key, 'POST', `/v2/subscriptions/${other.fulfilled}/cancel`)),
   // Plan names are per mode: the same plan id may carry another name in the other mode.
   putPlan: async (by, other) => {
