@@ -4,11 +4,12 @@
  * mid-import, after which another applies every row once in effect.
  */
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/http.js';
 import { databaseUri, startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
-import { FLEET_ON_ONE_DATABASE, startWorker } from '../support/worker-process.js';
+import { FLEET_ON_ONE_DATABASE, startServe, startWorker } from '../support/worker-process.js';
 
 let t: TestService;
 let http: TestService;
@@ -158,5 +159,47 @@ describe('a worker killed with SIGKILL mid-import', () => {
     } finally {
       await rescuer.stop();
     }
+  });
+});
+
+describe('the serving process killed with SIGKILL mid-upload', () => {
+  it('leaves no import: the file half stored is never an import, and nothing is applied', { timeout: 120_000 }, async () => {
+    const { apiKey, merchantId } = await http.merchant();
+    const serve = await startServe(databaseUri(http.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_CONCURRENCY: '0' });
+    const planId = randomUUID();
+    let sent = 0;
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    async function* file(): AsyncGenerator<Buffer> {
+      // About 700 KB of rows, then nothing more until the process is gone.
+      for (let i = 0; i < 10_000; i++) {
+        const part = Buffer.from(`{"externalId":"cut-${i}","planId":"${planId}"}\n`);
+        sent += part.length;
+        yield part;
+      }
+      await held;
+    }
+    const answer = fetch(`${serve.baseUrl}/v2/subscription-imports`, {
+      method: 'POST',
+      headers: { 'x-api-key': apiKey, 'content-type': 'application/x-ndjson' },
+      body: Readable.toWeb(Readable.from(file())) as ReadableStream,
+      duplex: 'half',
+    } as RequestInit).then(
+      (res) => res.status,
+      () => 'connection lost' as const,
+    );
+    // Part of the file is in storage: the upload is under way.
+    await waitFor(
+      () => http.db.collection('subscriptionImportFiles.chunks').countDocuments(),
+      (n) => n > 0,
+      60_000,
+      50,
+    );
+    expect(sent).toBeGreaterThan(0);
+    await serve.stop('SIGKILL');
+    release();
+    expect(await answer).toBe('connection lost');
+    expect(await http.db.collection('subscriptionImports').countDocuments({ merchantId })).toBe(0);
+    expect(await http.db.collection('subscriptions').countDocuments({ merchantId })).toBe(0);
   });
 });
