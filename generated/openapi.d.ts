@@ -223,7 +223,15 @@ export interface paths {
          */
         get: operations["listSubscriptions"];
         put?: never;
-        post?: never;
+        /**
+         * Create a subscription from your billing system's record
+         * @description Brings one of your subscriptions in: `externalId` is its id in your own billing system,
+         *     unique among your subscriptions (per mode); a second create with an `externalId` in use
+         *     answers 409 `0037`, whose `detail` names the subscription that has it. `status` is
+         *     `fulfilled` (default) or `paused`, `cycle` defaults to 0. Answers 201 with the
+         *     subscription and its `Location`, and sends `subscription.created`.
+         */
+        post: operations["createSubscription"];
         delete?: never;
         options?: never;
         head?: never;
@@ -247,7 +255,16 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a subscription's plan, cycle, metadata or externalId
+         * @description A JSON merge patch (RFC 7396): each field sent replaces the stored one; in `metadata`, a
+         *     key set to null is removed and the others are set. `status` is not patchable (400
+         *     `0047`: use pause, resume or cancel). Answers 200 with the subscription; when a field
+         *     changed, `modifiedAt` changes and `subscription.updated` is sent with `changed` naming
+         *     the fields. An `externalId` another subscription has answers 409 `0037`. A cancelled
+         *     subscription can still be updated.
+         */
+        patch: operations["updateSubscription"];
         trace?: never;
     };
     "/v2/subscriptions/{subscriptionId}/schedule": {
@@ -988,6 +1005,103 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/subscription-imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import subscriptions from a file (NDJSON or CSV), up to 1,000,000 rows
+         * @description The body is the file: `application/x-ndjson` (one JSON object a line, the fields of
+         *     `POST /v2/subscriptions`) or `text/csv` (a header row `externalId,planId,status,cycle`,
+         *     then any `metadata.<key>` columns). It is streamed to storage as it arrives; the answer,
+         *     202 with the import and its `Location`, comes once the last byte is stored. More than
+         *     1,000,000 rows or 256 MB answers 413 `0042` and imports nothing; another content type
+         *     415 `0041`.
+         *
+         *     The rows are applied in the background, as an upsert by `externalId`: a new one is
+         *     created; a known one gets the row's `planId`, `cycle` and `metadata`; a row whose
+         *     `status` is `cancelled` cancels it; a row whose `status` differs otherwise changes
+         *     nothing else of its status and is reported `status_differs`. A malformed line, a bad
+         *     UUID, or a second row of the same `externalId` is rejected with its line number and
+         *     reason, and the other rows go on. One `subscription_import.completed` event is sent
+         *     with the counts; `?events=all` also sends each row's `subscription.created`,
+         *     `subscription.updated` or `subscription.cancelled`.
+         */
+        post: operations["createSubscriptionImport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/subscription-imports/{importId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Follow an import from its 202 to its counts */
+        get: operations["getSubscriptionImport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/subscription-imports/{importId}/rows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An import's rows and their outcomes
+         * @description The rows applied so far, in line order, a page at a time (`nextCursor`, a line number, as
+         *     `startingAfter`); `outcome=rejected` lists the rejected ones with their reasons. With
+         *     `Accept: text/csv`, every row (of that outcome) as CSV, `line,externalId,outcome,reason`.
+         */
+        get: operations["listSubscriptionImportRows"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/subscriptions/{subscriptionId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a subscription
+         * @description Ends the subscription: 200 with status `cancelled`, from any status. Its scheduled pause
+         *     or resume, its pending notice and the holds' cover of it are dropped, and
+         *     `subscription.cancelled` is sent (with `reason`, when given). Cancelling a cancelled
+         *     subscription answers 200 with it unchanged and sends nothing. A cancelled subscription
+         *     stays readable and stays cancelled: pause and resume answer 409 `0030`.
+         */
+        post: operations["cancelSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/billing-connections/stripe": {
         parameters: {
             query?: never;
@@ -1543,11 +1657,203 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "subscription.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscription was created
+         * @description Sent like `subscription.paused`, once per subscription created (`POST /v2/subscriptions`); `previousStatus` is its status.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscriptions plan, cycle, metadata or externalId changed
+         * @description Sent like `subscription.paused`, once per update that changed a field; `data.changed` names the fields.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A subscription was cancelled
+         * @description Sent like `subscription.paused`, once per subscription cancelled; `data.reason` is the reason given, if any.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "subscription_import.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An import has every row applied
+         * @description Sent like `subscription.paused`, once per import, with its final counts.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionImportWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
         /** @enum {string} */
-        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed";
+        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed";
         /**
          * @description What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
          *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id),
@@ -1586,11 +1892,15 @@ export interface components {
             removed?: ("pauseAt" | "resumeAt")[];
             /** @description `subscription.resume_upcoming` only: when the subscription resumes by itself. */
             resumeAt?: components["schemas"]["Timestamp"];
+            /** @description `subscription.updated` only: the fields the update changed. */
+            changed?: ("planId" | "cycle" | "metadata" | "externalId")[];
+            /** @description `subscription.cancelled` only: the reason given with the cancel, if any. */
+            reason?: string;
         };
         SubscriptionEvent: {
             id: components["schemas"]["Uuid"];
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
             livemode: components["schemas"]["Livemode"];
@@ -1604,7 +1914,7 @@ export interface components {
             livemode: components["schemas"]["Livemode"];
         };
         /** @description Something that happened; `data` depends on `type`. */
-        Event: components["schemas"]["SubscriptionEvent"] | components["schemas"]["BulkRequestEvent"];
+        Event: components["schemas"]["SubscriptionEvent"] | components["schemas"]["BulkRequestEvent"] | components["schemas"]["SubscriptionImportEvent"];
         EventList: {
             data: components["schemas"]["Event"][];
             hasMore: boolean;
@@ -1622,7 +1932,7 @@ export interface components {
         /** @description The body of a subscription event's delivery. */
         SubscriptionWebhook: {
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled";
             timestamp: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
             livemode: components["schemas"]["Livemode"];
@@ -1636,7 +1946,7 @@ export interface components {
             livemode: components["schemas"]["Livemode"];
         };
         /** @description The event types to send, or `["*"]` for all (including types added later). */
-        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed")[];
+        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed")[];
         /**
          * @description An absolute `https` URL (`http` only where the service allows private URLs).
          * @example https://example.com/webhooks
@@ -2289,6 +2599,8 @@ export interface components {
             /** @description The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does. */
             holdIds?: components["schemas"]["Uuid"][];
             billingSync?: components["schemas"]["BillingSync"];
+            externalId?: components["schemas"]["ExternalId"];
+            metadata?: components["schemas"]["Metadata"];
             livemode: components["schemas"]["Livemode"];
         };
         SubscriptionList: {
@@ -2477,6 +2789,128 @@ export interface components {
             detail: string;
             /** @enum {string} */
             code: "0010" | "0021" | "0025" | "0031" | "0040" | "0041" | "0042" | "0045" | "0060" | "0900" | "0901" | "0910";
+            errors?: components["schemas"]["ProblemErrors"];
+        };
+        /**
+         * @description The subscription's id in your own billing system; unique among your subscriptions (per mode).
+         * @example sub_1PqR2s
+         */
+        ExternalId: string;
+        /** @description Up to 20 keys of your own (at most 40 characters each), each with a string of at most 500 characters. */
+        Metadata: {
+            [key: string]: string;
+        };
+        SubscriptionCreate: {
+            externalId: components["schemas"]["ExternalId"];
+            planId: components["schemas"]["Uuid"];
+            /**
+             * @description The status it starts in.
+             * @default fulfilled
+             * @enum {string}
+             */
+            status: "fulfilled" | "paused";
+            /**
+             * Format: int64
+             * @description Billing cycle counter, as your billing system counts it.
+             * @default 0
+             */
+            cycle: number;
+            metadata?: components["schemas"]["Metadata"];
+        };
+        /** @description A JSON merge patch of a subscription; `status` is named only to be refused (400 `0047`). */
+        SubscriptionPatch: {
+            externalId?: components["schemas"]["ExternalId"];
+            planId?: components["schemas"]["Uuid"];
+            /** Format: int64 */
+            cycle?: number;
+            /** @description Keys to set (a string of at most 500 characters) or remove (null); the others are kept. */
+            metadata?: {
+                [key: string]: string | null;
+            };
+            /** @description Not patchable (400 `0047`); use pause, resume or cancel. */
+            status?: string;
+        };
+        SubscriptionCancel: {
+            /** @description Why it was cancelled; carried by the `subscription.cancelled` event. */
+            reason?: string;
+        };
+        SubscriptionImportAccepted: {
+            id: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            state: "queued";
+            createdAt: components["schemas"]["Timestamp"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        SubscriptionImport: {
+            id: components["schemas"]["Uuid"];
+            /**
+             * @description `queued`: no row applied yet. `running`: some applied. `completed`: every row has its outcome.
+             * @enum {string}
+             */
+            state: "queued" | "running" | "completed";
+            /**
+             * Format: int32
+             * @description The file's rows (lines that are not empty; for CSV, without the header).
+             */
+            rowCount: number;
+            /** Format: int32 */
+            createdCount: number;
+            /** Format: int32 */
+            updatedCount: number;
+            /**
+             * Format: int32
+             * @description Rows that changed nothing (`status_differs` among them).
+             */
+            unchangedCount: number;
+            /** Format: int32 */
+            rejectedCount: number;
+            createdAt: components["schemas"]["Timestamp"];
+            completedAt: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @enum {string} */
+        SubscriptionImportOutcome: "created" | "updated" | "unchanged" | "rejected";
+        SubscriptionImportRow: {
+            livemode: components["schemas"]["Livemode"];
+            /** Format: int32 */
+            line: number;
+            externalId?: string;
+            subscriptionId?: components["schemas"]["Uuid"];
+            outcome: components["schemas"]["SubscriptionImportOutcome"];
+            /** @description Why a row was rejected, or `status_differs` for one left as it was. */
+            reason?: string;
+        };
+        SubscriptionImportRowList: {
+            data: components["schemas"]["SubscriptionImportRow"][];
+            hasMore: boolean;
+            nextCursor: string | null;
+        };
+        SubscriptionImportEvent: {
+            id: components["schemas"]["Uuid"];
+            /** @enum {string} */
+            type: "subscription_import.completed";
+            createdAt: components["schemas"]["Timestamp"];
+            data: components["schemas"]["SubscriptionImport"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description The body of a `subscription_import.completed` delivery. */
+        SubscriptionImportWebhook: {
+            /** @enum {string} */
+            type: "subscription_import.completed";
+            timestamp: components["schemas"]["Timestamp"];
+            data: components["schemas"]["SubscriptionImport"];
+            livemode: components["schemas"]["Livemode"];
+        };
+        /** @description A problem as `Problem`, from the lifecycle operations, whose codes also include `0037` and `0047`. */
+        SubscriptionLifecycleProblem: {
+            /** Format: uri-reference */
+            type: string;
+            title: string;
+            /** Format: int32 */
+            status: number;
+            detail: string;
+            /** @enum {string} */
+            code: "0010" | "0020" | "0021" | "0029" | "0030" | "0037" | "0040" | "0041" | "0042" | "0045" | "0047" | "0050" | "0051" | "0060" | "0900" | "0901" | "0910";
             errors?: components["schemas"]["ProblemErrors"];
         };
         StripeConnectionPut: {
@@ -3262,6 +3696,42 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description No subscription import of yours has this id (code 0029). */
+        SubscriptionImportNotFound: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["SubscriptionLifecycleProblem"];
+            };
+        };
+        /**
+         * @description Another subscription of yours already has this `externalId` (code 0037; `detail` names
+         *     it), or a request with the same `Idempotency-Key` is still being served (code 0051).
+         */
+        SubscriptionConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["SubscriptionLifecycleProblem"];
+            };
+        };
+        /** @description The patch breaks the contract (code 0040), or names `status` (code 0047). */
+        InvalidSubscriptionPatch: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["SubscriptionLifecycleProblem"];
+            };
+        };
         /** @description The Stripe connection (its keys only as `apiKeyLast4`). */
         StripeConnection: {
             headers: {
@@ -3568,6 +4038,33 @@ export interface components {
         PortalLinkCreateBody: {
             content: {
                 "application/json": components["schemas"]["PortalLinkCreate"];
+            };
+        };
+        SubscriptionCreateBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCreate"];
+            };
+        };
+        /**
+         * @description A JSON merge patch (RFC 7396), sent as `application/merge-patch+json`; `application/json`
+         *     is taken as the same.
+         */
+        SubscriptionPatchBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["SubscriptionPatch"];
+                "application/json": components["schemas"]["SubscriptionPatch"];
+            };
+        };
+        /** @description The file, streamed; at most 1,000,000 rows and 256 MB. */
+        SubscriptionImportBody: {
+            content: {
+                "application/x-ndjson": string;
+                "text/csv": string;
+            };
+        };
+        SubscriptionCancelBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionCancel"];
             };
         };
     };
@@ -3905,6 +4402,8 @@ export interface operations {
             query?: {
                 /** @description Only subscriptions in this status. */
                 status?: components["schemas"]["SubscriptionStatus"];
+                /** @description Only the subscription with this `externalId` (the id in your own billing system); at most one. */
+                externalId?: components["schemas"]["ExternalId"];
                 /** @description How many items a page holds at most. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The previous page's `nextCursor`; the page starts after it. */
@@ -3949,6 +4448,52 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["TestOutcomeTimeout"];
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SubscriptionCreateBody"];
+        responses: {
+            /** @description The subscription, created. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description The subscription's path. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["SubscriptionConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSubscription: {
@@ -4004,6 +4549,61 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["TestOutcomeTimeout"];
+        };
+    };
+    updateSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description UUID of the subscription for a single operation. A value that is not the
+                 *     id of one of the caller's subscriptions answers 404. Ignored by bulk
+                 *     requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+                 *     Percent-encoding is decoded exactly once; a value that is not valid
+                 *     percent-encoding is taken as written (and so is not found).
+                 * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SubscriptionPatchBody"];
+        responses: {
+            /** @description The subscription as the patch left it. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["InvalidSubscriptionPatch"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            409: components["responses"]["SubscriptionConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteSubscriptionSchedule: {
@@ -5663,6 +6263,191 @@ export interface operations {
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
             504: components["responses"]["TestOutcomeTimeout"];
+        };
+    };
+    createSubscriptionImport: {
+        parameters: {
+            query?: {
+                /** @description `all`: each row also sends its own event. Absent: only `subscription_import.completed`. */
+                events?: "all";
+            };
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["SubscriptionImportBody"];
+        responses: {
+            /** @description The import, queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description The import's path. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionImportAccepted"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["InvalidStatusTransition"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSubscriptionImport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The import's id, as its 202 answered it (`Location`).
+                 * @example 0193a1c5-7d2e-7f4a-9b3c-1d2e3f4a5b6c
+                 */
+                importId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionImport"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionImportNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSubscriptionImportRows: {
+        parameters: {
+            query?: {
+                /** @description Only rows with this outcome. */
+                outcome?: components["schemas"]["SubscriptionImportOutcome"];
+                /** @description How many items a page holds at most. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The previous page's `nextCursor` (a line number); the page starts after it. */
+                startingAfter?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The import's id, as its 202 answered it (`Location`).
+                 * @example 0193a1c5-7d2e-7f4a-9b3c-1d2e3f4a5b6c
+                 */
+                importId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of rows, or every row as CSV. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionImportRowList"];
+                    /**
+                     * @example line,externalId,outcome,reason
+                     *     3,sub_9,rejected,planId: not a UUID
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionImportNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description UUID of the subscription for a single operation. A value that is not the
+                 *     id of one of the caller's subscriptions answers 404. Ignored by bulk
+                 *     requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+                 *     Percent-encoding is decoded exactly once; a value that is not valid
+                 *     percent-encoding is taken as written (and so is not found).
+                 * @example 6f1c2a4e-3b7d-4c8e-9f0a-1b2c3d4e5f60
+                 */
+                subscriptionId: components["parameters"]["SubscriptionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: components["requestBodies"]["SubscriptionCancelBody"];
+        responses: {
+            /** @description The subscription, cancelled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["SubscriptionNotFound"];
+            409: components["responses"]["InvalidStatusTransition"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getStripeConnection: {

@@ -71,11 +71,18 @@ async function main(): Promise<number> {
         .sort()) {
         const { apiKey, testApiKey } = await service.auth.createMerchant(`arazzo ${randomUUID().slice(0, 8)}`);
         // A new merchant's test clock stands at the real time.
+        const planId = randomUUID();
+        const run = randomUUID().slice(0, 8);
         const inputs = {
           apiKey,
           testApiKey,
           resumeAt: new Date(Date.now() + 30 * DAY_MS).toISOString(),
           advanceTo: new Date(Date.now() + 31 * DAY_MS).toISOString(),
+          // import-then-pause: a file of two subscriptions of a plan of their own.
+          planId,
+          file: [`{"externalId":"${run}-1","planId":"${planId}"}`, `{"externalId":"${run}-2","planId":"${planId}","cycle":3}`, ''].join(
+            '\n',
+          ),
         };
         const name = file.replace(/\.arazzo\.yaml$/, '');
         const consoleFile = join(ARTIFACTS, `${name}.txt`);

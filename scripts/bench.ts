@@ -59,6 +59,7 @@ import { compareRuns } from './bench-compare.js';
 import { benchScheduleLag, type ScheduleLag } from './bench-schedule-lag.js';
 import { databaseProcess } from './db-process.js';
 import { benchCsvExport, CSV_ITEMS, printCsvExport } from './bench-csv.js';
+import { benchImport } from './bench-import.js';
 import { benchHold, printHold } from './bench-hold.js';
 import { benchAnalytics, printAnalytics, writeAnalytics } from './bench-analytics.js';
 import { benchKafkaMain } from './bench-kafka.js';
@@ -1191,6 +1192,29 @@ async function main(): Promise<void> {
       await new Promise((resolve) => server.close(resolve));
       return;
     }
+    if (process.env.BENCH_ONLY === 'import') {
+      // (j): BENCH_IMPORT_ROWS rows a round (100,000), and a file of BENCH_IMPORT_FILE_ROWS rows (1,000,000) for the upload.
+      const rows = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
+      const fileRows = Number(process.env.BENCH_IMPORT_FILE_ROWS ?? 1_000_000);
+      console.error(`(j) an import of ${rows} NDJSON rows against insertMany, then the upload of ${fileRows} rows ...`);
+      const figures = await benchImport(db, service, baseUrl, apiKey, merchantId, rows, fileRows, ROUNDS);
+      const result = {
+        engine: config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`,
+        measuredAt: new Date().toISOString(),
+        target: { importRatio: '<= 1.5', uploadRssGrowthMb: '<= 100', acceptAfterLastByteMs: '<= 1000' },
+        ...figures,
+      };
+      const dir = join(projectRoot(), 'bench', 'results');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'import.json'), `${JSON.stringify(result, null, 2)}\n`);
+      console.log(
+        `\n(j) importRatio ${figures.importRatio.median.toFixed(2)} (${figures.importRatio.min.toFixed(2)}–${figures.importRatio.max.toFixed(2)}), ` +
+          `${figures.rowsPerSecond} rows/s; upload of ${figures.bigFileMb} MB: RSS +${figures.uploadRssGrowthMb} MB, ` +
+          `202 ${figures.acceptAfterLastByteMs} ms after the last byte: written to bench/results/import.json`,
+      );
+      await new Promise((resolve) => server.close(resolve));
+      return;
+    }
     if (process.env.BENCH_ONLY === 'hold') {
       console.error(`(h) bulk by filter, then a hold, ${FILTER_COUNT} subscriptions each ...`);
       const filterBulk = await benchFilter(db, service, baseUrl, apiKey, merchantId, Number.NaN);
@@ -1587,14 +1611,16 @@ async function onlyEvents(): Promise<void> {
   }
 }
 
-// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `hold` (h)'s filter request and a hold, `testmode` (c) with and without test data, `csv` (i) alone, `analytics` (k) alone, `kafka` (l) alone; unset, every axis.
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `hold` (h)'s filter request and a hold, `testmode` (c) with and without test data, `csv` (i) alone, `import` (j) alone, `analytics` (k) alone, `kafka` (l) alone; unset, every axis.
 const only = process.env.BENCH_ONLY;
 if (
   only !== undefined &&
-  !['reads', 'sizes', 'c', 'events', 'filter', 'hold', 'drain', 'schedules', 'testmode', 'csv', 'analytics', 'kafka'].includes(only)
+  !['reads', 'sizes', 'c', 'events', 'filter', 'hold', 'drain', 'schedules', 'testmode', 'csv', 'import', 'analytics', 'kafka'].includes(
+    only,
+  )
 )
   throw new Error(
-    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, hold, drain, schedules, testmode, csv, analytics or kafka (or unset for every axis)`,
+    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, hold, drain, schedules, testmode, csv, import, analytics or kafka (or unset for every axis)`,
   );
 await (only === 'reads'
   ? readsOnly()

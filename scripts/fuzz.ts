@@ -80,6 +80,7 @@ interface Fixtures {
   readonly SUBSVC_FUZZ_PLAN_ID: string;
   readonly SUBSVC_FUZZ_DESTINATION_ID: string;
   readonly SUBSVC_FUZZ_DELETABLE_DESTINATION_ID: string;
+  readonly SUBSVC_FUZZ_IMPORT_ID: string;
 }
 
 /** The venv's `st`, created or rebuilt when the pinned requirements change. */
@@ -111,6 +112,14 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
   const destination = { type: 'kafka', bootstrapServers: ['127.0.0.1:9'], topic: 'fuzz', tls: false, types: ['bulk_request.completed'] };
   const kept = await call<{ id: string }>('POST', '/v2/event-destinations', destination);
   const deletable = await call<{ id: string }>('POST', '/v2/event-destinations', destination);
+  // An import of one row, so that reading an import and its rows reach their success path.
+  const imported = await fetch(`${baseUrl}/v2/subscription-imports`, {
+    method: 'POST',
+    headers: { 'x-api-key': apiKey, 'content-type': 'application/x-ndjson' },
+    body: `${JSON.stringify({ externalId: 'fuzz', planId: FUZZ_PLAN_ID })}\n`,
+  });
+  if (!imported.ok) throw new Error(`fuzz fixtures: POST /v2/subscription-imports answered ${imported.status}: ${await imported.text()}`);
+  const { id: importId } = (await imported.json()) as { id: string };
   // The event is written by the relay, after the pause has answered.
   let event: { id: string } | undefined;
   for (const deadline = Date.now() + 30_000; !event; await new Promise((resolve) => setTimeout(resolve, 100))) {
@@ -132,6 +141,7 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
     SUBSVC_FUZZ_PLAN_ID: FUZZ_PLAN_ID,
     SUBSVC_FUZZ_DESTINATION_ID: kept.id,
     SUBSVC_FUZZ_DELETABLE_DESTINATION_ID: deletable.id,
+    SUBSVC_FUZZ_IMPORT_ID: importId,
   };
 }
 

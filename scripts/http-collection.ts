@@ -81,7 +81,10 @@ function httpRequest({ operationId, summary, method, path, body }: ExampleReques
     variant?.headers ? 'x-api-key: {{testApiKey}}' : 'x-api-key: {{apiKey}}',
     ...(variant?.accept ? [`accept: ${variant.accept}`] : []),
     ...(variant?.headers ?? []),
-    ...(body ? ['content-type: application/json', '', JSON.stringify(body.value, null, 2)] : []),
+    // A file's body (an import's) is sent as it is written.
+    ...(body
+      ? [`content-type: ${body.mediaType}`, '', typeof body.value === 'string' ? body.value.trimEnd() : JSON.stringify(body.value, null, 2)]
+      : []),
   ].join('\n');
 }
 

@@ -69,6 +69,8 @@ type APIClient struct {
 
 	PlansAPI *PlansAPIService
 
+	SubscriptionImportsAPI *SubscriptionImportsAPIService
+
 	SubscriptionsAPI *SubscriptionsAPIService
 
 	TestHelpersAPI *TestHelpersAPIService
@@ -102,6 +104,7 @@ func NewAPIClient(cfg *Configuration) *APIClient {
 	c.HoldsAPI = (*HoldsAPIService)(&c.common)
 	c.PausePolicyAPI = (*PausePolicyAPIService)(&c.common)
 	c.PlansAPI = (*PlansAPIService)(&c.common)
+	c.SubscriptionImportsAPI = (*SubscriptionImportsAPIService)(&c.common)
 	c.SubscriptionsAPI = (*SubscriptionsAPIService)(&c.common)
 	c.TestHelpersAPI = (*TestHelpersAPIService)(&c.common)
 	c.WebhookEndpointsAPI = (*WebhookEndpointsAPIService)(&c.common)

@@ -20,6 +20,7 @@ import (
 type Event struct {
 	BulkRequestEvent *BulkRequestEvent
 	SubscriptionEvent *SubscriptionEvent
+	SubscriptionImportEvent *SubscriptionImportEvent
 }
 
 // BulkRequestEventAsEvent is a convenience function that returns BulkRequestEvent wrapped in Event
@@ -33,6 +34,13 @@ func BulkRequestEventAsEvent(v *BulkRequestEvent) Event {
 func SubscriptionEventAsEvent(v *SubscriptionEvent) Event {
 	return Event{
 		SubscriptionEvent: v,
+	}
+}
+
+// SubscriptionImportEventAsEvent is a convenience function that returns SubscriptionImportEvent wrapped in Event
+func SubscriptionImportEventAsEvent(v *SubscriptionImportEvent) Event {
+	return Event{
+		SubscriptionImportEvent: v,
 	}
 }
 
@@ -75,10 +83,28 @@ func (dst *Event) UnmarshalJSON(data []byte) error {
 		dst.SubscriptionEvent = nil
 	}
 
+	// try to unmarshal data into SubscriptionImportEvent
+	err = newStrictDecoder(data).Decode(&dst.SubscriptionImportEvent)
+	if err == nil {
+		jsonSubscriptionImportEvent, _ := json.Marshal(dst.SubscriptionImportEvent)
+		if string(jsonSubscriptionImportEvent) == "{}" { // empty struct
+			dst.SubscriptionImportEvent = nil
+		} else {
+			if err = validator.Validate(dst.SubscriptionImportEvent); err != nil {
+				dst.SubscriptionImportEvent = nil
+			} else {
+				match++
+			}
+		}
+	} else {
+		dst.SubscriptionImportEvent = nil
+	}
+
 	if match > 1 { // more than 1 match
 		// reset to nil
 		dst.BulkRequestEvent = nil
 		dst.SubscriptionEvent = nil
+		dst.SubscriptionImportEvent = nil
 
 		return fmt.Errorf("data matches more than one schema in oneOf(Event)")
 	} else if match == 1 {
@@ -102,6 +128,10 @@ func (src Event) MarshalJSON() ([]byte, error) {
 		return json.Marshal(&src.SubscriptionEvent)
 	}
 
+	if src.SubscriptionImportEvent != nil {
+		return json.Marshal(&src.SubscriptionImportEvent)
+	}
+
 	return nil, nil // no data in oneOf schemas
 }
 
@@ -118,6 +148,10 @@ func (obj *Event) GetActualInstance() (interface{}) {
 		return obj.SubscriptionEvent
 	}
 
+	if obj.SubscriptionImportEvent != nil {
+		return obj.SubscriptionImportEvent
+	}
+
 	// all schemas are nil
 	return nil
 }
@@ -130,6 +164,10 @@ func (obj Event) GetActualInstanceValue() (interface{}) {
 
 	if obj.SubscriptionEvent != nil {
 		return *obj.SubscriptionEvent
+	}
+
+	if obj.SubscriptionImportEvent != nil {
+		return *obj.SubscriptionImportEvent
 	}
 
 	// all schemas are nil

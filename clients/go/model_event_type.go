@@ -27,6 +27,10 @@ const (
 	EVENTTYPE_SUBSCRIPTION_SCHEDULE_REMOVED EventType = "subscription.schedule_removed"
 	EVENTTYPE_SUBSCRIPTION_RESUME_UPCOMING EventType = "subscription.resume_upcoming"
 	EVENTTYPE_BULK_REQUEST_COMPLETED EventType = "bulk_request.completed"
+	EVENTTYPE_SUBSCRIPTION_CREATED EventType = "subscription.created"
+	EVENTTYPE_SUBSCRIPTION_UPDATED EventType = "subscription.updated"
+	EVENTTYPE_SUBSCRIPTION_CANCELLED EventType = "subscription.cancelled"
+	EVENTTYPE_SUBSCRIPTION_IMPORT_COMPLETED EventType = "subscription_import.completed"
 )
 
 // All allowed values of EventType enum
@@ -38,6 +42,10 @@ var AllowedEventTypeEnumValues = []EventType{
 	"subscription.schedule_removed",
 	"subscription.resume_upcoming",
 	"bulk_request.completed",
+	"subscription.created",
+	"subscription.updated",
+	"subscription.cancelled",
+	"subscription_import.completed",
 }
 
 func (v *EventType) UnmarshalJSON(src []byte) error {

@@ -40,6 +40,10 @@ type Subscription struct {
 	// The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does.
 	HoldIds []string `json:"holdIds,omitempty"`
 	BillingSync *BillingSync `json:"billingSync,omitempty"`
+	// The subscription's id in your own billing system; unique among your subscriptions (per mode).
+	ExternalId *string `json:"externalId,omitempty"`
+	// Up to 20 keys of your own (at most 40 characters each), each with a string of at most 500 characters.
+	Metadata map[string]string `json:"metadata,omitempty"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`
 }
@@ -367,6 +371,70 @@ func (o *Subscription) SetBillingSync(v BillingSync) {
 	o.BillingSync = &v
 }
 
+// GetExternalId returns the ExternalId field value if set, zero value otherwise.
+func (o *Subscription) GetExternalId() string {
+	if o == nil || IsNil(o.ExternalId) {
+		var ret string
+		return ret
+	}
+	return *o.ExternalId
+}
+
+// GetExternalIdOk returns a tuple with the ExternalId field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *Subscription) GetExternalIdOk() (*string, bool) {
+	if o == nil || IsNil(o.ExternalId) {
+		return nil, false
+	}
+	return o.ExternalId, true
+}
+
+// HasExternalId returns a boolean if a field has been set.
+func (o *Subscription) HasExternalId() bool {
+	if o != nil && !IsNil(o.ExternalId) {
+		return true
+	}
+
+	return false
+}
+
+// SetExternalId gets a reference to the given string and assigns it to the ExternalId field.
+func (o *Subscription) SetExternalId(v string) {
+	o.ExternalId = &v
+}
+
+// GetMetadata returns the Metadata field value if set, zero value otherwise.
+func (o *Subscription) GetMetadata() map[string]string {
+	if o == nil || IsNil(o.Metadata) {
+		var ret map[string]string
+		return ret
+	}
+	return o.Metadata
+}
+
+// GetMetadataOk returns a tuple with the Metadata field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *Subscription) GetMetadataOk() (map[string]string, bool) {
+	if o == nil || IsNil(o.Metadata) {
+		return map[string]string{}, false
+	}
+	return o.Metadata, true
+}
+
+// HasMetadata returns a boolean if a field has been set.
+func (o *Subscription) HasMetadata() bool {
+	if o != nil && !IsNil(o.Metadata) {
+		return true
+	}
+
+	return false
+}
+
+// SetMetadata gets a reference to the given map[string]string and assigns it to the Metadata field.
+func (o *Subscription) SetMetadata(v map[string]string) {
+	o.Metadata = v
+}
+
 // GetLivemode returns the Livemode field value
 func (o *Subscription) GetLivemode() bool {
 	if o == nil {
@@ -419,6 +487,12 @@ func (o Subscription) ToMap() (map[string]interface{}, error) {
 	}
 	if !IsNil(o.BillingSync) {
 		toSerialize["billingSync"] = o.BillingSync
+	}
+	if !IsNil(o.ExternalId) {
+		toSerialize["externalId"] = o.ExternalId
+	}
+	if !IsNil(o.Metadata) {
+		toSerialize["metadata"] = o.Metadata
 	}
 	toSerialize["livemode"] = o.Livemode
 	return toSerialize, nil

@@ -28,6 +28,10 @@ type SubscriptionEventData struct {
 	Removed []string `json:"removed,omitempty"`
 	// `subscription.resume_upcoming` only: when the subscription resumes by itself.
 	ResumeAt *string `json:"resumeAt,omitempty" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
+	// `subscription.updated` only: the fields the update changed.
+	Changed []string `json:"changed,omitempty"`
+	// `subscription.cancelled` only: the reason given with the cancel, if any.
+	Reason *string `json:"reason,omitempty"`
 }
 
 type _SubscriptionEventData SubscriptionEventData
@@ -220,6 +224,70 @@ func (o *SubscriptionEventData) SetResumeAt(v string) {
 	o.ResumeAt = &v
 }
 
+// GetChanged returns the Changed field value if set, zero value otherwise.
+func (o *SubscriptionEventData) GetChanged() []string {
+	if o == nil || IsNil(o.Changed) {
+		var ret []string
+		return ret
+	}
+	return o.Changed
+}
+
+// GetChangedOk returns a tuple with the Changed field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *SubscriptionEventData) GetChangedOk() ([]string, bool) {
+	if o == nil || IsNil(o.Changed) {
+		return nil, false
+	}
+	return o.Changed, true
+}
+
+// HasChanged returns a boolean if a field has been set.
+func (o *SubscriptionEventData) HasChanged() bool {
+	if o != nil && !IsNil(o.Changed) {
+		return true
+	}
+
+	return false
+}
+
+// SetChanged gets a reference to the given []string and assigns it to the Changed field.
+func (o *SubscriptionEventData) SetChanged(v []string) {
+	o.Changed = v
+}
+
+// GetReason returns the Reason field value if set, zero value otherwise.
+func (o *SubscriptionEventData) GetReason() string {
+	if o == nil || IsNil(o.Reason) {
+		var ret string
+		return ret
+	}
+	return *o.Reason
+}
+
+// GetReasonOk returns a tuple with the Reason field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *SubscriptionEventData) GetReasonOk() (*string, bool) {
+	if o == nil || IsNil(o.Reason) {
+		return nil, false
+	}
+	return o.Reason, true
+}
+
+// HasReason returns a boolean if a field has been set.
+func (o *SubscriptionEventData) HasReason() bool {
+	if o != nil && !IsNil(o.Reason) {
+		return true
+	}
+
+	return false
+}
+
+// SetReason gets a reference to the given string and assigns it to the Reason field.
+func (o *SubscriptionEventData) SetReason(v string) {
+	o.Reason = &v
+}
+
 func (o SubscriptionEventData) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -241,6 +309,12 @@ func (o SubscriptionEventData) ToMap() (map[string]interface{}, error) {
 	}
 	if !IsNil(o.ResumeAt) {
 		toSerialize["resumeAt"] = o.ResumeAt
+	}
+	if !IsNil(o.Changed) {
+		toSerialize["changed"] = o.Changed
+	}
+	if !IsNil(o.Reason) {
+		toSerialize["reason"] = o.Reason
 	}
 	return toSerialize, nil
 }

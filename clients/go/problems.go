@@ -57,6 +57,11 @@ type PlanNotFoundError struct{ *ProblemError }
 
 func (e *PlanNotFoundError) Unwrap() error { return e.ProblemError }
 
+// SubscriptionImportNotFoundError is the problem 0029: Subscription import not found.
+type SubscriptionImportNotFoundError struct{ *ProblemError }
+
+func (e *SubscriptionImportNotFoundError) Unwrap() error { return e.ProblemError }
+
 // InvalidStatusTransitionError is the problem 0030: Invalid status transition.
 type InvalidStatusTransitionError struct{ *ProblemError }
 
@@ -92,6 +97,11 @@ type TestClockMovedError struct{ *ProblemError }
 
 func (e *TestClockMovedError) Unwrap() error { return e.ProblemError }
 
+// ExternalIdInUseError is the problem 0037: External id in use.
+type ExternalIdInUseError struct{ *ProblemError }
+
+func (e *ExternalIdInUseError) Unwrap() error { return e.ProblemError }
+
 // InvalidRequestError is the problem 0040: Invalid request.
 type InvalidRequestError struct{ *ProblemError }
 
@@ -126,6 +136,11 @@ func (e *MethodNotAllowedError) Unwrap() error { return e.ProblemError }
 type FilterTooBroadError struct{ *ProblemError }
 
 func (e *FilterTooBroadError) Unwrap() error { return e.ProblemError }
+
+// StatusNotPatchableError is the problem 0047: Status not patchable.
+type StatusNotPatchableError struct{ *ProblemError }
+
+func (e *StatusNotPatchableError) Unwrap() error { return e.ProblemError }
 
 // IdempotencyKeyReusedError is the problem 0050: Idempotency key reused.
 type IdempotencyKeyReusedError struct{ *ProblemError }
@@ -227,6 +242,8 @@ func problemType(p *ProblemError) error {
 		return &PortalLinkNotFoundError{p}
 	case "0028":
 		return &PlanNotFoundError{p}
+	case "0029":
+		return &SubscriptionImportNotFoundError{p}
 	case "0030":
 		return &InvalidStatusTransitionError{p}
 	case "0031":
@@ -241,6 +258,8 @@ func problemType(p *ProblemError) error {
 		return &HoldReleasedError{p}
 	case "0036":
 		return &TestClockMovedError{p}
+	case "0037":
+		return &ExternalIdInUseError{p}
 	case "0040":
 		return &InvalidRequestError{p}
 	case "0041":
@@ -255,6 +274,8 @@ func problemType(p *ProblemError) error {
 		return &MethodNotAllowedError{p}
 	case "0046":
 		return &FilterTooBroadError{p}
+	case "0047":
+		return &StatusNotPatchableError{p}
 	case "0050":
 		return &IdempotencyKeyReusedError{p}
 	case "0051":

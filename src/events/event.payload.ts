@@ -6,6 +6,7 @@
 import { uuidv7Named } from '../lib/ids.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
+import type { ImportView } from '../imports/imports.service.js';
 import type { OutboxEntry, PendingEvents } from '../subscriptions/outbox.js';
 import type { Subscription } from '../subscriptions/subscriptions.rules.js';
 import type { components } from '../../generated/openapi.js';
@@ -44,9 +45,29 @@ export function subscriptionEventId(entry: OutboxEntry, subscriptionId: string):
 function subscriptionAfter(stored: Subscription, entry: OutboxEntry): Subscription {
   if (!entry.subscription) return stored;
   const { status, modifiedAt, ...shown } = entry.subscription;
-  const { id, merchantId, planId, cycle, createdAt } = stored;
-  return { id, merchantId, planId, status, cycle, createdAt, modifiedAt, ...shown };
+  const { id, merchantId, planId, cycle, createdAt, externalId, metadata } = stored;
+  const details = entry.details ?? { planId, cycle, externalId, metadata };
+  return {
+    id,
+    merchantId,
+    planId: details.planId,
+    status,
+    cycle: details.cycle,
+    createdAt,
+    modifiedAt,
+    ...shown,
+    ...(details.externalId !== undefined ? { externalId: details.externalId } : {}),
+    ...(details.metadata !== undefined ? { metadata: details.metadata } : {}),
+  };
 }
+
+/** The types that carry the pending times (`schedule`): the schedule events. */
+const SCHEDULE_EVENT_TYPES = new Set([
+  'subscription.pause_scheduled',
+  'subscription.resume_scheduled',
+  'subscription.schedule_removed',
+  'subscription.resume_upcoming',
+]);
 
 /** A subscription's events, one per entry waiting in its outbox, in order. */
 export function subscriptionEvents({ subscription: stored, entries }: PendingEvents): Event[] {
@@ -54,10 +75,7 @@ export function subscriptionEvents({ subscription: stored, entries }: PendingEve
     const { type } = entry;
     const subscription = subscriptionAfter(stored, entry);
     // The schedule events also carry the pending times the change left, and what it dropped.
-    const schedule =
-      type === 'subscription.paused' || type === 'subscription.resumed'
-        ? {}
-        : { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } };
+    const schedule = SCHEDULE_EVENT_TYPES.has(type) ? { schedule: subscription.schedule ?? { pauseAt: null, resumeAt: null } } : {};
     return shownAs(stored.merchantId, {
       id: subscriptionEventId(entry, stored.id),
       type,
@@ -68,6 +86,8 @@ export function subscriptionEvents({ subscription: stored, entries }: PendingEve
         cause: entry.cause,
         ...schedule,
         ...(entry.removed ? { removed: [...entry.removed] } : {}),
+        ...(entry.changed ? { changed: [...entry.changed] } : {}),
+        ...(entry.reason !== undefined ? { reason: entry.reason } : {}),
         // The resume a notice announces (docs/webhooks.md).
         ...resumeAnnounced(type, entry, subscription),
       },
@@ -95,4 +115,11 @@ export function bulkRequestCompletedEvent(merchantId: string, view: BulkRequestV
   const completedAt = view.completedAt ?? view.createdAt;
   const id = uuidv7Named(`bulk_request.completed:${view.requestId}`, Date.parse(completedAt));
   return shownAs(merchantId, { id, type: 'bulk_request.completed' as const, createdAt: completedAt, data: view });
+}
+
+/** An import's `subscription_import.completed`: its id comes from the import and its completion time, the same on every run. */
+export function importCompletedEvent(merchantId: string, view: ImportView): Event {
+  const completedAt = view.completedAt ?? view.createdAt;
+  const id = uuidv7Named(`subscription_import.completed:${view.id}`, Date.parse(completedAt));
+  return shownAs(merchantId, { id, type: 'subscription_import.completed' as const, createdAt: completedAt, data: view });
 }

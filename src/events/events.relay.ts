@@ -14,8 +14,9 @@ import { RETRY } from '../retry-policies.js';
 import type { PendingEvents } from '../subscriptions/outbox.js';
 import type { OutboxStore } from '../subscriptions/outbox.store.js';
 import type { Logger } from '../logger.js';
+import type { ImportView } from '../imports/imports.service.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
-import { bulkRequestCompletedEvent, eventTraces, subscriptionEvents } from './event.payload.js';
+import { bulkRequestCompletedEvent, importCompletedEvent, eventTraces, subscriptionEvents } from './event.payload.js';
 import type { Event } from './event.payload.js';
 import type { EventsRepository } from './events.repository.js';
 
@@ -241,6 +242,13 @@ export class EventsRelay {
         this.log.info({ eventId: event.id, type: 'bulk_request.completed', requestId: views[i]!.requestId }, 'event recorded'),
       ),
     );
+  }
+
+  /** An import's `subscription_import.completed`: recorded by the run that completed it (its id the same on every run). */
+  async importCompleted(merchantId: string, view: ImportView): Promise<void> {
+    const event = importCompletedEvent(merchantId, view);
+    await this.emit(merchantId, [event]);
+    this.log.info({ eventId: event.id, type: event.type, importId: view.id }, 'event recorded');
   }
 
   private async emit(

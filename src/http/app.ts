@@ -16,6 +16,10 @@ import { withBillingSync } from '../billing/billing-sync.reads.js';
 import type { analyticsHandlers } from '../analytics/analytics.handlers.js';
 import type { Logger } from '../logger.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import type { LifecycleService } from '../subscriptions/lifecycle.js';
+import { lifecycleHandlers } from '../subscriptions/lifecycle.handlers.js';
+import { importHandlers } from '../imports/imports.handlers.js';
+import type { ImportsService } from '../imports/imports.service.js';
 import { pausePolicyHandlers } from '../pause-policy/pause-policy.handlers.js';
 import type { PausePolicyService } from '../pause-policy/pause-policy.service.js';
 import { bulkPreviewHandlers, bulkRequestHandlers, bulkUndoHandlers } from '../bulk/bulk.handlers.js';
@@ -44,6 +48,8 @@ export interface AppDependencies {
   readonly auth: AuthService;
   readonly apiKeys: ApiKeysService;
   readonly subscriptions: SubscriptionsService;
+  readonly lifecycle: LifecycleService;
+  readonly imports: ImportsService;
   readonly pausePolicies: PausePolicyService;
   readonly bulk: BulkAcceptor;
   readonly bulkStatus: BulkStatusService;
@@ -96,7 +102,13 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   const { auth, apiKeys, subscriptions, pausePolicies, bulk, bulkStatus, webhooks, readiness, limiter, authFailures, idempotency, log } =
     deps;
   const httpLog = log.child({ component: 'http' });
-  const commands = operationHandlers({ ...subscriptionCommandHandlers(subscriptions, bulk), ...pausePolicyHandlers(pausePolicies) });
+  const { listSubscriptions, ...reads } = withBillingSync(subscriptionReadHandlers(subscriptions), deps.billingSync);
+  const commands = operationHandlers({
+    ...subscriptionCommandHandlers(subscriptions, bulk),
+    ...pausePolicyHandlers(pausePolicies),
+    ...lifecycleHandlers(deps.lifecycle, listSubscriptions),
+    ...importHandlers(deps.imports),
+  });
   const { createHold, ...holdReads } = deps.holds;
   const { putPlan, ...planReads } = deps.plans;
   const { putStripeConnection, ...billingOthers } = deps.billing;
@@ -112,9 +124,17 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     createHold: idempotent(idempotency, httpLog, holdCommands.createHold),
     putPlan: idempotent(idempotency, httpLog, holdCommands.putPlan),
     putStripeConnection: idempotent(idempotency, httpLog, holdCommands.putStripeConnection),
+    createSubscription: idempotent(idempotency, httpLog, commands.createSubscription),
+    updateSubscription: idempotent(idempotency, httpLog, commands.updateSubscription),
+    cancelSubscription: idempotent(idempotency, httpLog, commands.cancelSubscription),
+    listSubscriptions: commands.listSubscriptions,
+    // The same key answers the first import's 202, whatever file it sends.
+    createSubscriptionImport: idempotent(idempotency, httpLog, commands.createSubscriptionImport),
+    getSubscriptionImport: commands.getSubscriptionImport,
+    listSubscriptionImportRows: commands.listSubscriptionImportRows,
     getPausePolicy: commands.getPausePolicy,
     ...operationHandlers({
-      ...withBillingSync(subscriptionReadHandlers(subscriptions), deps.billingSync),
+      ...reads,
       ...bulkRequestHandlers(bulkStatus),
       ...bulkUndoHandlers(deps.bulkUndo, bulk),
       ...bulkPreviewHandlers(bulk, (id) => subscriptions.clock(id)),

@@ -7,6 +7,9 @@ import bodyParser from 'koa-bodyparser';
 import { Problems, ProblemError } from '../errors.js';
 
 export const BODY_LIMIT_BYTES = 256 * 1024;
+const MERGE_PATCH = 'application/merge-patch+json';
+const IMPORTS_PATH = '/v2/subscription-imports';
+const IMPORT_TYPES = ['application/x-ndjson', 'text/csv'];
 
 /**
  * raw-body marks its errors with a `type`; inflation throws an untyped 415 for a Content-Encoding
@@ -35,6 +38,8 @@ function toBodyProblem(error: Error & { type?: string; status?: number }): Probl
 export function jsonBodyMiddleware(): Middleware {
   const parse = bodyParser({
     enableTypes: ['json'],
+    // A PATCH's JSON merge patch (RFC 7396) is JSON too.
+    extendTypes: { json: [MERGE_PATCH] },
     jsonLimit: `${BODY_LIMIT_BYTES}b`,
     strict: true,
     onerror: (error) => {
@@ -50,7 +55,17 @@ export function jsonBodyMiddleware(): Middleware {
       await next();
       return;
     }
-    if (!ctx.is('application/json')) {
+    // An import's file is streamed to storage by its operation (src/imports/), never parsed here.
+    if (ctx.method === 'POST' && ctx.path === IMPORTS_PATH) {
+      if (!ctx.is(...IMPORT_TYPES)) {
+        const type = ctx.get('content-type') || 'none';
+        throw new ProblemError(Problems.unsupportedMediaType, `Content-Type ${type} is not supported; send ${IMPORT_TYPES.join(' or ')}.`);
+      }
+      ctx.request.body = '';
+      await next();
+      return;
+    }
+    if (!ctx.is('application/json', MERGE_PATCH)) {
       const type = ctx.get('content-type') || 'none';
       throw new ProblemError(Problems.unsupportedMediaType, `Content-Type ${type} is not supported; send application/json.`);
     }

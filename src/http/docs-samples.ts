@@ -23,7 +23,7 @@ interface Spec {
     readonly parameters: Record<string, Parameter>;
     readonly requestBodies: Record<
       string,
-      { content: Record<string, { schema: { $ref: string }; examples?: Record<string, { value: unknown }> }> }
+      { content: Record<string, { schema: { $ref?: string }; examples?: Record<string, { value: unknown }> }> }
     >;
   };
 }
@@ -39,14 +39,18 @@ const clientClass = (tag: string) =>
     .join('')}Api`;
 
 /** A bulk body's example for a required body; single operations are shown without a body. */
-function bodyExample(spec: Spec, operation: Operation): { param: string; value: unknown } | undefined {
+function bodyExample(spec: Spec, operation: Operation): { param: string; value: unknown; mediaType: string } | undefined {
   const ref = operation.requestBody?.$ref;
   if (!ref) return undefined;
   const body = spec.components.requestBodies[lastSegment(ref)]!;
-  const media = body.content['application/json']!;
+  // The body's first media type: JSON, or a PATCH's merge patch.
+  const mediaType = Object.keys(body.content)[0]!;
+  const media = body.content[mediaType]!;
   const required = (body as { required?: boolean }).required === true;
   if (!required) return undefined;
-  return { param: lowerFirst(lastSegment(media.schema.$ref)), value: Object.values(media.examples ?? {})[0]?.value };
+  // A body without a schema of its own (an import's file) is the generated clients' `body`.
+  const param = media.schema.$ref ? lowerFirst(lastSegment(media.schema.$ref)) : 'body';
+  return { param, value: Object.values(media.examples ?? {})[0]?.value, mediaType };
 }
 
 /** One operation's request with the spec's example values, as a sample shows it. */
@@ -57,7 +61,7 @@ export interface ExampleRequest {
   /** The path with its parameters filled in from their examples. */
   readonly path: string;
   readonly pathParams: readonly { readonly name: string; readonly value: string }[];
-  readonly body: { readonly param: string; readonly value: unknown } | undefined;
+  readonly body: { readonly param: string; readonly value: unknown; readonly mediaType: string } | undefined;
   readonly clientClass: string;
 }
 
@@ -89,7 +93,11 @@ function samples(base: string, request: ExampleRequest): Operation['x-codeSample
   const { method, path, body, pathParams, clientClass: api, operationId } = request;
   const curl = [
     `curl -s${method === 'GET' ? '' : ` -X ${method}`} '${base}${path}' -H "x-api-key: $API_KEY"`,
-    ...(body ? [`  -H 'content-type: application/json' -d '${JSON.stringify(body.value)}'`] : []),
+    ...(body
+      ? [
+          `  -H 'content-type: ${body.mediaType}' ${typeof body.value === 'string' ? `--data-binary '${body.value.trimEnd()}'` : `-d '${JSON.stringify(body.value)}'`}`,
+        ]
+      : []),
   ].join(' \\\n');
   const args = [...pathParams.map((p) => `${p.name}: '${p.value}'`), ...(body ? [`${body.param}: ${JSON.stringify(body.value)}`] : [])];
   const typescript = [

@@ -23,12 +23,19 @@ import {
 import { DomainError, InvalidRequestError, Problems, ProblemError, problemBody, type ProblemBody, type ProblemKind } from '../errors.js';
 import { EventNotFoundError } from '../events/events.errors.js';
 import { HoldNotFoundError, HoldReleasedError } from '../holds/holds.errors.js';
+import { ImportFileRefusedError, ImportNotFoundError, ImportTooLargeError } from '../imports/imports.errors.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.errors.js';
 import type { Logger } from '../logger.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
 import { PlanNotFoundError } from '../plans/plans.errors.js';
 import { PausePolicyError } from '../pause-policy/pause-policy.errors.js';
-import { InvalidScheduleError, InvalidTransitionError, SubscriptionNotFoundError } from '../subscriptions/subscriptions.errors.js';
+import {
+  ExternalIdInUseError,
+  InvalidScheduleError,
+  InvalidTransitionError,
+  StatusNotPatchableError,
+  SubscriptionNotFoundError,
+} from '../subscriptions/subscriptions.errors.js';
 import { BillingConnectionNotFoundError, StripeKeyModeError } from '../billing/billing.errors.js';
 import { SecretsKeyMissingError } from '../secrets/secrets.errors.js';
 import {
@@ -45,6 +52,11 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [InvalidRequestError, Problems.invalidRequest],
   [SubscriptionNotFoundError, Problems.subscriptionNotFound],
   [InvalidTransitionError, Problems.invalidStatusTransition],
+  [ExternalIdInUseError, Problems.externalIdInUse],
+  [ImportNotFoundError, Problems.importNotFound],
+  [ImportTooLargeError, Problems.payloadTooLarge],
+  [ImportFileRefusedError, Problems.invalidRequest],
+  [StatusNotPatchableError, Problems.statusNotPatchable],
   [PausePolicyError, Problems.pausePolicyViolated],
   [InvalidScheduleError, Problems.invalidSchedule],
   [BulkRequestNotFoundError, Problems.bulkRequestNotFound],

@@ -17,6 +17,7 @@ import { ResumeNotices } from '../subscriptions/resume-notices.js';
 import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
+import { LifecycleService } from '../subscriptions/lifecycle.js';
 import { StripeConnectionsService } from '../billing/stripe-connections.service.js';
 import { secretBoxFrom } from '../secrets/secret-box.js';
 import { DAY_MS, engineFor, storesOn, type Stores } from './compose-stores.js';
@@ -35,6 +36,8 @@ export interface Domain {
   readonly seeder: SubscriptionSeeder;
   /** Each merchant's Stripe connection, its secrets sealed (src/billing/). */
   readonly billing: StripeConnectionsService;
+  /** Subscriptions created, updated and cancelled (src/subscriptions/lifecycle.ts). */
+  readonly lifecycle: LifecycleService;
 }
 
 /** The admin commands' domain, on one client (src/main/cli.ts). */
@@ -63,12 +66,14 @@ export function domainOn(stores: Stores, mutex: PerKeyQueue, config: DomainConfi
   const clockOf = clockOfMerchants(stores.testClocks);
   const notices = new ResumeNotices(stores.due, stores.holds, mutex, clockOf);
   pausePolicies.onNoticeHoursChanged((merchantId, hours) => notices.renotice(merchantId, hours));
+  const subscriptions = new SubscriptionsService(stores, mutex, pausePolicies, clockOf);
   return {
     merchants: stores.merchants,
     subscriptionStores: stores,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
-    subscriptions: new SubscriptionsService(stores, mutex, pausePolicies, clockOf),
+    subscriptions,
+    lifecycle: new LifecycleService(stores.lifecycle, stores.subscriptions, mutex, clockOf, subscriptions.changes),
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
     billing: new StripeConnectionsService(

@@ -1,7 +1,10 @@
+import { randomUUID } from 'node:crypto';
 /**
  * The composition's requests part: the services only requests use, the readiness probes, the
  * process's metrics, and the Koa app built from them.
  */
+import { Readable } from 'node:stream';
+import { ImportsService } from '../imports/imports.service.js';
 import type Koa from 'koa';
 import type { Db } from 'mongodb';
 import { BulkService } from '../bulk/bulk.service.js';
@@ -171,12 +174,19 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
   /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
   const relayNow: RelayNow = (ids) => work.relay.relay(ids, DELIVERY_TIMEOUT_MS);
   const plans = new PlansService(stores.plans);
+  const imports = new ImportsService(
+    stores.imports,
+    (id) => domain.subscriptions.clock(id),
+    () => work.imports.wake(),
+  );
   const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow, work.holds);
   return () =>
     createApp({
       auth,
       apiKeys,
       subscriptions,
+      lifecycle: domain.lifecycle,
+      imports,
       pausePolicies,
       bulk,
       bulkStatus: new BulkStatusService(stores.bulk),
@@ -202,10 +212,25 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       ),
       testHelpers: testModeHandlers(
         testMode,
-        new TriggersService(subscriptions, bulk, domain.seeder, stores.events, relayNow, {
-          policies: pausePolicies,
-          advance: (merchantId, to) => testMode.advance(merchantId, to),
-        }),
+        new TriggersService(
+          subscriptions,
+          bulk,
+          domain.seeder,
+          stores.events,
+          relayNow,
+          {
+            policies: pausePolicies,
+            advance: (merchantId, to) => testMode.advance(merchantId, to),
+          },
+          domain.lifecycle,
+          async (merchantId, apiKeyId) => {
+            const externalId = `trigger_${randomUUID()}`;
+            const ndjson = `${JSON.stringify({ externalId, planId: randomUUID() })}\n`;
+            const doc = await imports.accept({ merchantId, apiKeyId, format: 'ndjson', events: false, body: Readable.from([ndjson]) });
+            await work.imports.applyNow(doc);
+            return (await domain.lifecycle.findByExternalId(merchantId, externalId))!.id;
+          },
+        ),
       ),
       log,
       idempotency: stores.idempotency,

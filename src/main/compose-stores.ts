@@ -2,6 +2,7 @@
  * The composition's first part: the engine workarounds decided from the server's capabilities
  * (src/db/workarounds.ts) and logged at start, and every repository built once per database client.
  */
+import { ImportsStore } from '../imports/imports.store.js';
 import type { Db } from 'mongodb';
 import { MerchantsRepository } from '../auth/merchants.repository.js';
 import { BulkRepository } from '../bulk/bulk.repository.js';
@@ -92,6 +93,8 @@ export interface Stores extends SubscriptionStores {
   readonly billingSync: BillingSyncRepository;
   readonly pauseHistory: PauseHistoryRepository;
   readonly destinations: DestinationsRepository;
+  /** Imports of subscriptions from a file: the files, the imports and their rows (src/imports/). */
+  readonly imports: ImportsStore;
 }
 
 /** `guard`: the engine's per-document queue (Engine.mutex), shared by both clients' stores. */
@@ -119,6 +122,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     billingSync: new BillingSyncRepository(db, statementsPerCommand),
     pauseHistory: new PauseHistoryRepository(db, statementsPerCommand),
     destinations: new DestinationsRepository(db),
+    imports: new ImportsStore(db),
   };
 }
 
@@ -139,6 +143,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.billingPushes.ensureIndexes(),
     stores.billingSync.ensureIndexes(),
     stores.destinations.ensureIndexes(),
+    stores.imports.ensureIndexes(),
   ]);
 }
 

@@ -3,6 +3,10 @@
  * events relay, webhook deliveries and the retention sweep, and the Workers that start and stop
  * them in order.
  */
+import { ImportApplier } from '../imports/imports.apply.js';
+import { importView } from '../imports/imports.service.js';
+import { ImportsWorker } from '../imports/imports.worker.js';
+import { LifecycleService } from '../subscriptions/lifecycle.js';
 import type { Db } from 'mongodb';
 import { BulkDispatcher } from '../bulk/bulk.dispatcher.js';
 import { BulkQueue } from '../bulk/bulk.queue.js';
@@ -58,6 +62,8 @@ export interface BackgroundWork {
   readonly retention: RetentionSweeper | undefined;
   /** Holds, placed and released by requests and released by the schedule workers at their resumeAt (src/holds/). */
   readonly holds: HoldsService;
+  /** Imports applied by the workers; `applyNow` for a test mode's trigger (src/imports/). */
+  readonly imports: ImportsWorker;
 }
 
 /** What the composition hands the background part: the requests' services it shares. */
@@ -145,9 +151,13 @@ interface Running {
   readonly webhooks: WebhooksWorker;
   readonly publisher: KafkaPublisher;
   readonly retention: RetentionSweeper | undefined;
+  readonly imports: ImportsWorker;
 }
 
-function workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher, publisher }: Running, concurrency: number): Workers {
+function workersOf(
+  { bulkWorker, schedules, relay, webhooks, retention, pusher, publisher, imports }: Running,
+  concurrency: number,
+): Workers {
   return {
     start: async () => {
       retention?.start();
@@ -159,6 +169,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher, 
       publisher.start();
       schedules.start();
       pusher.start();
+      imports.start();
     },
     // In order, before the database clients close: what changes subscriptions first (bulk chunks,
     // due schedules), then the relay (it relays what is waiting and takes nothing new), then the
@@ -166,7 +177,7 @@ function workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher, 
     stop: async (deadlineMs) => {
       const deadline = Date.now() + deadlineMs;
       const left = () => Math.max(deadline - Date.now(), 0);
-      await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop(), retention?.stop()]);
+      await Promise.all([bulkWorker.stop(deadlineMs), schedules.stop(), retention?.stop(), imports.stop()]);
       await relay.stop(left());
       await Promise.all([webhooks.stop(left()), pusher.stop(), publisher.stop()]);
     },
@@ -256,8 +267,22 @@ export function composeWorkers(
   pauses.add(bulkWorker);
   pauses.add(schedules);
   const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;
-  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher, publisher }, concurrency);
-  return { workers, dispatcher, relay, webhooks, destinations, retention, holds };
+  const lifecycle = new LifecycleService(
+    backgroundStores.lifecycle,
+    backgroundStores.subscriptions,
+    mutex,
+    clock,
+    workerSubscriptions.changes,
+  );
+  const imports = new ImportsWorker(
+    backgroundStores.imports,
+    new ImportApplier(lifecycle),
+    (doc) => relay.importCompleted(doc.merchantId, importView(doc)),
+    { pollMs: config.bulkPollIntervalMs, leaseMs: config.bulkLockLifetimeMs },
+    log.child({ component: 'imports' }),
+  );
+  const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher, publisher, imports }, concurrency);
+  return { workers, dispatcher, relay, webhooks, destinations, retention, holds, imports };
 }
 
 /** Holds over the background client's stores: a hold's cover and its requests read and write up to a whole store. */

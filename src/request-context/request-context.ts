@@ -54,7 +54,9 @@ export type BodyOf<K extends OperationId> = [NonNullable<Op<K>['requestBody']>] 
   ? Nothing
   : NonNullable<Op<K>['requestBody']> extends { content: { 'application/json': infer B } }
     ? B
-    : Nothing;
+    : NonNullable<Op<K>['requestBody']> extends { content: { 'application/merge-patch+json': infer P } }
+      ? P
+      : Nothing;
 
 /** Operation K's path parameters, percent-decoded exactly once (by the router). */
 export type ParamsOf<K extends OperationId> = OrNothing<Op<K>['parameters']['path']>;
@@ -121,6 +123,10 @@ export interface Request<K extends OperationId> {
   readonly accepts: (...types: string[]) => string | false;
   /** The origin the request was sent to (`http://host:port`; behind TRUSTED_PROXIES, as they forward it). */
   readonly origin: string;
+  /** The body as it arrives, for an operation that streams it (an import's file): unread by the body middleware. */
+  readonly bodyStream: Readable;
+  /** The request's media type, without its parameters. */
+  readonly contentType: string;
 }
 
 /** A handler of operation K: the typed request in, the typed reply out. */
@@ -144,6 +150,11 @@ export function operationHandler<K extends OperationId>(handler: Handler<K>): Op
       afterResponse: (callback) => void ctx.res.once('close', callback),
       accepts: (...types) => ctx.accepts(...types),
       origin: `${ctx.protocol}://${ctx.host}`,
+      bodyStream: ctx.req,
+      // Read when asked: the media type of a request that has a body.
+      get contentType() {
+        return ctx.request.type;
+      },
     });
     ctx.status = reply.status;
     if (reply.body instanceof StreamedBody) {

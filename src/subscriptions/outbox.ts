@@ -11,8 +11,13 @@ import type { ChangeCause, RuledEvent, ScheduleTime, Subscription, SubscriptionS
 
 export type EventType = components['schemas']['EventType'];
 
-/** The Subscription fields that no change alters: an event takes them from the document when it is relayed. */
-export const IMMUTABLE_FIELDS = ['id', 'merchantId', 'planId', 'cycle', 'createdAt'] as const;
+/**
+ * The Subscription fields that no change of status or schedule alters: an event takes them from the
+ * document when it is relayed, unless its entry carries them (`details`: a lifecycle change, lifecycle.ts).
+ */
+export const IMMUTABLE_FIELDS = ['id', 'merchantId', 'planId', 'cycle', 'createdAt', 'externalId', 'metadata'] as const;
+/** What a lifecycle change (create, update, cancel) writes into its entry of the fields IMMUTABLE_FIELDS reads from the document. */
+export type SubscriptionDetails = Pick<Subscription, 'planId' | 'cycle' | 'externalId' | 'metadata'>;
 /** Every other field: what a change leaves them as is written into its outbox entry (test/unit/event-snapshot.test.ts checks that the two lists cover the schema). */
 export const SNAPSHOT_FIELDS = ['status', 'modifiedAt', 'schedule', 'pauseReason'] as const;
 export type SubscriptionSnapshot = Pick<Subscription, (typeof SNAPSHOT_FIELDS)[number]>;
@@ -41,6 +46,12 @@ export interface OutboxEntry {
   readonly trace?: string;
   /** A hold's notice: the hold's resumeAt it announces (the subscription changed nothing, so it shows as stored). */
   readonly announces?: string;
+  /** A lifecycle change's: the fields it left that a change of status never alters. */
+  readonly details?: SubscriptionDetails;
+  /** `subscription.updated`: the fields it changed. */
+  readonly changed?: readonly string[];
+  /** `subscription.cancelled`: the reason given. */
+  readonly reason?: string;
 }
 
 /**
@@ -96,6 +107,7 @@ export function outboxEntries(
 }
 
 export function eventTypeOf(status: SubscriptionStatus): EventType {
+  if (status === 'cancelled') return 'subscription.cancelled';
   return status === 'paused' ? 'subscription.paused' : 'subscription.resumed';
 }
 

@@ -60,6 +60,9 @@ export interface SubscriptionDocument extends Partial<StoredSchedule> {
   holdIds?: string[];
   /** false while paused by its holds alone; absent, a paused subscription holds its own pause (subscriptions.rules.ts, HolderField). */
   ownPause?: false;
+  /** Its id in the merchant's billing system, and the merchant's metadata (lifecycle.store.ts); absent for one seeded. */
+  externalId?: string;
+  metadata?: Record<string, string>;
 }
 
 /**
@@ -135,6 +138,8 @@ export function toSubscription(doc: SubscriptionDocument, snapshot: Subscription
     createdAt: doc.createdAt,
     modifiedAt,
     ...schedule,
+    ...(doc.externalId !== undefined ? { externalId: doc.externalId } : {}),
+    ...(doc.metadata !== undefined ? { metadata: doc.metadata } : {}),
   };
 }
 

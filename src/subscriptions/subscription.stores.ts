@@ -7,6 +7,7 @@ import type { Db } from 'mongodb';
 import { BulkCommandsStore } from './bulk-commands.store.js';
 import { DueStore } from './due.store.js';
 import { HoldersStore } from './holders.store.js';
+import { LifecycleStore } from './lifecycle.store.js';
 import { OutboxStore } from './outbox.store.js';
 import { PendingTimes } from './pending-times.js';
 import type { ScheduleClock } from '../clocks/schedule.clock.js';
@@ -25,6 +26,8 @@ export interface SubscriptionStores {
   readonly holders: HoldersStore;
   /** Told of every pending time the stores write: this process's schedule worker listens here. */
   readonly pendingTimes: PendingTimes;
+  /** Subscriptions created, updated and cancelled, and their externalIds' claims (lifecycle.store.ts). */
+  readonly lifecycle: LifecycleStore;
 }
 
 /** How the stores write, decided by the composition root from the server's capabilities (src/main/compose-stores.ts). */
@@ -50,5 +53,6 @@ export function subscriptionStoresOn(db: Db, options: SubscriptionStoresOptions 
     outbox: new OutboxStore(db),
     holders: new HoldersStore(db, writes),
     pendingTimes,
+    lifecycle: new LifecycleStore(db),
   };
 }

@@ -50,3 +50,22 @@ export class InvalidScheduleError extends DomainError {
     super(`${field} ${rule}.`, [{ path: `/${field}`, message: rule }]);
   }
 }
+
+/** Another subscription of the merchant (in this mode) already has this externalId (409 0037). */
+export class ExternalIdInUseError extends DomainError {
+  constructor(
+    readonly externalId: string,
+    readonly existingId: string,
+  ) {
+    super(`Subscription ${existingId} already has externalId ${externalId}`);
+  }
+}
+
+/** A PATCH that names `status`, which only pause, resume and cancel change (400 0047). */
+export class StatusNotPatchableError extends DomainError {
+  constructor() {
+    super('status is changed by pause, resume and cancel (POST /v2/subscriptions/{id}/pause, /resume, /cancel), not by PATCH.', [
+      { path: '/status', message: 'not patchable; use pause, resume or cancel' },
+    ]);
+  }
+}

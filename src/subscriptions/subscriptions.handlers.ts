@@ -26,8 +26,13 @@ export function pausedView(s: Subscription): PausedSubscription {
 }
 
 /** A subscription as a read shows it: as the pause answer, with the holds that cover it, while one does. */
-function subscriptionView(s: Subscription): components['schemas']['Subscription'] {
-  return { ...pausedView(s), ...(s.holdIds ? { holdIds: [...s.holdIds] } : {}) };
+export function subscriptionView(s: Subscription): components['schemas']['Subscription'] {
+  return {
+    ...pausedView(s),
+    ...(s.holdIds ? { holdIds: [...s.holdIds] } : {}),
+    ...(s.externalId !== undefined ? { externalId: s.externalId } : {}),
+    ...(s.metadata !== undefined ? { metadata: { ...s.metadata } } : {}),
+  };
 }
 
 function resumedView(s: Subscription): ResumedSubscription {

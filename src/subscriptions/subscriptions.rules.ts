@@ -5,31 +5,8 @@
  * and the event; SubscriptionsService is the one caller that acts on it. Times are the service's
  * microsecond timestamps (docs/design.md §5), which sort like the instants they name.
  *
- * | command       | fulfilled                           | paused                                 | cancelled           |
- * |---------------|-------------------------------------|----------------------------------------|---------------------|
- * | PAUSE         | applied: paused; with a pauseAt,    | noop; a schedule given replaces the    | cancelled           |
- * |               | stays fulfilled with its schedule   | schedule (its pauseAt dropped)         |                     |
- * | RESUME        | noop                                | applied: fulfilled                     | cancelled           |
- * | DROP_SCHEDULE | applied when a time is pending, else noop                                    | cancelled           |
- * | FIRE          | a due pauseAt: applied (paused: noop); a due resumeAt: applied (fulfilled:  | cancelled; its dead |
- * |               | noop); nothing due: corrected (nextScheduledAt only)                         | schedule is removed |
- *
- * Holders (HolderField): a paused subscription is paused while it has a holder, its
- * own pause or an active hold. RESUME clears every holder; PAUSE makes the pause its own (a bulk
- * pause of one paused already too: CommandPlan.alreadyUnset); a due pauseAt of one paused by a
- * hold alone starts its own pause (FIRE: applied, still paused, ownPause absent, held to the
- * policy like any pause that starts); a due resumeAt of a held one ends its own pause only (FIRE:
- * still paused, `ownPause: false`), and the notice of that resume waits while held (a hold's
- * release brings it back: holders.store.ts). A hold's pause and release: holders.rules.ts.
- *
- * The events of a change (`events`, in this order; docs/design.md §7a): its change of status
- * (`subscription.paused`/`resumed`), then, for a command of a request (PAUSE, RESUME,
- * DROP_SCHEDULE; never FIRE, whose time fell due rather than being dropped, nor on a cancelled
- * subscription): `pause_scheduled` when it sets a `pauseAt`, `resume_scheduled` when it sets a
- * `resumeAt` (set or replaced, even by the same time), and one `schedule_removed` naming the
- * pending times it drops without setting them again. So: a pause now drops a pending pauseAt; a
- * resume, a pending resumeAt; a pause with a schedule, whatever pending time it does not give
- * again; DELETE …/schedule, every pending time.
+ * The table of commands by status, the holders, and the events of a change are set out in
+ * docs/write-path.md#the-rules-table, which this module is the code of.
  */
 import type { components } from '../../generated/openapi.js';
 import { earliestOf, withNotice, type NoticeTerms } from './notice.rules.js';
@@ -60,6 +37,9 @@ export interface Subscription {
   readonly pauseReason?: string;
   /** The active holds that cover it (src/holds/); present only while one does. */
   readonly holdIds?: readonly string[];
+  /** Its id in the merchant's own billing system (lifecycle.ts); absent for one seeded. */
+  readonly externalId?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -130,6 +110,7 @@ export type Command =
   | { readonly kind: 'PAUSE'; readonly schedule?: ScheduleRequest; readonly notice?: NoticeTerms }
   | { readonly kind: 'RESUME' }
   | { readonly kind: 'DROP_SCHEDULE' }
+  | { readonly kind: 'CANCEL' }
   | { readonly kind: 'FIRE'; readonly now: string; readonly policy?: PausePolicy; readonly history?: PauseHistory };
 
 /** What the rules read of a subscription; `held`: an active hold covers it (absent: none). */
@@ -189,6 +170,8 @@ export function requestEvents(
 ): RuledEvent[] {
   if (!change || status === 'cancelled') return [];
   const events: RuledEvent[] = change.status !== status ? [{ kind: 'status' }] : [];
+  // A cancel's one event says it all: what it drops goes with the subscription.
+  if (change.status === 'cancelled') return events;
   if (change.set.pauseAt !== undefined) events.push({ kind: 'pause_scheduled' });
   if (change.set.resumeAt !== undefined) events.push({ kind: 'resume_scheduled' });
   const removed = SCHEDULE_TIMES.filter((t) => change.unset.includes(t) && before[t] != null);
@@ -256,6 +239,12 @@ function drop(state: RuleState & { readonly status: SubscriptionStatus }): Rulin
   if (state.pauseAt === null && state.resumeAt === null) return ruling(status, 'noop', undefined);
   const unset: ScheduleField[] = ['pauseAt', 'resumeAt', 'nextScheduledAt', 'noticeAt', 'noticeFor'];
   return ruling(status, 'applied', { status, set: {}, unset: status === 'paused' ? unset : [...unset, 'pauseReason'] });
+}
+
+/** A cancel ends it from any status, dropping its schedule, its notice and its holders; a cancelled one stays as it is. */
+function cancel(status: SubscriptionStatus): Ruling {
+  if (status === 'cancelled') return ruling(status, 'noop', undefined);
+  return ruling(status, 'applied', { ...leaving('cancelled', {}), unset: [...leaving('cancelled', {}).unset, ...HOLDERS] });
 }
 
 /**
@@ -355,6 +344,8 @@ export function decide(state: RuleState, command: Command): Ruling {
     }
     case 'DROP_SCHEDULE':
       return ofRequest(drop(known));
+    case 'CANCEL':
+      return ofRequest(cancel(known.status));
     case 'FIRE':
       return fire(known, command);
   }

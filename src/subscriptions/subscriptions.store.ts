@@ -137,6 +137,8 @@ export class SubscriptionsStore {
     await this.collection.createIndex({ 'outbox.key': 1 }, { name: 'subscription_outbox', sparse: true });
     // What a hold covers: its release reads them by merchant and hold (holders.store.ts).
     await this.collection.createIndex({ merchantId: 1, holdIds: 1 }, { name: 'merchant_hold_covers' });
+    // `GET /v2/subscriptions?externalId=…` (lifecycle.store.ts): equality on both, one merchant at a time.
+    await this.collection.createIndex({ merchantId: 1, externalId: 1 }, { name: 'merchant_external_ids' });
   }
 
   async find(merchantId: string, id: string): Promise<Subscription | undefined> {

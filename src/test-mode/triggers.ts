@@ -5,7 +5,9 @@
  * pause policy refuses none of it: a partner asking for an event wants the event, whatever rules
  * the test mode is set up with for its other tests.
  */
+import { randomUUID } from 'node:crypto';
 import { formatTimestamp, type Clock } from '../lib/clock.js';
+import type { LifecycleService } from '../subscriptions/lifecycle.js';
 import type { EventsRepository } from '../events/events.repository.js';
 import type { EventType } from '../subscriptions/outbox.js';
 import type { BulkAcceptor } from '../subscriptions/bulk.selection.js';
@@ -41,11 +43,19 @@ export interface TriggerSteps {
   noticeHours(): Promise<number>;
   /** Advances the test mode's clock to `to`, applying what falls due by then (TestModeService.advance). */
   advanceTo(to: string): Promise<void>;
+  /** A merge patch of the subscription (its cycle one more: a renewal recorded). */
+  renew(): Promise<void>;
+  cancel(): Promise<void>;
 }
+
+/** An import of a file of one new subscription, applied at once (src/imports/): its subscription's id. */
+export type ImportNow = (merchantId: string, apiKeyId: string) => Promise<string>;
 
 export interface Trigger {
   /** The status the subscription is made in. */
   readonly from: SubscriptionStatus;
+  /** Made by a create, as the merchant's billing system would (its `subscription.created`), not seeded. */
+  readonly created?: true;
   readonly steps: (subscription: TriggerSteps) => Promise<void>;
 }
 
@@ -74,6 +84,11 @@ export const TRIGGERS: { readonly [T in EventType]: Trigger } = {
   },
   // A resume, which no pause policy refuses.
   'bulk_request.completed': { from: 'paused', steps: (s) => s.bulkResume() },
+  'subscription.created': { from: 'fulfilled', created: true, steps: async () => undefined },
+  'subscription.updated': { from: 'fulfilled', steps: (s) => s.renew() },
+  'subscription.cancelled': { from: 'fulfilled', steps: (s) => s.cancel() },
+  // Its subscription is the one the import creates (TriggersService.trigger), not a fixture.
+  'subscription_import.completed': { from: 'fulfilled', steps: async () => undefined },
 };
 
 /** What the resume_upcoming trigger needs beside the changes: the test mode's policy and its clock. */
@@ -101,13 +116,27 @@ export class TriggersService {
     private readonly events: Pick<EventsRepository, 'page'>,
     private readonly relayNow: RelayNow,
     private readonly testClock: TriggerClock,
+    private readonly lifecycle: LifecycleService,
+    private readonly importNow: ImportNow,
   ) {}
 
   async trigger({ merchantId, apiKeyId }: TriggerCaller, type: EventType): Promise<Triggered> {
-    const { from, steps } = TRIGGERS[type];
+    // An import's event is the import's, not a subscription's: its subscription is the one it creates, its event the newest of its type.
+    if (type === 'subscription_import.completed') {
+      const subscriptionId = await this.importNow(testModeOnly(merchantId), apiKeyId);
+      return { subscriptionId, eventIds: (await this.eventIds(merchantId, type, {})).slice(-1) };
+    }
+    const { from, steps, created } = TRIGGERS[type];
     const clock = await this.subscriptions.clock(testModeOnly(merchantId));
-    const [made] = await this.seeder.seed({ merchantId, count: 1, status: from, createdAt: clock.timestamp() });
-    const subscriptionId = made!.id;
+    const subscriptionId = created
+      ? (
+          await this.lifecycle.create(
+            merchantId,
+            { externalId: `trigger_${randomUUID()}`, planId: randomUUID() },
+            { kind: 'api', apiKeyId },
+          )
+        ).id
+      : (await this.seeder.seed({ merchantId, count: 1, status: from, createdAt: clock.timestamp() }))[0]!.id;
     const bulkRequests: string[] = [];
     await steps(this.stepsOn(merchantId, apiKeyId, subscriptionId, clock, bulkRequests));
     if (bulkRequests.length > 0) return { subscriptionId, eventIds: await this.bulkEventIds(merchantId, type, bulkRequests) };
@@ -141,6 +170,8 @@ export class TriggersService {
         return hours;
       },
       advanceTo: async (to) => void (await this.testClock.advance(merchantId, to)),
+      renew: async () => void (await this.lifecycle.update(merchantId, id, { cycle: 2 }, cause)),
+      cancel: async () => void (await this.lifecycle.cancel(merchantId, id, undefined, cause)),
     };
   }
 

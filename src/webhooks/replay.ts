@@ -26,6 +26,10 @@ const EVERY_TYPE = Object.keys({
   'subscription.schedule_removed': true,
   'subscription.resume_upcoming': true,
   'bulk_request.completed': true,
+  'subscription.created': true,
+  'subscription.updated': true,
+  'subscription.cancelled': true,
+  'subscription_import.completed': true,
 } satisfies Record<EventType, true>) as EventType[];
 
 /** The range as stored timestamps; a 400 when it is out of order or reaches past the events kept. */

@@ -378,7 +378,7 @@ describe('Prism and the service give the same verdict on the schedule, events, w
       (key) =>
         send('POST', '/v2/webhook-endpoints', key, {
           headers: json,
-          body: JSON.stringify({ url: 'https://example.com/hooks', events: ['subscription.cancelled'] }),
+          body: JSON.stringify({ url: 'https://example.com/hooks', events: ['subscription.deleted'] }),
         }),
       400,
       '0040',

@@ -35,6 +35,7 @@ const MERCHANT_OWNED = new Set([
   'pauseDays',
   'pauseDayParts',
   'openPauses',
+  'subscriptionExternalIds',
 ]);
 
 /** The scans that cannot name a merchant: background work, bounded (docs/sharding.md). */
@@ -86,6 +87,16 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
     matches: (f) => keys(f).join() === 'placeUnstoredSince',
   },
   { name: 'retention (deleteExpired everywhere)', collection: '*', matches: (f) => keys(f).join() === 'expiresAt' },
+  {
+    name: 'imports a worker may take (imports.store lease), one at a time',
+    collection: 'subscriptionImports',
+    matches: (f) => keys(f).sort().join() === '$or,state',
+  },
+  {
+    name: 'live processes (fleet heartbeat), when a heartbeat falls within the recording',
+    collection: 'processes',
+    matches: (f) => keys(f).join() === 'lastSeenAt',
+  },
   {
     name: 'retention of portal links (portal-links.repository deleteExpired)',
     collection: 'portalLinks',
@@ -225,6 +236,20 @@ describe('every hot-path command on a merchant-owned collection carries merchant
     expect(posted.status).toBe(303);
     expect((await api('GET', '/v2/portal-links')).status).toBe(200);
     expect((await api('DELETE', `/v2/portal-links/${link.body.id}`)).status).toBe(204);
+    // A subscription's lifecycle: created, found by its externalId, patched, cancelled (src/subscriptions/lifecycle.ts).
+    const externalId = `sub_${randomUUID()}`;
+    const created = await api('POST', '/v2/subscriptions', { externalId, planId: randomUUID() });
+    expect(created.status).toBe(201);
+    expect((await api('POST', '/v2/subscriptions', { externalId, planId: randomUUID() })).status).toBe(409);
+    expect((await api('GET', `/v2/subscriptions?externalId=${externalId}`)).body.data).toHaveLength(1);
+    const patched = await call(t.baseUrl, `/v2/subscriptions/${created.body.id}`, {
+      method: 'PATCH',
+      apiKey,
+      rawBody: JSON.stringify({ cycle: 2, externalId: `${externalId}-2` }),
+      headers: { 'content-type': 'application/merge-patch+json' },
+    });
+    expect(patched.status).toBe(200);
+    expect((await api('POST', `/v2/subscriptions/${created.body.id}/cancel`)).status).toBe(200);
 
     const offending: string[] = [];
     const scans = new Map<string, number>();

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../../src/lib/spec.js';
-import { httpOf, type Reply } from '../support/http.js';
+import { call, httpOf, type Reply } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -197,6 +197,55 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
     notFound('0027')(await api(by.key, 'DELETE', `/v2/portal-links/${made.body.id}`));
     expect(ids(await api(other.key, 'GET', '/v2/portal-links?limit=100'))).toContain(made.body.id);
   },
+  // An externalId is unique per merchant and mode: the other mode may use it for another subscription.
+  createSubscription: async (by, other) => {
+    const externalId = `sub_${randomUUID()}`;
+    const mine = await api(by.key, 'POST', '/v2/subscriptions', { externalId, planId: randomUUID() });
+    expect(mine.body).toMatchObject({ externalId, livemode: by.livemode });
+    expect((await api(other.key, 'POST', '/v2/subscriptions', { externalId, planId: randomUUID() })).status).toBe(201);
+    expect(ids(await api(by.key, 'GET', `/v2/subscriptions?externalId=${externalId}`))).toEqual([mine.body.id]);
+  },
+  updateSubscription: async (by, other) =>
+    notFound('0020')(
+      await call(t.baseUrl, `/v2/subscriptions/${other.fulfilled}`, {
+        method: 'PATCH',
+        apiKey: by.key,
+        rawBody: '{"cycle":9}',
+        headers: { 'content-type': 'application/merge-patch+json' },
+      }),
+    ),
+  // An import is its mode's: the other mode neither reads it nor gets its subscriptions.
+  createSubscriptionImport: async (by, other) => {
+    const externalId = `imp_${randomUUID()}`;
+    const res = await call(t.baseUrl, '/v2/subscription-imports', {
+      method: 'POST',
+      apiKey: by.key,
+      rawBody: `${JSON.stringify({ externalId, planId: randomUUID() })}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    expect(res.body).toMatchObject({ state: 'queued', livemode: by.livemode });
+    notFound('0029')(await api(other.key, 'GET', `/v2/subscription-imports/${res.body.id}`));
+    expect(ids(await api(other.key, 'GET', `/v2/subscriptions?externalId=${externalId}`))).toEqual([]);
+  },
+  getSubscriptionImport: async (by, other) => {
+    const res = await call(t.baseUrl, '/v2/subscription-imports', {
+      method: 'POST',
+      apiKey: other.key,
+      rawBody: `${JSON.stringify({ externalId: `imp_${randomUUID()}`, planId: randomUUID() })}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    notFound('0029')(await api(by.key, 'GET', `/v2/subscription-imports/${res.body.id}`));
+  },
+  listSubscriptionImportRows: async (by, other) => {
+    const res = await call(t.baseUrl, '/v2/subscription-imports', {
+      method: 'POST',
+      apiKey: other.key,
+      rawBody: `${JSON.stringify({ externalId: `imp_${randomUUID()}`, planId: randomUUID() })}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
+    notFound('0029')(await api(by.key, 'GET', `/v2/subscription-imports/${res.body.id}/rows`));
+  },
+  cancelSubscription: async (by, other) => notFound('0020')(await api(by.key, 'POST', `/v2/subscriptions/${other.fulfilled}/cancel`)),
   // Plan names are per mode: the same plan id may carry another name in the other mode.
   putPlan: async (by, other) => {
     const planId = randomUUID();

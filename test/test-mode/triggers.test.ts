@@ -63,6 +63,10 @@ describe('POST /v2/test-helpers/triggers', () => {
         );
         expect(resumed!.data.cause).toMatchObject({ kind: 'bulk', requestId: listed!.data.requestId });
         expect(listed!.data).toMatchObject({ state: 'completed', acceptedCount: 1 });
+      } else if (type === 'subscription_import.completed') {
+        // The import of one new subscription: the trigger's.
+        expect(listed!.data).toMatchObject({ state: 'completed', rowCount: 1, createdCount: 1 });
+        expect((await api(testApiKey, 'GET', `/v2/subscriptions/${res.body.subscriptionId}`)).status).toBe(200);
       } else {
         expect(listed!.data.subscription.id).toBe(res.body.subscriptionId);
         // A notice is the schedule's, sent as the test clock reaches it; the others are the call's own changes.

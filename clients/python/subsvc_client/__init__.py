@@ -28,6 +28,7 @@ __all__ = [
     "HoldsApi",
     "PausePolicyApi",
     "PlansApi",
+    "SubscriptionImportsApi",
     "SubscriptionsApi",
     "TestHelpersApi",
     "WebhookEndpointsApi",
@@ -122,9 +123,20 @@ __all__ = [
     "StripeConnectionPut",
     "StripePauseBehavior",
     "Subscription",
+    "SubscriptionCancel",
+    "SubscriptionCreate",
     "SubscriptionEvent",
     "SubscriptionEventData",
+    "SubscriptionImport",
+    "SubscriptionImportAccepted",
+    "SubscriptionImportEvent",
+    "SubscriptionImportOutcome",
+    "SubscriptionImportRow",
+    "SubscriptionImportRowList",
+    "SubscriptionImportWebhook",
+    "SubscriptionLifecycleProblem",
     "SubscriptionList",
+    "SubscriptionPatch",
     "SubscriptionStatus",
     "SubscriptionWebhook",
     "TestClock",
@@ -169,6 +181,7 @@ from subsvc_client.api.events_api import EventsApi as EventsApi
 from subsvc_client.api.holds_api import HoldsApi as HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi as PausePolicyApi
 from subsvc_client.api.plans_api import PlansApi as PlansApi
+from subsvc_client.api.subscription_imports_api import SubscriptionImportsApi as SubscriptionImportsApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi as SubscriptionsApi
 from subsvc_client.api.test_helpers_api import TestHelpersApi as TestHelpersApi
 from subsvc_client.api.webhook_endpoints_api import WebhookEndpointsApi as WebhookEndpointsApi
@@ -267,9 +280,20 @@ from subsvc_client.models.stripe_connection import StripeConnection as StripeCon
 from subsvc_client.models.stripe_connection_put import StripeConnectionPut as StripeConnectionPut
 from subsvc_client.models.stripe_pause_behavior import StripePauseBehavior as StripePauseBehavior
 from subsvc_client.models.subscription import Subscription as Subscription
+from subsvc_client.models.subscription_cancel import SubscriptionCancel as SubscriptionCancel
+from subsvc_client.models.subscription_create import SubscriptionCreate as SubscriptionCreate
 from subsvc_client.models.subscription_event import SubscriptionEvent as SubscriptionEvent
 from subsvc_client.models.subscription_event_data import SubscriptionEventData as SubscriptionEventData
+from subsvc_client.models.subscription_import import SubscriptionImport as SubscriptionImport
+from subsvc_client.models.subscription_import_accepted import SubscriptionImportAccepted as SubscriptionImportAccepted
+from subsvc_client.models.subscription_import_event import SubscriptionImportEvent as SubscriptionImportEvent
+from subsvc_client.models.subscription_import_outcome import SubscriptionImportOutcome as SubscriptionImportOutcome
+from subsvc_client.models.subscription_import_row import SubscriptionImportRow as SubscriptionImportRow
+from subsvc_client.models.subscription_import_row_list import SubscriptionImportRowList as SubscriptionImportRowList
+from subsvc_client.models.subscription_import_webhook import SubscriptionImportWebhook as SubscriptionImportWebhook
+from subsvc_client.models.subscription_lifecycle_problem import SubscriptionLifecycleProblem as SubscriptionLifecycleProblem
 from subsvc_client.models.subscription_list import SubscriptionList as SubscriptionList
+from subsvc_client.models.subscription_patch import SubscriptionPatch as SubscriptionPatch
 from subsvc_client.models.subscription_status import SubscriptionStatus as SubscriptionStatus
 from subsvc_client.models.subscription_webhook import SubscriptionWebhook as SubscriptionWebhook
 from subsvc_client.models.test_clock import TestClock as TestClock

@@ -69,6 +69,12 @@ class PlanNotFoundError(ProblemError):
     code = "0028"
 
 
+class SubscriptionImportNotFoundError(ProblemError):
+    """0029: Subscription import not found."""
+
+    code = "0029"
+
+
 class InvalidStatusTransitionError(ProblemError):
     """0030: Invalid status transition."""
 
@@ -111,6 +117,12 @@ class TestClockMovedError(ProblemError):
     code = "0036"
 
 
+class ExternalIdInUseError(ProblemError):
+    """0037: External id in use."""
+
+    code = "0037"
+
+
 class InvalidRequestError(ProblemError):
     """0040: Invalid request."""
 
@@ -151,6 +163,12 @@ class FilterTooBroadError(ProblemError):
     """0046: Filter too broad."""
 
     code = "0046"
+
+
+class StatusNotPatchableError(ProblemError):
+    """0047: Status not patchable."""
+
+    code = "0047"
 
 
 class IdempotencyKeyReusedError(ProblemError):
@@ -255,6 +273,7 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0026": HoldNotFoundError,
     "0027": PortalLinkNotFoundError,
     "0028": PlanNotFoundError,
+    "0029": SubscriptionImportNotFoundError,
     "0030": InvalidStatusTransitionError,
     "0031": LastApiKeyError,
     "0032": PausePolicyViolatedError,
@@ -262,6 +281,7 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0034": BulkRequestAlreadyUndoneError,
     "0035": HoldReleasedError,
     "0036": TestClockMovedError,
+    "0037": ExternalIdInUseError,
     "0040": InvalidRequestError,
     "0041": UnsupportedMediaTypeError,
     "0042": PayloadTooLargeError,
@@ -269,6 +289,7 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0044": WebhookUrlNotAllowedError,
     "0045": MethodNotAllowedError,
     "0046": FilterTooBroadError,
+    "0047": StatusNotPatchableError,
     "0050": IdempotencyKeyReusedError,
     "0051": IdempotencyKeyInUseError,
     "0053": StripeKeyOfTheOtherModeError,
@@ -286,4 +307,4 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0920": GatewayTimeoutError,
 }
 
-__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "EventDestinationNotFoundError", "InvalidAnalyticsRangeError", "CredentialsNeedTlsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]
+__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "SubscriptionImportNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "ExternalIdInUseError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "StatusNotPatchableError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "EventDestinationNotFoundError", "InvalidAnalyticsRangeError", "CredentialsNeedTlsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]

@@ -144,6 +144,32 @@ func TestPausesASubscription200WithItPausedMerchantIDIncluded(t *testing.T) {
 	}
 }
 
+func TestCreatesASubscriptionFindsItByExternalIDAndCancelsIt(t *testing.T) {
+	api, ctx := client(the.APIKey, "")
+	externalID := "sub_" + newPlanID()
+	body := subsvc.NewSubscriptionCreate(externalID, newPlanID())
+	body.SetMetadata(map[string]string{"crm": "A-1"})
+	created, _, err := api.SubscriptionsAPI.CreateSubscription(ctx).SubscriptionCreate(*body).Execute()
+	must(t, err)
+	if created.Status != subsvc.SUBSCRIPTIONSTATUS_FULFILLED {
+		t.Fatalf("fulfilled, got %s", created.Status)
+	}
+	if the.Stateful {
+		found, _, err := api.SubscriptionsAPI.ListSubscriptions(ctx).ExternalId(externalID).Execute()
+		must(t, err)
+		if created.GetExternalId() != externalID || len(found.Data) != 1 || found.Data[0].Id != created.Id {
+			t.Fatalf("the subscription created, found by its externalId %s, got %+v and %+v", externalID, created, found.Data)
+		}
+	}
+	reason := subsvc.NewSubscriptionCancel()
+	reason.SetReason("closed")
+	cancelled, _, err := api.SubscriptionsAPI.CancelSubscription(ctx, created.Id).SubscriptionCancel(*reason).Execute()
+	must(t, err)
+	if cancelled.Status != subsvc.SUBSCRIPTIONSTATUS_CANCELLED {
+		t.Fatalf("cancelled, got %s", cancelled.Status)
+	}
+}
+
 func TestResumesASubscription200WithItFulfilled(t *testing.T) {
 	api, ctx := client(the.APIKey, "")
 	resumed, _, err := api.SubscriptionsAPI.ResumeSubscription(ctx, take(t, "paused")).Execute()

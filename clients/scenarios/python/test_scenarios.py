@@ -29,6 +29,8 @@ from subsvc_client import (
     HoldRequest,
     PauseRequest,
     PortalLinkCreate,
+    SubscriptionCancel,
+    SubscriptionCreate,
     TestClockAdvance,
     TestSubscriptionsCreate,
     WebhookEndpointCreate,
@@ -116,6 +118,17 @@ def test_pauses_a_subscription_200_with_it_paused_merchant_id_included(api):
     assert paused.status == "paused"
     assert isinstance(paused.merchant_id, UUID)
     assert MICROSECONDS_UTC.search(paused.modified_at)
+
+
+def test_creates_a_subscription_from_its_billing_record_finds_it_by_external_id_and_cancels_it(api):
+    external_id = f"sub_{uuid.uuid4()}"
+    created = api.create_subscription(SubscriptionCreate(external_id=external_id, plan_id=uuid.uuid4(), metadata={"crm": "A-1"}))
+    assert created.status == "fulfilled"
+    if STATEFUL:
+        assert created.external_id == external_id
+        assert [s.id for s in api.list_subscriptions(external_id=external_id).data] == [created.id]
+    cancelled = api.cancel_subscription(str(created.id), subscription_cancel=SubscriptionCancel(reason="closed"))
+    assert cancelled.status == "cancelled"
 
 
 def test_resumes_a_subscription_200_with_it_fulfilled(api):

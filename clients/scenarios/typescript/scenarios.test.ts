@@ -134,6 +134,24 @@ describe(`@subsvc/client against ${target.name}`, () => {
     assert.match(paused.modifiedAt, /\.\d{6}Z$/);
   });
 
+  it('creates a subscription from its billing record, finds it by externalId and cancels it: 201, then cancelled', async () => {
+    const externalId = `sub_${randomUUID()}`;
+    const created = await subscriptions.createSubscription({
+      subscriptionCreate: { externalId, planId: randomUUID(), metadata: { crm: 'A-1' } },
+    });
+    assert.equal(created.status, 'fulfilled');
+    if (target.stateful) {
+      assert.equal(created.externalId, externalId);
+      const found = await subscriptions.listSubscriptions({ externalId });
+      assert.deepEqual(
+        found.data.map((s) => s.id),
+        [created.id],
+      );
+    }
+    const cancelled = await subscriptions.cancelSubscription({ subscriptionId: created.id, subscriptionCancel: { reason: 'closed' } });
+    assert.equal(cancelled.status, 'cancelled');
+  });
+
   it('resumes a subscription: 200 with it fulfilled', async () => {
     const resumed = await subscriptions.resumeSubscription({ subscriptionId: take('paused') });
     assert.equal(resumed.status, 'fulfilled');

@@ -56,6 +56,11 @@ export class PlanNotFoundError extends ProblemError {
   static override readonly code = '0028';
 }
 
+/** 0029: Subscription import not found. */
+export class SubscriptionImportNotFoundError extends ProblemError {
+  static override readonly code = '0029';
+}
+
 /** 0030: Invalid status transition. */
 export class InvalidStatusTransitionError extends ProblemError {
   static override readonly code = '0030';
@@ -91,6 +96,11 @@ export class TestClockMovedError extends ProblemError {
   static override readonly code = '0036';
 }
 
+/** 0037: External id in use. */
+export class ExternalIdInUseError extends ProblemError {
+  static override readonly code = '0037';
+}
+
 /** 0040: Invalid request. */
 export class InvalidRequestError extends ProblemError {
   static override readonly code = '0040';
@@ -124,6 +134,11 @@ export class MethodNotAllowedError extends ProblemError {
 /** 0046: Filter too broad. */
 export class FilterTooBroadError extends ProblemError {
   static override readonly code = '0046';
+}
+
+/** 0047: Status not patchable. */
+export class StatusNotPatchableError extends ProblemError {
+  static override readonly code = '0047';
 }
 
 /** 0050: Idempotency key reused. */
@@ -214,6 +229,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0026': HoldNotFoundError,
   '0027': PortalLinkNotFoundError,
   '0028': PlanNotFoundError,
+  '0029': SubscriptionImportNotFoundError,
   '0030': InvalidStatusTransitionError,
   '0031': LastApiKeyError,
   '0032': PausePolicyViolatedError,
@@ -221,6 +237,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0034': BulkRequestAlreadyUndoneError,
   '0035': HoldReleasedError,
   '0036': TestClockMovedError,
+  '0037': ExternalIdInUseError,
   '0040': InvalidRequestError,
   '0041': UnsupportedMediaTypeError,
   '0042': PayloadTooLargeError,
@@ -228,6 +245,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0044': WebhookUrlNotAllowedError,
   '0045': MethodNotAllowedError,
   '0046': FilterTooBroadError,
+  '0047': StatusNotPatchableError,
   '0050': IdempotencyKeyReusedError,
   '0051': IdempotencyKeyInUseError,
   '0053': StripeKeyOfTheOtherModeError,

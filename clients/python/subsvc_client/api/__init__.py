@@ -11,6 +11,7 @@ from subsvc_client.api.events_api import EventsApi
 from subsvc_client.api.holds_api import HoldsApi
 from subsvc_client.api.pause_policy_api import PausePolicyApi
 from subsvc_client.api.plans_api import PlansApi
+from subsvc_client.api.subscription_imports_api import SubscriptionImportsApi
 from subsvc_client.api.subscriptions_api import SubscriptionsApi
 from subsvc_client.api.test_helpers_api import TestHelpersApi
 from subsvc_client.api.webhook_endpoints_api import WebhookEndpointsApi

@@ -30,7 +30,10 @@ from subsvc_client.models.pause_request import PauseRequest
 from subsvc_client.models.paused_subscription import PausedSubscription
 from subsvc_client.models.resumed_subscription import ResumedSubscription
 from subsvc_client.models.subscription import Subscription
+from subsvc_client.models.subscription_cancel import SubscriptionCancel
+from subsvc_client.models.subscription_create import SubscriptionCreate
 from subsvc_client.models.subscription_list import SubscriptionList
+from subsvc_client.models.subscription_patch import SubscriptionPatch
 from subsvc_client.models.subscription_status import SubscriptionStatus
 
 from subsvc_client.api_client import ApiClient, RequestSerialized
@@ -730,6 +733,660 @@ class SubscriptionsApi:
 
 
     @validate_call
+    def cancel_subscription(
+        self,
+        subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subscription_cancel: Optional[SubscriptionCancel] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> Subscription:
+        """Cancel a subscription
+
+        Ends the subscription: 200 with status `cancelled`, from any status. Its scheduled pause or resume, its pending notice and the holds' cover of it are dropped, and `subscription.cancelled` is sent (with `reason`, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 `0030`. 
+
+        :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+        :type subscription_id: str
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param subscription_cancel:
+        :type subscription_cancel: SubscriptionCancel
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._cancel_subscription_serialize(
+            subscription_id=subscription_id,
+            idempotency_key=idempotency_key,
+            subscription_cancel=subscription_cancel,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "Subscription",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def cancel_subscription_with_http_info(
+        self,
+        subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subscription_cancel: Optional[SubscriptionCancel] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[Subscription]:
+        """Cancel a subscription
+
+        Ends the subscription: 200 with status `cancelled`, from any status. Its scheduled pause or resume, its pending notice and the holds' cover of it are dropped, and `subscription.cancelled` is sent (with `reason`, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 `0030`. 
+
+        :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+        :type subscription_id: str
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param subscription_cancel:
+        :type subscription_cancel: SubscriptionCancel
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._cancel_subscription_serialize(
+            subscription_id=subscription_id,
+            idempotency_key=idempotency_key,
+            subscription_cancel=subscription_cancel,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "Subscription",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def cancel_subscription_without_preload_content(
+        self,
+        subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        subscription_cancel: Optional[SubscriptionCancel] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Cancel a subscription
+
+        Ends the subscription: 200 with status `cancelled`, from any status. Its scheduled pause or resume, its pending notice and the holds' cover of it are dropped, and `subscription.cancelled` is sent (with `reason`, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 `0030`. 
+
+        :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+        :type subscription_id: str
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param subscription_cancel:
+        :type subscription_cancel: SubscriptionCancel
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._cancel_subscription_serialize(
+            subscription_id=subscription_id,
+            idempotency_key=idempotency_key,
+            subscription_cancel=subscription_cancel,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "Subscription",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "Problem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _cancel_subscription_serialize(
+        self,
+        subscription_id,
+        idempotency_key,
+        subscription_cancel,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if subscription_id is not None:
+            _path_params['subscriptionId'] = subscription_id
+        # process the query parameters
+        # process the header parameters
+        if idempotency_key is not None:
+            _header_params['Idempotency-Key'] = idempotency_key
+        # process the form parameters
+        # process the body parameter
+        if subscription_cancel is not None:
+            _body_params = subscription_cancel
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/subscriptions/{subscriptionId}/cancel',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def create_subscription(
+        self,
+        subscription_create: SubscriptionCreate,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> Subscription:
+        """Create a subscription from your billing system's record
+
+        Brings one of your subscriptions in: `externalId` is its id in your own billing system, unique among your subscriptions (per mode); a second create with an `externalId` in use answers 409 `0037`, whose `detail` names the subscription that has it. `status` is `fulfilled` (default) or `paused`, `cycle` defaults to 0. Answers 201 with the subscription and its `Location`, and sends `subscription.created`. 
+
+        :param subscription_create: (required)
+        :type subscription_create: SubscriptionCreate
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_subscription_serialize(
+            subscription_create=subscription_create,
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "Subscription",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '409': "SubscriptionLifecycleProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def create_subscription_with_http_info(
+        self,
+        subscription_create: SubscriptionCreate,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[Subscription]:
+        """Create a subscription from your billing system's record
+
+        Brings one of your subscriptions in: `externalId` is its id in your own billing system, unique among your subscriptions (per mode); a second create with an `externalId` in use answers 409 `0037`, whose `detail` names the subscription that has it. `status` is `fulfilled` (default) or `paused`, `cycle` defaults to 0. Answers 201 with the subscription and its `Location`, and sends `subscription.created`. 
+
+        :param subscription_create: (required)
+        :type subscription_create: SubscriptionCreate
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_subscription_serialize(
+            subscription_create=subscription_create,
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "Subscription",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '409': "SubscriptionLifecycleProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def create_subscription_without_preload_content(
+        self,
+        subscription_create: SubscriptionCreate,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Create a subscription from your billing system's record
+
+        Brings one of your subscriptions in: `externalId` is its id in your own billing system, unique among your subscriptions (per mode); a second create with an `externalId` in use answers 409 `0037`, whose `detail` names the subscription that has it. `status` is `fulfilled` (default) or `paused`, `cycle` defaults to 0. Answers 201 with the subscription and its `Location`, and sends `subscription.created`. 
+
+        :param subscription_create: (required)
+        :type subscription_create: SubscriptionCreate
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._create_subscription_serialize(
+            subscription_create=subscription_create,
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '201': "Subscription",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '409': "SubscriptionLifecycleProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _create_subscription_serialize(
+        self,
+        subscription_create,
+        idempotency_key,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        # process the header parameters
+        if idempotency_key is not None:
+            _header_params['Idempotency-Key'] = idempotency_key
+        # process the form parameters
+        # process the body parameter
+        if subscription_create is not None:
+            _body_params = subscription_create
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/subscriptions',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
     def delete_subscription_schedule(
         self,
         subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
@@ -1340,6 +1997,7 @@ class SubscriptionsApi:
     def list_subscriptions(
         self,
         status: Annotated[Optional[SubscriptionStatus], Field(description="Only subscriptions in this status.")] = None,
+        external_id: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Only the subscription with this `externalId` (the id in your own billing system); at most one.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
         subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
@@ -1362,6 +2020,8 @@ class SubscriptionsApi:
 
         :param status: Only subscriptions in this status.
         :type status: SubscriptionStatus
+        :param external_id: Only the subscription with this `externalId` (the id in your own billing system); at most one.
+        :type external_id: str
         :param limit: How many items a page holds at most.
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
@@ -1392,6 +2052,7 @@ class SubscriptionsApi:
 
         _param = self._list_subscriptions_serialize(
             status=status,
+            external_id=external_id,
             limit=limit,
             starting_after=starting_after,
             subsvc_test_outcome=subsvc_test_outcome,
@@ -1426,6 +2087,7 @@ class SubscriptionsApi:
     def list_subscriptions_with_http_info(
         self,
         status: Annotated[Optional[SubscriptionStatus], Field(description="Only subscriptions in this status.")] = None,
+        external_id: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Only the subscription with this `externalId` (the id in your own billing system); at most one.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
         subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
@@ -1448,6 +2110,8 @@ class SubscriptionsApi:
 
         :param status: Only subscriptions in this status.
         :type status: SubscriptionStatus
+        :param external_id: Only the subscription with this `externalId` (the id in your own billing system); at most one.
+        :type external_id: str
         :param limit: How many items a page holds at most.
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
@@ -1478,6 +2142,7 @@ class SubscriptionsApi:
 
         _param = self._list_subscriptions_serialize(
             status=status,
+            external_id=external_id,
             limit=limit,
             starting_after=starting_after,
             subsvc_test_outcome=subsvc_test_outcome,
@@ -1512,6 +2177,7 @@ class SubscriptionsApi:
     def list_subscriptions_without_preload_content(
         self,
         status: Annotated[Optional[SubscriptionStatus], Field(description="Only subscriptions in this status.")] = None,
+        external_id: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Only the subscription with this `externalId` (the id in your own billing system); at most one.")] = None,
         limit: Annotated[Optional[Annotated[int, Field(le=100, strict=True, ge=1)]], Field(description="How many items a page holds at most.")] = None,
         starting_after: Annotated[Optional[UUID], Field(description="The previous page's `nextCursor`; the page starts after it.")] = None,
         subsvc_test_outcome: Annotated[Optional[StrictStr], Field(description="Test keys only: the request is answered as the scenario says, before anything is done (`GET /v2/test-helpers/scenarios` lists them): `rate_limited` (429 0060, `Retry-After: 1`), `unavailable` (503 0910), `timeout` (held 35 s, then 504 0920), `conflict` (409 0030), `policy_refused` (422 0032), `not_found` (404 0020), with the problem the real failure has. `rate_limited:N` and `unavailable:N` (N from 1 to 10) fail N times for one `Idempotency-Key` (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under `/v2` honours it; it is declared on those that already took parameters, so that no generated client's method changes its signature. ")] = None,
@@ -1534,6 +2200,8 @@ class SubscriptionsApi:
 
         :param status: Only subscriptions in this status.
         :type status: SubscriptionStatus
+        :param external_id: Only the subscription with this `externalId` (the id in your own billing system); at most one.
+        :type external_id: str
         :param limit: How many items a page holds at most.
         :type limit: int
         :param starting_after: The previous page's `nextCursor`; the page starts after it.
@@ -1564,6 +2232,7 @@ class SubscriptionsApi:
 
         _param = self._list_subscriptions_serialize(
             status=status,
+            external_id=external_id,
             limit=limit,
             starting_after=starting_after,
             subsvc_test_outcome=subsvc_test_outcome,
@@ -1593,6 +2262,7 @@ class SubscriptionsApi:
     def _list_subscriptions_serialize(
         self,
         status,
+        external_id,
         limit,
         starting_after,
         subsvc_test_outcome,
@@ -1621,6 +2291,10 @@ class SubscriptionsApi:
         if status is not None:
             
             _query_params.append(('status', status.value))
+            
+        if external_id is not None:
+            
+            _query_params.append(('externalId', external_id))
             
         if limit is not None:
             
@@ -2982,6 +3656,343 @@ class SubscriptionsApi:
         return self.api_client.param_serialize(
             method='POST',
             resource_path='/v2/subscriptions/{subscriptionId}/resume',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def update_subscription(
+        self,
+        subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        subscription_patch: Annotated[SubscriptionPatch, Field(description="A JSON merge patch (RFC 7396), sent as `application/merge-patch+json`; `application/json` is taken as the same. ")],
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> Subscription:
+        """Change a subscription's plan, cycle, metadata or externalId
+
+        A JSON merge patch (RFC 7396): each field sent replaces the stored one; in `metadata`, a key set to null is removed and the others are set. `status` is not patchable (400 `0047`: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, `modifiedAt` changes and `subscription.updated` is sent with `changed` naming the fields. An `externalId` another subscription has answers 409 `0037`. A cancelled subscription can still be updated. 
+
+        :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+        :type subscription_id: str
+        :param subscription_patch: A JSON merge patch (RFC 7396), sent as `application/merge-patch+json`; `application/json` is taken as the same.  (required)
+        :type subscription_patch: SubscriptionPatch
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._update_subscription_serialize(
+            subscription_id=subscription_id,
+            subscription_patch=subscription_patch,
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "Subscription",
+            '400': "SubscriptionLifecycleProblem",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "SubscriptionLifecycleProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def update_subscription_with_http_info(
+        self,
+        subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        subscription_patch: Annotated[SubscriptionPatch, Field(description="A JSON merge patch (RFC 7396), sent as `application/merge-patch+json`; `application/json` is taken as the same. ")],
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[Subscription]:
+        """Change a subscription's plan, cycle, metadata or externalId
+
+        A JSON merge patch (RFC 7396): each field sent replaces the stored one; in `metadata`, a key set to null is removed and the others are set. `status` is not patchable (400 `0047`: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, `modifiedAt` changes and `subscription.updated` is sent with `changed` naming the fields. An `externalId` another subscription has answers 409 `0037`. A cancelled subscription can still be updated. 
+
+        :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+        :type subscription_id: str
+        :param subscription_patch: A JSON merge patch (RFC 7396), sent as `application/merge-patch+json`; `application/json` is taken as the same.  (required)
+        :type subscription_patch: SubscriptionPatch
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._update_subscription_serialize(
+            subscription_id=subscription_id,
+            subscription_patch=subscription_patch,
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "Subscription",
+            '400': "SubscriptionLifecycleProblem",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "SubscriptionLifecycleProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def update_subscription_without_preload_content(
+        self,
+        subscription_id: Annotated[str, Field(min_length=1, strict=True, max_length=200, description="UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found). ")],
+        subscription_patch: Annotated[SubscriptionPatch, Field(description="A JSON merge patch (RFC 7396), sent as `application/merge-patch+json`; `application/json` is taken as the same. ")],
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Change a subscription's plan, cycle, metadata or externalId
+
+        A JSON merge patch (RFC 7396): each field sent replaces the stored one; in `metadata`, a key set to null is removed and the others are set. `status` is not patchable (400 `0047`: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, `modifiedAt` changes and `subscription.updated` is sent with `changed` naming the fields. An `externalId` another subscription has answers 409 `0037`. A cancelled subscription can still be updated. 
+
+        :param subscription_id: UUID of the subscription for a single operation. A value that is not the id of one of the caller's subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder `{subscriptionId}` or write `bulk`. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+        :type subscription_id: str
+        :param subscription_patch: A JSON merge patch (RFC 7396), sent as `application/merge-patch+json`; `application/json` is taken as the same.  (required)
+        :type subscription_patch: SubscriptionPatch
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._update_subscription_serialize(
+            subscription_id=subscription_id,
+            subscription_patch=subscription_patch,
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "Subscription",
+            '400': "SubscriptionLifecycleProblem",
+            '401': "Problem",
+            '404': "Problem",
+            '409': "SubscriptionLifecycleProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _update_subscription_serialize(
+        self,
+        subscription_id,
+        subscription_patch,
+        idempotency_key,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if subscription_id is not None:
+            _path_params['subscriptionId'] = subscription_id
+        # process the query parameters
+        # process the header parameters
+        if idempotency_key is not None:
+            _header_params['Idempotency-Key'] = idempotency_key
+        # process the form parameters
+        # process the body parameter
+        if subscription_patch is not None:
+            _body_params = subscription_patch
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/merge-patch+json', 
+                        'application/json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='PATCH',
+            resource_path='/v2/subscriptions/{subscriptionId}',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

@@ -19,11 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictStr, ValidationError, f
 from typing import Any, List, Optional
 from subsvc_client.models.bulk_request_event import BulkRequestEvent
 from subsvc_client.models.subscription_event import SubscriptionEvent
+from subsvc_client.models.subscription_import_event import SubscriptionImportEvent
 from pydantic import StrictStr, Field
 from typing import Union, List, Set, Optional, Dict
 from typing_extensions import Literal, Self
 
-EVENT_ONE_OF_SCHEMAS = ["BulkRequestEvent", "SubscriptionEvent"]
+EVENT_ONE_OF_SCHEMAS = ["BulkRequestEvent", "SubscriptionEvent", "SubscriptionImportEvent"]
 
 class Event(BaseModel):
     """
@@ -33,8 +34,10 @@ class Event(BaseModel):
     oneof_schema_1_validator: Optional[SubscriptionEvent] = None
     # data type: BulkRequestEvent
     oneof_schema_2_validator: Optional[BulkRequestEvent] = None
-    actual_instance: Optional[Union[BulkRequestEvent, SubscriptionEvent]] = None
-    one_of_schemas: Set[str] = { "BulkRequestEvent", "SubscriptionEvent" }
+    # data type: SubscriptionImportEvent
+    oneof_schema_3_validator: Optional[SubscriptionImportEvent] = None
+    actual_instance: Optional[Union[BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent]] = None
+    one_of_schemas: Set[str] = { "BulkRequestEvent", "SubscriptionEvent", "SubscriptionImportEvent" }
 
     model_config = ConfigDict(
         validate_assignment=True,
@@ -67,12 +70,17 @@ class Event(BaseModel):
             error_messages.append(f"Error! Input type `{type(v)}` is not `BulkRequestEvent`")
         else:
             match += 1
+        # validate data type: SubscriptionImportEvent
+        if not isinstance(v, SubscriptionImportEvent):
+            error_messages.append(f"Error! Input type `{type(v)}` is not `SubscriptionImportEvent`")
+        else:
+            match += 1
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when setting `actual_instance` in Event with oneOf schemas: BulkRequestEvent, SubscriptionEvent. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when setting `actual_instance` in Event with oneOf schemas: BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when setting `actual_instance` in Event with oneOf schemas: BulkRequestEvent, SubscriptionEvent. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when setting `actual_instance` in Event with oneOf schemas: BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent. Details: " + ", ".join(error_messages))
         else:
             return v
 
@@ -99,13 +107,19 @@ class Event(BaseModel):
             match += 1
         except (ValidationError, ValueError) as e:
             error_messages.append(str(e))
+        # deserialize data into SubscriptionImportEvent
+        try:
+            instance.actual_instance = SubscriptionImportEvent.from_json(json_str)
+            match += 1
+        except (ValidationError, ValueError) as e:
+            error_messages.append(str(e))
 
         if match > 1:
             # more than 1 match
-            raise ValueError("Multiple matches found when deserializing the JSON string into Event with oneOf schemas: BulkRequestEvent, SubscriptionEvent. Details: " + ", ".join(error_messages))
+            raise ValueError("Multiple matches found when deserializing the JSON string into Event with oneOf schemas: BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent. Details: " + ", ".join(error_messages))
         elif match == 0:
             # no match
-            raise ValueError("No match found when deserializing the JSON string into Event with oneOf schemas: BulkRequestEvent, SubscriptionEvent. Details: " + ", ".join(error_messages))
+            raise ValueError("No match found when deserializing the JSON string into Event with oneOf schemas: BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent. Details: " + ", ".join(error_messages))
         else:
             return instance
 
@@ -119,7 +133,7 @@ class Event(BaseModel):
         else:
             return json.dumps(self.actual_instance)
 
-    def to_dict(self) -> Optional[Union[Dict[str, Any], BulkRequestEvent, SubscriptionEvent]]:
+    def to_dict(self) -> Optional[Union[Dict[str, Any], BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent]]:
         """Returns the dict representation of the actual instance"""
         if self.actual_instance is None:
             return None

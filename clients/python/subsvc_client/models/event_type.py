@@ -33,6 +33,10 @@ class EventType(str, Enum):
     SUBSCRIPTION_DOT_SCHEDULE_REMOVED = 'subscription.schedule_removed'
     SUBSCRIPTION_DOT_RESUME_UPCOMING = 'subscription.resume_upcoming'
     BULK_REQUEST_DOT_COMPLETED = 'bulk_request.completed'
+    SUBSCRIPTION_DOT_CREATED = 'subscription.created'
+    SUBSCRIPTION_DOT_UPDATED = 'subscription.updated'
+    SUBSCRIPTION_DOT_CANCELLED = 'subscription.cancelled'
+    SUBSCRIPTION_IMPORT_DOT_COMPLETED = 'subscription_import.completed'
 
     @classmethod
     def from_json(cls, json_str: str) -> Self:

@@ -43,8 +43,10 @@ class Subscription(BaseModel):
     pause_reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="Why it is paused, as given with the pause; present only while `paused` with a reason.", alias="pauseReason")
     hold_ids: Optional[Annotated[List[UUID], Field(max_length=1000)]] = Field(default=None, description="The active holds that cover it (`GET /v2/holds/{holdId}`); present only while one does.", alias="holdIds")
     billing_sync: Optional[BillingSync] = Field(default=None, alias="billingSync")
+    external_id: Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]] = Field(default=None, description="The subscription's id in your own billing system; unique among your subscriptions (per mode).", alias="externalId")
+    metadata: Optional[Dict[str, Annotated[str, Field(strict=True, max_length=500)]]] = Field(default=None, description="Up to 20 keys of your own (at most 40 characters each), each with a string of at most 500 characters.")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
-    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "holdIds", "billingSync", "livemode"]
+    __properties: ClassVar[List[str]] = ["id", "merchantId", "planId", "status", "cycle", "createdAt", "modifiedAt", "schedule", "pauseReason", "holdIds", "billingSync", "externalId", "metadata", "livemode"]
 
     @field_validator('id', mode="before")
     def id_validate_regular_expression(cls, value):
@@ -149,6 +151,8 @@ class Subscription(BaseModel):
             "pauseReason": obj.get("pauseReason"),
             "holdIds": obj.get("holdIds"),
             "billingSync": BillingSync.from_dict(obj["billingSync"]) if obj.get("billingSync") is not None else None,
+            "externalId": obj.get("externalId"),
+            "metadata": obj.get("metadata"),
             "livemode": obj.get("livemode")
         })
         return _obj

@@ -38,7 +38,9 @@ class SubscriptionEventData(BaseModel):
     schedule: Optional[Schedule] = None
     removed: Optional[Annotated[List[StrictStr], Field(min_length=1, max_length=2)]] = None
     resume_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(default=None, description="`subscription.resume_upcoming` only: when the subscription resumes by itself.", alias="resumeAt")
-    __properties: ClassVar[List[str]] = ["subscription", "previousStatus", "cause", "schedule", "removed", "resumeAt"]
+    changed: Optional[Annotated[List[StrictStr], Field(min_length=1, max_length=4)]] = Field(default=None, description="`subscription.updated` only: the fields the update changed.")
+    reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="`subscription.cancelled` only: the reason given with the cancel, if any.")
+    __properties: ClassVar[List[str]] = ["subscription", "previousStatus", "cause", "schedule", "removed", "resumeAt", "changed", "reason"]
 
     @field_validator('removed')
     def removed_validate_enum(cls, value):
@@ -59,6 +61,17 @@ class SubscriptionEventData(BaseModel):
 
         if isinstance(value, str) and not re.match(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$", value):
             raise ValueError(r"must validate the regular expression /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/")
+        return value
+
+    @field_validator('changed')
+    def changed_validate_enum(cls, value):
+        """Validates the enum"""
+        if value is None:
+            return value
+
+        for i in value:
+            if i not in set(['planId', 'cycle', 'metadata', 'externalId']):
+                raise ValueError("each list item must be one of ('planId', 'cycle', 'metadata', 'externalId')")
         return value
 
     model_config = ConfigDict(
@@ -126,7 +139,9 @@ class SubscriptionEventData(BaseModel):
             "cause": EventCause.from_dict(obj["cause"]) if obj.get("cause") is not None else None,
             "schedule": Schedule.from_dict(obj["schedule"]) if obj.get("schedule") is not None else None,
             "removed": obj.get("removed"),
-            "resumeAt": obj.get("resumeAt")
+            "resumeAt": obj.get("resumeAt"),
+            "changed": obj.get("changed"),
+            "reason": obj.get("reason")
         })
         return _obj
 

@@ -39,8 +39,8 @@ class SubscriptionWebhook(BaseModel):
     @field_validator('type')
     def type_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming']):
-            raise ValueError("must be one of enum values ('subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming')")
+        if value not in set(['subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'subscription.created', 'subscription.updated', 'subscription.cancelled']):
+            raise ValueError("must be one of enum values ('subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'subscription.created', 'subscription.updated', 'subscription.cancelled')")
         return value
 
     @field_validator('timestamp', mode="before")

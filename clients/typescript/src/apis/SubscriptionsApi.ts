@@ -94,10 +94,30 @@ import {
     SubscriptionToJSON,
 } from '../models/Subscription.js';
 import {
+    type SubscriptionCancel,
+    SubscriptionCancelFromJSON,
+    SubscriptionCancelToJSON,
+} from '../models/SubscriptionCancel.js';
+import {
+    type SubscriptionCreate,
+    SubscriptionCreateFromJSON,
+    SubscriptionCreateToJSON,
+} from '../models/SubscriptionCreate.js';
+import {
+    type SubscriptionLifecycleProblem,
+    SubscriptionLifecycleProblemFromJSON,
+    SubscriptionLifecycleProblemToJSON,
+} from '../models/SubscriptionLifecycleProblem.js';
+import {
     type SubscriptionList,
     SubscriptionListFromJSON,
     SubscriptionListToJSON,
 } from '../models/SubscriptionList.js';
+import {
+    type SubscriptionPatch,
+    SubscriptionPatchFromJSON,
+    SubscriptionPatchToJSON,
+} from '../models/SubscriptionPatch.js';
 import {
     type SubscriptionStatus,
     SubscriptionStatusFromJSON,
@@ -174,6 +194,49 @@ export interface BulkResumeSubscriptionsRequest {
     subsvcTestOutcome?: BulkResumeSubscriptionsSubsvcTestOutcomeEnum;
 }
 
+export interface CancelSubscriptionRequest {
+    /**
+     * UUID of the subscription for a single operation. A value that is not the
+     * id of one of the caller's subscriptions answers 404. Ignored by bulk
+     * requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+     * Percent-encoding is decoded exactly once; a value that is not valid
+     * percent-encoding is taken as written (and so is not found).
+     * 
+     */
+    subscriptionId: string;
+    /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
+    /**
+     * 
+     */
+    subscriptionCancel?: SubscriptionCancel;
+}
+
+export interface CreateSubscriptionRequest {
+    /**
+     * 
+     */
+    subscriptionCreate: SubscriptionCreate;
+    /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
+}
+
 export interface DeleteSubscriptionScheduleRequest {
     /**
      * UUID of the subscription for a single operation. A value that is not the
@@ -229,6 +292,10 @@ export interface ListSubscriptionsRequest {
      * Only subscriptions in this status.
      */
     status?: SubscriptionStatus;
+    /**
+     * Only the subscription with this `externalId` (the id in your own billing system); at most one.
+     */
+    externalId?: string;
     /**
      * How many items a page holds at most.
      */
@@ -342,6 +409,32 @@ export interface ResumeSubscriptionRequest {
      * 
      */
     commandRequest?: CommandRequest;
+}
+
+export interface UpdateSubscriptionRequest {
+    /**
+     * UUID of the subscription for a single operation. A value that is not the
+     * id of one of the caller's subscriptions answers 404. Ignored by bulk
+     * requests, which may leave the placeholder `{subscriptionId}` or write `bulk`.
+     * Percent-encoding is decoded exactly once; a value that is not valid
+     * percent-encoding is taken as written (and so is not found).
+     * 
+     */
+    subscriptionId: string;
+    /**
+     * 
+     */
+    subscriptionPatch: SubscriptionPatch;
+    /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
 }
 
 /**
@@ -480,6 +573,129 @@ export class SubscriptionsApi extends runtime.BaseAPI {
     }
 
     /**
+     * Creates request options for cancelSubscription without sending the request
+     */
+    async cancelSubscriptionRequestOpts(requestParameters: CancelSubscriptionRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['subscriptionId'] == null) {
+            throw new runtime.RequiredError(
+                'subscriptionId',
+                'Required parameter "subscriptionId" was null or undefined when calling cancelSubscription().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions/{subscriptionId}/cancel`;
+        urlPath = urlPath.replace('{subscriptionId}', encodeURIComponent(String(requestParameters['subscriptionId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: SubscriptionCancelToJSON(requestParameters['subscriptionCancel']),
+        };
+    }
+
+    /**
+     * Ends the subscription: 200 with status `cancelled`, from any status. Its scheduled pause or resume, its pending notice and the holds\' cover of it are dropped, and `subscription.cancelled` is sent (with `reason`, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 `0030`. 
+     * Cancel a subscription
+     */
+    async cancelSubscriptionRaw(requestParameters: CancelSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Subscription>> {
+        const requestOptions = await this.cancelSubscriptionRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SubscriptionFromJSON(jsonValue));
+    }
+
+    /**
+     * Ends the subscription: 200 with status `cancelled`, from any status. Its scheduled pause or resume, its pending notice and the holds\' cover of it are dropped, and `subscription.cancelled` is sent (with `reason`, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 `0030`. 
+     * Cancel a subscription
+     */
+    async cancelSubscription(requestParameters: CancelSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Subscription> {
+        const response = await this.cancelSubscriptionRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for createSubscription without sending the request
+     */
+    async createSubscriptionRequestOpts(requestParameters: CreateSubscriptionRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['subscriptionCreate'] == null) {
+            throw new runtime.RequiredError(
+                'subscriptionCreate',
+                'Required parameter "subscriptionCreate" was null or undefined when calling createSubscription().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: SubscriptionCreateToJSON(requestParameters['subscriptionCreate']),
+        };
+    }
+
+    /**
+     * Brings one of your subscriptions in: `externalId` is its id in your own billing system, unique among your subscriptions (per mode); a second create with an `externalId` in use answers 409 `0037`, whose `detail` names the subscription that has it. `status` is `fulfilled` (default) or `paused`, `cycle` defaults to 0. Answers 201 with the subscription and its `Location`, and sends `subscription.created`. 
+     * Create a subscription from your billing system\'s record
+     */
+    async createSubscriptionRaw(requestParameters: CreateSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Subscription>> {
+        const requestOptions = await this.createSubscriptionRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SubscriptionFromJSON(jsonValue));
+    }
+
+    /**
+     * Brings one of your subscriptions in: `externalId` is its id in your own billing system, unique among your subscriptions (per mode); a second create with an `externalId` in use answers 409 `0037`, whose `detail` names the subscription that has it. `status` is `fulfilled` (default) or `paused`, `cycle` defaults to 0. Answers 201 with the subscription and its `Location`, and sends `subscription.created`. 
+     * Create a subscription from your billing system\'s record
+     */
+    async createSubscription(requestParameters: CreateSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Subscription> {
+        const response = await this.createSubscriptionRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
      * Creates request options for deleteSubscriptionSchedule without sending the request
      */
     async deleteSubscriptionScheduleRequestOpts(requestParameters: DeleteSubscriptionScheduleRequest): Promise<runtime.RequestOpts> {
@@ -605,6 +821,10 @@ export class SubscriptionsApi extends runtime.BaseAPI {
 
         if (requestParameters['status'] != null) {
             queryParameters['status'] = requestParameters['status'];
+        }
+
+        if (requestParameters['externalId'] != null) {
+            queryParameters['externalId'] = requestParameters['externalId'];
         }
 
         if (requestParameters['limit'] != null) {
@@ -903,6 +1123,75 @@ export class SubscriptionsApi extends runtime.BaseAPI {
      */
     async resumeSubscription(requestParameters: ResumeSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<ResumedSubscription> {
         const response = await this.resumeSubscriptionRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for updateSubscription without sending the request
+     */
+    async updateSubscriptionRequestOpts(requestParameters: UpdateSubscriptionRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['subscriptionId'] == null) {
+            throw new runtime.RequiredError(
+                'subscriptionId',
+                'Required parameter "subscriptionId" was null or undefined when calling updateSubscription().'
+            );
+        }
+
+        if (requestParameters['subscriptionPatch'] == null) {
+            throw new runtime.RequiredError(
+                'subscriptionPatch',
+                'Required parameter "subscriptionPatch" was null or undefined when calling updateSubscription().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/merge-patch+json';
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/subscriptions/{subscriptionId}`;
+        urlPath = urlPath.replace('{subscriptionId}', encodeURIComponent(String(requestParameters['subscriptionId'])));
+
+        return {
+            path: urlPath,
+            method: 'PATCH',
+            headers: headerParameters,
+            query: queryParameters,
+            body: SubscriptionPatchToJSON(requestParameters['subscriptionPatch']),
+        };
+    }
+
+    /**
+     * A JSON merge patch (RFC 7396): each field sent replaces the stored one; in `metadata`, a key set to null is removed and the others are set. `status` is not patchable (400 `0047`: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, `modifiedAt` changes and `subscription.updated` is sent with `changed` naming the fields. An `externalId` another subscription has answers 409 `0037`. A cancelled subscription can still be updated. 
+     * Change a subscription\'s plan, cycle, metadata or externalId
+     */
+    async updateSubscriptionRaw(requestParameters: UpdateSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<Subscription>> {
+        const requestOptions = await this.updateSubscriptionRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SubscriptionFromJSON(jsonValue));
+    }
+
+    /**
+     * A JSON merge patch (RFC 7396): each field sent replaces the stored one; in `metadata`, a key set to null is removed and the others are set. `status` is not patchable (400 `0047`: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, `modifiedAt` changes and `subscription.updated` is sent with `changed` naming the fields. An `externalId` another subscription has answers 409 `0037`. A cancelled subscription can still be updated. 
+     * Change a subscription\'s plan, cycle, metadata or externalId
+     */
+    async updateSubscription(requestParameters: UpdateSubscriptionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<Subscription> {
+        const response = await this.updateSubscriptionRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

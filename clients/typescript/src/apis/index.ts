@@ -10,6 +10,7 @@ export * from './EventsApi.js';
 export * from './HoldsApi.js';
 export * from './PausePolicyApi.js';
 export * from './PlansApi.js';
+export * from './SubscriptionImportsApi.js';
 export * from './SubscriptionsApi.js';
 export * from './TestHelpersApi.js';
 export * from './WebhookEndpointsApi.js';

@@ -27,13 +27,20 @@ import {
     SubscriptionEventFromJSONTyped,
     SubscriptionEventToJSON,
 } from './SubscriptionEvent.js';
+import type { SubscriptionImportEvent } from './SubscriptionImportEvent.js';
+import {
+    instanceOfSubscriptionImportEvent,
+    SubscriptionImportEventFromJSON,
+    SubscriptionImportEventFromJSONTyped,
+    SubscriptionImportEventToJSON,
+} from './SubscriptionImportEvent.js';
 
 /**
  * @type Event
  * Something that happened; `data` depends on `type`.
  * @export
  */
-export type Event = BulkRequestEvent | SubscriptionEvent;
+export type Event = BulkRequestEvent | SubscriptionEvent | SubscriptionImportEvent;
 
 export function EventFromJSON(json: any): Event {
     return EventFromJSONTyped(json, false);
@@ -51,6 +58,9 @@ export function EventFromJSONTyped(json: any, ignoreDiscriminator: boolean): Eve
     }
     if (instanceOfSubscriptionEvent(json)) {
         return SubscriptionEventFromJSONTyped(json, true);
+    }
+    if (instanceOfSubscriptionImportEvent(json)) {
+        return SubscriptionImportEventFromJSONTyped(json, true);
     }
     return {} as any;
 }
@@ -71,6 +81,9 @@ export function EventToJSONTyped(value?: Event | null, ignoreDiscriminator: bool
     }
     if (instanceOfSubscriptionEvent(value)) {
         return SubscriptionEventToJSON(value as SubscriptionEvent);
+    }
+    if (instanceOfSubscriptionImportEvent(value)) {
+        return SubscriptionImportEventToJSON(value as SubscriptionImportEvent);
     }
     return {};
 }

@@ -111,6 +111,10 @@ export const EventDestinationTypesEnum = {
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionImportCompleted: 'subscription_import.completed',
 } as const;
 export type EventDestinationTypesEnum = typeof EventDestinationTypesEnum[keyof typeof EventDestinationTypesEnum];
 

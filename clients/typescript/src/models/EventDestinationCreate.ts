@@ -85,6 +85,10 @@ export const EventDestinationCreateTypesEnum = {
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionImportCompleted: 'subscription_import.completed',
 } as const;
 export type EventDestinationCreateTypesEnum = typeof EventDestinationCreateTypesEnum[keyof typeof EventDestinationCreateTypesEnum];
 

@@ -25,6 +25,10 @@ export const EventType = {
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionImportCompleted: 'subscription_import.completed',
 } as const;
 export type EventType = typeof EventType[keyof typeof EventType];
 

@@ -86,6 +86,14 @@ export interface Subscription {
      */
     billingSync?: BillingSync;
     /**
+     * The subscription's id in your own billing system; unique among your subscriptions (per mode).
+     */
+    externalId?: string;
+    /**
+     * Up to 20 keys of your own (at most 40 characters each), each with a string of at most 500 characters.
+     */
+    metadata?: { [key: string]: string; };
+    /**
      * true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see
      * the test mode section of the docs). A key only ever sees objects of its own mode.
      * 
@@ -131,6 +139,8 @@ export function SubscriptionFromJSONTyped(json: any, ignoreDiscriminator: boolea
         'pauseReason': json['pauseReason'] == null ? undefined : json['pauseReason'],
         'holdIds': json['holdIds'] == null ? undefined : json['holdIds'],
         'billingSync': json['billingSync'] == null ? undefined : BillingSyncFromJSON(json['billingSync']),
+        'externalId': json['externalId'] == null ? undefined : json['externalId'],
+        'metadata': json['metadata'] == null ? undefined : json['metadata'],
         'livemode': json['livemode'],
     };
 }
@@ -157,6 +167,8 @@ export function SubscriptionToJSONTyped(value?: Subscription | null, ignoreDiscr
         'pauseReason': value['pauseReason'],
         'holdIds': value['holdIds'],
         'billingSync': BillingSyncToJSON(value['billingSync']),
+        'externalId': value['externalId'],
+        'metadata': value['metadata'],
         'livemode': value['livemode'],
     };
 }

@@ -62,6 +62,9 @@ export const SubscriptionEventTypeEnum = {
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
 } as const;
 export type SubscriptionEventTypeEnum = typeof SubscriptionEventTypeEnum[keyof typeof SubscriptionEventTypeEnum];
 

@@ -80,6 +80,14 @@ export interface SubscriptionEventData {
      * `subscription.resume_upcoming` only: when the subscription resumes by itself.
      */
     resumeAt?: string;
+    /**
+     * `subscription.updated` only: the fields the update changed.
+     */
+    changed?: Array<SubscriptionEventDataChangedEnum>;
+    /**
+     * `subscription.cancelled` only: the reason given with the cancel, if any.
+     */
+    reason?: string;
 }
 
 
@@ -91,6 +99,17 @@ export const SubscriptionEventDataRemovedEnum = {
     ResumeAt: 'resumeAt',
 } as const;
 export type SubscriptionEventDataRemovedEnum = typeof SubscriptionEventDataRemovedEnum[keyof typeof SubscriptionEventDataRemovedEnum];
+
+/**
+ * @export
+ */
+export const SubscriptionEventDataChangedEnum = {
+    PlanId: 'planId',
+    Cycle: 'cycle',
+    Metadata: 'metadata',
+    ExternalId: 'externalId',
+} as const;
+export type SubscriptionEventDataChangedEnum = typeof SubscriptionEventDataChangedEnum[keyof typeof SubscriptionEventDataChangedEnum];
 
 
 /**
@@ -119,6 +138,8 @@ export function SubscriptionEventDataFromJSONTyped(json: any, ignoreDiscriminato
         'schedule': json['schedule'] == null ? undefined : ScheduleFromJSON(json['schedule']),
         'removed': json['removed'] == null ? undefined : json['removed'],
         'resumeAt': json['resumeAt'] == null ? undefined : json['resumeAt'],
+        'changed': json['changed'] == null ? undefined : json['changed'],
+        'reason': json['reason'] == null ? undefined : json['reason'],
     };
 }
 
@@ -139,6 +160,8 @@ export function SubscriptionEventDataToJSONTyped(value?: SubscriptionEventData |
         'schedule': ScheduleToJSON(value['schedule']),
         'removed': value['removed'],
         'resumeAt': value['resumeAt'],
+        'changed': value['changed'],
+        'reason': value['reason'],
     };
 }
 

@@ -58,6 +58,9 @@ export const SubscriptionWebhookTypeEnum = {
     SubscriptionResumeScheduled: 'subscription.resume_scheduled',
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
 } as const;
 export type SubscriptionWebhookTypeEnum = typeof SubscriptionWebhookTypeEnum[keyof typeof SubscriptionWebhookTypeEnum];
 

@@ -80,6 +80,10 @@ export const WebhookEndpointEventsEnum = {
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionImportCompleted: 'subscription_import.completed',
 } as const;
 export type WebhookEndpointEventsEnum = typeof WebhookEndpointEventsEnum[keyof typeof WebhookEndpointEventsEnum];
 

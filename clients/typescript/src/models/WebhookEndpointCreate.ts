@@ -58,6 +58,10 @@ export const WebhookEndpointCreateEventsEnum = {
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionImportCompleted: 'subscription_import.completed',
 } as const;
 export type WebhookEndpointCreateEventsEnum = typeof WebhookEndpointCreateEventsEnum[keyof typeof WebhookEndpointCreateEventsEnum];
 

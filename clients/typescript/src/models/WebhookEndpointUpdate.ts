@@ -62,6 +62,10 @@ export const WebhookEndpointUpdateEventsEnum = {
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionImportCompleted: 'subscription_import.completed',
 } as const;
 export type WebhookEndpointUpdateEventsEnum = typeof WebhookEndpointUpdateEventsEnum[keyof typeof WebhookEndpointUpdateEventsEnum];
 

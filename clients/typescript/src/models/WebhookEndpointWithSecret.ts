@@ -84,6 +84,10 @@ export const WebhookEndpointWithSecretEventsEnum = {
     SubscriptionScheduleRemoved: 'subscription.schedule_removed',
     SubscriptionResumeUpcoming: 'subscription.resume_upcoming',
     BulkRequestCompleted: 'bulk_request.completed',
+    SubscriptionCreated: 'subscription.created',
+    SubscriptionUpdated: 'subscription.updated',
+    SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionImportCompleted: 'subscription_import.completed',
 } as const;
 export type WebhookEndpointWithSecretEventsEnum = typeof WebhookEndpointWithSecretEventsEnum[keyof typeof WebhookEndpointWithSecretEventsEnum];
 

@@ -107,6 +107,15 @@ public final class Problems {
     }
   }
 
+  /** 0029: Subscription import not found. */
+  public static final class SubscriptionImportNotFoundError extends ProblemException {
+    public static final String CODE = "0029";
+
+    public SubscriptionImportNotFoundError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0030: Invalid status transition. */
   public static final class InvalidStatusTransitionError extends ProblemException {
     public static final String CODE = "0030";
@@ -170,6 +179,15 @@ public final class Problems {
     }
   }
 
+  /** 0037: External id in use. */
+  public static final class ExternalIdInUseError extends ProblemException {
+    public static final String CODE = "0037";
+
+    public ExternalIdInUseError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0040: Invalid request. */
   public static final class InvalidRequestError extends ProblemException {
     public static final String CODE = "0040";
@@ -229,6 +247,15 @@ public final class Problems {
     public static final String CODE = "0046";
 
     public FilterTooBroadError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
+  /** 0047: Status not patchable. */
+  public static final class StatusNotPatchableError extends ProblemException {
+    public static final String CODE = "0047";
+
+    public StatusNotPatchableError(int status, String message, HttpHeaders headers, String body) {
       super(status, message, headers, body);
     }
   }
@@ -393,6 +420,8 @@ public final class Problems {
         return new PortalLinkNotFoundError(status, message, headers, body);
       case "0028":
         return new PlanNotFoundError(status, message, headers, body);
+      case "0029":
+        return new SubscriptionImportNotFoundError(status, message, headers, body);
       case "0030":
         return new InvalidStatusTransitionError(status, message, headers, body);
       case "0031":
@@ -407,6 +436,8 @@ public final class Problems {
         return new HoldReleasedError(status, message, headers, body);
       case "0036":
         return new TestClockMovedError(status, message, headers, body);
+      case "0037":
+        return new ExternalIdInUseError(status, message, headers, body);
       case "0040":
         return new InvalidRequestError(status, message, headers, body);
       case "0041":
@@ -421,6 +452,8 @@ public final class Problems {
         return new MethodNotAllowedError(status, message, headers, body);
       case "0046":
         return new FilterTooBroadError(status, message, headers, body);
+      case "0047":
+        return new StatusNotPatchableError(status, message, headers, body);
       case "0050":
         return new IdempotencyKeyReusedError(status, message, headers, body);
       case "0051":

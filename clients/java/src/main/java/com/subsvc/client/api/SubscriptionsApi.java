@@ -34,7 +34,11 @@ import com.subsvc.client.model.Problem;
 import com.subsvc.client.model.ProblemOrTestOutcome;
 import com.subsvc.client.model.ResumedSubscription;
 import com.subsvc.client.model.Subscription;
+import com.subsvc.client.model.SubscriptionCancel;
+import com.subsvc.client.model.SubscriptionCreate;
+import com.subsvc.client.model.SubscriptionLifecycleProblem;
 import com.subsvc.client.model.SubscriptionList;
+import com.subsvc.client.model.SubscriptionPatch;
 import com.subsvc.client.model.SubscriptionStatus;
 import com.subsvc.client.model.TestHelpersProblem;
 import com.subsvc.client.model.TimeoutProblem;
@@ -460,6 +464,273 @@ public class SubscriptionsApi {
   }
 
   /**
+   * Cancel a subscription
+   * Ends the subscription: 200 with status &#x60;cancelled&#x60;, from any status. Its scheduled pause or resume, its pending notice and the holds&#39; cover of it are dropped, and &#x60;subscription.cancelled&#x60; is sent (with &#x60;reason&#x60;, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 &#x60;0030&#x60;. 
+   * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subscriptionCancel  (optional)
+   * @return Subscription
+   * @throws ApiException if fails to make API call
+   */
+  public Subscription cancelSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable SubscriptionCancel subscriptionCancel) throws ApiException {
+    return cancelSubscription(subscriptionId, idempotencyKey, subscriptionCancel, null);
+  }
+
+  /**
+   * Cancel a subscription
+   * Ends the subscription: 200 with status &#x60;cancelled&#x60;, from any status. Its scheduled pause or resume, its pending notice and the holds&#39; cover of it are dropped, and &#x60;subscription.cancelled&#x60; is sent (with &#x60;reason&#x60;, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 &#x60;0030&#x60;. 
+   * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subscriptionCancel  (optional)
+   * @param headers Optional headers to include in the request
+   * @return Subscription
+   * @throws ApiException if fails to make API call
+   */
+  public Subscription cancelSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable SubscriptionCancel subscriptionCancel, Map<String, String> headers) throws ApiException {
+    ApiResponse<Subscription> localVarResponse = cancelSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, subscriptionCancel, headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * Cancel a subscription
+   * Ends the subscription: 200 with status &#x60;cancelled&#x60;, from any status. Its scheduled pause or resume, its pending notice and the holds&#39; cover of it are dropped, and &#x60;subscription.cancelled&#x60; is sent (with &#x60;reason&#x60;, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 &#x60;0030&#x60;. 
+   * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subscriptionCancel  (optional)
+   * @return ApiResponse&lt;Subscription&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<Subscription> cancelSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable SubscriptionCancel subscriptionCancel) throws ApiException {
+    return cancelSubscriptionWithHttpInfo(subscriptionId, idempotencyKey, subscriptionCancel, null);
+  }
+
+  /**
+   * Cancel a subscription
+   * Ends the subscription: 200 with status &#x60;cancelled&#x60;, from any status. Its scheduled pause or resume, its pending notice and the holds&#39; cover of it are dropped, and &#x60;subscription.cancelled&#x60; is sent (with &#x60;reason&#x60;, when given). Cancelling a cancelled subscription answers 200 with it unchanged and sends nothing. A cancelled subscription stays readable and stays cancelled: pause and resume answer 409 &#x60;0030&#x60;. 
+   * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param subscriptionCancel  (optional)
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;Subscription&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<Subscription> cancelSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable SubscriptionCancel subscriptionCancel, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = cancelSubscriptionRequestBuilder(subscriptionId, idempotencyKey, subscriptionCancel, headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("cancelSubscription", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<Subscription>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        Subscription responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<Subscription>() {});
+        
+
+        return new ApiResponse<Subscription>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder cancelSubscriptionRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nullable String idempotencyKey, @jakarta.annotation.Nullable SubscriptionCancel subscriptionCancel, Map<String, String> headers) throws ApiException {
+    // verify the required parameter 'subscriptionId' is set
+    if (subscriptionId == null) {
+      throw new ApiException(400, "Missing the required parameter 'subscriptionId' when calling cancelSubscription");
+    }
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/v2/subscriptions/{subscriptionId}/cancel"
+        .replace("{subscriptionId}", ApiClient.urlEncode(subscriptionId.toString()));
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    if (idempotencyKey != null) {
+      localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    localVarRequestBuilder.header("Content-Type", "application/json");
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    try {
+      byte[] localVarPostBody = memberVarObjectMapper.writeValueAsBytes(subscriptionCancel);
+      // subsvc: an optional body left unset is sent as no body, not as `null` (which the API refuses).
+      localVarRequestBuilder.method("POST", subscriptionCancel == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(localVarPostBody));
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
+   * Create a subscription from your billing system&#39;s record
+   * Brings one of your subscriptions in: &#x60;externalId&#x60; is its id in your own billing system, unique among your subscriptions (per mode); a second create with an &#x60;externalId&#x60; in use answers 409 &#x60;0037&#x60;, whose &#x60;detail&#x60; names the subscription that has it. &#x60;status&#x60; is &#x60;fulfilled&#x60; (default) or &#x60;paused&#x60;, &#x60;cycle&#x60; defaults to 0. Answers 201 with the subscription and its &#x60;Location&#x60;, and sends &#x60;subscription.created&#x60;. 
+   * @param subscriptionCreate  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @return Subscription
+   * @throws ApiException if fails to make API call
+   */
+  public Subscription createSubscription(@jakarta.annotation.Nonnull SubscriptionCreate subscriptionCreate, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
+    return createSubscription(subscriptionCreate, idempotencyKey, null);
+  }
+
+  /**
+   * Create a subscription from your billing system&#39;s record
+   * Brings one of your subscriptions in: &#x60;externalId&#x60; is its id in your own billing system, unique among your subscriptions (per mode); a second create with an &#x60;externalId&#x60; in use answers 409 &#x60;0037&#x60;, whose &#x60;detail&#x60; names the subscription that has it. &#x60;status&#x60; is &#x60;fulfilled&#x60; (default) or &#x60;paused&#x60;, &#x60;cycle&#x60; defaults to 0. Answers 201 with the subscription and its &#x60;Location&#x60;, and sends &#x60;subscription.created&#x60;. 
+   * @param subscriptionCreate  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return Subscription
+   * @throws ApiException if fails to make API call
+   */
+  public Subscription createSubscription(@jakarta.annotation.Nonnull SubscriptionCreate subscriptionCreate, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    ApiResponse<Subscription> localVarResponse = createSubscriptionWithHttpInfo(subscriptionCreate, idempotencyKey, headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * Create a subscription from your billing system&#39;s record
+   * Brings one of your subscriptions in: &#x60;externalId&#x60; is its id in your own billing system, unique among your subscriptions (per mode); a second create with an &#x60;externalId&#x60; in use answers 409 &#x60;0037&#x60;, whose &#x60;detail&#x60; names the subscription that has it. &#x60;status&#x60; is &#x60;fulfilled&#x60; (default) or &#x60;paused&#x60;, &#x60;cycle&#x60; defaults to 0. Answers 201 with the subscription and its &#x60;Location&#x60;, and sends &#x60;subscription.created&#x60;. 
+   * @param subscriptionCreate  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @return ApiResponse&lt;Subscription&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<Subscription> createSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull SubscriptionCreate subscriptionCreate, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
+    return createSubscriptionWithHttpInfo(subscriptionCreate, idempotencyKey, null);
+  }
+
+  /**
+   * Create a subscription from your billing system&#39;s record
+   * Brings one of your subscriptions in: &#x60;externalId&#x60; is its id in your own billing system, unique among your subscriptions (per mode); a second create with an &#x60;externalId&#x60; in use answers 409 &#x60;0037&#x60;, whose &#x60;detail&#x60; names the subscription that has it. &#x60;status&#x60; is &#x60;fulfilled&#x60; (default) or &#x60;paused&#x60;, &#x60;cycle&#x60; defaults to 0. Answers 201 with the subscription and its &#x60;Location&#x60;, and sends &#x60;subscription.created&#x60;. 
+   * @param subscriptionCreate  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;Subscription&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<Subscription> createSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull SubscriptionCreate subscriptionCreate, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = createSubscriptionRequestBuilder(subscriptionCreate, idempotencyKey, headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("createSubscription", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<Subscription>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        Subscription responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<Subscription>() {});
+        
+
+        return new ApiResponse<Subscription>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder createSubscriptionRequestBuilder(@jakarta.annotation.Nonnull SubscriptionCreate subscriptionCreate, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    // verify the required parameter 'subscriptionCreate' is set
+    if (subscriptionCreate == null) {
+      throw new ApiException(400, "Missing the required parameter 'subscriptionCreate' when calling createSubscription");
+    }
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/v2/subscriptions";
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    if (idempotencyKey != null) {
+      localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    localVarRequestBuilder.header("Content-Type", "application/json");
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    try {
+      byte[] localVarPostBody = memberVarObjectMapper.writeValueAsBytes(subscriptionCreate);
+      // subsvc: an optional body left unset is sent as no body, not as `null` (which the API refuses).
+      localVarRequestBuilder.method("POST", subscriptionCreate == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(localVarPostBody));
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
    * Drop a subscription&#39;s pending scheduled pause and resume
    * Drops the pending &#x60;pauseAt&#x60; and &#x60;resumeAt&#x60; and answers 200 with the subscription, which keeps its status (a paused one stays paused until resumed). Without a schedule it changes nothing. &#x60;modifiedAt&#x60; changes when a schedule was dropped. A &#x60;cancelled&#x60; subscription answers 409 &#x60;0030&#x60;. 
    * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
@@ -713,20 +984,22 @@ public class SubscriptionsApi {
    * List your subscriptions
    * The caller&#39;s subscriptions in &#x60;id&#x60; order, a page at a time. Pass the previous page&#39;s &#x60;nextCursor&#x60; as &#x60;startingAfter&#x60; for the next page (any subscription id works too); walking every page returns each subscription exactly once, even when subscriptions are added or removed meanwhile (a removed one is simply not returned). 
    * @param status Only subscriptions in this status. (optional)
+   * @param externalId Only the subscription with this &#x60;externalId&#x60; (the id in your own billing system); at most one. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
    * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0920), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return SubscriptionList
    * @throws ApiException if fails to make API call
    */
-  public SubscriptionList listSubscriptions(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
-    return listSubscriptions(status, limit, startingAfter, subsvcTestOutcome, null);
+  public SubscriptionList listSubscriptions(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable String externalId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listSubscriptions(status, externalId, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
    * List your subscriptions
    * The caller&#39;s subscriptions in &#x60;id&#x60; order, a page at a time. Pass the previous page&#39;s &#x60;nextCursor&#x60; as &#x60;startingAfter&#x60; for the next page (any subscription id works too); walking every page returns each subscription exactly once, even when subscriptions are added or removed meanwhile (a removed one is simply not returned). 
    * @param status Only subscriptions in this status. (optional)
+   * @param externalId Only the subscription with this &#x60;externalId&#x60; (the id in your own billing system); at most one. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
    * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0920), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
@@ -734,8 +1007,8 @@ public class SubscriptionsApi {
    * @return SubscriptionList
    * @throws ApiException if fails to make API call
    */
-  public SubscriptionList listSubscriptions(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
-    ApiResponse<SubscriptionList> localVarResponse = listSubscriptionsWithHttpInfo(status, limit, startingAfter, subsvcTestOutcome, headers);
+  public SubscriptionList listSubscriptions(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable String externalId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    ApiResponse<SubscriptionList> localVarResponse = listSubscriptionsWithHttpInfo(status, externalId, limit, startingAfter, subsvcTestOutcome, headers);
     return localVarResponse.getData();
   }
 
@@ -743,20 +1016,22 @@ public class SubscriptionsApi {
    * List your subscriptions
    * The caller&#39;s subscriptions in &#x60;id&#x60; order, a page at a time. Pass the previous page&#39;s &#x60;nextCursor&#x60; as &#x60;startingAfter&#x60; for the next page (any subscription id works too); walking every page returns each subscription exactly once, even when subscriptions are added or removed meanwhile (a removed one is simply not returned). 
    * @param status Only subscriptions in this status. (optional)
+   * @param externalId Only the subscription with this &#x60;externalId&#x60; (the id in your own billing system); at most one. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
    * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0920), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
    * @return ApiResponse&lt;SubscriptionList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<SubscriptionList> listSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
-    return listSubscriptionsWithHttpInfo(status, limit, startingAfter, subsvcTestOutcome, null);
+  public ApiResponse<SubscriptionList> listSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable String externalId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome) throws ApiException {
+    return listSubscriptionsWithHttpInfo(status, externalId, limit, startingAfter, subsvcTestOutcome, null);
   }
 
   /**
    * List your subscriptions
    * The caller&#39;s subscriptions in &#x60;id&#x60; order, a page at a time. Pass the previous page&#39;s &#x60;nextCursor&#x60; as &#x60;startingAfter&#x60; for the next page (any subscription id works too); walking every page returns each subscription exactly once, even when subscriptions are added or removed meanwhile (a removed one is simply not returned). 
    * @param status Only subscriptions in this status. (optional)
+   * @param externalId Only the subscription with this &#x60;externalId&#x60; (the id in your own billing system); at most one. (optional)
    * @param limit How many items a page holds at most. (optional, default to 20)
    * @param startingAfter The previous page&#39;s &#x60;nextCursor&#x60;; the page starts after it. (optional)
    * @param subsvcTestOutcome Test keys only: the request is answered as the scenario says, before anything is done (&#x60;GET /v2/test-helpers/scenarios&#x60; lists them): &#x60;rate_limited&#x60; (429 0060, &#x60;Retry-After: 1&#x60;), &#x60;unavailable&#x60; (503 0910), &#x60;timeout&#x60; (held 35 s, then 504 0920), &#x60;conflict&#x60; (409 0030), &#x60;policy_refused&#x60; (422 0032), &#x60;not_found&#x60; (404 0020), with the problem the real failure has. &#x60;rate_limited:N&#x60; and &#x60;unavailable:N&#x60; (N from 1 to 10) fail N times for one &#x60;Idempotency-Key&#x60; (which they need), then let the request through. A live key sending it gets 400 (0142); a value that is not a scenario, 400 (0143). Every operation under &#x60;/v2&#x60; honours it; it is declared on those that already took parameters, so that no generated client&#39;s method changes its signature.  (optional)
@@ -764,8 +1039,8 @@ public class SubscriptionsApi {
    * @return ApiResponse&lt;SubscriptionList&gt;
    * @throws ApiException if fails to make API call
    */
-  public ApiResponse<SubscriptionList> listSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
-    HttpRequest.Builder localVarRequestBuilder = listSubscriptionsRequestBuilder(status, limit, startingAfter, subsvcTestOutcome, headers);
+  public ApiResponse<SubscriptionList> listSubscriptionsWithHttpInfo(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable String externalId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = listSubscriptionsRequestBuilder(status, externalId, limit, startingAfter, subsvcTestOutcome, headers);
     try {
       HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
           localVarRequestBuilder.build(),
@@ -812,7 +1087,7 @@ public class SubscriptionsApi {
     }
   }
 
-  private HttpRequest.Builder listSubscriptionsRequestBuilder(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
+  private HttpRequest.Builder listSubscriptionsRequestBuilder(@jakarta.annotation.Nullable SubscriptionStatus status, @jakarta.annotation.Nullable String externalId, @jakarta.annotation.Nullable Integer limit, @jakarta.annotation.Nullable UUID startingAfter, @jakarta.annotation.Nullable String subsvcTestOutcome, Map<String, String> headers) throws ApiException {
 
     HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
 
@@ -823,6 +1098,8 @@ public class SubscriptionsApi {
     String localVarQueryParameterBaseName;
     localVarQueryParameterBaseName = "status";
     localVarQueryParams.addAll(ApiClient.parameterToPairs("status", status));
+    localVarQueryParameterBaseName = "externalId";
+    localVarQueryParams.addAll(ApiClient.parameterToPairs("externalId", externalId));
     localVarQueryParameterBaseName = "limit";
     localVarQueryParams.addAll(ApiClient.parameterToPairs("limit", limit));
     localVarQueryParameterBaseName = "startingAfter";
@@ -1376,6 +1653,146 @@ public class SubscriptionsApi {
       byte[] localVarPostBody = memberVarObjectMapper.writeValueAsBytes(commandRequest);
       // subsvc: an optional body left unset is sent as no body, not as `null` (which the API refuses).
       localVarRequestBuilder.method("POST", commandRequest == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(localVarPostBody));
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
+   * Change a subscription&#39;s plan, cycle, metadata or externalId
+   * A JSON merge patch (RFC 7396): each field sent replaces the stored one; in &#x60;metadata&#x60;, a key set to null is removed and the others are set. &#x60;status&#x60; is not patchable (400 &#x60;0047&#x60;: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, &#x60;modifiedAt&#x60; changes and &#x60;subscription.updated&#x60; is sent with &#x60;changed&#x60; naming the fields. An &#x60;externalId&#x60; another subscription has answers 409 &#x60;0037&#x60;. A cancelled subscription can still be updated. 
+   * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subscriptionPatch A JSON merge patch (RFC 7396), sent as &#x60;application/merge-patch+json&#x60;; &#x60;application/json&#x60; is taken as the same.  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @return Subscription
+   * @throws ApiException if fails to make API call
+   */
+  public Subscription updateSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nonnull SubscriptionPatch subscriptionPatch, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
+    return updateSubscription(subscriptionId, subscriptionPatch, idempotencyKey, null);
+  }
+
+  /**
+   * Change a subscription&#39;s plan, cycle, metadata or externalId
+   * A JSON merge patch (RFC 7396): each field sent replaces the stored one; in &#x60;metadata&#x60;, a key set to null is removed and the others are set. &#x60;status&#x60; is not patchable (400 &#x60;0047&#x60;: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, &#x60;modifiedAt&#x60; changes and &#x60;subscription.updated&#x60; is sent with &#x60;changed&#x60; naming the fields. An &#x60;externalId&#x60; another subscription has answers 409 &#x60;0037&#x60;. A cancelled subscription can still be updated. 
+   * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subscriptionPatch A JSON merge patch (RFC 7396), sent as &#x60;application/merge-patch+json&#x60;; &#x60;application/json&#x60; is taken as the same.  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return Subscription
+   * @throws ApiException if fails to make API call
+   */
+  public Subscription updateSubscription(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nonnull SubscriptionPatch subscriptionPatch, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    ApiResponse<Subscription> localVarResponse = updateSubscriptionWithHttpInfo(subscriptionId, subscriptionPatch, idempotencyKey, headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * Change a subscription&#39;s plan, cycle, metadata or externalId
+   * A JSON merge patch (RFC 7396): each field sent replaces the stored one; in &#x60;metadata&#x60;, a key set to null is removed and the others are set. &#x60;status&#x60; is not patchable (400 &#x60;0047&#x60;: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, &#x60;modifiedAt&#x60; changes and &#x60;subscription.updated&#x60; is sent with &#x60;changed&#x60; naming the fields. An &#x60;externalId&#x60; another subscription has answers 409 &#x60;0037&#x60;. A cancelled subscription can still be updated. 
+   * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subscriptionPatch A JSON merge patch (RFC 7396), sent as &#x60;application/merge-patch+json&#x60;; &#x60;application/json&#x60; is taken as the same.  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @return ApiResponse&lt;Subscription&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<Subscription> updateSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nonnull SubscriptionPatch subscriptionPatch, @jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
+    return updateSubscriptionWithHttpInfo(subscriptionId, subscriptionPatch, idempotencyKey, null);
+  }
+
+  /**
+   * Change a subscription&#39;s plan, cycle, metadata or externalId
+   * A JSON merge patch (RFC 7396): each field sent replaces the stored one; in &#x60;metadata&#x60;, a key set to null is removed and the others are set. &#x60;status&#x60; is not patchable (400 &#x60;0047&#x60;: use pause, resume or cancel). Answers 200 with the subscription; when a field changed, &#x60;modifiedAt&#x60; changes and &#x60;subscription.updated&#x60; is sent with &#x60;changed&#x60; naming the fields. An &#x60;externalId&#x60; another subscription has answers 409 &#x60;0037&#x60;. A cancelled subscription can still be updated. 
+   * @param subscriptionId UUID of the subscription for a single operation. A value that is not the id of one of the caller&#39;s subscriptions answers 404. Ignored by bulk requests, which may leave the placeholder &#x60;{subscriptionId}&#x60; or write &#x60;bulk&#x60;. Percent-encoding is decoded exactly once; a value that is not valid percent-encoding is taken as written (and so is not found).  (required)
+   * @param subscriptionPatch A JSON merge patch (RFC 7396), sent as &#x60;application/merge-patch+json&#x60;; &#x60;application/json&#x60; is taken as the same.  (required)
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;Subscription&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<Subscription> updateSubscriptionWithHttpInfo(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nonnull SubscriptionPatch subscriptionPatch, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = updateSubscriptionRequestBuilder(subscriptionId, subscriptionPatch, idempotencyKey, headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("updateSubscription", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<Subscription>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        Subscription responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<Subscription>() {});
+        
+
+        return new ApiResponse<Subscription>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder updateSubscriptionRequestBuilder(@jakarta.annotation.Nonnull String subscriptionId, @jakarta.annotation.Nonnull SubscriptionPatch subscriptionPatch, @jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    // verify the required parameter 'subscriptionId' is set
+    if (subscriptionId == null) {
+      throw new ApiException(400, "Missing the required parameter 'subscriptionId' when calling updateSubscription");
+    }
+    // verify the required parameter 'subscriptionPatch' is set
+    if (subscriptionPatch == null) {
+      throw new ApiException(400, "Missing the required parameter 'subscriptionPatch' when calling updateSubscription");
+    }
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/v2/subscriptions/{subscriptionId}"
+        .replace("{subscriptionId}", ApiClient.urlEncode(subscriptionId.toString()));
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    if (idempotencyKey != null) {
+      localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    localVarRequestBuilder.header("Content-Type", "application/merge-patch+json");
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    try {
+      byte[] localVarPostBody = memberVarObjectMapper.writeValueAsBytes(subscriptionPatch);
+      // subsvc: an optional body left unset is sent as no body, not as `null` (which the API refuses).
+      localVarRequestBuilder.method("PATCH", subscriptionPatch == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(localVarPostBody));
     } catch (IOException e) {
       throw new ApiException(e);
     }

@@ -24,9 +24,10 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import com.fasterxml.jackson.annotation.JsonValue;
-import com.subsvc.client.model.BulkRequest;
 import com.subsvc.client.model.BulkRequestEvent;
 import com.subsvc.client.model.SubscriptionEvent;
+import com.subsvc.client.model.SubscriptionImport;
+import com.subsvc.client.model.SubscriptionImportEvent;
 import java.util.Arrays;
 import java.util.UUID;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
@@ -145,6 +146,32 @@ public class Event extends AbstractOpenApiSchema {
                 log.log(Level.FINER, "Input data does not match schema 'SubscriptionEvent'", e);
             }
 
+            // deserialize SubscriptionImportEvent
+            try {
+                boolean attemptParsing = true;
+                // ensure that we respect type coercion as set on the client ObjectMapper
+                if (SubscriptionImportEvent.class.equals(Integer.class) || SubscriptionImportEvent.class.equals(Long.class) || SubscriptionImportEvent.class.equals(Float.class) || SubscriptionImportEvent.class.equals(Double.class) || SubscriptionImportEvent.class.equals(Boolean.class) || SubscriptionImportEvent.class.equals(String.class)) {
+                    attemptParsing = typeCoercion;
+                    if (!attemptParsing) {
+                        attemptParsing |= ((SubscriptionImportEvent.class.equals(Integer.class) || SubscriptionImportEvent.class.equals(Long.class)) && token == JsonToken.VALUE_NUMBER_INT);
+                        attemptParsing |= ((SubscriptionImportEvent.class.equals(Float.class) || SubscriptionImportEvent.class.equals(Double.class)) && token == JsonToken.VALUE_NUMBER_FLOAT);
+                        attemptParsing |= (SubscriptionImportEvent.class.equals(Boolean.class) && (token == JsonToken.VALUE_FALSE || token == JsonToken.VALUE_TRUE));
+                        attemptParsing |= (SubscriptionImportEvent.class.equals(String.class) && token == JsonToken.VALUE_STRING);
+                    }
+                }
+                if (attemptParsing) {
+                    deserialized = tree.traverse(jp.getCodec()).readValueAs(SubscriptionImportEvent.class);
+                    // TODO: there is no validation against JSON schema constraints
+                    // (min, max, enum, pattern...), this does not perform a strict JSON
+                    // validation, which means the 'match' count may be higher than it should be.
+                    match++;
+                    log.log(Level.FINER, "Input data matches schema 'SubscriptionImportEvent'");
+                }
+            } catch (Exception e) {
+                // deserialization failed, continue
+                log.log(Level.FINER, "Input data does not match schema 'SubscriptionImportEvent'", e);
+            }
+
             if (match == 1) {
                 Event ret = new Event();
                 ret.setActualInstance(deserialized);
@@ -179,9 +206,15 @@ public class Event extends AbstractOpenApiSchema {
         setActualInstance(o);
     }
 
+    public Event(SubscriptionImportEvent o) {
+        super("oneOf", Boolean.FALSE);
+        setActualInstance(o);
+    }
+
     static {
         schemas.put("BulkRequestEvent", BulkRequestEvent.class);
         schemas.put("SubscriptionEvent", SubscriptionEvent.class);
+        schemas.put("SubscriptionImportEvent", SubscriptionImportEvent.class);
         JSON.registerDescendants(Event.class, Collections.unmodifiableMap(schemas));
     }
 
@@ -193,7 +226,7 @@ public class Event extends AbstractOpenApiSchema {
     /**
      * Set the instance that matches the oneOf child schema, check
      * the instance parameter is valid against the oneOf child schemas:
-     * BulkRequestEvent, SubscriptionEvent
+     * BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent
      *
      * It could be an instance of the 'oneOf' schemas.
      * The oneOf child schemas may themselves be a composed schema (allOf, anyOf, oneOf).
@@ -210,14 +243,19 @@ public class Event extends AbstractOpenApiSchema {
             return;
         }
 
-        throw new RuntimeException("Invalid instance type. Must be BulkRequestEvent, SubscriptionEvent");
+        if (JSON.isInstanceOf(SubscriptionImportEvent.class, instance, new HashSet<Class<?>>())) {
+            super.setActualInstance(instance);
+            return;
+        }
+
+        throw new RuntimeException("Invalid instance type. Must be BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent");
     }
 
     /**
      * Get the actual instance, which can be the following:
-     * BulkRequestEvent, SubscriptionEvent
+     * BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent
      *
-     * @return The actual instance (BulkRequestEvent, SubscriptionEvent)
+     * @return The actual instance (BulkRequestEvent, SubscriptionEvent, SubscriptionImportEvent)
      */
     @Override
     public Object getActualInstance() {
@@ -244,6 +282,17 @@ public class Event extends AbstractOpenApiSchema {
      */
     public SubscriptionEvent getSubscriptionEvent() throws ClassCastException {
         return (SubscriptionEvent)super.getActualInstance();
+    }
+
+    /**
+     * Get the actual instance of `SubscriptionImportEvent`. If the actual instance is not `SubscriptionImportEvent`,
+     * the ClassCastException will be thrown.
+     *
+     * @return The actual instance of `SubscriptionImportEvent`
+     * @throws ClassCastException if the instance is not `SubscriptionImportEvent`
+     */
+    public SubscriptionImportEvent getSubscriptionImportEvent() throws ClassCastException {
+        return (SubscriptionImportEvent)super.getActualInstance();
     }
 
 
@@ -289,6 +338,12 @@ public class Event extends AbstractOpenApiSchema {
     if (getActualInstance() instanceof BulkRequestEvent) {
         if (getActualInstance() != null) {
           joiner.add(((BulkRequestEvent)getActualInstance()).toUrlQueryString(prefix + "one_of_1" + suffix));
+        }
+        return joiner.toString();
+    }
+    if (getActualInstance() instanceof SubscriptionImportEvent) {
+        if (getActualInstance() != null) {
+          joiner.add(((SubscriptionImportEvent)getActualInstance()).toUrlQueryString(prefix + "one_of_2" + suffix));
         }
         return joiner.toString();
     }

@@ -114,7 +114,15 @@ public class EventDestinationCreate {
     
     SUBSCRIPTION_RESUME_UPCOMING(String.valueOf("subscription.resume_upcoming")),
     
-    BULK_REQUEST_COMPLETED(String.valueOf("bulk_request.completed"));
+    BULK_REQUEST_COMPLETED(String.valueOf("bulk_request.completed")),
+    
+    SUBSCRIPTION_CREATED(String.valueOf("subscription.created")),
+    
+    SUBSCRIPTION_UPDATED(String.valueOf("subscription.updated")),
+    
+    SUBSCRIPTION_CANCELLED(String.valueOf("subscription.cancelled")),
+    
+    SUBSCRIPTION_IMPORT_COMPLETED(String.valueOf("subscription_import.completed"));
 
     private String value;
 

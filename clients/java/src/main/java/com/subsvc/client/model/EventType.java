@@ -42,7 +42,15 @@ public enum EventType {
   
   SUBSCRIPTION_RESUME_UPCOMING("subscription.resume_upcoming"),
   
-  BULK_REQUEST_COMPLETED("bulk_request.completed");
+  BULK_REQUEST_COMPLETED("bulk_request.completed"),
+  
+  SUBSCRIPTION_CREATED("subscription.created"),
+  
+  SUBSCRIPTION_UPDATED("subscription.updated"),
+  
+  SUBSCRIPTION_CANCELLED("subscription.cancelled"),
+  
+  SUBSCRIPTION_IMPORT_COMPLETED("subscription_import.completed");
 
   private String value;
 

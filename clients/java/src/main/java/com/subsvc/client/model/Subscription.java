@@ -29,7 +29,9 @@ import com.subsvc.client.model.Schedule;
 import com.subsvc.client.model.SubscriptionStatus;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
@@ -50,6 +52,8 @@ import com.subsvc.client.ApiClient;
   Subscription.JSON_PROPERTY_PAUSE_REASON,
   Subscription.JSON_PROPERTY_HOLD_IDS,
   Subscription.JSON_PROPERTY_BILLING_SYNC,
+  Subscription.JSON_PROPERTY_EXTERNAL_ID,
+  Subscription.JSON_PROPERTY_METADATA,
   Subscription.JSON_PROPERTY_LIVEMODE
 })
 @jakarta.annotation.Generated(value = "org.openapitools.codegen.languages.JavaClientCodegen", comments = "Generator version: 7.25.0")
@@ -97,6 +101,14 @@ public class Subscription {
   public static final String JSON_PROPERTY_BILLING_SYNC = "billingSync";
   @jakarta.annotation.Nullable
   private BillingSync billingSync;
+
+  public static final String JSON_PROPERTY_EXTERNAL_ID = "externalId";
+  @jakarta.annotation.Nullable
+  private String externalId;
+
+  public static final String JSON_PROPERTY_METADATA = "metadata";
+  @jakarta.annotation.Nullable
+  private Map<String, String> metadata = new HashMap<>();
 
   public static final String JSON_PROPERTY_LIVEMODE = "livemode";
   @jakarta.annotation.Nonnull
@@ -379,6 +391,62 @@ public class Subscription {
   }
 
 
+  public Subscription externalId(@jakarta.annotation.Nullable String externalId) {
+    this.externalId = externalId;
+    return this;
+  }
+
+  /**
+   * The subscription&#39;s id in your own billing system; unique among your subscriptions (per mode).
+   * @return externalId
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_EXTERNAL_ID, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public String getExternalId() {
+    return externalId;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_EXTERNAL_ID, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setExternalId(@jakarta.annotation.Nullable String externalId) {
+    this.externalId = externalId;
+  }
+
+
+  public Subscription metadata(@jakarta.annotation.Nullable Map<String, String> metadata) {
+    this.metadata = metadata;
+    return this;
+  }
+
+  public Subscription putMetadataItem(String key, String metadataItem) {
+    if (this.metadata == null) {
+      this.metadata = new HashMap<>();
+    }
+    this.metadata.put(key, metadataItem);
+    return this;
+  }
+
+  /**
+   * Up to 20 keys of your own (at most 40 characters each), each with a string of at most 500 characters.
+   * @return metadata
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_METADATA, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public Map<String, String> getMetadata() {
+    return metadata;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_METADATA, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setMetadata(@jakarta.annotation.Nullable Map<String, String> metadata) {
+    this.metadata = metadata;
+  }
+
+
   public Subscription livemode(@jakarta.annotation.Nonnull Boolean livemode) {
     this.livemode = livemode;
     return this;
@@ -426,12 +494,14 @@ public class Subscription {
         Objects.equals(this.pauseReason, subscription.pauseReason) &&
         Objects.equals(this.holdIds, subscription.holdIds) &&
         Objects.equals(this.billingSync, subscription.billingSync) &&
+        Objects.equals(this.externalId, subscription.externalId) &&
+        Objects.equals(this.metadata, subscription.metadata) &&
         Objects.equals(this.livemode, subscription.livemode);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(id, merchantId, planId, status, cycle, createdAt, modifiedAt, schedule, pauseReason, holdIds, billingSync, livemode);
+    return Objects.hash(id, merchantId, planId, status, cycle, createdAt, modifiedAt, schedule, pauseReason, holdIds, billingSync, externalId, metadata, livemode);
   }
 
   @Override
@@ -449,6 +519,8 @@ public class Subscription {
     sb.append("    pauseReason: ").append(toIndentedString(pauseReason)).append("\n");
     sb.append("    holdIds: ").append(toIndentedString(holdIds)).append("\n");
     sb.append("    billingSync: ").append(toIndentedString(billingSync)).append("\n");
+    sb.append("    externalId: ").append(toIndentedString(externalId)).append("\n");
+    sb.append("    metadata: ").append(toIndentedString(metadata)).append("\n");
     sb.append("    livemode: ").append(toIndentedString(livemode)).append("\n");
     sb.append("}");
     return sb.toString();
@@ -553,6 +625,20 @@ public class Subscription {
     // add `billingSync` to the URL query string
     if (getBillingSync() != null) {
       joiner.add(getBillingSync().toUrlQueryString(prefix + "billingSync" + suffix));
+    }
+
+    // add `externalId` to the URL query string
+    if (getExternalId() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%sexternalId%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getExternalId()))));
+    }
+
+    // add `metadata` to the URL query string
+    if (getMetadata() != null) {
+      for (String _key : getMetadata().keySet()) {
+        joiner.add(String.format(java.util.Locale.ROOT, "%smetadata%s%s=%s", prefix, suffix,
+            "".equals(suffix) ? "" : String.format(java.util.Locale.ROOT, "%s%d%s", containerPrefix, _key, containerSuffix),
+            getMetadata().get(_key), ApiClient.urlEncode(ApiClient.valueToString(getMetadata().get(_key)))));
+      }
     }
 
     // add `livemode` to the URL query string

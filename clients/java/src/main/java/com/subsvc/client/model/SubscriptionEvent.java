@@ -61,7 +61,13 @@ public class SubscriptionEvent {
     
     SUBSCRIPTION_SCHEDULE_REMOVED(String.valueOf("subscription.schedule_removed")),
     
-    SUBSCRIPTION_RESUME_UPCOMING(String.valueOf("subscription.resume_upcoming"));
+    SUBSCRIPTION_RESUME_UPCOMING(String.valueOf("subscription.resume_upcoming")),
+    
+    SUBSCRIPTION_CREATED(String.valueOf("subscription.created")),
+    
+    SUBSCRIPTION_UPDATED(String.valueOf("subscription.updated")),
+    
+    SUBSCRIPTION_CANCELLED(String.valueOf("subscription.cancelled"));
 
     private String value;
 

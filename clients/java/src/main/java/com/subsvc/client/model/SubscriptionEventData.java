@@ -44,7 +44,9 @@ import com.subsvc.client.ApiClient;
   SubscriptionEventData.JSON_PROPERTY_CAUSE,
   SubscriptionEventData.JSON_PROPERTY_SCHEDULE,
   SubscriptionEventData.JSON_PROPERTY_REMOVED,
-  SubscriptionEventData.JSON_PROPERTY_RESUME_AT
+  SubscriptionEventData.JSON_PROPERTY_RESUME_AT,
+  SubscriptionEventData.JSON_PROPERTY_CHANGED,
+  SubscriptionEventData.JSON_PROPERTY_REASON
 })
 @jakarta.annotation.Generated(value = "org.openapitools.codegen.languages.JavaClientCodegen", comments = "Generator version: 7.25.0")
 public class SubscriptionEventData {
@@ -106,6 +108,53 @@ public class SubscriptionEventData {
   public static final String JSON_PROPERTY_RESUME_AT = "resumeAt";
   @jakarta.annotation.Nullable
   private String resumeAt;
+
+  /**
+   * Gets or Sets changed
+   */
+  public enum ChangedEnum {
+    PLAN_ID(String.valueOf("planId")),
+    
+    CYCLE(String.valueOf("cycle")),
+    
+    METADATA(String.valueOf("metadata")),
+    
+    EXTERNAL_ID(String.valueOf("externalId"));
+
+    private String value;
+
+    ChangedEnum(String value) {
+      this.value = value;
+    }
+
+    @JsonValue
+    public String getValue() {
+      return value;
+    }
+
+    @Override
+    public String toString() {
+      return String.valueOf(value);
+    }
+
+    @JsonCreator
+    public static ChangedEnum fromValue(String value) {
+      for (ChangedEnum b : ChangedEnum.values()) {
+        if (b.value.equals(value)) {
+          return b;
+        }
+      }
+      throw new IllegalArgumentException("Unexpected value '" + value + "'");
+    }
+  }
+
+  public static final String JSON_PROPERTY_CHANGED = "changed";
+  @jakarta.annotation.Nullable
+  private List<ChangedEnum> changed = new ArrayList<>();
+
+  public static final String JSON_PROPERTY_REASON = "reason";
+  @jakarta.annotation.Nullable
+  private String reason;
 
   public SubscriptionEventData() { 
   }
@@ -262,6 +311,62 @@ public class SubscriptionEventData {
   }
 
 
+  public SubscriptionEventData changed(@jakarta.annotation.Nullable List<ChangedEnum> changed) {
+    this.changed = changed;
+    return this;
+  }
+
+  public SubscriptionEventData addChangedItem(ChangedEnum changedItem) {
+    if (this.changed == null) {
+      this.changed = new ArrayList<>();
+    }
+    this.changed.add(changedItem);
+    return this;
+  }
+
+  /**
+   * &#x60;subscription.updated&#x60; only: the fields the update changed.
+   * @return changed
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_CHANGED, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public List<ChangedEnum> getChanged() {
+    return changed;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_CHANGED, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setChanged(@jakarta.annotation.Nullable List<ChangedEnum> changed) {
+    this.changed = changed;
+  }
+
+
+  public SubscriptionEventData reason(@jakarta.annotation.Nullable String reason) {
+    this.reason = reason;
+    return this;
+  }
+
+  /**
+   * &#x60;subscription.cancelled&#x60; only: the reason given with the cancel, if any.
+   * @return reason
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_REASON, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public String getReason() {
+    return reason;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_REASON, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setReason(@jakarta.annotation.Nullable String reason) {
+    this.reason = reason;
+  }
+
+
   /**
    * Return true if this SubscriptionEventData object is equal to o.
    */
@@ -279,12 +384,14 @@ public class SubscriptionEventData {
         Objects.equals(this.cause, subscriptionEventData.cause) &&
         Objects.equals(this.schedule, subscriptionEventData.schedule) &&
         Objects.equals(this.removed, subscriptionEventData.removed) &&
-        Objects.equals(this.resumeAt, subscriptionEventData.resumeAt);
+        Objects.equals(this.resumeAt, subscriptionEventData.resumeAt) &&
+        Objects.equals(this.changed, subscriptionEventData.changed) &&
+        Objects.equals(this.reason, subscriptionEventData.reason);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(subscription, previousStatus, cause, schedule, removed, resumeAt);
+    return Objects.hash(subscription, previousStatus, cause, schedule, removed, resumeAt, changed, reason);
   }
 
   @Override
@@ -297,6 +404,8 @@ public class SubscriptionEventData {
     sb.append("    schedule: ").append(toIndentedString(schedule)).append("\n");
     sb.append("    removed: ").append(toIndentedString(removed)).append("\n");
     sb.append("    resumeAt: ").append(toIndentedString(resumeAt)).append("\n");
+    sb.append("    changed: ").append(toIndentedString(changed)).append("\n");
+    sb.append("    reason: ").append(toIndentedString(reason)).append("\n");
     sb.append("}");
     return sb.toString();
   }
@@ -373,6 +482,20 @@ public class SubscriptionEventData {
     // add `resumeAt` to the URL query string
     if (getResumeAt() != null) {
       joiner.add(String.format(java.util.Locale.ROOT, "%sresumeAt%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getResumeAt()))));
+    }
+
+    // add `changed` to the URL query string
+    if (getChanged() != null) {
+      for (int i = 0; i < getChanged().size(); i++) {
+        joiner.add(String.format(java.util.Locale.ROOT, "%schanged%s%s=%s", prefix, suffix,
+            "".equals(suffix) ? "" : String.format(java.util.Locale.ROOT, "%s%d%s", containerPrefix, i, containerSuffix),
+            ApiClient.urlEncode(ApiClient.valueToString(getChanged().get(i)))));
+      }
+    }
+
+    // add `reason` to the URL query string
+    if (getReason() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%sreason%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getReason()))));
     }
 
     return joiner.toString();

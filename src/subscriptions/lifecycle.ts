@@ -1,0 +1,223 @@
+/**
+ * A subscription's lifecycle: created from the merchant's billing system, updated (plan, cycle,
+ * metadata, externalId), cancelled. Each write is one update of the subscription's own document
+ * that carries its event in the outbox (outbox.ts), as every change of status does; a cancel is a
+ * row of the rules table (subscriptions.rules.ts, CANCEL).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Filter } from 'mongodb';
+import type { ChangeNotifier } from './change-notifier.js';
+import type { PerKeyQueue } from '../lib/keyed-mutex.js';
+import { RETRY } from '../retry-policies.js';
+import { untilSettled } from '../lib/retry.js';
+import { currentTraceparent } from '../observability/tracing.js';
+import { patchOutcome, type SubscriptionPatch } from './lifecycle.rules.js';
+import type { LifecycleStore } from './lifecycle.store.js';
+import type { OutboxEntry, PendingEvents, SubscriptionDetails } from './outbox.js';
+import { outboxEntries } from './outbox.js';
+import { snapshotAfter, updateFor, type SubscriptionDocument } from './subscription.document.js';
+import { ExternalIdInUseError, StatusNotPatchableError, SubscriptionNotFoundError } from './subscriptions.errors.js';
+import { decide, normaliseId, type ChangeCause, type Subscription, type SubscriptionStatus } from './subscriptions.rules.js';
+import type { ClockOf } from './subscriptions.service.js';
+import type { SubscriptionsStore } from './subscriptions.store.js';
+
+export interface NewSubscription {
+  readonly externalId: string;
+  readonly planId: string;
+  /** `cancelled` for an import's row only: the API creates none cancelled. */
+  readonly status?: SubscriptionStatus;
+  readonly cycle?: number;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/** How a change is written: `quiet` records no event (an import's rows, unless it asks for them). */
+export interface ChangeOptions {
+  readonly quiet?: boolean;
+}
+
+/** The id a create gives: random, unless the caller names it (an import's row, whose id must be the same on every run). */
+export interface CreateOptions extends ChangeOptions {
+  readonly id?: string;
+}
+
+const detailsOf = (s: Pick<Subscription, 'planId' | 'cycle' | 'externalId' | 'metadata'>): SubscriptionDetails => ({
+  planId: s.planId,
+  cycle: s.cycle,
+  ...(s.externalId !== undefined ? { externalId: s.externalId } : {}),
+  ...(s.metadata !== undefined ? { metadata: s.metadata } : {}),
+});
+
+/** A lifecycle event's entry: its change's status and details, with what its type carries. */
+function lifecycleEntry(
+  type: 'subscription.created' | 'subscription.updated',
+  subscription: Subscription,
+  cause: ChangeCause,
+  extra: Pick<OutboxEntry, 'changed'> = {},
+): OutboxEntry {
+  const trace = currentTraceparent();
+  return {
+    key: randomUUID(),
+    type,
+    seq: 0,
+    status: subscription.status,
+    previousStatus: subscription.status,
+    at: subscription.modifiedAt,
+    cause,
+    subscription: { status: subscription.status, modifiedAt: subscription.modifiedAt },
+    details: detailsOf(subscription),
+    ...extra,
+    ...(trace ? { trace } : {}),
+  };
+}
+
+export class LifecycleService {
+  constructor(
+    private readonly store: LifecycleStore,
+    private readonly subscriptions: Pick<SubscriptionsStore, 'find'>,
+    private readonly mutex: PerKeyQueue,
+    private readonly clockOf: ClockOf,
+    /** The events relay listens here (SubscriptionsService.changes). */
+    private readonly changes: ChangeNotifier<PendingEvents>,
+  ) {}
+
+  /** Creates it, or ExternalIdInUseError naming the subscription that has its externalId. */
+  async create(merchantId: string, input: NewSubscription, cause: ChangeCause, options: CreateOptions = {}): Promise<Subscription> {
+    const id = options.id ?? randomUUID();
+    const claim = await this.store.claim(merchantId, input.externalId, id);
+    if (!claim.claimed) throw new ExternalIdInUseError(input.externalId, claim.heldBy);
+    const now = (await this.clockOf(merchantId)).timestamp();
+    const subscription: Subscription = {
+      id,
+      merchantId,
+      planId: input.planId.toLowerCase(),
+      status: input.status ?? 'fulfilled',
+      cycle: input.cycle ?? 0,
+      createdAt: now,
+      modifiedAt: now,
+      externalId: input.externalId,
+      ...(input.metadata && Object.keys(input.metadata).length > 0 ? { metadata: { ...input.metadata } } : {}),
+    };
+    const entries = options.quiet ? [] : [lifecycleEntry('subscription.created', subscription, cause)];
+    const { planId, status, cycle, externalId, metadata } = subscription;
+    const doc: SubscriptionDocument = {
+      _id: id,
+      merchantId,
+      planId,
+      status,
+      cycle,
+      createdAt: now,
+      modifiedAt: now,
+      externalId,
+      ...(metadata ? { metadata: { ...metadata } } : {}),
+      ...(entries.length > 0 ? { outbox: entries } : {}),
+    };
+    if (!(await this.store.insert(doc))) return this.get(merchantId, id);
+    if (entries.length > 0) this.changes.notify(merchantId, [id], [{ subscription, entries }]);
+    return subscription;
+  }
+
+  async findByExternalId(merchantId: string, externalId: string): Promise<Subscription | undefined> {
+    return this.store.findByExternalId(merchantId, externalId);
+  }
+
+  /** The merchant's subscriptions with these externalIds, by externalId: one read (an import's chunk). */
+  findByExternalIds(merchantId: string, externalIds: readonly string[]): Promise<Map<string, Subscription>> {
+    return this.store.findByExternalIds(merchantId, externalIds);
+  }
+
+  /** A merge patch: 200 with the subscription; `subscription.updated` naming the fields changed, when one did. */
+  async update(
+    merchantId: string,
+    rawId: string,
+    patch: SubscriptionPatch & { readonly status?: unknown },
+    cause: ChangeCause,
+    options: ChangeOptions = {},
+  ): Promise<Subscription> {
+    if (patch.status !== undefined) throw new StatusNotPatchableError();
+    const id = normaliseId(rawId);
+    if (id === undefined) throw new SubscriptionNotFoundError(rawId);
+    return this.mutex.run(id, async () => {
+      const settled = await untilSettled(RETRY.concurrentWriter, async () => {
+        const current = await this.get(merchantId, id, rawId);
+        const outcome = patchOutcome(current, patch);
+        if (outcome.changed.length === 0) return current;
+        const newExternalId = outcome.set.externalId;
+        if (newExternalId !== undefined) {
+          const claim = await this.store.claim(merchantId, newExternalId, id);
+          if (!claim.claimed) throw new ExternalIdInUseError(newExternalId, claim.heldBy);
+        }
+        const now = (await this.clockOf(merchantId)).timestamp();
+        const { metadata: _kept, ...rest } = current;
+        const after: Subscription = {
+          ...rest,
+          ...outcome.set,
+          ...(outcome.metadataRemoved || !(outcome.set.metadata ?? current.metadata)
+            ? {}
+            : { metadata: outcome.set.metadata ?? current.metadata }),
+          modifiedAt: now,
+        };
+        const entries = options.quiet ? [] : [lifecycleEntry('subscription.updated', after, cause, { changed: outcome.changed })];
+        const update = {
+          $set: { ...outcome.set, modifiedAt: now },
+          ...(outcome.metadataRemoved ? { $unset: { metadata: '' as const } } : {}),
+        };
+        const expected = {
+          modifiedAt: current.modifiedAt,
+          status: current.status,
+          externalId: current.externalId ?? null,
+        } as Filter<SubscriptionDocument>;
+        const changed = await this.store.changeWhere(merchantId, id, expected, update, entries);
+        if (!changed) {
+          if (newExternalId !== undefined) await this.store.release(merchantId, newExternalId, id);
+          return undefined;
+        }
+        if (newExternalId !== undefined && current.externalId !== undefined) await this.store.release(merchantId, current.externalId, id);
+        if (entries.length > 0) this.changes.notify(merchantId, [id], [changed.held]);
+        return changed.subscription;
+      });
+      if (settled) return settled;
+      throw new Error(`subscription ${id} kept changing while it was updated`);
+    });
+  }
+
+  /**
+   * Cancels it from any status (the rules' CANCEL): its schedule, pending notice and holders go,
+   * with one `subscription.cancelled` event; a cancelled one is answered as it is.
+   */
+  async cancel(
+    merchantId: string,
+    rawId: string,
+    reason: string | undefined,
+    cause: ChangeCause,
+    options: ChangeOptions = {},
+  ): Promise<Subscription> {
+    const id = normaliseId(rawId);
+    if (id === undefined) throw new SubscriptionNotFoundError(rawId);
+    return this.mutex.run(id, async () => {
+      const settled = await untilSettled(RETRY.concurrentWriter, async () => {
+        const current = await this.get(merchantId, id, rawId);
+        const { change } = decide({ status: current.status, pauseAt: null, resumeAt: null }, { kind: 'CANCEL' });
+        if (!change) return current;
+        const at = (await this.clockOf(merchantId)).timestamp();
+        const events = options.quiet ? [] : [{ kind: 'status' as const }];
+        const entries = outboxEntries(current.status, snapshotAfter(change, {}, at), cause, randomUUID(), events).map((entry) => ({
+          ...entry,
+          details: detailsOf(current),
+          ...(reason !== undefined ? { reason } : {}),
+        }));
+        const changed = await this.store.changeWhere(merchantId, id, { status: current.status }, updateFor(change, at), entries);
+        if (!changed) return undefined;
+        if (entries.length > 0) this.changes.notify(merchantId, [id], [changed.held]);
+        return changed.subscription;
+      });
+      if (settled) return settled;
+      throw new Error(`subscription ${id} kept changing while it was cancelled`);
+    });
+  }
+
+  private async get(merchantId: string, id: string, rawId: string = id): Promise<Subscription> {
+    const found = await this.subscriptions.find(merchantId, id);
+    if (!found) throw new SubscriptionNotFoundError(rawId);
+    return found;
+  }
+}
