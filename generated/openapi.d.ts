@@ -3939,6 +3939,12 @@ export interface components {
         PlanId: components["schemas"]["Uuid"];
     };
     requestBodies: {
+        /** @description The Stripe keys, and what a pause does to Stripe's invoices. */
+        StripeConnectionBody: {
+            content: {
+                "application/json": components["schemas"]["StripeConnectionPut"];
+            };
+        };
         /** @description The whole policy; `null` or `false` turns a rule off. */
         PausePolicyBody: {
             content: {
@@ -6485,12 +6491,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The Stripe keys, and what a pause does to Stripe's invoices. */
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["StripeConnectionPut"];
-            };
-        };
+        requestBody: components["requestBodies"]["StripeConnectionBody"];
         responses: {
             200: components["responses"]["StripeConnection"];
             400: components["responses"]["InvalidBillingConnectionRequest"];

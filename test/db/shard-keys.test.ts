@@ -74,7 +74,7 @@ const BACKGROUND_SCANS: { name: string; collection: string; matches: (filter: Do
   {
     name: "holds' notices due (holds.repository noticesDue)",
     collection: 'holds',
-    matches: (f) => keys(f).sort().join() === 'liveNoticeAt,placeUnstoredSince',
+    matches: (f) => keys(f).sort().join() === 'coveringSince,liveNoticeAt,placeUnstoredSince',
   },
   {
     name: 'hold releases a stopped process left unstored (holds.repository releasesUnstored)',

@@ -85,7 +85,7 @@ describe('request bodies', () => {
 });
 
 describe('routes', () => {
-  it.each(['/v1/subscriptions/x/pause', '/v2/subscriptions/x/y/z', '/nothing-here', '/v2/subscriptions/x/cancel'])(
+  it.each(['/v1/subscriptions/x/pause', '/v2/subscriptions/x/y/z', '/nothing-here', '/v2/subscriptions/x/renew'])(
     'POST %s answers 404 0021 as problem+json',
     async (route) => {
       const res = await call(t.baseUrl, route, { apiKey });
@@ -101,8 +101,8 @@ describe('routes', () => {
     expect(res.body).toMatchObject({ code: '0045', title: 'Method not allowed' });
   });
 
-  it('POST on the list of subscriptions answers 405 0045 with Allow: GET', async () => {
-    const res = await call(t.baseUrl, '/v2/subscriptions', { apiKey });
+  it('POST on the list of plans answers 405 0045 with Allow: GET', async () => {
+    const res = await call(t.baseUrl, '/v2/plans', { apiKey });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET');
   });

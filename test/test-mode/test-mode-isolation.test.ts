@@ -158,6 +158,31 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
     const range = { from: new Date(Date.now() - 60_000).toISOString(), to: new Date(Date.now() + 60_000).toISOString() };
     notFound('0023')(await api(by.key, 'POST', `/v2/webhook-endpoints/${other.endpointId}/replay`, range));
   },
+  putStripeConnection: async (by, other) => {
+    const mode = by.livemode ? 'live' : 'test';
+    const made = await api(by.key, 'PUT', '/v2/billing-connections/stripe', {
+      apiKey: `sk_${mode}_${'x'.repeat(24)}`,
+      webhookSecret: `whsec_${'y'.repeat(24)}`,
+    });
+    expect([made.status, made.body.livemode]).toEqual([200, by.livemode]);
+    notFound('0120')(await api(other.key, 'GET', '/v2/billing-connections/stripe'));
+    expect((await api(by.key, 'DELETE', '/v2/billing-connections/stripe')).status).toBe(204);
+  },
+  getStripeConnection: async (by) => notFound('0120')(await api(by.key, 'GET', '/v2/billing-connections/stripe')),
+  deleteStripeConnection: async (by) => notFound('0120')(await api(by.key, 'DELETE', '/v2/billing-connections/stripe')),
+  // Each mode's figures are its own: every row says the mode of the key that read it.
+  getPauseAnalytics: async (by) => {
+    const read = await api(by.key, 'GET', '/v2/analytics/pauses?groupBy=cause');
+    expect([read.body.livemode, ...read.body.data.map((r: { livemode: boolean }) => r.livemode)].every((m) => m === by.livemode)).toBe(
+      true,
+    );
+  },
+  getResumeForecast: async (by) => {
+    const read = await api(by.key, 'GET', '/v2/analytics/resumes');
+    expect([read.body.livemode, ...read.body.data.map((r: { livemode: boolean }) => r.livemode)].every((m) => m === by.livemode)).toBe(
+      true,
+    );
+  },
   createEventDestination: async (by, other) => {
     const made = await api(by.key, 'POST', '/v2/event-destinations', KAFKA_DESTINATION);
     expect(made.body.livemode).toBe(by.livemode);
