@@ -2828,7 +2828,7 @@ export interface components {
                 [key: string]: string | null;
             };
             /** @description Not patchable (400 `0047`); use pause, resume or cancel. */
-            status?: string;
+            status?: components["schemas"]["SubscriptionStatus"];
         };
         SubscriptionCancel: {
             /** @description Why it was cancelled; carried by the `subscription.cancelled` event. */

@@ -27,7 +27,7 @@ type SubscriptionPatch struct {
 	// Keys to set (a string of at most 500 characters) or remove (null); the others are kept.
 	Metadata map[string]*string `json:"metadata,omitempty"`
 	// Not patchable (400 `0047`); use pause, resume or cancel.
-	Status *string `json:"status,omitempty"`
+	Status *SubscriptionStatus `json:"status,omitempty"`
 }
 
 // NewSubscriptionPatch instantiates a new SubscriptionPatch object
@@ -176,9 +176,9 @@ func (o *SubscriptionPatch) SetMetadata(v map[string]*string) {
 }
 
 // GetStatus returns the Status field value if set, zero value otherwise.
-func (o *SubscriptionPatch) GetStatus() string {
+func (o *SubscriptionPatch) GetStatus() SubscriptionStatus {
 	if o == nil || IsNil(o.Status) {
-		var ret string
+		var ret SubscriptionStatus
 		return ret
 	}
 	return *o.Status
@@ -186,7 +186,7 @@ func (o *SubscriptionPatch) GetStatus() string {
 
 // GetStatusOk returns a tuple with the Status field value if set, nil otherwise
 // and a boolean to check if the value has been set.
-func (o *SubscriptionPatch) GetStatusOk() (*string, bool) {
+func (o *SubscriptionPatch) GetStatusOk() (*SubscriptionStatus, bool) {
 	if o == nil || IsNil(o.Status) {
 		return nil, false
 	}
@@ -202,8 +202,8 @@ func (o *SubscriptionPatch) HasStatus() bool {
 	return false
 }
 
-// SetStatus gets a reference to the given string and assigns it to the Status field.
-func (o *SubscriptionPatch) SetStatus(v string) {
+// SetStatus gets a reference to the given SubscriptionStatus and assigns it to the Status field.
+func (o *SubscriptionPatch) SetStatus(v SubscriptionStatus) {
 	o.Status = &v
 }
 

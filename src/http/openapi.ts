@@ -192,8 +192,8 @@ export async function createOpenApiBackend(
     },
     validationFail: (c: Context) => {
       const { total, listed } = validationErrors(c.validation.errors);
-      // Only schedule fields wrong (docs/design.md §9): 0043, naming them.
-      const scheduleOnly = listed.every((e) => SCHEDULE_PATHS.has(e.path));
+      // Only schedule fields wrong (docs/design.md §9): 0043, naming them; a cancel's `reason` is no schedule's.
+      const scheduleOnly = c.operation.operationId !== 'cancelSubscription' && listed.every((e) => SCHEDULE_PATHS.has(e.path));
       if (total > 0 && scheduleOnly) {
         throw new ProblemError(Problems.invalidSchedule, listed.map((e) => `${e.path.slice(1)} ${e.message}`).join('; ') + '.', listed);
       }

@@ -167,7 +167,7 @@ describe('serve on a terminal', () => {
     expect(lines.slice(0, summary).find((l) => l.includes('service listening'))).toBeDefined();
     const rest = lines.slice(summary);
     expect(rest[1]).toMatch(/^ {2}engine: {8}(MongoDB \S+|FerretDB) \(MONGODB_URI\)/);
-    expect(rest[2]).toMatch(/^ {2}API reference: http:\S+\/docs {2}\(console to send requests: http:\S+\/docs\/try\)$/);
+    expect(rest[2]).toMatch(/^ {2}API reference: http:\S+\/docs {2}\(and a console to send requests from it\)$/);
     expect(rest.find((l) => l.includes('test API key'))).toMatch(/sk_test_\S+ {2}test mode id: [0-9a-f-]{36}/);
     expect(rest.at(-1)).toMatch(/^ {2}curl -s -X POST http:\S+\/v2\/test-helpers\/subscriptions /);
   });

@@ -166,7 +166,7 @@ class LayerTest {
   void iteratesOverEveryPage() {
     SubsvcClient client = builder(THE.listApiKey, THE.baseUrl).build();
     List<UUID> seen = new ArrayList<>();
-    for (Subscription s : Lists.all(cursor -> client.subscriptions().listSubscriptions(null, 100, cursor, null), SubscriptionList::getData)) {
+    for (Subscription s : Lists.all(cursor -> client.subscriptions().listSubscriptions(null, null, 100, cursor, null), SubscriptionList::getData)) {
       seen.add(s.getId());
     }
     assertEquals(seen.size(), new HashSet<>(seen).size());

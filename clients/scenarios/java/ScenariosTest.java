@@ -128,7 +128,7 @@ class ScenariosTest {
   @Test
   @DisplayName("lists subscriptions a page at a time")
   void listsAPage() throws ApiException {
-    SubscriptionList page = SUBSCRIPTIONS.listSubscriptions(null, 1, null, null);
+    SubscriptionList page = SUBSCRIPTIONS.listSubscriptions(null, null, 1, null, null);
     assertTrue(page.getData().size() <= 1);
     assertEquals(page.getHasMore(), page.getNextCursor() != null);
   }
@@ -160,7 +160,7 @@ class ScenariosTest {
     problem(Problems.SubscriptionNotFoundError.class, 404, "0020", () -> notFound.pauseSubscription(UUID.randomUUID().toString(), null, null, null));
     SubscriptionsApi anonymous = new SubscriptionsApi(client(null, null));
     problem(Problems.UnauthorizedError.class, 401, "0010", () -> anonymous.resumeSubscription(UUID.randomUUID().toString(), null, null, null));
-    problem(Problems.InvalidRequestError.class, 400, "0040", () -> SUBSCRIPTIONS.listSubscriptions(null, 1000, null, null));
+    problem(Problems.InvalidRequestError.class, 400, "0040", () -> SUBSCRIPTIONS.listSubscriptions(null, null, 1000, null, null));
     SubscriptionsApi conflict = new SubscriptionsApi(client(THE.apiKey, "code=409"));
     problem(Problems.InvalidStatusTransitionError.class, 409, "0030", () -> conflict.pauseSubscription(THE.take("cancelled"), null, null, null));
   }

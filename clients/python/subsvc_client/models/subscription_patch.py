@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
 from uuid import UUID
+from subsvc_client.models.subscription_status import SubscriptionStatus
 from typing import Optional, Set
 from typing_extensions import Self
 from pydantic_core import to_jsonable_python
@@ -33,7 +34,7 @@ class SubscriptionPatch(BaseModel):
     plan_id: Optional[UUID] = Field(default=None, description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="planId")
     cycle: Optional[Annotated[int, Field(le=9007199254740991, strict=True, ge=0)]] = None
     metadata: Optional[Dict[str, Optional[Annotated[str, Field(strict=True, max_length=500)]]]] = Field(default=None, description="Keys to set (a string of at most 500 characters) or remove (null); the others are kept.")
-    status: Optional[Annotated[str, Field(strict=True, max_length=20)]] = Field(default=None, description="Not patchable (400 `0047`); use pause, resume or cancel.")
+    status: Optional[SubscriptionStatus] = Field(default=None, description="Not patchable (400 `0047`); use pause, resume or cancel.")
     __properties: ClassVar[List[str]] = ["externalId", "planId", "cycle", "metadata", "status"]
 
     @field_validator('plan_id', mode="before")

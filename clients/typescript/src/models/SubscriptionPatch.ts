@@ -13,6 +13,14 @@
  */
 
 import { mapValues } from '../runtime.js';
+import type { SubscriptionStatus } from './SubscriptionStatus.js';
+import {
+    SubscriptionStatusFromJSON,
+    SubscriptionStatusFromJSONTyped,
+    SubscriptionStatusToJSON,
+    SubscriptionStatusToJSONTyped,
+} from './SubscriptionStatus.js';
+
 /**
  * A JSON merge patch of a subscription; `status` is named only to be refused (400 `0047`).
  * @export
@@ -38,8 +46,10 @@ export interface SubscriptionPatch {
     /**
      * Not patchable (400 `0047`); use pause, resume or cancel.
      */
-    status?: string;
+    status?: SubscriptionStatus;
 }
+
+
 
 /**
  * Check if a given object implements the SubscriptionPatch interface.
@@ -62,7 +72,7 @@ export function SubscriptionPatchFromJSONTyped(json: any, ignoreDiscriminator: b
         'planId': json['planId'] == null ? undefined : json['planId'],
         'cycle': json['cycle'] == null ? undefined : json['cycle'],
         'metadata': json['metadata'] == null ? undefined : json['metadata'],
-        'status': json['status'] == null ? undefined : json['status'],
+        'status': json['status'] == null ? undefined : SubscriptionStatusFromJSON(json['status']),
     };
 }
 
@@ -81,7 +91,7 @@ export function SubscriptionPatchToJSONTyped(value?: SubscriptionPatch | null, i
         'planId': value['planId'],
         'cycle': value['cycle'],
         'metadata': value['metadata'],
-        'status': value['status'],
+        'status': SubscriptionStatusToJSON(value['status']),
     };
 }
 

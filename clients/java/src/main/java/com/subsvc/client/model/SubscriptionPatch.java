@@ -24,6 +24,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonTypeName;
 import com.fasterxml.jackson.annotation.JsonValue;
+import com.subsvc.client.model.SubscriptionStatus;
 import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
@@ -62,7 +63,7 @@ public class SubscriptionPatch {
 
   public static final String JSON_PROPERTY_STATUS = "status";
   @jakarta.annotation.Nullable
-  private String status;
+  private SubscriptionStatus status;
 
   public SubscriptionPatch() { 
   }
@@ -173,7 +174,7 @@ public class SubscriptionPatch {
   }
 
 
-  public SubscriptionPatch status(@jakarta.annotation.Nullable String status) {
+  public SubscriptionPatch status(@jakarta.annotation.Nullable SubscriptionStatus status) {
     this.status = status;
     return this;
   }
@@ -185,14 +186,14 @@ public class SubscriptionPatch {
   @jakarta.annotation.Nullable
   @JsonProperty(value = JSON_PROPERTY_STATUS, required = false)
   @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
-  public String getStatus() {
+  public SubscriptionStatus getStatus() {
     return status;
   }
 
 
   @JsonProperty(value = JSON_PROPERTY_STATUS, required = false)
   @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
-  public void setStatus(@jakarta.annotation.Nullable String status) {
+  public void setStatus(@jakarta.annotation.Nullable SubscriptionStatus status) {
     this.status = status;
   }
 
