@@ -42,7 +42,8 @@ async function storeHistory(db: Db, merchantId: string, pauses: number): Promise
   for (let n = 0; n < pauses; n += INSERT_BATCH) {
     const docs = Array.from({ length: Math.min(INSERT_BATCH, pauses - n) }, (_, i) => {
       const k = n + i;
-      const started = now - ((k * 7919) % (365 * DAY_MS * 0.99));
+      // Spread over the year: a step of 7,919 s, wrapped at 365 days.
+      const started = now - ((k * 7_919_000) % (365 * DAY_MS * 0.99));
       const startedAt = new Date(started).toISOString().replace('Z', '000Z');
       const day = startedAt.slice(0, 10);
       const id = randomUUID();
