@@ -60,6 +60,14 @@ export interface Cell {
 
 const DAY_MS = 86_400_000;
 
+/** The UTC day `days` after `day` (before it when negative), both `YYYY-MM-DD`. */
+export const addDays = (day: string, days: number): string =>
+  new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
+
+/** How many days `to` is after `from`, both `YYYY-MM-DD`. */
+export const daysBetween = (from: string, to: string): number =>
+  Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
+
 /** A duration in tenths of a day, rounded to the nearest tenth: what the figures show, one decimal. */
 export function tenthsOfDay(from: string, to: string): number {
   return Math.max(0, Math.round((Date.parse(to) - Date.parse(from)) / (DAY_MS / 10)));

@@ -9,16 +9,12 @@ import type { EventRecorder } from '../events/events.relay.js';
 import type { Event } from '../events/event.payload.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { InvalidAnalyticsRangeError } from './analytics.errors.js';
-import { causeKindOf, figuresOf, resumeOf, type PauseGroupBy, type ResumeState } from './analytics.rules.js';
+import { addDays, causeKindOf, daysBetween, figuresOf, resumeOf, type PauseGroupBy, type ResumeState } from './analytics.rules.js';
 import type { PauseHistoryRepository, PauseStep } from './pause-history.repository.js';
 
 /** The longest range a pause analytics read covers, in days between `from` and `to`. */
 const MAX_RANGE_DAYS = 366;
 const DEFAULT_RANGE_DAYS = 90;
-const DAY_MS = 86_400_000;
-
-const addDays = (day: string, days: number) => new Date(Date.parse(`${day}T00:00:00Z`) + days * DAY_MS).toISOString().slice(0, 10);
-const daysBetween = (from: string, to: string) => Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS);
 
 interface EventData {
   readonly subscription?: { readonly id: string; readonly planId: string; readonly pauseReason?: string };

@@ -17,7 +17,7 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
-import { cellsOf, type Cell, type CauseKind, type Pause, type PauseEnd } from './analytics.rules.js';
+import { addDays, cellsOf, type Cell, type CauseKind, type Pause, type PauseEnd } from './analytics.rules.js';
 
 interface PauseDocument extends Pause {
   /** The id of the `subscription.paused` event that started it. */
@@ -234,7 +234,7 @@ export class PauseHistoryRepository {
   /** The cells of each of the merchant's days in [from, to] that had a pause, each computed again first when its pauses changed since. */
   async daysBetween(merchantId: string, from: string, to: string): Promise<DayCells[]> {
     const ids: string[] = [];
-    for (let day = from; day <= to; day = nextDay(day)) ids.push(`${merchantId}:${day}`);
+    for (let day = from; day <= to; day = addDays(day, 1)) ids.push(`${merchantId}:${day}`);
     const stored = await this.days.find({ _id: { $in: ids }, merchantId }).toArray();
     const days: DayCells[] = [];
     // One day at a time: a history stored at once leaves many days to compute, which together would take every connection.
@@ -254,5 +254,3 @@ export class PauseHistoryRepository {
     return cells;
   }
 }
-
-const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
