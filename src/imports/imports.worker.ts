@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
+import { setTimeout } from 'node:timers/promises';
 import { nowTimestamp } from '../lib/clock.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
@@ -64,10 +65,19 @@ export class ImportsWorker {
     }
   }
 
-  /** Applies this import now, in this process, unless another worker holds it (a test mode's trigger). */
-  async applyNow(doc: ImportDocument): Promise<void> {
-    const leased = await this.store.leaseOne(doc, this.owner, this.options.leaseMs);
-    if (leased) await this.run(leased);
+  /**
+   * Applies this import now (a test mode's trigger): in this process, or, when a worker's poll took it
+   * first, once that worker completes it or its lease lapses; at most `waitMs`.
+   */
+  async applyNow(doc: ImportDocument, waitMs: number): Promise<ImportDocument | null> {
+    const until = Date.now() + waitMs;
+    for (;;) {
+      const leased = await this.store.leaseOne(doc, this.owner, this.options.leaseMs);
+      if (leased) await this.run(leased);
+      const current = await this.store.find(doc.merchantId, doc._id);
+      if (current?.state === 'completed' || Date.now() >= until) return current;
+      await setTimeout(this.options.pollMs);
+    }
   }
 
   /** Applies the import's remaining lines, then completes it. */

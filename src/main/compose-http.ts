@@ -46,6 +46,9 @@ import type { BothStores, Stores } from './compose-stores.js';
 import type { BackgroundWork } from './compose-workers.js';
 import type { Domain } from './compose-domain.js';
 
+/** How long a trigger's one-line import may take, waiting for a worker that took it first. */
+const IMPORT_TRIGGER_WAIT_MS = 20_000;
+
 export type HttpConfig = Pick<
   Config,
   'dbTimeoutMs' | 'rateLimitBurst' | 'rateLimitPerSecond' | 'authFailuresPerMinute' | 'webhooksAllowPrivateUrls'
@@ -227,8 +230,10 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
             const externalId = `trigger_${randomUUID()}`;
             const ndjson = `${JSON.stringify({ externalId, planId: randomUUID() })}\n`;
             const doc = await imports.accept({ merchantId, apiKeyId, format: 'ndjson', events: false, body: Readable.from([ndjson]) });
-            await work.imports.applyNow(doc);
-            return (await domain.lifecycle.findByExternalId(merchantId, externalId))!.id;
+            const done = await work.imports.applyNow(doc, IMPORT_TRIGGER_WAIT_MS);
+            const created = done?.state === 'completed' ? await domain.lifecycle.findByExternalId(merchantId, externalId) : null;
+            if (!created) throw new Error(`the trigger's import ${doc._id} did not complete within ${IMPORT_TRIGGER_WAIT_MS} ms`);
+            return created.id;
           },
         ),
       ),

@@ -123,8 +123,11 @@ export class TriggersService {
   async trigger({ merchantId, apiKeyId }: TriggerCaller, type: EventType): Promise<Triggered> {
     // An import's event is the import's, not a subscription's: its subscription is the one it creates, its event the newest of its type.
     if (type === 'subscription_import.completed') {
+      const before = new Set(await this.eventIds(merchantId, type, {}));
       const subscriptionId = await this.importNow(testModeOnly(merchantId), apiKeyId);
-      return { subscriptionId, eventIds: (await this.eventIds(merchantId, type, {})).slice(-1) };
+      // The worker that completed it records its event just after: waited for as a bulk request's.
+      const ids = await this.awaitEvents(() => this.eventIds(merchantId, type, {}), (all) => all.some((id) => !before.has(id)));
+      return { subscriptionId, eventIds: ids.filter((id) => !before.has(id)).slice(-1) };
     }
     const { from, steps, created } = TRIGGERS[type];
     const clock = await this.subscriptions.clock(testModeOnly(merchantId));
@@ -177,10 +180,18 @@ export class TriggersService {
 
   /** The bulk requests' events of `type`, once the workers have recorded them (at most BULK_WAIT_MS). */
   private async bulkEventIds(merchantId: string, type: EventType, requestIds: readonly string[]): Promise<string[]> {
+    return this.awaitEvents(
+      async () => (await Promise.all(requestIds.map((requestId) => this.eventIds(merchantId, type, { requestId })))).flat(),
+      (ids) => ids.length >= requestIds.length,
+    );
+  }
+
+  /** Reads until `enough` (at most BULK_WAIT_MS): events the workers record after the call's own changes. */
+  private async awaitEvents(read: () => Promise<string[]>, enough: (ids: string[]) => boolean): Promise<string[]> {
     const until = Date.now() + BULK_WAIT_MS;
     for (;;) {
-      const ids = (await Promise.all(requestIds.map((requestId) => this.eventIds(merchantId, type, { requestId })))).flat();
-      if (ids.length >= requestIds.length || Date.now() >= until) return ids;
+      const ids = await read();
+      if (enough(ids) || Date.now() >= until) return ids;
       await new Promise((resolve) => setTimeout(resolve, BULK_POLL_MS));
     }
   }

@@ -83,6 +83,25 @@ describe('POST /v2/test-helpers/triggers', () => {
     },
   );
 
+  it("when another worker's poll takes the trigger's import first, subscription_import.completed still answers 201 with its new event", async () => {
+    // A second service on the same database whose import worker polls every few milliseconds: it takes most imports before the trigger does.
+    const racer = await startTestService({ workers: 1, bulkPollIntervalMs: 5, databaseName: t.db.databaseName });
+    try {
+      const { testApiKey } = await t.merchant();
+      const seen = new Set<string>();
+      for (let i = 0; i < 5; i++) {
+        const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type: 'subscription_import.completed' });
+        expect(res.status).toBe(201);
+        const [eventId] = res.body.eventIds as string[];
+        expect(seen.has(eventId!)).toBe(false);
+        seen.add(eventId!);
+        expect((await api(testApiKey, 'GET', `/v2/subscriptions/${res.body.subscriptionId}`)).status).toBe(200);
+      }
+    } finally {
+      await racer.close();
+    }
+  });
+
   it('a live key answers 403 0011 and makes nothing', async () => {
     const m = await t.merchant();
     const res = await api(m.apiKey, 'POST', '/v2/test-helpers/triggers', { type: 'subscription.paused' });
