@@ -126,7 +126,10 @@ export class TriggersService {
       const before = new Set(await this.eventIds(merchantId, type, {}));
       const subscriptionId = await this.importNow(testModeOnly(merchantId), apiKeyId);
       // The worker that completed it records its event just after: waited for as a bulk request's.
-      const ids = await this.awaitEvents(() => this.eventIds(merchantId, type, {}), (all) => all.some((id) => !before.has(id)));
+      const ids = await this.awaitEvents(
+        () => this.eventIds(merchantId, type, {}),
+        (all) => all.some((id) => !before.has(id)),
+      );
       return { subscriptionId, eventIds: ids.filter((id) => !before.has(id)).slice(-1) };
     }
     const { from, steps, created } = TRIGGERS[type];
