@@ -1,7 +1,7 @@
 /**
  * Pause analytics (docs/analytics.md) through HTTP on the real database: random histories made
- * on a test clock (pauses with and without reasons and scheduled resumes, resumes, bulk pauses,
- * holds, undo) give the same figures as a recomputation from the events list, for every
+ * on a test clock (pauses with and without reasons, scheduled pauses and resumes, resumes, bulk
+ * pauses, holds, undo, the customer's page, cancels) give the same figures as a recomputation from the events list, for every
  * `groupBy`; the range rules and the CSV answer; each mode sees its own figures.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,7 @@ import { pollFor, waitFor } from '../support/wait.js';
 
 let t: TestService;
 beforeAll(async () => {
-  t = await startTestService({ workers: 1 });
+  t = await startTestService({ workers: 1, trustedProxies: ['127.0.0.1/32'] });
 });
 afterAll(async () => {
   await t?.close();
@@ -125,6 +125,27 @@ function recomputed(events: StoredEvent[], groupBy: string, from: string, to: st
 
 const byKey = <T extends { key: string | null }>(rows: T[]) => [...rows].sort((a, b) => String(a.key).localeCompare(String(b.key)));
 
+let lastAddress = 0;
+
+/** The customer pauses (a week) or resumes from the page a new link opens, as a browser posts its form. */
+async function byTheCustomer(testKey: string, id: string): Promise<void> {
+  const made = await api(testKey, 'POST', `/v2/subscriptions/${id}/portal-links`);
+  if (made.status !== 201) return; // a cancelled subscription gets no link
+  const path = new URL(made.body.url as string).pathname;
+  const headers = { 'x-forwarded-for': `2001:db8::${(++lastAddress).toString(16)}` };
+  const page = await (await fetch(`${t.baseUrl}${path}`, { headers })).text();
+  const csrf = /name="csrf" value="([^"]*)"/.exec(page)?.[1] ?? '';
+  const action = page.includes(`action="${path}/pause"`) ? 'pause' : 'resume';
+  const form = new URLSearchParams({ csrf, ...(action === 'pause' ? { days: '7' } : {}) });
+  const posted = await fetch(`${t.baseUrl}${path}/${action}`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+    redirect: 'manual',
+  });
+  expect(posted.status).toBe(303);
+}
+
 /** Makes a random history for the merchant's test mode, moving its clock on between steps. */
 async function randomHistory(testKey: string, seed: number): Promise<void> {
   const next = random(seed);
@@ -141,28 +162,37 @@ async function randomHistory(testKey: string, seed: number): Promise<void> {
   for (let step = 0; step < 40; step++) {
     const roll = next();
     const id = pick(ids);
-    if (roll < 0.3) {
+    if (roll < 0.25) {
       const reason = pick(reasons);
       await api(testKey, 'POST', `/v2/subscriptions/${id}/pause`, reason === undefined ? {} : { reason });
-    } else if (roll < 0.4) {
+    } else if (roll < 0.33) {
       await api(testKey, 'POST', `/v2/subscriptions/${id}/pause`, {
         resumeAt: iso(now + (6 + next() * 60) * HOUR),
         reason: pick(reasons) ?? 'Scheduled',
       });
-    } else if (roll < 0.6) {
+    } else if (roll < 0.38) {
+      // A pause the schedule starts, with or without its own end.
+      const pauseAt = now + (1 + next() * 20) * HOUR;
+      const resumeAt = next() < 0.5 ? { resumeAt: iso(pauseAt + (6 + next() * 40) * HOUR) } : {};
+      await api(testKey, 'POST', `/v2/subscriptions/${id}/pause`, { pauseAt: iso(pauseAt), ...resumeAt, reason: 'Scheduled' });
+    } else if (roll < 0.53) {
       await api(testKey, 'POST', `/v2/subscriptions/${id}/resume`);
-    } else if (roll < 0.7) {
+    } else if (roll < 0.61) {
       const chosen = ids.filter(() => next() < 0.4);
       if (chosen.length === 0) continue;
       const bulk = await api(testKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: chosen, reason: 'Stock count' });
       await completed(testKey, bulk.body.requestId as string);
       bulkIds.push(bulk.body.requestId as string);
-    } else if (roll < 0.75 && bulkIds.length > 0) {
+    } else if (roll < 0.65 && bulkIds.length > 0) {
       const undo = await api(testKey, 'POST', `/v2/bulk-requests/${bulkIds.pop()!}/undo`);
       if (undo.status === 202) await completed(testKey, undo.body.requestId as string);
-    } else if (roll < 0.8) {
+    } else if (roll < 0.7) {
       const hold = await api(testKey, 'POST', '/v2/holds', { reason: 'Warehouse move', resumeAt: iso(now + (12 + next() * 48) * HOUR) });
       await completed(testKey, hold.body.requestId as string);
+    } else if (roll < 0.78) {
+      await byTheCustomer(testKey, id);
+    } else if (roll < 0.82) {
+      await api(testKey, 'POST', `/v2/subscriptions/${id}/cancel`, { reason: 'Moved away' });
     } else {
       now += (2 + next() * 30) * HOUR;
     }
@@ -177,6 +207,9 @@ async function randomHistory(testKey: string, seed: number): Promise<void> {
 }
 
 describe('GET /v2/analytics/pauses', () => {
+  /** The ways the random histories started and ended pauses, from their events. */
+  const covered = new Set<string>();
+
   it.each([1, 2, 3])('agrees with a recomputation from the events for every groupBy (history %i)', async (seed) => {
     const m = await t.merchant();
     await randomHistory(m.testApiKey, seed);
@@ -199,11 +232,23 @@ describe('GET /v2/analytics/pauses', () => {
       expect(last.value.status).toBe(200);
       expect(last.value.answered).toEqual(last.value.recomputed);
     }
+    for (const row of recomputed(await allEvents(m.testApiKey), 'cause', from, to)) {
+      covered.add(`started by ${row.key}`);
+      for (const [kind, n] of Object.entries(row.resumedBy)) if (n > 0) covered.add(`resumed by ${kind}`);
+      if (row.cancelledWhilePaused > 0) covered.add('cancelled while paused');
+    }
     const months = await api(m.testApiKey, 'GET', `/v2/analytics/pauses?from=${from}&to=${to}`);
     expect(months.body).toMatchObject({ from, to, groupBy: 'month', livemode: false });
     expect(months.body.data.reduce((n: number, row: { pausesStarted: number }) => n + row.pausesStarted, 0)).toBeGreaterThan(0);
     // The live mode of the same merchant has figures of its own: none.
     expect((await api(m.apiKey, 'GET', `/v2/analytics/pauses?from=${from}&to=${to}`)).body).toMatchObject({ data: [], livemode: true });
+  });
+
+  it('the histories above started and ended pauses in every way but the billing system (test/billing covers it)', () => {
+    const every = ['merchant', 'schedule', 'hold', 'customer'];
+    expect([...covered].sort()).toEqual(
+      [...every.map((k) => `started by ${k}`), ...every.map((k) => `resumed by ${k}`), 'cancelled while paused'].sort(),
+    );
   });
 
   it('counts a pause and its resume by reason, and answers CSV with the same rows', async () => {
