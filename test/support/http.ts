@@ -51,9 +51,21 @@ export type Completed = (apiKey: string, request: string, timeoutMs?: number, ev
  * The shared `api` and `completed` of a test file, on the service `on()` returns at each call (so
  * that a service started in `beforeAll` is the one called): `const { api, completed } = httpOf(() => t)`.
  */
-export function httpOf(on: () => { readonly baseUrl: string }): { api: Api; completed: Completed } {
-  const api: Api = (apiKey, method, path, json, headers) =>
-    call(on().baseUrl, path, { method, apiKey, ...(json === undefined ? {} : { json }), ...(headers ? { headers } : {}) });
+export function httpOf(on: () => { readonly baseUrl: string; readonly logLines?: readonly Record<string, unknown>[] }): {
+  api: Api;
+  completed: Completed;
+} {
+  const api: Api = async (apiKey, method, path, json, headers) => {
+    const service = on();
+    const reply = await call(service.baseUrl, path, {
+      method,
+      apiKey,
+      ...(json === undefined ? {} : { json }),
+      ...(headers ? { headers } : {}),
+    });
+    if (reply.status === 500 && service.logLines) unexpected(method, path, reply, service.logLines);
+    return reply;
+  };
   const completed: Completed = (apiKey, request, timeoutMs = 60_000, everyMs = 100) =>
     waitFor(
       () => api(apiKey, 'GET', request.startsWith('/') ? request : `/v2/bulk-requests/${request}`),
@@ -63,4 +75,12 @@ export function httpOf(on: () => { readonly baseUrl: string }): { api: Api; comp
       `bulk request ${request} completed`,
     );
   return { api, completed };
+}
+
+/** A 500's cause, from the service's own log lines of that request: a failing test's output then says why. */
+function unexpected(method: string, path: string, reply: Reply, logLines: readonly Record<string, unknown>[]): void {
+  const reqId = reply.headers.get('x-request-id');
+  const errors = logLines.filter((line) => line.reqId === reqId && Number(line.level) >= 50);
+  const causes = errors.map((line) => (line.err as { stack?: string } | undefined)?.stack ?? JSON.stringify(line));
+  console.error(`${method} ${path} answered 500 (request ${reqId}):\n${causes.join('\n') || 'no error logged for it'}`);
 }

@@ -84,8 +84,8 @@ describe('POST /v2/test-helpers/triggers', () => {
   );
 
   it("when another worker's poll takes the trigger's import first, subscription_import.completed still answers 201 with its new event", async () => {
-    // A second service on the same database whose import worker polls every few milliseconds: it takes most imports before the trigger does.
-    const racer = await startTestService({ workers: 1, bulkPollIntervalMs: 5, databaseName: t.db.databaseName });
+    // A second service on the same database whose import worker polls every millisecond: it takes most imports before the trigger does.
+    const racer = await startTestService({ workers: 1, bulkPollIntervalMs: 1, databaseName: t.db.databaseName });
     try {
       const { testApiKey } = await t.merchant();
       const seen = new Set<string>();
