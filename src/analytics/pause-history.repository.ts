@@ -17,6 +17,7 @@
  */
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { isDuplicateKeyError } from '../db/mongo.js';
 import { addDays, cellsOf, type Cell, type CauseKind, type Pause, type PauseEnd } from './analytics.rules.js';
 
 interface PauseDocument extends Pause {
@@ -111,6 +112,18 @@ export class PauseHistoryRepository {
    * (an end closes its subscription's pause started before it: in these steps, or stored), then
    * marks each day they touch for its cells to be computed again.
    */
+  /** Leaves the end in the pointer unless one is there; the pointer as it was. An insert that lost a race is an update once more (as bulkWriteInParts does). */
+  private async pendingEnd(_id: string, merchantId: string, end: PauseEnded): Promise<OpenPauseDocument | null> {
+    const leave = () =>
+      this.open.findOneAndUpdate({ _id, merchantId }, { $setOnInsert: { pendingEnd: end } }, { upsert: true, returnDocument: 'before' });
+    try {
+      return await leave();
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      return leave();
+    }
+  }
+
   async record(merchantId: string, steps: readonly PauseStep[]): Promise<void> {
     const started = steps.flatMap((step) => ('start' in step ? [step.start] : []));
     const startedHere = new Map<string, PauseStarted>();
@@ -156,11 +169,7 @@ export class PauseHistoryRepository {
     // An end whose pause is not recorded yet (two relays at once took the pause and its end apart)
     // waits in the pointer for its start; one whose start came meanwhile closes it here.
     for (const end of unmatched) {
-      const before = await this.open.findOneAndUpdate(
-        { _id: openKey(end.subscriptionId), merchantId },
-        { $setOnInsert: { pendingEnd: end } },
-        { upsert: true, returnDocument: 'before' },
-      );
+      const before = await this.pendingEnd(openKey(end.subscriptionId), merchantId, end);
       if (before?.pauseId === undefined) continue;
       await this.pauses.updateOne({ _id: before.pauseId, merchantId }, { $set: ending(end) });
       closed.push({ end, pointer: before });

@@ -1,5 +1,5 @@
 /** Small MongoDB helpers shared by the repositories. */
-import type { AnyBulkWriteOperation, Collection, Document, Filter, WithId } from 'mongodb';
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document, type Filter, type WithId } from 'mongodb';
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { isDuplicateKeyError } from './mongo.js';
 
@@ -13,17 +13,40 @@ export async function insertNew<T extends Document>(collection: Collection<T>, d
   }
 }
 
-/** bulkWrite in commands of at most `perCommand` statements (undefined: one command), one after another; resolves to how many documents they modified. */
+/**
+ * bulkWrite in commands of at most `perCommand` statements (undefined: one command), one after
+ * another; resolves to how many documents they modified. An upsert whose insert lost a race to
+ * another writer's insert of the same key is sent once more (as an update of that document): MongoDB
+ * does this itself for an equality on a unique index, FerretDB answers E11000 instead.
+ */
 export async function bulkWriteInParts<T extends Document>(
   collection: Collection<T>,
   operations: readonly AnyBulkWriteOperation<T>[],
   perCommand = operations.length,
 ): Promise<number> {
   let modified = 0;
-  for (let i = 0; i < operations.length; i += perCommand) {
-    modified += (await collection.bulkWrite(operations.slice(i, i + perCommand), { ordered: false })).modifiedCount;
-  }
+  for (let i = 0; i < operations.length; i += perCommand) modified += await writePart(collection, operations.slice(i, i + perCommand));
   return modified;
+}
+
+async function writePart<T extends Document>(collection: Collection<T>, part: AnyBulkWriteOperation<T>[], again = false): Promise<number> {
+  try {
+    return (await collection.bulkWrite(part, { ordered: false })).modifiedCount;
+  } catch (error) {
+    const lost = again ? undefined : lostUpserts(error, part);
+    if (!lost) throw error;
+    return (error as MongoBulkWriteError).result.modifiedCount + (await writePart(collection, lost, true));
+  }
+}
+
+/** The statements that failed only because their upsert's insert lost a race; undefined when any other failed. */
+function lostUpserts<T extends Document>(
+  error: unknown,
+  part: readonly AnyBulkWriteOperation<T>[],
+): AnyBulkWriteOperation<T>[] | undefined {
+  if (!(error instanceof MongoBulkWriteError) || !isDuplicateKeyError(error)) return undefined;
+  const failed = [error.writeErrors].flat().map((e) => part[e.index]!);
+  return failed.every((op) => 'updateOne' in op && op.updateOne.upsert === true) ? failed : undefined;
 }
 
 /**
