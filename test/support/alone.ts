@@ -33,3 +33,11 @@ export const ALONE = [
   'test/scripts/without-dev-dependencies.test.ts',
   'test/subscriptions/cross-process-races.test.ts',
 ];
+
+/**
+ * Files that mostly wait (a dependency stopped for a minute, a lease left by a killed process to
+ * expire) while using little CPU: `npm test` runs them all at once in a vitest process of its own
+ * beside the side-by-side files, so that their waiting overlaps the others' work. Each works in a
+ * database and with processes of its own, as the side-by-side files do.
+ */
+export const WAITING = ['test/billing/push-faults.test.ts'];
