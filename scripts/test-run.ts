@@ -12,7 +12,7 @@
  * Exits non-zero when any suite failed or could not report its counts.
  *
  * A suite is a command and the report it leaves (vitest's json, a JUnit file); adding one is one
- * entry in STAGES. The suites of a stage run at once where each has its own service and database
+ * entry in stages(). The suites of a stage run at once where each has its own service and database
  * and none times what it checks (the machines that run CI have two cores, and each of those suites
  * leaves one partly idle); each then prints its output in one piece when it ends. Each suite's time
  * is printed in one line above the closing lines.
@@ -110,17 +110,27 @@ export function newestJunit(dir: string, since: number): string {
   return newest;
 }
 
-/** Runs `command` to its end, its output as `output` says; resolves to its exit status, or the signal that ended it. */
-async function runCommand(command: readonly string[], output: Output, vars: Record<string, string> = {}): Promise<number | string | null> {
+/**
+ * Runs `command` to its end, its output (after the lines `said`) as `output` says; resolves to its
+ * exit status, or the signal that ended it.
+ */
+async function runCommand(
+  command: readonly string[],
+  output: Output,
+  vars: Record<string, string> = {},
+  said: readonly string[] = [],
+): Promise<number | string | null> {
   const options = { cwd: projectRoot(), env: { ...process.env, ...vars } };
   if (output === 'kept') {
     const { status, output: text } = await runCollected(command[0]!, command.slice(1), options).catch((error: Error) => ({
       status: 1,
       output: `${command.join(' ')}: ${error.message}`,
     }));
-    process.stdout.write(text === '' || text.endsWith('\n') ? text : `${text}\n`);
+    const whole = [...said, text].join('\n');
+    process.stdout.write(whole === '' || whole.endsWith('\n') ? whole : `${whole}\n`);
     return status;
   }
+  if (said.length > 0) console.log(said.join('\n'));
   return new Promise((resolve) => {
     const child = spawn(command[0]!, command.slice(1), { ...options, stdio: 'inherit' });
     child.on('error', (error) => {
@@ -174,13 +184,15 @@ export function laneFileSeconds(since = 0, dir = FILE_SECONDS_DIR): FileSeconds[
   return files.flatMap((path) => JSON.parse(readFileSync(path, 'utf8')) as FileSeconds[]);
 }
 
-const vitest: Suite = {
+/** The main vitest run; `besideFirstLanes` (the image check) is waited for before the `alone` lane starts. */
+const vitestSuite = (besideFirstLanes: Promise<unknown>): Suite => ({
   label: 'vitest',
   async run() {
     const started = Date.now();
     rmSync(FILE_SECONDS_DIR, { recursive: true, force: true });
     let status: number | string | null = 0;
-    for (const stage of VITEST_LANES) {
+    for (const [i, stage] of VITEST_LANES.entries()) {
+      if (i > 0) await besideFirstLanes;
       const statuses = await Promise.all(
         stage.map(({ project, output }) =>
           runCommand(['vitest', 'run', '--project', project, `--outputFile.json=test-artifacts/${laneReport(project)}`], output, {
@@ -199,20 +211,18 @@ const vitest: Suite = {
       .map((project) => freshCounts(join(ARTIFACTS, laneReport(project)), since, (report) => vitestCounts(report as VitestJson)))
       .reduce(added),
   failures: () => laneProjects().flatMap((project) => vitestFailures(vitestReport(laneReport(project)), projectRoot())),
-};
+});
 
 const workaroundsOff: Suite = {
   label: 'vitest, workarounds off',
   run(output) {
     const { off, kept } = workaroundsOffPass();
-    console.log(
-      [
-        `workarounds off: ${WORKAROUND_FILES.length} test files again with DB_WORKAROUNDS=${off.join(',')} (speed only on the embedded engine)`,
-        ...kept.map((k) => `workarounds off: kept on: ${k}`),
-      ].join('\n'),
-    );
+    const said = [
+      `workarounds off: ${WORKAROUND_FILES.length} test files again with DB_WORKAROUNDS=${off.join(',')} (speed only on the embedded engine)`,
+      ...kept.map((k) => `workarounds off: kept on: ${k}`),
+    ];
     const command = ['vitest', 'run', ...WORKAROUND_FILES, '--outputFile.json=test-artifacts/vitest-workarounds-off.json'];
-    return runCommand(command, output, { DB_WORKAROUNDS: off.join(',') });
+    return runCommand(command, output, { DB_WORKAROUNDS: off.join(',') }, said);
   },
   counts: (since) => freshCounts(join(ARTIFACTS, 'vitest-workarounds-off.json'), since, (report) => vitestCounts(report as VitestJson)),
   failures: () => vitestFailures(vitestReport('vitest-workarounds-off.json'), projectRoot()),
@@ -236,12 +246,16 @@ const arazzo = commandSuite('arazzo', ['tsx', 'scripts/arazzo.ts'], (since) =>
 
 /**
  * The suites in stages, one stage after another; a stage's chains run at once, each chain's suites
- * one after another. The vitest runs time what some of their files check, so nothing runs beside
- * them; Schemathesis, and the clients then the workflows, each run a service of their own on a
- * scratch database and time nothing: they run at once (the clients' packages are built while
- * Schemathesis fuzzes).
+ * one after another. Some files of the main vitest run time what they check: nothing runs beside
+ * it but what `besideFirstLanes` stands for. Schemathesis on one side, and the pass without the
+ * workarounds, the clients and the workflows on the other, each run a service of their own on a
+ * scratch database, and what they time has room to spare: the two sides run at once (the clients'
+ * packages are built while Schemathesis fuzzes), about two minutes each.
  */
-export const STAGES: readonly (readonly (readonly Suite[])[])[] = [[[vitest]], [[workaroundsOff]], [[schemathesis], [clients, arazzo]]];
+export const stages = (besideFirstLanes: Promise<unknown> = Promise.resolve()): readonly (readonly (readonly Suite[])[])[] => [
+  [[vitestSuite(besideFirstLanes)]],
+  [[schemathesis], [workaroundsOff, clients, arazzo]],
+];
 
 /**
  * A suite that failed with no failed test (vitest's unhandled errors, a runner's own error) counts
@@ -286,40 +300,47 @@ async function runChain(chain: readonly Suite[], output: Output): Promise<Ran[]>
 }
 
 /**
- * CHECK_IMAGE=1 (set by .ci/run): `npm run check:image` runs beside `npm run check`, its output
- * printed whole when it ends: the image's build and its containers mostly wait, the check's two
- * lanes mostly compute. It is not a test suite: a failure of it fails the run, said in a line above
- * the closing lines, after every suite has run; a skip of it counts in the check's line.
+ * CHECK_IMAGE=1 (set by .ci/run): `npm run check:image` runs beside `npm run check` and the first
+ * lanes of vitest, and is waited for before the `alone` lane; its output is printed whole when it
+ * ends. The image's build and its containers mostly wait, and none of those files times what it
+ * checks. It is not a test suite: a failure of it fails the run, said in a line above the closing
+ * lines; a skip of it counts in the check's line when it skipped before the check ended.
  */
 const withImage = () => process.env.CHECK_IMAGE === '1';
+
+async function timed<T>(work: Promise<T>): Promise<[T, number]> {
+  const at = Date.now();
+  const result = await work;
+  return [result, Date.now() - at];
+}
 
 async function main(): Promise<number> {
   const started = Date.now();
   const since = Number(process.env.SKIPPED_STEPS_SINCE) || started;
   mkdirSync(ARTIFACTS, { recursive: true });
-  const timed = async (command: readonly string[], output: Output): Promise<[number | string | null, number]> => {
-    const at = Date.now();
-    const status = await runCommand(command, output);
-    return [status, Date.now() - at];
-  };
-  const [[check, checkMs], [image, imageMs]] = await Promise.all([
-    timed(['npm', 'run', 'check'], 'live'),
-    withImage() ? timed(['npm', 'run', 'check:image'], 'kept') : Promise.resolve([0, 0] as [number, number]),
-  ]);
+  const image = withImage() ? timed(runCommand(['npm', 'run', 'check:image'], 'kept')) : undefined;
+  const [check, checkMs] = await timed(runCommand(['npm', 'run', 'check'], 'live'));
   const checked = checkCounted(check, skippedSince(since));
   const parts: [string, Counts][] = [['check', checked.counts]];
-  const times: [string, number][] = [['check', checkMs], ...(withImage() ? [['check:image', imageMs] as [string, number]] : [])];
+  const times: [string, number][] = [['check', checkMs]];
   const failures: string[] = [...checked.lines];
-  if (image !== 0) failures.push(`image: npm run check:image exited ${image}: the run fails`);
+  const imageFailed = async () => {
+    if (!image) return false;
+    const [status, ms] = await image;
+    times.splice(1, 0, ['check:image', ms]);
+    if (status !== 0) failures.push(`image: npm run check:image exited ${status}: the run fails`);
+    return status !== 0;
+  };
   if (checked.counts.failed > 0) {
+    await imageFailed();
     console.log([`check: npm run check exited ${check}: no test ran`, ...failures, ...summary(parts)].join('\n'));
     return 1;
   }
-  let failed = image !== 0;
-  for (const stage of STAGES) {
+  let failed = false;
+  for (const stage of stages(image)) {
     const output: Output = stage.length > 1 ? 'kept' : 'live';
     const ran = (await Promise.all(stage.map((chain) => runChain(chain, output)))).flat();
-    // In the order STAGES lists them, whichever ended first.
+    // In the order the stage lists them, whichever ended first.
     for (const { suite, status, since: suiteSince, ms } of ran) {
       times.push([suite.label, ms]);
       if (status !== 0) failed = true;
@@ -335,6 +356,7 @@ async function main(): Promise<number> {
       }
     }
   }
+  if (await imageFailed()) failed = true;
   console.log([timesLine(times, Date.now() - started), ...failures, ...summary(parts)].join('\n'));
   return failed || parts.some(([, c]) => c.failed > 0) ? 1 : 0;
 }

@@ -35,9 +35,10 @@ export const ALONE = [
 ];
 
 /**
- * Files that mostly wait (a dependency stopped for a minute, a lease left by a killed process to
- * expire) while using little CPU: `npm test` runs them all at once in a vitest process of its own
- * beside the side-by-side files, so that their waiting overlaps the others' work. Each works in a
- * database and with processes of its own, as the side-by-side files do.
+ * Files that mostly wait while using little CPU (the Stripe push faults stop stripe-mock for a
+ * minute and wait for a killed worker's lease; the Kafka tests wait for a stopped broker): `npm
+ * test` runs them all at once in a vitest process of its own beside the side-by-side files, so that
+ * their waiting overlaps the others' work. Each works in a database and with processes of its own,
+ * as the side-by-side files do.
  */
-export const WAITING = ['test/billing/push-faults.test.ts'];
+export const WAITING = ['test/billing/push-faults.test.ts', 'test/event-destinations/kafka.test.ts'];
