@@ -28,6 +28,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Capabilities } from '../src/db/capabilities.js';
 import { everyWorkaround, type WorkaroundName } from '../src/db/workarounds.js';
+import { ensureGoTool, goToolCanBeHad, STRIPE_MOCK } from './go-tool.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { type FileSeconds, slowestLines } from '../test/support/slowest-files.reporter.js';
 import { runCollected } from './run-quietly.js';
@@ -184,12 +185,24 @@ export function laneFileSeconds(since = 0, dir = FILE_SECONDS_DIR): FileSeconds[
   return files.flatMap((path) => JSON.parse(readFileSync(path, 'utf8')) as FileSeconds[]);
 }
 
+/**
+ * What vitest's global setup builds or fetches on a first run (stripe-mock, Kafka's jars), done
+ * once before two lanes' global setups start at once: each would build its own and replace the
+ * other's, which the other may be running. Where it cannot be had, the lanes say so themselves.
+ */
+async function prepareOnce(): Promise<void> {
+  if (goToolCanBeHad(STRIPE_MOCK)) await ensureGoTool(STRIPE_MOCK);
+  const { javaAndMavenFound, prepareKafka } = await import('../test/support/kafka-broker.js');
+  if (await javaAndMavenFound()) await prepareKafka();
+}
+
 /** The main vitest run; `besideFirstLanes` (the image check) is waited for before the `alone` lane starts. */
 const vitestSuite = (besideFirstLanes: Promise<unknown>): Suite => ({
   label: 'vitest',
   async run() {
     const started = Date.now();
     rmSync(FILE_SECONDS_DIR, { recursive: true, force: true });
+    await prepareOnce();
     let status: number | string | null = 0;
     for (const [i, stage] of VITEST_LANES.entries()) {
       if (i > 0) await besideFirstLanes;
