@@ -23,7 +23,7 @@
  * its own in the closing lines. Which are switched off, and which are kept and why, is printed first.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Capabilities } from '../src/db/capabilities.js';
@@ -178,6 +178,7 @@ const laneProjects = () => VITEST_LANES.flat().map((lane) => lane.project);
 
 /** Every file's time the lanes of this run wrote (since `since`, ms). */
 export function laneFileSeconds(since = 0, dir = FILE_SECONDS_DIR): FileSeconds[] {
+  if (!existsSync(dir)) return [];
   const files = readdirSync(dir, { withFileTypes: true })
     .filter((f) => f.isFile() && f.name.endsWith('.json'))
     .map((f) => join(dir, f.name))
@@ -191,9 +192,14 @@ export function laneFileSeconds(since = 0, dir = FILE_SECONDS_DIR): FileSeconds[
  * other's, which the other may be running. Where it cannot be had, the lanes say so themselves.
  */
 async function prepareOnce(): Promise<void> {
-  if (goToolCanBeHad(STRIPE_MOCK)) await ensureGoTool(STRIPE_MOCK);
-  const { javaAndMavenFound, prepareKafka } = await import('../test/support/kafka-broker.js');
-  if (await javaAndMavenFound()) await prepareKafka();
+  try {
+    if (goToolCanBeHad(STRIPE_MOCK)) await ensureGoTool(STRIPE_MOCK);
+    const { javaAndMavenFound, prepareKafka } = await import('../test/support/kafka-broker.js');
+    if (await javaAndMavenFound()) await prepareKafka();
+  } catch (error) {
+    // The lanes' global setups try again, and fail with the same error where it is one.
+    console.error(`preparing the vitest lanes: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** The main vitest run; `besideFirstLanes` (the image check) is waited for before the `alone` lane starts. */
