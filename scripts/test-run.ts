@@ -160,7 +160,7 @@ const added = (a: Counts, b: Counts): Counts => ({
  * The main vitest run, in lanes of vitest's projects (vitest.config.ts): `side by side` (two files
  * at once) and `waiting` (the files that mostly wait, all at once: test/support/alone.ts) as two
  * vitest processes at once, so that the waiting overlaps the others' work; then `alone`, one file
- * at a time with nothing beside it. Each lane leaves its json report and its files' times; the
+ * at a time with nothing beside it, then `in pairs`, two at a time with nothing else beside them. Each lane leaves its json report and its files' times; the
  * suite counts every lane's tests once, then prints the ten slowest files of all lanes.
  */
 export const VITEST_LANES: readonly (readonly { readonly project: string; readonly output: Output }[])[] = [
@@ -169,6 +169,7 @@ export const VITEST_LANES: readonly (readonly { readonly project: string; readon
     { project: 'waiting', output: 'kept' },
   ],
   [{ project: 'alone', output: 'live' }],
+  [{ project: 'in pairs', output: 'live' }],
 ];
 
 const laneName = (project: string) => project.replace(/\W+/g, '-');
@@ -202,7 +203,7 @@ async function prepareOnce(): Promise<void> {
   }
 }
 
-/** The main vitest run; `besideFirstLanes` (the image check) is waited for before the `alone` lane starts. */
+/** The main vitest run; `besideFirstLanes` (the image check) is waited for before the lanes after the first. */
 const vitestSuite = (besideFirstLanes: Promise<unknown>): Suite => ({
   label: 'vitest',
   async run() {
