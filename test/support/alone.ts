@@ -15,7 +15,6 @@ export const ALONE = [
   'test/bulk/workers.test.ts',
   'test/cli/cli.test.ts',
   'test/cli/cli-seed.test.ts',
-  'test/db/db-faults.test.ts',
   'test/db/db-faults-slow.test.ts',
   'test/db/engine-equivalence.test.ts',
   'test/docs/clients-docs.test.ts',
@@ -25,11 +24,32 @@ export const ALONE = [
   'test/http/http-timeouts.test.ts',
   'test/http/rate-limit.test.ts',
   'test/main/first-run.test.ts',
-  'test/main/process-faults.test.ts',
-  'test/main/shutdown.test.ts',
   'test/portal/portal-browser.test.ts',
-  'test/schedules/bench-schedule-lag.test.ts',
   'test/schedules/schedules-workers.test.ts',
   'test/scripts/without-dev-dependencies.test.ts',
   'test/subscriptions/cross-process-races.test.ts',
+];
+
+/**
+ * Files that mostly wait while using little CPU (the Stripe push faults stop stripe-mock for a
+ * minute and wait for a killed worker's lease; the hold placing faults wait for the poll to finish
+ * what killed serve processes left): `npm test` runs them all at once in a vitest process of its own
+ * beside the side-by-side files, so that their waiting overlaps the others' work. Each works in a
+ * database and with processes of its own, as the side-by-side files do. The Kafka tests wait too,
+ * but restart a broker's JVM within a test's minute: beside three busy files it ran out of it.
+ */
+export const WAITING = ['test/billing/push-faults.test.ts', 'test/holds/hold-place-faults.test.ts'];
+
+/**
+ * Files that time what they check but mostly wait, with little CPU and few database writes (a
+ * schedule's lag set-up waiting for its resumeAt, a serve process outlasting a database outage or a
+ * hang through the wire proxy, a shutdown's deadlines): two at a time, after the files that run
+ * alone, with nothing else beside them. Beside each other they keep the machine's two cores and the
+ * run's database nearly to themselves; one that starts failing for its timing there moves to ALONE.
+ */
+export const IN_PAIRS = [
+  'test/db/db-faults.test.ts',
+  'test/main/process-faults.test.ts',
+  'test/main/shutdown.test.ts',
+  'test/schedules/bench-schedule-lag.test.ts',
 ];

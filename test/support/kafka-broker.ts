@@ -84,6 +84,12 @@ async function has(command: string, args: string[]): Promise<boolean> {
  * In the run's global setup: the jars (Maven, first run only) and a formatted storage template.
  * Undefined, with one SKIPPED line, where Java or Maven is missing.
  */
+/** Whether prepareKafka can fetch and format Kafka here (Java, and Maven unless the jars are fetched), without a line saying it skipped. */
+export async function javaAndMavenFound(): Promise<boolean> {
+  if (!(await has(java(), ['-version']))) return false;
+  return existsSync(join(LIBS, `kafka_2.13-${KAFKA_VERSION}.jar`)) || has('mvn', ['-v']);
+}
+
 export async function prepareKafka(): Promise<string | undefined> {
   if (!(await has(java(), ['-version']))) {
     skipStep('tests with a Kafka broker', 'no Java on this machine', 'install a Java 17+ runtime and Maven, then run the tests again');

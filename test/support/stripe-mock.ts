@@ -75,7 +75,9 @@ export async function startStripeMock(): Promise<StripeMock> {
   const binary = inject('stripeMockBinary');
   if (binary === undefined) throw new Error('stripe-mock is not built: guard the tests with stripeMockBuilt()');
   const mockPort = await freePort();
-  const child = spawn(binary, ['-http-addr', `127.0.0.1:${mockPort}`], { stdio: 'ignore' });
+  // Its HTTPS listener on a port of the system's choosing: by default it takes 12112, which a second
+  // instance (another test file's, at the same time) then fails to get, and exits.
+  const child = spawn(binary, ['-http-addr', `127.0.0.1:${mockPort}`, '-https-addr', '127.0.0.1:'], { stdio: 'ignore' });
   await waitListening(mockPort, child);
 
   const calls: StripeCall[] = [];

@@ -1,14 +1,14 @@
 /**
  * The test suite's layout: component tests in the folder of the src/ concept they cover (test/<concept>/),
  * none flat in test/; one shared `api` and `completed` helper (test/support/http.ts), not a copy per
- * file; and vitest's list of files that run alone names files that exist (a wrong path would let
- * such a file run beside another, where its timing is not its own).
+ * file; and vitest's lists of files that run alone, in pairs or in the waiting lane name files that exist,
+ * each in one list (a wrong path would let such a file run beside another, where its timing is not its own).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/lib/project-root.js';
-import { ALONE } from '../support/alone.js';
+import { ALONE, IN_PAIRS, WAITING } from '../support/alone.js';
 
 const root = projectRoot();
 const testFiles = readdirSync(join(root, 'test'), { recursive: true, encoding: 'utf8' })
@@ -28,7 +28,9 @@ describe('the test suite layout', () => {
     expect(copies).toEqual([]);
   });
 
-  it('names only test files that exist among those that run alone', () => {
-    expect(ALONE.filter((f) => !existsSync(join(root, f)))).toEqual([]);
+  it('names only test files that exist among those that run alone, in pairs or in the waiting lane, each in one list', () => {
+    const listed = [...ALONE, ...IN_PAIRS, ...WAITING];
+    expect(listed.filter((f) => !existsSync(join(root, f)))).toEqual([]);
+    expect(listed.filter((f, i) => listed.indexOf(f) !== i)).toEqual([]);
   });
 });
