@@ -11,6 +11,7 @@ import com.subsvc.client.Problems;
 import com.subsvc.client.api.BulkRequestsApi;
 import com.subsvc.client.api.EventsApi;
 import com.subsvc.client.api.SubscriptionsApi;
+import com.subsvc.client.api.TestHelpersApi;
 import com.subsvc.client.layer.ProblemException;
 import com.subsvc.client.model.BulkAcceptance;
 import com.subsvc.client.model.BulkOperation;
@@ -20,10 +21,17 @@ import com.subsvc.client.model.CommandOutcome;
 import com.subsvc.client.model.Event;
 import com.subsvc.client.model.EventList;
 import com.subsvc.client.model.EventType;
+import com.subsvc.client.model.PauseRequest;
 import com.subsvc.client.model.PausedSubscription;
 import com.subsvc.client.model.ResumedSubscription;
 import com.subsvc.client.model.SubscriptionList;
+import com.subsvc.client.model.Subscription;
 import com.subsvc.client.model.SubscriptionStatus;
+import com.subsvc.client.model.TestClockAdvance;
+import com.subsvc.client.model.TestClockAdvanced;
+import com.subsvc.client.model.TestSubscriptionsCreate;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -151,6 +159,40 @@ class ScenariosTest {
     assertTrue(found != null, "the pause event");
     assertEquals("subscription.paused", found.getSubscriptionEvent().getType().getValue());
     if (THE.stateful) assertEquals(found, events.getEvent(found.getSubscriptionEvent().getId().toString(), null));
+  }
+
+  @Test
+  @DisplayName("pauses until a time ahead with a reason, reads the schedule back, then drops it")
+  void schedules() throws ApiException {
+    SubscriptionsApi api = new SubscriptionsApi(client(THE.apiKey, "example=pausedUntil"));
+    OffsetDateTime resumeAt = OffsetDateTime.now(ZoneOffset.UTC).plusMinutes(10);
+    PausedSubscription paused = api.pauseSubscription(THE.take("fulfilled"), null, null, new PauseRequest().resumeAt(resumeAt).reason("Travelling"));
+    assertEquals(SubscriptionStatus.PAUSED, paused.getStatus());
+    assertTrue(paused.getSchedule().getResumeAt().matches(".*T.*\\.\\d{6}Z"), paused.getSchedule().getResumeAt());
+    if (!THE.stateful) return;
+    assertEquals("Travelling", paused.getPauseReason());
+    assertEquals(paused.getSchedule(), api.getSubscription(paused.getId().toString(), null).getSchedule());
+    Subscription dropped = api.deleteSubscriptionSchedule(paused.getId().toString(), null);
+    assertEquals(SubscriptionStatus.PAUSED, dropped.getStatus());
+    assertEquals(null, dropped.getSchedule());
+  }
+
+  @Test
+  @DisplayName("test mode: fixtures, a pause until 30 days ahead, an advance of 31 days resumes it, and 403 0011 for a live key")
+  void testMode() throws ApiException {
+    TestHelpersApi helpers = new TestHelpersApi(client(THE.testApiKey, null));
+    SubscriptionsApi testSubscriptions = new SubscriptionsApi(client(THE.testApiKey, "example=pausedUntil"));
+    Subscription made = helpers.createTestSubscriptions(new TestSubscriptionsCreate().count(1)).getData().get(0);
+    assertEquals(false, made.getLivemode());
+    OffsetDateTime now = OffsetDateTime.parse(helpers.getTestClock().getNow());
+    testSubscriptions.pauseSubscription(made.getId().toString(), null, null, new PauseRequest().resumeAt(now.plusDays(30)));
+    TestClockAdvanced advanced = helpers.advanceTestClock(new TestClockAdvance().to(now.plusDays(31)));
+    if (THE.stateful) {
+      assertEquals(1L, advanced.getAppliedCount());
+      assertEquals(SubscriptionStatus.FULFILLED, testSubscriptions.getSubscription(made.getId().toString(), null).getStatus());
+    }
+    TestHelpersApi live = new TestHelpersApi(client(THE.apiKey, "code=403"));
+    problem(Problems.TestModeOnlyError.class, 403, "0011", live::getTestClock);
   }
 
   @Test
