@@ -9,7 +9,9 @@ import com.subsvc.client.ApiException;
 import com.subsvc.client.ApiResponse;
 import com.subsvc.client.Problems;
 import com.subsvc.client.api.BulkRequestsApi;
+import com.subsvc.client.api.CustomerPortalApi;
 import com.subsvc.client.api.EventsApi;
+import com.subsvc.client.api.PlansApi;
 import com.subsvc.client.api.SubscriptionsApi;
 import com.subsvc.client.api.TestHelpersApi;
 import com.subsvc.client.layer.ProblemException;
@@ -27,6 +29,11 @@ import com.subsvc.client.model.Event;
 import com.subsvc.client.model.EventList;
 import com.subsvc.client.model.EventType;
 import com.subsvc.client.model.PauseRequest;
+import com.subsvc.client.model.Plan;
+import com.subsvc.client.model.PlanName;
+import com.subsvc.client.model.PortalAction;
+import com.subsvc.client.model.PortalLinkCreate;
+import com.subsvc.client.model.PortalLinkWithUrl;
 import com.subsvc.client.model.PausedSubscription;
 import com.subsvc.client.model.RejectedSubscription;
 import com.subsvc.client.model.ResumedSubscription;
@@ -39,8 +46,10 @@ import com.subsvc.client.model.TestSubscriptionsCreate;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
+import java.util.Set;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
@@ -230,6 +239,43 @@ class ScenariosTest {
     }
     TestHelpersApi live = new TestHelpersApi(client(THE.apiKey, "code=403"));
     problem(Problems.TestModeOnlyError.class, 403, "0011", live::getTestClock);
+  }
+
+  @Test
+  @DisplayName("names a plan, reads it and lists it: 200 with the name, and 404 0028 for a plan never named")
+  void namesAPlan() throws ApiException {
+    UUID planId = UUID.randomUUID();
+    PlansApi plans = new PlansApi(client(THE.apiKey, null));
+    // The mock answers its example, which carries this name; the service the plan as named.
+    Plan named = plans.putPlan(planId, new PlanName().name("Coffee beans, monthly"), null, null);
+    assertEquals(List.of("Coffee beans, monthly", true), List.of(named.getName(), named.getLivemode()));
+    assertEquals("Coffee beans, monthly", plans.getPlan(planId, null).getName());
+    List<Plan> listed = plans.listPlans(100, null, null).getData();
+    if (THE.stateful) assertEquals(List.of(named), listed.stream().filter(p -> planId.equals(p.getPlanId())).collect(Collectors.toList()));
+    PlansApi notFound = new PlansApi(client(THE.apiKey, "code=404"));
+    problem(Problems.PlanNotFoundError.class, 404, "0028", () -> notFound.getPlan(UUID.randomUUID(), null));
+  }
+
+  @Test
+  @DisplayName("makes a portal link for a customer, lists it and revokes it: 201, 204, then 404 0027")
+  void makesAPortalLink() throws ApiException {
+    String subscriptionId = THE.take("fulfilled");
+    CustomerPortalApi portal = new CustomerPortalApi(client(THE.apiKey, null));
+    ApiResponse<PortalLinkWithUrl> made =
+        portal.createPortalLinkWithHttpInfo(subscriptionId, null, new PortalLinkCreate().actions(Set.of(PortalAction.PAUSE)).expiresInMinutes(60));
+    PortalLinkWithUrl link = made.getData();
+    assertEquals(201, made.getStatusCode());
+    assertTrue(link.getUrl().toString().matches(".*/portal/[A-Za-z0-9_-]{43}$"), link.getUrl().toString());
+    var listed = portal.listPortalLinks(UUID.fromString(subscriptionId), null, null, null).getData();
+    if (THE.stateful) { // the mock answers the spec's examples, another subscription's link
+      assertEquals(UUID.fromString(subscriptionId), link.getSubscriptionId());
+      assertEquals(Set.of(PortalAction.PAUSE), link.getActions());
+      assertEquals(List.of(link.getId()), listed.stream().map(l -> l.getId()).collect(Collectors.toList()));
+    }
+    assertEquals(204, portal.revokePortalLinkWithHttpInfo(link.getId().toString(), null).getStatusCode());
+    CustomerPortalApi notFound = new CustomerPortalApi(client(THE.apiKey, "code=404"));
+    problem(Problems.PortalLinkNotFoundError.class, 404, "0027", () -> notFound.revokePortalLink(link.getId().toString(), null));
+    if (THE.stateful) assertEquals(List.of(), portal.listPortalLinks(UUID.fromString(subscriptionId), null, null, null).getData());
   }
 
   @Test
