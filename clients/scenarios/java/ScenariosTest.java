@@ -11,6 +11,8 @@ import com.subsvc.client.Problems;
 import com.subsvc.client.api.BulkRequestsApi;
 import com.subsvc.client.api.CustomerPortalApi;
 import com.subsvc.client.api.EventsApi;
+import com.subsvc.client.api.HoldsApi;
+import com.subsvc.client.api.PausePolicyApi;
 import com.subsvc.client.api.PlansApi;
 import com.subsvc.client.api.SubscriptionsApi;
 import com.subsvc.client.api.TestHelpersApi;
@@ -28,6 +30,10 @@ import com.subsvc.client.model.CommandOutcome;
 import com.subsvc.client.model.Event;
 import com.subsvc.client.model.EventList;
 import com.subsvc.client.model.EventType;
+import com.subsvc.client.model.Hold;
+import com.subsvc.client.model.HoldRequest;
+import com.subsvc.client.model.PausePolicy;
+import com.subsvc.client.model.PausePolicyWithMode;
 import com.subsvc.client.model.PauseRequest;
 import com.subsvc.client.model.Plan;
 import com.subsvc.client.model.PlanName;
@@ -276,6 +282,66 @@ class ScenariosTest {
     CustomerPortalApi notFound = new CustomerPortalApi(client(THE.apiKey, "code=404"));
     problem(Problems.PortalLinkNotFoundError.class, 404, "0027", () -> notFound.revokePortalLink(link.getId().toString(), null));
     if (THE.stateful) assertEquals(List.of(), portal.listPortalLinks(UUID.fromString(subscriptionId), null, null, null).getData());
+  }
+
+  @Test
+  @DisplayName("reads its pause policy and sets it, every rule off: 200 with the policy as set")
+  void setsThePausePolicy() throws ApiException {
+    // Every rule off, the merchant's default: the other scenarios' pauses stay as they are.
+    PausePolicy off = new PausePolicy().requireResumeAt(false);
+    // The answer is the policy and whose data it governs (a live key's here); every answer shows every rule.
+    PausePolicyWithMode shown = new PausePolicyWithMode().requireResumeAt(false).livemode(true);
+    PausePolicyApi policies = new PausePolicyApi(client(THE.apiKey, "example=off"));
+    assertEquals(shown, policies.getPausePolicy());
+    assertEquals(shown, policies.putPausePolicy(off, null, null));
+  }
+
+  /** The bulk request once completed (within 20 s). */
+  private static BulkRequest completed(BulkRequestsApi requests, UUID requestId) throws Exception {
+    long deadline = System.currentTimeMillis() + 20_000;
+    BulkRequest status = requests.getBulkRequest(requestId.toString(), null);
+    while (status.getState() != BulkRequest.StateEnum.COMPLETED && System.currentTimeMillis() < deadline) {
+      Thread.sleep(100);
+      status = requests.getBulkRequest(requestId.toString(), null);
+    }
+    assertEquals(BulkRequest.StateEnum.COMPLETED, status.getState());
+    return status;
+  }
+
+  // In test mode: a hold covers every subscription of its mode, so the live ones the other scenarios
+  // use are left alone, and the test ones are resumed before it ends.
+  @Test
+  @DisplayName("holds the test store and releases it: 202 with the hold listed and read, its subscription paused then resumed, then 409 0035")
+  void holdsTheTestStore() throws Exception {
+    ApiClient test = client(THE.testApiKey, null);
+    HoldsApi holds = new HoldsApi(test);
+    SubscriptionsApi testApi = new SubscriptionsApi(test);
+    BulkRequestsApi testRequests = new BulkRequestsApi(test);
+    Subscription made = new TestHelpersApi(test).createTestSubscriptions(new TestSubscriptionsCreate().count(1)).getData().get(0);
+    ApiResponse<Hold> placed = holds.createHoldWithHttpInfo(UUID.randomUUID().toString(), null, new HoldRequest().reason("Stock-out"));
+    Hold hold = placed.getData();
+    assertEquals(202, placed.getStatusCode());
+    assertEquals(List.of("/v2/holds/" + hold.getId()), headers(placed).get("location"));
+    assertEquals(Hold.StatusEnum.ACTIVE, hold.getStatus());
+    assertEquals(hold.getId(), holds.getHold(hold.getId().toString(), null).getId());
+    List<Hold> listed = holds.listHolds(100, null, null).getData();
+    if (THE.stateful) {
+      assertEquals(List.of("Stock-out", false), List.of(hold.getReason(), hold.getLivemode()));
+      assertEquals(List.of(hold.getId()), listed.stream().map(Hold::getId).collect(Collectors.toList()));
+      assertEquals(BulkOperation.PAUSE, completed(testRequests, hold.getRequestId()).getOperation());
+      Subscription held = testApi.getSubscription(made.getId().toString(), null);
+      assertEquals(SubscriptionStatus.PAUSED, held.getStatus());
+      assertEquals(List.of(hold.getId()), held.getHoldIds());
+    }
+    Hold released = holds.releaseHold(hold.getId().toString(), null);
+    assertEquals(Hold.StatusEnum.RELEASED, released.getStatus());
+    assertTrue(released.getReleaseRequestId() != null && released.getReleasedAt() != null);
+    if (THE.stateful) {
+      assertEquals(BulkOperation.RESUME, completed(testRequests, released.getReleaseRequestId()).getOperation());
+      assertEquals(SubscriptionStatus.FULFILLED, testApi.getSubscription(made.getId().toString(), null).getStatus());
+    }
+    HoldsApi again = new HoldsApi(client(THE.testApiKey, "code=409, example=released"));
+    problem(Problems.HoldReleasedError.class, 409, "0035", () -> again.releaseHold(hold.getId().toString(), null));
   }
 
   @Test
