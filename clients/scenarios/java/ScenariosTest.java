@@ -16,6 +16,8 @@ import com.subsvc.client.api.PausePolicyApi;
 import com.subsvc.client.api.PlansApi;
 import com.subsvc.client.api.SubscriptionsApi;
 import com.subsvc.client.api.TestHelpersApi;
+import com.subsvc.client.api.WebhookEndpointsApi;
+import com.subsvc.client.layer.Webhooks;
 import com.subsvc.client.layer.ProblemException;
 import com.subsvc.client.model.BulkAcceptance;
 import com.subsvc.client.model.BulkCommandRequest;
@@ -49,13 +51,20 @@ import com.subsvc.client.model.SubscriptionStatus;
 import com.subsvc.client.model.TestClockAdvance;
 import com.subsvc.client.model.TestClockAdvanced;
 import com.subsvc.client.model.TestSubscriptionsCreate;
+import com.subsvc.client.model.WebhookEndpointCreate;
+import com.subsvc.client.model.WebhookEndpointWithSecret;
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
@@ -294,6 +303,58 @@ class ScenariosTest {
     PausePolicyApi policies = new PausePolicyApi(client(THE.apiKey, "example=off"));
     assertEquals(shown, policies.getPausePolicy());
     assertEquals(shown, policies.putPausePolicy(off, null, null));
+  }
+
+  /** A delivery as received: its body exactly, and its headers. */
+  private static final class Delivery {
+    final String body;
+    final Map<String, List<String>> headers;
+
+    Delivery(String body, Map<String, List<String>> headers) {
+      this.body = body;
+      this.headers = headers;
+    }
+  }
+
+  @Test
+  @DisplayName("receives the webhook of a pause and verifies its signature")
+  void receivesTheWebhook() throws Exception {
+    Assumptions.assumeTrue(THE.stateful, "the mock sends no webhooks");
+    List<Delivery> received = new CopyOnWriteArrayList<>();
+    HttpServer receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    receiver.createContext("/hooks", exchange -> {
+      received.add(new Delivery(new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8), Map.copyOf(exchange.getRequestHeaders())));
+      exchange.sendResponseHeaders(204, -1);
+      exchange.close();
+    });
+    receiver.start();
+    try {
+      WebhookEndpointsApi webhooks = new WebhookEndpointsApi(client(THE.apiKey, null));
+      String url = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/hooks";
+      WebhookEndpointWithSecret endpoint =
+          webhooks.createWebhookEndpoint(new WebhookEndpointCreate().url(url).events(List.of(WebhookEndpointCreate.EventsEnum.SUBSCRIPTION_PAUSED)));
+      PausedSubscription paused = SUBSCRIPTIONS.pauseSubscription(THE.take("fulfilled"), null, null, null);
+      long deadline = System.currentTimeMillis() + 20_000;
+      Delivery delivery = null;
+      Webhooks.Event event = null;
+      while (event == null && System.currentTimeMillis() < deadline) {
+        for (Delivery d : received) {
+          Webhooks.Event verified = Webhooks.verify(d.body, d.headers, endpoint.getSecret());
+          if (paused.getId().equals(verified.getSubscription().getData().getSubscription().getId())) {
+            delivery = d;
+            event = verified;
+          }
+        }
+        if (event == null) Thread.sleep(100);
+      }
+      assertTrue(event != null, "the webhook delivery");
+      assertEquals("subscription.paused", event.getType());
+      Delivery tampered = new Delivery(delivery.body.replace("paused", "resumed"), delivery.headers);
+      assertThrows(Webhooks.VerificationException.class, () -> Webhooks.verify(tampered.body, tampered.headers, endpoint.getSecret()));
+      webhooks.deleteWebhookEndpoint(endpoint.getId().toString(), null);
+    } finally {
+      receiver.stop(0);
+    }
   }
 
   /** The bulk request once completed (within 20 s). */
