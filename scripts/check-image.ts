@@ -12,7 +12,11 @@
  * 6. a `worker` in a second container applies that bulk, and its metrics listener answers (the
  *    Compose file's check for workers);
  * 7. SIGTERM to each: exit 0 within SHUTDOWN_TIMEOUT_MS + 10 s, the documented deadline.
- * 8. the project's own services of deploy/compose.yaml, as far as they can run here (scripts/image/compose.ts).
+ * 8. `sandbox` (docs/sandbox.md): on the FerretDB the image carries (the Dockerfile's `ferretdb` stage,
+ *    or the project's own build of it where GO_IMAGE cannot be pulled: scripts/image/ferretdb.ts),
+ *    with no MONGODB_URI, it prints its JSON line, answers requests with the printed test key, and
+ *    exits 0 on SIGTERM;
+ * 9. the project's own services of deploy/compose.yaml, as far as they can run here (scripts/image/compose.ts).
  *
  * `npm run check:image -- --no-cache` builds without the engine's layer cache (the base stays cached).
  *
@@ -40,6 +44,7 @@ import {
 } from './image/containers.js';
 import { skipStep } from './skipped-steps.js';
 import { findEngine, type Engine } from './image/engine.js';
+import { resolveFerretdbStage } from './image/ferretdb.js';
 import { runCompose } from './image/compose.js';
 
 const root = projectRoot();
@@ -203,6 +208,59 @@ async function runImage(engine: Engine, uri: string): Promise<ImageRun> {
   }
 }
 
+/** The first line a sandbox prints on stdout: what a partner's suite reads. */
+interface SandboxReady {
+  readonly url: string;
+  readonly testApiKey: string;
+  readonly subscriptionIds: string[];
+}
+
+/**
+ * `sandbox` as a command of the image, with no database of ours (no MONGODB_URI): its JSON line,
+ * a list and a pause with the printed test key, and exit 0 on SIGTERM.
+ */
+async function checkSandbox(engine: Engine): Promise<string> {
+  const port = await freePort();
+  const container = runDetached(engine, TAG, `subsvc-check-${process.pid}-sandbox`, { HOST: '127.0.0.1' }, [
+    'sandbox',
+    '--port',
+    String(port),
+    '--seed',
+    '3',
+  ]);
+  try {
+    const startedAt = Date.now();
+    const ready = await waitFor('the sandbox prints its JSON line', 90_000, async () => {
+      const line = engine
+        .run(['logs', container.name])
+        .split('\n')
+        .find((l) => l.includes('"testApiKey"'));
+      return line === undefined ? undefined : (JSON.parse(line) as SandboxReady);
+    });
+    const upIn = seconds(startedAt);
+    expect(ready.url === `http://127.0.0.1:${port}` && /^sk_test_/.test(ready.testApiKey), `the sandbox printed ${JSON.stringify(ready)}`);
+    const listed = await request(`${ready.url}/v2/subscriptions`, { key: ready.testApiKey });
+    const data = listed.body.data as unknown[] | undefined;
+    expect(
+      listed.status === 200 && data?.length === 3,
+      `a list with the printed key answered ${listed.status} ${JSON.stringify(listed.body)}`,
+    );
+    const paused = await request(`${ready.url}/v2/subscriptions/${ready.subscriptionIds[0]}/pause`, {
+      method: 'POST',
+      key: ready.testApiKey,
+    });
+    expect(paused.status === 200 && paused.body.status === 'paused', `a pause with the printed key answered ${paused.status}`);
+    const stop = stopWithSigterm(engine, container);
+    expect(stop.exitCode === 0, `the sandbox after SIGTERM: exit ${stop.exitCode}\n${logsOf(engine, container)}`);
+    return `sandbox (no MONGODB_URI) printed its line in ${upIn}, list 200 (3) and pause 200 with its test key, SIGTERM exit 0 in ${stop.seconds.toFixed(1)} s`;
+  } catch (error) {
+    say(`--- sandbox logs\n${logsOf(engine, container)}`);
+    throw error;
+  } finally {
+    remove(engine, [container]);
+  }
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   const { engine, why } = findEngine();
@@ -212,8 +270,10 @@ async function main(): Promise<void> {
   }
   const base = resolveBase(engine, root, CACHE_DIR);
   say(`base: ${base.description}`);
+  const ferretdb = await resolveFerretdbStage(engine, root, CACHE_DIR);
+  say(`sandbox engine: ${ferretdb.description}`);
   const buildStarted = Date.now();
-  buildImage(engine, root, base.image, TAG, CACHE_DIR, process.argv.includes('--no-cache'));
+  buildImage(engine, root, base.image, TAG, CACHE_DIR, process.argv.includes('--no-cache'), ferretdb.args);
   const size = `${(imageSize(engine, TAG) / 1e6).toFixed(0)} MB`;
   say(`✓ built ${TAG} with ${engine.name} in ${seconds(buildStarted)}; image size ${size}`);
   const modules = modulesOf(engine, TAG);
@@ -229,8 +289,12 @@ async function main(): Promise<void> {
     const uri = new URL(database.uri);
     uri.pathname = `/subsvc_image_${Date.now()}`;
     const image = await runImage(engine, uri.href);
+    const sandbox = await checkSandbox(engine);
+    say(`✓ ${sandbox}`);
     const compose = await runCompose(engine, TAG, uri.href, image.apiKey, image.ids);
-    say(`image ok: ${engine.name}, base ${base.image}, ${size}; ${image.facts}; compose: ${compose}; ${seconds(startedAt)} in all`);
+    say(
+      `image ok: ${engine.name}, base ${base.image}, ${size}; ${image.facts}; ${sandbox}; compose: ${compose}; ${seconds(startedAt)} in all`,
+    );
   } finally {
     await database.stop();
   }

@@ -24,6 +24,8 @@ export interface Config {
   /** Unset: an embedded database is started (docs/design.md §8). */
   readonly mongodbUri: string | undefined;
   readonly embeddedEngine: EmbeddedEngine;
+  /** SANDBOX_FERRETDB: a FerretDB binary that `subsvc sandbox` starts as it is (src/db/sandbox-engine.ts); unset: the embedded database. */
+  readonly sandboxFerretdb: string | undefined;
   readonly logLevel: LogLevel;
   /** How long a resolved API key is remembered, so that hot paths do not look it up every time. */
   readonly authCacheTtlMs: number;
@@ -243,6 +245,14 @@ function stripeApiBase(env: Env): string {
   return url.origin;
 }
 
+/** A file named by its absolute path, or undefined when unset. */
+function absolutePath(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!raw.startsWith('/')) throw new ConfigError(`${name} must be an absolute path, got "${raw}"`);
+  return raw;
+}
+
 /** BULK_CONCURRENCY; WORKERS is its former name, still accepted when the new one is unset. */
 function bulkConcurrency(env: Env): number {
   const name = env.BULK_CONCURRENCY === undefined || env.BULK_CONCURRENCY === '' ? 'WORKERS' : 'BULK_CONCURRENCY';
@@ -267,6 +277,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 8080, 0, 65535),
     mongodbUri: uri,
     embeddedEngine: oneOf(env, 'EMBEDDED_DB', ['auto', 'memory-server', 'ferretdb'] as const, 'auto'),
+    sandboxFerretdb: absolutePath(env, 'SANDBOX_FERRETDB'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
     authCacheTtlMs: integer(env, 'AUTH_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     dbTimeoutMs,

@@ -106,6 +106,9 @@ export const PACKAGES: readonly Package[] = [
       `modelPackage=${JAVA_PACKAGE}.model`,
       'useJakartaEe=true',
       'openApiNullable=false',
+      // An optional list left unset is sent as nothing, not as `[]`: a PauseRequest with a schedule
+      // would otherwise carry `"subscriptions": []`, an empty bulk request, and be refused (0040).
+      'containerDefaultToNull=true',
       'hideGenerationTimestamp=true',
     ],
     handWritten: [`${JAVA_FOLDER}/layer`],

@@ -129,17 +129,24 @@ function scenarioPom(version: string): string {
 `;
 }
 
+/** The jar and its pom in `dist` (clients/dist/), where docs/clients-java.md installs them from. */
+export async function javaDist(version: string, dist: string): Promise<{ jar: string; pom: string }> {
+  const built = await builtJar(version);
+  const jar = join(dist, `${JAVA_ARTIFACT.artifactId}-${version}.jar`);
+  const pom = join(dist, `${JAVA_ARTIFACT.artifactId}-${version}.pom`);
+  mkdirSync(dist, { recursive: true });
+  cpSync(built.jar, jar);
+  cpSync(built.pom, pom);
+  return { jar, pom };
+}
+
 /**
  * The jar in clients/dist/, installed from there into the local repository, and a scratch project
  * with the scenarios depending on it; its dependencies and test classes resolved and compiled once
  * (`mvn test-compile`), so that each target's run only runs them.
  */
 export async function javaProject(version: string, dist: string): Promise<string> {
-  const built = await builtJar(version);
-  const jar = join(dist, `${JAVA_ARTIFACT.artifactId}-${version}.jar`);
-  const pom = join(dist, `${JAVA_ARTIFACT.artifactId}-${version}.pom`);
-  cpSync(built.jar, jar);
-  cpSync(built.pom, pom);
+  const { jar, pom } = await javaDist(version, dist);
   const dir = mkdtempSync(join(tmpdir(), 'subsvc-merchant-java-'));
   await maven(['-q', `org.apache.maven.plugins:maven-install-plugin:3.1.3:install-file`, `-Dfile=${jar}`, `-DpomFile=${pom}`], dir);
   writeFileSync(join(dir, 'pom.xml'), scenarioPom(version));

@@ -17,6 +17,8 @@
  * layer_test.go, LayerTest.java), each against the Prism mock and against the service (a scratch database, workers on), both behind
  * a proxy that checks every answer against the spec (test/support/contract-proxy.ts).
  *
+ * `--language <typescript|python|go|java>` runs that language's scenarios alone (a change to one client).
+ *
  * pytest's console goes to test-artifacts/clients/, never to our output: it closes on a line like
  * `=== 9 passed in 3.1s ===`, which CI reads as the runner's closing line. Its counts, and node's,
  * come from their JUnit reports and are printed in our words; the total goes to
@@ -25,6 +27,7 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../../src/config.js';
 import { projectRoot } from '../../src/lib/project-root.js';
@@ -261,7 +264,18 @@ async function mockTarget(): Promise<{ target: Target; stop(): Promise<void> }> 
   };
 }
 
+const LANGUAGES = ['typescript', 'python', 'go', 'java'] as const;
+
+/** The languages to run: all, or the one `--language` names. */
+function chosenLanguages(): ReadonlySet<string> {
+  const { language } = parseArgs({ options: { language: { type: 'string' } } }).values;
+  if (language === undefined) return new Set(LANGUAGES);
+  if (!(LANGUAGES as readonly string[]).includes(language)) throw new Error(`--language must be one of ${LANGUAGES.join(', ')}`);
+  return new Set([language]);
+}
+
 async function main(): Promise<number> {
+  const chosen = chosenLanguages();
   rmSync(ARTIFACTS, { recursive: true, force: true });
   mkdirSync(ARTIFACTS, { recursive: true });
   const specVersion = specVersionOf(SPEC_PATH);
@@ -271,15 +285,21 @@ async function main(): Promise<number> {
   const started = await Promise.all([mockTarget(), serviceTarget()]);
   const parts: [string, Counts][] = [];
   try {
-    const project = typescriptProject(built.tarball);
-    const environment = pythonEnvironment(built.wheel);
-    scratchDirs.push(project, environment.dir);
-    const languages: [string, Language][] = [
-      ['typescript', typescript(project)],
-      ['python', python(environment)],
-    ];
-    const noGo = goMissing();
-    if (noGo) {
+    const languages: [string, Language][] = [];
+    if (chosen.has('typescript')) {
+      const project = typescriptProject(built.tarball);
+      scratchDirs.push(project);
+      languages.push(['typescript', typescript(project)]);
+    }
+    if (chosen.has('python')) {
+      const environment = pythonEnvironment(built.wheel);
+      scratchDirs.push(environment.dir);
+      languages.push(['python', python(environment)]);
+    }
+    const noGo = chosen.has('go') ? goMissing() : undefined;
+    if (!chosen.has('go')) {
+      console.log('\nGo client: not run (--language)');
+    } else if (noGo) {
       console.log(`\nGo client: skipped, ${noGo}`);
       parts.push(['Go client (not run)', { passed: 0, failed: 0, skipped: 1 }]);
     } else {
@@ -287,8 +307,10 @@ async function main(): Promise<number> {
       scratchDirs.push(module);
       languages.push(['go', go(module)]);
     }
-    const noJava = javaMissing();
-    if (noJava) {
+    const noJava = chosen.has('java') ? javaMissing() : undefined;
+    if (!chosen.has('java')) {
+      console.log('\nJava client: not run (--language)');
+    } else if (noJava) {
       console.log(`\nJava client: skipped, ${noJava}`);
       parts.push(['Java client (not run)', { passed: 0, failed: 0, skipped: 1 }]);
     } else {

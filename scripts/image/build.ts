@@ -29,7 +29,16 @@ function npmSettingsForBuild(cacheDir: string): string[] {
   return ['--volume', `${dir}:/usr/local/etc:ro`];
 }
 
-export function buildImage(engine: Engine, root: string, base: string, tag: string, cacheDir: string, noCache: boolean): void {
+/** `extra`: what else the build is given (the ferretdb stage's build context, scripts/image/ferretdb.ts). */
+export function buildImage(
+  engine: Engine,
+  root: string,
+  base: string,
+  tag: string,
+  cacheDir: string,
+  noCache: boolean,
+  extra: readonly string[] = [],
+): void {
   const podmanOnly = engine.name === 'podman' ? ['--format', 'docker', ...npmSettingsForBuild(cacheDir)] : [];
   engine.run([
     'build',
@@ -40,6 +49,7 @@ export function buildImage(engine: Engine, root: string, base: string, tag: stri
     ...ULIMITS,
     '--build-arg',
     `NODE_IMAGE=${base}`,
+    ...extra,
     '--tag',
     tag,
     '--file',

@@ -31,6 +31,8 @@ export const FERRETDB_PATCHES: readonly string[] = ['id-pushdown', 'push-slice',
 export interface FerretdbBuild {
   /** Patches applied to the module source, in order; none builds upstream as released (for comparisons). */
   readonly patches: readonly string[];
+  /** Without cgo and stripped, as the Dockerfile builds it, so that it runs on any Linux base (the image check's). */
+  readonly static?: boolean;
 }
 
 const PATCHED: FerretdbBuild = { patches: FERRETDB_PATCHES };
@@ -39,7 +41,7 @@ const PATCHED: FerretdbBuild = { patches: FERRETDB_PATCHES };
 export function ferretdbBinaryPath(cacheDir: string, build: FerretdbBuild = PATCHED): string {
   const hash = createHash('sha256');
   for (const patch of build.patches) hash.update(readFileSync(patch));
-  const suffix = build.patches.length > 0 ? `-${hash.digest('hex').slice(0, 8)}` : '';
+  const suffix = `${build.patches.length > 0 ? `-${hash.digest('hex').slice(0, 8)}` : ''}${build.static ? '-static' : ''}`;
   return join(cacheDir, 'ferretdb', `${FERRETDB_VERSION}${suffix}`, 'ferretdb');
 }
 
@@ -69,7 +71,7 @@ export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build:
   const progress = log.child({ ferretdbBuild: FERRETDB_VERSION }, { level: 'info' });
   const started = performance.now();
   progress.info({ patches: build.patches, binary }, 'building FerretDB (first run only, about a minute)');
-  const env = { ...process.env, GOFLAGS: '-modcacherw' };
+  const env = { ...process.env, GOFLAGS: '-modcacherw', ...(build.static ? { CGO_ENABLED: '0' } : {}) };
   progress.info(
     { module: `${FERRETDB_MODULE}@${FERRETDB_VERSION}` },
     'downloading the module source from the Go module proxy (cached after the first time)',
@@ -89,7 +91,8 @@ export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build:
     // Per process: two first starts at once (test runs of several checkouts) must not share it.
     const partial = `${binary}.${process.pid}.partial`;
     progress.info('compiling (downloads the module dependencies the first time)');
-    await run('go', ['build', '-o', partial, './cmd/ferretdb'], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
+    const flags = build.static ? ['-trimpath', '-ldflags=-s -w'] : [];
+    await run('go', ['build', ...flags, '-o', partial, './cmd/ferretdb'], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
     renameSync(partial, binary);
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
-import { startEmbeddedDatabase, type EmbeddedDatabase } from '../db/embedded.js';
+import type { EmbeddedDatabase } from '../db/embedded.js';
 import { connectDatabase, type Database } from '../db/mongo.js';
+import { startSandboxEngine } from '../db/sandbox-engine.js';
 import { freePort } from '../lib/net.js';
 import { testModeIdOf } from '../merchants/livemode.js';
 import type { Logger } from '../logger.js';
@@ -72,7 +73,7 @@ export async function startSandbox(
     removeFolder();
   };
   try {
-    embedded = await startEmbeddedDatabase(config.embeddedEngine, config.downloadProxy, log, dataDir);
+    embedded = await startSandboxEngine(config, log, dataDir);
     database = await connectDatabase(`${embedded.uri.replace(/\/$/, '')}/sandbox`, config, log);
     running = await startService(database, config, log, { port, host: config.host });
     const { service, url } = running;

@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { aptSources, bundledNpmVersion, debianMirror, namedBase } from '../../scripts/image/base.js';
+import { goImage, stageRecipe } from '../../scripts/image/ferretdb.js';
+import { FERRETDB_PATCHES, FERRETDB_VERSION } from '../../src/db/ferretdb.js';
 import { projectRoot } from '../../src/lib/project-root.js';
 
 const root = projectRoot();
@@ -20,6 +22,21 @@ describe("the Dockerfile's base", () => {
     const named = namedBase(root);
     expect(named.image).toBe(`node:${pinned}-${named.suite}-slim`);
     expect(named.nodeVersion).toBe(pinned);
+  });
+});
+
+describe("the Dockerfile's ferretdb stage (the sandbox's engine)", () => {
+  const dockerfile = readFileSync(join(root, 'Dockerfile'), 'utf8');
+
+  it('builds the version and the patches, in order, that src/db/ferretdb-build.ts builds, so the image runs the engine the tests run', () => {
+    const names = FERRETDB_PATCHES.map((patch) => /ferretdb-v[\d.]+-([\w-]+)\.patch$/.exec(patch)![1]);
+    expect(stageRecipe(dockerfile)).toEqual({ version: FERRETDB_VERSION, patches: names });
+  });
+
+  it('is built on a Go image, and the runtime stage points SANDBOX_FERRETDB at the binary it copies from it', () => {
+    expect(goImage(dockerfile)).toMatch(/^golang:/);
+    const target = /COPY --from=ferretdb \/ferretdb (\S+)/.exec(dockerfile)?.[1];
+    expect(dockerfile).toContain(`SANDBOX_FERRETDB=${target}`);
   });
 });
 

@@ -239,6 +239,73 @@ func TestBulkPausesSubscriptionsAndFollowsTheRequestFromIts202ToEachOutcome(t *t
 	}
 }
 
+func TestPreviewsABulkPauseAndABulkResume200WithWhatEachWouldMatchAndNothingChanged(t *testing.T) {
+	api, ctx := client(the.APIKey, "")
+	active, cancelled := take(t, "fulfilled"), take(t, "cancelled")
+	pauseRequest := bulkPausePreview([]string{active, cancelled, "3f2c1d0e-9b8a-4c7d-8e6f-5a4b3c2d1e0f"})
+	pause, _, err := api.SubscriptionsAPI.PreviewBulkPause(ctx).BulkPausePreviewRequest(pauseRequest).Execute()
+	must(t, err)
+	resumeRequest := subsvc.BulkPreviewRequest{Filter: &subsvc.BulkFilter{Status: []subsvc.SubscriptionStatus{subsvc.SUBSCRIPTIONSTATUS_PAUSED}}}
+	resume, _, err := api.SubscriptionsAPI.PreviewBulkResume(ctx).BulkPreviewRequest(resumeRequest).Execute()
+	must(t, err)
+	for _, preview := range []*subsvc.BulkDryRun{pause, resume} {
+		if len(preview.Sample) > min(20, int(preview.MatchedCount)) {
+			t.Fatalf("a sample of at most min(20, matchedCount), got %+v", preview)
+		}
+	}
+	if !the.Stateful { // the mock answers the spec's one example
+		return
+	}
+	if pause.MatchedCount != 2 || pause.CancelledCount != 1 || pause.PolicyRejectedCount != 0 || len(pause.Sample) != 1 || pause.Sample[0] != active {
+		t.Fatalf("2 matched, 1 cancelled, 0 refused by the policy, the active one in the sample, got %+v", pause)
+	}
+	read, _, err := api.SubscriptionsAPI.GetSubscription(ctx, active).Execute()
+	must(t, err)
+	if read.Status != subsvc.SUBSCRIPTIONSTATUS_FULFILLED {
+		t.Fatalf("a preview changes nothing, got %s", read.Status)
+	}
+	if int(resume.MatchedCount) != len(resume.Sample) || resume.CancelledCount != 0 {
+		t.Fatalf("every paused one in the sample, none cancelled, got %+v", resume)
+	}
+}
+
+// bulkPausePreview is a bulk pause's preview of these ids.
+func bulkPausePreview(ids []string) subsvc.BulkPausePreviewRequest {
+	request := subsvc.NewBulkPausePreviewRequest()
+	request.SetSubscriptions(ids)
+	return *request
+}
+
+func TestFindsTheEventOfAPauseInTheEventsListNewestFirstAndReadsItByItsID(t *testing.T) {
+	api, ctx := client(the.APIKey, "")
+	paused, _, err := api.SubscriptionsAPI.PauseSubscription(ctx, take(t, "fulfilled")).Execute()
+	must(t, err)
+	listed := poll(t, "the pause event", func() (*subsvc.SubscriptionEvent, error) {
+		page, _, err := api.EventsAPI.ListEvents(ctx).Type_(subsvc.EVENTTYPE_SUBSCRIPTION_PAUSED).Limit(100).Execute()
+		if err != nil {
+			return nil, err
+		}
+		for _, event := range page.Data {
+			found := event.SubscriptionEvent
+			if found != nil && (!the.Stateful || found.Data.Subscription.Id == paused.Id) {
+				return found, nil
+			}
+		}
+		return nil, errNotReadyYet
+	})
+	if listed.Type != "subscription.paused" {
+		t.Fatalf("a subscription.paused event, got %q", listed.Type)
+	}
+	if !the.Stateful {
+		return
+	}
+	read, _, err := api.EventsAPI.GetEvent(ctx, listed.Id).Execute()
+	must(t, err)
+	if read.SubscriptionEvent == nil || read.SubscriptionEvent.Id != listed.Id || read.SubscriptionEvent.CreatedAt != listed.CreatedAt {
+		t.Fatalf("the event read by its id is the one listed, got %+v", read)
+	}
+}
+
 func TestBulkResumesWithAnIDItDoesNotKnowAcceptedAndEveryRejectedIDHasADocumentedReason(t *testing.T) {
 	api, ctx := client(the.APIKey, "code=202")
 	request := subsvc.NewBulkCommandRequest()

@@ -9,6 +9,7 @@ then answers 503 in place of the target's answer (the target did the work; the c
 import base64
 import hashlib
 import hmac
+import inspect
 import json
 import os
 import re
@@ -23,7 +24,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from subsvc_client import TestSubscriptionsCreate
+from subsvc_client import PauseRequest, TestSubscriptionsCreate
 from subsvc_client.layer import Client, InvalidStatusTransitionError, WebhookVerificationError, list_all, verify
 
 with open(os.environ["SUBSVC_TARGET"], encoding="utf-8") as target_file:
@@ -117,6 +118,21 @@ def test_layer_sends_a_pause_through_subsvc_test_outcome_unavailable_2_retried_w
         paused = client.subscriptions.pause_subscription(str(made.id), subsvc_test_outcome="unavailable:2")
         assert paused.status == "paused"
         assert paused_events(client, str(made.id)) == 1
+
+
+def test_layer_keeps_calls_written_before_subsvc_test_outcome_working_and_refuses_extra_positionals_clearly():
+    with Client(TARGET["testApiKey"], base_url=TARGET["baseUrl"]) as client:
+        [made] = client.test_helpers.create_test_subscriptions(TestSubscriptionsCreate(count=1)).data
+        # As written before the header was declared: (subscription_id, idempotency_key, command_request).
+        paused = client.subscriptions.pause_subscription(str(made.id), f"old-style-{uuid.uuid4()}", PauseRequest(reason="Travelling"))
+        assert paused.status == "paused"
+        if STATEFUL:
+            assert paused.pause_reason == "Travelling"
+        parameters = inspect.signature(client.subscriptions.pause_subscription).parameters
+        assert list(parameters)[:3] == ["subscription_id", "idempotency_key", "command_request"]
+        assert parameters["subsvc_test_outcome"].kind is inspect.Parameter.KEYWORD_ONLY
+        with pytest.raises(TypeError, match="pass subsvc_test_outcome and the options by keyword"):
+            client.subscriptions.pause_subscription(str(made.id), None, None, "conflict")
 
 
 def test_layer_iterates_over_every_page_of_a_list_each_subscription_once():

@@ -7,12 +7,14 @@ from typing import Any, Callable, Iterator, Optional
 
 import subsvc_client
 from subsvc_client.layer.retry import RetryingApiClient
+from subsvc_client.layer.signatures import StableApi
 
 
 class Client:
     """`Client(api_key, base_url=..., max_retries=2, timeout=30.0)`; `client.subscriptions.pause_subscription(id)`.
 
     `timeout` bounds each attempt, in seconds; `headers` are sent with every request (e.g. `Prefer` for the Prism mock).
+    Each operation takes its parameters in a stable order, `subsvc_test_outcome` by keyword (layer.signatures).
     """
 
     def __init__(
@@ -30,16 +32,16 @@ class Client:
         self.api_client = RetryingApiClient(configuration, max_retries, timeout, initial_delay, max_delay)
         for name, value in (headers or {}).items():
             self.api_client.set_default_header(name, value)
-        self.subscriptions = subsvc_client.SubscriptionsApi(self.api_client)
-        self.bulk_requests = subsvc_client.BulkRequestsApi(self.api_client)
-        self.holds = subsvc_client.HoldsApi(self.api_client)
-        self.events = subsvc_client.EventsApi(self.api_client)
-        self.webhook_endpoints = subsvc_client.WebhookEndpointsApi(self.api_client)
-        self.pause_policy = subsvc_client.PausePolicyApi(self.api_client)
-        self.api_keys = subsvc_client.APIKeysApi(self.api_client)
-        self.plans = subsvc_client.PlansApi(self.api_client)
-        self.customer_portal = subsvc_client.CustomerPortalApi(self.api_client)
-        self.test_helpers = subsvc_client.TestHelpersApi(self.api_client)
+        self.subscriptions = StableApi(subsvc_client.SubscriptionsApi(self.api_client))
+        self.bulk_requests = StableApi(subsvc_client.BulkRequestsApi(self.api_client))
+        self.holds = StableApi(subsvc_client.HoldsApi(self.api_client))
+        self.events = StableApi(subsvc_client.EventsApi(self.api_client))
+        self.webhook_endpoints = StableApi(subsvc_client.WebhookEndpointsApi(self.api_client))
+        self.pause_policy = StableApi(subsvc_client.PausePolicyApi(self.api_client))
+        self.api_keys = StableApi(subsvc_client.APIKeysApi(self.api_client))
+        self.plans = StableApi(subsvc_client.PlansApi(self.api_client))
+        self.customer_portal = StableApi(subsvc_client.CustomerPortalApi(self.api_client))
+        self.test_helpers = StableApi(subsvc_client.TestHelpersApi(self.api_client))
 
     def close(self) -> None:
         """Closes the connections it keeps open."""

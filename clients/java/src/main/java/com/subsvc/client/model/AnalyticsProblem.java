@@ -116,7 +116,7 @@ public class AnalyticsProblem {
 
   public static final String JSON_PROPERTY_ERRORS = "errors";
   @jakarta.annotation.Nullable
-  private List<ProblemErrorsInner> errors = new ArrayList<>();
+  private List<ProblemErrorsInner> errors;
 
   public AnalyticsProblem() { 
   }

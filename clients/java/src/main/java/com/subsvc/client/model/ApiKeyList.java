@@ -45,7 +45,7 @@ import com.subsvc.client.ApiClient;
 public class ApiKeyList {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<ApiKey> data = new ArrayList<>();
+  private List<ApiKey> data;
 
   public static final String JSON_PROPERTY_HAS_MORE = "hasMore";
   @jakarta.annotation.Nonnull

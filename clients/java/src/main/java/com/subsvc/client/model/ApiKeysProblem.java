@@ -122,7 +122,7 @@ public class ApiKeysProblem {
 
   public static final String JSON_PROPERTY_ERRORS = "errors";
   @jakarta.annotation.Nullable
-  private List<ProblemErrorsInner> errors = new ArrayList<>();
+  private List<ProblemErrorsInner> errors;
 
   public ApiKeysProblem() { 
   }

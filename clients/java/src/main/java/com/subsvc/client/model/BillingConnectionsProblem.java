@@ -128,7 +128,7 @@ public class BillingConnectionsProblem {
 
   public static final String JSON_PROPERTY_ERRORS = "errors";
   @jakarta.annotation.Nullable
-  private List<ProblemErrorsInner> errors = new ArrayList<>();
+  private List<ProblemErrorsInner> errors;
 
   public BillingConnectionsProblem() { 
   }

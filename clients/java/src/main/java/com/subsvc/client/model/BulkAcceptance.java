@@ -60,7 +60,7 @@ public class BulkAcceptance {
 
   public static final String JSON_PROPERTY_REJECTED = "rejected";
   @jakarta.annotation.Nullable
-  private List<RejectedSubscription> rejected = new ArrayList<>();
+  private List<RejectedSubscription> rejected;
 
   public static final String JSON_PROPERTY_LIVEMODE = "livemode";
   @jakarta.annotation.Nonnull

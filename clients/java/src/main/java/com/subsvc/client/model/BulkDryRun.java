@@ -58,7 +58,7 @@ public class BulkDryRun {
 
   public static final String JSON_PROPERTY_SAMPLE = "sample";
   @jakarta.annotation.Nonnull
-  private List<UUID> sample = new ArrayList<>();
+  private List<UUID> sample;
 
   public static final String JSON_PROPERTY_LIVEMODE = "livemode";
   @jakarta.annotation.Nonnull

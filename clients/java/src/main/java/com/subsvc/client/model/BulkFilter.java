@@ -47,11 +47,11 @@ import com.subsvc.client.ApiClient;
 public class BulkFilter {
   public static final String JSON_PROPERTY_STATUS = "status";
   @jakarta.annotation.Nullable
-  private List<SubscriptionStatus> status = new ArrayList<>();
+  private List<SubscriptionStatus> status;
 
   public static final String JSON_PROPERTY_PLAN_ID = "planId";
   @jakarta.annotation.Nullable
-  private List<UUID> planId = new ArrayList<>();
+  private List<UUID> planId;
 
   public static final String JSON_PROPERTY_CREATED_BEFORE = "createdBefore";
   @jakarta.annotation.Nullable

@@ -44,7 +44,7 @@ import com.subsvc.client.ApiClient;
 public class BulkPreviewRequest {
   public static final String JSON_PROPERTY_SUBSCRIPTIONS = "subscriptions";
   @jakarta.annotation.Nullable
-  private List<UUID> subscriptions = new ArrayList<>();
+  private List<UUID> subscriptions;
 
   public static final String JSON_PROPERTY_FILTER = "filter";
   @jakarta.annotation.Nullable

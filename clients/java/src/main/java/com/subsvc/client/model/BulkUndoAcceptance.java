@@ -61,7 +61,7 @@ public class BulkUndoAcceptance {
 
   public static final String JSON_PROPERTY_REJECTED = "rejected";
   @jakarta.annotation.Nonnull
-  private List<UndoRejectedSubscription> rejected = new ArrayList<>();
+  private List<UndoRejectedSubscription> rejected;
 
   public static final String JSON_PROPERTY_UNDOES = "undoes";
   @jakarta.annotation.Nonnull

@@ -120,7 +120,7 @@ public class BulkUndoProblem {
 
   public static final String JSON_PROPERTY_ERRORS = "errors";
   @jakarta.annotation.Nullable
-  private List<ProblemErrorsInner> errors = new ArrayList<>();
+  private List<ProblemErrorsInner> errors;
 
   public BulkUndoProblem() { 
   }

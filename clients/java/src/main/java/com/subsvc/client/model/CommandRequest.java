@@ -42,7 +42,7 @@ import com.subsvc.client.ApiClient;
 public class CommandRequest {
   public static final String JSON_PROPERTY_SUBSCRIPTIONS = "subscriptions";
   @jakarta.annotation.Nullable
-  private List<UUID> subscriptions = new ArrayList<>();
+  private List<UUID> subscriptions;
 
   public CommandRequest() { 
   }

@@ -97,7 +97,7 @@ public class EventDestination {
 
   public static final String JSON_PROPERTY_BOOTSTRAP_SERVERS = "bootstrapServers";
   @jakarta.annotation.Nonnull
-  private List<String> bootstrapServers = new ArrayList<>();
+  private List<String> bootstrapServers;
 
   public static final String JSON_PROPERTY_TOPIC = "topic";
   @jakarta.annotation.Nonnull
@@ -164,7 +164,7 @@ public class EventDestination {
 
   public static final String JSON_PROPERTY_TYPES = "types";
   @jakarta.annotation.Nonnull
-  private List<TypesEnum> types = new ArrayList<>();
+  private List<TypesEnum> types;
 
   public static final String JSON_PROPERTY_AUTH = "auth";
   @jakarta.annotation.Nullable

@@ -86,7 +86,7 @@ public class EventDestinationCreate {
 
   public static final String JSON_PROPERTY_BOOTSTRAP_SERVERS = "bootstrapServers";
   @jakarta.annotation.Nonnull
-  private List<String> bootstrapServers = new ArrayList<>();
+  private List<String> bootstrapServers;
 
   public static final String JSON_PROPERTY_TOPIC = "topic";
   @jakarta.annotation.Nonnull
@@ -153,7 +153,7 @@ public class EventDestinationCreate {
 
   public static final String JSON_PROPERTY_TYPES = "types";
   @jakarta.annotation.Nullable
-  private List<TypesEnum> types = new ArrayList<>();
+  private List<TypesEnum> types;
 
   public static final String JSON_PROPERTY_AUTH = "auth";
   @jakarta.annotation.Nullable

@@ -126,7 +126,7 @@ public class EventDestinationsProblem {
 
   public static final String JSON_PROPERTY_ERRORS = "errors";
   @jakarta.annotation.Nullable
-  private List<ProblemErrorsInner> errors = new ArrayList<>();
+  private List<ProblemErrorsInner> errors;
 
   public EventDestinationsProblem() { 
   }

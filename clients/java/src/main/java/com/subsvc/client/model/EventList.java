@@ -45,7 +45,7 @@ import com.subsvc.client.ApiClient;
 public class EventList {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<Event> data = new ArrayList<>();
+  private List<Event> data;
 
   public static final String JSON_PROPERTY_HAS_MORE = "hasMore";
   @jakarta.annotation.Nonnull

@@ -45,7 +45,7 @@ import com.subsvc.client.ApiClient;
 public class HoldList {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<Hold> data = new ArrayList<>();
+  private List<Hold> data;
 
   public static final String JSON_PROPERTY_HAS_MORE = "hasMore";
   @jakarta.annotation.Nonnull

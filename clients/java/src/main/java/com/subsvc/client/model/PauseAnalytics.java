@@ -48,7 +48,7 @@ import com.subsvc.client.ApiClient;
 public class PauseAnalytics {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<PauseAnalyticsRow> data = new ArrayList<>();
+  private List<PauseAnalyticsRow> data;
 
   public static final String JSON_PROPERTY_FROM = "from";
   @jakarta.annotation.Nonnull

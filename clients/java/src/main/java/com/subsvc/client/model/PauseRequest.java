@@ -46,7 +46,7 @@ import com.subsvc.client.ApiClient;
 public class PauseRequest {
   public static final String JSON_PROPERTY_SUBSCRIPTIONS = "subscriptions";
   @jakarta.annotation.Nullable
-  private List<UUID> subscriptions = new ArrayList<>();
+  private List<UUID> subscriptions;
 
   public static final String JSON_PROPERTY_PAUSE_AT = "pauseAt";
   @jakarta.annotation.Nullable

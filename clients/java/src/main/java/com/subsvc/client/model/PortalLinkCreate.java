@@ -44,7 +44,7 @@ import com.subsvc.client.ApiClient;
 public class PortalLinkCreate {
   public static final String JSON_PROPERTY_ACTIONS = "actions";
   @jakarta.annotation.Nullable
-  private Set<PortalAction> actions = new LinkedHashSet<>();
+  private Set<PortalAction> actions;
 
   public static final String JSON_PROPERTY_EXPIRES_IN_MINUTES = "expiresInMinutes";
   @jakarta.annotation.Nullable

@@ -63,7 +63,7 @@ public class PortalLinkWithUrl {
 
   public static final String JSON_PROPERTY_ACTIONS = "actions";
   @jakarta.annotation.Nonnull
-  private Set<PortalAction> actions = new LinkedHashSet<>();
+  private Set<PortalAction> actions;
 
   public static final String JSON_PROPERTY_EXPIRES_AT = "expiresAt";
   @jakarta.annotation.Nonnull

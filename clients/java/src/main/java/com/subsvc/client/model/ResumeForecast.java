@@ -46,7 +46,7 @@ import com.subsvc.client.ApiClient;
 public class ResumeForecast {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<ResumeForecastRow> data = new ArrayList<>();
+  private List<ResumeForecastRow> data;
 
   public static final String JSON_PROPERTY_AS_OF = "asOf";
   @jakarta.annotation.Nonnull

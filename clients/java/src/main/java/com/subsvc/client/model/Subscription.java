@@ -96,7 +96,7 @@ public class Subscription {
 
   public static final String JSON_PROPERTY_HOLD_IDS = "holdIds";
   @jakarta.annotation.Nullable
-  private List<UUID> holdIds = new ArrayList<>();
+  private List<UUID> holdIds;
 
   public static final String JSON_PROPERTY_BILLING_SYNC = "billingSync";
   @jakarta.annotation.Nullable
@@ -108,7 +108,7 @@ public class Subscription {
 
   public static final String JSON_PROPERTY_METADATA = "metadata";
   @jakarta.annotation.Nullable
-  private Map<String, String> metadata = new HashMap<>();
+  private Map<String, String> metadata;
 
   public static final String JSON_PROPERTY_LIVEMODE = "livemode";
   @jakarta.annotation.Nonnull

@@ -97,7 +97,7 @@ public class SubscriptionCreate {
 
   public static final String JSON_PROPERTY_METADATA = "metadata";
   @jakarta.annotation.Nullable
-  private Map<String, String> metadata = new HashMap<>();
+  private Map<String, String> metadata;
 
   public SubscriptionCreate() { 
   }

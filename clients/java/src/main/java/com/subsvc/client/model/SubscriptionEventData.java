@@ -103,7 +103,7 @@ public class SubscriptionEventData {
 
   public static final String JSON_PROPERTY_REMOVED = "removed";
   @jakarta.annotation.Nullable
-  private List<RemovedEnum> removed = new ArrayList<>();
+  private List<RemovedEnum> removed;
 
   public static final String JSON_PROPERTY_RESUME_AT = "resumeAt";
   @jakarta.annotation.Nullable
@@ -150,7 +150,7 @@ public class SubscriptionEventData {
 
   public static final String JSON_PROPERTY_CHANGED = "changed";
   @jakarta.annotation.Nullable
-  private List<ChangedEnum> changed = new ArrayList<>();
+  private List<ChangedEnum> changed;
 
   public static final String JSON_PROPERTY_REASON = "reason";
   @jakarta.annotation.Nullable

@@ -132,7 +132,7 @@ public class SubscriptionLifecycleProblem {
 
   public static final String JSON_PROPERTY_ERRORS = "errors";
   @jakarta.annotation.Nullable
-  private List<ProblemErrorsInner> errors = new ArrayList<>();
+  private List<ProblemErrorsInner> errors;
 
   public SubscriptionLifecycleProblem() { 
   }

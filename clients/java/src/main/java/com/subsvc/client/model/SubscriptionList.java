@@ -45,7 +45,7 @@ import com.subsvc.client.ApiClient;
 public class SubscriptionList {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<Subscription> data = new ArrayList<>();
+  private List<Subscription> data;
 
   public static final String JSON_PROPERTY_HAS_MORE = "hasMore";
   @jakarta.annotation.Nonnull

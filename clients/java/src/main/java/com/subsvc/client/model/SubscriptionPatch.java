@@ -59,7 +59,7 @@ public class SubscriptionPatch {
 
   public static final String JSON_PROPERTY_METADATA = "metadata";
   @jakarta.annotation.Nullable
-  private Map<String, String> metadata = new HashMap<>();
+  private Map<String, String> metadata;
 
   public static final String JSON_PROPERTY_STATUS = "status";
   @jakarta.annotation.Nullable

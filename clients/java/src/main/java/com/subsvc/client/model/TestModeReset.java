@@ -42,7 +42,7 @@ import com.subsvc.client.ApiClient;
 public class TestModeReset {
   public static final String JSON_PROPERTY_DELETED = "deleted";
   @jakarta.annotation.Nonnull
-  private Map<String, Long> deleted = new HashMap<>();
+  private Map<String, Long> deleted;
 
   public static final String JSON_PROPERTY_LIVEMODE = "livemode";
   @jakarta.annotation.Nonnull

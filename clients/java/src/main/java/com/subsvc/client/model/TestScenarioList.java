@@ -43,7 +43,7 @@ import com.subsvc.client.ApiClient;
 public class TestScenarioList {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<TestScenario> data = new ArrayList<>();
+  private List<TestScenario> data;
 
   public static final String JSON_PROPERTY_LIVEMODE = "livemode";
   @jakarta.annotation.Nonnull

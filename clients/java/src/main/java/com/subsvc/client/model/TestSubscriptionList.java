@@ -42,7 +42,7 @@ import com.subsvc.client.ApiClient;
 public class TestSubscriptionList {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<Subscription> data = new ArrayList<>();
+  private List<Subscription> data;
 
   public TestSubscriptionList() { 
   }

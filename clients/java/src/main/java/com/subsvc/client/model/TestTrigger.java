@@ -48,7 +48,7 @@ public class TestTrigger {
 
   public static final String JSON_PROPERTY_EVENT_IDS = "eventIds";
   @jakarta.annotation.Nonnull
-  private List<UUID> eventIds = new ArrayList<>();
+  private List<UUID> eventIds;
 
   public static final String JSON_PROPERTY_LIVEMODE = "livemode";
   @jakarta.annotation.Nonnull

@@ -109,7 +109,7 @@ public class WebhookDelivery {
 
   public static final String JSON_PROPERTY_ATTEMPTS = "attempts";
   @jakarta.annotation.Nonnull
-  private List<WebhookAttempt> attempts = new ArrayList<>();
+  private List<WebhookAttempt> attempts;
 
   public static final String JSON_PROPERTY_NEXT_ATTEMPT_AT = "nextAttemptAt";
   @jakarta.annotation.Nullable

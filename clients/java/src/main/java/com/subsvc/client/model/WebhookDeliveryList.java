@@ -44,7 +44,7 @@ import com.subsvc.client.ApiClient;
 public class WebhookDeliveryList {
   public static final String JSON_PROPERTY_DATA = "data";
   @jakarta.annotation.Nonnull
-  private List<WebhookDelivery> data = new ArrayList<>();
+  private List<WebhookDelivery> data;
 
   public static final String JSON_PROPERTY_HAS_MORE = "hasMore";
   @jakarta.annotation.Nonnull

@@ -114,7 +114,7 @@ public class WebhookEndpoint {
 
   public static final String JSON_PROPERTY_EVENTS = "events";
   @jakarta.annotation.Nonnull
-  private List<EventsEnum> events = new ArrayList<>();
+  private List<EventsEnum> events;
 
   public static final String JSON_PROPERTY_FORMAT = "format";
   @jakarta.annotation.Nullable

@@ -104,7 +104,7 @@ public class WebhookEndpointCreate {
 
   public static final String JSON_PROPERTY_EVENTS = "events";
   @jakarta.annotation.Nonnull
-  private List<EventsEnum> events = new ArrayList<>();
+  private List<EventsEnum> events;
 
   public static final String JSON_PROPERTY_FORMAT = "format";
   @jakarta.annotation.Nullable

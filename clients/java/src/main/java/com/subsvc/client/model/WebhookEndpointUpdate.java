@@ -105,7 +105,7 @@ public class WebhookEndpointUpdate {
 
   public static final String JSON_PROPERTY_EVENTS = "events";
   @jakarta.annotation.Nullable
-  private List<EventsEnum> events = new ArrayList<>();
+  private List<EventsEnum> events;
 
   public static final String JSON_PROPERTY_FORMAT = "format";
   @jakarta.annotation.Nullable

@@ -115,7 +115,7 @@ public class WebhookEndpointWithSecret {
 
   public static final String JSON_PROPERTY_EVENTS = "events";
   @jakarta.annotation.Nonnull
-  private List<EventsEnum> events = new ArrayList<>();
+  private List<EventsEnum> events;
 
   public static final String JSON_PROPERTY_FORMAT = "format";
   @jakarta.annotation.Nullable

@@ -54,7 +54,7 @@ public class WebhookReplayRequest {
 
   public static final String JSON_PROPERTY_TYPES = "types";
   @jakarta.annotation.Nullable
-  private Set<EventType> types = new LinkedHashSet<>();
+  private Set<EventType> types;
 
   public WebhookReplayRequest() { 
   }
