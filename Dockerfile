@@ -13,7 +13,7 @@ ARG GO_IMAGE=golang:1.24-bookworm
 # The engine of `sandbox` only (docs/sandbox.md): FerretDB v1 with the project's patches, built as
 # src/db/ferretdb-build.ts builds it (the same version and patches, in order), without cgo so that
 # it runs on any base. `npm run check:image`, where GO_IMAGE cannot be pulled, gives this stage's
-# place to the project's own build of it (--build-context ferretdb=…). serve and worker never start it.
+# place to the tests' build of it (--build-context ferretdb=…). serve and worker never start it.
 FROM ${GO_IMAGE} AS ferretdb
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 WORKDIR /src

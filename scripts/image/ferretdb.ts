@@ -1,8 +1,10 @@
 /**
  * The Dockerfile's `ferretdb` stage (the sandbox's engine): built from the Dockerfile's GO_IMAGE
- * when the engine has it or can pull it; otherwise the project's own build of the same version and
- * patches, without cgo as the stage builds it (kept in .cache/image/ferretdb), takes the stage's
- * place as a build context of that name, which an engine uses instead of a stage so named.
+ * when the engine has it or can pull it; otherwise the tests' own build of the same version and
+ * patches (.cache/ferretdb, built once for both: the image check runs beside the tests in CI) takes
+ * the stage's place as a build context of that name, which an engine uses instead of a stage so
+ * named. That build links the C library dynamically: it runs on the stand-in base, which is the
+ * Debian release of this machine (scripts/image/base.ts), where the stage's static build runs anywhere.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -38,10 +40,10 @@ export async function resolveFerretdbStage(engine: Engine, root: string, cacheDi
   const pull = engine.attempt(['pull', '--quiet', image]);
   if (pull.status === 0) return { args: [], description: `built on ${image} (pulled)` };
   const started = Date.now();
-  const binary = await ensureFerretdbBinary(cacheDir, createLogger('warn'), { patches: FERRETDB_PATCHES, static: true });
+  const binary = await ensureFerretdbBinary(cacheDir, createLogger('warn'), { patches: FERRETDB_PATCHES });
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   return {
     args: ['--build-context', `ferretdb=${dirname(binary)}`],
-    description: `the project's static build of FerretDB ${FERRETDB_VERSION} (${seconds} s), given as the stage; ${image} cannot be pulled: ${pull.output.trim().split('\n').at(-1)?.slice(-160) || `exit ${pull.status}`}`,
+    description: `the tests' build of FerretDB ${FERRETDB_VERSION} (${seconds} s), given as the stage; ${image} cannot be pulled: ${pull.output.trim().split('\n').at(-1)?.slice(-160) || `exit ${pull.status}`}`,
   };
 }

@@ -13,7 +13,8 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { setTimeout } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -31,8 +32,6 @@ export const FERRETDB_PATCHES: readonly string[] = ['id-pushdown', 'push-slice',
 export interface FerretdbBuild {
   /** Patches applied to the module source, in order; none builds upstream as released (for comparisons). */
   readonly patches: readonly string[];
-  /** Without cgo and stripped, as the Dockerfile builds it, so that it runs on any Linux base (the image check's). */
-  readonly static?: boolean;
 }
 
 const PATCHED: FerretdbBuild = { patches: FERRETDB_PATCHES };
@@ -41,7 +40,7 @@ const PATCHED: FerretdbBuild = { patches: FERRETDB_PATCHES };
 export function ferretdbBinaryPath(cacheDir: string, build: FerretdbBuild = PATCHED): string {
   const hash = createHash('sha256');
   for (const patch of build.patches) hash.update(readFileSync(patch));
-  const suffix = `${build.patches.length > 0 ? `-${hash.digest('hex').slice(0, 8)}` : ''}${build.static ? '-static' : ''}`;
+  const suffix = build.patches.length > 0 ? `-${hash.digest('hex').slice(0, 8)}` : '';
   return join(cacheDir, 'ferretdb', `${FERRETDB_VERSION}${suffix}`, 'ferretdb');
 }
 
@@ -63,15 +62,49 @@ async function applyPatch(patch: string, work: string): Promise<string> {
   return 'patch -p1';
 }
 
+/** A build another process has under way is waited for this long before this one builds it too. */
+const BUILD_WAIT_MS = 10 * 60_000;
+
+/**
+ * Whether this process builds it: false when another process is building it (its mark younger than
+ * BUILD_WAIT_MS), so that two first runs at once (the image check beside the tests) compile it once.
+ */
+function takeBuild(mark: string): boolean {
+  mkdirSync(dirname(mark), { recursive: true });
+  try {
+    mkdirSync(mark);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    if (Date.now() - statSync(mark).mtimeMs < BUILD_WAIT_MS) return false;
+    rmSync(mark, { recursive: true, force: true });
+    return takeBuild(mark);
+  }
+}
+
 export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build: FerretdbBuild = PATCHED): Promise<string> {
   const binary = ferretdbBinaryPath(cacheDir, build);
   if (existsSync(binary)) return binary;
+  const mark = `${binary}.building`;
+  if (!takeBuild(mark)) {
+    log.child({}, { level: 'info' }).info({ binary }, 'waiting for the FerretDB build another process has under way');
+    for (const until = Date.now() + BUILD_WAIT_MS; Date.now() < until && existsSync(mark);) await setTimeout(1000);
+    return ensureFerretdbBinary(cacheDir, log, build);
+  }
+  try {
+    return await buildFerretdb(binary, log, build);
+  } finally {
+    rmSync(mark, { recursive: true, force: true });
+  }
+}
+
+async function buildFerretdb(binary: string, log: Logger, build: FerretdbBuild): Promise<string> {
   // A first start spends about a minute here: said at info level even where the caller logs less,
   // so that it does not look hung.
   const progress = log.child({ ferretdbBuild: FERRETDB_VERSION }, { level: 'info' });
   const started = performance.now();
   progress.info({ patches: build.patches, binary }, 'building FerretDB (first run only, about a minute)');
-  const env = { ...process.env, GOFLAGS: '-modcacherw', ...(build.static ? { CGO_ENABLED: '0' } : {}) };
+  const env = { ...process.env, GOFLAGS: '-modcacherw' };
   progress.info(
     { module: `${FERRETDB_MODULE}@${FERRETDB_VERSION}` },
     'downloading the module source from the Go module proxy (cached after the first time)',
@@ -91,8 +124,7 @@ export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build:
     // Per process: two first starts at once (test runs of several checkouts) must not share it.
     const partial = `${binary}.${process.pid}.partial`;
     progress.info('compiling (downloads the module dependencies the first time)');
-    const flags = build.static ? ['-trimpath', '-ldflags=-s -w'] : [];
-    await run('go', ['build', ...flags, '-o', partial, './cmd/ferretdb'], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
+    await run('go', ['build', '-o', partial, './cmd/ferretdb'], { cwd: work, env, maxBuffer: 16 * 1024 * 1024 });
     renameSync(partial, binary);
   } finally {
     rmSync(work, { recursive: true, force: true });
