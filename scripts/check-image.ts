@@ -270,7 +270,7 @@ async function main(): Promise<void> {
   }
   const base = resolveBase(engine, root, CACHE_DIR);
   say(`base: ${base.description}`);
-  const ferretdb = await resolveFerretdbStage(engine, root, CACHE_DIR);
+  const ferretdb = await resolveFerretdbStage(engine, root);
   say(`sandbox engine: ${ferretdb.description}`);
   const buildStarted = Date.now();
   buildImage(engine, root, base.image, TAG, CACHE_DIR, process.argv.includes('--no-cache'), ferretdb.args);

@@ -8,6 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { CACHE_DIR } from '../../src/db/embedded.js';
 import { ensureFerretdbBinary, FERRETDB_PATCHES, FERRETDB_VERSION } from '../../src/db/ferretdb.js';
 import { createLogger } from '../../src/logger.js';
 import type { Engine } from './engine.js';
@@ -33,14 +34,14 @@ export function stageRecipe(dockerfile: string): { version: string; patches: str
   return { version, patches };
 }
 
-export async function resolveFerretdbStage(engine: Engine, root: string, cacheDir: string): Promise<FerretdbStage> {
+export async function resolveFerretdbStage(engine: Engine, root: string): Promise<FerretdbStage> {
   const image = goImage(readFileSync(join(root, 'Dockerfile'), 'utf8'));
   if (engine.attempt(['image', 'inspect', '--format', '{{.Id}}', image]).status === 0)
     return { args: [], description: `built on ${image} (already in ${engine.name}'s store)` };
   const pull = engine.attempt(['pull', '--quiet', image]);
   if (pull.status === 0) return { args: [], description: `built on ${image} (pulled)` };
   const started = Date.now();
-  const binary = await ensureFerretdbBinary(cacheDir, createLogger('warn'), { patches: FERRETDB_PATCHES });
+  const binary = await ensureFerretdbBinary(CACHE_DIR, createLogger('warn'), { patches: FERRETDB_PATCHES });
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   return {
     args: ['--build-context', `ferretdb=${dirname(binary)}`],
