@@ -10,7 +10,7 @@ import { livemodeOf } from '../merchants/livemode.js';
 import type { ClockOf } from '../subscriptions/subscriptions.service.js';
 import { ImportNotFoundError } from './imports.errors.js';
 import type { ImportFormat } from './imports.rows.js';
-import type { ImportDocument, ImportsStore, RowDocument, RowOutcome } from './imports.store.js';
+import type { ImportDocument, ImportsStore, RowOutcome, RowRecord } from './imports.store.js';
 import { IMPORT_LIMITS, storeUpload, type ImportLimits } from './imports.upload.js';
 
 export type ImportView = components['schemas']['SubscriptionImport'];
@@ -31,8 +31,8 @@ export function importView(doc: ImportDocument, counts = doc.counts ?? ZERO): Im
   };
 }
 
-function rowView(row: RowDocument): RowView {
-  const livemode = livemodeOf(row.merchantId);
+function rowView(row: RowRecord, merchantId: string): RowView {
+  const livemode = livemodeOf(merchantId);
   const { line, externalId, subscriptionId, outcome, reason } = row;
   return {
     line,
@@ -98,7 +98,7 @@ export class ImportsService {
   async rows(merchantId: string, id: string, outcome: RowOutcome | undefined, limit: number, after: number): Promise<RowList> {
     const doc = await this.find(merchantId, id);
     const page = await this.store.page(merchantId, doc._id, outcome, after, limit + 1);
-    const data = page.slice(0, limit).map(rowView);
+    const data = page.slice(0, limit).map((row) => rowView(row, merchantId));
     const hasMore = page.length > limit;
     return { data, hasMore, nextCursor: hasMore ? String(data.at(-1)!.line) : null };
   }

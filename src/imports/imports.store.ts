@@ -1,23 +1,15 @@
 /**
  * Imports as stored: the file in GridFS (`subscriptionImportFiles`), written as it arrives; the
  * import itself (`subscriptionImports`), written once the file is whole, so that an upload cut
- * short leaves no import; and each row's outcome (`subscriptionImportRows`, one document per
- * line, keyed by it, so that a chunk applied again records each row once).
+ * short leaves no import; and its rows' outcomes (imports.outcomes.ts).
  */
 import { GridFSBucket, ObjectId, type Collection, type Db } from 'mongodb';
 import type { Readable, Writable } from 'node:stream';
-import { isDuplicateKeyError } from '../db/mongo.js';
 import type { ImportFormat } from './imports.rows.js';
+import { ImportOutcomes, type ImportCounts, type RowOutcome, type RowRecord } from './imports.outcomes.js';
 
+export type { ImportCounts, RowOutcome, RowRecord } from './imports.outcomes.js';
 export type ImportState = 'queued' | 'running' | 'completed';
-export type RowOutcome = 'created' | 'updated' | 'unchanged' | 'rejected';
-
-export interface ImportCounts {
-  readonly createdCount: number;
-  readonly updatedCount: number;
-  readonly unchangedCount: number;
-  readonly rejectedCount: number;
-}
 
 export interface ImportDocument {
   _id: string;
@@ -39,36 +31,21 @@ export interface ImportDocument {
   counts?: ImportCounts;
 }
 
-export interface RowDocument {
-  _id: string;
-  merchantId: string;
-  importId: string;
-  line: number;
-  externalId?: string;
-  subscriptionId?: string;
-  outcome: RowOutcome;
-  reason?: string;
-}
-
-const rowKey = (importId: string, line: number) => `${importId}:${String(line).padStart(8, '0')}`;
-
 export class ImportsStore {
   private readonly imports: Collection<ImportDocument>;
-  private readonly rows: Collection<RowDocument>;
+  private readonly outcomes: ImportOutcomes;
   private readonly files: GridFSBucket;
 
   constructor(db: Db) {
     this.imports = db.collection<ImportDocument>('subscriptionImports');
-    this.rows = db.collection<RowDocument>('subscriptionImportRows');
+    this.outcomes = new ImportOutcomes(db);
     this.files = new GridFSBucket(db, { bucketName: 'subscriptionImportFiles' });
   }
 
   async ensureIndexes(): Promise<void> {
     await this.imports.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_imports' });
     await this.imports.createIndex({ state: 1, leaseUntil: 1 }, { name: 'open_imports' });
-    await this.rows.createIndex({ merchantId: 1, importId: 1, line: 1 }, { name: 'import_rows' });
-    await this.rows.createIndex({ merchantId: 1, importId: 1, outcome: 1, line: 1 }, { name: 'import_rows_by_outcome' });
-    await this.rows.createIndex({ merchantId: 1, importId: 1, externalId: 1 }, { name: 'import_rows_by_external_id' });
+    await this.outcomes.ensureIndexes();
   }
 
   /** A new file's upload stream, and its id. */
@@ -135,53 +112,22 @@ export class ImportsStore {
     );
   }
 
-  /** Records each row's outcome once: a row recorded already keeps its first outcome. */
-  async recordRows(rows: readonly Omit<RowDocument, '_id'>[]): Promise<void> {
-    if (rows.length === 0) return;
-    try {
-      await this.rows.insertMany(
-        rows.map((r) => ({ ...r, _id: rowKey(r.importId, r.line) })),
-        { ordered: false },
-      );
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-    }
+  /** Records a chunk's rows' outcomes; a row recorded already keeps its first outcome. */
+  recordRows(doc: ImportDocument, rows: readonly RowRecord[]): Promise<void> {
+    return this.outcomes.record(doc.merchantId, doc._id, rows);
   }
 
-  /** The externalIds of these that a row before `line` of the import named. */
-  async namedBefore(doc: ImportDocument, externalIds: readonly string[], line: number): Promise<Set<string>> {
-    if (externalIds.length === 0) return new Set();
-    const found = await this.rows
-      .find(
-        { merchantId: doc.merchantId, importId: doc._id, externalId: { $in: [...externalIds] }, line: { $lt: line } },
-        { projection: { externalId: 1 } },
-      )
-      .toArray();
-    return new Set(found.map((r) => r.externalId!));
-  }
-
-  async counts(doc: ImportDocument): Promise<ImportCounts> {
-    const count = (outcome: RowOutcome) => this.rows.countDocuments({ merchantId: doc.merchantId, importId: doc._id, outcome });
-    const [createdCount, updatedCount, unchangedCount, rejectedCount] = await Promise.all([
-      count('created'),
-      count('updated'),
-      count('unchanged'),
-      count('rejected'),
-    ]);
-    return { createdCount, updatedCount, unchangedCount, rejectedCount };
+  counts(doc: ImportDocument): Promise<ImportCounts> {
+    return this.outcomes.counts(doc.merchantId, doc._id);
   }
 
   /** A page of rows in line order after `after`, of one outcome where given. */
-  page(merchantId: string, importId: string, outcome: RowOutcome | undefined, after: number, limit: number): Promise<RowDocument[]> {
-    return this.rows
-      .find({ merchantId, importId, ...(outcome ? { outcome } : {}), line: { $gt: after } })
-      .sort({ line: 1 })
-      .limit(limit)
-      .toArray();
+  page(merchantId: string, importId: string, outcome: RowOutcome | undefined, after: number, limit: number): Promise<RowRecord[]> {
+    return this.outcomes.page({ merchantId, importId, outcome, after }, limit);
   }
 
-  /** Every row (of one outcome), in line order, as a stream of documents. */
-  all(merchantId: string, importId: string, outcome: RowOutcome | undefined): AsyncIterable<RowDocument> {
-    return this.rows.find({ merchantId, importId, ...(outcome ? { outcome } : {}) }).sort({ line: 1 });
+  /** Every row (of one outcome), in line order. */
+  all(merchantId: string, importId: string, outcome: RowOutcome | undefined): AsyncIterable<RowRecord> {
+    return this.outcomes.all({ merchantId, importId, outcome, after: 0 });
   }
 }

@@ -81,6 +81,25 @@ describe('POST /v2/subscription-imports', () => {
     ]);
     const found = (externalId: string) =>
       request(t, apiKey, 'GET', `/v2/subscriptions?externalId=${externalId}`).then((r) => r.body.data[0]);
+    const created = await request(t, apiKey, 'GET', `/v2/subscription-imports/${res.body.id}/rows?outcome=created`);
+    expect(created.body.data).toEqual([
+      { line: 1, externalId: 'new-1', subscriptionId: (await found('new-1')).id, outcome: 'created', livemode: true },
+    ]);
+    const rowsPage = (after?: string) =>
+      request(t, apiKey, 'GET', `/v2/subscription-imports/${res.body.id}/rows?limit=3${after ? `&startingAfter=${after}` : ''}`);
+    const first = (await rowsPage()).body;
+    expect(first.data.map((r: any) => [r.line, r.outcome])).toEqual([
+      [1, 'created'],
+      [2, 'updated'],
+      [3, 'rejected'],
+    ]);
+    const second = (await rowsPage(first.nextCursor)).body;
+    expect(second.data.map((r: any) => [r.line, r.outcome])).toEqual([
+      [4, 'rejected'],
+      [5, 'rejected'],
+      [6, 'unchanged'],
+    ]);
+    expect(second.hasMore).toBe(true);
     expect(await found('new-1')).toMatchObject({ planId, cycle: 2, metadata: { crm: 'A' }, status: 'fulfilled' });
     expect(await found('known')).toMatchObject({ id: known.id, planId, cycle: 5 });
     expect(await found('paused')).toMatchObject({ status: 'paused' });
@@ -140,7 +159,7 @@ describe('POST /v2/subscription-imports', () => {
 describe('a worker killed with SIGKILL mid-import', () => {
   it('leaves the rest to another worker, which applies every row once in effect', { timeout: 240_000 }, async () => {
     const { apiKey, merchantId } = await http.merchant();
-    const rows = 3000;
+    const rows = 5000;
     const planId = randomUUID();
     const res = await upload(http, apiKey, ndjson(Array.from({ length: rows }, (_, i) => ({ externalId: `k-${i}`, planId }))));
     expect(res.status).toBe(202);
