@@ -5,33 +5,50 @@
  */
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { ImportTooLargeError } from './imports.errors.js';
+import { ImportTooLargeError, ImportUploadIdleError } from './imports.errors.js';
 
 export interface ImportLimits {
   readonly maxRows: number;
   readonly maxBytes: number;
+  /** The longest wait for the client's next bytes (IMPORT_IDLE_TIMEOUT_MS): the upload's bound, which has no overall one. */
+  readonly idleMs: number;
 }
 
-export const IMPORT_LIMITS: ImportLimits = { maxRows: 1_000_000, maxBytes: 256 * 1024 * 1024 };
+export const IMPORT_LIMITS: ImportLimits = { maxRows: 1_000_000, maxBytes: 256 * 1024 * 1024, idleMs: 30_000 };
 
 const NEWLINE = 0x0a;
 const RETURN = 0x0d;
 
-/** Counts the lines that are not empty, and the bytes; fails past the limits. */
+/** Counts the lines that are not empty, and the bytes; fails past the limits, or when the client sends nothing for `idleMs`. */
 class LineCounter extends Transform {
   lines = 0;
   bytes = 0;
   /** Whether the line under way has a character other than a line end. */
   private open = false;
+  private readonly idle: NodeJS.Timeout;
 
   constructor(
     private readonly maxLines: number,
     private readonly maxBytes: number,
+    idleMs: number,
   ) {
     super();
+    this.idle = setTimeout(() => this.idled(idleMs), idleMs);
+  }
+
+  /** Idle only while nothing waits here for storage: a slow store holds the client back, which is not the client's stall. */
+  private idled(idleMs: number): void {
+    if (this.writableLength > 0 || this.readableLength > 0) this.idle.refresh();
+    else this.destroy(new ImportUploadIdleError(`No bytes of the file arrived for ${idleMs} ms; nothing was imported.`));
+  }
+
+  override _destroy(error: Error | null, done: (error: Error | null) => void): void {
+    clearTimeout(this.idle);
+    done(error);
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.idle.refresh();
     this.bytes += chunk.length;
     for (let i = 0; i < chunk.length; i++) {
       const byte = chunk[i]!;
@@ -46,6 +63,7 @@ class LineCounter extends Transform {
   }
 
   override _flush(done: TransformCallback): void {
+    clearTimeout(this.idle);
     if (this.open) this.lines++;
     this.open = false;
     done(this.over());
@@ -68,7 +86,7 @@ export async function storeUpload(
   limits: ImportLimits,
   headerLines: number,
 ): Promise<number> {
-  const counter = new LineCounter(limits.maxRows + headerLines, limits.maxBytes);
+  const counter = new LineCounter(limits.maxRows + headerLines, limits.maxBytes, limits.idleMs);
   try {
     await pipeline(body, counter, sink);
   } catch (error) {
