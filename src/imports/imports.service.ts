@@ -51,7 +51,8 @@ const csvField = (value: string | number | undefined) => {
 
 export interface NewImport {
   readonly merchantId: string;
-  readonly apiKeyId: string;
+  /** The key that sent it, the cause of its rows' changes; absent for one the service made (a seed). */
+  readonly apiKeyId?: string;
   readonly format: ImportFormat;
   readonly events: boolean;
   readonly body: Readable;
@@ -78,7 +79,7 @@ export class ImportsService {
       fileId,
       format,
       events,
-      apiKeyId,
+      ...(apiKeyId !== undefined ? { apiKeyId } : {}),
       state: 'queued',
       rowCount,
       linesDone: 0,
