@@ -71,7 +71,7 @@ export class ImportsService {
   async accept({ merchantId, apiKeyId, format, events, body }: NewImport): Promise<ImportDocument> {
     const id = uuidv7();
     const { fileId, stream } = this.store.upload(merchantId, id);
-    const rowCount = await storeUpload(body, stream, this.limits, format === 'csv' ? 1 : 0);
+    const rowCount = await storeUpload(body, stream, this.limits, format);
     const createdAt = (await this.clockOf(merchantId)).timestamp();
     const doc: ImportDocument = {
       _id: id,

@@ -5,14 +5,12 @@
  * leaves its lease to expire; the next run applies the chunk again, and finds its rows done.
  */
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
 import { setTimeout } from 'node:timers/promises';
 import { nowTimestamp } from '../lib/clock.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 import type { ChunkLine, ImportApplier } from './imports.apply.js';
-import { csvHeader, parseCsvLine, parseNdjsonLine, type ImportFormat, type ParsedRow } from './imports.rows.js';
+import { fileRows } from './imports.file.js';
 import type { ImportDocument, ImportsStore } from './imports.store.js';
 
 /** Lines applied and recorded together. */
@@ -111,40 +109,5 @@ export class ImportsWorker {
     const cause = { kind: 'api' as const, ...(doc.apiKeyId ? { apiKeyId: doc.apiKeyId } : {}) };
     const rows = await this.applier.apply({ merchantId: doc.merchantId, importId: doc._id, lines, cause, quiet: !doc.events });
     await this.store.recordRows(doc, rows);
-  }
-}
-
-/**
- * The rows of a file, each with its line, from the first: a row whose externalId an earlier line
- * named is rejected. What the earlier lines named is kept here, so a run that goes on from the
- * middle of a file reads its start again, and the rule needs no read of the database.
- */
-async function* fileRows(file: Readable, format: ImportFormat): AsyncGenerator<ChunkLine> {
-  const lines = createInterface({ input: file, crlfDelay: Infinity });
-  const named = new Set<string>();
-  let lineNo = 0;
-  let header: ReturnType<typeof csvHeader> = { columns: [] };
-  try {
-    for await (const text of lines) {
-      lineNo++;
-      if (format === 'csv' && lineNo === 1) {
-        header = csvHeader(text);
-        continue;
-      }
-      if (text.trim() === '') continue;
-      let parsed: ParsedRow =
-        format === 'ndjson'
-          ? parseNdjsonLine(text)
-          : 'columns' in header
-            ? parseCsvLine(text, header.columns)
-            : { rejected: `the header row: ${header.refused}` };
-      const externalId = 'row' in parsed ? parsed.row.externalId : parsed.externalId;
-      if ('row' in parsed && named.has(parsed.row.externalId))
-        parsed = { rejected: 'externalId: named by an earlier line of this file', externalId: parsed.row.externalId };
-      if (externalId !== undefined) named.add(externalId);
-      yield { line: lineNo, parsed };
-    }
-  } finally {
-    lines.close();
   }
 }

@@ -131,6 +131,42 @@ describe('POST /v2/subscription-imports', () => {
     expect(events.body.data[0].data).toMatchObject({ id: res.body.id, createdCount: 2, rejectedCount: 1 });
   });
 
+  it('reads RFC 4180 CSV: quoted fields spanning lines, doubled quotes; rejected rows keep the file’s line numbers', async () => {
+    const { apiKey } = await t.merchant();
+    const planId = randomUUID();
+    const file = [
+      'externalId,planId,metadata.note',
+      `m-1,${planId},"first line\r\nsecond ""quoted"" line"`,
+      `m-2,${planId},plain`,
+      'm-3,nope,x',
+      `"m-4",${planId},"a\nb\nc"`,
+      `m-5,${planId}`,
+      `m-6,${planId},"never closed`,
+      'and more',
+    ].join('\r\n');
+    const res = await upload(t, apiKey, file, 'text/csv');
+    expect(res.status).toBe(202);
+    const done = (await importDone(t, apiKey, res.body.id)).body;
+    expect(done).toMatchObject({ rowCount: 6, createdCount: 3, rejectedCount: 3 });
+    const rows = (await request(t, apiKey, 'GET', `/v2/subscription-imports/${res.body.id}/rows`)).body.data;
+    expect(rows.map((r: any) => [r.line, r.externalId, r.outcome])).toEqual([
+      [2, 'm-1', 'created'],
+      [4, 'm-2', 'created'],
+      [5, 'm-3', 'rejected'],
+      [6, 'm-4', 'created'],
+      [9, undefined, 'rejected'],
+      [10, undefined, 'rejected'],
+    ]);
+    expect(rows.filter((r: any) => r.outcome === 'rejected').map((r: any) => r.reason)).toEqual([
+      'planId: not a UUID',
+      'not 3 CSV fields',
+      'not valid CSV: a quoted field never closes',
+    ]);
+    const found = (await request(t, apiKey, 'GET', '/v2/subscriptions?externalId=m-1')).body.data[0];
+    expect(found.metadata).toEqual({ note: 'first line\nsecond "quoted" line' });
+    expect((await request(t, apiKey, 'GET', '/v2/subscriptions?externalId=m-4')).body.data[0].metadata).toEqual({ note: 'a\nb\nc' });
+  });
+
   it('?events=all sends each row’s own event too', async () => {
     const { apiKey } = await t.merchant();
     const res = await upload(t, apiKey, ndjson([{ externalId: 'e-1', planId: randomUUID() }]), 'application/x-ndjson', '?events=all');
