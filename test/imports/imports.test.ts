@@ -167,16 +167,28 @@ describe('POST /v2/subscription-imports', () => {
     expect((await request(t, apiKey, 'GET', '/v2/subscriptions?externalId=m-4')).body.data[0].metadata).toEqual({ note: 'a\nb\nc' });
   });
 
-  it('?events=all sends each row’s own event too', async () => {
+  it('?events=all sends each row’s own event too: a created one’s, and an updated one’s naming what changed', async () => {
     const { apiKey } = await t.merchant();
-    const res = await upload(t, apiKey, ndjson([{ externalId: 'e-1', planId: randomUUID() }]), 'application/x-ndjson', '?events=all');
+    const known = (await request(t, apiKey, 'POST', '/v2/subscriptions', { externalId: 'e-0', planId: randomUUID(), cycle: 1 })).body;
+    const file = ndjson([
+      { externalId: 'e-1', planId: randomUUID() },
+      { externalId: 'e-0', planId: known.planId, cycle: 2 },
+    ]);
+    const res = await upload(t, apiKey, file, 'application/x-ndjson', '?events=all');
     await importDone(t, apiKey, res.body.id);
     const events = await waitFor(
       () => request(t, apiKey, 'GET', '/v2/events?limit=100'),
-      (r) => r.body.data.length >= 2,
+      (r) => r.body.data.length >= 4,
       20_000,
     );
-    expect(events.body.data.map((e: any) => e.type).sort()).toEqual(['subscription.created', 'subscription_import.completed']);
+    expect(events.body.data.map((e: any) => e.type).sort()).toEqual([
+      'subscription.created',
+      'subscription.created',
+      'subscription.updated',
+      'subscription_import.completed',
+    ]);
+    const updated = events.body.data.find((e: any) => e.type === 'subscription.updated');
+    expect(updated.data).toMatchObject({ subscription: { id: known.id, cycle: 2 }, changed: ['cycle'] });
   });
 
   it('another content type answers 415 0041; more than 1,000,000 rows 413 0042 with nothing imported; an unknown import 404 0029', async () => {
