@@ -142,6 +142,8 @@ function bareRelay(db: Db, merchantId: string): (doc: ChangedDocument, entry: Ou
 /** A side of bench (c) in a process of its own (scripts/bench-server.ts): where it listens, and the CPU it has used. */
 export interface ServerProcess {
   readonly url: string;
+  /** Its process id (bench (j) reads its resident memory). */
+  readonly pid: number;
   readonly apiKey?: string;
   readonly merchantId: string;
   /** CPU the process has used so far (user + system, µs). */
@@ -210,6 +212,7 @@ export async function spawnBenchServer(side: 'service' | 'bare', uri: string, en
   };
   return {
     ...started,
+    pid: child.pid!,
     cpu,
     async cpuUs() {
       return (await cpu()).cpuUs;

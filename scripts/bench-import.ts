@@ -2,13 +2,15 @@
  * `npm run bench` (j), imports (issue 54 §3): `rows` NDJSON rows imported from the 202 to
  * `completed` by the service's workers, against a raw `insertMany` of the same documents in the
  * engine's parts, alternating, as a ratio (median of the rounds); the rows per second; and a large
- * file's upload: how far the process's resident memory grows while it streams in, and how long
- * after its last byte the 202 comes. BENCH_ONLY=import runs it alone (bench/results/import.json).
+ * file's upload to a serving process of its own: how far that process's resident memory grows
+ * while it streams in, and how long after its last byte the 202 comes. BENCH_ONLY=import runs it alone (bench/results/import.json).
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import type { Db } from 'mongodb';
 import type { Service } from '../src/main/composition.js';
+import { spawnBenchServer } from './bench-bare.js';
 import { spreadOf, type Spread } from './bench-rounds.js';
 
 const PART = 1_000;
@@ -77,16 +79,67 @@ async function rawInsert(db: Db, merchantId: string, run: string, rows: number, 
   return performance.now() - start;
 }
 
-export async function benchImport(
-  db: Db,
-  service: Service,
-  baseUrl: string,
-  apiKey: string,
-  merchantId: string,
+/** The resident memory of process `pid`, in bytes (Linux: /proc). */
+function rssOf(pid: number): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!kb) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(kb[1]) * 1024;
+}
+
+/**
+ * The big file's upload, to a serving process of its own (scripts/bench-server.ts, no workers),
+ * so that its resident memory is the server's alone, not the file's generator's beside it.
+ */
+async function benchUpload(
+  uri: string,
   rows: number,
-  bigFileRows: number,
+): Promise<Pick<ImportBench, 'bigFileMb' | 'uploadRssGrowthMb' | 'acceptAfterLastByteMs'>> {
+  const server = await spawnBenchServer('service', uri);
+  try {
+    const timing: { ended?: number } = {};
+    const rssBefore = rssOf(server.pid);
+    let rssPeak = rssBefore;
+    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, rssOf(server.pid))), 50);
+    const body = fileOf(randomUUID().slice(0, 8), rows, randomUUID(), timing);
+    let bytes = 0;
+    body.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    try {
+      await upload(server.url, server.apiKey!, body);
+    } finally {
+      clearInterval(sampler);
+    }
+    const answered = performance.now();
+    return {
+      bigFileMb: Math.round(bytes / 1e5) / 10,
+      uploadRssGrowthMb: Math.round((rssPeak - rssBefore) / 1e5) / 10,
+      acceptAfterLastByteMs: Math.round(answered - (timing.ended ?? answered)),
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Where (j) runs: the bench's in-process service (its workers apply the imports), and the scratch database's URI. */
+export interface ImportBenchPlace {
+  readonly db: Db;
+  readonly uri: string;
+  readonly service: Service;
+  readonly baseUrl: string;
+  readonly apiKey: string;
+  readonly merchantId: string;
+}
+
+export async function benchImport(place: ImportBenchPlace, rows: number, bigFileRows: number, rounds: number): Promise<ImportBench> {
+  const imported = await importRounds(place, rows, rounds);
+  return { ...imported, bigFileRows, ...(await benchUpload(place.uri, bigFileRows)) };
+}
+
+/** The rounds of imports against raw inserts, alternating. */
+async function importRounds(
+  { db, service, baseUrl, apiKey, merchantId }: ImportBenchPlace,
+  rows: number,
   rounds: number,
-): Promise<ImportBench> {
+): Promise<Pick<ImportBench, 'rows' | 'importRatio' | 'rowsPerSecond'>> {
   await service.workers.start();
   try {
     const ratios: number[] = [];
@@ -109,27 +162,8 @@ export async function benchImport(
       ratios.push(imported! / raw!);
       console.error(`  round ${r + 1}: import ${Math.round(imported!)} ms, raw insertMany ${Math.round(raw!)} ms`);
     }
-    const timing: { ended?: number } = {};
-    const rssBefore = process.memoryUsage().rss;
-    let rssPeak = rssBefore;
-    const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 50);
-    const bigRun = randomUUID().slice(0, 8);
-    const body = fileOf(bigRun, bigFileRows, randomUUID(), timing);
-    let bytes = 0;
-    body.on('data', (chunk: Buffer) => (bytes += chunk.length));
-    await upload(baseUrl, apiKey, body);
-    const answered = performance.now();
-    clearInterval(sampler);
     const medianImportMs = [...importMs].sort((a, b) => a - b)[Math.floor(importMs.length / 2)]!;
-    return {
-      rows,
-      importRatio: spreadOf(ratios),
-      rowsPerSecond: Math.round(rows / (medianImportMs / 1000)),
-      bigFileRows,
-      bigFileMb: Math.round(bytes / 1e5) / 10,
-      uploadRssGrowthMb: Math.round((rssPeak - rssBefore) / 1e5) / 10,
-      acceptAfterLastByteMs: Math.round(answered - (timing.ended ?? answered)),
-    };
+    return { rows, importRatio: spreadOf(ratios), rowsPerSecond: Math.round(rows / (medianImportMs / 1000)) };
   } finally {
     await service.workers.stop(30_000);
   }

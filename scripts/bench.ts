@@ -1197,7 +1197,7 @@ async function main(): Promise<void> {
       const rows = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
       const fileRows = Number(process.env.BENCH_IMPORT_FILE_ROWS ?? 1_000_000);
       console.error(`(j) an import of ${rows} NDJSON rows against insertMany, then the upload of ${fileRows} rows ...`);
-      const figures = await benchImport(db, service, baseUrl, apiKey, merchantId, rows, fileRows, ROUNDS);
+      const figures = await benchImport({ db, uri: scratch.uri, service, baseUrl, apiKey, merchantId }, rows, fileRows, ROUNDS);
       const result = {
         engine: config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`,
         measuredAt: new Date().toISOString(),

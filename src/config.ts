@@ -62,6 +62,8 @@ export interface Config {
   /** A client must send a request's headers within this, and the whole request within the next; else 408. */
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** An import's upload: at most this long without a byte, in place of requestTimeoutMs, which it may outlast (docs/lifecycle.md). */
+  readonly importIdleTimeoutMs: number;
   /** Per-merchant token bucket: requests at once, and refill per second (0 = no limit). */
   readonly rateLimitBurst: number;
   readonly rateLimitPerSecond: number;
@@ -294,6 +296,7 @@ export function loadConfig(env: Env = process.env): Config {
     schedulePollMs: integer(env, 'SCHEDULE_POLL_MS', 1_000, 10, 60_000),
     headersTimeoutMs,
     requestTimeoutMs,
+    importIdleTimeoutMs: integer(env, 'IMPORT_IDLE_TIMEOUT_MS', 30_000, 100, 3_600_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     authFailuresPerMinute: integer(env, 'AUTH_FAILURE_LIMIT', 60, 0, 1_000_000),

@@ -22,6 +22,11 @@ import type { Capabilities } from './capabilities.js';
  *   in the same order) and entries that share a key name one event; the update carries entries
  *   rather than keys, one merchant's share of a relay batch. How we test it:
  *   test/events/events-payloads.test.ts.
+ * - An import's run (src/imports/imports.store.ts, download) reads its file's GridFS chunks a few at
+ *   a time by their ids, each read to its end, instead of one cursor held open while it writes:
+ *   on FerretDB's SQLite that open read keeps the write-ahead log from being checkpointed, and
+ *   the writes slow as it grows. On MongoDB the reads by `_id` cost what the cursor's batches do.
+ *   How we test it: test/imports/imports.test.ts (and bench (j) at 100,000 rows).
  */
 
 /**

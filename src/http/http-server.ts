@@ -8,6 +8,7 @@ import { STATUS_CODES, createServer, type RequestListener, type Server } from 'n
 import type { Duplex } from 'node:stream';
 import type { Config } from '../config.js';
 import { Problems, problemBody, type ProblemKind } from '../errors.js';
+import { isBoundedByItself } from '../lib/own-bound.js';
 
 export type HttpLimits = Pick<Config, 'headersTimeoutMs' | 'requestTimeoutMs'>;
 
@@ -26,6 +27,9 @@ function refusal(code: string | undefined): { kind: ProblemKind; detail: string 
 function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
   // As node:http does: write nothing once a response on this connection has started (a client
   // that hung up, or a timeout in the middle of an answer), only close.
+  // A request that bounds itself (an import's upload, lib/own-bound.ts) goes on past the request
+  // timeout: node:http leaves the connection as it is when this listener does nothing.
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' && isBoundedByItself(socket)) return;
   const inFlight = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
     socket.destroy();

@@ -23,7 +23,7 @@ import {
 import { DomainError, InvalidRequestError, Problems, ProblemError, problemBody, type ProblemBody, type ProblemKind } from '../errors.js';
 import { EventNotFoundError } from '../events/events.errors.js';
 import { HoldNotFoundError, HoldReleasedError } from '../holds/holds.errors.js';
-import { ImportFileRefusedError, ImportNotFoundError, ImportTooLargeError } from '../imports/imports.errors.js';
+import { ImportFileRefusedError, ImportNotFoundError, ImportTooLargeError, ImportUploadIdleError } from '../imports/imports.errors.js';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../idempotency/idempotency.errors.js';
 import type { Logger } from '../logger.js';
 import { PortalLinkNotFoundError, PortalSubscriptionCancelledError } from '../portal/portal.errors.js';
@@ -55,6 +55,7 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [ExternalIdInUseError, Problems.externalIdInUse],
   [ImportNotFoundError, Problems.importNotFound],
   [ImportTooLargeError, Problems.payloadTooLarge],
+  [ImportUploadIdleError, Problems.requestTimeout],
   [ImportFileRefusedError, Problems.invalidRequest],
   [StatusNotPatchableError, Problems.statusNotPatchable],
   [PausePolicyError, Problems.pausePolicyViolated],

@@ -11,5 +11,8 @@ export class ImportNotFoundError extends DomainError {
 /** The file has more rows or bytes than an import takes (413 0042); nothing was imported. */
 export class ImportTooLargeError extends DomainError {}
 
+/** The client sent no byte of the file for IMPORT_IDLE_TIMEOUT_MS (408 0040); nothing was imported. */
+export class ImportUploadIdleError extends DomainError {}
+
 /** The file's first line is not a header an import reads (CSV), or the file has no row (400 0040). */
 export class ImportFileRefusedError extends DomainError {}

@@ -1,7 +1,8 @@
 /**
- * An import's rows, read from its file apart from storage: one NDJSON object a line, or a CSV line
- * under its header (`externalId,planId,status,cycle`, then `metadata.<key>` columns). A row that
- * breaks a rule of `POST /v2/subscriptions` is rejected with its reason; the others go on.
+ * An import's rows, checked apart from storage: one NDJSON object a line, or a CSV record under its
+ * header (`externalId,planId,status,cycle`, then `metadata.<key>` columns; imports.file.ts reads
+ * them). A row that breaks a rule of `POST /v2/subscriptions` is rejected with its reason; the
+ * others go on.
  */
 import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 
@@ -69,51 +70,17 @@ export function parseNdjsonLine(line: string): ParsedRow {
   return checked(value as Record<string, unknown>);
 }
 
-/** The fields of one CSV line (RFC 4180 quoting, within the line); undefined when its quotes do not close. */
-export function csvFields(line: string): string[] | undefined {
-  const fields: string[] = [];
-  let i = 0;
-  for (;;) {
-    if (line[i] === '"') {
-      let value = '';
-      i++;
-      for (;;) {
-        const close = line.indexOf('"', i);
-        if (close < 0) return undefined;
-        value += line.slice(i, close);
-        if (line[close + 1] === '"') {
-          value += '"';
-          i = close + 2;
-          continue;
-        }
-        i = close + 1;
-        break;
-      }
-      fields.push(value);
-    } else {
-      const comma = line.indexOf(',', i);
-      fields.push(line.slice(i, comma < 0 ? line.length : comma));
-      i = comma < 0 ? line.length : comma;
-    }
-    if (i >= line.length) return fields;
-    if (line[i] !== ',') return undefined;
-    i++;
-  }
-}
-
 /** A CSV file's header: the column each field goes to (`metadata.<key>` into metadata), or why it is refused. */
-export function csvHeader(line: string): { readonly columns: readonly string[] } | { readonly refused: string } {
-  const columns = csvFields(line.replace(/^\uFEFF/, ''));
-  if (!columns) return { refused: 'the header row is not valid CSV' };
+export function csvHeader(columns: readonly string[]): { readonly columns: readonly string[] } | { readonly refused: string } {
   const unknown = columns.find((c) => !['externalId', 'planId', 'status', 'cycle'].includes(c) && !/^metadata\..{1,40}$/.test(c));
   if (unknown !== undefined) return { refused: `unknown column ${unknown.slice(0, 60)}` };
   if (!columns.includes('externalId') || !columns.includes('planId')) return { refused: 'the header row needs externalId and planId' };
   return { columns };
 }
 
-export function parseCsvLine(line: string, columns: readonly string[]): ParsedRow {
-  const values = csvFields(line);
-  if (!values || values.length !== columns.length) return { rejected: `not ${columns.length} CSV fields` };
+/** A CSV record's fields under its header's columns. */
+export function parseCsvRecord(values: readonly string[], columns: readonly string[]): ParsedRow {
+  if (values.length !== columns.length) return { rejected: `not ${columns.length} CSV fields` };
   const fields: Record<string, unknown> = {};
   const metadata: Record<string, string> = {};
   columns.forEach((column, i) => {

@@ -10,7 +10,7 @@ import { livemodeOf } from '../merchants/livemode.js';
 import type { ClockOf } from '../subscriptions/subscriptions.service.js';
 import { ImportNotFoundError } from './imports.errors.js';
 import type { ImportFormat } from './imports.rows.js';
-import type { ImportDocument, ImportsStore, RowDocument, RowOutcome } from './imports.store.js';
+import type { ImportDocument, ImportsStore, RowOutcome, RowRecord } from './imports.store.js';
 import { IMPORT_LIMITS, storeUpload, type ImportLimits } from './imports.upload.js';
 
 export type ImportView = components['schemas']['SubscriptionImport'];
@@ -31,8 +31,8 @@ export function importView(doc: ImportDocument, counts = doc.counts ?? ZERO): Im
   };
 }
 
-function rowView(row: RowDocument): RowView {
-  const livemode = livemodeOf(row.merchantId);
+function rowView(row: RowRecord, merchantId: string): RowView {
+  const livemode = livemodeOf(merchantId);
   const { line, externalId, subscriptionId, outcome, reason } = row;
   return {
     line,
@@ -51,7 +51,8 @@ const csvField = (value: string | number | undefined) => {
 
 export interface NewImport {
   readonly merchantId: string;
-  readonly apiKeyId: string;
+  /** The key that sent it, the cause of its rows' changes; absent for one the service made (a seed). */
+  readonly apiKeyId?: string;
   readonly format: ImportFormat;
   readonly events: boolean;
   readonly body: Readable;
@@ -70,7 +71,7 @@ export class ImportsService {
   async accept({ merchantId, apiKeyId, format, events, body }: NewImport): Promise<ImportDocument> {
     const id = uuidv7();
     const { fileId, stream } = this.store.upload(merchantId, id);
-    const rowCount = await storeUpload(body, stream, this.limits, format === 'csv' ? 1 : 0);
+    const rowCount = await storeUpload(body, stream, this.limits, format);
     const createdAt = (await this.clockOf(merchantId)).timestamp();
     const doc: ImportDocument = {
       _id: id,
@@ -78,7 +79,7 @@ export class ImportsService {
       fileId,
       format,
       events,
-      apiKeyId,
+      ...(apiKeyId !== undefined ? { apiKeyId } : {}),
       state: 'queued',
       rowCount,
       linesDone: 0,
@@ -98,7 +99,7 @@ export class ImportsService {
   async rows(merchantId: string, id: string, outcome: RowOutcome | undefined, limit: number, after: number): Promise<RowList> {
     const doc = await this.find(merchantId, id);
     const page = await this.store.page(merchantId, doc._id, outcome, after, limit + 1);
-    const data = page.slice(0, limit).map(rowView);
+    const data = page.slice(0, limit).map((row) => rowView(row, merchantId));
     const hasMore = page.length > limit;
     return { data, hasMore, nextCursor: hasMore ? String(data.at(-1)!.line) : null };
   }

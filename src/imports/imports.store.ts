@@ -1,22 +1,26 @@
 /**
  * Imports as stored: the file in GridFS (`subscriptionImportFiles`), written as it arrives; the
  * import itself (`subscriptionImports`), written once the file is whole, so that an upload cut
- * short leaves no import; and each row's outcome (`subscriptionImportRows`, one document per
- * line, keyed by it, so that a chunk applied again records each row once).
+ * short leaves no import; and its rows' outcomes (imports.outcomes.ts).
  */
-import { GridFSBucket, ObjectId, type Collection, type Db } from 'mongodb';
-import type { Readable, Writable } from 'node:stream';
-import { isDuplicateKeyError } from '../db/mongo.js';
+import { GridFSBucket, ObjectId, type Binary, type Collection, type Db } from 'mongodb';
+import { Readable, type Writable } from 'node:stream';
 import type { ImportFormat } from './imports.rows.js';
+import { ImportOutcomes, type ImportCounts, type RowOutcome, type RowRecord } from './imports.outcomes.js';
 
+export type { ImportCounts, RowOutcome, RowRecord } from './imports.outcomes.js';
 export type ImportState = 'queued' | 'running' | 'completed';
-export type RowOutcome = 'created' | 'updated' | 'unchanged' | 'rejected';
 
-export interface ImportCounts {
-  readonly createdCount: number;
-  readonly updatedCount: number;
-  readonly unchangedCount: number;
-  readonly rejectedCount: number;
+const FILES_BUCKET = 'subscriptionImportFiles';
+/** GridFS chunks (255 KiB each) read at once by a run: about 1 MiB of the file. */
+const FILE_CHUNKS_A_READ = 4;
+
+/** A GridFS chunk as stored (the GridFS spec): a file's `n`th part. */
+interface FileChunk {
+  _id: ObjectId;
+  files_id: ObjectId;
+  n: number;
+  data: Binary;
 }
 
 export interface ImportDocument {
@@ -39,36 +43,24 @@ export interface ImportDocument {
   counts?: ImportCounts;
 }
 
-export interface RowDocument {
-  _id: string;
-  merchantId: string;
-  importId: string;
-  line: number;
-  externalId?: string;
-  subscriptionId?: string;
-  outcome: RowOutcome;
-  reason?: string;
-}
-
-const rowKey = (importId: string, line: number) => `${importId}:${String(line).padStart(8, '0')}`;
-
 export class ImportsStore {
   private readonly imports: Collection<ImportDocument>;
-  private readonly rows: Collection<RowDocument>;
+  private readonly outcomes: ImportOutcomes;
   private readonly files: GridFSBucket;
+  /** The files' GridFS chunks, read by their ids (download). */
+  private readonly chunks: Collection<FileChunk>;
 
   constructor(db: Db) {
     this.imports = db.collection<ImportDocument>('subscriptionImports');
-    this.rows = db.collection<RowDocument>('subscriptionImportRows');
-    this.files = new GridFSBucket(db, { bucketName: 'subscriptionImportFiles' });
+    this.outcomes = new ImportOutcomes(db);
+    this.files = new GridFSBucket(db, { bucketName: FILES_BUCKET });
+    this.chunks = db.collection<FileChunk>(`${FILES_BUCKET}.chunks`);
   }
 
   async ensureIndexes(): Promise<void> {
     await this.imports.createIndex({ merchantId: 1, _id: 1 }, { name: 'merchant_imports' });
     await this.imports.createIndex({ state: 1, leaseUntil: 1 }, { name: 'open_imports' });
-    await this.rows.createIndex({ merchantId: 1, importId: 1, line: 1 }, { name: 'import_rows' });
-    await this.rows.createIndex({ merchantId: 1, importId: 1, outcome: 1, line: 1 }, { name: 'import_rows_by_outcome' });
-    await this.rows.createIndex({ merchantId: 1, importId: 1, externalId: 1 }, { name: 'import_rows_by_external_id' });
+    await this.outcomes.ensureIndexes();
   }
 
   /** A new file's upload stream, and its id. */
@@ -77,8 +69,30 @@ export class ImportsStore {
     return { fileId: stream.id, stream };
   }
 
+  /**
+   * The file, read a few of its GridFS chunks at a time, each read by their ids and to its end
+   * before the next: a cursor held open for the whole run would hold a read open on the server
+   * while the run writes, which on an engine with one writer (FerretDB's SQLite) keeps its log
+   * from being checkpointed, and every write slows as it grows.
+   */
   download(fileId: ObjectId): Readable {
-    return this.files.openDownloadStream(fileId);
+    const chunks = this.chunks;
+    async function* parts(): AsyncGenerator<Buffer> {
+      const ids = (
+        await chunks
+          .find({ files_id: fileId }, { projection: { n: 1 } })
+          .sort({ n: 1 })
+          .toArray()
+      ).map((c) => c._id);
+      for (let i = 0; i < ids.length; i += FILE_CHUNKS_A_READ) {
+        const read = await chunks
+          .find({ _id: { $in: ids.slice(i, i + FILE_CHUNKS_A_READ) } })
+          .sort({ n: 1 })
+          .toArray();
+        for (const chunk of read) yield Buffer.from(chunk.data.buffer);
+      }
+    }
+    return Readable.from(parts(), { objectMode: false });
   }
 
   async insert(doc: ImportDocument): Promise<void> {
@@ -135,53 +149,22 @@ export class ImportsStore {
     );
   }
 
-  /** Records each row's outcome once: a row recorded already keeps its first outcome. */
-  async recordRows(rows: readonly Omit<RowDocument, '_id'>[]): Promise<void> {
-    if (rows.length === 0) return;
-    try {
-      await this.rows.insertMany(
-        rows.map((r) => ({ ...r, _id: rowKey(r.importId, r.line) })),
-        { ordered: false },
-      );
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-    }
+  /** Records a chunk's rows' outcomes; a row recorded already keeps its first outcome. */
+  recordRows(doc: ImportDocument, rows: readonly RowRecord[]): Promise<void> {
+    return this.outcomes.record(doc.merchantId, doc._id, rows);
   }
 
-  /** The externalIds of these that a row before `line` of the import named. */
-  async namedBefore(doc: ImportDocument, externalIds: readonly string[], line: number): Promise<Set<string>> {
-    if (externalIds.length === 0) return new Set();
-    const found = await this.rows
-      .find(
-        { merchantId: doc.merchantId, importId: doc._id, externalId: { $in: [...externalIds] }, line: { $lt: line } },
-        { projection: { externalId: 1 } },
-      )
-      .toArray();
-    return new Set(found.map((r) => r.externalId!));
-  }
-
-  async counts(doc: ImportDocument): Promise<ImportCounts> {
-    const count = (outcome: RowOutcome) => this.rows.countDocuments({ merchantId: doc.merchantId, importId: doc._id, outcome });
-    const [createdCount, updatedCount, unchangedCount, rejectedCount] = await Promise.all([
-      count('created'),
-      count('updated'),
-      count('unchanged'),
-      count('rejected'),
-    ]);
-    return { createdCount, updatedCount, unchangedCount, rejectedCount };
+  counts(doc: ImportDocument): Promise<ImportCounts> {
+    return this.outcomes.counts(doc.merchantId, doc._id);
   }
 
   /** A page of rows in line order after `after`, of one outcome where given. */
-  page(merchantId: string, importId: string, outcome: RowOutcome | undefined, after: number, limit: number): Promise<RowDocument[]> {
-    return this.rows
-      .find({ merchantId, importId, ...(outcome ? { outcome } : {}), line: { $gt: after } })
-      .sort({ line: 1 })
-      .limit(limit)
-      .toArray();
+  page(merchantId: string, importId: string, outcome: RowOutcome | undefined, after: number, limit: number): Promise<RowRecord[]> {
+    return this.outcomes.page({ merchantId, importId, outcome, after }, limit);
   }
 
-  /** Every row (of one outcome), in line order, as a stream of documents. */
-  all(merchantId: string, importId: string, outcome: RowOutcome | undefined): AsyncIterable<RowDocument> {
-    return this.rows.find({ merchantId, importId, ...(outcome ? { outcome } : {}) }).sort({ line: 1 });
+  /** Every row (of one outcome), in line order. */
+  all(merchantId: string, importId: string, outcome: RowOutcome | undefined): AsyncIterable<RowRecord> {
+    return this.outcomes.all({ merchantId, importId, outcome, after: 0 });
   }
 }

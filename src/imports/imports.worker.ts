@@ -5,17 +5,16 @@
  * leaves its lease to expire; the next run applies the chunk again, and finds its rows done.
  */
 import { randomUUID } from 'node:crypto';
-import { createInterface } from 'node:readline';
 import { setTimeout } from 'node:timers/promises';
 import { nowTimestamp } from '../lib/clock.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 import type { ChunkLine, ImportApplier } from './imports.apply.js';
-import { csvHeader, parseCsvLine, parseNdjsonLine } from './imports.rows.js';
+import { fileRows } from './imports.file.js';
 import type { ImportDocument, ImportsStore } from './imports.store.js';
 
 /** Lines applied and recorded together. */
-export const IMPORT_CHUNK_LINES = 500;
+export const IMPORT_CHUNK_LINES = 1000;
 
 /** Told of each import completed (the events relay records its `subscription_import.completed`). */
 export type ImportCompleted = (doc: ImportDocument) => Promise<void>;
@@ -82,39 +81,23 @@ export class ImportsWorker {
 
   /** Applies the import's remaining lines, then completes it. */
   private async run(doc: ImportDocument): Promise<void> {
-    const lines = createInterface({ input: this.store.download(doc.fileId), crlfDelay: Infinity });
-    let lineNo = 0;
-    let header: ReturnType<typeof csvHeader> = { columns: [] };
     let chunk: ChunkLine[] = [];
     let done = doc.linesDone;
+    let last = done;
     const flush = async (through: number) => {
       if (chunk.length > 0) await this.applyChunk(doc, chunk);
       chunk = [];
       done = through;
       return this.store.advance(doc, this.owner, done, this.options.leaseMs);
     };
-    try {
-      for await (const text of lines) {
-        lineNo++;
-        if (doc.format === 'csv' && lineNo === 1) {
-          header = csvHeader(text);
-          continue;
-        }
-        if (lineNo <= done || text.trim() === '') continue;
-        const parsed =
-          doc.format === 'ndjson'
-            ? parseNdjsonLine(text)
-            : 'columns' in header
-              ? parseCsvLine(text, header.columns)
-              : { rejected: `the header row: ${header.refused}` };
-        chunk.push({ line: lineNo, parsed });
-        if (chunk.length >= IMPORT_CHUNK_LINES && !(await flush(lineNo))) return;
-        if (this.stopping) return;
-      }
-      if (!(await flush(lineNo))) return;
-    } finally {
-      lines.close();
+    for await (const line of fileRows(this.store.download(doc.fileId), doc.format)) {
+      last = line.line;
+      if (line.line <= done) continue;
+      chunk.push(line);
+      if (chunk.length >= IMPORT_CHUNK_LINES && !(await flush(line.line))) return;
+      if (this.stopping) return;
     }
+    if (!(await flush(Math.max(last, done)))) return;
     const completed = await this.store.complete(doc, await this.store.counts(doc), nowTimestamp());
     if (completed) {
       this.log.info({ importId: doc._id, ...completed.counts }, 'import completed');
@@ -122,11 +105,9 @@ export class ImportsWorker {
     }
   }
 
-  private async applyChunk(doc: ImportDocument, chunk: readonly ChunkLine[]): Promise<void> {
-    const ids = chunk.flatMap((l) => ('row' in l.parsed ? [l.parsed.row.externalId] : []));
-    const namedBefore = await this.store.namedBefore(doc, ids, chunk[0]!.line);
+  private async applyChunk(doc: ImportDocument, lines: readonly ChunkLine[]): Promise<void> {
     const cause = { kind: 'api' as const, ...(doc.apiKeyId ? { apiKeyId: doc.apiKeyId } : {}) };
-    const rows = await this.applier.apply(doc.merchantId, doc._id, chunk, namedBefore, cause, { quiet: !doc.events });
-    await this.store.recordRows(rows);
+    const rows = await this.applier.apply({ merchantId: doc.merchantId, importId: doc._id, lines, cause, quiet: !doc.events });
+    await this.store.recordRows(doc, rows);
   }
 }

@@ -25,7 +25,7 @@ import { startSandbox } from './sandbox.js';
 import { normaliseId, type SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import { listenForWebhooks } from '../webhooks/listen.js';
 import { SeedInterruptedError } from '../subscriptions/subscriptions.errors.js';
-import { SEEDED_AT_ONCE } from '../subscriptions/subscriptions.seed.js';
+import { IMPORT_CHUNK_LINES } from '../imports/imports.worker.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { formatStatus } from '../fleet/status.js';
 import { stopTracing } from '../observability/tracing.js';
@@ -122,14 +122,14 @@ async function seed(config: Config, args: string[]): Promise<unknown> {
     async (service) => {
       if (!(await service.merchants.exists(merchantId))) throw new UsageError(`no merchant with id ${merchantId}`);
       try {
-        const seeded = await service.seeder.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
-        return { subscriptionIds: seeded.map((s) => s.id) };
+        const subscriptionIds = await service.importSeeder.seed({ merchantId, count, status, ...(planId ? { planId } : {}) });
+        return { subscriptionIds };
       } catch (error) {
         // What an operator needs before retrying: a retry seeds `count` more, on top of these.
         const [inserted, cause] = error instanceof SeedInterruptedError ? [error.inserted, error.cause] : [0, error];
         const why = String((cause as Error)?.message ?? cause).split('\n')[0];
         throw new Error(
-          `inserted ${inserted} of ${count} subscriptions for merchant ${merchantId} (and maybe the part of up to ${SEEDED_AT_ONCE} in flight), then: ${why}`,
+          `inserted ${inserted} of ${count} subscriptions for merchant ${merchantId} (and maybe the part of up to ${IMPORT_CHUNK_LINES} in flight), then: ${why}`,
           { cause: error },
         );
       }

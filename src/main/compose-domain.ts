@@ -21,6 +21,11 @@ import { LifecycleService } from '../subscriptions/lifecycle.js';
 import { StripeConnectionsService } from '../billing/stripe-connections.service.js';
 import { secretBoxFrom } from '../secrets/secret-box.js';
 import { DAY_MS, engineFor, storesOn, type Stores } from './compose-stores.js';
+import { ImportApplier } from '../imports/imports.apply.js';
+import { ImportSeeder } from '../imports/imports.seed.js';
+import { ImportsService } from '../imports/imports.service.js';
+import { ImportsWorker } from '../imports/imports.worker.js';
+import type { ClockOf } from '../subscriptions/subscriptions.service.js';
 
 /** Repositories and domain services: what the admin commands need. */
 export interface Domain {
@@ -32,8 +37,10 @@ export interface Domain {
   readonly subscriptions: SubscriptionsService;
   /** Each merchant's pause policy, cached for every service of the process that pauses (docs/design.md §11). */
   readonly pausePolicies: PausePolicyService;
-  /** Creates subscriptions directly (admin command, demo, tests). */
+  /** Creates subscriptions directly (test mode's fixtures and triggers, the sandbox, tests). */
   readonly seeder: SubscriptionSeeder;
+  /** Creates generated subscriptions as an import of generated rows, applied at once (`subsvc subscriptions seed`, the demo). */
+  readonly importSeeder: ImportSeeder;
   /** Each merchant's Stripe connection, its secrets sealed (src/billing/). */
   readonly billing: StripeConnectionsService;
   /** Subscriptions created, updated and cancelled (src/subscriptions/lifecycle.ts). */
@@ -56,6 +63,27 @@ export async function composeDomain(
 export type DomainConfig = Pick<Config, 'authCacheTtlMs'> &
   Partial<Pick<Config, 'secretsKey' | 'publicUrl'>> & { readonly embeddedSecretsKeyFile?: string | undefined };
 
+/** How long a seed waits for its import, when another process's worker took it first. */
+const SEED_WAIT_MS = 30 * 60_000;
+/** The seed's runner polls and leases as the workers do by default (BULK_POLL_INTERVAL_MS, BULK_LOCK_LIFETIME_MS). */
+const IMPORT_RUNNER = { pollMs: 200, leaseMs: 10_000 } as const;
+
+/**
+ * The seed's import is applied by a runner of its own in this process (the admin commands run no
+ * workers), with the workers' defaults for its lease and its wait for another worker's.
+ */
+function importSeederOn(stores: Stores, lifecycle: LifecycleService, clockOf: ClockOf, log: Logger): ImportSeeder {
+  const imports = new ImportsService(stores.imports, clockOf);
+  const runner = new ImportsWorker(
+    stores.imports,
+    new ImportApplier(lifecycle),
+    async () => undefined,
+    { pollMs: IMPORT_RUNNER.pollMs, leaseMs: IMPORT_RUNNER.leaseMs },
+    log.child({ component: 'imports' }),
+  );
+  return new ImportSeeder(imports, stores.imports, (doc) => runner.applyNow(doc, SEED_WAIT_MS));
+}
+
 export function domainOn(stores: Stores, mutex: PerKeyQueue, config: DomainConfig, log: Logger): Domain {
   const auth = new AuthService(
     stores.merchants,
@@ -67,13 +95,15 @@ export function domainOn(stores: Stores, mutex: PerKeyQueue, config: DomainConfi
   const notices = new ResumeNotices(stores.due, stores.holds, mutex, clockOf);
   pausePolicies.onNoticeHoursChanged((merchantId, hours) => notices.renotice(merchantId, hours));
   const subscriptions = new SubscriptionsService(stores, mutex, pausePolicies, clockOf);
+  const lifecycle = new LifecycleService(stores.lifecycle, stores.subscriptions, mutex, clockOf, subscriptions.changes);
   return {
     merchants: stores.merchants,
     subscriptionStores: stores,
     auth,
     apiKeys: new ApiKeysService(stores.merchants, auth),
     subscriptions,
-    lifecycle: new LifecycleService(stores.lifecycle, stores.subscriptions, mutex, clockOf, subscriptions.changes),
+    lifecycle,
+    importSeeder: importSeederOn(stores, lifecycle, clockOf, log),
     pausePolicies,
     seeder: new SubscriptionSeeder(stores.subscriptions),
     billing: new StripeConnectionsService(

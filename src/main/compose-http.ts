@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
  */
 import { Readable } from 'node:stream';
 import { ImportsService } from '../imports/imports.service.js';
+import { IMPORT_LIMITS } from '../imports/imports.upload.js';
 import type Koa from 'koa';
 import type { Db } from 'mongodb';
 import { BulkService } from '../bulk/bulk.service.js';
@@ -54,7 +55,17 @@ export type HttpConfig = Pick<
   'dbTimeoutMs' | 'rateLimitBurst' | 'rateLimitPerSecond' | 'authFailuresPerMinute' | 'webhooksAllowPrivateUrls'
 > &
   Partial<
-    Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies' | 'publicUrl' | 'testOutcomeHoldMs' | 'testKeysOnly'>
+    Pick<
+      Config,
+      | 'metrics'
+      | 'metricsPort'
+      | 'heartbeatIntervalMs'
+      | 'trustedProxies'
+      | 'publicUrl'
+      | 'testOutcomeHoldMs'
+      | 'testKeysOnly'
+      | 'importIdleTimeoutMs'
+    >
   >;
 
 /**
@@ -181,6 +192,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
     stores.imports,
     (id) => domain.subscriptions.clock(id),
     () => work.imports.wake(),
+    { ...IMPORT_LIMITS, ...(config.importIdleTimeoutMs !== undefined ? { idleMs: config.importIdleTimeoutMs } : {}) },
   );
   const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow, work.holds);
   return () =>

@@ -61,6 +61,7 @@ export type ServiceConfig = Pick<
       | 'stripeApiBase'
       | 'testKeysOnly'
       | 'mongodbUri'
+      | 'importIdleTimeoutMs'
     >
   > & {
     /** On the embedded database: where the key for its secrets is kept when SECRETS_KEY is unset (src/secrets/secret-box.ts). */

@@ -6,7 +6,7 @@
  */
 import type { AuthService } from '../auth/auth.service.js';
 import { testModeIdOf } from '../merchants/livemode.js';
-import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
+import type { ImportSeeder } from '../imports/imports.seed.js';
 
 export interface DemoPlace {
   /** Where the service listens. */
@@ -17,15 +17,10 @@ export interface DemoPlace {
   readonly engine: string;
 }
 
-export async function createDemo(
-  auth: AuthService,
-  seeder: SubscriptionSeeder,
-  { baseUrl, databaseUri, engine }: DemoPlace,
-): Promise<string> {
+export async function createDemo(auth: AuthService, seeder: ImportSeeder, { baseUrl, databaseUri, engine }: DemoPlace): Promise<string> {
   const { merchantId, apiKey, testApiKey } = await auth.createMerchant('Demo merchant');
-  const fulfilled = await seeder.seed({ merchantId, count: 3, status: 'fulfilled' });
+  const [first, second, third] = await seeder.seed({ merchantId, count: 3, status: 'fulfilled' });
   const [cancelled] = await seeder.seed({ merchantId, count: 1, status: 'cancelled' });
-  const [first, second, third] = fulfilled.map((s) => s.id);
   const curl = (path: string, body?: string) =>
     `curl -s -X POST ${baseUrl}${path} -H 'x-api-key: ${apiKey}'` + (body ? ` -H 'content-type: application/json' -d '${body}'` : '');
   return [
@@ -38,12 +33,12 @@ export async function createDemo(
     `  API key:       ${apiKey}`,
     `  test API key:  ${testApiKey}  test mode id: ${testModeIdOf(merchantId)}  (docs/partners.md)`,
     `  subscriptions: ${first} ${second} ${third} (fulfilled)`,
-    `                 ${cancelled!.id} (cancelled)`,
+    `                 ${cancelled} (cancelled)`,
     'Try:',
     `  ${curl(`/v2/subscriptions/${first}/pause`)}`,
     `  ${curl(`/v2/subscriptions/${first}/resume`)}`,
-    `  ${curl(`/v2/subscriptions/${cancelled!.id}/pause`)}    # 409: cancelled`,
-    `  ${curl('/v2/subscriptions/bulk/pause', JSON.stringify({ subscriptions: [second, third, cancelled!.id] }))}`,
+    `  ${curl(`/v2/subscriptions/${cancelled}/pause`)}    # 409: cancelled`,
+    `  ${curl('/v2/subscriptions/bulk/pause', JSON.stringify({ subscriptions: [second, third, cancelled] }))}`,
     `  ${curl('/v2/subscriptions/bulk/resume', JSON.stringify({ subscriptions: [second, third] }))}`,
     `  curl -s -X POST ${baseUrl}/v2/test-helpers/subscriptions -H 'x-api-key: ${testApiKey}' -H 'content-type: application/json' -d '{"count":2}'`,
     '',

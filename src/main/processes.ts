@@ -107,7 +107,11 @@ export async function serve(config: Config, log: Logger, announce: (text: string
     log.info({ url, bulkConcurrency: service.workers.concurrency, embedded: opened.embedded }, 'service listening');
     if (config.demo)
       announce(
-        await createDemo(service.auth, service.seeder, { baseUrl: url, databaseUri: opened.embeddedUri, engine: engineSummary(opened) }),
+        await createDemo(service.auth, service.importSeeder, {
+          baseUrl: url,
+          databaseUri: opened.embeddedUri,
+          engine: engineSummary(opened),
+        }),
       );
     return {
       url,

@@ -12,6 +12,7 @@ import type { operations } from '../../generated/openapi.js';
 import type { Merchant } from '../auth/auth.service.js';
 import { NotAuthenticatedError } from '../auth/auth.errors.js';
 import { DEFAULT_PAGE_SIZE, type PageRequest } from '../lib/pagination.js';
+import { boundsItself } from '../lib/own-bound.js';
 
 export type OperationId = keyof operations;
 
@@ -123,7 +124,11 @@ export interface Request<K extends OperationId> {
   readonly accepts: (...types: string[]) => string | false;
   /** The origin the request was sent to (`http://host:port`; behind TRUSTED_PROXIES, as they forward it). */
   readonly origin: string;
-  /** The body as it arrives, for an operation that streams it (an import's file): unread by the body middleware. */
+  /**
+   * The body as it arrives, for an operation that streams it (an import's file): unread by the body
+   * middleware. Taking it takes the request out of REQUEST_TIMEOUT_MS: its reader bounds the time
+   * between its bytes instead, and the connection closes once it is answered.
+   */
   readonly bodyStream: Readable;
   /** The request's media type, without its parameters. */
   readonly contentType: string;
@@ -150,7 +155,11 @@ export function operationHandler<K extends OperationId>(handler: Handler<K>): Op
       afterResponse: (callback) => void ctx.res.once('close', callback),
       accepts: (...types) => ctx.accepts(...types),
       origin: `${ctx.protocol}://${ctx.host}`,
-      bodyStream: ctx.req,
+      get bodyStream() {
+        boundsItself(ctx.req.socket);
+        ctx.set('Connection', 'close');
+        return ctx.req;
+      },
       // Read when asked: the media type of a request that has a body.
       get contentType() {
         return ctx.request.type;

@@ -69,3 +69,36 @@ export function patchOutcome(current: Subscription, patch: SubscriptionPatch): P
   }
   return { changed, set, metadataRemoved };
 }
+
+/** A row of an import, upserted by its externalId: the fields of a create. */
+export interface UpsertRow {
+  readonly externalId: string;
+  readonly planId: string;
+  readonly status?: Subscription['status'];
+  readonly cycle?: number;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/**
+ * What an upsert by externalId does (docs/lifecycle.md, "Import from a file"): `create` when none
+ * has the externalId; `done` when the one that has it is the id the row's create gives (the row
+ * applied before, by a run cut short); `differs` when its status differs from the row's otherwise
+ * than by cancelling it (pause state is the service's); else `patch` with the row's planId, cycle
+ * and metadata (exactly the row's keys), and `cancels` when the row cancels it.
+ */
+export type UpsertPlan =
+  | { readonly kind: 'create' }
+  | { readonly kind: 'done' }
+  | { readonly kind: 'differs' }
+  | { readonly kind: 'patch'; readonly patch: SubscriptionPatch; readonly cancels: boolean };
+
+export function upsertPlan(current: Subscription | undefined, row: UpsertRow, createdId: string): UpsertPlan {
+  if (!current) return { kind: 'create' };
+  if (current.id === createdId) return { kind: 'done' };
+  const cancels = row.status === 'cancelled' && current.status !== 'cancelled';
+  if (row.status !== undefined && row.status !== current.status && !cancels) return { kind: 'differs' };
+  const removed = Object.fromEntries(Object.keys(current.metadata ?? {}).map((k): [string, null] => [k, null]));
+  const metadata = row.metadata === undefined && current.metadata === undefined ? undefined : { ...removed, ...row.metadata };
+  const patch = { planId: row.planId, ...(row.cycle !== undefined ? { cycle: row.cycle } : {}), ...(metadata ? { metadata } : {}) };
+  return { kind: 'patch', patch, cancels };
+}

@@ -4,8 +4,10 @@
  * `subscriptionExternalIds`, keyed by merchant and externalId, so that the `_id` index enforces it
  * on every engine (no partial unique index is needed, which not every engine has).
  */
-import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import { MongoBulkWriteError, type Collection, type Db, type Filter, type UpdateFilter } from 'mongodb';
+import { insertNew } from '../db/mongo-helpers.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
+import { writeGroups, type GroupedWritten, type WriteGroup } from './grouped-write.js';
 import type { OutboxEntry } from './outbox.js';
 import { inModeOf, pendingEventsOf, subscriptionsIn, toHeldSubscription, VIEW_PROJECTION, withEvents } from './subscription.document.js';
 import type { SubscriptionDocument } from './subscription.document.js';
@@ -30,13 +32,59 @@ const claimKey = (merchantId: string, externalId: string) => `${merchantId}:${ex
 /** What claim() found: the id is ours now (`claimed`), or another subscription's (`heldBy`). */
 export type Claim = { readonly claimed: true } | { readonly claimed: false; readonly heldBy: string };
 
+/** One subscription's conditional update in a grouped write: applied only if it still matches `expected`. */
+export interface ExpectedUpdate {
+  readonly expected: Filter<SubscriptionDocument>;
+  readonly update: UpdateFilter<SubscriptionDocument>;
+}
+
 export class LifecycleStore {
   private readonly subscriptions: Collection<SubscriptionDocument>;
   private readonly claims: Collection<ClaimDocument>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    /** At most this many statements per write command (db/workarounds.ts); absent: one command. */
+    private readonly statementsPerCommand?: number,
+  ) {
     this.subscriptions = subscriptionsIn(db);
     this.claims = db.collection<ClaimDocument>(CLAIMS_COLLECTION);
+  }
+
+  /**
+   * Claims each externalId that no claim holds yet, with one insert: true for those it claimed. The
+   * others are held, by a subscription that has the externalId or by one whose create stopped
+   * midway (a run cut short, ours): claim() settles each of those.
+   */
+  async claimFree(merchantId: string, wanted: readonly { readonly externalId: string; readonly id: string }[]): Promise<boolean[]> {
+    const claimedAt = new Date();
+    const docs = wanted.map(({ externalId, id }) => ({
+      _id: claimKey(merchantId, externalId),
+      merchantId,
+      externalId,
+      subscriptionId: id,
+      claimedAt,
+    }));
+    const held = new Set<number>();
+    try {
+      if (docs.length > 0) await this.claims.insertMany(docs, { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError) || !isDuplicateKeyError(error)) throw error;
+      for (const e of [error.writeErrors].flat()) held.add(e.index);
+    }
+    return wanted.map((_, i) => !held.has(i));
+  }
+
+  /** Inserts new subscriptions with their outboxes, in one command; one whose id exists already is left as it is (a repeated create). */
+  async insertAll(docs: readonly SubscriptionDocument[]): Promise<void> {
+    await insertNew(this.subscriptions, docs);
+  }
+
+  /** Each group's conditional update, in the engine's parts (grouped-write.ts): how many matched. */
+  updateGroups(merchantId: string, groups: readonly WriteGroup<ExpectedUpdate>[]): Promise<GroupedWritten> {
+    return writeGroups({ collection: this.subscriptions, statementsPerCommand: this.statementsPerCommand }, groups, ({ ids, value }) => ({
+      updateMany: { filter: { ...value.expected, merchantId, _id: { $in: ids } }, update: value.update },
+    }));
   }
 
   /**
@@ -88,12 +136,25 @@ export class LifecycleStore {
     return doc ? toHeldSubscription(doc) : undefined;
   }
 
+  /**
+   * The merchant's subscriptions with these externalIds, by externalId: read through their claims,
+   * by `_id` both, which every engine serves from its `_id` index (docs/engine.md); a subscription
+   * with an externalId always holds its claim, and a claim whose subscription does not have it is
+   * passed over.
+   */
   async findByExternalIds(merchantId: string, externalIds: readonly string[]): Promise<Map<string, Subscription>> {
     if (externalIds.length === 0) return new Map();
-    const docs = await this.subscriptions
-      .find({ merchantId, externalId: { $in: [...externalIds] } }, { projection: VIEW_PROJECTION })
+    const claims = await this.claims
+      .find({ merchantId, _id: { $in: externalIds.map((e) => claimKey(merchantId, e)) } }, { projection: { subscriptionId: 1 } })
       .toArray();
-    return new Map(docs.map((d) => [d.externalId!, toHeldSubscription(d)]));
+    if (claims.length === 0) return new Map();
+    const docs = await this.subscriptions
+      .find({ merchantId, _id: { $in: [...new Set(claims.map((c) => c.subscriptionId))] } }, { projection: VIEW_PROJECTION })
+      .toArray();
+    const wanted = new Set(externalIds);
+    return new Map(
+      docs.filter((d) => d.externalId !== undefined && wanted.has(d.externalId)).map((d) => [d.externalId!, toHeldSubscription(d)]),
+    );
   }
 
   /**

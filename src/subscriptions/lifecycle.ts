@@ -10,25 +10,25 @@ import type { ChangeNotifier } from './change-notifier.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { RETRY } from '../retry-policies.js';
 import { untilSettled } from '../lib/retry.js';
-import { currentTraceparent } from '../observability/tracing.js';
 import { patchOutcome, type SubscriptionPatch } from './lifecycle.rules.js';
 import type { LifecycleStore } from './lifecycle.store.js';
-import type { OutboxEntry, PendingEvents, SubscriptionDetails } from './outbox.js';
+import { LifecycleUpserts, type UpsertCommand, type UpsertOutcome } from './lifecycle.upsert.js';
+import type { PendingEvents } from './outbox.js';
 import { outboxEntries } from './outbox.js';
+import {
+  createdDocument,
+  detailsOf,
+  lifecycleEntry,
+  newSubscription,
+  patchWrite,
+  whereUnchanged,
+  type NewSubscription,
+} from './lifecycle.entries.js';
 import { snapshotAfter, updateFor, type SubscriptionDocument } from './subscription.document.js';
 import { ExternalIdInUseError, StatusNotPatchableError, SubscriptionNotFoundError } from './subscriptions.errors.js';
-import { decide, normaliseId, type ChangeCause, type Subscription, type SubscriptionStatus } from './subscriptions.rules.js';
+import { decide, normaliseId, type ChangeCause, type Subscription } from './subscriptions.rules.js';
 import type { ClockOf } from './subscriptions.service.js';
 import type { SubscriptionsStore } from './subscriptions.store.js';
-
-export interface NewSubscription {
-  readonly externalId: string;
-  readonly planId: string;
-  /** `cancelled` for an import's row only: the API creates none cancelled. */
-  readonly status?: SubscriptionStatus;
-  readonly cycle?: number;
-  readonly metadata?: Readonly<Record<string, string>>;
-}
 
 /** How a change is written: `quiet` records no event (an import's rows, unless it asks for them). */
 export interface ChangeOptions {
@@ -40,37 +40,9 @@ export interface CreateOptions extends ChangeOptions {
   readonly id?: string;
 }
 
-const detailsOf = (s: Pick<Subscription, 'planId' | 'cycle' | 'externalId' | 'metadata'>): SubscriptionDetails => ({
-  planId: s.planId,
-  cycle: s.cycle,
-  ...(s.externalId !== undefined ? { externalId: s.externalId } : {}),
-  ...(s.metadata !== undefined ? { metadata: s.metadata } : {}),
-});
-
-/** A lifecycle event's entry: its change's status and details, with what its type carries. */
-function lifecycleEntry(
-  type: 'subscription.created' | 'subscription.updated',
-  subscription: Subscription,
-  cause: ChangeCause,
-  extra: Pick<OutboxEntry, 'changed'> = {},
-): OutboxEntry {
-  const trace = currentTraceparent();
-  return {
-    key: randomUUID(),
-    type,
-    seq: 0,
-    status: subscription.status,
-    previousStatus: subscription.status,
-    at: subscription.modifiedAt,
-    cause,
-    subscription: { status: subscription.status, modifiedAt: subscription.modifiedAt },
-    details: detailsOf(subscription),
-    ...extra,
-    ...(trace ? { trace } : {}),
-  };
-}
-
 export class LifecycleService {
+  private readonly upserts: LifecycleUpserts;
+
   constructor(
     private readonly store: LifecycleStore,
     private readonly subscriptions: Pick<SubscriptionsStore, 'find'>,
@@ -78,7 +50,14 @@ export class LifecycleService {
     private readonly clockOf: ClockOf,
     /** The events relay listens here (SubscriptionsService.changes). */
     private readonly changes: ChangeNotifier<PendingEvents>,
-  ) {}
+  ) {
+    this.upserts = new LifecycleUpserts({ store, mutex, clockOf, changes, single: this });
+  }
+
+  /** An import's rows upserted by externalId, together (lifecycle.upsert.ts): each row's outcome, in order. */
+  upsertAll(command: UpsertCommand): Promise<UpsertOutcome[]> {
+    return this.upserts.upsertAll(command);
+  }
 
   /** Creates it, or ExternalIdInUseError naming the subscription that has its externalId. */
   async create(merchantId: string, input: NewSubscription, cause: ChangeCause, options: CreateOptions = {}): Promise<Subscription> {
@@ -86,43 +65,15 @@ export class LifecycleService {
     const claim = await this.store.claim(merchantId, input.externalId, id);
     if (!claim.claimed) throw new ExternalIdInUseError(input.externalId, claim.heldBy);
     const now = (await this.clockOf(merchantId)).timestamp();
-    const subscription: Subscription = {
-      id,
-      merchantId,
-      planId: input.planId.toLowerCase(),
-      status: input.status ?? 'fulfilled',
-      cycle: input.cycle ?? 0,
-      createdAt: now,
-      modifiedAt: now,
-      externalId: input.externalId,
-      ...(input.metadata && Object.keys(input.metadata).length > 0 ? { metadata: { ...input.metadata } } : {}),
-    };
+    const subscription = newSubscription(merchantId, id, input, now);
     const entries = options.quiet ? [] : [lifecycleEntry('subscription.created', subscription, cause)];
-    const { planId, status, cycle, externalId, metadata } = subscription;
-    const doc: SubscriptionDocument = {
-      _id: id,
-      merchantId,
-      planId,
-      status,
-      cycle,
-      createdAt: now,
-      modifiedAt: now,
-      externalId,
-      ...(metadata ? { metadata: { ...metadata } } : {}),
-      ...(entries.length > 0 ? { outbox: entries } : {}),
-    };
-    if (!(await this.store.insert(doc))) return this.get(merchantId, id);
+    if (!(await this.store.insert(createdDocument(subscription, entries)))) return this.get(merchantId, id);
     if (entries.length > 0) this.changes.notify(merchantId, [id], [{ subscription, entries }]);
     return subscription;
   }
 
   async findByExternalId(merchantId: string, externalId: string): Promise<Subscription | undefined> {
     return this.store.findByExternalId(merchantId, externalId);
-  }
-
-  /** The merchant's subscriptions with these externalIds, by externalId: one read (an import's chunk). */
-  findByExternalIds(merchantId: string, externalIds: readonly string[]): Promise<Map<string, Subscription>> {
-    return this.store.findByExternalIds(merchantId, externalIds);
   }
 
   /** A merge patch: 200 with the subscription; `subscription.updated` naming the fields changed, when one did. */
@@ -147,25 +98,8 @@ export class LifecycleService {
           if (!claim.claimed) throw new ExternalIdInUseError(newExternalId, claim.heldBy);
         }
         const now = (await this.clockOf(merchantId)).timestamp();
-        const { metadata: _kept, ...rest } = current;
-        const after: Subscription = {
-          ...rest,
-          ...outcome.set,
-          ...(outcome.metadataRemoved || !(outcome.set.metadata ?? current.metadata)
-            ? {}
-            : { metadata: outcome.set.metadata ?? current.metadata }),
-          modifiedAt: now,
-        };
-        const entries = options.quiet ? [] : [lifecycleEntry('subscription.updated', after, cause, { changed: outcome.changed })];
-        const update = {
-          $set: { ...outcome.set, modifiedAt: now },
-          ...(outcome.metadataRemoved ? { $unset: { metadata: '' as const } } : {}),
-        };
-        const expected = {
-          modifiedAt: current.modifiedAt,
-          status: current.status,
-          externalId: current.externalId ?? null,
-        } as Filter<SubscriptionDocument>;
+        const { update, entries } = patchWrite(current, outcome, { at: now, cause, quiet: options.quiet === true });
+        const expected = { ...whereUnchanged(current), externalId: current.externalId ?? null } as Filter<SubscriptionDocument>;
         const changed = await this.store.changeWhere(merchantId, id, expected, update, entries);
         if (!changed) {
           if (newExternalId !== undefined) await this.store.release(merchantId, newExternalId, id);

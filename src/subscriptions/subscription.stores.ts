@@ -53,6 +53,6 @@ export function subscriptionStoresOn(db: Db, options: SubscriptionStoresOptions 
     outbox: new OutboxStore(db),
     holders: new HoldersStore(db, writes),
     pendingTimes,
-    lifecycle: new LifecycleStore(db),
+    lifecycle: new LifecycleStore(db, statementsPerCommand),
   };
 }

@@ -81,6 +81,25 @@ describe('POST /v2/subscription-imports', () => {
     ]);
     const found = (externalId: string) =>
       request(t, apiKey, 'GET', `/v2/subscriptions?externalId=${externalId}`).then((r) => r.body.data[0]);
+    const created = await request(t, apiKey, 'GET', `/v2/subscription-imports/${res.body.id}/rows?outcome=created`);
+    expect(created.body.data).toEqual([
+      { line: 1, externalId: 'new-1', subscriptionId: (await found('new-1')).id, outcome: 'created', livemode: true },
+    ]);
+    const rowsPage = (after?: string) =>
+      request(t, apiKey, 'GET', `/v2/subscription-imports/${res.body.id}/rows?limit=3${after ? `&startingAfter=${after}` : ''}`);
+    const first = (await rowsPage()).body;
+    expect(first.data.map((r: any) => [r.line, r.outcome])).toEqual([
+      [1, 'created'],
+      [2, 'updated'],
+      [3, 'rejected'],
+    ]);
+    const second = (await rowsPage(first.nextCursor)).body;
+    expect(second.data.map((r: any) => [r.line, r.outcome])).toEqual([
+      [4, 'rejected'],
+      [5, 'rejected'],
+      [6, 'unchanged'],
+    ]);
+    expect(second.hasMore).toBe(true);
     expect(await found('new-1')).toMatchObject({ planId, cycle: 2, metadata: { crm: 'A' }, status: 'fulfilled' });
     expect(await found('known')).toMatchObject({ id: known.id, planId, cycle: 5 });
     expect(await found('paused')).toMatchObject({ status: 'paused' });
@@ -112,16 +131,64 @@ describe('POST /v2/subscription-imports', () => {
     expect(events.body.data[0].data).toMatchObject({ id: res.body.id, createdCount: 2, rejectedCount: 1 });
   });
 
-  it('?events=all sends each row’s own event too', async () => {
+  it('reads RFC 4180 CSV: quoted fields spanning lines, doubled quotes; rejected rows keep the file’s line numbers', async () => {
     const { apiKey } = await t.merchant();
-    const res = await upload(t, apiKey, ndjson([{ externalId: 'e-1', planId: randomUUID() }]), 'application/x-ndjson', '?events=all');
+    const planId = randomUUID();
+    const file = [
+      'externalId,planId,metadata.note',
+      `m-1,${planId},"first line\r\nsecond ""quoted"" line"`,
+      `m-2,${planId},plain`,
+      'm-3,nope,x',
+      `"m-4",${planId},"a\nb\nc"`,
+      `m-5,${planId}`,
+      `m-6,${planId},"never closed`,
+      'and more',
+    ].join('\r\n');
+    const res = await upload(t, apiKey, file, 'text/csv');
+    expect(res.status).toBe(202);
+    const done = (await importDone(t, apiKey, res.body.id)).body;
+    expect(done).toMatchObject({ rowCount: 6, createdCount: 3, rejectedCount: 3 });
+    const rows = (await request(t, apiKey, 'GET', `/v2/subscription-imports/${res.body.id}/rows`)).body.data;
+    expect(rows.map((r: any) => [r.line, r.externalId, r.outcome])).toEqual([
+      [2, 'm-1', 'created'],
+      [4, 'm-2', 'created'],
+      [5, 'm-3', 'rejected'],
+      [6, 'm-4', 'created'],
+      [9, undefined, 'rejected'],
+      [10, undefined, 'rejected'],
+    ]);
+    expect(rows.filter((r: any) => r.outcome === 'rejected').map((r: any) => r.reason)).toEqual([
+      'planId: not a UUID',
+      'not 3 CSV fields',
+      'not valid CSV: a quoted field never closes',
+    ]);
+    const found = (await request(t, apiKey, 'GET', '/v2/subscriptions?externalId=m-1')).body.data[0];
+    expect(found.metadata).toEqual({ note: 'first line\nsecond "quoted" line' });
+    expect((await request(t, apiKey, 'GET', '/v2/subscriptions?externalId=m-4')).body.data[0].metadata).toEqual({ note: 'a\nb\nc' });
+  });
+
+  it('?events=all sends each row’s own event too: a created one’s, and an updated one’s naming what changed', async () => {
+    const { apiKey } = await t.merchant();
+    const known = (await request(t, apiKey, 'POST', '/v2/subscriptions', { externalId: 'e-0', planId: randomUUID(), cycle: 1 })).body;
+    const file = ndjson([
+      { externalId: 'e-1', planId: randomUUID() },
+      { externalId: 'e-0', planId: known.planId, cycle: 2 },
+    ]);
+    const res = await upload(t, apiKey, file, 'application/x-ndjson', '?events=all');
     await importDone(t, apiKey, res.body.id);
     const events = await waitFor(
       () => request(t, apiKey, 'GET', '/v2/events?limit=100'),
-      (r) => r.body.data.length >= 2,
+      (r) => r.body.data.length >= 4,
       20_000,
     );
-    expect(events.body.data.map((e: any) => e.type).sort()).toEqual(['subscription.created', 'subscription_import.completed']);
+    expect(events.body.data.map((e: any) => e.type).sort()).toEqual([
+      'subscription.created',
+      'subscription.created',
+      'subscription.updated',
+      'subscription_import.completed',
+    ]);
+    const updated = events.body.data.find((e: any) => e.type === 'subscription.updated');
+    expect(updated.data).toMatchObject({ subscription: { id: known.id, cycle: 2 }, changed: ['cycle'] });
   });
 
   it('another content type answers 415 0041; more than 1,000,000 rows 413 0042 with nothing imported; an unknown import 404 0029', async () => {
@@ -140,7 +207,7 @@ describe('POST /v2/subscription-imports', () => {
 describe('a worker killed with SIGKILL mid-import', () => {
   it('leaves the rest to another worker, which applies every row once in effect', { timeout: 240_000 }, async () => {
     const { apiKey, merchantId } = await http.merchant();
-    const rows = 3000;
+    const rows = 5000;
     const planId = randomUUID();
     const res = await upload(http, apiKey, ndjson(Array.from({ length: rows }, (_, i) => ({ externalId: `k-${i}`, planId }))));
     expect(res.status).toBe(202);

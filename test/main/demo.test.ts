@@ -19,7 +19,7 @@ const CURL = /^ {2}curl -s -X POST (\S+) -H 'x-api-key: (\S+)'(?: -H 'content-ty
 describe('the demo banner', () => {
   it('prints the docs URL, the embedded MONGODB_URI, a cancelled subscription, and curl commands that answer as shown', async () => {
     const uri = databaseUri(t.db.databaseName);
-    const banner = await createDemo(t.service.auth, t.service.seeder, {
+    const banner = await createDemo(t.service.auth, t.service.importSeeder, {
       baseUrl: t.baseUrl,
       databaseUri: uri,
       engine: 'FerretDB (embedded)',
