@@ -72,8 +72,8 @@ export class ImportsStore {
   /**
    * The file, read a few of its GridFS chunks at a time, each read by their ids and to its end
    * before the next: a cursor held open for the whole run would hold a read open on the server
-   * while the run writes, which on an engine with one writer (FerretDB's SQLite) keeps its log
-   * from being checkpointed, and every write slows as it grows.
+   * while the run writes, which on an engine with one writer keeps its write-ahead log from being
+   * checkpointed, and every write slows as it grows (src/db/workarounds.ts).
    */
   download(fileId: ObjectId): Readable {
     const chunks = this.chunks;
