@@ -5,7 +5,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, httpOf } from '../support/http.js';
-import { startKafka, type KafkaBroker } from '../support/kafka-broker.js';
+import { kafkaCaPem, SCRAM_USER, startKafka, type KafkaBroker } from '../support/kafka-broker.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 
@@ -16,7 +16,13 @@ beforeAll(async () => {
   if (!libs) return;
   [kafka, t] = await Promise.all([
     startKafka(libs),
-    startTestService({ workers: 2, webhooksAllowPrivateUrls: true, secretsKey: randomBytes(32).toString('base64') }),
+    // The broker's certificate is self-signed: trusted as an operator trusts a private CA (KAFKA_CA_FILE).
+    startTestService({
+      workers: 2,
+      webhooksAllowPrivateUrls: true,
+      secretsKey: randomBytes(32).toString('base64'),
+      kafkaTrustedCa: kafkaCaPem(),
+    }),
   ]);
 });
 afterAll(async () => {
@@ -231,5 +237,57 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
       30_000,
     );
     expect(back.lastError).toBeNull();
+  });
+
+  it('over TLS with SCRAM-SHA-256 and SCRAM-SHA-512, each destination publishes its events', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const topic = `scram-${randomUUID().slice(0, 8)}`;
+    await kafka.createTopic(topic, 1);
+    const ids: string[] = [];
+    for (const mechanism of ['scram-sha-256', 'scram-sha-512']) {
+      const res = await api(apiKey, 'POST', '/v2/event-destinations', {
+        type: 'kafka',
+        bootstrapServers: [kafka.saslSslAddress],
+        topic,
+        tls: true,
+        auth: { mechanism, ...SCRAM_USER },
+      });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id);
+    }
+    const [a] = await t.seed(merchantId, 1);
+    const paused = await api(apiKey, 'POST', `/v2/subscriptions/${a}/pause`);
+    expect(paused.status).toBe(200);
+
+    const messages = await kafka.consume(topic, (m) => m.length >= 2);
+    expect(parsed(messages).map((e) => [e.type, e.subject])).toEqual([
+      ['subscription.paused', a],
+      ['subscription.paused', a],
+    ]);
+    for (const id of ids)
+      expect((await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body).toMatchObject({ status: 'active', pendingCount: 0 });
+  });
+
+  it('a wrong SCRAM password shows failing with the reason on GET and holds its events; the others go on', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const refused = await api(apiKey, 'POST', '/v2/event-destinations', {
+      type: 'kafka',
+      bootstrapServers: [kafka.saslSslAddress],
+      topic: `refused-${randomUUID().slice(0, 8)}`,
+      auth: { mechanism: 'scram-sha-512', username: SCRAM_USER.username, password: 'not-the-password-0123' },
+    });
+    expect(refused.status).toBe(201);
+    const working = await destinationFor(apiKey);
+    const [a] = await t.seed(merchantId, 1);
+    await api(apiKey, 'POST', `/v2/subscriptions/${a}/pause`);
+    expect(parsed(await kafka.consume(working.topic, (m) => m.length >= 1)).map((e) => e.subject)).toEqual([a]);
+    const failing = await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${refused.body.id}`)).body,
+      (d) => d.status === 'failing',
+      30_000,
+    );
+    expect(failing.lastError).toMatch(/^Connection to 127\.0\.0\.1:\d+ failed\.: SASL authentication failed/);
+    expect(failing.lastError).not.toContain('not-the-password');
+    expect(failing.pendingCount).toBe(1);
   });
 });
