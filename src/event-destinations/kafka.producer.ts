@@ -3,21 +3,85 @@
  * that fails on its own, without failing the send: a refused password or an untrusted certificate
  * would only show as a send that never ends. So the failures of each producer's connections are
  * watched (the client's diagnostics channel), and one that no retry can mend ends the send at once.
+ *
+ * The brokers a cluster's metadata names are connected to by the client itself: each passes the
+ * bootstrap servers' guard (broker-guard.ts) before its first connection, through the client's
+ * connection hooks (the symbols it exports for subclasses), so that a broker reached as allowed
+ * cannot lead the workers to an address that is not.
  */
 import { rootCertificates } from 'node:tls';
 import {
   connectionsConnectsChannel,
+  kGetBootstrapConnection,
+  kGetConnection,
   ProduceAcks,
   Producer,
   stringSerializers,
+  type Broker,
+  type Callback,
+  type Connection,
   type ProducerOptions,
   type SASLMechanismValue,
 } from '@platformatic/kafka';
 import { clipped } from '../lib/text.js';
 import type { SecretBox } from '../secrets/secret-box.js';
+import { checkBrokers, type BrokerPolicy } from './broker-guard.js';
 import type { PublishTarget } from './destinations.repository.js';
 
-export type DestinationProducer = Producer<string, string, string, string>;
+/** How long a broker's verdict is kept before its address is checked again. */
+const VERDICT_MS = 60_000;
+
+const addressOf = ({ host, port }: Broker) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+
+/** A producer whose every broker connection first passes the guard. */
+export class DestinationProducer extends Producer<string, string, string, string> {
+  private readonly verdicts = new Map<string, { readonly until: number; readonly refusal: Error | undefined }>();
+  /** Told of each refused broker: the client would retry it, and its send wait, without end. */
+  onRefusal: ((refusal: Error) => void) | undefined;
+
+  constructor(
+    options: ProducerOptions<string, string, string, string>,
+    private readonly brokers: BrokerPolicy,
+  ) {
+    super(options);
+  }
+
+  /** The brokers the metadata names: the partitions' leaders, the producer id's coordinator. */
+  override [kGetConnection](broker: Broker, callback: Callback<Connection>): void {
+    this.allowed([broker]).then(
+      () => super[kGetConnection](broker, callback),
+      (refusal: Error) => callback(refusal),
+    );
+  }
+
+  /** The bootstrap servers (checked before the producer is made) and, once metadata is known, every broker it names. */
+  override [kGetBootstrapConnection](callback: Callback<Connection>, attempt?: number): void {
+    const named = [...(this.currentMetadata?.brokers.values() ?? [])];
+    this.allowed(named).then(
+      () => super[kGetBootstrapConnection](callback, attempt),
+      (refusal: Error) => callback(refusal),
+    );
+  }
+
+  private async allowed(brokers: readonly Broker[]): Promise<void> {
+    for (const broker of brokers) {
+      const address = addressOf(broker);
+      let verdict = this.verdicts.get(address);
+      if (!verdict || verdict.until < Date.now()) {
+        const refusal = await checkBrokers([address], this.brokers).then(
+          () => undefined,
+          (error: Error) => new Error(`the brokers' metadata names ${address}, which is not allowed: ${error.message}`),
+        );
+        verdict = { until: Date.now() + VERDICT_MS, refusal };
+        this.verdicts.set(address, verdict);
+      }
+      if (verdict.refusal) {
+        this.onRefusal?.(verdict.refusal);
+        throw verdict.refusal;
+      }
+    }
+  }
+}
 
 /** One produce request's bound, retries within it included. */
 const PRODUCE_TIMEOUT_MS = 5_000;
@@ -50,6 +114,7 @@ function lasting(error: unknown): boolean {
 }
 
 export interface ProducerSettings {
+  readonly brokers: BrokerPolicy;
   readonly secrets: SecretBox;
   /** PEM certificates trusted besides the system's (KAFKA_CA_FILE). */
   readonly trustedCa: string | undefined;
@@ -76,7 +141,7 @@ export function producerOf(target: PublishTarget, settings: ProducerSettings): D
       ? { sasl: { mechanism: MECHANISMS[auth.mechanism]!, username: auth.username, password: settings.secrets.open(auth.sealedPassword) } }
       : {}),
   };
-  return new Producer(options);
+  return new DestinationProducer(options, settings.brokers);
 }
 
 /** The last failure of each watched producer's connections, and the sends it ends. */
@@ -102,6 +167,10 @@ export class ConnectionFailures {
 
   watch(producer: DestinationProducer): void {
     this.last.set(producer.instanceId, undefined);
+    producer.onRefusal = (refusal) => {
+      this.last.set(producer.instanceId, refusal);
+      this.ending.get(producer.instanceId)?.(refusal);
+    };
   }
 
   forget(producer: DestinationProducer): void {

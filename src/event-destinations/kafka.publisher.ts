@@ -184,7 +184,8 @@ export class KafkaPublisher {
     if (existing) return existing;
     // Checked before each new connection: a host's addresses may have changed since creation.
     await checkBrokers(target.bootstrapServers, this.options.brokers);
-    const producer = producerOf(target, { secrets: this.options.secrets, trustedCa: this.options.trustedCa });
+    const { brokers, secrets, trustedCa } = this.options;
+    const producer = producerOf(target, { brokers, secrets, trustedCa });
     this.failures.watch(producer);
     this.producers.set(target.id, producer);
     return producer;

@@ -105,18 +105,38 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     }
   });
 
-  it('a broker on a private address is refused with 400 0044 unless the operator allows private addresses', async () => {
-    const strict = await startTestService({ webhooksAllowPrivateUrls: false, secretsKey: randomBytes(32).toString('base64') });
+  it('a private broker is refused with 400 0044 unless the operator lists it; a listed one whose metadata names an unlisted one holds its events', async () => {
+    const forwarder = await kafka.forwarder();
+    const strict = await startTestService({
+      workers: 1,
+      webhooksAllowPrivateUrls: false,
+      kafkaAllowedBrokers: [forwarder.address],
+      secretsKey: randomBytes(32).toString('base64'),
+    });
     try {
-      const { apiKey } = await strict.merchant();
-      const res = await call(strict.baseUrl, '/v2/event-destinations', {
+      const { merchantId, apiKey } = await strict.merchant();
+      const body = { type: 'kafka', bootstrapServers: [kafka.address], topic: `listed-${randomUUID().slice(0, 8)}`, tls: false };
+      const refused = await call(strict.baseUrl, '/v2/event-destinations', { apiKey, json: body });
+      expect([refused.status, refused.body.code]).toEqual([400, '0044']);
+      expect(refused.body.detail).toContain('not a public address');
+
+      await kafka.createTopic(body.topic, 1);
+      const listed = await call(strict.baseUrl, '/v2/event-destinations', {
         apiKey,
-        json: { type: 'kafka', bootstrapServers: [kafka.address], topic: 't' },
+        json: { ...body, bootstrapServers: [forwarder.address] },
       });
-      expect([res.status, res.body.code]).toEqual([400, '0044']);
-      expect(res.body.detail).toContain('not a public address');
+      expect(listed.status).toBe(201);
+      const [a] = await strict.seed(merchantId, 1);
+      expect((await call(strict.baseUrl, `/v2/subscriptions/${a}/pause`, { apiKey, method: 'POST' })).status).toBe(200);
+      const failing = await waitFor(
+        async () => (await call(strict.baseUrl, `/v2/event-destinations/${listed.body.id}`, { apiKey, method: 'GET' })).body,
+        (d) => d.status === 'failing',
+        30_000,
+      );
+      expect(failing.lastError).toContain(`the brokers' metadata names ${kafka.address}, which is not allowed`);
+      expect(failing.pendingCount).toBe(1);
     } finally {
-      await strict.close();
+      await Promise.all([strict.close(), forwarder.close()]);
     }
   });
 

@@ -10,7 +10,7 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -221,6 +221,11 @@ export interface KafkaBroker {
   /** Starts it again on the same port and data. */
   restart(): Promise<void>;
   createTopic(name: string, partitions: number): Promise<void>;
+  /**
+   * A TCP forwarder on another loopback port to the PLAINTEXT listener: a bootstrap address that
+   * the broker's metadata does not name (it names `address`). `close` ends it.
+   */
+  forwarder(): Promise<{ readonly address: string; close(): Promise<void> }>;
   /** Every message of the topic from its start, until `until` holds or `timeoutMs` passes. */
   consume(
     topic: string,
@@ -273,6 +278,27 @@ export async function startKafka(libs: string): Promise<KafkaBroker> {
       } finally {
         await client.close();
       }
+    },
+    async forwarder() {
+      const sockets = new Set<Socket>();
+      const server = createServer((client) => {
+        const upstream = connect(port, '127.0.0.1');
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.once('close', () => sockets.delete(socket));
+          socket.on('error', () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return {
+        address: `127.0.0.1:${(server.address() as { port: number }).port}`,
+        close: () =>
+          new Promise<void>((resolve) => {
+            for (const socket of sockets) socket.destroy();
+            server.close(() => resolve());
+          }),
+      };
     },
     async consume(topic, until, timeoutMs = 120_000) {
       const consumer = new Consumer({
