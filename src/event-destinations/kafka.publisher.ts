@@ -30,8 +30,10 @@ const LEASE_MS = 15_000;
 /** Backoff after failures in a row: doubling from the first, up to the last. */
 const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 10_000;
-/** How often the pending gauge is read from the database. */
+/** How often the pending gauges are read from the database. */
 const GAUGE_EVERY_MS = 5_000;
+/** The expired gauge counts up to this: enough to act on, without counting a whole backlog. */
+const EXPIRED_CAP = 1_000;
 /**
  * How long a batch may wait for its acknowledgement: the client waits on, without an error, for a
  * broker that is down or a topic that does not exist, so the publisher gives up on it here.
@@ -133,8 +135,9 @@ export class KafkaPublisher {
       this.gaugeReadAt = Date.now();
       const gauge = metrics()?.destinationsPending;
       if (gauge) gauge.set(await this.repository.pendingCount());
-      // Kept past the events' retention rather than dropped: said, so that an operator can act.
-      const expired = await this.repository.countOlderThan(formatTimestamp(BigInt(Date.now() - EVENT_RETENTION_MS) * 1000n), 1_000);
+      // Kept past the events' retention rather than dropped: said and counted, so that an operator can act.
+      const expired = await this.repository.countOlderThan(formatTimestamp(BigInt(Date.now() - EVENT_RETENTION_MS) * 1000n), EXPIRED_CAP);
+      metrics()?.destinationsExpired.set(expired);
       if (expired > 0) this.log.warn({ events: expired }, 'events older than the event retention still wait for an event destination');
     }
   }

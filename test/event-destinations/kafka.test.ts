@@ -140,7 +140,7 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     }
   });
 
-  it('credentials without TLS answer 400 0141, and nothing is stored', async () => {
+  it('credentials without TLS answer 400 0141, a topic or a broker list out of bounds 400 0040, and nothing is stored', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const res = await api(apiKey, 'POST', '/v2/event-destinations', {
       type: 'kafka',
@@ -150,6 +150,20 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
       auth: { mechanism: 'plain', username: 'u', password: 'p' },
     });
     expect([res.status, res.body.code]).toEqual([400, '0141']);
+    for (const wrong of [
+      { topic: 'a/b' },
+      { topic: 'x'.repeat(250) },
+      { bootstrapServers: [] },
+      { bootstrapServers: Array(11).fill(kafka.address) },
+    ]) {
+      const invalid = await api(apiKey, 'POST', '/v2/event-destinations', {
+        type: 'kafka',
+        bootstrapServers: [kafka.address],
+        topic: 't',
+        ...wrong,
+      });
+      expect([invalid.status, invalid.body.code]).toEqual([400, '0040']);
+    }
     expect(await t.db.collection('eventDestinations').countDocuments({ merchantId })).toBe(0);
   });
 
@@ -190,8 +204,31 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     expect(new Set(messages.filter((m) => m.key === a).map((m) => m.partition)).size).toBe(1);
     expect(cloud.find((e) => e.type === 'ping')).toMatchObject({ id: ping.body.id, data: { type: 'ping', data: { destinationId: id } } });
     expect(messages.find((m) => JSON.parse(m.value).type === 'ping')!.key).toBe(id);
-    const after = await api(apiKey, 'GET', `/v2/event-destinations/${id}`);
-    expect(after.body).toMatchObject({ status: 'active', pendingCount: 0, lastError: null });
+    const after = await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body,
+      (d) => d.pendingCount === 0,
+      30_000,
+    );
+    expect(after).toMatchObject({ status: 'active', lastError: null });
+  });
+
+  it("a test key's destination gets the test mode's events only, a live key's the live ones only", async () => {
+    const { merchantId, apiKey, testApiKey } = await t.merchant();
+    const live = await destinationFor(apiKey);
+    const test = await destinationFor(testApiKey);
+    expect((await api(testApiKey, 'GET', `/v2/event-destinations/${test.id}`)).body.livemode).toBe(false);
+    const liveSub = (await t.seed(merchantId, 1))[0]!;
+    const made = await api(testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count: 1 });
+    const testSub = made.body.data[0].id;
+    expect((await api(apiKey, 'POST', `/v2/subscriptions/${liveSub}/pause`)).status).toBe(200);
+    expect((await api(testApiKey, 'POST', `/v2/subscriptions/${testSub}/pause`)).status).toBe(200);
+    const seen = async (topic: string, subject: string) =>
+      parsed(await kafka.consume(topic, (m) => m.some((x) => JSON.parse(x.value).subject === subject))).map((e) => [
+        e.subject,
+        e.data.livemode,
+      ]);
+    expect(await seen(test.topic, testSub)).toEqual([[testSub, false]]);
+    expect(await seen(live.topic, liveSub)).toEqual([[liveSub, true]]);
   });
 
   it('native format sends the event object itself; types filter what goes', async () => {
@@ -225,6 +262,43 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     );
     expect(failing.pendingCount).toBe(1);
     expect(failing.lastError).toContain(`topic ${failing.topic} exists`);
+  });
+
+  it('an event older than the event retention that never went out is kept, counted on /metrics, and still waits', async () => {
+    const { merchantId, apiKey } = await t.merchant();
+    const held = await api(apiKey, 'POST', '/v2/event-destinations', {
+      type: 'kafka',
+      bootstrapServers: [kafka.address],
+      topic: `missing-${randomUUID().slice(0, 8)}`,
+      tls: false,
+    });
+    // What a destination failing for 31 days leaves: one event, queued when it happened.
+    const at = new Date(Date.now() - 31 * 86_400_000).toISOString().replace('Z', '000Z');
+    const eventId = randomUUID();
+    const event = { id: eventId, type: 'subscription.paused', createdAt: at, data: {}, livemode: true };
+    await t.db.collection('destinationEvents').insertOne({
+      _id: `${eventId}.${held.body.id}` as never,
+      destinationId: held.body.id,
+      merchantId,
+      eventId,
+      key: eventId,
+      at,
+      type: event.type,
+      event,
+    });
+    await t.db.collection('eventDestinations').updateOne({ _id: held.body.id }, { $set: { hasWaiting: true } });
+    const scrape = await waitFor(
+      async () => (await fetch(`${t.baseUrl}/metrics`)).text(),
+      (text) => /^subsvc_event_destinations_expired 1$/m.test(text),
+      30_000,
+    );
+    expect(scrape).toMatch(/^subsvc_event_destinations_pending [1-9]/m);
+    const destination = await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${held.body.id}`)).body,
+      (d) => d.status === 'failing',
+      30_000,
+    );
+    expect(destination.pendingCount).toBe(1);
   });
 
   it('while the broker is down, events wait with the reason shown; once it is back they all go out in order', async () => {
@@ -284,8 +358,13 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
       ['subscription.paused', a],
       ['subscription.paused', a],
     ]);
+    // Acknowledged, then taken off the queue: the message may be read before.
     for (const id of ids)
-      expect((await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body).toMatchObject({ status: 'active', pendingCount: 0 });
+      await waitFor(
+        async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body,
+        (d) => d.status === 'active' && d.pendingCount === 0,
+        30_000,
+      );
   });
 
   it('a wrong SCRAM password shows failing with the reason on GET and holds its events; the others go on', async () => {
