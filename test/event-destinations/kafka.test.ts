@@ -45,6 +45,10 @@ async function destinationFor(apiKey: string, extra: Record<string, unknown> = {
   return { id: res.body.id, topic };
 }
 
+/** The destination as GET shows it, once `holds` is true of it. */
+const destinationWhen = (apiKey: string, id: string, holds: (d: any) => boolean) =>
+  waitFor(async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body, holds, 30_000);
+
 const parsed = (messages: readonly { value: string }[]) => messages.map((m) => JSON.parse(m.value));
 
 describe.skipIf(!libs)('event destinations (Kafka)', () => {
@@ -204,11 +208,7 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     expect(new Set(messages.filter((m) => m.key === a).map((m) => m.partition)).size).toBe(1);
     expect(cloud.find((e) => e.type === 'ping')).toMatchObject({ id: ping.body.id, data: { type: 'ping', data: { destinationId: id } } });
     expect(messages.find((m) => JSON.parse(m.value).type === 'ping')!.key).toBe(id);
-    const after = await waitFor(
-      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body,
-      (d) => d.pendingCount === 0,
-      30_000,
-    );
+    const after = await destinationWhen(apiKey, id, (d) => d.pendingCount === 0);
     expect(after).toMatchObject({ status: 'active', lastError: null });
   });
 
@@ -255,11 +255,7 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     const [a] = await t.seed(merchantId, 1);
     await api(apiKey, 'POST', `/v2/subscriptions/${a}/pause`);
     expect(await kafka.consume(working.topic, (m) => m.length >= 1)).toHaveLength(1);
-    const failing = await waitFor(
-      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${missing.body.id}`)).body,
-      (d) => d.status === 'failing',
-      30_000,
-    );
+    const failing = await destinationWhen(apiKey, missing.body.id, (d) => d.status === 'failing');
     expect(failing.pendingCount).toBe(1);
     expect(failing.lastError).toContain(`topic ${failing.topic} exists`);
   });
@@ -293,11 +289,7 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
       30_000,
     );
     expect(scrape).toMatch(/^subsvc_event_destinations_pending [1-9]/m);
-    const destination = await waitFor(
-      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${held.body.id}`)).body,
-      (d) => d.status === 'failing',
-      30_000,
-    );
+    const destination = await destinationWhen(apiKey, held.body.id, (d) => d.status === 'failing');
     expect(destination.pendingCount).toBe(1);
   });
 
@@ -308,11 +300,7 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     await kafka.kill();
     try {
       for (const sub of ids) await api(apiKey, 'POST', `/v2/subscriptions/${sub}/pause`);
-      const failing = await waitFor(
-        async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body,
-        (d) => d.status === 'failing',
-        30_000,
-      );
+      const failing = await destinationWhen(apiKey, id, (d) => d.status === 'failing');
       expect(failing.lastError).toMatch(/^brokers unreachable/);
       expect(failing.pendingCount).toBe(20);
     } finally {
@@ -325,11 +313,7 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
         'subscription.paused',
         'subscription.resumed',
       ]);
-    const back = await waitFor(
-      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body,
-      (d) => d.status === 'active' && d.pendingCount === 0,
-      30_000,
-    );
+    const back = await destinationWhen(apiKey, id, (d) => d.status === 'active' && d.pendingCount === 0);
     expect(back.lastError).toBeNull();
   });
 
@@ -359,12 +343,7 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
       ['subscription.paused', a],
     ]);
     // Acknowledged, then taken off the queue: the message may be read before.
-    for (const id of ids)
-      await waitFor(
-        async () => (await api(apiKey, 'GET', `/v2/event-destinations/${id}`)).body,
-        (d) => d.status === 'active' && d.pendingCount === 0,
-        30_000,
-      );
+    for (const id of ids) await destinationWhen(apiKey, id, (d) => d.status === 'active' && d.pendingCount === 0);
   });
 
   it('a wrong SCRAM password shows failing with the reason on GET and holds its events; the others go on', async () => {
@@ -380,11 +359,7 @@ describe.skipIf(!libs)('event destinations (Kafka)', () => {
     const [a] = await t.seed(merchantId, 1);
     await api(apiKey, 'POST', `/v2/subscriptions/${a}/pause`);
     expect(parsed(await kafka.consume(working.topic, (m) => m.length >= 1)).map((e) => e.subject)).toEqual([a]);
-    const failing = await waitFor(
-      async () => (await api(apiKey, 'GET', `/v2/event-destinations/${refused.body.id}`)).body,
-      (d) => d.status === 'failing',
-      30_000,
-    );
+    const failing = await destinationWhen(apiKey, refused.body.id, (d) => d.status === 'failing');
     expect(failing.lastError).toMatch(/^Connection to 127\.0\.0\.1:\d+ failed\.: SASL authentication failed/);
     expect(failing.lastError).not.toContain('not-the-password');
     expect(failing.pendingCount).toBe(1);
