@@ -25,8 +25,10 @@ import type { DestinationsRepository, PublishTarget, WaitingEvent } from './dest
 const POLL_MS = 250;
 /** Messages per produce request. */
 const BATCH = 500;
-/** A publisher's hold on a destination, renewed after each batch. */
+/** A publisher's hold on a destination. */
 const LEASE_MS = 15_000;
+/** The hold is renewed between batches once this old: a batch's publication (ACK_DEADLINE_MS) then ends well within it. */
+const RENEW_AFTER_MS = 2_000;
 /** Backoff after failures in a row: doubling from the first, up to the last. */
 const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 10_000;
@@ -147,21 +149,28 @@ export class KafkaPublisher {
     const lease = () => this.repository.lease(id, this.owner, new Date(), new Date(Date.now() + LEASE_MS));
     let target = await lease();
     if (!target) return;
+    let leasedAt = Date.now();
     const { failures } = target;
+    let healthy = target.status === 'active' && failures === 0;
     try {
       for (let batch = await this.repository.next(id, BATCH); this.rounds.running;) {
-        if (batch.length === 0) {
-          if (await this.repository.nothingWaiting(id)) break;
-        } else {
+        if (batch.length > 0) {
           await this.publish(target, batch);
           await this.repository.published(
             id,
             batch.map((w) => w.id),
+            !healthy,
           );
+          healthy = true;
           metrics()?.destinationMessages.labels('published').inc(batch.length);
         }
-        target = await lease();
-        if (!target) return;
+        // A batch short of full was all that waited: done, unless more came meanwhile.
+        if (batch.length < BATCH && (await this.repository.nothingWaiting(id))) break;
+        if (Date.now() - leasedAt > RENEW_AFTER_MS) {
+          target = await lease();
+          if (!target) return;
+          leasedAt = Date.now();
+        }
         batch = await this.repository.next(id, BATCH);
       }
     } catch (error) {
