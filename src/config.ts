@@ -2,6 +2,7 @@
  * The service's configuration: read once from the environment at boot, typed and frozen.
  * Nothing else in the code reads process.env.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { ConfigError } from './config.errors.js';
 import { WEBHOOK_RETRY_DELAYS_MS } from './retry-policies.js';
@@ -113,6 +114,17 @@ export interface Config {
   readonly secretsKey: string | undefined;
   /** STRIPE_API_BASE: where Stripe's API is called (https://api.stripe.com; the tests' stripe-mock). */
   readonly stripeApiBase: string;
+  /**
+   * KAFKA_CA_FILE: PEM certificates read at boot, trusted for event destinations' TLS besides the
+   * system's (a cluster whose certificates a private CA signs); undefined: the system's only.
+   */
+  readonly kafkaTrustedCa: string | undefined;
+  /**
+   * KAFKA_ALLOWED_BROKERS: `host:port` broker addresses that event destinations may use, and that
+   * their brokers' metadata may name, even where they resolve to private addresses: the operator's
+   * own cluster, without WEBHOOKS_ALLOW_PRIVATE_URLS opening every private address.
+   */
+  readonly kafkaAllowedBrokers: readonly string[];
 }
 
 export interface DownloadProxy {
@@ -238,6 +250,32 @@ function secretsKey(env: Env): string | undefined {
   return raw;
 }
 
+/** KAFKA_CA_FILE: a readable file holding at least one PEM certificate; its text. */
+function kafkaTrustedCa(env: Env): string | undefined {
+  const path = env.KAFKA_CA_FILE?.trim();
+  if (path === undefined || path === '') return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`KAFKA_CA_FILE must name a readable PEM file, got "${path}": ${(error as Error).message}`);
+  }
+  if (!text.includes('-----BEGIN CERTIFICATE-----'))
+    throw new ConfigError(`KAFKA_CA_FILE must name a file of PEM certificates (-----BEGIN CERTIFICATE-----), got "${path}"`);
+  return text;
+}
+
+/** KAFKA_ALLOWED_BROKERS: comma-separated `host:port`, kept lower-case. */
+function kafkaAllowedBrokers(env: Env): readonly string[] {
+  const raw = env.KAFKA_ALLOWED_BROKERS?.trim();
+  if (raw === undefined || raw === '') return Object.freeze([]);
+  const entries = raw.split(',').map((entry) => entry.trim().toLowerCase());
+  const bad = entries.find((entry) => !/^[a-z0-9.-]+:\d{1,5}$/.test(entry) && !/^\[[0-9a-f:.]+\]:\d{1,5}$/.test(entry));
+  if (bad !== undefined)
+    throw new ConfigError(`KAFKA_ALLOWED_BROKERS must be comma-separated host:port addresses (kafka-1.internal:9093), got "${bad}"`);
+  return Object.freeze(entries);
+}
+
 /** STRIPE_API_BASE: an http(s) origin, kept without a trailing slash. */
 function stripeApiBase(env: Env): string {
   const raw = env.STRIPE_API_BASE?.trim() || STRIPE_API_BASE;
@@ -315,6 +353,8 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: publicUrl(env),
     secretsKey: secretsKey(env),
     stripeApiBase: stripeApiBase(env),
+    kafkaTrustedCa: kafkaTrustedCa(env),
+    kafkaAllowedBrokers: kafkaAllowedBrokers(env),
   });
 }
 

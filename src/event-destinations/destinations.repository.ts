@@ -190,9 +190,10 @@ export class DestinationsRepository {
     return docs.map(({ _id, ...rest }) => ({ id: _id, ...rest }));
   }
 
-  /** What the brokers acknowledged leaves the queue, and the destination is active again. */
-  async published(destinationId: string, ids: readonly string[]): Promise<void> {
+  /** What the brokers acknowledged leaves the queue, and a destination that was failing is active again. */
+  async published(destinationId: string, ids: readonly string[], wasFailing: boolean): Promise<void> {
     await this.waiting.deleteMany({ _id: { $in: [...ids] } });
+    if (!wasFailing) return;
     await this.destinations.updateOne(
       { _id: destinationId, $or: [{ status: { $ne: 'active' } }, { failures: { $ne: 0 } }] },
       { $set: { status: 'active', lastError: null, failures: 0, retryAt: null } },

@@ -10,7 +10,7 @@ import { uuidv7 } from '../lib/ids.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { checkBrokers } from './broker-guard.js';
+import { checkBrokers, type BrokerPolicy } from './broker-guard.js';
 import { subjectOf, type EventLike } from '../events/cloudevent.js';
 import { CredentialsNeedTlsError, EventDestinationNotFoundError } from './destinations.errors.js';
 import type { DestinationSettings, DestinationsRepository, EventDestination, WaitingEvent } from './destinations.repository.js';
@@ -24,7 +24,7 @@ export class DestinationsService {
   constructor(
     private readonly repository: DestinationsRepository,
     private readonly secrets: SecretBox,
-    private readonly allowPrivateBrokers: boolean,
+    private readonly brokers: BrokerPolicy,
     /** Told when events were queued, so that this process's publisher takes them at once. */
     private readonly queued: () => void = () => undefined,
   ) {}
@@ -32,7 +32,7 @@ export class DestinationsService {
   async create(merchantId: string, input: NewDestination): Promise<EventDestination> {
     const tls = input.tls ?? true;
     if (input.auth && !tls) throw new CredentialsNeedTlsError('auth needs tls; a password is never sent in clear.');
-    await checkBrokers(input.bootstrapServers, this.allowPrivateBrokers);
+    await checkBrokers(input.bootstrapServers, this.brokers);
     // A check, then an insert: two concurrent creations may pass the limit by one; a guard, not a quota.
     if ((await this.repository.count(merchantId)) >= MAX_DESTINATIONS)
       throw new InvalidRequestError(`A merchant has at most ${MAX_DESTINATIONS} event destinations; remove one first.`);

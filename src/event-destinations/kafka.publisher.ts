@@ -9,15 +9,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
-import { ProduceAcks, Producer, stringSerializers, type MessageToProduce, type SASLMechanismValue } from '@platformatic/kafka';
-import { clipped } from '../lib/text.js';
+import type { MessageToProduce } from '@platformatic/kafka';
 import { formatTimestamp } from '../lib/clock.js';
 import { EVENT_RETENTION_MS } from '../events/events.repository.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import type { SecretBox } from '../secrets/secret-box.js';
-import { checkBrokers } from './broker-guard.js';
+import { checkBrokers, type BrokerPolicy } from './broker-guard.js';
+import { ConnectionFailures, describe, producerOf, type DestinationProducer } from './kafka.producer.js';
 import { CLOUDEVENTS_CONTENT_TYPE, toCloudEvent, type EventLike } from '../events/cloudevent.js';
 import type { DestinationsRepository, PublishTarget, WaitingEvent } from './destinations.repository.js';
 
@@ -25,40 +25,28 @@ import type { DestinationsRepository, PublishTarget, WaitingEvent } from './dest
 const POLL_MS = 250;
 /** Messages per produce request. */
 const BATCH = 500;
-/** A publisher's hold on a destination, renewed after each batch. */
+/** A publisher's hold on a destination. */
 const LEASE_MS = 15_000;
+/** The hold is renewed between batches once this old: a batch's publication (ACK_DEADLINE_MS) then ends well within it. */
+const RENEW_AFTER_MS = 2_000;
 /** Backoff after failures in a row: doubling from the first, up to the last. */
 const BACKOFF_FIRST_MS = 250;
 const BACKOFF_MAX_MS = 10_000;
-/** How often the pending gauge is read from the database. */
+/** How often the pending gauges are read from the database. */
 const GAUGE_EVERY_MS = 5_000;
-/** One produce request's bound, retries within it included. */
-const PRODUCE_TIMEOUT_MS = 5_000;
+/** The expired gauge counts up to this: enough to act on, without counting a whole backlog. */
+const EXPIRED_CAP = 1_000;
 /**
  * How long a batch may wait for its acknowledgement: the client waits on, without an error, for a
  * broker that is down or a topic that does not exist, so the publisher gives up on it here.
  */
 const ACK_DEADLINE_MS = 8_000;
 
-const MECHANISMS: Record<string, SASLMechanismValue> = {
-  plain: 'PLAIN',
-  'scram-sha-256': 'SCRAM-SHA-256',
-  'scram-sha-512': 'SCRAM-SHA-512',
-};
-
 export interface PublisherOptions {
-  readonly allowPrivateBrokers: boolean;
+  readonly brokers: BrokerPolicy;
   readonly secrets: SecretBox;
-}
-
-/** A failure's message with what caused it (the client nests the broker's or the socket's error). */
-function describe(error: unknown): string {
-  const parts: string[] = [];
-  for (let e = error as { message?: string; cause?: unknown; errors?: unknown[] } | undefined, depth = 0; e && depth < 4; depth++) {
-    if (e.message && !parts.includes(e.message)) parts.push(e.message);
-    e = (e.errors?.[0] ?? e.cause) as typeof e;
-  }
-  return clipped(parts.join(': ') || String(error), 600);
+  /** PEM certificates trusted besides the system's (KAFKA_CA_FILE). */
+  readonly trustedCa?: string | undefined;
 }
 
 /** The message of one waiting event: a CloudEvent (structured mode) or the event itself. */
@@ -86,11 +74,15 @@ const accepts = (address: string) =>
     socket.once('error', () => done(false));
   });
 
-/** Why a batch got no acknowledgement in time: no broker took the connection, or they did and still did not answer. */
-async function unacknowledged(target: PublishTarget): Promise<Error> {
+/**
+ * Why a batch got no acknowledgement in time: no broker took the connection, a connection failed
+ * (`lastFailure`, as the client last told it), or they answered and still did not acknowledge.
+ */
+async function unacknowledged(target: PublishTarget, lastFailure: unknown): Promise<Error> {
   const reachable = await Promise.all(target.bootstrapServers.map(accepts));
   const seconds = ACK_DEADLINE_MS / 1000;
   if (!reachable.some(Boolean)) return new Error(`brokers unreachable: no connection to ${target.bootstrapServers.join(', ')}`);
+  if (lastFailure !== undefined) return new Error(`no acknowledgement within ${seconds} s: ${describe(lastFailure)}`);
   return new Error(`no acknowledgement within ${seconds} s: check that topic ${target.topic} exists and that this user may write to it`);
 }
 
@@ -98,7 +90,8 @@ export class KafkaPublisher {
   private readonly log: Logger;
   private readonly rounds: Periodic;
   private readonly owner = randomUUID();
-  private readonly producers = new Map<string, Producer<string, string, string, string>>();
+  private readonly producers = new Map<string, DestinationProducer>();
+  private readonly failures = new ConnectionFailures();
   private wokenDuringRound = false;
   private gaugeReadAt = 0;
 
@@ -116,6 +109,7 @@ export class KafkaPublisher {
   }
 
   start(): void {
+    this.failures.start();
     this.rounds.start();
   }
 
@@ -130,6 +124,7 @@ export class KafkaPublisher {
     await this.rounds.stop();
     await Promise.all([...this.producers.values()].map((p) => p.close(true).catch(() => undefined)));
     this.producers.clear();
+    this.failures.stop();
   }
 
   private async round(): Promise<void> {
@@ -142,8 +137,9 @@ export class KafkaPublisher {
       this.gaugeReadAt = Date.now();
       const gauge = metrics()?.destinationsPending;
       if (gauge) gauge.set(await this.repository.pendingCount());
-      // Kept past the events' retention rather than dropped: said, so that an operator can act.
-      const expired = await this.repository.countOlderThan(formatTimestamp(BigInt(Date.now() - EVENT_RETENTION_MS) * 1000n), 1_000);
+      // Kept past the events' retention rather than dropped: said and counted, so that an operator can act.
+      const expired = await this.repository.countOlderThan(formatTimestamp(BigInt(Date.now() - EVENT_RETENTION_MS) * 1000n), EXPIRED_CAP);
+      metrics()?.destinationsExpired.set(expired);
       if (expired > 0) this.log.warn({ events: expired }, 'events older than the event retention still wait for an event destination');
     }
   }
@@ -153,21 +149,28 @@ export class KafkaPublisher {
     const lease = () => this.repository.lease(id, this.owner, new Date(), new Date(Date.now() + LEASE_MS));
     let target = await lease();
     if (!target) return;
+    let leasedAt = Date.now();
     const { failures } = target;
+    let healthy = target.status === 'active' && failures === 0;
     try {
       for (let batch = await this.repository.next(id, BATCH); this.rounds.running;) {
-        if (batch.length === 0) {
-          if (await this.repository.nothingWaiting(id)) break;
-        } else {
+        if (batch.length > 0) {
           await this.publish(target, batch);
           await this.repository.published(
             id,
             batch.map((w) => w.id),
+            !healthy,
           );
+          healthy = true;
           metrics()?.destinationMessages.labels('published').inc(batch.length);
         }
-        target = await lease();
-        if (!target) return;
+        // A batch short of full was all that waited: done, unless more came meanwhile.
+        if (batch.length < BATCH && (await this.repository.nothingWaiting(id))) break;
+        if (Date.now() - leasedAt > RENEW_AFTER_MS) {
+          target = await lease();
+          if (!target) return;
+          leasedAt = Date.now();
+        }
         batch = await this.repository.next(id, BATCH);
       }
     } catch (error) {
@@ -184,45 +187,18 @@ export class KafkaPublisher {
 
   private async publish(target: PublishTarget, batch: readonly WaitingEvent[]): Promise<void> {
     const producer = await this.producerFor(target);
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => void unacknowledged(target).then(reject, reject), ACK_DEADLINE_MS);
-    });
-    try {
-      await Promise.race([producer.send({ messages: batch.map((w) => messageOf(target, w, target.topic)) }), deadline]);
-    } finally {
-      clearTimeout(timer);
-    }
+    const send = producer.send({ messages: batch.map((w) => messageOf(target, w, target.topic)) });
+    await this.failures.bound(producer, send, ACK_DEADLINE_MS, (last) => unacknowledged(target, last));
   }
 
-  private async producerFor(target: PublishTarget): Promise<Producer<string, string, string, string>> {
+  private async producerFor(target: PublishTarget): Promise<DestinationProducer> {
     const existing = this.producers.get(target.id);
     if (existing) return existing;
     // Checked before each new connection: a host's addresses may have changed since creation.
-    await checkBrokers(target.bootstrapServers, this.options.allowPrivateBrokers);
-    const { auth } = target;
-    const producer = new Producer<string, string, string, string>({
-      clientId: `subsvc-${target.id}`,
-      bootstrapBrokers: [...target.bootstrapServers],
-      serializers: stringSerializers,
-      idempotent: true,
-      acks: ProduceAcks.ALL,
-      autocreateTopics: false,
-      timeout: PRODUCE_TIMEOUT_MS,
-      connectTimeout: PRODUCE_TIMEOUT_MS,
-      retries: 1,
-      retryDelay: 200,
-      ...(target.tls ? { tls: {} } : {}),
-      ...(auth
-        ? {
-            sasl: {
-              mechanism: MECHANISMS[auth.mechanism]!,
-              username: auth.username,
-              password: this.options.secrets.open(auth.sealedPassword),
-            },
-          }
-        : {}),
-    });
+    await checkBrokers(target.bootstrapServers, this.options.brokers);
+    const { brokers, secrets, trustedCa } = this.options;
+    const producer = producerOf(target, { brokers, secrets, trustedCa });
+    this.failures.watch(producer);
     this.producers.set(target.id, producer);
     return producer;
   }
@@ -231,6 +207,8 @@ export class KafkaPublisher {
   private async dropProducer(id: string): Promise<void> {
     const producer = this.producers.get(id);
     this.producers.delete(id);
-    await producer?.close(true).catch(() => undefined);
+    if (!producer) return;
+    this.failures.forget(producer);
+    await producer.close(true).catch(() => undefined);
   }
 }

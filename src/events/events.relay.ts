@@ -55,8 +55,8 @@ export interface WorkToWaitOut {
 
 /**
  * What keeps a record of its own from events (the pause history, src/analytics/): told each batch
- * after it is stored and before its outboxes are cleared, so a crash repeats it; it must be safe to
- * repeat.
+ * after it is stored and handed to the sink, and before its outboxes are cleared, so a crash
+ * repeats it; it must be safe to repeat.
  */
 export interface EventRecorder {
   record(merchantId: string, events: readonly Event[]): Promise<void>;
@@ -258,8 +258,11 @@ export class EventsRelay {
     held = false,
   ): Promise<readonly string[]> {
     await this.repository.insert(merchantId, events);
+    // What leaves the service (webhooks, event destinations) goes before the service's own records,
+    // which may take longer than the sending; all are repeated together if the relay is cut short.
+    const deliveries = await this.sink.fanOut(merchantId, events, traces, held);
     for (const recorder of this.recorders) await recorder.record(merchantId, events);
-    return this.sink.fanOut(merchantId, events, traces, held);
+    return deliveries;
   }
 
   /**

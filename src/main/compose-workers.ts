@@ -48,7 +48,9 @@ export type WorkersConfig = Pick<
   Config,
   'bulkConcurrency' | 'bulkLockLifetimeMs' | 'bulkPollIntervalMs' | 'schedulePollMs' | 'webhooksAllowPrivateUrls' | 'webhookRetryDelaysMs'
 > &
-  Partial<Pick<Config, 'stripeApiBase' | 'secretsKey'>> & { readonly embeddedSecretsKeyFile?: string | undefined };
+  Partial<Pick<Config, 'stripeApiBase' | 'secretsKey' | 'kafkaTrustedCa' | 'kafkaAllowedBrokers'>> & {
+    readonly embeddedSecretsKeyFile?: string | undefined;
+  };
 
 /** What the requests' side uses of the background work. */
 export interface BackgroundWork {
@@ -299,9 +301,9 @@ function destinationsOn(
   log: Logger,
 ): { destinations: DestinationsService; publisher: KafkaPublisher } {
   const secrets = secretBoxFrom({ secretsKey: config.secretsKey, embeddedKeyFile: config.embeddedSecretsKeyFile });
-  const allowPrivateBrokers = config.webhooksAllowPrivateUrls;
-  const publisher = new KafkaPublisher(stores.destinations, { allowPrivateBrokers, secrets }, log);
-  const destinations = new DestinationsService(stores.destinations, secrets, allowPrivateBrokers, () => publisher.wake());
+  const brokers = { allowPrivate: config.webhooksAllowPrivateUrls, allowedBrokers: config.kafkaAllowedBrokers ?? [] };
+  const publisher = new KafkaPublisher(stores.destinations, { brokers, secrets, trustedCa: config.kafkaTrustedCa }, log);
+  const destinations = new DestinationsService(stores.destinations, secrets, brokers, () => publisher.wake());
   return { destinations, publisher };
 }
 

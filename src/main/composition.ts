@@ -59,6 +59,8 @@ export type ServiceConfig = Pick<
       | 'testOutcomeHoldMs'
       | 'secretsKey'
       | 'stripeApiBase'
+      | 'kafkaTrustedCa'
+      | 'kafkaAllowedBrokers'
       | 'testKeysOnly'
       | 'mongodbUri'
       | 'importIdleTimeoutMs'

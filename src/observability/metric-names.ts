@@ -70,6 +70,11 @@ export const SERVICE_METRICS = {
     labels: [],
     help: 'events waiting for an event destination (fleet-wide, read by worker processes)',
   },
+  subsvc_event_destinations_expired: {
+    type: 'gauge',
+    labels: [],
+    help: 'events still waiting for an event destination past the event retention, kept rather than dropped (fleet-wide, up to 1000)',
+  },
   subsvc_db_operation_duration_seconds: {
     type: 'histogram',
     labels: ['client'],

@@ -67,6 +67,7 @@ export class Metrics {
   readonly billingPushes: Counter<'outcome'>;
   readonly destinationMessages: Counter<'outcome'>;
   readonly destinationsPending: Gauge;
+  readonly destinationsExpired: Gauge;
   readonly dbDuration: Histogram<'client' | 'command'>;
   readonly dbTimeouts: Counter<'client'>;
   readonly poolWait: Histogram<'client'>;
@@ -105,6 +106,7 @@ export class Metrics {
     this.deliveryDuration = new Histogram({ ...named('subsvc_webhook_delivery_duration_seconds'), buckets: DURATION_BUCKETS, registers });
     this.destinationMessages = new Counter({ ...named('subsvc_event_destination_messages_total'), registers });
     this.destinationsPending = new Gauge({ ...named('subsvc_event_destinations_pending'), registers });
+    this.destinationsExpired = new Gauge({ ...named('subsvc_event_destinations_expired'), registers });
     this.dbDuration = new Histogram({ ...named('subsvc_db_operation_duration_seconds'), buckets: DB_BUCKETS, registers });
     this.dbTimeouts = new Counter({ ...named('subsvc_db_operation_timeouts_total'), registers });
     this.poolWait = new Histogram({ ...named('subsvc_db_pool_wait_seconds'), buckets: DB_BUCKETS, registers });

@@ -1,16 +1,18 @@
 /**
  * A real Apache Kafka broker for the tests: single node, KRaft (no ZooKeeper), on loopback. The
  * run's global setup fetches its jars once through Maven (`org.apache.kafka:kafka_2.13`) into
- * `.cache/kafka/<version>/libs` and formats a storage template (`prepareKafka`); each test file
- * that needs a broker starts its own from a copy of that template (`startKafka`), which it may
- * SIGKILL and restart, and stops it after. A machine without Java or Maven skips those tests with
- * one SKIPPED line.
+ * `.cache/kafka/<version>/libs`, then makes a self-signed keystore with Java's `keytool` and
+ * formats a storage template holding the SCRAM users (`prepareKafka`), both into
+ * `.cache/kafka-broker/<version>/`; each test file that needs a broker starts its own from a copy
+ * of that template (`startKafka`), which it may SIGKILL and restart, and stops it after. The broker
+ * listens twice: PLAINTEXT, and SASL_SSL with SCRAM-SHA-256 and -512 (`saslSslAddress`, `scram`,
+ * `caPem`). A machine without Java or Maven skips those tests with one SKIPPED line.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, connect } from 'node:net';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { Admin, Consumer, stringDeserializers, type Message } from '@platformatic/kafka';
 import { projectRoot } from '../../src/lib/project-root.js';
@@ -21,7 +23,15 @@ const run = promisify(execFile);
 export const KAFKA_VERSION = '4.4.0';
 const CACHE = join(projectRoot(), '.cache', 'kafka', KAFKA_VERSION);
 const LIBS = join(CACHE, 'libs');
-const TEMPLATE = join(CACHE, 'storage-template');
+/** What the harness makes from the jars: the storage template (with its SCRAM users) and the TLS keystore. */
+const MADE = join(projectRoot(), '.cache', 'kafka-broker', KAFKA_VERSION);
+const TEMPLATE = join(MADE, 'storage-template');
+const KEYSTORE = join(MADE, 'broker.p12');
+const CA_PEM = join(MADE, 'broker-ca.pem');
+/** The keystore's password: a test fixture, like the SCRAM user's. */
+const KEYSTORE_PASSWORD = 'subsvc-test-keystore';
+/** The SCRAM user the template is formatted with, for both SCRAM mechanisms. */
+export const SCRAM_USER = { username: 'subsvc-tests', password: 'subsvc-tests-scram-password' } as const;
 /** The template is formatted with these ids; every broker started from it uses them. */
 const NODE_ID = 1;
 const CLUSTER_ID = 'c3Vic3ZjLWthZmthLXRzdA';
@@ -37,16 +47,32 @@ const POM = `<project xmlns="http://maven.apache.org/POM/4.0.0">
 </project>
 `;
 
-function properties(dataDir: string, port: number, controllerPort: number): string {
+interface Ports {
+  readonly plain: number;
+  readonly saslSsl: number;
+  readonly controller: number;
+}
+
+const SCRAM_JAAS = 'org.apache.kafka.common.security.scram.ScramLoginModule required;';
+
+function properties(dataDir: string, { plain, saslSsl, controller }: Ports): string {
   return [
     'process.roles=broker,controller',
     `node.id=${NODE_ID}`,
-    `controller.quorum.voters=${NODE_ID}@127.0.0.1:${controllerPort}`,
-    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+    `controller.quorum.voters=${NODE_ID}@127.0.0.1:${controller}`,
+    `listeners=PLAINTEXT://127.0.0.1:${plain},SASL_SSL://127.0.0.1:${saslSsl},CONTROLLER://127.0.0.1:${controller}`,
+    `advertised.listeners=PLAINTEXT://127.0.0.1:${plain},SASL_SSL://127.0.0.1:${saslSsl}`,
     'controller.listener.names=CONTROLLER',
-    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL',
     'inter.broker.listener.name=PLAINTEXT',
+    // The second listener: TLS with the self-signed keystore, then a SCRAM user of the template.
+    'sasl.enabled.mechanisms=SCRAM-SHA-256,SCRAM-SHA-512',
+    `listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config=${SCRAM_JAAS}`,
+    `listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=${SCRAM_JAAS}`,
+    'ssl.keystore.type=PKCS12',
+    `ssl.keystore.location=${KEYSTORE}`,
+    `ssl.keystore.password=${KEYSTORE_PASSWORD}`,
+    `ssl.key.password=${KEYSTORE_PASSWORD}`,
     `log.dirs=${dataDir}`,
     // Topics are made by the tests: a destination's unknown topic is refused, as a real cluster would.
     'auto.create.topics.enable=false',
@@ -70,6 +96,8 @@ function properties(dataDir: string, port: number, controllerPort: number): stri
 }
 
 const java = () => process.env.JAVA ?? 'java';
+/** keytool beside the java that runs the broker. */
+const keytool = () => (process.env.JAVA ? join(dirname(process.env.JAVA), 'keytool') : 'keytool');
 
 async function has(command: string, args: string[]): Promise<boolean> {
   try {
@@ -113,19 +141,60 @@ export async function prepareKafka(): Promise<string | undefined> {
     renameSync(join(work, 'libs'), LIBS);
     rmSync(work, { recursive: true, force: true });
   }
-  if (!existsSync(join(TEMPLATE, 'meta.properties'))) {
-    const work = mkdtempSync(join(CACHE, 'format-'));
-    const config = join(work, 'server.properties');
-    writeFileSync(config, properties(join(work, 'data'), 1, 2));
-    await run(java(), [...JVM, '-cp', `${LIBS}/*`, 'kafka.tools.StorageTool', 'format', '-t', CLUSTER_ID, '-c', config], {
-      timeout: 120_000,
-    });
-    rmSync(TEMPLATE, { recursive: true, force: true });
-    renameSync(join(work, 'data'), TEMPLATE);
-    rmSync(work, { recursive: true, force: true });
-  }
+  if (!existsSync(CA_PEM)) await makeKeystore();
+  if (!existsSync(join(TEMPLATE, 'meta.properties'))) await formatTemplate();
   return LIBS;
 }
+
+/** A self-signed certificate for 127.0.0.1 in a PKCS12 keystore, and the certificate alone as PEM: the CA a client trusts. */
+async function makeKeystore(): Promise<void> {
+  mkdirSync(MADE, { recursive: true });
+  const work = mkdtempSync(join(MADE, 'keystore-'));
+  const store = join(work, 'broker.p12');
+  const pass = ['-storepass', KEYSTORE_PASSWORD, '-keypass', KEYSTORE_PASSWORD];
+  await run(
+    keytool(),
+    ['-genkeypair', '-alias', 'broker', '-keyalg', 'RSA', '-keysize', '2048', '-validity', '3650', '-storetype', 'PKCS12'].concat([
+      '-keystore',
+      store,
+      ...pass,
+      '-dname',
+      'CN=127.0.0.1',
+      '-ext',
+      'SAN=IP:127.0.0.1,DNS:localhost',
+    ]),
+    { timeout: 120_000 },
+  );
+  await run(
+    keytool(),
+    ['-exportcert', '-rfc', '-alias', 'broker', '-keystore', store, '-storepass', KEYSTORE_PASSWORD, '-file', join(work, 'ca.pem')],
+    {
+      timeout: 120_000,
+    },
+  );
+  renameSync(store, KEYSTORE);
+  renameSync(join(work, 'ca.pem'), CA_PEM);
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** The storage template, formatted with the SCRAM user for both mechanisms (`kafka-storage format --add-scram`). */
+async function formatTemplate(): Promise<void> {
+  mkdirSync(MADE, { recursive: true });
+  const work = mkdtempSync(join(MADE, 'format-'));
+  const config = join(work, 'server.properties');
+  writeFileSync(config, properties(join(work, 'data'), { plain: 1, saslSsl: 2, controller: 3 }));
+  const user = `name=${SCRAM_USER.username},password=${SCRAM_USER.password}`;
+  const scram = ['SCRAM-SHA-256', 'SCRAM-SHA-512'].flatMap((mechanism) => ['--add-scram', `${mechanism}=[${user}]`]);
+  await run(java(), [...JVM, '-cp', `${LIBS}/*`, 'kafka.tools.StorageTool', 'format', '-t', CLUSTER_ID, '-c', config, ...scram], {
+    timeout: 120_000,
+  });
+  rmSync(TEMPLATE, { recursive: true, force: true });
+  renameSync(join(work, 'data'), TEMPLATE);
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** The PEM certificate of the SASL_SSL listener (self-signed: its own CA), once prepareKafka has run: what a client must trust. */
+export const kafkaCaPem = (): string => readFileSync(CA_PEM, 'utf8');
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -149,13 +218,20 @@ const accepts = (port: number) =>
   });
 
 export interface KafkaBroker {
-  /** `127.0.0.1:<port>`. */
+  /** `127.0.0.1:<port>`: PLAINTEXT. */
   readonly address: string;
+  /** `127.0.0.1:<port>`: SASL_SSL (TLS, then SCRAM_USER with SCRAM-SHA-256 or -512). */
+  readonly saslSslAddress: string;
   /** SIGKILL: the broker dies at once, as on a crash. */
   kill(): Promise<void>;
   /** Starts it again on the same port and data. */
   restart(): Promise<void>;
   createTopic(name: string, partitions: number): Promise<void>;
+  /**
+   * A TCP forwarder on another loopback port to the PLAINTEXT listener: a bootstrap address that
+   * the broker's metadata does not name (it names `address`). `close` ends it.
+   */
+  forwarder(): Promise<{ readonly address: string; close(): Promise<void> }>;
   /** Every message of the topic from its start, until `until` holds or `timeoutMs` passes. */
   consume(
     topic: string,
@@ -170,9 +246,10 @@ export async function startKafka(libs: string): Promise<KafkaBroker> {
   const home = mkdtempSync(join(tmpdir(), 'subsvc-kafka-'));
   const dataDir = join(home, 'data');
   cpSync(TEMPLATE, dataDir, { recursive: true });
-  const [port, controllerPort] = [await freePort(), await freePort()];
+  const ports = { plain: await freePort(), saslSsl: await freePort(), controller: await freePort() };
+  const port = ports.plain;
   const config = join(home, 'server.properties');
-  writeFileSync(config, properties(dataDir, port, controllerPort));
+  writeFileSync(config, properties(dataDir, ports));
   let child: ChildProcess | undefined;
   let output = '';
   const start = async () => {
@@ -181,7 +258,7 @@ export async function startKafka(libs: string): Promise<KafkaBroker> {
     child.stdout!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
     child.stderr!.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
     const deadline = Date.now() + 60_000;
-    while (!(await accepts(port))) {
+    while (!(await accepts(port)) || !(await accepts(ports.saslSsl))) {
       if (child.exitCode !== null || Date.now() > deadline) throw new Error(`the Kafka broker did not start: ${output}`);
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -193,6 +270,7 @@ export async function startKafka(libs: string): Promise<KafkaBroker> {
   const admin = () => new Admin({ clientId: 'tests', bootstrapBrokers: [address] });
   return {
     address,
+    saslSslAddress: `127.0.0.1:${ports.saslSsl}`,
     async kill() {
       const gone = exited();
       child?.kill('SIGKILL');
@@ -206,6 +284,27 @@ export async function startKafka(libs: string): Promise<KafkaBroker> {
       } finally {
         await client.close();
       }
+    },
+    async forwarder() {
+      const sockets = new Set<Socket>();
+      const server = createServer((client) => {
+        const upstream = connect(port, '127.0.0.1');
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.once('close', () => sockets.delete(socket));
+          socket.on('error', () => undefined);
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return {
+        address: `127.0.0.1:${(server.address() as { port: number }).port}`,
+        close: () =>
+          new Promise<void>((resolve) => {
+            for (const socket of sockets) socket.destroy();
+            server.close(() => resolve());
+          }),
+      };
     },
     async consume(topic, until, timeoutMs = 120_000) {
       const consumer = new Consumer({
