@@ -16,7 +16,7 @@
  * over older ones, so two at once, or one overtaken by a new pause, leave the newest.
  */
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
-import { bulkWriteInParts } from '../db/mongo-helpers.js';
+import { bulkWriteInParts, insertElseWrite, insertNew } from '../db/mongo-helpers.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
 import { addDays, cellsOf, type Cell, type CauseKind, type Pause, type PauseEnd } from './analytics.rules.js';
 
@@ -107,11 +107,6 @@ export class PauseHistoryRepository {
     this.open = db.collection<OpenPauseDocument>('openPauses');
   }
 
-  /**
-   * Records the merchant's pauses that started and ended, in the order their events were made
-   * (an end closes its subscription's pause started before it: in these steps, or stored), then
-   * marks each day they touch for its cells to be computed again.
-   */
   /** Leaves the end in the pointer unless one is there; the pointer as it was. An insert that lost a race is an update once more (as bulkWriteInParts does). */
   private async pendingEnd(_id: string, merchantId: string, end: PauseEnded): Promise<OpenPauseDocument | null> {
     const leave = () =>
@@ -124,6 +119,11 @@ export class PauseHistoryRepository {
     }
   }
 
+  /**
+   * Records the merchant's pauses that started and ended, in the order their events were made
+   * (an end closes its subscription's pause started before it: in these steps, or stored), then
+   * marks each day they touch for its cells to be computed again.
+   */
   async record(merchantId: string, steps: readonly PauseStep[]): Promise<void> {
     const started = steps.flatMap((step) => ('start' in step ? [step.start] : []));
     const startedHere = new Map<string, PauseStarted>();
@@ -143,17 +143,34 @@ export class PauseHistoryRepository {
     const pointers =
       closes.length === 0 ? [] : await this.open.find({ _id: { $in: closes.map((c) => openKey(c.subscriptionId)) }, merchantId }).toArray();
     const pointerOf = new Map(pointers.map((p) => [p._id, p]));
-    const writes: AnyBulkWriteOperation<PauseDocument>[] = started.map((start) => {
+    const stored = (start: PauseStarted) => ({
+      subscriptionId: start.subscriptionId,
+      day: dayOf(start.at),
+      startedAt: start.at,
+      reason: start.reason,
+      cause: start.cause,
+      planId: start.planId,
+    });
+    // A pause still open is inserted (one stored already by a repeated record stays as it is); one
+    // that ended in these steps too is an upsert, since a repeat may find it stored without its end.
+    await insertNew(
+      this.pauses,
+      started.filter((start) => !endOf.has(start.eventId)).map((start) => ({ _id: start.eventId, merchantId, ...stored(start) })),
+      this.statementsPerCommand,
+    );
+    const writes: AnyBulkWriteOperation<PauseDocument>[] = started.flatMap((start) => {
       const end = endOf.get(start.eventId);
-      const fields = { subscriptionId: start.subscriptionId, day: dayOf(start.at), startedAt: start.at };
-      const described = { reason: start.reason, cause: start.cause, planId: start.planId };
-      return {
-        updateOne: {
-          filter: { _id: start.eventId, merchantId },
-          update: end ? { $setOnInsert: { ...fields, ...described }, $set: ending(end) } : { $setOnInsert: { ...fields, ...described } },
-          upsert: true,
-        },
-      };
+      return end
+        ? [
+            {
+              updateOne: {
+                filter: { _id: start.eventId, merchantId },
+                update: { $setOnInsert: stored(start), $set: ending(end) },
+                upsert: true,
+              },
+            },
+          ]
+        : [];
     });
     const closed: { end: PauseEnded; pointer: OpenPauseDocument }[] = [];
     const unmatched: PauseEnded[] = [];
@@ -186,15 +203,11 @@ export class PauseHistoryRepository {
       this.statementsPerCommand,
     );
     const stillOpen = started.filter((start) => !endOf.has(start.eventId));
-    await bulkWriteInParts(
+    // Most subscriptions have no pointer (a closed pause's goes): inserted, else set.
+    await insertElseWrite(
       this.open,
-      stillOpen.map((start) => ({
-        updateOne: {
-          filter: { _id: openKey(start.subscriptionId), merchantId },
-          update: { $set: { pauseId: start.eventId, day: dayOf(start.at) } },
-          upsert: true,
-        },
-      })),
+      stillOpen.map((start) => ({ _id: openKey(start.subscriptionId), merchantId, pauseId: start.eventId, day: dayOf(start.at) })),
+      ({ _id, pauseId, day }) => ({ updateOne: { filter: { _id, merchantId }, update: { $set: { pauseId, day } } } }),
       this.statementsPerCommand,
     );
     // A pause whose end came first: the end waiting in its pointer closes it.

@@ -3,13 +3,32 @@ import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type 
 import { pageOf, type Page, type PageRequest } from '../lib/pagination.js';
 import { isDuplicateKeyError } from './mongo.js';
 
-/** Inserts the documents; ones whose `_id` exists already are left as they are (a repeated step). */
-export async function insertNew<T extends Document>(collection: Collection<T>, docs: readonly T[]): Promise<void> {
-  if (docs.length === 0) return;
-  try {
-    await collection.insertMany(docs as never[], { ordered: false });
-  } catch (error) {
-    if (!isDuplicateKeyError(error)) throw error;
+/** Inserts the documents (in parts of `perCommand`); ones whose `_id` exists already are left as they are (a repeated step). */
+export async function insertNew<T extends Document>(collection: Collection<T>, docs: readonly T[], perCommand?: number): Promise<void> {
+  await insertElseWrite(collection, docs, () => undefined, perCommand);
+}
+
+/**
+ * Inserts the documents in parts of `perCommand`; each whose `_id` exists already gets the write
+ * `instead` makes of it (none: left as it is). Cheaper than an upsert each where most are new: an
+ * engine may run each upsert as a read and then a write.
+ */
+export async function insertElseWrite<T extends Document>(
+  collection: Collection<T>,
+  docs: readonly T[],
+  instead: (doc: T) => AnyBulkWriteOperation<T> | undefined,
+  perCommand = docs.length,
+): Promise<void> {
+  for (let i = 0; i < docs.length; i += perCommand) {
+    const part = docs.slice(i, i + perCommand);
+    try {
+      await collection.insertMany(part as never[], { ordered: false });
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      const existing = error instanceof MongoBulkWriteError ? [error.writeErrors].flat().map((e) => part[e.index]!) : part;
+      const writes = existing.flatMap((doc) => instead(doc) ?? []);
+      await bulkWriteInParts(collection, writes, perCommand);
+    }
   }
 }
 

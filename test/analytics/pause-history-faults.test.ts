@@ -26,9 +26,10 @@ afterAll(async () => {
 const { api } = httpOf(() => t);
 
 describe.each([
-  ['the pauses', 'pauses'],
-  ['the days they touch', 'pauseDays'],
-])('a worker killed while recording %s', (_, collection) => {
+  ['the pauses', 'insert', 'pauses'],
+  ['their pointers', 'insert', 'openPauses'],
+  ['the days they touch', 'update', 'pauseDays'],
+])('a worker killed while recording %s', (_, command, collection) => {
   it('leaves figures that count every pause once, once another worker has swept', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const ids = await t.seed(merchantId, 40, 'fulfilled');
@@ -37,7 +38,7 @@ describe.each([
       await api(apiKey, 'POST', `/v2/subscriptions/${id}/pause`, { reason: 'Before' });
       await api(apiKey, 'POST', `/v2/subscriptions/${id}/resume`);
     }
-    const held = proxy.on({ command: 'update', collection }, { action: 'hold' });
+    const held = proxy.on({ command, collection }, { action: 'hold' });
     const doomed = await startWorker(proxy.uri(t.db.databaseName), { ...FLEET_ON_ONE_DATABASE, BULK_CONCURRENCY: '1' });
     const bulk = await api(apiKey, 'POST', '/v2/subscriptions/bulk/pause', { subscriptions: ids, reason: 'Stock count' });
     expect(bulk.status).toBe(202);
