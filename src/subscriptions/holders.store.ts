@@ -7,7 +7,6 @@
  * bulk request's are.
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { partsOf } from '../lib/parts.js';
 import { RETRY } from '../retry-policies.js';
@@ -27,7 +26,7 @@ import { holdNoticeEntry } from './outbox.js';
 import type { PendingTimes } from './pending-times.js';
 import { holdRule, resumedByRelease, type HoldersMove } from './holders.rules.js';
 import type { WriteCommand } from './command.js';
-import { Grouping, writeGroups } from './grouped-write.js';
+import { Grouping, writeGroups, writeOne } from './grouped-write.js';
 import type { Operation, SubscriptionStatus } from './subscriptions.rules.js';
 
 /** Subscriptions one write of a hold's notice names at most. */
@@ -152,8 +151,8 @@ export class HoldersStore {
 
   /** An explicit pause of a paused subscription: it holds its own pause again (ownPause absent). False when it is not paused any more. */
   async claimOwnPause(merchantId: string, id: string): Promise<boolean> {
-    const result = await this.collection.updateOne({ _id: id, merchantId, status: 'paused' }, { $unset: { ownPause: '' } });
-    return result.matchedCount === 1;
+    const statement = { filter: { merchantId, status: 'paused' as const }, update: { $unset: { ownPause: '' as const } } };
+    return (await writeOne({ collection: this.collection, projection: { _id: 1 } }, { ids: [id], value: statement })) !== null;
   }
 
   /**
@@ -184,7 +183,8 @@ export class HoldersStore {
       },
     });
     const outcomes = new Map<string, HoldOutcome>();
-    if ((await bulkWriteInParts(this.collection, [changing({}, { _id: { $in: [...ids] } })], this.statementsPerCommand)) === ids.length) {
+    const every = { ids: [...ids], value: {} };
+    if ((await writeGroups(target, [every], (g) => changing(g.value, { _id: { $in: g.ids } }))).complete) {
       for (const id of ids) outcomes.set(id, APPLIED);
       return outcomes;
     }

@@ -18,8 +18,7 @@ import { HoldCommands } from './hold-commands.js';
 import { byMerchantOf } from '../merchants/by-merchant.js';
 import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
 import type { TogetherCommand } from './bulk-commands.store.js';
-import { firingGroups } from './due.rules.js';
-import type { DueSubscription, FiringGroup } from './due.store.js';
+import { firingGroups, type DueSubscription, type FiringGroup } from './due.rules.js';
 import type { NoticeTerms } from './notice.rules.js';
 import type { PendingEvents } from './outbox.js';
 import type { SubscriptionStores } from './subscription.stores.js';
@@ -266,7 +265,7 @@ export class SubscriptionsService {
         const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
         const now = at ?? nowTimestamp();
         const groups = firingGroups(due, now, policies);
-        const ours = await this.stores.due.fire(groups, randomUUID(), now);
+        const ours = await this.stores.due.fire({ cause: { kind: 'schedule' }, at: now, requestId: randomUUID(), groups });
         const moved = groups
           .filter((g) => g.ruling.events.length > 0)
           .map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
