@@ -29,6 +29,13 @@ import type { WriteCommand } from './command.js';
 import { Grouping, writeGroups, writeOne } from './grouped-write.js';
 import type { Operation, SubscriptionStatus } from './subscriptions.rules.js';
 
+/** A hold's notice: its hold, the resume it announces, and when it is sent. */
+export interface HoldNotice {
+  readonly holdId: string;
+  readonly resumeAt: string;
+  readonly at: string;
+}
+
 /** Subscriptions one write of a hold's notice names at most. */
 const NOTICE_PART = 1000;
 
@@ -116,7 +123,7 @@ export class HoldersStore {
    */
   async pushNotice(
     merchantId: string,
-    { holdId, resumeAt, at }: { readonly holdId: string; readonly resumeAt: string; readonly at: string },
+    { holdId, resumeAt, at }: HoldNotice,
     guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
   ): Promise<string[]> {
     const entry = holdNoticeEntry(holdId, resumeAt, at);
@@ -152,7 +159,8 @@ export class HoldersStore {
   /** An explicit pause of a paused subscription: it holds its own pause again (ownPause absent). False when it is not paused any more. */
   async claimOwnPause(merchantId: string, id: string): Promise<boolean> {
     const statement = { filter: { merchantId, status: 'paused' as const }, update: { $unset: { ownPause: '' as const } } };
-    return (await writeOne({ collection: this.collection, projection: { _id: 1 } }, { ids: [id], value: statement })) !== null;
+    // No projection: not every engine takes one on findAndModify (the `updateProjection` capability, db/workarounds.ts).
+    return (await writeOne({ collection: this.collection }, { ids: [id], value: statement })) !== null;
   }
 
   /**
