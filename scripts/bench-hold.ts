@@ -1,6 +1,6 @@
 /**
- * `npm run bench` (h), a hold beside the filter bulk (issue 46 §1: "a hold over 100,000 subscriptions
- * drains like a filter bulk of that size"): `count` fulfilled subscriptions of the merchant, seeded
+ * `npm run bench` (h), a hold beside the filter bulk (a hold over 100,000 subscriptions is accepted
+ * and drains like a filter bulk of that size: docs/write-path.md): `count` fulfilled subscriptions of the merchant, seeded
  * outside any timing, then `POST /v2/holds` (its 202: what it covers read and stored as its
  * pause's bulk request, as a filter request's matches are) and the drain of that request to its
  * completion (the workers cover and pause each), with the service's workers, timed as (h)'s filter
@@ -20,7 +20,7 @@ export interface HoldBench {
   readonly holdAcceptMs: number;
   readonly holdDrainMs: number;
   readonly holdDrainPer1000Ms: number;
-  /** The filter request's drain per 1000 of the same run, and this one's over it: issue 46 asks <= 1.3. */
+  /** The filter request's drain per 1000 of the same run, and this one's over it (holdDrainRatio: at most 1.3). */
   readonly filterDrainPer1000Ms: number;
   readonly holdOverFilter: number;
 }
@@ -81,7 +81,8 @@ export async function benchHold(
   };
 }
 
-export function printHold(h: HoldBench, engineName: string): void {
+/** The table of (h)'s hold; `filterAcceptMs`, where given, the filter request's 202 of the same run, for holdAcceptRatio (at most 1.5). */
+export function printHold(h: HoldBench, engineName: string, filterAcceptMs?: number): void {
   const count = h.holdCount.toLocaleString('en');
   console.log(`\n(h) a hold over ${count} subscriptions, beside the filter request, engine: ${engineName}`);
   console.log('| measure                                  |              time |');
@@ -91,7 +92,12 @@ export function printHold(h: HoldBench, engineName: string): void {
   line('202 to its pause completed', `${(h.holdDrainMs / 1000).toFixed(1)} s`);
   line('drain per 1000, the hold', `${h.holdDrainPer1000Ms.toFixed(0)} ms`);
   line('drain per 1000, the filter request', `${h.filterDrainPer1000Ms.toFixed(0)} ms`);
+  if (filterAcceptMs !== undefined) {
+    line('accept (202), the filter request', `${filterAcceptMs.toFixed(0)} ms`);
+    const ratio = h.holdAcceptMs / filterAcceptMs;
+    console.log(`202, hold / filter: ${ratio.toFixed(2)} (holdAcceptRatio, at most 1.5: ${ratio <= 1.5 ? 'met' : 'MISSED'})`);
+  }
   console.log(
-    `ratio per 1000, hold / filter: ${h.holdOverFilter.toFixed(2)} (issue 46 asks <= 1.3: ${h.holdOverFilter <= 1.3 ? 'met' : 'MISSED'}); seeded in ${(h.holdSeedMs / 1000).toFixed(1)} s (not timed above)`,
+    `drain per 1000, hold / filter: ${h.holdOverFilter.toFixed(2)} (holdDrainRatio, at most 1.3: ${h.holdOverFilter <= 1.3 ? 'met' : 'MISSED'}); seeded in ${(h.holdSeedMs / 1000).toFixed(1)} s (not timed above)`,
   );
 }

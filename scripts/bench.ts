@@ -1220,7 +1220,7 @@ async function main(): Promise<void> {
       const filterBulk = await benchFilter(db, service, baseUrl, apiKey, merchantId, Number.NaN);
       const holdBulk = await benchHold(db, service, baseUrl, apiKey, merchantId, FILTER_COUNT, filterBulk.filterDrainPer1000Ms);
       const engineName = config.mongodbUri ? `${engine} ${version}` : `${engine} ${version} (embedded)`;
-      printHold(holdBulk, engineName);
+      printHold(holdBulk, engineName, filterBulk.filterAcceptMs);
       // The two ratios the hold's acceptance and drain are held to, against the filter request of the same size.
       const hold = {
         engine: engineName,
@@ -1390,7 +1390,7 @@ async function main(): Promise<void> {
     printSizes(sizes, engineName);
     printReads(reads, engineName);
     printFilter(filterBulk, engineName);
-    printHold(holdBulk, engineName);
+    printHold(holdBulk, engineName, filterBulk.filterAcceptMs);
     printCsvExport(csvExport, engineName);
     const dir = join(projectRoot(), 'bench', 'results');
     mkdirSync(dir, { recursive: true });

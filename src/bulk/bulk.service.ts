@@ -16,8 +16,7 @@ import { livemodeOf } from '../merchants/livemode.js';
 import type { Logger } from '../logger.js';
 import { metrics } from '../observability/metrics.js';
 import { currentTraceparent } from '../observability/tracing.js';
-import type { SubscriptionsStore } from '../subscriptions/subscriptions.store.js';
-import type { TimeOf } from '../subscriptions/subscriptions.service.js';
+import type { SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
 import {
   isPolicyOff,
   NO_PAUSE_POLICIES,
@@ -87,7 +86,7 @@ function rejectionFor(operation: Operation, schedule: ScheduleRequest | undefine
 
 /** Where a request's reads and its insert go: a filter's, on the background client (below). */
 export interface BulkStores {
-  readonly subscriptions: SubscriptionsStore;
+  readonly subscriptions: Pick<SubscriptionsService, 'ownedStatuses' | 'matching'>;
   readonly requests: BulkRepository;
 }
 

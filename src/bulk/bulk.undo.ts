@@ -11,7 +11,7 @@ import type { Operation } from '../subscriptions/subscriptions.rules.js';
 import type { BulkRepository, BulkRequest, ItemOutcome, Rejection } from './bulk.repository.js';
 import type { BulkService } from './bulk.service.js';
 import { BulkRequestAlreadyUndoneError, BulkRequestNotFinishedError, BulkRequestNotFoundError } from './bulk.errors.js';
-import type { Owned, SubscriptionsStore } from '../subscriptions/subscriptions.store.js';
+import type { Owned, SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 
 type BulkUndoAcceptance = components['schemas']['BulkUndoAcceptance'];
 
@@ -34,7 +34,7 @@ function rejectionOf(operation: Operation, item: ItemOutcome, now: Owned | undef
 export class BulkUndoService {
   constructor(
     private readonly requests: BulkRepository,
-    private readonly subscriptions: Pick<SubscriptionsStore, 'ownedStatuses'>,
+    private readonly subscriptions: Pick<SubscriptionsService, 'ownedStatuses'>,
     private readonly bulk: Pick<BulkService, 'acceptChosen'>,
   ) {}
 

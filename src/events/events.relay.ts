@@ -12,7 +12,7 @@ import { IdleSignal } from '../lib/idle-signal.js';
 import { Periodic } from '../lib/periodic.js';
 import { RETRY } from '../retry-policies.js';
 import type { PendingEvents } from '../subscriptions/outbox.js';
-import type { OutboxStore } from '../subscriptions/outbox.store.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import type { Logger } from '../logger.js';
 import type { ImportView } from '../imports/imports.service.js';
 import type { BulkRequestView } from '../bulk/bulk.status.js';
@@ -89,7 +89,7 @@ export class EventsRelay {
   constructor(
     private readonly repository: EventsRepository,
     /** Where the outboxes are. */
-    private readonly outboxes: Pick<OutboxStore, 'outboxes' | 'clearOutboxes'>,
+    private readonly outboxes: Pick<SubscriptionsService, 'outboxes' | 'clearOutboxes'>,
     private readonly sink: EventSink,
     log: Logger,
     /**

@@ -22,7 +22,7 @@ import type { Page, PageRequest } from '../lib/pagination.js';
 import { noticeDueAt } from '../subscriptions/notice.rules.js';
 import { MAX_FILTER_MATCHES } from '../subscriptions/bulk.selection.js';
 import { scheduleRequestOf } from '../subscriptions/schedule.request.js';
-import type { HoldersStore } from '../subscriptions/holders.store.js';
+import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { normaliseId } from '../subscriptions/subscriptions.rules.js';
 import { HoldNotFoundError, HoldReleasedError } from './holds.errors.js';
 import type { HoldsRepository, StoredHold } from './holds.repository.js';
@@ -91,7 +91,7 @@ export class HoldsService {
   constructor(
     private readonly holds: HoldsRepository,
     /** On the background client: a hold over 100,000 subscriptions reads and writes them all (BULK_DB_TIMEOUT_MS). */
-    private readonly holders: HoldersStore,
+    private readonly subscriptions: Pick<SubscriptionsService, 'coverable' | 'coveredBy' | 'pushHoldNotice'>,
     private readonly bulk: Pick<BulkService, 'acceptChosen' | 'acceptedIds' | 'dispatch'>,
     /** Runs a task holding these subscriptions (the per-subscription queue of SubscriptionsService's writes). */
     private readonly guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
@@ -119,9 +119,8 @@ export class HoldsService {
       // Inside the notice window, the notice is due as the hold is placed (sent once its pause request completes: `covered`).
       ...(resumeAt !== null && hours !== null ? { noticeAt: noticeDueAt(resumeAt, hours, createdAt) } : {}),
     };
-    const { holders } = this;
     // Read one past the cap, not counted whole: a large store's count can outlast the database's time limit, and the answer is the same refusal.
-    const coverable = await holders.coverable(merchantId, MAX_FILTER_MATCHES + 1);
+    const coverable = await this.subscriptions.coverable(merchantId, MAX_FILTER_MATCHES + 1);
     // Its pause and release are one bulk request each, which the contract caps (acceptedCount): refused before anything is stored.
     if (coverable.length > MAX_FILTER_MATCHES) {
       const limit = MAX_FILTER_MATCHES.toLocaleString('en-US');
@@ -190,7 +189,7 @@ export class HoldsService {
     const unplaced = (await this.holds.placesUnstored(before, DUE_HOLDS)).filter((hold) => !this.placing.has(hold.id));
     for (const hold of unplaced) {
       const active = hold.status === 'active';
-      await this.finishPlacing(hold, active ? await this.holders.coverable(hold.merchantId, MAX_FILTER_MATCHES + 1) : []);
+      await this.finishPlacing(hold, active ? await this.subscriptions.coverable(hold.merchantId, MAX_FILTER_MATCHES + 1) : []);
       if (active) this.dispatch(hold.merchantId, hold.requestId);
     }
     return unplaced.length;
@@ -231,7 +230,7 @@ export class HoldsService {
    */
   private async storeRelease(released: StoredHold): Promise<string[]> {
     const { merchantId, id } = released;
-    const covered = await this.holders.coveredBy(merchantId, id);
+    const covered = await this.subscriptions.coveredBy(merchantId, id);
     const accepted = released.covering ? [...new Set([...covered, ...(await this.pauseIds(released))])].sort() : covered;
     try {
       await this.bulk.acceptChosen({
@@ -259,7 +258,7 @@ export class HoldsService {
     const { merchantId, requestId } = hold;
     const stored = await this.bulk.acceptedIds(merchantId, requestId);
     if (stored) return stored;
-    await this.storePause(hold, await this.holders.coverable(merchantId, MAX_FILTER_MATCHES));
+    await this.storePause(hold, await this.subscriptions.coverable(merchantId, MAX_FILTER_MATCHES));
     this.dispatch(merchantId, requestId);
     return (await this.bulk.acceptedIds(merchantId, requestId)) ?? [];
   }
@@ -330,7 +329,7 @@ export class HoldsService {
    */
   private async sendNotice(hold: StoredHold): Promise<string[]> {
     const notice = { holdId: hold.id, resumeAt: hold.resumeAt!, at: hold.noticeAt! };
-    const ids = await this.holders.pushNotice(hold.merchantId, notice, this.guard);
+    const ids = await this.subscriptions.pushHoldNotice(hold.merchantId, notice, this.guard);
     if (!(await this.holds.takeNotice(hold))) return [];
     this.notices.notify(hold.merchantId, ids);
     return ids;

@@ -166,13 +166,13 @@ export function composeHttp(parts: HttpParts): () => Promise<Koa> {
 function bulkServiceOn(
   { stores, backgroundStores }: BothStores,
   work: BackgroundWork,
-  pausePolicies: Domain['pausePolicies'],
+  { pausePolicies, subscriptions }: Pick<Domain, 'pausePolicies' | 'subscriptions'>,
   log: Logger,
 ): BulkService {
   return new BulkService(
-    { subscriptions: stores.subscriptions, requests: stores.bulk },
+    { subscriptions, requests: stores.bulk },
     // A request by filter reads and stores up to 100,000 ids: bounded by BULK_DB_TIMEOUT_MS (docs/design.md §6a).
-    { subscriptions: backgroundStores.subscriptions, requests: backgroundStores.bulk },
+    { subscriptions: work.subscriptions, requests: backgroundStores.bulk },
     work.dispatcher,
     log,
     pausePolicies,
@@ -183,7 +183,7 @@ function bulkServiceOn(
 function appFactory({ config, both, domain, work, readiness, limiter, log }: HttpParts, registry: Metrics | undefined): () => Promise<Koa> {
   const { stores } = both;
   const { auth, apiKeys, subscriptions, pausePolicies } = domain;
-  const bulk = bulkServiceOn(both, work, pausePolicies, log);
+  const bulk = bulkServiceOn(both, work, domain, log);
   const endpoints = new EndpointsService(stores.endpoints, config.webhooksAllowPrivateUrls);
   /** What a test helper changed: its events recorded and their first deliveries attempted before it answers. */
   const relayNow: RelayNow = (ids) => work.relay.relay(ids, DELIVERY_TIMEOUT_MS);
@@ -205,7 +205,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       pausePolicies,
       bulk,
       bulkStatus: new BulkStatusService(stores.bulk),
-      bulkUndo: new BulkUndoService(stores.bulk, stores.subscriptions, bulk),
+      bulkUndo: new BulkUndoService(stores.bulk, subscriptions, bulk),
       webhooks: {
         ...eventHandlers(new EventsService(stores.events), work.webhooks),
         ...webhookHandlers(endpoints, stores.deliveries, new ReplayService(endpoints, stores.events, work.webhooks)),

@@ -66,6 +66,8 @@ export interface BackgroundWork {
   readonly holds: HoldsService;
   /** Imports applied by the workers; `applyNow` for a test mode's trigger (src/imports/). */
   readonly imports: ImportsWorker;
+  /** The subscriptions service on the background client: what a request by filter reads through (docs/design.md §6a). */
+  readonly subscriptions: SubscriptionsService;
 }
 
 /** What the composition hands the background part: the requests' services it shares. */
@@ -199,13 +201,21 @@ function relayOn(
   webhooks: EventSink,
   engine: Engine,
   pauses: RelayPauses,
-  changers: readonly SubscriptionsService[],
+  /** The requests' and the workers' services: the relay hears both change, and reads outboxes through the workers' (background client). */
+  subscriptions: { readonly requests: SubscriptionsService; readonly workers: SubscriptionsService },
   log: Logger,
 ): EventsRelay {
-  const relay = new EventsRelay(stores.events, stores.outbox, webhooks, log, engine.mutex, engine.relayPauses ? pauses : undefined, [
-    new PauseHistoryRecorder(stores.pauseHistory),
-  ]);
-  for (const service of changers) service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
+  const relay = new EventsRelay(
+    stores.events,
+    subscriptions.workers,
+    webhooks,
+    log,
+    engine.mutex,
+    engine.relayPauses ? pauses : undefined,
+    [new PauseHistoryRecorder(stores.pauseHistory)],
+  );
+  for (const service of [subscriptions.requests, subscriptions.workers])
+    service.changes.onChange((merchantId, ids, held) => relay.relaySoon(merchantId, ids, held));
   return relay;
 }
 
@@ -245,7 +255,7 @@ export function composeWorkers(
   const { mutex } = engine;
   const clock = clockOfMerchants(backgroundStores.testClocks);
   const workerSubscriptions = new SubscriptionsService(backgroundStores, mutex, requests.pausePolicies, clock);
-  const holds = holdsOn(backgroundStores, dispatcher, engine, log, {
+  const holds = holdsOn({ stores: backgroundStores, subscriptions: workerSubscriptions }, dispatcher, engine, log, {
     hoursOf: async (merchantId) => (await requests.pausePolicies.policyOf(merchantId)).resumeNoticeHours,
     notify: (merchantId, ids) => workerSubscriptions.changes.notify(merchantId, ids),
     timeOf: async (merchantId) => (await clock(merchantId)).timestamp(),
@@ -264,7 +274,7 @@ export function composeWorkers(
   const { destinations, publisher } = destinationsOn(backgroundStores, config, log);
   const pauses = new RelayPauses();
   const sink = bothSinks(pushes.around(webhooks), destinations);
-  const relay = relayOn(backgroundStores, sink, engine, pauses, [requests.subscriptions, workerSubscriptions], log);
+  const relay = relayOn(backgroundStores, sink, engine, pauses, { requests: requests.subscriptions, workers: workerSubscriptions }, log);
   const bulkWorker = bulkWorkerOn(backgroundStores, workerSubscriptions, bulkQueue, dispatcher, relay, log, holds);
   pauses.add(bulkWorker);
   pauses.add(schedules);
@@ -284,14 +294,20 @@ export function composeWorkers(
     log.child({ component: 'imports' }),
   );
   const workers = workersOf({ bulkWorker, schedules, relay, webhooks, retention, pusher, publisher, imports }, concurrency);
-  return { workers, dispatcher, relay, webhooks, destinations, retention, holds, imports };
+  return { workers, dispatcher, relay, webhooks, destinations, retention, holds, imports, subscriptions: workerSubscriptions };
 }
 
 /** Holds over the background client's stores: a hold's cover and its requests read and write up to a whole store. */
-function holdsOn(stores: Stores, dispatcher: BulkDispatcher, engine: Engine, log: Logger, notices: HoldNotices): HoldsService {
-  const background = { subscriptions: stores.subscriptions, requests: stores.bulk };
+function holdsOn(
+  { stores, subscriptions }: { readonly stores: Stores; readonly subscriptions: SubscriptionsService },
+  dispatcher: BulkDispatcher,
+  engine: Engine,
+  log: Logger,
+  notices: HoldNotices,
+): HoldsService {
+  const background = { subscriptions, requests: stores.bulk };
   const bulk = new BulkService(background, background, dispatcher, log);
-  return new HoldsService(stores.holds, stores.holders, bulk, (ids, task) => engine.mutex.runAll(ids, task), notices);
+  return new HoldsService(stores.holds, subscriptions, bulk, (ids, task) => engine.mutex.runAll(ids, task), notices);
 }
 
 /** Event destinations and their publisher; the password's box from SECRETS_KEY (src/secrets/secret-box.ts). */

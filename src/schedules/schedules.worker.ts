@@ -9,7 +9,7 @@
 import { nowTimestamp } from '../lib/clock.js';
 import type { Logger } from '../logger.js';
 import type { ClockReading, ScheduleClock } from '../clocks/schedule.clock.js';
-import type { DueSubscription } from '../subscriptions/due.store.js';
+import type { DueSubscription } from '../subscriptions/due.rules.js';
 import type { SubscriptionsService } from '../subscriptions/subscriptions.service.js';
 import { metrics } from '../observability/metrics.js';
 import { inSpan } from '../observability/tracing.js';

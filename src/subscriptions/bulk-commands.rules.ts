@@ -6,6 +6,9 @@
 import { clipped } from '../lib/text.js';
 import { commandOf, decide, type CommandPlan, type Operation, type SubscriptionStatus } from './subscriptions.rules.js';
 
+/** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
+export const KEPT_CHANGING = 'status kept changing';
+
 /** What a bulk command leaves on a subscription it took effect on: it changed the status, or found it already there. */
 export type CommandMark = 'applied' | 'noop';
 

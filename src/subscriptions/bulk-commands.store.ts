@@ -6,7 +6,6 @@
  * writes each group in one statement.
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { changedSince, walkCommands, type CommandFound, type CommandMark, type CommandState } from './bulk-commands.rules.js';
 import type { PendingTimes } from './pending-times.js';
@@ -95,7 +94,7 @@ export class BulkCommandsStore {
         },
       });
       // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
-      let written = await bulkWriteInParts(this.collection, [applying({}, reached)], this.options.statementsPerCommand);
+      let { written } = await writeGroups(target, [{ ids: [...ids], value: {} }], (g) => applying(g.value, reached));
       if (written < expected && fieldsEventsRead(change).length > 0) {
         // The others: one update per set of pinned values, each filtered on them (at most a few in a chunk).
         const docs = await this.collection.find(reached, { projection: SHOWN_PROJECTION }).toArray();
@@ -114,11 +113,8 @@ export class BulkCommandsStore {
     });
     if (!plan.whenAlready) {
       // The usual case: none has a schedule the command keeps or drops, so every one changes in one update, with nothing read first.
-      const applied = await bulkWriteInParts(
-        this.collection,
-        [applyingFrom({}, { ...notReached, status: plan.from })],
-        this.options.statementsPerCommand,
-      );
+      const every = { ids: [...ids], value: {} };
+      const { written: applied } = await writeGroups(target, [every], (g) => applyingFrom(g.value, { ...notReached, status: plan.from }));
       // Every one changed: none can be a no-op and there is nothing to read back.
       const result =
         applied === ids.length
@@ -137,7 +133,12 @@ export class BulkCommandsStore {
     if (!allApplied) {
       // Already in the target status: marked noop; a schedule given still replaces theirs, with its events.
       if (plan.whenAlready) noop = await writing(plan.already, plan.whenAlready, 'noop', ids.length - applied);
-      else noop = (await this.collection.updateMany({ ...notReached, status: plan.already }, noopUpdate(plan, mark('noop')))).modifiedCount;
+      else
+        noop = (
+          await writeGroups(target, [{ ids: [...ids], value: mark('noop') }], (g) => ({
+            updateMany: { filter: { ...notReached, status: plan.already }, update: noopUpdate(plan, g.value) },
+          }))
+        ).written;
     }
     if (livemodeOf(merchantId))
       await this.options.pendingTimes?.note([plan.whenFrom.set.nextScheduledAt, plan.whenAlready?.set.nextScheduledAt]);

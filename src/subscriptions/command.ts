@@ -8,6 +8,7 @@
  * kind of change (create, update, cancel, import, a billing system's) adds a command and a row of
  * the rules table, not a new signature through every layer.
  */
+import type { FiringGroup } from './due.rules.js';
 import type { ChangeCause } from './subscriptions.rules.js';
 
 /** Who, why and when: what every write of a change records. */
@@ -30,4 +31,17 @@ export interface WriteCommand extends CommandContext {
 /** A command on one subscription (a request's, the portal's, a test trigger's). */
 export interface SingleCommand extends CommandContext {
   readonly id: string;
+}
+
+/**
+ * Due schedules fired together (a schedule worker's poll, a test clock's advance): each group is
+ * one merchant's subscriptions read alike and ruled by FIRE (due.rules.ts), written by one
+ * statement of the grouped write. `requestId`: the run's mark (`scheduleRun`), by which it finds
+ * which of them it changed; `cause`: `schedule`.
+ */
+export interface DueCommand {
+  readonly cause: ChangeCause;
+  readonly at: string;
+  readonly requestId: string;
+  readonly groups: readonly FiringGroup[];
 }

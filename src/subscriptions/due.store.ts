@@ -10,8 +10,10 @@ import { byMerchantOf } from '../merchants/by-merchant.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { earliestOf } from './notice.rules.js';
 import { outboxEntries } from './outbox.js';
-import type { PauseHistory } from '../pause-policy/pause-policy.rules.js';
 import type { PendingTimes } from './pending-times.js';
+import type { DueCommand } from './command.js';
+import type { DueState, DueSubscription, FiringGroup } from './due.rules.js';
+import { writeGroups, type WriteGroup } from './grouped-write.js';
 import {
   HISTORY_PROJECTION,
   dueFieldOf,
@@ -27,7 +29,7 @@ import {
   type ShownSchedule,
   type SubscriptionDocument,
 } from './subscription.document.js';
-import type { RuleState, Ruling, SubscriptionStatus } from './subscriptions.rules.js';
+import type { SubscriptionStatus } from './subscriptions.rules.js';
 
 /** What a due schedule is decided and shown by (DueSubscription), beside its mode's pending time. */
 const DUE_PROJECTION = {
@@ -69,28 +71,6 @@ function shown(state: DueState): ShownSchedule {
   );
 }
 
-/** The fields a due schedule is decided on, exactly as read. */
-export interface DueState extends RuleState {
-  readonly status: SubscriptionStatus;
-  /** Not decided on, but shown by the subscription a firing's event carries. */
-  readonly pauseReason: string | null;
-  readonly nextScheduledAt: string;
-  readonly noticeAt: string | null;
-  /** What a notice's event shows: a notice changes no modifiedAt (notice.rules.ts). */
-  readonly modifiedAt: string;
-  /** Whether an active hold covers it: its own scheduled resume then ends its own pause only. */
-  readonly held: boolean;
-  /** Whether it is paused by its holds alone: its own pauseAt then starts its own pause. */
-  readonly heldOnly: boolean;
-}
-
-export interface DueSubscription extends DueState, PauseHistory {
-  readonly id: string;
-  readonly merchantId: string;
-  /** When pauses were last applied to it, and it was last resumed: a due pause's pause policy reads them. */
-  readonly recentPauses: readonly string[];
-}
-
 /** A scheduled resume whose notice was not sent yet, as read (DueStore.upcomingResumes). */
 export interface PendingResume {
   readonly id: string;
@@ -98,14 +78,6 @@ export interface PendingResume {
   readonly pauseAt: string | null;
   readonly resumeAt: string;
   readonly noticeAt: string | null;
-}
-
-/** One ruling for the due subscriptions of one merchant that were read in exactly the same state. */
-export interface FiringGroup {
-  readonly merchantId: string;
-  readonly state: DueState;
-  readonly ruling: Ruling;
-  readonly ids: readonly string[];
 }
 
 /** How the due store writes (src/main/compose-stores.ts). */
@@ -162,15 +134,22 @@ export class DueStore {
 
   /**
    * Applies due schedules: the one write of a scheduled transition, with its event in the same
-   * update. Each group is one conditional updateMany whose filter is the exact state its
-   * subscriptions were read in, so a schedule changed or dropped since, or already applied by
-   * another worker, matches nothing: a schedule never fires in an old version nor twice in
-   * effect. The groups go in as few commands as the server allows. Returns the ids this call
-   * changed (marked `runId`).
+   * update, through the grouped write (grouped-write.ts). Each group is one conditional statement
+   * whose filter is the exact state its subscriptions were read in, so a schedule changed or
+   * dropped since, or already applied by another worker, matches nothing: a schedule never fires
+   * in an old version nor twice in effect. The groups go in as few commands as the server allows.
+   * Returns the ids this call changed (marked with the command's `requestId`, its run).
    */
-  async fire(groups: readonly FiringGroup[], runId: string, at: string): Promise<Set<string>> {
+  async fire(command: DueCommand): Promise<Set<string>> {
+    const { groups, requestId: runId, at, cause } = command;
     if (groups.length === 0) return new Set();
-    const operations: AnyBulkWriteOperation<SubscriptionDocument>[] = groups.map(({ merchantId, state, ruling, ids }, group) => {
+    const numbered = groups.map((group, index): WriteGroup<FiringGroup & { readonly index: number }> => ({
+      ids: [...group.ids],
+      value: { ...group, index },
+    }));
+    const target = { collection: this.collection, statementsPerCommand: this.options.statementsPerCommand };
+    const { complete } = await writeGroups(target, numbered, ({ ids, value }) => {
+      const { merchantId, state, ruling, index } = value;
       const update = recordingPause(
         updateFor(ruling.change!, ruling.touches ? at : undefined, { scheduleRun: runId }),
         state.status,
@@ -184,14 +163,14 @@ export class DueStore {
       const entries = outboxEntries(
         state.status,
         snapshotAfter(ruling.change!, shown(state), ruling.touches ? at : state.modifiedAt),
-        { kind: 'schedule' },
-        notice ? `notice:${state.resumeAt}` : `${runId}:${group}`,
+        cause,
+        notice ? `notice:${state.resumeAt}` : `${runId}:${index}`,
         ruling.events,
         notice ? state.noticeAt! : at,
       );
       const write = withEvents(update, entries);
       const filter = {
-        _id: { $in: [...ids] },
+        _id: { $in: ids },
         merchantId,
         status: state.status,
         [dueFieldOf(merchantId)]: state.nextScheduledAt,
@@ -205,11 +184,9 @@ export class DueStore {
       };
       return { updateMany: { filter, update: inModeOf(merchantId, write) } };
     });
-    const all = groups.flatMap((g) => g.ids);
-    const modified = await bulkWriteInParts(this.collection, operations, this.options.statementsPerCommand);
     // A resume still pending after a scheduled pause: another worker's poll may be settling the clock.
     await this.options.pendingTimes?.note(groups.filter((g) => livemodeOf(g.merchantId)).map((g) => g.ruling.change?.set.nextScheduledAt));
-    if (modified === all.length) return new Set(all);
+    if (complete) return new Set(groups.flatMap((g) => g.ids));
     // Some were changed meanwhile (by a request, or another worker): read back which are ours.
     const ours = await Promise.all(
       whereOwnIds(byMerchantOf(groups)).map((own) =>

@@ -5,7 +5,7 @@
  * many each matched is compared with how many it named, so that the caller knows whether another
  * writer changed some meanwhile (then it reads them again, or finds its own marks).
  */
-import type { AnyBulkWriteOperation, Collection } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Document, Filter, UpdateFilter } from 'mongodb';
 import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import type { SubscriptionDocument } from './subscription.document.js';
 
@@ -46,6 +46,12 @@ export interface GroupedWritten {
   readonly complete: boolean;
 }
 
+/** A group's statement: the state its subscriptions were read in (and the marks they must not carry yet), and its update. */
+export interface GroupStatement {
+  readonly filter: Filter<SubscriptionDocument>;
+  readonly update: UpdateFilter<SubscriptionDocument>;
+}
+
 /** Writes each group by the statement `write` makes of it, in the engine's parts, counting what they matched. */
 export async function writeGroups<T>(
   target: WriteTarget,
@@ -55,4 +61,21 @@ export async function writeGroups<T>(
   const expected = groups.reduce((n, g) => n + g.ids.length, 0);
   const written = groups.length > 0 ? await bulkWriteInParts(target.collection, groups.map(write), target.statementsPerCommand) : 0;
   return { written, expected, complete: written === expected };
+}
+
+/**
+ * A group of one whose caller answers with the subscription as its write leaves it (a single
+ * change): the same statement, as one findAndModify, so that the answer costs no read after it.
+ * `projection`: what the answer holds, where the engine takes a projection there (db/workarounds.ts);
+ * absent: the whole document. Null when the subscription was not as the statement expects.
+ */
+export async function writeOne(
+  target: WriteTarget & { readonly projection?: Document | undefined },
+  group: WriteGroup<GroupStatement>,
+): Promise<SubscriptionDocument | null> {
+  const { filter, update } = group.value;
+  const options = target.projection
+    ? ({ returnDocument: 'after', projection: target.projection } as const)
+    : ({ returnDocument: 'after' } as const);
+  return target.collection.findOneAndUpdate({ ...filter, _id: group.ids[0]! }, update, options);
 }

@@ -7,7 +7,6 @@
  * bulk request's are.
  */
 import type { AnyBulkWriteOperation, Collection, Db, Filter, UpdateFilter } from 'mongodb';
-import { bulkWriteInParts } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import { partsOf } from '../lib/parts.js';
 import { RETRY } from '../retry-policies.js';
@@ -27,8 +26,15 @@ import { holdNoticeEntry } from './outbox.js';
 import type { PendingTimes } from './pending-times.js';
 import { holdRule, resumedByRelease, type HoldersMove } from './holders.rules.js';
 import type { WriteCommand } from './command.js';
-import { Grouping, writeGroups } from './grouped-write.js';
+import { Grouping, writeGroups, writeOne } from './grouped-write.js';
 import type { Operation, SubscriptionStatus } from './subscriptions.rules.js';
+
+/** A hold's notice: its hold, the resume it announces, and when it is sent. */
+export interface HoldNotice {
+  readonly holdId: string;
+  readonly resumeAt: string;
+  readonly at: string;
+}
 
 /** Subscriptions one write of a hold's notice names at most. */
 const NOTICE_PART = 1000;
@@ -117,7 +123,7 @@ export class HoldersStore {
    */
   async pushNotice(
     merchantId: string,
-    { holdId, resumeAt, at }: { readonly holdId: string; readonly resumeAt: string; readonly at: string },
+    { holdId, resumeAt, at }: HoldNotice,
     guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>,
   ): Promise<string[]> {
     const entry = holdNoticeEntry(holdId, resumeAt, at);
@@ -152,8 +158,9 @@ export class HoldersStore {
 
   /** An explicit pause of a paused subscription: it holds its own pause again (ownPause absent). False when it is not paused any more. */
   async claimOwnPause(merchantId: string, id: string): Promise<boolean> {
-    const result = await this.collection.updateOne({ _id: id, merchantId, status: 'paused' }, { $unset: { ownPause: '' } });
-    return result.matchedCount === 1;
+    const statement = { filter: { merchantId, status: 'paused' as const }, update: { $unset: { ownPause: '' as const } } };
+    // No projection: not every engine takes one on findAndModify (the `updateProjection` capability, db/workarounds.ts).
+    return (await writeOne({ collection: this.collection }, { ids: [id], value: statement })) !== null;
   }
 
   /**
@@ -184,7 +191,8 @@ export class HoldersStore {
       },
     });
     const outcomes = new Map<string, HoldOutcome>();
-    if ((await bulkWriteInParts(this.collection, [changing({}, { _id: { $in: [...ids] } })], this.statementsPerCommand)) === ids.length) {
+    const every = { ids: [...ids], value: {} };
+    if ((await writeGroups(target, [every], (g) => changing(g.value, { _id: { $in: g.ids } }))).complete) {
       for (const id of ids) outcomes.set(id, APPLIED);
       return outcomes;
     }

@@ -7,7 +7,7 @@
 import { MongoBulkWriteError, type Collection, type Db, type Filter, type UpdateFilter } from 'mongodb';
 import { insertNew } from '../db/mongo-helpers.js';
 import { isDuplicateKeyError } from '../db/mongo.js';
-import { writeGroups, type GroupedWritten, type WriteGroup } from './grouped-write.js';
+import { writeGroups, writeOne, type GroupedWritten, type WriteGroup } from './grouped-write.js';
 import type { OutboxEntry } from './outbox.js';
 import { inModeOf, pendingEventsOf, subscriptionsIn, toHeldSubscription, VIEW_PROJECTION, withEvents } from './subscription.document.js';
 import type { SubscriptionDocument } from './subscription.document.js';
@@ -168,11 +168,9 @@ export class LifecycleStore {
     update: UpdateFilter<SubscriptionDocument>,
     entries: readonly OutboxEntry[],
   ): Promise<Changed | undefined> {
-    const doc = await this.subscriptions.findOneAndUpdate(
-      { ...expected, _id: id, merchantId },
-      inModeOf(merchantId, withEvents(update, entries)),
-      { returnDocument: 'after' },
-    );
+    // A group of one (grouped-write.ts), answered with the whole document: not every engine takes a projection there.
+    const statement = { filter: { ...expected, merchantId }, update: inModeOf(merchantId, withEvents(update, entries)) };
+    const doc = await writeOne({ collection: this.subscriptions }, { ids: [id], value: statement });
     if (!doc) return undefined;
     const held = pendingEventsOf(doc, entries);
     return { subscription: held.subscription, held };

@@ -1,8 +1,10 @@
 /**
  * Every change of a subscription, whatever starts it: the HTTP handlers (pause, resume, dropping a
- * schedule), the bulk workers (bulk commands) and the schedule workers (due schedules). Each is
- * decided by the one table of rules (subscriptions.rules.ts) and written by the store of what it
- * changes (subscriptions.store.ts, bulk-commands.store.ts, due.store.ts). Business rules only: the request's shape was checked at the edge.
+ * schedule), the bulk workers (bulk commands, a hold's) and the schedule workers (due schedules).
+ * Each is a command (command.ts), decided by the one table of rules (subscriptions.rules.ts) and
+ * written by the one grouped write (grouped-write.ts) through the store of what it changes. Other
+ * features read subscriptions here too, never through a store. Business rules only: the request's
+ * shape was checked at the edge.
  */
 import { randomUUID } from 'node:crypto';
 import { ChangeNotifier } from './change-notifier.js';
@@ -13,13 +15,15 @@ import { RETRY } from '../retry-policies.js';
 import { untilSettled } from '../lib/retry.js';
 import type { HolderState } from './holders.rules.js';
 import type { ScheduleRequest } from './schedule.request.js';
-import type { SingleCommand, WriteCommand } from './command.js';
+import type { SingleCommand } from './command.js';
 import { HoldCommands } from './hold-commands.js';
+import { BulkCommands, type BulkCommand } from './bulk-commands.js';
 import { byMerchantOf } from '../merchants/by-merchant.js';
-import { commandOutcome, type CommandOutcome } from './bulk-commands.rules.js';
+import { KEPT_CHANGING, type CommandOutcome } from './bulk-commands.rules.js';
 import type { TogetherCommand } from './bulk-commands.store.js';
-import { firingGroups } from './due.rules.js';
-import type { DueSubscription, FiringGroup } from './due.store.js';
+import type { HoldNotice } from './holders.store.js';
+import type { Owned, SubscriptionFilter } from './subscriptions.store.js';
+import { firingGroups, type DueSubscription, type FiringGroup } from './due.rules.js';
 import type { NoticeTerms } from './notice.rules.js';
 import type { PendingEvents } from './outbox.js';
 import type { SubscriptionStores } from './subscription.stores.js';
@@ -28,7 +32,6 @@ import {
   NO_PAUSE_POLICIES,
   NO_PAUSE_POLICY,
   pauseVerdict,
-  withPolicyResumeAt,
   type PausePolicy,
   type PausePolicySource,
 } from '../pause-policy/pause-policy.rules.js';
@@ -40,7 +43,6 @@ import {
   normaliseId,
   planCommand,
   type ChangeCause,
-  type CommandPlan,
   type Operation,
   type Subscription,
   type SubscriptionStatus,
@@ -57,8 +59,10 @@ const realClock: ClockOf = () => REAL_CLOCK;
 /** A concurrent writer can flip the status between our update and our read; retry that many times. */
 const MAX_ATTEMPTS = RETRY.concurrentWriter.attempts;
 
-/** The reason of a command that a concurrent writer kept from resolving: worth retrying later. */
-export const KEPT_CHANGING = 'status kept changing';
+export { KEPT_CHANGING } from './bulk-commands.rules.js';
+export type { BulkCommand } from './bulk-commands.js';
+export type { Owned, SubscriptionFilter } from './subscriptions.store.js';
+export type { DueSubscription } from './due.rules.js';
 
 /** What the rules read of a subscription as the API shows it. */
 function ruleStateOf(subscription: Subscription) {
@@ -77,20 +81,6 @@ export interface ApplyOptions {
   readonly policyInstead?: PausePolicy;
 }
 
-/**
- * A bulk command's part (a chunk): the request's schedule and cause (absent: `bulk` of the
- * request), the outcomes settled already (applyTogether's) and an undo's `unchangedSince`.
- */
-export interface BulkCommand {
-  readonly merchantId: string;
-  readonly ids: readonly string[];
-  readonly requestId: string;
-  readonly schedule?: ScheduleRequest | undefined;
-  readonly cause?: ChangeCause;
-  readonly settled?: ReadonlyMap<string, CommandOutcome>;
-  readonly unchangedSince?: string | undefined;
-}
-
 /** What applying due schedules did: the groups as ruled, and which of their ids this call changed. */
 export interface Firings {
   readonly groups: readonly FiringGroup[];
@@ -102,9 +92,11 @@ export class SubscriptionsService {
   readonly changes = new ChangeNotifier<PendingEvents>();
   /** A hold's bulk commands, decided by each subscription's holders (src/holds/); a test clock's advance applies a release at its time. */
   readonly holdCommands: HoldCommands;
+  /** Bulk commands: a bulk request's chunks and an undo's, and a hold's through holdCommands (bulk-commands.ts). */
+  private readonly bulkCommands: BulkCommands;
 
   constructor(
-    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'bulkCommands' | 'due' | 'holders'>,
+    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'bulkCommands' | 'due' | 'holders' | 'outbox'>,
     /**
      * Shared by every service instance of a process that changes subscriptions (requests and
      * workers): a KeyedMutex where the server's conditional update is not atomic, else UNQUEUED
@@ -123,6 +115,8 @@ export class SubscriptionsService {
     const timeOf = async (merchantId: string) => (await clockOf(merchantId)).timestamp();
     const keptChanging = { outcome: 'failed', reason: KEPT_CHANGING } as const;
     this.holdCommands = new HoldCommands({ holders: stores.holders, mutex, timeOf, changes: this.changes, keptChanging });
+    const { changes, holdCommands } = this;
+    this.bulkCommands = new BulkCommands({ store: stores.bulkCommands, mutex, policies, clockOf, changes, holdCommands });
   }
 
   /** The merchant's clock for one request: a request's schedule is checked against it, and handed back to `apply`. */
@@ -266,7 +260,7 @@ export class SubscriptionsService {
         const policies = await this.policies.policiesOf([...new Set(due.map((d) => d.merchantId))]);
         const now = at ?? nowTimestamp();
         const groups = firingGroups(due, now, policies);
-        const ours = await this.stores.due.fire(groups, randomUUID(), now);
+        const ours = await this.stores.due.fire({ cause: { kind: 'schedule' }, at: now, requestId: randomUUID(), groups });
         const moved = groups
           .filter((g) => g.ruling.events.length > 0)
           .map((g) => ({ merchantId: g.merchantId, ids: g.ids.filter((id) => ours.has(id)) }));
@@ -282,110 +276,61 @@ export class SubscriptionsService {
    * a chunk run twice, or by two workers at once, finds its commands done (docs/design.md §6).
    * Serialised per subscription with `apply` within this process, like every status change.
    */
-  async applyCommands(command: BulkCommand, operation: Operation): Promise<Map<string, CommandOutcome>> {
-    const { merchantId, ids, requestId, schedule, unchangedSince, settled = new Map<string, CommandOutcome>() } = command;
-    const cause = command.cause ?? { kind: 'bulk', requestId };
-    const open = ids.filter((id) => !settled.has(id));
-    if (open.length === 0) return new Map(settled);
-    if (cause.kind === 'hold')
-      return new Map([...settled, ...(await this.holdCommands.apply({ merchantId, ids: open, requestId, cause }, operation))]);
-    const { plan, now } = await this.planOf(merchantId, operation, schedule, unchangedSince);
-    const write = { merchantId, ids: open, requestId, cause, at: now.timestamp() };
-    const outcomes = await this.mutex.runAll(open, () => this.applyCommandsOnce(write, operation, plan));
-    // A no-op whose schedule the command replaced has its schedule events to relay too.
-    const changed = (o: CommandOutcome) => o.outcome === 'applied' || (o.outcome === 'noop' && plan.whenAlready !== undefined);
-    this.changes.notify(
-      merchantId,
-      [...outcomes].filter(([, o]) => changed(o)).map(([id]) => id),
-    );
-    return new Map([...settled, ...outcomes]);
+  applyCommands(command: BulkCommand, operation: Operation): Promise<Map<string, CommandOutcome>> {
+    return this.bulkCommands.apply(command, operation);
   }
 
-  /** A bulk command's plan, and the clock it is applied by. */
-  private async planOf(
+  /** Several bulk commands of one merchant and operation applied together where they name the same subscriptions (BulkCommands.together). */
+  applyTogether(
     merchantId: string,
     operation: Operation,
-    schedule: ScheduleRequest | undefined,
-    unchangedSince?: string,
-  ): Promise<{ plan: CommandPlan; now: Clock }> {
-    // The pause policy was applied at acceptance (src/bulk/bulk.service.ts); a pause that starts here gets the resumeAt its maxPauseDays gives.
-    const policy = operation === 'PAUSE' ? await this.policies.policyOf(merchantId) : NO_PAUSE_POLICY;
-    const now = await this.clockOf(merchantId);
-    const notice = { hours: policy.resumeNoticeHours, now: now.timestamp() };
-    const plan = planCommand(operation, withPolicyResumeAt(policy, schedule, now.timestamp()), schedule, notice);
-    return { plan: unchangedSince === undefined ? plan : { ...plan, unchangedSince }, now };
-  }
-
-  /**
-   * Several bulk commands of one merchant and operation, in the order they are to be applied
-   * (a worker's run of chunks, src/bulk/bulk.worker.ts): where two or more of them name the same
-   * subscription, those without a schedule are applied together, with one read and one write of
-   * each subscription (BulkCommandsStore.applyTogether), and with the same outcomes as
-   * applied one after another. Returns, for each command, the outcomes settled here; the rest
-   * (subscriptions also named by a command `alone`, or that another writer changed meanwhile)
-   * are for applyCommands, given these as `settled`. Nothing is settled where none is
-   * named twice, nor where a command's plan gives a subscription already in the target status a
-   * change of its own.
-   */
-  async applyTogether(
-    merchantId: string,
-    operation: Operation,
-    /** `alone`: a command of its own (a schedule, an undo's condition: src/bulk/bulk.run.ts), never applied together. */
     commands: readonly (TogetherCommand & { readonly alone: boolean })[],
   ): Promise<Map<string, CommandOutcome>[]> {
-    const outcomes = commands.map(() => new Map<string, CommandOutcome>());
-    // A hold's commands are decided by each subscription's holders, not by its status alone: the usual way.
-    if (commands.some((c) => c.cause.kind === 'hold')) return outcomes;
-    // A subscription also named by a command alone keeps its commands' order by going the usual way.
-    const times = new Map<string, number>();
-    for (const c of commands) for (const id of new Set(c.ids)) times.set(id, c.alone ? Number.NaN : (times.get(id) ?? 0) + 1);
-    // Where none is named twice (a large request's chunks) each command's first update changes them all with nothing read first: the usual way is cheaper.
-    if (![...times.values()].some((n) => n >= 2)) return outcomes;
-    // Otherwise every one goes in the shared writes: one read, and a statement per set of commands, not several per chunk.
-    const shared = new Set([...times].filter(([, n]) => n >= 1).map(([id]) => id));
-    const { plan, now } = await this.planOf(merchantId, operation, undefined);
-    if (plan.whenAlready) return outcomes;
-    const together = commands.map((c) => ({ ...c, ids: c.alone ? [] : c.ids.filter((id) => shared.has(id)) }));
-    const states = await this.mutex.runAll([...shared], () =>
-      this.stores.bulkCommands.applyTogether(merchantId, plan, together, now.timestamp()),
-    );
-    const changed: string[] = [];
-    together.forEach(({ ids }, i) => {
-      for (const id of ids) {
-        const state = states.get(id);
-        const outcome = state && commandOutcome(operation, { status: state.status, mark: state.marks[i] });
-        if (!outcome) continue;
-        outcomes[i]!.set(id, outcome);
-        if (outcome.outcome === 'applied') changed.push(id);
-      }
-    });
-    this.changes.notify(merchantId, changed);
-    return outcomes;
+    return this.bulkCommands.together(merchantId, operation, commands);
   }
 
-  private async applyCommandsOnce(command: WriteCommand, operation: Operation, plan: CommandPlan): Promise<Map<string, CommandOutcome>> {
-    const { merchantId, ids, requestId } = command;
-    const outcomes = new Map<string, CommandOutcome>();
-    let open = [...ids];
-    if (open.length === 0) return outcomes;
-    await untilSettled(RETRY.concurrentWriter, async () => {
-      const { allApplied, allNoop, states: known } = await this.stores.bulkCommands.applyCommand({ ...command, ids: open }, plan);
-      if (allApplied || allNoop) {
-        for (const id of open) outcomes.set(id, { outcome: allApplied ? 'applied' : 'noop' });
-        open = [];
-        return true;
-      }
-      // Known from the update's own read when every write after it changed what that read expected.
-      const states = known ?? (await this.stores.bulkCommands.commandStates(merchantId, open, requestId));
-      open = open.filter((id) => {
-        const outcome = commandOutcome(operation, states.get(id), plan.unchangedSince);
-        if (outcome) outcomes.set(id, outcome);
-        return !outcome;
-      });
-      return open.length === 0 || undefined;
-    });
-    // Still neither marked nor cancelled: another writer kept flipping them between our updates.
-    for (const id of open) outcomes.set(id, { outcome: 'failed', reason: KEPT_CHANGING });
-    return outcomes;
+  /** The status (and, asked for, the pause history) of each of these ids that is the merchant's: bulk acceptance's and an undo's read. */
+  ownedStatuses(merchantId: string, ids: readonly string[], withHistory = false): Promise<Map<string, Owned>> {
+    return this.stores.subscriptions.ownedStatuses(merchantId, ids, withHistory);
+  }
+
+  /** Up to `limit` of the merchant's subscriptions a bulk filter matches, read once (SubscriptionsStore.matching). */
+  matching(merchantId: string, filter: SubscriptionFilter, limit: number, withHistory = false): Promise<({ id: string } & Owned)[]> {
+    return this.stores.subscriptions.matching(merchantId, filter, limit, withHistory);
+  }
+
+  /** The merchant's subscriptions a hold placed now covers (every one not cancelled), at most `limit`, in id order. */
+  coverable(merchantId: string, limit: number): Promise<string[]> {
+    return this.stores.holders.coverable(merchantId, limit);
+  }
+
+  /** The subscriptions a hold covers (of `status`, if given), in id order. */
+  coveredBy(merchantId: string, holdId: string, status?: SubscriptionStatus): Promise<string[]> {
+    return this.stores.holders.coveredBy(merchantId, holdId, status);
+  }
+
+  /** Records a hold's notice on each subscription its release will resume, under `guard` (HoldersStore.pushNotice): the ids it went to. */
+  pushHoldNotice(merchantId: string, notice: HoldNotice, guard: (ids: readonly string[], task: () => Promise<void>) => Promise<void>) {
+    return this.stores.holders.pushNotice(merchantId, notice, guard);
+  }
+
+  /** Up to `limit` of a test mode's subscriptions due by `upTo`, its clock's time, earliest first: what an advance applies. */
+  dueOf(merchantId: string, upTo: string, limit: number): Promise<DueSubscription[]> {
+    return this.stores.due.dueOf(merchantId, upTo, limit);
+  }
+
+  /** Removes every subscription of a test mode (never live data): how many. */
+  removeAllOf(merchantId: string): Promise<number> {
+    return this.stores.subscriptions.removeAllOf(merchantId);
+  }
+
+  /** The events waiting in these subscriptions' outboxes (every one's, up to `limit`, when `ids` is undefined): the events relay's read. */
+  outboxes(ids: ReadonlyMap<string, string> | undefined, limit: number): Promise<PendingEvents[]> {
+    return this.stores.outbox.outboxes(ids, limit);
+  }
+
+  /** Takes the relayed entries out of their subscriptions' outboxes (OutboxStore.clearOutboxes). */
+  clearOutboxes(relayed: readonly PendingEvents[]): Promise<void> {
+    return this.stores.outbox.clearOutboxes(relayed);
   }
 }

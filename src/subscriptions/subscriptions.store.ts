@@ -5,7 +5,8 @@
  */
 import type { SingleCommand } from './command.js';
 import { randomUUID } from 'node:crypto';
-import type { Collection, Db, Filter, UpdateFilter } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
+import { writeOne } from './grouped-write.js';
 import { deleteInParts, pageAlongIds } from '../db/mongo-helpers.js';
 import { livemodeOf } from '../merchants/livemode.js';
 import type { Page, PageRequest } from '../lib/pagination.js';
@@ -165,20 +166,20 @@ export class SubscriptionsStore {
   async changeOrRead(command: SingleCommand, expected: Expected, change: Change): Promise<ChangeOrRead> {
     const { merchantId, id, at, cause } = command;
     const filter: Filter<SubscriptionDocument> = {
-      _id: id,
       merchantId,
       status: expected.status,
       ...(expected.schedule ? whereScheduleIs(expected.schedule) : {}),
       ...(expected.heldOnly === undefined ? {} : { ownPause: expected.heldOnly ? false : { $exists: false } }),
     };
-    const recording = (before: ShownSchedule) => {
+    // A group of one (grouped-write.ts): its statement is filtered on the state expected and its event fields as in `before`.
+    const recording = async (before: ShownSchedule): Promise<Changed | undefined> => {
       const entries = requestEntries({ from: expected.status, change, before }, { at, cause, key: randomUUID() });
-      return this.changeWhere(
-        { ...filter, ...whereEventFieldsAre(change, before) },
-        inModeOf(merchantId, withEvents(recordingPause(updateFor(change, at), expected.status, change, at), entries)),
-        change,
-        entries,
-      );
+      const update = inModeOf(merchantId, withEvents(recordingPause(updateFor(change, at), expected.status, change, at), entries));
+      const statement = { filter: { ...filter, ...whereEventFieldsAre(change, before) }, update };
+      // VIEW_PROJECTION where the server takes one on findAndModify (the `updateProjection` capability, db/workarounds.ts).
+      const projection = this.options.updateProjection ? VIEW_PROJECTION : undefined;
+      const doc = await writeOne({ collection: this.collection, projection }, { ids: [id], value: statement });
+      return doc ? this.changed(doc, change, entries) : undefined;
     };
     const times = expected.schedule ?? {};
     const changed = await recording(Object.fromEntries(Object.entries(times).filter(([, v]) => v !== null)));
@@ -193,25 +194,13 @@ export class SubscriptionsStore {
   }
 
   /**
-   * `entries`: the outbox entries the update pushes. The subscription it answers with, held with
+   * `entries`: the outbox entries the update pushed. The subscription it answers with, held with
    * only those entries (the very objects written, so that the relay's `$pullAll` finds them equal),
    * is what the events relay needs of this change: it reads nothing back (EventsRelay.relaySoon).
    * Older entries not relayed yet (the whole document's answer holds them) are the sweep's or a
    * retry's, as where the answer (VIEW_PROJECTION) holds no outbox.
    */
-  private async changeWhere(
-    filter: Filter<SubscriptionDocument>,
-    update: UpdateFilter<SubscriptionDocument>,
-    change: Change,
-    entries: OutboxEntry[],
-  ): Promise<Changed | undefined> {
-    // VIEW_PROJECTION where the server takes one on findAndModify (the `updateProjection` capability, db/workarounds.ts).
-    const doc = await this.collection.findOneAndUpdate(
-      filter,
-      update,
-      this.options.updateProjection ? { returnDocument: 'after', projection: VIEW_PROJECTION } : { returnDocument: 'after' },
-    );
-    if (!doc) return undefined;
+  private async changed(doc: SubscriptionDocument, change: Change, entries: OutboxEntry[]): Promise<Changed> {
     if (livemodeOf(doc.merchantId)) await this.options.pendingTimes?.note([change.set.nextScheduledAt]);
     const held = pendingEventsOf(doc, entries);
     return { subscription: held.subscription, held };

@@ -11,7 +11,6 @@ import { livemodeOf } from '../merchants/livemode.js';
 import { RETRY } from '../retry-policies.js';
 import { untilSettled } from '../lib/retry.js';
 import { requestedTimestamp } from '../subscriptions/schedule.request.js';
-import type { SubscriptionStores } from '../subscriptions/subscription.stores.js';
 import type { SubscriptionSeeder } from '../subscriptions/subscriptions.seed.js';
 import type { Subscription, SubscriptionStatus } from '../subscriptions/subscriptions.rules.js';
 import type { SubscriptionsService, TimeOf } from '../subscriptions/subscriptions.service.js';
@@ -77,9 +76,7 @@ export class TestModeService {
   constructor(
     private readonly clocks: TestClocksRepository,
     private readonly subscriptions: SubscriptionsService,
-    private readonly stores: Pick<SubscriptionStores, 'subscriptions' | 'due'> & {
-      readonly testModeReset: Pick<TestModeResetRepository, 'empty'>;
-    },
+    private readonly stores: { readonly testModeReset: Pick<TestModeResetRepository, 'empty'> },
     private readonly seeder: SubscriptionSeeder,
     private readonly relayNow: RelayNow,
     /** Sends the notices and releases the holds whose times an advance reaches (src/holds/). */
@@ -109,7 +106,7 @@ export class TestModeService {
   }
 
   deleteSubscriptions(merchantId: string): Promise<number> {
-    return this.stores.subscriptions.removeAllOf(testModeOnly(merchantId));
+    return this.subscriptions.removeAllOf(testModeOnly(merchantId));
   }
 
   /**
@@ -150,7 +147,7 @@ export class TestModeService {
     let relayed = false;
     try {
       for (let idle = 0; idle < IDLE_READS;) {
-        const due = await this.stores.due.dueOf(merchantId, to, DUE_READ);
+        const due = await this.subscriptions.dueOf(merchantId, to, DUE_READ);
         const next = due[0]?.nextScheduledAt;
         // A hold whose resumeAt is before the next schedule's time goes first.
         const released = await this.releaseFirstHold(merchantId, next === undefined ? to : formatTimestamp(parseRfc3339(next)! - 1n));

@@ -153,6 +153,30 @@ describe('folder dependencies of src/', () => {
   });
 });
 
+/** The files of src/ outside subscriptions/ and the composition root (main/) that import a store of subscriptions/, with the stores. */
+function storeReaches(files: Map<string, Set<string>>): [string, string[]][] {
+  const isStore = (target: string) => /^subscriptions[\\/](?:[\w-]+\.store|subscription\.stores)\.ts$/.test(target);
+  return [...files]
+    .filter(([file]) => !file.startsWith(`subscriptions${sep}`) && !file.startsWith(`main${sep}`))
+    .map(([file, targets]): [string, string[]] => [file, [...targets].filter(isStore)])
+    .filter(([, stores]) => stores.length > 0);
+}
+
+describe('features call the subscriptions service, not its stores', () => {
+  it('no file outside subscriptions/ and main/ imports a store of subscriptions/ (types included)', () => {
+    expect(storeReaches(fileGraph())).toEqual([]);
+  });
+
+  it('finds a feature that imports a store where there is one (the check itself can fail)', () => {
+    const files = new Map([
+      [join('bulk', 'bulk.service.ts'), new Set([join('subscriptions', 'subscriptions.store.ts'), join('lib', 'clock.ts')])],
+      [join('holds', 'holds.service.ts'), new Set([join('subscriptions', 'subscriptions.service.ts')])],
+      [join('main', 'compose-stores.ts'), new Set([join('subscriptions', 'subscription.stores.ts')])],
+    ]);
+    expect(storeReaches(files)).toEqual([[join('bulk', 'bulk.service.ts'), [join('subscriptions', 'subscriptions.store.ts')]]]);
+  });
+});
+
 /** The files of src/ (relative) whose text matches `pattern`, with the names its first group caught. */
 function matchesIn(files: readonly string[], pattern: RegExp): [string, string[]][] {
   return files
@@ -329,6 +353,7 @@ const WRITE_PATH = [
   'subscriptions/subscriptions.store.ts',
   'subscriptions/subscription.document.ts',
   'subscriptions/grouped-write.ts',
+  'subscriptions/bulk-commands.ts',
   'subscriptions/bulk-commands.store.ts',
   'subscriptions/holders.store.ts',
   'subscriptions/hold-commands.ts',
