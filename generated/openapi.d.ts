@@ -1136,6 +1136,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/connectors/stripe/{connectionId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe's events, sent by Stripe to the connection's webhookUrl
+         * @description The address Stripe sends the connection's events to (`webhookUrl`; register it in Stripe's
+         *     dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`).
+         *     Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the
+         *     connection's. `Stripe-Signature` is checked with the connection's `webhookSecret` (the
+         *     signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an
+         *     unknown connection 404 `0120`, and neither applies anything.
+         *
+         *     A subscription event creates or updates the subscription whose `externalId` is the Stripe
+         *     subscription's id (its `planId` from the first item's price, the price id kept in
+         *     `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`,
+         *     cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry
+         *     `cause: {kind: "billing", system: "stripe", eventId}` and are not sent back to Stripe.
+         *     Each event is applied once; an event older than the last one applied to its subscription,
+         *     Stripe's echo of a change the service sent, and other event types change nothing. All of
+         *     these answer 200, saying which (`outcome`).
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/analytics/pauses": {
         parameters: {
             query?: never;
@@ -1863,10 +1897,19 @@ export interface components {
          *     is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
          *     the key). Events recorded before causes carried it have none.
          *     `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
+         *     `billing`: a change made in the billing system, applied from its event (`system`, and
+         *     `eventId`: the billing system's event id); it is not sent back there.
          */
         EventCause: {
             /** @enum {string} */
-            kind: "api" | "bulk" | "schedule" | "portal" | "hold";
+            kind: "api" | "bulk" | "schedule" | "portal" | "hold" | "billing";
+            /**
+             * @description The billing system that made the change (`billing` only).
+             * @enum {string}
+             */
+            system?: "stripe";
+            /** @description The billing system's event id, e.g. Stripe's `evt_…` (`billing` only). */
+            eventId?: string;
             requestId?: components["schemas"]["Uuid"];
             /** @description The hold that made the change (`hold` only). */
             holdId?: components["schemas"]["Uuid"];
@@ -2959,6 +3002,28 @@ export interface components {
             lastSyncAt: components["schemas"]["Timestamp"] | null;
             livemode: components["schemas"]["Livemode"];
         };
+        /**
+         * @description A Stripe event (Stripe's `Event` object, of the pinned API version). The service reads `id`,
+         *     `type`, `created`, `request.idempotency_key` and, for subscription events, the subscription
+         *     in `data.object` (`id`, `status`, `pause_collection`, `items.data[0].price.id`); the rest is
+         *     Stripe's and taken as it is.
+         */
+        StripeEvent: {
+            [key: string]: unknown;
+        };
+        StripeEventReceipt: {
+            /** @constant */
+            received: true;
+            /**
+             * @description `applied`: the subscription now matches Stripe's (changed or not); `ignored`: an event
+             *     type the service does not apply, or a cancel of a subscription it does not have;
+             *     `duplicate`: this event id was applied before; `stale`: an older event than the last
+             *     one applied to the subscription; `echo`: Stripe's report of a change the service sent.
+             * @enum {string}
+             */
+            outcome: "applied" | "ignored" | "duplicate" | "stale" | "echo";
+            livemode: components["schemas"]["Livemode"];
+        };
         /** @description A problem as `Problem`, from the billing connection operations, with their own codes. */
         BillingConnectionsProblem: {
             /** Format: uri-reference */
@@ -2968,7 +3033,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0021" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
+            code: "0010" | "0021" | "0040" | "0041" | "0042" | "0045" | "0049" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
@@ -3745,6 +3810,33 @@ export interface components {
                 "application/json": components["schemas"]["StripeConnection"];
             };
         };
+        /** @description The event was taken; `outcome` says what it did. */
+        StripeEventReceipt: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StripeEventReceipt"];
+            };
+        };
+        /**
+         * @description `Stripe-Signature` is missing, malformed, not made with the connection's `webhookSecret`,
+         *     or signed more than 5 minutes away from now (code 0049); or the body is not a JSON object
+         *     (code 0040). Nothing was applied.
+         */
+        StripeSignatureRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
         /** @description The body breaks the contract (code 0040; `errors` lists each field). */
         InvalidBillingConnectionRequest: {
             headers: {
@@ -3943,6 +4035,12 @@ export interface components {
         StripeConnectionBody: {
             content: {
                 "application/json": components["schemas"]["StripeConnectionPut"];
+            };
+        };
+        /** @description A Stripe event, as Stripe sends it (its `Event` object), signed in `Stripe-Signature`. */
+        StripeEventBody: {
+            content: {
+                "application/json": components["schemas"]["StripeEvent"];
             };
         };
         /** @description The whole policy; `null` or `false` turns a rule off. */
@@ -6526,6 +6624,37 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BillingConnectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.
+                 * @example t=1764755730,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+                 */
+                "Stripe-Signature"?: string;
+            };
+            path: {
+                /**
+                 * @description The connection's `id`, as its `webhookUrl` names it.
+                 * @example 0f3a6b1c-2d4e-4f50-8a6b-7c8d9e0f1a2b
+                 */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["StripeEventBody"];
+        responses: {
+            200: components["responses"]["StripeEventReceipt"];
+            400: components["responses"]["StripeSignatureRefused"];
+            404: components["responses"]["BillingConnectionNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

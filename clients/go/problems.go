@@ -142,6 +142,11 @@ type StatusNotPatchableError struct{ *ProblemError }
 
 func (e *StatusNotPatchableError) Unwrap() error { return e.ProblemError }
 
+// StripeSignatureInvalidError is the problem 0049: Stripe signature invalid.
+type StripeSignatureInvalidError struct{ *ProblemError }
+
+func (e *StripeSignatureInvalidError) Unwrap() error { return e.ProblemError }
+
 // IdempotencyKeyReusedError is the problem 0050: Idempotency key reused.
 type IdempotencyKeyReusedError struct{ *ProblemError }
 
@@ -276,6 +281,8 @@ func problemType(p *ProblemError) error {
 		return &FilterTooBroadError{p}
 	case "0047":
 		return &StatusNotPatchableError{p}
+	case "0049":
+		return &StripeSignatureInvalidError{p}
 	case "0050":
 		return &IdempotencyKeyReusedError{p}
 	case "0051":

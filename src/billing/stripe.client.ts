@@ -4,6 +4,7 @@
  * record of each attempt (billing.pusher.ts).
  */
 import Stripe from 'stripe';
+import { StripeSignatureError } from './billing.errors.js';
 
 /** The `Stripe-Version` every call carries: the version of the pinned `stripe` package (docs/billing.md). */
 export const STRIPE_API_VERSION = '2026-11-18.endive' as const;
@@ -55,6 +56,18 @@ export class StripeApi {
     } catch (error) {
       return outcomeOf(error);
     }
+  }
+}
+
+/** How far the signed time of a Stripe event may be from now (Stripe's own default). */
+const SIGNATURE_TOLERANCE_S = 300;
+
+/** The event `body` is, if `signature` is Stripe's for it under `secret`; else StripeSignatureError with the package's reason. */
+export function verifiedEvent(body: string, signature: string | undefined, secret: string): Stripe.Event {
+  try {
+    return Stripe.webhooks.constructEvent(body, signature ?? '', secret, SIGNATURE_TOLERANCE_S);
+  } catch (error) {
+    throw new StripeSignatureError(error instanceof Error ? error.message.slice(0, 500) : 'The signature does not match.');
   }
 }
 

@@ -36,7 +36,7 @@ import {
   StatusNotPatchableError,
   SubscriptionNotFoundError,
 } from '../subscriptions/subscriptions.errors.js';
-import { BillingConnectionNotFoundError, StripeKeyModeError } from '../billing/billing.errors.js';
+import { BillingConnectionNotFoundError, StripeKeyModeError, StripeSignatureError } from '../billing/billing.errors.js';
 import { SecretsKeyMissingError } from '../secrets/secrets.errors.js';
 import {
   InvalidTestOutcomeError,
@@ -66,6 +66,7 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [PlanNotFoundError, Problems.planNotFound],
   [BillingConnectionNotFoundError, Problems.billingConnectionNotFound],
   [StripeKeyModeError, Problems.stripeKeyMode],
+  [StripeSignatureError, Problems.stripeSignatureInvalid],
   [SecretsKeyMissingError, Problems.secretsKeyMissing],
   [InvalidAnalyticsRangeError, Problems.invalidAnalyticsRange],
   [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],

@@ -28,6 +28,7 @@ import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import { holdHandlers } from '../holds/holds.handlers.js';
 import { planHandlers } from '../plans/plans.handlers.js';
 import { billingHandlers } from '../billing/billing.handlers.js';
+import { StripeEventsService } from '../billing/stripe-events.service.js';
 import { analyticsHandlers } from '../analytics/analytics.handlers.js';
 import { AnalyticsService } from '../analytics/analytics.service.js';
 import { PlansService } from '../plans/plans.service.js';
@@ -201,7 +202,10 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       },
       holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       plans: planHandlers(plans),
-      billing: billingHandlers(domain.billing),
+      billing: billingHandlers(
+        domain.billing,
+        new StripeEventsService(domain.billing, domain.lifecycle, subscriptions, stores.stripeEvents, stores.billingPushes),
+      ),
       billingSync: stores.billingSync,
       analytics: analyticsHandlers(
         new AnalyticsService(

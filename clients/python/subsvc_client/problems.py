@@ -171,6 +171,12 @@ class StatusNotPatchableError(ProblemError):
     code = "0047"
 
 
+class StripeSignatureInvalidError(ProblemError):
+    """0049: Stripe signature invalid."""
+
+    code = "0049"
+
+
 class IdempotencyKeyReusedError(ProblemError):
     """0050: Idempotency key reused."""
 
@@ -290,6 +296,7 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0045": MethodNotAllowedError,
     "0046": FilterTooBroadError,
     "0047": StatusNotPatchableError,
+    "0049": StripeSignatureInvalidError,
     "0050": IdempotencyKeyReusedError,
     "0051": IdempotencyKeyInUseError,
     "0053": StripeKeyOfTheOtherModeError,
@@ -307,4 +314,4 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0920": GatewayTimeoutError,
 }
 
-__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "SubscriptionImportNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "ExternalIdInUseError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "StatusNotPatchableError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "EventDestinationNotFoundError", "InvalidAnalyticsRangeError", "CredentialsNeedTlsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]
+__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "SubscriptionImportNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "ExternalIdInUseError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "StatusNotPatchableError", "StripeSignatureInvalidError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "EventDestinationNotFoundError", "InvalidAnalyticsRangeError", "CredentialsNeedTlsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]

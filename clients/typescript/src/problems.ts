@@ -141,6 +141,11 @@ export class StatusNotPatchableError extends ProblemError {
   static override readonly code = '0047';
 }
 
+/** 0049: Stripe signature invalid. */
+export class StripeSignatureInvalidError extends ProblemError {
+  static override readonly code = '0049';
+}
+
 /** 0050: Idempotency key reused. */
 export class IdempotencyKeyReusedError extends ProblemError {
   static override readonly code = '0050';
@@ -246,6 +251,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0045': MethodNotAllowedError,
   '0046': FilterTooBroadError,
   '0047': StatusNotPatchableError,
+  '0049': StripeSignatureInvalidError,
   '0050': IdempotencyKeyReusedError,
   '0051': IdempotencyKeyInUseError,
   '0053': StripeKeyOfTheOtherModeError,

@@ -33,6 +33,11 @@ import {
     StripeConnectionPutFromJSON,
     StripeConnectionPutToJSON,
 } from '../models/StripeConnectionPut.js';
+import {
+    type StripeEventReceipt,
+    StripeEventReceiptFromJSON,
+    StripeEventReceiptToJSON,
+} from '../models/StripeEventReceipt.js';
 
 export interface PutStripeConnectionRequest {
     /**
@@ -49,6 +54,21 @@ export interface PutStripeConnectionRequest {
      * 
      */
     idempotencyKey?: string;
+}
+
+export interface ReceiveStripeEventRequest {
+    /**
+     * The connection's `id`, as its `webhookUrl` names it.
+     */
+    connectionId: string;
+    /**
+     * 
+     */
+    requestBody: { [key: string]: any; };
+    /**
+     * Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.
+     */
+    stripeSignature?: string;
 }
 
 /**
@@ -207,6 +227,67 @@ export class BillingConnectionsApi extends runtime.BaseAPI {
      */
     async putStripeConnection(requestParameters: PutStripeConnectionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<StripeConnection> {
         const response = await this.putStripeConnectionRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for receiveStripeEvent without sending the request
+     */
+    async receiveStripeEventRequestOpts(requestParameters: ReceiveStripeEventRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['connectionId'] == null) {
+            throw new runtime.RequiredError(
+                'connectionId',
+                'Required parameter "connectionId" was null or undefined when calling receiveStripeEvent().'
+            );
+        }
+
+        if (requestParameters['requestBody'] == null) {
+            throw new runtime.RequiredError(
+                'requestBody',
+                'Required parameter "requestBody" was null or undefined when calling receiveStripeEvent().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['stripeSignature'] != null) {
+            headerParameters['Stripe-Signature'] = String(requestParameters['stripeSignature']);
+        }
+
+
+        let urlPath = `/connectors/stripe/{connectionId}/webhooks`;
+        urlPath = urlPath.replace('{connectionId}', encodeURIComponent(String(requestParameters['connectionId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: requestParameters['requestBody'],
+        };
+    }
+
+    /**
+     * The address Stripe sends the connection\'s events to (`webhookUrl`; register it in Stripe\'s dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`). Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the connection\'s. `Stripe-Signature` is checked with the connection\'s `webhookSecret` (the signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an unknown connection 404 `0120`, and neither applies anything.  A subscription event creates or updates the subscription whose `externalId` is the Stripe subscription\'s id (its `planId` from the first item\'s price, the price id kept in `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`, cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry `cause: {kind: \"billing\", system: \"stripe\", eventId}` and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe\'s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (`outcome`). 
+     * Stripe\'s events, sent by Stripe to the connection\'s webhookUrl
+     */
+    async receiveStripeEventRaw(requestParameters: ReceiveStripeEventRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<StripeEventReceipt>> {
+        const requestOptions = await this.receiveStripeEventRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => StripeEventReceiptFromJSON(jsonValue));
+    }
+
+    /**
+     * The address Stripe sends the connection\'s events to (`webhookUrl`; register it in Stripe\'s dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`). Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the connection\'s. `Stripe-Signature` is checked with the connection\'s `webhookSecret` (the signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an unknown connection 404 `0120`, and neither applies anything.  A subscription event creates or updates the subscription whose `externalId` is the Stripe subscription\'s id (its `planId` from the first item\'s price, the price id kept in `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`, cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry `cause: {kind: \"billing\", system: \"stripe\", eventId}` and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe\'s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (`outcome`). 
+     * Stripe\'s events, sent by Stripe to the connection\'s webhookUrl
+     */
+    async receiveStripeEvent(requestParameters: ReceiveStripeEventRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<StripeEventReceipt> {
+        const response = await this.receiveStripeEventRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

@@ -260,6 +260,15 @@ public final class Problems {
     }
   }
 
+  /** 0049: Stripe signature invalid. */
+  public static final class StripeSignatureInvalidError extends ProblemException {
+    public static final String CODE = "0049";
+
+    public StripeSignatureInvalidError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0050: Idempotency key reused. */
   public static final class IdempotencyKeyReusedError extends ProblemException {
     public static final String CODE = "0050";
@@ -454,6 +463,8 @@ public final class Problems {
         return new FilterTooBroadError(status, message, headers, body);
       case "0047":
         return new StatusNotPatchableError(status, message, headers, body);
+      case "0049":
+        return new StripeSignatureInvalidError(status, message, headers, body);
       case "0050":
         return new IdempotencyKeyReusedError(status, message, headers, body);
       case "0051":

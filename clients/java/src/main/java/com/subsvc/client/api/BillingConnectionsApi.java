@@ -22,6 +22,7 @@ import com.subsvc.client.model.BillingConnectionsProblem;
 import com.subsvc.client.model.Problem;
 import com.subsvc.client.model.StripeConnection;
 import com.subsvc.client.model.StripeConnectionPut;
+import com.subsvc.client.model.StripeEventReceipt;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -487,6 +488,146 @@ public class BillingConnectionsApi {
       byte[] localVarPostBody = memberVarObjectMapper.writeValueAsBytes(stripeConnectionPut);
       // subsvc: an optional body left unset is sent as no body, not as `null` (which the API refuses).
       localVarRequestBuilder.method("PUT", stripeConnectionPut == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(localVarPostBody));
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
+   * Stripe&#39;s events, sent by Stripe to the connection&#39;s webhookUrl
+   * The address Stripe sends the connection&#39;s events to (&#x60;webhookUrl&#x60;; register it in Stripe&#39;s dashboard with the events &#x60;customer.subscription.created&#x60;, &#x60;.updated&#x60; and &#x60;.deleted&#x60;). Stripe calls it, not a client: it takes no API key, and outside &#x60;/v2&#x60;, its path is the connection&#39;s. &#x60;Stripe-Signature&#x60; is checked with the connection&#39;s &#x60;webhookSecret&#x60; (the signed time at most 5 minutes away); a bad or missing signature answers 400 &#x60;0049&#x60;, an unknown connection 404 &#x60;0120&#x60;, and neither applies anything.  A subscription event creates or updates the subscription whose &#x60;externalId&#x60; is the Stripe subscription&#39;s id (its &#x60;planId&#x60; from the first item&#39;s price, the price id kept in &#x60;metadata.stripePriceId&#x60;); &#x60;.deleted&#x60;, and a status &#x60;canceled&#x60; or &#x60;incomplete_expired&#x60;, cancel it; &#x60;pause_collection&#x60; set or cleared pauses or resumes it. Such changes carry &#x60;cause: {kind: \&quot;billing\&quot;, system: \&quot;stripe\&quot;, eventId}&#x60; and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe&#39;s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (&#x60;outcome&#x60;). 
+   * @param connectionId The connection&#39;s &#x60;id&#x60;, as its &#x60;webhookUrl&#x60; names it. (required)
+   * @param requestBody A Stripe event, as Stripe sends it (its &#x60;Event&#x60; object), signed in &#x60;Stripe-Signature&#x60;. (required)
+   * @param stripeSignature Stripe&#39;s signature of the body (&#x60;t&#x3D;&lt;unix seconds&gt;,v1&#x3D;&lt;HMAC-SHA256&gt;&#x60;); without it the call answers 400 &#x60;0049&#x60;. (optional)
+   * @return StripeEventReceipt
+   * @throws ApiException if fails to make API call
+   */
+  public StripeEventReceipt receiveStripeEvent(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature) throws ApiException {
+    return receiveStripeEvent(connectionId, requestBody, stripeSignature, null);
+  }
+
+  /**
+   * Stripe&#39;s events, sent by Stripe to the connection&#39;s webhookUrl
+   * The address Stripe sends the connection&#39;s events to (&#x60;webhookUrl&#x60;; register it in Stripe&#39;s dashboard with the events &#x60;customer.subscription.created&#x60;, &#x60;.updated&#x60; and &#x60;.deleted&#x60;). Stripe calls it, not a client: it takes no API key, and outside &#x60;/v2&#x60;, its path is the connection&#39;s. &#x60;Stripe-Signature&#x60; is checked with the connection&#39;s &#x60;webhookSecret&#x60; (the signed time at most 5 minutes away); a bad or missing signature answers 400 &#x60;0049&#x60;, an unknown connection 404 &#x60;0120&#x60;, and neither applies anything.  A subscription event creates or updates the subscription whose &#x60;externalId&#x60; is the Stripe subscription&#39;s id (its &#x60;planId&#x60; from the first item&#39;s price, the price id kept in &#x60;metadata.stripePriceId&#x60;); &#x60;.deleted&#x60;, and a status &#x60;canceled&#x60; or &#x60;incomplete_expired&#x60;, cancel it; &#x60;pause_collection&#x60; set or cleared pauses or resumes it. Such changes carry &#x60;cause: {kind: \&quot;billing\&quot;, system: \&quot;stripe\&quot;, eventId}&#x60; and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe&#39;s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (&#x60;outcome&#x60;). 
+   * @param connectionId The connection&#39;s &#x60;id&#x60;, as its &#x60;webhookUrl&#x60; names it. (required)
+   * @param requestBody A Stripe event, as Stripe sends it (its &#x60;Event&#x60; object), signed in &#x60;Stripe-Signature&#x60;. (required)
+   * @param stripeSignature Stripe&#39;s signature of the body (&#x60;t&#x3D;&lt;unix seconds&gt;,v1&#x3D;&lt;HMAC-SHA256&gt;&#x60;); without it the call answers 400 &#x60;0049&#x60;. (optional)
+   * @param headers Optional headers to include in the request
+   * @return StripeEventReceipt
+   * @throws ApiException if fails to make API call
+   */
+  public StripeEventReceipt receiveStripeEvent(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature, Map<String, String> headers) throws ApiException {
+    ApiResponse<StripeEventReceipt> localVarResponse = receiveStripeEventWithHttpInfo(connectionId, requestBody, stripeSignature, headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * Stripe&#39;s events, sent by Stripe to the connection&#39;s webhookUrl
+   * The address Stripe sends the connection&#39;s events to (&#x60;webhookUrl&#x60;; register it in Stripe&#39;s dashboard with the events &#x60;customer.subscription.created&#x60;, &#x60;.updated&#x60; and &#x60;.deleted&#x60;). Stripe calls it, not a client: it takes no API key, and outside &#x60;/v2&#x60;, its path is the connection&#39;s. &#x60;Stripe-Signature&#x60; is checked with the connection&#39;s &#x60;webhookSecret&#x60; (the signed time at most 5 minutes away); a bad or missing signature answers 400 &#x60;0049&#x60;, an unknown connection 404 &#x60;0120&#x60;, and neither applies anything.  A subscription event creates or updates the subscription whose &#x60;externalId&#x60; is the Stripe subscription&#39;s id (its &#x60;planId&#x60; from the first item&#39;s price, the price id kept in &#x60;metadata.stripePriceId&#x60;); &#x60;.deleted&#x60;, and a status &#x60;canceled&#x60; or &#x60;incomplete_expired&#x60;, cancel it; &#x60;pause_collection&#x60; set or cleared pauses or resumes it. Such changes carry &#x60;cause: {kind: \&quot;billing\&quot;, system: \&quot;stripe\&quot;, eventId}&#x60; and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe&#39;s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (&#x60;outcome&#x60;). 
+   * @param connectionId The connection&#39;s &#x60;id&#x60;, as its &#x60;webhookUrl&#x60; names it. (required)
+   * @param requestBody A Stripe event, as Stripe sends it (its &#x60;Event&#x60; object), signed in &#x60;Stripe-Signature&#x60;. (required)
+   * @param stripeSignature Stripe&#39;s signature of the body (&#x60;t&#x3D;&lt;unix seconds&gt;,v1&#x3D;&lt;HMAC-SHA256&gt;&#x60;); without it the call answers 400 &#x60;0049&#x60;. (optional)
+   * @return ApiResponse&lt;StripeEventReceipt&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<StripeEventReceipt> receiveStripeEventWithHttpInfo(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature) throws ApiException {
+    return receiveStripeEventWithHttpInfo(connectionId, requestBody, stripeSignature, null);
+  }
+
+  /**
+   * Stripe&#39;s events, sent by Stripe to the connection&#39;s webhookUrl
+   * The address Stripe sends the connection&#39;s events to (&#x60;webhookUrl&#x60;; register it in Stripe&#39;s dashboard with the events &#x60;customer.subscription.created&#x60;, &#x60;.updated&#x60; and &#x60;.deleted&#x60;). Stripe calls it, not a client: it takes no API key, and outside &#x60;/v2&#x60;, its path is the connection&#39;s. &#x60;Stripe-Signature&#x60; is checked with the connection&#39;s &#x60;webhookSecret&#x60; (the signed time at most 5 minutes away); a bad or missing signature answers 400 &#x60;0049&#x60;, an unknown connection 404 &#x60;0120&#x60;, and neither applies anything.  A subscription event creates or updates the subscription whose &#x60;externalId&#x60; is the Stripe subscription&#39;s id (its &#x60;planId&#x60; from the first item&#39;s price, the price id kept in &#x60;metadata.stripePriceId&#x60;); &#x60;.deleted&#x60;, and a status &#x60;canceled&#x60; or &#x60;incomplete_expired&#x60;, cancel it; &#x60;pause_collection&#x60; set or cleared pauses or resumes it. Such changes carry &#x60;cause: {kind: \&quot;billing\&quot;, system: \&quot;stripe\&quot;, eventId}&#x60; and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe&#39;s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (&#x60;outcome&#x60;). 
+   * @param connectionId The connection&#39;s &#x60;id&#x60;, as its &#x60;webhookUrl&#x60; names it. (required)
+   * @param requestBody A Stripe event, as Stripe sends it (its &#x60;Event&#x60; object), signed in &#x60;Stripe-Signature&#x60;. (required)
+   * @param stripeSignature Stripe&#39;s signature of the body (&#x60;t&#x3D;&lt;unix seconds&gt;,v1&#x3D;&lt;HMAC-SHA256&gt;&#x60;); without it the call answers 400 &#x60;0049&#x60;. (optional)
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;StripeEventReceipt&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<StripeEventReceipt> receiveStripeEventWithHttpInfo(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = receiveStripeEventRequestBuilder(connectionId, requestBody, stripeSignature, headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("receiveStripeEvent", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<StripeEventReceipt>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        StripeEventReceipt responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<StripeEventReceipt>() {});
+        
+
+        return new ApiResponse<StripeEventReceipt>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder receiveStripeEventRequestBuilder(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature, Map<String, String> headers) throws ApiException {
+    // verify the required parameter 'connectionId' is set
+    if (connectionId == null) {
+      throw new ApiException(400, "Missing the required parameter 'connectionId' when calling receiveStripeEvent");
+    }
+    // verify the required parameter 'requestBody' is set
+    if (requestBody == null) {
+      throw new ApiException(400, "Missing the required parameter 'requestBody' when calling receiveStripeEvent");
+    }
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/connectors/stripe/{connectionId}/webhooks"
+        .replace("{connectionId}", ApiClient.urlEncode(connectionId.toString()));
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    if (stripeSignature != null) {
+      localVarRequestBuilder.header("Stripe-Signature", stripeSignature.toString());
+    }
+    localVarRequestBuilder.header("Content-Type", "application/json");
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    try {
+      byte[] localVarPostBody = memberVarObjectMapper.writeValueAsBytes(requestBody);
+      // subsvc: an optional body left unset is sent as no body, not as `null` (which the API refuses).
+      localVarRequestBuilder.method("POST", requestBody == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(localVarPostBody));
     } catch (IOException e) {
       throw new ApiException(e);
     }

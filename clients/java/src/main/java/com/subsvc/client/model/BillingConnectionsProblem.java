@@ -77,6 +77,8 @@ public class BillingConnectionsProblem {
     
     _0045(String.valueOf("0045")),
     
+    _0049(String.valueOf("0049")),
+    
     _0050(String.valueOf("0050")),
     
     _0051(String.valueOf("0051")),
