@@ -1835,6 +1835,58 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "subscription.billing_sync_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A change could not be sent to the billing system, for good
+         * @description Sent like `subscription.paused`, once per push to Stripe that failed for good (Stripe
+         *     refused it with a 4xx other than 429, or did not take it within 25 hours):
+         *     `data.subscription` as it stands, with its `billingSync` (`state: failed`, `error`: Stripe's
+         *     message), `data.failedEventId` the event whose change was refused, and
+         *     `cause: {kind: "billing", system: "stripe"}`. Set Stripe's `pause_collection` to match by hand.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "subscription_import.completed": {
         parameters: {
             query?: never;
@@ -1887,7 +1939,7 @@ export interface webhooks {
 export interface components {
     schemas: {
         /** @enum {string} */
-        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed";
+        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed" | "subscription.billing_sync_failed";
         /**
          * @description What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
          *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id),
@@ -1939,11 +1991,13 @@ export interface components {
             changed?: ("planId" | "cycle" | "metadata" | "externalId")[];
             /** @description `subscription.cancelled` only: the reason given with the cancel, if any. */
             reason?: string;
+            /** @description `subscription.billing_sync_failed` only: the event whose change the billing system refused (its push's `Idempotency-Key`). */
+            failedEventId?: components["schemas"]["Uuid"];
         };
         SubscriptionEvent: {
             id: components["schemas"]["Uuid"];
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription.billing_sync_failed";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
             livemode: components["schemas"]["Livemode"];
@@ -1975,7 +2029,7 @@ export interface components {
         /** @description The body of a subscription event's delivery. */
         SubscriptionWebhook: {
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription.billing_sync_failed";
             timestamp: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
             livemode: components["schemas"]["Livemode"];
@@ -1989,7 +2043,7 @@ export interface components {
             livemode: components["schemas"]["Livemode"];
         };
         /** @description The event types to send, or `["*"]` for all (including types added later). */
-        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed")[];
+        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed" | "subscription.billing_sync_failed")[];
         /**
          * @description An absolute `https` URL (`http` only where the service allows private URLs).
          * @example https://example.com/webhooks

@@ -29,6 +29,7 @@ import { holdHandlers } from '../holds/holds.handlers.js';
 import { planHandlers } from '../plans/plans.handlers.js';
 import { billingHandlers } from '../billing/billing.handlers.js';
 import { StripeEventsService } from '../billing/stripe-events.service.js';
+import { BillingSyncFailures } from '../billing/billing-sync-failed.js';
 import { analyticsHandlers } from '../analytics/analytics.handlers.js';
 import { AnalyticsService } from '../analytics/analytics.service.js';
 import { PlansService } from '../plans/plans.service.js';
@@ -183,6 +184,12 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
     (id) => domain.subscriptions.clock(id),
     () => work.imports.wake(),
   );
+  const billingFailures = new BillingSyncFailures(
+    subscriptions,
+    stores.billingSync,
+    async (id) => (await subscriptions.clock(id)).timestamp(),
+    () => work.relay,
+  );
   const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow, work.holds);
   return () =>
     createApp({
@@ -239,6 +246,19 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
             if (!created) throw new Error(`the trigger's import ${doc._id} did not complete within ${IMPORT_TRIGGER_WAIT_MS} ms`);
             return created.id;
           },
+          (merchantId, subscriptionId, failedEventId) =>
+            billingFailures.failed([
+              {
+                id: failedEventId,
+                merchantId,
+                subscriptionId,
+                externalId: `sub_trigger_${subscriptionId.slice(0, 8)}`,
+                action: 'pause',
+                createdAt: new Date(),
+                attempts: 1,
+                error: 'Stripe refused the change (a test trigger; nothing was sent to Stripe)',
+              },
+            ]),
         ),
       ),
       log,
