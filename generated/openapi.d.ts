@@ -1136,6 +1136,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/billing-connections/stripe/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring every Stripe subscription in (the backfill)
+         * @description Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`,
+         *     page by page) into a subscription import, and answers 202 with the import and its
+         *     `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is
+         *     applied as any import is: each Stripe subscription is created or updated by
+         *     `externalId` (its `sub_…` id), `planId` from its first item's price (as Stripe's events give
+         *     it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one
+         *     with `pause_collection` set is created paused. One `subscription_import.completed` event
+         *     follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a
+         *     revoked key, Stripe down) 409 `0038` with Stripe's message, and nothing is imported.
+         */
+        post: operations["syncStripeConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/connectors/stripe/{connectionId}/webhooks": {
         parameters: {
             query?: never;
@@ -3052,7 +3080,7 @@ export interface components {
              */
             webhookUrl: string;
             createdAt: components["schemas"]["Timestamp"];
-            /** @description When a backfill last finished; null before the first. */
+            /** @description When a backfill (`POST /v2/billing-connections/stripe/sync`) last finished reading Stripe; null before the first. */
             lastSyncAt: components["schemas"]["Timestamp"] | null;
             livemode: components["schemas"]["Livemode"];
         };
@@ -3087,7 +3115,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0021" | "0040" | "0041" | "0042" | "0045" | "0049" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
+            code: "0010" | "0021" | "0038" | "0040" | "0041" | "0042" | "0045" | "0049" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
@@ -3882,6 +3910,22 @@ export interface components {
          *     (code 0040). Nothing was applied.
          */
         StripeSignatureRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
+        /**
+         * @description Stripe refused the backfill's reads (its message in `detail`: a revoked or restricted key)
+         *     or did not answer them (code 0038; nothing was imported: fix the key with
+         *     `PUT /v2/billing-connections/stripe`, or retry later), or a request with the same
+         *     `Idempotency-Key` is still being served (code 0051).
+         */
+        StripeReadFailed: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6678,6 +6722,51 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BillingConnectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    syncStripeConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill's import, queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description The import's path. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionImportAccepted"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BillingConnectionNotFound"];
+            409: components["responses"]["StripeReadFailed"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -102,6 +102,11 @@ type ExternalIdInUseError struct{ *ProblemError }
 
 func (e *ExternalIdInUseError) Unwrap() error { return e.ProblemError }
 
+// StripeReadFailedError is the problem 0038: Stripe read failed.
+type StripeReadFailedError struct{ *ProblemError }
+
+func (e *StripeReadFailedError) Unwrap() error { return e.ProblemError }
+
 // InvalidRequestError is the problem 0040: Invalid request.
 type InvalidRequestError struct{ *ProblemError }
 
@@ -265,6 +270,8 @@ func problemType(p *ProblemError) error {
 		return &TestClockMovedError{p}
 	case "0037":
 		return &ExternalIdInUseError{p}
+	case "0038":
+		return &StripeReadFailedError{p}
 	case "0040":
 		return &InvalidRequestError{p}
 	case "0041":

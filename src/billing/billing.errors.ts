@@ -9,3 +9,6 @@ export class StripeKeyModeError extends DomainError {}
 
 /** A Stripe event whose `Stripe-Signature` is missing, malformed, not the connection's or too old: 400 0049. */
 export class StripeSignatureError extends DomainError {}
+
+/** Stripe did not answer the backfill's reads, or refused them (the connection's key): 409 0038, nothing imported. */
+export class StripeReadFailedError extends DomainError {}

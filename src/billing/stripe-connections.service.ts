@@ -80,6 +80,11 @@ export class StripeConnectionsService {
     return { connectionId: stored.id, apiKey: this.box.open(stored.sealedApiKey), pauseBehavior: stored.pauseBehavior };
   }
 
+  /** Records when a backfill last finished reading Stripe (`lastSyncAt`). */
+  async synced(merchantId: string): Promise<void> {
+    await this.connections.markSynced(merchantId, 'stripe', nowTimestamp());
+  }
+
   /** The connection Stripe's events name, with its webhook secret opened; undefined when there is none. */
   async forEvents(connectionId: string): Promise<EventsCredentials | undefined> {
     const stored = await this.connections.findById(connectionId);

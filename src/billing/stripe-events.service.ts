@@ -30,7 +30,8 @@ export const STRIPE_PRICE_NAMESPACE = '7c2e4b1a-9f3d-5e8c-a6b0-4d1f2e3c5a7b';
 export const planIdOfPrice = (priceId: string) => uuidv5(priceId, STRIPE_PRICE_NAMESPACE);
 
 const SUBSCRIPTION_EVENTS = new Set(['customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted']);
-const ENDED = new Set(['canceled', 'incomplete_expired']);
+/** The Stripe statuses of a subscription that has ended: cancelled here. */
+export const ENDED_STATUSES: ReadonlySet<string> = new Set(['canceled', 'incomplete_expired']);
 
 /** What a Stripe subscription says, as the service mirrors it. */
 interface Mirrored {
@@ -44,7 +45,7 @@ function mirroredOf(event: Stripe.Event): Mirrored {
   const sub = event.data.object as Stripe.Subscription;
   return {
     stripeId: sub.id,
-    cancelled: event.type === 'customer.subscription.deleted' || ENDED.has(sub.status),
+    cancelled: event.type === 'customer.subscription.deleted' || ENDED_STATUSES.has(sub.status),
     priceId: sub.items?.data?.[0]?.price?.id,
     paused: sub.pause_collection !== null && sub.pause_collection !== undefined,
   };

@@ -36,7 +36,12 @@ import {
   StatusNotPatchableError,
   SubscriptionNotFoundError,
 } from '../subscriptions/subscriptions.errors.js';
-import { BillingConnectionNotFoundError, StripeKeyModeError, StripeSignatureError } from '../billing/billing.errors.js';
+import {
+  BillingConnectionNotFoundError,
+  StripeKeyModeError,
+  StripeReadFailedError,
+  StripeSignatureError,
+} from '../billing/billing.errors.js';
 import { SecretsKeyMissingError } from '../secrets/secrets.errors.js';
 import {
   InvalidTestOutcomeError,
@@ -67,6 +72,7 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [BillingConnectionNotFoundError, Problems.billingConnectionNotFound],
   [StripeKeyModeError, Problems.stripeKeyMode],
   [StripeSignatureError, Problems.stripeSignatureInvalid],
+  [StripeReadFailedError, Problems.stripeReadFailed],
   [SecretsKeyMissingError, Problems.secretsKeyMissing],
   [InvalidAnalyticsRangeError, Problems.invalidAnalyticsRange],
   [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],

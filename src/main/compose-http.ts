@@ -11,7 +11,7 @@ import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkUndoService } from '../bulk/bulk.undo.js';
 import { chunkJobsOn } from '../bulk/bulk.queue.js';
-import type { Config } from '../config.js';
+import { STRIPE_API_BASE, type Config } from '../config.js';
 import type { Database } from '../db/mongo.js';
 import { eventHandlers } from '../events/events.handlers.js';
 import { EventsService } from '../events/events.service.js';
@@ -30,6 +30,8 @@ import { planHandlers } from '../plans/plans.handlers.js';
 import { billingHandlers } from '../billing/billing.handlers.js';
 import { StripeEventsService } from '../billing/stripe-events.service.js';
 import { BillingSyncFailures } from '../billing/billing-sync-failed.js';
+import { StripeBackfill } from '../billing/stripe-backfill.js';
+import { StripeApi } from '../billing/stripe.client.js';
 import { analyticsHandlers } from '../analytics/analytics.handlers.js';
 import { AnalyticsService } from '../analytics/analytics.service.js';
 import { PlansService } from '../plans/plans.service.js';
@@ -56,7 +58,17 @@ export type HttpConfig = Pick<
   'dbTimeoutMs' | 'rateLimitBurst' | 'rateLimitPerSecond' | 'authFailuresPerMinute' | 'webhooksAllowPrivateUrls'
 > &
   Partial<
-    Pick<Config, 'metrics' | 'metricsPort' | 'heartbeatIntervalMs' | 'trustedProxies' | 'publicUrl' | 'testOutcomeHoldMs' | 'testKeysOnly'>
+    Pick<
+      Config,
+      | 'metrics'
+      | 'metricsPort'
+      | 'heartbeatIntervalMs'
+      | 'trustedProxies'
+      | 'publicUrl'
+      | 'testOutcomeHoldMs'
+      | 'testKeysOnly'
+      | 'stripeApiBase'
+    >
   >;
 
 /**
@@ -212,6 +224,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       billing: billingHandlers(
         domain.billing,
         new StripeEventsService(domain.billing, domain.lifecycle, subscriptions, stores.stripeEvents, stores.billingPushes),
+        new StripeBackfill(domain.billing, new StripeApi(config.stripeApiBase ?? STRIPE_API_BASE), imports),
       ),
       billingSync: stores.billingSync,
       analytics: analyticsHandlers(

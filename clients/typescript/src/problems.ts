@@ -101,6 +101,11 @@ export class ExternalIdInUseError extends ProblemError {
   static override readonly code = '0037';
 }
 
+/** 0038: Stripe read failed. */
+export class StripeReadFailedError extends ProblemError {
+  static override readonly code = '0038';
+}
+
 /** 0040: Invalid request. */
 export class InvalidRequestError extends ProblemError {
   static override readonly code = '0040';
@@ -243,6 +248,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0035': HoldReleasedError,
   '0036': TestClockMovedError,
   '0037': ExternalIdInUseError,
+  '0038': StripeReadFailedError,
   '0040': InvalidRequestError,
   '0041': UnsupportedMediaTypeError,
   '0042': PayloadTooLargeError,

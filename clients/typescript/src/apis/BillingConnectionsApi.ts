@@ -24,6 +24,11 @@ import {
     ProblemToJSON,
 } from '../models/Problem.js';
 import {
+    type ProblemOrTestOutcome,
+    ProblemOrTestOutcomeFromJSON,
+    ProblemOrTestOutcomeToJSON,
+} from '../models/ProblemOrTestOutcome.js';
+import {
     type StripeConnection,
     StripeConnectionFromJSON,
     StripeConnectionToJSON,
@@ -38,6 +43,11 @@ import {
     StripeEventReceiptFromJSON,
     StripeEventReceiptToJSON,
 } from '../models/StripeEventReceipt.js';
+import {
+    type SubscriptionImportAccepted,
+    SubscriptionImportAcceptedFromJSON,
+    SubscriptionImportAcceptedToJSON,
+} from '../models/SubscriptionImportAccepted.js';
 
 export interface PutStripeConnectionRequest {
     /**
@@ -69,6 +79,19 @@ export interface ReceiveStripeEventRequest {
      * Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.
      */
     stripeSignature?: string;
+}
+
+export interface SyncStripeConnectionRequest {
+    /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
 }
 
 /**
@@ -288,6 +311,57 @@ export class BillingConnectionsApi extends runtime.BaseAPI {
      */
     async receiveStripeEvent(requestParameters: ReceiveStripeEventRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<StripeEventReceipt> {
         const response = await this.receiveStripeEventRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for syncStripeConnection without sending the request
+     */
+    async syncStripeConnectionRequestOpts(requestParameters: SyncStripeConnectionRequest): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/billing-connections/stripe/sync`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`, page by page) into a subscription import, and answers 202 with the import and its `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by `externalId` (its `sub_…` id), `planId` from its first item\'s price (as Stripe\'s events give it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one with `pause_collection` set is created paused. One `subscription_import.completed` event follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 `0038` with Stripe\'s message, and nothing is imported. 
+     * Bring every Stripe subscription in (the backfill)
+     */
+    async syncStripeConnectionRaw(requestParameters: SyncStripeConnectionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SubscriptionImportAccepted>> {
+        const requestOptions = await this.syncStripeConnectionRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SubscriptionImportAcceptedFromJSON(jsonValue));
+    }
+
+    /**
+     * Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`, page by page) into a subscription import, and answers 202 with the import and its `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by `externalId` (its `sub_…` id), `planId` from its first item\'s price (as Stripe\'s events give it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one with `pause_collection` set is created paused. One `subscription_import.completed` event follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 `0038` with Stripe\'s message, and nothing is imported. 
+     * Bring every Stripe subscription in (the backfill)
+     */
+    async syncStripeConnection(requestParameters: SyncStripeConnectionRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SubscriptionImportAccepted> {
+        const response = await this.syncStripeConnectionRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

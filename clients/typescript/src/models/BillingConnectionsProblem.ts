@@ -63,6 +63,7 @@ export interface BillingConnectionsProblem {
 export const BillingConnectionsProblemCodeEnum = {
     _0010: '0010',
     _0021: '0021',
+    _0038: '0038',
     _0040: '0040',
     _0041: '0041',
     _0042: '0042',

@@ -188,6 +188,15 @@ public final class Problems {
     }
   }
 
+  /** 0038: Stripe read failed. */
+  public static final class StripeReadFailedError extends ProblemException {
+    public static final String CODE = "0038";
+
+    public StripeReadFailedError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0040: Invalid request. */
   public static final class InvalidRequestError extends ProblemException {
     public static final String CODE = "0040";
@@ -447,6 +456,8 @@ public final class Problems {
         return new TestClockMovedError(status, message, headers, body);
       case "0037":
         return new ExternalIdInUseError(status, message, headers, body);
+      case "0038":
+        return new StripeReadFailedError(status, message, headers, body);
       case "0040":
         return new InvalidRequestError(status, message, headers, body);
       case "0041":

@@ -20,9 +20,11 @@ import com.subsvc.client.Pair;
 
 import com.subsvc.client.model.BillingConnectionsProblem;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
 import com.subsvc.client.model.StripeConnection;
 import com.subsvc.client.model.StripeConnectionPut;
 import com.subsvc.client.model.StripeEventReceipt;
+import com.subsvc.client.model.SubscriptionImportAccepted;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -631,6 +633,122 @@ public class BillingConnectionsApi {
     } catch (IOException e) {
       throw new ApiException(e);
     }
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
+   * Bring every Stripe subscription in (the backfill)
+   * Reads every subscription of the connected Stripe account (&#x60;GET /v1/subscriptions?status&#x3D;all&#x60;, page by page) into a subscription import, and answers 202 with the import and its &#x60;Location&#x60; (&#x60;/v2/subscription-imports/{id}&#x60;) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by &#x60;externalId&#x60; (its &#x60;sub_…&#x60; id), &#x60;planId&#x60; from its first item&#39;s price (as Stripe&#39;s events give it), &#x60;metadata.stripePriceId&#x60;; &#x60;canceled&#x60; and &#x60;incomplete_expired&#x60; ones are cancelled, one with &#x60;pause_collection&#x60; set is created paused. One &#x60;subscription_import.completed&#x60; event follows. No connection answers 404 &#x60;0120&#x60;; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 &#x60;0038&#x60; with Stripe&#39;s message, and nothing is imported. 
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @return SubscriptionImportAccepted
+   * @throws ApiException if fails to make API call
+   */
+  public SubscriptionImportAccepted syncStripeConnection(@jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
+    return syncStripeConnection(idempotencyKey, null);
+  }
+
+  /**
+   * Bring every Stripe subscription in (the backfill)
+   * Reads every subscription of the connected Stripe account (&#x60;GET /v1/subscriptions?status&#x3D;all&#x60;, page by page) into a subscription import, and answers 202 with the import and its &#x60;Location&#x60; (&#x60;/v2/subscription-imports/{id}&#x60;) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by &#x60;externalId&#x60; (its &#x60;sub_…&#x60; id), &#x60;planId&#x60; from its first item&#39;s price (as Stripe&#39;s events give it), &#x60;metadata.stripePriceId&#x60;; &#x60;canceled&#x60; and &#x60;incomplete_expired&#x60; ones are cancelled, one with &#x60;pause_collection&#x60; set is created paused. One &#x60;subscription_import.completed&#x60; event follows. No connection answers 404 &#x60;0120&#x60;; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 &#x60;0038&#x60; with Stripe&#39;s message, and nothing is imported. 
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return SubscriptionImportAccepted
+   * @throws ApiException if fails to make API call
+   */
+  public SubscriptionImportAccepted syncStripeConnection(@jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    ApiResponse<SubscriptionImportAccepted> localVarResponse = syncStripeConnectionWithHttpInfo(idempotencyKey, headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * Bring every Stripe subscription in (the backfill)
+   * Reads every subscription of the connected Stripe account (&#x60;GET /v1/subscriptions?status&#x3D;all&#x60;, page by page) into a subscription import, and answers 202 with the import and its &#x60;Location&#x60; (&#x60;/v2/subscription-imports/{id}&#x60;) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by &#x60;externalId&#x60; (its &#x60;sub_…&#x60; id), &#x60;planId&#x60; from its first item&#39;s price (as Stripe&#39;s events give it), &#x60;metadata.stripePriceId&#x60;; &#x60;canceled&#x60; and &#x60;incomplete_expired&#x60; ones are cancelled, one with &#x60;pause_collection&#x60; set is created paused. One &#x60;subscription_import.completed&#x60; event follows. No connection answers 404 &#x60;0120&#x60;; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 &#x60;0038&#x60; with Stripe&#39;s message, and nothing is imported. 
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @return ApiResponse&lt;SubscriptionImportAccepted&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<SubscriptionImportAccepted> syncStripeConnectionWithHttpInfo(@jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
+    return syncStripeConnectionWithHttpInfo(idempotencyKey, null);
+  }
+
+  /**
+   * Bring every Stripe subscription in (the backfill)
+   * Reads every subscription of the connected Stripe account (&#x60;GET /v1/subscriptions?status&#x3D;all&#x60;, page by page) into a subscription import, and answers 202 with the import and its &#x60;Location&#x60; (&#x60;/v2/subscription-imports/{id}&#x60;) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by &#x60;externalId&#x60; (its &#x60;sub_…&#x60; id), &#x60;planId&#x60; from its first item&#39;s price (as Stripe&#39;s events give it), &#x60;metadata.stripePriceId&#x60;; &#x60;canceled&#x60; and &#x60;incomplete_expired&#x60; ones are cancelled, one with &#x60;pause_collection&#x60; set is created paused. One &#x60;subscription_import.completed&#x60; event follows. No connection answers 404 &#x60;0120&#x60;; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 &#x60;0038&#x60; with Stripe&#39;s message, and nothing is imported. 
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;SubscriptionImportAccepted&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<SubscriptionImportAccepted> syncStripeConnectionWithHttpInfo(@jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = syncStripeConnectionRequestBuilder(idempotencyKey, headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("syncStripeConnection", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<SubscriptionImportAccepted>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        SubscriptionImportAccepted responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<SubscriptionImportAccepted>() {});
+        
+
+        return new ApiResponse<SubscriptionImportAccepted>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder syncStripeConnectionRequestBuilder(@jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/v2/billing-connections/stripe/sync";
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    if (idempotencyKey != null) {
+      localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    localVarRequestBuilder.method("POST", HttpRequest.BodyPublishers.noBody());
     if (memberVarReadTimeout != null) {
       localVarRequestBuilder.timeout(memberVarReadTimeout);
     }

@@ -69,6 +69,8 @@ public class BillingConnectionsProblem {
     
     _0021(String.valueOf("0021")),
     
+    _0038(String.valueOf("0038")),
+    
     _0040(String.valueOf("0040")),
     
     _0041(String.valueOf("0041")),
