@@ -137,6 +137,14 @@ describe.skipIf(!stripeMockBuilt())('events from Stripe', () => {
       ['subscription.paused', { kind: 'billing', system: 'stripe', eventId: paused.id }],
       ['subscription.resumed', { kind: 'billing', system: 'stripe', eventId: resumed.id }],
     ]);
+    // The analytics count Stripe's resume as the billing system's.
+    const figures = await waitFor(
+      async () => (await api(c.apiKey, 'GET', '/v2/analytics/pauses?groupBy=cause')).body.data,
+      (rows: { resumed: number }[]) => rows.some((row) => row.resumed === 1),
+    );
+    expect(figures).toEqual([
+      expect.objectContaining({ key: 'billing', pausesStarted: 1, resumedBy: expect.objectContaining({ billing: 1 }) }),
+    ]);
     // A change made here afterwards is pushed; pushes go in order, so one for Stripe's own changes would have come first.
     await api(c.apiKey, 'POST', `/v2/subscriptions/${id}/pause`);
     const calls = await waitFor(
