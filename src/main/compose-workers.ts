@@ -138,6 +138,7 @@ function retentionOn(background: Db, both: BothStores, log: Logger): RetentionSw
       events: backgroundStores.events,
       'webhook deliveries': backgroundStores.deliveries,
       'portal links': backgroundStores.portalLinks,
+      'Stripe events applied': backgroundStores.stripeEvents,
       heartbeats: expiredHeartbeats(background),
     },
     log,
