@@ -7,7 +7,6 @@
  * Stripe took (`pushesPerSecond`). Rounds alternate which goes first (scripts/bench-rounds.ts).
  * Writes bench/results/stripe.json.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,13 +14,12 @@ import type { Db } from 'mongodb';
 import type { Config } from '../src/config.js';
 import { bulkWriteInParts } from '../src/db/mongo-helpers.js';
 import { STATEMENTS_PER_COMMAND } from '../src/db/workarounds.js';
-import { freePort } from '../src/lib/net.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import type { Logger } from '../src/logger.js';
 import { startService } from '../src/main/composition.js';
 import { testModeIdOf } from '../src/merchants/livemode.js';
 import { spreadOf } from './bench-rounds.js';
-import { ensureGoTool, STRIPE_MOCK } from './go-tool.js';
+import { startStripeMockProcess } from './stripe-mock-process.js';
 import type { ScratchDatabase } from './support.js';
 
 const COUNT = Number(process.env.BENCH_STRIPE_COUNT ?? 3000);
@@ -33,22 +31,6 @@ async function until(check: () => Promise<boolean>, timeoutMs = 600_000): Promis
     if (Date.now() > deadline) throw new Error('bench (b) with Stripe: waited too long');
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** stripe-mock on a free loopback port, answering once it serves a call. */
-async function startStripeMock(): Promise<{ base: string; stop: () => void }> {
-  const binary = await ensureGoTool(STRIPE_MOCK);
-  const port = await freePort();
-  const child = spawn(binary, ['-http-addr', `127.0.0.1:${port}`], { stdio: 'ignore' });
-  const base = `http://127.0.0.1:${port}`;
-  await until(async () => {
-    if (child.exitCode !== null) throw new Error(`stripe-mock exited with ${child.exitCode}`);
-    return fetch(`${base}/v1/balance`, { headers: { authorization: 'Bearer sk_test_123' } }).then(
-      async (r) => (await r.text(), r.ok),
-      () => false,
-    );
-  }, 30_000);
-  return { base, stop: () => void child.kill('SIGKILL') };
 }
 
 async function api(baseUrl: string, apiKey: string, method: string, path: string, body?: unknown): Promise<Response> {
@@ -70,7 +52,7 @@ interface Round {
 }
 
 export async function benchStripeMain(scratch: ScratchDatabase, config: Config, log: Logger): Promise<void> {
-  const stripe = await startStripeMock();
+  const stripe = await startStripeMockProcess();
   const { db } = scratch;
   const running = await startService(
     scratch.database,
