@@ -17,7 +17,8 @@ export interface StripeMockProcess {
 export async function startStripeMockProcess(): Promise<StripeMockProcess> {
   const binary = await ensureGoTool(STRIPE_MOCK);
   const port = await freePort();
-  const child = spawn(binary, ['-http-addr', `127.0.0.1:${port}`], { stdio: 'ignore' });
+  // Its HTTPS listener, on by default at :12112, would make a second stripe-mock exit: a port of the system's choosing instead.
+  const child = spawn(binary, ['-http-addr', `127.0.0.1:${port}`, '-https-addr', '127.0.0.1:'], { stdio: 'ignore' });
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {

@@ -75,7 +75,8 @@ export async function startStripeMock(): Promise<StripeMock> {
   const binary = inject('stripeMockBinary');
   if (binary === undefined) throw new Error('stripe-mock is not built: guard the tests with stripeMockBuilt()');
   const mockPort = await freePort();
-  const child = spawn(binary, ['-http-addr', `127.0.0.1:${mockPort}`], { stdio: 'ignore' });
+  // Its HTTPS listener, on by default at :12112, would make a second stripe-mock exit: a port of the system's choosing instead.
+  const child = spawn(binary, ['-http-addr', `127.0.0.1:${mockPort}`, '-https-addr', '127.0.0.1:'], { stdio: 'ignore' });
   await waitListening(mockPort, child);
 
   const calls: StripeCall[] = [];
