@@ -1136,6 +1136,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v2/billing-connections/stripe/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring every Stripe subscription in (the backfill)
+         * @description Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`,
+         *     page by page) into a subscription import, and answers 202 with the import and its
+         *     `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is
+         *     applied as any import is: each Stripe subscription is created or updated by
+         *     `externalId` (its `sub_…` id), `planId` from its first item's price (as Stripe's events give
+         *     it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one
+         *     with `pause_collection` set is created paused. One `subscription_import.completed` event
+         *     follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a
+         *     revoked key, Stripe down) 409 `0038` with Stripe's message, and nothing is imported.
+         */
+        post: operations["syncStripeConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connectors/stripe/{connectionId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe's events, sent by Stripe to the connection's webhookUrl
+         * @description The address Stripe sends the connection's events to (`webhookUrl`; register it in Stripe's
+         *     dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`).
+         *     Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the
+         *     connection's. `Stripe-Signature` is checked with the connection's `webhookSecret` (the
+         *     signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an
+         *     unknown connection 404 `0120`, and neither applies anything.
+         *
+         *     A subscription event creates or updates the subscription whose `externalId` is the Stripe
+         *     subscription's id (its `planId` from the first item's price, the price id kept in
+         *     `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`,
+         *     cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry
+         *     `cause: {kind: "billing", system: "stripe", eventId}` and are not sent back to Stripe.
+         *     Each event is applied once; an event older than the last one applied to its subscription,
+         *     Stripe's echo of a change the service sent, and other event types change nothing. All of
+         *     these answer 200, saying which (`outcome`).
+         */
+        post: operations["receiveStripeEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v2/analytics/pauses": {
         parameters: {
             query?: never;
@@ -1801,6 +1863,58 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "subscription.billing_sync_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A change could not be sent to the billing system, for good
+         * @description Sent like `subscription.paused`, once per push to Stripe that failed for good (Stripe
+         *     refused it with a 4xx other than 429, or did not take it within 25 hours):
+         *     `data.subscription` as it stands, with its `billingSync` (`state: failed`, `error`: Stripe's
+         *     message), `data.failedEventId` the event whose change was refused, and
+         *     `cause: {kind: "billing", system: "stripe"}`. Set Stripe's `pause_collection` to match by hand.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id; the same on every attempt and resend. Deduplicate by it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in Unix seconds; reject ones far from now. */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /** @description `v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`. */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SubscriptionWebhook"];
+                };
+            };
+            responses: {
+                /** @description Any 2xx acknowledges the delivery. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "subscription_import.completed": {
         parameters: {
             query?: never;
@@ -1853,7 +1967,7 @@ export interface webhooks {
 export interface components {
     schemas: {
         /** @enum {string} */
-        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed";
+        EventType: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed" | "subscription.billing_sync_failed";
         /**
          * @description What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id`
          *     is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id),
@@ -1863,10 +1977,19 @@ export interface components {
          *     is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
          *     the key). Events recorded before causes carried it have none.
          *     `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
+         *     `billing`: a change made in the billing system, applied from its event (`system`, and
+         *     `eventId`: the billing system's event id); it is not sent back there.
          */
         EventCause: {
             /** @enum {string} */
-            kind: "api" | "bulk" | "schedule" | "portal" | "hold";
+            kind: "api" | "bulk" | "schedule" | "portal" | "hold" | "billing";
+            /**
+             * @description The billing system that made the change (`billing` only).
+             * @enum {string}
+             */
+            system?: "stripe";
+            /** @description The billing system's event id, e.g. Stripe's `evt_…` (`billing` only). */
+            eventId?: string;
             requestId?: components["schemas"]["Uuid"];
             /** @description The hold that made the change (`hold` only). */
             holdId?: components["schemas"]["Uuid"];
@@ -1896,11 +2019,13 @@ export interface components {
             changed?: ("planId" | "cycle" | "metadata" | "externalId")[];
             /** @description `subscription.cancelled` only: the reason given with the cancel, if any. */
             reason?: string;
+            /** @description `subscription.billing_sync_failed` only: the event whose change the billing system refused (its push's `Idempotency-Key`). */
+            failedEventId?: components["schemas"]["Uuid"];
         };
         SubscriptionEvent: {
             id: components["schemas"]["Uuid"];
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription.billing_sync_failed";
             createdAt: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
             livemode: components["schemas"]["Livemode"];
@@ -1932,7 +2057,7 @@ export interface components {
         /** @description The body of a subscription event's delivery. */
         SubscriptionWebhook: {
             /** @enum {string} */
-            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled";
+            type: "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription.billing_sync_failed";
             timestamp: components["schemas"]["Timestamp"];
             data: components["schemas"]["SubscriptionEventData"];
             livemode: components["schemas"]["Livemode"];
@@ -1946,7 +2071,7 @@ export interface components {
             livemode: components["schemas"]["Livemode"];
         };
         /** @description The event types to send, or `["*"]` for all (including types added later). */
-        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed")[];
+        WebhookEventFilter: ("*" | "subscription.paused" | "subscription.resumed" | "subscription.pause_scheduled" | "subscription.resume_scheduled" | "subscription.schedule_removed" | "subscription.resume_upcoming" | "bulk_request.completed" | "subscription.created" | "subscription.updated" | "subscription.cancelled" | "subscription_import.completed" | "subscription.billing_sync_failed")[];
         /**
          * @description An absolute `https` URL (`http` only where the service allows private URLs).
          * @example https://example.com/webhooks
@@ -2955,8 +3080,30 @@ export interface components {
              */
             webhookUrl: string;
             createdAt: components["schemas"]["Timestamp"];
-            /** @description When a backfill last finished; null before the first. */
+            /** @description When a backfill (`POST /v2/billing-connections/stripe/sync`) last finished reading Stripe; null before the first. */
             lastSyncAt: components["schemas"]["Timestamp"] | null;
+            livemode: components["schemas"]["Livemode"];
+        };
+        /**
+         * @description A Stripe event (Stripe's `Event` object, of the pinned API version). The service reads `id`,
+         *     `type`, `created`, `request.idempotency_key` and, for subscription events, the subscription
+         *     in `data.object` (`id`, `status`, `pause_collection`, `items.data[0].price.id`); the rest is
+         *     Stripe's and taken as it is.
+         */
+        StripeEvent: {
+            [key: string]: unknown;
+        };
+        StripeEventReceipt: {
+            /** @constant */
+            received: true;
+            /**
+             * @description `applied`: the subscription now matches Stripe's (changed or not); `ignored`: an event
+             *     type the service does not apply, or a cancel of a subscription it does not have;
+             *     `duplicate`: this event id was applied before; `stale`: an older event than the last
+             *     one applied to the subscription; `echo`: Stripe's report of a change the service sent.
+             * @enum {string}
+             */
+            outcome: "applied" | "ignored" | "duplicate" | "stale" | "echo";
             livemode: components["schemas"]["Livemode"];
         };
         /** @description A problem as `Problem`, from the billing connection operations, with their own codes. */
@@ -2968,7 +3115,7 @@ export interface components {
             status: number;
             detail: string;
             /** @enum {string} */
-            code: "0010" | "0021" | "0040" | "0041" | "0042" | "0045" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
+            code: "0010" | "0021" | "0038" | "0040" | "0041" | "0042" | "0045" | "0049" | "0050" | "0051" | "0053" | "0060" | "0120" | "0900" | "0901" | "0910" | "0911";
             errors?: components["schemas"]["ProblemErrors"];
         };
         /**
@@ -3745,6 +3892,49 @@ export interface components {
                 "application/json": components["schemas"]["StripeConnection"];
             };
         };
+        /** @description The event was taken; `outcome` says what it did. */
+        StripeEventReceipt: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["StripeEventReceipt"];
+            };
+        };
+        /**
+         * @description `Stripe-Signature` is missing, malformed, not made with the connection's `webhookSecret`,
+         *     or signed more than 5 minutes away from now (code 0049); or the body is not a JSON object
+         *     (code 0040). Nothing was applied.
+         */
+        StripeSignatureRefused: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
+        /**
+         * @description Stripe refused the backfill's reads (its message in `detail`: a revoked or restricted key)
+         *     or did not answer them (code 0038; nothing was imported: fix the key with
+         *     `PUT /v2/billing-connections/stripe`, or retry later), or a request with the same
+         *     `Idempotency-Key` is still being served (code 0051).
+         */
+        StripeReadFailed: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["BillingConnectionsProblem"];
+            };
+        };
         /** @description The body breaks the contract (code 0040; `errors` lists each field). */
         InvalidBillingConnectionRequest: {
             headers: {
@@ -3943,6 +4133,12 @@ export interface components {
         StripeConnectionBody: {
             content: {
                 "application/json": components["schemas"]["StripeConnectionPut"];
+            };
+        };
+        /** @description A Stripe event, as Stripe sends it (its `Event` object), signed in `Stripe-Signature`. */
+        StripeEventBody: {
+            content: {
+                "application/json": components["schemas"]["StripeEvent"];
             };
         };
         /** @description The whole policy; `null` or `false` turns a rule off. */
@@ -6526,6 +6722,82 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["BillingConnectionNotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    syncStripeConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+                 *     request of the same merchant with the same key and the same request (path and body) gets
+                 *     the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+                 *     second queueing for bulk). The same key with a different request answers 422 (0050); the
+                 *     same key while the first request is still being served answers 409 (0051). Only
+                 *     successful responses are stored: after an error the key may be used again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backfill's import, queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description The import's path. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionImportAccepted"];
+                };
+            };
+            400: components["responses"]["InvalidRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["BillingConnectionNotFound"];
+            409: components["responses"]["StripeReadFailed"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveStripeEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.
+                 * @example t=1764755730,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd
+                 */
+                "Stripe-Signature"?: string;
+            };
+            path: {
+                /**
+                 * @description The connection's `id`, as its `webhookUrl` names it.
+                 * @example 0f3a6b1c-2d4e-4f50-8a6b-7c8d9e0f1a2b
+                 */
+                connectionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["StripeEventBody"];
+        responses: {
+            200: components["responses"]["StripeEventReceipt"];
+            400: components["responses"]["StripeSignatureRefused"];
+            404: components["responses"]["BillingConnectionNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];

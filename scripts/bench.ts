@@ -24,6 +24,7 @@
  * BENCH_ONLY=drain runs (b) alone (its ratio and every round printed); BENCH_ONLY=filter runs (b) and (h) alone; BENCH_ONLY=schedules, (b) and (e); BENCH_ONLY=events, (f) alone;
  * BENCH_ONLY=analytics, (k) pause analytics as a merchant's history grows (scripts/bench-analytics.ts), writing bench/results/analytics.json;
  * BENCH_ONLY=kafka, (l) events to a Kafka destination (scripts/bench-kafka.ts), writing bench/results/kafka.json;
+ * BENCH_ONLY=stripe, (b) with a Stripe connection (to stripe-mock) against without (scripts/bench-stripe.ts), writing bench/results/stripe.json;
  * BENCH_ONLY=sizes, (d) alone; BENCH_ONLY=hold, (h)'s filter request then a hold of the same size (scripts/bench-hold.ts), writing bench/results/hold.json.
  * Every ratio is the median of BENCH_ROUNDS (default 3) rounds (BENCH_C_ROUNDS in (c) and BENCH_F_ROUNDS in (f), 5 each) that run the service and its
  * baseline in turn, printed with the least and greatest round ratio (scripts/bench-rounds.ts);
@@ -63,6 +64,7 @@ import { benchImport } from './bench-import.js';
 import { benchHold, printHold } from './bench-hold.js';
 import { benchAnalytics, printAnalytics, writeAnalytics } from './bench-analytics.js';
 import { benchKafkaMain } from './bench-kafka.js';
+import { benchStripeMain } from './bench-stripe.js';
 
 const BULK_SIZE = 3000;
 /** (a): samples per round; each round's ratio is its median acceptance over its median insertMany. */
@@ -1152,6 +1154,10 @@ async function main(): Promise<void> {
     await benchKafkaMain(scratch, config, log).finally(() => scratch.close());
     return;
   }
+  if (process.env.BENCH_ONLY === 'stripe') {
+    await benchStripeMain(scratch, config, log).finally(() => scratch.close());
+    return;
+  }
   try {
     // The rate limit is off here: this measures the service's own cost, not the limit. Workers
     // start in (b): in (a) they would apply the chunks that the samples remove.
@@ -1611,16 +1617,29 @@ async function onlyEvents(): Promise<void> {
   }
 }
 
-// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `hold` (h)'s filter request and a hold, `testmode` (c) with and without test data, `csv` (i) alone, `import` (j) alone, `analytics` (k) alone, `kafka` (l) alone; unset, every axis.
+// BENCH_ONLY: `reads` runs (g) alone, `c` runs (c) alone, `events` (f) alone, `filter` runs (b) and (h) alone, `hold` (h)'s filter request and a hold, `testmode` (c) with and without test data, `csv` (i) alone, `import` (j) alone, `analytics` (k) alone, `kafka` (l) alone, `stripe` (b) with a Stripe connection against without; unset, every axis.
 const only = process.env.BENCH_ONLY;
 if (
   only !== undefined &&
-  !['reads', 'sizes', 'c', 'events', 'filter', 'hold', 'drain', 'schedules', 'testmode', 'csv', 'import', 'analytics', 'kafka'].includes(
-    only,
-  )
+  ![
+    'reads',
+    'sizes',
+    'c',
+    'events',
+    'filter',
+    'hold',
+    'drain',
+    'schedules',
+    'testmode',
+    'csv',
+    'import',
+    'analytics',
+    'kafka',
+    'stripe',
+  ].includes(only)
 )
   throw new Error(
-    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, hold, drain, schedules, testmode, csv, import, analytics or kafka (or unset for every axis)`,
+    `BENCH_ONLY=${only}: expected reads, sizes, c, events, filter, hold, drain, schedules, testmode, csv, import, analytics, kafka or stripe (or unset for every axis)`,
   );
 await (only === 'reads'
   ? readsOnly()

@@ -32,6 +32,8 @@ import { projectRoot } from '../src/lib/project-root.js';
 import { SPEC_PATH } from '../src/lib/spec.js';
 import { createLogger } from '../src/logger.js';
 import { cachedVenv } from './python-venv.js';
+import { goToolCanBeHad, STRIPE_MOCK } from './go-tool.js';
+import { startStripeMockProcess } from './stripe-mock-process.js';
 import { listenOnLoopback, openScratchDatabase, serveOnLoopback } from './support.js';
 
 const REQUIREMENTS = join(projectRoot(), 'scripts', 'fuzz-requirements.txt');
@@ -108,6 +110,11 @@ async function createFixtures(baseUrl: string, apiKey: string, receiverUrl: stri
   const bulk = await call<{ requestId: string }>('POST', '/v2/subscriptions/bulk/pause', { subscriptions: [EVENT_SUBSCRIPTION_ID] });
   const hold = await call<{ id: string }>('POST', '/v2/holds', { reason: 'fuzz' });
   await call('PUT', `/v2/plans/${FUZZ_PLAN_ID}`, { name: 'fuzz' });
+  // A Stripe connection (its calls go to stripe-mock, which refuses live keys): the backfill reaches Stripe and answers 409 0038.
+  await call('PUT', '/v2/billing-connections/stripe', {
+    apiKey: `sk_live_${randomBytes(12).toString('hex')}`,
+    webhookSecret: `whsec_${randomBytes(16).toString('hex')}`,
+  });
   // Two Kafka destinations (made without connecting; nothing listens there): one to read and ping, one to delete.
   const destination = { type: 'kafka', bootstrapServers: ['127.0.0.1:9'], topic: 'fuzz', tls: false, types: ['bulk_request.completed'] };
   const kept = await call<{ id: string }>('POST', '/v2/event-destinations', destination);
@@ -231,7 +238,14 @@ async function main(): Promise<number> {
     const receiverUrl = `${await listenOnLoopback(receiver)}/webhooks`;
     // A key of the run's own for the billing connection's secrets, where the operator set none.
     const secretsKey = config.secretsKey ?? randomBytes(32).toString('base64');
-    const { service, baseUrl, stop } = await serveOnLoopback(scratch, { ...config, secretsKey, webhooksAllowPrivateUrls: true }, log);
+    // Stripe's own mock takes every call to Stripe (a connection's pushes, the backfill's reads), never Stripe itself.
+    const stripe = goToolCanBeHad(STRIPE_MOCK) ? await startStripeMockProcess() : undefined;
+    const stripeApiBase = stripe?.base ?? 'http://127.0.0.1:9';
+    const { service, baseUrl, stop } = await serveOnLoopback(
+      scratch,
+      { ...config, secretsKey, webhooksAllowPrivateUrls: true, stripeApiBase },
+      log,
+    );
     try {
       const { merchantId, apiKey, testApiKey } = await service.auth.createMerchant('fuzz');
       const ids = [...EXAMPLE_IDS, EVENT_SUBSCRIPTION_ID];
@@ -243,6 +257,7 @@ async function main(): Promise<number> {
       return Math.max(live, test);
     } finally {
       await stop();
+      stripe?.stop();
     }
   } finally {
     receiver.closeAllConnections();

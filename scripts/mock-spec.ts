@@ -48,6 +48,7 @@ interface Response {
 }
 interface Operation {
   operationId?: string;
+  security?: unknown[];
   responses?: Record<string, Response>;
 }
 interface Spec {
@@ -84,17 +85,20 @@ const LINE_WIDTH = 100;
 
 /**
  * The names `Prefer: example=NAME` accepts, one entry per status and set of names with the
- * operations that have them ("every operation" when all have them), wrapped to lines a reader can
+ * operations that have them ("every operation" when all have them, "every operation with an API key" when all of those do), wrapped to lines a reader can
  * read: printed by `npm run mock`, and docs/partners.md's list (a test keeps the two equal).
  */
 export function exampleList(spec: Spec = mockSpec()): string[] {
   const resolve = (r: Response) => (r.$ref ? spec.components!.responses![r.$ref.split('/').pop()!]! : r);
   const operationsOf = new Map<string, string[]>();
   const everyOperation = new Set<string>();
+  // Those that take an API key: all but one a billing system calls (`security: []`).
+  const withKey = new Set<string>();
   for (const pathItem of Object.values(spec.paths ?? {})) {
     for (const method of METHODS) {
       const operation = pathItem[method];
       if (operation?.operationId) everyOperation.add(operation.operationId);
+      if (operation?.operationId && operation.security?.length !== 0) withKey.add(operation.operationId);
       for (const [status, response] of Object.entries(operation?.responses ?? {})) {
         const names = Object.values(resolve(response).content ?? {}).flatMap((media) => Object.keys(media.examples ?? {}));
         if (names.length === 0) continue;
@@ -105,7 +109,16 @@ export function exampleList(spec: Spec = mockSpec()): string[] {
   }
   return [...operationsOf]
     .sort(([a], [b]) => a.localeCompare(b))
-    .flatMap(([key, operations]) => exampleLines(key, operations.length === everyOperation.size ? ['every operation'] : operations));
+    .flatMap(([key, operations]) =>
+      exampleLines(
+        key,
+        operations.length === everyOperation.size
+          ? ['every operation']
+          : operations.length === withKey.size && operations.every((id) => withKey.has(id))
+            ? ['every operation with an API key']
+            : operations,
+      ),
+    );
 }
 
 /** One entry of `exampleList`: the key, then its operations, continued under the operations' column. */

@@ -36,6 +36,8 @@ export const Problems = Object.freeze({
   planNotFound: kind(404, '0028', 'Plan not found', 'plan-not-found'),
   billingConnectionNotFound: kind(404, '0120', 'Billing connection not found', 'billing-connection-not-found'),
   stripeKeyMode: kind(422, '0053', 'Stripe key of the other mode', 'stripe-key-mode'),
+  stripeSignatureInvalid: kind(400, '0049', 'Stripe signature invalid', 'stripe-signature-invalid'),
+  stripeReadFailed: kind(409, '0038', 'Stripe read failed', 'stripe-read-failed'),
   secretsKeyMissing: kind(503, '0911', 'Secrets key missing', 'secrets-key-missing'),
   invalidAnalyticsRange: kind(400, '0140', 'Invalid analytics range', 'invalid-analytics-range'),
   eventDestinationNotFound: kind(404, '0121', 'Event destination not found', 'event-destination-not-found'),

@@ -19,9 +19,13 @@ import (
 // checks if the EventCause type satisfies the MappedNullable interface at compile time
 var _ MappedNullable = &EventCause{}
 
-// EventCause What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request; a hold's notice carries `holdId` only). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
+// EventCause What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request; a hold's notice carries `holdId` only). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. `billing`: a change made in the billing system, applied from its event (`system`, and `eventId`: the billing system's event id); it is not sent back there. 
 type EventCause struct {
 	Kind string `json:"kind"`
+	// The billing system that made the change (`billing` only).
+	System *string `json:"system,omitempty"`
+	// The billing system's event id, e.g. Stripe's `evt_…` (`billing` only).
+	EventId *string `json:"eventId,omitempty"`
 	// A UUID in its canonical 36-character form; letters may be upper or lower case.
 	RequestId *string `json:"requestId,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 	// The hold that made the change (`hold` only).
@@ -74,6 +78,70 @@ func (o *EventCause) GetKindOk() (*string, bool) {
 // SetKind sets field value
 func (o *EventCause) SetKind(v string) {
 	o.Kind = v
+}
+
+// GetSystem returns the System field value if set, zero value otherwise.
+func (o *EventCause) GetSystem() string {
+	if o == nil || IsNil(o.System) {
+		var ret string
+		return ret
+	}
+	return *o.System
+}
+
+// GetSystemOk returns a tuple with the System field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *EventCause) GetSystemOk() (*string, bool) {
+	if o == nil || IsNil(o.System) {
+		return nil, false
+	}
+	return o.System, true
+}
+
+// HasSystem returns a boolean if a field has been set.
+func (o *EventCause) HasSystem() bool {
+	if o != nil && !IsNil(o.System) {
+		return true
+	}
+
+	return false
+}
+
+// SetSystem gets a reference to the given string and assigns it to the System field.
+func (o *EventCause) SetSystem(v string) {
+	o.System = &v
+}
+
+// GetEventId returns the EventId field value if set, zero value otherwise.
+func (o *EventCause) GetEventId() string {
+	if o == nil || IsNil(o.EventId) {
+		var ret string
+		return ret
+	}
+	return *o.EventId
+}
+
+// GetEventIdOk returns a tuple with the EventId field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *EventCause) GetEventIdOk() (*string, bool) {
+	if o == nil || IsNil(o.EventId) {
+		return nil, false
+	}
+	return o.EventId, true
+}
+
+// HasEventId returns a boolean if a field has been set.
+func (o *EventCause) HasEventId() bool {
+	if o != nil && !IsNil(o.EventId) {
+		return true
+	}
+
+	return false
+}
+
+// SetEventId gets a reference to the given string and assigns it to the EventId field.
+func (o *EventCause) SetEventId(v string) {
+	o.EventId = &v
 }
 
 // GetRequestId returns the RequestId field value if set, zero value otherwise.
@@ -215,6 +283,12 @@ func (o EventCause) MarshalJSON() ([]byte, error) {
 func (o EventCause) ToMap() (map[string]interface{}, error) {
 	toSerialize := map[string]interface{}{}
 	toSerialize["kind"] = o.Kind
+	if !IsNil(o.System) {
+		toSerialize["system"] = o.System
+	}
+	if !IsNil(o.EventId) {
+		toSerialize["eventId"] = o.EventId
+	}
 	if !IsNil(o.RequestId) {
 		toSerialize["requestId"] = o.RequestId
 	}

@@ -31,6 +31,7 @@ const (
 	EVENTTYPE_SUBSCRIPTION_UPDATED EventType = "subscription.updated"
 	EVENTTYPE_SUBSCRIPTION_CANCELLED EventType = "subscription.cancelled"
 	EVENTTYPE_SUBSCRIPTION_IMPORT_COMPLETED EventType = "subscription_import.completed"
+	EVENTTYPE_SUBSCRIPTION_BILLING_SYNC_FAILED EventType = "subscription.billing_sync_failed"
 )
 
 // All allowed values of EventType enum
@@ -46,6 +47,7 @@ var AllowedEventTypeEnumValues = []EventType{
 	"subscription.updated",
 	"subscription.cancelled",
 	"subscription_import.completed",
+	"subscription.billing_sync_failed",
 }
 
 func (v *EventType) UnmarshalJSON(src []byte) error {

@@ -31,7 +31,7 @@ type StripeConnection struct {
 	WebhookUrl string `json:"webhookUrl"`
 	// ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).
 	CreatedAt string `json:"createdAt" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
-	// When a backfill last finished; null before the first.
+	// When a backfill (`POST /v2/billing-connections/stripe/sync`) last finished reading Stripe; null before the first.
 	LastSyncAt NullableString `json:"lastSyncAt" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{6}Z$"`
 	// true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. 
 	Livemode bool `json:"livemode"`

@@ -32,6 +32,8 @@ type SubscriptionEventData struct {
 	Changed []string `json:"changed,omitempty"`
 	// `subscription.cancelled` only: the reason given with the cancel, if any.
 	Reason *string `json:"reason,omitempty"`
+	// `subscription.billing_sync_failed` only: the event whose change the billing system refused (its push's `Idempotency-Key`).
+	FailedEventId *string `json:"failedEventId,omitempty" validate:"regexp=^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"`
 }
 
 type _SubscriptionEventData SubscriptionEventData
@@ -288,6 +290,38 @@ func (o *SubscriptionEventData) SetReason(v string) {
 	o.Reason = &v
 }
 
+// GetFailedEventId returns the FailedEventId field value if set, zero value otherwise.
+func (o *SubscriptionEventData) GetFailedEventId() string {
+	if o == nil || IsNil(o.FailedEventId) {
+		var ret string
+		return ret
+	}
+	return *o.FailedEventId
+}
+
+// GetFailedEventIdOk returns a tuple with the FailedEventId field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *SubscriptionEventData) GetFailedEventIdOk() (*string, bool) {
+	if o == nil || IsNil(o.FailedEventId) {
+		return nil, false
+	}
+	return o.FailedEventId, true
+}
+
+// HasFailedEventId returns a boolean if a field has been set.
+func (o *SubscriptionEventData) HasFailedEventId() bool {
+	if o != nil && !IsNil(o.FailedEventId) {
+		return true
+	}
+
+	return false
+}
+
+// SetFailedEventId gets a reference to the given string and assigns it to the FailedEventId field.
+func (o *SubscriptionEventData) SetFailedEventId(v string) {
+	o.FailedEventId = &v
+}
+
 func (o SubscriptionEventData) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -315,6 +349,9 @@ func (o SubscriptionEventData) ToMap() (map[string]interface{}, error) {
 	}
 	if !IsNil(o.Reason) {
 		toSerialize["reason"] = o.Reason
+	}
+	if !IsNil(o.FailedEventId) {
+		toSerialize["failedEventId"] = o.FailedEventId
 	}
 	return toSerialize, nil
 }

@@ -102,6 +102,11 @@ type ExternalIdInUseError struct{ *ProblemError }
 
 func (e *ExternalIdInUseError) Unwrap() error { return e.ProblemError }
 
+// StripeReadFailedError is the problem 0038: Stripe read failed.
+type StripeReadFailedError struct{ *ProblemError }
+
+func (e *StripeReadFailedError) Unwrap() error { return e.ProblemError }
+
 // InvalidRequestError is the problem 0040: Invalid request.
 type InvalidRequestError struct{ *ProblemError }
 
@@ -141,6 +146,11 @@ func (e *FilterTooBroadError) Unwrap() error { return e.ProblemError }
 type StatusNotPatchableError struct{ *ProblemError }
 
 func (e *StatusNotPatchableError) Unwrap() error { return e.ProblemError }
+
+// StripeSignatureInvalidError is the problem 0049: Stripe signature invalid.
+type StripeSignatureInvalidError struct{ *ProblemError }
+
+func (e *StripeSignatureInvalidError) Unwrap() error { return e.ProblemError }
 
 // IdempotencyKeyReusedError is the problem 0050: Idempotency key reused.
 type IdempotencyKeyReusedError struct{ *ProblemError }
@@ -260,6 +270,8 @@ func problemType(p *ProblemError) error {
 		return &TestClockMovedError{p}
 	case "0037":
 		return &ExternalIdInUseError{p}
+	case "0038":
+		return &StripeReadFailedError{p}
 	case "0040":
 		return &InvalidRequestError{p}
 	case "0041":
@@ -276,6 +288,8 @@ func problemType(p *ProblemError) error {
 		return &FilterTooBroadError{p}
 	case "0047":
 		return &StatusNotPatchableError{p}
+	case "0049":
+		return &StripeSignatureInvalidError{p}
 	case "0050":
 		return &IdempotencyKeyReusedError{p}
 	case "0051":

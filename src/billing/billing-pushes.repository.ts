@@ -115,6 +115,11 @@ export class BillingPushesRepository {
     return (await this.collection.find({ _id: { $in: heads }, claim }).toArray()).map(pushOf);
   }
 
+  /** Whether the service recorded a push with this id (an event's id): Stripe's events name it as their request's Idempotency-Key. */
+  async isOurs(merchantId: string, id: string): Promise<boolean> {
+    return (await this.collection.countDocuments({ _id: id, merchantId }, { limit: 1 })) > 0;
+  }
+
   /** Those of these subscriptions that still have a push waiting. */
   async withPending(ids: readonly string[]): Promise<Set<string>> {
     const docs = await this.collection

@@ -35,7 +35,7 @@ export class BillingPushRecorder {
     const changes = events.flatMap((event) => {
       if (!(event.type in ACTIONS) || !('subscription' in event.data)) return [];
       const { subscription, cause } = event.data;
-      if ((cause.kind as string) === 'billing') return [];
+      if (cause.kind === 'billing') return [];
       const resumeAt = event.type === 'subscription.paused' ? subscription.schedule?.resumeAt : undefined;
       return [{ event, subscriptionId: subscription.id, resumeAt }];
     });

@@ -96,6 +96,11 @@ export class StripeConnectionsRepository {
     return doc ? connectionOf(doc) : undefined;
   }
 
+  /** Records when a backfill last finished reading Stripe. */
+  async markSynced(merchantId: string, system: 'stripe', at: string): Promise<void> {
+    await this.collection.updateOne({ _id: keyOf(merchantId, system), merchantId }, { $set: { lastSyncAt: at } });
+  }
+
   /** Whether there was one to remove. */
   async remove(merchantId: string, system: 'stripe'): Promise<boolean> {
     const { deletedCount } = await this.collection.deleteOne({ _id: keyOf(merchantId, system), merchantId });

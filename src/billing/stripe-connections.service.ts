@@ -23,6 +23,13 @@ export interface PushCredentials {
   readonly pauseBehavior: PauseBehavior;
 }
 
+/** What checking and applying Stripe's events needs of the connection, its webhook secret opened. */
+export interface EventsCredentials {
+  readonly connectionId: string;
+  readonly merchantId: string;
+  readonly webhookSecret: string;
+}
+
 export class StripeConnectionsService {
   constructor(
     private readonly connections: StripeConnectionsRepository,
@@ -71,6 +78,18 @@ export class StripeConnectionsService {
     const stored = await this.connections.find(merchantId, 'stripe');
     if (!stored) return undefined;
     return { connectionId: stored.id, apiKey: this.box.open(stored.sealedApiKey), pauseBehavior: stored.pauseBehavior };
+  }
+
+  /** Records when a backfill last finished reading Stripe (`lastSyncAt`). */
+  async synced(merchantId: string): Promise<void> {
+    await this.connections.markSynced(merchantId, 'stripe', nowTimestamp());
+  }
+
+  /** The connection Stripe's events name, with its webhook secret opened; undefined when there is none. */
+  async forEvents(connectionId: string): Promise<EventsCredentials | undefined> {
+    const stored = await this.connections.findById(connectionId);
+    if (!stored) return undefined;
+    return { connectionId: stored.id, merchantId: stored.merchantId, webhookSecret: this.box.open(stored.sealedWebhookSecret) };
   }
 
   private view(stored: StoredConnection, origin: string): StripeConnection {

@@ -4,11 +4,14 @@
  * record of each attempt (billing.pusher.ts).
  */
 import Stripe from 'stripe';
+import { StripeReadFailedError, StripeSignatureError } from './billing.errors.js';
 
 /** The `Stripe-Version` every call carries: the version of the pinned `stripe` package (docs/billing.md). */
 export const STRIPE_API_VERSION = '2026-11-18.endive' as const;
 
 const CALL_TIMEOUT_MS = 20_000;
+/** Stripe's largest page of a list. */
+const PAGE_SIZE = 100;
 
 export type PauseCollection = { readonly behavior: 'void' | 'keep_as_draft' | 'mark_uncollectible'; readonly resumesAt?: number } | null;
 
@@ -44,6 +47,21 @@ export class StripeApi {
     return client;
   }
 
+  /** Every subscription of the account, canceled ones included, a page at a time (`GET /v1/subscriptions?status=all`). */
+  async *subscriptionPages(apiKey: string): AsyncGenerator<Stripe.Subscription[]> {
+    let startingAfter: string | undefined;
+    for (;;) {
+      const page = await this.client(apiKey)
+        .subscriptions.list({ status: 'all', limit: PAGE_SIZE, ...(startingAfter !== undefined ? { starting_after: startingAfter } : {}) })
+        .catch((error: unknown) => {
+          throw new StripeReadFailedError(`Stripe did not list the subscriptions: ${messageOf(error)}; nothing was imported.`);
+        });
+      yield page.data;
+      if (!page.has_more || page.data.length === 0) return;
+      startingAfter = page.data.at(-1)!.id;
+    }
+  }
+
   /** Sets or clears (null) the subscription's `pause_collection`, once per `idempotencyKey`. */
   async setPauseCollection(apiKey: string, subscriptionId: string, pause: PauseCollection, idempotencyKey: string): Promise<CallOutcome> {
     const params: Stripe.SubscriptionUpdateParams = {
@@ -58,9 +76,26 @@ export class StripeApi {
   }
 }
 
+/** How far the signed time of a Stripe event may be from now (Stripe's own default). */
+const SIGNATURE_TOLERANCE_S = 300;
+
+/** The event `body` is, if `signature` is Stripe's for it under `secret`; else StripeSignatureError with the package's reason. */
+export function verifiedEvent(body: string, signature: string | undefined, secret: string): Stripe.Event {
+  try {
+    return Stripe.webhooks.constructEvent(body, signature ?? '', secret, SIGNATURE_TOLERANCE_S);
+  } catch (error) {
+    throw new StripeSignatureError(error instanceof Error ? error.message.slice(0, 500) : 'The signature does not match.');
+  }
+}
+
 /** Keys in an error's text, which an API may echo back (stripe-mock quotes the whole Authorization header). */
 const KEYS = /\b(sk|rk|pk)_(test|live)_[0-9A-Za-z]+/g;
 const redacted = (text: string) => text.replace(KEYS, (key) => `${key.slice(0, 8)}…${key.slice(-4)}`).slice(0, 1000);
+
+/** Stripe's message for a failed call, keys cut. */
+function messageOf(error: unknown): string {
+  return redacted(error instanceof Stripe.errors.StripeError ? error.message : String(error));
+}
 
 function outcomeOf(error: unknown): CallOutcome {
   if (!(error instanceof Stripe.errors.StripeError)) return { kind: 'retry', error: redacted(String(error)) };

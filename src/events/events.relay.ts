@@ -251,6 +251,12 @@ export class EventsRelay {
     this.log.info({ eventId: event.id, type: event.type, importId: view.id }, 'event recorded');
   }
 
+  /** Events made outside a subscription's outbox (a push to the billing system that failed for good): stored, then sent as every event is. */
+  async recordEvents(merchantId: string, events: readonly Event[]): Promise<void> {
+    await this.emit(merchantId, events);
+    for (const event of events) this.log.info({ eventId: event.id, type: event.type }, 'event recorded');
+  }
+
   private async emit(
     merchantId: string,
     events: readonly Event[],

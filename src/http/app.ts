@@ -111,8 +111,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
   });
   const { createHold, ...holdReads } = deps.holds;
   const { putPlan, ...planReads } = deps.plans;
-  const { putStripeConnection, ...billingOthers } = deps.billing;
-  const holdCommands = operationHandlers({ createHold, putPlan, putStripeConnection });
+  const { putStripeConnection, syncStripeConnection, ...billingOthers } = deps.billing;
+  const holdCommands = operationHandlers({ createHold, putPlan, putStripeConnection, syncStripeConnection });
   // Commands are made safe to retry; reads and bulk previews, which store nothing, are safe as they are.
   const handlers: OperationHandlers = {
     pauseSubscription: idempotent(idempotency, httpLog, commands.pauseSubscription),
@@ -124,6 +124,8 @@ export async function createApp(deps: AppDependencies): Promise<Koa> {
     createHold: idempotent(idempotency, httpLog, holdCommands.createHold),
     putPlan: idempotent(idempotency, httpLog, holdCommands.putPlan),
     putStripeConnection: idempotent(idempotency, httpLog, holdCommands.putStripeConnection),
+    // A retried backfill without its key would read Stripe into a second import.
+    syncStripeConnection: idempotent(idempotency, httpLog, holdCommands.syncStripeConnection),
     createSubscription: idempotent(idempotency, httpLog, commands.createSubscription),
     updateSubscription: idempotent(idempotency, httpLog, commands.updateSubscription),
     cancelSubscription: idempotent(idempotency, httpLog, commands.cancelSubscription),

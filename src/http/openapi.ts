@@ -168,7 +168,8 @@ export async function createOpenApiBackend(
     // After authentication, before validation: a merchant over its limit gets 429 whatever it
     // sent; then a forced failure, before anything is done.
     postSecurityHandler: async (c: Context, ctx: KoaContext) => {
-      if (!c.security?.authorized) return;
+      // An operation open to all (a billing system's signed event) has no merchant to limit.
+      if (!c.security?.authorized || c.operation.security?.length === 0) return;
       if (testMode?.testKeysOnly && livemodeOf(merchantOf(c).id)) {
         throw new TestModeOnlyError('This sandbox serves test mode only: use a test key (sk_test_...); live keys are refused.');
       }

@@ -36,7 +36,12 @@ import {
   StatusNotPatchableError,
   SubscriptionNotFoundError,
 } from '../subscriptions/subscriptions.errors.js';
-import { BillingConnectionNotFoundError, StripeKeyModeError } from '../billing/billing.errors.js';
+import {
+  BillingConnectionNotFoundError,
+  StripeKeyModeError,
+  StripeReadFailedError,
+  StripeSignatureError,
+} from '../billing/billing.errors.js';
 import { SecretsKeyMissingError } from '../secrets/secrets.errors.js';
 import {
   InvalidTestOutcomeError,
@@ -67,6 +72,8 @@ export const DOMAIN_PROBLEMS: ReadonlyArray<readonly [abstract new (...args: nev
   [PlanNotFoundError, Problems.planNotFound],
   [BillingConnectionNotFoundError, Problems.billingConnectionNotFound],
   [StripeKeyModeError, Problems.stripeKeyMode],
+  [StripeSignatureError, Problems.stripeSignatureInvalid],
+  [StripeReadFailedError, Problems.stripeReadFailed],
   [SecretsKeyMissingError, Problems.secretsKeyMissing],
   [InvalidAnalyticsRangeError, Problems.invalidAnalyticsRange],
   [PortalSubscriptionCancelledError, Problems.invalidStatusTransition],

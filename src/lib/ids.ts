@@ -31,3 +31,16 @@ export function uuidv7Named(name: string, now: number, sequence?: number): strin
   }
   return version7(bytes, now);
 }
+
+/** A UUID version 5 (RFC 9562): the SHA-1 of `namespace` and `name`, so the same name under the same namespace gives the same id. */
+export function uuidv5(name: string, namespace: string): string {
+  const bytes = hash(
+    'sha1',
+    Buffer.concat([Buffer.from(namespace.replaceAll('-', ''), 'hex'), Buffer.from(name, 'utf8')]),
+    'buffer',
+  ).subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

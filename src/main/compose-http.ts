@@ -12,7 +12,7 @@ import { BulkService } from '../bulk/bulk.service.js';
 import { BulkStatusService } from '../bulk/bulk.status.js';
 import { BulkUndoService } from '../bulk/bulk.undo.js';
 import { chunkJobsOn } from '../bulk/bulk.queue.js';
-import type { Config } from '../config.js';
+import { STRIPE_API_BASE, type Config } from '../config.js';
 import type { Database } from '../db/mongo.js';
 import { eventHandlers } from '../events/events.handlers.js';
 import { EventsService } from '../events/events.service.js';
@@ -29,6 +29,10 @@ import { testModeHandlers } from '../test-mode/test-mode.handlers.js';
 import { holdHandlers } from '../holds/holds.handlers.js';
 import { planHandlers } from '../plans/plans.handlers.js';
 import { billingHandlers } from '../billing/billing.handlers.js';
+import { StripeEventsService } from '../billing/stripe-events.service.js';
+import { BillingSyncFailures } from '../billing/billing-sync-failed.js';
+import { StripeBackfill } from '../billing/stripe-backfill.js';
+import { StripeApi } from '../billing/stripe.client.js';
 import { analyticsHandlers } from '../analytics/analytics.handlers.js';
 import { AnalyticsService } from '../analytics/analytics.service.js';
 import { PlansService } from '../plans/plans.service.js';
@@ -65,6 +69,7 @@ export type HttpConfig = Pick<
       | 'testOutcomeHoldMs'
       | 'testKeysOnly'
       | 'importIdleTimeoutMs'
+      | 'stripeApiBase'
     >
   >;
 
@@ -194,6 +199,12 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
     () => work.imports.wake(),
     { ...IMPORT_LIMITS, ...(config.importIdleTimeoutMs !== undefined ? { idleMs: config.importIdleTimeoutMs } : {}) },
   );
+  const billingFailures = new BillingSyncFailures(
+    subscriptions,
+    stores.billingSync,
+    async (id) => (await subscriptions.clock(id)).timestamp(),
+    () => work.relay,
+  );
   const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow, work.holds);
   return () =>
     createApp({
@@ -213,7 +224,11 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
       },
       holds: holdHandlers(work.holds, (id) => subscriptions.clock(id)),
       plans: planHandlers(plans),
-      billing: billingHandlers(domain.billing),
+      billing: billingHandlers(
+        domain.billing,
+        new StripeEventsService(domain.billing, domain.lifecycle, subscriptions, stores.stripeEvents, stores.billingPushes),
+        new StripeBackfill(domain.billing, new StripeApi(config.stripeApiBase ?? STRIPE_API_BASE), imports),
+      ),
       billingSync: stores.billingSync,
       analytics: analyticsHandlers(
         new AnalyticsService(
@@ -247,6 +262,19 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
             if (!created) throw new Error(`the trigger's import ${doc._id} did not complete within ${IMPORT_TRIGGER_WAIT_MS} ms`);
             return created.id;
           },
+          (merchantId, subscriptionId, failedEventId) =>
+            billingFailures.failed([
+              {
+                id: failedEventId,
+                merchantId,
+                subscriptionId,
+                externalId: `sub_trigger_${subscriptionId.slice(0, 8)}`,
+                action: 'pause',
+                createdAt: new Date(),
+                attempts: 1,
+                error: 'Stripe refused the change (a test trigger; nothing was sent to Stripe)',
+              },
+            ]),
         ),
       ),
       log,

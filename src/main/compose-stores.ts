@@ -20,6 +20,7 @@ import { PlansRepository } from '../plans/plans.repository.js';
 import { StripeConnectionsRepository } from '../billing/stripe-connections.repository.js';
 import { BillingPushesRepository } from '../billing/billing-pushes.repository.js';
 import { BillingSyncRepository } from '../billing/billing-sync.repository.js';
+import { StripeEventsRepository } from '../billing/stripe-events.repository.js';
 import { PauseHistoryRepository } from '../analytics/pause-history.repository.js';
 import { PortalLinksRepository } from '../portal/portal-links.repository.js';
 import { ScheduleClock } from '../clocks/schedule.clock.js';
@@ -91,6 +92,8 @@ export interface Stores extends SubscriptionStores {
   readonly billingConnections: StripeConnectionsRepository;
   readonly billingPushes: BillingPushesRepository;
   readonly billingSync: BillingSyncRepository;
+  /** The Stripe events each connection applied (src/billing/stripe-events.service.ts). */
+  readonly stripeEvents: StripeEventsRepository;
   readonly pauseHistory: PauseHistoryRepository;
   readonly destinations: DestinationsRepository;
   /** Imports of subscriptions from a file: the files, the imports and their rows (src/imports/). */
@@ -120,6 +123,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     billingConnections: new StripeConnectionsRepository(db, guard),
     billingPushes: new BillingPushesRepository(db, statementsPerCommand),
     billingSync: new BillingSyncRepository(db, statementsPerCommand),
+    stripeEvents: new StripeEventsRepository(db, documentsPerDelete),
     pauseHistory: new PauseHistoryRepository(db, statementsPerCommand),
     destinations: new DestinationsRepository(db),
     imports: new ImportsStore(db),
@@ -142,6 +146,7 @@ async function ensureIndexes(stores: Stores, ttlIndexes: boolean): Promise<void>
     stores.billingConnections.ensureIndexes(),
     stores.billingPushes.ensureIndexes(),
     stores.billingSync.ensureIndexes(),
+    stores.stripeEvents.ensureIndexes(ttlIndexes),
     stores.destinations.ensureIndexes(),
     stores.imports.ensureIndexes(),
   ]);

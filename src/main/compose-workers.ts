@@ -19,6 +19,7 @@ import { RetentionSweeper } from '../db/retention.js';
 import { EventsRelay, type EventSink, type WorkToWaitOut } from '../events/events.relay.js';
 import { BillingPushRecorder } from '../billing/billing.pushes.js';
 import { BillingPusher } from '../billing/billing.pusher.js';
+import { BillingSyncFailures } from '../billing/billing-sync-failed.js';
 import { StripeApi } from '../billing/stripe.client.js';
 import type { StripeConnectionsService } from '../billing/stripe-connections.service.js';
 import { PauseHistoryRecorder } from '../analytics/analytics.service.js';
@@ -141,6 +142,7 @@ function retentionOn(background: Db, both: BothStores, log: Logger): RetentionSw
       events: backgroundStores.events,
       'webhook deliveries': backgroundStores.deliveries,
       'portal links': backgroundStores.portalLinks,
+      'Stripe events applied': backgroundStores.stripeEvents,
       heartbeats: expiredHeartbeats(background),
     },
     log,
@@ -269,6 +271,13 @@ export function composeWorkers(
     new StripeApi(config.stripeApiBase ?? STRIPE_API_BASE),
     backgroundStores.billingSync,
     log,
+    // The relay is made below: read when a push fails.
+    new BillingSyncFailures(
+      workerSubscriptions,
+      backgroundStores.billingSync,
+      async (merchantId) => (await clock(merchantId)).timestamp(),
+      () => relay,
+    ),
   );
   pushes.onRecorded(() => pusher.wake());
   const { destinations, publisher } = destinationsOn(backgroundStores, config, log);

@@ -132,6 +132,10 @@ export interface Request<K extends OperationId> {
   readonly bodyStream: Readable;
   /** The request's media type, without its parameters. */
   readonly contentType: string;
+  /** The JSON body's text exactly as it arrived (a signed body's signature is over it); '' when none was parsed. */
+  readonly rawBody: string;
+  /** A request header (any case); the first value when it was sent more than once. */
+  readonly header: (name: string) => string | undefined;
 }
 
 /** A handler of operation K: the typed request in, the typed reply out. */
@@ -148,7 +152,9 @@ export function operationHandler<K extends OperationId>(handler: Handler<K>): Op
     const context = operationOf(c);
     const reply = await handler({
       operationId: context.operationId as K,
-      merchant: context.merchant,
+      get merchant() {
+        return context.merchant;
+      },
       params: context.params as ParamsOf<K>,
       query: context.query as QueryOf<K>,
       body: context.body as BodyOf<K>,
@@ -164,6 +170,10 @@ export function operationHandler<K extends OperationId>(handler: Handler<K>): Op
       get contentType() {
         return ctx.request.type;
       },
+      get rawBody() {
+        return (ctx.request as { rawBody?: string }).rawBody ?? '';
+      },
+      header: (name) => context.header(name),
     });
     ctx.status = reply.status;
     if (reply.body instanceof StreamedBody) {
@@ -218,7 +228,10 @@ function buildContext(c: Context): OperationContext {
   };
   return Object.freeze({
     operationId: c.operation.operationId as OperationId,
-    merchant: merchantOf(c),
+    // Read when asked: an operation without security (a billing system's event) has no merchant.
+    get merchant() {
+      return merchantOf(c);
+    },
     params,
     query: request.query as Record<string, string | string[]>,
     body,

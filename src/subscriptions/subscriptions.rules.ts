@@ -46,14 +46,17 @@ export interface Subscription {
  * What made a change: recorded in its event (`cause`). `requestId`: the bulk request's id for
  * `bulk` and `hold`; `apiKeyId`: the id of the API key that made the request (`api`, `bulk`),
  * never the key; `portalLinkId`: the link whose page the customer used (`portal`, src/portal/);
- * `holdId`: the hold placed or released (`hold`).
+ * `holdId`: the hold placed or released (`hold`); `system` and `eventId`: the billing system whose
+ * event made the change, and that event's id (`billing`, src/billing/).
  */
 export interface ChangeCause {
-  readonly kind: 'api' | 'bulk' | 'schedule' | 'portal' | 'hold';
+  readonly kind: 'api' | 'bulk' | 'schedule' | 'portal' | 'hold' | 'billing';
   readonly requestId?: string;
   readonly apiKeyId?: string;
   readonly portalLinkId?: string;
   readonly holdId?: string;
+  readonly system?: 'stripe';
+  readonly eventId?: string;
 }
 
 /** The cause of a change made by a single request of this principal. */

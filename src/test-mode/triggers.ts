@@ -46,7 +46,12 @@ export interface TriggerSteps {
   /** A merge patch of the subscription (its cycle one more: a renewal recorded). */
   renew(): Promise<void>;
   cancel(): Promise<void>;
+  /** Pauses it, then records its push to the billing system as failed for good, as the pusher does when Stripe refuses one. */
+  billingSyncFails(): Promise<void>;
 }
+
+/** A push of a subscription's change (the event `failedEventId`) recorded as failed for good (src/billing/billing-sync-failed.ts). */
+export type BillingFailure = (merchantId: string, subscriptionId: string, failedEventId: string) => Promise<void>;
 
 /** An import of a file of one new subscription, applied at once (src/imports/): its subscription's id. */
 export type ImportNow = (merchantId: string, apiKeyId: string) => Promise<string>;
@@ -89,6 +94,7 @@ export const TRIGGERS: { readonly [T in EventType]: Trigger } = {
   'subscription.cancelled': { from: 'fulfilled', steps: (s) => s.cancel() },
   // Its subscription is the one the import creates (TriggersService.trigger), not a fixture.
   'subscription_import.completed': { from: 'fulfilled', steps: async () => undefined },
+  'subscription.billing_sync_failed': { from: 'fulfilled', steps: (s) => s.billingSyncFails() },
 };
 
 /** What the resume_upcoming trigger needs beside the changes: the test mode's policy and its clock. */
@@ -118,6 +124,7 @@ export class TriggersService {
     private readonly testClock: TriggerClock,
     private readonly lifecycle: LifecycleService,
     private readonly importNow: ImportNow,
+    private readonly billingFailure: BillingFailure,
   ) {}
 
   async trigger({ merchantId, apiKeyId }: TriggerCaller, type: EventType): Promise<Triggered> {
@@ -178,6 +185,12 @@ export class TriggersService {
       advanceTo: async (to) => void (await this.testClock.advance(merchantId, to)),
       renew: async () => void (await this.lifecycle.update(merchantId, id, { cycle: 2 }, cause)),
       cancel: async () => void (await this.lifecycle.cancel(merchantId, id, undefined, cause)),
+      billingSyncFails: async () => {
+        await this.subscriptions.apply(merchantId, id, 'PAUSE', { cause, clock, policyInstead: await policy() });
+        await this.relayNow(new Map([[id, merchantId]]));
+        const [paused] = await this.eventIds(merchantId, 'subscription.paused', { subscriptionId: id });
+        await this.billingFailure(merchantId, id, paused!);
+      },
     };
   }
 

@@ -30,6 +30,7 @@ const EVERY_TYPE = Object.keys({
   'subscription.updated': true,
   'subscription.cancelled': true,
   'subscription_import.completed': true,
+  'subscription.billing_sync_failed': true,
 } satisfies Record<EventType, true>) as EventType[];
 
 /** The range as stored timestamps; a 400 when it is out of order or reaches past the events kept. */

@@ -113,15 +113,20 @@ describe.skipIf(!stripeMockBuilt())('pushes to Stripe', () => {
     expect(new Set(calls.map((c) => c.headers['idempotency-key'])).size).toBe(1);
   });
 
-  it('a 4xx other than 429 fails the push with Stripe message, is not retried, and counts in subsvc_billing_pushes_total', async () => {
+  it('a 4xx other than 429 fails the push with Stripe message, is not retried, sends subscription.billing_sync_failed and counts in subsvc_billing_pushes_total', async () => {
     const { apiKey, ids, externalIds } = await connected(1);
     stripe.answers.push(404);
     await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/pause`);
-    expect(await syncState(apiKey, ids[0]!, 'failed')).toEqual({
-      system: 'stripe',
-      state: 'failed',
-      syncedAt: null,
-      error: 'recorder answered 404',
+    const failedSync = { system: 'stripe', state: 'failed', syncedAt: null, error: 'recorder answered 404' };
+    expect(await syncState(apiKey, ids[0]!, 'failed')).toEqual(failedSync);
+    const [failedEvent] = await waitFor(
+      async () => (await api(apiKey, 'GET', `/v2/events?subscriptionId=${ids[0]}&type=subscription.billing_sync_failed`)).body.data,
+      (events: { data: unknown }[]) => events.length === 1,
+    );
+    expect(failedEvent!.data).toMatchObject({
+      subscription: { id: ids[0], status: 'paused', billingSync: failedSync },
+      cause: { kind: 'billing', system: 'stripe' },
+      failedEventId: (await eventIds(apiKey, ids[0]!))[0],
     });
     await api(apiKey, 'POST', `/v2/subscriptions/${ids[0]}/resume`);
     const [resumed] = await arrived(externalIds[0]!, 1);

@@ -108,7 +108,8 @@ function valueOf(schema: Schema, count: number, name: string): unknown {
 
 interface Case {
   readonly title: string;
-  readonly operation: { readonly method: string; readonly path: string; readonly testMode: boolean };
+  /** `open`: an operation without security (Stripe's events), whose quota is the client address's. */
+  readonly operation: { readonly method: string; readonly path: string; readonly testMode: boolean; readonly open: boolean };
   readonly where: 'path' | 'query' | 'header' | 'body';
   /** The parameter's name, or the body field's JSON Pointer. */
   readonly field: string;
@@ -140,7 +141,7 @@ function exampleBody(requestBody: Schema, pointer: string): Record<string, unkno
 function casesOf(path: string, method: string, operation: Schema): Case[] {
   const parameters = ((operation.parameters ?? []) as Schema[]).map(resolved);
   const pathParams = Object.fromEntries(parameters.filter((p) => p.in === 'path').map((p) => [p.name, String(p.example ?? randomUUID())]));
-  const op = { method: method.toUpperCase(), path, testMode: path.startsWith('/v2/test-helpers/') };
+  const op = { method: method.toUpperCase(), path, testMode: path.startsWith('/v2/test-helpers/'), open: operation.security?.length === 0 };
   const fromParameters = parameters.flatMap((p) =>
     boundsOf(nonNull(p.schema), p.in).map((bound) => ({
       where: p.in,
@@ -235,7 +236,7 @@ describe('every bounded request field of the spec, at its bound and one past it'
       atBound.status === 400 && (atBound.body.errors ?? []).some((e: { path: string }) => e.path.toLowerCase().endsWith(name));
     expect(refusedForIt, `${c.bound.at} was refused: ${JSON.stringify(atBound.body)}`).toBe(false);
     expect(atBound.status).toBeLessThan(500);
-    expectRateLimitFields(atBound, 'merchant');
+    expectRateLimitFields(atBound, c.operation.open ? 'address' : 'merchant');
 
     const past = await send(t, keys, c, c.bound.past);
     expect(past.status, JSON.stringify(past.body)).toBe(400);
@@ -243,7 +244,7 @@ describe('every bounded request field of the spec, at its bound and one past it'
     expect(past.body.errors.map((e: { path: string }) => e.path.toLowerCase())).toContainEqual(
       expect.stringMatching(new RegExp(`${name}$`)),
     );
-    expectRateLimitFields(past, 'merchant');
+    expectRateLimitFields(past, c.operation.open ? 'address' : 'merchant');
   });
 });
 

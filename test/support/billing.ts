@@ -12,18 +12,22 @@ export interface Connected {
   readonly merchantId: string;
   readonly ids: string[];
   readonly externalIds: string[];
+  /** The connection's id (its webhookUrl's) and the secret Stripe signs its events with. */
+  readonly connectionId: string;
+  readonly webhookSecret: string;
 }
 
 /** Connects a new merchant's test mode, and seeds `count` subscriptions whose `externalId` is a Stripe subscription id, as an import sets it. */
 export async function connectedToStripe(t: TestService, count: number, pauseBehavior?: string): Promise<Connected> {
   const { testApiKey: apiKey, merchantId: liveId } = await t.merchant();
   const merchantId = testModeIdOf(liveId);
+  const webhookSecret = `whsec_${randomBytes(16).toString('hex')}`;
   const put = await call(t.baseUrl, '/v2/billing-connections/stripe', {
     method: 'PUT',
     apiKey,
     json: {
       apiKey: `sk_test_${randomBytes(12).toString('hex')}`,
-      webhookSecret: `whsec_${randomBytes(16).toString('hex')}`,
+      webhookSecret,
       ...(pauseBehavior ? { pauseBehavior } : {}),
     },
   });
@@ -36,5 +40,5 @@ export async function connectedToStripe(t: TestService, count: number, pauseBeha
     ids.map((_id, i) => ({ updateOne: { filter: { _id, merchantId } as never, update: { $set: { externalId: externalIds[i] } } } })),
     STATEMENTS_PER_COMMAND,
   );
-  return { apiKey, merchantId, ids, externalIds };
+  return { apiKey, merchantId, ids, externalIds, connectionId: put.body.id, webhookSecret };
 }

@@ -3,6 +3,7 @@
  * of the spec, both ways, against the other mode's objects of the same merchant (docs/partners.md).
  */
 import { randomUUID } from 'node:crypto';
+import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadSpec } from '../../src/lib/spec.js';
 import { call, httpOf, type Reply } from '../support/http.js';
@@ -166,6 +167,40 @@ const table: Record<string, (by: World, other: World) => Promise<void>> = {
     });
     expect([made.status, made.body.livemode]).toEqual([200, by.livemode]);
     notFound('0120')(await api(other.key, 'GET', '/v2/billing-connections/stripe'));
+    expect((await api(by.key, 'DELETE', '/v2/billing-connections/stripe')).status).toBe(204);
+  },
+  syncStripeConnection: async (by, other) => {
+    const mode = by.livemode ? 'live' : 'test';
+    await api(by.key, 'PUT', '/v2/billing-connections/stripe', {
+      apiKey: `sk_${mode}_${'x'.repeat(24)}`,
+      webhookSecret: `whsec_${'y'.repeat(24)}`,
+    });
+    notFound('0120')(await api(other.key, 'POST', '/v2/billing-connections/stripe/sync'));
+    expect((await api(by.key, 'DELETE', '/v2/billing-connections/stripe')).status).toBe(204);
+  },
+  // Stripe's events name a connection, so a mode's: what they create is that mode's only.
+  receiveStripeEvent: async (by, other) => {
+    const mode = by.livemode ? 'live' : 'test';
+    const secret = `whsec_${'z'.repeat(24)}`;
+    const made = await api(by.key, 'PUT', '/v2/billing-connections/stripe', {
+      apiKey: `sk_${mode}_${'x'.repeat(24)}`,
+      webhookSecret: secret,
+    });
+    const stripeId = `sub_isolation_${mode}`;
+    const payload = JSON.stringify({
+      id: `evt_isolation_${mode}`,
+      type: 'customer.subscription.created',
+      created: Math.floor(Date.now() / 1000),
+      data: { object: { id: stripeId, status: 'active', pause_collection: null, items: { data: [{ price: { id: 'price_isolation' } }] } } },
+    });
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret });
+    const received = await call(t.baseUrl, `/connectors/stripe/${made.body.id}/webhooks`, {
+      headers: { 'content-type': 'application/json', 'stripe-signature': signature },
+      rawBody: payload,
+    });
+    expect([received.status, received.body.livemode]).toEqual([200, by.livemode]);
+    expect((await api(other.key, 'GET', `/v2/subscriptions?externalId=${stripeId}`)).body.data).toEqual([]);
+    expect((await api(by.key, 'GET', `/v2/subscriptions?externalId=${stripeId}`)).body.data).toHaveLength(1);
     expect((await api(by.key, 'DELETE', '/v2/billing-connections/stripe')).status).toBe(204);
   },
   getStripeConnection: async (by) => notFound('0120')(await api(by.key, 'GET', '/v2/billing-connections/stripe')),

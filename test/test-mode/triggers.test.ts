@@ -69,8 +69,9 @@ describe('POST /v2/test-helpers/triggers', () => {
         expect((await api(testApiKey, 'GET', `/v2/subscriptions/${res.body.subscriptionId}`)).status).toBe(200);
       } else {
         expect(listed!.data.subscription.id).toBe(res.body.subscriptionId);
-        // A notice is the schedule's, sent as the test clock reaches it; the others are the call's own changes.
-        expect(listed!.data.cause).toMatchObject({ kind: type === 'subscription.resume_upcoming' ? 'schedule' : 'api' });
+        // A notice is the schedule's, sent as the test clock reaches it; a refused push the billing system's; the others are the call's own changes.
+        const kind = { 'subscription.resume_upcoming': 'schedule', 'subscription.billing_sync_failed': 'billing' }[type] ?? 'api';
+        expect(listed!.data.cause).toMatchObject({ kind });
       }
       const delivered = await waitFor(
         async () => receiver.received.find((r) => r.id === eventId),

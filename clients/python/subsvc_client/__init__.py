@@ -121,6 +121,7 @@ __all__ = [
     "Schedule",
     "StripeConnection",
     "StripeConnectionPut",
+    "StripeEventReceipt",
     "StripePauseBehavior",
     "Subscription",
     "SubscriptionCancel",
@@ -278,6 +279,7 @@ from subsvc_client.models.resumed_subscription import ResumedSubscription as Res
 from subsvc_client.models.schedule import Schedule as Schedule
 from subsvc_client.models.stripe_connection import StripeConnection as StripeConnection
 from subsvc_client.models.stripe_connection_put import StripeConnectionPut as StripeConnectionPut
+from subsvc_client.models.stripe_event_receipt import StripeEventReceipt as StripeEventReceipt
 from subsvc_client.models.stripe_pause_behavior import StripePauseBehavior as StripePauseBehavior
 from subsvc_client.models.subscription import Subscription as Subscription
 from subsvc_client.models.subscription_cancel import SubscriptionCancel as SubscriptionCancel

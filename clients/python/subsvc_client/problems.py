@@ -123,6 +123,12 @@ class ExternalIdInUseError(ProblemError):
     code = "0037"
 
 
+class StripeReadFailedError(ProblemError):
+    """0038: Stripe read failed."""
+
+    code = "0038"
+
+
 class InvalidRequestError(ProblemError):
     """0040: Invalid request."""
 
@@ -169,6 +175,12 @@ class StatusNotPatchableError(ProblemError):
     """0047: Status not patchable."""
 
     code = "0047"
+
+
+class StripeSignatureInvalidError(ProblemError):
+    """0049: Stripe signature invalid."""
+
+    code = "0049"
 
 
 class IdempotencyKeyReusedError(ProblemError):
@@ -282,6 +294,7 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0035": HoldReleasedError,
     "0036": TestClockMovedError,
     "0037": ExternalIdInUseError,
+    "0038": StripeReadFailedError,
     "0040": InvalidRequestError,
     "0041": UnsupportedMediaTypeError,
     "0042": PayloadTooLargeError,
@@ -290,6 +303,7 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0045": MethodNotAllowedError,
     "0046": FilterTooBroadError,
     "0047": StatusNotPatchableError,
+    "0049": StripeSignatureInvalidError,
     "0050": IdempotencyKeyReusedError,
     "0051": IdempotencyKeyInUseError,
     "0053": StripeKeyOfTheOtherModeError,
@@ -307,4 +321,4 @@ PROBLEM_TYPES: dict[str, type[ProblemError]] = {
     "0920": GatewayTimeoutError,
 }
 
-__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "SubscriptionImportNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "ExternalIdInUseError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "StatusNotPatchableError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "EventDestinationNotFoundError", "InvalidAnalyticsRangeError", "CredentialsNeedTlsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]
+__all__ = ["UnauthorizedError", "TestModeOnlyError", "SubscriptionNotFoundError", "Problem0021Error", "BulkRequestNotFoundError", "WebhookEndpointNotFoundError", "EventNotFoundError", "ApiKeyNotFoundError", "HoldNotFoundError", "PortalLinkNotFoundError", "PlanNotFoundError", "SubscriptionImportNotFoundError", "InvalidStatusTransitionError", "LastApiKeyError", "PausePolicyViolatedError", "BulkRequestNotFinishedError", "BulkRequestAlreadyUndoneError", "HoldReleasedError", "TestClockMovedError", "ExternalIdInUseError", "StripeReadFailedError", "InvalidRequestError", "UnsupportedMediaTypeError", "PayloadTooLargeError", "InvalidScheduleError", "WebhookUrlNotAllowedError", "MethodNotAllowedError", "FilterTooBroadError", "StatusNotPatchableError", "StripeSignatureInvalidError", "IdempotencyKeyReusedError", "IdempotencyKeyInUseError", "StripeKeyOfTheOtherModeError", "TooManyRequestsError", "BillingConnectionNotFoundError", "EventDestinationNotFoundError", "InvalidAnalyticsRangeError", "CredentialsNeedTlsError", "Problem0142Error", "Problem0143Error", "InternalServerError", "Problem0901Error", "ServiceUnavailableError", "SecretsKeyMissingError", "GatewayTimeoutError", "PROBLEM_TYPES"]

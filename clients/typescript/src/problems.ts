@@ -101,6 +101,11 @@ export class ExternalIdInUseError extends ProblemError {
   static override readonly code = '0037';
 }
 
+/** 0038: Stripe read failed. */
+export class StripeReadFailedError extends ProblemError {
+  static override readonly code = '0038';
+}
+
 /** 0040: Invalid request. */
 export class InvalidRequestError extends ProblemError {
   static override readonly code = '0040';
@@ -139,6 +144,11 @@ export class FilterTooBroadError extends ProblemError {
 /** 0047: Status not patchable. */
 export class StatusNotPatchableError extends ProblemError {
   static override readonly code = '0047';
+}
+
+/** 0049: Stripe signature invalid. */
+export class StripeSignatureInvalidError extends ProblemError {
+  static override readonly code = '0049';
 }
 
 /** 0050: Idempotency key reused. */
@@ -238,6 +248,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0035': HoldReleasedError,
   '0036': TestClockMovedError,
   '0037': ExternalIdInUseError,
+  '0038': StripeReadFailedError,
   '0040': InvalidRequestError,
   '0041': UnsupportedMediaTypeError,
   '0042': PayloadTooLargeError,
@@ -246,6 +257,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, typeof ProblemError>> = {
   '0045': MethodNotAllowedError,
   '0046': FilterTooBroadError,
   '0047': StatusNotPatchableError,
+  '0049': StripeSignatureInvalidError,
   '0050': IdempotencyKeyReusedError,
   '0051': IdempotencyKeyInUseError,
   '0053': StripeKeyOfTheOtherModeError,

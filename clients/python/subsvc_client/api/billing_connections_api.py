@@ -16,10 +16,12 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from typing_extensions import Annotated
 
 from pydantic import Field, field_validator
-from typing import Optional
+from typing import Any, Dict, Optional
 from typing_extensions import Annotated
 from subsvc_client.models.stripe_connection import StripeConnection
 from subsvc_client.models.stripe_connection_put import StripeConnectionPut
+from subsvc_client.models.stripe_event_receipt import StripeEventReceipt
+from subsvc_client.models.subscription_import_accepted import SubscriptionImportAccepted
 
 from subsvc_client.api_client import ApiClient, RequestSerialized
 from subsvc_client.api_response import ApiResponse
@@ -867,6 +869,618 @@ class BillingConnectionsApi:
         return self.api_client.param_serialize(
             method='PUT',
             resource_path='/v2/billing-connections/stripe',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def receive_stripe_event(
+        self,
+        connection_id: Annotated[str, Field(strict=True, max_length=100, description="The connection's `id`, as its `webhookUrl` names it.")],
+        request_body: Annotated[Dict[str, Any], Field(description="A Stripe event, as Stripe sends it (its `Event` object), signed in `Stripe-Signature`.")],
+        stripe_signature: Annotated[Optional[Annotated[str, Field(strict=True, max_length=4096)]], Field(description="Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> StripeEventReceipt:
+        """Stripe's events, sent by Stripe to the connection's webhookUrl
+
+        The address Stripe sends the connection's events to (`webhookUrl`; register it in Stripe's dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`). Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the connection's. `Stripe-Signature` is checked with the connection's `webhookSecret` (the signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an unknown connection 404 `0120`, and neither applies anything.  A subscription event creates or updates the subscription whose `externalId` is the Stripe subscription's id (its `planId` from the first item's price, the price id kept in `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`, cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry `cause: {kind: \"billing\", system: \"stripe\", eventId}` and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe's echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (`outcome`). 
+
+        :param connection_id: The connection's `id`, as its `webhookUrl` names it. (required)
+        :type connection_id: str
+        :param request_body: A Stripe event, as Stripe sends it (its `Event` object), signed in `Stripe-Signature`. (required)
+        :type request_body: Dict[str, object]
+        :param stripe_signature: Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.
+        :type stripe_signature: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._receive_stripe_event_serialize(
+            connection_id=connection_id,
+            request_body=request_body,
+            stripe_signature=stripe_signature,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "StripeEventReceipt",
+            '400': "BillingConnectionsProblem",
+            '404': "BillingConnectionsProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def receive_stripe_event_with_http_info(
+        self,
+        connection_id: Annotated[str, Field(strict=True, max_length=100, description="The connection's `id`, as its `webhookUrl` names it.")],
+        request_body: Annotated[Dict[str, Any], Field(description="A Stripe event, as Stripe sends it (its `Event` object), signed in `Stripe-Signature`.")],
+        stripe_signature: Annotated[Optional[Annotated[str, Field(strict=True, max_length=4096)]], Field(description="Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[StripeEventReceipt]:
+        """Stripe's events, sent by Stripe to the connection's webhookUrl
+
+        The address Stripe sends the connection's events to (`webhookUrl`; register it in Stripe's dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`). Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the connection's. `Stripe-Signature` is checked with the connection's `webhookSecret` (the signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an unknown connection 404 `0120`, and neither applies anything.  A subscription event creates or updates the subscription whose `externalId` is the Stripe subscription's id (its `planId` from the first item's price, the price id kept in `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`, cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry `cause: {kind: \"billing\", system: \"stripe\", eventId}` and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe's echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (`outcome`). 
+
+        :param connection_id: The connection's `id`, as its `webhookUrl` names it. (required)
+        :type connection_id: str
+        :param request_body: A Stripe event, as Stripe sends it (its `Event` object), signed in `Stripe-Signature`. (required)
+        :type request_body: Dict[str, object]
+        :param stripe_signature: Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.
+        :type stripe_signature: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._receive_stripe_event_serialize(
+            connection_id=connection_id,
+            request_body=request_body,
+            stripe_signature=stripe_signature,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "StripeEventReceipt",
+            '400': "BillingConnectionsProblem",
+            '404': "BillingConnectionsProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def receive_stripe_event_without_preload_content(
+        self,
+        connection_id: Annotated[str, Field(strict=True, max_length=100, description="The connection's `id`, as its `webhookUrl` names it.")],
+        request_body: Annotated[Dict[str, Any], Field(description="A Stripe event, as Stripe sends it (its `Event` object), signed in `Stripe-Signature`.")],
+        stripe_signature: Annotated[Optional[Annotated[str, Field(strict=True, max_length=4096)]], Field(description="Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Stripe's events, sent by Stripe to the connection's webhookUrl
+
+        The address Stripe sends the connection's events to (`webhookUrl`; register it in Stripe's dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`). Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the connection's. `Stripe-Signature` is checked with the connection's `webhookSecret` (the signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an unknown connection 404 `0120`, and neither applies anything.  A subscription event creates or updates the subscription whose `externalId` is the Stripe subscription's id (its `planId` from the first item's price, the price id kept in `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`, cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry `cause: {kind: \"billing\", system: \"stripe\", eventId}` and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe's echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (`outcome`). 
+
+        :param connection_id: The connection's `id`, as its `webhookUrl` names it. (required)
+        :type connection_id: str
+        :param request_body: A Stripe event, as Stripe sends it (its `Event` object), signed in `Stripe-Signature`. (required)
+        :type request_body: Dict[str, object]
+        :param stripe_signature: Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.
+        :type stripe_signature: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._receive_stripe_event_serialize(
+            connection_id=connection_id,
+            request_body=request_body,
+            stripe_signature=stripe_signature,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '200': "StripeEventReceipt",
+            '400': "BillingConnectionsProblem",
+            '404': "BillingConnectionsProblem",
+            '413': "Problem",
+            '415': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _receive_stripe_event_serialize(
+        self,
+        connection_id,
+        request_body,
+        stripe_signature,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        if connection_id is not None:
+            _path_params['connectionId'] = connection_id
+        # process the query parameters
+        # process the header parameters
+        if stripe_signature is not None:
+            _header_params['Stripe-Signature'] = stripe_signature
+        # process the form parameters
+        # process the body parameter
+        if request_body is not None:
+            _body_params = request_body
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+        # set the HTTP header `Content-Type`
+        if _content_type:
+            _header_params['Content-Type'] = _content_type
+        else:
+            _default_content_type = (
+                self.api_client.select_header_content_type(
+                    [
+                        'application/json'
+                    ]
+                )
+            )
+            if _default_content_type is not None:
+                _header_params['Content-Type'] = _default_content_type
+
+        # authentication setting
+        _auth_settings: List[str] = [
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/connectors/stripe/{connectionId}/webhooks',
+            path_params=_path_params,
+            query_params=_query_params,
+            header_params=_header_params,
+            body=_body_params,
+            post_params=_form_params,
+            files=_files,
+            auth_settings=_auth_settings,
+            collection_formats=_collection_formats,
+            _host=_host,
+            _request_auth=_request_auth
+        )
+
+
+
+
+    @validate_call
+    def sync_stripe_connection(
+        self,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> SubscriptionImportAccepted:
+        """Bring every Stripe subscription in (the backfill)
+
+        Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`, page by page) into a subscription import, and answers 202 with the import and its `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by `externalId` (its `sub_…` id), `planId` from its first item's price (as Stripe's events give it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one with `pause_collection` set is created paused. One `subscription_import.completed` event follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 `0038` with Stripe's message, and nothing is imported. 
+
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._sync_stripe_connection_serialize(
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "SubscriptionImportAccepted",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '404': "BillingConnectionsProblem",
+            '409': "BillingConnectionsProblem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        ).data
+
+
+    @validate_call
+    def sync_stripe_connection_with_http_info(
+        self,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> ApiResponse[SubscriptionImportAccepted]:
+        """Bring every Stripe subscription in (the backfill)
+
+        Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`, page by page) into a subscription import, and answers 202 with the import and its `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by `externalId` (its `sub_…` id), `planId` from its first item's price (as Stripe's events give it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one with `pause_collection` set is created paused. One `subscription_import.completed` event follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 `0038` with Stripe's message, and nothing is imported. 
+
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._sync_stripe_connection_serialize(
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "SubscriptionImportAccepted",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '404': "BillingConnectionsProblem",
+            '409': "BillingConnectionsProblem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        response_data.read()
+        return self.api_client.response_deserialize(
+            response_data=response_data,
+            response_types_map=_response_types_map,
+        )
+
+
+    @validate_call
+    def sync_stripe_connection_without_preload_content(
+        self,
+        idempotency_key: Annotated[Optional[Annotated[str, Field(min_length=1, strict=True, max_length=255)]], Field(description="Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. ")] = None,
+        _request_timeout: Union[
+            None,
+            Annotated[StrictFloat, Field(gt=0)],
+            Tuple[
+                Annotated[StrictFloat, Field(gt=0)],
+                Annotated[StrictFloat, Field(gt=0)]
+            ]
+        ] = None,
+        _request_auth: Optional[Dict[StrictStr, Any]] = None,
+        _content_type: Optional[StrictStr] = None,
+        _headers: Optional[Dict[StrictStr, Any]] = None,
+        _host_index: Annotated[StrictInt, Field(ge=0, le=0)] = 0,
+    ) -> RESTResponseType:
+        """Bring every Stripe subscription in (the backfill)
+
+        Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`, page by page) into a subscription import, and answers 202 with the import and its `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by `externalId` (its `sub_…` id), `planId` from its first item's price (as Stripe's events give it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one with `pause_collection` set is created paused. One `subscription_import.completed` event follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 `0038` with Stripe's message, and nothing is imported. 
+
+        :param idempotency_key: Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again. 
+        :type idempotency_key: str
+        :param _request_timeout: timeout setting for this request. If one
+                                 number provided, it will be total request
+                                 timeout. It can also be a pair (tuple) of
+                                 (connection, read) timeouts.
+        :type _request_timeout: int, tuple(int, int), optional
+        :param _request_auth: set to override the auth_settings for an a single
+                              request; this effectively ignores the
+                              authentication in the spec for a single request.
+        :type _request_auth: dict, optional
+        :param _content_type: force content-type for the request.
+        :type _content_type: str, Optional
+        :param _headers: set to override the headers for a single
+                         request; this effectively ignores the headers
+                         in the spec for a single request.
+        :type _headers: dict, optional
+        :param _host_index: set to override the host_index for a single
+                            request; this effectively ignores the host_index
+                            in the spec for a single request.
+        :type _host_index: int, optional
+        :return: Returns the result object.
+        """ # noqa: E501
+
+        _param = self._sync_stripe_connection_serialize(
+            idempotency_key=idempotency_key,
+            _request_auth=_request_auth,
+            _content_type=_content_type,
+            _headers=_headers,
+            _host_index=_host_index
+        )
+
+        _response_types_map: Dict[str, Optional[str]] = {
+            '202': "SubscriptionImportAccepted",
+            '400': "ProblemOrTestOutcome",
+            '401': "Problem",
+            '404': "BillingConnectionsProblem",
+            '409': "BillingConnectionsProblem",
+            '422': "Problem",
+            '429': "Problem",
+            '500': "Problem",
+            '503': "Problem",
+        }
+        response_data = self.api_client.call_api(
+            *_param,
+            _request_timeout=_request_timeout
+        )
+        return response_data.response
+
+
+    def _sync_stripe_connection_serialize(
+        self,
+        idempotency_key,
+        _request_auth,
+        _content_type,
+        _headers,
+        _host_index,
+    ) -> RequestSerialized:
+
+        _host = None
+
+        _collection_formats: Dict[str, str] = {
+        }
+
+        _path_params: Dict[str, str] = {}
+        _query_params: List[Tuple[str, str]] = []
+        _header_params: Dict[str, Optional[str]] = _headers or {}
+        _form_params: List[Tuple[str, str]] = []
+        _files: Dict[
+            str, Union[str, bytes, List[str], List[bytes], List[Tuple[str, bytes]]]
+        ] = {}
+        _body_params: Optional[bytes] = None
+
+        # process the path parameters
+        # process the query parameters
+        # process the header parameters
+        if idempotency_key is not None:
+            _header_params['Idempotency-Key'] = idempotency_key
+        # process the form parameters
+        # process the body parameter
+
+
+        # set the HTTP header `Accept`
+        if 'Accept' not in _header_params:
+            _header_params['Accept'] = self.api_client.select_header_accept(
+                [
+                    'application/json', 
+                    'application/problem+json'
+                ]
+            )
+
+
+        # authentication setting
+        _auth_settings: List[str] = [
+            'ApiKey', 
+            'ApiKeyUnderscore'
+        ]
+
+        return self.api_client.param_serialize(
+            method='POST',
+            resource_path='/v2/billing-connections/stripe/sync',
             path_params=_path_params,
             query_params=_query_params,
             header_params=_header_params,

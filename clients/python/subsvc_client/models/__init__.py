@@ -93,6 +93,7 @@ from subsvc_client.models.resumed_subscription import ResumedSubscription
 from subsvc_client.models.schedule import Schedule
 from subsvc_client.models.stripe_connection import StripeConnection
 from subsvc_client.models.stripe_connection_put import StripeConnectionPut
+from subsvc_client.models.stripe_event_receipt import StripeEventReceipt
 from subsvc_client.models.stripe_pause_behavior import StripePauseBehavior
 from subsvc_client.models.subscription import Subscription
 from subsvc_client.models.subscription_cancel import SubscriptionCancel

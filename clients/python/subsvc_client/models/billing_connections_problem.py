@@ -47,8 +47,8 @@ class BillingConnectionsProblem(BaseModel):
     @field_validator('code')
     def code_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['0010', '0021', '0040', '0041', '0042', '0045', '0050', '0051', '0053', '0060', '0120', '0900', '0901', '0910', '0911']):
-            raise ValueError("must be one of enum values ('0010', '0021', '0040', '0041', '0042', '0045', '0050', '0051', '0053', '0060', '0120', '0900', '0901', '0910', '0911')")
+        if value not in set(['0010', '0021', '0038', '0040', '0041', '0042', '0045', '0049', '0050', '0051', '0053', '0060', '0120', '0900', '0901', '0910', '0911']):
+            raise ValueError("must be one of enum values ('0010', '0021', '0038', '0040', '0041', '0042', '0045', '0049', '0050', '0051', '0053', '0060', '0120', '0900', '0901', '0910', '0911')")
         return value
 
     model_config = ConfigDict(

@@ -27,20 +27,32 @@ from pydantic_core import to_jsonable_python
 
 class EventCause(BaseModel):
     """
-    What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request; a hold's notice carries `holdId` only). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. 
+    What made the change: `api` (a single call; no `requestId`, the call's `X-Request-Id` is in the logs), `bulk` (a bulk command; `requestId` is the bulk request's id), `schedule` (a scheduled pause or resume falling due, or a notice before a scheduled resume: `subscription.resume_upcoming`) or `hold` (a hold placed or released; `holdId` names it, `requestId` its bulk request; a hold's notice carries `holdId` only). For `api` and `bulk`, `apiKeyId` is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never the key). Events recorded before causes carried it have none. `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id. `billing`: a change made in the billing system, applied from its event (`system`, and `eventId`: the billing system's event id); it is not sent back there. 
     """ # noqa: E501
     kind: StrictStr
+    system: Optional[StrictStr] = Field(default=None, description="The billing system that made the change (`billing` only).")
+    event_id: Optional[Annotated[str, Field(strict=True, max_length=255)]] = Field(default=None, description="The billing system's event id, e.g. Stripe's `evt_…` (`billing` only).", alias="eventId")
     request_id: Optional[UUID] = Field(default=None, description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="requestId")
     hold_id: Optional[UUID] = Field(default=None, description="The hold that made the change (`hold` only).", alias="holdId")
     api_key_id: Optional[Annotated[str, Field(strict=True, max_length=64)]] = Field(default=None, description="The id of the API key that made the request (`api` and `bulk` only).", alias="apiKeyId")
     portal_link_id: Optional[UUID] = Field(default=None, description="A UUID in its canonical 36-character form; letters may be upper or lower case.", alias="portalLinkId")
-    __properties: ClassVar[List[str]] = ["kind", "requestId", "holdId", "apiKeyId", "portalLinkId"]
+    __properties: ClassVar[List[str]] = ["kind", "system", "eventId", "requestId", "holdId", "apiKeyId", "portalLinkId"]
 
     @field_validator('kind')
     def kind_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['api', 'bulk', 'schedule', 'portal', 'hold']):
-            raise ValueError("must be one of enum values ('api', 'bulk', 'schedule', 'portal', 'hold')")
+        if value not in set(['api', 'bulk', 'schedule', 'portal', 'hold', 'billing']):
+            raise ValueError("must be one of enum values ('api', 'bulk', 'schedule', 'portal', 'hold', 'billing')")
+        return value
+
+    @field_validator('system')
+    def system_validate_enum(cls, value):
+        """Validates the enum"""
+        if value is None:
+            return value
+
+        if value not in set(['stripe']):
+            raise ValueError("must be one of enum values ('stripe')")
         return value
 
     @field_validator('request_id', mode="before")
@@ -125,6 +137,8 @@ class EventCause(BaseModel):
 
         _obj = cls.model_validate({
             "kind": obj.get("kind"),
+            "system": obj.get("system"),
+            "eventId": obj.get("eventId"),
             "requestId": obj.get("requestId"),
             "holdId": obj.get("holdId"),
             "apiKeyId": obj.get("apiKeyId"),

@@ -72,8 +72,8 @@ class EventDestination(BaseModel):
     def types_validate_enum(cls, value):
         """Validates the enum"""
         for i in value:
-            if i not in set(['*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'bulk_request.completed', 'subscription.created', 'subscription.updated', 'subscription.cancelled', 'subscription_import.completed']):
-                raise ValueError("each list item must be one of ('*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'bulk_request.completed', 'subscription.created', 'subscription.updated', 'subscription.cancelled', 'subscription_import.completed')")
+            if i not in set(['*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'bulk_request.completed', 'subscription.created', 'subscription.updated', 'subscription.cancelled', 'subscription_import.completed', 'subscription.billing_sync_failed']):
+                raise ValueError("each list item must be one of ('*', 'subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'bulk_request.completed', 'subscription.created', 'subscription.updated', 'subscription.cancelled', 'subscription_import.completed', 'subscription.billing_sync_failed')")
         return value
 
     @field_validator('status')

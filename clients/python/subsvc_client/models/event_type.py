@@ -37,6 +37,7 @@ class EventType(str, Enum):
     SUBSCRIPTION_DOT_UPDATED = 'subscription.updated'
     SUBSCRIPTION_DOT_CANCELLED = 'subscription.cancelled'
     SUBSCRIPTION_IMPORT_DOT_COMPLETED = 'subscription_import.completed'
+    SUBSCRIPTION_DOT_BILLING_SYNC_FAILED = 'subscription.billing_sync_failed'
 
     @classmethod
     def from_json(cls, json_str: str) -> Self:

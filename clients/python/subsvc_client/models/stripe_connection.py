@@ -37,7 +37,7 @@ class StripeConnection(BaseModel):
     pause_behavior: StripePauseBehavior = Field(alias="pauseBehavior")
     webhook_url: Annotated[str, Field(strict=True, max_length=2100)] = Field(description="`{PUBLIC_URL}/connectors/stripe/{id}/webhooks`: the address to register in Stripe.", alias="webhookUrl")
     created_at: Annotated[str, Field(strict=True, max_length=27)] = Field(description="ISO 8601 UTC timestamp with exactly six fractional digits (microseconds).", alias="createdAt")
-    last_sync_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When a backfill last finished; null before the first.", alias="lastSyncAt")
+    last_sync_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(description="When a backfill (`POST /v2/billing-connections/stripe/sync`) last finished reading Stripe; null before the first.", alias="lastSyncAt")
     livemode: StrictBool = Field(description="true for live data, false for data of a test mode (reached with a test key `sk_test_…`; see the test mode section of the docs). A key only ever sees objects of its own mode. ")
     __properties: ClassVar[List[str]] = ["id", "system", "status", "apiKeyLast4", "pauseBehavior", "webhookUrl", "createdAt", "lastSyncAt", "livemode"]
 

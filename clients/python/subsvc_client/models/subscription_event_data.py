@@ -20,6 +20,7 @@ import json
 from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator
 from typing import Any, ClassVar, Dict, List, Optional
 from typing_extensions import Annotated
+from uuid import UUID
 from subsvc_client.models.event_cause import EventCause
 from subsvc_client.models.schedule import Schedule
 from subsvc_client.models.subscription import Subscription
@@ -40,7 +41,8 @@ class SubscriptionEventData(BaseModel):
     resume_at: Optional[Annotated[str, Field(strict=True, max_length=27)]] = Field(default=None, description="`subscription.resume_upcoming` only: when the subscription resumes by itself.", alias="resumeAt")
     changed: Optional[Annotated[List[StrictStr], Field(min_length=1, max_length=4)]] = Field(default=None, description="`subscription.updated` only: the fields the update changed.")
     reason: Optional[Annotated[str, Field(strict=True, max_length=500)]] = Field(default=None, description="`subscription.cancelled` only: the reason given with the cancel, if any.")
-    __properties: ClassVar[List[str]] = ["subscription", "previousStatus", "cause", "schedule", "removed", "resumeAt", "changed", "reason"]
+    failed_event_id: Optional[UUID] = Field(default=None, description="`subscription.billing_sync_failed` only: the event whose change the billing system refused (its push's `Idempotency-Key`).", alias="failedEventId")
+    __properties: ClassVar[List[str]] = ["subscription", "previousStatus", "cause", "schedule", "removed", "resumeAt", "changed", "reason", "failedEventId"]
 
     @field_validator('removed')
     def removed_validate_enum(cls, value):
@@ -72,6 +74,16 @@ class SubscriptionEventData(BaseModel):
         for i in value:
             if i not in set(['planId', 'cycle', 'metadata', 'externalId']):
                 raise ValueError("each list item must be one of ('planId', 'cycle', 'metadata', 'externalId')")
+        return value
+
+    @field_validator('failed_event_id', mode="before")
+    def failed_event_id_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", value):
+            raise ValueError(r"must validate the regular expression /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/")
         return value
 
     model_config = ConfigDict(
@@ -141,7 +153,8 @@ class SubscriptionEventData(BaseModel):
             "removed": obj.get("removed"),
             "resumeAt": obj.get("resumeAt"),
             "changed": obj.get("changed"),
-            "reason": obj.get("reason")
+            "reason": obj.get("reason"),
+            "failedEventId": obj.get("failedEventId")
         })
         return _obj
 

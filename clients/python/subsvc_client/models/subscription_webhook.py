@@ -39,8 +39,8 @@ class SubscriptionWebhook(BaseModel):
     @field_validator('type')
     def type_validate_enum(cls, value):
         """Validates the enum"""
-        if value not in set(['subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'subscription.created', 'subscription.updated', 'subscription.cancelled']):
-            raise ValueError("must be one of enum values ('subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'subscription.created', 'subscription.updated', 'subscription.cancelled')")
+        if value not in set(['subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'subscription.created', 'subscription.updated', 'subscription.cancelled', 'subscription.billing_sync_failed']):
+            raise ValueError("must be one of enum values ('subscription.paused', 'subscription.resumed', 'subscription.pause_scheduled', 'subscription.resume_scheduled', 'subscription.schedule_removed', 'subscription.resume_upcoming', 'subscription.created', 'subscription.updated', 'subscription.cancelled', 'subscription.billing_sync_failed')")
         return value
 
     @field_validator('timestamp', mode="before")

@@ -24,6 +24,11 @@ import {
     ProblemToJSON,
 } from '../models/Problem.js';
 import {
+    type ProblemOrTestOutcome,
+    ProblemOrTestOutcomeFromJSON,
+    ProblemOrTestOutcomeToJSON,
+} from '../models/ProblemOrTestOutcome.js';
+import {
     type StripeConnection,
     StripeConnectionFromJSON,
     StripeConnectionToJSON,
@@ -33,12 +38,50 @@ import {
     StripeConnectionPutFromJSON,
     StripeConnectionPutToJSON,
 } from '../models/StripeConnectionPut.js';
+import {
+    type StripeEventReceipt,
+    StripeEventReceiptFromJSON,
+    StripeEventReceiptToJSON,
+} from '../models/StripeEventReceipt.js';
+import {
+    type SubscriptionImportAccepted,
+    SubscriptionImportAcceptedFromJSON,
+    SubscriptionImportAcceptedToJSON,
+} from '../models/SubscriptionImportAccepted.js';
 
 export interface PutStripeConnectionRequest {
     /**
      * 
      */
     stripeConnectionPut: StripeConnectionPut;
+    /**
+     * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
+     * request of the same merchant with the same key and the same request (path and body) gets
+     * the stored response again, with `Idempotent-Replayed: true`, and nothing is done twice (no
+     * second queueing for bulk). The same key with a different request answers 422 (0050); the
+     * same key while the first request is still being served answers 409 (0051). Only
+     * successful responses are stored: after an error the key may be used again.
+     * 
+     */
+    idempotencyKey?: string;
+}
+
+export interface ReceiveStripeEventRequest {
+    /**
+     * The connection's `id`, as its `webhookUrl` names it.
+     */
+    connectionId: string;
+    /**
+     * 
+     */
+    requestBody: { [key: string]: any; };
+    /**
+     * Stripe's signature of the body (`t=<unix seconds>,v1=<HMAC-SHA256>`); without it the call answers 400 `0049`.
+     */
+    stripeSignature?: string;
+}
+
+export interface SyncStripeConnectionRequest {
     /**
      * Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a
      * request of the same merchant with the same key and the same request (path and body) gets
@@ -207,6 +250,118 @@ export class BillingConnectionsApi extends runtime.BaseAPI {
      */
     async putStripeConnection(requestParameters: PutStripeConnectionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<StripeConnection> {
         const response = await this.putStripeConnectionRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for receiveStripeEvent without sending the request
+     */
+    async receiveStripeEventRequestOpts(requestParameters: ReceiveStripeEventRequest): Promise<runtime.RequestOpts> {
+        if (requestParameters['connectionId'] == null) {
+            throw new runtime.RequiredError(
+                'connectionId',
+                'Required parameter "connectionId" was null or undefined when calling receiveStripeEvent().'
+            );
+        }
+
+        if (requestParameters['requestBody'] == null) {
+            throw new runtime.RequiredError(
+                'requestBody',
+                'Required parameter "requestBody" was null or undefined when calling receiveStripeEvent().'
+            );
+        }
+
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        headerParameters['Content-Type'] = 'application/json';
+
+        if (requestParameters['stripeSignature'] != null) {
+            headerParameters['Stripe-Signature'] = String(requestParameters['stripeSignature']);
+        }
+
+
+        let urlPath = `/connectors/stripe/{connectionId}/webhooks`;
+        urlPath = urlPath.replace('{connectionId}', encodeURIComponent(String(requestParameters['connectionId'])));
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+            body: requestParameters['requestBody'],
+        };
+    }
+
+    /**
+     * The address Stripe sends the connection\'s events to (`webhookUrl`; register it in Stripe\'s dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`). Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the connection\'s. `Stripe-Signature` is checked with the connection\'s `webhookSecret` (the signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an unknown connection 404 `0120`, and neither applies anything.  A subscription event creates or updates the subscription whose `externalId` is the Stripe subscription\'s id (its `planId` from the first item\'s price, the price id kept in `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`, cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry `cause: {kind: \"billing\", system: \"stripe\", eventId}` and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe\'s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (`outcome`). 
+     * Stripe\'s events, sent by Stripe to the connection\'s webhookUrl
+     */
+    async receiveStripeEventRaw(requestParameters: ReceiveStripeEventRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<StripeEventReceipt>> {
+        const requestOptions = await this.receiveStripeEventRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => StripeEventReceiptFromJSON(jsonValue));
+    }
+
+    /**
+     * The address Stripe sends the connection\'s events to (`webhookUrl`; register it in Stripe\'s dashboard with the events `customer.subscription.created`, `.updated` and `.deleted`). Stripe calls it, not a client: it takes no API key, and outside `/v2`, its path is the connection\'s. `Stripe-Signature` is checked with the connection\'s `webhookSecret` (the signed time at most 5 minutes away); a bad or missing signature answers 400 `0049`, an unknown connection 404 `0120`, and neither applies anything.  A subscription event creates or updates the subscription whose `externalId` is the Stripe subscription\'s id (its `planId` from the first item\'s price, the price id kept in `metadata.stripePriceId`); `.deleted`, and a status `canceled` or `incomplete_expired`, cancel it; `pause_collection` set or cleared pauses or resumes it. Such changes carry `cause: {kind: \"billing\", system: \"stripe\", eventId}` and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe\'s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (`outcome`). 
+     * Stripe\'s events, sent by Stripe to the connection\'s webhookUrl
+     */
+    async receiveStripeEvent(requestParameters: ReceiveStripeEventRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<StripeEventReceipt> {
+        const response = await this.receiveStripeEventRaw(requestParameters, initOverrides);
+        return await response.value();
+    }
+
+    /**
+     * Creates request options for syncStripeConnection without sending the request
+     */
+    async syncStripeConnectionRequestOpts(requestParameters: SyncStripeConnectionRequest): Promise<runtime.RequestOpts> {
+        const queryParameters: any = {};
+
+        const headerParameters: runtime.HTTPHeaders = {};
+
+        if (requestParameters['idempotencyKey'] != null) {
+            headerParameters['Idempotency-Key'] = String(requestParameters['idempotencyKey']);
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x-api-key"] = await this.configuration.apiKey("x-api-key"); // ApiKey authentication
+        }
+
+        if (this.configuration && this.configuration.apiKey) {
+            headerParameters["x_api_key"] = await this.configuration.apiKey("x_api_key"); // ApiKeyUnderscore authentication
+        }
+
+
+        let urlPath = `/v2/billing-connections/stripe/sync`;
+
+        return {
+            path: urlPath,
+            method: 'POST',
+            headers: headerParameters,
+            query: queryParameters,
+        };
+    }
+
+    /**
+     * Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`, page by page) into a subscription import, and answers 202 with the import and its `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by `externalId` (its `sub_…` id), `planId` from its first item\'s price (as Stripe\'s events give it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one with `pause_collection` set is created paused. One `subscription_import.completed` event follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 `0038` with Stripe\'s message, and nothing is imported. 
+     * Bring every Stripe subscription in (the backfill)
+     */
+    async syncStripeConnectionRaw(requestParameters: SyncStripeConnectionRequest, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<runtime.ApiResponse<SubscriptionImportAccepted>> {
+        const requestOptions = await this.syncStripeConnectionRequestOpts(requestParameters);
+        const response = await this.request(requestOptions, initOverrides);
+
+        return new runtime.JSONApiResponse(response, (jsonValue) => SubscriptionImportAcceptedFromJSON(jsonValue));
+    }
+
+    /**
+     * Reads every subscription of the connected Stripe account (`GET /v1/subscriptions?status=all`, page by page) into a subscription import, and answers 202 with the import and its `Location` (`/v2/subscription-imports/{id}`) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by `externalId` (its `sub_…` id), `planId` from its first item\'s price (as Stripe\'s events give it), `metadata.stripePriceId`; `canceled` and `incomplete_expired` ones are cancelled, one with `pause_collection` set is created paused. One `subscription_import.completed` event follows. No connection answers 404 `0120`; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 `0038` with Stripe\'s message, and nothing is imported. 
+     * Bring every Stripe subscription in (the backfill)
+     */
+    async syncStripeConnection(requestParameters: SyncStripeConnectionRequest = {}, initOverrides?: RequestInit | runtime.InitOverrideFunction): Promise<SubscriptionImportAccepted> {
+        const response = await this.syncStripeConnectionRaw(requestParameters, initOverrides);
         return await response.value();
     }
 

@@ -63,10 +63,12 @@ export interface BillingConnectionsProblem {
 export const BillingConnectionsProblemCodeEnum = {
     _0010: '0010',
     _0021: '0021',
+    _0038: '0038',
     _0040: '0040',
     _0041: '0041',
     _0042: '0042',
     _0045: '0045',
+    _0049: '0049',
     _0050: '0050',
     _0051: '0051',
     _0053: '0053',

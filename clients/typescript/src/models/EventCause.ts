@@ -22,6 +22,8 @@ import { mapValues } from '../runtime.js';
  * is the id of the API key that made the request (as `GET /v2/api-keys` lists it; never
  * the key). Events recorded before causes carried it have none.
  * `portal`: a customer's change on a portal link's page; `portalLinkId` is the link's id.
+ * `billing`: a change made in the billing system, applied from its event (`system`, and
+ * `eventId`: the billing system's event id); it is not sent back there.
  * 
  * @export
  * @interface EventCause
@@ -31,6 +33,14 @@ export interface EventCause {
      * 
      */
     kind: EventCauseKindEnum;
+    /**
+     * The billing system that made the change (`billing` only).
+     */
+    system?: EventCauseSystemEnum;
+    /**
+     * The billing system's event id, e.g. Stripe's `evt_…` (`billing` only).
+     */
+    eventId?: string;
     /**
      * A UUID in its canonical 36-character form; letters may be upper or lower case.
      */
@@ -59,8 +69,17 @@ export const EventCauseKindEnum = {
     Schedule: 'schedule',
     Portal: 'portal',
     Hold: 'hold',
+    Billing: 'billing',
 } as const;
 export type EventCauseKindEnum = typeof EventCauseKindEnum[keyof typeof EventCauseKindEnum];
+
+/**
+ * @export
+ */
+export const EventCauseSystemEnum = {
+    Stripe: 'stripe',
+} as const;
+export type EventCauseSystemEnum = typeof EventCauseSystemEnum[keyof typeof EventCauseSystemEnum];
 
 
 /**
@@ -82,6 +101,8 @@ export function EventCauseFromJSONTyped(json: any, ignoreDiscriminator: boolean)
     return {
         
         'kind': json['kind'],
+        'system': json['system'] == null ? undefined : json['system'],
+        'eventId': json['eventId'] == null ? undefined : json['eventId'],
         'requestId': json['requestId'] == null ? undefined : json['requestId'],
         'holdId': json['holdId'] == null ? undefined : json['holdId'],
         'apiKeyId': json['apiKeyId'] == null ? undefined : json['apiKeyId'],
@@ -101,6 +122,8 @@ export function EventCauseToJSONTyped(value?: EventCause | null, ignoreDiscrimin
     return {
         
         'kind': value['kind'],
+        'system': value['system'],
+        'eventId': value['eventId'],
         'requestId': value['requestId'],
         'holdId': value['holdId'],
         'apiKeyId': value['apiKeyId'],

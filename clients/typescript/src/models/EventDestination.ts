@@ -115,6 +115,7 @@ export const EventDestinationTypesEnum = {
     SubscriptionUpdated: 'subscription.updated',
     SubscriptionCancelled: 'subscription.cancelled',
     SubscriptionImportCompleted: 'subscription_import.completed',
+    SubscriptionBillingSyncFailed: 'subscription.billing_sync_failed',
 } as const;
 export type EventDestinationTypesEnum = typeof EventDestinationTypesEnum[keyof typeof EventDestinationTypesEnum];
 

@@ -89,6 +89,7 @@ export const EventDestinationCreateTypesEnum = {
     SubscriptionUpdated: 'subscription.updated',
     SubscriptionCancelled: 'subscription.cancelled',
     SubscriptionImportCompleted: 'subscription_import.completed',
+    SubscriptionBillingSyncFailed: 'subscription.billing_sync_failed',
 } as const;
 export type EventDestinationCreateTypesEnum = typeof EventDestinationCreateTypesEnum[keyof typeof EventDestinationCreateTypesEnum];
 

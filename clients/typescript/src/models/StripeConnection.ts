@@ -56,7 +56,7 @@ export interface StripeConnection {
      */
     createdAt: string;
     /**
-     * When a backfill last finished; null before the first.
+     * When a backfill (`POST /v2/billing-connections/stripe/sync`) last finished reading Stripe; null before the first.
      */
     lastSyncAt: string | null;
     /**

@@ -65,6 +65,7 @@ export const SubscriptionEventTypeEnum = {
     SubscriptionCreated: 'subscription.created',
     SubscriptionUpdated: 'subscription.updated',
     SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionBillingSyncFailed: 'subscription.billing_sync_failed',
 } as const;
 export type SubscriptionEventTypeEnum = typeof SubscriptionEventTypeEnum[keyof typeof SubscriptionEventTypeEnum];
 

@@ -88,6 +88,10 @@ export interface SubscriptionEventData {
      * `subscription.cancelled` only: the reason given with the cancel, if any.
      */
     reason?: string;
+    /**
+     * `subscription.billing_sync_failed` only: the event whose change the billing system refused (its push's `Idempotency-Key`).
+     */
+    failedEventId?: string;
 }
 
 
@@ -140,6 +144,7 @@ export function SubscriptionEventDataFromJSONTyped(json: any, ignoreDiscriminato
         'resumeAt': json['resumeAt'] == null ? undefined : json['resumeAt'],
         'changed': json['changed'] == null ? undefined : json['changed'],
         'reason': json['reason'] == null ? undefined : json['reason'],
+        'failedEventId': json['failedEventId'] == null ? undefined : json['failedEventId'],
     };
 }
 
@@ -162,6 +167,7 @@ export function SubscriptionEventDataToJSONTyped(value?: SubscriptionEventData |
         'resumeAt': value['resumeAt'],
         'changed': value['changed'],
         'reason': value['reason'],
+        'failedEventId': value['failedEventId'],
     };
 }
 

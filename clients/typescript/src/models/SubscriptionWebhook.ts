@@ -61,6 +61,7 @@ export const SubscriptionWebhookTypeEnum = {
     SubscriptionCreated: 'subscription.created',
     SubscriptionUpdated: 'subscription.updated',
     SubscriptionCancelled: 'subscription.cancelled',
+    SubscriptionBillingSyncFailed: 'subscription.billing_sync_failed',
 } as const;
 export type SubscriptionWebhookTypeEnum = typeof SubscriptionWebhookTypeEnum[keyof typeof SubscriptionWebhookTypeEnum];
 

@@ -84,6 +84,7 @@ export const WebhookEndpointEventsEnum = {
     SubscriptionUpdated: 'subscription.updated',
     SubscriptionCancelled: 'subscription.cancelled',
     SubscriptionImportCompleted: 'subscription_import.completed',
+    SubscriptionBillingSyncFailed: 'subscription.billing_sync_failed',
 } as const;
 export type WebhookEndpointEventsEnum = typeof WebhookEndpointEventsEnum[keyof typeof WebhookEndpointEventsEnum];
 

@@ -62,6 +62,7 @@ export const WebhookEndpointCreateEventsEnum = {
     SubscriptionUpdated: 'subscription.updated',
     SubscriptionCancelled: 'subscription.cancelled',
     SubscriptionImportCompleted: 'subscription_import.completed',
+    SubscriptionBillingSyncFailed: 'subscription.billing_sync_failed',
 } as const;
 export type WebhookEndpointCreateEventsEnum = typeof WebhookEndpointCreateEventsEnum[keyof typeof WebhookEndpointCreateEventsEnum];
 

@@ -66,6 +66,7 @@ export const WebhookEndpointUpdateEventsEnum = {
     SubscriptionUpdated: 'subscription.updated',
     SubscriptionCancelled: 'subscription.cancelled',
     SubscriptionImportCompleted: 'subscription_import.completed',
+    SubscriptionBillingSyncFailed: 'subscription.billing_sync_failed',
 } as const;
 export type WebhookEndpointUpdateEventsEnum = typeof WebhookEndpointUpdateEventsEnum[keyof typeof WebhookEndpointUpdateEventsEnum];
 

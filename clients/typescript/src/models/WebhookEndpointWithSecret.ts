@@ -88,6 +88,7 @@ export const WebhookEndpointWithSecretEventsEnum = {
     SubscriptionUpdated: 'subscription.updated',
     SubscriptionCancelled: 'subscription.cancelled',
     SubscriptionImportCompleted: 'subscription_import.completed',
+    SubscriptionBillingSyncFailed: 'subscription.billing_sync_failed',
 } as const;
 export type WebhookEndpointWithSecretEventsEnum = typeof WebhookEndpointWithSecretEventsEnum[keyof typeof WebhookEndpointWithSecretEventsEnum];
 

@@ -80,6 +80,7 @@ export * from './ResumedSubscription.js';
 export * from './Schedule.js';
 export * from './StripeConnection.js';
 export * from './StripeConnectionPut.js';
+export * from './StripeEventReceipt.js';
 export * from './StripePauseBehavior.js';
 export * from './Subscription.js';
 export * from './SubscriptionCancel.js';

@@ -188,6 +188,15 @@ public final class Problems {
     }
   }
 
+  /** 0038: Stripe read failed. */
+  public static final class StripeReadFailedError extends ProblemException {
+    public static final String CODE = "0038";
+
+    public StripeReadFailedError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
   /** 0040: Invalid request. */
   public static final class InvalidRequestError extends ProblemException {
     public static final String CODE = "0040";
@@ -256,6 +265,15 @@ public final class Problems {
     public static final String CODE = "0047";
 
     public StatusNotPatchableError(int status, String message, HttpHeaders headers, String body) {
+      super(status, message, headers, body);
+    }
+  }
+
+  /** 0049: Stripe signature invalid. */
+  public static final class StripeSignatureInvalidError extends ProblemException {
+    public static final String CODE = "0049";
+
+    public StripeSignatureInvalidError(int status, String message, HttpHeaders headers, String body) {
       super(status, message, headers, body);
     }
   }
@@ -438,6 +456,8 @@ public final class Problems {
         return new TestClockMovedError(status, message, headers, body);
       case "0037":
         return new ExternalIdInUseError(status, message, headers, body);
+      case "0038":
+        return new StripeReadFailedError(status, message, headers, body);
       case "0040":
         return new InvalidRequestError(status, message, headers, body);
       case "0041":
@@ -454,6 +474,8 @@ public final class Problems {
         return new FilterTooBroadError(status, message, headers, body);
       case "0047":
         return new StatusNotPatchableError(status, message, headers, body);
+      case "0049":
+        return new StripeSignatureInvalidError(status, message, headers, body);
       case "0050":
         return new IdempotencyKeyReusedError(status, message, headers, body);
       case "0051":

@@ -20,8 +20,11 @@ import com.subsvc.client.Pair;
 
 import com.subsvc.client.model.BillingConnectionsProblem;
 import com.subsvc.client.model.Problem;
+import com.subsvc.client.model.ProblemOrTestOutcome;
 import com.subsvc.client.model.StripeConnection;
 import com.subsvc.client.model.StripeConnectionPut;
+import com.subsvc.client.model.StripeEventReceipt;
+import com.subsvc.client.model.SubscriptionImportAccepted;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -490,6 +493,262 @@ public class BillingConnectionsApi {
     } catch (IOException e) {
       throw new ApiException(e);
     }
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
+   * Stripe&#39;s events, sent by Stripe to the connection&#39;s webhookUrl
+   * The address Stripe sends the connection&#39;s events to (&#x60;webhookUrl&#x60;; register it in Stripe&#39;s dashboard with the events &#x60;customer.subscription.created&#x60;, &#x60;.updated&#x60; and &#x60;.deleted&#x60;). Stripe calls it, not a client: it takes no API key, and outside &#x60;/v2&#x60;, its path is the connection&#39;s. &#x60;Stripe-Signature&#x60; is checked with the connection&#39;s &#x60;webhookSecret&#x60; (the signed time at most 5 minutes away); a bad or missing signature answers 400 &#x60;0049&#x60;, an unknown connection 404 &#x60;0120&#x60;, and neither applies anything.  A subscription event creates or updates the subscription whose &#x60;externalId&#x60; is the Stripe subscription&#39;s id (its &#x60;planId&#x60; from the first item&#39;s price, the price id kept in &#x60;metadata.stripePriceId&#x60;); &#x60;.deleted&#x60;, and a status &#x60;canceled&#x60; or &#x60;incomplete_expired&#x60;, cancel it; &#x60;pause_collection&#x60; set or cleared pauses or resumes it. Such changes carry &#x60;cause: {kind: \&quot;billing\&quot;, system: \&quot;stripe\&quot;, eventId}&#x60; and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe&#39;s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (&#x60;outcome&#x60;). 
+   * @param connectionId The connection&#39;s &#x60;id&#x60;, as its &#x60;webhookUrl&#x60; names it. (required)
+   * @param requestBody A Stripe event, as Stripe sends it (its &#x60;Event&#x60; object), signed in &#x60;Stripe-Signature&#x60;. (required)
+   * @param stripeSignature Stripe&#39;s signature of the body (&#x60;t&#x3D;&lt;unix seconds&gt;,v1&#x3D;&lt;HMAC-SHA256&gt;&#x60;); without it the call answers 400 &#x60;0049&#x60;. (optional)
+   * @return StripeEventReceipt
+   * @throws ApiException if fails to make API call
+   */
+  public StripeEventReceipt receiveStripeEvent(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature) throws ApiException {
+    return receiveStripeEvent(connectionId, requestBody, stripeSignature, null);
+  }
+
+  /**
+   * Stripe&#39;s events, sent by Stripe to the connection&#39;s webhookUrl
+   * The address Stripe sends the connection&#39;s events to (&#x60;webhookUrl&#x60;; register it in Stripe&#39;s dashboard with the events &#x60;customer.subscription.created&#x60;, &#x60;.updated&#x60; and &#x60;.deleted&#x60;). Stripe calls it, not a client: it takes no API key, and outside &#x60;/v2&#x60;, its path is the connection&#39;s. &#x60;Stripe-Signature&#x60; is checked with the connection&#39;s &#x60;webhookSecret&#x60; (the signed time at most 5 minutes away); a bad or missing signature answers 400 &#x60;0049&#x60;, an unknown connection 404 &#x60;0120&#x60;, and neither applies anything.  A subscription event creates or updates the subscription whose &#x60;externalId&#x60; is the Stripe subscription&#39;s id (its &#x60;planId&#x60; from the first item&#39;s price, the price id kept in &#x60;metadata.stripePriceId&#x60;); &#x60;.deleted&#x60;, and a status &#x60;canceled&#x60; or &#x60;incomplete_expired&#x60;, cancel it; &#x60;pause_collection&#x60; set or cleared pauses or resumes it. Such changes carry &#x60;cause: {kind: \&quot;billing\&quot;, system: \&quot;stripe\&quot;, eventId}&#x60; and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe&#39;s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (&#x60;outcome&#x60;). 
+   * @param connectionId The connection&#39;s &#x60;id&#x60;, as its &#x60;webhookUrl&#x60; names it. (required)
+   * @param requestBody A Stripe event, as Stripe sends it (its &#x60;Event&#x60; object), signed in &#x60;Stripe-Signature&#x60;. (required)
+   * @param stripeSignature Stripe&#39;s signature of the body (&#x60;t&#x3D;&lt;unix seconds&gt;,v1&#x3D;&lt;HMAC-SHA256&gt;&#x60;); without it the call answers 400 &#x60;0049&#x60;. (optional)
+   * @param headers Optional headers to include in the request
+   * @return StripeEventReceipt
+   * @throws ApiException if fails to make API call
+   */
+  public StripeEventReceipt receiveStripeEvent(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature, Map<String, String> headers) throws ApiException {
+    ApiResponse<StripeEventReceipt> localVarResponse = receiveStripeEventWithHttpInfo(connectionId, requestBody, stripeSignature, headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * Stripe&#39;s events, sent by Stripe to the connection&#39;s webhookUrl
+   * The address Stripe sends the connection&#39;s events to (&#x60;webhookUrl&#x60;; register it in Stripe&#39;s dashboard with the events &#x60;customer.subscription.created&#x60;, &#x60;.updated&#x60; and &#x60;.deleted&#x60;). Stripe calls it, not a client: it takes no API key, and outside &#x60;/v2&#x60;, its path is the connection&#39;s. &#x60;Stripe-Signature&#x60; is checked with the connection&#39;s &#x60;webhookSecret&#x60; (the signed time at most 5 minutes away); a bad or missing signature answers 400 &#x60;0049&#x60;, an unknown connection 404 &#x60;0120&#x60;, and neither applies anything.  A subscription event creates or updates the subscription whose &#x60;externalId&#x60; is the Stripe subscription&#39;s id (its &#x60;planId&#x60; from the first item&#39;s price, the price id kept in &#x60;metadata.stripePriceId&#x60;); &#x60;.deleted&#x60;, and a status &#x60;canceled&#x60; or &#x60;incomplete_expired&#x60;, cancel it; &#x60;pause_collection&#x60; set or cleared pauses or resumes it. Such changes carry &#x60;cause: {kind: \&quot;billing\&quot;, system: \&quot;stripe\&quot;, eventId}&#x60; and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe&#39;s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (&#x60;outcome&#x60;). 
+   * @param connectionId The connection&#39;s &#x60;id&#x60;, as its &#x60;webhookUrl&#x60; names it. (required)
+   * @param requestBody A Stripe event, as Stripe sends it (its &#x60;Event&#x60; object), signed in &#x60;Stripe-Signature&#x60;. (required)
+   * @param stripeSignature Stripe&#39;s signature of the body (&#x60;t&#x3D;&lt;unix seconds&gt;,v1&#x3D;&lt;HMAC-SHA256&gt;&#x60;); without it the call answers 400 &#x60;0049&#x60;. (optional)
+   * @return ApiResponse&lt;StripeEventReceipt&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<StripeEventReceipt> receiveStripeEventWithHttpInfo(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature) throws ApiException {
+    return receiveStripeEventWithHttpInfo(connectionId, requestBody, stripeSignature, null);
+  }
+
+  /**
+   * Stripe&#39;s events, sent by Stripe to the connection&#39;s webhookUrl
+   * The address Stripe sends the connection&#39;s events to (&#x60;webhookUrl&#x60;; register it in Stripe&#39;s dashboard with the events &#x60;customer.subscription.created&#x60;, &#x60;.updated&#x60; and &#x60;.deleted&#x60;). Stripe calls it, not a client: it takes no API key, and outside &#x60;/v2&#x60;, its path is the connection&#39;s. &#x60;Stripe-Signature&#x60; is checked with the connection&#39;s &#x60;webhookSecret&#x60; (the signed time at most 5 minutes away); a bad or missing signature answers 400 &#x60;0049&#x60;, an unknown connection 404 &#x60;0120&#x60;, and neither applies anything.  A subscription event creates or updates the subscription whose &#x60;externalId&#x60; is the Stripe subscription&#39;s id (its &#x60;planId&#x60; from the first item&#39;s price, the price id kept in &#x60;metadata.stripePriceId&#x60;); &#x60;.deleted&#x60;, and a status &#x60;canceled&#x60; or &#x60;incomplete_expired&#x60;, cancel it; &#x60;pause_collection&#x60; set or cleared pauses or resumes it. Such changes carry &#x60;cause: {kind: \&quot;billing\&quot;, system: \&quot;stripe\&quot;, eventId}&#x60; and are not sent back to Stripe. Each event is applied once; an event older than the last one applied to its subscription, Stripe&#39;s echo of a change the service sent, and other event types change nothing. All of these answer 200, saying which (&#x60;outcome&#x60;). 
+   * @param connectionId The connection&#39;s &#x60;id&#x60;, as its &#x60;webhookUrl&#x60; names it. (required)
+   * @param requestBody A Stripe event, as Stripe sends it (its &#x60;Event&#x60; object), signed in &#x60;Stripe-Signature&#x60;. (required)
+   * @param stripeSignature Stripe&#39;s signature of the body (&#x60;t&#x3D;&lt;unix seconds&gt;,v1&#x3D;&lt;HMAC-SHA256&gt;&#x60;); without it the call answers 400 &#x60;0049&#x60;. (optional)
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;StripeEventReceipt&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<StripeEventReceipt> receiveStripeEventWithHttpInfo(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = receiveStripeEventRequestBuilder(connectionId, requestBody, stripeSignature, headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("receiveStripeEvent", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<StripeEventReceipt>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        StripeEventReceipt responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<StripeEventReceipt>() {});
+        
+
+        return new ApiResponse<StripeEventReceipt>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder receiveStripeEventRequestBuilder(@jakarta.annotation.Nonnull String connectionId, @jakarta.annotation.Nonnull Map<String, Object> requestBody, @jakarta.annotation.Nullable String stripeSignature, Map<String, String> headers) throws ApiException {
+    // verify the required parameter 'connectionId' is set
+    if (connectionId == null) {
+      throw new ApiException(400, "Missing the required parameter 'connectionId' when calling receiveStripeEvent");
+    }
+    // verify the required parameter 'requestBody' is set
+    if (requestBody == null) {
+      throw new ApiException(400, "Missing the required parameter 'requestBody' when calling receiveStripeEvent");
+    }
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/connectors/stripe/{connectionId}/webhooks"
+        .replace("{connectionId}", ApiClient.urlEncode(connectionId.toString()));
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    if (stripeSignature != null) {
+      localVarRequestBuilder.header("Stripe-Signature", stripeSignature.toString());
+    }
+    localVarRequestBuilder.header("Content-Type", "application/json");
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    try {
+      byte[] localVarPostBody = memberVarObjectMapper.writeValueAsBytes(requestBody);
+      // subsvc: an optional body left unset is sent as no body, not as `null` (which the API refuses).
+      localVarRequestBuilder.method("POST", requestBody == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(localVarPostBody));
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    if (memberVarReadTimeout != null) {
+      localVarRequestBuilder.timeout(memberVarReadTimeout);
+    }
+    // Add custom headers if provided
+    localVarRequestBuilder = HttpRequestBuilderExtensions.withAdditionalHeaders(localVarRequestBuilder, headers);
+    if (memberVarInterceptor != null) {
+      memberVarInterceptor.accept(localVarRequestBuilder);
+    }
+    return localVarRequestBuilder;
+  }
+
+  /**
+   * Bring every Stripe subscription in (the backfill)
+   * Reads every subscription of the connected Stripe account (&#x60;GET /v1/subscriptions?status&#x3D;all&#x60;, page by page) into a subscription import, and answers 202 with the import and its &#x60;Location&#x60; (&#x60;/v2/subscription-imports/{id}&#x60;) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by &#x60;externalId&#x60; (its &#x60;sub_…&#x60; id), &#x60;planId&#x60; from its first item&#39;s price (as Stripe&#39;s events give it), &#x60;metadata.stripePriceId&#x60;; &#x60;canceled&#x60; and &#x60;incomplete_expired&#x60; ones are cancelled, one with &#x60;pause_collection&#x60; set is created paused. One &#x60;subscription_import.completed&#x60; event follows. No connection answers 404 &#x60;0120&#x60;; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 &#x60;0038&#x60; with Stripe&#39;s message, and nothing is imported. 
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @return SubscriptionImportAccepted
+   * @throws ApiException if fails to make API call
+   */
+  public SubscriptionImportAccepted syncStripeConnection(@jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
+    return syncStripeConnection(idempotencyKey, null);
+  }
+
+  /**
+   * Bring every Stripe subscription in (the backfill)
+   * Reads every subscription of the connected Stripe account (&#x60;GET /v1/subscriptions?status&#x3D;all&#x60;, page by page) into a subscription import, and answers 202 with the import and its &#x60;Location&#x60; (&#x60;/v2/subscription-imports/{id}&#x60;) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by &#x60;externalId&#x60; (its &#x60;sub_…&#x60; id), &#x60;planId&#x60; from its first item&#39;s price (as Stripe&#39;s events give it), &#x60;metadata.stripePriceId&#x60;; &#x60;canceled&#x60; and &#x60;incomplete_expired&#x60; ones are cancelled, one with &#x60;pause_collection&#x60; set is created paused. One &#x60;subscription_import.completed&#x60; event follows. No connection answers 404 &#x60;0120&#x60;; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 &#x60;0038&#x60; with Stripe&#39;s message, and nothing is imported. 
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return SubscriptionImportAccepted
+   * @throws ApiException if fails to make API call
+   */
+  public SubscriptionImportAccepted syncStripeConnection(@jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    ApiResponse<SubscriptionImportAccepted> localVarResponse = syncStripeConnectionWithHttpInfo(idempotencyKey, headers);
+    return localVarResponse.getData();
+  }
+
+  /**
+   * Bring every Stripe subscription in (the backfill)
+   * Reads every subscription of the connected Stripe account (&#x60;GET /v1/subscriptions?status&#x3D;all&#x60;, page by page) into a subscription import, and answers 202 with the import and its &#x60;Location&#x60; (&#x60;/v2/subscription-imports/{id}&#x60;) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by &#x60;externalId&#x60; (its &#x60;sub_…&#x60; id), &#x60;planId&#x60; from its first item&#39;s price (as Stripe&#39;s events give it), &#x60;metadata.stripePriceId&#x60;; &#x60;canceled&#x60; and &#x60;incomplete_expired&#x60; ones are cancelled, one with &#x60;pause_collection&#x60; set is created paused. One &#x60;subscription_import.completed&#x60; event follows. No connection answers 404 &#x60;0120&#x60;; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 &#x60;0038&#x60; with Stripe&#39;s message, and nothing is imported. 
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @return ApiResponse&lt;SubscriptionImportAccepted&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<SubscriptionImportAccepted> syncStripeConnectionWithHttpInfo(@jakarta.annotation.Nullable String idempotencyKey) throws ApiException {
+    return syncStripeConnectionWithHttpInfo(idempotencyKey, null);
+  }
+
+  /**
+   * Bring every Stripe subscription in (the backfill)
+   * Reads every subscription of the connected Stripe account (&#x60;GET /v1/subscriptions?status&#x3D;all&#x60;, page by page) into a subscription import, and answers 202 with the import and its &#x60;Location&#x60; (&#x60;/v2/subscription-imports/{id}&#x60;) once the last page is stored. The import is applied as any import is: each Stripe subscription is created or updated by &#x60;externalId&#x60; (its &#x60;sub_…&#x60; id), &#x60;planId&#x60; from its first item&#39;s price (as Stripe&#39;s events give it), &#x60;metadata.stripePriceId&#x60;; &#x60;canceled&#x60; and &#x60;incomplete_expired&#x60; ones are cancelled, one with &#x60;pause_collection&#x60; set is created paused. One &#x60;subscription_import.completed&#x60; event follows. No connection answers 404 &#x60;0120&#x60;; Stripe refusing or not answering the reads (a revoked key, Stripe down) 409 &#x60;0038&#x60; with Stripe&#39;s message, and nothing is imported. 
+   * @param idempotencyKey Makes a retry safe (IETF draft-ietf-httpapi-idempotency-key-header). Within 24 hours, a request of the same merchant with the same key and the same request (path and body) gets the stored response again, with &#x60;Idempotent-Replayed: true&#x60;, and nothing is done twice (no second queueing for bulk). The same key with a different request answers 422 (0050); the same key while the first request is still being served answers 409 (0051). Only successful responses are stored: after an error the key may be used again.  (optional)
+   * @param headers Optional headers to include in the request
+   * @return ApiResponse&lt;SubscriptionImportAccepted&gt;
+   * @throws ApiException if fails to make API call
+   */
+  public ApiResponse<SubscriptionImportAccepted> syncStripeConnectionWithHttpInfo(@jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+    HttpRequest.Builder localVarRequestBuilder = syncStripeConnectionRequestBuilder(idempotencyKey, headers);
+    try {
+      HttpResponse<InputStream> localVarResponse = memberVarHttpClient.send(
+          localVarRequestBuilder.build(),
+          HttpResponse.BodyHandlers.ofInputStream());
+      if (memberVarResponseInterceptor != null) {
+        memberVarResponseInterceptor.accept(localVarResponse);
+      }
+      InputStream localVarResponseBody = null;
+      try {
+        if (localVarResponse.statusCode()/ 100 != 2) {
+          throw getApiException("syncStripeConnection", localVarResponse);
+        }
+        localVarResponseBody = ApiClient.getResponseBody(localVarResponse);
+        if (localVarResponseBody == null) {
+          return new ApiResponse<SubscriptionImportAccepted>(
+              localVarResponse.statusCode(),
+              localVarResponse.headers().map(),
+              null
+          );
+        }
+
+        
+        
+        String responseBody = new String(localVarResponseBody.readAllBytes());
+        SubscriptionImportAccepted responseValue = responseBody.isBlank()? null: memberVarObjectMapper.readValue(responseBody, new TypeReference<SubscriptionImportAccepted>() {});
+        
+
+        return new ApiResponse<SubscriptionImportAccepted>(
+            localVarResponse.statusCode(),
+            localVarResponse.headers().map(),
+            responseValue
+        );
+      } finally {
+        if (localVarResponseBody != null) {
+          localVarResponseBody.close();
+        }
+      }
+    } catch (IOException e) {
+      throw new ApiException(e);
+    }
+    catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new ApiException(e);
+    }
+  }
+
+  private HttpRequest.Builder syncStripeConnectionRequestBuilder(@jakarta.annotation.Nullable String idempotencyKey, Map<String, String> headers) throws ApiException {
+
+    HttpRequest.Builder localVarRequestBuilder = HttpRequest.newBuilder();
+
+    String localVarPath = "/v2/billing-connections/stripe/sync";
+
+    localVarRequestBuilder.uri(URI.create(memberVarBaseUri + localVarPath));
+
+    if (idempotencyKey != null) {
+      localVarRequestBuilder.header("Idempotency-Key", idempotencyKey.toString());
+    }
+    localVarRequestBuilder.header("Accept", "application/json, application/problem+json");
+
+    localVarRequestBuilder.method("POST", HttpRequest.BodyPublishers.noBody());
     if (memberVarReadTimeout != null) {
       localVarRequestBuilder.timeout(memberVarReadTimeout);
     }

@@ -69,6 +69,8 @@ public class BillingConnectionsProblem {
     
     _0021(String.valueOf("0021")),
     
+    _0038(String.valueOf("0038")),
+    
     _0040(String.valueOf("0040")),
     
     _0041(String.valueOf("0041")),
@@ -76,6 +78,8 @@ public class BillingConnectionsProblem {
     _0042(String.valueOf("0042")),
     
     _0045(String.valueOf("0045")),
+    
+    _0049(String.valueOf("0049")),
     
     _0050(String.valueOf("0050")),
     

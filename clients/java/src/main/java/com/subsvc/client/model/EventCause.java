@@ -31,10 +31,12 @@ import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
 import com.subsvc.client.ApiClient;
 /**
- * What made the change: &#x60;api&#x60; (a single call; no &#x60;requestId&#x60;, the call&#39;s &#x60;X-Request-Id&#x60; is in the logs), &#x60;bulk&#x60; (a bulk command; &#x60;requestId&#x60; is the bulk request&#39;s id), &#x60;schedule&#x60; (a scheduled pause or resume falling due, or a notice before a scheduled resume: &#x60;subscription.resume_upcoming&#x60;) or &#x60;hold&#x60; (a hold placed or released; &#x60;holdId&#x60; names it, &#x60;requestId&#x60; its bulk request; a hold&#39;s notice carries &#x60;holdId&#x60; only). For &#x60;api&#x60; and &#x60;bulk&#x60;, &#x60;apiKeyId&#x60; is the id of the API key that made the request (as &#x60;GET /v2/api-keys&#x60; lists it; never the key). Events recorded before causes carried it have none. &#x60;portal&#x60;: a customer&#39;s change on a portal link&#39;s page; &#x60;portalLinkId&#x60; is the link&#39;s id. 
+ * What made the change: &#x60;api&#x60; (a single call; no &#x60;requestId&#x60;, the call&#39;s &#x60;X-Request-Id&#x60; is in the logs), &#x60;bulk&#x60; (a bulk command; &#x60;requestId&#x60; is the bulk request&#39;s id), &#x60;schedule&#x60; (a scheduled pause or resume falling due, or a notice before a scheduled resume: &#x60;subscription.resume_upcoming&#x60;) or &#x60;hold&#x60; (a hold placed or released; &#x60;holdId&#x60; names it, &#x60;requestId&#x60; its bulk request; a hold&#39;s notice carries &#x60;holdId&#x60; only). For &#x60;api&#x60; and &#x60;bulk&#x60;, &#x60;apiKeyId&#x60; is the id of the API key that made the request (as &#x60;GET /v2/api-keys&#x60; lists it; never the key). Events recorded before causes carried it have none. &#x60;portal&#x60;: a customer&#39;s change on a portal link&#39;s page; &#x60;portalLinkId&#x60; is the link&#39;s id. &#x60;billing&#x60;: a change made in the billing system, applied from its event (&#x60;system&#x60;, and &#x60;eventId&#x60;: the billing system&#39;s event id); it is not sent back there. 
  */
 @JsonPropertyOrder({
   EventCause.JSON_PROPERTY_KIND,
+  EventCause.JSON_PROPERTY_SYSTEM,
+  EventCause.JSON_PROPERTY_EVENT_ID,
   EventCause.JSON_PROPERTY_REQUEST_ID,
   EventCause.JSON_PROPERTY_HOLD_ID,
   EventCause.JSON_PROPERTY_API_KEY_ID,
@@ -54,7 +56,9 @@ public class EventCause {
     
     PORTAL(String.valueOf("portal")),
     
-    HOLD(String.valueOf("hold"));
+    HOLD(String.valueOf("hold")),
+    
+    BILLING(String.valueOf("billing"));
 
     private String value;
 
@@ -86,6 +90,47 @@ public class EventCause {
   public static final String JSON_PROPERTY_KIND = "kind";
   @jakarta.annotation.Nonnull
   private KindEnum kind;
+
+  /**
+   * The billing system that made the change (&#x60;billing&#x60; only).
+   */
+  public enum SystemEnum {
+    STRIPE(String.valueOf("stripe"));
+
+    private String value;
+
+    SystemEnum(String value) {
+      this.value = value;
+    }
+
+    @JsonValue
+    public String getValue() {
+      return value;
+    }
+
+    @Override
+    public String toString() {
+      return String.valueOf(value);
+    }
+
+    @JsonCreator
+    public static SystemEnum fromValue(String value) {
+      for (SystemEnum b : SystemEnum.values()) {
+        if (b.value.equals(value)) {
+          return b;
+        }
+      }
+      throw new IllegalArgumentException("Unexpected value '" + value + "'");
+    }
+  }
+
+  public static final String JSON_PROPERTY_SYSTEM = "system";
+  @jakarta.annotation.Nullable
+  private SystemEnum system;
+
+  public static final String JSON_PROPERTY_EVENT_ID = "eventId";
+  @jakarta.annotation.Nullable
+  private String eventId;
 
   public static final String JSON_PROPERTY_REQUEST_ID = "requestId";
   @jakarta.annotation.Nullable
@@ -127,6 +172,54 @@ public class EventCause {
   @JsonInclude(value = JsonInclude.Include.ALWAYS)
   public void setKind(@jakarta.annotation.Nonnull KindEnum kind) {
     this.kind = kind;
+  }
+
+
+  public EventCause system(@jakarta.annotation.Nullable SystemEnum system) {
+    this.system = system;
+    return this;
+  }
+
+  /**
+   * The billing system that made the change (&#x60;billing&#x60; only).
+   * @return system
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_SYSTEM, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public SystemEnum getSystem() {
+    return system;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_SYSTEM, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setSystem(@jakarta.annotation.Nullable SystemEnum system) {
+    this.system = system;
+  }
+
+
+  public EventCause eventId(@jakarta.annotation.Nullable String eventId) {
+    this.eventId = eventId;
+    return this;
+  }
+
+  /**
+   * The billing system&#39;s event id, e.g. Stripe&#39;s &#x60;evt_…&#x60; (&#x60;billing&#x60; only).
+   * @return eventId
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_EVENT_ID, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public String getEventId() {
+    return eventId;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_EVENT_ID, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setEventId(@jakarta.annotation.Nullable String eventId) {
+    this.eventId = eventId;
   }
 
 
@@ -239,6 +332,8 @@ public class EventCause {
     }
     EventCause eventCause = (EventCause) o;
     return Objects.equals(this.kind, eventCause.kind) &&
+        Objects.equals(this.system, eventCause.system) &&
+        Objects.equals(this.eventId, eventCause.eventId) &&
         Objects.equals(this.requestId, eventCause.requestId) &&
         Objects.equals(this.holdId, eventCause.holdId) &&
         Objects.equals(this.apiKeyId, eventCause.apiKeyId) &&
@@ -247,7 +342,7 @@ public class EventCause {
 
   @Override
   public int hashCode() {
-    return Objects.hash(kind, requestId, holdId, apiKeyId, portalLinkId);
+    return Objects.hash(kind, system, eventId, requestId, holdId, apiKeyId, portalLinkId);
   }
 
   @Override
@@ -255,6 +350,8 @@ public class EventCause {
     StringBuilder sb = new StringBuilder();
     sb.append("class EventCause {\n");
     sb.append("    kind: ").append(toIndentedString(kind)).append("\n");
+    sb.append("    system: ").append(toIndentedString(system)).append("\n");
+    sb.append("    eventId: ").append(toIndentedString(eventId)).append("\n");
     sb.append("    requestId: ").append(toIndentedString(requestId)).append("\n");
     sb.append("    holdId: ").append(toIndentedString(holdId)).append("\n");
     sb.append("    apiKeyId: ").append(toIndentedString(apiKeyId)).append("\n");
@@ -306,6 +403,16 @@ public class EventCause {
     // add `kind` to the URL query string
     if (getKind() != null) {
       joiner.add(String.format(java.util.Locale.ROOT, "%skind%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getKind()))));
+    }
+
+    // add `system` to the URL query string
+    if (getSystem() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%ssystem%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getSystem()))));
+    }
+
+    // add `eventId` to the URL query string
+    if (getEventId() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%seventId%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getEventId()))));
     }
 
     // add `requestId` to the URL query string

@@ -133,7 +133,9 @@ public class EventDestination {
     
     SUBSCRIPTION_CANCELLED(String.valueOf("subscription.cancelled")),
     
-    SUBSCRIPTION_IMPORT_COMPLETED(String.valueOf("subscription_import.completed"));
+    SUBSCRIPTION_IMPORT_COMPLETED(String.valueOf("subscription_import.completed")),
+    
+    SUBSCRIPTION_BILLING_SYNC_FAILED(String.valueOf("subscription.billing_sync_failed"));
 
     private String value;
 

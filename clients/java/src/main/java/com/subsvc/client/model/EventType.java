@@ -50,7 +50,9 @@ public enum EventType {
   
   SUBSCRIPTION_CANCELLED("subscription.cancelled"),
   
-  SUBSCRIPTION_IMPORT_COMPLETED("subscription_import.completed");
+  SUBSCRIPTION_IMPORT_COMPLETED("subscription_import.completed"),
+  
+  SUBSCRIPTION_BILLING_SYNC_FAILED("subscription.billing_sync_failed");
 
   private String value;
 

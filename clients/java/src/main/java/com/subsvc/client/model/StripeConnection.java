@@ -327,7 +327,7 @@ public class StripeConnection {
   }
 
   /**
-   * When a backfill last finished; null before the first.
+   * When a backfill (&#x60;POST /v2/billing-connections/stripe/sync&#x60;) last finished reading Stripe; null before the first.
    * @return lastSyncAt
    */
   @jakarta.annotation.Nullable

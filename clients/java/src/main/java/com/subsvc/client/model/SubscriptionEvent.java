@@ -67,7 +67,9 @@ public class SubscriptionEvent {
     
     SUBSCRIPTION_UPDATED(String.valueOf("subscription.updated")),
     
-    SUBSCRIPTION_CANCELLED(String.valueOf("subscription.cancelled"));
+    SUBSCRIPTION_CANCELLED(String.valueOf("subscription.cancelled")),
+    
+    SUBSCRIPTION_BILLING_SYNC_FAILED(String.valueOf("subscription.billing_sync_failed"));
 
     private String value;
 

@@ -31,6 +31,7 @@ import com.subsvc.client.model.SubscriptionStatus;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.UUID;
 import com.fasterxml.jackson.annotation.JsonPropertyOrder;
 
 
@@ -46,7 +47,8 @@ import com.subsvc.client.ApiClient;
   SubscriptionEventData.JSON_PROPERTY_REMOVED,
   SubscriptionEventData.JSON_PROPERTY_RESUME_AT,
   SubscriptionEventData.JSON_PROPERTY_CHANGED,
-  SubscriptionEventData.JSON_PROPERTY_REASON
+  SubscriptionEventData.JSON_PROPERTY_REASON,
+  SubscriptionEventData.JSON_PROPERTY_FAILED_EVENT_ID
 })
 @jakarta.annotation.Generated(value = "org.openapitools.codegen.languages.JavaClientCodegen", comments = "Generator version: 7.25.0")
 public class SubscriptionEventData {
@@ -155,6 +157,10 @@ public class SubscriptionEventData {
   public static final String JSON_PROPERTY_REASON = "reason";
   @jakarta.annotation.Nullable
   private String reason;
+
+  public static final String JSON_PROPERTY_FAILED_EVENT_ID = "failedEventId";
+  @jakarta.annotation.Nullable
+  private UUID failedEventId;
 
   public SubscriptionEventData() { 
   }
@@ -367,6 +373,30 @@ public class SubscriptionEventData {
   }
 
 
+  public SubscriptionEventData failedEventId(@jakarta.annotation.Nullable UUID failedEventId) {
+    this.failedEventId = failedEventId;
+    return this;
+  }
+
+  /**
+   * &#x60;subscription.billing_sync_failed&#x60; only: the event whose change the billing system refused (its push&#39;s &#x60;Idempotency-Key&#x60;).
+   * @return failedEventId
+   */
+  @jakarta.annotation.Nullable
+  @JsonProperty(value = JSON_PROPERTY_FAILED_EVENT_ID, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public UUID getFailedEventId() {
+    return failedEventId;
+  }
+
+
+  @JsonProperty(value = JSON_PROPERTY_FAILED_EVENT_ID, required = false)
+  @JsonInclude(value = JsonInclude.Include.USE_DEFAULTS)
+  public void setFailedEventId(@jakarta.annotation.Nullable UUID failedEventId) {
+    this.failedEventId = failedEventId;
+  }
+
+
   /**
    * Return true if this SubscriptionEventData object is equal to o.
    */
@@ -386,12 +416,13 @@ public class SubscriptionEventData {
         Objects.equals(this.removed, subscriptionEventData.removed) &&
         Objects.equals(this.resumeAt, subscriptionEventData.resumeAt) &&
         Objects.equals(this.changed, subscriptionEventData.changed) &&
-        Objects.equals(this.reason, subscriptionEventData.reason);
+        Objects.equals(this.reason, subscriptionEventData.reason) &&
+        Objects.equals(this.failedEventId, subscriptionEventData.failedEventId);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(subscription, previousStatus, cause, schedule, removed, resumeAt, changed, reason);
+    return Objects.hash(subscription, previousStatus, cause, schedule, removed, resumeAt, changed, reason, failedEventId);
   }
 
   @Override
@@ -406,6 +437,7 @@ public class SubscriptionEventData {
     sb.append("    resumeAt: ").append(toIndentedString(resumeAt)).append("\n");
     sb.append("    changed: ").append(toIndentedString(changed)).append("\n");
     sb.append("    reason: ").append(toIndentedString(reason)).append("\n");
+    sb.append("    failedEventId: ").append(toIndentedString(failedEventId)).append("\n");
     sb.append("}");
     return sb.toString();
   }
@@ -496,6 +528,11 @@ public class SubscriptionEventData {
     // add `reason` to the URL query string
     if (getReason() != null) {
       joiner.add(String.format(java.util.Locale.ROOT, "%sreason%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getReason()))));
+    }
+
+    // add `failedEventId` to the URL query string
+    if (getFailedEventId() != null) {
+      joiner.add(String.format(java.util.Locale.ROOT, "%sfailedEventId%s=%s", prefix, suffix, ApiClient.urlEncode(ApiClient.valueToString(getFailedEventId()))));
     }
 
     return joiner.toString();

@@ -61,7 +61,9 @@ public class SubscriptionWebhook {
     
     SUBSCRIPTION_UPDATED(String.valueOf("subscription.updated")),
     
-    SUBSCRIPTION_CANCELLED(String.valueOf("subscription.cancelled"));
+    SUBSCRIPTION_CANCELLED(String.valueOf("subscription.cancelled")),
+    
+    SUBSCRIPTION_BILLING_SYNC_FAILED(String.valueOf("subscription.billing_sync_failed"));
 
     private String value;
 

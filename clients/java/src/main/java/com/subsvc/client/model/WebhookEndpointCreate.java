@@ -73,7 +73,9 @@ public class WebhookEndpointCreate {
     
     SUBSCRIPTION_CANCELLED(String.valueOf("subscription.cancelled")),
     
-    SUBSCRIPTION_IMPORT_COMPLETED(String.valueOf("subscription_import.completed"));
+    SUBSCRIPTION_IMPORT_COMPLETED(String.valueOf("subscription_import.completed")),
+    
+    SUBSCRIPTION_BILLING_SYNC_FAILED(String.valueOf("subscription.billing_sync_failed"));
 
     private String value;
 
