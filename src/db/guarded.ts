@@ -23,6 +23,8 @@ export const GUARDED = Object.freeze({
   hold: (holdId: string) => `hold:${holdId}`,
   /** A bulk request: its undo is set once, only where none is (src/bulk/bulk.repository.ts). */
   bulkRequest: (requestId: string) => `bulkRequest:${requestId}`,
+  /** Every subscription import, on one key: its workers' leases, their renewals and its completion (src/imports/imports.store.ts). */
+  subscriptionImports: () => 'subscriptionImports',
   /** The schedule clock's one document: `$min` notes and the poll's versioned settle (src/clocks/schedule.clock.ts). */
   scheduleClock: () => 'scheduleClock',
 });

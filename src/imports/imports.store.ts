@@ -5,6 +5,8 @@
  */
 import { GridFSBucket, ObjectId, type Binary, type Collection, type Db } from 'mongodb';
 import { Readable, type Writable } from 'node:stream';
+import { GUARDED } from '../db/guarded.js';
+import { UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { ImportFormat } from './imports.rows.js';
 import { ImportOutcomes, type ImportCounts, type RowOutcome, type RowRecord } from './imports.outcomes.js';
 
@@ -50,7 +52,11 @@ export class ImportsStore {
   /** The files' GridFS chunks, read by their ids (download). */
   private readonly chunks: Collection<FileChunk>;
 
-  constructor(db: Db) {
+  /** `guard`: where the engine's conditional update is not atomic, the imports' leases and completions queue on it (GUARDED.subscriptionImports). */
+  constructor(
+    db: Db,
+    private readonly guard: PerKeyQueue = UNQUEUED,
+  ) {
     this.imports = db.collection<ImportDocument>('subscriptionImports');
     this.outcomes = new ImportOutcomes(db);
     this.files = new GridFSBucket(db, { bucketName: FILES_BUCKET });
@@ -106,46 +112,54 @@ export class ImportsStore {
   /** Takes an import that is not completed and not leased by a live worker (a background scan, one at a time). */
   async lease(owner: string, lifetimeMs: number): Promise<ImportDocument | null> {
     const now = new Date();
-    return this.imports.findOneAndUpdate(
-      {
-        state: { $in: ['queued', 'running'] },
-        $or: [{ leaseUntil: { $exists: false } }, { leaseUntil: { $lt: now } }],
-      },
-      { $set: { leaseOwner: owner, leaseUntil: new Date(now.getTime() + lifetimeMs) } },
-      { returnDocument: 'after' },
+    return this.guard.run(GUARDED.subscriptionImports(), () =>
+      this.imports.findOneAndUpdate(
+        {
+          state: { $in: ['queued', 'running'] },
+          $or: [{ leaseUntil: { $exists: false } }, { leaseUntil: { $lt: now } }],
+        },
+        { $set: { leaseOwner: owner, leaseUntil: new Date(now.getTime() + lifetimeMs) } },
+        { returnDocument: 'after' },
+      ),
     );
   }
 
   /** Takes this import, if it is not completed and not leased by a live worker. */
   async leaseOne(doc: ImportDocument, owner: string, lifetimeMs: number): Promise<ImportDocument | null> {
     const now = new Date();
-    return this.imports.findOneAndUpdate(
-      {
-        _id: doc._id,
-        merchantId: doc.merchantId,
-        state: { $ne: 'completed' },
-        $or: [{ leaseUntil: { $exists: false } }, { leaseUntil: { $lt: now } }],
-      },
-      { $set: { leaseOwner: owner, leaseUntil: new Date(now.getTime() + lifetimeMs) } },
-      { returnDocument: 'after' },
+    return this.guard.run(GUARDED.subscriptionImports(), () =>
+      this.imports.findOneAndUpdate(
+        {
+          _id: doc._id,
+          merchantId: doc.merchantId,
+          state: { $ne: 'completed' },
+          $or: [{ leaseUntil: { $exists: false } }, { leaseUntil: { $lt: now } }],
+        },
+        { $set: { leaseOwner: owner, leaseUntil: new Date(now.getTime() + lifetimeMs) } },
+        { returnDocument: 'after' },
+      ),
     );
   }
 
   /** Records a chunk done and extends the lease; false when another worker took the import meanwhile. */
   async advance(doc: ImportDocument, owner: string, linesDone: number, lifetimeMs: number): Promise<boolean> {
-    const result = await this.imports.updateOne(
-      { _id: doc._id, merchantId: doc.merchantId, leaseOwner: owner },
-      { $set: { linesDone, state: 'running', leaseUntil: new Date(Date.now() + lifetimeMs) } },
+    const result = await this.guard.run(GUARDED.subscriptionImports(), () =>
+      this.imports.updateOne(
+        { _id: doc._id, merchantId: doc.merchantId, leaseOwner: owner },
+        { $set: { linesDone, state: 'running', leaseUntil: new Date(Date.now() + lifetimeMs) } },
+      ),
     );
     return result.matchedCount === 1;
   }
 
   /** Completes it with its counts, once: true for the call that did. */
   async complete(doc: ImportDocument, counts: ImportCounts, completedAt: string): Promise<ImportDocument | null> {
-    return this.imports.findOneAndUpdate(
-      { _id: doc._id, merchantId: doc.merchantId, state: { $ne: 'completed' } },
-      { $set: { state: 'completed', counts, completedAt }, $unset: { leaseOwner: '', leaseUntil: '' } },
-      { returnDocument: 'after' },
+    return this.guard.run(GUARDED.subscriptionImports(), () =>
+      this.imports.findOneAndUpdate(
+        { _id: doc._id, merchantId: doc.merchantId, state: { $ne: 'completed' } },
+        { $set: { state: 'completed', counts, completedAt }, $unset: { leaseOwner: '', leaseUntil: '' } },
+        { returnDocument: 'after' },
+      ),
     );
   }
 

@@ -126,7 +126,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     stripeEvents: new StripeEventsRepository(db, documentsPerDelete),
     pauseHistory: new PauseHistoryRepository(db, statementsPerCommand),
     destinations: new DestinationsRepository(db),
-    imports: new ImportsStore(db),
+    imports: new ImportsStore(db, guard),
   };
 }
 

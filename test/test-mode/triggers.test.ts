@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testModeIdOf } from '../../src/merchants/livemode.js';
 import { loadSpec } from '../../src/lib/spec.js';
-import { httpOf } from '../support/http.js';
+import { call, httpOf } from '../support/http.js';
 import { registeredReceiver, type Receiver } from '../support/receiver.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
@@ -84,20 +84,31 @@ describe('POST /v2/test-helpers/triggers', () => {
     },
   );
 
-  it("when another worker's poll takes the trigger's import first, subscription_import.completed still answers 201 with its new event", async () => {
-    // A second service on the same database whose import worker polls every millisecond: it takes most imports before the trigger does.
-    const racer = await startTestService({ workers: 1, bulkPollIntervalMs: 1, databaseName: t.db.databaseName });
+  it("when the worker's poll takes the trigger's import first, subscription_import.completed still answers 201 with its new event", async () => {
+    // A service whose import worker polls every millisecond: it takes most imports before the trigger does.
+    const racer = await startTestService({ workers: 1, bulkPollIntervalMs: 1 });
     try {
-      const { testApiKey } = await t.merchant();
+      const { testApiKey } = await racer.merchant();
       const seen = new Set<string>();
       for (let i = 0; i < 5; i++) {
-        const res = await api(testApiKey, 'POST', '/v2/test-helpers/triggers', { type: 'subscription_import.completed' });
+        const res = await call(racer.baseUrl, '/v2/test-helpers/triggers', {
+          apiKey: testApiKey,
+          json: { type: 'subscription_import.completed' },
+        });
         expect(res.status).toBe(201);
         const [eventId] = res.body.eventIds as string[];
         expect(seen.has(eventId!)).toBe(false);
         seen.add(eventId!);
-        expect((await api(testApiKey, 'GET', `/v2/subscriptions/${res.body.subscriptionId}`)).status).toBe(200);
+        expect(
+          (await call(racer.baseUrl, `/v2/subscriptions/${res.body.subscriptionId}`, { method: 'GET', apiKey: testApiKey })).status,
+        ).toBe(200);
       }
+      // One event per import: none completed twice by the worker and the trigger at once.
+      const listed = await call(racer.baseUrl, '/v2/events?type=subscription_import.completed&limit=100', {
+        method: 'GET',
+        apiKey: testApiKey,
+      });
+      expect(new Set(listed.body.data.map((e: { id: string }) => e.id))).toEqual(seen);
     } finally {
       await racer.close();
     }
