@@ -41,7 +41,7 @@ interface PauseDayDocument {
   parts: string[];
 }
 
-/** Some of a day's pause ids, as one record wrote them (`<merchantId>:<day>:<first pause id>`). */
+/** Some of a day's pause ids, as the records that began with the same pause wrote them (`<merchantId>:<day>:<first pause id>`). */
 interface PauseDayPartDocument {
   _id: string;
   merchantId: string;
@@ -191,14 +191,15 @@ export class PauseHistoryRepository {
       await this.pauses.updateOne({ _id: before.pauseId, merchantId }, { $set: ending(end) });
       closed.push({ end, pointer: before });
     }
-    // Each day's new pause ids, in a part named by its first id: a repeated record writes the same part again.
+    // Each day's new pause ids, in a part named by its first id: a repeated record, or another relay's
+    // record of more of the same events, adds its ids to the same part.
     const startedOn = new Map<string, string[]>();
     for (const start of started) startedOn.set(dayOf(start.at), [...(startedOn.get(dayOf(start.at)) ?? []), start.eventId]);
     const partKeys = new Map([...startedOn].map(([day, ids]) => [day, `${merchantId}:${day}:${ids[0]!}`]));
     await bulkWriteInParts(
       this.parts,
       [...startedOn].map(([day, ids]) => ({
-        updateOne: { filter: { _id: partKeys.get(day)!, merchantId }, update: { $setOnInsert: { ids } }, upsert: true },
+        updateOne: { filter: { _id: partKeys.get(day)!, merchantId }, update: { $addToSet: { ids: { $each: ids } } }, upsert: true },
       })),
       this.statementsPerCommand,
     );
