@@ -16,7 +16,7 @@ export default defineConfig({
     sequence: { sequencer: LongestFirstSequencer },
     // The json report gives `npm test` its closing line (scripts/test-summary.ts); the last one
     // prints the ten slowest test files.
-    reporters: ['default', 'json', './test/support/slowest-files.reporter.ts'],
+    reporters: ['default', 'json', './test/support/slowest-files.reporter.ts', './test/support/unhandled-errors.reporter.ts'],
     outputFile: { json: 'test-artifacts/vitest.json' },
     // One run of `vitest` runs the groups one after another; `npm test` runs `waiting` beside
     // `side by side`, as a vitest process of its own (scripts/test-run.ts).

@@ -31,6 +31,7 @@ import { everyWorkaround, type WorkaroundName } from '../src/db/workarounds.js';
 import { ensureGoTool, goToolCanBeHad, STRIPE_MOCK } from './go-tool.js';
 import { projectRoot } from '../src/lib/project-root.js';
 import { type FileSeconds, slowestLines } from '../test/support/slowest-files.reporter.js';
+import type { UnhandledError } from '../test/support/unhandled-errors.reporter.js';
 import { runCollected } from './run-quietly.js';
 import { skippedSince, type SkippedStep } from './skipped-steps.js';
 import { type Counts, junitCounts, summary, vitestCounts, vitestFailures, type VitestJson } from './test-summary.js';
@@ -175,6 +176,7 @@ export const VITEST_LANES: readonly (readonly { readonly project: string; readon
 const laneName = (project: string) => project.replace(/\W+/g, '-');
 const laneReport = (project: string) => `vitest-${laneName(project)}.json`;
 const laneSeconds = (project: string) => join(FILE_SECONDS_DIR, `${laneName(project)}.json`);
+const laneErrors = (project: string) => join(ARTIFACTS, `vitest-${laneName(project)}-unhandled.json`);
 const laneProjects = () => VITEST_LANES.flat().map((lane) => lane.project);
 
 /** Every file's time the lanes of this run wrote (since `since`, ms). */
@@ -217,6 +219,7 @@ const vitestSuite = (besideFirstLanes: Promise<unknown>): Suite => ({
         stage.map(({ project, output }) =>
           runCommand(['vitest', 'run', '--project', project, `--outputFile.json=test-artifacts/${laneReport(project)}`], output, {
             FILE_SECONDS_JSON: laneSeconds(project),
+            UNHANDLED_ERRORS_JSON: laneErrors(project),
           }),
         ),
       );
@@ -230,8 +233,21 @@ const vitestSuite = (besideFirstLanes: Promise<unknown>): Suite => ({
     laneProjects()
       .map((project) => freshCounts(join(ARTIFACTS, laneReport(project)), since, (report) => vitestCounts(report as VitestJson)))
       .reduce(added),
-  failures: () => laneProjects().flatMap((project) => vitestFailures(vitestReport(laneReport(project)), projectRoot())),
+  failures: () =>
+    laneProjects().flatMap((project) => [
+      ...vitestFailures(vitestReport(laneReport(project)), projectRoot()),
+      ...unhandledLines(laneErrors(project)),
+    ]),
 });
+
+/** One line per unhandled error a lane's run left (test/support/unhandled-errors.reporter.ts). */
+export function unhandledLines(path: string): string[] {
+  if (!existsSync(path)) return [];
+  return (JSON.parse(readFileSync(path, 'utf8')) as UnhandledError[]).map(
+    ({ file, test, message }) =>
+      `unhandled error${file ? ` from ${file}` : ''}${test ? ` > ${test}` : ''}: ${message.split('\n')[0]!.slice(0, 300)}`,
+  );
+}
 
 const workaroundsOff: Suite = {
   label: 'vitest, workarounds off',
@@ -282,10 +298,10 @@ export const stages = (besideFirstLanes: Promise<unknown> = Promise.resolve()): 
  * one failure more, said in a line of its own: the closing line never reads 0 failed for a run
  * that failed.
  */
-export function failedRunCounted(label: string, counts: Counts, exit: number | string | null): Counts {
-  if (exit === 0 || counts.failed > 0) return counts;
-  console.error(`${label}: exited ${exit} with no failed test (an unhandled error, or the runner's own): counted as one failure`);
-  return { ...counts, failed: 1 };
+export function failedRunCounted(label: string, counts: Counts, exit: number | string | null): { counts: Counts; line?: string } {
+  if (exit === 0 || counts.failed > 0) return { counts };
+  const line = `${label}: exited ${exit} with no failed test (an unhandled error, or the runner's own): counted as one failure`;
+  return { counts: { ...counts, failed: 1 }, line };
 }
 
 /** The check's line: one pass or one failure, and each step it skipped; a line per skipped step says how to run it. */
@@ -365,9 +381,10 @@ async function main(): Promise<number> {
       times.push([suite.label, ms]);
       if (status !== 0) failed = true;
       try {
-        const counts = failedRunCounted(suite.label, suite.counts(suiteSince), status);
+        const { counts, line } = failedRunCounted(suite.label, suite.counts(suiteSince), status);
         parts.push([suite.label, counts]);
-        if (counts.failed > 0) failures.push(...(suite.failures?.() ?? []).map((line) => `${suite.label} ${line}`));
+        if (line) failures.push(line);
+        if (counts.failed > 0) failures.push(...(suite.failures?.() ?? []).map((failure) => `${suite.label} ${failure}`));
       } catch (error) {
         // A suite that crashed before reporting counts as one failure, said in a line of its own.
         console.error(`${suite.label}: no counts (${error instanceof Error ? error.message : String(error)}); exit ${status}`);
