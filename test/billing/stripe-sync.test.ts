@@ -54,6 +54,50 @@ describe.skipIf(!stripeMockBuilt())('the backfill from Stripe', () => {
     expect((await api(c.apiKey, 'GET', '/v2/billing-connections/stripe')).body.lastSyncAt).toEqual(expect.any(String));
   });
 
+  it("follows Stripe's pages: each list call starts after the last subscription of the page before, until has_more is false", async () => {
+    const c = await connectedToStripe(t, 0);
+    stripe.subscriptionPages = { pages: 3, perPage: 2 };
+    try {
+      const reply = await api(c.apiKey, 'POST', '/v2/billing-connections/stripe/sync');
+      expect(reply.status).toBe(202);
+      const done = await waitFor(
+        () => api(c.apiKey, 'GET', `/v2/subscription-imports/${reply.body.id}`),
+        (r) => r.body.state === 'completed',
+        60_000,
+        100,
+        'the backfill import completed',
+      );
+      expect(done.body).toMatchObject({ rowCount: 6, createdCount: 6, rejectedCount: 0 });
+      const listed = stripe.calls.filter((s) => s.method === 'GET' && s.path.startsWith('/v1/subscriptions?')).slice(-3);
+      expect(listed.map((s) => new URLSearchParams(s.path.split('?')[1]).get('starting_after'))).toEqual([
+        null,
+        'sub_page0x1',
+        'sub_page1x1',
+      ]);
+      const page = (await api(c.apiKey, 'GET', '/v2/subscriptions?limit=100')).body.data as { externalId: string }[];
+      expect(page.map((s) => s.externalId).sort()).toEqual(['0x0', '0x1', '1x0', '1x1', '2x0', '2x1'].map((n) => `sub_page${n}`));
+    } finally {
+      stripe.subscriptionPages = undefined;
+    }
+  });
+
+  it('when Stripe refuses a later page, answers 409 0038 with its message and imports nothing', async () => {
+    const c = await connectedToStripe(t, 0);
+    stripe.subscriptionPages = { pages: 3, perPage: 2, refused: 1 };
+    try {
+      const answered = await api(c.apiKey, 'POST', '/v2/billing-connections/stripe/sync');
+      expect([answered.status, answered.body.code]).toEqual([409, '0038']);
+      expect(answered.body.detail).toContain('recorder answered 401');
+      const listed = stripe.calls.filter((s) => s.method === 'GET' && s.path.startsWith('/v1/subscriptions?')).slice(-2);
+      expect(listed.map((s) => s.status)).toEqual([200, 401]);
+      // The first page's two subscriptions were read, and not imported.
+      expect(await t.db.collection('subscriptions').countDocuments({ merchantId: c.merchantId })).toBe(0);
+      expect(await t.db.collection('subscriptionImports').countDocuments({ merchantId: c.merchantId })).toBe(0);
+    } finally {
+      stripe.subscriptionPages = undefined;
+    }
+  });
+
   it('when Stripe refuses the read (a revoked key), answers 409 0038 with its message and imports nothing', async () => {
     const c = await connectedToStripe(t, 0);
     stripe.answers.push(401);

@@ -11,6 +11,11 @@
  *   stripe.answers.push(500)                    // the next call answers 500 without reaching the mock
  *   await stripe.stop(); await stripe.start();  // refuse connections / listen again
  *   stripe.hold(); stripe.release()             // keep calls unanswered (they count in `received`) / answer them
+ *   stripe.subscriptionPages = { pages: 3, perPage: 2, refused?: 1 }
+ *                                               // list calls (GET /v1/subscriptions) answer that many pages
+ *                                               // of stripe-mock's fixture under ids of their own, paged by
+ *                                               // `starting_after` as Stripe does (stripe-mock has one page);
+ *                                               // the page `refused` (from 0) answers 401
  *   stripe.invalid()                            // calls stripe-mock refused as invalid: expect none
  *   await stripe.close()
  */
@@ -41,6 +46,8 @@ export interface StripeMock {
   release(): void;
   /** Statuses the next calls get from the recorder itself, without reaching stripe-mock (a queue). */
   readonly answers: number[];
+  /** Set: list calls answer these pages (ids `sub_page{page}x{item}`), each checked by stripe-mock first. */
+  subscriptionPages: { readonly pages: number; readonly perPage: number; readonly refused?: number } | undefined;
   /** Calls stripe-mock refused as not matching Stripe's spec (400 `invalid_request_error`). */
   invalid(): StripeCall[];
   /** Closes the recorder's port and every open connection: Stripe unreachable. */
@@ -107,7 +114,8 @@ export async function startStripeMock(): Promise<StripeMock> {
           status,
           response,
         });
-      const own = answers.shift();
+      const refused = mock.subscriptionPages?.refused;
+      const own = answers.shift() ?? (refused !== undefined && pageOf(req.method!, req.url!) === refused ? 401 : undefined);
       if (own !== undefined) {
         const response = JSON.stringify({
           error: { type: own === 429 ? 'rate_limit_error' : 'api_error', message: `recorder answered ${own}` },
@@ -122,9 +130,10 @@ export async function startStripeMock(): Promise<StripeMock> {
           const parts: Buffer[] = [];
           upstream.on('data', (chunk: Buffer) => parts.push(chunk));
           upstream.on('end', () => {
-            const response = Buffer.concat(parts);
+            const response = paged(req.method!, req.url!, upstream.statusCode!, Buffer.concat(parts));
             record(upstream.statusCode!, response.toString());
-            res.writeHead(upstream.statusCode!, upstream.headers).end(response);
+            const { 'content-length': _, ...headers } = upstream.headers;
+            res.writeHead(upstream.statusCode!, headers).end(response);
           });
         },
       );
@@ -135,13 +144,36 @@ export async function startStripeMock(): Promise<StripeMock> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
 
+  /** Which of mock.subscriptionPages a list call asks for, by its `starting_after`; undefined for any other call. */
+  const pageOf = (method: string, url: string): number | undefined => {
+    const [path, query] = url.split('?');
+    if (!mock.subscriptionPages || method !== 'GET' || path !== '/v1/subscriptions') return undefined;
+    const after = new URLSearchParams(query).get('starting_after');
+    const page = after === null ? 0 : Number(/^sub_page(\d+)x\d+$/.exec(after)?.[1] ?? NaN) + 1;
+    if (!Number.isInteger(page)) throw new Error(`starting_after ${after} names no subscription of the pages`);
+    return page;
+  };
+
+  /** stripe-mock's answer to a subscriptions list, as the page `starting_after` asks for (mock.subscriptionPages). */
+  const paged = (method: string, url: string, status: number, response: Buffer): Buffer => {
+    const pages = mock.subscriptionPages;
+    if (!pages || pageOf(method, url) === undefined || status !== 200) return response;
+    const page = pageOf(method, url)!;
+    const list = JSON.parse(response.toString()) as { data: { id: string }[]; has_more: boolean };
+    const [fixture] = list.data;
+    list.data = Array.from({ length: page < pages.pages ? pages.perPage : 0 }, (_, i) => ({ ...fixture!, id: `sub_page${page}x${i}` }));
+    list.has_more = page + 1 < pages.pages;
+    return Buffer.from(JSON.stringify(list));
+  };
+
   const stop = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
     });
-  return {
+  const mock: StripeMock = {
     base: `http://127.0.0.1:${port}`,
+    subscriptionPages: undefined,
     calls,
     received,
     answers,
@@ -161,4 +193,5 @@ export async function startStripeMock(): Promise<StripeMock> {
       child.kill('SIGKILL');
     },
   };
+  return mock;
 }
