@@ -137,10 +137,14 @@ describe('a suite that fails with no failed test', () => {
   it('counts one failure, so the closing line never reads 0 failed for a failed run', () => {
     expect(failedRunCounted('vitest', { passed: 796, failed: 0, skipped: 2 }, 1)).toEqual({
       counts: { passed: 796, failed: 1, skipped: 2 },
-      line: 'vitest: exited 1 with no failed test (an unhandled error, or the runner\'s own): counted as one failure',
+      line: "vitest: exited 1 with no failed test (an unhandled error, or the runner's own): counted as one failure",
     });
-    expect(failedRunCounted('vitest', { passed: 796, failed: 3, skipped: 2 }, 1)).toEqual({ counts: { passed: 796, failed: 3, skipped: 2 } });
-    expect(failedRunCounted('vitest', { passed: 796, failed: 0, skipped: 2 }, 0)).toEqual({ counts: { passed: 796, failed: 0, skipped: 2 } });
+    expect(failedRunCounted('vitest', { passed: 796, failed: 3, skipped: 2 }, 1)).toEqual({
+      counts: { passed: 796, failed: 3, skipped: 2 },
+    });
+    expect(failedRunCounted('vitest', { passed: 796, failed: 0, skipped: 2 }, 0)).toEqual({
+      counts: { passed: 796, failed: 0, skipped: 2 },
+    });
   });
 });
 
