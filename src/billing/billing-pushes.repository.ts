@@ -120,10 +120,10 @@ export class BillingPushesRepository {
     return (await this.collection.countDocuments({ _id: id, merchantId }, { limit: 1 })) > 0;
   }
 
-  /** Those of these subscriptions that still have a push waiting. */
-  async withPending(ids: readonly string[]): Promise<Set<string>> {
+  /** Those of these subscriptions that still have a push waiting, other than the pushes `besides` (those being finished). */
+  async withPending(ids: readonly string[], besides: readonly string[] = []): Promise<Set<string>> {
     const docs = await this.collection
-      .find({ status: 'pending', subscriptionId: { $in: [...ids] } }, { projection: { subscriptionId: 1 } })
+      .find({ status: 'pending', subscriptionId: { $in: [...ids] }, _id: { $nin: [...besides] } }, { projection: { subscriptionId: 1 } })
       .toArray();
     return new Set(docs.map((d) => d.subscriptionId));
   }

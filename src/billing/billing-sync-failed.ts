@@ -2,8 +2,11 @@
  * `subscription.billing_sync_failed` (docs/billing.md "When a push fails"): one event per push that
  * failed for good, carrying the subscription as it stands with its billingSync, the event whose change
  * was refused, and `cause: {kind: "billing", system: "stripe"}`; recorded and sent as every event is.
+ * A push whose failure is recorded again (its pusher was killed before marking it failed) sends the
+ * event stored the first time, whose recording and sending are idempotent by its id.
  */
 import type { Event } from '../events/event.payload.js';
+import type { EventsRepository } from '../events/events.repository.js';
 import { shownAs } from '../events/event.payload.js';
 import { uuidv7Named } from '../lib/ids.js';
 import { subscriptionView } from '../subscriptions/subscriptions.handlers.js';
@@ -26,6 +29,7 @@ export class BillingSyncFailures implements PushOutcomes {
     /** The time of a merchant's data (a test mode's clock): the events' time. */
     private readonly timeOf: (merchantId: string) => Promise<string>,
     private readonly events: () => EventRecording,
+    private readonly stored: Pick<EventsRepository, 'ofSubscriptions'>,
   ) {}
 
   async failed(pushes: readonly (Push & { readonly error: string })[]): Promise<void> {
@@ -35,9 +39,20 @@ export class BillingSyncFailures implements PushOutcomes {
         merchantId,
         own.map((p) => p.subscriptionId),
       );
+      const before = await this.stored.ofSubscriptions(
+        merchantId,
+        TYPE,
+        own.map((p) => p.subscriptionId),
+      );
+      const storedFor = new Map(before.map((event) => [(event.data as { failedEventId?: string }).failedEventId, event]));
       const at = await this.timeOf(merchantId);
       const events: Event[] = [];
       for (const push of own) {
+        const again = storedFor.get(push.id);
+        if (again) {
+          events.push(again);
+          continue;
+        }
         const subscription = await this.subscriptions.get(merchantId, push.subscriptionId).catch(() => undefined);
         if (!subscription) continue;
         const billingSync: BillingSync = states.get(push.subscriptionId) ?? {

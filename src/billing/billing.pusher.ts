@@ -81,7 +81,13 @@ export class BillingPusher {
   private async recordSync(taken: readonly Push[], updates: readonly PushUpdate[]): Promise<void> {
     const byId = new Map(taken.map((push) => [push.id, push]));
     const sent = updates.filter((u) => u.status === 'sent').map((u) => byId.get(u.id)!);
-    const waiting = sent.length > 0 ? await this.pushes.withPending(sent.map((p) => p.subscriptionId)) : new Set<string>();
+    const waiting =
+      sent.length > 0
+        ? await this.pushes.withPending(
+            sent.map((p) => p.subscriptionId),
+            taken.map((p) => p.id),
+          )
+        : new Set<string>();
     const at = nowTimestamp();
     const changes: SyncChange[] = [
       ...sent
@@ -128,9 +134,12 @@ export class BillingPusher {
         while (next < taken.length) await one(taken[next++]!);
       }),
     );
-    await this.pushes.record(updates);
+    // The pushes are marked finished last: a process killed before that leaves them leased, and the
+    // next pusher sends them again and records their sync state and events again (the events keep
+    // their ids), so that a failure is never marked without its event (docs/billing.md).
     await this.recordSync(taken, updates);
-    for (const { status } of updates) metrics()?.billingPushes.inc({ outcome: status === 'pending' ? 'retrying' : status });
     if (failed.length > 0) await this.outcomes?.failed(failed);
+    await this.pushes.record(updates);
+    for (const { status } of updates) metrics()?.billingPushes.inc({ outcome: status === 'pending' ? 'retrying' : status });
   }
 }

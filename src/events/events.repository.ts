@@ -93,6 +93,13 @@ export class EventsRepository {
     return new Map(docs.map((doc) => [doc._id, toEvent(doc)]));
   }
 
+  /** The merchant's events of this type about these subscriptions (served by `merchant_events_by_subscription`). */
+  async ofSubscriptions(merchantId: string, type: EventType, subscriptionIds: readonly string[]): Promise<Event[]> {
+    if (subscriptionIds.length === 0) return [];
+    const docs = await this.events.find({ merchantId, 'data.subscription.id': { $in: [...subscriptionIds] }, type }).toArray();
+    return docs.map(toEvent);
+  }
+
   /** The merchant's events that pass every filter given, newest first (event ids are UUIDv7, so `_id` order is time order). */
   page(merchantId: string, { type, subscriptionId, requestId }: EventFilter, page: PageRequest): Promise<Page<Event>> {
     const filter: Filter<EventDocument> = {

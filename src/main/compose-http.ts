@@ -204,6 +204,7 @@ function appFactory({ config, both, domain, work, readiness, limiter, log }: Htt
     stores.billingSync,
     async (id) => (await subscriptions.clock(id)).timestamp(),
     () => work.relay,
+    stores.events,
   );
   const testMode = new TestModeService(stores.testClocks, subscriptions, stores, domain.seeder, relayNow, work.holds);
   return () =>

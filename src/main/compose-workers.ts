@@ -277,6 +277,7 @@ export function composeWorkers(
       backgroundStores.billingSync,
       async (merchantId) => (await clock(merchantId)).timestamp(),
       () => relay,
+      backgroundStores.events,
     ),
   );
   pushes.onRecorded(() => pusher.wake());

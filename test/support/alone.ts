@@ -38,7 +38,11 @@ export const ALONE = [
  * database and with processes of its own, as the side-by-side files do. The Kafka tests wait too,
  * but restart a broker's JVM within a test's minute: beside three busy files it ran out of it.
  */
-export const WAITING = ['test/billing/push-faults.test.ts', 'test/holds/hold-place-faults.test.ts'];
+export const WAITING = [
+  'test/billing/push-faults.test.ts',
+  'test/billing/push-failure-kill.test.ts',
+  'test/holds/hold-place-faults.test.ts',
+];
 
 /**
  * Files that time what they check but mostly wait, with little CPU and few database writes (a
