@@ -86,7 +86,7 @@ export class StripeEventsService {
     const existing = await this.lifecycle.findByExternalId(merchantId, mirrored.stripeId);
     if (mirrored.cancelled) {
       if (!existing) return 'ignored';
-      await this.lifecycle.cancel(merchantId, existing.id, undefined, cause);
+      await this.lifecycle.cancel({ merchantId, id: existing.id, cause });
       return 'applied';
     }
     if (mirrored.priceId === undefined) return 'ignored';
@@ -109,7 +109,7 @@ export class StripeEventsService {
     const metadata = { stripePriceId: priceId };
     if (!existing) {
       try {
-        return await this.lifecycle.create(merchantId, { externalId: stripeId, planId, metadata }, cause);
+        return await this.lifecycle.create({ merchantId, subscription: { externalId: stripeId, planId, metadata }, cause });
       } catch (error) {
         // Another delivery about the same subscription created it meanwhile: update that one.
         if (!(error instanceof ExternalIdInUseError)) throw error;
@@ -118,6 +118,6 @@ export class StripeEventsService {
       }
     }
     if (existing.planId === planId && existing.metadata?.stripePriceId === priceId) return existing;
-    return this.lifecycle.update(merchantId, existing.id, { planId, metadata }, cause);
+    return this.lifecycle.update({ merchantId, id: existing.id, patch: { planId, metadata }, cause });
   }
 }

@@ -95,7 +95,13 @@ export function domainOn(stores: Stores, mutex: PerKeyQueue, config: DomainConfi
   const notices = new ResumeNotices(stores.due, stores.holds, mutex, clockOf);
   pausePolicies.onNoticeHoursChanged((merchantId, hours) => notices.renotice(merchantId, hours));
   const subscriptions = new SubscriptionsService(stores, mutex, pausePolicies, clockOf);
-  const lifecycle = new LifecycleService(stores.lifecycle, stores.subscriptions, mutex, clockOf, subscriptions.changes);
+  const lifecycle = new LifecycleService({
+    store: stores.lifecycle,
+    subscriptions: stores.subscriptions,
+    mutex,
+    clockOf,
+    changes: subscriptions.changes,
+  });
   return {
     merchants: stores.merchants,
     subscriptionStores: stores,

@@ -289,13 +289,13 @@ export function composeWorkers(
   pauses.add(bulkWorker);
   pauses.add(schedules);
   const retention = engine.workarounds.expirySweeps ? retentionOn(background, both, log) : undefined;
-  const lifecycle = new LifecycleService(
-    backgroundStores.lifecycle,
-    backgroundStores.subscriptions,
+  const lifecycle = new LifecycleService({
+    store: backgroundStores.lifecycle,
+    subscriptions: backgroundStores.subscriptions,
     mutex,
-    clock,
-    workerSubscriptions.changes,
-  );
+    clockOf: clock,
+    changes: workerSubscriptions.changes,
+  });
   const imports = new ImportsWorker(
     backgroundStores.imports,
     new ImportApplier(lifecycle),

@@ -9,6 +9,7 @@
  * the rules table, not a new signature through every layer.
  */
 import type { FiringGroup } from './due.rules.js';
+import type { NewSubscription, SubscriptionPatch } from './lifecycle.rules.js';
 import type { ChangeCause } from './subscriptions.rules.js';
 
 /** Who, why and when: what every write of a change records. */
@@ -31,6 +32,34 @@ export interface WriteCommand extends CommandContext {
 /** A command on one subscription (a request's, the portal's, a test trigger's). */
 export interface SingleCommand extends CommandContext {
   readonly id: string;
+}
+
+/**
+ * A change to one subscription's lifecycle (lifecycle.ts): who and why; its time is read when it is
+ * written. `quiet` records no event (an import's rows, unless the import asks for them).
+ */
+export interface LifecycleCommand {
+  readonly merchantId: string;
+  readonly cause: ChangeCause;
+  readonly quiet?: boolean;
+}
+
+/** A create; `id` given where it must be the same on every run (an import's row), else random. */
+export interface CreateCommand extends LifecycleCommand {
+  readonly subscription: NewSubscription;
+  readonly id?: string;
+}
+
+/** A merge patch of a subscription (`id` as the caller gave it); `status` is refused, not patched. */
+export interface UpdateCommand extends LifecycleCommand {
+  readonly id: string;
+  readonly patch: SubscriptionPatch & { readonly status?: unknown };
+}
+
+/** A cancel of a subscription (`id` as the caller gave it), with the merchant's reason if any. */
+export interface CancelCommand extends LifecycleCommand {
+  readonly id: string;
+  readonly reason?: string | undefined;
 }
 
 /**

@@ -6,19 +6,10 @@
 import { randomUUID } from 'node:crypto';
 import type { UpdateFilter } from 'mongodb';
 import { currentTraceparent } from '../observability/tracing.js';
-import type { PatchOutcome } from './lifecycle.rules.js';
+import type { NewSubscription, PatchOutcome } from './lifecycle.rules.js';
 import type { OutboxEntry, SubscriptionDetails } from './outbox.js';
 import type { SubscriptionDocument } from './subscription.document.js';
-import type { ChangeCause, Subscription, SubscriptionStatus } from './subscriptions.rules.js';
-
-export interface NewSubscription {
-  readonly externalId: string;
-  readonly planId: string;
-  /** `cancelled` for an import's row only: the API creates none cancelled. */
-  readonly status?: SubscriptionStatus;
-  readonly cycle?: number;
-  readonly metadata?: Readonly<Record<string, string>>;
-}
+import type { ChangeCause, Subscription } from './subscriptions.rules.js';
 
 export const detailsOf = (s: Pick<Subscription, 'planId' | 'cycle' | 'externalId' | 'metadata'>): SubscriptionDetails => ({
   planId: s.planId,

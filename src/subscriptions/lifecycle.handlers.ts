@@ -10,17 +10,20 @@ export function lifecycleHandlers(
 ): Pick<Handlers, 'createSubscription' | 'updateSubscription' | 'cancelSubscription' | 'listSubscriptions'> {
   return {
     createSubscription: async ({ merchant, body }) => {
-      const created = await lifecycle.create(merchant.id, body, causeOf(merchant));
+      const created = await lifecycle.create({ merchantId: merchant.id, subscription: body, cause: causeOf(merchant) });
       return { status: 201, body: subscriptionView(created), headers: { Location: `/v2/subscriptions/${created.id}` } };
     },
     updateSubscription: async ({ merchant, params, body }) => {
       const { planId, cycle, metadata, externalId, status } = body;
       const patch = { planId, cycle, metadata, externalId, status };
-      return { status: 200, body: subscriptionView(await lifecycle.update(merchant.id, params.subscriptionId, patch, causeOf(merchant))) };
+      const updated = await lifecycle.update({ merchantId: merchant.id, id: params.subscriptionId, patch, cause: causeOf(merchant) });
+      return { status: 200, body: subscriptionView(updated) };
     },
     cancelSubscription: async ({ merchant, params, body }) => ({
       status: 200,
-      body: subscriptionView(await lifecycle.cancel(merchant.id, params.subscriptionId, body.reason, causeOf(merchant))),
+      body: subscriptionView(
+        await lifecycle.cancel({ merchantId: merchant.id, id: params.subscriptionId, reason: body.reason, cause: causeOf(merchant) }),
+      ),
     }),
     // One subscription at most has an externalId: its page is that one, or none.
     listSubscriptions: async (request) => {

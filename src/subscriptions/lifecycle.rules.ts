@@ -3,7 +3,17 @@
  * and the bounds the schema cannot state of the metadata it leaves.
  */
 import { InvalidRequestError } from '../errors.js';
-import type { Subscription } from './subscriptions.rules.js';
+import type { Subscription, SubscriptionStatus } from './subscriptions.rules.js';
+
+/** A new subscription's fields, as a create or an import's row gives them. */
+export interface NewSubscription {
+  readonly externalId: string;
+  readonly planId: string;
+  /** `cancelled` for an import's row only: the API creates none cancelled. */
+  readonly status?: SubscriptionStatus;
+  readonly cycle?: number;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
 
 /** At most this many metadata keys on a subscription, after a patch too. */
 export const METADATA_KEYS_MAX = 20;

@@ -164,8 +164,7 @@ export class LifecycleStore {
   async changeWhere(
     merchantId: string,
     id: string,
-    expected: Filter<SubscriptionDocument>,
-    update: UpdateFilter<SubscriptionDocument>,
+    { expected, update }: ExpectedUpdate,
     entries: readonly OutboxEntry[],
   ): Promise<Changed | undefined> {
     // A group of one (grouped-write.ts), answered with the whole document: not every engine takes a projection there.

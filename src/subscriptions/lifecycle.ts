@@ -10,48 +10,41 @@ import type { ChangeNotifier } from './change-notifier.js';
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import { RETRY } from '../retry-policies.js';
 import { untilSettled } from '../lib/retry.js';
-import { patchOutcome, type SubscriptionPatch } from './lifecycle.rules.js';
+import type { CancelCommand, CreateCommand, UpdateCommand } from './command.js';
+import { patchOutcome } from './lifecycle.rules.js';
 import type { LifecycleStore } from './lifecycle.store.js';
 import { LifecycleUpserts, type UpsertCommand, type UpsertOutcome } from './lifecycle.upsert.js';
 import type { PendingEvents } from './outbox.js';
 import { outboxEntries } from './outbox.js';
-import {
-  createdDocument,
-  detailsOf,
-  lifecycleEntry,
-  newSubscription,
-  patchWrite,
-  whereUnchanged,
-  type NewSubscription,
-} from './lifecycle.entries.js';
+import { createdDocument, detailsOf, lifecycleEntry, newSubscription, patchWrite, whereUnchanged } from './lifecycle.entries.js';
 import { snapshotAfter, updateFor, type SubscriptionDocument } from './subscription.document.js';
 import { ExternalIdInUseError, StatusNotPatchableError, SubscriptionNotFoundError } from './subscriptions.errors.js';
-import { decide, normaliseId, type ChangeCause, type Subscription } from './subscriptions.rules.js';
+import { decide, normaliseId, type Subscription } from './subscriptions.rules.js';
 import type { ClockOf } from './subscriptions.service.js';
 import type { SubscriptionsStore } from './subscriptions.store.js';
 
-/** How a change is written: `quiet` records no event (an import's rows, unless it asks for them). */
-export interface ChangeOptions {
-  readonly quiet?: boolean;
-}
-
-/** The id a create gives: random, unless the caller names it (an import's row, whose id must be the same on every run). */
-export interface CreateOptions extends ChangeOptions {
-  readonly id?: string;
+/** What the lifecycle writes with. */
+export interface LifecycleDeps {
+  readonly store: LifecycleStore;
+  readonly subscriptions: Pick<SubscriptionsStore, 'find'>;
+  readonly mutex: PerKeyQueue;
+  readonly clockOf: ClockOf;
+  /** The events relay listens here (SubscriptionsService.changes). */
+  readonly changes: ChangeNotifier<PendingEvents>;
 }
 
 export class LifecycleService {
   private readonly upserts: LifecycleUpserts;
 
-  constructor(
-    private readonly store: LifecycleStore,
-    private readonly subscriptions: Pick<SubscriptionsStore, 'find'>,
-    private readonly mutex: PerKeyQueue,
-    private readonly clockOf: ClockOf,
-    /** The events relay listens here (SubscriptionsService.changes). */
-    private readonly changes: ChangeNotifier<PendingEvents>,
-  ) {
-    this.upserts = new LifecycleUpserts({ store, mutex, clockOf, changes, single: this });
+  private readonly store: LifecycleStore;
+  private readonly subscriptions: Pick<SubscriptionsStore, 'find'>;
+  private readonly mutex: PerKeyQueue;
+  private readonly clockOf: ClockOf;
+  private readonly changes: ChangeNotifier<PendingEvents>;
+
+  constructor(deps: LifecycleDeps) {
+    ({ store: this.store, subscriptions: this.subscriptions, mutex: this.mutex, clockOf: this.clockOf, changes: this.changes } = deps);
+    this.upserts = new LifecycleUpserts({ ...deps, single: this });
   }
 
   /** An import's rows upserted by externalId, together (lifecycle.upsert.ts): each row's outcome, in order. */
@@ -60,13 +53,12 @@ export class LifecycleService {
   }
 
   /** Creates it, or ExternalIdInUseError naming the subscription that has its externalId. */
-  async create(merchantId: string, input: NewSubscription, cause: ChangeCause, options: CreateOptions = {}): Promise<Subscription> {
-    const id = options.id ?? randomUUID();
+  async create({ merchantId, subscription: input, cause, id = randomUUID(), quiet }: CreateCommand): Promise<Subscription> {
     const claim = await this.store.claim(merchantId, input.externalId, id);
     if (!claim.claimed) throw new ExternalIdInUseError(input.externalId, claim.heldBy);
     const now = (await this.clockOf(merchantId)).timestamp();
     const subscription = newSubscription(merchantId, id, input, now);
-    const entries = options.quiet ? [] : [lifecycleEntry('subscription.created', subscription, cause)];
+    const entries = quiet ? [] : [lifecycleEntry('subscription.created', subscription, cause)];
     if (!(await this.store.insert(createdDocument(subscription, entries)))) return this.get(merchantId, id);
     if (entries.length > 0) this.changes.notify(merchantId, [id], [{ subscription, entries }]);
     return subscription;
@@ -77,13 +69,7 @@ export class LifecycleService {
   }
 
   /** A merge patch: 200 with the subscription; `subscription.updated` naming the fields changed, when one did. */
-  async update(
-    merchantId: string,
-    rawId: string,
-    patch: SubscriptionPatch & { readonly status?: unknown },
-    cause: ChangeCause,
-    options: ChangeOptions = {},
-  ): Promise<Subscription> {
+  async update({ merchantId, id: rawId, patch, cause, quiet = false }: UpdateCommand): Promise<Subscription> {
     if (patch.status !== undefined) throw new StatusNotPatchableError();
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
@@ -98,9 +84,9 @@ export class LifecycleService {
           if (!claim.claimed) throw new ExternalIdInUseError(newExternalId, claim.heldBy);
         }
         const now = (await this.clockOf(merchantId)).timestamp();
-        const { update, entries } = patchWrite(current, outcome, { at: now, cause, quiet: options.quiet === true });
+        const { update, entries } = patchWrite(current, outcome, { at: now, cause, quiet });
         const expected = { ...whereUnchanged(current), externalId: current.externalId ?? null } as Filter<SubscriptionDocument>;
-        const changed = await this.store.changeWhere(merchantId, id, expected, update, entries);
+        const changed = await this.store.changeWhere(merchantId, id, { expected, update }, entries);
         if (!changed) {
           if (newExternalId !== undefined) await this.store.release(merchantId, newExternalId, id);
           return undefined;
@@ -118,13 +104,7 @@ export class LifecycleService {
    * Cancels it from any status (the rules' CANCEL): its schedule, pending notice and holders go,
    * with one `subscription.cancelled` event; a cancelled one is answered as it is.
    */
-  async cancel(
-    merchantId: string,
-    rawId: string,
-    reason: string | undefined,
-    cause: ChangeCause,
-    options: ChangeOptions = {},
-  ): Promise<Subscription> {
+  async cancel({ merchantId, id: rawId, reason, cause, quiet }: CancelCommand): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
     return this.mutex.run(id, async () => {
@@ -133,13 +113,14 @@ export class LifecycleService {
         const { change } = decide({ status: current.status, pauseAt: null, resumeAt: null }, { kind: 'CANCEL' });
         if (!change) return current;
         const at = (await this.clockOf(merchantId)).timestamp();
-        const events = options.quiet ? [] : [{ kind: 'status' as const }];
+        const events = quiet ? [] : [{ kind: 'status' as const }];
         const entries = outboxEntries(current.status, snapshotAfter(change, {}, at), cause, randomUUID(), events).map((entry) => ({
           ...entry,
           details: detailsOf(current),
           ...(reason !== undefined ? { reason } : {}),
         }));
-        const changed = await this.store.changeWhere(merchantId, id, { status: current.status }, updateFor(change, at), entries);
+        const write = { expected: { status: current.status }, update: updateFor(change, at) };
+        const changed = await this.store.changeWhere(merchantId, id, write, entries);
         if (!changed) return undefined;
         if (entries.length > 0) this.changes.notify(merchantId, [id], [changed.held]);
         return changed.subscription;

@@ -7,6 +7,7 @@
  */
 import type { PerKeyQueue } from '../lib/keyed-mutex.js';
 import type { ChangeNotifier } from './change-notifier.js';
+import type { CancelCommand, UpdateCommand } from './command.js';
 import { Grouping } from './grouped-write.js';
 import { createdDocument, lifecycleEntry, newSubscription, patchWrite, whereUnchanged } from './lifecycle.entries.js';
 import { patchOutcome, upsertPlan, type SubscriptionPatch, type UpsertRow } from './lifecycle.rules.js';
@@ -45,8 +46,8 @@ interface Patching {
 
 /** The single changes a row falls back to (LifecycleService's own). */
 export interface SingleChanges {
-  update(merchantId: string, id: string, patch: SubscriptionPatch, cause: ChangeCause, options: { quiet: boolean }): Promise<Subscription>;
-  cancel(merchantId: string, id: string, reason: undefined, cause: ChangeCause, options: { quiet: boolean }): Promise<Subscription>;
+  update(command: UpdateCommand): Promise<Subscription>;
+  cancel(command: CancelCommand): Promise<Subscription>;
 }
 
 export class LifecycleUpserts {
@@ -131,15 +132,15 @@ export class LifecycleUpserts {
       () => this.patchTogether(command, grouped, outcomes),
     );
     for (const p of again) {
-      const updated = await this.deps.single.update(merchantId, p.current.id, p.patch, cause, { quiet });
+      const updated = await this.deps.single.update({ merchantId, id: p.current.id, patch: p.patch, cause, quiet });
       outcomes.set(p.index, {
         outcome: updated.modifiedAt !== p.current.modifiedAt ? 'updated' : 'unchanged',
         subscriptionId: p.current.id,
       });
     }
     for (const p of patching.filter((c) => c.cancels)) {
-      await this.deps.single.update(merchantId, p.current.id, p.patch, cause, { quiet });
-      await this.deps.single.cancel(merchantId, p.current.id, undefined, cause, { quiet });
+      await this.deps.single.update({ merchantId, id: p.current.id, patch: p.patch, cause, quiet });
+      await this.deps.single.cancel({ merchantId, id: p.current.id, cause, quiet });
       outcomes.set(p.index, { outcome: 'updated', subscriptionId: p.current.id });
     }
     return outcomes;

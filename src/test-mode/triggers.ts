@@ -143,11 +143,11 @@ export class TriggersService {
     const clock = await this.subscriptions.clock(testModeOnly(merchantId));
     const subscriptionId = created
       ? (
-          await this.lifecycle.create(
+          await this.lifecycle.create({
             merchantId,
-            { externalId: `trigger_${randomUUID()}`, planId: randomUUID() },
-            { kind: 'api', apiKeyId },
-          )
+            subscription: { externalId: `trigger_${randomUUID()}`, planId: randomUUID() },
+            cause: { kind: 'api', apiKeyId },
+          })
         ).id
       : (await this.seeder.seed({ merchantId, count: 1, status: from, createdAt: clock.timestamp() }))[0]!.id;
     const bulkRequests: string[] = [];
@@ -183,8 +183,8 @@ export class TriggersService {
         return hours;
       },
       advanceTo: async (to) => void (await this.testClock.advance(merchantId, to)),
-      renew: async () => void (await this.lifecycle.update(merchantId, id, { cycle: 2 }, cause)),
-      cancel: async () => void (await this.lifecycle.cancel(merchantId, id, undefined, cause)),
+      renew: async () => void (await this.lifecycle.update({ merchantId, id, patch: { cycle: 2 }, cause })),
+      cancel: async () => void (await this.lifecycle.cancel({ merchantId, id, cause })),
       billingSyncFails: async () => {
         await this.subscriptions.apply(merchantId, id, 'PAUSE', { cause, clock, policyInstead: await policy() });
         await this.relayNow(new Map([[id, merchantId]]));

@@ -358,6 +358,10 @@ const WRITE_PATH = [
   'subscriptions/holders.store.ts',
   'subscriptions/hold-commands.ts',
   'subscriptions/due.store.ts',
+  'subscriptions/lifecycle.ts',
+  'subscriptions/lifecycle.upsert.ts',
+  'subscriptions/lifecycle.store.ts',
+  'subscriptions/lifecycle.entries.ts',
 ].map((file) => join(SRC, ...file.split('/')));
 
 /** Each function, method and constructor of a TypeScript text with more than `cap` positional parameters, as `name(n)`. */
