@@ -1,8 +1,8 @@
 /**
- * Every retry of the service, as named policies in one place: how many attempts, and how long
- * between them. What is retried, and why it is safe to, is said where each is used.
+ * Every retry and wait of the service, as named policies in one place: how many attempts, and how
+ * long between them. What is retried, and why it is safe to, is said where each is used.
  */
-import type { Backoff, DelayedRetry, ImmediateRetry } from './lib/retry.js';
+import type { Backoff, DelayedRetry, ImmediateRetry, Polling } from './lib/retry.js';
 
 export const RETRY = Object.freeze({
   /**
@@ -27,6 +27,8 @@ export const RETRY = Object.freeze({
   undispatchedBulk: { delayMs: 5_000 } satisfies DelayedRetry,
   /** A pending webhook delivery this long past due has no job that will take it: the workers' sweep queues it again. */
   overdueDelivery: { delayMs: 120_000 } satisfies DelayedRetry,
+  /** A test trigger's wait for the events of its bulk request, which the workers (maybe another process's) record. */
+  triggerEvents: { withinMs: 20_000, everyMs: 100 } satisfies Polling,
 });
 
 /**

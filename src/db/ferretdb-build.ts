@@ -14,7 +14,7 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { setTimeout } from 'node:timers/promises';
+import { pollUntil } from '../lib/retry.js';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -88,7 +88,11 @@ export async function ensureFerretdbBinary(cacheDir: string, log: Logger, build:
   const mark = `${binary}.building`;
   if (!takeBuild(mark)) {
     log.child({}, { level: 'info' }).info({ binary }, 'waiting for the FerretDB build another process has under way');
-    for (const until = Date.now() + BUILD_WAIT_MS; Date.now() < until && existsSync(mark);) await setTimeout(1000);
+    await pollUntil(
+      { withinMs: BUILD_WAIT_MS, everyMs: 1000 },
+      async () => existsSync(mark),
+      (building) => !building,
+    );
     return ensureFerretdbBinary(cacheDir, log, build);
   }
   try {

@@ -5,7 +5,7 @@
  * leaves its lease to expire; the next run applies the chunk again, and finds its rows done.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout } from 'node:timers/promises';
+import { pollUntil } from '../lib/retry.js';
 import { nowTimestamp } from '../lib/clock.js';
 import { Periodic } from '../lib/periodic.js';
 import type { Logger } from '../logger.js';
@@ -69,14 +69,15 @@ export class ImportsWorker {
    * first, once that worker completes it or its lease lapses; at most `waitMs`.
    */
   async applyNow(doc: ImportDocument, waitMs: number): Promise<ImportDocument | null> {
-    const until = Date.now() + waitMs;
-    for (;;) {
-      const leased = await this.store.leaseOne(doc, this.owner, this.options.leaseMs);
-      if (leased) await this.run(leased);
-      const current = await this.store.find(doc.merchantId, doc._id);
-      if (current?.state === 'completed' || Date.now() >= until) return current;
-      await setTimeout(this.options.pollMs);
-    }
+    return pollUntil(
+      { withinMs: waitMs, everyMs: this.options.pollMs },
+      async () => {
+        const leased = await this.store.leaseOne(doc, this.owner, this.options.leaseMs);
+        if (leased) await this.run(leased);
+        return this.store.find(doc.merchantId, doc._id);
+      },
+      (current) => current?.state === 'completed',
+    );
   }
 
   /** Applies the import's remaining lines, then completes it. */

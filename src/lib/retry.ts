@@ -33,3 +33,22 @@ export async function untilSettled<T>(policy: ImmediateRetry, attempt: (n: numbe
   }
   return undefined;
 }
+
+/** A wait for something another party does: read every `everyMs` for at most `withinMs`. */
+export interface Polling {
+  readonly withinMs: number;
+  readonly everyMs: number;
+}
+
+/**
+ * The one polling loop: reads until `done` holds of what it read or `policy.withinMs` has passed,
+ * `policy.everyMs` apart; resolves to the last value read, whether or not it was done.
+ */
+export async function pollUntil<T>(policy: Polling, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  const until = Date.now() + policy.withinMs;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() >= until) return value;
+    await new Promise((resolve) => setTimeout(resolve, policy.everyMs));
+  }
+}

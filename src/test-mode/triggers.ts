@@ -7,6 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { formatTimestamp, type Clock } from '../lib/clock.js';
+import { pollUntil } from '../lib/retry.js';
+import { RETRY } from '../retry-policies.js';
 import type { LifecycleService } from '../subscriptions/lifecycle.js';
 import type { EventsRepository } from '../events/events.repository.js';
 import type { EventType } from '../subscriptions/outbox.js';
@@ -21,9 +23,6 @@ import { testModeOnly, type RelayNow } from './test-mode.service.js';
 
 const HOUR_MICROS = 3_600_000_000n;
 const DAY_MICROS = 24n * HOUR_MICROS;
-/** How long a trigger waits for a bulk request's workers (which may be another process's) to record its completion. */
-const BULK_WAIT_MS = 20_000;
-const BULK_POLL_MS = 100;
 /** More events of one type than one change can cause: a page of them is all of them. */
 const EVENTS_READ = 16;
 /** A notice's hours when the test mode's resumeNoticeHours is off: a notice trigger still needs some. */
@@ -194,7 +193,7 @@ export class TriggersService {
     };
   }
 
-  /** The bulk requests' events of `type`, once the workers have recorded them (at most BULK_WAIT_MS). */
+  /** The bulk requests' events of `type`, once the workers have recorded them (RETRY.triggerEvents). */
   private async bulkEventIds(merchantId: string, type: EventType, requestIds: readonly string[]): Promise<string[]> {
     return this.awaitEvents(
       async () => (await Promise.all(requestIds.map((requestId) => this.eventIds(merchantId, type, { requestId })))).flat(),
@@ -202,14 +201,9 @@ export class TriggersService {
     );
   }
 
-  /** Reads until `enough` (at most BULK_WAIT_MS): events the workers record after the call's own changes. */
-  private async awaitEvents(read: () => Promise<string[]>, enough: (ids: string[]) => boolean): Promise<string[]> {
-    const until = Date.now() + BULK_WAIT_MS;
-    for (;;) {
-      const ids = await read();
-      if (enough(ids) || Date.now() >= until) return ids;
-      await new Promise((resolve) => setTimeout(resolve, BULK_POLL_MS));
-    }
+  /** Reads until `enough` (RETRY.triggerEvents): events the workers record after the call's own changes. */
+  private awaitEvents(read: () => Promise<string[]>, enough: (ids: string[]) => boolean): Promise<string[]> {
+    return pollUntil(RETRY.triggerEvents, read, enough);
   }
 
   /** Oldest first, as they happened. */

@@ -1,6 +1,9 @@
-/** The one retry loop (src/lib/retry.ts): as many attempts as the policy names, until one settles. */
+/**
+ * The one retry loop (src/lib/retry.ts): as many attempts as the policy names, until one settles;
+ * and the one polling loop: reads until done or the policy's time is up.
+ */
 import { describe, expect, it } from 'vitest';
-import { untilSettled } from '../../src/lib/retry.js';
+import { pollUntil, untilSettled } from '../../src/lib/retry.js';
 import { RETRY } from '../../src/retry-policies.js';
 
 describe('untilSettled', () => {
@@ -29,5 +32,40 @@ describe('untilSettled', () => {
 
   it('a falsy value other than undefined settles it', async () => {
     expect(await untilSettled({ attempts: 3 }, async () => false)).toBe(false);
+  });
+});
+
+describe('pollUntil', () => {
+  it('reads until what it read is done, waiting between reads, and resolves to that', async () => {
+    let reads = 0;
+    const started = Date.now();
+    const value = await pollUntil(
+      { withinMs: 5_000, everyMs: 20 },
+      async () => ++reads,
+      (n) => n === 3,
+    );
+    expect([value, reads]).toEqual([3, 3]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+  });
+
+  it('past its time, resolves to the last value read, done or not', async () => {
+    let reads = 0;
+    const value = await pollUntil(
+      { withinMs: 60, everyMs: 20 },
+      async () => ++reads,
+      () => false,
+    );
+    expect(value).toBe(reads);
+    expect(reads).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a read that throws ends it with that error', async () => {
+    await expect(
+      pollUntil(
+        { withinMs: 1_000, everyMs: 10 },
+        () => Promise.reject(new Error('gone')),
+        () => true,
+      ),
+    ).rejects.toThrow('gone');
   });
 });
