@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { ALONE, IN_PAIRS, WAITING } from './test/support/alone.js';
+import { ALONE, BUSY_IN_PAIRS, IN_PAIRS, WAITING } from './test/support/alone.js';
 import LongestFirstSequencer from './test/support/longest-first.sequencer.js';
 
 /** Files at once in the side-by-side group: two, for the machine's two cores. */
@@ -26,14 +26,15 @@ export default defineConfig({
         test: {
           name: 'side by side',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...ALONE, ...WAITING, ...IN_PAIRS],
+          exclude: [...configDefaults.exclude, ...ALONE, ...WAITING, ...IN_PAIRS, ...BUSY_IN_PAIRS],
           maxWorkers: SIDE_BY_SIDE,
           sequence: { groupOrder: 0 },
         },
       },
       { extends: true, test: { name: 'waiting', include: WAITING, maxWorkers: WAITING.length, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 2 } } },
-      { extends: true, test: { name: 'in pairs', include: IN_PAIRS, maxWorkers: 2, sequence: { groupOrder: 3 } } },
+      { extends: true, test: { name: 'busy in pairs', include: BUSY_IN_PAIRS, maxWorkers: 2, sequence: { groupOrder: 3 } } },
+      { extends: true, test: { name: 'in pairs', include: IN_PAIRS, maxWorkers: 2, sequence: { groupOrder: 4 } } },
     ],
   },
 });

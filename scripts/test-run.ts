@@ -161,7 +161,7 @@ const added = (a: Counts, b: Counts): Counts => ({
  * The main vitest run, in lanes of vitest's projects (vitest.config.ts): `side by side` (two files
  * at once) and `waiting` (the files that mostly wait, all at once: test/support/alone.ts) as two
  * vitest processes at once, so that the waiting overlaps the others' work; then `alone`, one file
- * at a time with nothing beside it, then `in pairs`, two at a time with nothing else beside them. Each lane leaves its json report and its files' times; the
+ * at a time with nothing beside it, then `busy in pairs` and `in pairs`, two at a time with nothing else beside them. Each lane leaves its json report and its files' times; the
  * suite counts every lane's tests once, then prints the ten slowest files of all lanes.
  */
 export const VITEST_LANES: readonly (readonly { readonly project: string; readonly output: Output }[])[] = [
@@ -170,6 +170,7 @@ export const VITEST_LANES: readonly (readonly { readonly project: string; readon
     { project: 'waiting', output: 'kept' },
   ],
   [{ project: 'alone', output: 'live' }],
+  [{ project: 'busy in pairs', output: 'live' }],
   [{ project: 'in pairs', output: 'live' }],
 ];
 

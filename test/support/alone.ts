@@ -1,8 +1,7 @@
 /**
  * Files that run alone, one after another, after the others: those that time what they check
- * (deadlines, rates, slowness, a load's latency), measure races between processes, fill the run's
- * database server with tens of thousands of documents, or drive Chromium, npm or a dozen CLI
- * processes compiled from source (each a core's worth of work). Beside another file, their timing
+ * (deadlines, rates, slowness, a load's latency), measure races between processes, or fill the
+ * run's database server with tens of thousands of documents. Beside another file, their timing
  * would be the other file's as much as theirs. Every other file works in a database of its own and
  * shares nothing else, so those run side by side: among them the files that write 100,000
  * documents on a server of their own (test/support/own-server.ts), which leave the run's server free.
@@ -13,21 +12,30 @@ export const ALONE = [
   'test/bulk/bulk-shared.test.ts',
   'test/bulk/bulk-wake.test.ts',
   'test/bulk/workers.test.ts',
-  'test/cli/cli.test.ts',
-  'test/cli/cli-seed.test.ts',
   'test/db/db-faults-slow.test.ts',
   'test/db/engine-equivalence.test.ts',
-  'test/docs/clients-docs.test.ts',
-  'test/docs/docs-browser.test.ts',
   'test/fleet/fleet.test.ts',
   'test/http/client-errors.test.ts',
   'test/http/http-timeouts.test.ts',
   'test/http/rate-limit.test.ts',
+  'test/schedules/schedules-workers.test.ts',
+  'test/subscriptions/cross-process-races.test.ts',
+];
+
+/**
+ * Files that keep a core busy but time nothing (they drive Chromium, npm, a Maven or Go build, or a
+ * dozen CLI processes compiled from source): two at a time, after the files that run alone, with
+ * nothing else beside them, so that neither waits for a core the other left idle. Beside the
+ * side-by-side files they would slow those as much as two more of them.
+ */
+export const BUSY_IN_PAIRS = [
+  'test/cli/cli.test.ts',
+  'test/cli/cli-seed.test.ts',
+  'test/docs/clients-docs.test.ts',
+  'test/docs/docs-browser.test.ts',
   'test/main/first-run.test.ts',
   'test/portal/portal-browser.test.ts',
-  'test/schedules/schedules-workers.test.ts',
   'test/scripts/without-dev-dependencies.test.ts',
-  'test/subscriptions/cross-process-races.test.ts',
 ];
 
 /**
