@@ -10,7 +10,9 @@ export function lifecycleHandlers(
 ): Pick<Handlers, 'createSubscription' | 'updateSubscription' | 'cancelSubscription' | 'listSubscriptions'> {
   return {
     createSubscription: async ({ merchant, body }) => {
-      const created = await lifecycle.create({ merchantId: merchant.id, subscription: body, cause: causeOf(merchant) });
+      const { externalId, planId, status, cycle, metadata } = body;
+      const subscription = { externalId, planId, status, cycle, metadata };
+      const created = await lifecycle.create({ merchantId: merchant.id, subscription, cause: causeOf(merchant) });
       return { status: 201, body: subscriptionView(created), headers: { Location: `/v2/subscriptions/${created.id}` } };
     },
     updateSubscription: async ({ merchant, params, body }) => {
