@@ -10,6 +10,7 @@
  *   gets its own free loopback PORT and METRICS_PORT instead of the file's 8080 and 9464 behind a
  *   network of its own, and a worker's healthcheck is run against its port.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -102,9 +103,30 @@ function foreignImages(engine: Engine, services: [string, ComposeService][]): st
   });
 }
 
+/**
+ * A call as a careful client makes it: a connection that fails (reset, closed as it was reused) is
+ * tried again, twice, the POST with one Idempotency-Key so that it is applied once; the last
+ * failure is thrown with its cause, which fetch's own message ("fetch failed") leaves out.
+ */
+async function callRetrying(url: string, init: RequestInit = {}): Promise<Response> {
+  const headers = { ...(init.headers as Record<string, string>), ...(init.method === 'POST' ? { 'idempotency-key': randomUUID() } : {}) };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fetch(url, { ...init, headers });
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      if (attempt === 3)
+        throw new Error(`${init.method ?? 'GET'} ${url}: ${(error as Error).message} (${cause?.code ?? ''} ${cause?.message ?? ''})`, {
+          cause: error,
+        });
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 async function exercise(started: Started[], apiKey: string, ids: string[]): Promise<string> {
   const [first, second] = started.filter((s) => s.api);
-  const bulk = await fetch(`${first!.api}/v2/subscriptions/bulk/resume`, {
+  const bulk = await callRetrying(`${first!.api}/v2/subscriptions/bulk/resume`, {
     method: 'POST',
     headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
     body: JSON.stringify({ subscriptions: ids }),
@@ -113,7 +135,9 @@ async function exercise(started: Started[], apiKey: string, ids: string[]): Prom
   if (bulk.status !== 202) throw new Error(`bulk resume through ${first!.container.role} answered ${bulk.status}`);
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
-    const status = (await (await fetch(`${second!.api}/v2/bulk-requests/${requestId}`, { headers: { 'x-api-key': apiKey } })).json()) as {
+    const status = (await (
+      await callRetrying(`${second!.api}/v2/bulk-requests/${requestId}`, { headers: { 'x-api-key': apiKey } })
+    ).json()) as {
       state: string;
       counts: Record<string, number>;
     };
