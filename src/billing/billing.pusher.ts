@@ -135,8 +135,8 @@ export class BillingPusher {
       }),
     );
     // The pushes are marked finished last: a process killed before that leaves them leased, and the
-    // next pusher sends them again and records their sync state and events again (the events keep
-    // their ids), so that a failure is never marked without its event (docs/billing.md).
+    // next pusher sends them again, records their sync state again and sends a failure's event as
+    // it was stored the first time, so that a failure is never marked without its event (docs/billing.md).
     await this.recordSync(taken, updates);
     if (failed.length > 0) await this.outcomes?.failed(failed);
     await this.pushes.record(updates);
