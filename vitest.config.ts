@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import { ALONE, BUSY_IN_PAIRS, IN_PAIRS, WAITING } from './test/support/alone.js';
+import { ALONE, BUSY_IN_PAIRS, IN_PAIRS, WAITING, WAITING_AT_ONCE } from './test/support/alone.js';
 import LongestFirstSequencer from './test/support/longest-first.sequencer.js';
 
 /** Files at once in the side-by-side group: two, for the machine's two cores. */
@@ -31,7 +31,7 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'waiting', include: WAITING, maxWorkers: WAITING.length, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'waiting', include: WAITING, maxWorkers: WAITING_AT_ONCE, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'alone', include: ALONE, maxWorkers: 1, sequence: { groupOrder: 2 } } },
       { extends: true, test: { name: 'busy in pairs', include: BUSY_IN_PAIRS, maxWorkers: 2, sequence: { groupOrder: 3 } } },
       { extends: true, test: { name: 'in pairs', include: IN_PAIRS, maxWorkers: 2, sequence: { groupOrder: 4 } } },

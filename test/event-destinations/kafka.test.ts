@@ -51,7 +51,9 @@ const destinationWhen = (apiKey: string, id: string, holds: (d: any) => boolean)
 
 const parsed = (messages: readonly { value: string }[]) => messages.map((m) => JSON.parse(m.value));
 
-describe.skipIf(!libs)('event destinations (Kafka)', () => {
+// Each test has three minutes: it runs in the waiting lane (test/support/alone.ts), where a broker's
+// JVM restarting beside busy files took a minute once; its consumer waits two.
+describe.skipIf(!libs)('event destinations (Kafka)', { timeout: 180_000 }, () => {
   it('a destination is made, read, listed and removed; its password is never answered back and is stored sealed', async () => {
     const { merchantId, apiKey } = await t.merchant();
     const body = {

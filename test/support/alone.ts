@@ -41,16 +41,22 @@ export const BUSY_IN_PAIRS = [
 /**
  * Files that mostly wait while using little CPU (the Stripe push faults stop stripe-mock for a
  * minute and wait for a killed worker's lease; the hold placing faults wait for the poll to finish
- * what killed serve processes left): `npm test` runs them all at once in a vitest process of its own
- * beside the side-by-side files, so that their waiting overlaps the others' work. Each works in a
- * database and with processes of its own, as the side-by-side files do. The Kafka tests wait too,
- * but restart a broker's JVM within a test's minute: beside three busy files it ran out of it.
+ * what killed serve processes left; the Kafka tests wait for a stopped broker): `npm test` runs
+ * them, WAITING_AT_ONCE at a time, in a vitest process of its own beside the side-by-side files,
+ * so that their waiting overlaps the others' work. Each works in a database and with processes of
+ * its own, as the side-by-side files do. A Kafka test restarting its broker's JVM beside five busy
+ * processes once took a minute: those tests have three.
  */
 export const WAITING = [
   'test/billing/push-faults.test.ts',
   'test/billing/push-failure-kill.test.ts',
   'test/holds/hold-place-faults.test.ts',
+  'test/event-destinations/kafka-faults.test.ts',
+  'test/event-destinations/kafka.test.ts',
 ];
+
+/** Waiting files at once: the longest three start together, the Kafka files as each of those ends. */
+export const WAITING_AT_ONCE = 3;
 
 /**
  * Files that time what they check but mostly wait, with little CPU and few database writes (a
