@@ -33,7 +33,8 @@ export interface EventSink {
 
 /**
  * The sweep is only for what a process killed between a change and its relay left behind: at start,
- * then this often. (A relay that fails in a live process is retried by that process, RETRY_MS later.)
+ * then this often. (A relay that fails in a live process is retried by that process, RETRY_MS later;
+ * so is a sweep that fails.)
  * Rare, because where no index serves it a sweep reads every subscription, and frequent sweeps then
  * delay the due schedules (docs/engine.md#the-figures-behind-the-workarounds).
  */
@@ -107,7 +108,9 @@ export class EventsRelay {
     this.sweeps = new Periodic(() => this.sweep(), {
       everyMs: SWEEP_EVERY_MS,
       atStart: true,
-      failed: (error) => this.log.warn({ err: error }, 'events sweep failed'),
+      // What a killed process left behind waits for the sweep alone: a failed sweep goes again soon.
+      afterFailureMs: RETRY_MS,
+      failed: (error) => this.log.warn({ err: error, retryInMs: RETRY_MS }, 'events sweep failed; tried again shortly'),
     });
   }
 

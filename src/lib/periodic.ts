@@ -11,8 +11,10 @@ export interface PeriodicOptions {
   readonly jitter?: number;
   /** Whether the first round runs at start rather than one wait later. */
   readonly atStart?: boolean;
-  /** Told of a round that threw; the next round comes as usual. */
+  /** Told of a round that threw; the next round comes as usual, or after `afterFailureMs`. */
   readonly failed: (error: unknown) => void;
+  /** Set: a round that threw is followed by the next this soon (a rare round left for later can't wait `everyMs`). */
+  readonly afterFailureMs?: number;
 }
 
 const DEFAULT_JITTER = 0.1;
@@ -43,12 +45,15 @@ export class Periodic {
   runNow(): Promise<void> {
     this.round ??= this.work()
       .then(
-        () => undefined,
-        (error: unknown) => this.options.failed(error),
+        () => false,
+        (error: unknown) => {
+          this.options.failed(error);
+          return true;
+        },
       )
-      .finally(() => {
+      .then((threw) => {
         this.round = undefined;
-        this.scheduleNext();
+        this.scheduleNext(threw ? this.options.afterFailureMs : undefined);
       });
     return this.round;
   }
@@ -61,12 +66,12 @@ export class Periodic {
     await this.round;
   }
 
-  private scheduleNext(): void {
+  private scheduleNext(everyMs = this.options.everyMs): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (!this.started) return;
     const jitter = this.options.jitter ?? DEFAULT_JITTER;
-    const wait = this.options.everyMs * (1 + jitter * (2 * Math.random() - 1));
+    const wait = everyMs * (1 + jitter * (2 * Math.random() - 1));
     this.timer = setTimeout(() => void this.runNow(), wait);
     this.timer.unref();
   }

@@ -77,6 +77,22 @@ describe('Periodic', () => {
     expect(String(failures[0])).toContain('round 1 failed');
   });
 
+  it('with afterFailureMs, a round that threw is followed that soon, and the rounds after a good one by everyMs', async () => {
+    let rounds = 0;
+    const periodic = new Periodic(
+      async () => {
+        rounds++;
+        if (rounds === 1) throw new Error('the database hiccupped');
+      },
+      { everyMs: 60_000, atStart: true, afterFailureMs: 20, failed: () => undefined },
+    );
+    periodic.start();
+    await sleep(300);
+    await periodic.stop();
+    // The failed first round at start, its retry 20 ms later, then nothing for a minute.
+    expect(rounds).toBe(2);
+  });
+
   it('waits everyMs give or take the jitter between rounds', async () => {
     const startedAt: number[] = [];
     const periodic = new Periodic(async () => void startedAt.push(performance.now()), {
