@@ -28,6 +28,16 @@ describe.skipIf(!stripeMockBuilt())('the backfill from Stripe', () => {
   });
 
   const api = (apiKey: string, method: string, path: string) => call(t.baseUrl, path, { method, apiKey });
+  const completedImport = (apiKey: string, id: string) =>
+    waitFor(
+      () => api(apiKey, 'GET', `/v2/subscription-imports/${id}`),
+      (r) => r.body.state === 'completed',
+      60_000,
+      100,
+      'the backfill import completed',
+    );
+  /** Stripe's list calls so far, oldest first. */
+  const listCalls = () => stripe.calls.filter((s) => s.method === 'GET' && s.path.startsWith('/v1/subscriptions?'));
 
   it('answers 202 with an import fed from every page of Stripe subscriptions, which creates each by its Stripe id', async () => {
     const c = await connectedToStripe(t, 0);
@@ -35,18 +45,12 @@ describe.skipIf(!stripeMockBuilt())('the backfill from Stripe', () => {
     expect(reply.status).toBe(202);
     expect(reply.body).toEqual({ id: expect.any(String), state: 'queued', createdAt: expect.any(String), livemode: false });
     expect(reply.headers.get('location')).toBe(`/v2/subscription-imports/${reply.body.id}`);
-    const listed = stripe.calls.filter((s) => s.method === 'GET' && s.path.startsWith('/v1/subscriptions?'));
+    const listed = listCalls();
     expect(listed.map((s) => new URLSearchParams(s.path.split('?')[1]).get('status'))).toContain('all');
     // stripe-mock answers one page of one subscription: its fixture.
     const [stripeSub] = JSON.parse(listed.at(-1)!.response).data as { id: string; items: { data: { price: { id: string } }[] } }[];
 
-    const done = await waitFor(
-      () => api(c.apiKey, 'GET', `/v2/subscription-imports/${reply.body.id}`),
-      (r) => r.body.state === 'completed',
-      60_000,
-      100,
-      'the backfill import completed',
-    );
+    const done = await completedImport(c.apiKey, reply.body.id);
     expect(done.body).toMatchObject({ rowCount: 1, createdCount: 1, rejectedCount: 0 });
     const [mirrored] = (await api(c.apiKey, 'GET', `/v2/subscriptions?externalId=${stripeSub!.id}`)).body.data;
     const priceId = stripeSub!.items.data[0]!.price.id;
@@ -60,15 +64,9 @@ describe.skipIf(!stripeMockBuilt())('the backfill from Stripe', () => {
     try {
       const reply = await api(c.apiKey, 'POST', '/v2/billing-connections/stripe/sync');
       expect(reply.status).toBe(202);
-      const done = await waitFor(
-        () => api(c.apiKey, 'GET', `/v2/subscription-imports/${reply.body.id}`),
-        (r) => r.body.state === 'completed',
-        60_000,
-        100,
-        'the backfill import completed',
-      );
+      const done = await completedImport(c.apiKey, reply.body.id);
       expect(done.body).toMatchObject({ rowCount: 6, createdCount: 6, rejectedCount: 0 });
-      const listed = stripe.calls.filter((s) => s.method === 'GET' && s.path.startsWith('/v1/subscriptions?')).slice(-3);
+      const listed = listCalls().slice(-3);
       expect(listed.map((s) => new URLSearchParams(s.path.split('?')[1]).get('starting_after'))).toEqual([
         null,
         'sub_page0x1',
@@ -88,7 +86,7 @@ describe.skipIf(!stripeMockBuilt())('the backfill from Stripe', () => {
       const answered = await api(c.apiKey, 'POST', '/v2/billing-connections/stripe/sync');
       expect([answered.status, answered.body.code]).toEqual([409, '0038']);
       expect(answered.body.detail).toContain('recorder answered 401');
-      const listed = stripe.calls.filter((s) => s.method === 'GET' && s.path.startsWith('/v1/subscriptions?')).slice(-2);
+      const listed = listCalls().slice(-2);
       expect(listed.map((s) => s.status)).toEqual([200, 401]);
       // The first page's two subscriptions were read, and not imported.
       expect(await t.db.collection('subscriptions').countDocuments({ merchantId: c.merchantId })).toBe(0);
