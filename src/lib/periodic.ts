@@ -43,15 +43,16 @@ export class Periodic {
 
   /** Runs a round now, unless one is under way (that one is awaited instead). */
   runNow(): Promise<void> {
+    let threw = false;
     this.round ??= this.work()
       .then(
-        () => false,
+        () => undefined,
         (error: unknown) => {
+          threw = true;
           this.options.failed(error);
-          return true;
         },
       )
-      .then((threw) => {
+      .finally(() => {
         this.round = undefined;
         this.scheduleNext(threw ? this.options.afterFailureMs : undefined);
       });
