@@ -46,11 +46,14 @@ export class BulkDispatcher {
   /**
    * The request as this process accepted it, or read back (the sweep's, or a dispatch repeated):
    * the read of a 3000-id request is saved between the 202 and the first chunk
-   * (docs/performance.md#the-figures-behind-the-codes-choices). One accepted here is not dispatched elsewhere before STRAGGLER_AFTER_MS; should it be
-   * (a response that took that long to close), its chunks are queued twice, which is harmless.
+   * (docs/performance.md#the-figures-behind-the-codes-choices). One accepted here is not dispatched elsewhere before STRAGGLER_AFTER_MS;
+   * after it (a response that took that long to close), it is read back. Should two processes still dispatch it at once, its chunks
+   * are queued twice, which is harmless: a run takes a chunk once (bulk.run.ts), and a chunk run again changes nothing.
    */
   private async dispatchOnce(merchantId: string, requestId: string, accepted?: BulkRequest): Promise<void> {
-    const request = accepted ?? (await this.repository.findUndispatched(merchantId, requestId));
+    // Past STRAGGLER_AFTER_MS the sweep may have dispatched it already: read back, so that its jobs are not queued twice.
+    const fresh = accepted && Date.now() - Date.parse(accepted.createdAt) < STRAGGLER_AFTER_MS ? accepted : undefined;
+    const request = fresh ?? (await this.repository.findUndispatched(merchantId, requestId));
     if (!request?.subscriptionIds) return;
     const { operation, chunkCount, createdAt, schedule, apiKeyId, holdId, traceparent, unchangedSince } = request;
     const ids = chunkIds(requestId, chunkCount);

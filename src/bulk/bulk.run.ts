@@ -137,7 +137,7 @@ export class BulkRun {
   /**
    * Locks waiting jobs of companions holding up to `room` commands and takes their chunks; none for
    * a chunk an earlier run finished (it may have died before completing the request) or on its
-   * last try.
+   * last try. A job of a chunk already in the run stays locked, and is removed once that chunk is finished.
    */
   private async takeCompanions(room: number): Promise<BulkChunk[]> {
     if (this.chunk.outcomes || this.final || room <= 0) return [];
@@ -150,13 +150,16 @@ export class BulkRun {
       }),
     );
     this.hold(locked);
-    const chunks =
+    const found =
       locked.jobs.length === 0
         ? []
         : await this.context.repository.findChunks(
             merchantId,
             locked.jobs.map((j) => j.data.chunkId),
           );
+    // A chunk queued twice (a dispatch repeated) is taken once: applied twice in one run, its second command would mark the first's changes no-ops.
+    const inRun = new Set([this.chunk.chunkId, ...this.companions.map((c) => c.chunkId)]);
+    const chunks = found.filter((c) => !inRun.has(c.chunkId) && inRun.add(c.chunkId));
     this.companions.push(...chunks);
     this.commands += commandsOf(chunks);
     return chunks;
@@ -303,7 +306,7 @@ export class BulkRun {
 
   /**
    * Notes the chunks applied finished (the run's own too, unless it failed), completes the requests
-   * all of whose chunks are, and records their events. Returns the companions finished.
+   * all of whose chunks are, and records their events. Returns the chunks finished (the own one when applied) whose companion jobs are to go.
    */
   private async finish(applied: readonly Applied[]): Promise<Set<string>> {
     const { repository, log, completion } = this.context;
@@ -328,7 +331,8 @@ export class BulkRun {
       const companionIds = companions.map((c) => c.chunkId);
       log.info({ chunkId, operation, companions: companionIds, commands: this.commands }, 'bulk chunks applied together');
     }
-    return new Set(companions.map((c) => c.chunkId));
+    // The own chunk too: a second job of it taken as a companion is then removed with theirs.
+    return new Set([...(ownApplied ? [this.chunk.chunkId] : []), ...companions.map((c) => c.chunkId)]);
   }
 
   /**

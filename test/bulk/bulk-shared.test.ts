@@ -471,6 +471,33 @@ describe('small bulk requests sharing a run', () => {
     },
   );
 
+  it(
+    'a request whose chunks were queued twice (a dispatch repeated) counts each command once, as applied: a run that takes a chunk twice applies it once',
+    { timeout: 180_000 },
+    async () => {
+      const { merchantId, apiKey } = await http.merchant();
+      const ids = await http.seed(merchantId, 3 * CHUNK_SIZE);
+      const request = await accept(apiKey, 'pause', ids);
+      await waitFor(queuedJobs, (n) => n === 3, 60_000, 100, 'the 3 jobs queued');
+      // What the sweep leaves after it dispatches again a request whose first dispatch was cut short after its jobs were queued.
+      const jobs = http.db.collection('bulkJobs');
+      const queued = await jobs.find({ 'data.chunkId': { $regex: `^${request.requestId}:` } }).toArray();
+      await jobs.insertMany(queued.map(({ _id: _queued, ...job }) => job));
+      expect(await queuedJobs()).toBe(6);
+      const worker = await startTestService({ workers: 1, databaseName: http.db.databaseName });
+      others.push(worker);
+      try {
+        const { counts, items } = await finished(apiKey, request);
+        expect(counts).toEqual({ pending: 0, applied: 3 * CHUNK_SIZE, noop: 0, skipped: 0, failed: 0 });
+        expect(items.filter((i) => i.outcome === 'applied')).toHaveLength(3 * CHUNK_SIZE);
+        expect(await statusOf(ids)).toEqual(new Set(['paused']));
+        expect(await waitFor(queuedJobs, (n) => n === 0, 30_000, 100, 'the queue empty')).toBe(0);
+      } finally {
+        await closeNow(worker);
+      }
+    },
+  );
+
   it('while another merchant’s chunk is due, no run takes more than RUN_COMMANDS', { timeout: 180_000 }, async () => {
     const first = await http.merchant();
     const second = await http.merchant();
