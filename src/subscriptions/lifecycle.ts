@@ -36,14 +36,7 @@ export interface LifecycleDeps {
 export class LifecycleService {
   private readonly upserts: LifecycleUpserts;
 
-  private readonly store: LifecycleStore;
-  private readonly subscriptions: Pick<SubscriptionsStore, 'find'>;
-  private readonly mutex: PerKeyQueue;
-  private readonly clockOf: ClockOf;
-  private readonly changes: ChangeNotifier<PendingEvents>;
-
-  constructor(deps: LifecycleDeps) {
-    ({ store: this.store, subscriptions: this.subscriptions, mutex: this.mutex, clockOf: this.clockOf, changes: this.changes } = deps);
+  constructor(private readonly deps: LifecycleDeps) {
     this.upserts = new LifecycleUpserts({ ...deps, single: this });
   }
 
@@ -54,18 +47,18 @@ export class LifecycleService {
 
   /** Creates it, or ExternalIdInUseError naming the subscription that has its externalId. */
   async create({ merchantId, subscription: input, cause, id = randomUUID(), quiet }: CreateCommand): Promise<Subscription> {
-    const claim = await this.store.claim(merchantId, input.externalId, id);
+    const claim = await this.deps.store.claim(merchantId, input.externalId, id);
     if (!claim.claimed) throw new ExternalIdInUseError(input.externalId, claim.heldBy);
-    const now = (await this.clockOf(merchantId)).timestamp();
+    const now = (await this.deps.clockOf(merchantId)).timestamp();
     const subscription = newSubscription(merchantId, id, input, now);
     const entries = quiet ? [] : [lifecycleEntry('subscription.created', subscription, cause)];
-    if (!(await this.store.insert(createdDocument(subscription, entries)))) return this.get(merchantId, id);
-    if (entries.length > 0) this.changes.notify(merchantId, [id], [{ subscription, entries }]);
+    if (!(await this.deps.store.insert(createdDocument(subscription, entries)))) return this.get(merchantId, id);
+    if (entries.length > 0) this.deps.changes.notify(merchantId, [id], [{ subscription, entries }]);
     return subscription;
   }
 
   async findByExternalId(merchantId: string, externalId: string): Promise<Subscription | undefined> {
-    return this.store.findByExternalId(merchantId, externalId);
+    return this.deps.store.findByExternalId(merchantId, externalId);
   }
 
   /** A merge patch: 200 with the subscription; `subscription.updated` naming the fields changed, when one did. */
@@ -73,26 +66,27 @@ export class LifecycleService {
     if (patch.status !== undefined) throw new StatusNotPatchableError();
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
-    return this.mutex.run(id, async () => {
+    return this.deps.mutex.run(id, async () => {
       const settled = await untilSettled(RETRY.concurrentWriter, async () => {
         const current = await this.get(merchantId, id, rawId);
         const outcome = patchOutcome(current, patch);
         if (outcome.changed.length === 0) return current;
         const newExternalId = outcome.set.externalId;
         if (newExternalId !== undefined) {
-          const claim = await this.store.claim(merchantId, newExternalId, id);
+          const claim = await this.deps.store.claim(merchantId, newExternalId, id);
           if (!claim.claimed) throw new ExternalIdInUseError(newExternalId, claim.heldBy);
         }
-        const now = (await this.clockOf(merchantId)).timestamp();
+        const now = (await this.deps.clockOf(merchantId)).timestamp();
         const { update, entries } = patchWrite(current, outcome, { at: now, cause, quiet });
         const expected = { ...whereUnchanged(current), externalId: current.externalId ?? null } as Filter<SubscriptionDocument>;
-        const changed = await this.store.changeWhere(merchantId, id, { expected, update }, entries);
+        const changed = await this.deps.store.changeWhere(merchantId, id, { expected, update }, entries);
         if (!changed) {
-          if (newExternalId !== undefined) await this.store.release(merchantId, newExternalId, id);
+          if (newExternalId !== undefined) await this.deps.store.release(merchantId, newExternalId, id);
           return undefined;
         }
-        if (newExternalId !== undefined && current.externalId !== undefined) await this.store.release(merchantId, current.externalId, id);
-        if (entries.length > 0) this.changes.notify(merchantId, [id], [changed.held]);
+        if (newExternalId !== undefined && current.externalId !== undefined)
+          await this.deps.store.release(merchantId, current.externalId, id);
+        if (entries.length > 0) this.deps.changes.notify(merchantId, [id], [changed.held]);
         return changed.subscription;
       });
       if (settled) return settled;
@@ -107,12 +101,12 @@ export class LifecycleService {
   async cancel({ merchantId, id: rawId, reason, cause, quiet }: CancelCommand): Promise<Subscription> {
     const id = normaliseId(rawId);
     if (id === undefined) throw new SubscriptionNotFoundError(rawId);
-    return this.mutex.run(id, async () => {
+    return this.deps.mutex.run(id, async () => {
       const settled = await untilSettled(RETRY.concurrentWriter, async () => {
         const current = await this.get(merchantId, id, rawId);
         const { change } = decide({ status: current.status, pauseAt: null, resumeAt: null }, { kind: 'CANCEL' });
         if (!change) return current;
-        const at = (await this.clockOf(merchantId)).timestamp();
+        const at = (await this.deps.clockOf(merchantId)).timestamp();
         const events = quiet ? [] : [{ kind: 'status' as const }];
         const entries = outboxEntries(current.status, snapshotAfter(change, {}, at), cause, randomUUID(), events).map((entry) => ({
           ...entry,
@@ -120,9 +114,9 @@ export class LifecycleService {
           ...(reason !== undefined ? { reason } : {}),
         }));
         const write = { expected: { status: current.status }, update: updateFor(change, at) };
-        const changed = await this.store.changeWhere(merchantId, id, write, entries);
+        const changed = await this.deps.store.changeWhere(merchantId, id, write, entries);
         if (!changed) return undefined;
-        if (entries.length > 0) this.changes.notify(merchantId, [id], [changed.held]);
+        if (entries.length > 0) this.deps.changes.notify(merchantId, [id], [changed.held]);
         return changed.subscription;
       });
       if (settled) return settled;
@@ -131,7 +125,7 @@ export class LifecycleService {
   }
 
   private async get(merchantId: string, id: string, rawId: string = id): Promise<Subscription> {
-    const found = await this.subscriptions.find(merchantId, id);
+    const found = await this.deps.subscriptions.find(merchantId, id);
     if (!found) throw new SubscriptionNotFoundError(rawId);
     return found;
   }
