@@ -9,7 +9,7 @@
  * job; a job that throws is retried by the queue's backoff policy (src/retry-policies.ts), if it has one.
  */
 import { Agenda, backoffStrategies, InMemoryNotificationChannel, toJobId, type Job } from 'agenda';
-import { MongoBackend } from '@agendajs/mongo-backend';
+import { MongoBackend, type MongoBackendConfig } from '@agendajs/mongo-backend';
 import type { Db } from 'mongodb';
 import { AgendaJobs } from './agenda-jobs.js';
 import type { Backoff } from '../lib/retry.js';
@@ -53,6 +53,30 @@ export interface JobKind {
 const ALREADY_COMPLETED = /cannot be updated in the database, maybe it does not exist anymore/;
 
 /**
+ * Agenda 6.2 starts its backend's connect, which creates the jobs index, without a handler on it
+ * (`backend.connect().then(...)`): a connect that fails (the database refuses at start, or the
+ * client closes while it is under way) was an unhandled rejection, and Agenda's `ready`, which every
+ * enqueue awaits, never resolved. Here a failed connect is reported, and the queue goes on without
+ * the index, which only makes its job queries slower; the next start creates it.
+ */
+class ReportingMongoBackend extends MongoBackend {
+  constructor(
+    config: MongoBackendConfig,
+    private readonly failed: (error: unknown) => void,
+  ) {
+    super(config);
+  }
+
+  override async connect(): Promise<void> {
+    try {
+      await super.connect();
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+}
+
+/**
  * Jobs saved at once, and job documents per insert: enough for a 3000-id bulk request's 30 chunks
  * in one go, and few enough on any engine that a dispatch of up to 1000 chunks leaves the
  * background pool to the queue's own queries and the running jobs, and that its first jobs are
@@ -79,7 +103,12 @@ export class JobQueue<Data extends object> {
     this.wakeUps = kind.wakeOnWork ? new InMemoryNotificationChannel() : undefined;
     this.agenda = new Agenda({
       ...(this.wakeUps ? { notificationChannel: this.wakeUps } : {}),
-      backend: new MongoBackend({ mongo: db, collection: kind.collection }),
+      backend: new ReportingMongoBackend({ mongo: db, collection: kind.collection }, (error) =>
+        log.warn(
+          { err: error, queue: kind.what },
+          'job queue index not created; the queue works without it, and the next start creates it',
+        ),
+      ),
       processEvery: options.pollIntervalMs,
       defaultLockLifetime: options.lockLifetimeMs,
       maxConcurrency: slots,

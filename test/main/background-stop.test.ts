@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BulkQueue, JOBS_COLLECTION } from '../../src/bulk/bulk.queue.js';
 import { BulkRepository } from '../../src/bulk/bulk.repository.js';
@@ -15,6 +16,18 @@ import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { startWireProxy } from '../support/wire-proxy.js';
+
+/** A logger whose JSON lines are kept, as a process's stdout would show them. */
+function collectedLog(): { lines: Record<string, unknown>[]; log: ReturnType<typeof createLogger> } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { lines, log: createLogger('debug', sink) };
+}
 
 describe('stopping', () => {
   it('a change made just before stop has its event recorded before the database clients close, and nothing fails on closed clients', async () => {
@@ -26,6 +39,41 @@ describe('stopping', () => {
     const recorded = t.logLines.filter((l) => l['msg'] === 'event recorded' && l['type'] === 'subscription.paused');
     expect(recorded).toHaveLength(1);
     expect(t.logLines.filter((l) => /not relayed|sweep failed|closed/i.test(JSON.stringify(l)))).toEqual([]);
+  });
+});
+
+describe('a job queue whose database goes while Agenda still creates its index', () => {
+  it('rejects nothing unhandled, says the index is left for later, and its enqueue answers rather than waiting for ever', async () => {
+    const proxy = await startWireProxy(inject('mongoUri'));
+    // Agenda creates its jobs index as it is constructed, unawaited: held here until the client closes.
+    const agendaIndex = proxy.on(
+      {
+        command: 'createIndexes',
+        match: (c) => (c.body['indexes'] as { name?: string }[] | undefined)?.some((i) => i.name === 'findAndLockNextJobIndex') ?? false,
+      },
+      { action: 'hold' },
+    );
+    const client = new MongoClient(proxy.uri(`queue_connecting_${randomUUID().slice(0, 8)}`));
+    const unhandled: unknown[] = [];
+    const noteUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', noteUnhandled);
+    try {
+      await client.connect();
+      const { lines, log } = collectedLog();
+      const queue = new BulkQueue(client.db(), log, { concurrency: 0, lockLifetimeMs: 10_000, pollIntervalMs: 50 });
+      await agendaIndex.reached;
+      await client.close(true);
+      await expect(queue.enqueue('merchant', 'PAUSE', [{ chunkId: 'one', commands: 1 }])).rejects.toThrow(/client/i);
+      expect(unhandled).toEqual([]);
+      const reported = lines.filter(
+        (l) => l['msg'] === 'job queue index not created; the queue works without it, and the next start creates it',
+      );
+      expect(reported).toMatchObject([{ level: 40, queue: 'bulk workers' }]);
+    } finally {
+      process.off('unhandledRejection', noteUnhandled);
+      await client.close(true);
+      await proxy.close();
+    }
   });
 });
 
@@ -107,15 +155,9 @@ describe('bulk chunk jobs', () => {
   });
 
   it('a job this worker had locked, then completed and removed by another run, is logged as that at info level, not as a queue error', async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-        done();
-      },
-    });
+    const { lines, log } = collectedLog();
     const jobs = t.db.collection(JOBS_COLLECTION);
-    const queue = new BulkQueue(t.db, createLogger('debug', sink), { concurrency: 1, lockLifetimeMs: 10_000, pollIntervalMs: 50 });
+    const queue = new BulkQueue(t.db, log, { concurrency: 1, lockLifetimeMs: 10_000, pollIntervalMs: 50 });
     await queue.enqueue('merchant', 'PAUSE', [
       { chunkId: 'first', commands: 1 },
       { chunkId: 'second', commands: 1 },
