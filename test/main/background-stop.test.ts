@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { BulkQueue, JOBS_COLLECTION } from '../../src/bulk/bulk.queue.js';
+import { BulkDispatcher } from '../../src/bulk/bulk.dispatcher.js';
 import { BulkRepository } from '../../src/bulk/bulk.repository.js';
 import { timestampBefore } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/logger.js';
@@ -116,6 +117,42 @@ describe('the bulk dispatch sweep', () => {
     } finally {
       await t.close();
       await proxy.close();
+    }
+  });
+});
+
+describe('a request the sweep dispatched before its response closed', () => {
+  it("is not queued again by the response's own dispatch: one job per chunk", async () => {
+    const t = await startTestService({ workers: 0 });
+    try {
+      const { merchantId } = await t.merchant();
+      const ids = await t.seed(merchantId, 3);
+      const repository = new BulkRepository(t.db, 86_400_000);
+      // Accepted a minute ago, its response still open (the dispatch waits for it to close): the sweep takes it first.
+      const request = {
+        requestId: randomUUID(),
+        merchantId,
+        operation: 'PAUSE' as const,
+        acceptedCount: ids.length,
+        rejected: [],
+        chunkCount: 1,
+        createdAt: timestampBefore(60_000),
+        completedAt: null,
+        subscriptionIds: ids,
+      };
+      await repository.insert(request);
+      const { log } = collectedLog();
+      const dispatcher = new BulkDispatcher(
+        repository,
+        new BulkQueue(t.db, log, { concurrency: 0, lockLifetimeMs: 10_000, pollIntervalMs: 50 }),
+        log,
+      );
+      await dispatcher.sweep();
+      await dispatcher.dispatch(merchantId, request.requestId, request);
+      const jobs = await t.db.collection(JOBS_COLLECTION).countDocuments({ 'data.chunkId': { $regex: `^${request.requestId}:` } });
+      expect(jobs).toBe(1);
+    } finally {
+      await t.close();
     }
   });
 });
