@@ -1,7 +1,8 @@
 /**
- * What background work logs around its end (issue 24): a stop waits for the events relay and for
- * a sweep under way before the database clients close, and a chunk job that another run completed
- * is not an error.
+ * What background work does around its start and end: a stop waits for the events relay and for a
+ * sweep under way before the database clients close; a job queue whose index creation fails goes
+ * on; a request dispatched by the sweep is not queued again; and a chunk job that another run
+ * completed is not an error.
  */
 import { randomUUID } from 'node:crypto';
 import { Writable } from 'node:stream';
