@@ -31,6 +31,19 @@ function collectedLog(): { lines: Record<string, unknown>[]; log: ReturnType<typ
   return { lines, log: createLogger('debug', sink) };
 }
 
+/** A one-chunk pause request accepted a minute ago and not dispatched yet: what the dispatch sweep looks for. */
+const undispatched = (merchantId: string, ids: string[]) => ({
+  requestId: randomUUID(),
+  merchantId,
+  operation: 'PAUSE' as const,
+  acceptedCount: ids.length,
+  rejected: [],
+  chunkCount: 1,
+  createdAt: timestampBefore(60_000),
+  completedAt: null,
+  subscriptionIds: ids,
+});
+
 describe('stopping', () => {
   it('a change made just before stop has its event recorded before the database clients close, and nothing fails on closed clients', async () => {
     const t = await startTestService({ workers: 1 });
@@ -92,18 +105,9 @@ describe('the bulk dispatch sweep', () => {
       const { merchantId } = await t.merchant();
       const ids = await t.seed(merchantId, 3);
       // As a process stopped right after its 202 leaves a request: stored, never dispatched.
-      const requestId = randomUUID();
-      await new BulkRepository(t.db, 86_400_000).insert({
-        requestId,
-        merchantId,
-        operation: 'PAUSE',
-        acceptedCount: ids.length,
-        rejected: [],
-        chunkCount: 1,
-        createdAt: timestampBefore(60_000),
-        completedAt: null,
-        subscriptionIds: ids,
-      });
+      const left = undispatched(merchantId, ids);
+      await new BulkRepository(t.db, 86_400_000).insert(left);
+      const { requestId } = left;
       await sweepRead.reached;
       let stopped = false;
       const stopping = t.service.workers.stop(10_000).then(() => (stopped = true));
@@ -130,17 +134,7 @@ describe('a request the sweep dispatched before its response closed', () => {
       const ids = await t.seed(merchantId, 3);
       const repository = new BulkRepository(t.db, 86_400_000);
       // Accepted a minute ago, its response still open (the dispatch waits for it to close): the sweep takes it first.
-      const request = {
-        requestId: randomUUID(),
-        merchantId,
-        operation: 'PAUSE' as const,
-        acceptedCount: ids.length,
-        rejected: [],
-        chunkCount: 1,
-        createdAt: timestampBefore(60_000),
-        completedAt: null,
-        subscriptionIds: ids,
-      };
+      const request = undispatched(merchantId, ids);
       await repository.insert(request);
       const { log } = collectedLog();
       const dispatcher = new BulkDispatcher(
