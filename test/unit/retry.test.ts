@@ -2,7 +2,7 @@
  * The one retry loop (src/lib/retry.ts): as many attempts as the policy names, until one settles;
  * and the one polling loop: reads until done or the policy's time is up.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { pollUntil, untilSettled } from '../../src/lib/retry.js';
 import { RETRY } from '../../src/retry-policies.js';
 
@@ -37,15 +37,26 @@ describe('untilSettled', () => {
 
 describe('pollUntil', () => {
   it('reads until what it read is done, waiting between reads, and resolves to that', async () => {
-    let reads = 0;
-    const started = Date.now();
-    const value = await pollUntil(
-      { withinMs: 5_000, everyMs: 20 },
-      async () => ++reads,
-      (n) => n === 3,
-    );
-    expect([value, reads]).toEqual([3, 3]);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+    // On the fake clock: a wall clock's timer may fire a millisecond before Date.now() says its time has come.
+    vi.useFakeTimers();
+    try {
+      let reads = 0;
+      const polled = pollUntil(
+        { withinMs: 5_000, everyMs: 20 },
+        async () => ++reads,
+        (n) => n === 3,
+      );
+      await vi.advanceTimersByTimeAsync(0);
+      expect(reads).toBe(1);
+      await vi.advanceTimersByTimeAsync(19);
+      expect(reads).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(reads).toBe(2);
+      await vi.advanceTimersByTimeAsync(20);
+      expect([await polled, reads]).toEqual([3, 3]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('past its time, resolves to the last value read, done or not', async () => {
