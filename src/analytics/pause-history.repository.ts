@@ -2,22 +2,29 @@
  * Every MongoDB call about the pause history (docs/analytics.md#how-the-figures-are-kept): one
  * document per pause in `pauses`, from its start to its end; per merchant and UTC day, a document
  * in `pauseDays` holding that day's pauses added up as cells (analytics.rules.ts) and the parts of
- * `pauseDayParts` that list the day's pause ids; and in `openPauses`, each paused subscription's
- * pause not ended yet. A read adds up at most a document per day, however long the history.
+ * `pauseDayParts` that list the day's pause ids; and in `pauseSteps`, each subscription's latest
+ * pause starts and ends, from which each pause's end is decided. A read adds up at most a document
+ * per day, however long the history.
  *
  * Every call names its documents by `_id` (a read, `_id: {$in}`), which every engine serves from
  * the `_id` index, the embedded one included (docs/engine.md): no filter here needs another index.
  *
+ * A pause ends with the step that follows it in its subscription's events, in the order of their
+ * ids (the events list's): relays may record steps late, twice or at once, so a step is first added
+ * to its subscription's steps, and the pauses it lands beside are decided again from them, each
+ * decision kept only over one made from fewer steps (`endSeq`).
+ *
  * Exactly once through any crash: a pause's writes are keyed by its events' ids, so repeating them
  * changes nothing, and a day's cells are never added to but computed again from its pauses. Each
- * record raises the `seq` of the days it touched after writing their pauses, and before it lets
- * go of what it read (an open pause's pointer); a day's cells are computed again whenever `seq`
- * is ahead of the `seq` they were computed at (`basedOn`), and a computation stores its cells only
- * over older ones, so two at once, or one overtaken by a new pause, leave the newest.
+ * record raises the `seq` of the days it touched after writing their pauses; a day's cells are
+ * computed again whenever `seq` is ahead of the `seq` they were computed at (`basedOn`), and a
+ * computation stores its cells only over older ones, so two at once, or one overtaken by a new
+ * pause, leave the newest.
  */
-import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import type { AnyBulkWriteOperation, Collection, Db, UpdateFilter } from 'mongodb';
+import { GUARDED } from '../db/guarded.js';
 import { bulkWriteInParts, insertElseWrite, insertNew } from '../db/mongo-helpers.js';
-import { isDuplicateKeyError } from '../db/mongo.js';
+import { UNQUEUED, type PerKeyQueue } from '../lib/keyed-mutex.js';
 import { addDays, cellsOf, type Cell, type CauseKind, type Pause, type PauseEnd } from './analytics.rules.js';
 
 interface PauseDocument extends Pause {
@@ -27,6 +34,8 @@ interface PauseDocument extends Pause {
   subscriptionId: string;
   /** The id of the event that ended it. */
   endEventId?: string;
+  /** The `seq` of its subscription's steps its end (or that it has none) was decided from. */
+  endSeq?: number;
 }
 
 interface PauseDayDocument {
@@ -48,14 +57,15 @@ interface PauseDayPartDocument {
   ids: string[];
 }
 
-/** A subscription's pause not ended yet (`<merchantId>:<subscriptionId>`). */
-interface OpenPauseDocument {
+/** A start (its pause's day) or an end, as a subscription's steps keep it: built alike each time, so that adding it again adds nothing. */
+type KeptStep = { readonly id: string; readonly day: string } | { readonly id: string; readonly at: string; readonly by: PauseEnd };
+
+/** A subscription's latest pause steps (`<merchantId>:<subscriptionId>`), raising `seq` at each record that adds some. */
+interface PauseStepsDocument {
   _id: string;
   merchantId: string;
-  pauseId?: string;
-  day: string;
-  /** An end recorded before its pause was: the pause's start closes it. */
-  pendingEnd?: PauseEnded;
+  steps: KeptStep[];
+  seq: number;
 }
 
 /** A pause that started, as its event tells it. */
@@ -85,112 +95,69 @@ export interface DayCells {
 }
 
 const dayOf = (timestamp: string) => timestamp.slice(0, 10);
-const ending = (end: PauseEnded) => ({ endedAt: end.at, endedBy: end.by, endEventId: end.eventId });
+const isStart = (step: KeptStep): step is { readonly id: string; readonly day: string } => 'day' in step;
+const kept = (step: PauseStep): KeptStep =>
+  'start' in step ? { id: step.start.eventId, day: dayOf(step.start.at) } : { id: step.end.eventId, at: step.end.at, by: step.end.by };
+const subscriptionOf = (step: PauseStep) => ('start' in step ? step.start.subscriptionId : step.end.subscriptionId);
 
 /** How many ids one `_id: {$in}` read names at most (the embedded engine serves up to 30,000). */
 const IDS_PER_READ = 10_000;
+/**
+ * How many of a subscription's latest steps are kept: a step older than all of them is taken as
+ * recorded before. A relay repeats or delays a batch by minutes at most (the sweep's period), in
+ * which a subscription changes a few times, not this many.
+ */
+const STEPS_KEPT = 16;
 
 export class PauseHistoryRepository {
   private readonly pauses: Collection<PauseDocument>;
   private readonly days: Collection<PauseDayDocument>;
   private readonly parts: Collection<PauseDayPartDocument>;
-  private readonly open: Collection<OpenPauseDocument>;
+  private readonly steps: Collection<PauseStepsDocument>;
 
   constructor(
     db: Db,
     /** Statements per bulk write where the engine needs parts (src/db/workarounds.ts); undefined: one. */
     private readonly statementsPerCommand?: number,
+    /**
+     * Where the engine's conditional update is not atomic, a merchant's records queue here one
+     * after another (src/db/guarded.ts): a decision must not overwrite one made from more steps.
+     */
+    private readonly guard: PerKeyQueue = UNQUEUED,
   ) {
     this.pauses = db.collection<PauseDocument>('pauses');
     this.days = db.collection<PauseDayDocument>('pauseDays');
     this.parts = db.collection<PauseDayPartDocument>('pauseDayParts');
-    this.open = db.collection<OpenPauseDocument>('openPauses');
-  }
-
-  /** Leaves the end in the pointer unless one is there; the pointer as it was. An insert that lost a race is an update once more (as bulkWriteInParts does). */
-  private async pendingEnd(_id: string, merchantId: string, end: PauseEnded): Promise<OpenPauseDocument | null> {
-    const leave = () =>
-      this.open.findOneAndUpdate({ _id, merchantId }, { $setOnInsert: { pendingEnd: end } }, { upsert: true, returnDocument: 'before' });
-    try {
-      return await leave();
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      return leave();
-    }
+    this.steps = db.collection<PauseStepsDocument>('pauseSteps');
   }
 
   /**
-   * Records the merchant's pauses that started and ended, in the order their events were made
-   * (an end closes its subscription's pause started before it: in these steps, or stored), then
-   * marks each day they touch for its cells to be computed again.
+   * Records the merchant's pauses that started and ended (steps of any subscriptions, in any
+   * order, some perhaps recorded before), then marks each day they touch for its cells to be
+   * computed again.
    */
-  async record(merchantId: string, steps: readonly PauseStep[]): Promise<void> {
-    const started = steps.flatMap((step) => ('start' in step ? [step.start] : []));
-    const startedHere = new Map<string, PauseStarted>();
-    const closes: PauseEnded[] = [];
-    const endOf = new Map<string, PauseEnded>();
-    for (const step of steps) {
-      if ('start' in step) startedHere.set(step.start.subscriptionId, step.start);
-      else {
-        const start = startedHere.get(step.end.subscriptionId);
-        startedHere.delete(step.end.subscriptionId);
-        if (start) endOf.set(start.eventId, step.end);
-        else closes.push(step.end);
-      }
-    }
-    const openKey = (subscriptionId: string) => `${merchantId}:${subscriptionId}`;
-    // The stored pauses these ends close: a close repeated after its pointer went has nothing left to do.
-    const pointers =
-      closes.length === 0 ? [] : await this.open.find({ _id: { $in: closes.map((c) => openKey(c.subscriptionId)) }, merchantId }).toArray();
-    const pointerOf = new Map(pointers.map((p) => [p._id, p]));
-    const stored = (start: PauseStarted) => ({
-      subscriptionId: start.subscriptionId,
-      day: dayOf(start.at),
-      startedAt: start.at,
-      reason: start.reason,
-      cause: start.cause,
-      planId: start.planId,
-    });
-    // A pause still open is inserted (one stored already by a repeated record stays as it is); one
-    // that ended in these steps too is an upsert, since a repeat may find it stored without its end.
+  record(merchantId: string, steps: readonly PauseStep[]): Promise<void> {
+    return this.guard.run(GUARDED.pauseHistory(merchantId), () => this.recordNow(merchantId, steps));
+  }
+
+  private async recordNow(merchantId: string, steps: readonly PauseStep[]): Promise<void> {
+    const started = [...new Map(steps.flatMap((step) => ('start' in step ? [[step.start.eventId, step.start] as const] : []))).values()];
+    // Each pause is stored as it started (one stored already by a repeated record stays as it is);
+    // its end is decided below, from its subscription's steps.
     await insertNew(
       this.pauses,
-      started.filter((start) => !endOf.has(start.eventId)).map((start) => ({ _id: start.eventId, merchantId, ...stored(start) })),
+      started.map((start) => ({
+        _id: start.eventId,
+        merchantId,
+        subscriptionId: start.subscriptionId,
+        day: dayOf(start.at),
+        startedAt: start.at,
+        reason: start.reason,
+        cause: start.cause,
+        planId: start.planId,
+      })),
       this.statementsPerCommand,
     );
-    const writes: AnyBulkWriteOperation<PauseDocument>[] = started.flatMap((start) => {
-      const end = endOf.get(start.eventId);
-      return end
-        ? [
-            {
-              updateOne: {
-                filter: { _id: start.eventId, merchantId },
-                update: { $setOnInsert: stored(start), $set: ending(end) },
-                upsert: true,
-              },
-            },
-          ]
-        : [];
-    });
-    const closed: { end: PauseEnded; pointer: OpenPauseDocument }[] = [];
-    const unmatched: PauseEnded[] = [];
-    for (const end of closes) {
-      const pointer = pointerOf.get(openKey(end.subscriptionId));
-      if (pointer?.pauseId === undefined) unmatched.push(end);
-      else {
-        closed.push({ end, pointer });
-        writes.push({ updateOne: { filter: { _id: pointer.pauseId, merchantId }, update: { $set: ending(end) } } });
-      }
-    }
-    await bulkWriteInParts(this.pauses, writes, this.statementsPerCommand);
-    // An end whose pause is not recorded yet (two relays at once took the pause and its end apart)
-    // waits in the pointer for its start; one whose start came meanwhile closes it here.
-    for (const end of unmatched) {
-      const before = await this.pendingEnd(openKey(end.subscriptionId), merchantId, end);
-      if (before?.pauseId === undefined) continue;
-      await this.pauses.updateOne({ _id: before.pauseId, merchantId }, { $set: ending(end) });
-      closed.push({ end, pointer: before });
-    }
     // Each day's new pause ids, in a part named by its first id: a repeated record, or another relay's
     // record of more of the same events, adds its ids to the same part.
     const startedOn = new Map<string, string[]>();
@@ -203,34 +170,56 @@ export class PauseHistoryRepository {
       })),
       this.statementsPerCommand,
     );
-    const stillOpen = started.filter((start) => !endOf.has(start.eventId));
-    // Most subscriptions have no pointer (a closed pause's goes): inserted, else set.
+    const bySubscription = new Map<string, KeptStep[]>();
+    for (const step of steps) bySubscription.set(subscriptionOf(step), [...(bySubscription.get(subscriptionOf(step)) ?? []), kept(step)]);
+    const key = (subscriptionId: string) => `${merchantId}:${subscriptionId}`;
+    // A subscription's first pause makes its steps: inserted, else added to.
     await insertElseWrite(
-      this.open,
-      stillOpen.map((start) => ({ _id: openKey(start.subscriptionId), merchantId, pauseId: start.eventId, day: dayOf(start.at) })),
-      ({ _id, pauseId, day }) => ({ updateOne: { filter: { _id, merchantId }, update: { $set: { pauseId, day } } } }),
+      this.steps,
+      [...bySubscription].map(([subscriptionId, added]) => ({ _id: key(subscriptionId), merchantId, steps: added, seq: 1 })),
+      ({ _id, steps: added }) => ({
+        updateOne: { filter: { _id, merchantId }, update: { $addToSet: { steps: { $each: added } }, $inc: { seq: 1 } } },
+      }),
       this.statementsPerCommand,
     );
-    // A pause whose end came first: the end waiting in its pointer closes it.
-    const waiting =
-      stillOpen.length === 0
-        ? []
-        : await this.open.find({ _id: { $in: stillOpen.map((s) => openKey(s.subscriptionId)) }, merchantId }).toArray();
-    for (const pointer of waiting) {
-      const start = stillOpen.find((s) => s.eventId === pointer.pauseId);
-      const end = pointer.pendingEnd;
-      if (!start || !end || end.at < start.at) continue;
-      await this.pauses.updateOne({ _id: start.eventId, merchantId }, { $set: ending(end) });
-      closed.push({ end, pointer });
+    const keys = [...bySubscription.keys()].map(key);
+    const stored: PauseStepsDocument[] = [];
+    for (let i = 0; i < keys.length; i += IDS_PER_READ)
+      stored.push(...(await this.steps.find({ _id: { $in: keys.slice(i, i + IDS_PER_READ) }, merchantId }).toArray()));
+    const decisions: AnyBulkWriteOperation<PauseDocument>[] = [];
+    const trims: AnyBulkWriteOperation<PauseStepsDocument>[] = [];
+    const days = new Set(startedOn.keys());
+    for (const doc of stored) {
+      const ordered = [...new Map(doc.steps.map((step) => [step.id, step])).values()].sort((a, b) =>
+        a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+      );
+      const window = ordered.slice(-STEPS_KEPT);
+      // A step decides its own pause, if it starts one, and the pause just before it, which it may end.
+      const added = new Set(bySubscription.get(doc._id.slice(merchantId.length + 1))!.map((step) => step.id));
+      const decide = new Set<number>();
+      window.forEach((step, i) => {
+        if (!added.has(step.id)) return;
+        if (isStart(step)) decide.add(i);
+        if (i > 0 && isStart(window[i - 1]!)) decide.add(i - 1);
+      });
+      for (const i of decide) {
+        const start = window[i] as { id: string; day: string };
+        const next = window[i + 1];
+        // A start with nothing after it was never given an end (steps only leave from the oldest): it stays as inserted.
+        if (!next) continue;
+        const filter = { _id: start.id, merchantId, $nor: [{ endSeq: { $gte: doc.seq } }] };
+        const update: UpdateFilter<PauseDocument> = isStart(next)
+          ? { $set: { endSeq: doc.seq }, $unset: { endedAt: '', endedBy: '', endEventId: '' } }
+          : { $set: { endedAt: next.at, endedBy: next.by, endEventId: next.id, endSeq: doc.seq } };
+        decisions.push({ updateOne: { filter, update } });
+        days.add(start.day);
+      }
+      if (ordered.length > STEPS_KEPT)
+        trims.push({ updateOne: { filter: { _id: doc._id, merchantId }, update: { $pullAll: { steps: ordered.slice(0, -STEPS_KEPT) } } } });
     }
-    const days = new Set([...startedOn.keys(), ...closed.map(({ pointer }) => pointer.day)]);
+    await bulkWriteInParts(this.pauses, decisions, this.statementsPerCommand);
     await this.markChanged(merchantId, [...days], partKeys);
-    // Let go of the pointers last: a record cut short before this finds them again when repeated.
-    await bulkWriteInParts(
-      this.open,
-      closed.map(({ pointer }) => ({ deleteOne: { filter: { _id: pointer._id, merchantId, pauseId: pointer.pauseId } } })),
-      this.statementsPerCommand,
-    );
+    await bulkWriteInParts(this.steps, trims, this.statementsPerCommand);
   }
 
   private async markChanged(merchantId: string, days: readonly string[], partKeys: ReadonlyMap<string, string>): Promise<void> {

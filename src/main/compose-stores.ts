@@ -124,7 +124,7 @@ export function storesOn(db: Db, workarounds: Workarounds, retentionMs: number, 
     billingPushes: new BillingPushesRepository(db, statementsPerCommand),
     billingSync: new BillingSyncRepository(db, statementsPerCommand),
     stripeEvents: new StripeEventsRepository(db, documentsPerDelete),
-    pauseHistory: new PauseHistoryRepository(db, statementsPerCommand),
+    pauseHistory: new PauseHistoryRepository(db, statementsPerCommand, guard),
     destinations: new DestinationsRepository(db),
     imports: new ImportsStore(db, guard),
   };

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, httpOf } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { pollFor, waitFor } from '../support/wait.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -22,17 +23,6 @@ const { api, completed } = httpOf(() => t);
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const iso = (ms: number) => new Date(ms).toISOString();
-
-/** A small seeded generator, so a failing history can be made again from the seed printed. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface StoredEvent {
   id: string;
@@ -148,7 +138,7 @@ async function byTheCustomer(testKey: string, id: string): Promise<void> {
 
 /** Makes a random history for the merchant's test mode, moving its clock on between steps. */
 async function randomHistory(testKey: string, seed: number): Promise<void> {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)]!;
   const plans = [randomUUID(), randomUUID()];
   const ids: string[] = [];

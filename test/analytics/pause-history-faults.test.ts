@@ -27,7 +27,7 @@ const { api } = httpOf(() => t);
 
 describe.each([
   ['the pauses', 'insert', 'pauses'],
-  ['their pointers', 'insert', 'openPauses'],
+  ["their subscriptions' steps", 'update', 'pauseSteps'],
   ['the days they touch', 'update', 'pauseDays'],
 ])('a worker killed while recording %s', (_, command, collection) => {
   it('leaves figures that count every pause once, once another worker has swept', async () => {

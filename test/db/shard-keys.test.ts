@@ -34,7 +34,7 @@ const MERCHANT_OWNED = new Set([
   'pauses',
   'pauseDays',
   'pauseDayParts',
-  'openPauses',
+  'pauseSteps',
   'subscriptionExternalIds',
 ]);
 
