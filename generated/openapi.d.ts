@@ -1341,7 +1341,8 @@ export interface paths {
          * Empty the test mode (test keys only)
          * @description Deletes everything the key's test mode made, in one call: its subscriptions, bulk
          *     requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key`
-         *     answers and forced-failure counts, and its test clock (which reads the real time again).
+         *     answers, forced-failure counts and pause analytics, and its test clock (which reads the
+         *     real time again).
          *     Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of
          *     each were deleted. A live key gets 403 (0011); live data is never touched.
          */

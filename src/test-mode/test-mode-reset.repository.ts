@@ -18,6 +18,8 @@ export const RESET_COLLECTIONS: Readonly<Record<string, readonly string[]>> = Ob
   portalLinks: ['portalLinks'],
   idempotencyKeys: ['idempotencyKeys'],
   forcedFailures: ['testOutcomeAttempts'],
+  /** The pause analytics' history (src/analytics/pause-history.repository.ts). */
+  pauseHistory: ['pauses', 'pauseDays', 'pauseDayParts', 'pauseSteps'],
 });
 
 export class TestModeResetRepository {

@@ -298,6 +298,36 @@ describe('GET /v2/analytics/pauses', () => {
     ]);
   });
 
+  it("a test mode's reset empties its figures, and leaves the live mode's", async () => {
+    const m = await t.merchant();
+    const [liveId] = await t.seed(m.merchantId, 1);
+    const [testId] = (await api(m.testApiKey, 'POST', '/v2/test-helpers/subscriptions', { count: 1 })).body.data.map(
+      (s: { id: string }) => s.id,
+    );
+    await api(m.apiKey, 'POST', `/v2/subscriptions/${liveId}/pause`, { reason: 'Live' });
+    await api(m.testApiKey, 'POST', `/v2/subscriptions/${testId}/pause`, { reason: 'Test' });
+    const started = async (key: string) =>
+      ((await api(key, 'GET', '/v2/analytics/pauses?groupBy=reason')).body.data as { key: string; pausesStarted: number }[]).map((row) => [
+        row.key,
+        row.pausesStarted,
+      ]);
+    await waitFor(
+      () => started(m.testApiKey),
+      (rows) => rows.length === 1,
+      15_000,
+    );
+    await waitFor(
+      () => started(m.apiKey),
+      (rows) => rows.length === 1,
+      15_000,
+    );
+    const reset = await api(m.testApiKey, 'POST', '/v2/test-helpers/reset');
+    expect(reset.status).toBe(200);
+    expect(reset.body.deleted.pauseHistory).toBeGreaterThan(0);
+    expect(await started(m.testApiKey)).toEqual([]);
+    expect(await started(m.apiKey)).toEqual([['Live', 1]]);
+  });
+
   it('refuses a range out of order or over 366 days with 0140, and a bad groupBy or date with 0040', async () => {
     const m = await t.merchant();
     const reversed = await api(m.apiKey, 'GET', '/v2/analytics/pauses?from=2026-05-02&to=2026-05-01');

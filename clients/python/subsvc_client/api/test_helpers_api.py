@@ -1781,7 +1781,7 @@ class TestHelpersApi:
     ) -> TestModeReset:
         """Empty the test mode (test keys only)
 
-        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers, forced-failure counts and pause analytics, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
 
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
@@ -1851,7 +1851,7 @@ class TestHelpersApi:
     ) -> ApiResponse[TestModeReset]:
         """Empty the test mode (test keys only)
 
-        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers, forced-failure counts and pause analytics, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
 
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request
@@ -1921,7 +1921,7 @@ class TestHelpersApi:
     ) -> RESTResponseType:
         """Empty the test mode (test keys only)
 
-        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+        Deletes everything the key's test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored `Idempotency-Key` answers, forced-failure counts and pause analytics, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
 
         :param _request_timeout: timeout setting for this request. If one
                                  number provided, it will be total request

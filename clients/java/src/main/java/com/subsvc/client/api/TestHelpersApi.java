@@ -884,7 +884,7 @@ public class TestHelpersApi {
 
   /**
    * Empty the test mode (test keys only)
-   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers, forced-failure counts and pause analytics, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
    * @return TestModeReset
    * @throws ApiException if fails to make API call
    */
@@ -894,7 +894,7 @@ public class TestHelpersApi {
 
   /**
    * Empty the test mode (test keys only)
-   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers, forced-failure counts and pause analytics, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
    * @param headers Optional headers to include in the request
    * @return TestModeReset
    * @throws ApiException if fails to make API call
@@ -906,7 +906,7 @@ public class TestHelpersApi {
 
   /**
    * Empty the test mode (test keys only)
-   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers, forced-failure counts and pause analytics, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
    * @return ApiResponse&lt;TestModeReset&gt;
    * @throws ApiException if fails to make API call
    */
@@ -916,7 +916,7 @@ public class TestHelpersApi {
 
   /**
    * Empty the test mode (test keys only)
-   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers and forced-failure counts, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
+   * Deletes everything the key&#39;s test mode made, in one call: its subscriptions, bulk requests, holds, events, webhook deliveries, portal links, stored &#x60;Idempotency-Key&#x60; answers, forced-failure counts and pause analytics, and its test clock (which reads the real time again). Its API keys, webhook endpoints, pause policy and plan names stay. Answers how many of each were deleted. A live key gets 403 (0011); live data is never touched. 
    * @param headers Optional headers to include in the request
    * @return ApiResponse&lt;TestModeReset&gt;
    * @throws ApiException if fails to make API call
