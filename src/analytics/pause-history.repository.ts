@@ -86,7 +86,7 @@ export interface PauseEnded {
   readonly by: PauseEnd;
 }
 
-/** A pause's start or end, in the order of the events that tell them. */
+/** A pause's start or end, as its event tells it (the relays' batches may hold them in any order). */
 export type PauseStep = { readonly start: PauseStarted } | { readonly end: PauseEnded };
 
 export interface DayCells {
