@@ -170,19 +170,22 @@ export class PauseHistoryRepository {
       })),
       this.statementsPerCommand,
     );
-    const bySubscription = new Map<string, KeptStep[]>();
-    for (const step of steps) bySubscription.set(subscriptionOf(step), [...(bySubscription.get(subscriptionOf(step)) ?? []), kept(step)]);
-    const key = (subscriptionId: string) => `${merchantId}:${subscriptionId}`;
+    // Each subscription's steps here, by the `_id` of its steps document.
+    const addedTo = new Map<string, KeptStep[]>();
+    for (const step of steps) {
+      const key = `${merchantId}:${subscriptionOf(step)}`;
+      addedTo.set(key, [...(addedTo.get(key) ?? []), kept(step)]);
+    }
     // A subscription's first pause makes its steps: inserted, else added to.
     await insertElseWrite(
       this.steps,
-      [...bySubscription].map(([subscriptionId, added]) => ({ _id: key(subscriptionId), merchantId, steps: added, seq: 1 })),
+      [...addedTo].map(([_id, added]) => ({ _id, merchantId, steps: added, seq: 1 })),
       ({ _id, steps: added }) => ({
         updateOne: { filter: { _id, merchantId }, update: { $addToSet: { steps: { $each: added } }, $inc: { seq: 1 } } },
       }),
       this.statementsPerCommand,
     );
-    const keys = [...bySubscription.keys()].map(key);
+    const keys = [...addedTo.keys()];
     const stored: PauseStepsDocument[] = [];
     for (let i = 0; i < keys.length; i += IDS_PER_READ)
       stored.push(...(await this.steps.find({ _id: { $in: keys.slice(i, i + IDS_PER_READ) }, merchantId }).toArray()));
@@ -195,7 +198,7 @@ export class PauseHistoryRepository {
       );
       const window = ordered.slice(-STEPS_KEPT);
       // A step decides its own pause, if it starts one, and the pause just before it, which it may end.
-      const added = new Set(bySubscription.get(doc._id.slice(merchantId.length + 1))!.map((step) => step.id));
+      const added = new Set(addedTo.get(doc._id)!.map((step) => step.id));
       const decide = new Set<number>();
       window.forEach((step, i) => {
         if (!added.has(step.id)) return;
