@@ -5,7 +5,6 @@
  * completed is not an error.
  */
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,23 +12,11 @@ import { BulkQueue, JOBS_COLLECTION } from '../../src/bulk/bulk.queue.js';
 import { BulkDispatcher } from '../../src/bulk/bulk.dispatcher.js';
 import { BulkRepository } from '../../src/bulk/bulk.repository.js';
 import { timestampBefore } from '../../src/lib/clock.js';
-import { createLogger } from '../../src/logger.js';
+import { collectedLog } from '../support/collected-log.js';
 import { call } from '../support/http.js';
 import { startTestService, type TestService } from '../support/service.js';
 import { waitFor } from '../support/wait.js';
 import { startWireProxy } from '../support/wire-proxy.js';
-
-/** A logger whose JSON lines are kept, as a process's stdout would show them. */
-function collectedLog(): { lines: Record<string, unknown>[]; log: ReturnType<typeof createLogger> } {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { lines, log: createLogger('debug', sink) };
-}
 
 /** A one-chunk pause request accepted a minute ago and not dispatched yet: what the dispatch sweep looks for. */
 const undispatched = (merchantId: string, ids: string[]) => ({

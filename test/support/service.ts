@@ -4,14 +4,13 @@
  * tests that read them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import type { Db } from 'mongodb';
 import { loadConfig } from '../../src/config.js';
 import { startService, type Service, type ServiceConfig } from '../../src/main/composition.js';
 import { connectDatabase, type DatabaseTimeouts } from '../../src/db/mongo.js';
 import type { HttpLimits } from '../../src/http/http-server.js';
 import { inject } from 'vitest';
-import { createLogger } from '../../src/logger.js';
+import { collectedLog } from './collected-log.js';
 import type { SubscriptionStatus } from '../../src/subscriptions/subscriptions.rules.js';
 
 export interface TestService {
@@ -47,14 +46,7 @@ function onServer(serverUri: string, dbName: string): string {
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
   const { serverUri, workers, databaseName, ...overrides } = options;
-  const logLines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n').filter(Boolean)) logLines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const log = createLogger('debug', sink);
+  const { lines: logLines, log } = collectedLog();
   // The service's own defaults (an empty environment), but HTTP-only unless a test asks for
   // workers, polling faster so that tests wait less, and a request's database bound of 10 s
   // unless a test sets dbTimeoutMs: FerretDB on a machine shared by parallel test runs can take
