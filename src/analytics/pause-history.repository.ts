@@ -120,8 +120,9 @@ export class PauseHistoryRepository {
     /** Statements per bulk write where the engine needs parts (src/db/workarounds.ts); undefined: one. */
     private readonly statementsPerCommand?: number,
     /**
-     * Where the engine's conditional update is not atomic, a merchant's records queue here one
-     * after another (src/db/guarded.ts): a decision must not overwrite one made from more steps.
+     * Where the engine's conditional update is not atomic, a merchant's records, and a read's store
+     * of a day's cells, queue here one after another (src/db/guarded.ts): a decision must not
+     * overwrite one made from more steps, nor stored cells a record's mark of their day.
      */
     private readonly guard: PerKeyQueue = UNQUEUED,
   ) {
@@ -265,7 +266,12 @@ export class PauseHistoryRepository {
     for (let i = 0; i < ids.length; i += IDS_PER_READ)
       pauses.push(...(await this.pauses.find({ _id: { $in: ids.slice(i, i + IDS_PER_READ) }, merchantId }).toArray()));
     const cells = cellsOf(pauses);
-    await this.days.updateOne({ _id, merchantId, basedOn: { $lt: seq } }, { $set: { basedOn: seq, cells } });
+    // Queued with the merchant's records: where a conditional update writes the whole document back,
+    // this write beside a record's mark of the day would undo the mark, and the day would never be
+    // computed again.
+    await this.guard.run(GUARDED.pauseHistory(merchantId), () =>
+      this.days.updateOne({ _id, merchantId, basedOn: { $lt: seq } }, { $set: { basedOn: seq, cells } }),
+    );
     return cells;
   }
 }

@@ -25,7 +25,7 @@ export const GUARDED = Object.freeze({
   bulkRequest: (requestId: string) => `bulkRequest:${requestId}`,
   /** Every subscription import, on one key: its workers' leases, their renewals and its completion (src/imports/imports.store.ts). */
   subscriptionImports: () => 'subscriptionImports',
-  /** A merchant's pause history: its records, each deciding pauses' ends over those decided from fewer steps (src/analytics/pause-history.repository.ts). */
+  /** A merchant's pause history: its records, each deciding pauses' ends over those decided from fewer steps, and its reads' stores of a day's cells (src/analytics/pause-history.repository.ts). */
   pauseHistory: (merchantId: string) => `pauseHistory:${merchantId}`,
   /** The schedule clock's one document: `$min` notes and the poll's versioned settle (src/clocks/schedule.clock.ts). */
   scheduleClock: () => 'scheduleClock',

@@ -129,6 +129,25 @@ describe("a subscription's steps kept", () => {
   });
 });
 
+describe('reads while records are made', () => {
+  it.skipIf(cannotHoldWithout('keyedMutex', 'reads beside records of one merchant'))(
+    "a read's stored cells never undo a record's mark of the day: the figures end counting every pause",
+    async () => {
+      const history = historyOnThisEngine();
+      const merchantId = randomUUID();
+      let recording = true;
+      const reads = (async () => {
+        while (recording) await history.daysBetween(merchantId, '2026-11-02', '2026-11-02');
+      })();
+      for (let k = 0; k < 40; k++) await history.record(merchantId, [start(`sub-${k}`, BASE + k * 1000, `s${k}`)]);
+      recording = false;
+      await reads;
+      const [day] = await history.daysBetween(merchantId, '2026-11-02', '2026-11-02');
+      expect(day?.cells.reduce((sum, cell) => sum + cell.started, 0)).toBe(40);
+    },
+  );
+});
+
 describe('random histories recorded in shuffled, repeated and concurrent batches', () => {
   it.skipIf(cannotHoldWithout('keyedMutex', 'records of one merchant at once')).each([1, 2, 3, 4])(
     'pair every pause as the events order it, with the figures to match (seed %i)',
